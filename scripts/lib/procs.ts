@@ -26,11 +26,11 @@ import { dirname } from 'node:path';
 
 export interface LineLoggerOptions {
   /** Append lines to this file (parent dirs are created). */
-  logFile?: string;
+  logFile?: string | undefined;
   /** Also write lines to process.stdout. Default false. */
-  echo?: boolean;
+  echo?: boolean | undefined;
   /** How many recent lines to keep in memory for error messages. Default 50. */
-  keepLines?: number;
+  keepLines?: number | undefined;
 }
 
 export interface LineLogger {
@@ -95,17 +95,17 @@ export function createLineLogger(name: string, opts: LineLoggerOptions = {}): Li
 // ---------------------------------------------------------------------------
 
 export interface SpawnManagedOptions {
-  cwd?: string;
+  cwd?: string | undefined;
   /** Environment; default `process.env`. */
-  env?: NodeJS.ProcessEnv;
+  env?: NodeJS.ProcessEnv | undefined;
   /** Append prefixed output to this file. */
-  logFile?: string;
+  logFile?: string | undefined;
   /** Echo prefixed output to stdout. Default false. */
-  echo?: boolean;
+  echo?: boolean | undefined;
   /** Grace period between SIGTERM and SIGKILL when stopping. Default 5000 ms. */
-  killTimeoutMs?: number;
+  killTimeoutMs?: number | undefined;
   /** Called once when the child exits (for any reason). */
-  onExit?: (code: number | null, signal: NodeJS.Signals | null) => void;
+  onExit?: ((code: number | null, signal: NodeJS.Signals | null) => void) | undefined;
 }
 
 export interface ExitInfo {
@@ -186,9 +186,12 @@ export function spawnManaged(
   const finish = (code: number | null, signal: NodeJS.Signals | null) => {
     if (info) return;
     info = { code, signal };
-    log.write(`\n(process exited: ${signal ? `signal ${signal}` : `code ${code}`})\n`);
+    log.flush();
+    log.write(`(process exited: ${signal ? `signal ${signal}` : `code ${code}`})\n`);
     void log.close();
-    if (child.pid !== undefined) managed.delete(child.pid);
+    // Keep the entry while other members of the group are still alive, so
+    // stopAll() still kills them.
+    if (child.pid !== undefined && !groupAlive(child.pid)) managed.delete(child.pid);
     try {
       opts.onExit?.(code, signal);
     } finally {
@@ -310,9 +313,9 @@ let handlersInstalled = false;
 
 export interface SignalHandlerOptions {
   /** Grace period passed to stopAll. Default 5000 ms. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Runs before stopAll on shutdown (e.g. close HTTP servers, db pools). */
-  beforeStop?: () => Promise<void> | void;
+  beforeStop?: (() => Promise<void> | void) | undefined;
 }
 
 /**
@@ -366,11 +369,11 @@ export function installSignalHandlers(opts: SignalHandlerOptions = {}): void {
 
 export interface WaitForOptions {
   /** Default 30000 ms. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Default 250 ms. */
-  intervalMs?: number;
+  intervalMs?: number | undefined;
   /** Used in the timeout error: "Timed out after 30000 ms waiting for <what>". */
-  what?: string;
+  what?: string | undefined;
 }
 
 /**

@@ -1,0 +1,84 @@
+/**
+ * What the indexer indexes, from the environment and the vault registry: a chain is indexed when
+ * PONDER_RPC_URL_<chainId> is set and the registry lists EVM vaults on it. Parsed and checked
+ * once, when ponder.config.ts loads.
+ */
+import { z } from "zod";
+import { getChain, isEvmChain } from "./chains.js";
+import { loadRegistry, registryPath, type EvmVault, type Registry } from "./registry.js";
+
+/** Snapshot spacing in blocks when SNAPSHOT_INTERVAL_<chainId> is not set: about hourly. */
+const DEFAULT_SNAPSHOT_INTERVAL: Record<number, number> = {
+  1: 300,
+  11155111: 300,
+  8453: 1800,
+  10: 1800,
+  42161: 14400,
+  137: 1800,
+  56: 1200,
+  43114: 1800,
+};
+
+export interface IndexedChain {
+  id: number;
+  name: string; // ponder chain name (the catalogue slug)
+  rpc: string;
+  snapshotInterval: number;
+  startBlock: number; // earliest vault start block on the chain
+  vaults: EvmVault[];
+}
+
+export interface IndexerPlan {
+  registry: Registry;
+  chains: IndexedChain[];
+  /** EVM vaults listed in the registry on chains without an RPC URL (not indexed). */
+  skipped: EvmVault[];
+}
+
+const positiveInt = z.coerce.number().int().positive();
+
+export function indexerPlan(env: NodeJS.ProcessEnv = process.env): IndexerPlan {
+  const registry = loadRegistry(registryPath(env));
+  const byChain = new Map<number, EvmVault[]>();
+  for (const v of registry.evm) byChain.set(v.chainId, [...(byChain.get(v.chainId) ?? []), v]);
+  const problems: string[] = [];
+  for (const key of Object.keys(env)) {
+    const m = /^PONDER_RPC_URL_(-?\d+)$/.exec(key);
+    if (!m) continue;
+    const id = Number(m[1]);
+    if (!getChain(id)) problems.push(`${key}: chain ${id} is not in the catalogue (config/chains.ts)`);
+    else if (!isEvmChain(id)) problems.push(`${key}: chain ${id} (${getChain(id)!.name}) is not an EVM chain`);
+  }
+  const chains: IndexedChain[] = [];
+  const skipped: EvmVault[] = [];
+  for (const [id, vaults] of [...byChain.entries()].sort((a, b) => a[0] - b[0])) {
+    const rpc = env[`PONDER_RPC_URL_${id}`];
+    if (!rpc) {
+      skipped.push(...vaults);
+      continue;
+    }
+    if (!/^https?:\/\//.test(rpc)) problems.push(`PONDER_RPC_URL_${id}: "${rpc}" is not an http(s) URL`);
+    const rawInterval = env[`SNAPSHOT_INTERVAL_${id}`];
+    let snapshotInterval = DEFAULT_SNAPSHOT_INTERVAL[id] ?? 1800;
+    if (rawInterval !== undefined) {
+      const parsed = positiveInt.safeParse(rawInterval);
+      if (parsed.success) snapshotInterval = parsed.data;
+      else problems.push(`SNAPSHOT_INTERVAL_${id}: "${rawInterval}" is not a positive integer`);
+    }
+    chains.push({
+      id,
+      name: getChain(id)!.slug,
+      rpc,
+      snapshotInterval,
+      startBlock: Math.min(...vaults.map((v) => v.startBlock)),
+      vaults,
+    });
+  }
+  if (problems.length > 0) throw new Error(`indexer configuration is invalid:\n  ${problems.join("\n  ")}`);
+  if (chains.length === 0) {
+    throw new Error(
+      `nothing to index: no chain has both a PONDER_RPC_URL_<chainId> and vaults in ${registry.path}`,
+    );
+  }
+  return { registry, chains, skipped };
+}

@@ -1,0 +1,104 @@
+/**
+ * The vault registry: which vaults exist, on which chain, from which block. Read by
+ * ponder.config.ts (EVM vaults only) and by the API (all of them). A JSON file, path from
+ * VAULT_REGISTRY (default config/vaults.json); the demo writes .data/demo/vaults.json.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { z } from "zod";
+import { getChain, isEvmChain } from "./chains.js";
+
+const evmAddress = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address")
+  .transform((a) => a.toLowerCase() as `0x${string}`);
+
+const token = z.object({ address: evmAddress, symbol: z.string().min(1), decimals: z.number().int().min(0).max(36) });
+
+export const evmVaultSchema = z.object({
+  chainId: z.number().int().positive(),
+  address: evmAddress,
+  family: z.enum(["lendingPool", "tokenizedVaultV2"]),
+  kind: z.string().min(1),
+  name: z.string().min(1),
+  symbol: z.string().min(1),
+  publicType: z.string().nullable().optional(),
+  status: z.enum(["active", "closed", "migrated"]).default("active"),
+  startBlock: z.number().int().min(0),
+  startTimestamp: z.number().int().optional(),
+  asset: token,
+  altAsset: token.nullable().optional(),
+  receiptToken: evmAddress.nullable().optional(),
+  priceFeed: z.object({ address: evmAddress, decimals: z.number().int().min(0).max(36) }).nullable().optional(),
+  timelock: evmAddress.nullable().optional(),
+  multisig: evmAddress.nullable().optional(),
+  operator: evmAddress.nullable().optional(),
+  feeCollector: evmAddress.nullable().optional(),
+  strategist: z.object({ name: z.string(), address: evmAddress.nullable().optional() }).nullable().optional(),
+  subaccounts: z.array(evmAddress).default([]),
+});
+
+export const nonEvmVaultSchema = z
+  .object({
+    chainId: z.number().int().max(0),
+    address: z.string().min(1),
+    family: z.string().min(1),
+    name: z.string().min(1),
+    symbol: z.string().min(1),
+    status: z.enum(["active", "closed", "migrated"]).default("active"),
+  })
+  .passthrough();
+
+export type EvmVault = z.infer<typeof evmVaultSchema>;
+export type NonEvmVault = z.infer<typeof nonEvmVaultSchema>;
+export type RegistryVault = EvmVault | NonEvmVault;
+
+export interface Registry {
+  path: string;
+  evm: EvmVault[];
+  nonEvm: NonEvmVault[];
+}
+
+export const DEFAULT_REGISTRY_PATH = "config/vaults.json";
+
+export function registryPath(env: NodeJS.ProcessEnv = process.env): string {
+  return resolve(env.VAULT_REGISTRY ?? DEFAULT_REGISTRY_PATH);
+}
+
+/** Loads and checks the registry; throws one readable error listing every problem. */
+export function loadRegistry(path = registryPath()): Registry {
+  if (!existsSync(path)) {
+    throw new Error(`vault registry not found at ${path} (set VAULT_REGISTRY, or run "npm run demo" to create one)`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    throw new Error(`vault registry ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+  const top = z.object({ version: z.literal(1), vaults: z.array(z.unknown()) }).safeParse(raw);
+  if (!top.success) throw new Error(`vault registry ${path}: ${z.prettifyError(top.error)}`);
+  const evm: EvmVault[] = [];
+  const nonEvm: NonEvmVault[] = [];
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  top.data.vaults.forEach((item, i) => {
+    const chainId = (item as { chainId?: unknown })?.chainId;
+    if (typeof chainId !== "number" || !getChain(chainId)) {
+      problems.push(`vaults[${i}].chainId: ${String(chainId)} is not a chain of the catalogue (config/chains.ts)`);
+      return;
+    }
+    const parsed = isEvmChain(chainId) ? evmVaultSchema.safeParse(item) : nonEvmVaultSchema.safeParse(item);
+    if (!parsed.success) {
+      problems.push(`vaults[${i}]: ${z.prettifyError(parsed.error).replace(/\n/g, "; ")}`);
+      return;
+    }
+    const key = `${chainId}:${String(parsed.data.address).toLowerCase()}`;
+    if (seen.has(key)) problems.push(`vaults[${i}]: duplicate vault ${key}`);
+    seen.add(key);
+    if (isEvmChain(chainId)) evm.push(parsed.data as EvmVault);
+    else nonEvm.push(parsed.data as NonEvmVault);
+  });
+  if (problems.length > 0) throw new Error(`vault registry ${path} is invalid:\n  ${problems.join("\n  ")}`);
+  return { path, evm, nonEvm };
+}

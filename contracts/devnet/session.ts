@@ -1,0 +1,247 @@
+/**
+ * One simulated chain: sends transactions from impersonated addresses at chosen timestamps
+ * (anvil --auto-impersonate, base fee 0), mines padding blocks, and records every log our
+ * contracts emit, decoded, for the manifest.
+ */
+import {
+  type Abi,
+  type Address,
+  type Hex,
+  decodeEventLog,
+  encodeDeployData,
+  encodeFunctionData,
+  getAddress,
+  type ContractFunctionName,
+  type ContractFunctionArgs,
+  decodeFunctionResult,
+} from "viem";
+import { ALL_EVENTS_ABI, ABIS, type ContractName, bytecode } from "./artifacts.js";
+
+export interface ManifestEvent {
+  chainId: number;
+  address: Address; // lower-case
+  event: string; // name
+  signature: string; // e.g. WithdrawalProcessed(uint256,uint256,address,uint256,bool)
+  args: Record<string, string | boolean | number>;
+  blockNumber: number;
+  timestamp: number;
+  txHash: Hex;
+  logIndex: number;
+}
+
+interface RpcReceipt {
+  status: Hex;
+  contractAddress: Address | null;
+  blockNumber: Hex;
+  transactionHash: Hex;
+  logs: { address: Address; topics: [Hex, ...Hex[]]; data: Hex; logIndex: Hex }[];
+}
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+export class ChainSession {
+  readonly events: ManifestEvent[] = [];
+  private lastTimestamp = 0;
+  private id = 0;
+  txCount = 0;
+  blockCount = 0;
+  /** milliseconds spent sending transactions, mining padding blocks and reading */
+  readonly timing = { send: 0, mine: 0, read: 0 };
+
+  constructor(
+    readonly chainId: number,
+    readonly rpcUrl: string,
+  ) {}
+
+  async rpc<T = unknown>(method: string, params: Json[] = []): Promise<T> {
+    const res = await fetch(this.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: ++this.id, method, params }),
+    });
+    const body = (await res.json()) as { result?: T; error?: { message: string; data?: unknown } };
+    if (body.error) throw new Error(`${method} on chain ${this.chainId}: ${body.error.message}`);
+    return body.result as T;
+  }
+
+  async batch(calls: { method: string; params: Json[] }[]): Promise<unknown[]> {
+    if (calls.length === 0) return [];
+    const res = await fetch(this.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(calls.map((c, i) => ({ jsonrpc: "2.0", id: i, ...c }))),
+    });
+    const body = (await res.json()) as { id: number; result?: unknown; error?: { message: string } }[];
+    body.sort((a, b) => a.id - b.id);
+    return body.map((r, i) => {
+      if (r.error) throw new Error(`${calls[i]!.method} on chain ${this.chainId}: ${r.error.message}`);
+      return r.result;
+    });
+  }
+
+  /** Timestamp of the latest block; the next block must be later. */
+  async syncClock(): Promise<number> {
+    const block = await this.rpc<{ timestamp: Hex }>("eth_getBlockByNumber", ["latest", false]);
+    this.lastTimestamp = Number(BigInt(block.timestamp));
+    return this.lastTimestamp;
+  }
+
+  get clock(): number {
+    return this.lastTimestamp;
+  }
+
+  private nextTimestamp(at: number): number {
+    const ts = Math.max(at, this.lastTimestamp + 1);
+    this.lastTimestamp = ts;
+    return ts;
+  }
+
+  /** Mines empty blocks at the given timestamps (each after the previous block). */
+  async mineAt(timestamps: number[]): Promise<void> {
+    const t0 = performance.now();
+    const calls: { method: string; params: Json[] }[] = [];
+    for (const t of timestamps) {
+      calls.push({ method: "evm_mine", params: [this.nextTimestamp(t)] });
+    }
+    for (let i = 0; i < calls.length; i += 500) await this.batch(calls.slice(i, i + 500));
+    this.blockCount += timestamps.length;
+    this.timing.mine += performance.now() - t0;
+  }
+
+  /** Sends one transaction in its own block at `at` (or just after the previous block). */
+  async send(from: Address, to: Address | null, data: Hex, what: string, at = 0): Promise<RpcReceipt> {
+    const t0 = performance.now();
+    const ts = this.nextTimestamp(at);
+    const tx: Record<string, Json> = { from, data, gas: "0x1c9c380", gasPrice: "0x0" };
+    if (to) tx.to = to;
+    const [, hash] = (await this.batch([
+      { method: "evm_setNextBlockTimestamp", params: [ts] },
+      { method: "eth_sendTransaction", params: [tx] },
+    ])) as [unknown, Hex];
+    let receipt = await this.rpc<RpcReceipt | null>("eth_getTransactionReceipt", [hash]);
+    // anvil answers eth_sendTransaction once the transaction is pooled; automine follows at once.
+    for (let i = 0; !receipt && i < 200; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+      receipt = await this.rpc<RpcReceipt | null>("eth_getTransactionReceipt", [hash]);
+    }
+    if (!receipt) throw new Error(`chain ${this.chainId}: ${what}: no receipt for ${hash}`);
+    this.txCount++;
+    this.blockCount++;
+    if (receipt.status !== "0x1") {
+      const reason = await this.revertReason(from, to, data, receipt.blockNumber);
+      throw new Error(`chain ${this.chainId}: ${what} reverted (${reason}) in tx ${hash}`);
+    }
+    this.record(receipt, ts);
+    this.timing.send += performance.now() - t0;
+    return receipt;
+  }
+
+  private async revertReason(from: Address, to: Address | null, data: Hex, block: Hex): Promise<string> {
+    try {
+      const parent = `0x${(BigInt(block) - 1n).toString(16)}`;
+      await this.rpc("eth_call", [{ from, ...(to ? { to } : {}), data, gas: "0x1c9c380" }, parent]);
+      return "no reason: the call succeeds on the parent block";
+    } catch (err) {
+      return (err as Error).message;
+    }
+  }
+
+  private record(receipt: RpcReceipt, timestamp: number): void {
+    for (const log of receipt.logs) {
+      let decoded: { eventName: string; args: unknown };
+      try {
+        decoded = decodeEventLog({ abi: ALL_EVENTS_ABI, topics: log.topics, data: log.data }) as typeof decoded;
+      } catch {
+        continue; // not one of our contracts' events
+      }
+      const item = ALL_EVENTS_ABI.find(
+        (e) => e.type === "event" && e.name === decoded.eventName && matchesTopic(e, log.topics[0]),
+      );
+      const signature = item && item.type === "event" ? eventSignature(item) : decoded.eventName;
+      this.events.push({
+        chainId: this.chainId,
+        address: log.address.toLowerCase() as Address,
+        event: decoded.eventName,
+        signature,
+        args: normaliseArgs(decoded.args),
+        blockNumber: Number(BigInt(receipt.blockNumber)),
+        timestamp,
+        txHash: receipt.transactionHash,
+        logIndex: Number(BigInt(log.logIndex)),
+      });
+    }
+  }
+
+  async deploy<N extends ContractName>(from: Address, name: N, args: readonly unknown[], at = 0): Promise<Address> {
+    const data = encodeDeployData({ abi: ABIS[name] as Abi, bytecode: bytecode(name), args: args as unknown[] });
+    const receipt = await this.send(from, null, data, `deploy ${name}`, at);
+    if (!receipt.contractAddress) throw new Error(`deploy ${name}: no contract address`);
+    return getAddress(receipt.contractAddress);
+  }
+
+  async call<N extends ContractName, F extends ContractFunctionName<(typeof ABIS)[N], "nonpayable" | "payable">>(
+    from: Address,
+    name: N,
+    to: Address,
+    functionName: F,
+    args: ContractFunctionArgs<(typeof ABIS)[N], "nonpayable" | "payable", F>,
+    at = 0,
+  ): Promise<RpcReceipt> {
+    const data = encodeFunctionData({ abi: ABIS[name] as Abi, functionName, args: args as unknown[] } as never);
+    return this.send(from, to, data, `${name}.${String(functionName)}`, at);
+  }
+
+  async read<N extends ContractName, F extends ContractFunctionName<(typeof ABIS)[N], "view" | "pure">>(
+    name: N,
+    to: Address,
+    functionName: F,
+    args: ContractFunctionArgs<(typeof ABIS)[N], "view" | "pure", F>,
+  ): Promise<unknown> {
+    const abi = ABIS[name] as Abi;
+    const data = encodeFunctionData({ abi, functionName, args: args as unknown[] } as never);
+    const t0 = performance.now();
+    const ret = await this.rpc<Hex>("eth_call", [{ to, data }, "latest"]);
+    this.timing.read += performance.now() - t0;
+    return decodeFunctionResult({ abi, functionName, data: ret } as never);
+  }
+
+  async readBig<N extends ContractName, F extends ContractFunctionName<(typeof ABIS)[N], "view" | "pure">>(
+    name: N,
+    to: Address,
+    functionName: F,
+    args: ContractFunctionArgs<(typeof ABIS)[N], "view" | "pure", F>,
+  ): Promise<bigint> {
+    return (await this.read(name, to, functionName, args)) as bigint;
+  }
+
+  async blockNumber(): Promise<number> {
+    return Number(BigInt(await this.rpc<Hex>("eth_blockNumber")));
+  }
+}
+
+function matchesTopic(item: Abi[number], topic0: Hex | undefined): boolean {
+  if (item.type !== "event" || !topic0) return false;
+  return eventTopic(item) === topic0;
+}
+
+import { toEventSelector } from "viem";
+function eventTopic(item: Abi[number]): Hex {
+  return toEventSelector(eventSignature(item));
+}
+
+export function eventSignature(item: Abi[number]): string {
+  if (item.type !== "event") throw new Error("not an event");
+  return `${item.name}(${item.inputs.map((i) => i.type).join(",")})`;
+}
+
+function normaliseArgs(args: unknown): Record<string, string | boolean | number> {
+  const out: Record<string, string | boolean | number> = {};
+  if (!args || typeof args !== "object") return out;
+  for (const [k, v] of Object.entries(args as Record<string, unknown>)) {
+    if (typeof v === "bigint") out[k] = v.toString();
+    else if (typeof v === "string") out[k] = v.startsWith("0x") && v.length === 42 ? v.toLowerCase() : v;
+    else if (typeof v === "boolean" || typeof v === "number") out[k] = v;
+    else out[k] = String(v);
+  }
+  return out;
+}

@@ -1,0 +1,264 @@
+/**
+ * Indexed tables. Analysts read them through views of the same names in the `indexer` schema
+ * (docs/schema.md documents every column). Raw token amounts are exact integers (numeric(78));
+ * addresses are lower-case hex; timestamps are unix seconds.
+ */
+import { index, onchainTable, primaryKey } from "ponder";
+
+/** One row per registered vault, kept current by config, fee and pause events and snapshots. */
+export const vault = onchainTable(
+  "vault",
+  (t) => ({
+    chain_id: t.integer().notNull(),
+    address: t.hex().notNull(),
+    family: t.text().notNull(),
+    kind: t.text().notNull(),
+    name: t.text().notNull(),
+    symbol: t.text().notNull(),
+    decimals: t.integer().notNull(),
+    asset: t.hex().notNull(),
+    asset_symbol: t.text().notNull(),
+    asset_decimals: t.integer().notNull(),
+    share_token: t.hex().notNull(),
+    price_feed: t.hex(),
+    timelock: t.hex(),
+    start_block: t.bigint().notNull(),
+    owner: t.hex(),
+    pending_owner: t.hex(),
+    operator: t.hex(),
+    fee_collector: t.hex(),
+    management_fee_percent: t.bigint(),
+    max_change_percent: t.bigint(),
+    max_supply: t.bigint(),
+    deposits_paused: t.boolean().notNull(),
+    withdrawals_paused: t.boolean().notNull(),
+    total_assets: t.bigint(),
+    total_supply: t.bigint(),
+    asset_share_ratio: t.numeric({ precision: 78, scale: 18 }),
+    last_snapshot_block: t.bigint(),
+    last_snapshot_timestamp: t.bigint(),
+    withdrawal_queue_head: t.integer().notNull(),
+    withdrawal_queue_tail: t.integer().notNull(),
+  }),
+  (table) => ({ pk: primaryKey({ columns: [table.chain_id, table.address] }) }),
+);
+
+/** Deposits and withdraws (kind = deposit | withdraw). */
+export const vault_event = onchainTable(
+  "vault_event",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(),
+    vault: t.hex().notNull(),
+    kind: t.text().notNull(),
+    sender: t.hex().notNull(),
+    owner: t.hex().notNull(),
+    receiver: t.hex().notNull(),
+    assets: t.bigint().notNull(),
+    shares: t.bigint().notNull(),
+    asset: t.hex().notNull(),
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+  }),
+  (table) => ({
+    byVault: index().on(table.chain_id, table.vault, table.block_number),
+    byOwner: index().on(table.owner),
+    byReceiver: index().on(table.receiver),
+  }),
+);
+
+/** Every share-token Transfer, mints (from 0x0) and burns (to 0x0) included. */
+export const share_transfer = onchainTable(
+  "share_transfer",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(),
+    vault: t.hex().notNull(),
+    token: t.hex().notNull(),
+    from_address: t.hex().notNull(),
+    to_address: t.hex().notNull(),
+    shares: t.bigint().notNull(),
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+  }),
+  (table) => ({
+    byVault: index().on(table.chain_id, table.vault, table.block_number),
+    byFrom: index().on(table.from_address),
+    byTo: index().on(table.to_address),
+  }),
+);
+
+/** Redemption requests and, once processed, how they were paid. */
+export const withdrawal_request = onchainTable(
+  "withdrawal_request",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(),
+    vault: t.hex().notNull(),
+    owner: t.hex().notNull(),
+    receiver: t.hex().notNull(),
+    shares: t.bigint().notNull(),
+    assets: t.bigint(), // gross assets at request (lendingPool); null for tokenizedVaultV2 (priced when processed)
+    fee: t.bigint(),
+    claimable_date: t.text(), // YYYY-MM-DD (lendingPool)
+    status: t.text().notNull(), // requested | processed
+    processed_assets: t.bigint(),
+    processed_block_number: t.bigint(),
+    processed_timestamp: t.bigint(),
+    processed_tx_hash: t.hex(),
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+  }),
+  (table) => ({
+    byVault: index().on(table.chain_id, table.vault, table.status),
+    byOwner: index().on(table.owner),
+  }),
+);
+
+/** Helper for matching WithdrawalProcessed to its request (not documented for analysts). */
+export const withdrawal_match = onchainTable(
+  "withdrawal_match",
+  (t) => ({
+    key: t.text().primaryKey(),
+    request_ids: t.jsonb().$type<string[]>().notNull(),
+  }),
+);
+
+/** Share-ratio snapshots: on a block interval per chain, and at every deposit and withdraw. */
+export const share_ratio_snapshot = onchainTable(
+  "share_ratio_snapshot",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(),
+    vault: t.hex().notNull(),
+    source: t.text().notNull(), // interval | deposit | withdraw
+    total_assets: t.bigint().notNull(),
+    total_supply: t.bigint().notNull(),
+    asset_share_ratio: t.numeric({ precision: 78, scale: 18 }),
+    idle_assets: t.bigint().notNull(),
+    asset_usd_price: t.numeric({ precision: 78, scale: 18 }),
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex(),
+    log_index: t.integer(),
+  }),
+  (table) => ({ byVault: index().on(table.chain_id, table.vault, table.timestamp) }),
+);
+
+/** TimelockController operations, one row per call of an operation. */
+export const timelock_operation = onchainTable(
+  "timelock_operation",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(),
+    vault: t.hex(), // the vault the call targets, else the first vault the timelock owns
+    timelock: t.hex().notNull(),
+    operation_id: t.hex().notNull(),
+    call_index: t.integer().notNull(),
+    target: t.hex().notNull(),
+    value: t.bigint().notNull(),
+    data: t.hex().notNull(),
+    predecessor: t.hex().notNull(),
+    salt: t.hex(),
+    delay: t.bigint().notNull(),
+    ready_at: t.bigint().notNull(),
+    status: t.text().notNull(), // scheduled | executed | cancelled
+    executed_at: t.bigint(),
+    executed_tx_hash: t.hex(),
+    cancelled_at: t.bigint(),
+    cancelled_tx_hash: t.hex(),
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+  }),
+  (table) => ({
+    byOperation: index().on(table.chain_id, table.timelock, table.operation_id),
+    byVault: index().on(table.chain_id, table.vault, table.status),
+  }),
+);
+
+/** Roles, ownership, configuration, pause, subaccount and fee-setting changes. */
+export const governance_event = onchainTable(
+  "governance_event",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(),
+    vault: t.hex(),
+    contract: t.hex().notNull(),
+    category: t.text().notNull(), // role | ownership | config | fee | pause | subaccount | timelock
+    event: t.text().notNull(),
+    args: t.jsonb().$type<Record<string, string | boolean>>().notNull(),
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+  }),
+  (table) => ({ byVault: index().on(table.chain_id, table.vault, table.block_number) }),
+);
+
+/** Fees charged to and collected from a vault (amounts in asset units; null where the event has none). */
+export const fee_event = onchainTable(
+  "fee_event",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(),
+    vault: t.hex().notNull(),
+    kind: t.text().notNull(), // management_fee_charged | fees_collected | withdrawal_fee
+    amount: t.bigint(),
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+  }),
+  (table) => ({ byVault: index().on(table.chain_id, table.vault, table.timestamp) }),
+);
+
+/** Loans deployed by lending pools, with their current state. */
+export const loan = onchainTable(
+  "loan",
+  (t) => ({
+    chain_id: t.integer().notNull(),
+    address: t.hex().notNull(),
+    vault: t.hex().notNull(),
+    borrower: t.hex().notNull(),
+    principal_token: t.hex().notNull(),
+    initial_principal: t.bigint().notNull(),
+    principal_outstanding: t.bigint().notNull(),
+    interest_repaid: t.bigint().notNull(),
+    total_repaid: t.bigint().notNull(),
+    apr_bps: t.bigint().notNull(),
+    term_days: t.bigint().notNull(),
+    state: t.text().notNull(), // funded | active | called | matured | closed
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+    updated_at: t.bigint().notNull(),
+  }),
+  (table) => ({ pk: primaryKey({ columns: [table.chain_id, table.address] }), byVault: index().on(table.vault) }),
+);
+
+/** Every loan event. */
+export const loan_event = onchainTable(
+  "loan_event",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(),
+    vault: t.hex().notNull(),
+    loan: t.hex().notNull(),
+    event: t.text().notNull(),
+    args: t.jsonb().$type<Record<string, string | boolean>>().notNull(),
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+  }),
+  (table) => ({ byLoan: index().on(table.chain_id, table.loan) }),
+);

@@ -1,0 +1,111 @@
+/**
+ * npm run demo: the whole service on embedded defaults. Starts embedded Postgres and two anvil
+ * chains, deploys the vaults, simulates months of history, indexes it, and prints one READY line
+ * once every chain is indexed to its head. Ctrl-C stops everything it started.
+ */
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import pg from "pg";
+import { DEVNET_CHAINS, genesisTimestamp, runDevnet } from "../contracts/devnet/index.js";
+import { startAnvil } from "./lib/anvil.js";
+import { recordBackfill, REPO_ROOT, startIndexer, waitForHead, type ChainProgress } from "./lib/indexer.js";
+import { ensureAnalystRole, startEmbeddedPostgres } from "./lib/postgres.js";
+import { errMessage, installSignalHandlers } from "./lib/procs.js";
+import { demoConfig } from "./lib/demo-config.js";
+
+const cfg = demoConfig(process.env);
+const dataDir = join(REPO_ROOT, ".data");
+const demoDir = join(dataDir, "demo");
+const logDir = join(dataDir, "logs");
+const t0 = Date.now();
+const say = (msg: string) => console.log(`[demo ${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${msg}`);
+
+async function main(): Promise<void> {
+  installSignalHandlers();
+  rmSync(logDir, { recursive: true, force: true });
+  mkdirSync(logDir, { recursive: true });
+  mkdirSync(demoDir, { recursive: true });
+
+  say("starting embedded Postgres on 127.0.0.1:54320");
+  const pgi = await startEmbeddedPostgres({ port: cfg.pgPort, database: "postgres", logFile: join(logDir, "postgres.log") });
+  const adminUrl = pgi.adminUrl;
+  const dbUrl = adminUrl.replace(/\/postgres$/, `/${cfg.database}`);
+  await resetDatabase(adminUrl, cfg.database);
+
+  const endTime = Math.floor(Date.now() / 1000);
+  say(`starting anvil chains ${DEVNET_CHAINS.map((c) => `${c.chainId}@${c.port}`).join(", ")}`);
+  const chains = await Promise.all(
+    DEVNET_CHAINS.map(async (c) => {
+      const a = await startAnvil({
+        chainId: c.chainId,
+        port: c.port,
+        genesisTimestamp: genesisTimestamp(endTime, cfg.days),
+        logFile: join(logDir, `anvil-${c.chainId}.log`),
+      });
+      return { chainId: c.chainId, rpcUrl: a.rpcUrl, blockTime: c.blockTime, snapshotInterval: c.snapshotInterval };
+    }),
+  );
+
+  say(`deploying vaults and simulating ${cfg.days} days with ${cfg.wallets} wallets (seed "${cfg.seed}")`);
+  const registryFile = join(demoDir, "vaults.json");
+  const manifest = await runDevnet({
+    seed: cfg.seed,
+    days: cfg.days,
+    endTime,
+    wallets: cfg.wallets,
+    chains,
+    manifestPath: join(demoDir, "manifest.json"),
+    registryPath: registryFile,
+    log: (m) => say(m),
+  });
+  for (const c of manifest.chains) {
+    say(`chain ${c.chainId}: ${c.headBlock} blocks, ${c.txCount} transactions, ${c.events.length} vault events`);
+  }
+
+  const analystUrl = await ensureAnalystRole(dbUrl, { viewsSchema: "indexer", extraSchemas: ["derived", "ops"] });
+  say("starting the indexer (Ponder)");
+  let exited = false;
+  const indexer = startIndexer({
+    databaseUrl: dbUrl,
+    registryFile,
+    chains,
+    port: cfg.indexerPort,
+    logFile: join(logDir, "indexer.log"),
+    onExit: () => (exited = true),
+  });
+  say(`indexer deployment schema ${indexer.schema}, views in schema "indexer"; log .data/logs/indexer.log`);
+  let lastLine = "";
+  const progress = await waitForHead(indexer, dbUrl, chains, {
+    timeoutMs: cfg.indexTimeoutMs,
+    isAlive: () => !exited,
+    onProgress: (p: ChainProgress[], ready) => {
+      const line = p.map((c) => `chain ${c.chainId} ${c.indexed}/${c.head}`).join(", ") + (ready ? " (backfill done)" : "");
+      if (line !== lastLine) say(`indexing: ${line}`);
+      lastLine = line;
+    },
+  });
+  const archived = await recordBackfill(dbUrl, indexer.schema, progress);
+  say(`${archived} vaults fully backfilled`);
+
+  const pairs = [`db=${dbUrl}`, `analyst=${analystUrl}`, ...chains.map((c) => `chain${c.chainId}=${c.rpcUrl}`)];
+  console.log(`READY ${pairs.join(" ")}`);
+  say("running; Ctrl-C stops everything");
+  await new Promise(() => {});
+}
+
+/** The demo's chains are new on every run, so everything indexed from older ones is dropped. */
+async function resetDatabase(adminUrl: string, database: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    await client.query(`CREATE DATABASE "${database}"`);
+  } finally {
+    await client.end();
+  }
+}
+
+main().catch((err) => {
+  console.error(`demo failed: ${errMessage(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,264 @@
+/**
+ * Start local anvil nodes (from the `@foundry-rs/anvil` npm package) under the
+ * process supervisor in ./procs.ts, plus a minimal JSON-RPC helper.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { errMessage, spawnManaged, waitFor, type ManagedProcess } from './procs.js';
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+// ---------------------------------------------------------------------------
+// JSON-RPC
+// ---------------------------------------------------------------------------
+
+export class RpcError extends Error {
+  readonly method: string;
+  readonly code: number | undefined;
+  readonly data: unknown;
+  constructor(message: string, method: string, code?: number, data?: unknown) {
+    super(message);
+    this.name = 'RpcError';
+    this.method = method;
+    this.code = code;
+    this.data = data;
+  }
+}
+
+let rpcId = 0;
+
+/**
+ * Minimal JSON-RPC 2.0 call over HTTP with plain fetch. Returns `result`;
+ * throws an `RpcError` with a readable message on network errors, timeouts,
+ * non-2xx responses, malformed JSON and JSON-RPC errors.
+ */
+export async function rpc<T = unknown>(
+  url: string,
+  method: string,
+  params: readonly unknown[] = [],
+  opts: { timeoutMs?: number } = {},
+): Promise<T> {
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    const e = err as Error;
+    const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : errMessage(e);
+    throw new RpcError(`RPC ${method} to ${url} failed: ${why}`, method);
+  }
+  const text = await res.text();
+  if (!res.ok) {
+    throw new RpcError(`RPC ${method} to ${url} failed: HTTP ${res.status} ${res.statusText}: ${text.slice(0, 300)}`, method);
+  }
+  let body: { result?: T; error?: { code?: number; message?: string; data?: unknown } };
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    throw new RpcError(`RPC ${method} to ${url}: response is not JSON: ${text.slice(0, 300)}`, method);
+  }
+  if (body.error) {
+    const { code, message, data } = body.error;
+    const dataStr = data === undefined ? '' : ` data=${JSON.stringify(data).slice(0, 300)}`;
+    throw new RpcError(`RPC ${method} error ${code ?? '?'}: ${message ?? 'unknown error'}${dataStr}`, method, code, data);
+  }
+  if (!('result' in body)) {
+    throw new RpcError(`RPC ${method} to ${url}: response has neither result nor error: ${text.slice(0, 300)}`, method);
+  }
+  return body.result as T;
+}
+
+// ---------------------------------------------------------------------------
+// anvil binary
+// ---------------------------------------------------------------------------
+
+const PLATFORM_PACKAGES: Record<string, string | undefined> = {
+  'linux-x64': '@foundry-rs/anvil-linux-amd64',
+  'linux-arm64': '@foundry-rs/anvil-linux-arm64',
+  'darwin-x64': '@foundry-rs/anvil-darwin-amd64',
+  'darwin-arm64': '@foundry-rs/anvil-darwin-arm64',
+  'win32-x64': '@foundry-rs/anvil-win32-amd64',
+};
+
+let cachedBinary: string | undefined;
+
+/**
+ * Path of the anvil executable: `$ANVIL_BIN` if set, else the native binary
+ * of the platform package, else the `node_modules/.bin/anvil` node wrapper.
+ */
+export function findAnvilBinary(): string {
+  if (cachedBinary) return cachedBinary;
+  const candidates: string[] = [];
+  if (process.env.ANVIL_BIN) candidates.push(process.env.ANVIL_BIN);
+  const pkg = PLATFORM_PACKAGES[`${process.platform}-${process.arch}`];
+  const exe = process.platform === 'win32' ? 'anvil.exe' : 'anvil';
+  if (pkg) {
+    try {
+      const require = createRequire(import.meta.url);
+      candidates.push(join(dirname(require.resolve(`${pkg}/package.json`)), 'bin', exe));
+    } catch {
+      /* not resolvable from here */
+    }
+    candidates.push(join(REPO_ROOT, 'node_modules', pkg, 'bin', exe));
+  }
+  candidates.push(join(REPO_ROOT, 'node_modules', '.bin', 'anvil'));
+  const found = candidates.find((c) => existsSync(c));
+  if (!found) {
+    throw new Error(
+      `anvil binary not found (platform ${process.platform}-${process.arch}). Looked at:\n  ${candidates.join('\n  ')}\n` +
+        'Run `npm install` (with install scripts allowed for @foundry-rs/anvil) or set ANVIL_BIN.',
+    );
+  }
+  cachedBinary = found;
+  return found;
+}
+
+// ---------------------------------------------------------------------------
+// startAnvil
+// ---------------------------------------------------------------------------
+
+export interface StartAnvilOptions {
+  chainId: number;
+  port: number;
+  /** Default '127.0.0.1'. */
+  host?: string | undefined;
+  /** Unix timestamp (seconds) of the genesis block (`--timestamp`). */
+  genesisTimestamp?: number | undefined;
+  /**
+   * If set, chain state is loaded from / dumped to
+   * `<stateDir>/anvil-<chainId>.json` (`--state`). The dump happens when anvil
+   * shuts down gracefully (SIGTERM), not on SIGKILL.
+   */
+  stateDir?: string | undefined;
+  /** Log file for anvil's output (prefixed `[anvil-<chainId>]`). */
+  logFile: string;
+  /** Echo anvil output to stdout too. Default false. */
+  echo?: boolean | undefined;
+  /**
+   * Pass `--quiet` (anvil logs every RPC method call otherwise, which gets
+   * large under an indexer's polling). Default true.
+   */
+  quiet?: boolean | undefined;
+  /** Extra CLI args appended last. */
+  extraArgs?: readonly string[] | undefined;
+  /** How long to wait for eth_chainId to answer. Default 30000 ms. */
+  startTimeoutMs?: number | undefined;
+  /** Process name used in logs. Default `anvil-<chainId>`. */
+  name?: string | undefined;
+}
+
+export interface AnvilInstance {
+  rpcUrl: string;
+  chainId: number;
+  host: string;
+  port: number;
+  pid: number;
+  process: ManagedProcess;
+  stop(): Promise<void>;
+}
+
+/** Resolves if host:port can be bound now, else rejects with a readable error. */
+export function assertPortFree(host: string, port: number, what: string): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') {
+        reject(
+          new Error(
+            `Cannot start ${what}: ${host}:${port} is already in use (a previous run still alive? ` +
+              `check with \`ss -ltnp | grep :${port}\`), or pick another port.`,
+          ),
+        );
+      } else {
+        reject(new Error(`Cannot start ${what}: cannot bind ${host}:${port}: ${err.message}`));
+      }
+    });
+    srv.listen({ host, port, exclusive: true }, () => srv.close(() => resolvePromise()));
+  });
+}
+
+export async function startAnvil(opts: StartAnvilOptions): Promise<AnvilInstance> {
+  const host = opts.host ?? '127.0.0.1';
+  const { chainId, port } = opts;
+  const name = opts.name ?? `anvil-${chainId}`;
+  if (!Number.isSafeInteger(chainId) || chainId <= 0) {
+    throw new Error(`startAnvil: chainId must be a positive integer (got ${chainId})`);
+  }
+  await assertPortFree(host, port, `anvil for chain ${chainId}`);
+
+  const args = [
+    '--chain-id', String(chainId),
+    '--port', String(port),
+    '--host', host,
+    '--block-base-fee-per-gas', '0',
+    '--gas-limit', '100000000',
+    '--auto-impersonate',
+    '--accounts', '10',
+  ];
+  if (opts.genesisTimestamp !== undefined) args.push('--timestamp', String(Math.floor(opts.genesisTimestamp)));
+  if (opts.stateDir) {
+    mkdirSync(opts.stateDir, { recursive: true });
+    args.push('--state', join(resolve(opts.stateDir), `anvil-${chainId}.json`));
+  }
+  if (opts.quiet ?? true) args.push('--quiet');
+  if (opts.extraArgs) args.push(...opts.extraArgs);
+
+  const proc = spawnManaged(name, findAnvilBinary(), args, {
+    logFile: opts.logFile,
+    echo: opts.echo,
+    killTimeoutMs: 10_000, // give --state time to dump
+  });
+
+  const rpcUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  try {
+    const outcome = await waitFor<{ chainIdHex: string } | { exited: true }>(
+      async () => {
+        if (proc.exitInfo()) return { exited: true };
+        try {
+          return { chainIdHex: await rpc<string>(rpcUrl, 'eth_chainId', [], { timeoutMs: 2000 }) };
+        } catch {
+          return undefined;
+        }
+      },
+      {
+        timeoutMs: opts.startTimeoutMs ?? 30_000,
+        intervalMs: 100,
+        what: `anvil (chain ${chainId}) at ${rpcUrl} to answer eth_chainId (log: ${opts.logFile})`,
+      },
+    );
+    if ('exited' in outcome) {
+      const exit = proc.exitInfo();
+      throw new Error(
+        `anvil for chain ${chainId} exited during startup (${exit?.signal ?? `code ${exit?.code}`}). ` +
+          `Last output:\n${proc.recentOutput()}\n(full log: ${opts.logFile})`,
+      );
+    }
+    if (BigInt(outcome.chainIdHex) !== BigInt(chainId)) {
+      throw new Error(
+        `anvil at ${rpcUrl} reports chain id ${BigInt(outcome.chainIdHex)}, expected ${chainId} (state file from another chain?)`,
+      );
+    }
+  } catch (err) {
+    await proc.stop(2000);
+    throw err;
+  }
+
+  return {
+    rpcUrl,
+    chainId,
+    host,
+    port,
+    pid: proc.pid,
+    process: proc,
+    stop: () => proc.stop(),
+  };
+}

@@ -1,0 +1,31 @@
+/** The demo's settings, from the environment, checked once at start-up. */
+import { z } from "zod";
+
+const schema = z.object({
+  DEMO_SEED: z.string().min(1).default("demo"),
+  DEMO_DAYS: z.coerce.number().int().min(120, "at least 120 days of history").max(730).default(125),
+  DEMO_WALLETS: z.coerce.number().int().min(50).max(1000).default(60),
+  DEMO_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54320),
+  DEMO_DATABASE: z.string().regex(/^[a-z_][a-z0-9_]*$/).default("vaults"),
+  INDEXER_PORT: z.coerce.number().int().min(1).max(65535).default(42069),
+  DEMO_INDEX_TIMEOUT_S: z.coerce.number().int().positive().default(600),
+});
+
+export function demoConfig(env: NodeJS.ProcessEnv) {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    console.error(`invalid demo configuration:\n${lines.join("\n")}`);
+    process.exit(2);
+  }
+  const e = parsed.data;
+  return {
+    seed: e.DEMO_SEED,
+    days: e.DEMO_DAYS,
+    wallets: e.DEMO_WALLETS,
+    pgPort: e.DEMO_PG_PORT,
+    database: e.DEMO_DATABASE,
+    indexerPort: e.INDEXER_PORT,
+    indexTimeoutMs: e.DEMO_INDEX_TIMEOUT_S * 1000,
+  };
+}

@@ -1,0 +1,185 @@
+/**
+ * Runs the Ponder indexer as a managed child process: picks the deployment schema from a hash of
+ * everything that defines the build (so changed code gets a new schema and the `indexer` views
+ * switch to it when its backfill is done), waits until every chain is indexed to its head, and
+ * records which vaults are fully backfilled (ops.vault_backfill).
+ */
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { rpc } from "./anvil.js";
+import { spawnManaged, type ManagedProcess } from "./procs.js";
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const VIEWS_SCHEMA = "indexer";
+
+/** Files whose content defines an indexer build; the registry file is added by the caller. */
+function buildFiles(root: string): string[] {
+  const out = [join(root, "ponder.config.ts"), join(root, "ponder.schema.ts")];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const p = join(dir, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (p.endsWith(".ts")) out.push(p);
+    }
+  };
+  for (const d of ["src", "abis", "config"]) walk(join(root, d));
+  return out;
+}
+
+/** `app_<hash>`: the deployment schema for this code and this registry. */
+export function deploymentSchema(registryFile: string, root = REPO_ROOT): string {
+  const h = createHash("sha256");
+  for (const f of [...buildFiles(root), resolve(registryFile)]) {
+    h.update(relative(root, f));
+    h.update(readFileSync(f));
+  }
+  return `app_${h.digest("hex").slice(0, 12)}`;
+}
+
+export interface IndexerOptions {
+  databaseUrl: string;
+  registryFile: string;
+  chains: { chainId: number; rpcUrl: string; snapshotInterval?: number }[];
+  port: number;
+  schema?: string;
+  logFile: string;
+  echo?: boolean;
+  root?: string;
+  onExit?: (code: number | null, signal: NodeJS.Signals | null) => void;
+}
+
+export interface IndexerHandle {
+  schema: string;
+  url: string;
+  process: ManagedProcess;
+  stop(): Promise<void>;
+}
+
+export function indexerEnv(opts: IndexerOptions, schema: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: opts.databaseUrl,
+    DATABASE_SCHEMA: schema,
+    DATABASE_VIEWS_SCHEMA: VIEWS_SCHEMA,
+    VAULT_REGISTRY: resolve(opts.registryFile),
+    PONDER_TELEMETRY_DISABLED: "1",
+    PORT: String(opts.port),
+  };
+  for (const c of opts.chains) {
+    env[`PONDER_RPC_URL_${c.chainId}`] = c.rpcUrl;
+    if (c.snapshotInterval) env[`SNAPSHOT_INTERVAL_${c.chainId}`] = String(c.snapshotInterval);
+  }
+  return env;
+}
+
+export function startIndexer(opts: IndexerOptions): IndexerHandle {
+  const root = opts.root ?? REPO_ROOT;
+  const schema = opts.schema ?? deploymentSchema(opts.registryFile, root);
+  const bin = join(REPO_ROOT, "node_modules", ".bin", "ponder");
+  const proc = spawnManaged("indexer", bin, ["start", "--root", root, "--log-format", "pretty"], {
+    cwd: root,
+    env: indexerEnv(opts, schema),
+    logFile: opts.logFile,
+    echo: opts.echo ?? false,
+    onExit: opts.onExit,
+  });
+  return { schema, url: `http://127.0.0.1:${opts.port}`, process: proc, stop: () => proc.stop() };
+}
+
+export interface ChainProgress {
+  chainId: number;
+  indexed: number;
+  head: number;
+}
+
+/** Indexed block per chain, from the deployment's checkpoint table (null before it exists). */
+export async function indexedBlocks(client: pg.Client | pg.Pool, schema: string): Promise<Map<number, number> | null> {
+  try {
+    const res = await client.query<{ chain_id: string; latest_checkpoint: string }>(
+      `SELECT chain_id, latest_checkpoint FROM "${schema}"._ponder_checkpoint`,
+    );
+    // checkpoint layout: 10 digits timestamp, 16 chain id, 16 block number, ...
+    return new Map(res.rows.map((r) => [Number(r.chain_id), Number(r.latest_checkpoint.slice(26, 42))]));
+  } catch {
+    return null;
+  }
+}
+
+async function isReady(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${url}/ready`, { signal: AbortSignal.timeout(2000) });
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Waits until the deployment is ready (backfill done, views switched) and every chain's
+ * checkpoint equals its current head. Reports progress through `onProgress`.
+ */
+export async function waitForHead(
+  handle: { schema: string; url: string },
+  databaseUrl: string,
+  chains: { chainId: number; rpcUrl: string }[],
+  opts: { timeoutMs: number; onProgress?: (p: ChainProgress[], ready: boolean) => void; isAlive?: () => boolean },
+): Promise<ChainProgress[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    let last: ChainProgress[] = [];
+    const deadline = Date.now() + opts.timeoutMs;
+    for (;;) {
+      if (opts.isAlive && !opts.isAlive()) throw new Error("the indexer exited before reaching the chain heads (see its log)");
+      const indexed = await indexedBlocks(client, handle.schema);
+      const heads = await Promise.all(chains.map((c) => rpc<string>(c.rpcUrl, "eth_blockNumber").then((h) => Number(BigInt(h)))));
+      last = chains.map((c, i) => ({ chainId: c.chainId, indexed: indexed?.get(c.chainId) ?? 0, head: heads[i]! }));
+      const ready = await isReady(handle.url);
+      opts.onProgress?.(last, ready);
+      if (ready && last.every((p) => p.indexed >= p.head)) break;
+      if (Date.now() > deadline) {
+        throw new Error(`timed out after ${opts.timeoutMs} ms waiting for the indexer to reach every chain head: ${JSON.stringify(last)}`);
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    return last;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Records, per vault of the deployment, that its history is backfilled to `block` (idempotent). */
+export async function recordBackfill(databaseUrl: string, schema: string, progress: ChainProgress[]): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ops`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ops.vault_backfill (
+      chain_id integer NOT NULL,
+      vault text NOT NULL,
+      start_block bigint NOT NULL,
+      backfilled_to_block bigint NOT NULL,
+      backfilled_at timestamptz NOT NULL DEFAULT now(),
+      deployment_schema text NOT NULL,
+      PRIMARY KEY (chain_id, vault)
+    )`);
+    let n = 0;
+    for (const p of progress) {
+      const res = await client.query(
+        `INSERT INTO ops.vault_backfill (chain_id, vault, start_block, backfilled_to_block, deployment_schema)
+         SELECT chain_id, address, start_block, $2, $3 FROM "${schema}".vault WHERE chain_id = $1
+         ON CONFLICT (chain_id, vault) DO UPDATE SET
+           backfilled_to_block = GREATEST(ops.vault_backfill.backfilled_to_block, EXCLUDED.backfilled_to_block),
+           deployment_schema = EXCLUDED.deployment_schema`,
+        [p.chainId, p.indexed, schema],
+      );
+      n += res.rowCount ?? 0;
+    }
+    return n;
+  } finally {
+    await client.end();
+  }
+}

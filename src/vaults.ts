@@ -1,0 +1,371 @@
+/** Handlers for both vault families: deposits, withdraws, redemption queues, config and fees. */
+import { ponder, type Context } from "ponder:registry";
+import {
+  fee_event,
+  governance_event,
+  loan,
+  share_transfer,
+  vault,
+  vault_event,
+  withdrawal_match,
+  withdrawal_request,
+} from "ponder:schema";
+import { LoanAbi } from "../abis/LoanAbi";
+import { eventColumns, jsonArgs, snapshot } from "./common";
+import { findVault, vaultAt, vaultOfShareToken, vaultsOnChain } from "./registry";
+import type { EvmVault } from "../config/registry";
+
+type Ev = Parameters<typeof eventColumns>[0];
+
+// ---- vault rows ---------------------------------------------------------------------------
+
+async function createVaultRows(context: Context, family: EvmVault["family"]) {
+  for (const v of vaultsOnChain(context.chain.id).filter((x) => x.family === family)) {
+    await context.db
+      .insert(vault)
+      .values({
+        chain_id: v.chainId,
+        address: v.address,
+        family: v.family,
+        kind: v.kind,
+        name: v.name,
+        symbol: v.symbol,
+        decimals: v.asset.decimals,
+        asset: v.asset.address,
+        asset_symbol: v.asset.symbol,
+        asset_decimals: v.asset.decimals,
+        share_token: v.receiptToken ?? v.address,
+        price_feed: v.priceFeed?.address ?? null,
+        timelock: v.timelock ?? null,
+        start_block: BigInt(v.startBlock),
+        operator: v.operator ?? null,
+        fee_collector: v.feeCollector ?? null,
+        deposits_paused: false,
+        withdrawals_paused: false,
+        withdrawal_queue_head: 0,
+        withdrawal_queue_tail: 0,
+      })
+      .onConflictDoNothing();
+  }
+}
+
+ponder.on("LendingPool:setup", async ({ context }) => createVaultRows(context, "lendingPool"));
+ponder.on("TokenizedVaultV2:setup", async ({ context }) => createVaultRows(context, "tokenizedVaultV2"));
+
+// ---- deposits and withdraws ------------------------------------------------------------------
+
+async function recordFlow(
+  context: Context,
+  event: Ev,
+  v: EvmVault,
+  row: { kind: "deposit" | "withdraw"; sender: string; owner: string; receiver: string; assets: bigint; shares: bigint; asset: string },
+) {
+  await context.db.insert(vault_event).values({
+    ...eventColumns(event, v.chainId),
+    vault: v.address,
+    kind: row.kind,
+    sender: row.sender.toLowerCase() as `0x${string}`,
+    owner: row.owner.toLowerCase() as `0x${string}`,
+    receiver: row.receiver.toLowerCase() as `0x${string}`,
+    assets: row.assets,
+    shares: row.shares,
+    asset: row.asset.toLowerCase() as `0x${string}`,
+  });
+  await snapshot(context, v, event.id, row.kind, event.block, { hash: event.transaction.hash, logIndex: event.log.logIndex });
+}
+
+ponder.on("LendingPool:Deposit", async ({ event, context }) => {
+  const v = vaultAt(context.chain.id, event.log.address);
+  const { sender, owner, assets, shares } = event.args;
+  await recordFlow(context, event, v, { kind: "deposit", sender, owner, receiver: owner, assets, shares, asset: v.asset.address });
+});
+
+ponder.on("TokenizedVaultV2:Deposit", async ({ event, context }) => {
+  const v = vaultAt(context.chain.id, event.log.address);
+  const { assetIn, amountIn, shares, senderAddr, receiverAddr } = event.args;
+  await recordFlow(context, event, v, {
+    kind: "deposit",
+    sender: senderAddr,
+    owner: receiverAddr,
+    receiver: receiverAddr,
+    assets: amountIn,
+    shares,
+    asset: assetIn,
+  });
+});
+
+ponder.on("LendingPool:Withdraw", async ({ event, context }) => {
+  const v = vaultAt(context.chain.id, event.log.address);
+  const { sender, receiver, owner, assets, shares } = event.args;
+  await recordFlow(context, event, v, { kind: "withdraw", sender, owner, receiver, assets, shares, asset: v.asset.address });
+});
+
+ponder.on("TokenizedVaultV2:Withdraw", async ({ event, context }) => {
+  const v = vaultAt(context.chain.id, event.log.address);
+  const { sender, receiver, owner, assets, shares } = event.args;
+  await recordFlow(context, event, v, { kind: "withdraw", sender, owner, receiver, assets, shares, asset: v.asset.address });
+});
+
+// ---- share transfers ---------------------------------------------------------------------------
+
+async function recordTransfer(context: Context, event: Ev, v: EvmVault, from: string, to: string, value: bigint) {
+  await context.db.insert(share_transfer).values({
+    ...eventColumns(event, v.chainId),
+    vault: v.address,
+    token: event.log.address.toLowerCase() as `0x${string}`,
+    from_address: from.toLowerCase() as `0x${string}`,
+    to_address: to.toLowerCase() as `0x${string}`,
+    shares: value,
+  });
+}
+
+ponder.on("LendingPool:Transfer", async ({ event, context }) => {
+  const v = vaultAt(context.chain.id, event.log.address);
+  await recordTransfer(context, event, v, event.args.from, event.args.to, event.args.value);
+});
+
+ponder.on("ReceiptToken:Transfer", async ({ event, context }) => {
+  const v = vaultOfShareToken(context.chain.id, event.log.address);
+  await recordTransfer(context, event, v, event.args.from, event.args.to, event.args.value);
+});
+
+// ---- redemption queues -------------------------------------------------------------------------
+
+async function pushMatch(context: Context, key: string, id: string) {
+  await context.db
+    .insert(withdrawal_match)
+    .values({ key, request_ids: [id] })
+    .onConflictDoUpdate((row) => ({ request_ids: [...row.request_ids, id] }));
+}
+
+async function popMatch(context: Context, key: string): Promise<string | undefined> {
+  const row = await context.db.find(withdrawal_match, { key });
+  const [first, ...rest] = row?.request_ids ?? [];
+  if (first === undefined) return undefined;
+  if (rest.length === 0) await context.db.delete(withdrawal_match, { key });
+  else await context.db.update(withdrawal_match, { key }).set({ request_ids: rest });
+  return first;
+}
+
+async function markProcessed(context: Context, event: Ev, requestId: string | undefined, assets: bigint, what: string) {
+  if (!requestId) {
+    console.warn(`${what}: no matching withdrawal request (tx ${event.transaction.hash})`);
+    return;
+  }
+  await context.db.update(withdrawal_request, { id: requestId }).set({
+    status: "processed",
+    processed_assets: assets,
+    processed_block_number: event.block.number,
+    processed_timestamp: event.block.timestamp,
+    processed_tx_hash: event.transaction.hash,
+  });
+}
+
+const pad2 = (n: bigint) => n.toString().padStart(2, "0");
+
+ponder.on("LendingPool:WithdrawalRequested", async ({ event, context }) => {
+  const v = vaultAt(context.chain.id, event.log.address);
+  const { ownerAddr, receiverAddr, shares, assets, fee, year, month, day } = event.args;
+  await context.db.insert(withdrawal_request).values({
+    ...eventColumns(event, v.chainId),
+    vault: v.address,
+    owner: ownerAddr.toLowerCase() as `0x${string}`,
+    receiver: receiverAddr.toLowerCase() as `0x${string}`,
+    shares,
+    assets,
+    fee,
+    claimable_date: `${year}-${pad2(month)}-${pad2(day)}`,
+    status: "requested",
+  });
+  await pushMatch(context, `${v.chainId}:${v.address}:${receiverAddr.toLowerCase()}:${event.block.timestamp}`, event.id);
+  if (fee > 0n) {
+    await context.db.insert(fee_event).values({ ...eventColumns(event, v.chainId), vault: v.address, kind: "withdrawal_fee", amount: fee });
+  }
+});
+
+async function lendingPoolProcessed(
+  context: Context,
+  event: Ev & { args: { assetsAmount: bigint; receiverAddr: `0x${string}`; requestedOn: bigint } },
+) {
+  const v = vaultAt(context.chain.id, event.log.address);
+  const key = `${v.chainId}:${v.address}:${event.args.receiverAddr.toLowerCase()}:${event.args.requestedOn}`;
+  await markProcessed(context, event, await popMatch(context, key), event.args.assetsAmount, "LendingPool:WithdrawalProcessed");
+}
+
+ponder.on(
+  "LendingPool:WithdrawalProcessed(uint256 assetsAmount, uint256 processedOn, address receiverAddr, uint256 requestedOn)",
+  async ({ event, context }) => lendingPoolProcessed(context, event),
+);
+ponder.on(
+  "LendingPool:WithdrawalProcessed(uint256 assetsAmount, uint256 processedOn, address receiverAddr, uint256 requestedOn, bool wasBlacklisted)",
+  async ({ event, context }) => lendingPoolProcessed(context, event),
+);
+
+ponder.on("TokenizedVaultV2:WithdrawalRequested", async ({ event, context }) => {
+  const v = vaultAt(context.chain.id, event.log.address);
+  const { shares, holderAddr, receiverAddr } = event.args;
+  await context.db.insert(withdrawal_request).values({
+    ...eventColumns(event, v.chainId),
+    vault: v.address,
+    owner: holderAddr.toLowerCase() as `0x${string}`,
+    receiver: receiverAddr.toLowerCase() as `0x${string}`,
+    shares,
+    status: "requested",
+  });
+  const row = await context.db
+    .update(vault, { chain_id: v.chainId, address: v.address })
+    .set((r) => ({ withdrawal_queue_tail: r.withdrawal_queue_tail + 1 }));
+  await pushMatch(context, `${v.chainId}:${v.address}:q:${row.withdrawal_queue_tail - 1}`, event.id);
+});
+
+ponder.on("TokenizedVaultV2:WithdrawalProcessed", async ({ event, context }) => {
+  const v = vaultAt(context.chain.id, event.log.address);
+  const before = await context.db.find(vault, { chain_id: v.chainId, address: v.address });
+  const head = before?.withdrawal_queue_head ?? 0;
+  await context.db
+    .update(vault, { chain_id: v.chainId, address: v.address })
+    .set({ withdrawal_queue_head: head + 1 });
+  const id = await popMatch(context, `${v.chainId}:${v.address}:q:${head}`);
+  await markProcessed(context, event, id, event.args.assetsAmount, "TokenizedVaultV2:WithdrawalProcessed");
+});
+
+// ---- governance, configuration and fees --------------------------------------------------------
+
+type Category = "role" | "ownership" | "config" | "fee" | "pause" | "subaccount" | "emergency" | "timelock";
+
+export async function governance(
+  context: Context,
+  event: Ev & { args: Record<string, unknown> | readonly unknown[] },
+  name: string,
+  category: Category,
+  vaultAddress: string | null,
+) {
+  await context.db.insert(governance_event).values({
+    ...eventColumns(event, context.chain.id),
+    vault: vaultAddress as `0x${string}` | null,
+    contract: event.log.address.toLowerCase() as `0x${string}`,
+    category,
+    event: name,
+    args: jsonArgs(event.args),
+  });
+}
+
+type VaultPatch = Partial<typeof vault.$inferInsert>;
+async function patchVault(context: Context, address: string, patch: VaultPatch) {
+  await context.db.update(vault, { chain_id: context.chain.id, address: address.toLowerCase() as `0x${string}` }).set(patch);
+}
+
+for (const family of ["LendingPool", "TokenizedVaultV2"] as const) {
+  ponder.on(`${family}:OwnershipTransferred`, async ({ event, context }) => {
+    await governance(context, event, "OwnershipTransferred", "ownership", event.log.address);
+    await patchVault(context, event.log.address, { owner: event.args.newOwner.toLowerCase() as `0x${string}`, pending_owner: null });
+  });
+  ponder.on(`${family}:ManagementFeeUpdated`, async ({ event, context }) => {
+    await governance(context, event, "ManagementFeeUpdated", "fee", event.log.address);
+    await patchVault(context, event.log.address, { management_fee_percent: event.args.newManagementFeePercent });
+  });
+  ponder.on(`${family}:MaxChangePercentUpdated`, async ({ event, context }) => {
+    await governance(context, event, "MaxChangePercentUpdated", "config", event.log.address);
+    await patchVault(context, event.log.address, { max_change_percent: event.args.newValue });
+  });
+  ponder.on(`${family}:DepositWithdrawalStatusChanged`, async ({ event, context }) => {
+    await governance(context, event, "DepositWithdrawalStatusChanged", "pause", event.log.address);
+    await patchVault(context, event.log.address, {
+      deposits_paused: event.args.bDepositsPaused,
+      withdrawals_paused: event.args.bWithdrawalsPaused,
+    });
+  });
+  ponder.on(`${family}:ManagementFeeCharged`, async ({ event, context }) => {
+    await context.db.insert(fee_event).values({
+      ...eventColumns(event, context.chain.id),
+      vault: event.log.address.toLowerCase() as `0x${string}`,
+      kind: "management_fee_charged",
+      amount: event.args.managementFeeAmount,
+    });
+  });
+}
+
+ponder.on("TokenizedVaultV2:OwnershipTransferStarted", async ({ event, context }) => {
+  await governance(context, event, "OwnershipTransferStarted", "ownership", event.log.address);
+  await patchVault(context, event.log.address, { pending_owner: event.args.newOwner.toLowerCase() as `0x${string}` });
+});
+
+ponder.on("LendingPool:FeesCollected", async ({ event, context }) => {
+  await context.db.insert(fee_event).values({
+    ...eventColumns(event, context.chain.id),
+    vault: event.log.address.toLowerCase() as `0x${string}`,
+    kind: "fees_collected",
+    amount: event.args.amount,
+  });
+});
+
+ponder.on("TokenizedVaultV2:FeesCollected", async ({ event, context }) => {
+  await context.db.insert(fee_event).values({
+    ...eventColumns(event, context.chain.id),
+    vault: event.log.address.toLowerCase() as `0x${string}`,
+    kind: "fees_collected",
+    amount: null,
+  });
+});
+
+ponder.on("LendingPool:OperatorUpdated", async ({ event, context }) => {
+  await governance(context, event, "OperatorUpdated", "role", event.log.address);
+  await patchVault(context, event.log.address, { operator: event.args.newAddr.toLowerCase() as `0x${string}` });
+});
+
+ponder.on("LendingPool:FeeCollectorUpdated", async ({ event, context }) => {
+  await governance(context, event, "FeeCollectorUpdated", "fee", event.log.address);
+  await patchVault(context, event.log.address, { fee_collector: event.args.newFeeCollectorAddr.toLowerCase() as `0x${string}` });
+});
+
+ponder.on("LendingPool:OnMaxSupplyChanged", async ({ event, context }) => {
+  await governance(context, event, "OnMaxSupplyChanged", "config", event.log.address);
+  await patchVault(context, event.log.address, { max_supply: event.args.newValue });
+});
+
+ponder.on("LendingPool:OnEmergencyWithdraw", async ({ event, context }) => {
+  await governance(context, event, "OnEmergencyWithdraw", "emergency", event.log.address);
+});
+
+ponder.on("TokenizedVaultV2:SubAccountEnabled", async ({ event, context }) => {
+  await governance(context, event, "SubAccountEnabled", "subaccount", event.log.address);
+});
+
+ponder.on("TokenizedVaultV2:SubAccountDisabled", async ({ event, context }) => {
+  await governance(context, event, "SubAccountDisabled", "subaccount", event.log.address);
+});
+
+// ---- loans -----------------------------------------------------------------------------------
+
+ponder.on("LendingPool:NewLoanDeployedByPool", async ({ event, context }) => {
+  const v = vaultAt(context.chain.id, event.log.address);
+  const address = event.args.loanAddr.toLowerCase() as `0x${string}`;
+  const [borrower, principalToken, initial, termDays] = await context.client.multicall({
+    multicallAddress: "0xcA11bde05977b3631167028862bE2a173976CA11",
+    allowFailure: false,
+    contracts: [
+      { address, abi: LoanAbi, functionName: "borrower" },
+      { address, abi: LoanAbi, functionName: "principalToken" },
+      { address, abi: LoanAbi, functionName: "initialPrincipalAmount" },
+      { address, abi: LoanAbi, functionName: "termDays" },
+    ],
+  });
+  const { id: _id, ...cols } = eventColumns(event, v.chainId);
+  await context.db.insert(loan).values({
+    ...cols,
+    address,
+    vault: v.address,
+    borrower: borrower.toLowerCase() as `0x${string}`,
+    principal_token: principalToken.toLowerCase() as `0x${string}`,
+    initial_principal: initial,
+    principal_outstanding: initial,
+    interest_repaid: 0n,
+    total_repaid: 0n,
+    apr_bps: event.args.aprWithTwoDecimals,
+    term_days: termDays,
+    state: "preapproved",
+    updated_at: event.block.timestamp,
+  });
+});
+
+export { findVault };
