@@ -159,7 +159,7 @@ export const timelock_operation = onchainTable(
     chain_id: t.integer().notNull(),
     vault: t.hex(), // the vault the call targets, else the first vault the timelock owns
     timelock: t.hex().notNull(),
-    operation_id: t.hex().notNull(),
+    operation_hash: t.hex().notNull(),
     call_index: t.integer().notNull(),
     target: t.hex().notNull(),
     value: t.bigint().notNull(),
@@ -179,7 +179,7 @@ export const timelock_operation = onchainTable(
     log_index: t.integer().notNull(),
   }),
   (table) => ({
-    byOperation: index().on(table.chain_id, table.timelock, table.operation_id),
+    byOperation: index().on(table.chain_id, table.timelock, table.operation_hash),
     byVault: index().on(table.chain_id, table.vault, table.status),
   }),
 );

@@ -28,9 +28,9 @@ export function eventColumns(event: LogEvent, chainId: number) {
   };
 }
 
-export function jsonArgs(args: Record<string, unknown> | readonly unknown[]): Record<string, string | boolean> {
+export function jsonArgs(args: Record<string, unknown> | readonly unknown[] | undefined): Record<string, string | boolean> {
   const out: Record<string, string | boolean> = {};
-  for (const [k, v] of Object.entries(args)) {
+  for (const [k, v] of Object.entries(args ?? {})) {
     if (typeof v === "boolean") out[k] = v;
     else if (typeof v === "string") out[k] = v.startsWith("0x") ? v.toLowerCase() : v;
     else out[k] = String(v);

@@ -7,7 +7,7 @@ type LoanPatch = (row: typeof loan.$inferSelect) => Partial<typeof loan.$inferIn
 
 async function record(
   context: Context,
-  event: Parameters<typeof eventColumns>[0] & { args: Record<string, unknown> | readonly unknown[] },
+  event: Parameters<typeof eventColumns>[0] & { args?: Record<string, unknown> | readonly unknown[] },
   name: string,
   patch?: LoanPatch,
 ) {

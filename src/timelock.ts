@@ -31,7 +31,7 @@ ponder.on("Timelock:CallScheduled", async ({ event, context }) => {
     id: opKey(chainId, event.log.address, id, index),
     vault: (targetVault?.address as `0x${string}` | undefined) ?? firstVault(chainId, event.log.address),
     timelock: event.log.address.toLowerCase() as `0x${string}`,
-    operation_id: id,
+    operation_hash: id,
     call_index: Number(index),
     target: target.toLowerCase() as `0x${string}`,
     value,

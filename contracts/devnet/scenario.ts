@@ -77,7 +77,13 @@ export const VAULT_SPECS: readonly VaultSpec[] = [
   },
 ];
 
+/**
+ * The devnet chains. At least one block every `blockTime` seconds (padding blocks fill quiet
+ * slots) and a snapshot every `snapshotInterval` blocks, so every day has several snapshots.
+ * anvil keeps every block's state in memory (about half a megabyte each here), so quiet hours
+ * get few blocks.
+ */
 export const DEVNET_CHAINS = [
-  { chainId: 1, port: 8545, blockTime: 3600, snapshotInterval: 8 },
-  { chainId: 8453, port: 8546, blockTime: 1800, snapshotInterval: 16 },
+  { chainId: 1, port: 8545, blockTime: 14_400, snapshotInterval: 3 },
+  { chainId: 8453, port: 8546, blockTime: 7_200, snapshotInterval: 6 },
 ] as const;

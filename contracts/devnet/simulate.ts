@@ -343,6 +343,10 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
   const loans: Address[] = [];
   const loanState = new Map<Address, { principal: bigint; apr: bigint }>();
   const deployLoan = async (principal: bigint, apr: bigint, when: number) => {
+    const reserved =
+      (await s.readBig("LendingPool", lp.reg.address, "claimableAssets", [])) +
+      (await s.readBig("LendingPool", lp.reg.address, "accruedFees", []));
+    await ensureLiquidity(lp, reserved + principal, when - 3);
     const receipt = await s.call(lp.operator, "LendingPool", lp.reg.address, "deployLoan", [borrower, principal, apr, 90n], when);
     const ev = s.events.find((e) => e.event === "NewLoanDeployedByPool" && e.txHash === receipt.transactionHash);
     const loan = ev!.args.loanAddr as Address;

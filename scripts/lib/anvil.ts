@@ -203,6 +203,9 @@ export async function startAnvil(opts: StartAnvilOptions): Promise<AnvilInstance
     '--gas-limit', '100000000',
     '--auto-impersonate',
     '--accounts', '10',
+    // Keep the state of every block in memory: the indexer reads vault state at historical blocks;
+    // anvil otherwise writes every state to disk as JSON (gigabytes, and slower with every block).
+    '--prune-history', '1000000',
   ];
   if (opts.genesisTimestamp !== undefined) args.push('--timestamp', String(Math.floor(opts.genesisTimestamp)));
   if (opts.stateDir) {
