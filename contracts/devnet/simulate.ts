@@ -276,6 +276,9 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
   // Governance calendar: day offset -> actions (offsets beyond the simulated range are skipped).
   type Plan = (when: number) => Promise<void>;
   const calendar = new Map<number, { fraction: number; fn: Plan }[]>();
+  // The calendar below is written for a 125-day history; shorter ones compress it.
+  const D = (day: number) => (opts.days >= 125 ? day : Math.round((day * opts.days) / 125));
+
   // Governance happens around 08:00 UTC; executions come an hour after, so a delay of whole days
   // has always passed by then.
   const plan = (dayOffset: number, fn: Plan, fraction = 0.33) => {
@@ -303,38 +306,38 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
   const lpAbi = ABIS.LendingPool as Abi;
   const v2Abi = ABIS.TokenizedVaultV2 as Abi;
   const tlAbi = ABIS.TimelockController as Abi;
-  scheduled(10, op(lp.reg.address, lpAbi, "updateManagementFee", [150n], "LP management fee 1.5%"), 2);
-  scheduled(25, op(v2.reg.address, v2Abi, "updateMaxChangePercent", [400n], "V2 max change 4%"), 2);
+  scheduled(D(10), op(lp.reg.address, lpAbi, "updateManagementFee", [150n], "LP management fee 1.5%"), 2);
+  scheduled(D(25), op(v2.reg.address, v2Abi, "updateMaxChangePercent", [400n], "V2 max change 4%"), 2);
   const newLpOperator = actorAddress(seed, `operator-${lp.spec.kind}`, 1);
-  scheduled(40, op(lp.reg.address, lpAbi, "updateOperator", [newLpOperator], "LP new operator"), 2);
-  plan(42, async () => {
+  scheduled(D(40), op(lp.reg.address, lpAbi, "updateOperator", [newLpOperator], "LP new operator"), 2);
+  plan(D(40) + 2, async () => {
     lp.operator = newLpOperator;
     lp.reg.operator = lc(newLpOperator);
-  });
-  scheduled(50, op(lp.reg.address, lpAbi, "updateMaxSupply", [units(1, 30)], "LP max supply (cancelled)"), "cancel");
+  }, 0.4);
+  scheduled(D(50), op(lp.reg.address, lpAbi, "updateMaxSupply", [units(1, 30)], "LP max supply (cancelled)"), "cancel");
   const sub3 = actorAddress(seed, `subaccount-${v2.spec.kind}`, 2);
-  scheduled(55, op(v2.reg.address, v2Abi, "enableSubAccount", [sub3], "V2 enable subaccount"), 2);
-  scheduled(100, op(v2.reg.address, v2Abi, "disableSubAccount", [sub3], "V2 disable subaccount"), 2);
+  scheduled(D(55), op(v2.reg.address, v2Abi, "enableSubAccount", [sub3], "V2 enable subaccount"), 2);
+  scheduled(D(100), op(v2.reg.address, v2Abi, "disableSubAccount", [sub3], "V2 disable subaccount"), 2);
   const newCollector = actorAddress(seed, `fees-${lp.spec.kind}`, 1);
-  scheduled(70, op(lp.reg.address, lpAbi, "updateFeeCollector", [newCollector], "LP fee collector"), 2);
-  plan(72, async () => {
+  scheduled(D(70), op(lp.reg.address, lpAbi, "updateFeeCollector", [newCollector], "LP fee collector"), 2);
+  plan(D(70) + 2, async () => {
     lp.reg.feeCollector = lc(newCollector);
   });
-  scheduled(80, op(lp.reg.address, lpAbi, "updateMaxSupply", [units(1, 27)], "LP max supply"), 2);
+  scheduled(D(80), op(lp.reg.address, lpAbi, "updateMaxSupply", [units(1, 27)], "LP max supply"), 2);
   const canceller = (await s.read("TimelockController", timelock, "CANCELLER_ROLE", [])) as Hex;
-  scheduled(90, op(timelock, tlAbi, "grantRole", [canceller, guardian], "grant canceller to guardian"), 2);
-  scheduled(95, op(timelock, tlAbi, "updateDelay", [2n * BigInt(DAY)], "timelock delay 2 days"), 2);
-  plan(97, async () => {
+  scheduled(D(90), op(timelock, tlAbi, "grantRole", [canceller, guardian], "grant canceller to guardian"), 2);
+  scheduled(D(95), op(timelock, tlAbi, "updateDelay", [2n * BigInt(DAY)], "timelock delay 2 days"), 2);
+  plan(D(97), async () => {
     timelockDelay = 2n * BigInt(DAY);
   });
   // A stray token (the other vault's asset) sent to the pool by mistake is rescued through the
   // timelock; it is not the pool's asset, so it never counts in the pool's total assets.
   const stray = units(1.5, v2.reg.asset.decimals);
-  plan(108, async (w) => {
+  plan(D(108), async (w) => {
     await s.call(wallets[3]!, "MockERC20", v2.reg.asset.address, "transfer", [lp.reg.address, stray], w);
     count("strayTransfer");
   });
-  scheduled(109, op(lp.reg.address, lpAbi, "emergencyWithdraw", [v2.reg.asset.address, rescue, stray], "rescue stray tokens"), 2);
+  scheduled(D(109), op(lp.reg.address, lpAbi, "emergencyWithdraw", [v2.reg.asset.address, rescue, stray], "rescue stray tokens"), 2);
   // Left pending at the end: one ready to execute, one still waiting.
   scheduled(opts.days - 3, op(lp.reg.address, lpAbi, "updateMaxChangePercent", [300n], "LP max change 3%"), "pending");
   scheduled(opts.days - 1, op(v2.reg.address, v2Abi, "updateManagementFee", [120n], "V2 management fee 1.2%"), "pending");
@@ -356,29 +359,29 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
     count("loan:deployed");
     return loan;
   };
-  plan(15, async (w) => {
+  plan(D(15), async (w) => {
     const ta = await s.readBig("LendingPool", lp.reg.address, "totalAssets", []);
     const loan = await deployLoan(ta / 10n, 1100n, w);
     await s.call(borrower, "Loan", loan, "borrowerCommitment", [], w + 2);
     await s.call(borrower, "Loan", loan, "borrowerWithdraw", [ta / 10n], w + 3);
   });
-  plan(70, async (w) => {
+  plan(D(70), async (w) => {
     const ta = await s.readBig("LendingPool", lp.reg.address, "totalAssets", []);
     const loan = await deployLoan(ta / 20n, 950n, w);
     await s.call(borrower, "Loan", loan, "borrowerCommitment", [], w + 2);
   });
-  plan(60, async (w) => {
+  plan(D(60), async (w) => {
     const loan = loans[0];
     if (!loan) return;
     await s.call(lp.operator, "LendingPool", lp.reg.address, "proposeLoanApr", [loan, 1000n], w);
     await s.call(borrower, "Loan", loan, "acceptApr", [], w + 3600);
     loanState.get(loan)!.apr = 1000n;
   });
-  plan(100, async (w) => {
+  plan(D(100), async (w) => {
     const loan = loans[1];
     if (loan) await s.call(lp.operator, "LendingPool", lp.reg.address, "callLoan", [loan, 30n, 7n], w);
   });
-  plan(105, async (w) => {
+  plan(D(105), async (w) => {
     const loan = loans[0];
     if (!loan) return;
     const { principal } = loanState.get(loan)!;
@@ -401,12 +404,12 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
       v.paused = false;
     });
   };
-  pauseVault(lp, 60, 2);
-  pauseVault(v2, 88, 1);
+  pauseVault(lp, D(60), 2);
+  pauseVault(v2, D(88), 1);
 
   // ---- day by day ----------------------------------------------------------------------------
   const prices = new Map<Address, number>(vaults.map((v) => [v.reg.priceFeed.address, v.spec.asset.usdPrice]));
-  const lossDay = new Map<Address, number>(vaults.map((v, i) => [v.reg.address, Math.min(opts.days - 5, 77 + 9 * i)]));
+  const lossDay = new Map<Address, number>(vaults.map((v, i) => [v.reg.address, Math.min(opts.days - 5, D(77 + 9 * i))]));
 
   for (let d = 0; d < opts.days; d++) {
     const day = firstDay + d;
@@ -441,7 +444,7 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
     at2(slotOf(0.5), (w) => claims(day, w));
     // Governance and loans of the day.
     for (const { fraction, fn } of calendar.get(d) ?? []) at2(slotOf(fraction), fn);
-    if (d > 15 && d % 7 === 0 && loans[0]) at2(slotOf(0.4), (w) => payInterest(w));
+    if (d > D(15) && d % 7 === 0 && loans[0]) at2(slotOf(0.4), (w) => payInterest(w));
     // Evening: the operator reports total assets, rebalances, and charges fees.
     for (const v of vaults) at2(slotOf(0.85), (w) => report(v, day, d, w));
     for (const v of vaults) at2(slotOf(0.9), (w) => rebalance(v, w));

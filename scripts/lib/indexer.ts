@@ -48,6 +48,8 @@ export interface IndexerOptions {
   logFile: string;
   echo?: boolean;
   root?: string;
+  /** schema whose views follow this deployment; default "indexer", null for none */
+  viewsSchema?: string | null;
   onExit?: (code: number | null, signal: NodeJS.Signals | null) => void;
 }
 
@@ -63,11 +65,13 @@ export function indexerEnv(opts: IndexerOptions, schema: string): NodeJS.Process
     ...process.env,
     DATABASE_URL: opts.databaseUrl,
     DATABASE_SCHEMA: schema,
-    DATABASE_VIEWS_SCHEMA: VIEWS_SCHEMA,
     VAULT_REGISTRY: resolve(opts.registryFile),
     PONDER_TELEMETRY_DISABLED: "1",
     PORT: String(opts.port),
   };
+  const views = opts.viewsSchema === undefined ? VIEWS_SCHEMA : opts.viewsSchema;
+  if (views) env.DATABASE_VIEWS_SCHEMA = views;
+  else delete env.DATABASE_VIEWS_SCHEMA;
   for (const c of opts.chains) {
     env[`PONDER_RPC_URL_${c.chainId}`] = c.rpcUrl;
     if (c.snapshotInterval) env[`SNAPSHOT_INTERVAL_${c.chainId}`] = String(c.snapshotInterval);
@@ -181,5 +185,24 @@ export async function recordBackfill(databaseUrl: string, schema: string, progre
     return n;
   } finally {
     await client.end();
+  }
+}
+
+/**
+ * Points the views schema at an existing deployment schema (`ponder db create-views`): how an
+ * operator rolls the analysts' names back to, or forward to, a given deployment.
+ */
+export async function createViews(opts: IndexerOptions, schema: string, viewsSchema = VIEWS_SCHEMA): Promise<void> {
+  const root = opts.root ?? REPO_ROOT;
+  const bin = join(REPO_ROOT, "node_modules", ".bin", "ponder");
+  const proc = spawnManaged(
+    "create-views",
+    bin,
+    ["db", "create-views", "--root", root, "--schema", schema, "--views-schema", viewsSchema],
+    { cwd: root, env: indexerEnv({ ...opts, viewsSchema: null }, schema), logFile: opts.logFile },
+  );
+  const { code, signal } = await proc.exited;
+  if (code !== 0) {
+    throw new Error(`ponder db create-views exited with ${signal ?? code}:\n${proc.recentOutput()}`);
   }
 }

@@ -1,0 +1,328 @@
+/**
+ * The indexer against the simulated chains: every event of the simulator's manifest is in the
+ * tables exactly once with equal values; every day has snapshots; positions replayed from the
+ * tables equal balanceOf at the head; snapshot figures equal on-chain reads at their block.
+ */
+import { describe, expect, inject, it, beforeAll } from "vitest";
+import { encodeFunctionData, decodeFunctionResult, erc20Abi, type Hex } from "viem";
+import type pg from "pg";
+import { LendingPoolAbi } from "../../abis/LendingPoolAbi.js";
+import { TokenizedVaultV2Abi } from "../../abis/TokenizedVaultV2Abi.js";
+import type { Manifest } from "../../contracts/devnet/index.js";
+import type { ManifestEvent } from "../../contracts/devnet/session.js";
+import { key, loadManifest, rows, rpcCall, withDb } from "../helpers.js";
+
+const devnet = inject("devnet");
+let manifest: Manifest;
+let indexed: ManifestEvent[];
+
+const VAULT_FLOW = new Set(["Deposit", "Withdraw"]);
+const GOVERNANCE = new Set([
+  "RoleGranted",
+  "RoleRevoked",
+  "MinDelayChange",
+  "OwnershipTransferred",
+  "OwnershipTransferStarted",
+  "OperatorUpdated",
+  "FeeCollectorUpdated",
+  "ManagementFeeUpdated",
+  "MaxChangePercentUpdated",
+  "OnMaxSupplyChanged",
+  "DepositWithdrawalStatusChanged",
+  "OnEmergencyWithdraw",
+  "SubAccountEnabled",
+  "SubAccountDisabled",
+]);
+const FEES = new Set(["ManagementFeeCharged", "FeesCollected"]);
+const TIMELOCK_OPS = new Set(["CallScheduled", "CallExecuted", "Cancelled", "CallSalt"]);
+
+beforeAll(() => {
+  manifest = loadManifest(devnet.manifestFile);
+  indexed = manifest.chains.flatMap((c) => {
+    const addresses = new Set<string>([
+      ...c.vaults.flatMap((v) => [v.address, v.receiptToken, v.timelock].filter((a): a is `0x${string}` => !!a)),
+      ...c.loans,
+    ]);
+    return c.events.filter((e) => addresses.has(e.address));
+  });
+});
+
+function q<T = Record<string, unknown>>(sql: string, params: unknown[] = []) {
+  return withDb(devnet.analystUrl, (c) => rows<T>(c, sql, params));
+}
+
+// Rows as pg returns them: numeric and int8 as strings, jsonb parsed.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Row = Record<string, any>;
+
+function byKey(list: Row[]) {
+  const m = new Map<string, Row>();
+  for (const r of list) {
+    const k = key(r.chain_id, r.tx_hash, r.log_index);
+    expect(m.has(k), `duplicate row ${k}`).toBe(false);
+    m.set(k, r);
+  }
+  return m;
+}
+
+const vaultOf = (e: ManifestEvent) => manifest.chains.find((c) => c.chainId === e.chainId)!.vaults;
+
+describe("indexed tables equal the simulator's manifest", () => {
+  it("covers every kind of event the simulation produced, on both chains", () => {
+    const names = new Set(indexed.map((e) => e.event));
+    for (const n of ["Deposit", "Withdraw", "Transfer", "WithdrawalRequested", "WithdrawalProcessed", "CallScheduled", "CallExecuted", "Cancelled", "RoleGranted", "RoleRevoked", "OwnershipTransferred", "DepositWithdrawalStatusChanged", "ManagementFeeCharged", "FeesCollected", "NewLoanDeployedByPool", "OnLoanFunded", "OnInterestsRepayment"]) {
+      expect(names.has(n), `the simulation emitted no ${n}`).toBe(true);
+    }
+    expect(new Set(indexed.map((e) => e.chainId))).toEqual(new Set([1, 8453]));
+    const handled = new Set([...VAULT_FLOW, ...GOVERNANCE, ...FEES, ...TIMELOCK_OPS, "Transfer", "WithdrawalRequested", "WithdrawalProcessed", "NewLoanDeployedByPool"]);
+    const loanAddresses = new Set(manifest.chains.flatMap((c) => c.loans));
+    const unhandled = indexed.filter((e) => !handled.has(e.event) && !loanAddresses.has(e.address));
+    expect(unhandled.map((e) => `${e.event}@${e.address}`)).toEqual([]);
+  });
+
+  it("vault_event: every deposit and withdraw exactly once with equal values", async () => {
+    const table = byKey(await q<Row>("SELECT * FROM indexer.vault_event"));
+    const events = indexed.filter((e) => VAULT_FLOW.has(e.event));
+    expect(table.size).toBe(events.length);
+    for (const e of events) {
+      const r = table.get(key(e.chainId, e.txHash, e.logIndex));
+      expect(r, `${e.event} ${e.txHash}:${e.logIndex}`).toBeDefined();
+      const v = vaultOf(e).find((x) => x.address === e.address)!;
+      const a = e.args;
+      const expected =
+        e.event === "Withdraw"
+          ? { kind: "withdraw", sender: a.sender, owner: a.owner, receiver: a.receiver, assets: a.assets, shares: a.shares, asset: v.asset.address }
+          : v.family === "lendingPool"
+            ? { kind: "deposit", sender: a.sender, owner: a.owner, receiver: a.owner, assets: a.assets, shares: a.shares, asset: v.asset.address }
+            : { kind: "deposit", sender: a.senderAddr, owner: a.receiverAddr, receiver: a.receiverAddr, assets: a.amountIn, shares: a.shares, asset: a.assetIn };
+      expect({ kind: r!.kind, sender: r!.sender, owner: r!.owner, receiver: r!.receiver, assets: r!.assets, shares: r!.shares, asset: r!.asset }).toEqual(expected);
+      expect([r!.vault, Number(r!.block_number), Number(r!.timestamp)]).toEqual([e.address, e.blockNumber, e.timestamp]);
+    }
+  });
+
+  it("share_transfer: every share Transfer (mints and burns included) exactly once", async () => {
+    const table = byKey(await q<Row>("SELECT * FROM indexer.share_transfer"));
+    const events = indexed.filter((e) => e.event === "Transfer");
+    expect(table.size).toBe(events.length);
+    for (const e of events) {
+      const r = table.get(key(e.chainId, e.txHash, e.logIndex))!;
+      expect(r, `${e.txHash}:${e.logIndex}`).toBeDefined();
+      const v = vaultOf(e).find((x) => x.address === e.address || x.receiptToken === e.address)!;
+      expect([r.vault, r.token, r.from_address, r.to_address, r.shares]).toEqual([v.address, e.address, e.args.from, e.args.to, e.args.value]);
+    }
+  });
+
+  it("withdrawal_request: every request once; every processing matched to its request", async () => {
+    const table = byKey(await q<Row>("SELECT * FROM indexer.withdrawal_request"));
+    const requests = indexed.filter((e) => e.event === "WithdrawalRequested");
+    expect(table.size).toBe(requests.length);
+    for (const e of requests) {
+      const r = table.get(key(e.chainId, e.txHash, e.logIndex))!;
+      expect(r).toBeDefined();
+      const a = e.args;
+      if ("ownerAddr" in a) {
+        const date = `${a.year}-${String(a.month).padStart(2, "0")}-${String(a.day).padStart(2, "0")}`;
+        expect([r.owner, r.receiver, r.shares, r.assets, r.fee, r.claimable_date]).toEqual([a.ownerAddr, a.receiverAddr, a.shares, a.assets, a.fee, date]);
+      } else {
+        expect([r.owner, r.receiver, r.shares]).toEqual([a.holderAddr, a.receiverAddr, a.shares]);
+      }
+    }
+    // Processing: per transaction, the multiset of (receiver, assets) is the same.
+    const processed = indexed.filter((e) => e.event === "WithdrawalProcessed");
+    const fromChain = new Map<string, string[]>();
+    for (const e of processed) {
+      const k = `${e.chainId}:${e.txHash}`;
+      fromChain.set(k, [...(fromChain.get(k) ?? []), `${e.args.receiverAddr}:${e.args.assetsAmount}`].sort());
+    }
+    const fromDb = new Map<string, string[]>();
+    for (const r of table.values()) {
+      if (r.status !== "processed") continue;
+      const k = `${r.chain_id}:${r.processed_tx_hash}`;
+      fromDb.set(k, [...(fromDb.get(k) ?? []), `${r.receiver}:${r.processed_assets}`].sort());
+    }
+    expect(fromDb).toEqual(fromChain);
+    expect([...table.values()].filter((r) => r.status === "processed").length).toBe(processed.length);
+    // LendingPool: each processed request is the one requested at the event's requestedOn.
+    for (const e of processed.filter((x) => "requestedOn" in x.args)) {
+      const match = [...table.values()].find(
+        (r) => r.processed_tx_hash === e.txHash && r.receiver === e.args.receiverAddr && r.processed_assets === e.args.assetsAmount,
+      )!;
+      expect(match.timestamp).toBe(String(e.args.requestedOn));
+    }
+  });
+
+  it("timelock_operation: scheduled, executed and cancelled operations", async () => {
+    const table = byKey(await q<Row>("SELECT * FROM indexer.timelock_operation"));
+    const scheduled = indexed.filter((e) => e.event === "CallScheduled");
+    expect(table.size).toBe(scheduled.length);
+    const ops = new Map<string, Row>();
+    for (const e of scheduled) {
+      const r = table.get(key(e.chainId, e.txHash, e.logIndex))!;
+      expect(r).toBeDefined();
+      const a = e.args;
+      expect([r.operation_hash, Number(r.call_index), r.target, r.value, r.data, r.predecessor, r.delay]).toEqual([a.id, Number(a.index), a.target, a.value, a.data, a.predecessor, a.delay]);
+      expect(Number(r.ready_at)).toBe(e.timestamp + Number(a.delay));
+      ops.set(`${e.chainId}:${a.id}:${a.index}`, r);
+    }
+    const executed = indexed.filter((e) => e.event === "CallExecuted");
+    const cancelled = indexed.filter((e) => e.event === "Cancelled");
+    for (const e of executed) {
+      const r = ops.get(`${e.chainId}:${e.args.id}:${e.args.index}`)!;
+      expect([r.status, r.executed_tx_hash, Number(r.executed_at)]).toEqual(["executed", e.txHash, e.timestamp]);
+    }
+    for (const e of cancelled) {
+      const r = ops.get(`${e.chainId}:${e.args.id}:0`)!;
+      expect([r.status, r.cancelled_tx_hash]).toEqual(["cancelled", e.txHash]);
+    }
+    for (const e of indexed.filter((x) => x.event === "CallSalt")) {
+      expect(ops.get(`${e.chainId}:${e.args.id}:0`)!.salt).toBe(e.args.salt);
+    }
+    const pending = [...table.values()].filter((r) => r.status === "scheduled").length;
+    expect(pending).toBe(scheduled.length - executed.length - cancelled.length);
+    expect(pending).toBeGreaterThan(0);
+  });
+
+  it("governance_event and fee_event: every role, ownership, config, pause and fee event", async () => {
+    const gov = byKey(await q<Row>("SELECT * FROM indexer.governance_event"));
+    const govEvents = indexed.filter((e) => GOVERNANCE.has(e.event));
+    expect(gov.size).toBe(govEvents.length);
+    for (const e of govEvents) {
+      const r = gov.get(key(e.chainId, e.txHash, e.logIndex))!;
+      expect(r, `${e.event} ${e.txHash}`).toBeDefined();
+      expect([r.event, r.contract, r.args]).toEqual([e.event, e.address, e.args]);
+    }
+    const fees = byKey(await q<Row>("SELECT * FROM indexer.fee_event WHERE kind <> 'withdrawal_fee'"));
+    const feeEvents = indexed.filter((e) => FEES.has(e.event));
+    expect(fees.size).toBe(feeEvents.length);
+    for (const e of feeEvents) {
+      const r = fees.get(key(e.chainId, e.txHash, e.logIndex))!;
+      const amount = e.args.managementFeeAmount ?? e.args.amount ?? null;
+      expect([r.kind, r.amount]).toEqual([e.event === "FeesCollected" ? "fees_collected" : "management_fee_charged", amount]);
+    }
+    const withdrawalFees = await q<{ n: string }>("SELECT count(*) AS n FROM indexer.fee_event WHERE kind = 'withdrawal_fee'");
+    const charged = indexed.filter((e) => e.event === "WithdrawalRequested" && "fee" in e.args && e.args.fee !== "0");
+    expect(Number(withdrawalFees[0]!.n)).toBe(charged.length);
+  });
+
+  it("loan and loan_event: every loan deployed by a pool and every loan event", async () => {
+    const loans = await q<Row>("SELECT * FROM indexer.loan");
+    const deployed = indexed.filter((e) => e.event === "NewLoanDeployedByPool");
+    expect(loans.length).toBe(deployed.length);
+    for (const e of deployed) {
+      const r = loans.find((l) => Number(l.chain_id) === e.chainId && l.address === e.args.loanAddr)!;
+      expect([r.vault, r.tx_hash]).toEqual([e.address, e.txHash]);
+    }
+    const loanAddresses = new Set(manifest.chains.flatMap((c) => c.loans));
+    const loanEvents = indexed.filter((e) => loanAddresses.has(e.address));
+    const table = byKey(await q<Row>("SELECT * FROM indexer.loan_event"));
+    expect(table.size).toBe(loanEvents.length);
+    for (const e of loanEvents) {
+      const r = table.get(key(e.chainId, e.txHash, e.logIndex))!;
+      expect([r.event, r.loan, r.args]).toEqual([e.event, e.address, e.args]);
+    }
+    // Repayments add up.
+    for (const l of loans) {
+      const repaid = loanEvents
+        .filter((e) => e.address === l.address && e.chainId === Number(l.chain_id) && e.event === "OnInterestsRepayment")
+        .reduce((s, e) => s + BigInt(e.args.amount as string), 0n);
+      expect(l.interest_repaid).toBe(repaid.toString());
+    }
+  });
+});
+
+describe("snapshots and positions", () => {
+  it("every simulated day has share-ratio snapshots for every vault", async () => {
+    for (const c of manifest.chains) {
+      for (const v of c.vaults) {
+        const days = await q<{ day: number }>(
+          "SELECT DISTINCT floor(timestamp / 86400)::int AS day FROM indexer.share_ratio_snapshot WHERE chain_id = $1 AND vault = $2",
+          [c.chainId, v.address],
+        );
+        const have = new Set(days.map((d) => d.day));
+        const firstDay = Math.floor(v.startTimestamp / 86400) + 1;
+        const missing: number[] = [];
+        for (let d = firstDay; d <= c.lastDay; d++) if (!have.has(d)) missing.push(d);
+        expect(missing, `${c.chainId} ${v.name}`).toEqual([]);
+      }
+    }
+  });
+
+  it("has a snapshot at every deposit and withdraw", async () => {
+    const orphan = await q<{ n: string }>(
+      "SELECT count(*) AS n FROM indexer.vault_event e LEFT JOIN indexer.share_ratio_snapshot s ON s.id = e.id WHERE s.id IS NULL",
+    );
+    expect(Number(orphan[0]!.n)).toBe(0);
+  });
+
+  it("snapshot figures equal on-chain reads at their block", async () => {
+    const sample = await q<Row>(
+      "SELECT * FROM indexer.share_ratio_snapshot ORDER BY md5(id) LIMIT 40",
+    );
+    for (const s of sample) {
+      const c = manifest.chains.find((x) => x.chainId === Number(s.chain_id))!;
+      const v = c.vaults.find((x) => x.address === s.vault)!;
+      const block = `0x${BigInt(s.block_number!).toString(16)}`;
+      const call = async (to: string, data: Hex) => rpcCall<Hex>(c.rpcUrl, "eth_call", [{ to, data }, block]);
+      const abi = v.family === "lendingPool" ? LendingPoolAbi : TokenizedVaultV2Abi;
+      const ta = BigInt(await call(v.address, encodeFunctionData({ abi, functionName: "totalAssets" })));
+      const ts = BigInt(await call(v.address, encodeFunctionData({ abi, functionName: "totalSupply" })));
+      const idleRet = await call(v.asset.address, encodeFunctionData({ abi: erc20Abi, functionName: "balanceOf", args: [v.address] }));
+      const idle = decodeFunctionResult({ abi: erc20Abi, functionName: "balanceOf", data: idleRet });
+      expect([s.total_assets, s.total_supply, s.idle_assets]).toEqual([ta.toString(), ts.toString(), idle.toString()]);
+      if (ts === 0n) {
+        expect(s.asset_share_ratio).toBeNull();
+        continue;
+      }
+      const scaled = (ta * 10n ** 18n) / ts;
+      const expected = `${scaled / 10n ** 18n}.${(scaled % 10n ** 18n).toString().padStart(18, "0")}`;
+      expect(s.asset_share_ratio).toBe(expected);
+    }
+  });
+
+  it("positions replayed from share_transfer equal balanceOf at the head", async () => {
+    const positions = await q<{ chain_id: number; vault: string; holder: string; balance: string }>(`
+      SELECT chain_id, vault, holder, sum(delta)::text AS balance FROM (
+        SELECT chain_id, vault, to_address AS holder, shares AS delta FROM indexer.share_transfer
+        UNION ALL
+        SELECT chain_id, vault, from_address, -shares FROM indexer.share_transfer
+      ) t WHERE holder <> '0x0000000000000000000000000000000000000000'
+      GROUP BY 1, 2, 3`);
+    expect(positions.length).toBeGreaterThan(50);
+    for (const p of positions) {
+      const c = manifest.chains.find((x) => x.chainId === Number(p.chain_id))!;
+      const v = c.vaults.find((x) => x.address === p.vault)!;
+      const token = v.receiptToken ?? v.address;
+      const data = encodeFunctionData({ abi: erc20Abi, functionName: "balanceOf", args: [p.holder as `0x${string}`] });
+      const onChain = BigInt(await rpcCall<Hex>(c.rpcUrl, "eth_call", [{ to: token, data }, "latest"]));
+      expect(`${p.chain_id} ${p.vault} ${p.holder} ${p.balance}`).toBe(`${p.chain_id} ${p.vault} ${p.holder} ${onChain}`);
+    }
+    // Minted minus burned equals each vault's total supply, and the vault row agrees.
+    const supply = await q<{ chain_id: number; vault: string; minted: string; total_supply: string }>(`
+      SELECT t.chain_id, t.vault,
+        (sum(CASE WHEN from_address = '0x0000000000000000000000000000000000000000' THEN shares ELSE 0 END)
+         - sum(CASE WHEN to_address = '0x0000000000000000000000000000000000000000' THEN shares ELSE 0 END))::text AS minted,
+        v.total_supply::text AS total_supply
+      FROM indexer.share_transfer t JOIN indexer.vault v ON v.chain_id = t.chain_id AND v.address = t.vault
+      GROUP BY 1, 2, v.total_supply`);
+    for (const s of supply) {
+      const c = manifest.chains.find((x) => x.chainId === Number(s.chain_id))!;
+      const v = c.vaults.find((x) => x.address === s.vault)!;
+      const data = encodeFunctionData({ abi: erc20Abi, functionName: "totalSupply" });
+      const onChain = BigInt(await rpcCall<Hex>(c.rpcUrl, "eth_call", [{ to: v.receiptToken ?? v.address, data }, "latest"]));
+      expect(s.minted).toBe(onChain.toString());
+    }
+  });
+
+  it("lists every vault as fully backfilled", async () => {
+    const list = await q<{ chain_id: number; vault: string }>("SELECT chain_id, vault FROM ops.vault_backfill ORDER BY 1, 2");
+    const expected = manifest.chains.flatMap((c) => c.vaults.map((v) => ({ chain_id: c.chainId, vault: v.address })));
+    expect(list.map((r) => `${r.chain_id}:${r.vault}`).sort()).toEqual(expected.map((r) => `${r.chain_id}:${r.vault}`).sort());
+  });
+
+  it("gives the analyst role SELECT and nothing else", async () => {
+    await expect(q("INSERT INTO indexer.vault_event (id) VALUES ('x')")).rejects.toThrow(/permission denied|read-only/);
+    await expect(q("CREATE TABLE public.analyst_was_here (x int)")).rejects.toThrow(/permission denied|read-only/);
+    await expect(q("DELETE FROM ops.vault_backfill")).rejects.toThrow(/permission denied|read-only/);
+    await expect(q(`SELECT count(*) FROM "${devnet.schema}".vault`)).rejects.toThrow(/permission denied/);
+  });
+});

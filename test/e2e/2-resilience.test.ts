@@ -1,0 +1,204 @@
+/**
+ * The indexer survives what production throws at it: a kill -9 in the middle of a backfill, a
+ * redeploy of changed code while the old deployment serves, and a reorg of the newest blocks.
+ */
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, appendFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, inject, it } from "vitest";
+import type { Address } from "viem";
+import { ChainSession } from "../../contracts/devnet/session.js";
+import {
+  createViews,
+  indexedBlocks,
+  REPO_ROOT,
+  startIndexer,
+  waitForHead,
+  type IndexerOptions,
+} from "../../scripts/lib/indexer.js";
+import { loadManifest, rows, rpcCall, sleep, withDb } from "../helpers.js";
+
+const devnet = inject("devnet");
+const TABLES = [
+  "vault",
+  "vault_event",
+  "share_transfer",
+  "withdrawal_request",
+  "share_ratio_snapshot",
+  "timelock_operation",
+  "governance_event",
+  "fee_event",
+  "loan",
+  "loan_event",
+];
+
+function baseOptions(name: string, port: number): IndexerOptions {
+  return {
+    databaseUrl: devnet.dbUrl,
+    registryFile: devnet.registryFile,
+    chains: devnet.chains,
+    port,
+    logFile: join(devnet.dir, `${name}.log`),
+  };
+}
+
+async function tableDiff(a: string, b: string): Promise<Record<string, number>> {
+  return withDb(devnet.dbUrl, async (c) => {
+    const out: Record<string, number> = {};
+    for (const t of TABLES) {
+      const [r] = await rows<{ n: string }>(
+        c,
+        `SELECT (SELECT count(*) FROM (SELECT * FROM "${a}"."${t}" EXCEPT ALL SELECT * FROM "${b}"."${t}") x)
+              + (SELECT count(*) FROM (SELECT * FROM "${b}"."${t}" EXCEPT ALL SELECT * FROM "${a}"."${t}") y) AS n`,
+      );
+      out[t] = Number(r!.n);
+    }
+    return out;
+  });
+}
+
+const zeroDiff = Object.fromEntries(TABLES.map((t) => [t, 0]));
+
+describe("crash recovery", () => {
+  it("a kill -9 mid-backfill, then a restart, gives the same tables as an uninterrupted run", async () => {
+    const schema = `crash_${Date.now().toString(36)}`;
+    const opts = { ...baseOptions("crash", 42101), schema, viewsSchema: null };
+    const first = startIndexer(opts);
+    let killedAt: Map<number, number> | null = null;
+    await withDb(devnet.dbUrl, async (c) => {
+      for (let i = 0; i < 3000 && !killedAt; i++) {
+        const progress = await indexedBlocks(c, schema);
+        if (progress && [...progress.values()].some((b) => b > 0)) {
+          process.kill(-first.process.pid, "SIGKILL");
+          killedAt = progress;
+        } else await sleep(50);
+      }
+    });
+    expect(killedAt, "the backfill never started").not.toBeNull();
+    await first.process.exited;
+    const heads = await Promise.all(devnet.chains.map((c) => rpcCall<string>(c.rpcUrl, "eth_blockNumber").then(Number)));
+    const partial = devnet.chains.map((c, i) => (killedAt!.get(c.chainId) ?? 0) < heads[i]!);
+    expect(partial.some(Boolean), "killed after the backfill had already finished").toBe(true);
+
+    let exited = false;
+    const second = startIndexer({ ...opts, onExit: () => (exited = true) });
+    try {
+      await waitForHead(second, devnet.dbUrl, devnet.chains, { timeoutMs: 300_000, isAlive: () => !exited });
+      expect(readFileSync(opts.logFile, "utf8")).toMatch(/crash recovery/i);
+      expect(await tableDiff(schema, devnet.schema)).toEqual(zeroDiff);
+    } finally {
+      await second.stop();
+    }
+  }, 420_000);
+});
+
+describe("redeploy", () => {
+  it("indexer.* keeps answering while a changed build backfills and takes over", async () => {
+    // A changed build: the same sources with one handler file edited, in its own root.
+    const root = join(devnet.dir, "redeploy-root");
+    rmSync(root, { recursive: true, force: true });
+    mkdirSync(root, { recursive: true });
+    for (const f of ["ponder.config.ts", "ponder.schema.ts", "package.json", "tsconfig.json", "src", "abis", "config"]) {
+      cpSync(join(REPO_ROOT, f), join(root, f), { recursive: true });
+    }
+    if (!existsSync(join(root, "node_modules"))) symlinkSync(join(REPO_ROOT, "node_modules"), join(root, "node_modules"));
+    appendFileSync(join(root, "src", "snapshots.ts"), "\n// changed build for the redeploy test\n");
+
+    const [{ n: expected }] = await withDb(devnet.analystUrl, (c) => rows<{ n: string }>(c, "SELECT count(*) AS n FROM indexer.vault_event"));
+    const viewTarget = () =>
+      withDb(devnet.dbUrl, async (c) => {
+        const [r] = await rows<{ definition: string }>(c, "SELECT definition FROM pg_views WHERE schemaname = 'indexer' AND viewname = 'vault_event'");
+        return r!.definition;
+      });
+    expect(await viewTarget()).toContain(devnet.schema);
+
+    let exited = false;
+    const opts = { ...baseOptions("redeploy", 42102), root };
+    const next = startIndexer({ ...opts, onExit: () => (exited = true) });
+    expect(next.schema).not.toBe(devnet.schema);
+    const errors: string[] = [];
+    const counts = new Set<string>();
+    let reads = 0;
+    let polling = true;
+    const poller = withDb(devnet.analystUrl, async (c) => {
+      while (polling) {
+        try {
+          const [r] = await rows<{ n: string }>(c, "SELECT count(*) AS n FROM indexer.vault_event");
+          counts.add(r!.n);
+          reads++;
+        } catch (err) {
+          errors.push((err as Error).message);
+        }
+        await sleep(100);
+      }
+    });
+    try {
+      await waitForHead(next, devnet.dbUrl, devnet.chains, { timeoutMs: 300_000, isAlive: () => !exited });
+      expect(await viewTarget()).toContain(next.schema);
+      await sleep(1000);
+    } finally {
+      polling = false;
+      await poller;
+      await next.stop();
+    }
+    expect(errors).toEqual([]);
+    expect([...counts]).toEqual([expected]);
+    expect(reads).toBeGreaterThan(20);
+    expect(await tableDiff(next.schema, devnet.schema)).toEqual(zeroDiff);
+
+    // Roll the views back to the first deployment, which is still running.
+    await createViews(baseOptions("create-views", 0), devnet.schema);
+    expect(await viewTarget()).toContain(devnet.schema);
+  }, 420_000);
+});
+
+describe("reorg", () => {
+  it("rows of orphaned blocks are removed and the new blocks' rows appear", async () => {
+    const manifest = loadManifest(devnet.manifestFile);
+    const chain = manifest.chains.find((c) => c.chainId === 8453)!;
+    const pool = chain.vaults.find((v) => v.family === "lendingPool")!;
+    const s = new ChainSession(chain.chainId, chain.rpcUrl);
+    await s.syncClock();
+    const q = <T>(sql: string, params: unknown[] = []) => withDb(devnet.dbUrl, (c) => rows<T>(c, sql, params));
+    const hasEvent = async (tx: string) =>
+      (await q<{ n: string }>(`SELECT count(*) AS n FROM "${devnet.schema}".vault_event WHERE tx_hash = $1`, [tx]))[0]!.n === "1";
+    const waitUntil = async (what: string, fn: () => Promise<boolean>) => {
+      for (let i = 0; i < 600; i++) {
+        if (await fn()) return;
+        await sleep(100);
+      }
+      throw new Error(`timed out waiting until ${what}`);
+    };
+    const deposit = async (wallet: Address, amount: bigint) => {
+      const r = await s.call(wallet, "LendingPool", pool.address, "deposit", [amount, wallet]);
+      return r.transactionHash;
+    };
+    const [walletA, walletB] = chain.wallets as Address[];
+    const base = await rpcCall<string>(chain.rpcUrl, "evm_snapshot");
+    const orphanTx = await deposit(walletA!, 10n ** 18n);
+    await s.mineAt([s.clock + 60, s.clock + 120]);
+    await waitUntil("the orphan-to-be deposit is indexed", () => hasEvent(orphanTx));
+
+    // Replace the three newest blocks with four different ones.
+    expect(await rpcCall<boolean>(chain.rpcUrl, "evm_revert", [base])).toBe(true);
+    const restore = await rpcCall<string>(chain.rpcUrl, "evm_snapshot");
+    await s.syncClock();
+    const newTx = await deposit(walletB!, 2n * 10n ** 18n);
+    await s.mineAt([s.clock + 30, s.clock + 60, s.clock + 90]);
+    await waitUntil("the new chain's deposit is indexed", () => hasEvent(newTx));
+    expect(await hasEvent(orphanTx)).toBe(false);
+    for (const t of ["share_transfer", "share_ratio_snapshot"]) {
+      const [orphan] = await q<{ n: string }>(`SELECT count(*) AS n FROM "${devnet.schema}".${t} WHERE tx_hash = $1`, [orphanTx]);
+      expect(orphan!.n, t).toBe("0");
+      const [fresh] = await q<{ n: string }>(`SELECT count(*) AS n FROM "${devnet.schema}".${t} WHERE tx_hash = $1`, [newTx]);
+      expect(Number(fresh!.n), t).toBeGreaterThan(0);
+    }
+    const reorgs = readFileSync(join(devnet.dir, "indexer.log"), "utf8");
+    expect(reorgs).toMatch(/reorg/i);
+
+    // Back to the original chain: the tables return to what they were.
+    expect(await rpcCall<boolean>(chain.rpcUrl, "evm_revert", [restore])).toBe(true);
+    await s.syncClock();
+    await s.mineAt([s.clock + 30]);
+    await waitUntil("the second reorg is indexed", async () => !(await hasEvent(newTx)));
+  }, 180_000);
+});

@@ -1,0 +1,89 @@
+/**
+ * Global setup for the tests: real embedded Postgres, two anvil chains with a simulated history,
+ * and the indexer run to the chain heads. What the tests need is handed over with `provide`.
+ * Everything started here is stopped in teardown (and killed if the runner exits).
+ */
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { TestProject } from "vitest/node";
+import { DEVNET_CHAINS, genesisTimestamp, runDevnet } from "../../contracts/devnet/index.js";
+import { startAnvil } from "../../scripts/lib/anvil.js";
+import { recordBackfill, REPO_ROOT, startIndexer, waitForHead } from "../../scripts/lib/indexer.js";
+import { ensureAnalystRole, startEmbeddedPostgres } from "../../scripts/lib/postgres.js";
+import { killAllSync, stopAll } from "../../scripts/lib/procs.js";
+
+export interface DevnetInfo {
+  dbUrl: string;
+  analystUrl: string;
+  registryFile: string;
+  manifestFile: string;
+  schema: string;
+  indexerUrl: string;
+  chains: { chainId: number; rpcUrl: string; snapshotInterval: number }[];
+  dir: string;
+}
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    devnet: DevnetInfo;
+  }
+}
+
+export const TEST_DAYS = 30;
+
+export default async function setup(project: TestProject) {
+  process.on("exit", killAllSync);
+  const dir = join(REPO_ROOT, ".data", "test");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const log = (m: string) => process.stdout.write(`[devnet] ${m}\n`);
+  try {
+    const pgi = await startEmbeddedPostgres({ port: 54330, dataDir: join(dir, "postgres"), database: "vaults", logFile: join(dir, "postgres.log") });
+    const endTime = Math.floor(Date.now() / 1000);
+    const chains = await Promise.all(
+      DEVNET_CHAINS.map(async (c) => {
+        const a = await startAnvil({
+          chainId: c.chainId,
+          port: c.port + 10_000,
+          genesisTimestamp: genesisTimestamp(endTime, TEST_DAYS),
+          logFile: join(dir, `anvil-${c.chainId}.log`),
+        });
+        return { chainId: c.chainId, rpcUrl: a.rpcUrl, blockTime: c.blockTime, snapshotInterval: c.snapshotInterval };
+      }),
+    );
+    const registryFile = join(dir, "vaults.json");
+    const manifestFile = join(dir, "manifest.json");
+    log(`simulating ${TEST_DAYS} days`);
+    await runDevnet({ seed: "test", days: TEST_DAYS, endTime, wallets: 50, chains, manifestPath: manifestFile, registryPath: registryFile });
+    const analystUrl = await ensureAnalystRole(pgi.url, { viewsSchema: "indexer", extraSchemas: ["derived", "ops"] });
+    log("indexing");
+    let exited = false;
+    const indexer = startIndexer({
+      databaseUrl: pgi.url,
+      registryFile,
+      chains,
+      port: 42100,
+      logFile: join(dir, "indexer.log"),
+      onExit: () => (exited = true),
+    });
+    const progress = await waitForHead(indexer, pgi.url, chains, { timeoutMs: 480_000, isAlive: () => !exited });
+    await recordBackfill(pgi.url, indexer.schema, progress);
+    log(`indexed to the heads: ${JSON.stringify(progress)}`);
+    project.provide("devnet", {
+      dbUrl: pgi.url,
+      analystUrl,
+      registryFile,
+      manifestFile,
+      schema: indexer.schema,
+      indexerUrl: indexer.url,
+      chains: chains.map(({ chainId, rpcUrl, snapshotInterval }) => ({ chainId, rpcUrl, snapshotInterval })),
+      dir,
+    });
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+  return async () => {
+    await stopAll();
+  };
+}
