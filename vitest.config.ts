@@ -3,13 +3,29 @@ import ByNameSequencer from "./test/setup/sequencer";
 
 export default defineConfig({
   test: {
-    globalSetup: ["test/setup/devnet.ts"],
-    include: ["test/**/*.test.ts", "config/**/*.test.ts", "src/**/*.test.ts", "contracts/**/*.test.ts"],
-    // The end-to-end files share one devnet and change its chains: run files one after another.
+    env: { TZ: "UTC" },
+    // The end-to-end files share one devnet and change its chains: files run one after another,
+    // in name order.
     fileParallelism: false,
     sequence: { sequencer: ByNameSequencer },
-    testTimeout: 60_000,
-    hookTimeout: 600_000,
-    env: { TZ: "UTC" },
+    projects: [
+      {
+        test: {
+          name: "unit",
+          include: ["config/**/*.test.ts", "src/**/*.test.ts", "contracts/**/*.test.ts", "scripts/**/*.test.ts"],
+          env: { TZ: "UTC" },
+        },
+      },
+      {
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          globalSetup: ["test/setup/devnet.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
+          env: { TZ: "UTC" },
+        },
+      },
+    ],
   },
 });

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { DEVNET_CHAINS, genesisTimestamp, runDevnet } from "../contracts/devnet/index.js";
 import { startAnvil } from "./lib/anvil.js";
-import { recordBackfill, REPO_ROOT, startIndexer, waitForHead, type ChainProgress } from "./lib/indexer.js";
+import { publishAtHead, REPO_ROOT, startIndexer, type ChainProgress, type IndexerOptions } from "./lib/indexer.js";
 import { ensureAnalystRole, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers } from "./lib/procs.js";
 import { demoConfig } from "./lib/demo-config.js";
@@ -65,17 +65,18 @@ async function main(): Promise<void> {
   const analystUrl = await ensureAnalystRole(dbUrl, { viewsSchema: "indexer", extraSchemas: ["derived", "ops"] });
   say("starting the indexer (Ponder)");
   let exited = false;
-  const indexer = startIndexer({
+  const indexerOptions: IndexerOptions = {
     databaseUrl: dbUrl,
     registryFile,
     chains,
     port: cfg.indexerPort,
     logFile: join(logDir, "indexer.log"),
     onExit: () => (exited = true),
-  });
-  say(`indexer deployment schema ${indexer.schema}, views in schema "indexer"; log .data/logs/indexer.log`);
+  };
+  const indexer = startIndexer(indexerOptions);
+  say(`indexer deployment schema ${indexer.schema}; log .data/logs/indexer.log`);
   let lastLine = "";
-  const progress = await waitForHead(indexer, dbUrl, chains, {
+  const { archived } = await publishAtHead(indexerOptions, indexer, {
     timeoutMs: cfg.indexTimeoutMs,
     isAlive: () => !exited,
     onProgress: (p: ChainProgress[], ready) => {
@@ -84,8 +85,7 @@ async function main(): Promise<void> {
       lastLine = line;
     },
   });
-  const archived = await recordBackfill(dbUrl, indexer.schema, progress);
-  say(`${archived} vaults fully backfilled`);
+  say(`views schema "indexer" now shows ${indexer.schema}; ${archived} vaults fully backfilled`);
 
   const pairs = [`db=${dbUrl}`, `analyst=${analystUrl}`, ...chains.map((c) => `chain${c.chainId}=${c.rpcUrl}`)];
   console.log(`READY ${pairs.join(" ")}`);

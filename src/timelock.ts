@@ -26,9 +26,17 @@ ponder.on("Timelock:CallScheduled", async ({ event, context }) => {
   const { id, index, target, value, data, predecessor, delay } = event.args;
   const chainId = context.chain.id;
   const targetVault = findVault(chainId, target);
+  const key = opKey(chainId, event.log.address, id, index);
+  // A cancelled operation may be scheduled again with the same id: keep the cancelled one's
+  // history under a key of its own and let the key point at the new schedule.
+  const previous = await context.db.find(timelock_operation, { id: key });
+  if (previous) {
+    await context.db.insert(timelock_operation).values({ ...previous, id: `${key}:${previous.tx_hash}:${previous.log_index}` });
+    await context.db.delete(timelock_operation, { id: key });
+  }
   await context.db.insert(timelock_operation).values({
     ...eventColumns(event, chainId),
-    id: opKey(chainId, event.log.address, id, index),
+    id: key,
     vault: (targetVault?.address as `0x${string}` | undefined) ?? firstVault(chainId, event.log.address),
     timelock: event.log.address.toLowerCase() as `0x${string}`,
     operation_hash: id,

@@ -314,7 +314,10 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
     lp.operator = newLpOperator;
     lp.reg.operator = lc(newLpOperator);
   }, 0.4);
-  scheduled(D(50), op(lp.reg.address, lpAbi, "updateMaxSupply", [units(1, 30)], "LP max supply (cancelled)"), "cancel");
+  // Cancelled, then scheduled again with the same id (same call and salt) and executed.
+  const cancelled = op(lp.reg.address, lpAbi, "updateMaxSupply", [units(1, 30)], "LP max supply (cancelled)");
+  scheduled(D(50), cancelled, "cancel");
+  scheduled(D(50) + 3, cancelled, 2);
   const sub3 = actorAddress(seed, `subaccount-${v2.spec.kind}`, 2);
   scheduled(D(55), op(v2.reg.address, v2Abi, "enableSubAccount", [sub3], "V2 enable subaccount"), 2);
   scheduled(D(100), op(v2.reg.address, v2Abi, "disableSubAccount", [sub3], "V2 disable subaccount"), 2);

@@ -48,7 +48,11 @@ export interface IndexerOptions {
   logFile: string;
   echo?: boolean;
   root?: string;
-  /** schema whose views follow this deployment; default "indexer", null for none */
+  /**
+   * Let Ponder itself re-point this views schema when its backfill is done (default: none).
+   * Ponder does that before the newest (unfinalized) blocks are indexed, which would show
+   * analysts an older state for a while; publishAtHead switches the views at the head instead.
+   */
   viewsSchema?: string | null;
   onExit?: (code: number | null, signal: NodeJS.Signals | null) => void;
 }
@@ -69,7 +73,7 @@ export function indexerEnv(opts: IndexerOptions, schema: string): NodeJS.Process
     PONDER_TELEMETRY_DISABLED: "1",
     PORT: String(opts.port),
   };
-  const views = opts.viewsSchema === undefined ? VIEWS_SCHEMA : opts.viewsSchema;
+  const views = opts.viewsSchema ?? null;
   if (views) env.DATABASE_VIEWS_SCHEMA = views;
   else delete env.DATABASE_VIEWS_SCHEMA;
   for (const c of opts.chains) {
@@ -205,4 +209,20 @@ export async function createViews(opts: IndexerOptions, schema: string, viewsSch
   if (code !== 0) {
     throw new Error(`ponder db create-views exited with ${signal ?? code}:\n${proc.recentOutput()}`);
   }
+}
+
+/**
+ * Waits until the deployment is at every chain's head, then points the `indexer` views at it
+ * (one transaction: readers never see a gap or an older state) and records the backfilled
+ * vaults. Returns the progress at the switch.
+ */
+export async function publishAtHead(
+  opts: IndexerOptions,
+  handle: IndexerHandle,
+  wait: { timeoutMs: number; onProgress?: (p: ChainProgress[], ready: boolean) => void; isAlive?: () => boolean },
+): Promise<{ progress: ChainProgress[]; archived: number }> {
+  const progress = await waitForHead(handle, opts.databaseUrl, opts.chains, wait);
+  await createViews({ ...opts, logFile: opts.logFile.replace(/(\.log)?$/, "-views.log") }, handle.schema);
+  const archived = await recordBackfill(opts.databaseUrl, handle.schema, progress);
+  return { progress, archived };
 }

@@ -10,6 +10,7 @@ import { ChainSession } from "../../contracts/devnet/session.js";
 import {
   createViews,
   indexedBlocks,
+  publishAtHead,
   REPO_ROOT,
   startIndexer,
   waitForHead,
@@ -61,7 +62,7 @@ const zeroDiff = Object.fromEntries(TABLES.map((t) => [t, 0]));
 describe("crash recovery", () => {
   it("a kill -9 mid-backfill, then a restart, gives the same tables as an uninterrupted run", async () => {
     const schema = `crash_${Date.now().toString(36)}`;
-    const opts = { ...baseOptions("crash", 42101), schema, viewsSchema: null };
+    const opts = { ...baseOptions("crash", 42101), schema };
     const first = startIndexer(opts);
     let killedAt: Map<number, number> | null = null;
     await withDb(devnet.dbUrl, async (c) => {
@@ -103,7 +104,8 @@ describe("redeploy", () => {
     if (!existsSync(join(root, "node_modules"))) symlinkSync(join(REPO_ROOT, "node_modules"), join(root, "node_modules"));
     appendFileSync(join(root, "src", "snapshots.ts"), "\n// changed build for the redeploy test\n");
 
-    const [{ n: expected }] = await withDb(devnet.analystUrl, (c) => rows<{ n: string }>(c, "SELECT count(*) AS n FROM indexer.vault_event"));
+    const [first] = await withDb(devnet.analystUrl, (c) => rows<{ n: string }>(c, "SELECT count(*) AS n FROM indexer.vault_event"));
+    const expected = first!.n;
     const viewTarget = () =>
       withDb(devnet.dbUrl, async (c) => {
         const [r] = await rows<{ definition: string }>(c, "SELECT definition FROM pg_views WHERE schemaname = 'indexer' AND viewname = 'vault_event'");
@@ -113,7 +115,8 @@ describe("redeploy", () => {
 
     let exited = false;
     const opts = { ...baseOptions("redeploy", 42102), root };
-    const next = startIndexer({ ...opts, onExit: () => (exited = true) });
+    const nextOptions = { ...opts, onExit: () => (exited = true) };
+    const next = startIndexer(nextOptions);
     expect(next.schema).not.toBe(devnet.schema);
     const errors: string[] = [];
     const counts = new Set<string>();
@@ -132,7 +135,7 @@ describe("redeploy", () => {
       }
     });
     try {
-      await waitForHead(next, devnet.dbUrl, devnet.chains, { timeoutMs: 300_000, isAlive: () => !exited });
+      await publishAtHead(nextOptions, next, { timeoutMs: 300_000, isAlive: () => !exited });
       expect(await viewTarget()).toContain(next.schema);
       await sleep(1000);
     } finally {

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { DEVNET_CHAINS, genesisTimestamp, runDevnet } from "../../contracts/devnet/index.js";
 import { startAnvil } from "../../scripts/lib/anvil.js";
-import { recordBackfill, REPO_ROOT, startIndexer, waitForHead } from "../../scripts/lib/indexer.js";
+import { publishAtHead, REPO_ROOT, startIndexer, type IndexerOptions } from "../../scripts/lib/indexer.js";
 import { ensureAnalystRole, startEmbeddedPostgres } from "../../scripts/lib/postgres.js";
 import { killAllSync, stopAll } from "../../scripts/lib/procs.js";
 
@@ -58,16 +58,16 @@ export default async function setup(project: TestProject) {
     const analystUrl = await ensureAnalystRole(pgi.url, { viewsSchema: "indexer", extraSchemas: ["derived", "ops"] });
     log("indexing");
     let exited = false;
-    const indexer = startIndexer({
+    const options: IndexerOptions = {
       databaseUrl: pgi.url,
       registryFile,
       chains,
       port: 42100,
       logFile: join(dir, "indexer.log"),
       onExit: () => (exited = true),
-    });
-    const progress = await waitForHead(indexer, pgi.url, chains, { timeoutMs: 480_000, isAlive: () => !exited });
-    await recordBackfill(pgi.url, indexer.schema, progress);
+    };
+    const indexer = startIndexer(options);
+    const { progress } = await publishAtHead(options, indexer, { timeoutMs: 480_000, isAlive: () => !exited });
     log(`indexed to the heads: ${JSON.stringify(progress)}`);
     project.provide("devnet", {
       dbUrl: pgi.url,

@@ -1,0 +1,93 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { CHAINS, getChain, isEvmChain } from "./chains.js";
+import { indexerPlan } from "./indexer.js";
+import { loadRegistry } from "./registry.js";
+
+const SPEC_CHAIN_IDS = [1, -1, -2, -3, -4, 42161, 43114, 8453, 56, 534352, 59144, 10, 137, 2222, 0, 1101, 48900, 1923, 43111, 80094, 146, 999, 130, 239, 31612, 1868, 9745, 143, 57073, 14, 4114, 25363, 4217, 196, 11155111];
+
+const evmVault = (over: Record<string, unknown> = {}) => ({
+  chainId: 1,
+  address: "0xBAF6F71241BE6FA7BD2C92C3AE3A94D7C92FB3C9",
+  family: "lendingPool",
+  kind: "stablecoin",
+  name: "Stablecoin Strategy",
+  symbol: "ssUSDC",
+  startBlock: 6,
+  asset: { address: "0x573d31ebec18b3642ccac086e659e77a12b841c6", symbol: "USDC", decimals: 6 },
+  ...over,
+});
+
+function registryFile(vaults: unknown[], version: unknown = 1): string {
+  const dir = mkdtempSync(join(tmpdir(), "registry-"));
+  const file = join(dir, "vaults.json");
+  writeFileSync(file, JSON.stringify({ version, vaults }));
+  return file;
+}
+
+describe("chain catalogue", () => {
+  it("has exactly the spec's chain ids, non-EVM for 0 and negative ids", () => {
+    expect(CHAINS.map((c) => c.id).sort((a, b) => a - b)).toEqual([...SPEC_CHAIN_IDS].sort((a, b) => a - b));
+    for (const id of SPEC_CHAIN_IDS) expect(isEvmChain(id)).toBe(id > 0);
+    expect(getChain(8453)?.slug).toBe("base");
+    expect(getChain(12345)).toBeUndefined();
+  });
+});
+
+describe("vault registry", () => {
+  it("lower-cases addresses and splits EVM from non-EVM vaults", () => {
+    const r = loadRegistry(registryFile([evmVault(), { chainId: -1, address: "So1anaVau1t", family: "solanaVault", name: "S", symbol: "S" }]));
+    expect(r.evm[0]!.address).toBe("0xbaf6f71241be6fa7bd2c92c3ae3a94d7c92fb3c9");
+    expect(r.evm[0]!.status).toBe("active");
+    expect(r.nonEvm.map((v) => v.chainId)).toEqual([-1]);
+  });
+
+  it("reports every problem at once, readably", () => {
+    const file = registryFile([evmVault({ address: "0x123" }), evmVault({ chainId: 777 }), evmVault(), evmVault()]);
+    expect(() => loadRegistry(file)).toThrow(/vaults\[0\].*address[\s\S]*vaults\[1\]\.chainId: 777 is not a chain[\s\S]*duplicate vault 1:0xbaf6/);
+  });
+
+  it("refuses a missing file, bad JSON and a wrong version", () => {
+    expect(() => loadRegistry("/nonexistent/vaults.json")).toThrow(/not found/);
+    const dir = mkdtempSync(join(tmpdir(), "registry-"));
+    writeFileSync(join(dir, "bad.json"), "{");
+    expect(() => loadRegistry(join(dir, "bad.json"))).toThrow(/not valid JSON/);
+    expect(() => loadRegistry(registryFile([], 2))).toThrow(/version/);
+  });
+});
+
+describe("indexer plan", () => {
+  const twoChains = () => registryFile([evmVault(), evmVault({ chainId: 8453, startBlock: 9 }), { chainId: -2, address: "GSTELLAR", family: "stellarVault", name: "X", symbol: "X" }]);
+
+  it("indexes a chain only when it has an RPC URL and vaults; never a non-EVM chain", () => {
+    const plan = indexerPlan({ VAULT_REGISTRY: twoChains(), PONDER_RPC_URL_1: "http://127.0.0.1:8545", SNAPSHOT_INTERVAL_1: "7" });
+    expect(plan.chains.map((c) => [c.id, c.name, c.snapshotInterval, c.startBlock])).toEqual([[1, "ethereum", 7, 6]]);
+    expect(plan.skipped.map((v) => v.chainId)).toEqual([8453]);
+  });
+
+  it("rejects bad settings with one message naming each", () => {
+    const env = {
+      VAULT_REGISTRY: twoChains(),
+      PONDER_RPC_URL_1: "ws://nope",
+      PONDER_RPC_URL_8453: "http://127.0.0.1:8546",
+      PONDER_RPC_URL_99999: "http://x",
+      PONDER_RPC_URL_0: "http://x",
+      SNAPSHOT_INTERVAL_8453: "-3",
+    };
+    let message = "";
+    try {
+      indexerPlan(env);
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    for (const part of ['PONDER_RPC_URL_1: "ws://nope" is not an http(s) URL', "PONDER_RPC_URL_99999: chain 99999 is not in the catalogue", "PONDER_RPC_URL_0: chain 0 (Bitcoin) is not an EVM chain", 'SNAPSHOT_INTERVAL_8453: "-3" is not a positive integer']) {
+      expect(message).toContain(part);
+    }
+  });
+
+  it("refuses to start with nothing to index", () => {
+    expect(() => indexerPlan({ VAULT_REGISTRY: twoChains() })).toThrow(/nothing to index/);
+  });
+});

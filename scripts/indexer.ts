@@ -1,0 +1,65 @@
+/**
+ * npm run indexer: the indexer on its own, against any Postgres and any chains.
+ * Reads DATABASE_URL, VAULT_REGISTRY and PONDER_RPC_URL_<chainId> (see README), starts Ponder on
+ * the deployment schema for this build (app_<hash>), publishes the `indexer` views when its
+ * backfill is done, and records fully backfilled vaults in ops.vault_backfill.
+ */
+import { join } from "node:path";
+import { mkdirSync } from "node:fs";
+import { z } from "zod";
+import { indexerPlan } from "../config/indexer.js";
+import { registryPath } from "../config/registry.js";
+import { publishAtHead, REPO_ROOT, startIndexer, type IndexerOptions } from "./lib/indexer.js";
+import { errMessage, installSignalHandlers } from "./lib/procs.js";
+
+const env = z
+  .object({
+    DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
+    INDEXER_PORT: z.coerce.number().int().min(1).max(65535).default(42069),
+    INDEXER_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,44}$/).optional(),
+  })
+  .safeParse(process.env);
+
+async function main(): Promise<void> {
+  if (!env.success) {
+    console.error(`invalid configuration:\n${env.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n")}`);
+    process.exit(2);
+  }
+  let plan;
+  try {
+    plan = indexerPlan(process.env);
+  } catch (err) {
+    console.error(errMessage(err));
+    process.exit(2);
+  }
+  installSignalHandlers();
+  for (const v of plan.skipped) console.warn(`not indexed (no PONDER_RPC_URL_${v.chainId}): ${v.name} ${v.address}`);
+  const logDir = join(REPO_ROOT, ".data", "logs");
+  mkdirSync(logDir, { recursive: true });
+  const chains = plan.chains.map((c) => ({ chainId: c.id, rpcUrl: c.rpc, snapshotInterval: c.snapshotInterval }));
+  let exited = false;
+  const options: IndexerOptions = {
+    databaseUrl: env.data.DATABASE_URL,
+    registryFile: registryPath(),
+    chains,
+    port: env.data.INDEXER_PORT,
+    ...(env.data.INDEXER_SCHEMA ? { schema: env.data.INDEXER_SCHEMA } : {}),
+    logFile: join(logDir, "indexer.log"),
+    echo: true,
+    onExit: (code) => {
+      exited = true;
+      console.error(`indexer exited (${code}); see .data/logs/indexer.log`);
+      process.exit(code ?? 1);
+    },
+  };
+  const handle = startIndexer(options);
+  console.log(`indexer: deployment schema ${handle.schema}, status ${handle.url}/status`);
+  const { archived } = await publishAtHead(options, handle, { timeoutMs: 24 * 3600_000, isAlive: () => !exited });
+  console.log(`indexer: at head on every chain; views "indexer" now show ${handle.schema}; ${archived} vaults fully backfilled`);
+  await new Promise(() => {});
+}
+
+main().catch((err) => {
+  console.error(`indexer failed: ${errMessage(err)}`);
+  process.exit(1);
+});
