@@ -1,0 +1,55 @@
+/**
+ * `npm run demo` from the outside, as a newcomer runs it: it reaches READY with the documented
+ * name=value pairs, analysts can read through the printed URL, and Ctrl-C leaves nothing running.
+ */
+import { spawn } from "node:child_process";
+import { createConnection } from "node:net";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../../scripts/lib/indexer.js";
+import { rows, sleep, withDb } from "../helpers.js";
+
+const PORTS = [54320, 8545, 8546, 42069];
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createConnection({ host: "127.0.0.1", port });
+    s.once("connect", () => (s.destroy(), resolve(true)));
+    s.once("error", () => resolve(false));
+  });
+}
+
+describe("npm run demo", () => {
+  it("prints READY within 5 minutes and Ctrl-C stops everything", async () => {
+    for (const p of PORTS) expect(await portOpen(p), `port ${p} is already in use`).toBe(false);
+    const child = spawn("npm", ["run", "demo"], { cwd: REPO_ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (d: Buffer) => (output += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    try {
+      const started = Date.now();
+      while (!/^READY .*$/m.test(output)) {
+        if (Date.now() - started > 300_000) throw new Error(`no READY within 5 minutes:\n${output.slice(-3000)}`);
+        if (child.exitCode !== null) throw new Error(`demo exited with ${child.exitCode}:\n${output.slice(-3000)}`);
+        await sleep(500);
+      }
+      const line = /^READY .*$/m.exec(output)![0];
+      const pairs = Object.fromEntries(line.slice(6).split(" ").map((kv) => kv.split(/=(.*)/s).slice(0, 2) as [string, string]));
+      expect(Object.keys(pairs)).toEqual(["db", "analyst", "chain1", "chain8453"]);
+      expect(pairs.db).toBe("postgresql://postgres:postgres@127.0.0.1:54320/vaults");
+      expect(pairs.chain1).toBe("http://127.0.0.1:8545");
+      expect(pairs.chain8453).toBe("http://127.0.0.1:8546");
+      const [days] = await withDb(pairs.analyst!, (c) =>
+        rows<{ n: string; vaults: string }>(c, "SELECT count(DISTINCT floor(timestamp / 86400)) AS n, count(DISTINCT (chain_id, vault)) AS vaults FROM indexer.share_ratio_snapshot"),
+      );
+      expect(Number(days!.n)).toBeGreaterThanOrEqual(120);
+      expect(Number(days!.vaults)).toBe(4);
+    } finally {
+      process.kill(-child.pid!, "SIGINT");
+      const code = await Promise.race([exited, sleep(30_000).then(() => "timeout" as const)]);
+      if (code === "timeout") process.kill(-child.pid!, "SIGKILL");
+    }
+    await sleep(1000);
+    for (const p of PORTS) expect(await portOpen(p), `port ${p} still open after Ctrl-C`).toBe(false);
+  }, 420_000);
+});
