@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CHAINS, getChain, isEvmChain } from "./chains.js";
-import { indexerPlan } from "./indexer.js";
+import { indexerPlan, rpcLanes } from "./indexer.js";
 import { loadRegistry } from "./registry.js";
 
 const SPEC_CHAIN_IDS = [1, -1, -2, -3, -4, 42161, 43114, 8453, 56, 534352, 59144, 10, 137, 2222, 0, 1101, 48900, 1923, 43111, 80094, 146, 999, 130, 239, 31612, 1868, 9745, 143, 57073, 14, 4114, 25363, 4217, 196, 11155111];
@@ -85,6 +85,15 @@ describe("indexer plan", () => {
     for (const part of ['PONDER_RPC_URL_1: "ws://nope" is not an http(s) URL', "PONDER_RPC_URL_99999: chain 99999 is not in the catalogue", "PONDER_RPC_URL_0: chain 0 (Bitcoin) is not an EVM chain", 'SNAPSHOT_INTERVAL_8453: "-3" is not a positive integer']) {
       expect(message).toContain(part);
     }
+  });
+
+  it("opens several lanes to each RPC URL when asked", () => {
+    expect(rpcLanes("http://127.0.0.1:8545", 1)).toEqual(["http://127.0.0.1:8545"]);
+    expect(rpcLanes("http://127.0.0.1:8545/?key=a", 2)).toEqual(["http://127.0.0.1:8545/?key=a&lane=0", "http://127.0.0.1:8545/?key=a&lane=1"]);
+    const plan = indexerPlan({ VAULT_REGISTRY: twoChains(), PONDER_RPC_URL_1: "http://a:1, http://b:2", PONDER_RPC_LANES_1: "3" });
+    expect(plan.chains[0]!.rpc).toHaveLength(6);
+    expect(plan.chains[0]!.rpcUrl).toBe("http://a:1");
+    expect(() => indexerPlan({ VAULT_REGISTRY: twoChains(), PONDER_RPC_URL_1: "http://a:1", PONDER_RPC_LANES_1: "0" })).toThrow(/PONDER_RPC_LANES_1/);
   });
 
   it("refuses to start with nothing to index", () => {

@@ -22,7 +22,10 @@ const DEFAULT_SNAPSHOT_INTERVAL: Record<number, number> = {
 export interface IndexedChain {
   id: number;
   name: string; // ponder chain name (the catalogue slug)
-  rpc: string;
+  /** the chain's RPC URLs, each repeated once per lane (see rpcLanes) */
+  rpc: string[];
+  /** the first RPC URL as given */
+  rpcUrl: string;
   snapshotInterval: number;
   startBlock: number; // earliest vault start block on the chain
   vaults: EvmVault[];
@@ -52,12 +55,22 @@ export function indexerPlan(env: NodeJS.ProcessEnv = process.env): IndexerPlan {
   const chains: IndexedChain[] = [];
   const skipped: EvmVault[] = [];
   for (const [id, vaults] of [...byChain.entries()].sort((a, b) => a[0] - b[0])) {
-    const rpc = env[`PONDER_RPC_URL_${id}`];
-    if (!rpc) {
+    const raw = env[`PONDER_RPC_URL_${id}`];
+    if (!raw) {
       skipped.push(...vaults);
       continue;
     }
-    if (!/^https?:\/\//.test(rpc)) problems.push(`PONDER_RPC_URL_${id}: "${rpc}" is not an http(s) URL`);
+    const urls = raw.split(",").map((u) => u.trim()).filter(Boolean);
+    for (const u of urls) {
+      if (!/^https?:\/\//.test(u)) problems.push(`PONDER_RPC_URL_${id}: "${u}" is not an http(s) URL`);
+    }
+    let lanes = 1;
+    const rawLanes = env[`PONDER_RPC_LANES_${id}`];
+    if (rawLanes !== undefined) {
+      const parsed = z.coerce.number().int().min(1).max(64).safeParse(rawLanes);
+      if (parsed.success) lanes = parsed.data;
+      else problems.push(`PONDER_RPC_LANES_${id}: "${rawLanes}" is not an integer from 1 to 64`);
+    }
     const rawInterval = env[`SNAPSHOT_INTERVAL_${id}`];
     let snapshotInterval = DEFAULT_SNAPSHOT_INTERVAL[id] ?? 1800;
     if (rawInterval !== undefined) {
@@ -68,7 +81,8 @@ export function indexerPlan(env: NodeJS.ProcessEnv = process.env): IndexerPlan {
     chains.push({
       id,
       name: getChain(id)!.slug,
-      rpc,
+      rpc: urls.flatMap((u) => rpcLanes(u, lanes)),
+      rpcUrl: urls[0]!,
       snapshotInterval,
       startBlock: Math.min(...vaults.map((v) => v.startBlock)),
       vaults,
@@ -81,4 +95,15 @@ export function indexerPlan(env: NodeJS.ProcessEnv = process.env): IndexerPlan {
     );
   }
   return { registry, chains, skipped };
+}
+
+/**
+ * Ponder paces each RPC URL on its own, starting at 20 requests per second and rising slowly:
+ * right for a metered provider, far below what a local or dedicated node serves. N lanes give
+ * Ponder the same endpoint N times, told apart by a query parameter the node ignores.
+ */
+export function rpcLanes(url: string, lanes: number): string[] {
+  if (lanes <= 1) return [url];
+  const sep = url.includes("?") ? "&" : "?";
+  return Array.from({ length: lanes }, (_, i) => `${url}${sep}lane=${i}`);
 }

@@ -36,13 +36,14 @@ async function main(): Promise<void> {
   for (const v of plan.skipped) console.warn(`not indexed (no PONDER_RPC_URL_${v.chainId}): ${v.name} ${v.address}`);
   const logDir = join(REPO_ROOT, ".data", "logs");
   mkdirSync(logDir, { recursive: true });
-  const chains = plan.chains.map((c) => ({ chainId: c.id, rpcUrl: c.rpc, snapshotInterval: c.snapshotInterval }));
+  const chains = plan.chains.map((c) => ({ chainId: c.id, rpcUrl: c.rpcUrl, snapshotInterval: c.snapshotInterval }));
   let exited = false;
   const options: IndexerOptions = {
     databaseUrl: env.data.DATABASE_URL,
     registryFile: registryPath(),
     chains,
     port: env.data.INDEXER_PORT,
+    rpcLanes: "inherit",
     ...(env.data.INDEXER_SCHEMA ? { schema: env.data.INDEXER_SCHEMA } : {}),
     logFile: join(logDir, "indexer.log"),
     echo: true,

@@ -14,6 +14,8 @@ import { spawnManaged, type ManagedProcess } from "./procs.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const VIEWS_SCHEMA = "indexer";
+/** Lanes to a local node (see rpcLanes in config/indexer.ts). */
+export const LOCAL_RPC_LANES = 16;
 
 /** Files whose content defines an indexer build; the registry file is added by the caller. */
 function buildFiles(root: string): string[] {
@@ -43,6 +45,11 @@ export interface IndexerOptions {
   databaseUrl: string;
   registryFile: string;
   chains: { chainId: number; rpcUrl: string; snapshotInterval?: number }[];
+  /**
+   * Lanes per RPC URL (default LOCAL_RPC_LANES, for local nodes); "inherit" keeps the
+   * PONDER_RPC_URL_* and PONDER_RPC_LANES_* of the environment as they are.
+   */
+  rpcLanes?: number | "inherit";
   port: number;
   schema?: string;
   logFile: string;
@@ -77,7 +84,10 @@ export function indexerEnv(opts: IndexerOptions, schema: string): NodeJS.Process
   if (views) env.DATABASE_VIEWS_SCHEMA = views;
   else delete env.DATABASE_VIEWS_SCHEMA;
   for (const c of opts.chains) {
-    env[`PONDER_RPC_URL_${c.chainId}`] = c.rpcUrl;
+    if (opts.rpcLanes !== "inherit") {
+      env[`PONDER_RPC_URL_${c.chainId}`] = c.rpcUrl;
+      env[`PONDER_RPC_LANES_${c.chainId}`] = String(opts.rpcLanes ?? LOCAL_RPC_LANES);
+    }
     if (c.snapshotInterval) env[`SNAPSHOT_INTERVAL_${c.chainId}`] = String(c.snapshotInterval);
   }
   return env;
