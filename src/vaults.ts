@@ -12,7 +12,7 @@ import {
 } from "ponder:schema";
 import { LoanAbi } from "../abis/LoanAbi";
 import { eventColumns, jsonArgs, snapshot } from "./common";
-import { findVault, vaultAt, vaultOfShareToken, vaultsOnChain } from "./registry";
+import { vaultAt, vaultOfShareToken, vaultsOnChain } from "./registry";
 import type { EvmVault } from "../config/registry";
 
 type Ev = Parameters<typeof eventColumns>[0];
@@ -178,9 +178,7 @@ ponder.on("LendingPool:WithdrawalRequested", async ({ event, context }) => {
     status: "requested",
   });
   await pushMatch(context, `${v.chainId}:${v.address}:${receiverAddr.toLowerCase()}:${event.block.timestamp}`, event.id);
-  if (fee > 0n) {
-    await context.db.insert(fee_event).values({ ...eventColumns(event, v.chainId), vault: v.address, kind: "withdrawal_fee", amount: fee });
-  }
+  if (fee > 0n) await recordFee(context, event, "withdrawal_fee", fee);
 });
 
 async function lendingPoolProcessed(
@@ -231,6 +229,20 @@ ponder.on("TokenizedVaultV2:WithdrawalProcessed", async ({ event, context }) => 
 
 // ---- governance, configuration and fees --------------------------------------------------------
 
+async function recordFee(
+  context: Context,
+  event: Ev,
+  kind: "management_fee_charged" | "fees_collected" | "withdrawal_fee",
+  amount: bigint | null,
+) {
+  await context.db.insert(fee_event).values({
+    ...eventColumns(event, context.chain.id),
+    vault: event.log.address.toLowerCase() as `0x${string}`,
+    kind,
+    amount,
+  });
+}
+
 type Category = "role" | "ownership" | "config" | "fee" | "pause" | "subaccount" | "emergency" | "timelock";
 
 export async function governance(
@@ -275,14 +287,9 @@ for (const family of ["LendingPool", "TokenizedVaultV2"] as const) {
       withdrawals_paused: event.args.bWithdrawalsPaused,
     });
   });
-  ponder.on(`${family}:ManagementFeeCharged`, async ({ event, context }) => {
-    await context.db.insert(fee_event).values({
-      ...eventColumns(event, context.chain.id),
-      vault: event.log.address.toLowerCase() as `0x${string}`,
-      kind: "management_fee_charged",
-      amount: event.args.managementFeeAmount,
-    });
-  });
+  ponder.on(`${family}:ManagementFeeCharged`, async ({ event, context }) =>
+    recordFee(context, event, "management_fee_charged", event.args.managementFeeAmount),
+  );
 }
 
 ponder.on("TokenizedVaultV2:OwnershipTransferStarted", async ({ event, context }) => {
@@ -290,23 +297,12 @@ ponder.on("TokenizedVaultV2:OwnershipTransferStarted", async ({ event, context }
   await patchVault(context, event.log.address, { pending_owner: event.args.newOwner.toLowerCase() as `0x${string}` });
 });
 
-ponder.on("LendingPool:FeesCollected", async ({ event, context }) => {
-  await context.db.insert(fee_event).values({
-    ...eventColumns(event, context.chain.id),
-    vault: event.log.address.toLowerCase() as `0x${string}`,
-    kind: "fees_collected",
-    amount: event.args.amount,
-  });
-});
+ponder.on("LendingPool:FeesCollected", async ({ event, context }) =>
+  recordFee(context, event, "fees_collected", event.args.amount),
+);
 
-ponder.on("TokenizedVaultV2:FeesCollected", async ({ event, context }) => {
-  await context.db.insert(fee_event).values({
-    ...eventColumns(event, context.chain.id),
-    vault: event.log.address.toLowerCase() as `0x${string}`,
-    kind: "fees_collected",
-    amount: null,
-  });
-});
+// The tokenizedVaultV2 event carries no amount.
+ponder.on("TokenizedVaultV2:FeesCollected", async ({ event, context }) => recordFee(context, event, "fees_collected", null));
 
 ponder.on("LendingPool:OperatorUpdated", async ({ event, context }) => {
   await governance(context, event, "OperatorUpdated", "role", event.log.address);
@@ -368,4 +364,3 @@ ponder.on("LendingPool:NewLoanDeployedByPool", async ({ event, context }) => {
   });
 });
 
-export { findVault };
