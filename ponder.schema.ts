@@ -57,6 +57,7 @@ export const vault_event = onchainTable(
     assets: t.bigint().notNull(),
     shares: t.bigint().notNull(),
     asset: t.hex().notNull(),
+    snapshot_id: t.text().notNull(), // the share_ratio_snapshot taken at this event's block
     block_number: t.bigint().notNull(),
     timestamp: t.bigint().notNull(),
     tx_hash: t.hex().notNull(),
@@ -130,14 +131,17 @@ export const withdrawal_match = onchainTable(
   }),
 );
 
-/** Share-ratio snapshots: on a block interval per chain, and at every deposit and withdraw. */
+/**
+ * Share-ratio snapshots: on a block interval per chain, and at every block with deposits or
+ * withdraws (one per vault and block; vault_event.snapshot_id points at it).
+ */
 export const share_ratio_snapshot = onchainTable(
   "share_ratio_snapshot",
   (t) => ({
     id: t.text().primaryKey(),
     chain_id: t.integer().notNull(),
     vault: t.hex().notNull(),
-    source: t.text().notNull(), // interval | deposit | withdraw
+    source: t.text().notNull(), // interval | flow (the block of one or more deposits/withdraws)
     total_assets: t.bigint().notNull(),
     total_supply: t.bigint().notNull(),
     asset_share_ratio: t.numeric({ precision: 78, scale: 18 }),

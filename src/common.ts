@@ -96,15 +96,25 @@ export async function readVaultState(context: Context, v: EvmVault, blockNumber?
   };
 }
 
-/** Records a snapshot and keeps the vault row's latest figures. */
+/** Id of the snapshot taken for the deposits and withdraws of one block. */
+export function flowSnapshotId(v: EvmVault, blockNumber: bigint): string {
+  return `${v.chainId}:${v.address}:${blockNumber}:flow`;
+}
+
+/**
+ * Records a snapshot (state at the end of `block`) and keeps the vault row's latest figures.
+ * Deposits and withdraws of the same block share one snapshot (`flow`): reads at a block give
+ * the same state for all of them.
+ */
 export async function snapshot(
   context: Context,
   v: EvmVault,
   id: string,
-  source: "interval" | "deposit" | "withdraw",
+  source: "interval" | "flow",
   block: { number: bigint; timestamp: bigint },
   tx: { hash: `0x${string}`; logIndex: number } | null,
 ): Promise<void> {
+  if (source === "flow" && (await context.db.find(share_ratio_snapshot, { id }))) return;
   const s = await readVaultState(context, v, block.number);
   const ratio = ratio18(s.totalAssets, s.totalSupply);
   await context.db.insert(share_ratio_snapshot).values({

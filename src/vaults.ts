@@ -11,7 +11,7 @@ import {
   withdrawal_request,
 } from "ponder:schema";
 import { LoanAbi } from "../abis/LoanAbi";
-import { eventColumns, jsonArgs, snapshot } from "./common";
+import { eventColumns, flowSnapshotId, jsonArgs, snapshot } from "./common";
 import { vaultAt, vaultOfShareToken, vaultsOnChain } from "./registry";
 import type { EvmVault } from "../config/registry";
 
@@ -60,8 +60,10 @@ async function recordFlow(
   v: EvmVault,
   row: { kind: "deposit" | "withdraw"; sender: string; owner: string; receiver: string; assets: bigint; shares: bigint; asset: string },
 ) {
+  const snapshotId = flowSnapshotId(v, event.block.number);
   await context.db.insert(vault_event).values({
     ...eventColumns(event, v.chainId),
+    snapshot_id: snapshotId,
     vault: v.address,
     kind: row.kind,
     sender: row.sender.toLowerCase() as `0x${string}`,
@@ -71,7 +73,7 @@ async function recordFlow(
     shares: row.shares,
     asset: row.asset.toLowerCase() as `0x${string}`,
   });
-  await snapshot(context, v, event.id, row.kind, event.block, { hash: event.transaction.hash, logIndex: event.log.logIndex });
+  await snapshot(context, v, snapshotId, "flow", event.block, { hash: event.transaction.hash, logIndex: event.log.logIndex });
 }
 
 ponder.on("LendingPool:Deposit", async ({ event, context }) => {

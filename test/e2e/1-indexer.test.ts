@@ -250,11 +250,19 @@ describe("snapshots and positions", () => {
     }
   });
 
-  it("has a snapshot at every deposit and withdraw", async () => {
+  it("has a snapshot at the block of every deposit and withdraw", async () => {
     const orphan = await q<{ n: string }>(
-      "SELECT count(*) AS n FROM indexer.vault_event e LEFT JOIN indexer.share_ratio_snapshot s ON s.id = e.id WHERE s.id IS NULL",
+      `SELECT count(*) AS n FROM indexer.vault_event e LEFT JOIN indexer.share_ratio_snapshot s
+         ON s.id = e.snapshot_id AND s.chain_id = e.chain_id AND s.vault = e.vault AND s.block_number = e.block_number AND s.source = 'flow'
+       WHERE s.id IS NULL`,
     );
     expect(Number(orphan[0]!.n)).toBe(0);
+    // One flow snapshot per vault and block with deposits or withdraws, no more.
+    const [counts] = await q<{ blocks: string; snaps: string }>(
+      `SELECT (SELECT count(*) FROM (SELECT DISTINCT chain_id, vault, block_number FROM indexer.vault_event) b) AS blocks,
+              (SELECT count(*) FROM indexer.share_ratio_snapshot WHERE source = 'flow') AS snaps`,
+    );
+    expect(counts!.snaps).toBe(counts!.blocks);
   });
 
   it("snapshot figures equal on-chain reads at their block", async () => {
