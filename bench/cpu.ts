@@ -1,0 +1,53 @@
+/**
+ * CPU time used by process groups during a run, from /proc (Linux only; empty elsewhere):
+ * sums utime + stime of every live process, classified by command line, and reports deltas.
+ * Processes that exit between two snapshots are not counted (short-lived ones are negligible).
+ */
+import { readdirSync, readFileSync } from "node:fs";
+
+export type CpuClass = "indexer" | "postgres" | "anvil" | "other";
+
+const TICKS = 100; // USER_HZ on Linux
+
+function classify(cmdline: string): CpuClass {
+  if (cmdline.includes("ponder") && cmdline.includes(" start")) return "indexer";
+  if (cmdline.startsWith("postgres") || cmdline.includes("/bin/postgres")) return "postgres";
+  if (cmdline.includes("anvil")) return "anvil";
+  return "other";
+}
+
+/** Per-pid CPU seconds now. */
+export function cpuSnapshot(): Map<number, { cls: CpuClass; seconds: number }> {
+  const out = new Map<number, { cls: CpuClass; seconds: number }>();
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((p) => /^\d+$/.test(p));
+  } catch {
+    return out;
+  }
+  for (const p of pids) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const seconds = (Number(fields[11]) + Number(fields[12])) / TICKS; // utime, stime
+      const cmdline = readFileSync(`/proc/${p}/cmdline`, "utf8").replace(/\0/g, " ");
+      out.set(Number(p), { cls: classify(cmdline), seconds });
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/** CPU seconds per class used between two snapshots (new processes count from zero). */
+export function cpuDelta(
+  before: Map<number, { cls: CpuClass; seconds: number }>,
+  after: Map<number, { cls: CpuClass; seconds: number }>,
+): Record<CpuClass, number> {
+  const out: Record<CpuClass, number> = { indexer: 0, postgres: 0, anvil: 0, other: 0 };
+  for (const [pid, a] of after) {
+    const b = before.get(pid);
+    out[a.cls] += Math.max(0, a.seconds - (b && b.cls === a.cls ? b.seconds : 0));
+  }
+  return out;
+}
