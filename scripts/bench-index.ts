@@ -242,7 +242,7 @@ async function main(): Promise<void> {
     }
   }
 
-  report(events, chains, bulk, ours, bare);
+  report(events, chains, ours, bare);
   writeFileSync(
     join(BENCH_DIR, "results.json"),
     JSON.stringify(
@@ -397,7 +397,7 @@ function readLog(file: string): string[] {
 const ms = (n: number) => `${(n / 1000).toFixed(1)} s`;
 const cpus = availableParallelism();
 
-function report(events: number, chains: BenchChain[], bulk: BulkResult[], ours: RunResult, bare: RunResult): void {
+function report(events: number, chains: BenchChain[], ours: RunResult, bare: RunResult): void {
   say(`--- results (${events} indexed events; heads ${chains.map((c) => `${c.chainId}: ${c.head}`).join(", ")}) ---`);
   for (const r of [bare, ours]) {
     const m = r.metrics;
@@ -429,7 +429,6 @@ function report(events: number, chains: BenchChain[], bulk: BulkResult[], ours: 
     if (r.rows) say(`  ours: rows ${Object.entries(r.rows).map(([k, v]) => `${k} ${v}`).join(", ")}`);
     for (const l of r.logLines) say(`  ${l}`);
   }
-  void bulk;
 }
 
 function jsonMetrics(m: RunMetrics) {
