@@ -14,7 +14,7 @@ import { errMessage, installSignalHandlers } from "./lib/procs.js";
 
 const env = z
   .object({
-    DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
+    DATABASE_URL: z.string({ error: "required: the postgres:// URL of the database to index into" }).regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
     INDEXER_PORT: z.coerce.number().int().min(1).max(65535).default(42069),
     INDEXER_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,44}$/).optional(),
   })
