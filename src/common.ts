@@ -1,7 +1,8 @@
 /** Helpers shared by the handlers: common event columns, snapshots, JSON-safe args. */
 import type { Context } from "ponder:registry";
 import { share_ratio_snapshot, vault } from "ponder:schema";
-import { erc20Abi, type Address } from "viem";
+import { createPublicClient, erc20Abi, http, type Address, type PublicClient } from "viem";
+import { rpcUrlOf } from "./registry";
 import { LendingPoolAbi } from "../abis/LendingPoolAbi";
 import { PriceFeedAbi } from "../abis/PriceFeedAbi";
 import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi";
@@ -67,9 +68,25 @@ export interface VaultState {
   price: string | null;
 }
 
-/** Reads a vault's totals, idle asset balance and asset USD price at the event's block. */
-export async function readVaultState(context: Context, v: EvmVault, blockNumber?: bigint): Promise<VaultState> {
-  const at = blockNumber === undefined ? {} : { blockNumber };
+/**
+ * State reads for snapshots go to the node through a client of their own, not through Ponder's
+ * request queue: during a backfill that queue holds thousands of block and log requests, and a
+ * handler waiting behind them stalls indexing (docs/performance.md: ratio 0.69 -> 0.83). Reads
+ * are pinned to a block number, so their answers never change; Ponder's RPC cache is not used
+ * for them, and viem retries failed requests (429 and 5xx included).
+ */
+const clients = new Map<number, PublicClient>();
+function directClient(chainId: number): PublicClient {
+  let c = clients.get(chainId);
+  if (!c) {
+    c = createPublicClient({ transport: http(rpcUrlOf(chainId), { retryCount: 5, retryDelay: 200, timeout: 20_000 }) });
+    clients.set(chainId, c);
+  }
+  return c;
+}
+
+/** Reads a vault's totals, idle asset balance and asset USD price at the end of a block. */
+export async function readVaultState(v: EvmVault, blockNumber: bigint): Promise<VaultState> {
   const isPool = v.family === "lendingPool";
   const contracts = [
     isPool
@@ -81,11 +98,11 @@ export async function readVaultState(context: Context, v: EvmVault, blockNumber?
     { address: v.asset.address, abi: erc20Abi, functionName: "balanceOf" as const, args: [v.address] as const },
     ...(v.priceFeed ? [{ address: v.priceFeed.address, abi: PriceFeedAbi, functionName: "latestRoundData" as const }] : []),
   ];
-  const results = (await context.client.multicall({
+  const results = (await directClient(v.chainId).multicall({
     contracts: contracts as never,
     multicallAddress: MULTICALL3,
     allowFailure: false,
-    ...at,
+    blockNumber,
   })) as unknown[];
   const round = results[3] as readonly [bigint, bigint, bigint, bigint, bigint] | undefined;
   return {
@@ -115,7 +132,7 @@ export async function snapshot(
   tx: { hash: `0x${string}`; logIndex: number } | null,
 ): Promise<void> {
   if (source === "flow" && (await context.db.find(share_ratio_snapshot, { id }))) return;
-  const s = await readVaultState(context, v, block.number);
+  const s = await readVaultState(v, block.number);
   const ratio = ratio18(s.totalAssets, s.totalSupply);
   await context.db.insert(share_ratio_snapshot).values({
     id,

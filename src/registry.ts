@@ -44,3 +44,10 @@ export function vaultsOfTimelock(chainId: number, timelock: string): EvmVault[] 
 export function vaultsOnChain(chainId: number): EvmVault[] {
   return byChain.get(chainId) ?? [];
 }
+
+/** The chain's RPC URL as configured (first of PONDER_RPC_URL_<id>). */
+export function rpcUrlOf(chainId: number): string {
+  const c = plan.chains.find((x) => x.id === chainId);
+  if (!c) throw new Error(`chain ${chainId} is not indexed`);
+  return c.rpcUrl;
+}
