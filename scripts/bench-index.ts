@@ -32,8 +32,8 @@ import { parseMetrics, summarise, type RunMetrics } from "../bench/metrics.js";
 import { watchedFiles } from "../bench/watched.js";
 import { DEVNET_CHAINS, genesisTimestamp, runDevnet, type ChainResult } from "../contracts/devnet/index.js";
 import { assertPortFree, startAnvil } from "./lib/anvil.js";
-import { indexedBlocks, REPO_ROOT, startIndexer } from "./lib/indexer.js";
-import { startEmbeddedPostgres } from "./lib/postgres.js";
+import { httpOk, indexedBlocks, REPO_ROOT, startIndexer } from "./lib/indexer.js";
+import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, stopAll } from "./lib/procs.js";
 
 const env = z
@@ -284,32 +284,10 @@ function gitDescribe(): string {
   }
 }
 
-/** A fresh database per run: empty user schema and an empty ponder_sync (cold RPC cache). */
-async function freshDatabase(adminUrl: string, name: string): Promise<string> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await client.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await client.end();
-  }
-  return adminUrl.replace(/\/postgres$/, `/${name}`);
-}
-
-async function httpOk(url: string): Promise<boolean> {
-  try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
-    await res.arrayBuffer();
-    return res.status === 200;
-  } catch {
-    return false;
-  }
-}
-
 async function runIndexer(app: App, adminUrl: string, chains: BenchChain[]): Promise<RunResult> {
   const schema = `bench_${app}`;
-  const databaseUrl = await freshDatabase(adminUrl, schema);
+  // A fresh database per run: empty user schema and an empty ponder_sync (cold RPC cache).
+  const databaseUrl = await recreateDatabase(adminUrl, schema);
   const port = cfg.BENCH_INDEXER_PORT;
   await assertPortFree("127.0.0.1", port, `the ${app} indexer`); // Ponder would silently take the next port
   const logFile = join(LOG_DIR, `indexer-${app}.log`);

@@ -5,11 +5,10 @@
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import pg from "pg";
 import { DEVNET_CHAINS, genesisTimestamp, runDevnet } from "../contracts/devnet/index.js";
 import { startAnvil } from "./lib/anvil.js";
 import { publishAtHead, REPO_ROOT, startIndexer, type ChainProgress, type IndexerOptions } from "./lib/indexer.js";
-import { ensureAnalystRole, startEmbeddedPostgres } from "./lib/postgres.js";
+import { ensureAnalystRole, recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers } from "./lib/procs.js";
 import { demoConfig } from "./lib/demo-config.js";
 
@@ -28,9 +27,8 @@ async function main(): Promise<void> {
 
   say("starting embedded Postgres on 127.0.0.1:54320");
   const pgi = await startEmbeddedPostgres({ port: cfg.pgPort, database: "postgres", logFile: join(logDir, "postgres.log") });
-  const adminUrl = pgi.adminUrl;
-  const dbUrl = adminUrl.replace(/\/postgres$/, `/${cfg.database}`);
-  await resetDatabase(adminUrl, cfg.database);
+  // The demo's chains are new on every run, so everything indexed from older ones is dropped.
+  const dbUrl = await recreateDatabase(pgi.adminUrl, cfg.database);
 
   const endTime = Math.floor(Date.now() / 1000);
   say(`starting anvil chains ${DEVNET_CHAINS.map((c) => `${c.chainId}@${c.port}`).join(", ")}`);
@@ -91,18 +89,6 @@ async function main(): Promise<void> {
   console.log(`READY ${pairs.join(" ")}`);
   say("running; Ctrl-C stops everything");
   await new Promise(() => {});
-}
-
-/** The demo's chains are new on every run, so everything indexed from older ones is dropped. */
-async function resetDatabase(adminUrl: string, database: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-    await client.query(`CREATE DATABASE "${database}"`);
-  } finally {
-    await client.end();
-  }
 }
 
 main().catch((err) => {

@@ -126,9 +126,11 @@ export async function indexedBlocks(client: pg.Client | pg.Pool, schema: string)
   }
 }
 
-async function isReady(url: string): Promise<boolean> {
+/** Whether `url` answers 200 within the timeout (network errors count as no). */
+export async function httpOk(url: string, timeoutMs = 1000): Promise<boolean> {
   try {
-    const res = await fetch(`${url}/ready`, { signal: AbortSignal.timeout(2000) });
+    const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+    await res.arrayBuffer();
     return res.status === 200;
   } catch {
     return false;
@@ -155,7 +157,7 @@ export async function waitForHead(
       const indexed = await indexedBlocks(client, handle.schema);
       const heads = await Promise.all(chains.map((c) => rpc<string>(c.rpcUrl, "eth_blockNumber").then((h) => Number(BigInt(h)))));
       last = chains.map((c, i) => ({ chainId: c.chainId, indexed: indexed?.get(c.chainId) ?? 0, head: heads[i]! }));
-      const ready = await isReady(handle.url);
+      const ready = await httpOk(`${handle.url}/ready`, 2000);
       opts.onProgress?.(last, ready);
       if (ready && last.every((p) => p.indexed >= p.head)) break;
       if (Date.now() > deadline) {

@@ -308,3 +308,19 @@ export async function ensureAnalystRole(adminUrl: string, opts: AnalystRoleOptio
   u.password = encodeURIComponent(password);
   return u.toString();
 }
+
+/**
+ * Drops (disconnecting its sessions) and creates `database` on the server of `adminUrl`, a URL
+ * of its maintenance database `postgres`; returns the new database's URL.
+ */
+export async function recreateDatabase(adminUrl: string, database: string): Promise<string> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    await client.query(`CREATE DATABASE "${database}"`);
+  } finally {
+    await client.end();
+  }
+  return adminUrl.replace(/\/postgres$/, `/${database}`);
+}
