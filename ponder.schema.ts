@@ -146,6 +146,7 @@ export const share_ratio_snapshot = onchainTable(
     total_supply: t.bigint().notNull(),
     asset_share_ratio: t.numeric({ precision: 78, scale: 18 }),
     idle_assets: t.bigint().notNull(),
+    subaccount_assets: t.bigint().notNull(), // sum of asset balanceOf over the registry's subaccounts
     asset_usd_price: t.numeric({ precision: 78, scale: 18 }),
     block_number: t.bigint().notNull(),
     timestamp: t.bigint().notNull(),

@@ -65,6 +65,8 @@ export interface VaultState {
   totalAssets: bigint;
   totalSupply: bigint;
   idle: bigint;
+  /** Sum of the asset's balanceOf over the registry's subaccounts (0 when it lists none). */
+  subaccountAssets: bigint;
   price: string | null;
 }
 
@@ -85,9 +87,15 @@ function directClient(chainId: number): PublicClient {
   return c;
 }
 
-/** Reads a vault's totals, idle asset balance and asset USD price at the end of a block. */
+/**
+ * Reads a vault's totals, idle asset balance, the asset balances of its registry subaccounts and
+ * the asset USD price at the end of a block, in one multicall.
+ */
 export async function readVaultState(v: EvmVault, blockNumber: bigint): Promise<VaultState> {
   const isPool = v.family === "lendingPool";
+  const subaccounts = v.subaccounts ?? [];
+  // Call order: totalAssets, totalSupply, balanceOf(vault), balanceOf(sub) per subaccount, then
+  // the price feed if any; results are read back with the same offsets.
   const contracts = [
     isPool
       ? { address: v.address, abi: LendingPoolAbi, functionName: "totalAssets" as const }
@@ -96,6 +104,7 @@ export async function readVaultState(v: EvmVault, blockNumber: bigint): Promise<
       ? { address: v.address, abi: LendingPoolAbi, functionName: "totalSupply" as const }
       : { address: v.address, abi: TokenizedVaultV2Abi, functionName: "totalSupply" as const },
     { address: v.asset.address, abi: erc20Abi, functionName: "balanceOf" as const, args: [v.address] as const },
+    ...subaccounts.map((sub) => ({ address: v.asset.address, abi: erc20Abi, functionName: "balanceOf" as const, args: [sub] as const })),
     ...(v.priceFeed ? [{ address: v.priceFeed.address, abi: PriceFeedAbi, functionName: "latestRoundData" as const }] : []),
   ];
   const results = (await directClient(v.chainId).multicall({
@@ -104,11 +113,15 @@ export async function readVaultState(v: EvmVault, blockNumber: bigint): Promise<
     allowFailure: false,
     blockNumber,
   })) as unknown[];
-  const round = results[3] as readonly [bigint, bigint, bigint, bigint, bigint] | undefined;
+  const firstSub = 3;
+  const feedAt = firstSub + subaccounts.length;
+  const subaccountAssets = results.slice(firstSub, feedAt).reduce<bigint>((sum, b) => sum + (b as bigint), 0n);
+  const round = v.priceFeed ? (results[feedAt] as readonly [bigint, bigint, bigint, bigint, bigint]) : undefined;
   return {
     totalAssets: results[0] as bigint,
     totalSupply: results[1] as bigint,
     idle: results[2] as bigint,
+    subaccountAssets,
     price: round && v.priceFeed ? priceToFixed18(round[1], v.priceFeed.decimals) : null,
   };
 }
@@ -143,6 +156,7 @@ export async function snapshot(
     total_supply: s.totalSupply,
     asset_share_ratio: ratio,
     idle_assets: s.idle,
+    subaccount_assets: s.subaccountAssets,
     asset_usd_price: s.price,
     block_number: block.number,
     timestamp: block.timestamp,

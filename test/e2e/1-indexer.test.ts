@@ -4,10 +4,11 @@
  * tables equal balanceOf at the head; snapshot figures equal on-chain reads at their block.
  */
 import { describe, expect, inject, it, beforeAll } from "vitest";
-import { encodeFunctionData, decodeFunctionResult, erc20Abi, type Hex } from "viem";
+import { createPublicClient, encodeFunctionData, decodeFunctionResult, erc20Abi, http, type Hex, type PublicClient } from "viem";
 import type pg from "pg";
 import { LendingPoolAbi } from "../../abis/LendingPoolAbi.js";
 import { TokenizedVaultV2Abi } from "../../abis/TokenizedVaultV2Abi.js";
+import { loadRegistry } from "../../config/registry.js";
 import type { Manifest } from "../../contracts/devnet/index.js";
 import type { ManifestEvent } from "../../contracts/devnet/session.js";
 import { key, loadManifest, rows, rpcCall, withDb } from "../helpers.js";
@@ -287,6 +288,63 @@ describe("snapshots and positions", () => {
       const scaled = (ta * 10n ** 18n) / ts;
       const expected = `${scaled / 10n ** 18n}.${(scaled % 10n ** 18n).toString().padStart(18, "0")}`;
       expect(s.asset_share_ratio).toBe(expected);
+    }
+  });
+
+  it("subaccount_assets equals the registry subaccounts' balanceOf at the snapshot's block", async () => {
+    const registry = loadRegistry(devnet.registryFile);
+    const clients = new Map<number, PublicClient>(
+      devnet.chains.map((c) => [c.chainId, createPublicClient({ transport: http(c.rpcUrl) }) as PublicClient]),
+    );
+    // Where the simulator moved assets from a vault into one of its registry subaccounts
+    // (depositToSubaccount): the asset Transfer vault -> subaccount, first block per vault.
+    const firstMove = new Map<string, number>();
+    for (const c of manifest.chains) {
+      for (const v of c.vaults) {
+        const subs = new Set(registry.evm.find((x) => x.chainId === c.chainId && x.address === v.address)!.subaccounts);
+        const moves = c.events.filter(
+          (e) => e.address === v.asset.address && e.event === "Transfer" && e.args.from === v.address && subs.has(e.args.to as `0x${string}`),
+        );
+        if (moves.length > 0) firstMove.set(`${c.chainId}:${v.address}`, Math.min(...moves.map((e) => e.blockNumber)));
+      }
+    }
+    expect(firstMove.size, "the simulation never moved assets into a subaccount").toBeGreaterThan(0);
+    // Sample: the latest interval snapshot per vault, the first snapshot after each vault's first
+    // move into a subaccount, and some others.
+    const latest = await q<Row>(
+      "SELECT DISTINCT ON (chain_id, vault) * FROM indexer.share_ratio_snapshot WHERE source = 'interval' ORDER BY chain_id, vault, block_number DESC",
+    );
+    expect(latest.length).toBe(registry.evm.length);
+    const afterMove: Row[] = [];
+    for (const [k, block] of firstMove) {
+      const [chainId, vault] = k.split(":");
+      afterMove.push(
+        ...(await q<Row>(
+          "SELECT * FROM indexer.share_ratio_snapshot WHERE chain_id = $1 AND vault = $2 AND block_number >= $3 ORDER BY block_number, id LIMIT 1",
+          [Number(chainId), vault, block],
+        )),
+      );
+    }
+    expect(afterMove.length).toBe(firstMove.size);
+    const others = await q<Row>("SELECT * FROM indexer.share_ratio_snapshot ORDER BY md5(id || 'subaccounts') LIMIT 20");
+    const sample = new Map([...latest, ...afterMove, ...others].map((s) => [s.id as string, s]));
+    for (const s of sample.values()) {
+      const v = registry.evm.find((x) => x.chainId === Number(s.chain_id) && x.address === s.vault)!;
+      expect(v.subaccounts.length, `${v.name} has no subaccounts in the registry`).toBeGreaterThan(0);
+      const client = clients.get(v.chainId)!;
+      let sum = 0n;
+      for (const sub of v.subaccounts) {
+        sum += await client.readContract({ address: v.asset.address, abi: erc20Abi, functionName: "balanceOf", args: [sub], blockNumber: BigInt(s.block_number) });
+      }
+      expect(`${s.id} ${s.subaccount_assets}`).toBe(`${s.id} ${sum}`);
+    }
+    // Every vault whose assets went into a subaccount has a snapshot showing them there.
+    const maxima = await q<{ chain_id: number; vault: string; max: string }>(
+      "SELECT chain_id, vault, max(subaccount_assets)::text AS max FROM indexer.share_ratio_snapshot GROUP BY 1, 2",
+    );
+    for (const k of firstMove.keys()) {
+      const m = maxima.find((r) => `${r.chain_id}:${r.vault}` === k);
+      expect(BigInt(m?.max ?? "0"), `${k}: no snapshot with subaccount_assets > 0`).toBeGreaterThan(0n);
     }
   });
 
