@@ -10,6 +10,9 @@ import { startAnvil } from "./lib/anvil.js";
 import { publishAtHead, REPO_ROOT, startIndexer, type ChainProgress, type IndexerOptions } from "./lib/indexer.js";
 import { ensureAnalystRole, recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers } from "./lib/procs.js";
+import { resolveRedis } from "./lib/redis.js";
+import { startWorkerProcess } from "./lib/workers.js";
+import { settle } from "../jobs/runtime.js";
 import { demoConfig } from "./lib/demo-config.js";
 
 const cfg = demoConfig(process.env);
@@ -60,7 +63,7 @@ async function main(): Promise<void> {
     say(`chain ${c.chainId}: ${c.headBlock} blocks, ${c.txCount} transactions, ${c.events.length} vault events`);
   }
 
-  const analystUrl = await ensureAnalystRole(dbUrl, { viewsSchema: "indexer", extraSchemas: ["derived", "ops"] });
+  const analystUrl = await ensureAnalystRole(dbUrl, { viewsSchema: "indexer", extraSchemas: ["derived", "registry", "ops"] });
   say("starting the indexer (Ponder)");
   let exited = false;
   const indexerOptions: IndexerOptions = {
@@ -85,7 +88,25 @@ async function main(): Promise<void> {
   });
   say(`views schema "indexer" now shows ${indexer.schema}; ${archived} vaults fully backfilled`);
 
-  const pairs = [`db=${dbUrl}`, `analyst=${analystUrl}`, ...chains.map((c) => `chain${c.chainId}=${c.rpcUrl}`)];
+  say(process.env.REDIS_URL ? "using Redis at REDIS_URL" : "starting Redis on 127.0.0.1:63790");
+  const redis = await resolveRedis(process.env, { dataDir: join(dataDir, "redis"), logFile: join(logDir, "redis.log") });
+  say("starting the workers (BullMQ); log .data/logs/workers.log");
+  const workers = startWorkerProcess({
+    databaseUrl: dbUrl,
+    redisUrl: redis.url,
+    registryFile,
+    logFile: join(logDir, "workers.log"),
+  });
+  say("computing the derived tables: daily series, APY, PnL, points");
+  const settled = settle(redis.url, cfg.indexTimeoutMs, (m) => say(`jobs: ${m}`));
+  const died = (async () => {
+    await workers.exited;
+    throw new Error(`the workers exited:\n${workers.recentOutput()}`);
+  })();
+  await Promise.race([settled, died]);
+  say("derived tables computed");
+
+  const pairs = [`db=${dbUrl}`, `analyst=${analystUrl}`, `redis=${redis.url}`, ...chains.map((c) => `chain${c.chainId}=${c.rpcUrl}`)];
   console.log(`READY ${pairs.join(" ")}`);
   say("running; Ctrl-C stops everything");
   await new Promise(() => {});

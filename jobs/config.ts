@@ -1,0 +1,60 @@
+/** The workers' settings, from the environment, parsed and checked once at start-up. */
+import { z } from "zod";
+import { parseFixed } from "./lib/fixed.js";
+
+const decimal = (def: string) =>
+  z
+    .string()
+    .regex(/^\d+(\.\d{1,18})?$/, "must be a non-negative decimal number")
+    .default(def);
+
+const schema = z.object({
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL").optional(),
+  INDEXER_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/, "must be a plain schema name").default("indexer"),
+  VAULT_REGISTRY: z.string().optional(),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  FANOUT_EVERY_S: z.coerce.number().int().min(1).max(86_400).default(60),
+  PROGRESS_POLL_S: z.coerce.number().min(0.2).max(3600).default(5),
+  JOB_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  POINTS_PER_USD_PER_DAY: decimal("1"),
+  POINTS_REFERRAL_SHARE: decimal("0.1").refine((v) => Number(v) <= 1, "must be at most 1"),
+  POINTS_SIGNUP_BONUS: decimal("100"),
+});
+
+export interface JobsConfig {
+  databaseUrl: string;
+  redisUrl: string | undefined;
+  indexerSchema: string;
+  registryPath: string | undefined;
+  concurrency: number;
+  fanoutEveryMs: number;
+  progressPollMs: number;
+  attempts: number;
+  points: { pointsPerUsdPerDay: bigint; referralShare: bigint; signupBonus: bigint };
+}
+
+/** Throws one readable error listing every bad variable. */
+export function jobsConfig(env: NodeJS.ProcessEnv = process.env): JobsConfig {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`invalid worker configuration:\n${lines.join("\n")}`);
+  }
+  const e = parsed.data;
+  return {
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    indexerSchema: e.INDEXER_SCHEMA,
+    registryPath: e.VAULT_REGISTRY,
+    concurrency: e.WORKER_CONCURRENCY,
+    fanoutEveryMs: e.FANOUT_EVERY_S * 1000,
+    progressPollMs: e.PROGRESS_POLL_S * 1000,
+    attempts: e.JOB_ATTEMPTS,
+    points: {
+      pointsPerUsdPerDay: parseFixed(e.POINTS_PER_USD_PER_DAY),
+      referralShare: parseFixed(e.POINTS_REFERRAL_SHARE),
+      signupBonus: parseFixed(e.POINTS_SIGNUP_BONUS),
+    },
+  };
+}

@@ -1,0 +1,36 @@
+/** One Kysely over pg per process, and the migrator for the derived and registry schemas. */
+import { Kysely, Migrator, PostgresDialect, type MigrationProvider } from "kysely";
+import pg from "pg";
+import { migrations } from "./migrations/index.js";
+import type { Database } from "./schema.js";
+
+// Dates stay 'YYYY-MM-DD' strings: a UTC calendar day, never shifted by a time zone.
+pg.types.setTypeParser(1082, (v) => v);
+
+export type Db = Kysely<Database>;
+
+export function createPool(url: string, max = 10): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, options: "-c timezone=UTC" });
+  // An idle client losing its connection (database restart) must not crash the process.
+  pool.on("error", () => {});
+  return pool;
+}
+
+export function createDb(pool: pg.Pool): Db {
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** Applies every pending migration; throws with the failing migration's name and error. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider, migrationTableSchema: "derived" });
+  await db.schema.createSchema("derived").ifNotExists().execute();
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === "Error");
+  if (error || failed) {
+    throw new Error(`migration ${failed?.migrationName ?? ""} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}

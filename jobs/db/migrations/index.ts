@@ -1,0 +1,9 @@
+/** Every migration, in order. Files are frozen once landed: add new ones with a later date. */
+import type { Migration } from "kysely";
+import * as m0001 from "./2026-11-22-0001-derived.js";
+import * as m0002 from "./2026-11-22-0002-registry.js";
+
+export const migrations: Record<string, Migration> = {
+  "2026-11-22-0001-derived": m0001,
+  "2026-11-22-0002-registry": m0002,
+};

@@ -1,0 +1,259 @@
+/**
+ * Types of the tables the jobs read and write. Raw token amounts, numeric columns and int8
+ * travel as strings (exact); dates as 'YYYY-MM-DD' strings; display figures (APY) as numbers.
+ */
+import type { ColumnType, Insertable, Selectable } from "kysely";
+
+type Num = string; // numeric / int8 as read from pg
+type Ts = ColumnType<Date, Date | string, Date | string>;
+
+/** Indexed tables, read through the stable views schema (INDEXER_SCHEMA, default `indexer`). */
+export interface IndexerTables {
+  vault: {
+    chain_id: number;
+    address: string;
+    family: string;
+    kind: string;
+    name: string;
+    symbol: string;
+    decimals: number;
+    asset: string;
+    asset_symbol: string;
+    asset_decimals: number;
+    start_block: Num;
+  };
+  share_ratio_snapshot: {
+    id: string;
+    chain_id: number;
+    vault: string;
+    source: string;
+    total_assets: Num;
+    total_supply: Num;
+    asset_share_ratio: Num | null;
+    idle_assets: Num;
+    subaccount_assets: Num;
+    asset_usd_price: Num | null;
+    block_number: Num;
+    timestamp: Num;
+  };
+  share_transfer: {
+    id: string;
+    chain_id: number;
+    vault: string;
+    from_address: string;
+    to_address: string;
+    shares: Num;
+    block_number: Num;
+    timestamp: Num;
+    log_index: number;
+  };
+  fee_event: {
+    id: string;
+    chain_id: number;
+    vault: string;
+    kind: string;
+    amount: Num | null;
+    timestamp: Num;
+  };
+  vault_event: {
+    id: string;
+    chain_id: number;
+    vault: string;
+    kind: string;
+    owner: string;
+    receiver: string;
+    assets: Num;
+    shares: Num;
+    timestamp: Num;
+  };
+}
+
+export interface VaultDayTable {
+  chain_id: number;
+  vault: string;
+  day: string;
+  missing: boolean;
+  snapshot_id: string | null;
+  snapshot_timestamp: Num | null;
+  block_number: Num | null;
+  share_price: Num | null;
+  total_assets: Num | null;
+  total_shares: Num | null;
+  asset_share_ratio: Num | null;
+  asset_usd_price: Num | null;
+  tvl: Num | null;
+  daily_apy: number | null;
+  daily_pnl: Num | null;
+  fees_charged: Num;
+  gross_daily_apy: number | null;
+  fingerprint: string;
+  computed_at: Ts;
+}
+
+export interface VaultApyTable {
+  chain_id: number;
+  vault: string;
+  day: string;
+  horizon: string;
+  span_days: number;
+  simple_apy: number;
+  compound_apy: number;
+  gross_simple_apy: number;
+  gross_compound_apy: number;
+  pnl_per_share: number;
+  daily_pnl_per_share: number;
+  computed_at: Ts;
+}
+
+export interface UnrealizedPnlTable {
+  chain_id: number;
+  vault: string;
+  snapshot_id: string;
+  day: string;
+  timestamp: Num;
+  block_number: Num;
+  vault_name: string;
+  strategist_name: string | null;
+  reference_asset: string;
+  asset_price: Num | null;
+  tvl_on_vault: Num;
+  actual_tvl: Num;
+  current_redeem_ratio: Num | null;
+  adjusted_redeem_ratio: Num | null;
+  unrealized_pnl: Num | null;
+  unrealized_pnl_in_asset: Num;
+  computed_at: Ts;
+}
+
+export type HorizonMap = Record<string, number>;
+
+export interface VaultMetricsTable {
+  chain_id: number;
+  vault: string;
+  as_of_day: string;
+  first_day: string;
+  tvl: Num | null;
+  share_price: Num | null;
+  historical_apy: ColumnType<HorizonMap, string, string>;
+  historical_compound_apy: ColumnType<HorizonMap, string, string>;
+  gross_apy: ColumnType<HorizonMap, string, string>;
+  gross_compound_apy: ColumnType<HorizonMap, string, string>;
+  pnl_per_share: ColumnType<HorizonMap, string, string>;
+  daily_pnl_per_share: ColumnType<HorizonMap, string, string>;
+  returns: ColumnType<HorizonMap, string, string>;
+  liquid_apy_7d: number | null;
+  liquid_apy_30d: number | null;
+  max_drawdown: number | null;
+  max_daily_drawdown: number | null;
+  apy_computed_at: Ts;
+  share_ratio_snapshot_at: Ts | null;
+  cached_at: Ts;
+}
+
+export interface PointsLedgerTable {
+  wallet: string;
+  day: string;
+  source: "holding" | "referral" | "signup_bonus" | "daily_streak" | "manual";
+  chain_id: number;
+  vault: string;
+  ref: string;
+  points: Num;
+  shares: Num | null;
+  usd_value: Num | null;
+}
+
+export interface PointsPoolTable {
+  wallet: string;
+  chain_id: number;
+  vault: string;
+  total_points: Num;
+  position_day: string | null;
+  shares: Num;
+  native_amount: Num;
+  usd_value: Num;
+  lifetime_deposit: ColumnType<Num, Num | undefined, Num>;
+}
+
+export interface PointsReferralTable {
+  referrer: string;
+  referee: string;
+  total_points: Num;
+}
+
+export interface PointsBalanceTable {
+  wallet: string;
+  total_points: Num;
+  holding_points: Num;
+  referral_earnings: Num;
+  signup_bonus: Num;
+  daily_streak_points: Num;
+  manual_points: Num;
+  streak_days: number;
+  last_claim_day: string | null;
+  usd_value: Num;
+  top_vault_chain_id: number | null;
+  top_vault: string | null;
+  top_vault_lifetime_deposit: Num | null;
+  rank_total: number;
+  rank_streak: number;
+  computed_at: Ts;
+}
+
+export interface RewardTable {
+  id: ColumnType<string, string | undefined, never>;
+  chain_id: number;
+  vault: string;
+  text: string;
+  img_url: string | null;
+  multiplier: Num;
+  start_datetime: Ts;
+  end_datetime: Ts | null;
+  created_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface PointsUserTable {
+  address: string;
+  referrer: string | null;
+  chain_id: number;
+  registered_at: Ts;
+  signup_bonus: ColumnType<Num, Num | undefined, Num>;
+}
+
+export interface StreakClaimTable {
+  address: string;
+  day: string;
+  streak_days: number;
+  points: Num;
+  claimed_at: Ts;
+}
+
+export interface ManualPointsTable {
+  id: ColumnType<string, string | undefined, never>;
+  wallet: string;
+  points: Num;
+  reason: string;
+  author: string;
+  created_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface Database {
+  "derived.vault_day": VaultDayTable;
+  "derived.vault_apy": VaultApyTable;
+  "derived.unrealized_pnl": UnrealizedPnlTable;
+  "derived.vault_metrics": VaultMetricsTable;
+  "derived.points_ledger": PointsLedgerTable;
+  "derived.points_pool": PointsPoolTable;
+  "derived.points_referral": PointsReferralTable;
+  "derived.points_balance": PointsBalanceTable;
+  "registry.reward": RewardTable;
+  "registry.points_user": PointsUserTable;
+  "registry.streak_claim": StreakClaimTable;
+  "registry.manual_points": ManualPointsTable;
+}
+
+export type VaultDayRow = Insertable<VaultDayTable>;
+export type VaultApyRow = Insertable<VaultApyTable>;
+export type UnrealizedPnlRow = Insertable<UnrealizedPnlTable>;
+export type PointsLedgerRow = Insertable<PointsLedgerTable>;
+export type VaultMetrics = Selectable<VaultMetricsTable>;

@@ -1,0 +1,124 @@
+/**
+ * Fan-out: finds per vault the days whose inputs changed since they were computed (chained
+ * fingerprints, see repo.ts) and queues one vault-days job per changed day, a vault-summary
+ * job per changed vault once its days are done, and a points-rollup once every vault is done
+ * (one BullMQ flow). A range that changed on day X is recomputed from X to today: every later
+ * day's figures (APY windows, inception, balances) depend on it.
+ */
+import { createHash } from "node:crypto";
+import { FlowProducer, type FlowJob } from "bullmq";
+import { sql } from "kysely";
+import type { PointsRules } from "./points/compute.js";
+import { QUEUES, jobOptions } from "./queues.js";
+import {
+  chainFingerprints,
+  loadDayHashes,
+  loadFirstDays,
+  loadRegistrations,
+  loadRewards,
+  loadStoredFingerprints,
+  loadVaults,
+  vaultKey,
+  type Db,
+  type VaultRef,
+} from "./repo.js";
+import { dayToDate } from "./lib/days.js";
+import { rulesKey } from "./vault/job.js";
+
+export interface ChangedRange {
+  vault: VaultRef;
+  from: number;
+  to: number;
+  fingerprints: Map<number, string>;
+}
+
+/** Vaults with days to (re)compute, and from which day. */
+export async function planChanges(db: Db, indexerSchema: string, registryPath: string | undefined, rules: PointsRules, today: number): Promise<ChangedRange[]> {
+  const [vaults, firstDays, hashes, rewards, registrations, stored] = await Promise.all([
+    loadVaults(db, indexerSchema, registryPath),
+    loadFirstDays(db, indexerSchema),
+    loadDayHashes(db, indexerSchema),
+    loadRewards(db),
+    loadRegistrations(db),
+    loadStoredFingerprints(db),
+  ]);
+  const out: ChangedRange[] = [];
+  for (const meta of vaults) {
+    const key = vaultKey(meta);
+    const firstDay = firstDays.get(key);
+    if (firstDay == null || firstDay > today) continue;
+    const fps = chainFingerprints(
+      { meta, firstDay, dayHashes: hashes.get(key) ?? new Map(), rewards: rewards.get(key), registrations, rulesKey: rulesKey(rules) },
+      today,
+    );
+    const have = stored.get(key) ?? new Map<number, string>();
+    let from: number | null = null;
+    for (let d = firstDay; d <= today; d++) {
+      if (have.get(d) !== fps.get(d)) {
+        from = d;
+        break;
+      }
+    }
+    if (from != null) out.push({ vault: { chainId: meta.chainId, address: meta.address }, from, to: today, fingerprints: fps });
+  }
+  return out;
+}
+
+/** A hash of the registry inputs of the rollup that no vault day depends on. */
+export async function extrasHash(db: Db): Promise<string> {
+  const { rows } = await sql<{ h: string }>`
+    SELECT md5(
+      coalesce((SELECT string_agg(address || ':' || day || ':' || points, ',' ORDER BY address, day) FROM registry.streak_claim), '') || '|' ||
+      coalesce((SELECT string_agg(id || ':' || points || ':' || wallet, ',' ORDER BY id) FROM registry.manual_points), '') || '|' ||
+      coalesce((SELECT string_agg(address || ':' || signup_bonus, ',' ORDER BY address) FROM registry.points_user), '')
+    ) AS h`.execute(db);
+  return rows[0]!.h;
+}
+
+export interface FlowPlan {
+  runId: string;
+  flow: FlowJob;
+  days: number;
+}
+
+/** The flow for a set of changed ranges: day jobs -> vault summaries -> one points rollup. */
+export function buildFlow(changes: readonly ChangedRange[], today: number, attempts: number, extras: string, perDay = true, salt = ""): FlowPlan {
+  const runId = createHash("md5")
+    .update(JSON.stringify(changes.map((c) => [vaultKey(c.vault), c.from, c.to, c.fingerprints.get(c.to)])) + extras + salt)
+    .digest("hex")
+    .slice(0, 16);
+  const opts = jobOptions(attempts);
+  let days = 0;
+  const child = { ...opts, ignoreDependencyOnFailure: true };
+  const flow: FlowJob = {
+    name: QUEUES.pointsRollup.name,
+    queueName: QUEUES.pointsRollup.name,
+    data: { today: dayToDate(today), extrasHash: extras },
+    opts: { ...opts, jobId: `rollup-${runId}`, removeOnComplete: { age: 3600, count: 100 } },
+    children: changes.map((c) => {
+      const { chainId, address } = c.vault;
+      const ranges: [number, number][] = [];
+      if (perDay) for (let d = c.from; d <= c.to; d++) ranges.push([d, d]);
+      else ranges.push([c.from, c.to]);
+      days += c.to - c.from + 1;
+      return {
+        name: QUEUES.vaultSummary.name,
+        queueName: QUEUES.vaultSummary.name,
+        data: { chainId, vault: address },
+        opts: { ...child, jobId: `summary-${chainId}-${address}-${runId}` },
+        children: ranges.map(([a, b]) => ({
+          name: QUEUES.vaultDays.name,
+          queueName: QUEUES.vaultDays.name,
+          data: { chainId, vault: address, from: dayToDate(a), to: dayToDate(b) },
+          opts: { ...child, jobId: `days-${chainId}-${address}-${dayToDate(a)}-${dayToDate(b)}-${(c.fingerprints.get(b) ?? "").slice(0, 12)}-${runId}` },
+        })),
+      };
+    }),
+  };
+  return { runId, flow, days };
+}
+
+export async function addFlow(producer: FlowProducer, plan: FlowPlan): Promise<string> {
+  const node = await producer.add(plan.flow);
+  return node.job.id!;
+}

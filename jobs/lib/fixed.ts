@@ -1,0 +1,43 @@
+/**
+ * Exact fixed-point arithmetic with 18 decimals on bigint: amounts and USD values are computed
+ * to the last digit (truncating toward zero at each documented step, like Postgres `trunc`).
+ */
+export const SCALE = 10n ** 18n;
+
+/** Parses a decimal string ("12.5", "-0.000001", "7") into an 18-decimal scaled bigint. */
+export function parseFixed(s: string): bigint {
+  const m = /^(-)?(\d+)(?:\.(\d+))?$/.exec(s.trim());
+  if (!m) throw new Error(`not a decimal number: "${s}"`);
+  const frac = (m[3] ?? "").slice(0, 18).padEnd(18, "0");
+  const v = BigInt(m[2]!) * SCALE + BigInt(frac);
+  return m[1] ? -v : v;
+}
+
+/** An 18-decimal scaled bigint as an exact decimal string with 18 decimals. */
+export function formatFixed(v: bigint): string {
+  const neg = v < 0n;
+  const abs = neg ? -v : v;
+  return `${neg ? "-" : ""}${abs / SCALE}.${(abs % SCALE).toString().padStart(18, "0")}`;
+}
+
+export function pow10(n: number): bigint {
+  return 10n ** BigInt(n);
+}
+
+/** A raw token amount with `decimals` as an 18-decimal scaled value (exact for decimals <= 18). */
+export function rawToFixed(raw: bigint, decimals: number): bigint {
+  return decimals <= 18 ? raw * pow10(18 - decimals) : raw / pow10(decimals - 18);
+}
+
+/** a * b for two 18-decimal values, truncated. */
+export function mulFixed(a: bigint, b: bigint): bigint {
+  return (a * b) / SCALE;
+}
+
+/**
+ * An 18-decimal value as a JS number (display figures only): the nearest double to its exact
+ * decimal string, which is also what `Number(text)` gives for the value read back from Postgres.
+ */
+export function toNumber(v: bigint): number {
+  return Number(formatFixed(v));
+}

@@ -1,0 +1,60 @@
+/**
+ * Every queue and job of the derived analytics, declared once: name, input and output schemas
+ * (zod), retry policy. Job ids are deterministic (see ./fanout.ts), so adding a job that is
+ * already queued does nothing.
+ */
+import { z } from "zod";
+import type { JobsOptions } from "bullmq";
+
+const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a YYYY-MM-DD date");
+const address = z.string().regex(/^0x[0-9a-f]{40}$/, "must be a lower-case 0x address");
+
+export const QUEUES = {
+  fanout: {
+    name: "fanout",
+    input: z.object({ reason: z.enum(["schedule", "progress", "manual", "startup"]) }),
+    output: z.object({
+      runId: z.string().nullable(),
+      vaults: z.number().int(),
+      days: z.number().int(),
+      rollupJobId: z.string().nullable(),
+      skipped: z.boolean(),
+    }),
+    concurrency: 1,
+  },
+  vaultDays: {
+    name: "vault-days",
+    input: z.object({ chainId: z.number().int().positive(), vault: address, from: date, to: date }).refine((d) => d.from <= d.to, "from must not be after to"),
+    output: z.object({ days: z.number().int(), apyRows: z.number().int(), pnlRows: z.number().int(), ledgerRows: z.number().int() }),
+    concurrency: null, // WORKER_CONCURRENCY
+  },
+  vaultSummary: {
+    name: "vault-summary",
+    input: z.object({ chainId: z.number().int().positive(), vault: address }),
+    output: z.object({ asOf: date.nullable() }),
+    concurrency: 1,
+  },
+  pointsRollup: {
+    name: "points-rollup",
+    input: z.object({ today: date.optional(), extrasHash: z.string().optional() }),
+    output: z.object({ wallets: z.number().int() }),
+    concurrency: 1,
+  },
+} as const;
+
+export type QueueKey = keyof typeof QUEUES;
+export type JobInput<K extends QueueKey> = z.infer<(typeof QUEUES)[K]["input"]>;
+export type JobOutput<K extends QueueKey> = z.infer<(typeof QUEUES)[K]["output"]>;
+
+/** Retries with exponential backoff; failed jobs stay visible for a week, done ones an hour. */
+export function jobOptions(attempts: number): JobsOptions {
+  return {
+    attempts,
+    backoff: { type: "exponential", delay: 1000 },
+    removeOnComplete: true,
+    removeOnFail: { age: 7 * 24 * 3600 },
+  };
+}
+
+/** BullMQ key prefix in Redis. */
+export const PREFIX = "vaults";

@@ -1,0 +1,217 @@
+/**
+ * Worker processes and the clients that drive them. `startWorkers` runs every queue's worker,
+ * the fan-out schedule (upsertJobScheduler) and a watcher that queues a fan-out when the
+ * indexer makes progress; `settle` asks for fan-outs until nothing is left to compute.
+ */
+import { FlowProducer, Job, Queue, QueueEvents, Worker, type Processor } from "bullmq";
+import { Redis } from "ioredis";
+import { sql } from "kysely";
+import type pg from "pg";
+import type { JobsConfig } from "./config.js";
+import { createDb, createPool, migrateToLatest } from "./db/client.js";
+import { addFlow, buildFlow, extrasHash, planChanges } from "./fanout.js";
+import { dateToDay, today as wallToday } from "./lib/days.js";
+import { runPointsRollup } from "./points/rollup.js";
+import { PREFIX, QUEUES, jobOptions, type QueueKey } from "./queues.js";
+import type { Db } from "./repo.js";
+import { runVaultDays } from "./vault/job.js";
+import { runVaultSummary } from "./vault/summary-job.js";
+
+export type Log = (line: string) => void;
+const defaultLog: Log = (line) => process.stdout.write(`[jobs] ${line}\n`);
+
+export function redisConnection(url: string): Redis {
+  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true });
+}
+
+export interface Queues {
+  connection: Redis;
+  queues: { [K in QueueKey]: Queue };
+  producer: FlowProducer;
+  close(): Promise<void>;
+}
+
+export function openQueues(redisUrl: string): Queues {
+  const connection = redisConnection(redisUrl);
+  connection.on("error", () => {}); // reconnects by itself; callers see failed commands
+  const queues = Object.fromEntries(
+    (Object.keys(QUEUES) as QueueKey[]).map((k) => [k, new Queue(QUEUES[k].name, { connection, prefix: PREFIX })]),
+  ) as { [K in QueueKey]: Queue };
+  for (const q of Object.values(queues)) q.on("error", () => {});
+  const producer = new FlowProducer({ connection, prefix: PREFIX });
+  producer.on("error", () => {});
+  return {
+    connection,
+    queues,
+    producer,
+    async close() {
+      await producer.close();
+      await Promise.all(Object.values(queues).map((q) => q.close()));
+      connection.disconnect();
+    },
+  };
+}
+
+export interface WorkerHandle {
+  pool: pg.Pool;
+  db: Db;
+  close(): Promise<void>;
+}
+
+const EXTRAS_KEY = `${PREFIX}:rollup-extras`;
+
+export interface WorkerOptions {
+  /** declare the fan-out schedule and watch indexer progress (default true); off for one-off runs */
+  schedule?: boolean;
+}
+
+export async function startWorkers(
+  cfg: JobsConfig & { redisUrl: string },
+  log: Log = defaultLog,
+  now: () => number = Date.now,
+  opts: WorkerOptions = {},
+): Promise<WorkerHandle> {
+  const scheduled = opts.schedule ?? true;
+  const pool = createPool(cfg.databaseUrl, cfg.concurrency + 4);
+  const db = createDb(pool);
+  const applied = await migrateToLatest(db);
+  if (applied.length > 0) log(`migrations applied: ${applied.join(", ")}`);
+  const q = openQueues(cfg.redisUrl);
+  const ctx = { db, pool, indexerSchema: cfg.indexerSchema, registryPath: cfg.registryPath, rules: cfg.points };
+
+  function processor<K extends QueueKey>(key: K, run: (data: never, job: Job) => Promise<unknown>): Processor {
+    return async (job) => {
+      const parsed = QUEUES[key].input.safeParse(job.data);
+      if (!parsed.success) throw new Error(`bad ${QUEUES[key].name} input: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+      return QUEUES[key].output.parse(await run(parsed.data as never, job));
+    };
+  }
+
+  const fanout = processor("fanout", async () => {
+    const counts = await q.queues.pointsRollup.getJobCounts("waiting", "waiting-children", "active", "delayed", "prioritized");
+    if (Object.values(counts).some((n) => n > 0)) return { runId: null, vaults: 0, days: 0, rollupJobId: null, skipped: true };
+    const today = wallToday(now());
+    const changes = await planChanges(db, cfg.indexerSchema, cfg.registryPath, cfg.points, today);
+    const extras = await extrasHash(db);
+    if (changes.length === 0 && extras === (await q.connection.get(EXTRAS_KEY))) {
+      return { runId: null, vaults: 0, days: 0, rollupJobId: null, skipped: false };
+    }
+    const plan = buildFlow(changes, today, cfg.attempts, extras);
+    const rollupJobId = await addFlow(q.producer, plan);
+    log(`fan-out ${plan.runId}: ${changes.length} vaults, ${plan.days} vault-days`);
+    return { runId: plan.runId, vaults: changes.length, days: plan.days, rollupJobId, skipped: false };
+  });
+  const vaultDays = processor("vaultDays", async (d: { chainId: number; vault: string; from: string; to: string }) =>
+    runVaultDays(ctx, { chainId: d.chainId, address: d.vault }, dateToDay(d.from), dateToDay(d.to)),
+  );
+  const vaultSummary = processor("vaultSummary", async (d: { chainId: number; vault: string }) => runVaultSummary(db, { chainId: d.chainId, address: d.vault }));
+  const rollup = processor("pointsRollup", async (d: { today?: string; extrasHash?: string }, job) => {
+    const out = await runPointsRollup(db, cfg.indexerSchema, d.today ? dateToDay(d.today) : wallToday(now()));
+    if (d.extrasHash) await q.connection.set(EXTRAS_KEY, d.extrasHash);
+    // Changes that arrived while this run was in flight are picked up at once.
+    if (scheduled) await q.queues.fanout.add(QUEUES.fanout.name, { reason: "progress" }, { ...jobOptions(cfg.attempts), jobId: `fanout-after-${job.id}`, removeOnComplete: { age: 3600 } });
+    return out;
+  });
+
+  const workerOpts = (concurrency: number) => ({ connection: q.connection, prefix: PREFIX, concurrency });
+  const workers = [
+    new Worker(QUEUES.fanout.name, fanout, workerOpts(1)),
+    new Worker(QUEUES.vaultDays.name, vaultDays, workerOpts(cfg.concurrency)),
+    new Worker(QUEUES.vaultSummary.name, vaultSummary, workerOpts(1)),
+    new Worker(QUEUES.pointsRollup.name, rollup, workerOpts(1)),
+  ];
+  for (const w of workers) {
+    w.on("failed", (job, err) => log(`${w.name} job ${job?.id ?? "?"} failed (attempt ${job?.attemptsMade ?? "?"}): ${err.message}`));
+    w.on("error", (err) => log(`${w.name} worker error: ${err.message}`));
+  }
+
+  // The schedule, (re)declared whenever Redis comes (back) up: a Redis that lost its data gets
+  // it again, and a fan-out catches up with everything indexed meanwhile.
+  const declare = async () => {
+    await q.queues.fanout.upsertJobScheduler(
+      "fanout-schedule",
+      { every: cfg.fanoutEveryMs },
+      { name: QUEUES.fanout.name, data: { reason: "schedule" }, opts: { removeOnComplete: { age: 3600, count: 100 }, removeOnFail: { age: 7 * 24 * 3600 } } },
+    );
+    await q.queues.fanout.add(QUEUES.fanout.name, { reason: "startup" }, { jobId: `fanout-startup-${Date.now()}`, removeOnComplete: { age: 3600 } });
+  };
+  if (scheduled) await declare();
+  let first = true;
+  q.connection.on("ready", () => {
+    if (first) return void (first = false);
+    if (!scheduled) return;
+    log("redis is back: re-declaring the schedule and catching up");
+    declare().catch((err: Error) => log(`cannot re-declare the schedule: ${err.message}`));
+  });
+  first = q.connection.status !== "ready";
+
+  // Indexer progress: a fan-out when the newest indexed block changes.
+  let lastProgress = "";
+  let polling = false;
+  const poll = setInterval(async () => {
+    if (polling || !scheduled) return;
+    polling = true;
+    try {
+      const { rows } = await sql<{ p: string | null }>`
+        SELECT string_agg(chain_id || ':' || b, ',' ORDER BY chain_id) AS p FROM (
+          SELECT chain_id, max(block_number) AS b FROM ${sql.id(cfg.indexerSchema, "share_ratio_snapshot")} GROUP BY chain_id) x`.execute(db);
+      const p = rows[0]?.p ?? "";
+      if (p !== lastProgress) {
+        await q.queues.fanout.add(QUEUES.fanout.name, { reason: "progress" }, { jobId: `fanout-progress-${Buffer.from(p).toString("base64url").slice(0, 80)}`, removeOnComplete: { age: 3600 } });
+        lastProgress = p;
+      }
+    } catch {
+      // Postgres or Redis unavailable: the next tick tries again.
+    } finally {
+      polling = false;
+    }
+  }, cfg.progressPollMs);
+
+  return {
+    pool,
+    db,
+    async close() {
+      clearInterval(poll);
+      await Promise.all(workers.map((w) => w.close()));
+      await q.close();
+      await db.destroy();
+    },
+  };
+}
+
+/**
+ * Asks for fan-outs until one finds nothing to compute, waiting for each run's points rollup:
+ * when it returns, every derived table reflects what was indexed when it was called.
+ */
+export async function settle(redisUrl: string, timeoutMs = 600_000, log: Log = () => {}): Promise<{ runs: number }> {
+  const q = openQueues(redisUrl);
+  const events = new QueueEvents(QUEUES.fanout.name, { connection: redisConnection(redisUrl), prefix: PREFIX });
+  const rollupEvents = new QueueEvents(QUEUES.pointsRollup.name, { connection: redisConnection(redisUrl), prefix: PREFIX });
+  const deadline = Date.now() + timeoutMs;
+  let runs = 0;
+  try {
+    await Promise.all([events.waitUntilReady(), rollupEvents.waitUntilReady()]);
+    for (;;) {
+      if (Date.now() > deadline) throw new Error(`derived tables not settled after ${timeoutMs / 1000}s`);
+      const job = await q.queues.fanout.add(QUEUES.fanout.name, { reason: "manual" }, { jobId: `fanout-manual-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`, removeOnComplete: { age: 3600 } });
+      const out = QUEUES.fanout.output.parse(await job.waitUntilFinished(events, Math.max(1000, deadline - Date.now())));
+      if (out.skipped) {
+        // A run is in flight: wait for it.
+        for (const j of await q.queues.pointsRollup.getJobs(["waiting", "waiting-children", "active", "delayed", "prioritized"])) {
+          await j.waitUntilFinished(rollupEvents, Math.max(1000, deadline - Date.now())).catch(() => {});
+        }
+        await new Promise((r) => setTimeout(r, 200));
+        continue;
+      }
+      if (!out.rollupJobId) return { runs };
+      runs++;
+      log(`run ${out.runId}: ${out.vaults} vaults, ${out.days} vault-days`);
+      const rollup = await Job.fromId(q.queues.pointsRollup, out.rollupJobId);
+      if (rollup) await rollup.waitUntilFinished(rollupEvents, Math.max(1000, deadline - Date.now()));
+    }
+  } finally {
+    await events.close();
+    await rollupEvents.close();
+    await q.close();
+  }
+}

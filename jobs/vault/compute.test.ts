@@ -1,0 +1,138 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { parseFixed } from "../lib/fixed.js";
+import { annualize, computeVaultDays, type SnapshotIn, type VaultMeta } from "./compute.js";
+
+const DAY = 86_400;
+const usdc: VaultMeta = { chainId: 1, address: "0xv", name: "Stable", shareDecimals: 6, assetDecimals: 6, assetSymbol: "USDC", strategistName: "S" };
+const weth: VaultMeta = { ...usdc, name: "ETH", shareDecimals: 18, assetDecimals: 18, assetSymbol: "WETH" };
+
+function snap(day: number, ta: bigint, ts: bigint, ratio: string, price: string | null, extra: Partial<SnapshotIn> = {}): SnapshotIn {
+  return {
+    id: `s${day}-${extra.timestamp ?? 0}`,
+    timestamp: day * DAY + 3600,
+    blockNumber: day * 10,
+    totalAssets: ta,
+    totalSupply: ts,
+    ratio: parseFixed(ratio),
+    price: price == null ? null : parseFixed(price),
+    idleAssets: ta / 10n,
+    subaccountAssets: 0n,
+    ...extra,
+  };
+}
+
+describe("computeVaultDays (6 decimals, a missing day, a loss)", () => {
+  // day 0: ratio 1; day 1: +0.1%; day 2: no snapshot; day 3: falls to 1.0005 (a loss)
+  const snaps = [
+    snap(100, 1_000_000_000n, 1_000_000_000n, "1", "1"),
+    snap(101, 1_001_000_000n, 1_000_000_000n, "1.001", "1"),
+    snap(103, 1_000_500_000n, 1_000_000_000n, "1.0005", "0.999"),
+  ];
+  const out = computeVaultDays(usdc, snaps, [], 100, 103);
+
+  it("daily rows: figures, a missing day with nulls, the loss", () => {
+    expect(out.days.map((d) => d.day)).toEqual([100, 101, 102, 103]);
+    const [d0, d1, d2, d3] = out.days;
+    expect(d0!.tvl).toBe("1000.000000000000000000");
+    expect(d0!.dailyApy).toBeNull();
+    expect(d1!.sharePrice).toBe("1.001000000000000000");
+    expect(d1!.dailyApy).toBe(Math.pow(1.001, 365) - 1);
+    expect(d1!.dailyPnl).toBe("1.000000000000000000"); // 0.001 per share x 1000 shares
+    expect(d2).toMatchObject({ missing: true, sharePrice: null, tvl: null, dailyApy: null, dailyPnl: null, totalAssets: null });
+    expect(d3!.dailyApy).toBe(Math.pow(1.0005 / 1.001, 365) - 1); // against the carried sp(day 2)
+    expect(d3!.dailyApy!).toBeLessThan(0);
+    expect(d3!.dailyPnl).toBe("-0.500000000000000000");
+    expect(d3!.tvl).toBe("999.499500000000000000"); // 1000.5 x 0.999
+  });
+
+  it("APY: horizons longer than the history are absent; inception spans the history", () => {
+    const day3 = out.apy.filter((a) => a.day === 103);
+    expect(day3.map((a) => a.horizon).sort()).toEqual(["1", "inception"]);
+    const h1 = day3.find((a) => a.horizon === "1")!;
+    expect(h1.simpleApy).toBe((1.0005 / 1.001 - 1) * 365);
+    const inc = day3.find((a) => a.horizon === "inception")!;
+    expect(inc.spanDays).toBe(3);
+    expect(inc.simpleApy).toBe(((1.0005 / 1 - 1) * 365) / 3);
+    expect(inc.compoundApy).toBe(Math.pow(1.0005, 365 / 3) - 1);
+    expect(inc.pnlPerShare).toBe(0.0005);
+    expect(inc.dailyPnlPerShare).toBe(0.0005 / 3);
+  });
+
+  it("gross APY adds back the management fees charged", () => {
+    const fees = [{ timestamp: 101 * DAY + 7200, amount: 1_001_000n }]; // 0.1% of total assets on day 1
+    const g = computeVaultDays(usdc, snaps, fees, 100, 103);
+    const a = g.apy.find((x) => x.day === 101 && x.horizon === "1")!;
+    expect(a.grossSimpleApy).toBeCloseTo((1.001 * 1.001 - 1) * 365, 12);
+    expect(a.grossSimpleApy).toBeGreaterThan(a.simpleApy);
+    expect(g.days[1]!.feesCharged).toBe("1001000");
+  });
+
+  it("unrealized PnL per snapshot", () => {
+    const s = snap(100, 1_000_000_000n, 1_000_000_000n, "1", "2", { idleAssets: 200_000_000n, subaccountAssets: 790_000_000n });
+    const p = computeVaultDays(usdc, [s], [], 100, 100).pnl[0]!;
+    expect(p.tvlOnVault).toBe("1000.000000000000000000");
+    expect(p.actualTvl).toBe("990.000000000000000000");
+    expect(p.unrealizedPnlInAsset).toBe("-10.000000000000000000");
+    expect(p.unrealizedPnl).toBe("-20.000000000000000000");
+    expect(p.currentRedeemRatio).toBe("1.000000000000000000");
+    expect(p.adjustedRedeemRatio).toBe("0.990000000000000000");
+  });
+});
+
+describe("computeVaultDays (18 decimals)", () => {
+  it("values WETH at its USD price and reports PnL in asset units", () => {
+    const e18 = 10n ** 18n;
+    const snaps = [snap(10, 50n * e18, 50n * e18, "1", "3000"), snap(11, 51n * e18, 50n * e18, "1.02", "3100.5")];
+    const out = computeVaultDays(weth, snaps, [], 10, 11);
+    expect(out.days[0]!.tvl).toBe("150000.000000000000000000");
+    expect(out.days[1]!.tvl).toBe("158125.500000000000000000");
+    expect(out.days[1]!.dailyPnl).toBe("1.000000000000000000"); // 0.02 x 50 shares
+    expect(out.days[1]!.totalAssets).toBe((51n * e18).toString());
+  });
+});
+
+describe("properties", () => {
+  it("compound APY >= simple APY for gains (horizons up to a year)", () => {
+    fc.assert(
+      fc.property(fc.double({ min: 1, max: 3, noNaN: true }), fc.integer({ min: 1, max: 365 }), (x, h) => {
+        const a = annualize(x, h);
+        return a.compound >= a.simple - 1e-12;
+      }),
+    );
+  });
+
+  it("a range computed at once equals the same days computed one at a time", () => {
+    const arb = fc.array(
+      fc.record({ gap: fc.integer({ min: 0, max: 3 }), growth: fc.integer({ min: -50, max: 200 }), fee: fc.integer({ min: 0, max: 1000 }) }),
+      { minLength: 2, maxLength: 40 },
+    );
+    fc.assert(
+      fc.property(arb, (steps) => {
+        let day = 500;
+        let ratio = 10n ** 18n;
+        const snaps: SnapshotIn[] = [];
+        const fees = [];
+        for (const s of steps) {
+          day += s.gap;
+          ratio = (ratio * BigInt(100_000 + s.growth)) / 100_000n;
+          const ta = (1_000_000n * ratio) / 10n ** 18n;
+          snaps.push({ ...snap(day, ta, 1_000_000n, "1", "1"), id: `x${snaps.length}`, timestamp: day * DAY + snaps.length, ratio });
+          fees.push({ timestamp: day * DAY + 5, amount: BigInt(s.fee) });
+        }
+        const whole = computeVaultDays(usdc, snaps, fees, 500, day);
+        const parts = { days: [] as unknown[], apy: [] as unknown[], pnl: [] as unknown[] };
+        for (let d = 500; d <= day; d++) {
+          const o = computeVaultDays(usdc, snaps, fees, d, d);
+          parts.days.push(...o.days);
+          parts.apy.push(...o.apy);
+          parts.pnl.push(...o.pnl);
+        }
+        expect(parts.days).toEqual(whole.days);
+        expect(parts.apy).toEqual(whole.apy);
+        expect(parts.pnl).toEqual(whole.pnl);
+      }),
+      { numRuns: 50 },
+    );
+  });
+});

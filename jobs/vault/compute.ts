@@ -1,0 +1,273 @@
+/**
+ * Per-vault computations over a vault's snapshot history (pure: no I/O). docs/metrics.md
+ * defines every figure; `sp(D)` is the asset-per-share ratio of the last snapshot at or before
+ * the end of UTC day D.
+ */
+import { dayOf } from "../lib/days.js";
+import { formatFixed, mulFixed, pow10, rawToFixed, SCALE, toNumber } from "../lib/fixed.js";
+
+export const HORIZONS = [1, 7, 30, 90, 180, 365] as const;
+export type Horizon = (typeof HORIZONS)[number] | "inception";
+
+export interface VaultMeta {
+  chainId: number;
+  address: string;
+  name: string;
+  shareDecimals: number;
+  assetDecimals: number;
+  assetSymbol: string;
+  strategistName: string | null;
+}
+
+export interface SnapshotIn {
+  id: string;
+  timestamp: number;
+  blockNumber: number;
+  totalAssets: bigint;
+  totalSupply: bigint;
+  /** asset_share_ratio (raw assets per raw share) scaled by 1e18; null when the supply is 0 */
+  ratio: bigint | null;
+  /** asset USD price scaled by 1e18; null without a price feed */
+  price: bigint | null;
+  idleAssets: bigint;
+  subaccountAssets: bigint;
+}
+
+export interface FeeIn {
+  timestamp: number;
+  /** management fee charged, raw asset units */
+  amount: bigint;
+}
+
+export interface DayOut {
+  day: number;
+  missing: boolean;
+  snapshotId: string | null;
+  snapshotTimestamp: number | null;
+  blockNumber: number | null;
+  sharePrice: string | null;
+  totalAssets: string | null;
+  totalShares: string | null;
+  assetShareRatio: string | null;
+  assetUsdPrice: string | null;
+  tvl: string | null;
+  dailyApy: number | null;
+  dailyPnl: string | null;
+  feesCharged: string;
+  grossDailyApy: number | null;
+}
+
+export interface ApyOut {
+  day: number;
+  horizon: string;
+  spanDays: number;
+  simpleApy: number;
+  compoundApy: number;
+  grossSimpleApy: number;
+  grossCompoundApy: number;
+  pnlPerShare: number;
+  dailyPnlPerShare: number;
+}
+
+export interface PnlOut {
+  snapshotId: string;
+  day: number;
+  timestamp: number;
+  blockNumber: number;
+  vaultName: string;
+  strategistName: string | null;
+  referenceAsset: string;
+  assetPrice: string | null;
+  tvlOnVault: string;
+  actualTvl: string;
+  currentRedeemRatio: string | null;
+  adjustedRedeemRatio: string | null;
+  unrealizedPnl: string | null;
+  unrealizedPnlInAsset: string;
+}
+
+export interface VaultDaysOut {
+  firstDay: number | null;
+  days: DayOut[];
+  apy: ApyOut[];
+  pnl: PnlOut[];
+}
+
+/** Assets per whole share (human units), scaled by 1e18, from a raw ratio scaled by 1e18. */
+export function sharePriceOf(ratio: bigint, meta: Pick<VaultMeta, "shareDecimals" | "assetDecimals">): bigint {
+  const d = meta.shareDecimals - meta.assetDecimals;
+  return d >= 0 ? ratio * pow10(d) : ratio / pow10(-d);
+}
+
+/** Simple and compound annualization of a growth factor `x` over `days` days. */
+export function annualize(x: number, days: number): { simple: number; compound: number } {
+  return { simple: ((x - 1) * 365) / days, compound: Math.pow(x, 365 / days) - 1 };
+}
+
+/**
+ * Daily rows, APY rows and unrealized PnL records for the days `from..to` (inclusive). Reads
+ * the whole snapshot history (needed for the long horizons and inception), so computing a
+ * range at once or one day at a time gives the same rows.
+ */
+export function computeVaultDays(
+  meta: VaultMeta,
+  snapshots: readonly SnapshotIn[],
+  fees: readonly FeeIn[],
+  from: number,
+  to: number,
+): VaultDaysOut {
+  if (snapshots.length === 0) return { firstDay: null, days: [], apy: [], pnl: [] };
+  for (let i = 1; i < snapshots.length; i++) {
+    if (snapshots[i]!.timestamp < snapshots[i - 1]!.timestamp) throw new Error("snapshots must be sorted by timestamp");
+  }
+  const firstDay = dayOf(snapshots[0]!.timestamp);
+  const n = to - firstDay + 1;
+  if (n <= 0) return { firstDay, days: [], apy: [], pnl: [] };
+
+  // last[i]: the last snapshot at or before the end of day firstDay+i; inDay[i]: one inside it.
+  const last: (SnapshotIn | undefined)[] = new Array(n);
+  const inDay: boolean[] = new Array(n).fill(false);
+  const byDay: SnapshotIn[][] = Array.from({ length: n }, () => []);
+  let k = 0;
+  let cur: SnapshotIn | undefined;
+  for (let i = 0; i < n; i++) {
+    const d = firstDay + i;
+    while (k < snapshots.length && dayOf(snapshots[k]!.timestamp) <= d) {
+      cur = snapshots[k]!;
+      if (dayOf(cur.timestamp) === d) byDay[i]!.push(cur);
+      k++;
+    }
+    inDay[i] = byDay[i]!.length > 0;
+    last[i] = cur;
+  }
+  const feeByDay = new Array<bigint>(n).fill(0n);
+  for (const f of fees) {
+    const i = dayOf(f.timestamp) - firstDay;
+    if (i >= 0 && i < n) feeByDay[i]! += f.amount;
+  }
+  const sp = (i: number): bigint | null => {
+    const r = i >= 0 && i < n ? last[i]?.ratio : null;
+    return r != null && r > 0n ? r : null;
+  };
+
+  // Gross index: the share price with management fees charged added back (docs/metrics.md).
+  const gross: (number | null)[] = new Array(n).fill(null);
+  let firstValid = -1;
+  let lastGross = 1;
+  for (let i = 0; i < n; i++) {
+    const r = sp(i);
+    if (r == null) continue;
+    if (firstValid < 0) {
+      firstValid = i;
+      gross[i] = 1;
+      continue;
+    }
+    const prev = sp(i - 1);
+    const ta = last[i]!.totalAssets;
+    const feeFactor = ta > 0n ? 1 + toNumber((feeByDay[i]! * SCALE) / ta) : 1;
+    // After a day without a ratio (supply back to 0) the index carries on from its last value.
+    lastGross = prev == null ? lastGross : lastGross * (toNumber(r) / toNumber(prev)) * feeFactor;
+    gross[i] = lastGross;
+  }
+
+  const days: DayOut[] = [];
+  const apy: ApyOut[] = [];
+  const pnl: PnlOut[] = [];
+  const start = Math.max(from, firstDay) - firstDay;
+  for (let i = start; i < n; i++) {
+    const d = firstDay + i;
+    const s = last[i]!;
+    const r = sp(i);
+    const rPrev = sp(i - 1);
+    if (inDay[i]) {
+      const price = s.price;
+      const prevShares = i > 0 ? last[i - 1]!.totalSupply : null;
+      days.push({
+        day: d,
+        missing: false,
+        snapshotId: s.id,
+        snapshotTimestamp: s.timestamp,
+        blockNumber: s.blockNumber,
+        sharePrice: s.ratio == null ? null : formatFixed(sharePriceOf(s.ratio, meta)),
+        totalAssets: s.totalAssets.toString(),
+        totalShares: s.totalSupply.toString(),
+        assetShareRatio: s.ratio == null ? null : formatFixed(s.ratio),
+        assetUsdPrice: price == null ? null : formatFixed(price),
+        tvl: price == null ? null : formatFixed((s.totalAssets * price) / pow10(meta.assetDecimals)),
+        dailyApy: r != null && rPrev != null ? annualize(toNumber(r) / toNumber(rPrev), 1).compound : null,
+        dailyPnl:
+          r != null && rPrev != null && prevShares != null
+            ? formatFixed(((r - rPrev) * prevShares) / pow10(meta.assetDecimals))
+            : null,
+        feesCharged: feeByDay[i]!.toString(),
+        grossDailyApy: r != null && rPrev != null ? Math.pow(gross[i]! / gross[i - 1]!, 365) - 1 : null,
+      });
+    } else {
+      days.push({
+        day: d,
+        missing: true,
+        snapshotId: null,
+        snapshotTimestamp: null,
+        blockNumber: null,
+        sharePrice: null,
+        totalAssets: null,
+        totalShares: null,
+        assetShareRatio: null,
+        assetUsdPrice: null,
+        tvl: null,
+        dailyApy: null,
+        dailyPnl: null,
+        feesCharged: feeByDay[i]!.toString(),
+        grossDailyApy: null,
+      });
+    }
+
+    if (r != null && firstValid >= 0) {
+      const horizons: [string, number][] = HORIZONS.map((h) => [String(h), h]);
+      if (i - firstValid >= 1) horizons.push(["inception", i - firstValid]);
+      for (const [name, h] of horizons) {
+        const j = i - h;
+        const rBase = j >= firstValid ? sp(j) : null;
+        if (rBase == null || gross[j] == null || gross[i] == null) continue;
+        const net = annualize(toNumber(r) / toNumber(rBase), h);
+        const g = annualize(gross[i]! / gross[j]!, h);
+        const pps = toNumber(sharePriceOf(r, meta) - sharePriceOf(rBase, meta));
+        apy.push({
+          day: d,
+          horizon: name,
+          spanDays: h,
+          simpleApy: net.simple,
+          compoundApy: net.compound,
+          grossSimpleApy: g.simple,
+          grossCompoundApy: g.compound,
+          pnlPerShare: pps,
+          dailyPnlPerShare: pps / h,
+        });
+      }
+    }
+
+    for (const x of byDay[i]!) {
+      const tvlOnVault = rawToFixed(x.totalAssets, meta.assetDecimals);
+      const actualRaw = x.idleAssets + x.subaccountAssets;
+      const actualTvl = rawToFixed(actualRaw, meta.assetDecimals);
+      const inAsset = actualTvl - tvlOnVault;
+      pnl.push({
+        snapshotId: x.id,
+        day: d,
+        timestamp: x.timestamp,
+        blockNumber: x.blockNumber,
+        vaultName: meta.name,
+        strategistName: meta.strategistName,
+        referenceAsset: meta.assetSymbol,
+        assetPrice: x.price == null ? null : formatFixed(x.price),
+        tvlOnVault: formatFixed(tvlOnVault),
+        actualTvl: formatFixed(actualTvl),
+        currentRedeemRatio: x.ratio == null ? null : formatFixed(sharePriceOf(x.ratio, meta)),
+        adjustedRedeemRatio: x.totalSupply > 0n ? formatFixed(sharePriceOf((actualRaw * SCALE) / x.totalSupply, meta)) : null,
+        unrealizedPnl: x.price == null ? null : formatFixed(mulFixed(inAsset, x.price)),
+        unrealizedPnlInAsset: formatFixed(inAsset),
+      });
+    }
+  }
+  return { firstDay, days, apy, pnl };
+}

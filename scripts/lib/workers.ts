@@ -1,0 +1,30 @@
+/** Starts `npm run workers` as a managed child process (demo and tests). */
+import { join } from "node:path";
+import { REPO_ROOT } from "./indexer.js";
+import { spawnManaged, type ManagedProcess } from "./procs.js";
+
+export interface WorkersOptions {
+  databaseUrl: string;
+  redisUrl: string;
+  registryFile?: string;
+  logFile?: string;
+  env?: Record<string, string>;
+  onExit?: (code: number | null) => void;
+}
+
+export function startWorkerProcess(o: WorkersOptions): ManagedProcess {
+  const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
+  return spawnManaged("workers", tsx, [join(REPO_ROOT, "scripts", "workers.ts")], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: o.databaseUrl,
+      REDIS_URL: o.redisUrl,
+      ...(o.registryFile ? { VAULT_REGISTRY: o.registryFile } : {}),
+      ...o.env,
+    },
+    logFile: o.logFile,
+    killTimeoutMs: 10_000,
+    onExit: (code) => o.onExit?.(code),
+  });
+}
