@@ -17,6 +17,8 @@ const schema = z.object({
   FANOUT_EVERY_S: z.coerce.number().int().min(1).max(86_400).default(60),
   PROGRESS_POLL_S: z.coerce.number().min(0.2).max(3600).default(5),
   JOB_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  WORKER_LOCK_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
+  JOBS_FAULT_HOLD_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   POINTS_PER_USD_PER_DAY: decimal("1"),
   POINTS_REFERRAL_SHARE: decimal("0.1").refine((v) => Number(v) <= 1, "must be at most 1"),
   POINTS_SIGNUP_BONUS: decimal("100"),
@@ -31,6 +33,10 @@ export interface JobsConfig {
   fanoutEveryMs: number;
   progressPollMs: number;
   attempts: number;
+  /** a job whose worker stops renewing its lock for this long is retried by another worker */
+  lockMs: number;
+  /** fault injection for tests: hold each vault-days write transaction open this long */
+  faultHoldMs: number;
   points: { pointsPerUsdPerDay: bigint; referralShare: bigint; signupBonus: bigint };
 }
 
@@ -51,6 +57,8 @@ export function jobsConfig(env: NodeJS.ProcessEnv = process.env): JobsConfig {
     fanoutEveryMs: e.FANOUT_EVERY_S * 1000,
     progressPollMs: e.PROGRESS_POLL_S * 1000,
     attempts: e.JOB_ATTEMPTS,
+    lockMs: e.WORKER_LOCK_MS,
+    faultHoldMs: e.JOBS_FAULT_HOLD_MS,
     points: {
       pointsPerUsdPerDay: parseFixed(e.POINTS_PER_USD_PER_DAY),
       referralShare: parseFixed(e.POINTS_REFERRAL_SHARE),

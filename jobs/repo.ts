@@ -183,7 +183,7 @@ const md5 = (s: string) => createHash("md5").update(s).digest("hex");
  */
 export async function loadDayHashes(db: AnyDb, schema: string, v?: VaultRef): Promise<Map<string, Map<number, string>>> {
   const where = (alias: string) =>
-    v ? sql`WHERE ${sql.ref(`${alias}.chain_id`)} = ${v.chainId} AND ${sql.ref(`${alias}.vault`)} = ${v.address}` : sql``;
+    v ? sql`WHERE ${sql.ref(`${alias}.chain_id`)} = ${v.chainId} AND ${sql.ref(`${alias}.vault`)} = ${v.address}` : sql`WHERE true`;
   const { rows } = await sql<{ chain_id: number; vault: string; d: number; h: string }>`
     SELECT chain_id, vault, d, string_agg(part, '|' ORDER BY part) AS h FROM (
       SELECT s.chain_id, s.vault, floor(s.timestamp / ${DAY_SECONDS})::int AS d,

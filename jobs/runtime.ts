@@ -77,7 +77,7 @@ export async function startWorkers(
   const applied = await migrateToLatest(db);
   if (applied.length > 0) log(`migrations applied: ${applied.join(", ")}`);
   const q = openQueues(cfg.redisUrl);
-  const ctx = { db, pool, indexerSchema: cfg.indexerSchema, registryPath: cfg.registryPath, rules: cfg.points };
+  const ctx = { db, pool, indexerSchema: cfg.indexerSchema, registryPath: cfg.registryPath, rules: cfg.points, faultHoldMs: cfg.faultHoldMs };
 
   function processor<K extends QueueKey>(key: K, run: (data: never, job: Job) => Promise<unknown>): Processor {
     return async (job) => {
@@ -113,7 +113,7 @@ export async function startWorkers(
     return out;
   });
 
-  const workerOpts = (concurrency: number) => ({ connection: q.connection, prefix: PREFIX, concurrency });
+  const workerOpts = (concurrency: number) => ({ connection: q.connection, prefix: PREFIX, concurrency, lockDuration: cfg.lockMs, stalledInterval: cfg.lockMs });
   const workers = [
     new Worker(QUEUES.fanout.name, fanout, workerOpts(1)),
     new Worker(QUEUES.vaultDays.name, vaultDays, workerOpts(cfg.concurrency)),

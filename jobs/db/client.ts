@@ -9,8 +9,8 @@ pg.types.setTypeParser(1082, (v) => v);
 
 export type Db = Kysely<Database>;
 
-export function createPool(url: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, options: "-c timezone=UTC" });
+export function createPool(url: string, max = 10, applicationName = "vault-jobs"): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, options: "-c timezone=UTC", application_name: applicationName });
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on("error", () => {});
   return pool;

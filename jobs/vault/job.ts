@@ -35,6 +35,8 @@ export interface VaultDaysContext {
   indexerSchema: string;
   registryPath?: string | undefined;
   rules: PointsRules;
+  /** fault injection for tests: keep the write transaction open this long before COMMIT */
+  faultHoldMs?: number;
 }
 
 export interface VaultDaysResult {
@@ -202,6 +204,7 @@ export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: num
         [refs.map((k) => k.split("|")[0]), refs.map((k) => k.split("|")[1]), refs.map((k) => formatFixed(refDelta.get(k)!))],
       );
     }
+    if (ctx.faultHoldMs) await new Promise((r) => setTimeout(r, ctx.faultHoldMs));
     await client.query("COMMIT");
   } catch (err) {
     await client.query("ROLLBACK").catch(() => {});

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
 import { rows, sleep, withDb } from "../helpers.js";
 
-const PORTS = [54320, 8545, 8546, 42069];
+const PORTS = [54320, 8545, 8546, 42069, 63790];
 
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -35,7 +35,8 @@ describe("npm run demo", () => {
       }
       const line = /^READY .*$/m.exec(output)![0];
       const pairs = Object.fromEntries(line.slice(6).split(" ").map((kv) => kv.split(/=(.*)/s).slice(0, 2) as [string, string]));
-      expect(Object.keys(pairs)).toEqual(["db", "analyst", "chain1", "chain8453"]);
+      expect(Object.keys(pairs)).toEqual(["db", "analyst", "redis", "chain1", "chain8453"]);
+      expect(pairs.redis).toBe("redis://127.0.0.1:63790");
       expect(pairs.db).toBe("postgresql://postgres:postgres@127.0.0.1:54320/vaults");
       expect(pairs.chain1).toBe("http://127.0.0.1:8545");
       expect(pairs.chain8453).toBe("http://127.0.0.1:8546");
@@ -44,6 +45,18 @@ describe("npm run demo", () => {
       );
       expect(Number(days!.n)).toBeGreaterThanOrEqual(120);
       expect(Number(days!.vaults)).toBe(4);
+      // READY comes after the first full computation: every vault has its figures, every day its row.
+      const [derived] = await withDb(pairs.analyst!, (c) =>
+        rows<{ metrics: string; days: string; balances: string }>(
+          c,
+          `SELECT (SELECT count(*) FROM derived.vault_metrics) AS metrics,
+                  (SELECT count(*) FROM derived.vault_day) AS days,
+                  (SELECT count(*) FROM derived.points_balance) AS balances`,
+        ),
+      );
+      expect(Number(derived!.metrics)).toBe(4);
+      expect(Number(derived!.days)).toBeGreaterThanOrEqual(4 * 120);
+      expect(Number(derived!.balances)).toBeGreaterThan(0);
     } finally {
       process.kill(-child.pid!, "SIGINT");
       const code = await Promise.race([exited, sleep(30_000).then(() => "timeout" as const)]);

@@ -55,7 +55,7 @@ export default async function setup(project: TestProject) {
     const manifestFile = join(dir, "manifest.json");
     log(`simulating ${TEST_DAYS} days`);
     await runDevnet({ seed: "test", days: TEST_DAYS, endTime, wallets: 50, chains, manifestPath: manifestFile, registryPath: registryFile });
-    const analystUrl = await ensureAnalystRole(pgi.url, { viewsSchema: "indexer", extraSchemas: ["derived", "ops"] });
+    const analystUrl = await ensureAnalystRole(pgi.url, { viewsSchema: "indexer", extraSchemas: ["derived", "registry", "ops"] });
     log("indexing");
     let exited = false;
     const options: IndexerOptions = {

@@ -1,0 +1,407 @@
+/**
+ * The derived analytics on the simulated chains: every figure equals a recomputation straight
+ * from the indexed tables; registry changes (rewards, referrals, manual points) reach the
+ * ledger; a recompute from scratch equals the incremental runs; a worker killed mid-job leaves
+ * nothing half-written; with Redis stopped nothing indexed is lost; a reorg is recomputed.
+ */
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { FlowProducer, Job, QueueEvents, Queue } from "bullmq";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { Address } from "viem";
+import { ChainSession } from "../../contracts/devnet/session.js";
+import { addFlow, buildFlow, extrasHash } from "../../jobs/fanout.js";
+import { createDb, createPool } from "../../jobs/db/client.js";
+import { DAY_SECONDS, dateToDay, today } from "../../jobs/lib/days.js";
+import { formatFixed, parseFixed } from "../../jobs/lib/fixed.js";
+import { PREFIX, QUEUES } from "../../jobs/queues.js";
+import { redisConnection, settle } from "../../jobs/runtime.js";
+import { REPO_ROOT } from "../../scripts/lib/indexer.js";
+import type { ManagedProcess } from "../../scripts/lib/procs.js";
+import { startRedis, type RedisInstance } from "../../scripts/lib/redis.js";
+import { startWorkerProcess } from "../../scripts/lib/workers.js";
+import { loadManifest, rows, rpcCall, sleep, withDb } from "../helpers.js";
+
+const devnet = inject("devnet");
+
+const REDIS_PORT = 63791;
+let redis: RedisInstance;
+let workers: ManagedProcess;
+
+const q = <T>(sql: string, params: unknown[] = []) => withDb(devnet.dbUrl, (c) => rows<T>(c, sql, params));
+
+function spawnWorkers(env: Record<string, string> = {}): ManagedProcess {
+  return startWorkerProcess({
+    databaseUrl: devnet.dbUrl,
+    redisUrl: redis.url,
+    registryFile: devnet.registryFile,
+    logFile: join(devnet.dir, "workers.log"),
+    env: { FANOUT_EVERY_S: "3600", PROGRESS_POLL_S: "0.5", WORKER_LOCK_MS: "3000", ...env },
+  });
+}
+
+async function waitUntil(what: string, fn: () => Promise<boolean>, ms = 120_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await fn()) return;
+    await sleep(200);
+  }
+  throw new Error(`timed out waiting until ${what}`);
+}
+
+/** A hash of every derived table's rows (computed_at columns left out). */
+async function derivedHash(): Promise<Record<string, string>> {
+  const tables: Record<string, string> = {
+    vault_day: "chain_id, vault, day, missing, snapshot_id, share_price, total_assets, total_shares, asset_share_ratio, asset_usd_price, tvl, daily_apy, daily_pnl, fees_charged, gross_daily_apy, fingerprint",
+    vault_apy: "chain_id, vault, day, horizon, span_days, simple_apy, compound_apy, gross_simple_apy, gross_compound_apy, pnl_per_share, daily_pnl_per_share",
+    unrealized_pnl: "chain_id, vault, snapshot_id, tvl_on_vault, actual_tvl, current_redeem_ratio, adjusted_redeem_ratio, unrealized_pnl, unrealized_pnl_in_asset, strategist_name",
+    points_ledger: "wallet, day, source, chain_id, vault, ref, points, shares, usd_value",
+    points_pool: "wallet, chain_id, vault, total_points, position_day, shares, native_amount, usd_value, lifetime_deposit",
+    points_referral: "referrer, referee, total_points",
+    points_balance: "wallet, total_points, referral_earnings, manual_points, streak_days, rank_total, rank_streak, top_vault",
+    vault_metrics: "chain_id, vault, as_of_day, historical_apy, historical_compound_apy, returns, max_drawdown, max_daily_drawdown",
+  };
+  const out: Record<string, string> = {};
+  for (const [t, cols] of Object.entries(tables)) {
+    const [r] = await q<{ h: string; n: string }>(`SELECT md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h, count(*) AS n FROM (SELECT ${cols} FROM derived.${t}) x`);
+    out[t] = `${r!.n}:${r!.h}`;
+  }
+  return out;
+}
+
+interface DayState {
+  d: number;
+  id: string;
+  total_assets: string;
+  total_supply: string;
+  ratio: string | null;
+  price: string | null;
+}
+
+/** Checks every derived figure against a recomputation from the indexed views (docs/metrics.md). */
+async function expectMatchesIndexed(): Promise<void> {
+  const vaults = await q<{ chain_id: number; address: string; decimals: number; asset_decimals: number }>(
+    "SELECT chain_id, address, decimals, asset_decimals FROM indexer.vault ORDER BY chain_id, address",
+  );
+  expect(vaults.length).toBe(4);
+  const now = today();
+  for (const v of vaults) {
+    const label = `${v.chain_id}:${v.address}`;
+    // the last snapshot of each day that has one
+    const lastOfDay = await q<DayState>(
+      `SELECT DISTINCT ON (floor(timestamp / 86400)) floor(timestamp / 86400)::int AS d, id, total_assets::text, total_supply::text,
+              asset_share_ratio::text AS ratio, asset_usd_price::text AS price
+       FROM indexer.share_ratio_snapshot WHERE chain_id = $1 AND vault = $2
+       ORDER BY floor(timestamp / 86400), timestamp DESC, block_number DESC, id DESC`,
+      [v.chain_id, v.address],
+    );
+    const byDay = new Map(lastOfDay.map((s) => [s.d, s]));
+    const first = lastOfDay[0]!.d;
+    const carried = (d: number): DayState | undefined => {
+      for (let x = d; x >= first; x--) if (byDay.has(x)) return byDay.get(x);
+      return undefined;
+    };
+    const days = await q<{ day: string; missing: boolean; snapshot_id: string | null; total_assets: string | null; total_shares: string | null; asset_share_ratio: string | null; daily_apy: number | null; daily_pnl: string | null; tvl: string | null; share_price: string | null }>(
+      "SELECT day::text, missing, snapshot_id, total_assets::text, total_shares::text, asset_share_ratio::text, daily_apy, daily_pnl::text, tvl::text, share_price::text FROM derived.vault_day WHERE chain_id = $1 AND vault = $2 ORDER BY day",
+      [v.chain_id, v.address],
+    );
+    expect(days.length, label).toBe(now - first + 1);
+    for (const row of days) {
+      const d = dateToDay(row.day);
+      const s = byDay.get(d);
+      expect(row.missing, `${label} ${row.day}`).toBe(s == null);
+      if (!s) continue;
+      expect(row.snapshot_id).toBe(s.id);
+      expect(row.total_assets).toBe(s.total_assets);
+      expect(row.total_shares).toBe(s.total_supply);
+      expect(row.asset_share_ratio).toBe(s.ratio);
+      const prev = carried(d - 1);
+      if (s.ratio && prev?.ratio && Number(prev.ratio) > 0) {
+        expect(row.daily_apy, `${label} ${row.day} daily_apy`).toBe(Math.pow(Number(s.ratio) / Number(prev.ratio), 365) - 1);
+      } else expect(row.daily_apy).toBeNull();
+    }
+    // tvl, share price and daily PnL in exact numeric arithmetic
+    const mismatch = await q<Record<string, string>>(
+      `SELECT dd.day::text, dd.tvl::text, dd.share_price::text, dd.daily_pnl::text, s.total_assets::text, s.asset_usd_price::text, s.asset_share_ratio::text,
+              prev.asset_share_ratio::text AS prev_ratio, prev.total_supply::text AS prev_supply FROM derived.vault_day dd
+       JOIN indexer.share_ratio_snapshot s ON s.id = dd.snapshot_id
+       LEFT JOIN LATERAL (SELECT p.asset_share_ratio, p.total_supply FROM indexer.share_ratio_snapshot p
+                          WHERE p.chain_id = s.chain_id AND p.vault = s.vault AND p.timestamp < floor(s.timestamp / 86400) * 86400
+                          ORDER BY p.timestamp DESC, p.block_number DESC, p.id DESC LIMIT 1) prev ON true
+       WHERE dd.chain_id = $1 AND dd.vault = $2 AND (
+         dd.tvl IS DISTINCT FROM trunc(s.total_assets * s.asset_usd_price * (10::numeric ^ (-$3::int)), 18)
+         OR dd.share_price IS DISTINCT FROM trunc(s.asset_share_ratio * (10::numeric ^ ($4::int - $3::int)), 18)
+         OR dd.daily_pnl IS DISTINCT FROM (CASE WHEN prev.asset_share_ratio > 0 AND s.asset_share_ratio > 0
+              THEN trunc((s.asset_share_ratio - prev.asset_share_ratio) * prev.total_supply * (10::numeric ^ (-$3::int)), 18) END))`,
+      [v.chain_id, v.address, v.asset_decimals, v.decimals],
+    );
+    expect(mismatch, `${label} tvl/share_price/daily_pnl`).toEqual([]);
+
+    // APY of the latest day, every horizon, against the ratios
+    const apy = await q<{ horizon: string; span_days: number; simple_apy: number; compound_apy: number }>(
+      "SELECT horizon, span_days, simple_apy, compound_apy FROM derived.vault_apy WHERE chain_id = $1 AND vault = $2 AND day = $3::date",
+      [v.chain_id, v.address, days[days.length - 1]!.day],
+    );
+    const spNow = carried(now)!.ratio!;
+    // history starts at the first day whose last snapshot has a share price (supply > 0)
+    const horizons = [1, 7, 30, 90, 180, 365].filter((h) => Number(carried(now - h)?.ratio ?? 0) > 0);
+    expect(apy.map((a) => a.horizon).sort()).toEqual([...horizons.map(String), "inception"].sort());
+    for (const a of apy) {
+      const base = carried(now - a.span_days)!.ratio!;
+      const x = Number(spNow) / Number(base);
+      expect(a.simple_apy, `${label} ${a.horizon}`).toBe(((x - 1) * 365) / a.span_days);
+      expect(a.compound_apy, `${label} ${a.horizon}`).toBe(Math.pow(x, 365 / a.span_days) - 1);
+    }
+
+    // Unrealized PnL: one record per snapshot, actual TVL from idle + subaccount balances
+    const [pnl] = await q<{ snaps: string; recs: string; bad: string }>(
+      `SELECT (SELECT count(*) FROM indexer.share_ratio_snapshot WHERE chain_id = $1 AND vault = $2) AS snaps,
+              (SELECT count(*) FROM derived.unrealized_pnl WHERE chain_id = $1 AND vault = $2) AS recs,
+              (SELECT count(*) FROM derived.unrealized_pnl u JOIN indexer.share_ratio_snapshot s ON s.id = u.snapshot_id
+               WHERE u.chain_id = $1 AND u.vault = $2 AND (u.actual_tvl <> (s.idle_assets + s.subaccount_assets) * (10::numeric ^ (-$3::int))
+                 OR u.tvl_on_vault <> s.total_assets * (10::numeric ^ (-$3::int))
+                 OR u.unrealized_pnl_in_asset <> (s.idle_assets + s.subaccount_assets - s.total_assets) * (10::numeric ^ (-$3::int)))) AS bad`,
+      [v.chain_id, v.address, v.asset_decimals],
+    );
+    expect(pnl!.recs, `${label} unrealized pnl records`).toBe(pnl!.snaps);
+    expect(pnl!.bad).toBe("0");
+  }
+
+  // Holding points per wallet and vault, recomputed in SQL from the transfers and snapshots:
+  // usd = trunc(trunc(balance * ratio) * price / 10^decimals, 18) x multiplier, every day.
+  const diffs = await q<{ wallet: string; vault: string; expected: string; actual: string | null }>(
+    `WITH v AS (SELECT chain_id, address, asset_decimals FROM indexer.vault),
+     days AS (
+       SELECT v.chain_id, v.address AS vault, v.asset_decimals, d
+       FROM v, LATERAL (SELECT min(floor(timestamp / 86400))::int AS f FROM indexer.share_ratio_snapshot s WHERE s.chain_id = v.chain_id AND s.vault = v.address) f,
+            generate_series(f.f, $1::int) d
+     ),
+     moves AS (
+       SELECT chain_id, vault, to_address AS wallet, shares AS delta, timestamp FROM indexer.share_transfer
+       UNION ALL SELECT chain_id, vault, from_address, -shares, timestamp FROM indexer.share_transfer
+     ),
+     bal AS (
+       SELECT days.chain_id, days.vault, days.asset_decimals, days.d, m.wallet, sum(m.delta) AS b
+       FROM days JOIN moves m ON m.chain_id = days.chain_id AND m.vault = days.vault AND m.timestamp < (days.d + 1) * 86400
+       WHERE m.wallet NOT IN ('0x0000000000000000000000000000000000000000') AND m.wallet <> days.vault
+       GROUP BY 1, 2, 3, 4, 5 HAVING sum(m.delta) > 0
+     ),
+     priced AS (
+       SELECT bal.*, s.asset_share_ratio AS ratio, s.asset_usd_price AS price,
+         coalesce((SELECT exp(sum(ln(r.multiplier))) FROM registry.reward r WHERE r.chain_id = bal.chain_id AND r.vault = bal.vault
+                    AND r.start_datetime <= to_timestamp((bal.d + 1) * 86400 - 1) AND (r.end_datetime IS NULL OR r.end_datetime > to_timestamp((bal.d + 1) * 86400 - 1))), 1) AS mult
+       FROM bal, LATERAL (SELECT asset_share_ratio, asset_usd_price FROM indexer.share_ratio_snapshot s
+                          WHERE s.chain_id = bal.chain_id AND s.vault = bal.vault AND s.timestamp < (bal.d + 1) * 86400
+                          ORDER BY s.timestamp DESC, s.block_number DESC, s.id DESC LIMIT 1) s
+     ),
+     expected AS (
+       SELECT chain_id, vault, wallet,
+         sum(trunc(round(mult, 6) * trunc(trunc(b * ratio) * coalesce(price, 0) * (10::numeric ^ (-asset_decimals)), 18), 18)) AS pts
+       FROM priced GROUP BY 1, 2, 3
+     )
+     SELECT e.wallet, e.vault, e.pts::text AS expected, p.total_points::text AS actual
+     FROM expected e LEFT JOIN derived.points_pool p ON p.wallet = e.wallet AND p.chain_id = e.chain_id AND p.vault = e.vault`,
+    [now],
+  );
+  expect(diffs.length).toBeGreaterThan(40); // every holder of every vault
+  expect(diffs.filter((d) => d.expected !== d.actual)).toEqual([]);
+  const [ledgerVsPool] = await q<{ n: string }>(
+    `SELECT count(*) AS n FROM (SELECT wallet, chain_id, vault, sum(points) AS s FROM derived.points_ledger WHERE source = 'holding' GROUP BY 1, 2, 3) l
+     FULL JOIN derived.points_pool p USING (wallet, chain_id, vault) WHERE coalesce(l.s, 0) <> coalesce(p.total_points, 0)`,
+  );
+  expect(ledgerVsPool!.n).toBe("0");
+  // Balances and ranks from the ledger; ties broken by address.
+  const bal = await q<{ wallet: string; total_points: string; rank_total: number; sum: string | null }>(
+    `SELECT b.wallet, b.total_points::text, b.rank_total, (SELECT sum(points) FROM derived.points_ledger l WHERE l.wallet = b.wallet)::text AS sum
+     FROM derived.points_balance b ORDER BY b.rank_total`,
+  );
+  for (const b of bal) expect(Number(b.total_points), b.wallet).toBe(Number(b.sum ?? "0"));
+  for (let i = 1; i < bal.length; i++) {
+    const [a, b] = [bal[i - 1]!, bal[i]!];
+    const cmp = Number(a.total_points) - Number(b.total_points);
+    expect(cmp > 0 || (cmp === 0 && a.wallet < b.wallet), `rank ${i}`).toBe(true);
+  }
+}
+
+beforeAll(async () => {
+  redis = await startRedis({ port: REDIS_PORT, dataDir: join(devnet.dir, "redis"), logFile: join(devnet.dir, "redis.log") });
+  workers = spawnWorkers();
+  await settle(redis.url, 300_000);
+}, 400_000);
+
+afterAll(async () => {
+  await workers?.stop();
+  await redis?.stop();
+});
+
+describe("derived analytics", () => {
+  it("every derived figure equals a recomputation from the indexed tables", async () => {
+    await expectMatchesIndexed();
+    const [m] = await q<{ n: string }>("SELECT count(*) AS n FROM derived.vault_metrics WHERE apy_computed_at IS NOT NULL AND cached_at IS NOT NULL AND share_ratio_snapshot_at IS NOT NULL");
+    expect(m!.n).toBe("4");
+  });
+
+  it("rewards, referrals and manual points reach the ledger, balances and ranks", async () => {
+    const [v] = await q<{ chain_id: number; vault: string; first: number }>(
+      "SELECT chain_id, vault, min(day) - date '1970-01-01' AS first FROM derived.vault_day GROUP BY 1, 2 ORDER BY 1, 2 LIMIT 1",
+    );
+    const start = (v!.first + 10) * DAY_SECONDS;
+    const before = await q<{ day: string; wallet: string; points: string }>(
+      "SELECT day::text, wallet, points::text FROM derived.points_ledger WHERE chain_id = $1 AND vault = $2 AND source = 'holding' ORDER BY 1, 2",
+      [v!.chain_id, v!.vault],
+    );
+    const holders = await q<{ wallet: string }>(
+      "SELECT DISTINCT wallet FROM derived.points_ledger WHERE source = 'holding' AND day = current_date ORDER BY wallet LIMIT 2",
+    );
+    const [referrer, referee] = holders.map((h) => h.wallet);
+    await q("INSERT INTO registry.reward (chain_id, vault, text, multiplier, start_datetime) VALUES ($1, $2, 'double points', 2, to_timestamp($3))", [v!.chain_id, v!.vault, start]);
+    await q("INSERT INTO registry.points_user (address, referrer, chain_id, registered_at) VALUES ($1, NULL, 1, now() - interval '2 days')", [referrer]);
+    await q("INSERT INTO registry.points_user (address, referrer, chain_id, registered_at, signup_bonus) VALUES ($1, $2, 1, now(), 100)", [referee, referrer]);
+    await q("INSERT INTO registry.manual_points (wallet, points, reason, author) VALUES ('0x00000000000000000000000000000000000000aa', 1234.5, 'test', 'e2e')");
+    await settle(redis.url, 300_000);
+
+    const after = new Map(
+      (
+        await q<{ day: string; wallet: string; points: string }>(
+          "SELECT day::text, wallet, points::text FROM derived.points_ledger WHERE chain_id = $1 AND vault = $2 AND source = 'holding'",
+          [v!.chain_id, v!.vault],
+        )
+      ).map((r) => [`${r.day}|${r.wallet}`, r.points]),
+    );
+    let doubledDays = 0;
+    for (const b of before) {
+      const doubled = dateToDay(b.day) >= v!.first + 10;
+      if (doubled) doubledDays++;
+      const expected = formatFixed(parseFixed(b.points) * (doubled ? 2n : 1n));
+      expect(after.get(`${b.day}|${b.wallet}`), `${b.day} ${b.wallet}`).toBe(expected);
+    }
+    expect(doubledDays).toBeGreaterThan(0);
+    const refs = await q<{ points: string; base: string }>(
+      `SELECT r.points::text, h.points::text AS base FROM derived.points_ledger r
+       JOIN derived.points_ledger h ON h.wallet = r.ref AND h.day = r.day AND h.chain_id = r.chain_id AND h.vault = r.vault AND h.source = 'holding'
+       WHERE r.source = 'referral' AND r.wallet = $1`,
+      [referrer],
+    );
+    expect(refs.length).toBeGreaterThan(0);
+    const [chk] = await q<{ n: string }>(
+      `SELECT count(*) AS n FROM derived.points_ledger r JOIN derived.points_ledger h ON h.wallet = r.ref AND h.day = r.day AND h.chain_id = r.chain_id AND h.vault = r.vault AND h.source = 'holding'
+       WHERE r.source = 'referral' AND r.points <> trunc(h.points * 0.1, 18)`,
+    );
+    expect(chk!.n).toBe("0");
+    const [bonus] = await q<{ signup_bonus: string; manual: string; ref: string }>(
+      `SELECT (SELECT signup_bonus::text FROM derived.points_balance WHERE wallet = $1) AS signup_bonus,
+              (SELECT manual_points::text FROM derived.points_balance WHERE wallet = '0x00000000000000000000000000000000000000aa') AS manual,
+              (SELECT referral_earnings::text FROM derived.points_balance WHERE wallet = $2) AS ref`,
+      [referee, referrer],
+    );
+    expect(bonus).toEqual({ signup_bonus: "100.000000000000000000", manual: "1234.500000000000000000", ref: expect.not.stringMatching(/^0\.0+$/) });
+    await expectMatchesIndexed();
+  });
+
+  it("a recompute from scratch gives exactly the rows of the incremental runs", async () => {
+    const before = await derivedHash();
+    const r = spawnSync(join(REPO_ROOT, "node_modules", ".bin", "tsx"), ["scripts/recompute.ts", "--all"], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, DATABASE_URL: devnet.dbUrl, REDIS_URL: redis.url, VAULT_REGISTRY: devnet.registryFile },
+      encoding: "utf8",
+      timeout: 300_000,
+    });
+    expect(r.status, r.stderr + r.stdout).toBe(0);
+    expect(r.stdout).toMatch(/recompute: done, \d+ vault-days/);
+    expect(await derivedHash()).toEqual(before);
+  });
+
+  it("a worker killed mid-job leaves nothing half-written, and the retry writes the same rows", async () => {
+    await workers.stop();
+    workers = spawnWorkers({ JOBS_FAULT_HOLD_MS: "60000" });
+    const before = await derivedHash();
+    const pool = createPool(devnet.dbUrl, 2);
+    const db = createDb(pool);
+    const producer = new FlowProducer({ connection: redisConnection(redis.url), prefix: PREFIX });
+    const events = new QueueEvents(QUEUES.pointsRollup.name, { connection: redisConnection(redis.url), prefix: PREFIX });
+    const rollups = new Queue(QUEUES.pointsRollup.name, { connection: redisConnection(redis.url), prefix: PREFIX });
+    try {
+      const [v] = await q<{ chain_id: number; vault: string; first: number }>(
+        "SELECT chain_id, vault, min(day) - date '1970-01-01' AS first FROM derived.vault_day GROUP BY 1, 2 ORDER BY 1 DESC, 2 LIMIT 1",
+      );
+      const plan = buildFlow([{ vault: { chainId: v!.chain_id, address: v!.vault }, from: v!.first, to: today(), fingerprints: new Map() }], today(), 5, await extrasHash(db), false, `kill-${Date.now()}`);
+      await events.waitUntilReady();
+      const id = await addFlow(producer, plan);
+      // The job has written its rows and holds its transaction open: kill -9 the worker now.
+      await waitUntil("a vault-days job is inside its write transaction", async () => {
+        const [a] = await q<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'vault-jobs' AND state = 'idle in transaction'");
+        return a!.n !== "0";
+      });
+      process.kill(-workers.pid, "SIGKILL");
+      await workers.exited;
+      await waitUntil("the killed transaction is gone", async () => {
+        const [a] = await q<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'vault-jobs'");
+        return a!.n === "0";
+      });
+      expect(await derivedHash()).toEqual(before);
+      workers = spawnWorkers();
+      const job = await Job.fromId(rollups, id);
+      await job!.waitUntilFinished(events, 120_000);
+      expect(await derivedHash()).toEqual(before);
+    } finally {
+      await producer.close();
+      await events.close();
+      await rollups.close();
+      await db.destroy();
+    }
+  }, 240_000);
+
+  it("with Redis stopped nothing indexed is lost, and the jobs catch up when it returns", async () => {
+    const manifest = loadManifest(devnet.manifestFile);
+    const chain = manifest.chains.find((c) => c.chainId === 1)!;
+    const pool = chain.vaults.find((v) => v.family === "lendingPool")!;
+    await redis.stop();
+    const s = new ChainSession(chain.chainId, chain.rpcUrl);
+    await s.syncClock();
+    const wallet = chain.wallets[3] as Address;
+    const { transactionHash } = await s.call(wallet, "LendingPool", pool.address, "deposit", [10n ** 6n, wallet]);
+    await s.mineAt([s.clock + 30, s.clock + 60]);
+    await waitUntil("the deposit is indexed while Redis is down", async () => {
+      const [r] = await q<{ n: string }>("SELECT count(*) AS n FROM indexer.vault_event WHERE tx_hash = $1", [transactionHash]);
+      return r!.n === "1";
+    });
+    await sleep(2000); // the workers keep running without Redis
+    expect(workers.exitInfo()).toBeUndefined();
+    redis = await startRedis({ port: REDIS_PORT, dataDir: join(devnet.dir, "redis"), logFile: join(devnet.dir, "redis.log") });
+    await settle(redis.url, 300_000);
+    const [snap] = await q<{ id: string }>("SELECT snapshot_id AS id FROM indexer.vault_event WHERE tx_hash = $1", [transactionHash]);
+    const [rec] = await q<{ n: string }>("SELECT count(*) AS n FROM derived.unrealized_pnl WHERE snapshot_id = $1", [snap!.id]);
+    expect(rec!.n).toBe("1");
+    await expectMatchesIndexed();
+  }, 240_000);
+
+  it("after a reorg the affected days are recomputed", async () => {
+    const manifest = loadManifest(devnet.manifestFile);
+    const chain = manifest.chains.find((c) => c.chainId === 8453)!;
+    const pool = chain.vaults.find((v) => v.family === "lendingPool")!;
+    const s = new ChainSession(chain.chainId, chain.rpcUrl);
+    await s.syncClock();
+    const [walletA, walletB] = chain.wallets as Address[];
+    const snapOf = async (tx: string) => (await q<{ id: string }>("SELECT snapshot_id AS id FROM indexer.vault_event WHERE tx_hash = $1", [tx]))[0]?.id;
+    const recs = async (id: string) => (await q<{ n: string }>("SELECT count(*) AS n FROM derived.unrealized_pnl WHERE snapshot_id = $1", [id]))[0]!.n;
+
+    const base = await rpcCall<string>(chain.rpcUrl, "evm_snapshot");
+    const orphan = (await s.call(walletA!, "LendingPool", pool.address, "deposit", [10n ** 18n, walletA!])).transactionHash;
+    await s.mineAt([s.clock + 60, s.clock + 120]);
+    await waitUntil("the orphan-to-be deposit is indexed", async () => (await snapOf(orphan)) != null);
+    const orphanSnap = (await snapOf(orphan))!;
+    await settle(redis.url, 300_000);
+    expect(await recs(orphanSnap)).toBe("1");
+
+    expect(await rpcCall<boolean>(chain.rpcUrl, "evm_revert", [base])).toBe(true);
+    await s.syncClock();
+    await s.mineAt([s.clock + 10]); // the new chain's deposit lands in a different block than the orphan's
+    const fresh = (await s.call(walletB!, "LendingPool", pool.address, "deposit", [3n * 10n ** 18n, walletB!])).transactionHash;
+    await s.mineAt([s.clock + 30, s.clock + 60, s.clock + 90]);
+    await waitUntil("the new chain's deposit is indexed", async () => (await snapOf(fresh)) != null && (await snapOf(orphan)) == null);
+    await settle(redis.url, 300_000);
+    expect(await recs(orphanSnap)).toBe("0");
+    expect(await recs((await snapOf(fresh))!)).toBe("1");
+    await expectMatchesIndexed();
+  }, 240_000);
+});
