@@ -6,10 +6,10 @@ import { describe, expect, it } from "vitest";
 const root = join(import.meta.dirname, "..");
 const tsx = join(root, "node_modules", ".bin", "tsx");
 
-function run(script: string, env: Record<string, string | undefined>) {
+function run(script: string, env: Record<string, string | undefined>, args: string[] = []) {
   const full: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete full[k];
-  const r = spawnSync(tsx, [join(root, script)], { cwd: root, env: full, encoding: "utf8", timeout: 60_000 });
+  const r = spawnSync(tsx, [join(root, script), ...args], { cwd: root, env: full, encoding: "utf8", timeout: 60_000 });
   return { code: r.status, stderr: r.stderr };
 }
 
@@ -30,5 +30,30 @@ describe("command-line configuration errors", () => {
     expect(
       run("scripts/indexer.ts", { DATABASE_URL: "postgresql://x@127.0.0.1:1/x", VAULT_REGISTRY: join(root, "config", "vaults.json") }),
     ).toMatchObject({ code: 2, stderr: expect.stringMatching(/nothing to index/) });
+  });
+
+  it("npm run workers: bad settings are all listed", { timeout: 60_000 }, () => {
+    const r = run("scripts/workers.ts", { DATABASE_URL: "mysql://x", REDIS_URL: "http://x", WORKER_CONCURRENCY: "0", POINTS_REFERRAL_SHARE: "1.5" });
+    expect(r.code).toBe(2);
+    for (const v of ["DATABASE_URL", "REDIS_URL", "WORKER_CONCURRENCY", "POINTS_REFERRAL_SHARE"]) expect(r.stderr).toMatch(new RegExp(v));
+  });
+
+  it("npm run recompute: bad arguments", { timeout: 60_000 }, () => {
+    const db = { DATABASE_URL: "postgresql://x@127.0.0.1:1/x" };
+    expect(run("scripts/recompute.ts", db)).toMatchObject({ code: 2, stderr: expect.stringMatching(/give --vault <address> or --all/) });
+    expect(run("scripts/recompute.ts", db, ["--vault", "0x12"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/not a 0x-prefixed 20-byte address/) });
+    expect(run("scripts/recompute.ts", db, ["--all", "--from", "2026-02-30"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/not a calendar date/) });
+    expect(run("scripts/recompute.ts", db, ["--all", "--from", "2026-03-02", "--to", "2026-03-01"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--from is after --to/) });
+    expect(run("scripts/recompute.ts", db, ["--all", "--frobnicate"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/frobnicate/) });
+  });
+
+  it("npm run points: bad arguments", { timeout: 60_000 }, () => {
+    const db = { DATABASE_URL: "postgresql://x@127.0.0.1:1/x" };
+    expect(run("scripts/points.ts", db, ["give"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "give"/) });
+    expect(run("scripts/points.ts", db, ["add", "--wallet", "0x" + "1".repeat(40), "--points", "1e5", "--reason", "x"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--points: "1e5" is not a decimal number/),
+    });
+    expect(run("scripts/points.ts", { DATABASE_URL: undefined }, ["list"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/DATABASE_URL must be set/) });
   });
 });

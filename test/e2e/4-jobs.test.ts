@@ -257,7 +257,12 @@ describe("derived analytics", () => {
     await q("INSERT INTO registry.reward (chain_id, vault, text, multiplier, start_datetime) VALUES ($1, $2, 'double points', 2, to_timestamp($3))", [v!.chain_id, v!.vault, start]);
     await q("INSERT INTO registry.points_user (address, referrer, chain_id, registered_at) VALUES ($1, NULL, 1, now() - interval '2 days')", [referrer]);
     await q("INSERT INTO registry.points_user (address, referrer, chain_id, registered_at, signup_bonus) VALUES ($1, $2, 1, now(), 100)", [referee, referrer]);
-    await q("INSERT INTO registry.manual_points (wallet, points, reason, author) VALUES ('0x00000000000000000000000000000000000000aa', 1234.5, 'test', 'e2e')");
+    const cli = spawnSync(join(REPO_ROOT, "node_modules", ".bin", "tsx"), ["scripts/points.ts", "add", "--wallet", "0x00000000000000000000000000000000000000AA", "--points", "1234.5", "--reason", "test", "--author", "e2e"], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, DATABASE_URL: devnet.dbUrl },
+      encoding: "utf8",
+    });
+    expect(cli.status, cli.stderr).toBe(0);
     await settle(redis.url, 300_000);
 
     const after = new Map(
