@@ -36,6 +36,8 @@ export const evmVaultSchema = z.object({
   feeCollector: evmAddress.nullable().optional(),
   strategist: z.object({ name: z.string(), address: evmAddress.nullable().optional() }).nullable().optional(),
   subaccounts: z.array(evmAddress).default([]),
+  /** the spec's optional vault fields nothing computes (description, risk, reported_apy, ...) */
+  metadata: z.record(z.string(), z.unknown()).default({}),
 });
 
 export const nonEvmVaultSchema = z

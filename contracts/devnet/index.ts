@@ -36,7 +36,7 @@ export interface RunDevnetOptions {
 /** A vault registry file, as read by ponder.config.ts and the API (config/registry.ts). */
 export interface RegistryFile {
   version: 1;
-  vaults: (RegistryVault | NonEvmRegistryVault)[];
+  vaults: ((RegistryVault | NonEvmRegistryVault) & { metadata?: Record<string, unknown> })[];
 }
 
 export interface NonEvmRegistryVault {
@@ -80,7 +80,7 @@ export async function runDevnet(opts: RunDevnetOptions): Promise<Manifest> {
   const registry: RegistryFile = {
     version: 1,
     vaults: [
-      ...results.flatMap((r) => r.vaults),
+      ...results.flatMap((r) => r.vaults).map((v) => ({ ...v, metadata: demoMetadata(v.kind, v.name) })),
       // A non-EVM vault: served by the API from the registry, never handed to the indexer.
       {
         chainId: -1,
@@ -89,6 +89,17 @@ export async function runDevnet(opts: RunDevnetOptions): Promise<Manifest> {
         name: "Solana Stablecoin Strategy",
         symbol: "sUSDC",
         status: "active",
+        metadata: {
+          description: "A USDC strategy on Solana (served from the registry; not indexed).",
+          solana_vault_metadata: {
+            vault_state_pda: "9StatePdaExamp1eAddre55xxxxxxxxxxxxxxxxxxxx",
+            share_mint: "5ShareMintExamp1eAddre55xxxxxxxxxxxxxxxxxxx",
+            deposit_mint: "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v",
+            deposit_token_symbol: "USDC",
+            deposit_token_decimals: 6,
+            program_id: "VauLtProgramExamp1eAddre55xxxxxxxxxxxxxxxxx",
+          },
+        },
       },
     ],
   };
@@ -102,4 +113,21 @@ function writeAtomic(path: string, text: string): void {
   const tmp = `${path}.tmp-${process.pid}`;
   writeFileSync(tmp, text);
   renameSync(tmp, path);
+}
+
+/** Registry metadata of the demo's vaults: the spec's descriptive fields the chain cannot give. */
+function demoMetadata(kind: string, name: string): Record<string, unknown> {
+  const stable = kind === "stablecoin";
+  return {
+    description: `${name}: a simulated ${stable ? "stablecoin lending" : "ETH yield"} strategy on the local devnet.`,
+    public_type: stable ? "Stablecoin" : "ETH",
+    risk: stable ? "low" : "medium",
+    is_featured: stable,
+    default_apy_horizon: 7,
+    reserve_target: 0.05,
+    reserve_tolerance: 0.01,
+    weekly_performance_fee_bps: 10,
+    vault_logo_url: `https://example.invalid/logos/${kind}.svg`,
+    reported_apy: { apy: stable ? 0.085 : 0.045, underlying_apy: stable ? 0.08 : 0.035, liquid_apy: stable ? 0.082 : 0.04, rewards_compounded: 0, rewards_claimable: 0, points_apy: null, explainer: "Operator-reported target APY." },
+  };
 }

@@ -20,7 +20,102 @@ export interface IndexerTables {
     asset: string;
     asset_symbol: string;
     asset_decimals: number;
+    share_token: string;
+    price_feed: string | null;
+    timelock: string | null;
     start_block: Num;
+    owner: string | null;
+    pending_owner: string | null;
+    operator: string | null;
+    fee_collector: string | null;
+    management_fee_percent: Num | null;
+    max_change_percent: Num | null;
+    max_supply: Num | null;
+    deposits_paused: boolean;
+    withdrawals_paused: boolean;
+    total_assets: Num | null;
+    total_supply: Num | null;
+    asset_share_ratio: Num | null;
+    last_snapshot_block: Num | null;
+    last_snapshot_timestamp: Num | null;
+    withdrawal_queue_head: number;
+    withdrawal_queue_tail: number;
+  };
+  withdrawal_request: {
+    id: string;
+    chain_id: number;
+    vault: string;
+    owner: string;
+    receiver: string;
+    shares: Num;
+    assets: Num | null;
+    fee: Num | null;
+    claimable_date: string | null;
+    status: string;
+    processed_assets: Num | null;
+    processed_block_number: Num | null;
+    processed_timestamp: Num | null;
+    processed_tx_hash: string | null;
+    block_number: Num;
+    timestamp: Num;
+    tx_hash: string;
+    log_index: number;
+  };
+  timelock_operation: {
+    id: string;
+    chain_id: number;
+    vault: string | null;
+    timelock: string;
+    operation_hash: string;
+    call_index: number;
+    target: string;
+    value: Num;
+    data: string;
+    predecessor: string;
+    salt: string | null;
+    delay: Num;
+    ready_at: Num;
+    status: string;
+    executed_at: Num | null;
+    executed_tx_hash: string | null;
+    cancelled_at: Num | null;
+    cancelled_tx_hash: string | null;
+    block_number: Num;
+    timestamp: Num;
+    tx_hash: string;
+    log_index: number;
+  };
+  governance_event: {
+    id: string;
+    chain_id: number;
+    vault: string | null;
+    contract: string;
+    category: string;
+    event: string;
+    args: Record<string, string | boolean>;
+    block_number: Num;
+    timestamp: Num;
+    tx_hash: string;
+    log_index: number;
+  };
+  loan: {
+    chain_id: number;
+    address: string;
+    vault: string;
+    borrower: string;
+    principal_token: string;
+    initial_principal: Num;
+    principal_outstanding: Num;
+    interest_repaid: Num;
+    total_repaid: Num;
+    apr_bps: Num;
+    term_days: Num;
+    state: string;
+    block_number: Num;
+    timestamp: Num;
+    tx_hash: string;
+    log_index: number;
+    updated_at: Num;
   };
   share_ratio_snapshot: {
     id: string;
@@ -60,11 +155,17 @@ export interface IndexerTables {
     chain_id: number;
     vault: string;
     kind: string;
+    sender: string;
     owner: string;
     receiver: string;
     assets: Num;
     shares: Num;
+    asset: string;
+    snapshot_id: string;
+    block_number: Num;
     timestamp: Num;
+    tx_hash: string;
+    log_index: number;
   };
 }
 
@@ -237,6 +338,102 @@ export interface ManualPointsTable {
   created_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+export interface StrategistTable {
+  id: ColumnType<string, string | undefined, never>;
+  name: string;
+  logo_url: string | null;
+  website_url: string | null;
+  address: string | null;
+}
+
+export interface RegistryVaultTable {
+  id: ColumnType<string, string | undefined, never>;
+  chain_id: number;
+  address: string;
+  family: string;
+  kind: string | null;
+  name: string;
+  symbol: string;
+  status: string;
+  chain_type: string;
+  strategist_id: string | null;
+  start_datetime: Ts | null;
+  attributes: ColumnType<Record<string, unknown>, string, string>;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface SubaccountTable {
+  id: ColumnType<string, string | undefined, never>;
+  chain_id: number;
+  vault: string;
+  address: string;
+  internal_name: string | null;
+  friendly_name: string | null;
+  status: string;
+  subaccount_type: string;
+  strategist_id: string | null;
+}
+
+export interface OperatorTable {
+  id: ColumnType<string, string | undefined, never>;
+  chain_id: number;
+  vault: string;
+  address: string;
+  operator_type: "eoa" | "subaccount";
+  name: string | null;
+}
+
+export interface StrategyApySnapshotTable {
+  id: ColumnType<string, string | undefined, never>;
+  vault_address: string;
+  chain: number;
+  platform_name: string;
+  strategy_type: string;
+  allocation: number;
+  apy: number;
+  points_apy: number;
+  strategist_address: string | null;
+  snapshot_datetime: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface PortfolioCacheTable {
+  chain_id: number;
+  vault: string;
+  subaccount: string;
+  data: ColumnType<Record<string, unknown>, string, string>;
+  cached_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface AuditEntryTable {
+  id: ColumnType<string, string | undefined, never>;
+  chain_id: number;
+  vault: string;
+  category: string;
+  text: string;
+  occurred_at: Ts;
+  author: string;
+  created_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface ApiKeyTable {
+  id: ColumnType<string, string | undefined, never>;
+  name: string;
+  prefix: string;
+  key_hash: string;
+  scopes: ColumnType<string[], string[] | undefined, string[]>;
+  created_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  revoked_at: Ts | null;
+}
+
+export interface VaultBackfillTable {
+  chain_id: number;
+  vault: string;
+  start_block: Num;
+  backfilled_to_block: Num;
+  backfilled_at: Date;
+  deployment_schema: string;
+}
+
 export interface Database {
   "derived.vault_day": VaultDayTable;
   "derived.vault_apy": VaultApyTable;
@@ -250,6 +447,15 @@ export interface Database {
   "registry.points_user": PointsUserTable;
   "registry.streak_claim": StreakClaimTable;
   "registry.manual_points": ManualPointsTable;
+  "registry.strategist": StrategistTable;
+  "registry.vault": RegistryVaultTable;
+  "registry.subaccount": SubaccountTable;
+  "registry.operator": OperatorTable;
+  "registry.strategy_apy_snapshot": StrategyApySnapshotTable;
+  "registry.portfolio_cache": PortfolioCacheTable;
+  "registry.audit_entry": AuditEntryTable;
+  "registry.api_key": ApiKeyTable;
+  "ops.vault_backfill": VaultBackfillTable;
 }
 
 export type VaultDayRow = Insertable<VaultDayTable>;

@@ -24,7 +24,7 @@ import { loadManifest, rows, rpcCall, sleep, withDb } from "../helpers.js";
 
 const devnet = inject("devnet");
 
-const REDIS_PORT = 63791;
+const REDIS_PORT = 63791 + Number(process.env.TEST_PORT_OFFSET ?? 0);
 let redis: RedisInstance;
 let workers: ManagedProcess;
 

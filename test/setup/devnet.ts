@@ -31,20 +31,26 @@ declare module "vitest" {
 
 export const TEST_DAYS = 30;
 
+/**
+ * TEST_PORT_OFFSET (default 0) shifts every port and the data directory, so several test runs
+ * can share a machine (e.g. 100: Postgres 54430, anvil 18645/18646, indexer 42200).
+ */
+export const PORT_OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
+
 export default async function setup(project: TestProject) {
   process.on("exit", killAllSync);
-  const dir = join(REPO_ROOT, ".data", "test");
+  const dir = join(REPO_ROOT, ".data", PORT_OFFSET ? `test-${PORT_OFFSET}` : "test");
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const log = (m: string) => process.stdout.write(`[devnet] ${m}\n`);
   try {
-    const pgi = await startEmbeddedPostgres({ port: 54330, dataDir: join(dir, "postgres"), database: "vaults", logFile: join(dir, "postgres.log") });
+    const pgi = await startEmbeddedPostgres({ port: 54330 + PORT_OFFSET, dataDir: join(dir, "postgres"), database: "vaults", logFile: join(dir, "postgres.log") });
     const endTime = Math.floor(Date.now() / 1000);
     const chains = await Promise.all(
       DEVNET_CHAINS.map(async (c) => {
         const a = await startAnvil({
           chainId: c.chainId,
-          port: c.port + 10_000,
+          port: c.port + 10_000 + PORT_OFFSET,
           genesisTimestamp: genesisTimestamp(endTime, TEST_DAYS),
           logFile: join(dir, `anvil-${c.chainId}.log`),
         });
@@ -62,7 +68,7 @@ export default async function setup(project: TestProject) {
       databaseUrl: pgi.url,
       registryFile,
       chains,
-      port: 42100,
+      port: 42100 + PORT_OFFSET,
       logFile: join(dir, "indexer.log"),
       onExit: () => (exited = true),
     };

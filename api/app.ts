@@ -1,0 +1,83 @@
+/**
+ * The HTTP API: the public surface under /v1 and the institutional one under /api/v1, each an
+ * OpenAPIHono router with its OpenAPI 3.1 document (/openapi.json) and reference page (/docs).
+ * createApp takes its dependencies, so tests drive it through app.request().
+ */
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { Scalar } from "@scalar/hono-api-reference";
+import { HTTPException } from "hono/http-exception";
+import { cors } from "hono/cors";
+import { requestId } from "hono/request-id";
+import type { Context } from "hono";
+import pino from "pino";
+import { rateLimit } from "./middleware/rate-limit.js";
+import { createRouter, type AppDeps, type AppEnv } from "./lib/router.js";
+import { registerRoutes } from "./routes/index.js";
+
+import { API_VERSION } from "./version.js";
+export { API_VERSION };
+
+export interface CreateAppOptions {
+  logger?: pino.Logger;
+}
+
+const DB_DOWN = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "57P01", "57P02", "57P03", "08000", "08001", "08003", "08006"]);
+
+export function isDatabaseDown(err: unknown): boolean {
+  const code = (err as { code?: string })?.code;
+  const msg = (err as Error)?.message ?? "";
+  return (code != null && DB_DOWN.has(code)) || /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/.test(msg);
+}
+
+export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
+  const log = opts.logger ?? pino({ level: "silent" });
+  const app = new OpenAPIHono<AppEnv>({ strict: false });
+  app.use(requestId());
+  app.use(async (c, next) => {
+    c.set("deps", deps);
+    c.set("apiKeyId", null);
+    const t0 = performance.now();
+    await next();
+    log.info({ reqId: c.var.requestId, method: c.req.method, path: c.req.path, status: c.res.status, ms: +(performance.now() - t0).toFixed(2) }, "request");
+  });
+
+  // CORS: only whitelisted origins get CORS headers; a preflight from any other origin is refused.
+  const allowed = new Set(deps.config.corsOrigins);
+  app.use(async (c, next) => {
+    const origin = c.req.header("origin");
+    if (origin && c.req.method === "OPTIONS" && !allowed.has(origin)) return c.json({ detail: `Origin ${origin} is not allowed` }, 403);
+    await next();
+  });
+  app.use(cors({ origin: (o) => (allowed.has(o) ? o : null), allowHeaders: ["content-type", "x-api-key", "authorization", "idempotency-key"], exposeHeaders: ["RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "X-Request-Id"], maxAge: 600 }));
+  app.use("/v1/*", rateLimit(deps.redis, deps.config.rateLimitPerMinute));
+  app.use("/api/v1/*", rateLimit(deps.redis, deps.config.rateLimitPerMinute));
+
+  const pub = createRouter();
+  const inst = createRouter();
+  inst.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyHeader", { type: "apiKey", in: "header", name: "x-api-key", description: "An API key issued with `npm run keys -- create <name>`." });
+  registerRoutes({ pub, inst });
+
+  pub.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "Vault yield service: public API", version: API_VERSION }, servers: [{ url: "/v1" }] });
+  inst.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "Vault yield service: institutional API", version: API_VERSION }, servers: [{ url: "/api/v1" }] });
+  pub.get("/docs", Scalar({ url: "/v1/openapi.json", pageTitle: "Public API" }));
+  inst.get("/docs", Scalar({ url: "/api/v1/openapi.json", pageTitle: "Institutional API" }));
+  app.route("/v1", pub);
+  app.route("/api/v1", inst);
+
+  app.notFound((c) => c.json({ detail: "Not Found" }, 404));
+  app.onError((err, c: Context) => {
+    if (err instanceof HTTPException && err.status === 400) {
+      // hono's JSON validator: a body that is not JSON
+      return c.json({ detail: [{ loc: ["body"], msg: err.message || "JSON decode error", type: "json_invalid" }] }, 422);
+    }
+    if (err instanceof HTTPException) return c.json({ detail: err.message }, err.status);
+    if (isDatabaseDown(err)) {
+      log.error({ reqId: c.get("requestId"), err: (err as Error).message }, "database unavailable");
+      return c.json({ detail: "Service unavailable: the database cannot be reached" }, 503);
+    }
+    log.error({ reqId: c.get("requestId"), err }, "unhandled error");
+    return c.json({ detail: "Internal Server Error" }, 500);
+  });
+  return app;
+}
+export type App = ReturnType<typeof createApp>;

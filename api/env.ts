@@ -1,0 +1,54 @@
+/** The API's settings, from the environment, parsed and checked once at start-up. */
+import { z } from "zod";
+
+const schema = z.object({
+  DATABASE_URL: z.string({ error: "required: the postgres:// URL of the service's database" }).regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL").optional(),
+  PORT: z.coerce.number().int().min(1).max(65535).default(8000),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  INDEXER_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/, "must be a plain schema name").default("indexer"),
+  CORS_ORIGINS: z
+    .string()
+    .default("")
+    .transform((s) => s.split(",").map((o) => o.trim()).filter(Boolean))
+    .refine((list) => list.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), "must be comma-separated origins like https://app.example.com"),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+export interface ApiConfig {
+  databaseUrl: string;
+  redisUrl: string | undefined;
+  port: number;
+  host: string;
+  indexerSchema: string;
+  corsOrigins: string[];
+  rateLimitPerMinute: number;
+  logLevel: z.infer<typeof schema>["LOG_LEVEL"];
+  /** chain id -> JSON-RPC URL (first of PONDER_RPC_URL_<id>), for the ping's RPC check */
+  rpcUrls: Map<number, string>;
+}
+
+export function apiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    throw new Error(`invalid API configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n")}`);
+  }
+  const e = parsed.data;
+  const rpcUrls = new Map<number, string>();
+  for (const [k, v] of Object.entries(env)) {
+    const m = /^PONDER_RPC_URL_(\d+)$/.exec(k);
+    if (m && v) rpcUrls.set(Number(m[1]), v.split(",")[0]!.trim());
+  }
+  return {
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    port: e.PORT,
+    host: e.HOST,
+    indexerSchema: e.INDEXER_SCHEMA,
+    corsOrigins: e.CORS_ORIGINS,
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    logLevel: e.LOG_LEVEL,
+    rpcUrls,
+  };
+}

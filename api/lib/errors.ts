@@ -1,0 +1,72 @@
+/**
+ * One error body for every malformed request, FastAPI style: 422 with
+ * `{detail: [{loc, msg, type}]}`, `loc` ending in the field's name. Unknown things answer 404,
+ * a missing or bad key 401/403, all with JSON bodies.
+ */
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { ZodError } from "zod";
+
+export const ValidationErrorSchema = z
+  .object({
+    detail: z.array(
+      z.object({
+        loc: z.array(z.union([z.string(), z.number()])),
+        msg: z.string(),
+        type: z.string(),
+      }),
+    ),
+  })
+  .openapi("HTTPValidationError");
+
+export const ErrorSchema = z.object({ detail: z.string() }).openapi("Error");
+
+const LOC: Record<string, string> = { query: "query", param: "path", json: "body", form: "body", header: "header", cookie: "cookie" };
+
+export interface ErrorItem {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+/** FastAPI's error types, from zod's issue codes. */
+function typeOf(issue: ZodError["issues"][number]): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return (issue as { input?: unknown }).input === undefined ? "missing" : `${issue.expected}_type`;
+    case "too_small":
+      return issue.origin === "string" ? "string_too_short" : issue.origin === "array" ? "too_short" : "greater_than_equal";
+    case "too_big":
+      return issue.origin === "string" ? "string_too_long" : issue.origin === "array" ? "too_long" : "less_than_equal";
+    case "invalid_value":
+      return "enum";
+    case "invalid_format":
+      return "string_pattern_mismatch";
+    case "unrecognized_keys":
+      return "extra_forbidden";
+    default:
+      return "value_error";
+  }
+}
+
+export function validationItems(error: ZodError, target: string): ErrorItem[] {
+  return error.issues.map((i) => ({
+    loc: [LOC[target] ?? target, ...i.path.map((p) => (typeof p === "symbol" ? String(p) : p))],
+    msg: (i as { input?: unknown }).input === undefined && i.code === "invalid_type" ? "Field required" : i.message,
+    type: typeOf(i),
+  }));
+}
+
+export function validationError(c: Context, items: ErrorItem[]) {
+  return c.json({ detail: items }, 422);
+}
+
+/** The defaultHook of every router: a failed validation answers 422 with the spec's body. */
+export function defaultHook(result: { success: boolean; error?: ZodError; target: string }, c: Context) {
+  if (!result.success && result.error) return validationError(c, validationItems(result.error, result.target));
+  return undefined;
+}
+
+export function notFound(c: Context, what: string) {
+  return c.json({ detail: what }, 404);
+}

@@ -1,0 +1,60 @@
+/** Router factory and shared schemas: every resource builds its routes with these. */
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { ReadDb } from "./db.js";
+import { defaultHook, ErrorSchema, ValidationErrorSchema } from "./errors.js";
+import type { ApiConfig } from "../env.js";
+import type { Redis } from "ioredis";
+
+export interface AppDeps {
+  db: ReadDb;
+  config: Pick<ApiConfig, "indexerSchema" | "rpcUrls" | "corsOrigins" | "rateLimitPerMinute">;
+  redis: Redis | null;
+  /** the clock (tests set it) */
+  now: () => Date;
+}
+
+export type AppEnv = { Variables: { deps: AppDeps; apiKeyId: string | null; requestId: string } };
+
+export function createRouter() {
+  return new OpenAPIHono<AppEnv>({ defaultHook: defaultHook as never, strict: false });
+}
+export type Router = ReturnType<typeof createRouter>;
+
+/** A vault address in a path or query: EVM hex or another chain's address format. */
+export const VaultAddress = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[0-9A-Za-z]+$/, "must be a vault address")
+  .openapi({ example: "0x2c622344b5dc29dccc034ca76f123d4479d24122" });
+
+export const EvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address");
+
+/** Boolean query flags as FastAPI reads them: true/false, 1/0, yes/no, on/off. */
+export const QueryBool = (def: boolean) =>
+  z
+    .enum(["true", "false", "1", "0", "yes", "no", "on", "off", "True", "False"])
+    .default(def ? "true" : "false")
+    .transform((v) => ["true", "1", "yes", "on", "True"].includes(v))
+    .openapi({ type: "boolean", default: def });
+
+export const QueryInt = (o: { def?: number; min?: number; max?: number }) => {
+  let s = z.coerce.number({ error: "Input should be a valid integer" }).int("Input should be a valid integer");
+  if (o.min != null) s = s.min(o.min, `Input should be greater than or equal to ${o.min}`);
+  if (o.max != null) s = s.max(o.max, `Input should be less than or equal to ${o.max}`);
+  return o.def != null ? s.default(o.def) : s;
+};
+
+/** The error responses every route declares. */
+export const errorResponses = {
+  422: { description: "Validation error", content: { "application/json": { schema: ValidationErrorSchema } } },
+  429: { description: "Rate limit exceeded", content: { "application/json": { schema: ErrorSchema } } },
+} as const;
+export const notFoundResponse = { 404: { description: "Not found", content: { "application/json": { schema: ErrorSchema } } } } as const;
+export const authResponses = {
+  401: { description: "Missing API key", content: { "application/json": { schema: ErrorSchema } } },
+  403: { description: "Invalid or revoked API key", content: { "application/json": { schema: ErrorSchema } } },
+} as const;
+
+/** Security requirement of routes that need the `x-api-key` header. */
+export const keySecurity = [{ ApiKeyHeader: [] as string[] }];

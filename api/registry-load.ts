@@ -1,0 +1,131 @@
+/**
+ * Loads the vault registry file into the `registry` tables the API serves: vaults (with their
+ * descriptive metadata), strategists, subaccounts and operators. Idempotent (upserts by natural
+ * keys); entries no longer in the file are removed. One transaction.
+ */
+import { sql, type Kysely } from "kysely";
+import { getChain } from "../config/chains.js";
+import type { Registry } from "../config/registry.js";
+import type { Database } from "../jobs/db/schema.js";
+
+export interface LoadSummary {
+  vaults: number;
+  strategists: number;
+  subaccounts: number;
+  operators: number;
+}
+
+export async function loadRegistryData(db: Kysely<Database>, reg: Registry): Promise<LoadSummary> {
+  return db.transaction().execute(async (trx) => {
+    const strategistIds = new Map<string, string>();
+    const upsertStrategist = async (name: string, address: string | null) => {
+      if (strategistIds.has(name)) return strategistIds.get(name)!;
+      const r = await trx
+        .insertInto("registry.strategist")
+        .values({ name, address, logo_url: null, website_url: null })
+        .onConflict((oc) => oc.column("name").doUpdateSet({ address: (eb) => eb.fn.coalesce("excluded.address", "registry.strategist.address") }))
+        .returning("id")
+        .executeTakeFirstOrThrow();
+      strategistIds.set(name, r.id);
+      return r.id;
+    };
+    const keep: string[] = [];
+    let subaccounts = 0;
+    let operators = 0;
+    for (const v of reg.evm) {
+      const strategistId = v.strategist?.name ? await upsertStrategist(v.strategist.name, v.strategist.address ?? null) : null;
+      const attributes = {
+        ...v.metadata,
+        asset: v.asset,
+        ...(v.altAsset ? { alt_asset: v.altAsset } : {}),
+        ...(v.receiptToken ? { receipt_token: v.receiptToken } : {}),
+        ...(v.publicType ? { public_type: v.publicType } : {}),
+      };
+      await trx
+        .insertInto("registry.vault")
+        .values({
+          chain_id: v.chainId,
+          address: v.address,
+          family: v.family,
+          kind: v.kind,
+          name: v.name,
+          symbol: v.symbol,
+          status: v.status,
+          chain_type: "evm",
+          strategist_id: strategistId,
+          start_datetime: v.startTimestamp ? new Date(v.startTimestamp * 1000) : null,
+          attributes: JSON.stringify(attributes),
+        })
+        .onConflict((oc) =>
+          oc.columns(["chain_id", "address"]).doUpdateSet((eb) => ({
+            family: eb.ref("excluded.family"),
+            kind: eb.ref("excluded.kind"),
+            name: eb.ref("excluded.name"),
+            symbol: eb.ref("excluded.symbol"),
+            status: eb.ref("excluded.status"),
+            strategist_id: eb.ref("excluded.strategist_id"),
+            start_datetime: eb.ref("excluded.start_datetime"),
+            attributes: eb.ref("excluded.attributes"),
+            updated_at: sql`now()`,
+          })),
+        )
+        .execute();
+      keep.push(`${v.chainId}:${v.address}`);
+      await trx.deleteFrom("registry.subaccount").where("chain_id", "=", v.chainId).where("vault", "=", v.address).where("address", "not in", v.subaccounts.length ? v.subaccounts : [""]).execute();
+      for (const [i, sub] of v.subaccounts.entries()) {
+        await trx
+          .insertInto("registry.subaccount")
+          .values({ chain_id: v.chainId, vault: v.address, address: sub, internal_name: `${v.symbol}-sub-${i + 1}`, friendly_name: `${v.name} subaccount ${i + 1}`, status: "active", subaccount_type: "strategy", strategist_id: strategistId })
+          .onConflict((oc) => oc.columns(["chain_id", "vault", "address"]).doUpdateSet((eb) => ({ strategist_id: eb.ref("excluded.strategist_id") })))
+          .execute();
+        subaccounts++;
+      }
+      const ops: { address: string; type: "eoa" | "subaccount"; name: string }[] = [
+        ...(v.operator ? [{ address: v.operator, type: "eoa" as const, name: "operator" }] : []),
+        ...v.subaccounts.map((s, i) => ({ address: s, type: "subaccount" as const, name: `subaccount ${i + 1}` })),
+      ];
+      await trx.deleteFrom("registry.operator").where("chain_id", "=", v.chainId).where("vault", "=", v.address).where("address", "not in", ops.length ? ops.map((o) => o.address) : [""]).execute();
+      for (const o of ops) {
+        await trx
+          .insertInto("registry.operator")
+          .values({ chain_id: v.chainId, vault: v.address, address: o.address, operator_type: o.type, name: o.name })
+          .onConflict((oc) => oc.columns(["chain_id", "vault", "address"]).doUpdateSet((eb) => ({ operator_type: eb.ref("excluded.operator_type"), name: eb.ref("excluded.name") })))
+          .execute();
+        operators++;
+      }
+    }
+    for (const v of reg.nonEvm) {
+      const { chainId, address, family, name, symbol, status, metadata, ...rest } = v as typeof v & { metadata?: Record<string, unknown> };
+      await trx
+        .insertInto("registry.vault")
+        .values({
+          chain_id: chainId,
+          address: String(address),
+          family: String(family),
+          kind: null,
+          name: String(name),
+          symbol: String(symbol),
+          status: String(status ?? "active"),
+          chain_type: getChain(chainId)?.slug ?? "non-evm",
+          strategist_id: null,
+          start_datetime: null,
+          attributes: JSON.stringify({ ...rest, ...(metadata ?? {}) }),
+        })
+        .onConflict((oc) =>
+          oc.columns(["chain_id", "address"]).doUpdateSet((eb) => ({
+            family: eb.ref("excluded.family"),
+            name: eb.ref("excluded.name"),
+            symbol: eb.ref("excluded.symbol"),
+            status: eb.ref("excluded.status"),
+            chain_type: eb.ref("excluded.chain_type"),
+            attributes: eb.ref("excluded.attributes"),
+            updated_at: sql`now()`,
+          })),
+        )
+        .execute();
+      keep.push(`${chainId}:${address}`);
+    }
+    await sql`DELETE FROM registry.vault WHERE NOT (chain_id::text || ':' || address = ANY(${keep}))`.execute(trx);
+    return { vaults: keep.length, strategists: strategistIds.size, subaccounts, operators };
+  });
+}

@@ -1,0 +1,20 @@
+/** Every resource registers its routes on the surfaces it belongs to. */
+import type { Router } from "../lib/router.js";
+import { registerGovernance } from "./governance/governance.index.js";
+import { registerPlatform } from "./platform/platform.index.js";
+import { registerPoints } from "./points/points.index.js";
+import { registerSystem } from "./system/system.index.js";
+import { registerVaults } from "./vaults/vaults.index.js";
+
+export interface Surfaces {
+  pub: Router;
+  inst: Router;
+}
+
+export function registerRoutes(s: Surfaces): void {
+  registerSystem(s);
+  registerVaults(s);
+  registerPlatform(s);
+  registerGovernance(s);
+  registerPoints(s);
+}

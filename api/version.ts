@@ -1,0 +1,1 @@
+export const API_VERSION = "0.1.0";

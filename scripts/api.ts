@@ -1,0 +1,48 @@
+/**
+ * npm run api: the HTTP API (api/). Reads DATABASE_URL, REDIS_URL (rate limits; without it a
+ * local redis-server on 127.0.0.1:63790), PORT (8000), HOST (127.0.0.1), CORS_ORIGINS,
+ * RATE_LIMIT_PER_MINUTE, INDEXER_SCHEMA, LOG_LEVEL and PONDER_RPC_URL_<chainId> (ping's RPC check).
+ */
+import { serve } from "@hono/node-server";
+import pino from "pino";
+import { apiConfig } from "../api/env.js";
+import { createApp } from "../api/app.js";
+import { createReadDb } from "../api/lib/db.js";
+import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
+import { redisConnection } from "../jobs/runtime.js";
+import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
+import { resolveRedis } from "./lib/redis.js";
+
+async function main(): Promise<void> {
+  let cfg;
+  try {
+    cfg = apiConfig(process.env);
+  } catch (err) {
+    console.error(errMessage(err));
+    process.exit(2);
+  }
+  installSignalHandlers();
+  const logger = pino({ level: cfg.logLevel });
+  // The registry tables the API reads (and the keys) exist before the first request.
+  const admin = createDb(createPool(cfg.databaseUrl, 1, "vault-api-migrate"));
+  await migrateToLatest(admin);
+  await admin.destroy();
+  const redisInfo = await resolveRedis(process.env);
+  const redis = redisConnection(redisInfo.url);
+  redis.on("error", () => {});
+  const { db, destroy } = createReadDb(cfg.databaseUrl, 20);
+  const app = createApp({ db, config: cfg, redis, now: () => new Date() }, { logger });
+  const server = serve({ fetch: app.fetch, port: cfg.port, hostname: cfg.host }, (info) => {
+    logger.info(`API listening on http://${info.address}:${info.port} (docs: /v1/docs, /api/v1/docs)`);
+  });
+  registerCleanup("api", async () => {
+    await new Promise<void>((r) => server.close(() => r()));
+    redis.disconnect();
+    await destroy();
+  });
+}
+
+main().catch((err) => {
+  console.error(`api failed: ${errMessage(err)}`);
+  process.exit(1);
+});

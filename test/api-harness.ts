@@ -1,0 +1,109 @@
+/**
+ * The API under test: the app created by createApp over the devnet's database (indexed by the
+ * global setup; derived tables computed here if no earlier test file did), the registry loaded
+ * from the devnet's registry file, a real Redis for rate limits, and API keys (one active, one
+ * revoked). Requests go through app.request().
+ */
+import { join } from "node:path";
+import { inject } from "vitest";
+import type { Kysely } from "kysely";
+import type { Redis } from "ioredis";
+import { createApp, type App } from "../api/app.js";
+import { createKey, revokeKey } from "../api/keys.js";
+import { createReadDb } from "../api/lib/db.js";
+import { loadRegistryData } from "../api/registry-load.js";
+import { loadRegistry } from "../config/registry.js";
+import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
+import type { Database } from "../jobs/db/schema.js";
+import { jobsConfig } from "../jobs/config.js";
+import { redisConnection, settle, startWorkers } from "../jobs/runtime.js";
+import { startRedis, type RedisInstance } from "../scripts/lib/redis.js";
+import { withDb, rows } from "./helpers.js";
+
+export const ALLOWED_ORIGIN = "https://app.example.com";
+
+export interface ApiHarness {
+  app: App;
+  key: string;
+  revokedKey: string;
+  /** a writable Kysely on the test database, for setting up and checking rows */
+  db: Kysely<Database>;
+  devnet: ReturnType<typeof inject<"devnet">>;
+  /** GET (or another method) with the active key */
+  req(path: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
+  json<T = unknown>(path: string, init?: RequestInit & { key?: string | null }): Promise<{ status: number; body: T; res: Response }>;
+  q<T>(sql: string, params?: unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Promise<ApiHarness> {
+  const devnet = inject("devnet");
+  const offset = Number(process.env.TEST_PORT_OFFSET ?? 0);
+  let redis: RedisInstance;
+  try {
+    redis = await startRedis({ port: 63792 + offset, dataDir: join(devnet.dir, "redis-api"), logFile: join(devnet.dir, "redis-api.log"), reuseExisting: true });
+  } catch (err) {
+    throw new Error(`api harness: cannot start Redis: ${(err as Error).message}`);
+  }
+  const db = createDb(createPool(devnet.dbUrl, 4, "vault-api-test"));
+  await migrateToLatest(db);
+  await loadRegistryData(db, loadRegistry(devnet.registryFile));
+  const [m] = await withDb(devnet.dbUrl, (c) => rows<{ n: string }>(c, "SELECT count(*) AS n FROM derived.vault_metrics"));
+  if (Number(m!.n) < 4) {
+    const cfg = jobsConfig({ DATABASE_URL: devnet.dbUrl, VAULT_REGISTRY: devnet.registryFile });
+    const workers = await startWorkers({ ...cfg, redisUrl: redis.url }, () => {}, Date.now, { schedule: false });
+    try {
+      await settle(redis.url, 300_000);
+    } finally {
+      await workers.close();
+    }
+  }
+  const key = (await createKey(db, "api-test")).key;
+  const revoked = await createKey(db, "api-test-revoked");
+  await revokeKey(db, revoked.id);
+  const read = createReadDb(devnet.dbUrl, 10);
+  const client: Redis = redisConnection(redis.url);
+  const app = createApp({
+    db: read.db,
+    config: {
+      indexerSchema: "indexer",
+      rpcUrls: new Map(devnet.chains.map((c) => [c.chainId, c.rpcUrl])),
+      corsOrigins: [ALLOWED_ORIGIN],
+      rateLimitPerMinute: opts.rateLimitPerMinute ?? 1_000_000,
+    },
+    redis: client,
+    now: () => new Date(),
+  });
+  const req = (path: string, init: RequestInit & { key?: string | null } = {}) => {
+    const headers = new Headers(init.headers);
+    const k = init.key === undefined ? key : init.key;
+    if (k) headers.set("x-api-key", k);
+    return Promise.resolve(app.request(path, { ...init, headers }));
+  };
+  return {
+    app,
+    key,
+    revokedKey: revoked.key,
+    db,
+    devnet,
+    req,
+    async json<T>(path: string, init: RequestInit & { key?: string | null } = {}) {
+      const res = await req(path, init);
+      const text = await res.text();
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // not JSON: the test sees the text
+      }
+      return { status: res.status, body: body as T, res };
+    },
+    q: <T>(sql: string, params: unknown[] = []) => withDb(devnet.dbUrl, (c) => rows<T>(c, sql, params)),
+    async close() {
+      client.disconnect();
+      await read.destroy();
+      await db.destroy();
+      if (!redis.reused) await redis.stop();
+    },
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * The API's cross-cutting rules through its real app: health and ping, 404s, API keys, CORS,
+ * rate-limit headers and 429, malformed JSON, and the OpenAPI documents listing exactly the
+ * served routes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ALLOWED_ORIGIN, setupApi, type ApiHarness } from "../api-harness.js";
+
+let h: ApiHarness;
+beforeAll(async () => {
+  h = await setupApi();
+}, 400_000);
+afterAll(async () => h?.close());
+
+describe("system routes", () => {
+  it("GET /v1/ answers without a key", async () => {
+    const r = await h.json<{ status: string; version: string }>("/v1/", { key: null });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ status: "ok", version: "0.1.0" });
+  });
+
+  it("GET /api/v1/ping: database, RPC per chain, indexer lag, job freshness", async () => {
+    const r = await h.json<{ status: string; checks: { database: { ok: boolean }; rpc: { chain_id: number; ok: boolean }[]; indexer: { chain_id: number; lag_blocks: number }[]; jobs: { last_computed_at: string | null } } }>("/api/v1/ping", { key: null });
+    expect(r.status).toBe(200);
+    expect(r.body.status).toBe("ok");
+    expect(r.body.checks.database.ok).toBe(true);
+    expect(r.body.checks.rpc.map((x) => x.chain_id).sort()).toEqual([1, 8453]);
+    expect(r.body.checks.rpc.every((x) => x.ok)).toBe(true);
+    for (const i of r.body.checks.indexer) expect(i.lag_blocks).toBeGreaterThanOrEqual(0);
+    expect(r.body.checks.jobs.last_computed_at).not.toBeNull();
+  });
+
+  it("unknown paths answer 404 with a JSON body", async () => {
+    const r = await h.json<{ detail: string }>("/api/v1/no/such/route");
+    expect(r.status).toBe(404);
+    expect(r.body.detail).toBe("Not Found");
+  });
+
+  it("rate-limit headers on every answer", async () => {
+    const r = await h.req("/v1/", { key: null });
+    expect(r.headers.get("ratelimit-limit")).toBe("1000000");
+    expect(Number(r.headers.get("ratelimit-remaining"))).toBeLessThan(1_000_000);
+    expect(r.headers.get("ratelimit-policy")).toBe("1000000;w=60");
+  });
+
+  it("CORS headers only for whitelisted origins; other preflights are refused", async () => {
+    const ok = await h.req("/v1/", { key: null, headers: { origin: ALLOWED_ORIGIN } });
+    expect(ok.headers.get("access-control-allow-origin")).toBe(ALLOWED_ORIGIN);
+    const other = await h.req("/v1/", { key: null, headers: { origin: "https://evil.example" } });
+    expect(other.headers.get("access-control-allow-origin")).toBeNull();
+    const pre = await h.req("/api/v1/ping", { key: null, method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "GET" } });
+    expect(pre.status).toBe(403);
+    const pre2 = await h.req("/api/v1/ping", { key: null, method: "OPTIONS", headers: { origin: ALLOWED_ORIGIN, "access-control-request-method": "GET" } });
+    expect(pre2.status).toBe(204);
+    expect(pre2.headers.get("access-control-allow-headers")).toMatch(/x-api-key/);
+  });
+
+  it("OpenAPI 3.1 documents, version 0.1.0, and reference pages", async () => {
+    for (const base of ["/v1", "/api/v1"]) {
+      const r = await h.json<{ openapi: string; info: { version: string }; paths: Record<string, unknown> }>(`${base}/openapi.json`, { key: null });
+      expect(r.status).toBe(200);
+      expect(r.body.openapi).toBe("3.1.0");
+      expect(r.body.info.version).toBe("0.1.0");
+      const docs = await h.req(`${base}/docs`, { key: null });
+      expect(docs.status).toBe(200);
+      expect(await docs.text()).toMatch(/openapi\.json/);
+    }
+  });
+
+  it("the OpenAPI documents list exactly the served routes", async () => {
+    const served = new Set<string>();
+    for (const r of h.app.routes) {
+      if (r.method === "ALL" || r.path.endsWith("/openapi.json") || r.path.endsWith("/docs") || r.path.endsWith("/*")) continue;
+      served.add(`${r.method} ${r.path.replace(/:([A-Za-z_]+)/g, "{$1}")}`);
+    }
+    const documented = new Set<string>();
+    for (const base of ["/v1", "/api/v1"]) {
+      const doc = (await h.json<{ paths: Record<string, Record<string, unknown>> }>(`${base}/openapi.json`, { key: null })).body;
+      for (const [p, ops] of Object.entries(doc.paths)) for (const m of Object.keys(ops)) documented.add(`${m.toUpperCase()} ${base}${p === "/" ? "/" : p}`);
+    }
+    const norm = (s: Set<string>) => [...s].map((x) => x.replace(/\/$/, "")).sort();
+    expect(norm(documented)).toEqual(norm(served));
+  });
+});
