@@ -11,7 +11,12 @@ import { publishAtHead, REPO_ROOT, startIndexer, type ChainProgress, type Indexe
 import { ensureAnalystRole, recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
-import { startWorkerProcess } from "./lib/workers.js";
+import { startApiProcess, startWorkerProcess } from "./lib/workers.js";
+import { createKey } from "../api/keys.js";
+import { loadRegistryData } from "../api/registry-load.js";
+import { loadRegistry } from "../config/registry.js";
+import { createDb, createPool } from "../jobs/db/client.js";
+import { httpOk } from "./lib/indexer.js";
 import { settle } from "../jobs/runtime.js";
 import { demoConfig } from "./lib/demo-config.js";
 
@@ -104,9 +109,25 @@ async function main(): Promise<void> {
     throw new Error(`the workers exited:\n${workers.recentOutput()}`);
   })();
   await Promise.race([settled, died]);
+  died.catch((err: Error) => say(err.message));
   say("derived tables computed");
 
-  const pairs = [`db=${dbUrl}`, `analyst=${analystUrl}`, `redis=${redis.url}`, ...chains.map((c) => `chain${c.chainId}=${c.rpcUrl}`)];
+  // Registry data for the API (vault metadata, strategists, subaccounts, operators) and a key.
+  const admin = createDb(createPool(dbUrl, 1, "vault-demo"));
+  const loaded = await loadRegistryData(admin, loadRegistry(registryFile));
+  const { key } = await createKey(admin, "demo");
+  await admin.destroy();
+  say(`registry loaded: ${loaded.vaults} vaults, ${loaded.strategists} strategists, ${loaded.subaccounts} subaccounts; API key created`);
+  say(`starting the API on 127.0.0.1:${cfg.apiPort}; log .data/logs/api.log`);
+  const api = startApiProcess({ databaseUrl: dbUrl, redisUrl: redis.url, port: cfg.apiPort, chains, logFile: join(logDir, "api.log") });
+  const apiUrl = `http://127.0.0.1:${cfg.apiPort}`;
+  for (let i = 0; !(await httpOk(`${apiUrl}/v1/`)); i++) {
+    if (api.exitInfo()) throw new Error(`the API exited:\n${api.recentOutput()}`);
+    if (i > 600) throw new Error(`the API did not answer on ${apiUrl} within 60 s:\n${api.recentOutput()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const pairs = [`db=${dbUrl}`, `analyst=${analystUrl}`, `redis=${redis.url}`, `api=${apiUrl}`, `key=${key}`, ...chains.map((c) => `chain${c.chainId}=${c.rpcUrl}`)];
   console.log(`READY ${pairs.join(" ")}`);
   say("running; Ctrl-C stops everything");
   await new Promise(() => {});

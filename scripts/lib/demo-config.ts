@@ -9,6 +9,7 @@ const schema = z.object({
   DEMO_DATABASE: z.string().regex(/^[a-z_][a-z0-9_]*$/).default("vaults"),
   INDEXER_PORT: z.coerce.number().int().min(1).max(65535).default(42069),
   DEMO_INDEX_TIMEOUT_S: z.coerce.number().int().positive().default(600),
+  PORT: z.coerce.number().int().min(1).max(65535).default(8000),
 });
 
 export function demoConfig(env: NodeJS.ProcessEnv) {
@@ -27,5 +28,6 @@ export function demoConfig(env: NodeJS.ProcessEnv) {
     database: e.DEMO_DATABASE,
     indexerPort: e.INDEXER_PORT,
     indexTimeoutMs: e.DEMO_INDEX_TIMEOUT_S * 1000,
+    apiPort: e.PORT,
   };
 }

@@ -28,3 +28,31 @@ export function startWorkerProcess(o: WorkersOptions): ManagedProcess {
     onExit: (code) => o.onExit?.(code),
   });
 }
+
+export interface ApiProcessOptions {
+  databaseUrl: string;
+  redisUrl: string;
+  port: number;
+  chains: { chainId: number; rpcUrl: string }[];
+  logFile?: string;
+  env?: Record<string, string>;
+}
+
+/** Starts `npm run api` as a managed child process. */
+export function startApiProcess(o: ApiProcessOptions): ManagedProcess {
+  const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
+  return spawnManaged("api", tsx, [join(REPO_ROOT, "scripts", "api.ts")], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: o.databaseUrl,
+      REDIS_URL: o.redisUrl,
+      PORT: String(o.port),
+      HOST: "127.0.0.1",
+      ...Object.fromEntries(o.chains.map((c) => [`PONDER_RPC_URL_${c.chainId}`, c.rpcUrl])),
+      ...o.env,
+    },
+    logFile: o.logFile,
+    killTimeoutMs: 10_000,
+  });
+}

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
 import { rows, sleep, withDb } from "../helpers.js";
 
-const PORTS = [54320, 8545, 8546, 42069, 63790];
+const PORTS = [54320, 8545, 8546, 42069, 63790, 8000];
 
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -35,8 +35,13 @@ describe("npm run demo", () => {
       }
       const line = /^READY .*$/m.exec(output)![0];
       const pairs = Object.fromEntries(line.slice(6).split(" ").map((kv) => kv.split(/=(.*)/s).slice(0, 2) as [string, string]));
-      expect(Object.keys(pairs)).toEqual(["db", "analyst", "redis", "chain1", "chain8453"]);
+      expect(Object.keys(pairs)).toEqual(["db", "analyst", "redis", "api", "key", "chain1", "chain8453"]);
       expect(pairs.redis).toBe("redis://127.0.0.1:63790");
+      expect(pairs.api).toBe("http://127.0.0.1:8000");
+      expect(pairs.key).toMatch(/^vk_[0-9a-f]{12}_[0-9a-f]{40}$/);
+      const ping = await fetch(`${pairs.api}/api/v1/ping`);
+      expect(ping.status).toBe(200);
+      expect(((await ping.json()) as { status: string }).status).toBe("ok");
       expect(pairs.db).toBe("postgresql://postgres:postgres@127.0.0.1:54320/vaults");
       expect(pairs.chain1).toBe("http://127.0.0.1:8545");
       expect(pairs.chain8453).toBe("http://127.0.0.1:8546");
