@@ -1,0 +1,181 @@
+/**
+ * Synthetic data for bench:api: indexed tables (a schema shaped like the `indexer` views, with
+ * Ponder's indexes), derived tables and registry rows, written with COPY.
+ */
+import type pg from "pg";
+import { copyRows, type CopyValue } from "../jobs/lib/copy.js";
+
+export interface BenchShape {
+  schema: string;
+  vaults: number;
+  events: number;
+  days: number;
+  users: number;
+}
+
+const hex = (n: number, len = 40) => "0x" + n.toString(16).padStart(len, "0");
+export const vaultAddress = (i: number) => hex(0xa000 + i);
+const wallet = (i: number) => hex(0x100000 + i);
+
+/** A tiny deterministic PRNG (mulberry32). */
+function rng(seed: number) {
+  let a = seed;
+  return () => {
+    a |= 0;
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (m: string) => void): Promise<void> {
+  const S = `"${s.schema}"`;
+  await client.query(`DROP SCHEMA IF EXISTS ${S} CASCADE; CREATE SCHEMA ${S}`);
+  await client.query(`
+    CREATE TABLE ${S}.vault (chain_id integer, address text, family text, kind text, name text, symbol text, decimals integer,
+      asset text, asset_symbol text, asset_decimals integer, share_token text, price_feed text, timelock text, start_block numeric(78),
+      owner text, pending_owner text, operator text, fee_collector text, management_fee_percent numeric(78), max_change_percent numeric(78),
+      max_supply numeric(78), deposits_paused boolean, withdrawals_paused boolean, total_assets numeric(78), total_supply numeric(78),
+      asset_share_ratio numeric(78,18), last_snapshot_block numeric(78), last_snapshot_timestamp numeric(78),
+      withdrawal_queue_head integer, withdrawal_queue_tail integer, PRIMARY KEY (chain_id, address));
+    CREATE TABLE ${S}.vault_event (id text PRIMARY KEY, chain_id integer, vault text, kind text, sender text, owner text, receiver text,
+      assets numeric(78), shares numeric(78), asset text, snapshot_id text, block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
+    CREATE TABLE ${S}.share_ratio_snapshot (id text PRIMARY KEY, chain_id integer, vault text, source text, total_assets numeric(78),
+      total_supply numeric(78), asset_share_ratio numeric(78,18), idle_assets numeric(78), subaccount_assets numeric(78),
+      asset_usd_price numeric(78,18), block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
+    CREATE TABLE ${S}.withdrawal_request (id text PRIMARY KEY, chain_id integer, vault text, owner text, receiver text, shares numeric(78),
+      assets numeric(78), fee numeric(78), claimable_date text, status text, processed_assets numeric(78), processed_block_number numeric(78),
+      processed_timestamp numeric(78), processed_tx_hash text, block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
+    CREATE TABLE ${S}.share_transfer (id text PRIMARY KEY, chain_id integer, vault text, token text, from_address text, to_address text,
+      shares numeric(78), block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
+    CREATE TABLE ${S}.timelock_operation (id text PRIMARY KEY, chain_id integer, vault text, timelock text, operation_hash text, call_index integer,
+      target text, value numeric(78), data text, predecessor text, salt text, delay numeric(78), ready_at numeric(78), status text,
+      executed_at numeric(78), executed_tx_hash text, cancelled_at numeric(78), cancelled_tx_hash text, block_number numeric(78),
+      timestamp numeric(78), tx_hash text, log_index integer);
+    CREATE TABLE ${S}.governance_event (id text PRIMARY KEY, chain_id integer, vault text, contract text, category text, event text, args jsonb,
+      block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
+    CREATE TABLE ${S}.fee_event (id text PRIMARY KEY, chain_id integer, vault text, kind text, amount numeric(78), block_number numeric(78),
+      timestamp numeric(78), tx_hash text, log_index integer);
+    CREATE TABLE ${S}.loan (chain_id integer, address text, vault text, borrower text, principal_token text, initial_principal numeric(78),
+      principal_outstanding numeric(78), interest_repaid numeric(78), total_repaid numeric(78), apr_bps numeric(78), term_days numeric(78),
+      state text, block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer, updated_at numeric(78), PRIMARY KEY (chain_id, address));
+  `);
+  const now = Math.floor(Date.now() / 1000);
+  const today = Math.floor(now / 86400);
+  const first = today - s.days + 1;
+  const r = rng(42);
+  const vaults = Array.from({ length: s.vaults }, (_, i) => ({ chainId: i % 2 === 0 ? 1 : 8453, address: vaultAddress(i), dec: i % 3 === 0 ? 6 : 18 }));
+  await copyRows(
+    client,
+    `${s.schema}.vault`,
+    ["chain_id", "address", "family", "kind", "name", "symbol", "decimals", "asset", "asset_symbol", "asset_decimals", "share_token", "start_block", "owner", "operator", "deposits_paused", "withdrawals_paused", "total_assets", "total_supply", "asset_share_ratio", "last_snapshot_block", "last_snapshot_timestamp", "withdrawal_queue_head", "withdrawal_queue_tail"],
+    vaults.map((v, i) => [v.chainId, v.address, i % 2 ? "tokenizedVaultV2" : "lendingPool", ["stablecoin", "tokenized_eth", "wrapped_staked_eth", "restaked_eth"][i % 4], `Bench vault ${i}`, `BV${i}`, v.dec, hex(0xb000 + i), v.dec === 6 ? "USDC" : "WETH", v.dec, v.address, 1, hex(0xc000 + i), hex(0xd000 + i), false, false, "1000000000000", "1000000000000", "1.050000000000000000", s.days * 7200, now, 0, 100]),
+  );
+  // vault events: deposits and withdraws spread over the days and vaults
+  const perVault = Math.floor(s.events / s.vaults);
+  function* events(): Generator<CopyValue[]> {
+    for (let v = 0; v < s.vaults; v++) {
+      const vv = vaults[v]!;
+      for (let k = 0; k < perVault; k++) {
+        const block = Math.floor((k / perVault) * s.days * 7200) + 1;
+        const ts = (first * 86400) + Math.floor((block / 7200) * 86400);
+        const w = wallet(Math.floor(r() * s.users));
+        const dep = r() < 0.7;
+        yield [`${vv.chainId}-${v}-${k}`, vv.chainId, vv.address, dep ? "deposit" : "withdraw", w, w, w, String(Math.floor(r() * 1e12)), String(Math.floor(r() * 1e12)), hex(0xb000 + v), `${vv.chainId}:${vv.address}:${block}:flow`, block, ts, hex(k * 131 + v, 64), k % 5];
+      }
+    }
+  }
+  let t0 = Date.now();
+  await copyRows(client, `${s.schema}.vault_event`, ["id", "chain_id", "vault", "kind", "sender", "owner", "receiver", "assets", "shares", "asset", "snapshot_id", "block_number", "timestamp", "tx_hash", "log_index"], events());
+  log(`vault_event: ${perVault * s.vaults} rows in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+  t0 = Date.now();
+  function* snaps(): Generator<CopyValue[]> {
+    for (let v = 0; v < s.vaults; v++) {
+      const vv = vaults[v]!;
+      let ratio = 1;
+      for (let d = first; d <= today; d++) {
+        for (let h = 0; h < 4; h++) {
+          ratio *= 1 + (r() - 0.2) * 0.0004;
+          const ts = d * 86400 + h * 21600 + 60;
+          if (ts > now) continue;
+          yield [`${vv.chainId}:${vv.address}:${d}:${h}`, vv.chainId, vv.address, "interval", "1000000000000", "1000000000000", ratio.toFixed(18), "100000000000", "850000000000", vv.dec === 6 ? "1.000000000000000000" : "3000.000000000000000000", (d - first) * 7200 + h * 1800, ts, null, null];
+        }
+      }
+    }
+  }
+  await copyRows(client, `${s.schema}.share_ratio_snapshot`, ["id", "chain_id", "vault", "source", "total_assets", "total_supply", "asset_share_ratio", "idle_assets", "subaccount_assets", "asset_usd_price", "block_number", "timestamp", "tx_hash", "log_index"], snaps());
+  function* requests(): Generator<CopyValue[]> {
+    for (let v = 0; v < s.vaults; v++) {
+      const vv = vaults[v]!;
+      for (let k = 0; k < 1000; k++) {
+        const d = today - 20 + Math.floor(r() * 40);
+        const date = new Date(d * 86400_000).toISOString().slice(0, 10);
+        const w = wallet(Math.floor(r() * s.users));
+        yield [`wr-${v}-${k}`, vv.chainId, vv.address, w, w, String(Math.floor(r() * 1e12)), String(Math.floor(r() * 1e12)), "0", vv.chainId === 1 ? date : null, k % 3 === 0 ? "processed" : "requested", (s.days - 30) * 7200 + k, (today - 30) * 86400 + k * 60, hex(k + v * 7919, 64), 0];
+      }
+    }
+  }
+  await copyRows(client, `${s.schema}.withdrawal_request`, ["id", "chain_id", "vault", "owner", "receiver", "shares", "assets", "fee", "claimable_date", "status", "block_number", "timestamp", "tx_hash", "log_index"], requests());
+  log(`snapshots and withdrawal requests in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+  t0 = Date.now();
+  // the indexes Ponder declares for these tables (ponder.schema.ts)
+  await client.query(`
+    CREATE INDEX ON ${S}.vault_event (chain_id, vault, block_number); CREATE INDEX ON ${S}.vault_event (owner); CREATE INDEX ON ${S}.vault_event (receiver);
+    CREATE INDEX ON ${S}.share_ratio_snapshot (chain_id, vault, timestamp);
+    CREATE INDEX ON ${S}.withdrawal_request (chain_id, vault, status); CREATE INDEX ON ${S}.withdrawal_request (owner);
+    CREATE INDEX ON ${S}.share_transfer (chain_id, vault, block_number);
+    CREATE INDEX ON ${S}.timelock_operation (chain_id, timelock, operation_hash); CREATE INDEX ON ${S}.timelock_operation (chain_id, vault, status);
+    CREATE INDEX ON ${S}.governance_event (chain_id, vault, block_number);
+    CREATE INDEX ON ${S}.fee_event (chain_id, vault, timestamp);
+    ANALYZE ${S}.vault_event; ANALYZE ${S}.share_ratio_snapshot; ANALYZE ${S}.withdrawal_request;`);
+  log(`indexes in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+
+  // derived tables, as the jobs would leave them (the series from the snapshots, in SQL)
+  t0 = Date.now();
+  await client.query(`
+    INSERT INTO derived.vault_day (chain_id, vault, day, missing, snapshot_id, snapshot_timestamp, block_number, share_price, total_assets, total_shares,
+      asset_share_ratio, asset_usd_price, tvl, daily_apy, daily_pnl, fees_charged, gross_daily_apy, fingerprint, computed_at)
+    SELECT chain_id, vault, date '1970-01-01' + d, false, id, timestamp, block_number, asset_share_ratio, total_assets, total_supply, asset_share_ratio,
+      asset_usd_price, trunc(total_assets * asset_usd_price / 1e12, 18),
+      power(asset_share_ratio / nullif(lag(asset_share_ratio) OVER w, 0), 365)::float8 - 1,
+      trunc((asset_share_ratio - lag(asset_share_ratio) OVER w) * total_supply / 1e12, 18), 0, null, md5(id), now()
+    FROM (SELECT DISTINCT ON (chain_id, vault, floor(timestamp / 86400)) *, floor(timestamp / 86400)::int AS d FROM ${S}.share_ratio_snapshot
+          ORDER BY chain_id, vault, floor(timestamp / 86400), timestamp DESC) x
+    WINDOW w AS (PARTITION BY chain_id, vault ORDER BY d)`);
+  await client.query(`
+    INSERT INTO derived.vault_apy (chain_id, vault, day, horizon, span_days, simple_apy, compound_apy, gross_simple_apy, gross_compound_apy, pnl_per_share, daily_pnl_per_share, computed_at)
+    SELECT a.chain_id, a.vault, a.day, h::text, h, (a.asset_share_ratio / b.asset_share_ratio - 1)::float8 * 365 / h,
+      power((a.asset_share_ratio / b.asset_share_ratio)::float8, 365.0 / h) - 1, (a.asset_share_ratio / b.asset_share_ratio - 1)::float8 * 365 / h,
+      power((a.asset_share_ratio / b.asset_share_ratio)::float8, 365.0 / h) - 1, (a.asset_share_ratio - b.asset_share_ratio)::float8, (a.asset_share_ratio - b.asset_share_ratio)::float8 / h, now()
+    FROM derived.vault_day a CROSS JOIN unnest(ARRAY[1, 7, 30, 90, 180, 365]) h
+    JOIN derived.vault_day b ON b.chain_id = a.chain_id AND b.vault = a.vault AND b.day = a.day - h`);
+  await client.query(`
+    INSERT INTO derived.vault_metrics (chain_id, vault, as_of_day, first_day, tvl, share_price, historical_apy, historical_compound_apy, gross_apy, gross_compound_apy,
+      pnl_per_share, daily_pnl_per_share, returns, liquid_apy_7d, liquid_apy_30d, max_drawdown, max_daily_drawdown, apy_computed_at, share_ratio_snapshot_at, cached_at)
+    SELECT v.chain_id, v.address, current_date, current_date - ${s.days - 1}, 1000000, 1.05,
+      coalesce((SELECT jsonb_object_agg(horizon, simple_apy) FROM derived.vault_apy a WHERE a.chain_id = v.chain_id AND a.vault = v.address AND a.day = current_date), '{}'),
+      coalesce((SELECT jsonb_object_agg(horizon, compound_apy) FROM derived.vault_apy a WHERE a.chain_id = v.chain_id AND a.vault = v.address AND a.day = current_date), '{}'),
+      '{}', '{}', '{}', '{}', '{"1": 0.0001, "7": 0.001, "30": 0.004}', 0.05, 0.05, 0.01, 0.002, now(), now(), now()
+    FROM ${S}.vault v`);
+  // points: 100k registered users with balances, ranks and one pool each
+  function* users(): Generator<CopyValue[]> {
+    for (let i = 0; i < s.users; i++) yield [wallet(i), i > 0 && i % 10 === 0 ? wallet(i - 1) : null, 1, new Date((first + (i % s.days)) * 86400_000).toISOString(), i % 10 === 0 && i > 0 ? "100" : "0"];
+  }
+  await copyRows(client, "registry.points_user", ["address", "referrer", "chain_id", "registered_at", "signup_bonus"], users());
+  function* pools(): Generator<CopyValue[]> {
+    for (let i = 0; i < s.users; i++) {
+      const v = vaults[i % s.vaults]!;
+      yield [wallet(i), v.chainId, v.address, (r() * 1e6).toFixed(18), new Date(today * 86400_000).toISOString().slice(0, 10), String(Math.floor(r() * 1e12)), (r() * 1e4).toFixed(18), (r() * 1e4).toFixed(18), (r() * 1e4).toFixed(18)];
+    }
+  }
+  await copyRows(client, "derived.points_pool", ["wallet", "chain_id", "vault", "total_points", "position_day", "shares", "native_amount", "usd_value", "lifetime_deposit"], pools());
+  await client.query(`
+    INSERT INTO derived.points_balance (wallet, total_points, holding_points, referral_earnings, signup_bonus, daily_streak_points, manual_points, streak_days,
+      last_claim_day, usd_value, top_vault_chain_id, top_vault, top_vault_lifetime_deposit, rank_total, rank_streak, computed_at)
+    SELECT wallet, total_points, total_points, 0, 0, 0, 0, (hashtext(wallet) & 31), null, usd_value, chain_id, vault, lifetime_deposit,
+      row_number() OVER (ORDER BY total_points DESC, wallet), row_number() OVER (ORDER BY (hashtext(wallet) & 31) DESC, wallet), now()
+    FROM derived.points_pool`);
+  await client.query("ANALYZE");
+  log(`derived and registry rows in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+}

@@ -1,0 +1,133 @@
+/**
+ * npm run bench:api: loads 1,000,000 vault events and 100,000 points users into a scratch
+ * database, starts the API (its own process, as in production) and a bare Hono route, and drives
+ * each route with autocannon at 50 connections. Last line:
+ *   api-bench: p99_ms=<worst route p99> rps_ratio=<slowest route rps / bare rps>
+ * BENCH_API_EVENTS, BENCH_API_USERS, BENCH_API_SECONDS (per route) override the sizes.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import autocannon from "autocannon";
+import pg from "pg";
+import { createKey } from "../api/keys.js";
+import { loadRegistryData } from "../api/registry-load.js";
+import type { EvmVault } from "../config/registry.js";
+import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
+import { buildApiBenchData, vaultAddress } from "../bench/api-data.js";
+import { httpOk, REPO_ROOT } from "./lib/indexer.js";
+import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
+import { errMessage, installSignalHandlers, spawnManaged, stopAll } from "./lib/procs.js";
+import { startRedis } from "./lib/redis.js";
+import { startApiProcess } from "./lib/workers.js";
+
+const EVENTS = Number(process.env.BENCH_API_EVENTS ?? 1_000_000);
+const USERS = Number(process.env.BENCH_API_USERS ?? 100_000);
+const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 10);
+const VAULTS = 20;
+const DAYS = 400;
+const SCHEMA = "bench_api";
+const t0 = Date.now();
+const say = (m: string) => console.log(`[bench:api ${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${m}`);
+
+interface Result {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+async function drive(name: string, url: string, headers: Record<string, string>, seconds: number): Promise<Result> {
+  // a short warm-up (JIT, connection pools, Postgres caches), then the measured run
+  await autocannon({ url, connections: 50, duration: 2, headers });
+  const r = await autocannon({ url, connections: 50, duration: seconds, headers });
+  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx };
+}
+
+async function main(): Promise<void> {
+  installSignalHandlers();
+  const dir = join(REPO_ROOT, ".data", "bench-api");
+  mkdirSync(dir, { recursive: true });
+  const pgi = await startEmbeddedPostgres({ port: 54370, dataDir: join(dir, "postgres"), database: "postgres", logFile: join(dir, "postgres.log") });
+  const dbUrl = await recreateDatabase(pgi.adminUrl, "bench_api");
+  const redis = await startRedis({ port: 63798, dataDir: join(dir, "redis"), logFile: join(dir, "redis.log") });
+  const admin = createDb(createPool(dbUrl, 2, "bench-api"));
+  await migrateToLatest(admin);
+  const client = new pg.Client({ connectionString: dbUrl });
+  await client.connect();
+  say(`generating ${EVENTS} vault events over ${VAULTS} vaults and ${DAYS} days, ${USERS} points users`);
+  await buildApiBenchData(client, { schema: SCHEMA, vaults: VAULTS, events: EVENTS, days: DAYS, users: USERS }, say);
+  await client.end();
+  const evm: EvmVault[] = Array.from({ length: VAULTS }, (_, i) => ({
+    chainId: i % 2 === 0 ? 1 : 8453,
+    address: vaultAddress(i) as `0x${string}`,
+    family: i % 2 ? "tokenizedVaultV2" : "lendingPool",
+    kind: ["stablecoin", "tokenized_eth", "wrapped_staked_eth", "restaked_eth"][i % 4]!,
+    name: `Bench vault ${i}`,
+    symbol: `BV${i}`,
+    status: "active",
+    startBlock: 1,
+    asset: { address: `0x${(0xb000 + i).toString(16).padStart(40, "0")}` as `0x${string}`, symbol: i % 3 === 0 ? "USDC" : "WETH", decimals: i % 3 === 0 ? 6 : 18 },
+    strategist: { name: `Strategist ${i % 3}`, address: null },
+    subaccounts: [`0x${(0xe000 + i).toString(16).padStart(40, "0")}` as `0x${string}`],
+    metadata: { description: `Bench vault ${i}`, risk: "low", default_apy_horizon: 7 },
+  }));
+  await loadRegistryData(admin, { path: "bench", evm, nonEvm: [] });
+  const { key } = await createKey(admin, "bench");
+  await admin.destroy();
+
+  const api = startApiProcess({
+    databaseUrl: dbUrl,
+    redisUrl: redis.url,
+    port: 8097,
+    chains: [],
+    logFile: join(dir, "api.log"),
+    env: { INDEXER_SCHEMA: SCHEMA, LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "100000000" },
+  });
+  const bare = spawnManaged("bare", join(REPO_ROOT, "node_modules", ".bin", "tsx"), [join(REPO_ROOT, "bench", "bare-api.ts")], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, PORT: "8098" },
+    logFile: join(dir, "bare.log"),
+  });
+  for (const [name, url, proc] of [["api", "http://127.0.0.1:8097/v1/", api], ["bare", "http://127.0.0.1:8098/", bare]] as const) {
+    for (let i = 0; !(await httpOk(url)); i++) {
+      if (proc.exitInfo() || i > 600) throw new Error(`${name} did not start:\n${proc.recentOutput()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  const v = vaultAddress(0);
+  const base = "http://127.0.0.1:8097/api/v1";
+  const routes: [string, string][] = [
+    ["vault list", `${base}/tokenized_vault?load_snapshots=false`],
+    ["vault by address", `${base}/tokenized_vault/${v}?load_snapshots=false`],
+    ["vault history limit=100", `${base}/platform/vault_history/${v}?limit=100`],
+    ["time series n_days=365", `${base}/tokenized_vault/${v}/historical-timeseries?n_days=365`],
+    ["leaderboard page", `${base}/platform/points/leaderboard?page=50&perPage=20`],
+    ["pending redemptions", `${base}/vaults/${v}/pending-redemptions`],
+  ];
+  const results: Result[] = [];
+  // every route must answer 200 before it is timed
+  for (const [name, url] of routes) {
+    const res = await fetch(url, { headers: { "x-api-key": key } });
+    if (res.status !== 200) throw new Error(`${name}: ${url} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  }
+  const bareResult = await drive("bare hono", "http://127.0.0.1:8098/", {}, SECONDS);
+  say(`bare hono: ${bareResult.rps.toFixed(0)} req/s, p50 ${bareResult.p50} ms, p99 ${bareResult.p99} ms`);
+  for (const [name, url] of routes) {
+    const r = await drive(name, url, { "x-api-key": key }, SECONDS);
+    results.push(r);
+    say(`${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, non-2xx ${r.non2xx}`);
+  }
+  const worst = Math.max(...results.map((r) => r.p99));
+  const slowest = Math.min(...results.map((r) => r.rps));
+  await stopAll();
+  console.log(`api-bench: p99_ms=${worst.toFixed(2)} rps_ratio=${(slowest / bareResult.rps).toFixed(3)}`);
+  process.exit(results.some((r) => r.errors > 0 || r.non2xx > 0) ? 1 : 0);
+}
+
+main().catch(async (err) => {
+  console.error(`bench:api failed: ${errMessage(err)}`);
+  await stopAll();
+  process.exit(1);
+});
