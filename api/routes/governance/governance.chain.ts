@@ -1,0 +1,106 @@
+/**
+ * On-chain enrichment of governance accounts, read through the chain's RPC URL
+ * (`deps.config.rpcUrls`) with a short timeout: whether an account is a contract, a Safe-like
+ * multisig (`getOwners()`, `getThreshold()`, `VERSION()`), and a timelock's minimum delay.
+ * Never throws: every failure comes back as a degraded result with a reason.
+ */
+import { createPublicClient, http, type Address, type PublicClient } from "viem";
+import { MultiSigWalletAbi } from "../../../abis/MultiSigWalletAbi.js";
+import { TimelockControllerAbi } from "../../../abis/TimelockControllerAbi.js";
+
+export const RPC_TIMEOUT_MS = 2500;
+
+const clients = new Map<string, PublicClient>();
+function clientFor(url: string): PublicClient {
+  let c = clients.get(url);
+  if (!c) {
+    // one JSON-RPC batch per enrichment; no retries: a slow or dead RPC only degrades the answer
+    c = createPublicClient({ transport: http(url, { timeout: RPC_TIMEOUT_MS, retryCount: 0, batch: { wait: 0 } }) }) as PublicClient;
+    clients.set(url, c);
+  }
+  return c;
+}
+
+export type AccountType = "eoa" | "multisig" | "contract" | "timelock" | "zero_address" | "unknown";
+
+export interface AccountInfo {
+  account_type: AccountType;
+  is_safe: boolean;
+  safe_version: string | null;
+  owners: string[] | null;
+  threshold: number | null;
+  /** why the metadata could not be read (RPC failure), else null */
+  error: string | null;
+}
+
+const ZERO = "0x0000000000000000000000000000000000000000";
+const short = (e: unknown) => ((e as { shortMessage?: string })?.shortMessage ?? (e instanceof Error ? e.message : String(e))).split("\n")[0]!.replace(/\.$/, "").slice(0, 160);
+
+/** True when the failure is the transport's (unreachable, timeout, HTTP or RPC error), not a revert. */
+function isTransportError(e: unknown): boolean {
+  let cur: unknown = e;
+  for (let i = 0; i < 8 && cur; i++) {
+    const name = (cur as { name?: string }).name ?? "";
+    if (["HttpRequestError", "TimeoutError", "WebSocketRequestError", "RpcRequestError", "SocketClosedError", "InternalRpcError", "LimitExceededRpcError", "ResourceUnavailableRpcError", "MethodNotFoundRpcError"].includes(name)) return true;
+    const msg = (cur as { message?: string }).message ?? "";
+    if (/fetch failed|ECONNREFUSED|ECONNRESET|timed out|took too long/i.test(msg)) return true;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+const degraded = (account_type: AccountType, error: string | null): AccountInfo => ({ account_type, is_safe: false, safe_version: null, owners: null, threshold: null, error });
+
+/** Reads one account: code, then the multisig views. */
+export async function readAccount(rpcUrl: string | undefined, address: string): Promise<AccountInfo> {
+  if (address === ZERO) return degraded("zero_address", null);
+  if (!rpcUrl) return degraded("unknown", "no RPC URL is configured for the chain");
+  const client = clientFor(rpcUrl);
+  const addr = address as Address;
+  let code: string | undefined;
+  try {
+    code = await client.getCode({ address: addr });
+  } catch (e) {
+    return degraded("unknown", `RPC failure: ${short(e)}`);
+  }
+  if (!code || code === "0x") return degraded("eoa", null);
+  const [owners, threshold, version] = await Promise.allSettled([
+    client.readContract({ address: addr, abi: MultiSigWalletAbi, functionName: "getOwners" }),
+    client.readContract({ address: addr, abi: MultiSigWalletAbi, functionName: "getThreshold" }),
+    client.readContract({ address: addr, abi: MultiSigWalletAbi, functionName: "VERSION" }),
+  ]);
+  const transport = [owners, threshold, version].find((r) => r.status === "rejected" && isTransportError(r.reason)) as PromiseRejectedResult | undefined;
+  if (transport) return degraded("unknown", `RPC failure: ${short(transport.reason)}`);
+  if (owners.status !== "fulfilled" || threshold.status !== "fulfilled") return degraded("contract", null);
+  const v = version.status === "fulfilled" && typeof version.value === "string" ? version.value : null;
+  return {
+    account_type: "multisig",
+    // a Safe answers VERSION() with a semantic version ("1.3.0", "1.4.1")
+    is_safe: v != null && /^\d+\.\d+\.\d+/.test(v),
+    safe_version: v,
+    owners: (owners.value as readonly string[]).map((o) => o.toLowerCase()),
+    threshold: Number(threshold.value),
+    error: null,
+  };
+}
+
+/** A TimelockController's current minimum delay in seconds, or the reason it could not be read. */
+export async function readMinDelay(rpcUrl: string | undefined, timelock: string): Promise<{ value: number | null; error: string | null }> {
+  if (!rpcUrl) return { value: null, error: "no RPC URL is configured for the chain" };
+  try {
+    const d = await clientFor(rpcUrl).readContract({ address: timelock as Address, abi: TimelockControllerAbi, functionName: "getMinDelay" });
+    return { value: Number(d), error: null };
+  } catch (e) {
+    return { value: null, error: isTransportError(e) ? `RPC failure: ${short(e)}` : `getMinDelay() failed: ${short(e)}` };
+  }
+}
+
+/** Runs `fn` with an overall deadline; past it, `onTimeout()` is the answer. */
+export async function withDeadline<T>(ms: number, fn: () => Promise<T>, onTimeout: () => T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([fn(), new Promise<T>((resolve) => (timer = setTimeout(() => resolve(onTimeout()), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

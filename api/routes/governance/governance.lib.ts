@@ -1,0 +1,136 @@
+/**
+ * Shared by the governance routes: the path and query schemas, resolving `{vault_address}` (+
+ * optional `chain_id`) to one vault, and the SQL fragments that select a vault's governance rows
+ * (its own events plus those of its TimelockController that target no other registered vault).
+ */
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { sql, type RawBuilder } from "kysely";
+import { getChain } from "../../../config/chains.js";
+import type { IndexerTables } from "../../../jobs/db/schema.js";
+import { indexer } from "../../lib/db.js";
+import { notFound, validationError } from "../../lib/errors.js";
+import { QueryInt, VaultAddress, type AppEnv } from "../../lib/router.js";
+
+export const GovernanceParams = z.object({
+  vault_address: VaultAddress.openapi({ param: { name: "vault_address", in: "path" }, description: "Vault contract address (case-insensitive for EVM addresses)" }),
+});
+
+/** An empty query value is malformed, not 0 (what a bare coercion would make of it). */
+export const emptyIsInvalid = (v: unknown) => (typeof v === "string" && v.trim() === "" ? Number.NaN : v);
+
+/** A chain id of the catalogue (config/chains.ts), from a query string. */
+export const KnownChainId = (def?: number) =>
+  z.preprocess(emptyIsInvalid, (def != null ? QueryInt({ def }) : QueryInt({})).refine((v) => getChain(v) !== undefined, { message: "Input should be a known chain id" }));
+
+/** `chain_id`: optional; when given, a chain id of the catalogue. */
+export const ChainIdQuery = KnownChainId().optional().openapi({
+  type: "integer",
+  description: "Chain of the vault (a catalogue chain id). Required when the same address is a vault on several chains.",
+  example: 1,
+});
+
+export type IndexedVault = IndexerTables["vault"];
+
+export interface ResolvedVault {
+  chain_id: number;
+  address: string;
+  name: string;
+  family: string;
+  /** registry.vault chain_id > 0 */
+  evm: boolean;
+  /** the indexer's row (EVM vaults on an indexed chain), else null */
+  indexed: IndexedVault | null;
+}
+
+export type Resolution = { ok: true; vault: ResolvedVault } | { ok: false; res: Response };
+
+const isUndefinedTable = (e: unknown) => (e as { code?: string })?.code === "42P01";
+
+/** Runs an indexer read; before the indexer's views exist (first start) it reads as empty. */
+export async function indexerRead<T>(fn: () => Promise<T>, empty: T): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (isUndefinedTable(e)) return empty;
+    throw e;
+  }
+}
+
+export function normalizeAddress(a: string): string {
+  return /^0x[0-9a-f]+$/i.test(a) ? a.toLowerCase() : a;
+}
+
+/**
+ * The vault a governance request names. 404 when no vault has that address (on that chain);
+ * 422 on `chain_id` when the address is a vault on several chains and none was given.
+ */
+export async function resolveVault(c: Context<AppEnv>, rawAddress: string, chainId: number | undefined): Promise<Resolution> {
+  const { db, config } = c.var.deps;
+  const address = normalizeAddress(rawAddress);
+  const candidates = [...new Set([address, rawAddress])];
+  let q = db.selectFrom("registry.vault").select(["chain_id", "address", "name", "family"]).where("address", "in", candidates);
+  if (chainId !== undefined) q = q.where("chain_id", "=", chainId);
+  let found: { chain_id: number; address: string; name: string; family: string }[] = await q.orderBy("chain_id").execute();
+  if (found.length === 0) {
+    // not (yet) in the registry tables: the indexer's vaults still count
+    found = await indexerRead(async () => {
+      let iq = indexer(db, config.indexerSchema).selectFrom("vault").select(["chain_id", "address", "name", "family"]).where("address", "=", address);
+      if (chainId !== undefined) iq = iq.where("chain_id", "=", chainId);
+      return iq.orderBy("chain_id").execute();
+    }, []);
+  }
+  if (found.length === 0) {
+    return { ok: false, res: notFound(c, chainId === undefined ? `Vault ${rawAddress} not found` : `Vault ${rawAddress} not found on chain ${chainId}`) };
+  }
+  if (found.length > 1) {
+    return {
+      ok: false,
+      res: validationError(c, [
+        {
+          loc: ["query", "chain_id"],
+          msg: `Vault ${rawAddress} exists on several chains (${found.map((f) => f.chain_id).join(", ")}): give chain_id`,
+          type: "missing",
+        },
+      ]),
+    };
+  }
+  const v = found[0]!;
+  const evm = v.chain_id > 0;
+  const indexed = evm
+    ? await indexerRead(
+        () =>
+          indexer(db, config.indexerSchema)
+            .selectFrom("vault")
+            .selectAll()
+            .where("chain_id", "=", v.chain_id)
+            .where("address", "=", v.address)
+            .executeTakeFirst()
+            .then((r) => (r as IndexedVault | undefined) ?? null),
+        null,
+      )
+    : null;
+  return { ok: true, vault: { chain_id: v.chain_id, address: v.address, name: v.name, family: v.family, evm, indexed } };
+}
+
+/** Schema-qualified identifier of an indexer view. */
+export const ix = (schema: string, table: string): RawBuilder<unknown> => sql.id(schema, table) as unknown as RawBuilder<unknown>;
+
+/**
+ * WHERE condition (on alias `o`) for the timelock operations that concern a vault: those
+ * attributed to it, plus those of its timelock whose target is no registered vault of the chain
+ * (the timelock administering itself: delays, roles), which concern every vault it owns.
+ */
+export function timelockOpsOf(schema: string, v: ResolvedVault) {
+  const tl = v.indexed?.timelock ?? null;
+  return sql`o.chain_id = ${v.chain_id} AND (o.vault = ${v.address} OR (${tl}::text IS NOT NULL AND o.timelock = ${tl}
+    AND o.target NOT IN (SELECT address FROM ${ix(schema, "vault")} WHERE chain_id = ${v.chain_id})))`;
+}
+
+/** WHERE condition (on alias `g`) for the governance events emitted by the vault or by its timelock. */
+export function governanceEventsOf(v: ResolvedVault) {
+  const tl = v.indexed?.timelock ?? null;
+  return sql`g.chain_id = ${v.chain_id} AND (g.contract = ${v.address} OR (${tl}::text IS NOT NULL AND g.contract = ${tl}))`;
+}
+
+export const unixToIso = (s: string | number | null | undefined): string | null => (s == null ? null : new Date(Number(s) * 1000).toISOString());

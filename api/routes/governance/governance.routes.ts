@@ -1,0 +1,194 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { requireKey } from "../../middleware/auth.js";
+import { authResponses, errorResponses, keySecurity, notFoundResponse, QueryInt } from "../../lib/router.js";
+import { ChainIdQuery, GovernanceParams } from "./governance.lib.js";
+
+const TAG = ["governance"];
+
+const VaultRef = z.object({ address: z.string(), chain_id: z.number().int(), name: z.string(), family: z.string() }).openapi("GovernanceVault");
+
+export const RoleRowSchema = z
+  .object({
+    role: z.string().openapi({ description: "`owner`, `pending_owner`, `operator`, `fee_collector`, `timelock`, or a role of the timelock: `timelock_admin`, `timelock_proposer`, `timelock_executor`, `timelock_canceller` (`timelock_role:<hash>` for others)" }),
+    address: z.string(),
+    source: z.enum(["vault", "timelock"]).openapi({ description: "`vault`: the vault's state (indexer.vault); `timelock`: RoleGranted/RoleRevoked of its TimelockController" }),
+    account_type: z.enum(["eoa", "multisig", "contract", "timelock", "zero_address", "unknown"]).openapi({ description: "What the account is on chain; `unknown` when it could not be read (see warnings)" }),
+    is_safe: z.boolean().openapi({ description: "Custody-provider check: a Safe-like multisig answering VERSION() with a version; false when not, or when it could not be read" }),
+    safe_version: z.string().nullable(),
+    owners: z.array(z.string()).nullable().openapi({ description: "getOwners() of a multisig; null when not a multisig or not readable" }),
+    threshold: z.number().int().nullable().openapi({ description: "getThreshold() of a multisig" }),
+    granted_at: z.string().nullable().openapi({ description: "Timelock roles: time of the RoleGranted in force (ISO)" }),
+    granted_tx_hash: z.string().nullable(),
+  })
+  .openapi("GovernanceRole");
+
+export const RolesSchema = z
+  .object({
+    vault: VaultRef,
+    timelock: z.object({ address: z.string(), min_delay_seconds: z.number().int().nullable() }).nullable(),
+    roles: z.array(RoleRowSchema),
+    warnings: z.array(z.string()).openapi({ description: "Enrichment that failed (RPC down, not a contract, not a multisig): the affected fields are degraded" }),
+  })
+  .openapi("GovernanceRoles");
+
+export const PermissionRowSchema = z
+  .object({
+    integration: z.string(),
+    chain_id: z.number().int(),
+    tokens: z.array(z.string()).openapi({ description: "Token symbols, unioned over the group" }),
+    roles: z.array(z.string()).openapi({ description: "Account-abstraction role names, unioned" }),
+    spenders: z.array(z.string()).openapi({ description: "Approved spenders, unioned" }),
+  })
+  .openapi("GovernancePermission");
+
+export const PermissionsSchema = z.object({ permissions: z.array(PermissionRowSchema) }).openapi("GovernancePermissions");
+
+export const TimelockStatus = z.enum(["scheduled", "executed", "cancelled"]).openapi("TimelockStatus");
+
+export const TimelockRowSchema = z
+  .object({
+    id: z.string(),
+    chain_id: z.number().int(),
+    timelock: z.string(),
+    operation_hash: z.string(),
+    call_index: z.number().int(),
+    target: z.string(),
+    value: z.string().openapi({ description: "Native value, wei (exact)" }),
+    data: z.string(),
+    decoded: z.object({ function_name: z.string(), args: z.array(z.unknown()) }).nullable().openapi({ description: "Calldata decoded with the vault and timelock ABIs; null when unknown" }),
+    predecessor: z.string(),
+    salt: z.string().nullable(),
+    delay: z.number().int().openapi({ description: "Seconds" }),
+    ready_at: z.string().openapi({ description: "Earliest execution time (ISO)" }),
+    is_ready: z.boolean().openapi({ description: "Scheduled and past ready_at" }),
+    status: TimelockStatus,
+    scheduled_at: z.string(),
+    scheduled_tx_hash: z.string(),
+    scheduled_block: z.number().int(),
+    executed_at: z.string().nullable(),
+    executed_tx_hash: z.string().nullable(),
+    cancelled_at: z.string().nullable(),
+    cancelled_tx_hash: z.string().nullable(),
+  })
+  .openapi("TimelockAction");
+
+export const TimelocksSchema = z.object({ timelocks: z.array(TimelockRowSchema) }).openapi("GovernanceTimelocks");
+
+export const AuditEntrySchema = z
+  .object({
+    id: z.string(),
+    occurred_at: z.string(),
+    category: z.string(),
+    source: z.enum(["timelock", "chain", "manual"]),
+    title: z.string(),
+    text: z.string(),
+    tx_hash: z.string().nullable(),
+    author: z.string().nullable(),
+    details: z.record(z.string(), z.unknown()),
+  })
+  .openapi("AuditEntry");
+
+export const AuditLogSchema = z
+  .object({
+    entries: z.array(AuditEntrySchema),
+    next_before: z.string().nullable().openapi({ description: "Pass as `before` for the next (older) page; null when there is none" }),
+  })
+  .openapi("GovernanceAuditLog");
+
+const ISO_DT = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)([Zz]|[+-]\d{2}:?\d{2})?)?$/;
+
+/** An ISO 8601 date or date-time; without an offset it is UTC. */
+export function parseIsoUtc(s: string): Date | null {
+  const m = ISO_DT.exec(s.trim());
+  if (!m) return null;
+  const t = Date.parse(m[2] ? `${m[1]}T${m[2]}${m[3] ? m[3].toUpperCase().replace(/^([+-]\d{2})(\d{2})$/, "$1:$2") : "Z"}` : `${m[1]}T00:00:00Z`);
+  return Number.isNaN(t) ? null : new Date(t);
+}
+
+export const BeforeQuery = z
+  .string()
+  .transform((s, ctx) => {
+    const d = parseIsoUtc(s);
+    if (!d) {
+      ctx.addIssue({ code: "custom", message: "Input should be a valid ISO 8601 date-time" });
+      return z.NEVER;
+    }
+    return d;
+  })
+  .optional()
+  .openapi({ type: "string", format: "date-time", description: "Only entries strictly older than this (a time without offset is UTC)" });
+
+const withVault = { params: GovernanceParams };
+const responses = <T extends z.ZodTypeAny>(schema: T, what: string) =>
+  ({
+    200: { description: what, content: { "application/json": { schema } } },
+    ...notFoundResponse,
+    ...authResponses,
+    ...errorResponses,
+  }) as const;
+
+export const roles = createRoute({
+  method: "get",
+  path: "/platform/governance/{vault_address}/roles",
+  tags: TAG,
+  summary: "Owner, operator and timelock roles, with multisig metadata",
+  description:
+    "The vault's owner, pending owner, operator, fee collector and TimelockController (indexer.vault), and the members of the timelock's roles (RoleGranted/RoleRevoked), each enriched on chain: contract or not, Safe-like multisig owners/threshold/VERSION. Enrichment failures degrade the affected fields (`is_safe` false, `owners` null) and add a warning; never a 5xx. 422 for a non-EVM vault.",
+  middleware: [requireKey] as const,
+  security: keySecurity,
+  request: { ...withVault, query: z.object({ chain_id: ChainIdQuery }) },
+  responses: responses(RolesSchema, "Roles"),
+});
+
+export const permissions = createRoute({
+  method: "get",
+  path: "/platform/governance/{vault_address}/permissions",
+  tags: TAG,
+  summary: "Vault-wide permissions grouped by (integration, chain)",
+  description:
+    "The flat permissions list, one row per (integration, chain) with token symbols, account-abstraction role names and spenders unioned. No protocol integration is configured in the registry yet, so every vault answers `{permissions: []}` (the spec's answer for a vault without configured integrations); its on-chain roles are served by `/roles`.",
+  middleware: [requireKey] as const,
+  security: keySecurity,
+  request: { ...withVault, query: z.object({ chain_id: ChainIdQuery }) },
+  responses: responses(PermissionsSchema, "Permissions"),
+});
+
+export const timelocks = createRoute({
+  method: "get",
+  path: "/platform/governance/{vault_address}/timelocks",
+  tags: TAG,
+  summary: "Timelock actions, one row per scheduled call, newest first",
+  description:
+    "Calls of the vault's TimelockController (indexer.timelock_operation) that target the vault, or the timelock itself. `status` filters: `scheduled` (default, the pending queue), `executed`, `cancelled`, or `all`.",
+  middleware: [requireKey] as const,
+  security: keySecurity,
+  request: {
+    ...withVault,
+    query: z.object({
+      chain_id: ChainIdQuery,
+      status: z.enum(["scheduled", "executed", "cancelled", "all"]).default("scheduled").openapi({ description: "A TimelockStatus value or `all`" }),
+    }),
+  },
+  responses: responses(TimelocksSchema, "Timelock actions"),
+});
+
+export const auditLog = createRoute({
+  method: "get",
+  path: "/platform/governance/{vault_address}/audit_log",
+  tags: TAG,
+  summary: "Governance log, newest first",
+  description:
+    "Merges timelock actions (scheduled, executed and cancelled as separate entries), the governance events of the vault and its timelock (indexer.governance_event; categories role, ownership, config, fee, pause, subaccount, emergency, timelock) and manual entries (registry.audit_entry). `before` + `limit` page to older entries: a page never splits entries of the same instant (it may hold fewer than `limit`, or more when one instant alone has more); `next_before` is the `before` of the next page.",
+  middleware: [requireKey] as const,
+  security: keySecurity,
+  request: {
+    ...withVault,
+    query: z.object({
+      chain_id: ChainIdQuery,
+      category: z.string().min(1).max(64).optional().openapi({ description: "Only entries of this category (timelock entries: `timelock`)" }),
+      before: BeforeQuery,
+      limit: QueryInt({ def: 50, min: 1, max: 500 }).openapi({ type: "integer", default: 50, minimum: 1, maximum: 500 }),
+    }),
+  },
+  responses: responses(AuditLogSchema, "Audit log page"),
+});

@@ -1,0 +1,222 @@
+import type { Context } from "hono";
+import type { RouteHandler } from "@hono/zod-openapi";
+import { sql } from "kysely";
+import { indexer, type ReadDb } from "../../lib/db.js";
+import type { AppEnv } from "../../lib/router.js";
+import type { leaderboard, platformPoints, publicPoints, streakStatus } from "./points.routes.js";
+
+const num = (x: string | number | null | undefined): number => (x == null ? 0 : Number(x));
+const DAY_MS = 86_400_000;
+const utcDay = (d: Date) => d.toISOString().slice(0, 10);
+
+// ---- vault names (indexer.vault), cached per database for a short while ------------------
+
+interface VaultMeta {
+  name: string;
+  asset_symbol: string;
+}
+const metaCache = new WeakMap<object, { at: number; schema: string; map: Map<string, VaultMeta> }>();
+const META_TTL_MS = 30_000;
+
+async function vaultMeta(db: ReadDb, schema: string): Promise<Map<string, VaultMeta>> {
+  const hit = metaCache.get(db);
+  if (hit && hit.schema === schema && Date.now() - hit.at < META_TTL_MS) return hit.map;
+  let rows: { chain_id: number; address: string; name: string; asset_symbol: string }[] = [];
+  try {
+    rows = await indexer(db, schema).selectFrom("vault").select(["chain_id", "address", "name", "asset_symbol"]).execute();
+  } catch (e) {
+    if ((e as { code?: string })?.code !== "42P01") throw e; // views not published yet: no names
+  }
+  const map = new Map(rows.map((r) => [`${r.chain_id}:${r.address}`, { name: r.name, asset_symbol: r.asset_symbol }]));
+  metaCache.set(db, { at: Date.now(), schema, map });
+  return map;
+}
+
+// ---- points record -------------------------------------------------------------------------
+
+interface BalanceRow {
+  total_points: string;
+  referral_earnings: string;
+  daily_streak_points: string;
+  manual_points: string;
+  streak_days: number;
+  rank_total: number;
+  top_vault: string | null;
+  top_vault_chain_id: number | null;
+  top_vault_lifetime_deposit: string | null;
+}
+
+async function pointsRecord(c: Context<AppEnv>, wallet: string) {
+  const { db, config, now } = c.var.deps;
+  const t = now();
+  const [balance, pools, referrals, meta] = await Promise.all([
+    db
+      .selectFrom("derived.points_balance")
+      .select(["total_points", "referral_earnings", "daily_streak_points", "manual_points", "streak_days", "rank_total", "top_vault", "top_vault_chain_id", "top_vault_lifetime_deposit"])
+      .where("wallet", "=", wallet)
+      .executeTakeFirst() as Promise<BalanceRow | undefined>,
+    sql<{ chain_id: number; vault: string; total_points: string; native_amount: string; usd_value: string; has_reward: boolean }>`
+      SELECT p.chain_id, p.vault, p.total_points, p.native_amount, p.usd_value,
+             EXISTS (SELECT 1 FROM registry.reward r WHERE r.chain_id = p.chain_id AND lower(r.vault) = p.vault
+                       AND r.start_datetime <= ${t} AND (r.end_datetime IS NULL OR r.end_datetime > ${t})) AS has_reward
+      FROM derived.points_pool p WHERE p.wallet = ${wallet} ORDER BY p.chain_id, p.vault`
+      .execute(db as never)
+      .then((r) => r.rows),
+    sql<{ referee: string; total_points: string; usd: string; native: string }>`
+      WITH refs AS (
+        SELECT referee, total_points FROM derived.points_referral WHERE referrer = ${wallet}
+        UNION ALL
+        SELECT lower(u.address), 0 FROM registry.points_user u
+        WHERE lower(u.referrer) = ${wallet} AND lower(u.address) NOT IN (SELECT referee FROM derived.points_referral WHERE referrer = ${wallet})
+      )
+      SELECT refs.referee, refs.total_points, coalesce(sum(p.usd_value), 0) AS usd, coalesce(sum(p.native_amount), 0) AS native
+      FROM refs LEFT JOIN derived.points_pool p ON p.wallet = refs.referee
+      GROUP BY refs.referee, refs.total_points ORDER BY refs.referee`
+      .execute(db as never)
+      .then((r) => r.rows),
+    vaultMeta(db, config.indexerSchema),
+  ]);
+
+  const chainsOf = new Map<string, number>();
+  for (const p of pools) chainsOf.set(p.vault, (chainsOf.get(p.vault) ?? 0) + 1);
+  const poolMap: Record<string, { amountDepositedInUsd: number; nativeAmountDeposited: number; totalPoints: number; hasPendingRewards: boolean; address: string; chainId: number; name: string | null }> = {};
+  for (const p of pools) {
+    const key = chainsOf.get(p.vault)! > 1 ? `${p.vault}:${p.chain_id}` : p.vault;
+    poolMap[key] = {
+      amountDepositedInUsd: num(p.usd_value),
+      nativeAmountDeposited: num(p.native_amount),
+      totalPoints: num(p.total_points),
+      hasPendingRewards: p.has_reward,
+      address: p.vault,
+      chainId: p.chain_id,
+      name: meta.get(`${p.chain_id}:${p.vault}`)?.name ?? null,
+    };
+  }
+  const refMap: Record<string, { totalPoints: number; amountDepositedInUsd: number; nativeAmountDeposited: number }> = {};
+  for (const r of referrals) refMap[r.referee] = { totalPoints: num(r.total_points), amountDepositedInUsd: num(r.usd), nativeAmountDeposited: num(r.native) };
+
+  return {
+    totalPoints: num(balance?.total_points),
+    referralEarnings: num(balance?.referral_earnings),
+    streak: balance?.streak_days ?? 0,
+    daily_streak_points: num(balance?.daily_streak_points),
+    manual_points: num(balance?.manual_points),
+    rank: balance?.rank_total ?? null,
+    pools: poolMap,
+    external: {},
+    referrals: refMap,
+    topVault:
+      balance?.top_vault != null && balance.top_vault_chain_id != null
+        ? { lifetimeDeposit: num(balance.top_vault_lifetime_deposit), address: balance.top_vault, chainId: balance.top_vault_chain_id }
+        : null,
+  };
+}
+
+export const publicPointsHandler: RouteHandler<typeof publicPoints, AppEnv> = async (c) => {
+  const { user_address } = c.req.valid("param");
+  return c.json(await pointsRecord(c, user_address.toLowerCase()), 200);
+};
+
+export const platformPointsHandler: RouteHandler<typeof platformPoints, AppEnv> = async (c) => {
+  const { user_address } = c.req.valid("param");
+  return c.json(await pointsRecord(c, user_address.toLowerCase()), 200);
+};
+
+// ---- leaderboard ---------------------------------------------------------------------------
+
+interface BoardRow {
+  total: number | null;
+  wallet: string | null;
+  total_points: string;
+  streak_days: number;
+  last_claim_day: string | null;
+  rank: number;
+  top_vault: string | null;
+  top_vault_chain_id: number | null;
+  top_vault_lifetime_deposit: string | null;
+}
+
+export function streakTooltip(days: number, lastClaimDay: string | null): string {
+  const last = lastClaimDay ? `, last claimed ${lastClaimDay}` : "";
+  return days > 0 ? `${days}-day streak${last}` : `No active streak${last}`;
+}
+
+export const leaderboardHandler: RouteHandler<typeof leaderboard, AppEnv> = async (c) => {
+  const { page, perPage, sortBy, wallet_address, ens_name } = c.req.valid("query");
+  const { db, config } = c.var.deps;
+  const rankCol = sortBy === "streakDays" ? sql.ref("b.rank_streak") : sql.ref("b.rank_total");
+  const cols = sql`b.wallet, b.total_points, b.streak_days, b.last_claim_day, ${rankCol} AS rank, b.top_vault, b.top_vault_chain_id, b.top_vault_lifetime_deposit`;
+
+  // a single wallet: wallet_address, else an ens_name that is an address (no ENS resolution yet)
+  const single = wallet_address ?? (ens_name !== undefined ? (/^0x[0-9a-fA-F]{40}$/.test(ens_name.trim()) ? ens_name.trim() : null) : undefined);
+  let rows: BoardRow[];
+  let totalItems: number;
+  if (single !== undefined) {
+    rows =
+      single === null
+        ? []
+        : (await sql<BoardRow>`SELECT NULL::integer AS total, ${cols} FROM derived.points_balance b WHERE b.wallet = ${single.toLowerCase()}`.execute(db as never)).rows;
+    totalItems = rows.length;
+  } else {
+    // ranks are 1..N without gaps (row_number): the page is a range scan on the rank index, N is max(rank_total)
+    const lo = (page - 1) * perPage + 1;
+    const hi = page * perPage;
+    const res = await sql<BoardRow>`
+      WITH n AS (SELECT coalesce(max(rank_total), 0) AS total FROM derived.points_balance)
+      SELECT n.total, p.* FROM n LEFT JOIN LATERAL (
+        SELECT ${cols} FROM derived.points_balance b WHERE ${rankCol} BETWEEN ${lo} AND ${hi} ORDER BY ${rankCol}
+      ) p ON true`.execute(db as never);
+    totalItems = Number(res.rows[0]?.total ?? 0);
+    rows = res.rows.filter((r) => r.wallet != null);
+  }
+  const meta = rows.some((r) => r.top_vault) ? await vaultMeta(db, config.indexerSchema) : new Map<string, VaultMeta>();
+  const items = rows.map((r) => {
+    const m = r.top_vault && r.top_vault_chain_id != null ? meta.get(`${r.top_vault_chain_id}:${r.top_vault}`) : undefined;
+    return {
+      rank: r.rank,
+      userAddress: r.wallet!,
+      topVault:
+        r.top_vault && r.top_vault_chain_id != null
+          ? { name: m?.name ?? null, address: r.top_vault, chainId: r.top_vault_chain_id, deposit: { amount: num(r.top_vault_lifetime_deposit), asset: m?.asset_symbol ?? null } }
+          : null,
+      streakDays: r.streak_days,
+      streakTooltip: streakTooltip(r.streak_days, r.last_claim_day),
+      totalPoints: num(r.total_points),
+    };
+  });
+  return c.json({ page, perPage, totalItems, totalPages: Math.ceil(totalItems / perPage), items }, 200);
+};
+
+// ---- daily streak status -------------------------------------------------------------------
+
+export const streakStatusHandler: RouteHandler<typeof streakStatus, AppEnv> = async (c) => {
+  const wallet = c.req.valid("query").address.toLowerCase();
+  const { db, now } = c.var.deps;
+  const t = now();
+  const today = utcDay(t);
+  const yesterday = utcDay(new Date(t.getTime() - DAY_MS));
+  const r = (
+    await sql<{ registered: boolean; active: boolean; total_points: string | null; last_day: string | null; last_streak: number | null; last_at: Date | null; claimed: string | null }>`
+      SELECT EXISTS (SELECT 1 FROM registry.points_user WHERE address = ${wallet}) AS registered,
+             EXISTS (SELECT 1 FROM derived.points_pool WHERE wallet = ${wallet} AND shares > 0) AS active,
+             (SELECT total_points FROM derived.points_balance WHERE wallet = ${wallet}) AS total_points,
+             l.day AS last_day, l.streak_days AS last_streak, l.claimed_at AS last_at,
+             (SELECT sum(points) FROM registry.streak_claim WHERE address = ${wallet}) AS claimed
+      FROM (SELECT 1) one
+      LEFT JOIN LATERAL (SELECT day, streak_days, claimed_at FROM registry.streak_claim WHERE address = ${wallet} ORDER BY day DESC LIMIT 1) l ON true`.execute(db as never)
+  ).rows[0]!;
+  const claimedToday = r.last_day === today;
+  const nextMidnight = Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), t.getUTCDate() + 1);
+  return c.json(
+    {
+      canClaim: r.registered && r.active && !claimedToday,
+      currentPoints: num(r.claimed),
+      streakDays: r.last_day != null && r.last_day >= yesterday ? (r.last_streak ?? 0) : 0,
+      totalPoints: num(r.total_points),
+      timeUntilReset: Math.ceil((nextMidnight - t.getTime()) / 1000),
+      lastClaimedAt: r.last_at ? new Date(r.last_at).toISOString() : null,
+      hasActivePositions: r.active,
+    },
+    200,
+  );
+};

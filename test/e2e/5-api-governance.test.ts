@@ -1,0 +1,420 @@
+/**
+ * Governance routes through the real app, checked against the indexed tables and the devnet's
+ * chains: roles (with on-chain multisig metadata, and degraded when the RPC is down), permissions,
+ * the timelock queue and the audit log (merged, newest first, paged with `before`), plus the
+ * 422/404/401/403 answers.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPublicClient, http, keccak256, toHex, type Address } from "viem";
+import { MultiSigWalletAbi } from "../../abis/MultiSigWalletAbi.js";
+import { createApp, type App } from "../../api/app.js";
+import { createReadDb } from "../../api/lib/db.js";
+import { setupApi, type ApiHarness } from "../api-harness.js";
+import { loadManifest } from "../helpers.js";
+
+let h: ApiHarness;
+let read: ReturnType<typeof createReadDb>;
+let deadRpcApp: App;
+let noRpcApp: App;
+
+interface VaultRow {
+  chain_id: number;
+  address: string;
+  family: string;
+  name: string;
+  owner: string | null;
+  pending_owner: string | null;
+  operator: string | null;
+  fee_collector: string | null;
+  timelock: string | null;
+}
+let pool: VaultRow; // lendingPool on chain 1
+let v2: VaultRow; // tokenizedVaultV2 on chain 1
+const SOLANA = "7VaultSo1anaExamp1eAddre55xxxxxxxxxxxxxxxxxx";
+const MANUAL_AUTHOR = "governance-test";
+const base = (v: VaultRow) => `/api/v1/platform/governance/${v.address}`;
+
+beforeAll(async () => {
+  h = await setupApi();
+  const vaults = await h.q<VaultRow>("SELECT chain_id, address, family, name, owner, pending_owner, operator, fee_collector, timelock FROM indexer.vault WHERE chain_id = 1 ORDER BY address");
+  pool = vaults.find((v) => v.family === "lendingPool")!;
+  v2 = vaults.find((v) => v.family === "tokenizedVaultV2")!;
+  read = createReadDb(h.devnet.dbUrl, 2);
+  const mk = (rpcUrls: Map<number, string>) => createApp({ db: read.db, config: { indexerSchema: "indexer", rpcUrls, corsOrigins: [], rateLimitPerMinute: 1_000_000 }, redis: null, now: () => new Date() });
+  // nothing listens on port 9: every RPC call fails at once
+  deadRpcApp = mk(new Map(h.devnet.chains.map((c) => [c.chainId, "http://127.0.0.1:9"])));
+  noRpcApp = mk(new Map());
+}, 400_000);
+
+afterAll(async () => {
+  await h?.db.deleteFrom("registry.audit_entry").where("author", "=", MANUAL_AUTHOR).execute();
+  await read?.destroy();
+  await h?.close();
+});
+
+const get = async <T>(app: App, path: string) => {
+  const res = await app.request(path, { headers: { "x-api-key": h.key } });
+  return { status: res.status, body: (await res.json()) as T };
+};
+
+describe("auth and shared validation", () => {
+  const paths = () => ["roles", "permissions", "timelocks", "audit_log"].map((p) => `${base(pool)}/${p}?chain_id=1`);
+
+  it("every governance route needs a valid key: 401 without, 403 revoked", async () => {
+    for (const p of paths()) {
+      expect((await h.json<{ detail: string }>(p, { key: null })).status).toBe(401);
+      const r = await h.json<{ detail: string }>(p, { key: h.revokedKey });
+      expect(r.status).toBe(403);
+      expect(r.body.detail).toBe("API key revoked");
+      expect((await h.json(p, { key: "vk_000000000000_0000000000000000000000000000000000000000" })).status).toBe(403);
+    }
+  });
+
+  it("chain_id must be an integer of the chain catalogue", async () => {
+    for (const p of ["roles", "permissions", "timelocks", "audit_log"]) {
+      for (const bad of ["abc", "1.5", "12345"]) {
+        const r = await h.json<{ detail: { loc: string[]; type: string }[] }>(`${base(pool)}/${p}?chain_id=${bad}`);
+        expect(r.status, `${p} chain_id=${bad}`).toBe(422);
+        expect(r.body.detail[0]!.loc).toEqual(["query", "chain_id"]);
+      }
+    }
+  });
+
+  it("an address that is a vault on several chains needs chain_id (422 on chain_id)", async () => {
+    const both = await h.q<{ n: string }>("SELECT count(*) AS n FROM registry.vault WHERE address = $1", [pool.address]);
+    expect(Number(both[0]!.n)).toBeGreaterThan(1); // the devnet deploys the same addresses on both chains
+    const r = await h.json<{ detail: { loc: string[]; msg: string }[] }>(`${base(pool)}/timelocks`);
+    expect(r.status).toBe(422);
+    expect(r.body.detail[0]!.loc).toEqual(["query", "chain_id"]);
+    expect(r.body.detail[0]!.msg).toMatch(/several chains/);
+  });
+
+  it("404 for an unknown vault, and for a vault on another chain; 422 for a malformed address", async () => {
+    for (const p of ["roles", "permissions", "timelocks", "audit_log"]) {
+      const unknown = await h.json<{ detail: string }>(`/api/v1/platform/governance/0x${"ab".repeat(20)}/${p}`);
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.detail).toMatch(/not found/);
+      expect((await h.json(`${base(pool)}/${p}?chain_id=10`)).status).toBe(404);
+      const bad = await h.json<{ detail: { loc: string[] }[] }>(`/api/v1/platform/governance/0x12-34/${p}?chain_id=1`);
+      expect(bad.status).toBe(422);
+      expect(bad.body.detail[0]!.loc).toEqual(["path", "vault_address"]);
+    }
+  });
+});
+
+describe("GET /platform/governance/{vault_address}/roles", () => {
+  type Roles = {
+    vault: { address: string; chain_id: number; name: string; family: string };
+    timelock: { address: string; min_delay_seconds: number | null } | null;
+    roles: { role: string; address: string; source: string; account_type: string; is_safe: boolean; safe_version: string | null; owners: string[] | null; threshold: number | null; granted_at: string | null }[];
+    warnings: string[];
+  };
+
+  it("owner, operator, fee collector and timelock from indexer.vault; timelock roles with Safe metadata read on chain", async () => {
+    const r = await h.json<Roles>(`${base(pool)}/roles?chain_id=1`);
+    expect(r.status).toBe(200);
+    const b = r.body;
+    expect(b.vault).toEqual({ address: pool.address, chain_id: 1, name: pool.name, family: "lendingPool" });
+    const byRole = (role: string) => b.roles.filter((x) => x.role === role);
+    expect(byRole("owner").map((x) => x.address)).toEqual([pool.owner]);
+    expect(byRole("operator").map((x) => x.address)).toEqual([pool.operator]);
+    expect(byRole("fee_collector").map((x) => x.address)).toEqual([pool.fee_collector]);
+    expect(byRole("timelock").map((x) => x.address)).toEqual([pool.timelock]);
+    expect(byRole("pending_owner")).toEqual([]);
+    // the devnet hands the vaults to the timelock: the owner row is the timelock, not a multisig
+    expect(pool.owner).toBe(pool.timelock);
+    expect(byRole("owner")[0]).toMatchObject({ account_type: "timelock", is_safe: false, owners: null, source: "vault" });
+    expect(byRole("operator")[0]).toMatchObject({ account_type: "eoa", is_safe: false, owners: null });
+
+    // proposers: RoleGranted - RoleRevoked of PROPOSER_ROLE on the timelock
+    const proposerRole = keccak256(toHex("PROPOSER_ROLE"));
+    const ev = await h.q<{ event: string; account: string }>(
+      "SELECT event, args->>'account' AS account FROM indexer.governance_event WHERE chain_id = 1 AND contract = $1 AND args->>'role' = $2 ORDER BY id",
+      [pool.timelock, proposerRole],
+    );
+    const proposers = new Set<string>();
+    for (const e of ev) e.event === "RoleGranted" ? proposers.add(e.account) : proposers.delete(e.account);
+    expect(proposers.size).toBeGreaterThan(0);
+    expect(byRole("timelock_proposer").map((x) => x.address).sort()).toEqual([...proposers].sort());
+
+    // the manifest's multisig is the proposer; its metadata equals what the chain answers
+    const manifest = loadManifest(h.devnet.manifestFile);
+    const mv = manifest.chains.find((c) => c.chainId === 1)!.vaults.find((v) => v.address === pool.address)!;
+    expect([...proposers]).toContain(mv.multisig);
+    const client = createPublicClient({ transport: http(h.devnet.chains.find((c) => c.chainId === 1)!.rpcUrl) });
+    const owners = (await client.readContract({ address: mv.multisig as Address, abi: MultiSigWalletAbi, functionName: "getOwners" })).map((o) => o.toLowerCase());
+    const threshold = Number(await client.readContract({ address: mv.multisig as Address, abi: MultiSigWalletAbi, functionName: "getThreshold" }));
+    const proposer = byRole("timelock_proposer").find((x) => x.address === mv.multisig)!;
+    expect(proposer).toMatchObject({ source: "timelock", account_type: "multisig", is_safe: true, safe_version: "1.4.1", threshold });
+    expect(proposer.owners).toEqual(owners);
+    expect(proposer.granted_at).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+
+    // the guardian was granted the canceller role by a scheduled operation: an EOA
+    const cancellers = byRole("timelock_canceller");
+    expect(cancellers.some((x) => x.account_type === "eoa")).toBe(true);
+
+    // min delay: the last MinDelayChange of the timelock
+    const [d] = await h.q<{ d: string }>(
+      "SELECT args->>'newDuration' AS d FROM indexer.governance_event WHERE chain_id = 1 AND contract = $1 AND event = 'MinDelayChange' ORDER BY id DESC LIMIT 1",
+      [pool.timelock],
+    );
+    expect(b.timelock).toEqual({ address: pool.timelock, min_delay_seconds: Number(d!.d) });
+    expect(b.warnings).toEqual([]);
+  });
+
+  it("addresses are case-insensitive", async () => {
+    const r = await h.json<Roles>(`/api/v1/platform/governance/${pool.address.toUpperCase().replace("0X", "0x")}/roles?chain_id=1`);
+    expect(r.status).toBe(200);
+    expect(r.body.vault.address).toBe(pool.address);
+  });
+
+  it("RPC down: 200 with degraded fields (is_safe false, owners null) and warnings, never a 5xx", async () => {
+    const r = await get<Roles>(deadRpcApp, `${base(pool)}/roles?chain_id=1`);
+    expect(r.status).toBe(200);
+    expect(r.body.roles.length).toBeGreaterThan(4);
+    for (const x of r.body.roles) {
+      expect(x.is_safe).toBe(false);
+      expect(x.owners).toBeNull();
+      if (x.address !== pool.timelock) expect(x.account_type).toBe("unknown");
+    }
+    expect(r.body.timelock!.min_delay_seconds).toBeNull();
+    expect(r.body.warnings.length).toBeGreaterThan(0);
+    expect(r.body.warnings.some((w) => /RPC failure/.test(w))).toBe(true);
+  });
+
+  it("no RPC configured for the chain: degraded with a warning", async () => {
+    const r = await get<Roles>(noRpcApp, `${base(v2)}/roles?chain_id=1`);
+    expect(r.status).toBe(200);
+    expect(r.body.roles.every((x) => !x.is_safe && x.owners === null)).toBe(true);
+    expect(r.body.warnings).toContain("No RPC URL is configured for chain 1: multisig metadata is unavailable");
+  });
+
+  it("a non-EVM vault answers 422 on the path's vault_address", async () => {
+    const r = await h.json<{ detail: { loc: string[]; msg: string; type: string }[] }>(`/api/v1/platform/governance/${SOLANA}/roles`);
+    expect(r.status).toBe(422);
+    expect(r.body.detail).toHaveLength(1);
+    expect(r.body.detail[0]!.loc).toEqual(["path", "vault_address"]);
+    expect(r.body.detail[0]!.msg).toMatch(/EVM/);
+  });
+});
+
+describe("GET /platform/governance/{vault_address}/permissions", () => {
+  it("no integrations are configured: an empty list", async () => {
+    for (const path of [`${base(pool)}/permissions?chain_id=1`, `${base(v2)}/permissions?chain_id=8453`, `/api/v1/platform/governance/${SOLANA}/permissions`]) {
+      const r = await h.json<{ permissions: unknown[] }>(path);
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({ permissions: [] });
+    }
+  });
+});
+
+type Timelock = {
+  id: string;
+  chain_id: number;
+  timelock: string;
+  operation_hash: string;
+  call_index: number;
+  target: string;
+  value: string;
+  data: string;
+  decoded: { function_name: string; args: unknown[] } | null;
+  predecessor: string;
+  salt: string | null;
+  delay: number;
+  ready_at: string;
+  is_ready: boolean;
+  status: string;
+  scheduled_at: string;
+  scheduled_tx_hash: string;
+  scheduled_block: number;
+  executed_at: string | null;
+  executed_tx_hash: string | null;
+  cancelled_at: string | null;
+  cancelled_tx_hash: string | null;
+};
+
+/** The vault's operations straight from the table: attributed to it, or the timelock's own administration. */
+const opsOf = (v: VaultRow) =>
+  h.q<{ id: string; status: string; value: string; delay: string; ready_at: string; timestamp: string; executed_at: string | null; cancelled_at: string | null; tx_hash: string; target: string; data: string; salt: string | null; executed_tx_hash: string | null; cancelled_tx_hash: string | null }>(
+    `SELECT o.*, o.value::text AS value FROM indexer.timelock_operation o
+     WHERE o.chain_id = $1 AND (o.vault = $2 OR (o.timelock = $3 AND o.target NOT IN (SELECT address FROM indexer.vault WHERE chain_id = $1)))
+     ORDER BY o.timestamp DESC, o.block_number DESC, o.log_index DESC, o.id`,
+    [v.chain_id, v.address, v.timelock],
+  );
+const iso = (s: string | null) => (s == null ? null : new Date(Number(s) * 1000).toISOString());
+
+describe("GET /platform/governance/{vault_address}/timelocks", () => {
+  it("default: the pending queue (status scheduled), newest first, equal to the table", async () => {
+    const expected = (await opsOf(pool)).filter((o) => o.status === "scheduled");
+    expect(expected.length).toBeGreaterThan(0);
+    const r = await h.json<{ timelocks: Timelock[] }>(`${base(pool)}/timelocks?chain_id=1`);
+    expect(r.status).toBe(200);
+    expect(r.body.timelocks.map((t) => t.id)).toEqual(expected.map((o) => o.id));
+    for (const [i, t] of r.body.timelocks.entries()) {
+      const o = expected[i]!;
+      expect(t).toMatchObject({ status: "scheduled", target: o.target, value: o.value, data: o.data, salt: o.salt, delay: Number(o.delay), ready_at: iso(o.ready_at), scheduled_at: iso(o.timestamp), scheduled_tx_hash: o.tx_hash, executed_at: null, cancelled_at: null });
+      expect(t.is_ready).toBe(Number(o.ready_at) * 1000 <= Date.now());
+    }
+  });
+
+  it("status=all|executed|cancelled; the timelock's own operations concern every vault it owns", async () => {
+    for (const v of [pool, v2]) {
+      const expected = await opsOf(v);
+      const all = await h.json<{ timelocks: Timelock[] }>(`${base(v)}/timelocks?chain_id=1&status=all`);
+      expect(all.status).toBe(200);
+      expect(all.body.timelocks.map((t) => t.id)).toEqual(expected.map((o) => o.id));
+      for (const s of ["executed", "cancelled"] as const) {
+        const r = await h.json<{ timelocks: Timelock[] }>(`${base(v)}/timelocks?chain_id=1&status=${s}`);
+        expect(r.body.timelocks.map((t) => t.id)).toEqual(expected.filter((o) => o.status === s).map((o) => o.id));
+        for (const t of r.body.timelocks) {
+          const o = expected.find((x) => x.id === t.id)!;
+          expect(t.executed_at).toBe(iso(o.executed_at));
+          expect(t.executed_tx_hash).toBe(o.executed_tx_hash);
+          expect(t.cancelled_at).toBe(iso(o.cancelled_at));
+          expect(t.cancelled_tx_hash).toBe(o.cancelled_tx_hash);
+        }
+      }
+      // operations that target the timelock itself (roles, delay) are listed for both vaults
+      expect(all.body.timelocks.some((t) => t.target === v.timelock)).toBe(true);
+    }
+    const executed = await h.json<{ timelocks: Timelock[] }>(`${base(pool)}/timelocks?chain_id=1&status=executed`);
+    expect(executed.body.timelocks.length).toBeGreaterThan(0);
+    const cancelled = await h.json<{ timelocks: Timelock[] }>(`${base(pool)}/timelocks?chain_id=1&status=cancelled`);
+    expect(cancelled.body.timelocks.length).toBeGreaterThan(0);
+    // calldata is decoded with the vault and timelock ABIs
+    const all = await h.json<{ timelocks: Timelock[] }>(`${base(pool)}/timelocks?chain_id=1&status=all`);
+    expect(all.body.timelocks.find((t) => t.target === pool.timelock && t.decoded?.function_name === "updateDelay")?.decoded?.args).toEqual(["172800"]);
+  });
+
+  it("an empty queue is {timelocks: []}; a bad status is 422", async () => {
+    const none = await h.json<{ timelocks: Timelock[] }>(`/api/v1/platform/governance/${SOLANA}/timelocks`);
+    expect(none.status).toBe(200);
+    expect(none.body).toEqual({ timelocks: [] });
+    const bad = await h.json<{ detail: { loc: string[]; type: string }[] }>(`${base(pool)}/timelocks?chain_id=1&status=pending`);
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0]).toMatchObject({ loc: ["query", "status"], type: "enum" });
+  });
+});
+
+describe("GET /platform/governance/{vault_address}/audit_log", () => {
+  type Entry = { id: string; occurred_at: string; category: string; source: string; title: string; text: string; tx_hash: string | null; author: string | null; details: Record<string, unknown> };
+  type Log = { entries: Entry[]; next_before: string | null };
+
+  const SAME_INSTANT = "2026-01-02T03:04:05.000Z";
+  beforeAll(async () => {
+    await h.db
+      .insertInto("registry.audit_entry")
+      .values([
+        { chain_id: 1, vault: pool.address, category: "note", text: "Strategy review: risk limits unchanged\nSigned off by the committee.", occurred_at: "2026-11-01T12:00:00Z", author: MANUAL_AUTHOR },
+        { chain_id: 1, vault: pool.address.toUpperCase().replace("0X", "0x"), category: "incident", text: "Oracle delay investigated", occurred_at: "2026-11-10T08:30:00.250Z", author: MANUAL_AUTHOR },
+        ...[1, 2, 3].map((i) => ({ chain_id: 1, vault: pool.address, category: "note", text: `same instant ${i}`, occurred_at: SAME_INSTANT, author: MANUAL_AUTHOR })),
+        // another chain's vault with the same address: not in chain 1's log
+        { chain_id: 8453, vault: pool.address, category: "note", text: "Base only", occurred_at: "2026-11-05T00:00:00Z", author: MANUAL_AUTHOR },
+      ])
+      .execute();
+  });
+
+  async function expectedCounts(v: VaultRow) {
+    const ops = await opsOf(v);
+    const timelock = ops.length + ops.filter((o) => o.executed_at != null).length + ops.filter((o) => o.cancelled_at != null).length;
+    const [g] = await h.q<{ n: string }>("SELECT count(*) AS n FROM indexer.governance_event WHERE chain_id = $1 AND (contract = $2 OR contract = $3)", [v.chain_id, v.address, v.timelock]);
+    const [m] = await h.q<{ n: string }>("SELECT count(*) AS n FROM registry.audit_entry WHERE chain_id = $1 AND lower(vault) = $2", [v.chain_id, v.address]);
+    return { timelock, chain: Number(g!.n), manual: Number(m!.n) };
+  }
+
+  it("merges timelock actions, governance events and manual entries, newest first", async () => {
+    const r = await h.json<Log>(`${base(pool)}/audit_log?chain_id=1&limit=500`);
+    expect(r.status).toBe(200);
+    const n = await expectedCounts(pool);
+    const count = (s: string) => r.body.entries.filter((e) => e.source === s).length;
+    expect({ timelock: count("timelock"), chain: count("chain"), manual: count("manual") }).toEqual(n);
+    expect(r.body.next_before).toBeNull();
+    const times = r.body.entries.map((e) => Date.parse(e.occurred_at));
+    for (let i = 1; i < times.length; i++) expect(times[i]!).toBeLessThanOrEqual(times[i - 1]!);
+    expect(new Set(r.body.entries.map((e) => e.id)).size).toBe(r.body.entries.length);
+
+    const manual = r.body.entries.find((e) => e.text.startsWith("Strategy review"))!;
+    expect(manual).toMatchObject({ source: "manual", category: "note", author: MANUAL_AUTHOR, tx_hash: null, occurred_at: "2026-11-01T12:00:00.000Z", title: "Strategy review: risk limits unchanged" });
+    expect(r.body.entries.find((e) => e.text === "Oracle delay investigated")?.occurred_at).toBe("2026-11-10T08:30:00.250Z");
+    expect(r.body.entries.some((e) => e.text === "Base only")).toBe(false);
+
+    // a timelock operation gives its scheduled and executed entries, at their own times and transactions
+    const [op] = await h.q<{ id: string; timestamp: string; executed_at: string; tx_hash: string; executed_tx_hash: string }>(
+      "SELECT id, timestamp, executed_at, tx_hash, executed_tx_hash FROM indexer.timelock_operation WHERE chain_id = 1 AND vault = $1 AND status = 'executed' ORDER BY id LIMIT 1",
+      [pool.address],
+    );
+    const sched = r.body.entries.find((e) => e.id === `timelock:${op!.id}:scheduled`)!;
+    const exec = r.body.entries.find((e) => e.id === `timelock:${op!.id}:executed`)!;
+    expect(sched).toMatchObject({ source: "timelock", category: "timelock", occurred_at: iso(op!.timestamp), tx_hash: op!.tx_hash, author: null });
+    expect(exec).toMatchObject({ source: "timelock", category: "timelock", occurred_at: iso(op!.executed_at), tx_hash: op!.executed_tx_hash });
+    expect(sched.title).toMatch(/^Timelock call scheduled: /);
+
+    // a governance event of the vault, with its category and arguments
+    const [g] = await h.q<{ id: string; category: string; event: string; tx_hash: string; timestamp: string; args: Record<string, unknown> }>(
+      "SELECT id, category, event, tx_hash, timestamp, args FROM indexer.governance_event WHERE chain_id = 1 AND contract = $1 AND event = 'OwnershipTransferred' ORDER BY id LIMIT 1",
+      [pool.address],
+    );
+    expect(r.body.entries.find((e) => e.id === `chain:${g!.id}`)).toMatchObject({ source: "chain", category: g!.category, title: "OwnershipTransferred", tx_hash: g!.tx_hash, occurred_at: iso(g!.timestamp), details: { args: g!.args } });
+  });
+
+  it("category filters every source", async () => {
+    for (const cat of ["timelock", "ownership", "note", "role"]) {
+      const r = await h.json<Log>(`${base(pool)}/audit_log?chain_id=1&limit=500&category=${cat}`);
+      expect(r.status).toBe(200);
+      expect(r.body.entries.length, cat).toBeGreaterThan(0);
+      expect(r.body.entries.every((e) => e.category === cat)).toBe(true);
+    }
+    const none = await h.json<Log>(`${base(pool)}/audit_log?chain_id=1&category=no_such_category`);
+    expect(none.body).toEqual({ entries: [], next_before: null });
+  });
+
+  it("before + limit page to older entries without losing or repeating any (even within one instant)", async () => {
+    const all = (await h.json<Log>(`${base(pool)}/audit_log?chain_id=1&limit=500`)).body.entries.map((e) => e.id);
+    for (const limit of [1, 2, 3, 7]) {
+      const seen: string[] = [];
+      let before: string | null = null;
+      for (let i = 0; i < 500; i++) {
+        const r: { status: number; body: Log } = await h.json<Log>(`${base(pool)}/audit_log?chain_id=1&limit=${limit}${before ? `&before=${encodeURIComponent(before)}` : ""}`);
+        expect(r.status).toBe(200);
+        seen.push(...r.body.entries.map((e) => e.id));
+        if (r.body.next_before == null) break;
+        for (const e of r.body.entries) expect(Date.parse(e.occurred_at)).toBeGreaterThanOrEqual(Date.parse(r.body.next_before));
+        before = r.body.next_before;
+      }
+      expect(seen, `limit ${limit}`).toEqual(all);
+    }
+    // the three entries of one instant come on one page even with limit 2
+    const r = await h.json<Log>(`${base(pool)}/audit_log?chain_id=1&limit=2&before=2026-01-02T03:04:06Z&category=note`);
+    expect(r.body.entries.map((e) => e.text).sort()).toEqual(["same instant 1", "same instant 2", "same instant 3"]);
+  });
+
+  it("before accepts an ISO date or date-time; default limit 50", async () => {
+    const r = await h.json<Log>(`${base(pool)}/audit_log?chain_id=1&before=2026-11-02`);
+    expect(r.status).toBe(200);
+    expect(r.body.entries.every((e) => Date.parse(e.occurred_at) < Date.parse("2026-11-02T00:00:00Z"))).toBe(true);
+    expect(r.body.entries.some((e) => e.text.startsWith("Strategy review"))).toBe(true);
+    const d = await h.json<Log>(`${base(pool)}/audit_log?chain_id=1`);
+    const n = await expectedCounts(pool);
+    expect(d.body.entries.length).toBe(Math.min(50, n.timelock + n.chain + n.manual));
+  });
+
+  it("a non-EVM vault has only its manual entries", async () => {
+    const r = await h.json<Log>(`/api/v1/platform/governance/${SOLANA}/audit_log`);
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ entries: [], next_before: null });
+  });
+
+  it("422 for a malformed before or a limit out of 1..500", async () => {
+    for (const [q, field] of [
+      ["before=yesterday", "before"],
+      ["before=2026-13-01", "before"],
+      ["limit=0", "limit"],
+      ["limit=501", "limit"],
+      ["limit=ten", "limit"],
+    ] as const) {
+      const r = await h.json<{ detail: { loc: string[] }[] }>(`${base(pool)}/audit_log?chain_id=1&${q}`);
+      expect(r.status, q).toBe(422);
+      expect(r.body.detail[0]!.loc).toEqual(["query", field]);
+    }
+  });
+});
