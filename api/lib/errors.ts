@@ -29,11 +29,16 @@ export interface ErrorItem {
   type: string;
 }
 
+/** zod v4 leaves the input off its issues; its message says when the value was absent. */
+function isMissing(issue: ZodError["issues"][number]): boolean {
+  return issue.code === "invalid_type" && /received undefined$/.test(issue.message);
+}
+
 /** FastAPI's error types, from zod's issue codes. */
 function typeOf(issue: ZodError["issues"][number]): string {
   switch (issue.code) {
     case "invalid_type":
-      return (issue as { input?: unknown }).input === undefined ? "missing" : `${issue.expected}_type`;
+      return isMissing(issue) ? "missing" : issue.expected === "number" || issue.expected === "int" ? "int_parsing" : `${issue.expected}_type`;
     case "too_small":
       return issue.origin === "string" ? "string_too_short" : issue.origin === "array" ? "too_short" : "greater_than_equal";
     case "too_big":
@@ -52,7 +57,7 @@ function typeOf(issue: ZodError["issues"][number]): string {
 export function validationItems(error: ZodError, target: string): ErrorItem[] {
   return error.issues.map((i) => ({
     loc: [LOC[target] ?? target, ...i.path.map((p) => (typeof p === "symbol" ? String(p) : p))],
-    msg: (i as { input?: unknown }).input === undefined && i.code === "invalid_type" ? "Field required" : i.message,
+    msg: isMissing(i) ? "Field required" : i.message,
     type: typeOf(i),
   }));
 }
