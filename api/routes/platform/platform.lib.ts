@@ -1,0 +1,174 @@
+/**
+ * Helpers of the platform routes: address normalisation, raw-amount formatting, dates, the
+ * directory of indexed vaults (cached briefly: the hot vault-history route needs one query only)
+ * and the "unknown vault" check shared by every route that takes a vault address.
+ */
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { sql } from "kysely";
+import { isChainId } from "../../../config/chains.js";
+import type { ReadDb } from "../../lib/db.js";
+import type { AppEnv } from "../../lib/router.js";
+
+export const EVM_ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+
+export const isEvmAddress = (a: string): boolean => EVM_ADDRESS_RE.test(a);
+
+/** EVM addresses are case-insensitive: lower-cased. Other chains' addresses are kept as given. */
+export const normAddress = (a: string): string => (isEvmAddress(a) ? a.toLowerCase() : a);
+
+/** A chain id of the catalogue (config/chains.ts), as a query or path integer. */
+export const ChainIdParam = z
+  .string()
+  .regex(/^-?\d+$/, "Input should be a valid integer")
+  .transform(Number)
+  .refine((v) => isChainId(v), { message: "Input should be a chain id of the catalogue (config/chains.ts)" });
+
+// ---------------------------------------------------------------------------------------------
+// Amounts
+
+const pow10 = (n: number): bigint => 10n ** BigInt(n);
+
+/** A raw integer amount as an exact decimal string in whole units ("1.5", "0", "-2.25"). */
+export function formatUnits(raw: bigint | string, decimals: number): string {
+  let v = typeof raw === "bigint" ? raw : BigInt(raw);
+  const neg = v < 0n;
+  if (neg) v = -v;
+  const d = pow10(decimals);
+  const int = v / d;
+  const frac = decimals > 0 ? (v % d).toString().padStart(decimals, "0").replace(/0+$/, "") : "";
+  return `${neg ? "-" : ""}${int}${frac ? `.${frac}` : ""}`;
+}
+
+/** A raw integer amount in whole units as a JSON number (display figure). */
+export const human = (raw: bigint | string, decimals: number): number => Number(formatUnits(raw, decimals));
+
+/** A numeric column read as a string, or null, as a JSON number (display figure). */
+export const num = (v: string | number | null | undefined): number | null => (v == null ? null : Number(v));
+
+/** `part / whole * 100` as a decimal string with 6 places (truncated), or null when whole is 0. */
+export function percentString(part: bigint, whole: bigint | null): string | null {
+  if (whole == null || whole === 0n) return null;
+  const scaled = (part * 100n * 1_000_000n) / whole;
+  const neg = scaled < 0n;
+  const a = neg ? -scaled : scaled;
+  return `${neg ? "-" : ""}${a / 1_000_000n}.${(a % 1_000_000n).toString().padStart(6, "0")}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dates
+
+/** Unix seconds (numeric column as string) to an ISO date-time. */
+export const isoFromUnix = (s: string | number): string => new Date(Number(s) * 1000).toISOString();
+
+/** The UTC day of a Date, `YYYY-MM-DD`. */
+export const utcDay = (d: Date): string => d.toISOString().slice(0, 10);
+
+/** Days from `a` to `b`, both `YYYY-MM-DD`. */
+export const daysBetween = (a: string, b: string): number => Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / 86_400_000);
+
+/** `YYYY-MM-DD` shifted by n days. */
+export const addDays = (day: string, n: number): string => utcDay(new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000));
+
+const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
+const DATETIME_RE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+function validDay(s: string): boolean {
+  const t = Date.parse(`${s}T00:00:00Z`);
+  return Number.isFinite(t) && utcDay(new Date(t)) === s;
+}
+
+/**
+ * A query date bound: a date (`YYYY-MM-DD`, a whole UTC day) or an ISO 8601 date-time (UTC when
+ * it carries no offset). Parsed to `{kind, ms}`; the handlers turn it into inclusive bounds on
+ * unix seconds.
+ */
+export const DateOrDateTime = z
+  .string()
+  .transform((s, ctx) => {
+    const v = s.trim();
+    if (DATE_RE.test(v) && validDay(v)) return { kind: "date" as const, ms: Date.parse(`${v}T00:00:00Z`), text: v };
+    if (DATETIME_RE.test(v) && validDay(v.slice(0, 10))) {
+      let t = v.replace(" ", "T");
+      if (!/(Z|[+-]\d{2}:?\d{2})$/i.test(t)) t += "Z";
+      const ms = Date.parse(t);
+      if (Number.isFinite(ms)) return { kind: "datetime" as const, ms, text: v };
+    }
+    ctx.addIssue({ code: "custom", message: "Input should be a valid date (YYYY-MM-DD) or ISO 8601 date-time", input: s });
+    return z.NEVER;
+  })
+  .openapi({ type: "string", description: "A date `YYYY-MM-DD` (a whole UTC day) or an ISO 8601 date-time (UTC if no offset is given)", example: "2026-01-31" });
+
+export type DateBound = { kind: "date" | "datetime"; ms: number; text: string };
+
+/** Inclusive lower bound in unix seconds. */
+export const lowerBoundSec = (b: DateBound): number => Math.ceil(b.ms / 1000);
+/** Inclusive upper bound in unix seconds: a date covers its whole day. */
+export const upperBoundSec = (b: DateBound): number => (b.kind === "date" ? Math.floor(b.ms / 1000) + 86_399 : Math.floor(b.ms / 1000));
+
+// ---------------------------------------------------------------------------------------------
+// Vaults
+
+export interface DirEntry {
+  chain_id: number;
+  address: string;
+}
+
+interface Directory {
+  at: number;
+  byAddress: Map<string, number[]>;
+}
+
+const DIR_TTL_MS = 10_000;
+const directories = new WeakMap<object, Directory>();
+
+async function loadDirectory(db: ReadDb, schema: string): Promise<Directory> {
+  const rows = await sql<DirEntry>`SELECT chain_id, address FROM ${sql.id(schema, "vault")} ORDER BY chain_id`.execute(db as never);
+  const byAddress = new Map<string, number[]>();
+  for (const r of rows.rows) byAddress.set(r.address, [...(byAddress.get(r.address) ?? []), r.chain_id]);
+  const dir = { at: Date.now(), byAddress };
+  directories.set(db, dir);
+  return dir;
+}
+
+/**
+ * Chains on which an address is an indexed vault (ascending chain id), from a directory of
+ * `indexer.vault` kept for 10 s; an address missing from it is looked up again before the answer
+ * is "none", so a new vault is never reported unknown for long.
+ */
+export async function indexedChains(db: ReadDb, schema: string, address: string): Promise<number[]> {
+  let dir = directories.get(db);
+  if (!dir || Date.now() - dir.at > DIR_TTL_MS) dir = await loadDirectory(db, schema);
+  const hit = dir.byAddress.get(address);
+  if (hit) return hit;
+  if (Date.now() - dir.at > 1000) dir = await loadDirectory(db, schema);
+  return dir.byAddress.get(address) ?? [];
+}
+
+/** True if the registry lists the vault (EVM or not), on any chain or on `chainId`. */
+export async function inRegistry(db: ReadDb, address: string, chainId?: number): Promise<boolean> {
+  let q = db.selectFrom("registry.vault").select("chain_id").where("address", "=", address);
+  if (chainId != null) q = q.where("chain_id", "=", chainId);
+  return (await q.limit(1).executeTakeFirst()) != null;
+}
+
+/** The 404 of an unknown vault. */
+export function vaultNotFound(c: Context<AppEnv>, address: string, chainId?: number) {
+  return c.json({ detail: chainId != null ? `Vault ${address} not found on chain ${chainId}` : `Vault ${address} not found` }, 404);
+}
+
+/** Postgres: a relation or schema that does not exist yet (first start, before the indexer). */
+export function isMissingRelation(err: unknown): boolean {
+  const code = (err as { code?: string })?.code;
+  return code === "42P01" || code === "3F000";
+}
+
+/** Runs `fn`; a missing table/view answers 503 instead of 500. */
+export async function guard<R>(c: Context<AppEnv>, fn: () => Promise<R>): Promise<R | Response> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (isMissingRelation(err)) return c.json({ detail: "Service unavailable: the indexed or derived tables are not available yet" }, 503);
+    throw err;
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * Institutional routes of the platform analytics (strategy APY snapshots, strategists,
+ * unrealized PnL, vault history) and of redemptions and withdrawals. Strategy APY reads and the
+ * strategist list need no key (as in the spec); every other route needs `x-api-key`.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import { requireKey } from "../../middleware/auth.js";
+import { authResponses, errorResponses, EvmAddress, keySecurity, QueryInt, VaultAddress } from "../../lib/router.js";
+import { ChainIdParam, DateOrDateTime } from "./platform.lib.js";
+import {
+  notFoundResponse,
+  PendingRedemptionsBatchBodySchema,
+  PendingRedemptionsBatchSchema,
+  PendingRedemptionSummarySchema,
+  StrategistListItemSchema,
+  StrategyApySnapshotReadSchema,
+  unavailableResponse,
+  UnrealizedPnlRatioPointSchema,
+  UnrealizedPnlRecordSchema,
+  VaultHistoryRecordSchema,
+  WithdrawalQueueSchema,
+} from "./platform.schemas.js";
+
+const json = <T extends z.ZodType>(description: string, schema: T) => ({ description, content: { "application/json": { schema } } });
+
+const VaultPath = z.object({ vault_address: VaultAddress.openapi({ param: { name: "vault_address", in: "path" } }) });
+
+// ---------------------------------------------------------------------------------------------
+// Strategy APY and strategists (no key)
+
+export const strategyApyList = createRoute({
+  method: "get",
+  path: "/platform/strategy_apy",
+  tags: ["platform"],
+  summary: "Strategy APY snapshots of every vault, newest first",
+  responses: { 200: json("Snapshots, newest first", z.array(StrategyApySnapshotReadSchema)), ...errorResponses },
+});
+
+export const strategyApyByVault = createRoute({
+  method: "get",
+  path: "/platform/strategy_apy/{vault_address}",
+  tags: ["platform"],
+  summary: "Strategy APY snapshots of one vault, newest first",
+  description: "404 when the address is neither a vault of the registry nor has snapshots.",
+  request: { params: VaultPath },
+  responses: { 200: json("Snapshots of the vault, newest first", z.array(StrategyApySnapshotReadSchema)), ...notFoundResponse, ...errorResponses },
+});
+
+export const strategistList = createRoute({
+  method: "get",
+  path: "/platform/strategist",
+  tags: ["platform"],
+  summary: "Strategists, by name",
+  request: {
+    query: z.object({
+      offset: QueryInt({ def: 0, min: 0 }).openapi({ type: "integer", default: 0, minimum: 0 }),
+      limit: QueryInt({ def: 100, min: 1, max: 1000 }).openapi({ type: "integer", default: 100, minimum: 1, maximum: 1000 }),
+    }),
+  },
+  responses: { 200: json("Strategists ordered by name", z.array(StrategistListItemSchema)), ...errorResponses },
+});
+
+// ---------------------------------------------------------------------------------------------
+// Unrealized PnL
+
+export const unrealizedPnl = createRoute({
+  method: "get",
+  path: "/platform/unrealized_pnl",
+  tags: ["platform"],
+  summary: "Unrealized PnL records of a vault, newest first",
+  description:
+    "One record per share-ratio snapshot (derived.unrealized_pnl, see docs/metrics.md). `start_date` and `end_date` are inclusive bounds on the record's timestamp: a date covers its whole UTC day. " +
+    "`fields=ratio` gives slim points `{timestamp, current_redeem_ratio, adjusted_redeem_ratio, collateral_ratio}` with `collateral_ratio = actual_tvl / tvl_on_vault`. " +
+    "An address deployed on several chains gives the records of every chain unless `chain_id` picks one. 404 for an unknown vault; 422 when start_date is after end_date.",
+  middleware: [requireKey] as const,
+  security: keySecurity,
+  request: {
+    query: z.object({
+      vault_address: VaultAddress,
+      chain_id: ChainIdParam.optional().openapi({ type: "integer", description: "Only the vault on this chain" }),
+      limit: QueryInt({ min: 1 }).optional().openapi({ type: "integer", minimum: 1, description: "At most this many records (newest first)" }),
+      start_date: DateOrDateTime.optional(),
+      end_date: DateOrDateTime.optional(),
+      fields: z.enum(["ratio"]).optional().openapi({ description: "`ratio`: slim collateral-ratio points instead of full records" }),
+    }),
+  },
+  responses: {
+    200: json("Records (or ratio points), newest first", z.union([z.array(UnrealizedPnlRecordSchema), z.array(UnrealizedPnlRatioPointSchema)])),
+    ...notFoundResponse,
+    ...authResponses,
+    ...unavailableResponse,
+    ...errorResponses,
+  },
+});
+
+export const unrealizedPnlLatest = createRoute({
+  method: "get",
+  path: "/platform/unrealized_pnl/latest",
+  tags: ["platform"],
+  summary: "The newest unrealized PnL record of every vault",
+  middleware: [requireKey] as const,
+  security: keySecurity,
+  responses: { 200: json("One record per vault and chain, by chain and address", z.array(UnrealizedPnlRecordSchema)), ...authResponses, ...unavailableResponse, ...errorResponses },
+});
+
+// ---------------------------------------------------------------------------------------------
+// Vault history
+
+export const vaultHistoryArchived = createRoute({
+  method: "get",
+  path: "/platform/vault_history/archived",
+  tags: ["platform"],
+  summary: "Vaults whose history is fully backfilled",
+  description: "Distinct lower-cased vault addresses of ops.vault_backfill, sorted.",
+  middleware: [requireKey] as const,
+  security: keySecurity,
+  responses: { 200: json("Vault addresses", z.array(z.string())), ...authResponses, ...errorResponses },
+});
+
+export const vaultHistory = createRoute({
+  method: "get",
+  path: "/platform/vault_history/{vault_address}",
+  tags: ["platform"],
+  summary: "Deposits and withdrawals of a vault, newest first",
+  description:
+    "From indexer.vault_event. `wallet` matches the position holder (`owner`), the receiver, or the depositor who sent a deposit; `wallet` in the records is the position holder (see the schema). " +
+    "`Withdraw` events are emitted when a queued redemption is processed. Ordered by block and log index, newest first (records of several chains are merged by time). 404 for an unknown vault, or for a known vault not deployed on `chain_id`.",
+  middleware: [requireKey] as const,
+  security: keySecurity,
+  request: {
+    params: VaultPath,
+    query: z.object({
+      wallet: EvmAddress.optional().openapi({ description: "Only events of this wallet (case-insensitive)" }),
+      chain_id: ChainIdParam.optional().openapi({ type: "integer", description: "Only the vault on this chain (a chain id of the catalogue)" }),
+      type: z.enum(["deposit", "withdraw"]).optional(),
+      limit: QueryInt({ def: 5000, min: 1, max: 5000 }).openapi({ type: "integer", default: 5000, minimum: 1, maximum: 5000 }),
+    }),
+  },
+  responses: { 200: json("Vault history records, newest first", z.array(VaultHistoryRecordSchema)), ...notFoundResponse, ...authResponses, ...unavailableResponse, ...errorResponses },
+});
+
+// ---------------------------------------------------------------------------------------------
+// Pending redemptions and withdrawal queues
+
+export const pendingRedemptions = createRoute({
+  method: "get",
+  path: "/vaults/{vault_address}/pending-redemptions",
+  tags: ["redemptions"],
+  summary: "Pending redemptions of a vault: totals, overdue, due, per claimable date, liquidity",
+  description:
+    "Days are UTC. Overdue: claimable on a day of the look-back `[today - past_days, today)`; due: claimable from today to `today + future_days` included. " +
+    "An address deployed on several chains: `chain_id` picks one, else the lowest chain id is served (`vault.chain_id` says which). 404 for an unknown vault (or one that is not indexed, e.g. a non-EVM vault).",
+  middleware: [requireKey] as const,
+  security: keySecurity,
+  request: {
+    params: VaultPath,
+    query: z.object({
+      past_days: QueryInt({ def: 7, min: 1, max: 30 }).openapi({ type: "integer", default: 7, minimum: 1, maximum: 30, description: "Look-back for overdue requests, days" }),
+      future_days: QueryInt({ def: 14, min: 1, max: 30 }).openapi({ type: "integer", default: 14, minimum: 1, maximum: 30, description: "Look-ahead for due requests, days" }),
+      chain_id: ChainIdParam.optional().openapi({ type: "integer", description: "The vault on this chain" }),
+    }),
+  },
+  responses: { 200: json("Pending redemption summary", PendingRedemptionSummarySchema), ...notFoundResponse, ...authResponses, ...unavailableResponse, ...errorResponses },
+});
+
+export const pendingRedemptionsBatch = createRoute({
+  method: "post",
+  path: "/vaults/pending-redemptions",
+  tags: ["redemptions"],
+  summary: "Pending redemption summaries of several vaults",
+  description:
+    "Selects vaults by address (`vault_addresses`), by strategist (`strategist_name`), both (the listed vaults of that strategist) or neither (every indexed vault), with the default window (past_days 7, future_days 14). " +
+    "Each vault is processed on its own: an unknown, malformed or non-EVM address, or one not managed by the strategist, goes to `errors` and never fails the request. 404 when `strategist_name` names no strategist; 422 when the body is not a JSON object of these types.",
+  middleware: [requireKey] as const,
+  security: keySecurity,
+  request: { body: { content: { "application/json": { schema: PendingRedemptionsBatchBodySchema } }, required: true } },
+  responses: { 200: json("Summaries and per-address errors", PendingRedemptionsBatchSchema), ...notFoundResponse, ...authResponses, ...unavailableResponse, ...errorResponses },
+});
+
+export const withdrawalQueue = createRoute({
+  method: "get",
+  path: "/withdrawals/{chain}/{vault_address}",
+  tags: ["redemptions"],
+  summary: "Withdrawal queue of a vault: pending requests and the latest processed ones",
+  description: "`chain` is a chain id of the catalogue (else 422). 404 when the vault is not indexed on that chain.",
+  middleware: [requireKey] as const,
+  security: keySecurity,
+  request: {
+    params: z.object({
+      chain: ChainIdParam.openapi({ param: { name: "chain", in: "path" }, type: "integer", example: 1 }),
+      vault_address: VaultAddress.openapi({ param: { name: "vault_address", in: "path" } }),
+    }),
+    query: z.object({
+      limit: QueryInt({ def: 100, min: 1, max: 1000 }).openapi({ type: "integer", default: 100, minimum: 1, maximum: 1000, description: "At most this many pending and this many processed requests" }),
+    }),
+  },
+  responses: { 200: json("Withdrawal queue", WithdrawalQueueSchema), ...notFoundResponse, ...authResponses, ...unavailableResponse, ...errorResponses },
+});
