@@ -70,6 +70,10 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
       // hono's JSON validator: a body that is not JSON
       return c.json({ detail: [{ loc: ["body"], msg: err.message || "JSON decode error", type: "json_invalid" }] }, 422);
     }
+    if (err instanceof HTTPException && err.status === 415) {
+      // a body sent without a JSON content type is as malformed as bad JSON
+      return c.json({ detail: [{ loc: ["body"], msg: "Input should be a JSON body (content-type: application/json)", type: "model_attributes_type" }] }, 422);
+    }
     if (err instanceof HTTPException) return c.json({ detail: err.message }, err.status);
     if (isDatabaseDown(err)) {
       log.error({ reqId: c.get("requestId"), err: (err as Error).message }, "database unavailable");

@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     port: 8097,
     chains: [],
     logFile: join(dir, "api.log"),
-    env: { INDEXER_SCHEMA: SCHEMA, LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "100000000" },
+    env: { INDEXER_SCHEMA: SCHEMA, LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "1000000" },
   });
   const bare = spawnManaged("bare", join(REPO_ROOT, "node_modules", ".bin", "tsx"), [join(REPO_ROOT, "bench", "bare-api.ts")], {
     cwd: REPO_ROOT,

@@ -36,6 +36,27 @@ describe("system routes", () => {
     expect(r.body.detail).toBe("Not Found");
   });
 
+  it("a body that is not JSON, or not sent as JSON, answers 422", async () => {
+    const url = "/api/v1/vaults/pending-redemptions";
+    const bad = await h.json<{ detail: { loc: string[]; type: string }[] }>(url, { method: "POST", body: "{not json", headers: { "content-type": "application/json" } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail[0]!.loc).toEqual(["body"]);
+    const text = await h.json<{ detail: { loc: string[] }[] }>(url, { method: "POST", body: "vault_addresses=x", headers: { "content-type": "text/plain" } });
+    expect(text.status).toBe(422);
+    expect(text.body.detail[0]!.loc).toEqual(["body"]);
+  });
+
+  it("API keys: 401 without, 403 with a wrong or revoked one, JSON bodies", async () => {
+    const url = "/api/v1/platform/unrealized_pnl/latest";
+    expect((await h.json(url)).status).toBe(200);
+    const none = await h.json<{ detail: string }>(url, { key: null });
+    expect(none.status).toBe(401);
+    expect(none.body.detail).toMatch(/x-api-key/);
+    expect((await h.json(url, { key: h.revokedKey })).status).toBe(403);
+    expect((await h.json(url, { key: "vk_000000000000_" + "0".repeat(40) })).status).toBe(403);
+    expect((await h.json(url, { key: "nonsense" })).status).toBe(403);
+  });
+
   it("rate-limit headers on every answer", async () => {
     const r = await h.req("/v1/", { key: null });
     expect(r.headers.get("ratelimit-limit")).toBe("1000000");
