@@ -9,6 +9,7 @@ import { inject } from "vitest";
 import type { Kysely } from "kysely";
 import type { Redis } from "ioredis";
 import { createApp, type App } from "../api/app.js";
+import type { AppDeps } from "../api/lib/router.js";
 import { createKey, revokeKey } from "../api/keys.js";
 import { createReadDb } from "../api/lib/db.js";
 import { loadRegistryData } from "../api/registry-load.js";
@@ -33,6 +34,8 @@ export interface ApiHarness {
   req(path: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
   json<T = unknown>(path: string, init?: RequestInit & { key?: string | null }): Promise<{ status: number; body: T; res: Response }>;
   q<T>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** another app over the same database and Redis, with some settings changed */
+  appWith(config: Partial<AppDeps["config"]>): App;
   close(): Promise<void>;
 }
 
@@ -63,17 +66,13 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
   await revokeKey(db, revoked.id);
   const read = createReadDb(devnet.dbUrl, 10);
   const client: Redis = redisConnection(redis.url);
-  const app = createApp({
-    db: read.db,
-    config: {
-      indexerSchema: "indexer",
-      rpcUrls: new Map(devnet.chains.map((c) => [c.chainId, c.rpcUrl])),
-      corsOrigins: [ALLOWED_ORIGIN],
-      rateLimitPerMinute: opts.rateLimitPerMinute ?? 1_000_000,
-    },
-    redis: client,
-    now: () => new Date(),
-  });
+  const config: AppDeps["config"] = {
+    indexerSchema: "indexer",
+    rpcUrls: new Map(devnet.chains.map((c) => [c.chainId, c.rpcUrl])),
+    corsOrigins: [ALLOWED_ORIGIN],
+    rateLimitPerMinute: opts.rateLimitPerMinute ?? 1_000_000,
+  };
+  const app = createApp({ db: read.db, config, redis: client, now: () => new Date() });
   const req = (path: string, init: RequestInit & { key?: string | null } = {}) => {
     const headers = new Headers(init.headers);
     const k = init.key === undefined ? key : init.key;
@@ -99,6 +98,7 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
       return { status: res.status, body: body as T, res };
     },
     q: <T>(sql: string, params: unknown[] = []) => withDb(devnet.dbUrl, (c) => rows<T>(c, sql, params)),
+    appWith: (over) => createApp({ db: read.db, config: { ...config, ...over }, redis: client, now: () => new Date() }),
     async close() {
       client.disconnect();
       await read.destroy();

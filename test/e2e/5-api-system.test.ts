@@ -64,6 +64,21 @@ describe("system routes", () => {
     expect(r.headers.get("ratelimit-policy")).toBe("1000000;w=60");
   });
 
+  it("past the limit: 429 with a JSON body and Retry-After; counted in Redis, so two API processes share it", async () => {
+    const limit = 3;
+    const a = h.appWith({ rateLimitPerMinute: limit });
+    const b = h.appWith({ rateLimitPerMinute: limit });
+    const key = `vk_${Date.now().toString(16).slice(-12).padStart(12, "0")}_${"1".repeat(40)}`; // a fresh counter
+    const statuses: number[] = [];
+    for (const app of [a, b, a, b]) statuses.push((await app.request("/v1/", { headers: { "x-api-key": key } })).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const r = await a.request("/v1/", { headers: { "x-api-key": key } });
+    expect(r.status).toBe(429);
+    expect(((await r.json()) as { detail: string }).detail).toMatch(/Rate limit exceeded/);
+    expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(r.headers.get("ratelimit-remaining")).toBe("0");
+  });
+
   it("CORS headers only for whitelisted origins; other preflights are refused", async () => {
     const ok = await h.req("/v1/", { key: null, headers: { origin: ALLOWED_ORIGIN } });
     expect(ok.headers.get("access-control-allow-origin")).toBe(ALLOWED_ORIGIN);
