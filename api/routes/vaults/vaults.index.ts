@@ -1,3 +1,28 @@
 import type { Surfaces } from "../index.js";
+import {
+  apyInstHandler,
+  apyPublicHandler,
+  chartInstHandler,
+  listInstHandler,
+  listPublicHandler,
+  portfolioInstHandler,
+  readInstHandler,
+  readPublicHandler,
+  summaryInstHandler,
+  timeseriesInstHandler,
+} from "./vaults.handlers.js";
+import { apyInst, apyPublic, chartInst, listInst, listPublic, portfolioInst, readInst, readPublic, summaryInst, timeseriesInst } from "./vaults.routes.js";
 
-export function registerVaults(_s: Surfaces): void {}
+export function registerVaults({ pub, inst }: Surfaces): void {
+  pub.openapi(listPublic, listPublicHandler);
+  pub.openapi(readPublic, readPublicHandler);
+  pub.openapi(apyPublic, apyPublicHandler);
+  inst.openapi(listInst, listInstHandler);
+  // the static second segments before the `{vault_address}` routes
+  inst.openapi(apyInst, apyInstHandler);
+  inst.openapi(summaryInst, summaryInstHandler);
+  inst.openapi(readInst, readInstHandler);
+  inst.openapi(timeseriesInst, timeseriesInstHandler);
+  inst.openapi(portfolioInst, portfolioInstHandler);
+  inst.openapi(chartInst, chartInstHandler);
+}

@@ -1,0 +1,235 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { apyChart } from "../../../jobs/vault/chart.js";
+import { dateToDay, dayOf, dayToDate } from "../../../jobs/lib/days.js";
+import { formatFixed, parseFixed, pow10 } from "../../../jobs/lib/fixed.js";
+import type { AppEnv } from "../../lib/router.js";
+import { batcherFor, type Batcher } from "./vaults.batch.js";
+import { findVault, latestSnapshot, loadVaults, normalizeAddress, portfolioCache, vaultDays, type VaultBaseRow } from "./vaults.queries.js";
+import type { apyInst, apyPublic, chartInst, listInst, listPublic, portfolioInst, readInst, readPublic, summaryInst, timeseriesInst } from "./vaults.routes.js";
+import { assetDecimals, buildVault, iso, num, toPublic, units } from "./vaults.shape.js";
+
+/** Vault kinds the annualized APY route serves (the spec's four). */
+export const SUPPORTED_APY_KINDS = ["stablecoin", "tokenized_eth", "wrapped_staked_eth", "restaked_eth"] as const;
+
+const notFoundBody = (address: string) => ({ detail: `Vault ${address} not found` });
+
+// ---------------------------------------------------------------------------------------------
+// Vault objects
+
+const bodies = new WeakMap<object, Batcher<string | null>>();
+
+/**
+ * The vault objects as a serialized JSON body (null: no such vault), batched per variant: the
+ * list and the single-vault routes are the hot ones.
+ */
+function vaultBody(c: Context<AppEnv>, surface: "public" | "inst", f: { status?: string | undefined; address?: string | undefined; chain?: number | undefined; load_subaccounts: boolean; load_snapshots: boolean }) {
+  const single = f.address != null;
+  const address = single ? normalizeAddress(f.address!) : undefined;
+  const key = JSON.stringify([surface, f.status ?? null, address ?? null, f.chain ?? null, f.load_subaccounts, f.load_snapshots]);
+  const { db } = c.var.deps;
+  return batcherFor(bodies, c.var.deps).run(key, async () => {
+    const rows = await loadVaults(db, { status: f.status, address, chain: f.chain, loadSubaccounts: f.load_subaccounts, loadSnapshots: f.load_snapshots, ...(single ? { limit: 1 } : {}) });
+    const vaults = rows.map((r) => (surface === "public" ? toPublic(buildVault(r)) : buildVault(r)));
+    if (single) return vaults.length ? JSON.stringify(vaults[0]) : null;
+    return JSON.stringify(vaults);
+  });
+}
+
+/** A body serialized once per batch (typed by buildVault/toPublic); the cast stands for the route's 200 type. */
+const jsonBody = (c: Context<AppEnv>, body: string) => c.body(body, 200, { "content-type": "application/json" }) as never;
+
+export const listPublicHandler: RouteHandler<typeof listPublic, AppEnv> = async (c) => {
+  const q = c.req.valid("query");
+  return jsonBody(c, (await vaultBody(c, "public", q))!);
+};
+
+export const listInstHandler: RouteHandler<typeof listInst, AppEnv> = async (c) => {
+  const q = c.req.valid("query");
+  return jsonBody(c, (await vaultBody(c, "inst", q))!);
+};
+
+export const readPublicHandler: RouteHandler<typeof readPublic, AppEnv> = async (c) => {
+  const { vault_address } = c.req.valid("param");
+  const body = await vaultBody(c, "public", { ...c.req.valid("query"), address: vault_address });
+  return body == null ? c.json(notFoundBody(vault_address), 404) : jsonBody(c, body);
+};
+
+export const readInstHandler: RouteHandler<typeof readInst, AppEnv> = async (c) => {
+  const { vault_address } = c.req.valid("param");
+  const body = await vaultBody(c, "inst", { ...c.req.valid("query"), address: vault_address });
+  return body == null ? c.json(notFoundBody(vault_address), 404) : jsonBody(c, body);
+};
+
+// ---------------------------------------------------------------------------------------------
+// Annualized APY
+
+function annualizedApy(v: VaultBaseRow) {
+  return {
+    vault_address: v.address,
+    chain: v.chain_id,
+    kind: v.kind!,
+    liquidAPY7Day: v.liquid_apy_7d,
+    liquidAPY30Day: v.liquid_apy_30d,
+    liquid_apy_7_day: v.liquid_apy_7d,
+    liquid_apy_30_day: v.liquid_apy_30d,
+    historical_apy: v.historical_apy ?? {},
+    historical_compound_apy: v.historical_compound_apy ?? {},
+    gross_apy: v.gross_apy ?? {},
+    gross_compound_apy: v.gross_compound_apy ?? {},
+    as_of_day: v.as_of_day,
+    apy_computed_at: iso(v.apy_computed_at),
+    share_ratio_snapshot_at: iso(v.share_ratio_snapshot_at),
+  };
+}
+
+const isSupported = (kind: string | null) => kind != null && (SUPPORTED_APY_KINDS as readonly string[]).includes(kind);
+const unsupported = (v: VaultBaseRow) => ({
+  detail: `Annualized APY is not supported for vault ${v.address} (kind: ${v.kind ?? "none"}, family: ${v.family}); supported kinds: ${SUPPORTED_APY_KINDS.join(", ")}`,
+  kind: v.kind,
+  supported_kinds: [...SUPPORTED_APY_KINDS],
+});
+
+export const apyPublicHandler: RouteHandler<typeof apyPublic, AppEnv> = async (c) => {
+  const { vault_address } = c.req.valid("param");
+  const v = await findVault(c.var.deps.db, vault_address, c.req.valid("query").chain);
+  if (!v) return c.json(notFoundBody(vault_address), 404);
+  if (!isSupported(v.kind)) return c.json(unsupported(v), 404);
+  return c.json(annualizedApy(v), 200);
+};
+
+export const apyInstHandler: RouteHandler<typeof apyInst, AppEnv> = async (c) => {
+  const { vault_address } = c.req.valid("param");
+  const v = await findVault(c.var.deps.db, vault_address, c.req.valid("query").chain);
+  if (!v) return c.json(notFoundBody(vault_address), 404);
+  if (!isSupported(v.kind)) return c.json(unsupported(v), 404);
+  return c.json(annualizedApy(v), 200);
+};
+
+// ---------------------------------------------------------------------------------------------
+// Summary, time series, portfolio data
+
+export const summaryInstHandler: RouteHandler<typeof summaryInst, AppEnv> = async (c) => {
+  const { vault_address } = c.req.valid("param");
+  const { db, config } = c.var.deps;
+  const v = await findVault(db, vault_address, c.req.valid("query").chain);
+  if (!v) return c.json(notFoundBody(vault_address), 404);
+  const dec = assetDecimals(v.attributes);
+  let snap: Awaited<ReturnType<typeof latestSnapshot>>;
+  if (v.chain_id > 0) {
+    try {
+      snap = await latestSnapshot(db, config.indexerSchema, v.chain_id, v.address);
+    } catch (err) {
+      // the indexer's views are not published yet (first start): no snapshot to show
+      if ((err as { code?: string }).code !== "42P01") throw err;
+      snap = undefined;
+    }
+  }
+  const ret = v.returns ?? {};
+  const asset = v.attributes?.asset as { symbol?: unknown } | undefined;
+  return c.json(
+    {
+      address: v.address,
+      chain: v.chain_id,
+      id: v.id,
+      name: v.name,
+      symbol: v.symbol,
+      type: typeof v.attributes?.internal_type === "string" ? (v.attributes.internal_type as string) : v.family,
+      public_type: typeof v.attributes?.public_type === "string" ? (v.attributes.public_type as string) : null,
+      kind: v.kind,
+      status: v.status,
+      asset_symbol: typeof asset?.symbol === "string" ? asset.symbol : null,
+      latest_snapshot: snap
+        ? {
+            snapshot_id: snap.id,
+            snapshot_datetime: new Date(Number(snap.timestamp) * 1000).toISOString(),
+            block_id: Number(snap.block_number),
+            total_assets: units(snap.total_assets, dec)!,
+            total_assets_raw: snap.total_assets,
+            total_shares: units(snap.total_supply, dec)!,
+            total_shares_raw: snap.total_supply,
+            asset_share_ratio: num(snap.asset_share_ratio),
+            underlying_price: num(snap.asset_usd_price),
+            // as derived.vault_day: trunc(total_assets * price / 10^asset_decimals, 18)
+            tvl: snap.asset_usd_price == null ? null : Number(formatFixed((BigInt(snap.total_assets) * parseFixed(snap.asset_usd_price)) / pow10(dec))),
+          }
+        : null,
+      returns: { "1d": ret["1"] ?? null, "7d": ret["7"] ?? null, "30d": ret["30"] ?? null },
+      as_of_day: v.as_of_day,
+    },
+    200,
+  );
+};
+
+export const timeseriesInstHandler: RouteHandler<typeof timeseriesInst, AppEnv> = async (c) => {
+  const { vault_address } = c.req.valid("param");
+  const { n_days, chain } = c.req.valid("query");
+  const { db, now } = c.var.deps;
+  const v = await findVault(db, vault_address, chain);
+  if (!v) return c.json(notFoundBody(vault_address), 404);
+  const today = dayOf(now().getTime() / 1000);
+  const first = today - n_days + 1;
+  const dec = assetDecimals(v.attributes);
+  const rows = await vaultDays(db, v.chain_id, v.address, dayToDate(first), dayToDate(today));
+  const byDay = new Map(rows.map((r) => [r.day, r]));
+  const data: Record<string, { tvl: number | null; daily_apy: number | null; daily_pnl: number | null; share_price: number | null; total_assets: number | null; total_shares: number | null; asset_share_ratio: number | null; missing: boolean }> = {};
+  for (let d = first; d <= today; d++) {
+    const key = dayToDate(d);
+    const r = byDay.get(key);
+    data[key] =
+      r && !r.missing
+        ? {
+            tvl: num(r.tvl),
+            daily_apy: r.daily_apy,
+            daily_pnl: num(r.daily_pnl),
+            share_price: num(r.share_price),
+            total_assets: units(r.total_assets, dec),
+            total_shares: units(r.total_shares, dec),
+            asset_share_ratio: num(r.asset_share_ratio),
+            missing: false,
+          }
+        : { tvl: null, daily_apy: null, daily_pnl: null, share_price: null, total_assets: null, total_shares: null, asset_share_ratio: null, missing: true };
+  }
+  return c.json({ data, trailing_apy: v.historical_apy ?? {} }, 200);
+};
+
+export const portfolioInstHandler: RouteHandler<typeof portfolioInst, AppEnv> = async (c) => {
+  const { vault_address } = c.req.valid("param");
+  const { db } = c.var.deps;
+  const v = await findVault(db, vault_address, c.req.valid("query").chain);
+  if (!v) return c.json(notFoundBody(vault_address), 404);
+  const rows = await portfolioCache(db, v.chain_id, v.address);
+  return c.json(Object.fromEntries(rows.map((r) => [r.subaccount, r.data])), 200);
+};
+
+// ---------------------------------------------------------------------------------------------
+// Deprecated APY chart
+
+export const chartInstHandler: RouteHandler<typeof chartInst, AppEnv> = async (c) => {
+  const q = c.req.valid("query");
+  const { db } = c.var.deps;
+  const v = await findVault(db, q.vault_address, q.chain);
+  if (!v) return c.json(notFoundBody(q.vault_address), 404);
+  const days = await vaultDays(db, v.chain_id, v.address);
+  const series = days.map((d) => ({ day: dateToDay(d.day), ratio: d.asset_share_ratio == null ? null : Number(d.asset_share_ratio) }));
+  const points =
+    series.length === 0
+      ? []
+      : apyChart(series, {
+          period: q.averaging_period_in_days,
+          smoothing: q.apply_smoothing,
+          daysAgo: q.days_ago,
+          // the day the published figures are for, so the last point equals historical_apy[period]
+          asOf: v.as_of_day ? dateToDay(v.as_of_day) : series[series.length - 1]!.day,
+        });
+  const values = points.map((p) => p.value);
+  return c.json(
+    {
+      data: { labels: points.map((p) => dayToDate(p.day)), values },
+      average_apy: values.length ? values.reduce((s, x) => s + x, 0) / values.length : 0,
+      status: 200,
+      error: null,
+    },
+    200,
+  );
+};

@@ -1,0 +1,389 @@
+/**
+ * Zod schemas of the vault resource: the spec's "Tokenized vault" object (institutional shape and
+ * its public subset), historical snapshots, the annualized APY body, the vault summary, the
+ * historical time series, cached portfolio data and the deprecated APY chart.
+ */
+import { z } from "@hono/zod-openapi";
+import { QueryBool, QueryInt, VaultAddress } from "../../lib/router.js";
+
+// ---------------------------------------------------------------------------------------------
+// Parameters
+
+export const VaultPathParams = z.object({
+  vault_address: VaultAddress.openapi({ description: "Vault contract address (EVM addresses match case-insensitively; other chains' addresses exactly)." }),
+});
+
+const ChainQuery = z.coerce
+  .number({ error: "Input should be a valid integer" })
+  .int("Input should be a valid integer")
+  .optional()
+  .openapi({
+    type: "integer",
+    description: "Chain id of the vault, when the same address is deployed on several chains. Without it the vault on the lowest chain id is served.",
+  });
+
+const LoadSubaccounts = (deprecated: boolean) =>
+  QueryBool(true).openapi({
+    description: "Fill `subaccounts` and `eoa_operators`." + (deprecated ? " Deprecated on the list." : ""),
+    ...(deprecated ? { param: { deprecated: true } } : {}),
+  });
+const LoadSnapshots = QueryBool(true).openapi({
+  description: "Fill `historical_snapshots` (one per day with a snapshot; heavy). Deprecated: use `/api/v1/tokenized_vault/{vault_address}/historical-timeseries`.",
+  param: { deprecated: true },
+});
+
+export const VaultListQuery = z.object({
+  status: z.enum(["active", "closed"]).optional().openapi({ description: "Only vaults in this status." }),
+  load_subaccounts: LoadSubaccounts(true),
+  load_snapshots: LoadSnapshots,
+});
+
+export const VaultReadQuery = z.object({
+  load_subaccounts: LoadSubaccounts(false),
+  load_snapshots: LoadSnapshots,
+  chain: ChainQuery,
+});
+
+export const ChainOnlyQuery = z.object({ chain: ChainQuery });
+
+export const TimeseriesQuery = z.object({
+  n_days: QueryInt({ def: 30, min: 1, max: 3650 }).openapi({ type: "integer", default: 30, minimum: 1, maximum: 3650, description: "Number of days up to today (UTC), one key per day." }),
+  chain: ChainQuery,
+});
+
+export const ChartQuery = z.object({
+  vault_address: VaultAddress,
+  days_ago: QueryInt({ def: 30, min: -1 }).openapi({ type: "integer", default: 30, minimum: -1, description: "The last `days_ago` days; -1 gives the whole series since inception." }),
+  averaging_period_in_days: QueryInt({ def: 7, min: 2 }).openapi({ type: "integer", default: 7, minimum: 2, description: "Trailing period of each point's APY, in days." }),
+  apply_smoothing: QueryBool(true).openapi({ description: "3-day centred moving average on every point but the last." }),
+  chain: ChainQuery,
+});
+
+// ---------------------------------------------------------------------------------------------
+// The vault object
+
+const HorizonMap = z.record(z.string(), z.number()).openapi({ description: "Keyed by horizon in days (`1`, `7`, `30`, `90`, `180`, `365`) or `inception`; absent horizons are absent keys.", example: { "1": 0.05, "7": 0.061 } });
+const DateTime = z.string().openapi({ format: "date-time" });
+const Uuid = z.string().openapi({ format: "uuid" });
+
+export const StrategistPublicSchema = z
+  .object({ strategist_name: z.string().nullable(), strategist_logo: z.string().nullable(), id: Uuid })
+  .openapi("StrategistPublic");
+export const StrategistSchema = StrategistPublicSchema.extend({ website_url: z.string().nullable() }).openapi("Strategist");
+
+export const RewardSchema = z
+  .object({
+    id: Uuid,
+    tokenizedvault_id: Uuid,
+    text: z.string(),
+    img_url: z.string().nullable(),
+    multiplier: z.number(),
+    start_datetime: DateTime,
+    updated_at: DateTime,
+    created_at: DateTime,
+  })
+  .openapi("VaultReward");
+
+export const ReportedApySchema = z
+  .object({
+    apy: z.number().nullable(),
+    underlying_apy: z.number().nullable(),
+    liquid_apy: z.number().nullable(),
+    rewards_compounded: z.number().nullable(),
+    rewards_claimable: z.number().nullable(),
+    points_apy: z.number().nullable(),
+    explainer: z.string().nullable(),
+    id: Uuid,
+    tokenized_vault_id: Uuid,
+    updated_at: DateTime.nullable(),
+    created_at: DateTime.nullable(),
+  })
+  .openapi("ReportedApy");
+
+export const SolanaVaultMetadataSchema = z
+  .looseObject({
+    vault_state_pda: z.string().nullable().optional(),
+    share_mint: z.string().nullable().optional(),
+    deposit_mint: z.string().nullable().optional(),
+    deposit_token_symbol: z.string().nullable().optional(),
+    deposit_token_decimals: z.number().int().nullable().optional(),
+    program_id: z.string().nullable().optional(),
+    id: Uuid,
+    tokenized_vault_id: Uuid,
+  })
+  .openapi("SolanaVaultMetadata");
+
+export const StellarVaultMetadataSchema = z
+  .looseObject({
+    deposit_token_address: z.string().nullable().optional(),
+    deposit_token_symbol: z.string().nullable().optional(),
+    deposit_token_decimals: z.number().int().nullable().optional(),
+    network_name: z.string().nullable().optional(),
+    custody_vault_id: z.string().nullable().optional(),
+    custody_wallet_id: z.string().nullable().optional(),
+    id: Uuid,
+    tokenized_vault_id: Uuid,
+  })
+  .openapi("StellarVaultMetadata");
+
+export const InstantRedeemConfigSchema = z
+  .looseObject({
+    subaccount_address: z.string().nullable().optional(),
+    output_asset_symbol: z.string().nullable().optional(),
+    is_paused: z.boolean().nullable().optional(),
+    available_liquidity: z.number().nullable().optional(),
+    redeemable_assets: z.array(z.looseObject({ address: z.string().optional(), symbol: z.string().optional(), decimals: z.number().int().optional(), spread_bps: z.number().optional() })).optional(),
+    id: Uuid,
+    tokenized_vault_id: Uuid,
+  })
+  .openapi("InstantRedeemConfig");
+
+export const ReceiptTokenIntegrationSchema = z
+  .looseObject({
+    address: z.string().nullable().optional(),
+    chain: z.number().int().nullable().optional(),
+    token_class: z.string().nullable().optional(),
+    shorthand: z.string().nullable().optional(),
+    symbol: z.string().nullable().optional(),
+    price_feed_a_ticker: z.string().nullable().optional(),
+    price_feed_b_id: z.string().nullable().optional(),
+    img_url: z.string().nullable().optional(),
+    is_transferable: z.boolean().nullable().optional(),
+    id: z.string().nullable().optional(),
+    position_id: z.string().nullable().optional(),
+    stable_token_pair_id: z.string().nullable().optional(),
+    updated_at: z.string().nullable().optional(),
+    created_at: z.string().nullable().optional(),
+  })
+  .openapi("ReceiptTokenIntegration");
+
+export const ComposabilityIntegrationSchema = z
+  .looseObject({
+    name: z.string().nullable().optional(),
+    description: z.string().nullable().optional(),
+    earning_multiplier: z.number().nullable().optional(),
+    protocol_url: z.string().nullable().optional(),
+    logo_url: z.string().nullable().optional(),
+    tokenized_vault_id: z.string().nullable().optional(),
+    id: z.string().nullable().optional(),
+  })
+  .openapi("ComposabilityIntegration");
+
+export const HistoricalSnapshotSchema = z
+  .object({
+    total_assets: z.number().nullable().openapi({ description: "Total assets at the day's last snapshot, in asset units." }),
+    total_shares: z.number().nullable().openapi({ description: "Share supply, in share units." }),
+    asset_share_ratio: z.number().nullable().openapi({ description: "Assets per share; null while the vault has no supply." }),
+    underlying_price: z.number().nullable().openapi({ description: "USD price of one asset token; null without a price feed." }),
+    tvl: z.number().nullable().openapi({ description: "TVL in USD." }),
+    snapshot_datetime: DateTime,
+    block_id: z.number().int(),
+    id: Uuid.openapi({ description: "Deterministic id derived from the indexed snapshot id." }),
+  })
+  .openapi("HistoricalSnapshot");
+
+export const SubaccountPublicSchema = z.object({ address: z.string(), strategist: StrategistPublicSchema.nullable() }).openapi("VaultSubaccountPublic");
+export const SubaccountSchema = z
+  .object({
+    address: z.string(),
+    internal_name: z.string().nullable(),
+    friendly_name: z.string().nullable(),
+    chains: z.array(z.object({ chain_id: z.number().int(), name: z.string().nullable() })),
+    status: z.string(),
+    subaccount_type: z.string(),
+    min_health_factor: z.number().nullable(),
+    estimated_apr: z.number().nullable(),
+    id: Uuid,
+    strategist: StrategistSchema.nullable(),
+  })
+  .openapi("VaultSubaccount");
+
+export const EoaOperatorSchema = z.object({ address: z.string(), id: Uuid, name: z.string().nullable() }).openapi("EoaOperator");
+export const OperatorSchema = z.object({ address: z.string(), operator_type: z.string().openapi({ example: "subaccount" }) }).openapi("VaultOperator");
+
+const FreshnessSchema = z
+  .object({ apy_computed_at: DateTime.nullable(), share_ratio_snapshot_at: DateTime.nullable(), cached_at: DateTime.nullable() })
+  .openapi("VaultFreshness");
+
+/** Fields of both shapes. */
+const publicFields = {
+  address: z.string().openapi({ description: "Vault contract address." }),
+  yield_distributor: z.string().nullable(),
+  chain: z.number().int().nullable().openapi({ description: "Chain id." }),
+  description: z.string().nullable(),
+  internal_type: z.string().nullable().openapi({ description: "Contract family: `lendingPool`, `tokenizedVaultV2`, ... (non-EVM: the registry family)." }),
+  public_type: z.string().nullable(),
+  is_featured: z.boolean(),
+  is_visible: z.boolean(),
+  weekly_performance_fee_bps: z.number().nullable(),
+  platform_fee_override: z.record(z.string(), z.unknown()),
+  start_datetime: DateTime.nullable(),
+  vault_name: z.string().nullable(),
+  reserve_target: z.number().max(1),
+  reserve_tolerance: z.number().max(1),
+  status: z.string().openapi({ description: "`active` (accepting deposits), `closed` (closed to new deposits) or `migrated`." }),
+  is_charge_fees_manual: z.boolean(),
+  receipt_token_symbol: z.string().nullable(),
+  enable_external_assets_update: z.boolean(),
+  is_distributor_fee_wrapper: z.boolean().nullable(),
+  vault_logo_url: z.string().nullable(),
+  risk: z.string().nullable(),
+  max_daily_drawdown: z.number().nullable(),
+  chain_type: z.string(),
+  enabled_historical_price_horizons: z.array(z.number().int()).nullable(),
+  is_spotlighted: z.boolean().nullable(),
+  show_cap_filled: z.boolean().nullable(),
+  withdrawal_only: z.boolean().nullable(),
+  historical_apy: HorizonMap,
+  historical_compound_apy: HorizonMap,
+  default_apy_horizon: z.number().int().nullable(),
+  iat_traders: z.array(z.string()).nullable(),
+  withdrawal_margin_seconds: z.number().int().nullable(),
+  apy_override: z.record(z.string(), z.unknown()).nullable(),
+  max_drawdown: z.number().nullable(),
+  latest_reported_tvl: z.number().nullable(),
+  campaign_apy: z.number().nullable(),
+  metrics_last_updated: DateTime.nullable(),
+  id: Uuid,
+  view_type: z.string().nullable(),
+  tvl: z.number().nullable().openapi({ description: "TVL in USD at the latest day with a snapshot." }),
+  pnl_per_share: HorizonMap,
+  daily_pnl_per_share: HorizonMap,
+  cached_at: DateTime.nullable(),
+  instant_redeem_config: InstantRedeemConfigSchema.nullable(),
+  rewards: z.array(RewardSchema),
+  reported_apy: ReportedApySchema.nullable(),
+  receipt_token_integrations: z.array(ReceiptTokenIntegrationSchema),
+  composability_integrations: z.array(ComposabilityIntegrationSchema),
+  historical_snapshots: z.array(HistoricalSnapshotSchema).openapi({ description: "Filled with `load_snapshots=true`, else empty." }),
+  eoa_operators: z.array(EoaOperatorSchema).openapi({ description: "Filled with `load_subaccounts=true`, else empty." }),
+  lagDuration: z.number().int().nullable().openapi({ description: "Redemption lag in seconds; null when not known." }),
+};
+
+export const TokenizedVaultPublicSchema = z
+  .object({
+    ...publicFields,
+    hardcoded_strategists: z.array(StrategistPublicSchema),
+    subaccounts: z.array(SubaccountPublicSchema).openapi({ description: "Filled with `load_subaccounts=true`, else empty." }),
+  })
+  .openapi("TokenizedVaultPublic");
+
+export const TokenizedVaultSchema = z
+  .object({
+    ...publicFields,
+    hardcoded_strategists: z.array(StrategistSchema),
+    subaccounts: z.array(SubaccountSchema).openapi({ description: "Filled with `load_subaccounts=true`, else empty." }),
+    withdrawal_alert_threshold: z.number().nullable(),
+    withdrawal_alert_channels: z.string().nullable(),
+    management_fee_waived_until_date: DateTime.nullable(),
+    management_fee_waived_until_tvl: z.number().nullable(),
+    performance_fee_waived_until_date: DateTime.nullable(),
+    performance_fee_waived_until_tvl: z.number().nullable(),
+    nav_base_asset_token_id: Uuid.nullable(),
+    nav_pricing_overrides: z.record(z.string(), z.unknown()).nullable(),
+    freshness: FreshnessSchema,
+    solana_vault_metadata: SolanaVaultMetadataSchema.nullable(),
+    stellar_vault_metadata: StellarVaultMetadataSchema.nullable(),
+    operators: z.array(OperatorSchema),
+  })
+  .openapi("TokenizedVault");
+
+export type TokenizedVault = z.infer<typeof TokenizedVaultSchema>;
+export type TokenizedVaultPublic = z.infer<typeof TokenizedVaultPublicSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Other bodies
+
+export const AnnualizedApySchema = z
+  .object({
+    vault_address: z.string(),
+    chain: z.number().int(),
+    kind: z.string(),
+    liquidAPY7Day: z.number().nullable().openapi({ description: "Compound APY over the last 7 days (what a holder who bought 7 days ago and redeemed today earned, annualized)." }),
+    liquidAPY30Day: z.number().nullable().openapi({ description: "Compound APY over the last 30 days." }),
+    liquid_apy_7_day: z.number().nullable().openapi({ deprecated: true, description: "Deprecated (announced removal 2026-01-01, still served): same as `liquidAPY7Day`." }),
+    liquid_apy_30_day: z.number().nullable().openapi({ deprecated: true, description: "Deprecated (announced removal 2026-01-01, still served): same as `liquidAPY30Day`." }),
+    historical_apy: HorizonMap,
+    historical_compound_apy: HorizonMap,
+    gross_apy: HorizonMap,
+    gross_compound_apy: HorizonMap,
+    as_of_day: z.string().nullable().openapi({ format: "date" }),
+    apy_computed_at: DateTime.nullable(),
+    share_ratio_snapshot_at: DateTime.nullable(),
+  })
+  .openapi("AnnualizedApy");
+
+export const UnsupportedKindSchema = z
+  .object({ detail: z.string(), kind: z.string().nullable(), supported_kinds: z.array(z.string()) })
+  .openapi("UnsupportedVaultKind");
+
+export const LatestSnapshotSchema = z
+  .object({
+    snapshot_id: z.string(),
+    snapshot_datetime: DateTime,
+    block_id: z.number().int(),
+    total_assets: z.number().openapi({ description: "In asset units." }),
+    total_assets_raw: z.string().openapi({ description: "Raw integer, asset base units." }),
+    total_shares: z.number().openapi({ description: "In share units." }),
+    total_shares_raw: z.string(),
+    asset_share_ratio: z.number().nullable(),
+    underlying_price: z.number().nullable(),
+    tvl: z.number().nullable().openapi({ description: "USD; null without a price feed." }),
+  })
+  .openapi("VaultLatestSnapshot");
+
+export const VaultSummarySchema = z
+  .object({
+    address: z.string(),
+    chain: z.number().int(),
+    id: Uuid,
+    name: z.string(),
+    symbol: z.string(),
+    type: z.string().nullable().openapi({ description: "Contract family (`internal_type`)." }),
+    public_type: z.string().nullable(),
+    kind: z.string().nullable(),
+    status: z.string(),
+    asset_symbol: z.string().nullable(),
+    latest_snapshot: LatestSnapshotSchema.nullable().openapi({ description: "The newest indexed share-ratio snapshot; null for a vault without one (e.g. non-EVM)." }),
+    returns: z
+      .object({ "1d": z.number().nullable(), "7d": z.number().nullable(), "30d": z.number().nullable() })
+      .openapi({ description: "sp(today)/sp(today - h) - 1; null when the history is shorter than h." }),
+    as_of_day: z.string().nullable().openapi({ format: "date" }),
+  })
+  .openapi("VaultSummary");
+
+export const TimeseriesPointSchema = z
+  .object({
+    tvl: z.number().nullable(),
+    daily_apy: z.number().nullable(),
+    daily_pnl: z.number().nullable(),
+    share_price: z.number().nullable(),
+    total_assets: z.number().nullable(),
+    total_shares: z.number().nullable(),
+    asset_share_ratio: z.number().nullable(),
+    missing: z.boolean(),
+  })
+  .openapi("HistoricalTimeSeriesPoint");
+
+export const TimeseriesSchema = z
+  .object({
+    data: z.record(z.string(), TimeseriesPointSchema).openapi({ description: "Keyed by UTC date `YYYY-MM-DD`, oldest first." }),
+    trailing_apy: HorizonMap,
+  })
+  .openapi("HistoricalTimeSeries");
+
+export const PortfolioDataSchema = z
+  .record(
+    z.string(),
+    z.looseObject({ positions: z.array(z.unknown()).optional(), app_positions: z.array(z.unknown()).optional(), tokens: z.array(z.unknown()).optional() }).openapi("PortfolioData"),
+  )
+  .openapi("VaultPortfolioData");
+
+export const ChartSchema = z
+  .object({
+    data: z.object({ labels: z.array(z.string().openapi({ format: "date" })), values: z.array(z.number()) }),
+    average_apy: z.number().openapi({ description: "Mean of `values`; 0 for an empty series." }),
+    status: z.number().int(),
+    error: z.string().nullable(),
+  })
+  .openapi("HistoricalApyChart");
