@@ -11,6 +11,7 @@ import { requestId } from "hono/request-id";
 import type { Context } from "hono";
 import pino from "pino";
 import { rateLimit } from "./middleware/rate-limit.js";
+import { responseCache } from "./middleware/response-cache.js";
 import { createRouter, type AppDeps, type AppEnv } from "./lib/router.js";
 import { registerRoutes } from "./routes/index.js";
 
@@ -51,6 +52,9 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   app.use(cors({ origin: (o) => (allowed.has(o) ? o : null), allowHeaders: ["content-type", "x-api-key", "authorization", "idempotency-key"], exposeHeaders: ["RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "X-Request-Id"], maxAge: 600 }));
   app.use("/v1/*", rateLimit(deps.redis, deps.config.rateLimitPerMinute));
   app.use("/api/v1/*", rateLimit(deps.redis, deps.config.rateLimitPerMinute));
+  const cache = responseCache(deps.config.responseCacheMs ?? 0);
+  app.use("/v1/*", cache);
+  app.use("/api/v1/*", cache);
 
   const pub = createRouter();
   const inst = createRouter();

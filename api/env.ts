@@ -13,6 +13,7 @@ const schema = z.object({
     .transform((s) => s.split(",").map((o) => o.trim()).filter(Boolean))
     .refine((list) => list.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), "must be comma-separated origins like https://app.example.com"),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  RESPONSE_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -24,6 +25,7 @@ export interface ApiConfig {
   indexerSchema: string;
   corsOrigins: string[];
   rateLimitPerMinute: number;
+  responseCacheMs: number;
   logLevel: z.infer<typeof schema>["LOG_LEVEL"];
   /** chain id -> JSON-RPC URL (first of PONDER_RPC_URL_<id>), for the ping's RPC check */
   rpcUrls: Map<number, string>;
@@ -48,6 +50,7 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     indexerSchema: e.INDEXER_SCHEMA,
     corsOrigins: e.CORS_ORIGINS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    responseCacheMs: e.RESPONSE_CACHE_MS,
     logLevel: e.LOG_LEVEL,
     rpcUrls,
   };

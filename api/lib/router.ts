@@ -7,7 +7,7 @@ import type { Redis } from "ioredis";
 
 export interface AppDeps {
   db: ReadDb;
-  config: Pick<ApiConfig, "indexerSchema" | "rpcUrls" | "corsOrigins" | "rateLimitPerMinute">;
+  config: Pick<ApiConfig, "indexerSchema" | "rpcUrls" | "corsOrigins" | "rateLimitPerMinute"> & { responseCacheMs?: number };
   redis: Redis | null;
   /** the clock (tests set it) */
   now: () => Date;

@@ -79,6 +79,26 @@ describe("system routes", () => {
     expect(r.headers.get("ratelimit-remaining")).toBe("0");
   });
 
+  it("the response cache: identical GETs within the TTL reuse the answer, never across keys; a write clears it", async () => {
+    const app = h.appWith({ responseCacheMs: 60_000 });
+    const get = (key: string) => app.request("/api/v1/platform/strategist", { headers: { "x-api-key": key } });
+    const first = await get(h.key);
+    expect(first.status).toBe(200);
+    const before = await first.text();
+    await h.q("INSERT INTO registry.strategist (name) VALUES ($1)", [`Cache test ${Date.now()}`]);
+    const again = await get(h.key);
+    expect(again.headers.get("x-cache")).toBe("hit");
+    expect(await again.text()).toBe(before);
+    expect((await get(h.revokedKey)).headers.get("x-cache")).toBeNull();
+    expect((await app.request("/api/v1/platform/unrealized_pnl/latest")).status).toBe(401);
+    const write = await app.request("/api/v1/vaults/pending-redemptions", { method: "POST", body: "{}", headers: { "x-api-key": h.key, "content-type": "application/json" } });
+    expect(write.status).toBe(200);
+    const fresh = await get(h.key);
+    expect(fresh.headers.get("x-cache")).toBeNull();
+    expect(await fresh.text()).not.toBe(before);
+    await h.q("DELETE FROM registry.strategist WHERE name LIKE 'Cache test %'");
+  });
+
   it("CORS headers only for whitelisted origins; other preflights are refused", async () => {
     const ok = await h.req("/v1/", { key: null, headers: { origin: ALLOWED_ORIGIN } });
     expect(ok.headers.get("access-control-allow-origin")).toBe(ALLOWED_ORIGIN);
