@@ -88,7 +88,7 @@ export async function loadFees(db: AnyDb, schema: string, v: VaultRef, beforeTs:
   return rows.map((r) => ({ timestamp: Number(r.timestamp), amount: BigInt(r.amount ?? "0") }));
 }
 
-/** Share balances per wallet from every transfer before `beforeTs`. */
+/** Non-zero share balances per wallet from every transfer before `beforeTs`. */
 export async function loadBalances(db: AnyDb, schema: string, v: VaultRef, beforeTs: number): Promise<Map<string, bigint>> {
   const { rows } = await sql<{ wallet: string; balance: string }>`
     SELECT wallet, sum(delta)::text AS balance FROM (
@@ -97,7 +97,7 @@ export async function loadBalances(db: AnyDb, schema: string, v: VaultRef, befor
       UNION ALL
       SELECT from_address, -shares FROM ${sql.id(schema, "share_transfer")}
         WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp < ${beforeTs}
-    ) t GROUP BY wallet`.execute(db);
+    ) t GROUP BY wallet HAVING sum(delta) <> 0`.execute(db);
   return new Map(rows.map((r) => [r.wallet.toLowerCase(), BigInt(r.balance)]));
 }
 

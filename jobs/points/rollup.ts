@@ -12,7 +12,8 @@ export async function runPointsRollup(db: Db, indexerSchema: string, today: numb
   return db.transaction().execute(async (trx) => {
     // Serialize rollups: two at once would both rebuild the balances.
     await sql`SELECT pg_advisory_xact_lock(hashtext('derived.points_rollup'))`.execute(trx);
-    await sql`DELETE FROM derived.points_ledger WHERE source IN ('signup_bonus', 'daily_streak', 'manual')`.execute(trx);
+    // Registry entries carry chain_id 0 and vault '': the primary key's prefix finds them.
+    await sql`DELETE FROM derived.points_ledger WHERE chain_id = 0 AND vault = '' AND source IN ('signup_bonus', 'daily_streak', 'manual')`.execute(trx);
     await sql`
       INSERT INTO derived.points_ledger (wallet, day, source, chain_id, vault, ref, points)
       SELECT address, (registered_at AT TIME ZONE 'UTC')::date, 'signup_bonus', 0, '', coalesce(referrer, ''), signup_bonus
@@ -49,7 +50,7 @@ export async function runPointsRollup(db: Db, indexerSchema: string, today: numb
           sum(points) FILTER (WHERE source = 'signup_bonus') AS sb,
           sum(points) FILTER (WHERE source = 'daily_streak') AS ds,
           sum(points) FILTER (WHERE source = 'manual') AS mp
-        FROM derived.points_ledger WHERE source IN ('signup_bonus', 'daily_streak', 'manual') GROUP BY wallet
+        FROM derived.points_ledger WHERE chain_id = 0 AND vault = '' AND source IN ('signup_bonus', 'daily_streak', 'manual') GROUP BY wallet
       ), streak AS (
         SELECT DISTINCT ON (address) address AS wallet, day, streak_days FROM registry.streak_claim ORDER BY address, day DESC
       ), wallets AS (
