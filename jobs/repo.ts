@@ -88,7 +88,11 @@ export async function loadFees(db: AnyDb, schema: string, v: VaultRef, beforeTs:
   return rows.map((r) => ({ timestamp: Number(r.timestamp), amount: BigInt(r.amount ?? "0") }));
 }
 
-/** Non-zero share balances per wallet from every transfer before `beforeTs`. */
+/**
+ * Share balances per wallet from every transfer before `beforeTs`, zero balances included: the
+ * positions of wallets that left stay dated like everyone else's, so a recompute equals the
+ * incremental runs.
+ */
 export async function loadBalances(db: AnyDb, schema: string, v: VaultRef, beforeTs: number): Promise<Map<string, bigint>> {
   const { rows } = await sql<{ wallet: string; balance: string }>`
     SELECT wallet, sum(delta)::text AS balance FROM (
@@ -97,7 +101,7 @@ export async function loadBalances(db: AnyDb, schema: string, v: VaultRef, befor
       UNION ALL
       SELECT from_address, -shares FROM ${sql.id(schema, "share_transfer")}
         WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp < ${beforeTs}
-    ) t GROUP BY wallet HAVING sum(delta) <> 0`.execute(db);
+    ) t GROUP BY wallet`.execute(db);
   return new Map(rows.map((r) => [r.wallet.toLowerCase(), BigInt(r.balance)]));
 }
 
@@ -181,9 +185,12 @@ const md5 = (s: string) => createHash("md5").update(s).digest("hex");
  * Per vault and day, a hash of everything indexed that day which the day's figures depend on
  * (snapshots, share transfers, management fees). One query for one vault or for all.
  */
-export async function loadDayHashes(db: AnyDb, schema: string, v?: VaultRef): Promise<Map<string, Map<number, string>>> {
+export async function loadDayHashes(db: AnyDb, schema: string, v?: VaultRef, fromDay?: number): Promise<Map<string, Map<number, string>>> {
+  const since = (alias: string) => (fromDay != null ? sql` AND ${sql.ref(`${alias}.timestamp`)} >= ${fromDay * DAY_SECONDS}` : sql``);
   const where = (alias: string) =>
-    v ? sql`WHERE ${sql.ref(`${alias}.chain_id`)} = ${v.chainId} AND ${sql.ref(`${alias}.vault`)} = ${v.address}` : sql`WHERE true`;
+    v
+      ? sql`WHERE ${sql.ref(`${alias}.chain_id`)} = ${v.chainId} AND ${sql.ref(`${alias}.vault`)} = ${v.address}${since(alias)}`
+      : sql`WHERE true${since(alias)}`;
   const { rows } = await sql<{ chain_id: number; vault: string; d: number; h: string }>`
     SELECT chain_id, vault, d, string_agg(part, '|' ORDER BY part) AS h FROM (
       SELECT s.chain_id, s.vault, floor(s.timestamp / ${DAY_SECONDS})::int AS d,
@@ -223,7 +230,7 @@ export interface FingerprintInput {
  * input of days <= D (snapshots, transfers, fees, multipliers, referral registrations, vault
  * metadata, points rules), so a change on day X changes the fingerprint of every day >= X.
  */
-export function chainFingerprints(f: FingerprintInput, to: number): Map<number, string> {
+export function chainFingerprints(f: FingerprintInput, to: number, seed?: { day: number; fingerprint: string }): Map<number, string> {
   const regsByDay = new Map<number, string[]>();
   for (const r of f.registrations) {
     if (!r.referrer) continue;
@@ -231,9 +238,11 @@ export function chainFingerprints(f: FingerprintInput, to: number): Map<number, 
     list.push(`${r.address}>${r.referrer}`);
     regsByDay.set(r.day, list);
   }
-  let h = md5(JSON.stringify([f.meta, f.rulesKey]));
+  // A seed (the stored fingerprint of the day before a range) continues the chain without
+  // rehashing the history before it; a stale seed only means the fan-out recomputes from earlier.
+  let h = seed && seed.day >= f.firstDay ? seed.fingerprint : md5(JSON.stringify([f.meta, f.rulesKey]));
   const out = new Map<number, string>();
-  for (let d = f.firstDay; d <= to; d++) {
+  for (let d = seed && seed.day >= f.firstDay ? seed.day + 1 : f.firstDay; d <= to; d++) {
     const m = multiplierOn(f.rewards, d);
     const regs = regsByDay.get(d);
     h = md5(`${h}|${f.dayHashes.get(d) ?? ""}|${m === SCALE ? "" : m.toString()}|${regs ? regs.sort().join(",") : ""}`);

@@ -79,8 +79,16 @@ export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: num
       const transfers = await loadTransfers(trx, ctx.indexerSchema, v, from * DAY_SECONDS, beforeTs);
       const rewards = (await loadRewards(trx, v)).get(vaultKey(v));
       const registrations = await loadRegistrations(trx);
-      const dayHashes = (await loadDayHashes(trx, ctx.indexerSchema, v)).get(vaultKey(v)) ?? new Map();
-      return { meta, snapshots, fees, startBalances, transfers, rewards, registrations, dayHashes };
+      const seedRow = await trx
+        .selectFrom("derived.vault_day")
+        .select("fingerprint")
+        .where("chain_id", "=", v.chainId)
+        .where("vault", "=", v.address)
+        .where("day", "=", dayToDate(from - 1))
+        .executeTakeFirst();
+      const seed = seedRow ? { day: from - 1, fingerprint: seedRow.fingerprint } : undefined;
+      const dayHashes = (await loadDayHashes(trx, ctx.indexerSchema, v, seed ? from : undefined)).get(vaultKey(v)) ?? new Map();
+      return { meta, snapshots, fees, startBalances, transfers, rewards, registrations, dayHashes, seed };
     });
   if (!input || input.snapshots.length === 0) return { days: 0, apyRows: 0, pnlRows: 0, ledgerRows: 0 };
   const { meta, snapshots } = input;
@@ -92,6 +100,7 @@ export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: num
   const fps = chainFingerprints(
     { meta, firstDay, dayHashes: input.dayHashes, rewards: input.rewards, registrations: input.registrations, rulesKey: rulesKey(ctx.rules) },
     to,
+    input.seed,
   );
   const pricing = pricingByDay(snapshots, lo, to);
   const points =
