@@ -185,8 +185,11 @@ export async function startWorkers(
  */
 export async function settle(redisUrl: string, timeoutMs = 600_000, log: Log = () => {}): Promise<{ runs: number }> {
   const q = openQueues(redisUrl);
-  const events = new QueueEvents(QUEUES.fanout.name, { connection: redisConnection(redisUrl), prefix: PREFIX });
-  const rollupEvents = new QueueEvents(QUEUES.pointsRollup.name, { connection: redisConnection(redisUrl), prefix: PREFIX });
+  // QueueEvents does not close a connection it was handed: these two are closed below.
+  const conns = [redisConnection(redisUrl), redisConnection(redisUrl)];
+  for (const c of conns) c.on("error", () => {});
+  const events = new QueueEvents(QUEUES.fanout.name, { connection: conns[0]!, prefix: PREFIX });
+  const rollupEvents = new QueueEvents(QUEUES.pointsRollup.name, { connection: conns[1]!, prefix: PREFIX });
   const deadline = Date.now() + timeoutMs;
   let runs = 0;
   try {
@@ -212,6 +215,7 @@ export async function settle(redisUrl: string, timeoutMs = 600_000, log: Log = (
   } finally {
     await events.close();
     await rollupEvents.close();
+    for (const c of conns) c.disconnect();
     await q.close();
   }
 }
