@@ -11,8 +11,12 @@ export type Db = Kysely<Database>;
 
 export function createPool(url: string, max = 10, applicationName = "vault-jobs"): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max, options: "-c timezone=UTC", application_name: applicationName });
-  // An idle client losing its connection (database restart) must not crash the process.
+  // A client losing its connection (database restart), idle or checked out, must not crash the
+  // process: the query in flight fails (and its job retries); the pool replaces the client.
   pool.on("error", () => {});
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+  });
   return pool;
 }
 
