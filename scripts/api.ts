@@ -9,7 +9,7 @@ import { apiConfig } from "../api/env.js";
 import { createApp } from "../api/app.js";
 import { createReadDb } from "../api/lib/db.js";
 import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
-import { redisConnection } from "../jobs/runtime.js";
+import { Redis } from "ioredis";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
 
@@ -28,7 +28,8 @@ async function main(): Promise<void> {
   await migrateToLatest(admin);
   await admin.destroy();
   const redisInfo = await resolveRedis(process.env);
-  const redis = redisConnection(redisInfo.url);
+  // Rate-limit counters of concurrent requests go to Redis in one round trip (auto-pipelining).
+  const redis = new Redis(redisInfo.url, { maxRetriesPerRequest: 1, enableAutoPipelining: true, enableOfflineQueue: false });
   redis.on("error", () => {});
   const { db, destroy } = createReadDb(cfg.databaseUrl, 20);
   const app = createApp({ db, config: cfg, redis, now: () => new Date() }, { logger });

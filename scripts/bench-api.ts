@@ -31,6 +31,7 @@ const say = (m: string) => console.log(`[bench:api ${((Date.now() - t0) / 1000).
 
 interface Result {
   name: string;
+  bytes: number;
   rps: number;
   p50: number;
   p99: number;
@@ -42,7 +43,7 @@ async function drive(name: string, url: string, headers: Record<string, string>,
   // a short warm-up (JIT, connection pools, Postgres caches), then the measured run
   await autocannon({ url, connections: 50, duration: 2, headers });
   const r = await autocannon({ url, connections: 50, duration: seconds, headers });
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx };
+  return { name, bytes: r.throughput.average / Math.max(1, r.requests.average), rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx };
 }
 
 async function main(): Promise<void> {
@@ -117,7 +118,7 @@ async function main(): Promise<void> {
   for (const [name, url] of routes) {
     const r = await drive(name, url, { "x-api-key": key }, SECONDS);
     results.push(r);
-    say(`${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, non-2xx ${r.non2xx}`);
+    say(`${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${(r.bytes / 1024).toFixed(1)} KiB per answer, errors ${r.errors}, non-2xx ${r.non2xx}`);
   }
   const worst = Math.max(...results.map((r) => r.p99));
   const slowest = Math.min(...results.map((r) => r.rps));
