@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALLOWED_ORIGIN, setupApi, type ApiHarness } from "../api-harness.js";
+import { createApp } from "../../api/app.js";
+import { createReadDb } from "../../api/lib/db.js";
 
 let h: ApiHarness;
 beforeAll(async () => {
@@ -28,6 +30,23 @@ describe("system routes", () => {
     expect(r.body.checks.rpc.every((x) => x.ok)).toBe(true);
     for (const i of r.body.checks.indexer) expect(i.lag_blocks).toBeGreaterThanOrEqual(0);
     expect(r.body.checks.jobs.last_computed_at).not.toBeNull();
+  });
+
+  it("with the database down, ping says so with 503 and routes answer 503, never 500", async () => {
+    const dead = createReadDb("postgresql://nobody@127.0.0.1:1/none", 1);
+    try {
+      const app = createApp({ db: dead.db, config: { indexerSchema: "indexer", rpcUrls: new Map(), corsOrigins: [], rateLimitPerMinute: 1000 }, redis: null, now: () => new Date() });
+      const ping = await app.request("/api/v1/ping");
+      expect(ping.status).toBe(503);
+      const body = (await ping.json()) as { status: string; checks: { database: { ok: boolean; error: string } } };
+      expect(body.status).toBe("down");
+      expect(body.checks.database.ok).toBe(false);
+      const list = await app.request("/v1/tokenized_vaults");
+      expect(list.status).toBe(503);
+      expect(((await list.json()) as { detail: string }).detail).toMatch(/database/);
+    } finally {
+      await dead.destroy();
+    }
   });
 
   it("unknown paths answer 404 with a JSON body", async () => {
