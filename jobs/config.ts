@@ -16,6 +16,8 @@ const schema = z.object({
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   FANOUT_EVERY_S: z.coerce.number().int().min(1).max(86_400).default(60),
   PROGRESS_POLL_S: z.coerce.number().min(0.2).max(3600).default(5),
+  FANOUT_RECENT_DAYS: z.coerce.number().int().min(1).max(3650).default(7),
+  FANOUT_FULL_EVERY_S: z.coerce.number().int().min(0).max(7 * 86_400).default(3600),
   JOB_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
   WORKER_LOCK_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   JOBS_FAULT_HOLD_MS: z.coerce.number().int().min(0).max(600_000).default(0),
@@ -32,6 +34,10 @@ export interface JobsConfig {
   concurrency: number;
   fanoutEveryMs: number;
   progressPollMs: number;
+  /** scheduled fan-outs compare only the last days... */
+  recentDays: number;
+  /** ...and every day of every vault at most this often (also on start-up and when asked) */
+  fullCheckEveryMs: number;
   attempts: number;
   /** a job whose worker stops renewing its lock for this long is retried by another worker */
   lockMs: number;
@@ -56,6 +62,8 @@ export function jobsConfig(env: NodeJS.ProcessEnv = process.env): JobsConfig {
     concurrency: e.WORKER_CONCURRENCY,
     fanoutEveryMs: e.FANOUT_EVERY_S * 1000,
     progressPollMs: e.PROGRESS_POLL_S * 1000,
+    recentDays: e.FANOUT_RECENT_DAYS,
+    fullCheckEveryMs: e.FANOUT_FULL_EVERY_S * 1000,
     attempts: e.JOB_ATTEMPTS,
     lockMs: e.WORKER_LOCK_MS,
     faultHoldMs: e.JOBS_FAULT_HOLD_MS,

@@ -32,29 +32,55 @@ export interface ChangedRange {
   fingerprints: Map<number, string>;
 }
 
-/** Vaults with days to (re)compute, and from which day. */
-export async function planChanges(db: Db, indexerSchema: string, registryPath: string | undefined, rules: PointsRules, today: number): Promise<ChangedRange[]> {
+/**
+ * Vaults with days to (re)compute, and from which day. A full check hashes every day of every
+ * vault; a windowed one (`recentDays`) hashes only the last days and continues each vault's
+ * chain from its stored fingerprint of the day before the window, which is what changes between
+ * two scheduled runs (new blocks, reorgs of recent blocks). Vaults without that stored day
+ * (new ones) get a full check of their own.
+ */
+export async function planChanges(
+  db: Db,
+  indexerSchema: string,
+  registryPath: string | undefined,
+  rules: PointsRules,
+  today: number,
+  recentDays?: number,
+): Promise<ChangedRange[]> {
+  const windowStart = recentDays != null ? today - recentDays + 1 : undefined;
   const [vaults, firstDays, hashes, rewards, registrations, stored] = await Promise.all([
     loadVaults(db, indexerSchema, registryPath),
     loadFirstDays(db, indexerSchema),
-    loadDayHashes(db, indexerSchema),
+    loadDayHashes(db, indexerSchema, undefined, windowStart),
     loadRewards(db),
     loadRegistrations(db),
-    loadStoredFingerprints(db),
+    loadStoredFingerprints(db, undefined, windowStart != null ? windowStart - 1 : undefined),
   ]);
   const out: ChangedRange[] = [];
   for (const meta of vaults) {
     const key = vaultKey(meta);
     const firstDay = firstDays.get(key);
     if (firstDay == null || firstDay > today) continue;
-    const fps = chainFingerprints(
-      { meta, firstDay, dayHashes: hashes.get(key) ?? new Map(), rewards: rewards.get(key), registrations, rulesKey: rulesKey(rules) },
-      today,
-    );
     const have = stored.get(key) ?? new Map<number, string>();
+    let dayHashes = hashes.get(key) ?? new Map<number, string>();
+    let seed: { day: number; fingerprint: string } | undefined;
+    if (windowStart != null && windowStart - 1 >= firstDay) {
+      const fp = have.get(windowStart - 1);
+      if (fp) seed = { day: windowStart - 1, fingerprint: fp };
+      else dayHashes = (await loadDayHashes(db, indexerSchema, meta)).get(key) ?? new Map();
+    } else if (windowStart != null) {
+      dayHashes = (await loadDayHashes(db, indexerSchema, meta)).get(key) ?? new Map();
+    }
+    const fps = chainFingerprints(
+      { meta, firstDay, dayHashes, rewards: rewards.get(key), registrations, rulesKey: rulesKey(rules) },
+      today,
+      seed,
+    );
+    // without a seed in a windowed check, compare against every stored day of this vault
+    const compare = seed || windowStart == null ? have : ((await loadStoredFingerprints(db, meta)).get(key) ?? new Map<number, string>());
     let from: number | null = null;
-    for (let d = firstDay; d <= today; d++) {
-      if (have.get(d) !== fps.get(d)) {
+    for (let d = seed ? seed.day + 1 : firstDay; d <= today; d++) {
+      if (compare.get(d) !== fps.get(d)) {
         from = d;
         break;
       }

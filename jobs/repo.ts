@@ -259,9 +259,10 @@ export async function loadFirstDays(db: AnyDb, schema: string): Promise<Map<stri
 }
 
 /** Stored fingerprints per vault and day. */
-export async function loadStoredFingerprints(db: AnyDb, v?: VaultRef): Promise<Map<string, Map<number, string>>> {
+export async function loadStoredFingerprints(db: AnyDb, v?: VaultRef, sinceDay?: number): Promise<Map<string, Map<number, string>>> {
   let q = db.selectFrom("derived.vault_day").select(["chain_id", "vault", "day", "fingerprint"]);
   if (v) q = q.where("chain_id", "=", v.chainId).where("vault", "=", v.address);
+  if (sinceDay != null) q = q.where("day", ">=", new Date(sinceDay * DAY_SECONDS * 1000).toISOString().slice(0, 10));
   const out = new Map<string, Map<number, string>>();
   for (const r of await q.execute()) {
     const key = `${r.chain_id}:${r.vault}`;

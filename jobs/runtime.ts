@@ -59,6 +59,7 @@ export interface WorkerHandle {
 }
 
 const EXTRAS_KEY = `${PREFIX}:rollup-extras`;
+const FULL_KEY = `${PREFIX}:fanout-full-at`;
 
 export interface WorkerOptions {
   /** declare the fan-out schedule and watch indexer progress (default true); off for one-off runs */
@@ -87,11 +88,16 @@ export async function startWorkers(
     };
   }
 
-  const fanout = processor("fanout", async () => {
+  const fanout = processor("fanout", async (d: { reason: string }) => {
     const counts = await q.queues.pointsRollup.getJobCounts("waiting", "waiting-children", "active", "delayed", "prioritized");
     if (Object.values(counts).some((n) => n > 0)) return { runId: null, vaults: 0, days: 0, rollupJobId: null, skipped: true };
     const today = wallToday(now());
-    const changes = await planChanges(db, cfg.indexerSchema, cfg.registryPath, cfg.points, today);
+    // Schedule and progress runs compare the last days; a full comparison of every day runs on
+    // start-up, when asked (settle, recompute), and at most every FANOUT_FULL_EVERY_S.
+    const lastFull = Number((await q.connection.get(FULL_KEY)) ?? 0);
+    const full = d.reason === "manual" || d.reason === "startup" || now() - lastFull >= cfg.fullCheckEveryMs;
+    const changes = await planChanges(db, cfg.indexerSchema, cfg.registryPath, cfg.points, today, full ? undefined : cfg.recentDays);
+    if (full) await q.connection.set(FULL_KEY, String(now()));
     const extras = await extrasHash(db);
     if (changes.length === 0 && extras === (await q.connection.get(EXTRAS_KEY))) {
       return { runId: null, vaults: 0, days: 0, rollupJobId: null, skipped: false };

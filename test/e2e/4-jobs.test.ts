@@ -10,7 +10,8 @@ import { FlowProducer, Job, QueueEvents, Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { Address } from "viem";
 import { ChainSession } from "../../contracts/devnet/session.js";
-import { addFlow, buildFlow, extrasHash } from "../../jobs/fanout.js";
+import { addFlow, buildFlow, extrasHash, planChanges } from "../../jobs/fanout.js";
+import { jobsConfig } from "../../jobs/config.js";
 import { createDb, createPool } from "../../jobs/db/client.js";
 import { DAY_SECONDS, dateToDay, today } from "../../jobs/lib/days.js";
 import { formatFixed, parseFixed } from "../../jobs/lib/fixed.js";
@@ -301,6 +302,26 @@ describe("derived analytics", () => {
     );
     expect(bonus).toEqual({ signup_bonus: "100.000000000000000000", manual: "1234.500000000000000000", ref: expect.not.stringMatching(/^0\.0+$/) });
     await expectMatchesIndexed();
+  });
+
+  it("a windowed fan-out (the schedule's) sees what a full one sees in its window", async () => {
+    await settle(redis.url, 300_000);
+    const db = createDb(createPool(devnet.dbUrl, 2));
+    const rules = jobsConfig({ DATABASE_URL: devnet.dbUrl }).points;
+    try {
+      expect(await planChanges(db, "indexer", devnet.registryFile, rules, today())).toEqual([]);
+      expect(await planChanges(db, "indexer", devnet.registryFile, rules, today(), 3)).toEqual([]);
+      const [v] = await q<{ chain_id: number; vault: string }>("SELECT chain_id, vault FROM derived.vault_metrics ORDER BY 1, 2 LIMIT 1");
+      const [r] = await q<{ id: string }>("INSERT INTO registry.reward (chain_id, vault, text, multiplier, start_datetime) VALUES ($1, $2, 'today only', 1.5, now()) RETURNING id", [v!.chain_id, v!.vault]);
+      const full = await planChanges(db, "indexer", devnet.registryFile, rules, today());
+      const windowed = await planChanges(db, "indexer", devnet.registryFile, rules, today(), 3);
+      expect(full.map((c) => [c.vault, c.from, c.to])).toEqual([[{ chainId: v!.chain_id, address: v!.vault }, today(), today()]]);
+      expect(windowed.map((c) => [c.vault, c.from, c.to, c.fingerprints.get(today())])).toEqual(full.map((c) => [c.vault, c.from, c.to, c.fingerprints.get(today())]));
+      await q("DELETE FROM registry.reward WHERE id = $1", [r!.id]);
+      await settle(redis.url, 300_000);
+    } finally {
+      await db.destroy();
+    }
   });
 
   it("a recompute from scratch gives exactly the rows of the incremental runs", async () => {
