@@ -1,5 +1,6 @@
 import type { RouteHandler, z } from "@hono/zod-openapi";
-import { sql } from "kysely";
+import { sql, type Selectable } from "kysely";
+import type { StrategyApySnapshotTable, UnrealizedPnlTable } from "../../../jobs/db/schema.js";
 import { validationError } from "../../lib/errors.js";
 import type { AppEnv } from "../../lib/router.js";
 import {
@@ -36,18 +37,8 @@ import { loadSummaryInputs, summarize, type SummaryVault } from "./redemptions.j
 // ---------------------------------------------------------------------------------------------
 // Strategy APY snapshots and strategists
 
-interface SnapshotRow {
-  id: string;
-  vault_address: string;
-  chain: number;
-  platform_name: string;
-  strategy_type: string;
-  allocation: number;
-  apy: number;
-  points_apy: number;
-  strategist_address: string | null;
-  snapshot_datetime: Date;
-}
+/** A registry.strategy_apy_snapshot row as read. */
+type SnapshotRow = Selectable<StrategyApySnapshotTable>;
 
 const snapshotRead = (r: SnapshotRow) => ({
   vault_address: r.vault_address,
@@ -97,21 +88,23 @@ export const strategistListHandler: RouteHandler<typeof strategistList, AppEnv> 
 // ---------------------------------------------------------------------------------------------
 // Unrealized PnL
 
-interface PnlRow {
-  chain_id: number;
-  vault: string;
-  timestamp: string;
-  vault_name: string;
-  strategist_name: string | null;
-  reference_asset: string;
-  asset_price: string | null;
-  tvl_on_vault: string;
-  actual_tvl: string;
-  current_redeem_ratio: string | null;
-  adjusted_redeem_ratio: string | null;
-  unrealized_pnl: string | null;
-  unrealized_pnl_in_asset: string;
-}
+/** The derived.unrealized_pnl columns a record is built from. */
+type PnlRow = Pick<
+  Selectable<UnrealizedPnlTable>,
+  | "chain_id"
+  | "vault"
+  | "timestamp"
+  | "vault_name"
+  | "strategist_name"
+  | "reference_asset"
+  | "asset_price"
+  | "tvl_on_vault"
+  | "actual_tvl"
+  | "current_redeem_ratio"
+  | "adjusted_redeem_ratio"
+  | "unrealized_pnl"
+  | "unrealized_pnl_in_asset"
+>;
 
 type PnlRecord = z.infer<typeof UnrealizedPnlRecordSchema>;
 

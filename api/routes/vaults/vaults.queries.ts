@@ -3,7 +3,8 @@
  * single) is one statement whose per-vault parts (rewards, operators, subaccounts, snapshots)
  * are correlated JSON aggregates over indexed keys, so the list never issues a query per vault.
  */
-import { sql, type RawBuilder } from "kysely";
+import { sql, type RawBuilder, type Selectable } from "kysely";
+import type { RegistryVaultTable, VaultMetricsTable } from "../../../jobs/db/schema.js";
 import type { ReadDb } from "../../lib/db.js";
 
 /** EVM addresses are stored lower-case; other chains' addresses are matched exactly. */
@@ -42,37 +43,32 @@ export interface SubaccountJson {
 /** [snapshot_id, snapshot_timestamp, block_number, total_assets, total_shares, asset_share_ratio, asset_usd_price, tvl], numerics as text */
 export type SnapshotJson = [string, string, string, string | null, string | null, string | null, string | null, string | null];
 
+type Nullable<T> = { [K in keyof T]: T[K] | null };
+
 /** registry.vault joined with its derived.vault_metrics row (metrics columns null without one). */
-export interface VaultBaseRow {
-  id: string;
-  chain_id: number;
-  address: string;
-  family: string;
-  kind: string | null;
-  name: string;
-  symbol: string;
-  status: string;
-  chain_type: string;
-  start_datetime: Date | null;
-  attributes: Record<string, unknown>;
-  updated_at: Date;
-  as_of_day: string | null;
-  tvl: string | null;
-  historical_apy: Record<string, number> | null;
-  historical_compound_apy: Record<string, number> | null;
-  gross_apy: Record<string, number> | null;
-  gross_compound_apy: Record<string, number> | null;
-  pnl_per_share: Record<string, number> | null;
-  daily_pnl_per_share: Record<string, number> | null;
-  returns: Record<string, number> | null;
-  liquid_apy_7d: number | null;
-  liquid_apy_30d: number | null;
-  max_drawdown: number | null;
-  max_daily_drawdown: number | null;
-  apy_computed_at: Date | null;
-  share_ratio_snapshot_at: Date | null;
-  cached_at: Date | null;
-}
+export interface VaultBaseRow
+  extends Omit<Selectable<RegistryVaultTable>, "strategist_id">,
+    Nullable<
+      Pick<
+        Selectable<VaultMetricsTable>,
+        | "as_of_day"
+        | "tvl"
+        | "historical_apy"
+        | "historical_compound_apy"
+        | "gross_apy"
+        | "gross_compound_apy"
+        | "pnl_per_share"
+        | "daily_pnl_per_share"
+        | "returns"
+        | "liquid_apy_7d"
+        | "liquid_apy_30d"
+        | "max_drawdown"
+        | "max_daily_drawdown"
+        | "apy_computed_at"
+        | "share_ratio_snapshot_at"
+        | "cached_at"
+      >
+    > {}
 
 export interface VaultRow extends VaultBaseRow {
   s_id: string | null;
