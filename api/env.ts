@@ -15,6 +15,10 @@ const schema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   RESPONSE_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  // Signing key of the bearer tokens of POST /api/v1/token; unset: a random key generated once and
+  // kept in the database (registry.api_secret), so every API process of a deployment shares it.
+  TOKEN_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  TOKEN_TTL_S: z.coerce.number().int().min(30).max(86_400).default(900),
 });
 
 export interface ApiConfig {
@@ -27,8 +31,12 @@ export interface ApiConfig {
   rateLimitPerMinute: number;
   responseCacheMs: number;
   logLevel: z.infer<typeof schema>["LOG_LEVEL"];
-  /** chain id -> JSON-RPC URL (first of PONDER_RPC_URL_<id>), for the ping's RPC check */
+  /** chain id -> JSON-RPC URL (first of PONDER_RPC_URL_<id>): the ping's RPC check, ENS names */
   rpcUrls: Map<number, string>;
+  /** chain id -> ENS Universal Resolver (ENS_UNIVERSAL_RESOLVER_<id>); chains viem knows need none */
+  ensResolvers: Map<number, `0x${string}`>;
+  tokenSecret: string | undefined;
+  tokenTtlS: number;
 }
 
 export function apiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
@@ -42,6 +50,15 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     const m = /^PONDER_RPC_URL_(\d+)$/.exec(k);
     if (m && v) rpcUrls.set(Number(m[1]), v.split(",")[0]!.trim());
   }
+  const ensResolvers = new Map<number, `0x${string}`>();
+  const bad: string[] = [];
+  for (const [k, v] of Object.entries(env)) {
+    const m = /^ENS_UNIVERSAL_RESOLVER_(\d+)$/.exec(k);
+    if (!m || !v) continue;
+    if (!/^0x[0-9a-fA-F]{40}$/.test(v.trim())) bad.push(`  ${k}: must be a 0x-prefixed 20-byte contract address`);
+    else ensResolvers.set(Number(m[1]), v.trim() as `0x${string}`);
+  }
+  if (bad.length) throw new Error(`invalid API configuration:\n${bad.join("\n")}`);
   return {
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
@@ -53,5 +70,8 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     responseCacheMs: e.RESPONSE_CACHE_MS,
     logLevel: e.LOG_LEVEL,
     rpcUrls,
+    ensResolvers,
+    tokenSecret: e.TOKEN_SECRET,
+    tokenTtlS: e.TOKEN_TTL_S,
   };
 }

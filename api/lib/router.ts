@@ -4,16 +4,28 @@ import type { ReadDb } from "./db.js";
 import { defaultHook, ErrorSchema, ValidationErrorSchema } from "./errors.js";
 import type { ApiConfig } from "../env.js";
 import type { Redis } from "ioredis";
+import type { Kysely } from "kysely";
+import type { Database } from "../../jobs/db/schema.js";
 
 export interface AppDeps {
   db: ReadDb;
-  config: Pick<ApiConfig, "indexerSchema" | "rpcUrls" | "corsOrigins" | "rateLimitPerMinute"> & { responseCacheMs?: number };
+  /** the write side (registry tables); null: this process serves reads only, writes answer 503 */
+  wdb?: Kysely<Database> | null;
+  config: Pick<ApiConfig, "indexerSchema" | "rpcUrls" | "corsOrigins" | "rateLimitPerMinute"> &
+    Partial<Pick<ApiConfig, "ensResolvers" | "tokenTtlS">> & { responseCacheMs?: number; tokenSecret?: string };
   redis: Redis | null;
   /** the clock (tests set it) */
   now: () => Date;
 }
 
-export type AppEnv = { Variables: { deps: AppDeps; apiKeyId: string | null; requestId: string } };
+/** Who is calling: an API key or an operator's bearer token, with the scopes it grants. */
+export interface Principal {
+  kind: "api_key" | "operator";
+  id: string;
+  scopes: readonly string[];
+}
+
+export type AppEnv = { Variables: { deps: AppDeps; apiKeyId: string | null; principal: Principal | null; requestId: string } };
 
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({ defaultHook: defaultHook as never, strict: false });
