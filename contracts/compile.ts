@@ -31,6 +31,7 @@ export const CONTRACTS = {
   PriceFeed: "PriceFeed.sol",
   MultiSigWallet: "MultiSigWallet.sol",
   Multicall3: "Multicall3.sol",
+  SmartWallet: "SmartWallet.sol",
   TimelockController: "@openzeppelin/contracts/governance/TimelockController.sol",
 } as const;
 

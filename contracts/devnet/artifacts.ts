@@ -10,6 +10,7 @@ import { MultiSigWalletAbi } from "../../abis/MultiSigWalletAbi.js";
 import { Multicall3Abi } from "../../abis/Multicall3Abi.js";
 import { PriceFeedAbi } from "../../abis/PriceFeedAbi.js";
 import { ReceiptTokenAbi } from "../../abis/ReceiptTokenAbi.js";
+import { SmartWalletAbi } from "../../abis/SmartWalletAbi.js";
 import { TimelockControllerAbi } from "../../abis/TimelockControllerAbi.js";
 import { TokenizedVaultV2Abi } from "../../abis/TokenizedVaultV2Abi.js";
 
@@ -21,6 +22,7 @@ export const ABIS = {
   Multicall3: Multicall3Abi,
   PriceFeed: PriceFeedAbi,
   ReceiptToken: ReceiptTokenAbi,
+  SmartWallet: SmartWalletAbi,
   TimelockController: TimelockControllerAbi,
   TokenizedVaultV2: TokenizedVaultV2Abi,
 } as const;
