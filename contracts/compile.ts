@@ -32,6 +32,7 @@ export const CONTRACTS = {
   MultiSigWallet: "MultiSigWallet.sol",
   Multicall3: "Multicall3.sol",
   SmartWallet: "SmartWallet.sol",
+  TestUniversalResolver: "TestUniversalResolver.sol",
   TimelockController: "@openzeppelin/contracts/governance/TimelockController.sol",
 } as const;
 

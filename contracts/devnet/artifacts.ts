@@ -11,6 +11,7 @@ import { Multicall3Abi } from "../../abis/Multicall3Abi.js";
 import { PriceFeedAbi } from "../../abis/PriceFeedAbi.js";
 import { ReceiptTokenAbi } from "../../abis/ReceiptTokenAbi.js";
 import { SmartWalletAbi } from "../../abis/SmartWalletAbi.js";
+import { TestUniversalResolverAbi } from "../../abis/TestUniversalResolverAbi.js";
 import { TimelockControllerAbi } from "../../abis/TimelockControllerAbi.js";
 import { TokenizedVaultV2Abi } from "../../abis/TokenizedVaultV2Abi.js";
 
@@ -23,6 +24,7 @@ export const ABIS = {
   PriceFeed: PriceFeedAbi,
   ReceiptToken: ReceiptTokenAbi,
   SmartWallet: SmartWalletAbi,
+  TestUniversalResolver: TestUniversalResolverAbi,
   TimelockController: TimelockControllerAbi,
   TokenizedVaultV2: TokenizedVaultV2Abi,
 } as const;
