@@ -18,7 +18,7 @@ import { loadRegistry } from "../config/registry.js";
 import { createDb, createPool } from "../jobs/db/client.js";
 import { httpOk } from "./lib/indexer.js";
 import { settle } from "../jobs/runtime.js";
-import { demoConfig } from "./lib/demo-config.js";
+import { demoConfig, ensResolverEnv } from "./lib/demo-config.js";
 
 const cfg = demoConfig(process.env);
 const dataDir = join(REPO_ROOT, ".data");
@@ -119,7 +119,8 @@ async function main(): Promise<void> {
   await admin.destroy();
   say(`registry loaded: ${loaded.vaults} vaults, ${loaded.strategists} strategists, ${loaded.subaccounts} subaccounts; API key created`);
   say(`starting the API on 127.0.0.1:${cfg.apiPort}; log .data/logs/api.log`);
-  const api = startApiProcess({ databaseUrl: dbUrl, redisUrl: redis.url, port: cfg.apiPort, chains, logFile: join(logDir, "api.log") });
+  // ENS names on the simulated chains resolve through the resolver the simulator deployed on each
+  const api = startApiProcess({ databaseUrl: dbUrl, redisUrl: redis.url, port: cfg.apiPort, chains, env: ensResolverEnv(manifest.chains), logFile: join(logDir, "api.log") });
   const apiUrl = `http://127.0.0.1:${cfg.apiPort}`;
   for (let i = 0; !(await httpOk(`${apiUrl}/v1/`)); i++) {
     if (api.exitInfo()) throw new Error(`the API exited:\n${api.recentOutput()}`);

@@ -69,6 +69,7 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
   const config: AppDeps["config"] = {
     indexerSchema: "indexer",
     rpcUrls: new Map(devnet.chains.map((c) => [c.chainId, c.rpcUrl])),
+    ensResolvers: new Map(devnet.chains.map((c) => [c.chainId, c.ensUniversalResolver])),
     corsOrigins: [ALLOWED_ORIGIN],
     rateLimitPerMinute: opts.rateLimitPerMinute ?? 1_000_000,
   };

@@ -4,6 +4,7 @@ import { dirname } from "node:path";
 import { simulateChain, DAY, type ChainResult, type RegistryVault } from "./simulate.js";
 
 export { DAY, type ChainResult, type RegistryVault };
+export { ENS_HOLDER_NAMES, type EnsResult } from "./simulate.js";
 export { DEVNET_CHAINS, VAULT_SPECS } from "./scenario.js";
 
 export interface Manifest {

@@ -12,6 +12,7 @@ import {
   encodeFunctionData,
   keccak256,
   maxUint256,
+  namehash,
   parseUnits,
   toHex,
   zeroHash,
@@ -69,7 +70,24 @@ export interface ChainResult {
   lossDays: { vault: Address; day: number }[];
   flatDays: { vault: Address; day: number }[];
   pauses: { vault: Address; from: number; to: number }[];
+  /** ENS on the devnet: a TestUniversalResolver and the names it resolves (lower-case addresses) */
+  ens: EnsResult;
 }
+
+export interface EnsResult {
+  /** the TestUniversalResolver (ENS_UNIVERSAL_RESOLVER_<chainId> for the API) */
+  universalResolver: Address;
+  /**
+   * name -> address: `wallet<i>.eth` for the first ENS_HOLDER_NAMES wallets (by index i in
+   * `wallets`) that hold vault shares at the head of this chain (so the lists may differ between
+   * chains), `chain<chainId>.eth` for the first of them (a name only this chain resolves), and
+   * `unranked.eth` for an address that never acts (it resolves, but earns no points)
+   */
+  names: Record<string, Address>;
+}
+
+/** how many share-holding wallets get an ENS name on each chain */
+export const ENS_HOLDER_NAMES = 5;
 
 export interface SimulateOptions {
   chainId: number;
@@ -664,6 +682,12 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
     }
   }
 
+  // ---- ENS: a Universal Resolver and a few names, in the blocks after the simulated history -----
+  // (after it, so the history's blocks are the same as without ENS; a separate deployer, so the
+  // resolver has the same address on every chain of a seed)
+  const ens = await registerEnsNames(s, seed, vaults.map((v) => v.shareToken), wallets);
+  log(`chain ${opts.chainId}: ENS resolver ${ens.universalResolver}, names ${Object.keys(ens.names).join(", ")}`);
+
   const headBlock = await s.blockNumber();
   return {
     chainId: opts.chainId,
@@ -683,7 +707,28 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
     lossDays,
     flatDays,
     pauses,
+    ens,
   };
+}
+
+async function registerEnsNames(s: ChainSession, seed: string, shareTokens: Address[], wallets: Address[]): Promise<EnsResult> {
+  const admin = actorAddress(seed, "ens-admin");
+  const universalResolver = await s.deploy(admin, "TestUniversalResolver", []);
+  const names: Record<string, Address> = {};
+  for (const [i, w] of wallets.entries()) {
+    if (Object.keys(names).length >= ENS_HOLDER_NAMES) break;
+    let held = 0n;
+    for (const token of shareTokens) held += await s.readBig("MockERC20", token, "balanceOf", [w]);
+    if (held > 0n) names[`wallet${i}.eth`] = lc(w);
+  }
+  // a name only this chain knows, so a resolution on the wrong chain shows
+  const first = Object.values(names)[0];
+  if (first) names[`chain${s.chainId}.eth`] = first;
+  names["unranked.eth"] = lc(actorAddress(seed, "ens-unranked"));
+  for (const [name, a] of Object.entries(names)) {
+    await s.call(admin, "TestUniversalResolver", universalResolver, "setAddr", [namehash(name), a]);
+  }
+  return { universalResolver: lc(universalResolver), names };
 }
 
 // ---- helpers ---------------------------------------------------------------------------------

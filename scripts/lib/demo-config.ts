@@ -31,3 +31,11 @@ export function demoConfig(env: NodeJS.ProcessEnv) {
     apiPort: e.PORT,
   };
 }
+
+/**
+ * What the demo's API process needs to resolve ENS names on the simulated chains: the
+ * TestUniversalResolver the simulator deployed on each (ENS_UNIVERSAL_RESOLVER_<chainId>).
+ */
+export function ensResolverEnv(chains: readonly { chainId: number; ens: { universalResolver: string } }[]): Record<string, string> {
+  return Object.fromEntries(chains.map((c) => [`ENS_UNIVERSAL_RESOLVER_${c.chainId}`, c.ens.universalResolver]));
+}

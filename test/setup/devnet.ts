@@ -19,7 +19,15 @@ export interface DevnetInfo {
   manifestFile: string;
   schema: string;
   indexerUrl: string;
-  chains: { chainId: number; rpcUrl: string; snapshotInterval: number }[];
+  chains: {
+    chainId: number;
+    rpcUrl: string;
+    snapshotInterval: number;
+    /** the chain's ENS Universal Resolver (a TestUniversalResolver) */
+    ensUniversalResolver: `0x${string}`;
+    /** ENS names registered on this chain: name -> address (lower case); see EnsResult */
+    ensNames: Record<string, `0x${string}`>;
+  }[];
   dir: string;
 }
 
@@ -60,7 +68,7 @@ export default async function setup(project: TestProject) {
     const registryFile = join(dir, "vaults.json");
     const manifestFile = join(dir, "manifest.json");
     log(`simulating ${TEST_DAYS} days`);
-    await runDevnet({ seed: "test", days: TEST_DAYS, endTime, wallets: 50, chains, manifestPath: manifestFile, registryPath: registryFile });
+    const manifest = await runDevnet({ seed: "test", days: TEST_DAYS, endTime, wallets: 50, chains, manifestPath: manifestFile, registryPath: registryFile });
     const analystUrl = await ensureAnalystRole(pgi.url, { viewsSchema: "indexer", extraSchemas: ["derived", "registry", "ops"] });
     log("indexing");
     let exited = false;
@@ -82,7 +90,10 @@ export default async function setup(project: TestProject) {
       manifestFile,
       schema: indexer.schema,
       indexerUrl: indexer.url,
-      chains: chains.map(({ chainId, rpcUrl, snapshotInterval }) => ({ chainId, rpcUrl, snapshotInterval })),
+      chains: chains.map(({ chainId, rpcUrl, snapshotInterval }) => {
+        const { ens } = manifest.chains.find((m) => m.chainId === chainId)!;
+        return { chainId, rpcUrl, snapshotInterval, ensUniversalResolver: ens.universalResolver, ensNames: ens.names };
+      }),
       dir,
     });
   } catch (err) {
