@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { RouteHandler } from "@hono/zod-openapi";
 import { sql } from "kysely";
 import { indexer, type ReadDb } from "../../lib/db.js";
+import { resolveEnsName } from "../../ens.js";
 import type { AppEnv } from "../../lib/router.js";
 import type { leaderboard, platformPoints, publicPoints, streakStatus } from "./points.routes.js";
 
@@ -141,14 +142,27 @@ export function streakTooltip(days: number, lastClaimDay: string | null): string
   return days > 0 ? `${days}-day streak${last}` : `No active streak${last}`;
 }
 
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/**
+ * The wallet an `ens_name` names: itself when it is a 0x address, else its ENS address on the
+ * chain (api/ens.ts); null when it resolves to nothing (unknown or invalid name, no RPC or
+ * resolver for the chain, RPC down), which the leaderboard answers with no items.
+ */
+async function leaderboardWallet(config: Parameters<typeof resolveEnsName>[0], chainId: number, ensName: string): Promise<string | null> {
+  const name = ensName.trim();
+  if (ADDRESS.test(name)) return name;
+  return resolveEnsName(config, chainId, name);
+}
+
 export const leaderboardHandler: RouteHandler<typeof leaderboard, AppEnv> = async (c) => {
-  const { page, perPage, sortBy, wallet_address, ens_name } = c.req.valid("query");
+  const { page, perPage, sortBy, wallet_address, ens_name, chain } = c.req.valid("query");
   const { db, config } = c.var.deps;
   const rankCol = sortBy === "streakDays" ? sql.ref("b.rank_streak") : sql.ref("b.rank_total");
   const cols = sql`b.wallet, b.total_points, b.streak_days, b.last_claim_day, ${rankCol} AS rank, b.top_vault, b.top_vault_chain_id, b.top_vault_lifetime_deposit`;
 
-  // a single wallet: wallet_address, else an ens_name that is an address (no ENS resolution yet)
-  const single = wallet_address ?? (ens_name !== undefined ? (/^0x[0-9a-fA-F]{40}$/.test(ens_name.trim()) ? ens_name.trim() : null) : undefined);
+  // a single wallet: wallet_address, else ens_name (resolved on `chain`; null: no such wallet)
+  const single = wallet_address ?? (ens_name !== undefined ? await leaderboardWallet(config, chain, ens_name) : undefined);
   let rows: BoardRow[];
   let totalItems: number;
   if (single !== undefined) {

@@ -98,7 +98,7 @@ export const leaderboard = createRoute({
   tags: TAG,
   summary: "Points leaderboard",
   description:
-    "Paginated by rank (`sortBy` totalPoints: derived.points_balance.rank_total; streakDays: rank_streak). With `wallet_address` (or an `ens_name` that is a 0x address) only that wallet, with its rank, regardless of `page` (no items when it is not ranked). ENS resolution is not available yet: any other `ens_name` gives no items. `wallet_address` wins over `ens_name`.",
+    "Paginated by rank (`sortBy` totalPoints: derived.points_balance.rank_total; streakDays: rank_streak). With `wallet_address` or `ens_name`, only that wallet, with its rank, regardless of `page` (no items when it is not ranked). `ens_name` is an ENS name resolved on the chain `chain` (default 1) through that chain's ENS Universal Resolver (`ENS_UNIVERSAL_RESOLVER_<chainId>`, else the one viem knows for the chain) and the service's RPC endpoint for it; answers are cached for a minute. A name that does not resolve (not registered, not a valid ENS name, no RPC endpoint or resolver for the chain, RPC unavailable) gives no items, not an error; a 0x address given as `ens_name` is used as is. `wallet_address` wins over `ens_name`.",
   middleware: [requireKey] as const,
   security: keySecurity,
   request: {
@@ -107,7 +107,7 @@ export const leaderboard = createRoute({
       perPage: QueryInt({ def: 10, min: 1, max: 100 }).openapi({ type: "integer", default: 10, minimum: 1, maximum: 100 }),
       sortBy: z.enum(["totalPoints", "streakDays"]).default("totalPoints"),
       wallet_address: EvmAddress.optional(),
-      ens_name: z.string().min(1).max(255).optional(),
+      ens_name: z.string().min(1).max(255).optional().openapi({ description: "ENS name (e.g. `vitalik.eth`, normalised per ENSIP-15) or a 0x address; empty or longer than 255 characters is a 422", example: "wallet0.eth" }),
       chain: KnownChainId(1).openapi({ type: "integer", default: 1, description: "Chain for name resolution (a catalogue chain id)" }),
     }),
   },
