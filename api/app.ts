@@ -14,6 +14,7 @@ import { rateLimit } from "./middleware/rate-limit.js";
 import { responseCache } from "./middleware/response-cache.js";
 import { createRouter, type AppDeps, type AppEnv } from "./lib/router.js";
 import { registerRoutes } from "./routes/index.js";
+import { SCOPES } from "./auth/scopes.js";
 
 import { API_VERSION } from "./version.js";
 export { API_VERSION };
@@ -37,6 +38,7 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   app.use(async (c, next) => {
     c.set("deps", deps);
     c.set("apiKeyId", null);
+    c.set("principal", null);
     const t0 = performance.now();
     await next();
     log.info({ reqId: c.var.requestId, method: c.req.method, path: c.req.path, status: c.res.status, ms: +(performance.now() - t0).toFixed(2) }, "request");
@@ -58,7 +60,12 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
 
   const pub = createRouter();
   const inst = createRouter();
-  inst.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyHeader", { type: "apiKey", in: "header", name: "x-api-key", description: "An API key issued with `npm run keys -- create <name>`." });
+  inst.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyHeader", { type: "apiKey", in: "header", name: "x-api-key", description: "An API key issued with `npm run keys -- create <name> [--scope <scope>]...`; write routes need the scope they name." });
+  inst.openAPIRegistry.registerComponent("securitySchemes", "OAuth2Password", {
+    type: "oauth2",
+    description: "Operator accounts (`npm run operators -- create <username> --scope <scope>`) get short-lived bearer tokens from POST /api/v1/token.",
+    flows: { password: { tokenUrl: "/api/v1/token", scopes: { ...SCOPES } } },
+  });
   registerRoutes({ pub, inst });
 
   pub.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "Vault yield service: public API", version: API_VERSION }, servers: [{ url: "/v1" }] });

@@ -1,6 +1,23 @@
 /** The API's settings, from the environment, parsed and checked once at start-up. */
 import { z } from "zod";
 
+const decimal = (def: string) =>
+  z
+    .string()
+    .regex(/^\d+(\.\d{1,18})?$/, "must be a non-negative decimal number")
+    .default(def);
+
+/** Points rules of the write routes, as decimal strings (18 decimals at most). */
+export interface PointsRules {
+  /** awarded to a wallet registering with a referrer */
+  signupBonus: string;
+  /** a daily streak claim on day n of the streak earns min(base + step × (n − 1), max) */
+  streakBase: string;
+  streakStep: string;
+  streakMax: string;
+}
+export const DEFAULT_POINTS_RULES: PointsRules = { signupBonus: "100", streakBase: "10", streakStep: "1", streakMax: "50" };
+
 const schema = z.object({
   DATABASE_URL: z.string({ error: "required: the postgres:// URL of the service's database" }).regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL").optional(),
@@ -19,6 +36,11 @@ const schema = z.object({
   // kept in the database (registry.api_secret), so every API process of a deployment shares it.
   TOKEN_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   TOKEN_TTL_S: z.coerce.number().int().min(30).max(86_400).default(900),
+  // Points the API awards (the workers read POINTS_SIGNUP_BONUS too: set it the same for both).
+  POINTS_SIGNUP_BONUS: decimal("100"),
+  POINTS_STREAK_BASE: decimal("10"),
+  POINTS_STREAK_STEP: decimal("1"),
+  POINTS_STREAK_MAX: decimal("50"),
 });
 
 export interface ApiConfig {
@@ -37,6 +59,7 @@ export interface ApiConfig {
   ensResolvers: Map<number, `0x${string}`>;
   tokenSecret: string | undefined;
   tokenTtlS: number;
+  points: PointsRules;
 }
 
 export function apiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
@@ -73,5 +96,6 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     ensResolvers,
     tokenSecret: e.TOKEN_SECRET,
     tokenTtlS: e.TOKEN_TTL_S,
+    points: { signupBonus: e.POINTS_SIGNUP_BONUS, streakBase: e.POINTS_STREAK_BASE, streakStep: e.POINTS_STREAK_STEP, streakMax: e.POINTS_STREAK_MAX },
   };
 }

@@ -1,7 +1,9 @@
 /**
  * npm run api: the HTTP API (api/). Reads DATABASE_URL, REDIS_URL (rate limits; without it a
  * local redis-server on 127.0.0.1:63790), PORT (8000), HOST (127.0.0.1), CORS_ORIGINS,
- * RATE_LIMIT_PER_MINUTE, INDEXER_SCHEMA, LOG_LEVEL and PONDER_RPC_URL_<chainId> (ping's RPC check).
+ * RATE_LIMIT_PER_MINUTE, INDEXER_SCHEMA, LOG_LEVEL, PONDER_RPC_URL_<chainId> (ping's RPC check, ENS,
+ * contract-wallet signatures), ENS_UNIVERSAL_RESOLVER_<chainId>, TOKEN_SECRET, TOKEN_TTL_S and the
+ * POINTS_* rules of the write routes.
  */
 import { serve } from "@hono/node-server";
 import pino from "pino";
@@ -12,6 +14,9 @@ import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
 import { Redis } from "ioredis";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
+import { ensureTokenSecret } from "../api/auth/tokens.js";
+import { purgeIdempotency } from "../api/lib/writes.js";
+import { fanoutRequester } from "../jobs/request.js";
 
 async function main(): Promise<void> {
   let cfg;
@@ -26,19 +31,32 @@ async function main(): Promise<void> {
   // The registry tables the API reads (and the keys) exist before the first request.
   const admin = createDb(createPool(cfg.databaseUrl, 1, "vault-api-migrate"));
   await migrateToLatest(admin);
+  const tokenSecret = await ensureTokenSecret(admin, cfg.tokenSecret);
   await admin.destroy();
   const redisInfo = await resolveRedis(process.env);
   // Rate-limit counters of concurrent requests go to Redis in one round trip (auto-pipelining).
   const redis = new Redis(redisInfo.url, { maxRetriesPerRequest: 1, enableAutoPipelining: true, enableOfflineQueue: false });
   redis.on("error", () => {});
   const { db, destroy } = createReadDb(cfg.databaseUrl, 20);
-  const app = createApp({ db, config: cfg, redis, now: () => new Date() }, { logger });
+  // the write routes' pool: registry tables, audit rows, stored idempotent answers
+  const wdb = createDb(createPool(cfg.databaseUrl, 5, "vault-api-write"));
+  const fanout = fanoutRequester(redisInfo.url);
+  const requestRecompute = () =>
+    fanout.request().catch((err) => logger.warn({ err: errMessage(err) }, "could not queue a fan-out after a write (the workers' schedule will pick the change up)"));
+  const app = createApp({ db, wdb, config: { ...cfg, tokenSecret }, redis, requestRecompute, now: () => new Date() }, { logger });
+  const purge = setInterval(() => {
+    purgeIdempotency(wdb).catch((err) => logger.warn({ err: errMessage(err) }, "idempotency purge failed"));
+  }, 3600_000);
+  purge.unref();
   const server = serve({ fetch: app.fetch, port: cfg.port, hostname: cfg.host }, (info) => {
     logger.info(`API listening on http://${info.address}:${info.port} (docs: /v1/docs, /api/v1/docs)`);
   });
   registerCleanup("api", async () => {
     await new Promise<void>((r) => server.close(() => r()));
+    clearInterval(purge);
     redis.disconnect();
+    await fanout.close();
+    await wdb.destroy();
     await destroy();
   });
 }

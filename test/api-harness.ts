@@ -19,6 +19,8 @@ import type { Database } from "../jobs/db/schema.js";
 import { jobsConfig } from "../jobs/config.js";
 import { redisConnection, settle, startWorkers } from "../jobs/runtime.js";
 import { startRedis, type RedisInstance } from "../scripts/lib/redis.js";
+import { ensureTokenSecret } from "../api/auth/tokens.js";
+import { fanoutRequester } from "../jobs/request.js";
 import { withDb, rows } from "./helpers.js";
 
 export const ALLOWED_ORIGIN = "https://app.example.com";
@@ -36,6 +38,9 @@ export interface ApiHarness {
   q<T>(sql: string, params?: unknown[]): Promise<T[]>;
   /** another app over the same database and Redis, with some settings changed */
   appWith(config: Partial<AppDeps["config"]>): App;
+  /** another app over the same database and Redis, with some dependencies changed (e.g. the clock) */
+  appWithDeps(deps: Partial<AppDeps>): App;
+  redisUrl: string;
   close(): Promise<void>;
 }
 
@@ -72,8 +77,12 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
     ensResolvers: new Map(devnet.chains.map((c) => [c.chainId, c.ensUniversalResolver])),
     corsOrigins: [ALLOWED_ORIGIN],
     rateLimitPerMinute: opts.rateLimitPerMinute ?? 1_000_000,
+    tokenSecret: await ensureTokenSecret(db),
+    tokenTtlS: 900,
   };
-  const app = createApp({ db: read.db, config, redis: client, now: () => new Date() });
+  const fanout = fanoutRequester(redis.url);
+  const deps = (over: Partial<AppDeps> = {}): AppDeps => ({ db: read.db, wdb: db, config, redis: client, requestRecompute: () => fanout.request(), now: () => new Date(), ...over });
+  const app = createApp(deps());
   const req = (path: string, init: RequestInit & { key?: string | null } = {}) => {
     const headers = new Headers(init.headers);
     const k = init.key === undefined ? key : init.key;
@@ -99,9 +108,12 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
       return { status: res.status, body: body as T, res };
     },
     q: <T>(sql: string, params: unknown[] = []) => withDb(devnet.dbUrl, (c) => rows<T>(c, sql, params)),
-    appWith: (over) => createApp({ db: read.db, config: { ...config, ...over }, redis: client, now: () => new Date() }),
+    appWith: (over) => createApp(deps({ config: { ...config, ...over } })),
+    appWithDeps: (over) => createApp(deps(over)),
+    redisUrl: redis.url,
     async close() {
       client.disconnect();
+      await fanout.close();
       await read.destroy();
       await db.destroy();
       if (!redis.reused) await redis.stop();

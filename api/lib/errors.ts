@@ -75,3 +75,11 @@ export function defaultHook(result: { success: boolean; error?: ZodError; target
 export function notFound(c: Context, what: string) {
   return c.json({ detail: what }, 404);
 }
+
+/** The body of a failed business rule on a write route: which rule, in `code`. */
+export const RefusalSchema = z
+  .object({
+    detail: z.string().openapi({ description: "What went wrong, for people" }),
+    code: z.string().openapi({ description: "Which rule refused the request, for programs (see the route's description)" }),
+  })
+  .openapi("Refusal");

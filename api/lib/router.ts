@@ -1,7 +1,7 @@
 /** Router factory and shared schemas: every resource builds its routes with these. */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { ReadDb } from "./db.js";
-import { defaultHook, ErrorSchema, ValidationErrorSchema } from "./errors.js";
+import { defaultHook, ErrorSchema, RefusalSchema, ValidationErrorSchema } from "./errors.js";
 import type { ApiConfig } from "../env.js";
 import type { Redis } from "ioredis";
 import type { Kysely } from "kysely";
@@ -12,8 +12,10 @@ export interface AppDeps {
   /** the write side (registry tables); null: this process serves reads only, writes answer 503 */
   wdb?: Kysely<Database> | null;
   config: Pick<ApiConfig, "indexerSchema" | "rpcUrls" | "corsOrigins" | "rateLimitPerMinute"> &
-    Partial<Pick<ApiConfig, "ensResolvers" | "tokenTtlS">> & { responseCacheMs?: number; tokenSecret?: string };
+    Partial<Pick<ApiConfig, "ensResolvers" | "tokenTtlS" | "points">> & { responseCacheMs?: number; tokenSecret?: string };
   redis: Redis | null;
+  /** asks the workers for a fan-out (after a write that changes an input of the derived tables) */
+  requestRecompute?: () => Promise<void>;
   /** the clock (tests set it) */
   now: () => Date;
 }
@@ -70,3 +72,31 @@ export const authResponses = {
 
 /** Security requirement of routes that need the `x-api-key` header. */
 export const keySecurity = [{ ApiKeyHeader: [] as string[] }];
+
+type JsonResponse<S> = { description: string; content: { "application/json": { schema: S } } };
+const json = <S>(description: string, schema: S): JsonResponse<S> => ({ description, content: { "application/json": { schema } } });
+
+/** Responses of a write route: credentials (401/403), refusals by code, validation, rate limit. */
+export function writeResponses<R extends Partial<Record<400 | 404 | 409 | 503, string>>>(refusals: R) {
+  const out = {} as { [K in keyof R]: JsonResponse<typeof RefusalSchema> };
+  for (const [status, description] of Object.entries(refusals)) (out as Record<string, unknown>)[status] = json(description as string, RefusalSchema);
+  return {
+    401: json("No credentials, or an invalid or expired bearer token", RefusalSchema.partial({ code: true })),
+    403: json("Invalid or revoked API key, or a credential without the route's scope (code `insufficient_scope`)", RefusalSchema.partial({ code: true })),
+    ...out,
+    422: json("Validation error (also: an Idempotency-Key reused with another request)", ValidationErrorSchema),
+    429: json("Rate limit exceeded", ErrorSchema),
+  };
+}
+
+/** The optional Idempotency-Key header of every write route. */
+export const IdempotencyHeader = z.object({
+  "idempotency-key": z
+    .string()
+    .optional()
+    .openapi({
+      param: { name: "Idempotency-Key", in: "header" },
+      description:
+        "Any 1–255 visible ASCII characters. A retry with the same key and body returns the first answer (header `Idempotent-Replayed: true`) without acting again; the same key with another body answers 422. Answers are kept 24 h, per credential.",
+    }),
+});

@@ -1,13 +1,64 @@
-/** `x-api-key` on the routes that need it: 401 without one, 403 with a wrong or revoked one. */
+/**
+ * Credentials. `requireKey`: the `x-api-key` header on the institutional routes that need one
+ * (401 without it, 403 with a wrong or revoked one). `requireScope(scope)`: the write routes, a
+ * key holding `scope`, or, where the route allows it, an operator's bearer token holding it
+ * (401 with `WWW-Authenticate: Bearer` when the token is missing, invalid or expired; 403 with
+ * code `insufficient_scope` when the credential lacks the scope).
+ */
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { checkKey } from "../keys.js";
-import type { AppEnv } from "../lib/router.js";
+import { checkToken } from "../auth/tokens.js";
+import type { Scope } from "../auth/scopes.js";
+import type { AppEnv, Principal } from "../lib/router.js";
+
+async function keyPrincipal(c: Context<AppEnv>, key: string): Promise<Principal | Response> {
+  const r = await checkKey(c.var.deps.db, key.trim());
+  if (!r.ok) return c.json({ detail: r.reason === "revoked" ? "API key revoked" : "Invalid API key" }, 403);
+  return { kind: "api_key", id: r.id, scopes: r.scopes };
+}
 
 export const requireKey = createMiddleware<AppEnv>(async (c, next) => {
   const key = c.req.header("x-api-key");
   if (!key) return c.json({ detail: "Missing API key: send it in the x-api-key header" }, 401);
-  const r = await checkKey(c.var.deps.db, key.trim());
-  if (!r.ok) return c.json({ detail: r.reason === "revoked" ? "API key revoked" : "Invalid API key" }, 403);
-  c.set("apiKeyId", r.id);
+  const p = await keyPrincipal(c, key);
+  if (p instanceof Response) return p;
+  c.set("apiKeyId", p.id);
+  c.set("principal", p);
   await next();
 });
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+export function requireScope(scope: Scope, opts: { bearer?: boolean } = {}) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const key = c.req.header("x-api-key");
+    const auth = opts.bearer ? c.req.header("authorization") : undefined;
+    let p: Principal | Response;
+    if (key) p = await keyPrincipal(c, key);
+    else if (auth) {
+      const m = BEARER.exec(auth);
+      const secret = c.var.deps.config.tokenSecret;
+      if (!m || !secret) {
+        c.header("WWW-Authenticate", 'Bearer error="invalid_token"');
+        return c.json({ detail: "Invalid bearer token", code: "invalid_token" }, 401);
+      }
+      const t = await checkToken(c.var.deps.db, secret, m[1]!);
+      if (!t.ok) {
+        c.header("WWW-Authenticate", `Bearer error="invalid_token", error_description="token ${t.reason}"`);
+        return c.json({ detail: t.reason === "expired" ? "Bearer token expired" : t.reason === "disabled" ? "Operator account disabled" : "Invalid bearer token", code: "invalid_token" }, 401);
+      }
+      p = { kind: "operator", id: t.username, scopes: t.scopes };
+    } else {
+      if (opts.bearer) c.header("WWW-Authenticate", "Bearer");
+      return c.json({ detail: opts.bearer ? "Not authenticated: send an API key (x-api-key) or a bearer token (Authorization: Bearer …)" : "Missing API key: send it in the x-api-key header" }, 401);
+    }
+    if (p instanceof Response) return p;
+    if (!p.scopes.includes(scope)) {
+      return c.json({ detail: `The ${p.kind === "api_key" ? "API key" : "operator account"} lacks the scope "${scope}"`, code: "insufficient_scope" }, 403);
+    }
+    if (p.kind === "api_key") c.set("apiKeyId", p.id);
+    c.set("principal", p);
+    await next();
+  });
+}

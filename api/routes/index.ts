@@ -1,5 +1,6 @@
 /** Every resource registers its routes on the surfaces it belongs to. */
 import type { Router } from "../lib/router.js";
+import { registerAuth } from "./auth/token.js";
 import { registerGovernance } from "./governance/governance.index.js";
 import { registerPlatform } from "./platform/platform.index.js";
 import { registerPoints } from "./points/points.index.js";
@@ -13,6 +14,7 @@ export interface Surfaces {
 
 export function registerRoutes(s: Surfaces): void {
   registerSystem(s);
+  registerAuth(s);
   registerVaults(s);
   registerPlatform(s);
   registerGovernance(s);

@@ -319,6 +319,55 @@ export interface PointsUserTable {
   chain_id: number;
   registered_at: Ts;
   signup_bonus: ColumnType<Num, Num | undefined, Num>;
+  id: ColumnType<string, string | undefined, never>;
+}
+
+export interface RegisterNonceTable {
+  address: string;
+  nonce: string;
+  chain_id: number;
+  used_at: ColumnType<Date, Date | string | undefined, never>;
+}
+
+export interface OperatorAccountTable {
+  username: string;
+  password_hash: string;
+  scopes: ColumnType<string[], string[] | undefined, string[]>;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  disabled_at: Ts | null;
+}
+
+export interface ApiSecretTable {
+  name: string;
+  value: string;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+}
+
+export interface IdempotencyTable {
+  principal: string;
+  key: string;
+  request_hash: string;
+  status: number;
+  body: ColumnType<unknown, string, string>;
+  created_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface WriteAuditTable {
+  id: ColumnType<string, string | undefined, never>;
+  at: ColumnType<Date, Date | string | undefined, never>;
+  principal_kind: "api_key" | "operator";
+  principal_id: string;
+  action: string;
+  target: string | null;
+  method: string;
+  path: string;
+  status: number;
+  outcome: "ok" | "refused";
+  code: string | null;
+  request_id: string | null;
+  idempotency_key: string | null;
+  detail: ColumnType<Record<string, unknown>, string | undefined, string>;
 }
 
 export interface StreakClaimTable {
@@ -455,6 +504,11 @@ export interface Database {
   "registry.portfolio_cache": PortfolioCacheTable;
   "registry.audit_entry": AuditEntryTable;
   "registry.api_key": ApiKeyTable;
+  "registry.register_nonce": RegisterNonceTable;
+  "registry.operator_account": OperatorAccountTable;
+  "registry.api_secret": ApiSecretTable;
+  "registry.idempotency": IdempotencyTable;
+  "registry.write_audit": WriteAuditTable;
   "ops.vault_backfill": VaultBackfillTable;
 }
 

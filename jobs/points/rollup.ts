@@ -13,6 +13,7 @@ export async function runPointsRollup(db: Db, indexerSchema: string, today: numb
     // Serialize rollups: two at once would both rebuild the balances.
     await sql`SELECT pg_advisory_xact_lock(hashtext('derived.points_rollup'))`.execute(trx);
     // Registry entries carry chain_id 0 and vault '': the primary key's prefix finds them.
+    // They are rebuilt from the registry, which holds every entry the API wrote to the ledger.
     await sql`DELETE FROM derived.points_ledger WHERE chain_id = 0 AND vault = '' AND source IN ('signup_bonus', 'daily_streak', 'manual')`.execute(trx);
     await sql`
       INSERT INTO derived.points_ledger (wallet, day, source, chain_id, vault, ref, points)
@@ -21,7 +22,10 @@ export async function runPointsRollup(db: Db, indexerSchema: string, today: numb
       UNION ALL
       SELECT address, day, 'daily_streak', 0, '', '', points FROM registry.streak_claim WHERE points <> 0
       UNION ALL
-      SELECT lower(wallet), (created_at AT TIME ZONE 'UTC')::date, 'manual', 0, '', id::text, points FROM registry.manual_points`.execute(trx);
+      SELECT lower(wallet), (created_at AT TIME ZONE 'UTC')::date, 'manual', 0, '', id::text, points FROM registry.manual_points
+      -- the API writes the entry of a registration or a claim with it: one committed after the
+      -- DELETE above is the same entry
+      ON CONFLICT (chain_id, vault, day, source, wallet, ref) DO UPDATE SET points = EXCLUDED.points`.execute(trx);
 
     await sql`
       UPDATE derived.points_pool p SET lifetime_deposit = x.total

@@ -40,7 +40,7 @@ import { loadSummaryInputs, summarize, type SummaryVault } from "./redemptions.j
 /** A registry.strategy_apy_snapshot row as read. */
 type SnapshotRow = Selectable<StrategyApySnapshotTable>;
 
-const snapshotRead = (r: SnapshotRow) => ({
+export const snapshotRead = (r: SnapshotRow) => ({
   vault_address: r.vault_address,
   chain: r.chain,
   platform_name: r.platform_name,

@@ -1,4 +1,5 @@
 import type { Surfaces } from "../index.js";
+import { strategyApyCreate, strategyApyCreateHandler } from "./strategy-apy.write.js";
 import {
   pendingRedemptionsBatchHandler,
   pendingRedemptionsHandler,
@@ -27,6 +28,7 @@ import {
 /** Platform analytics, redemptions and withdrawals: institutional surface only. */
 export function registerPlatform({ inst }: Surfaces): void {
   inst.openapi(strategyApyList, strategyApyListHandler);
+  inst.openapi(strategyApyCreate, strategyApyCreateHandler);
   inst.openapi(strategyApyByVault, strategyApyByVaultHandler);
   inst.openapi(strategistList, strategistListHandler);
   // the static paths before the parameterised ones they would also match

@@ -1,5 +1,6 @@
 import type { Surfaces } from "../index.js";
 import { leaderboardHandler, platformPointsHandler, publicPointsHandler, streakStatusHandler } from "./points.handlers.js";
+import { register, registerHandler, streakClaim, streakClaimHandler } from "./points.writes.js";
 import { leaderboard, platformPoints, publicPoints, streakStatus } from "./points.routes.js";
 
 /**
@@ -11,5 +12,7 @@ export function registerPoints({ pub, inst }: Surfaces): void {
   pub.openapi(publicPoints, publicPointsHandler);
   inst.openapi(leaderboard, leaderboardHandler);
   inst.openapi(streakStatus, streakStatusHandler);
+  inst.openapi(register, registerHandler);
+  inst.openapi(streakClaim, streakClaimHandler);
   inst.openapi(platformPoints, platformPointsHandler);
 }

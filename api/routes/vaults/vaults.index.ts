@@ -1,4 +1,5 @@
 import type { Surfaces } from "../index.js";
+import { deleteReward, deleteRewardHandler, upsertReward, upsertRewardHandler } from "./rewards.js";
 import {
   apyInstHandler,
   apyPublicHandler,
@@ -18,6 +19,8 @@ export function registerVaults({ pub, inst }: Surfaces): void {
   pub.openapi(readPublic, readPublicHandler);
   pub.openapi(apyPublic, apyPublicHandler);
   inst.openapi(listInst, listInstHandler);
+  inst.openapi(upsertReward, upsertRewardHandler);
+  inst.openapi(deleteReward, deleteRewardHandler);
   // the static second segments before the `{vault_address}` routes
   inst.openapi(apyInst, apyInstHandler);
   inst.openapi(summaryInst, summaryInstHandler);

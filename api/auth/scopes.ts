@@ -1,0 +1,17 @@
+/**
+ * Scopes a key or an operator account may hold; each write route requires one. Reads need none.
+ * Set when the key or account is created (`npm run keys -- create <name> --scope …`,
+ * `npm run operators -- create <username> --scope …`).
+ */
+export const SCOPES = {
+  "points:write": "register wallets for points and claim daily streaks (POST /platform/points/register, /platform/points/daily_streak/claim)",
+  "rewards:write": "create, update and delete vault rewards (POST/DELETE /tokenized_vault/rewards)",
+  "strategy_apy:write": "store strategy APY snapshots (POST /platform/strategy_apy)",
+} as const;
+
+export type Scope = keyof typeof SCOPES;
+export const SCOPE_NAMES = Object.keys(SCOPES) as Scope[];
+
+export function isScope(s: string): s is Scope {
+  return Object.hasOwn(SCOPES, s);
+}

@@ -1,0 +1,68 @@
+/**
+ * Bearer tokens of the OAuth 2.0 password flow (POST /api/v1/token): HS256 JWTs naming the
+ * operator (`sub`) and the scopes of the account, valid TOKEN_TTL_S (default 15 min). The signing
+ * key is TOKEN_SECRET or, unset, a random key created once in registry.api_secret, so every API
+ * process of a deployment accepts every token. A disabled account's tokens stop working within
+ * ACCOUNT_CACHE_MS.
+ */
+import { randomBytes } from "node:crypto";
+import { sign, verify } from "hono/jwt";
+import type { Kysely } from "kysely";
+import type { Database } from "../../jobs/db/schema.js";
+import type { ReadDb } from "../lib/db.js";
+
+const ISSUER = "vault-yield-service";
+const AUDIENCE = "vault-yield-api";
+export const ACCOUNT_CACHE_MS = 2000;
+
+/** TOKEN_SECRET when set, else the deployment's stored key (created on first use). */
+export async function ensureTokenSecret(db: Kysely<Database>, configured?: string): Promise<string> {
+  if (configured) return configured;
+  await db
+    .insertInto("registry.api_secret")
+    .values({ name: "token_signing_key", value: randomBytes(48).toString("base64url") })
+    .onConflict((oc) => oc.column("name").doNothing())
+    .execute();
+  const row = await db.selectFrom("registry.api_secret").select("value").where("name", "=", "token_signing_key").executeTakeFirstOrThrow();
+  return row.value;
+}
+
+export interface IssuedToken {
+  access_token: string;
+  token_type: "bearer";
+  expires_in: number;
+  scope: string;
+}
+
+export async function issueToken(secret: string, username: string, scopes: readonly string[], ttlS: number, nowS = Math.floor(Date.now() / 1000)): Promise<IssuedToken> {
+  const token = await sign({ iss: ISSUER, aud: AUDIENCE, sub: username, scope: scopes.join(" "), iat: nowS, exp: nowS + ttlS }, secret, "HS256");
+  return { access_token: token, token_type: "bearer", expires_in: ttlS, scope: scopes.join(" ") };
+}
+
+export type TokenCheck = { ok: true; username: string; scopes: string[] } | { ok: false; reason: "invalid" | "expired" | "disabled" };
+
+interface Account {
+  at: number;
+  active: boolean;
+}
+const accounts = new Map<string, Account>();
+
+export async function checkToken(db: ReadDb, secret: string, token: string, now = Date.now()): Promise<TokenCheck> {
+  let payload;
+  try {
+    payload = await verify(token, secret, { alg: "HS256", iss: ISSUER, aud: AUDIENCE });
+  } catch (err) {
+    return { ok: false, reason: (err as Error)?.name === "JwtTokenExpired" ? "expired" : "invalid" };
+  }
+  const username = typeof payload.sub === "string" ? payload.sub : null;
+  if (!username) return { ok: false, reason: "invalid" };
+  let a = accounts.get(username);
+  if (!a || now - a.at > ACCOUNT_CACHE_MS) {
+    const row = await db.selectFrom("registry.operator_account").select("disabled_at").where("username", "=", username).executeTakeFirst();
+    a = { at: now, active: row != null && row.disabled_at == null };
+    accounts.set(username, a);
+  }
+  if (!a.active) return { ok: false, reason: "disabled" };
+  const scopes = typeof payload.scope === "string" ? payload.scope.split(" ").filter(Boolean) : [];
+  return { ok: true, username, scopes };
+}

@@ -1,0 +1,82 @@
+/**
+ * POST /api/v1/token: the OAuth 2.0 password flow (RFC 6749 §4.3) for operator accounts made with
+ * `npm run operators`. Form fields `username`, `password`, optional `grant_type` (`password`) and
+ * `scope` (a subset of the account's scopes; default all). Answers a short-lived bearer token.
+ * Issuing a token changes nothing, so Idempotency-Key does not apply here.
+ */
+import { createRoute, z, type RouteHandler } from "@hono/zod-openapi";
+import { verifyPassword, dummyHash } from "../../auth/passwords.js";
+import { issueToken } from "../../auth/tokens.js";
+import { ErrorSchema, RefusalSchema, ValidationErrorSchema } from "../../lib/errors.js";
+import type { AppEnv } from "../../lib/router.js";
+import type { Surfaces } from "../index.js";
+
+const TokenForm = z
+  .object({
+    username: z.string().min(1).max(200),
+    password: z.string().min(1).max(1024),
+    grant_type: z.string().optional().openapi({ description: "`password` when given" }),
+    scope: z.string().max(1000).optional().openapi({ description: "Space-separated scopes wanted; default: every scope of the account" }),
+  })
+  .openapi("TokenRequest");
+
+const TokenSchema = z
+  .object({
+    access_token: z.string(),
+    token_type: z.literal("bearer"),
+    expires_in: z.number().int().openapi({ description: "Seconds until the token expires" }),
+    scope: z.string().openapi({ description: "Space-separated scopes the token grants" }),
+  })
+  .openapi("Token");
+
+const json = <S,>(description: string, schema: S) => ({ description, content: { "application/json": { schema } } });
+
+export const token = createRoute({
+  method: "post",
+  path: "/token",
+  tags: ["auth"],
+  summary: "Bearer token for an operator account (OAuth 2.0 password flow)",
+  description:
+    "Send the form fields `username` and `password` (application/x-www-form-urlencoded or multipart/form-data). The token is an HS256 JWT valid `expires_in` seconds (TOKEN_TTL_S, default 900); send it as `Authorization: Bearer <token>` to the routes that accept it (POST /platform/strategy_apy). Wrong credentials, an unknown or a disabled account all answer 401. Refusals (`code`): 400 `unsupported_grant_type`, 400 `invalid_scope` (a scope the account does not hold).",
+  request: {
+    body: {
+      required: true,
+      content: { "application/x-www-form-urlencoded": { schema: TokenForm }, "multipart/form-data": { schema: TokenForm } },
+    },
+  },
+  responses: {
+    200: json("A bearer token", TokenSchema),
+    400: json("`unsupported_grant_type` or `invalid_scope`", RefusalSchema),
+    401: json("Incorrect username or password", ErrorSchema),
+    422: json("Validation error", ValidationErrorSchema),
+    429: json("Rate limit exceeded", ErrorSchema),
+    503: json("Bearer tokens are not configured on this process", ErrorSchema),
+  },
+});
+
+export const tokenHandler: RouteHandler<typeof token, AppEnv> = async (c) => {
+  const f = c.req.valid("form");
+  const { db, config } = c.var.deps;
+  if (f.grant_type !== undefined && f.grant_type !== "password") return c.json({ detail: `grant_type must be "password"`, code: "unsupported_grant_type" }, 400);
+  if (!config.tokenSecret) return c.json({ detail: "Bearer tokens are not configured on this process" }, 503);
+  const account = await db.selectFrom("registry.operator_account").select(["username", "password_hash", "scopes", "disabled_at"]).where("username", "=", f.username).executeTakeFirst();
+  // an unknown user costs one hash too, so timing does not tell which usernames exist
+  const ok = await verifyPassword(f.password, account?.password_hash ?? (await dummyHash()));
+  if (!account || !ok || account.disabled_at != null) {
+    c.header("WWW-Authenticate", "Bearer");
+    return c.json({ detail: "Incorrect username or password" }, 401);
+  }
+  let scopes = account.scopes;
+  if (f.scope !== undefined && f.scope.trim() !== "") {
+    const wanted = [...new Set(f.scope.trim().split(/\s+/))];
+    const foreign = wanted.filter((s) => !account.scopes.includes(s));
+    if (foreign.length) return c.json({ detail: `The account does not hold: ${foreign.join(", ")}`, code: "invalid_scope" }, 400);
+    scopes = wanted;
+  }
+  c.header("Cache-Control", "no-store");
+  return c.json(await issueToken(config.tokenSecret, account.username, scopes, config.tokenTtlS ?? 900), 200);
+};
+
+export function registerAuth({ inst }: Surfaces): void {
+  inst.openapi(token, tokenHandler);
+}
