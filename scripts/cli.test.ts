@@ -56,4 +56,24 @@ describe("command-line configuration errors", () => {
     });
     expect(run("scripts/points.ts", { DATABASE_URL: undefined }, ["list"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/DATABASE_URL must be set/) });
   });
+
+  it("npm run operators / governance-log / keys: bad arguments", { timeout: 90_000 }, () => {
+    const db = { DATABASE_URL: "postgresql://x@127.0.0.1:1/x" };
+    expect(run("scripts/operators.ts", db, ["grant", "alice"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "grant"/) });
+    expect(run("scripts/operators.ts", db, ["create", "Al"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/username "Al" must be 3 to 64 characters/) });
+    expect(run("scripts/operators.ts", db, ["create", "alice"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/create needs at least one --scope/) });
+    expect(run("scripts/operators.ts", db, ["create", "alice", "--scope", "everything"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/"everything" is not a scope \(known: points:write/) });
+    expect(run("scripts/operators.ts", db, ["disable", "alice", "--scope", "rewards:write"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/disable takes no --scope/) });
+    expect(run("scripts/governance-log.ts", db, ["add", "--vault", "0x" + "1".repeat(40), "--category", "Incident!", "--text", "x"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--category: "Incident!" must be 1 to 40 lower-case letters/),
+    });
+    expect(run("scripts/governance-log.ts", db, ["add", "--vault", "0x" + "1".repeat(40), "--category", "note", "--text", "x", "--time", "yesterday"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--time: "yesterday" is not an ISO 8601 date-time/),
+    });
+    expect(run("scripts/governance-log.ts", db, ["remove", "42"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/remove needs the entry id/) });
+    expect(run("scripts/governance-log.ts", db, ["list"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--vault <address> is required/) });
+    expect(run("scripts/keys.ts", db, ["create", "partner", "--scope", "admin"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/"admin" is not a scope/) });
+  });
 });

@@ -1,11 +1,13 @@
 /**
- * npm run keys -- create <name> [--scope <scope>]...   prints the key once; stored hashed
+ * npm run keys -- create <name> [--scope <scope>]...   prints the key once; stored hashed. A key
+ *   reads every institutional route; each write route needs its scope (api/auth/scopes.ts).
  * npm run keys -- list
  * npm run keys -- revoke <id or prefix>
  * Reads DATABASE_URL.
  */
 import { parseArgs } from "node:util";
 import { createKey, revokeKey } from "../api/keys.js";
+import { isScope, SCOPE_NAMES } from "../api/auth/scopes.js";
 import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
 import { errMessage } from "./lib/procs.js";
 
@@ -28,7 +30,7 @@ async function main(): Promise<void> {
   if (cmd === "revoke" && !arg) fail("revoke needs a key id or prefix");
   if (cmd === "list" && arg) fail("list takes no argument");
   if (!["create", "list", "revoke"].includes(cmd ?? "")) fail(cmd ? `unknown command "${cmd}"` : "give a command: create, list or revoke");
-  for (const s of parsed.values.scope ?? []) if (!/^[a-z][a-z0-9_:.-]*$/.test(s)) fail(`--scope: "${s}" is not a scope name (lower-case letters, digits, _ : . -)`);
+  for (const s of parsed.values.scope ?? []) if (!isScope(s)) fail(`--scope: "${s}" is not a scope (known: ${SCOPE_NAMES.join(", ")})`);
   const url = process.env.DATABASE_URL;
   if (!url || !/^postgres(ql)?:\/\//.test(url)) fail("DATABASE_URL must be set to a postgres:// URL");
   const db = createDb(createPool(url, 1, "vault-keys-cli"));

@@ -42,6 +42,8 @@ export function registerTypedData(m: RegisterMessage) {
   };
 }
 
+const ERC6492_SUFFIX = "6492".repeat(16);
+
 export type Verdict = "valid" | "invalid" | "unverifiable";
 
 /**
@@ -60,6 +62,10 @@ export async function verifyRegistration(m: RegisterMessage, signature: Hex, rpc
   if (!rpcUrl) return "unverifiable";
   const client = createPublicClient({ transport: http(rpcUrl, { timeout: 3000, retryCount: 1 }) });
   try {
+    // The code lookup also tells an RPC that is down (unverifiable) from a wrong signature.
+    const code = await client.getCode({ address: m.user });
+    // no code: an EOA whose signature did not recover, unless it is a counterfactual wallet's (ERC-6492)
+    if (!code && !signature.toLowerCase().endsWith(ERC6492_SUFFIX)) return "invalid";
     return (await client.verifyTypedData({ address: m.user, ...data, signature })) ? "valid" : "invalid";
   } catch {
     return "unverifiable";
