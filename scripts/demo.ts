@@ -13,6 +13,7 @@ import { errMessage, installSignalHandlers } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
 import { startApiProcess, startWorkerProcess } from "./lib/workers.js";
 import { createKey } from "../api/keys.js";
+import { SCOPE_NAMES } from "../api/auth/scopes.js";
 import { loadRegistryData } from "../api/registry-load.js";
 import { loadRegistry } from "../config/registry.js";
 import { createDb, createPool } from "../jobs/db/client.js";
@@ -115,9 +116,10 @@ async function main(): Promise<void> {
   // Registry data for the API (vault metadata, strategists, subaccounts, operators) and a key.
   const admin = createDb(createPool(dbUrl, 1, "vault-demo"));
   const loaded = await loadRegistryData(admin, loadRegistry(registryFile));
-  const { key } = await createKey(admin, "demo");
+  // the demo's key may also write (every scope), so the write routes can be tried at once
+  const { key } = await createKey(admin, "demo", [...SCOPE_NAMES]);
   await admin.destroy();
-  say(`registry loaded: ${loaded.vaults} vaults, ${loaded.strategists} strategists, ${loaded.subaccounts} subaccounts; API key created`);
+  say(`registry loaded: ${loaded.vaults} vaults, ${loaded.strategists} strategists, ${loaded.subaccounts} subaccounts; API key created (all scopes: ${SCOPE_NAMES.join(", ")})`);
   say(`starting the API on 127.0.0.1:${cfg.apiPort}; log .data/logs/api.log`);
   // ENS names on the simulated chains resolve through the resolver the simulator deployed on each
   const api = startApiProcess({ databaseUrl: dbUrl, redisUrl: redis.url, port: cfg.apiPort, chains, env: ensResolverEnv(manifest.chains), logFile: join(logDir, "api.log") });
