@@ -95,7 +95,7 @@ export const IdempotencyHeader = z.object({
     .string()
     .optional()
     .openapi({
-      param: { name: "Idempotency-Key", in: "header" },
+      param: { in: "header" },
       description:
         "Any 1–255 visible ASCII characters. A retry with the same key and body returns the first answer (header `Idempotent-Replayed: true`) without acting again; the same key with another body answers 422. Answers are kept 24 h, per credential.",
     }),
