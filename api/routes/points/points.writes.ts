@@ -84,8 +84,10 @@ export const registerHandler: RouteHandler<typeof register, AppEnv> = async (c) 
   return runWrite(c, "points.register", { ...b, user_address: user, referrer_address: referrer }, async (trx) => {
     if (b.expiry < Math.floor(t.getTime() / 1000)) throw new Refusal(400, "signature_expired", `The signed message expired at ${new Date(b.expiry * 1000).toISOString()}`);
     if (referrer === user) throw new Refusal(400, "self_referral", "A wallet cannot refer itself");
+    // lower-cased: viem refuses a mixed-case address whose checksum is wrong (an all-caps one), and
+    // the signed encoding of an address does not depend on its letter case
     const verdict = await verifyRegistration(
-      { user: b.user_address as Hex, referrer: (b.referrer_address ?? null) as Hex | null, chainId: b.chain_id, nonce: b.nonce, expiry: b.expiry },
+      { user: user as Hex, referrer: referrer as Hex | null, chainId: b.chain_id, nonce: b.nonce, expiry: b.expiry },
       b.signature as Hex,
       config.rpcUrls.get(b.chain_id),
     );
