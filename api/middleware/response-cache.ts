@@ -5,7 +5,12 @@
  * same key string, and only 200s (which passed the key check) are stored. The tables behind the
  * API change when a block is indexed or a job finishes, so a second of reuse changes no figure
  * materially; every figure still carries its freshness. A write through this process clears it.
+ *
+ * Stored answers are Buffers, which @hono/node-server writes straight to the socket. An answer of
+ * 1 KiB or more is also gzipped once when stored, and served gzipped to clients that accept it
+ * (`Accept-Encoding: gzip`; `Vary: Accept-Encoding` on every stored answer).
  */
+import { gzipSync } from "node:zlib";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../lib/router.js";
 
@@ -13,17 +18,37 @@ interface Entry {
   at: number;
   status: number;
   headers: [string, string][];
-  body: ArrayBuffer;
+  body: Buffer;
+  gzip: Buffer | null;
 }
 
 const MAX_ENTRIES = 2000;
 const MAX_BODY = 2 * 1024 * 1024;
+const GZIP_MIN = 1024;
 const KEPT_HEADERS = new Set(["content-type", "deprecation", "sunset", "link"]);
+
+/** gzip is acceptable unless the client sent none, or gave it q=0 */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  for (const part of header.split(",")) {
+    const [coding, ...params] = part.trim().toLowerCase().split(";");
+    if (coding !== "gzip" && coding !== "*") continue;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    return !q || Number(q.slice(2)) > 0;
+  }
+  return false;
+}
 
 export function responseCache(ttlMs: number) {
   const entries = new Map<string, Entry>();
   const inflight = new Map<string, Promise<Entry | null>>();
-  const replay = (e: Entry) => new Response(e.body.slice(0), { status: e.status, headers: [...e.headers, ["x-cache", "hit"]] });
+  /** a stored answer: its kept headers, plus those every answer of this request gets */
+  const answer = (e: Entry, gzip: boolean, headers: [string, string][]) => {
+    const zipped = gzip && e.gzip != null;
+    headers.push(["vary", "Accept-Encoding"]);
+    if (zipped) headers.push(["content-encoding", "gzip"]);
+    return new Response(zipped ? e.gzip : e.body, { status: e.status, headers });
+  };
   return createMiddleware<AppEnv>(async (c, next) => {
     if (ttlMs <= 0) return next();
     if (c.req.method !== "GET") {
@@ -32,17 +57,18 @@ export function responseCache(ttlMs: number) {
       return;
     }
     const key = `${c.req.url}\u0000${c.req.header("x-api-key") ?? ""}`;
+    const gzip = acceptsGzip(c.req.header("accept-encoding"));
     const now = Date.now();
     const hit = entries.get(key);
     if (hit && now - hit.at < ttlMs) {
-      c.res = replay(hit);
+      c.res = answer(hit, gzip, [...hit.headers, ["x-cache", "hit"], ["x-request-id", c.var.requestId]]);
       return;
     }
     const pending = inflight.get(key);
     if (pending) {
       const e = await pending;
       if (e) {
-        c.res = replay(e);
+        c.res = answer(e, gzip, [...e.headers, ["x-cache", "hit"], ["x-request-id", c.var.requestId]]);
         return;
       }
     }
@@ -52,13 +78,23 @@ export function responseCache(ttlMs: number) {
       await next();
       const res = c.res;
       let entry: Entry | null = null;
-      if (res.status === 200) {
-        const body = await res.clone().arrayBuffer();
+      if (res.status === 200 && !res.headers.has("content-encoding")) {
+        const body = Buffer.from(await res.clone().arrayBuffer());
         if (body.byteLength <= MAX_BODY) {
-          entry = { at: now, status: 200, headers: [...res.headers].filter(([k]) => KEPT_HEADERS.has(k.toLowerCase())), body };
+          entry = {
+            at: now,
+            status: 200,
+            headers: [...res.headers].filter(([k]) => KEPT_HEADERS.has(k.toLowerCase())),
+            body,
+            gzip: body.byteLength >= GZIP_MIN ? gzipSync(body, { level: 6 }) : null,
+          };
           if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
           entries.delete(key);
           entries.set(key, entry);
+          // the first answer is the stored one, as later ones will be, with all its own headers
+          const own = [...res.headers].filter(([k]) => k.toLowerCase() !== "content-length");
+          c.res = undefined;
+          c.res = answer(entry, gzip, own);
         }
       }
       resolve(entry);

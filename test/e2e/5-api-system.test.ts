@@ -3,6 +3,7 @@
  * rate-limit headers and 429, malformed JSON, and the OpenAPI documents listing exactly the
  * served routes.
  */
+import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALLOWED_ORIGIN, setupApi, type ApiHarness } from "../api-harness.js";
 import { createApp } from "../../api/app.js";
@@ -116,6 +117,32 @@ describe("system routes", () => {
     expect(fresh.headers.get("x-cache")).toBeNull();
     expect(await fresh.text()).not.toBe(before);
     await h.q("DELETE FROM registry.strategist WHERE name LIKE 'Cache test %'");
+  });
+
+  it("the response cache serves big answers gzipped to clients that accept gzip, identical once decompressed", async () => {
+    const app = h.appWith({ responseCacheMs: 60_000 });
+    const url = "/api/v1/tokenized_vault?load_snapshots=false";
+    const plain = await app.request(url, { headers: { "x-api-key": h.key } });
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get("content-encoding")).toBeNull();
+    expect(plain.headers.get("vary")).toMatch(/Accept-Encoding/);
+    expect(plain.headers.get("x-request-id")).toBeTruthy();
+    const text = await plain.text();
+    expect(text.length).toBeGreaterThan(1024);
+    for (const accept of ["gzip, deflate, br", "br;q=1.0, gzip;q=0.8"]) {
+      const zipped = await app.request(url, { headers: { "x-api-key": h.key, "accept-encoding": accept } });
+      expect(zipped.status).toBe(200);
+      expect(zipped.headers.get("content-encoding")).toBe("gzip");
+      expect(zipped.headers.get("content-type")).toMatch(/application\/json/);
+      expect(zipped.headers.get("x-request-id")).toBeTruthy();
+      expect(zipped.headers.get("ratelimit-limit")).toBeTruthy();
+      const bytes = Buffer.from(await zipped.arrayBuffer());
+      expect(bytes.length).toBeLessThan(text.length / 3);
+      expect(gunzipSync(bytes).toString("utf8")).toBe(text);
+    }
+    const refused = await app.request(url, { headers: { "x-api-key": h.key, "accept-encoding": "gzip;q=0, identity" } });
+    expect(refused.headers.get("content-encoding")).toBeNull();
+    expect(await refused.text()).toBe(text);
   });
 
   it("CORS headers only for whitelisted origins; other preflights are refused", async () => {
