@@ -62,7 +62,8 @@ interface Stored {
 }
 
 async function lockAndFind(trx: Transaction<Database>, principal: string, key: string): Promise<Stored | undefined> {
-  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${principal}\u0000${key}`}, 0))`.execute(trx);
+  // a newline separates them: keys are visible ASCII (no newline), and Postgres text cannot hold NUL
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${principal}\n${key}`}, 0))`.execute(trx);
   return trx
     .selectFrom("registry.idempotency")
     .select(["request_hash", "status", "body"])
