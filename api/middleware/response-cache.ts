@@ -6,6 +6,10 @@
  * API change when a block is indexed or a job finishes, so a second of reuse changes no figure
  * materially; every figure still carries its freshness. A write through this process clears it.
  *
+ * When an answer expires, the first request recomputes it and the others meanwhile get the
+ * expired one (`x-cache: stale`, for at most 5 TTLs), so no request waits for the recomputation but
+ * the one making it.
+ *
  * Stored answers are Buffers, which @hono/node-server writes straight to the socket. An answer of
  * 1 KiB or more is also gzipped once when stored, and served gzipped to clients that accept it
  * (`Accept-Encoding: gzip`; `Vary: Accept-Encoding` on every stored answer).
@@ -25,6 +29,8 @@ interface Entry {
 const MAX_ENTRIES = 2000;
 const MAX_BODY = 2 * 1024 * 1024;
 const GZIP_MIN = 1024;
+/** an expired answer is still served, for at most this many TTLs, while its recomputation runs */
+const STALE_FACTOR = 5;
 const KEPT_HEADERS = new Set(["content-type", "deprecation", "sunset", "link"]);
 
 /** gzip is acceptable unless the client sent none, or gave it q=0 */
@@ -65,6 +71,11 @@ export function responseCache(ttlMs: number) {
       return;
     }
     const pending = inflight.get(key);
+    // while one request recomputes an expired answer, the others get the previous one
+    if (pending && hit && now - hit.at < ttlMs * STALE_FACTOR) {
+      c.res = answer(hit, gzip, [...hit.headers, ["x-cache", "stale"], ["x-request-id", c.var.requestId]]);
+      return;
+    }
     if (pending) {
       const e = await pending;
       if (e) {

@@ -1,0 +1,59 @@
+/** The response cache on a real Hono app: hits, stale answers during a recomputation, gzip. */
+import { gunzipSync } from "node:zlib";
+import { Hono } from "hono";
+import { requestId } from "hono/request-id";
+import { describe, expect, it } from "vitest";
+import { acceptsGzip, responseCache } from "./response-cache.js";
+import type { AppEnv } from "../lib/router.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function app(ttlMs: number) {
+  let n = 0;
+  const a = new Hono<AppEnv>();
+  a.use(requestId());
+  a.use(responseCache(ttlMs));
+  a.get("/slow", async (c) => {
+    const mine = ++n;
+    await sleep(80);
+    return c.json({ n: mine, pad: "x".repeat(4000) });
+  });
+  return a;
+}
+
+describe("response cache", () => {
+  it("reuses an answer within the TTL; after it, one request recomputes while the others get the expired answer", async () => {
+    const a = app(100);
+    const body = async (r: Response | Promise<Response>) => ((await (await r).json()) as { n: number }).n;
+    expect(await body(a.request("/slow"))).toBe(1);
+    const hit = await a.request("/slow");
+    expect(hit.headers.get("x-cache")).toBe("hit");
+    expect(await body(hit)).toBe(1);
+    await sleep(120);
+    const recompute = a.request("/slow");
+    await sleep(5);
+    const stale = await a.request("/slow");
+    expect(stale.headers.get("x-cache")).toBe("stale");
+    expect(stale.headers.get("x-request-id")).toBeTruthy();
+    expect(await body(stale)).toBe(1);
+    expect(await body(recompute)).toBe(2);
+    expect(await body(a.request("/slow"))).toBe(2);
+  });
+
+  it("serves the gzip copy to clients that accept it", async () => {
+    const a = app(1000);
+    const plain = await (await a.request("/slow")).text();
+    const z = await a.request("/slow", { headers: { "accept-encoding": "gzip" } });
+    expect(z.headers.get("content-encoding")).toBe("gzip");
+    expect(gunzipSync(Buffer.from(await z.arrayBuffer())).toString()).toBe(plain);
+  });
+
+  it("Accept-Encoding parsing", () => {
+    expect(acceptsGzip("gzip, deflate, br")).toBe(true);
+    expect(acceptsGzip("br;q=1.0, gzip;q=0.8")).toBe(true);
+    expect(acceptsGzip("gzip;q=0")).toBe(false);
+    expect(acceptsGzip("*")).toBe(true);
+    expect(acceptsGzip("identity")).toBe(false);
+    expect(acceptsGzip(undefined)).toBe(false);
+  });
+});
