@@ -5,7 +5,7 @@
  * computation uses the new multipliers (and recomputes the days the change covers).
  */
 import { createRoute, z, type RouteHandler } from "@hono/zod-openapi";
-import type { Selectable } from "kysely";
+import { sql, type Selectable } from "kysely";
 import type { RewardTable } from "../../../jobs/db/schema.js";
 import { requireScope } from "../../middleware/auth.js";
 import { IdempotencyHeader, VaultAddress, writeResponses, type AppEnv } from "../../lib/router.js";
@@ -116,6 +116,9 @@ export const upsertRewardHandler: RouteHandler<typeof upsertReward, AppEnv> = as
   return runWrite(c, "reward.upsert", b, async (trx) => {
     const vault = vaults[0];
     if (!vault) throw new Refusal(404, "vault_not_found", `No vault ${b.vault_address}${b.chain_id != null ? ` on chain ${b.chain_id}` : ""}`);
+    // Writes naming the same reward_id run one after the other: FOR UPDATE alone locks nothing
+    // while the reward does not exist yet, and concurrent creations of one id then collided (500).
+    if (b.reward_id) await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`registry.reward:${b.reward_id}`}, 0))`.execute(trx);
     const prev = b.reward_id ? await trx.selectFrom("registry.reward").selectAll().where("id", "=", b.reward_id).forUpdate().executeTakeFirst() : undefined;
     if (prev && (prev.vault !== address || prev.chain_id !== vault.chain_id)) {
       throw new Refusal(409, "reward_vault_mismatch", `Reward ${prev.id} belongs to vault ${prev.vault} on chain ${prev.chain_id}`);
