@@ -1,11 +1,16 @@
 /**
  * For processes that change the inputs of the derived tables (the API's write routes): ask the
  * workers for a fan-out. Requests within the same two seconds share one job (its id), queued
- * half a second late so a burst of writes is seen by one run; the run compares every day.
+ * half a second late so a burst of writes is seen by one run; the run compares every day. A job
+ * is shared only while it has not started: one that is running or done may have read the inputs
+ * before the write, so a request then queues a job of its own.
  */
+import { randomUUID } from "node:crypto";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { PREFIX, QUEUES } from "./queues.js";
+
+const NOT_STARTED = new Set(["delayed", "waiting", "prioritized"]);
 
 export interface FanoutRequester {
   request(): Promise<void>;
@@ -20,8 +25,20 @@ export function fanoutRequester(redisUrl: string): FanoutRequester {
   return {
     async request() {
       const input = QUEUES.fanout.input.parse({ reason: "manual" });
+      // BullMQ ignores an add with the id of a job it still holds, in whatever state: the first id
+      // of the bucket whose job has not started (or is gone) is the one to share
+      const bucket = `fanout-write-${Math.floor(Date.now() / 2000)}`;
+      let jobId = `${bucket}-${randomUUID()}`;
+      for (let n = 0; n < 20; n++) {
+        const id = n === 0 ? bucket : `${bucket}-${n}`;
+        const job = await queue.getJob(id);
+        if (!job || NOT_STARTED.has(await job.getState())) {
+          jobId = id;
+          break;
+        }
+      }
       await queue.add(QUEUES.fanout.name, input, {
-        jobId: `fanout-write-${Math.floor(Date.now() / 2000)}`,
+        jobId,
         delay: 500,
         removeOnComplete: { age: 3600 },
         removeOnFail: { age: 24 * 3600 },
