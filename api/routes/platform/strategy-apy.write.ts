@@ -16,7 +16,8 @@ const finite = (description: string) => z.number().openapi({ description }); // 
 export const StrategyApySnapshotCreateSchema = z
   .object({
     vault_address: VaultAddress,
-    chain: z.number().int().min(1).openapi({ description: "Chain id of the vault" }),
+    // any chain id: non-EVM vaults of the registry have ids 0 and below; an unknown one is vault_not_found
+    chain: z.number().int().openapi({ description: "Chain id of the vault (0 and below: non-EVM chains)" }),
     platform_name: z.string().trim().min(1).max(200),
     strategy_type: z.string().trim().min(1).max(200),
     allocation: finite("Share of the vault's assets in this strategy"),
