@@ -360,8 +360,11 @@ describe("GET /api/v1/platform/points/daily_streak/status", () => {
     expect((await h.json(`/api/v1/platform/points/daily_streak/status?address=${free[0]}`, { key: h.revokedKey })).status).toBe(403);
   });
 
-  it("the claim and register POSTs are not served yet", async () => {
-    expect((await h.json("/api/v1/platform/points/daily_streak/claim", { method: "POST", body: "{}", headers: { "content-type": "application/json" } })).status).toBe(404);
-    expect((await h.json("/api/v1/platform/points/register", { method: "POST", body: "{}", headers: { "content-type": "application/json" } })).status).toBe(404);
+  it("the claim and register POSTs are served and need the points:write scope (test/e2e/6-api-writes-points.test.ts tests them)", async () => {
+    for (const path of ["/api/v1/platform/points/daily_streak/claim", "/api/v1/platform/points/register"]) {
+      const r = await h.json<{ code: string }>(path, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+      expect(r.status, path).toBe(403);
+      expect(r.body.code, path).toBe("insufficient_scope");
+    }
   });
 });
