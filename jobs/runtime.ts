@@ -60,6 +60,7 @@ export interface WorkerHandle {
 
 const EXTRAS_KEY = `${PREFIX}:rollup-extras`;
 const FULL_KEY = `${PREFIX}:fanout-full-at`;
+const FULL_WANTED_KEY = `${PREFIX}:fanout-full-wanted`;
 
 export interface WorkerOptions {
   /** declare the fan-out schedule and watch indexer progress (default true); off for one-off runs */
@@ -90,14 +91,20 @@ export async function startWorkers(
 
   const fanout = processor("fanout", async (d: { reason: string }) => {
     const counts = await q.queues.pointsRollup.getJobCounts("waiting", "waiting-children", "active", "delayed", "prioritized");
-    if (Object.values(counts).some((n) => n > 0)) return { runId: null, vaults: 0, days: 0, rollupJobId: null, skipped: true };
+    if (Object.values(counts).some((n) => n > 0)) {
+      // a full comparison asked for while a run is in flight is made by the run after it
+      if (d.reason === "manual") await q.connection.set(FULL_WANTED_KEY, "1");
+      return { runId: null, vaults: 0, days: 0, rollupJobId: null, skipped: true };
+    }
     const today = wallToday(now());
     // Schedule and progress runs compare the last days; a full comparison of every day runs on
-    // start-up, when asked (settle, recompute), and at most every FANOUT_FULL_EVERY_S.
+    // start-up, when asked (settle, recompute, the API after a write; also when asked while a run
+    // was in flight), and at most every FANOUT_FULL_EVERY_S.
     const lastFull = Number((await q.connection.get(FULL_KEY)) ?? 0);
-    const full = d.reason === "manual" || d.reason === "startup" || now() - lastFull >= cfg.fullCheckEveryMs;
+    const wanted = (await q.connection.get(FULL_WANTED_KEY)) != null;
+    const full = d.reason === "manual" || d.reason === "startup" || wanted || now() - lastFull >= cfg.fullCheckEveryMs;
     const changes = await planChanges(db, cfg.indexerSchema, cfg.registryPath, cfg.points, today, full ? undefined : cfg.recentDays);
-    if (full) await q.connection.set(FULL_KEY, String(now()));
+    if (full) await q.connection.multi().set(FULL_KEY, String(now())).del(FULL_WANTED_KEY).exec();
     const extras = await extrasHash(db);
     if (changes.length === 0 && extras === (await q.connection.get(EXTRAS_KEY))) {
       return { runId: null, vaults: 0, days: 0, rollupJobId: null, skipped: false };
