@@ -692,6 +692,7 @@ describe("OpenAPI", () => {
       expect(op!.security).toEqual([{ ApiKeyHeader: [] }]);
       expect(Object.keys(op!.responses)).toEqual(expect.arrayContaining(["200", "401", "403", "422"]));
     }
-    expect(doc.paths["/platform/strategy_apy"]!.post).toBeUndefined();
+    // strategy APY create takes the key or an operator's bearer token
+    expect(doc.paths["/platform/strategy_apy"]!.post!.security).toEqual([{ ApiKeyHeader: [] }, { OAuth2Password: ["strategy_apy:write"] }]);
   });
 });
