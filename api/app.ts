@@ -51,7 +51,20 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
     if (origin && c.req.method === "OPTIONS" && !allowed.has(origin)) return c.json({ detail: `Origin ${origin} is not allowed` }, 403);
     await next();
   });
-  app.use(cors({ origin: (o) => (allowed.has(o) ? o : null), allowHeaders: ["content-type", "x-api-key", "authorization", "idempotency-key"], exposeHeaders: ["RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "X-Request-Id"], maxAge: 600 }));
+  const corsHeaders = cors({
+    origin: (o) => (allowed.has(o) ? o : null),
+    allowHeaders: ["content-type", "x-api-key", "authorization", "idempotency-key"],
+    exposeHeaders: ["RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "X-Request-Id", "Idempotent-Replayed"],
+    maxAge: 600,
+  });
+  // Only browsers send Origin, and only their requests need CORS headers. hono's cors touches the
+  // response before the handler runs, which makes every later response replacement (the response
+  // cache) rebuild it through undici; requests without Origin skip it and get `Vary: Origin`.
+  app.use(async (c, next) => {
+    if (c.req.header("origin")) return corsHeaders(c, next);
+    await next();
+    c.res.headers.append("Vary", "Origin");
+  });
   app.use("/v1/*", rateLimit(deps.redis, deps.config.rateLimitPerMinute));
   app.use("/api/v1/*", rateLimit(deps.redis, deps.config.rateLimitPerMinute));
   const cache = responseCache(deps.config.responseCacheMs ?? 0);
