@@ -44,6 +44,24 @@ export interface ApiHarness {
   close(): Promise<void>;
 }
 
+export interface Answer<T> {
+  status: number;
+  body: T;
+  res: Response;
+}
+
+/** An answer's status and body, parsed as JSON when it is JSON (else the text). */
+export async function readAnswer<T>(res: Response): Promise<Answer<T>> {
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: the test sees the text
+  }
+  return { status: res.status, body: body as T, res };
+}
+
 export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Promise<ApiHarness> {
   const devnet = inject("devnet");
   const offset = Number(process.env.TEST_PORT_OFFSET ?? 0);
@@ -97,15 +115,7 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
     devnet,
     req,
     async json<T>(path: string, init: RequestInit & { key?: string | null } = {}) {
-      const res = await req(path, init);
-      const text = await res.text();
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // not JSON: the test sees the text
-      }
-      return { status: res.status, body: body as T, res };
+      return readAnswer<T>(await req(path, init));
     },
     q: <T>(sql: string, params: unknown[] = []) => withDb(devnet.dbUrl, (c) => rows<T>(c, sql, params)),
     appWith: (over) => createApp(deps({ config: { ...config, ...over } })),

@@ -3,24 +3,11 @@
  * through an app, the audit rows of a credential, and the cleanup of what a credential wrote.
  */
 import type { App } from "../api/app.js";
-import type { ApiHarness } from "./api-harness.js";
+import type { Selectable } from "kysely";
+import type { WriteAuditTable } from "../jobs/db/schema.js";
+import { readAnswer, type Answer, type ApiHarness } from "./api-harness.js";
 
-export interface Answer<T> {
-  status: number;
-  body: T;
-  res: Response;
-}
-
-async function answer<T>(res: Response): Promise<Answer<T>> {
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON: the test sees the text
-  }
-  return { status: res.status, body: body as T, res };
-}
+export type { Answer };
 
 /** A request with a JSON body (a string is sent as is) and the given headers. */
 export async function send<T = unknown>(app: App, method: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer<T>> {
@@ -29,7 +16,7 @@ export async function send<T = unknown>(app: App, method: string, path: string, 
     headers: { "content-type": "application/json", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
-  return answer<T>(res);
+  return readAnswer<T>(res);
 }
 
 /** A form post (application/x-www-form-urlencoded, or multipart/form-data with `multipart`). */
@@ -44,24 +31,10 @@ export async function postForm<T = unknown>(app: App, path: string, fields: Reco
     body = new URLSearchParams(fields).toString();
     headers["content-type"] = "application/x-www-form-urlencoded";
   }
-  return answer<T>(await app.request(path, { method: "POST", headers, body }));
+  return readAnswer<T>(await app.request(path, { method: "POST", headers, body }));
 }
 
-export interface AuditRow {
-  id: string;
-  principal_kind: string;
-  principal_id: string;
-  action: string;
-  target: string | null;
-  method: string;
-  path: string;
-  status: number;
-  outcome: "ok" | "refused";
-  code: string | null;
-  request_id: string | null;
-  idempotency_key: string | null;
-  detail: Record<string, unknown>;
-}
+export type AuditRow = Omit<Selectable<WriteAuditTable>, "at">;
 
 export const auditOf = (h: ApiHarness, principalId: string) =>
   h.q<AuditRow>(
