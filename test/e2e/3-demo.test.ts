@@ -62,6 +62,20 @@ describe("npm run demo", () => {
       expect(Number(derived!.metrics)).toBe(4);
       expect(Number(derived!.days)).toBeGreaterThanOrEqual(4 * 120);
       expect(Number(derived!.balances)).toBeGreaterThan(0);
+
+      // the API process writes: the READY key holds every scope; the write and its audit row land
+      const [vault] = await withDb(pairs.analyst!, (c) => rows<{ address: string; chain_id: number }>(c, "SELECT address, chain_id FROM registry.vault WHERE chain_type = 'evm' ORDER BY chain_id, address LIMIT 1"));
+      const post = await fetch(`${pairs.api}/api/v1/platform/strategy_apy`, {
+        method: "POST",
+        headers: { "x-api-key": pairs.key!, "content-type": "application/json", "idempotency-key": "demo-test-1" },
+        body: JSON.stringify([{ vault_address: vault!.address, chain: vault!.chain_id, platform_name: "Demo", strategy_type: "lending", allocation: 0.5, apy: 0.07, points_apy: 0 }]),
+      });
+      expect(post.status).toBe(201);
+      const [audit] = await withDb(pairs.analyst!, (c) => rows<{ n: string }>(c, "SELECT count(*) AS n FROM registry.write_audit WHERE action = 'strategy_apy.create' AND outcome = 'ok'"));
+      expect(Number(audit!.n)).toBe(1);
+      // bearer tokens are configured (a wrong password is a 401, not a 503)
+      const token = await fetch(`${pairs.api}/api/v1/token`, { method: "POST", body: new URLSearchParams({ username: "nobody", password: "wrong password" }) });
+      expect(token.status).toBe(401);
     } finally {
       process.kill(-child.pid!, "SIGINT");
       const code = await Promise.race([exited, sleep(30_000).then(() => "timeout" as const)]);
