@@ -33,7 +33,7 @@ const schema = z.object({
   RESPONSE_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   // Signing key of the bearer tokens of POST /api/v1/token; unset: a random key generated once and
-  // kept in the database (registry.api_secret), so every API process of a deployment shares it.
+  // kept in the database (auth.api_secret), so every API process of a deployment shares it.
   TOKEN_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   TOKEN_TTL_S: z.coerce.number().int().min(30).max(86_400).default(900),
   // Points the API awards (the workers read POINTS_SIGNUP_BONUS too: set it the same for both).

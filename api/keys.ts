@@ -16,7 +16,7 @@ export async function createKey(db: Kysely<Database>, name: string, scopes: stri
   const prefix = randomBytes(6).toString("hex");
   const key = `vk_${prefix}_${randomBytes(20).toString("hex")}`;
   const row = await db
-    .insertInto("registry.api_key")
+    .insertInto("auth.api_key")
     .values({ name, prefix, key_hash: sha256(key).toString("hex"), scopes })
     .returning("id")
     .executeTakeFirstOrThrow();
@@ -26,7 +26,7 @@ export async function createKey(db: Kysely<Database>, name: string, scopes: stri
 export async function revokeKey(db: Kysely<Database>, idOrPrefix: string): Promise<number> {
   const isUuid = /^[0-9a-f-]{36}$/i.test(idOrPrefix);
   const res = await db
-    .updateTable("registry.api_key")
+    .updateTable("auth.api_key")
     .set({ revoked_at: new Date() })
     .where(isUuid ? "id" : "prefix", "=", idOrPrefix)
     .where("revoked_at", "is", null)
@@ -53,7 +53,7 @@ export async function checkKey(db: ReadDb, key: string, now = Date.now()): Promi
   const prefix = m[1]!;
   let c = cache.get(prefix);
   if (!c || now - c.at > KEY_CACHE_MS) {
-    const r = await db.selectFrom("registry.api_key").select(["id", "key_hash", "revoked_at", "scopes"]).where("prefix", "=", prefix).executeTakeFirst();
+    const r = await db.selectFrom("auth.api_key").select(["id", "key_hash", "revoked_at", "scopes"]).where("prefix", "=", prefix).executeTakeFirst();
     c = { at: now, row: r ? { id: r.id, hash: Buffer.from(r.key_hash, "hex"), revoked: r.revoked_at != null, scopes: r.scopes } : null };
     cache.set(prefix, c);
   }

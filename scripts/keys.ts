@@ -41,7 +41,7 @@ async function main(): Promise<void> {
       console.log(`key ${id} for "${arg!.trim()}" (shown once; store it now):`);
       console.log(key);
     } else if (cmd === "list") {
-      for (const k of await db.selectFrom("registry.api_key").selectAll().orderBy("created_at").execute()) {
+      for (const k of await db.selectFrom("auth.api_key").selectAll().orderBy("created_at").execute()) {
         console.log(`${k.id}\tvk_${k.prefix}_…\t${k.name}\t${k.scopes.join(",") || "-"}\t${k.created_at.toISOString()}\t${k.revoked_at ? `revoked ${new Date(k.revoked_at).toISOString()}` : "active"}`);
       }
     } else {

@@ -105,7 +105,7 @@ async function main(): Promise<void> {
         console.log(`operator "${username}" ${cmd}d${cmd === "disable" ? " (its tokens stop working within seconds)" : ""}`);
         break;
       case "list":
-        for (const o of await db.selectFrom("registry.operator_account").select(["username", "scopes", "created_at", "updated_at", "disabled_at"]).orderBy("username").execute()) {
+        for (const o of await db.selectFrom("auth.operator_account").select(["username", "scopes", "created_at", "updated_at", "disabled_at"]).orderBy("username").execute()) {
           console.log(`${o.username}\t${o.scopes.join(",") || "-"}\t${new Date(o.created_at).toISOString()}\t${o.disabled_at ? `disabled ${new Date(o.disabled_at).toISOString()}` : "active"}`);
         }
         break;

@@ -57,6 +57,6 @@ export async function dropCredentialTraces(h: ApiHarness, keyIds: string[], oper
   if (ids.length) await h.db.deleteFrom("registry.write_audit").where("principal_id", "in", ids).execute();
   const principals = [...keyIds.map((k) => `api_key:${k}`), ...operators.map((o) => `operator:${o}`)];
   if (principals.length) await h.db.deleteFrom("registry.idempotency").where("principal", "in", principals).execute();
-  if (keyIds.length) await h.db.deleteFrom("registry.api_key").where("id", "in", keyIds).execute();
-  if (operators.length) await h.db.deleteFrom("registry.operator_account").where("username", "in", operators).execute();
+  if (keyIds.length) await h.db.deleteFrom("auth.api_key").where("id", "in", keyIds).execute();
+  if (operators.length) await h.db.deleteFrom("auth.operator_account").where("username", "in", operators).execute();
 }

@@ -22,7 +22,7 @@ function check(username: string, password: string | null, scopes: readonly strin
 export async function createOperator(db: Kysely<Database>, username: string, password: string, scopes: readonly string[]): Promise<void> {
   check(username, password, scopes);
   const res = await db
-    .insertInto("registry.operator_account")
+    .insertInto("auth.operator_account")
     .values({ username, password_hash: await hashPassword(password), scopes: [...new Set(scopes)] })
     .onConflict((oc) => oc.column("username").doNothing())
     .executeTakeFirst();
@@ -40,6 +40,6 @@ export async function updateOperator(
   if (change.password !== undefined) set.password_hash = await hashPassword(change.password);
   if (change.scopes !== undefined) set.scopes = [...new Set(change.scopes)];
   if (change.disabled !== undefined) set.disabled_at = change.disabled ? new Date() : null;
-  const res = await db.updateTable("registry.operator_account").set(set).where("username", "=", username).executeTakeFirst();
+  const res = await db.updateTable("auth.operator_account").set(set).where("username", "=", username).executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }

@@ -1,7 +1,7 @@
 /**
  * Bearer tokens of the OAuth 2.0 password flow (POST /api/v1/token): HS256 JWTs naming the
  * operator (`sub`) and the scopes of the account, valid TOKEN_TTL_S (default 15 min). The signing
- * key is TOKEN_SECRET or, unset, a random key created once in registry.api_secret, so every API
+ * key is TOKEN_SECRET or, unset, a random key created once in auth.api_secret, so every API
  * process of a deployment accepts every token. A disabled account's tokens stop working within
  * ACCOUNT_CACHE_MS.
  */
@@ -19,11 +19,11 @@ export const ACCOUNT_CACHE_MS = 2000;
 export async function ensureTokenSecret(db: Kysely<Database>, configured?: string): Promise<string> {
   if (configured) return configured;
   await db
-    .insertInto("registry.api_secret")
+    .insertInto("auth.api_secret")
     .values({ name: "token_signing_key", value: randomBytes(48).toString("base64url") })
     .onConflict((oc) => oc.column("name").doNothing())
     .execute();
-  const row = await db.selectFrom("registry.api_secret").select("value").where("name", "=", "token_signing_key").executeTakeFirstOrThrow();
+  const row = await db.selectFrom("auth.api_secret").select("value").where("name", "=", "token_signing_key").executeTakeFirstOrThrow();
   return row.value;
 }
 
@@ -58,7 +58,7 @@ export async function checkToken(db: ReadDb, secret: string, token: string, now 
   if (!username) return { ok: false, reason: "invalid" };
   let a = accounts.get(username);
   if (!a || now - a.at > ACCOUNT_CACHE_MS) {
-    const row = await db.selectFrom("registry.operator_account").select("disabled_at").where("username", "=", username).executeTakeFirst();
+    const row = await db.selectFrom("auth.operator_account").select("disabled_at").where("username", "=", username).executeTakeFirst();
     a = { at: now, active: row != null && row.disabled_at == null };
     accounts.set(username, a);
   }

@@ -33,7 +33,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (h) {
-    await h.db.deleteFrom("registry.operator_account").where("username", "=", USER).execute();
+    await h.db.deleteFrom("auth.operator_account").where("username", "=", USER).execute();
     await h.db.deleteFrom("registry.audit_entry").where("author", "=", "cli-e2e").execute();
   }
   await h?.close();
@@ -76,7 +76,7 @@ describe("npm run operators", () => {
     expect(made.err).toBe("");
     expect(made.code).toBe(0);
     expect(cli("operators.ts", ["create", USER, "--scope", "strategy_apy:write", "--password-stdin"], `${pw}\n`)).toMatchObject({ code: 1, err: expect.stringMatching(/exists already/) });
-    const [row] = await h.q<{ password_hash: string; scopes: string[] }>("SELECT password_hash, scopes FROM registry.operator_account WHERE username = $1", [USER]);
+    const [row] = await h.q<{ password_hash: string; scopes: string[] }>("SELECT password_hash, scopes FROM auth.operator_account WHERE username = $1", [USER]);
     expect(row!.password_hash).toMatch(/^scrypt\$/);
     expect(row!.password_hash).not.toContain(pw);
     expect(row!.scopes).toEqual(["strategy_apy:write"]);
@@ -126,5 +126,15 @@ describe("npm run keys -- create --scope", () => {
     expect(cli("keys.ts", ["list"]).out).toMatch(/cli-e2e-writer\trewards:write/);
     const id = /key ([0-9a-f-]{36})/.exec(made.out)![1]!;
     expect(cli("keys.ts", ["revoke", id]).code).toBe(0);
+  });
+});
+
+describe("credentials are not readable by analysts", () => {
+  it("the analyst role reads registry.write_audit but not auth.api_key, auth.operator_account or auth.api_secret", async () => {
+    const { withDb, rows } = await import("../helpers.js");
+    await withDb(h.devnet.analystUrl, (c) => rows(c, "SELECT count(*) FROM registry.write_audit"));
+    for (const t of ["auth.api_key", "auth.operator_account", "auth.api_secret"]) {
+      await expect(withDb(h.devnet.analystUrl, (c) => rows(c, `SELECT * FROM ${t} LIMIT 1`))).rejects.toThrow(/permission denied/);
+    }
   });
 });

@@ -59,7 +59,7 @@ export const tokenHandler: RouteHandler<typeof token, AppEnv> = async (c) => {
   const { db, config } = c.var.deps;
   if (f.grant_type !== undefined && f.grant_type !== "password") return c.json({ detail: `grant_type must be "password"`, code: "unsupported_grant_type" }, 400);
   if (!config.tokenSecret) return c.json({ detail: "Bearer tokens are not configured on this process" }, 503);
-  const account = await db.selectFrom("registry.operator_account").select(["username", "password_hash", "scopes", "disabled_at"]).where("username", "=", f.username).executeTakeFirst();
+  const account = await db.selectFrom("auth.operator_account").select(["username", "password_hash", "scopes", "disabled_at"]).where("username", "=", f.username).executeTakeFirst();
   // an unknown user costs one hash too, so timing does not tell which usernames exist
   const ok = await verifyPassword(f.password, account?.password_hash ?? (await dummyHash()));
   if (!account || !ok || account.disabled_at != null) {
