@@ -503,10 +503,10 @@ export interface Database {
   "registry.strategy_apy_snapshot": StrategyApySnapshotTable;
   "registry.portfolio_cache": PortfolioCacheTable;
   "registry.audit_entry": AuditEntryTable;
-  "registry.api_key": ApiKeyTable;
+  "auth.api_key": ApiKeyTable;
   "registry.register_nonce": RegisterNonceTable;
-  "registry.operator_account": OperatorAccountTable;
-  "registry.api_secret": ApiSecretTable;
+  "auth.operator_account": OperatorAccountTable;
+  "auth.api_secret": ApiSecretTable;
   "registry.idempotency": IdempotencyTable;
   "registry.write_audit": WriteAuditTable;
   "ops.vault_backfill": VaultBackfillTable;
