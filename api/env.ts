@@ -1,11 +1,6 @@
 /** The API's settings, from the environment, parsed and checked once at start-up. */
 import { z } from "zod";
-
-const decimal = (def: string) =>
-  z
-    .string()
-    .regex(/^\d+(\.\d{1,18})?$/, "must be a non-negative decimal number")
-    .default(def);
+import { decimal } from "../jobs/config.js";
 
 /** Points rules of the write routes, as decimal strings (18 decimals at most). */
 export interface PointsRules {

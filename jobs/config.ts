@@ -2,7 +2,8 @@
 import { z } from "zod";
 import { parseFixed } from "./lib/fixed.js";
 
-const decimal = (def: string) =>
+/** A non-negative decimal setting with up to 18 decimals (the API reads some of the same). */
+export const decimal = (def: string) =>
   z
     .string()
     .regex(/^\d+(\.\d{1,18})?$/, "must be a non-negative decimal number")

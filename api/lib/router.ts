@@ -74,7 +74,9 @@ export const authResponses = {
 export const keySecurity = [{ ApiKeyHeader: [] as string[] }];
 
 type JsonResponse<S> = { description: string; content: { "application/json": { schema: S } } };
-const json = <S>(description: string, schema: S): JsonResponse<S> => ({ description, content: { "application/json": { schema } } });
+/** An OpenAPI response with a JSON body. */
+export const jsonResponse = <S>(description: string, schema: S): JsonResponse<S> => ({ description, content: { "application/json": { schema } } });
+const json = jsonResponse;
 
 /** Responses of a write route: credentials (401/403), refusals by code, validation, rate limit. */
 export function writeResponses<R extends Partial<Record<400 | 404 | 409 | 503, string>>>(refusals: R) {

@@ -8,7 +8,7 @@ import { createRoute, z, type RouteHandler } from "@hono/zod-openapi";
 import { verifyPassword, dummyHash } from "../../auth/passwords.js";
 import { issueToken } from "../../auth/tokens.js";
 import { ErrorSchema, RefusalSchema, ValidationErrorSchema } from "../../lib/errors.js";
-import type { AppEnv } from "../../lib/router.js";
+import { jsonResponse as json, type AppEnv } from "../../lib/router.js";
 import type { Surfaces } from "../index.js";
 
 const TokenForm = z
@@ -29,7 +29,6 @@ const TokenSchema = z
   })
   .openapi("Token");
 
-const json = <S,>(description: string, schema: S) => ({ description, content: { "application/json": { schema } } });
 
 export const token = createRoute({
   method: "post",

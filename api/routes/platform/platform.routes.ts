@@ -5,7 +5,7 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { requireKey } from "../../middleware/auth.js";
-import { authResponses, errorResponses, EvmAddress, keySecurity, QueryInt, VaultAddress } from "../../lib/router.js";
+import { authResponses, errorResponses, EvmAddress, keySecurity, QueryInt, VaultAddress, jsonResponse as json } from "../../lib/router.js";
 import { ChainIdParam, DateOrDateTime } from "./platform.lib.js";
 import {
   notFoundResponse,
@@ -21,7 +21,6 @@ import {
   WithdrawalQueueSchema,
 } from "./platform.schemas.js";
 
-const json = <T extends z.ZodType>(description: string, schema: T) => ({ description, content: { "application/json": { schema } } });
 
 const VaultPath = z.object({ vault_address: VaultAddress.openapi({ param: { name: "vault_address", in: "path" } }) });
 

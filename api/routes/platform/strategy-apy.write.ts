@@ -5,7 +5,7 @@
 import { createRoute, z, type RouteHandler } from "@hono/zod-openapi";
 import { sql } from "kysely";
 import { requireScope } from "../../middleware/auth.js";
-import { IdempotencyHeader, VaultAddress, writeResponses, type AppEnv } from "../../lib/router.js";
+import { IdempotencyHeader, jsonResponse, VaultAddress, writeResponses, type AppEnv } from "../../lib/router.js";
 import { Refusal, runWrite } from "../../lib/writes.js";
 import { StrategyApySnapshotReadSchema } from "./platform.schemas.js";
 import { snapshotRead } from "./platform.handlers.js";
@@ -43,7 +43,7 @@ export const strategyApyCreate = createRoute({
     body: { required: true, content: { "application/json": { schema: z.array(StrategyApySnapshotCreateSchema).min(1).max(1000) } } },
   },
   responses: {
-    201: { description: "The stored snapshots", content: { "application/json": { schema: z.array(StrategyApySnapshotReadSchema) } } },
+    201: jsonResponse("The stored snapshots", z.array(StrategyApySnapshotReadSchema)),
     ...writeResponses({ 404: "`vault_not_found`" }),
   },
 });

@@ -1,14 +1,13 @@
 import type { Context } from "hono";
 import type { RouteHandler } from "@hono/zod-openapi";
 import { sql } from "kysely";
+import { dayToDate, today as dayOfTime } from "../../../jobs/lib/days.js";
 import { indexer, type ReadDb } from "../../lib/db.js";
 import { resolveEnsName } from "../../ens.js";
 import type { AppEnv } from "../../lib/router.js";
 import type { leaderboard, platformPoints, publicPoints, streakStatus } from "./points.routes.js";
 
 const num = (x: string | number | null | undefined): number => (x == null ? 0 : Number(x));
-const DAY_MS = 86_400_000;
-const utcDay = (d: Date) => d.toISOString().slice(0, 10);
 
 // ---- vault names (indexer.vault), cached per database for a short while ------------------
 
@@ -207,8 +206,9 @@ export const streakStatusHandler: RouteHandler<typeof streakStatus, AppEnv> = as
   const wallet = c.req.valid("query").address.toLowerCase();
   const { db, now } = c.var.deps;
   const t = now();
-  const today = utcDay(t);
-  const yesterday = utcDay(new Date(t.getTime() - DAY_MS));
+  const day = dayOfTime(t.getTime());
+  const today = dayToDate(day);
+  const yesterday = dayToDate(day - 1);
   const r = (
     await sql<{ registered: boolean; active: boolean; total_points: string | null; last_day: string | null; last_streak: number | null; last_at: Date | null; claimed: string | null }>`
       SELECT EXISTS (SELECT 1 FROM registry.points_user WHERE address = ${wallet}) AS registered,

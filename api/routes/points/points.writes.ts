@@ -10,15 +10,14 @@ import { sql, type Transaction } from "kysely";
 import type { Hex } from "viem";
 import type { Database } from "../../../jobs/db/schema.js";
 import { formatFixed, parseFixed } from "../../../jobs/lib/fixed.js";
+import { dayToDate, today as dayOfTime } from "../../../jobs/lib/days.js";
 import { REGISTER_DOMAIN_NAME, REGISTER_DOMAIN_VERSION, verifyRegistration } from "../../auth/register-message.js";
 import { DEFAULT_POINTS_RULES } from "../../env.js";
 import { requireScope } from "../../middleware/auth.js";
-import { EvmAddress, IdempotencyHeader, keySecurity, writeResponses, type AppEnv } from "../../lib/router.js";
+import { EvmAddress, IdempotencyHeader, jsonResponse, keySecurity, writeResponses, type AppEnv } from "../../lib/router.js";
 import { Refusal, runWrite } from "../../lib/writes.js";
 
 const TAG = ["points"];
-const DAY_MS = 86_400_000;
-const utcDay = (d: Date) => d.toISOString().slice(0, 10);
 
 // ---- register --------------------------------------------------------------------------------
 
@@ -64,7 +63,7 @@ export const register = createRoute({
   security: keySecurity,
   request: { headers: IdempotencyHeader, body: { required: true, content: { "application/json": { schema: RegisterBody } } } },
   responses: {
-    200: { description: "Registered", content: { "application/json": { schema: RegisterResult } } },
+    200: jsonResponse("Registered", RegisterResult),
     ...writeResponses({ 400: "`signature_expired`, `self_referral`, `referrer_not_registered`", 409: "`nonce_used`, `already_registered`", 503: "`signature_unverifiable`" }),
   },
 });
@@ -110,7 +109,7 @@ export const registerHandler: RouteHandler<typeof register, AppEnv> = async (c) 
       .executeTakeFirst();
     if (!row) throw new Refusal(409, "already_registered", `${user} is already registered`);
     const awarded = parseFixed(bonus) > 0n;
-    if (awarded) await ledgerEntry(trx, user, utcDay(t), "signup_bonus", referrer!, bonus);
+    if (awarded) await ledgerEntry(trx, user, dayToDate(dayOfTime(t.getTime())), "signup_bonus", referrer!, bonus);
     return {
       status: 200 as const,
       body: {
@@ -149,7 +148,7 @@ export const streakClaim = createRoute({
   security: keySecurity,
   request: { headers: IdempotencyHeader, body: { required: true, content: { "application/json": { schema: z.object({ address: EvmAddress }).openapi("DailyStreakClaim") } } } },
   responses: {
-    200: { description: "Claimed", content: { "application/json": { schema: ClaimResult } } },
+    200: jsonResponse("Claimed", ClaimResult),
     ...writeResponses({ 404: "`user_not_found`", 409: "`no_active_positions`, `already_claimed`" }),
   },
 });
@@ -166,8 +165,9 @@ export const streakClaimHandler: RouteHandler<typeof streakClaim, AppEnv> = asyn
   const { config, now } = c.var.deps;
   const rules = config.points ?? DEFAULT_POINTS_RULES;
   const t = now();
-  const today = utcDay(t);
-  const yesterday = utcDay(new Date(t.getTime() - DAY_MS));
+  const day = dayOfTime(t.getTime());
+  const today = dayToDate(day);
+  const yesterday = dayToDate(day - 1);
   return runWrite(c, "points.streak_claim", { address: wallet }, async (trx) => {
     // the user's row serializes this wallet's claims
     const user = await trx.selectFrom("registry.points_user").select("address").where("address", "=", wallet).forUpdate().executeTakeFirst();

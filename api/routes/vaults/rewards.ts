@@ -8,7 +8,7 @@ import { createRoute, z, type RouteHandler } from "@hono/zod-openapi";
 import { sql, type Selectable } from "kysely";
 import type { RewardTable } from "../../../jobs/db/schema.js";
 import { requireScope } from "../../middleware/auth.js";
-import { IdempotencyHeader, VaultAddress, writeResponses, type AppEnv } from "../../lib/router.js";
+import { IdempotencyHeader, jsonResponse, VaultAddress, writeResponses, type AppEnv } from "../../lib/router.js";
 import { validationError } from "../../lib/errors.js";
 import { Refusal, runWrite } from "../../lib/writes.js";
 import { normalizeAddress } from "./vaults.queries.js";
@@ -59,7 +59,7 @@ export const upsertReward = createRoute({
   security: keyOrScope,
   request: { headers: IdempotencyHeader, body: { required: true, content: { "application/json": { schema: RewardUpsertBody } } } },
   responses: {
-    200: { description: "The reward as stored", content: { "application/json": { schema: RewardWrittenSchema } } },
+    200: jsonResponse("The reward as stored", RewardWrittenSchema),
     ...writeResponses({ 400: "`invalid_window`", 404: "`vault_not_found`", 409: "`reward_vault_mismatch`" }),
   },
 });
@@ -74,7 +74,7 @@ export const deleteReward = createRoute({
   security: keyOrScope,
   request: { headers: IdempotencyHeader, body: { required: true, content: { "application/json": { schema: z.object({ reward_id: Uuid }).openapi("RewardDelete") } } } },
   responses: {
-    200: { description: "Deleted", content: { "application/json": { schema: z.object({ deleted: z.literal(true), reward_id: Uuid }).openapi("RewardDeleted") } } },
+    200: jsonResponse("Deleted", z.object({ deleted: z.literal(true), reward_id: Uuid }).openapi("RewardDeleted")),
     ...writeResponses({ 404: "`reward_not_found`" }),
   },
 });
