@@ -7,11 +7,11 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import { HTTPException } from "hono/http-exception";
 import { cors } from "hono/cors";
-import { requestId } from "hono/request-id";
 import type { Context } from "hono";
 import pino from "pino";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { responseCache } from "./middleware/response-cache.js";
+import { addResponseHeaders, responseHeaders } from "./middleware/response-headers.js";
 import { createRouter, type AppDeps, type AppEnv } from "./lib/router.js";
 import { registerRoutes } from "./routes/index.js";
 import { SCOPES } from "./auth/scopes.js";
@@ -34,14 +34,15 @@ export function isDatabaseDown(err: unknown): boolean {
 export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   const log = opts.logger ?? pino({ level: "silent" });
   const app = new OpenAPIHono<AppEnv>({ strict: false });
-  app.use(requestId());
+  const logRequests = log.isLevelEnabled("info");
+  app.use(responseHeaders);
   app.use(async (c, next) => {
     c.set("deps", deps);
     c.set("apiKeyId", null);
     c.set("principal", null);
     const t0 = performance.now();
     await next();
-    log.info({ reqId: c.var.requestId, method: c.req.method, path: c.req.path, status: c.res.status, ms: +(performance.now() - t0).toFixed(2) }, "request");
+    if (logRequests) log.info({ reqId: c.get("requestId"), method: c.req.method, path: c.req.path, status: c.res.status, ms: +(performance.now() - t0).toFixed(2) }, "request");
   });
 
   // CORS: only whitelisted origins get CORS headers; a preflight from any other origin is refused.
@@ -62,8 +63,8 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   // cache) rebuild it through undici; requests without Origin skip it and get `Vary: Origin`.
   app.use(async (c, next) => {
     if (c.req.header("origin")) return corsHeaders(c, next);
+    addResponseHeaders(c, { vary: "Origin" });
     await next();
-    c.res.headers.append("Vary", "Origin");
   });
   app.use("/v1/*", rateLimit(deps.redis, deps.config.rateLimitPerMinute));
   app.use("/api/v1/*", rateLimit(deps.redis, deps.config.rateLimitPerMinute));

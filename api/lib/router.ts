@@ -27,7 +27,17 @@ export interface Principal {
   scopes: readonly string[];
 }
 
-export type AppEnv = { Variables: { deps: AppDeps; apiKeyId: string | null; principal: Principal | null; requestId: string } };
+export type AppEnv = {
+  Variables: {
+    deps: AppDeps;
+    apiKeyId: string | null;
+    principal: Principal | null;
+    requestId: string;
+    /** headers every answer of this request gets (api/middleware/response-headers.ts) */
+    responseHeaders: Record<string, string>;
+    responseHeadersWritten: boolean;
+  };
+};
 
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({ defaultHook: defaultHook as never, strict: false });

@@ -16,6 +16,7 @@ import { createMiddleware } from "hono/factory";
 import type { Redis } from "ioredis";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { AppEnv } from "../lib/router.js";
+import { addResponseHeaders } from "./response-headers.js";
 
 interface Verdict {
   limited: boolean;
@@ -88,10 +89,22 @@ export function rateLimit(redis: Redis | null, perMinute: number) {
     : memory;
   const limiter = new BatchedLimiter(shared, perMinute);
   const policy = `${perMinute};w=60`;
+  const limit = String(perMinute);
+  // the counter name of a key: a hash, so Redis never holds keys; remembered per key string
+  const keyNames = new Map<string, string>();
+  const keyName = (key: string) => {
+    let who = keyNames.get(key);
+    if (!who) {
+      if (keyNames.size >= 10_000) keyNames.clear();
+      who = `key:${createHash("sha256").update(key).digest("hex").slice(0, 32)}`;
+      keyNames.set(key, who);
+    }
+    return who;
+  };
   return createMiddleware<AppEnv>(async (c, next) => {
     const key = c.req.header("x-api-key");
     let who: string;
-    if (key) who = `key:${createHash("sha256").update(key).digest("hex").slice(0, 32)}`;
+    if (key) who = keyName(key);
     else {
       let addr = "unknown";
       try {
@@ -103,17 +116,16 @@ export function rateLimit(redis: Redis | null, perMinute: number) {
     }
     const v = await limiter.consume(who);
     const reset = Math.max(0, Math.ceil(v.msBeforeNext / 1000));
-    const headers = {
-      "RateLimit-Policy": policy,
-      "RateLimit-Limit": String(perMinute),
-      "RateLimit-Remaining": String(Math.max(0, v.remaining)),
-      "RateLimit-Reset": String(reset),
-    };
+    addResponseHeaders(c, {
+      "ratelimit-policy": policy,
+      "ratelimit-limit": limit,
+      "ratelimit-remaining": String(Math.max(0, v.remaining)),
+      "ratelimit-reset": String(reset),
+    });
     if (v.limited) {
-      return c.json({ detail: `Rate limit exceeded: ${perMinute} requests per minute; retry in ${reset} s` }, 429, { ...headers, "Retry-After": String(reset) });
+      addResponseHeaders(c, { "retry-after": String(reset) });
+      return c.json({ detail: `Rate limit exceeded: ${perMinute} requests per minute; retry in ${reset} s` }, 429);
     }
     await next();
-    const h = c.res.headers;
-    for (const [k, val] of Object.entries(headers)) h.set(k, val);
   });
 }

@@ -1,9 +1,9 @@
 /** The response cache on a real Hono app: hits, stale answers during a recomputation, gzip. */
 import { gunzipSync } from "node:zlib";
 import { Hono } from "hono";
-import { requestId } from "hono/request-id";
 import { describe, expect, it } from "vitest";
 import { acceptsGzip, responseCache } from "./response-cache.js";
+import { addResponseHeaders, responseHeaders } from "./response-headers.js";
 import type { AppEnv } from "../lib/router.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -11,8 +11,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function app(ttlMs: number) {
   let n = 0;
   const a = new Hono<AppEnv>();
-  a.use(requestId());
+  a.use(responseHeaders);
+  a.use(async (c, next) => {
+    addResponseHeaders(c, { vary: "Origin", "x-extra": "1" });
+    await next();
+  });
   a.use(responseCache(ttlMs));
+  a.get("/fail", (c) => c.json({ detail: "no" }, 404, { "x-own": "yes" }));
   a.get("/slow", async (c) => {
     const mine = ++n;
     await sleep(80);
@@ -46,6 +51,27 @@ describe("response cache", () => {
     const z = await a.request("/slow", { headers: { "accept-encoding": "gzip" } });
     expect(z.headers.get("content-encoding")).toBe("gzip");
     expect(gunzipSync(Buffer.from(await z.arrayBuffer())).toString()).toBe(plain);
+  });
+
+  it("every answer carries the collected headers once: computed, hit, stale and uncached ones", async () => {
+    const a = app(1000);
+    const first = await a.request("/slow", { headers: { "x-request-id": "client-id-1" } });
+    const hit = await a.request("/slow", { headers: { "accept-encoding": "gzip" } });
+    for (const r of [first, hit]) {
+      expect(r.headers.get("vary")).toBe("Accept-Encoding, Origin");
+      expect(r.headers.get("x-extra")).toBe("1");
+      expect(r.headers.get("content-type")).toMatch(/application\/json/);
+    }
+    expect(first.headers.get("x-request-id")).toBe("client-id-1");
+    expect(hit.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    expect(hit.headers.get("x-cache")).toBe("hit");
+    // not cached (404): the collected headers are applied after the handler, beside its own
+    const miss = await a.request("/fail", { headers: { "x-request-id": "bad id!" } });
+    expect(miss.status).toBe(404);
+    expect(miss.headers.get("vary")).toBe("Origin");
+    expect(miss.headers.get("x-own")).toBe("yes");
+    expect(miss.headers.get("x-extra")).toBe("1");
+    expect(miss.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it("Accept-Encoding parsing", () => {

@@ -13,15 +13,22 @@
  * Stored answers are Buffers, which @hono/node-server writes straight to the socket. An answer of
  * 1 KiB or more is also gzipped once when stored, and served gzipped to clients that accept it
  * (`Accept-Encoding: gzip`; `Vary: Accept-Encoding` on every stored answer).
+ *
+ * Answers carry their headers as a plain object, merged with those the other middlewares
+ * collected (response-headers.ts), so @hono/node-server writes them without building undici
+ * `Headers`: nothing touches `c.res.headers` on this path.
  */
 import { gzipSync } from "node:zlib";
 import { createMiddleware } from "hono/factory";
+import type { Context } from "hono";
 import type { AppEnv } from "../lib/router.js";
+import { mergedResponseHeaders } from "./response-headers.js";
 
 interface Entry {
   at: number;
   status: number;
-  headers: [string, string][];
+  /** the answer's own headers worth keeping, lower-case names */
+  headers: Record<string, string>;
   body: Buffer;
   gzip: Buffer | null;
 }
@@ -48,12 +55,12 @@ export function acceptsGzip(header: string | undefined): boolean {
 export function responseCache(ttlMs: number) {
   const entries = new Map<string, Entry>();
   const inflight = new Map<string, Promise<Entry | null>>();
-  /** a stored answer: its kept headers, plus those every answer of this request gets */
-  const answer = (e: Entry, gzip: boolean, headers: [string, string][]) => {
+  /** a stored answer with `own` headers, plus those every answer of this request gets */
+  const answer = (c: Context<AppEnv>, e: Entry, gzip: boolean, own: Record<string, string>) => {
     const zipped = gzip && e.gzip != null;
-    headers.push(["vary", "Accept-Encoding"]);
-    if (zipped) headers.push(["content-encoding", "gzip"]);
-    return new Response(zipped ? e.gzip : e.body, { status: e.status, headers });
+    const h: Record<string, string> = { ...own, vary: own.vary ? `${own.vary}, Accept-Encoding` : "Accept-Encoding" };
+    if (zipped) h["content-encoding"] = "gzip";
+    return new Response(zipped ? e.gzip : e.body, { status: e.status, headers: mergedResponseHeaders(c, h) });
   };
   return createMiddleware<AppEnv>(async (c, next) => {
     if (ttlMs <= 0) return next();
@@ -67,19 +74,19 @@ export function responseCache(ttlMs: number) {
     const now = Date.now();
     const hit = entries.get(key);
     if (hit && now - hit.at < ttlMs) {
-      c.res = answer(hit, gzip, [...hit.headers, ["x-cache", "hit"], ["x-request-id", c.var.requestId]]);
+      c.res = answer(c, hit, gzip, { ...hit.headers, "x-cache": "hit" });
       return;
     }
     const pending = inflight.get(key);
     // while one request recomputes an expired answer, the others get the previous one
     if (pending && hit && now - hit.at < ttlMs * STALE_FACTOR) {
-      c.res = answer(hit, gzip, [...hit.headers, ["x-cache", "stale"], ["x-request-id", c.var.requestId]]);
+      c.res = answer(c, hit, gzip, { ...hit.headers, "x-cache": "stale" });
       return;
     }
     if (pending) {
       const e = await pending;
       if (e) {
-        c.res = answer(e, gzip, [...e.headers, ["x-cache", "hit"], ["x-request-id", c.var.requestId]]);
+        c.res = answer(c, e, gzip, { ...e.headers, "x-cache": "hit" });
         return;
       }
     }
@@ -95,7 +102,7 @@ export function responseCache(ttlMs: number) {
           entry = {
             at: now,
             status: 200,
-            headers: [...res.headers].filter(([k]) => KEPT_HEADERS.has(k.toLowerCase())),
+            headers: Object.fromEntries([...res.headers].filter(([k]) => KEPT_HEADERS.has(k))),
             body,
             gzip: body.byteLength >= GZIP_MIN ? gzipSync(body, { level: 6 }) : null,
           };
@@ -103,9 +110,9 @@ export function responseCache(ttlMs: number) {
           entries.delete(key);
           entries.set(key, entry);
           // the first answer is the stored one, as later ones will be, with all its own headers
-          const own = [...res.headers].filter(([k]) => k.toLowerCase() !== "content-length");
+          const own = Object.fromEntries([...res.headers].filter(([k]) => k !== "content-length"));
           c.res = undefined;
-          c.res = answer(entry, gzip, own);
+          c.res = answer(c, entry, gzip, own);
         }
       }
       resolve(entry);
