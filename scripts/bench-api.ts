@@ -3,8 +3,14 @@
  * database, starts the API (its own process, as in production) and a bare Hono route, and drives
  * each route with autocannon at 50 connections. Last line:
  *   api-bench: p99_ms=<worst route p99> rps_ratio=<slowest route rps / bare rps>
- * BENCH_API_EVENTS, BENCH_API_USERS, BENCH_API_SECONDS (per route) override the sizes. Requests
- * carry `Accept-Encoding: gzip, deflate, br` as browsers' do (BENCH_API_ENCODING overrides it).
+ * BENCH_API_EVENTS, BENCH_API_USERS, BENCH_API_SECONDS (per route) override the sizes.
+ *
+ * Requests ask for uncompressed answers, as autocannon does by default. BENCH_API_ENCODING sets
+ * an Accept-Encoding (e.g. "gzip, deflate, br", as browsers send), but then the figures measure
+ * the load generator: autocannon 9 turns every answer body into a JS string
+ * (`req.body += data`), and a binary (gzip) body takes V8's slow UTF-8 decoding path. A bare
+ * server returning a fixed 13.5 KB buffer gave 25,500 req/s with ASCII bytes and 2,700 with random
+ * bytes (docs/performance.md, API benchmark).
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -24,8 +30,8 @@ import { startApiProcess } from "./lib/workers.js";
 const EVENTS = Number(process.env.BENCH_API_EVENTS ?? 1_000_000);
 const USERS = Number(process.env.BENCH_API_USERS ?? 100_000);
 const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 10);
-// what browsers send; BENCH_API_ENCODING=identity measures uncompressed answers
-const ACCEPT_ENCODING = process.env.BENCH_API_ENCODING ?? "gzip, deflate, br";
+// uncompressed answers unless asked (see above)
+const ACCEPT_ENCODING = process.env.BENCH_API_ENCODING ?? "identity";
 const VAULTS = 20;
 const DAYS = 400;
 const SCHEMA = "bench_api";
