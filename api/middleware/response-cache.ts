@@ -11,14 +11,15 @@
  * the one making it.
  *
  * Stored answers are Buffers, which @hono/node-server writes straight to the socket. An answer of
- * 1 KiB or more is also gzipped once when stored, and served gzipped to clients that accept it
- * (`Accept-Encoding: gzip`; `Vary: Accept-Encoding` on every stored answer).
+ * 1 KiB or more is also gzipped once when stored, in zlib's thread pool so the event loop does not
+ * wait for it, and from then on served gzipped to clients that accept it (`Accept-Encoding: gzip`;
+ * `Vary: Accept-Encoding` on every stored answer); until the copy is ready they get the plain one.
  *
  * Answers carry their headers as a plain object, merged with those the other middlewares
  * collected (response-headers.ts), so @hono/node-server writes them without building undici
  * `Headers`: nothing touches `c.res.headers` on this path.
  */
-import { gzipSync } from "node:zlib";
+import { gzip as gzipAsync } from "node:zlib";
 import { createMiddleware } from "hono/factory";
 import type { Context } from "hono";
 import type { AppEnv } from "../lib/router.js";
@@ -30,6 +31,7 @@ interface Entry {
   /** the answer's own headers worth keeping, lower-case names */
   headers: Record<string, string>;
   body: Buffer;
+  /** the gzip copy, once made */
   gzip: Buffer | null;
 }
 
@@ -104,8 +106,14 @@ export function responseCache(ttlMs: number) {
             status: 200,
             headers: Object.fromEntries([...res.headers].filter(([k]) => KEPT_HEADERS.has(k))),
             body,
-            gzip: body.byteLength >= GZIP_MIN ? gzipSync(body, { level: 6 }) : null,
+            gzip: null,
           };
+          if (body.byteLength >= GZIP_MIN) {
+            const e = entry;
+            gzipAsync(body, { level: 6 }, (err, zipped) => {
+              if (!err) e.gzip = zipped;
+            });
+          }
           if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
           entries.delete(key);
           entries.set(key, entry);
