@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { errMessage, spawnManaged, waitFor, type ManagedProcess } from './procs.js';
@@ -165,25 +165,57 @@ export interface AnvilInstance {
   stop(): Promise<void>;
 }
 
-/** Resolves if host:port can be bound now, else rejects with a readable error. */
-export function assertPortFree(host: string, port: number, what: string): Promise<void> {
-  return new Promise((resolvePromise, reject) => {
+/** Tries to bind host:port once: null when it can be bound, else the bind error. */
+function tryBind(host: string, port: number): Promise<NodeJS.ErrnoException | null> {
+  return new Promise((resolvePromise) => {
     const srv = createServer();
     srv.unref();
-    srv.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EADDRINUSE') {
-        reject(
-          new Error(
-            `Cannot start ${what}: ${host}:${port} is already in use (a previous run still alive? ` +
-              `check with \`ss -ltnp | grep :${port}\`), or pick another port.`,
-          ),
-        );
-      } else {
-        reject(new Error(`Cannot start ${what}: cannot bind ${host}:${port}: ${err.message}`));
-      }
-    });
-    srv.listen({ host, port, exclusive: true }, () => srv.close(() => resolvePromise()));
+    srv.once('error', (err: NodeJS.ErrnoException) => resolvePromise(err));
+    srv.listen({ host, port, exclusive: true }, () => srv.close(() => resolvePromise(null)));
   });
+}
+
+/** Whether something accepts TCP connections on host:port. */
+function isListening(host: string, port: number): Promise<boolean> {
+  return new Promise((resolvePromise) => {
+    const sock = connect({ host, port });
+    sock.setTimeout(1000);
+    sock.once('connect', () => {
+      sock.destroy();
+      resolvePromise(true);
+    });
+    sock.once('timeout', () => {
+      sock.destroy();
+      resolvePromise(true);
+    });
+    sock.once('error', () => resolvePromise(false));
+  });
+}
+
+/**
+ * Resolves once host:port can be bound, else rejects with a readable error. Our fixed ports lie
+ * in Linux's ephemeral range (32768-60999), so a closed client connection in TIME_WAIT can hold
+ * one for up to 60 s although nothing listens there: that case is waited out (up to
+ * `timeWaitMs`); a port something listens on fails at once.
+ */
+export async function assertPortFree(host: string, port: number, what: string, timeWaitMs = 65_000): Promise<void> {
+  const until = Date.now() + timeWaitMs;
+  for (let said = false; ; ) {
+    const err = await tryBind(host, port);
+    if (!err) return;
+    if (err.code !== 'EADDRINUSE') throw new Error(`Cannot start ${what}: cannot bind ${host}:${port}: ${err.message}`);
+    if ((await isListening(host, port)) || Date.now() >= until) {
+      throw new Error(
+        `Cannot start ${what}: ${host}:${port} is already in use (a previous run still alive? ` +
+          `check with \`ss -tanp | grep :${port}\`), or pick another port.`,
+      );
+    }
+    if (!said) {
+      console.error(`${what}: ${host}:${port} is held by a closing connection (TIME_WAIT); waiting for it to be released`);
+      said = true;
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
 }
 
 export async function startAnvil(opts: StartAnvilOptions): Promise<AnvilInstance> {

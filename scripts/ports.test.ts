@@ -1,0 +1,45 @@
+/** assertPortFree: a listening port fails at once; one held only by a TIME_WAIT connection is waited for. */
+import { connect, createServer, type Server } from "node:net";
+import { describe, expect, it } from "vitest";
+import { assertPortFree } from "./lib/anvil.js";
+
+const listen = (port: number) =>
+  new Promise<Server>((resolve, reject) => {
+    const s = createServer((sock) => sock.on("error", () => {}));
+    s.once("error", reject);
+    s.listen({ host: "127.0.0.1", port }, () => resolve(s));
+  });
+const close = (s: Server) => new Promise<void>((r) => s.close(() => r()));
+
+describe("assertPortFree", () => {
+  it("passes for a free port and fails at once for a port something listens on", async () => {
+    const s = await listen(0);
+    const port = (s.address() as { port: number }).port;
+    const t0 = Date.now();
+    await expect(assertPortFree("127.0.0.1", port, "test server", 10_000)).rejects.toThrow(/127\.0\.0\.1:\d+ is already in use/);
+    expect(Date.now() - t0).toBeLessThan(3000);
+    await close(s);
+    await assertPortFree("127.0.0.1", port, "test server");
+  });
+
+  it("waits while a closed client connection holds the port in TIME_WAIT, then reports it", async () => {
+    const server = await listen(0);
+    const serverPort = (server.address() as { port: number }).port;
+    // a client connection (on an ephemeral port, as the kernel picks it), closed by the client
+    // first: its side stays in TIME_WAIT for 60 s, and nothing listens on its port
+    const localPort = await new Promise<number>((resolve, reject) => {
+      const c = connect({ host: "127.0.0.1", port: serverPort });
+      let port = 0;
+      c.once("error", reject);
+      c.once("connect", () => {
+        port = c.localPort!;
+        c.end();
+      });
+      c.once("close", () => resolve(port));
+    });
+    await close(server);
+    const t0 = Date.now();
+    await expect(assertPortFree("127.0.0.1", localPort, "test server", 2000)).rejects.toThrow(/already in use/);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1900);
+  });
+});
