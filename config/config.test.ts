@@ -96,6 +96,13 @@ describe("indexer plan", () => {
     expect(() => indexerPlan({ VAULT_REGISTRY: twoChains(), PONDER_RPC_URL_1: "http://a:1", PONDER_RPC_LANES_1: "0" })).toThrow(/PONDER_RPC_LANES_1/);
   });
 
+  it("scans 1000 blocks ahead for flow reads unless FLOW_PREFETCH_BLOCKS_<chainId> says otherwise (0: off)", () => {
+    const env = { VAULT_REGISTRY: twoChains(), PONDER_RPC_URL_1: "http://a:1", PONDER_RPC_URL_8453: "http://b:2" };
+    expect(indexerPlan(env).chains.map((c) => c.flowPrefetchBlocks)).toEqual([1000, 1000]);
+    expect(indexerPlan({ ...env, FLOW_PREFETCH_BLOCKS_8453: "0" }).chains.map((c) => c.flowPrefetchBlocks)).toEqual([1000, 0]);
+    expect(() => indexerPlan({ ...env, FLOW_PREFETCH_BLOCKS_1: "many" })).toThrow(/FLOW_PREFETCH_BLOCKS_1: "many" is not an integer from 0 to 100000/);
+  });
+
   it("refuses to start with nothing to index", () => {
     expect(() => indexerPlan({ VAULT_REGISTRY: twoChains() })).toThrow(/nothing to index/);
   });

@@ -19,6 +19,9 @@ const DEFAULT_SNAPSHOT_INTERVAL: Record<number, number> = {
   43114: 1800,
 };
 
+/** Blocks the flow snapshots' prefetch scans ahead with one eth_getLogs (FLOW_PREFETCH_BLOCKS_<chainId>). */
+const DEFAULT_FLOW_PREFETCH_BLOCKS = 1000;
+
 export interface IndexedChain {
   id: number;
   name: string; // ponder chain name (the catalogue slug)
@@ -27,6 +30,8 @@ export interface IndexedChain {
   /** the first RPC URL as given */
   rpcUrl: string;
   snapshotInterval: number;
+  /** blocks scanned ahead for the flow snapshots' prefetch (src/prefetch.ts); 0: off */
+  flowPrefetchBlocks: number;
   startBlock: number; // earliest vault start block on the chain
   vaults: EvmVault[];
 }
@@ -78,12 +83,20 @@ export function indexerPlan(env: NodeJS.ProcessEnv = process.env): IndexerPlan {
       if (parsed.success) snapshotInterval = parsed.data;
       else problems.push(`SNAPSHOT_INTERVAL_${id}: "${rawInterval}" is not a positive integer`);
     }
+    const rawPrefetch = env[`FLOW_PREFETCH_BLOCKS_${id}`];
+    let flowPrefetchBlocks = DEFAULT_FLOW_PREFETCH_BLOCKS;
+    if (rawPrefetch !== undefined) {
+      const parsed = z.coerce.number().int().min(0).max(100_000).safeParse(rawPrefetch);
+      if (parsed.success) flowPrefetchBlocks = parsed.data;
+      else problems.push(`FLOW_PREFETCH_BLOCKS_${id}: "${rawPrefetch}" is not an integer from 0 to 100000`);
+    }
     chains.push({
       id,
       name: getChain(id)!.slug,
       rpc: urls.flatMap((u) => rpcLanes(u, lanes)),
       rpcUrl: urls[0]!,
       snapshotInterval,
+      flowPrefetchBlocks,
       startBlock: Math.min(...vaults.map((v) => v.startBlock)),
       vaults,
     });

@@ -2,7 +2,8 @@
 import type { Context } from "ponder:registry";
 import { share_ratio_snapshot, vault } from "ponder:schema";
 import { createPublicClient, erc20Abi, http, type Address, type PublicClient } from "viem";
-import { rpcUrlOf } from "./registry";
+import { FlowPrefetcher, type ReadAt } from "./prefetch";
+import { chainOf, rpcUrlOf, vaultsOnChain } from "./registry";
 import { LendingPoolAbi } from "../abis/LendingPoolAbi";
 import { PriceFeedAbi } from "../abis/PriceFeedAbi";
 import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi";
@@ -12,7 +13,7 @@ export const MULTICALL3: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
 
 interface LogEvent {
   id: string;
-  block: { number: bigint; timestamp: bigint };
+  block: { number: bigint; timestamp: bigint; hash: `0x${string}` };
   transaction: { hash: `0x${string}` };
   log: { logIndex: number; address: `0x${string}` };
 }
@@ -89,9 +90,10 @@ function directClient(chainId: number): PublicClient {
 
 /**
  * Reads a vault's totals, idle asset balance, the asset balances of its registry subaccounts and
- * the asset USD price at the end of a block, in one multicall.
+ * the asset USD price at the end of a block, in one multicall: by block number, or (prefetched
+ * reads, src/prefetch.ts) by the hash of the block the flow's log was in.
  */
-export async function readVaultState(v: EvmVault, blockNumber: bigint): Promise<VaultState> {
+export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultState> {
   const isPool = v.family === "lendingPool";
   const subaccounts = v.subaccounts ?? [];
   // Call order: totalAssets, totalSupply, balanceOf(vault), balanceOf(sub) per subaccount, then
@@ -111,7 +113,7 @@ export async function readVaultState(v: EvmVault, blockNumber: bigint): Promise<
     contracts: contracts as never,
     multicallAddress: MULTICALL3,
     allowFailure: false,
-    blockNumber,
+    ...at,
   })) as unknown[];
   const firstSub = 3;
   const feedAt = firstSub + subaccounts.length;
@@ -124,6 +126,27 @@ export async function readVaultState(v: EvmVault, blockNumber: bigint): Promise<
     subaccountAssets,
     price: round && v.priceFeed ? priceToFixed18(round[1], v.priceFeed.decimals) : null,
   };
+}
+
+/**
+ * Flow reads go through a look-ahead prefetch per chain (src/prefetch.ts): during a backfill the
+ * reads of the next blocks with flows run in the background while the handlers work, instead of
+ * one round trip after another. Near the head, and on any miss, they are read directly.
+ */
+const prefetchers = new Map<number, FlowPrefetcher<VaultState>>();
+function prefetcherOf(chainId: number): FlowPrefetcher<VaultState> {
+  let p = prefetchers.get(chainId);
+  if (!p) {
+    p = new FlowPrefetcher({
+      chainId,
+      client: directClient(chainId),
+      vaults: vaultsOnChain(chainId),
+      read: readVaultState,
+      windowBlocks: chainOf(chainId).flowPrefetchBlocks,
+    });
+    prefetchers.set(chainId, p);
+  }
+  return p;
 }
 
 /** Id of the snapshot taken for the deposits and withdraws of one block. */
@@ -141,11 +164,14 @@ export async function snapshot(
   v: EvmVault,
   id: string,
   source: "interval" | "flow",
-  block: { number: bigint; timestamp: bigint },
+  block: { number: bigint; timestamp: bigint; hash: `0x${string}` },
   tx: { hash: `0x${string}`; logIndex: number } | null,
 ): Promise<void> {
   if (source === "flow" && (await context.db.find(share_ratio_snapshot, { id }))) return;
-  const s = await readVaultState(v, block.number);
+  const s =
+    source === "flow"
+      ? await prefetcherOf(v.chainId).get(v, block)
+      : await readVaultState(v, { blockNumber: block.number });
   const ratio = ratio18(s.totalAssets, s.totalSupply);
   await context.db.insert(share_ratio_snapshot).values({
     id,

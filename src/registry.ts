@@ -1,5 +1,5 @@
 /** Registry lookups for handlers (the same registry ponder.config.ts was built from). */
-import { indexerPlan } from "../config/indexer";
+import { indexerPlan, type IndexedChain } from "../config/indexer";
 import type { EvmVault } from "../config/registry";
 
 const plan = indexerPlan();
@@ -45,9 +45,14 @@ export function vaultsOnChain(chainId: number): EvmVault[] {
   return byChain.get(chainId) ?? [];
 }
 
-/** The chain's RPC URL as configured (first of PONDER_RPC_URL_<id>). */
-export function rpcUrlOf(chainId: number): string {
+/** The indexed chain's plan (RPC URL, snapshot interval, flow prefetch window, vaults). */
+export function chainOf(chainId: number): IndexedChain {
   const c = plan.chains.find((x) => x.id === chainId);
   if (!c) throw new Error(`chain ${chainId} is not indexed`);
-  return c.rpcUrl;
+  return c;
+}
+
+/** The chain's RPC URL as configured (first of PONDER_RPC_URL_<id>). */
+export function rpcUrlOf(chainId: number): string {
+  return chainOf(chainId).rpcUrl;
 }
