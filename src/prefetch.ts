@@ -188,8 +188,9 @@ export class FlowPrefetcher<T> {
   private readonly info: (message: string) => void;
   private readonly summaryIdleMs: number;
   private summaryTimer: ReturnType<typeof setTimeout> | undefined;
-  /** stats.started at the last summary */
+  /** stats.started at the last summary, and when it was (or when prefetching began) */
   private summarizedAt = 0;
+  private summaryLast = 0;
 
   /** pairs found by the scans and not started yet, in block order (Map keeps insertion order) */
   private readonly planned = new Map<string, FlowAt>();
@@ -399,10 +400,18 @@ export class FlowPrefetcher<T> {
 
   /**
    * One line on how well prefetching worked, once the flow reads pause (the end of a backfill, or
-   * of a busy stretch of it) after something was prefetched; totals since the start.
+   * of a busy stretch of it) after something was prefetched, and once a minute while they go on;
+   * totals since the start.
    */
   private scheduleSummary(): void {
     if (this.stats.started === this.summarizedAt) return;
+    // During a long backfill, also one line every 20 s (Ponder logs its progress every 5 s).
+    if (Date.now() - this.summaryLast >= 20_000 && this.summaryLast > 0) {
+      clearTimeout(this.summaryTimer);
+      this.summarize();
+      return;
+    }
+    if (this.summaryLast === 0) this.summaryLast = Date.now();
     if (this.summaryTimer) {
       this.summaryTimer.refresh();
       return;
@@ -413,6 +422,7 @@ export class FlowPrefetcher<T> {
 
   private summarize(): void {
     this.summaryTimer = undefined;
+    this.summaryLast = Date.now();
     this.summarizedAt = this.stats.started;
     const s = this.stats;
     this.info(
