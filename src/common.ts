@@ -79,7 +79,7 @@ export interface VaultState {
  * for them, and viem retries failed requests (429 and 5xx included).
  */
 const clients = new Map<number, PublicClient>();
-function directClient(chainId: number): PublicClient {
+export function directClient(chainId: number): PublicClient {
   let c = clients.get(chainId);
   if (!c) {
     c = createPublicClient({ transport: http(rpcUrlOf(chainId), { retryCount: 5, retryDelay: 200, timeout: 20_000 }) });
@@ -166,12 +166,15 @@ export async function snapshot(
   source: "interval" | "flow",
   block: { number: bigint; timestamp: bigint; hash: `0x${string}` },
   tx: { hash: `0x${string}`; logIndex: number } | null,
+  /** the state at `block`, when the caller read it already */
+  state?: VaultState,
 ): Promise<void> {
   if (source === "flow" && (await context.db.find(share_ratio_snapshot, { id }))) return;
   const s =
-    source === "flow"
+    state ??
+    (source === "flow"
       ? await prefetcherOf(v.chainId).get(v, block)
-      : await readVaultState(v, { blockNumber: block.number });
+      : await readVaultState(v, { blockNumber: block.number }));
   const ratio = ratio18(s.totalAssets, s.totalSupply);
   await context.db.insert(share_ratio_snapshot).values({
     id,

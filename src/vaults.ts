@@ -11,7 +11,7 @@ import {
   withdrawal_request,
 } from "ponder:schema";
 import { LoanAbi } from "../abis/LoanAbi";
-import { eventColumns, flowSnapshotId, jsonArgs, snapshot } from "./common";
+import { directClient, eventColumns, flowSnapshotId, jsonArgs, MULTICALL3, snapshot } from "./common";
 import { vaultAt, vaultOfShareToken, vaultsOnChain } from "./registry";
 import type { EvmVault } from "../config/registry";
 
@@ -338,9 +338,14 @@ ponder.on("TokenizedVaultV2:SubAccountDisabled", async ({ event, context }) => {
 ponder.on("LendingPool:NewLoanDeployedByPool", async ({ event, context }) => {
   const v = vaultAt(context.chain.id, event.log.address);
   const address = event.args.loanAddr.toLowerCase() as `0x${string}`;
-  const [borrower, principalToken, initial, termDays] = await context.client.multicall({
-    multicallAddress: "0xcA11bde05977b3631167028862bE2a173976CA11",
+  // Read at the event's block (what context.client would default to) through the direct client,
+  // like the snapshot reads: a backfill's first loans come while Ponder's request queue holds the
+  // sync's block and log requests, and waiting behind them held indexing still for up to half a
+  // minute in bench:index (docs/performance.md).
+  const [borrower, principalToken, initial, termDays] = await directClient(v.chainId).multicall({
+    multicallAddress: MULTICALL3,
     allowFailure: false,
+    blockNumber: event.block.number,
     contracts: [
       { address, abi: LoanAbi, functionName: "borrower" },
       { address, abi: LoanAbi, functionName: "principalToken" },
