@@ -242,6 +242,7 @@ export class FlowPrefetcher<T> {
    */
   async get(v: EvmVault, block: { number: bigint; hash: Hex }): Promise<T> {
     this.advance(block.number);
+    this.scheduleSummary();
     const k = key(v.address.toLowerCase(), block.number);
     const entry = this.started.get(k);
     if (entry) {
@@ -263,7 +264,6 @@ export class FlowPrefetcher<T> {
       if (this.isNearHead(block.number)) this.stats.nearHead++;
       else this.stats.misses++;
     }
-    this.scheduleSummary();
     return this.read(v, { blockNumber: block.number });
   }
 

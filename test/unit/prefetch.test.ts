@@ -234,13 +234,16 @@ describe("FlowPrefetcher", () => {
     expect(read.calls.sort()).toEqual([`0x1@${hashOf(1300)}`]);
     expect(p.stats).toMatchObject({ hits: 4, misses: 1, mismatches: 0, failures: 0, scans: 2 });
     expect(p.size).toBe(0);
+    // The summary comes once the reads pause, after hits as well as misses.
     expect(info).not.toHaveBeenCalled();
-  });
+    await vi.waitFor(() => expect(info).toHaveBeenCalledTimes(1), { timeout: 6000 });
+    expect(info.mock.calls[0]![0]).toMatch(/chain 1: 4 reads prefetched and used, 1 missed/);
+  }, 10_000);
 
   it("reads directly near the head: scans stop at the finality depth and nothing within it is prefetched", async () => {
     const node = fakeNode({ head: 1000, logs: [rpcLog(POOL.address, poolDeposit, 900), rpcLog(POOL.address, poolDeposit, 950)] });
     const read = recordingRead();
-    const { p, info } = await warmed(node, read, { initialWindowBlocks: 1000, summaryIdleMs: 100 });
+    const { p, info } = await warmed(node, read, { initialWindowBlocks: 1000, summaryIdleMs: 400 });
     await p.get(POOL, blk(800));
     await settle();
     // safe head = 1000 - 65
@@ -253,11 +256,11 @@ describe("FlowPrefetcher", () => {
     expect(p.stats).toMatchObject({ hits: 1, nearHead: 3, misses: 1 });
     // One summary line once the flow reads pause, and no other until something new was prefetched.
     expect(info).not.toHaveBeenCalled();
-    await new Promise((r) => setTimeout(r, 150));
+    await new Promise((r) => setTimeout(r, 450));
     expect(info).toHaveBeenCalledTimes(1);
     expect(info.mock.calls[0]![0]).toMatch(/chain 1: 1 reads prefetched and used, 1 missed/);
     await p.get(POOL, blk(970));
-    await new Promise((r) => setTimeout(r, 150));
+    await new Promise((r) => setTimeout(r, 450));
     expect(info).toHaveBeenCalledTimes(1);
   });
 
