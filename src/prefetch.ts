@@ -26,7 +26,7 @@
  * yet used, the plan holds at most one window of pairs, and everything below the block being
  * indexed is dropped as the handlers move on.
  */
-import { getAbiItem, toEventSelector, type AbiEvent, type Address, type Hex, type PublicClient } from "viem";
+import { getAbiItem, toEventSelector, toHex, type AbiEvent, type Address, type Hex, type PublicClient } from "viem";
 import { LendingPoolAbi } from "../abis/LendingPoolAbi";
 import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi";
 import type { EvmVault } from "../config/registry";
@@ -175,7 +175,8 @@ export class FlowPrefetcher<T> {
   private readonly read: (v: EvmVault, at: ReadAt) => Promise<T>;
   private readonly byAddress: Map<string, EvmVault>;
   private readonly addresses: Address[];
-  private readonly events: readonly AbiEvent[];
+  /** topic0 of every flow event of the chain's vault families */
+  private readonly topics: Hex[];
   /** the current scan window, and its upper bound */
   private window: number;
   private readonly maxWindow: number;
@@ -217,7 +218,7 @@ export class FlowPrefetcher<T> {
     this.byAddress = new Map(opts.vaults.map((v) => [v.address.toLowerCase(), v]));
     this.addresses = [...this.byAddress.keys()] as Address[];
     const families = new Set(opts.vaults.map((v) => v.family));
-    this.events = [...families].flatMap((f) => FLOW_EVENTS[f]);
+    this.topics = [...families].flatMap((f) => FLOW_EVENTS[f].map((e) => toEventSelector(e)));
     this.maxWindow = Math.max(0, Math.floor(opts.windowBlocks ?? 1000));
     this.window = Math.min(this.maxWindow, Math.max(1, Math.floor(opts.initialWindowBlocks ?? 128)));
     this.concurrency = Math.max(1, opts.concurrency ?? 6);
@@ -334,10 +335,22 @@ export class FlowPrefetcher<T> {
     if (from > to) return;
     this.scanning = true;
     this.stats.scans++;
+    // A raw eth_getLogs: only addresses, blocks and topic0 are needed, and viem's getLogs would
+    // ABI-decode every log (tens of thousands over a backfill, on the indexing thread).
     this.client
-      .getLogs({ address: this.addresses, events: this.events, fromBlock: from, toBlock: to })
+      .request({
+        method: "eth_getLogs",
+        params: [{ address: this.addresses, topics: [this.topics], fromBlock: toHex(from), toBlock: toHex(to) }],
+      })
       .then(
-        (logs) => {
+        (raw) => {
+          const logs = raw.map((l) => ({
+            address: l.address,
+            blockNumber: l.blockNumber === null ? null : BigInt(l.blockNumber),
+            blockHash: l.blockHash,
+            topics: l.topics,
+            removed: l.removed,
+          }));
           const flows = flowsInLogs(logs, this.byAddress);
           for (const f of flows) {
             if (f.blockNumber >= this.floor) this.planned.set(key(f.vault, f.blockNumber), f);
