@@ -131,7 +131,7 @@ export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultStat
 /**
  * Flow reads go through a look-ahead prefetch per chain (src/prefetch.ts): during a backfill the
  * reads of the next blocks with flows run in the background while the handlers work, instead of
- * one round trip after another (bench:index: nearly every flow read a hit; ratio 0.76-0.81, now
+ * one round trip after another (bench:index: nearly every flow read a hit; ratio 0.82-0.90, the rest
  * bound by handler CPU, docs/performance.md). Near the head, and on any miss, they are read directly.
  * 16 reads in flight and 256 started ahead: with 6 and 64, the tokenizedVaultV2 deposit handlers
  * (larger multicalls) still waited 8.4 s in all for reads not yet back; with 16 and 256, 1.4 s.
