@@ -64,7 +64,11 @@ interface Stored {
 async function lockAndFind(trx: Transaction<Database>, principal: string, key: string): Promise<Stored | undefined> {
   // a newline separates them: keys are visible ASCII (no newline), and Postgres text cannot hold NUL
   await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`${principal}\n${key}`}, 0))`.execute(trx);
-  return trx
+  return findStored(trx, principal, key);
+}
+
+function findStored(db: Kysely<Database>, principal: string, key: string): Promise<Stored | undefined> {
+  return db
     .selectFrom("registry.idempotency")
     .select(["request_hash", "status", "body"])
     .where("principal", "=", principal)
@@ -83,16 +87,33 @@ class Replay extends Error {
  * Typed as the route's success answer (so typed handlers accept it); refusals, replays and 422s
  * are the other answers the route declares.
  */
+export interface WriteOptions {
+  /**
+   * Checks that need no database and may be slow (a signature checked over RPC): run before the
+   * transaction, so a write connection is not held while they wait. A `Refusal` thrown here is
+   * answered and audited like one thrown in the transaction. Skipped when an Idempotency-Key
+   * already has a stored answer, which is replayed as is.
+   */
+  before?: () => Promise<void>;
+}
+
 export async function runWrite<B, S extends 200 | 201>(
   c: Context<AppEnv>,
   action: string,
   body: unknown,
   fn: (trx: Transaction<Database>) => Promise<WriteResult<B, S>>,
+  opts: WriteOptions = {},
 ): Promise<TypedResponse<B, S, "json">> {
-  return (await write(c, action, body, fn)) as unknown as TypedResponse<B, S, "json">;
+  return (await write(c, action, body, fn, opts)) as unknown as TypedResponse<B, S, "json">;
 }
 
-async function write<B, S extends 200 | 201>(c: Context<AppEnv>, action: string, body: unknown, fn: (trx: Transaction<Database>) => Promise<WriteResult<B, S>>): Promise<Response> {
+async function write<B, S extends 200 | 201>(
+  c: Context<AppEnv>,
+  action: string,
+  body: unknown,
+  fn: (trx: Transaction<Database>) => Promise<WriteResult<B, S>>,
+  opts: WriteOptions,
+): Promise<Response> {
   const { wdb, requestRecompute } = c.var.deps;
   if (!wdb) return c.json({ detail: "This API process serves reads only", code: "read_only" }, 503);
   const principal = c.var.principal;
@@ -138,6 +159,13 @@ async function write<B, S extends 200 | 201>(c: Context<AppEnv>, action: string,
   };
 
   try {
+    if (opts.before) {
+      // an answer stored for this key is replayed without checking again (the check may be slow,
+      // or fail now, e.g. an RPC outage); without one, the transaction below looks again under its lock
+      const stored = idemKey === undefined ? undefined : await findStored(wdb, who, idemKey);
+      if (stored) throw new Replay(stored);
+      await opts.before();
+    }
     const result = await wdb.transaction().execute(async (trx) => {
       if (idemKey !== undefined) {
         const prev = await lockAndFind(trx, who, idemKey);

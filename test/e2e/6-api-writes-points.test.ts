@@ -5,6 +5,7 @@
  * concurrent duplicates (exactly one wins); the daily streak claim over consecutive and skipped
  * days with the app's clock; every write's audit row; scopes and 422 bodies.
  */
+import { createServer, type AddressInfo, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPublicClient, createWalletClient, defineChain, http, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
@@ -16,7 +17,7 @@ import { streakPoints } from "../../api/routes/points/points.writes.js";
 import { SmartWalletAbi } from "../../abis/SmartWalletAbi.js";
 import { bytecode } from "../../contracts/devnet/artifacts.js";
 import { formatFixed, parseFixed } from "../../jobs/lib/fixed.js";
-import { setupApi, type ApiHarness } from "../api-harness.js";
+import { readAnswer, setupApi, type ApiHarness } from "../api-harness.js";
 import { auditOf, dropCredentialTraces, newAudits, send, type Invalid, type Refused } from "../write-helpers.js";
 
 const REGISTER = "/api/v1/platform/points/register";
@@ -319,6 +320,31 @@ describe("POST /api/v1/platform/points/register: a smart-contract wallet (EIP-12
     const [last] = (await auditOf(h, pointsKey.id)).slice(-1);
     expect(last).toMatchObject({ action: "points.register", status: 503, outcome: "refused", code: "signature_unverifiable" });
   });
+
+  it("an RPC that hangs: the signature check holds no write transaction open while it waits", async () => {
+    // a node that accepts connections and never answers
+    const sockets = new Set<Socket>();
+    const hung = createServer((sock) => (sockets.add(sock), sock.on("error", () => {})));
+    await new Promise<void>((r) => hung.listen(0, "127.0.0.1", () => r()));
+    const url = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+    try {
+      const app = h.appWith({ rpcUrls: new Map([[1, url]]) });
+      const body = await signed(owner, { user: walletAddr });
+      const pending = app.request("/api/v1/platform/points/register", { method: "POST", headers: { "x-api-key": pointsKey.key, "content-type": "application/json" }, body: JSON.stringify(body) });
+      await new Promise((r) => setTimeout(r, 1000)); // the check is waiting on the node now
+      expect(sockets.size).toBeGreaterThan(0);
+      const open = await h.q<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'vault-api-test' AND state LIKE 'idle in transaction%'");
+      expect(open).toEqual([{ n: 0 }]);
+      const r = await readAnswer<{ code: string }>(await pending);
+      expect(r.status).toBe(503);
+      expect(r.body.code).toBe("signature_unverifiable");
+      // nothing was spent: the same signed message registers once the node answers
+      expect(await h.q("SELECT nonce FROM registry.register_nonce WHERE nonce = $1", [body.nonce])).toEqual([]);
+    } finally {
+      for (const sock of sockets) sock.destroy();
+      await new Promise<void>((r) => hung.close(() => r()));
+    }
+  }, 20_000);
 
   it("the owner's signature registers the contract wallet (checked on chain 1 through isValidSignature)", async () => {
     const body = await signed(owner, { user: walletAddr });

@@ -80,7 +80,9 @@ export const registerHandler: RouteHandler<typeof register, AppEnv> = async (c) 
   const user = b.user_address.toLowerCase();
   const referrer = b.referrer_address ? b.referrer_address.toLowerCase() : null;
   const t = now();
-  return runWrite(c, "points.register", { ...b, user_address: user, referrer_address: referrer }, async (trx) => {
+  // Checked before the write transaction: a contract wallet's signature takes an RPC call (up to a
+  // few seconds), which must not hold one of the few write connections.
+  const before = async () => {
     if (b.expiry < Math.floor(t.getTime() / 1000)) throw new Refusal(400, "signature_expired", `The signed message expired at ${new Date(b.expiry * 1000).toISOString()}`);
     if (referrer === user) throw new Refusal(400, "self_referral", "A wallet cannot refer itself");
     // lower-cased: viem refuses a mixed-case address whose checksum is wrong (an all-caps one), and
@@ -94,6 +96,8 @@ export const registerHandler: RouteHandler<typeof register, AppEnv> = async (c) 
       throw new Refusal(503, "signature_unverifiable", `The signature is not user_address's ECDSA signature, and no RPC of chain ${b.chain_id} answered to check it as a contract wallet's`);
     }
     if (verdict === "invalid") throw new Refusal(403, "invalid_signature", "The signature is not user_address's signature of this registration message");
+  };
+  return runWrite(c, "points.register", { ...b, user_address: user, referrer_address: referrer }, async (trx) => {
     const spent = await trx.insertInto("registry.register_nonce").values({ address: user, nonce: b.nonce, chain_id: b.chain_id }).onConflict((oc) => oc.doNothing()).returning("nonce").executeTakeFirst();
     if (!spent) throw new Refusal(409, "nonce_used", "This nonce was already used: sign a new message");
     if (referrer) {
@@ -122,7 +126,7 @@ export const registerHandler: RouteHandler<typeof register, AppEnv> = async (c) 
       detail: { referrer, chain_id: b.chain_id, signup_bonus: bonus, nonce: b.nonce },
       recompute: true,
     };
-  });
+  }, { before });
 };
 
 // ---- daily streak claim -----------------------------------------------------------------------
