@@ -1,7 +1,7 @@
 /** Route definitions of the vault resource, public (/v1) and institutional (/api/v1). */
 import { createRoute, z } from "@hono/zod-openapi";
 import { ErrorSchema } from "../../lib/errors.js";
-import { authResponses, errorResponses, keySecurity } from "../../lib/router.js";
+import { authResponses, errorResponses, jsonResponse, keySecurity } from "../../lib/router.js";
 import { requireKey } from "../../middleware/auth.js";
 import {
   AnnualizedApySchema,
@@ -20,7 +20,6 @@ import {
   VaultSummarySchema,
 } from "./vaults.schemas.js";
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const inst = { middleware: [requireKey], security: keySecurity };
 const TAGS = ["vaults"];
 
@@ -34,8 +33,8 @@ const APY_DESCRIPTION =
 
 // (the router's shared `notFoundResponse` is declared `as const`, whose readonly content the
 // handler typing does not see; this one is the same response, typed mutable)
-const notFoundResponse = { 404: json(ErrorSchema, "Unknown vault") };
-const apy404 = { 404: json(UnsupportedKindSchema.or(ErrorSchema), "Unknown vault, or a vault kind the annualized APY does not support") };
+const notFoundResponse = { 404: jsonResponse("Unknown vault", ErrorSchema) };
+const apy404 = { 404: jsonResponse("Unknown vault, or a vault kind the annualized APY does not support", UnsupportedKindSchema.or(ErrorSchema)) };
 
 // ---------------------------------------------------------------------------------------------
 // Public surface
@@ -47,7 +46,7 @@ export const listPublic = createRoute({
   summary: "List tokenized vaults",
   description: LIST_DESCRIPTION,
   request: { query: VaultListQuery },
-  responses: { 200: json(z.array(TokenizedVaultPublicSchema), "Vaults (public shape)"), ...errorResponses },
+  responses: { 200: jsonResponse("Vaults (public shape)", z.array(TokenizedVaultPublicSchema)), ...errorResponses },
 });
 
 export const readPublic = createRoute({
@@ -57,7 +56,7 @@ export const readPublic = createRoute({
   summary: "One tokenized vault",
   description: READ_DESCRIPTION,
   request: { params: VaultPathParams, query: VaultReadQuery },
-  responses: { 200: json(TokenizedVaultPublicSchema, "The vault (public shape)"), ...notFoundResponse, ...errorResponses },
+  responses: { 200: jsonResponse("The vault (public shape)", TokenizedVaultPublicSchema), ...notFoundResponse, ...errorResponses },
 });
 
 export const apyPublic = createRoute({
@@ -67,7 +66,7 @@ export const apyPublic = createRoute({
   summary: "Annualized APY of a vault",
   description: APY_DESCRIPTION,
   request: { params: VaultPathParams, query: ChainOnlyQuery },
-  responses: { 200: json(AnnualizedApySchema, "Annualized APY"), ...apy404, ...errorResponses },
+  responses: { 200: jsonResponse("Annualized APY", AnnualizedApySchema), ...apy404, ...errorResponses },
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -81,7 +80,7 @@ export const listInst = createRoute({
   description: LIST_DESCRIPTION,
   ...inst,
   request: { query: VaultListQuery },
-  responses: { 200: json(z.array(TokenizedVaultSchema), "Vaults (institutional shape)"), ...authResponses, ...errorResponses },
+  responses: { 200: jsonResponse("Vaults (institutional shape)", z.array(TokenizedVaultSchema)), ...authResponses, ...errorResponses },
 });
 
 export const readInst = createRoute({
@@ -92,7 +91,7 @@ export const readInst = createRoute({
   description: READ_DESCRIPTION,
   ...inst,
   request: { params: VaultPathParams, query: VaultReadQuery },
-  responses: { 200: json(TokenizedVaultSchema, "The vault (institutional shape)"), ...notFoundResponse, ...authResponses, ...errorResponses },
+  responses: { 200: jsonResponse("The vault (institutional shape)", TokenizedVaultSchema), ...notFoundResponse, ...authResponses, ...errorResponses },
 });
 
 export const apyInst = createRoute({
@@ -103,7 +102,7 @@ export const apyInst = createRoute({
   description: APY_DESCRIPTION,
   ...inst,
   request: { params: VaultPathParams, query: ChainOnlyQuery },
-  responses: { 200: json(AnnualizedApySchema, "Annualized APY"), ...apy404, ...authResponses, ...errorResponses },
+  responses: { 200: jsonResponse("Annualized APY", AnnualizedApySchema), ...apy404, ...authResponses, ...errorResponses },
 });
 
 export const summaryInst = createRoute({
@@ -114,7 +113,7 @@ export const summaryInst = createRoute({
   description: "Returns are `sp(D)/sp(D-h) - 1` on the vault's latest computed day D (null when the history is shorter than h). The latest snapshot is the newest indexed share-ratio snapshot.",
   ...inst,
   request: { params: VaultPathParams, query: ChainOnlyQuery },
-  responses: { 200: json(VaultSummarySchema, "Summary"), ...notFoundResponse, ...authResponses, ...errorResponses },
+  responses: { 200: jsonResponse("Summary", VaultSummarySchema), ...notFoundResponse, ...authResponses, ...errorResponses },
 });
 
 export const timeseriesInst = createRoute({
@@ -126,7 +125,7 @@ export const timeseriesInst = createRoute({
     "One point per UTC day for the last `n_days` days up to today: TVL (USD), daily APY, daily PnL (asset units), share price, totals (human units) and the share ratio. A day without a snapshot (or outside the vault's computed history) has null figures and `missing: true`. `trailing_apy` is the vault's latest simple APY per horizon.",
   ...inst,
   request: { params: VaultPathParams, query: TimeseriesQuery },
-  responses: { 200: json(TimeseriesSchema, "Time series"), ...notFoundResponse, ...authResponses, ...errorResponses },
+  responses: { 200: jsonResponse("Time series", TimeseriesSchema), ...notFoundResponse, ...authResponses, ...errorResponses },
 });
 
 export const portfolioInst = createRoute({
@@ -137,7 +136,7 @@ export const portfolioInst = createRoute({
   description: "Map from subaccount address to its cached portfolio data object (`positions`, `app_positions`, `tokens`); `{}` when nothing is cached.",
   ...inst,
   request: { params: VaultPathParams, query: ChainOnlyQuery },
-  responses: { 200: json(PortfolioDataSchema, "Portfolio data per subaccount"), ...notFoundResponse, ...authResponses, ...errorResponses },
+  responses: { 200: jsonResponse("Portfolio data per subaccount", PortfolioDataSchema), ...notFoundResponse, ...authResponses, ...errorResponses },
 });
 
 export const chartInst = createRoute({
@@ -150,5 +149,5 @@ export const chartInst = createRoute({
   deprecated: true,
   ...inst,
   request: { query: ChartQuery },
-  responses: { 200: json(ChartSchema, "Chart series"), ...notFoundResponse, ...authResponses, ...errorResponses },
+  responses: { 200: jsonResponse("Chart series", ChartSchema), ...notFoundResponse, ...authResponses, ...errorResponses },
 });
