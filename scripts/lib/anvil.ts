@@ -3,6 +3,7 @@
  * process supervisor in ./procs.ts, plus a minimal JSON-RPC helper.
  */
 import { existsSync, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { connect, createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -175,20 +176,41 @@ function tryBind(host: string, port: number): Promise<NodeJS.ErrnoException | nu
   });
 }
 
-/** Whether something accepts TCP connections on host:port. */
-function isListening(host: string, port: number): Promise<boolean> {
+/**
+ * Whether a socket listens on `port`: read from the kernel's socket tables (Linux), so nothing
+ * connects to a server that may not expect it; elsewhere, by connecting, reading what the server
+ * sends and closing politely.
+ */
+async function isListening(host: string, port: number): Promise<boolean> {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  let tables = 0;
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch {
+      continue;
+    }
+    tables++;
+    for (const line of text.split('\n').slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/);
+      if (state === '0A' && local?.endsWith(`:${hexPort}`)) return true; // 0A: LISTEN
+    }
+  }
+  if (tables > 0) return false;
   return new Promise((resolvePromise) => {
     const sock = connect({ host, port });
-    sock.setTimeout(1000);
-    sock.once('connect', () => {
-      sock.destroy();
-      resolvePromise(true);
-    });
-    sock.once('timeout', () => {
-      sock.destroy();
-      resolvePromise(true);
-    });
-    sock.once('error', () => resolvePromise(false));
+    const done = (listening: boolean) => {
+      sock.removeAllListeners('connect');
+      sock.on('error', () => {});
+      sock.resume();
+      sock.end();
+      setTimeout(() => sock.destroy(), 1000).unref();
+      resolvePromise(listening);
+    };
+    sock.setTimeout(1000, () => done(true));
+    sock.once('connect', () => done(true));
+    sock.once('error', () => done(false));
   });
 }
 
