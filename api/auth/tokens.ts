@@ -3,7 +3,8 @@
  * operator (`sub`) and the scopes of the account, valid TOKEN_TTL_S (default 15 min). The signing
  * key is TOKEN_SECRET or, unset, a random key created once in auth.api_secret, so every API
  * process of a deployment accepts every token. A disabled account's tokens stop working within
- * ACCOUNT_CACHE_MS.
+ * ACCOUNT_CACHE_MS, and a token grants only the scopes its account still holds: one taken away
+ * (`npm run operators -- scopes`) stops working as quickly.
  */
 import { randomBytes } from "node:crypto";
 import { sign, verify } from "hono/jwt";
@@ -44,6 +45,7 @@ export type TokenCheck = { ok: true; username: string; scopes: string[] } | { ok
 interface Account {
   at: number;
   active: boolean;
+  scopes: ReadonlySet<string>;
 }
 const accounts = new Map<string, Account>();
 
@@ -58,11 +60,12 @@ export async function checkToken(db: ReadDb, secret: string, token: string, now 
   if (!username) return { ok: false, reason: "invalid" };
   let a = accounts.get(username);
   if (!a || now - a.at > ACCOUNT_CACHE_MS) {
-    const row = await db.selectFrom("auth.operator_account").select("disabled_at").where("username", "=", username).executeTakeFirst();
-    a = { at: now, active: row != null && row.disabled_at == null };
+    const row = await db.selectFrom("auth.operator_account").select(["disabled_at", "scopes"]).where("username", "=", username).executeTakeFirst();
+    a = { at: now, active: row != null && row.disabled_at == null, scopes: new Set(row?.scopes ?? []) };
+    if (accounts.size >= 10_000) accounts.clear();
     accounts.set(username, a);
   }
   if (!a.active) return { ok: false, reason: "disabled" };
-  const scopes = typeof payload.scope === "string" ? payload.scope.split(" ").filter(Boolean) : [];
-  return { ok: true, username, scopes };
+  const granted = typeof payload.scope === "string" ? payload.scope.split(" ").filter(Boolean) : [];
+  return { ok: true, username, scopes: granted.filter((x) => a.scopes.has(x)) };
 }

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../../api/keys.js";
 import { createOperator, updateOperator } from "../../api/auth/operators.js";
 import { SCOPE_NAMES } from "../../api/auth/scopes.js";
-import { ensureTokenSecret, issueToken } from "../../api/auth/tokens.js";
+import { ACCOUNT_CACHE_MS, ensureTokenSecret, issueToken } from "../../api/auth/tokens.js";
 import { setupApi, type ApiHarness } from "../api-harness.js";
 import { auditOf, dropCredentialTraces, newAudits, postForm, send, type Invalid, type Refused } from "../write-helpers.js";
 
@@ -235,6 +235,18 @@ describe("POST /api/v1/platform/strategy_apy with a bearer token or an API key",
     const r = await postApy([snapshot()], { authorization: `Bearer ${t}` });
     expect(r.status).toBe(401);
     expect(r.body).toEqual({ detail: "Operator account disabled", code: "invalid_token" });
+  });
+
+  it("a scope taken from the account after the token was issued stops working within the account cache time (403)", async () => {
+    const u = await operator("scope-gone", ["strategy_apy:write", "rewards:write"]);
+    const t = await bearer(u);
+    const ok = await postApy([snapshot()], { authorization: `Bearer ${t}` });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+    await updateOperator(h.db, u, { scopes: ["rewards:write"] });
+    await new Promise((r) => setTimeout(r, ACCOUNT_CACHE_MS + 100));
+    const r = await postApy([snapshot()], { authorization: `Bearer ${t}` });
+    expect(r.status).toBe(403);
+    expect(r.body.code).toBe("insufficient_scope");
   });
 
   it("API keys: none 401, without the scope 403 insufficient_scope, revoked 403", async () => {
