@@ -37,7 +37,10 @@ export async function updateOperator(
 ): Promise<boolean> {
   check(username, change.password ?? null, change.scopes ?? null);
   const set: Record<string, unknown> = { updated_at: new Date() };
-  if (change.password !== undefined) set.password_hash = await hashPassword(change.password);
+  if (change.password !== undefined) {
+    set.password_hash = await hashPassword(change.password);
+    set.password_changed_at = set.updated_at; // ends the tokens issued before (api/auth/tokens.ts)
+  }
   if (change.scopes !== undefined) set.scopes = [...new Set(change.scopes)];
   if (change.disabled !== undefined) set.disabled_at = change.disabled ? new Date() : null;
   const res = await db.updateTable("auth.operator_account").set(set).where("username", "=", username).executeTakeFirst();

@@ -4,7 +4,8 @@
  * key is TOKEN_SECRET or, unset, a random key created once in auth.api_secret, so every API
  * process of a deployment accepts every token. A disabled account's tokens stop working within
  * ACCOUNT_CACHE_MS, and a token grants only the scopes its account still holds: one taken away
- * (`npm run operators -- scopes`) stops working as quickly.
+ * (`npm run operators -- scopes`) stops working as quickly. A password change ends the tokens
+ * issued in an earlier second.
  */
 import { randomBytes } from "node:crypto";
 import { sign, verify } from "hono/jwt";
@@ -40,12 +41,14 @@ export async function issueToken(secret: string, username: string, scopes: reado
   return { access_token: token, token_type: "bearer", expires_in: ttlS, scope: scopes.join(" ") };
 }
 
-export type TokenCheck = { ok: true; username: string; scopes: string[] } | { ok: false; reason: "invalid" | "expired" | "disabled" };
+export type TokenCheck = { ok: true; username: string; scopes: string[] } | { ok: false; reason: "invalid" | "expired" | "disabled" | "revoked" };
 
 interface Account {
   at: number;
   active: boolean;
   scopes: ReadonlySet<string>;
+  /** unix seconds of the last password change */
+  passwordChangedS: number;
 }
 const accounts = new Map<string, Account>();
 
@@ -60,12 +63,19 @@ export async function checkToken(db: ReadDb, secret: string, token: string, now 
   if (!username) return { ok: false, reason: "invalid" };
   let a = accounts.get(username);
   if (!a || now - a.at > ACCOUNT_CACHE_MS) {
-    const row = await db.selectFrom("auth.operator_account").select(["disabled_at", "scopes"]).where("username", "=", username).executeTakeFirst();
-    a = { at: now, active: row != null && row.disabled_at == null, scopes: new Set(row?.scopes ?? []) };
+    const row = await db.selectFrom("auth.operator_account").select(["disabled_at", "scopes", "password_changed_at"]).where("username", "=", username).executeTakeFirst();
+    a = {
+      at: now,
+      active: row != null && row.disabled_at == null,
+      scopes: new Set(row?.scopes ?? []),
+      passwordChangedS: row ? Math.floor(new Date(row.password_changed_at).getTime() / 1000) : 0,
+    };
     if (accounts.size >= 10_000) accounts.clear();
     accounts.set(username, a);
   }
   if (!a.active) return { ok: false, reason: "disabled" };
+  // issued in a second before the password changed (tokens of that very second stay valid)
+  if (typeof payload.iat !== "number" || payload.iat < a.passwordChangedS) return { ok: false, reason: "revoked" };
   const granted = typeof payload.scope === "string" ? payload.scope.split(" ").filter(Boolean) : [];
   return { ok: true, username, scopes: granted.filter((x) => a.scopes.has(x)) };
 }

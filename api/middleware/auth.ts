@@ -46,7 +46,7 @@ export function requireScope(scope: Scope, opts: { bearer?: boolean } = {}) {
       const t = await checkToken(c.var.deps.db, secret, m[1]!);
       if (!t.ok) {
         c.header("WWW-Authenticate", `Bearer error="invalid_token", error_description="token ${t.reason}"`);
-        return c.json({ detail: t.reason === "expired" ? "Bearer token expired" : t.reason === "disabled" ? "Operator account disabled" : "Invalid bearer token", code: "invalid_token" }, 401);
+        return c.json({ detail: t.reason === "expired" ? "Bearer token expired" : t.reason === "disabled" ? "Operator account disabled" : t.reason === "revoked" ? "Bearer token revoked: the account's password changed after it was issued" : "Invalid bearer token", code: "invalid_token" }, 401);
       }
       p = { kind: "operator", id: t.username, scopes: t.scopes };
     } else {

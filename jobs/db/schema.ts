@@ -336,6 +336,8 @@ export interface OperatorAccountTable {
   created_at: ColumnType<Date, Date | string | undefined, never>;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   disabled_at: Ts | null;
+  /** bearer tokens issued before it are refused */
+  password_changed_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
 export interface ApiSecretTable {

@@ -249,6 +249,21 @@ describe("POST /api/v1/platform/strategy_apy with a bearer token or an API key",
     expect(r.body.code).toBe("insufficient_scope");
   });
 
+  it("a password change ends the tokens issued before it (401 revoked); a token taken afterwards works", async () => {
+    const u = await operator("new-password", ["strategy_apy:write"]);
+    const old = await bearer(u);
+    expect((await postApy([snapshot()], { authorization: `Bearer ${old}` })).status).toBe(201);
+    await new Promise((r) => setTimeout(r, 1100)); // tokens of the change's own second stay valid
+    await updateOperator(h.db, u, { password: `${PASSWORD}-2` });
+    await new Promise((r) => setTimeout(r, ACCOUNT_CACHE_MS + 100));
+    const r = await postApy([snapshot()], { authorization: `Bearer ${old}` });
+    expect(r.status).toBe(401);
+    expect(r.body).toEqual({ detail: expect.stringMatching(/password changed/), code: "invalid_token" });
+    const fresh = await token({ username: u, password: `${PASSWORD}-2` });
+    expect(fresh.status).toBe(200);
+    expect((await postApy([snapshot()], { authorization: `Bearer ${fresh.body.access_token}` })).status).toBe(201);
+  });
+
   it("API keys: none 401, without the scope 403 insufficient_scope, revoked 403", async () => {
     const n0 = await snapshotCount();
     for (const key of [h.key]) {

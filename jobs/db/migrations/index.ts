@@ -5,6 +5,7 @@ import * as m0002 from "./2026-11-22-0002-registry.js";
 import * as m0003 from "./2026-11-22-0003-registry-api.js";
 import * as m0004 from "./2026-11-22-0004-writes.js";
 import * as m0005 from "./2026-11-22-0005-auth-schema.js";
+import * as m0006 from "./2026-11-22-0006-password-changed.js";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-22-0001-derived": m0001,
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-22-0003-registry-api": m0003,
   "2026-11-22-0004-writes": m0004,
   "2026-11-22-0005-auth-schema": m0005,
+  "2026-11-22-0006-password-changed": m0006,
 };
