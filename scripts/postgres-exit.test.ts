@@ -5,18 +5,25 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, connect } from "node:net";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "./lib/indexer.js";
+import { isPortOpen, waitFor } from "./lib/procs.js";
+
+const POSTGRES_TS = JSON.stringify(join(REPO_ROOT, "scripts", "lib", "postgres.ts"));
+
+/** Runs `source` (an ES module) with tsx in a process of its own. */
+function runModule(source: string, timeoutMs: number) {
+  const script = join(mkdtempSync(join(tmpdir(), "pg-exit-")), "probe.mts");
+  writeFileSync(script, source);
+  return spawnSync(join(REPO_ROOT, "node_modules", ".bin", "tsx"), [script], { cwd: REPO_ROOT, encoding: "utf8", timeout: timeoutMs });
+}
 
 describe("scripts/lib/postgres.ts", () => {
   it("leaves the exit status of a process that imports it alone", () => {
-    const dir = mkdtempSync(join(tmpdir(), "pg-exit-"));
-    const script = join(dir, "probe.mts");
-    writeFileSync(script, `import ${JSON.stringify(join(REPO_ROOT, "scripts", "lib", "postgres.ts"))};\nprocess.exitCode = 3;\n`);
-    const r = spawnSync(join(REPO_ROOT, "node_modules", ".bin", "tsx"), [script], { cwd: REPO_ROOT, encoding: "utf8", timeout: 60_000 });
+    const r = runModule(`import ${POSTGRES_TS};\nprocess.exitCode = 3;\n`, 60_000);
     expect(r.stderr).toBe("");
     expect(r.status).toBe(3);
   });
@@ -30,29 +37,15 @@ describe("scripts/lib/postgres.ts", () => {
     });
     const dataDir = join(REPO_ROOT, ".data", "test-postgres-exit");
     rmSync(dataDir, { recursive: true, force: true });
-    const dir = mkdtempSync(join(tmpdir(), "pg-exit-"));
-    const script = join(dir, "probe.mts");
-    writeFileSync(
-      script,
-      `import { startEmbeddedPostgres } from ${JSON.stringify(join(REPO_ROOT, "scripts", "lib", "postgres.ts"))};\n` +
-        `await startEmbeddedPostgres({ port: ${port}, dataDir: ${JSON.stringify(dataDir)}, database: "x" });\n` +
-        `process.exit(5);\n`,
-    );
     try {
-      const r = spawnSync(join(REPO_ROOT, "node_modules", ".bin", "tsx"), [script], { cwd: REPO_ROOT, encoding: "utf8", timeout: 120_000 });
+      const r = runModule(
+        `import { startEmbeddedPostgres } from ${POSTGRES_TS};\n` +
+          `await startEmbeddedPostgres({ port: ${port}, dataDir: ${JSON.stringify(dataDir)}, database: "x" });\n` +
+          `process.exit(5);\n`,
+        120_000,
+      );
       expect(r.status, r.stderr).toBe(5);
-      const open = () =>
-        new Promise<boolean>((resolve) => {
-          const c = connect({ host: "127.0.0.1", port });
-          c.once("connect", () => (c.destroy(), resolve(true)));
-          c.once("error", () => resolve(false));
-        });
-      let up = true;
-      for (let i = 0; i < 100 && up; i++) {
-        up = await open();
-        if (up) await new Promise((res) => setTimeout(res, 100));
-      }
-      expect(up).toBe(false);
+      await waitFor(async () => !(await isPortOpen("127.0.0.1", port)), { timeoutMs: 10_000, intervalMs: 100, what: `postgres on ${port} to stop` });
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
