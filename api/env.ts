@@ -26,6 +26,8 @@ const schema = z.object({
     .refine((list) => list.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), "must be comma-separated origins like https://app.example.com"),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   RESPONSE_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  // How long the points standings (every wallet's total and ranks, computed on read) are reused
+  POINTS_STANDINGS_MS: z.coerce.number().int().min(0).max(3_600_000).default(5000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   // Signing key of the bearer tokens of POST /api/v1/token; unset: a random key generated once and
   // kept in the database (auth.api_secret), so every API process of a deployment shares it.
@@ -47,6 +49,8 @@ export interface ApiConfig {
   corsOrigins: string[];
   rateLimitPerMinute: number;
   responseCacheMs: number;
+  /** reuse of the points standings (api/lib/standings.ts); 0: read on every request */
+  standingsMs: number;
   logLevel: z.infer<typeof schema>["LOG_LEVEL"];
   /** chain id -> JSON-RPC URL (first of PONDER_RPC_URL_<id>): the ping's RPC check, ENS names */
   rpcUrls: Map<number, string>;
@@ -86,6 +90,7 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     corsOrigins: e.CORS_ORIGINS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     responseCacheMs: e.RESPONSE_CACHE_MS,
+    standingsMs: e.POINTS_STANDINGS_MS,
     logLevel: e.LOG_LEVEL,
     rpcUrls,
     ensResolvers,

@@ -25,7 +25,7 @@ export const QUEUES = {
   vaultDays: {
     name: "vault-days",
     input: z.object({ chainId: z.number().int().positive(), vault: address, from: date, to: date }).refine((d) => d.from <= d.to, "from must not be after to"),
-    output: z.object({ days: z.number().int(), apyRows: z.number().int(), pnlRows: z.number().int(), ledgerRows: z.number().int() }),
+    output: z.object({ days: z.number().int(), apyRows: z.number().int(), pnlRows: z.number().int(), indexRows: z.number().int(), positionRows: z.number().int() }),
     concurrency: null, // WORKER_CONCURRENCY
   },
   vaultSummary: {
@@ -37,7 +37,7 @@ export const QUEUES = {
   pointsRollup: {
     name: "points-rollup",
     input: z.object({ today: date.optional(), extrasHash: z.string().optional() }),
-    output: z.object({ wallets: z.number().int() }),
+    output: z.object({ entries: z.number().int() }),
     concurrency: 1,
   },
 } as const;

@@ -119,7 +119,7 @@ export async function startWorkers(
   );
   const vaultSummary = processor("vaultSummary", async (d: { chainId: number; vault: string }) => runVaultSummary(db, { chainId: d.chainId, address: d.vault }));
   const rollup = processor("pointsRollup", async (d: { today?: string; extrasHash?: string }, job) => {
-    const out = await runPointsRollup(db, cfg.indexerSchema, d.today ? dateToDay(d.today) : wallToday(now()));
+    const out = await runPointsRollup(db, cfg.points);
     if (d.extrasHash) await q.connection.set(EXTRAS_KEY, d.extrasHash);
     // Changes that arrived while this run was in flight are picked up at once.
     if (scheduled) await q.queues.fanout.add(QUEUES.fanout.name, { reason: "progress" }, { ...jobOptions(cfg.attempts), jobId: `fanout-after-${job.id}`, removeOnComplete: { age: 3600 } });

@@ -14,8 +14,11 @@
  *     points rollup), over the history up to yesterday;
  *   - incremental: today's data (snapshots, fees, transfers) is appended, then one fan-out
  *     run (the job the schedule queues) until its points rollup has finished;
- *   - copy: COPY FROM STDIN of as many rows as the full recompute wrote (`rows`, every derived
- *     table) into a logged table shaped like derived.points_ledger, with its PK and index.
+ *   - copy: COPY FROM STDIN of as many rows as the full recompute wrote (`rows`, every stored
+ *     derived table) into a logged table shaped like a per-day points ledger (wallet, day,
+ *     source, vault, points, shares, USD value), with a primary key and a wallet index.
+ * It also times what the points views cost when read (not part of the figures above): every
+ * wallet's balance with ranks (derived.points_balance), one wallet's totals and pools.
  * The last line printed is
  *   `jobs-bench: full=<s> incremental=<s> rows=<n> copy=<s> ratio=<full/copy>`.
  *
@@ -486,7 +489,10 @@ CREATE INDEX vault_event_by_owner ON ${SCHEMA}.vault_event (owner);
 CREATE INDEX vault_event_by_receiver ON ${SCHEMA}.vault_event (receiver);
 `;
 
-const DERIVED_TABLES = ["vault_day", "vault_apy", "unrealized_pnl", "vault_metrics", "points_ledger", "points_pool", "points_referral", "points_balance"] as const;
+/** Every stored derived table (points_ledger, points_pool, points_referral, points_total and points_balance are views over these). */
+const DERIVED_TABLES = [
+  "vault_day", "vault_apy", "unrealized_pnl", "vault_metrics", "points_entry", "points_rules", "points_index", "points_vault", "points_position", "points_deposit",
+] as const;
 
 async function loadTables(client: pg.Client, t: Tables): Promise<void> {
   await client.query("BEGIN");
@@ -601,7 +607,7 @@ function reportTimings(phase: string, timings: JobTiming[], phaseStart: number, 
     let extra = "";
     if (key === "vaultDays") {
       const sum = (f: string) => ts.reduce((s, t) => s + Number((t.result as Record<string, unknown>)?.[f] ?? 0), 0);
-      extra = `, wrote ${fmt(sum("days"))} days, ${fmt(sum("apyRows"))} apy, ${fmt(sum("pnlRows"))} pnl, ${fmt(sum("ledgerRows"))} ledger rows`;
+      extra = `, wrote ${fmt(sum("days"))} days, ${fmt(sum("apyRows"))} apy, ${fmt(sum("pnlRows"))} pnl, ${fmt(sum("indexRows"))} index, ${fmt(sum("positionRows"))} position rows`;
     }
     lines.push(
       `${phase}: ${QUEUES[key].name.padEnd(13)} ${String(ts.length).padStart(4)} jobs, busy ${secs(busy).padStart(7)}s (mean ${secs(busy / ts.length)}s, max ${secs(max)}s), ` +
@@ -672,7 +678,7 @@ async function resetStatements(client: pg.Client): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// COPY baseline rows: shaped like holding entries of derived.points_ledger
+// COPY baseline rows: shaped like holding entries of a per-day points ledger
 // ---------------------------------------------------------------------------------------------
 
 function* baselineRows(h: History, n: number): Generator<CopyValue[]> {
@@ -846,6 +852,26 @@ async function main(): Promise<void> {
   if (idle.rollupJobId) throw new Error(`incremental: a second fan-out still found ${idle.vaults} vaults to recompute`);
   say(`idle fan-out (nothing to do): ${secs(Date.now() - idleStart)}s`);
   await topStatements(client, "idle fan-out");
+  // What the points views cost when read (ranks and totals are computed on read).
+  for (let k = 0; k < 2; k++) {
+    let r0 = Date.now();
+    const all = await client.query("SELECT wallet, total_points, rank_total, rank_streak FROM derived.points_balance");
+    const allMs = Date.now() - r0;
+    const probe = all.rows[Math.floor(all.rows.length / 2)]?.wallet as string | undefined;
+    r0 = Date.now();
+    if (probe) {
+      await client.query("SELECT * FROM derived.points_total WHERE wallet = $1", [probe]);
+      await client.query("SELECT * FROM derived.points_pool WHERE wallet = $1", [probe]);
+    }
+    say(`read (run ${k + 1}): derived.points_balance, ${fmt(all.rows.length)} wallets with ranks, in ${secs(allMs)}s; one wallet's points_total and points_pool in ${Date.now() - r0} ms`);
+  }
+  {
+    const r0 = Date.now();
+    const n = Number((await client.query<{ n: string }>("SELECT count(*)::text AS n FROM derived.points_ledger WHERE source = 'holding'")).rows[0]!.n);
+    const expected = h.holdingDaysPast + h.holdingDaysLast;
+    say(`read: derived.points_ledger generates ${fmt(n)} holding entries (the history has ${fmt(expected)} wallet-days with shares) in ${secs(Date.now() - r0)}s`);
+    if (n !== expected) throw new Error(`the ledger view has ${n} holding entries, the generated history ${expected}`);
+  }
   const after = await countDerived(client);
   say(`after today: ${DERIVED_TABLES.map((n) => `${n} ${fmt(after[n]!)}`).join(", ")}`);
   await closeWorkers();
@@ -853,7 +879,11 @@ async function main(): Promise<void> {
   // ---- COPY baseline: `rows` rows into a table shaped like derived.points_ledger ----
   await client.query("DROP SCHEMA IF EXISTS bench_copy CASCADE");
   await client.query("CREATE SCHEMA bench_copy");
-  await client.query("CREATE TABLE bench_copy.points_ledger (LIKE derived.points_ledger INCLUDING ALL)");
+  await client.query(`CREATE TABLE bench_copy.points_ledger (
+    wallet text NOT NULL, day date NOT NULL, source text NOT NULL, chain_id integer NOT NULL, vault text NOT NULL, ref text NOT NULL,
+    points numeric(78,18) NOT NULL, shares numeric(78,0), usd_value numeric(78,18),
+    PRIMARY KEY (chain_id, vault, day, source, wallet, ref))`);
+  await client.query("CREATE INDEX ON bench_copy.points_ledger (wallet, day)");
   await client.query("CHECKPOINT");
   wal = await walMark(client);
   c0 = cpu(pgDataDir);

@@ -251,7 +251,19 @@ export interface VaultMetricsTable {
   cached_at: Ts;
 }
 
-export interface PointsLedgerTable {
+/** derived.points_entry: the registry's entries (signup bonuses, streak claims, manual points). */
+export interface PointsEntryTable {
+  wallet: string;
+  day: string;
+  source: "signup_bonus" | "daily_streak" | "manual";
+  chain_id: number;
+  vault: string;
+  ref: string;
+  points: Num;
+}
+
+/** derived.points_ledger (a view): the entries, and holding and referral points per day. */
+export interface PointsLedgerView {
   wallet: string;
   day: string;
   source: "holding" | "referral" | "signup_bonus" | "daily_streak" | "manual";
@@ -263,7 +275,58 @@ export interface PointsLedgerTable {
   usd_value: Num | null;
 }
 
-export interface PointsPoolTable {
+export interface PointsRulesTable {
+  id: ColumnType<boolean, boolean | undefined, never>;
+  points_per_usd_per_day: Num;
+  referral_share: Num;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface PointsIndexTable {
+  chain_id: number;
+  vault: string;
+  day: string;
+  asset_decimals: number;
+  ratio: Num | null;
+  price: Num | null;
+  multiplier: Num;
+  points_per_share: Num;
+  cum_points_per_share: Num;
+}
+
+export interface PointsVaultTable {
+  chain_id: number;
+  vault: string;
+  day: string;
+  asset_decimals: number;
+  ratio: Num | null;
+  price: Num | null;
+  cum_points_per_share: Num;
+  computed_at: Ts;
+}
+
+export interface PointsPositionTable {
+  chain_id: number;
+  vault: string;
+  wallet: string;
+  day: string;
+  shares: Num;
+  next_day: string | null;
+  base_points: Num;
+  points: Num | null;
+  settled_points: Num;
+}
+
+export interface PointsDepositTable {
+  chain_id: number;
+  vault: string;
+  wallet: string;
+  lifetime_deposit: Num;
+  last_deposit_day: string;
+}
+
+/** derived.points_pool (a view) */
+export interface PointsPoolView {
   wallet: string;
   chain_id: number;
   vault: string;
@@ -272,16 +335,18 @@ export interface PointsPoolTable {
   shares: Num;
   native_amount: Num;
   usd_value: Num;
-  lifetime_deposit: ColumnType<Num, Num | undefined, Num>;
+  lifetime_deposit: Num;
 }
 
-export interface PointsReferralTable {
+/** derived.points_referral (a view) */
+export interface PointsReferralView {
   referrer: string;
   referee: string;
   total_points: Num;
 }
 
-export interface PointsBalanceTable {
+/** derived.points_total (a view): derived.points_balance without the ranks */
+export interface PointsTotalView {
   wallet: string;
   total_points: Num;
   holding_points: Num;
@@ -295,6 +360,10 @@ export interface PointsBalanceTable {
   top_vault_chain_id: number | null;
   top_vault: string | null;
   top_vault_lifetime_deposit: Num | null;
+}
+
+/** derived.points_balance (a view) */
+export interface PointsBalanceView extends PointsTotalView {
   rank_total: number;
   rank_streak: number;
   computed_at: Ts;
@@ -490,10 +559,17 @@ export interface Database {
   "derived.vault_apy": VaultApyTable;
   "derived.unrealized_pnl": UnrealizedPnlTable;
   "derived.vault_metrics": VaultMetricsTable;
-  "derived.points_ledger": PointsLedgerTable;
-  "derived.points_pool": PointsPoolTable;
-  "derived.points_referral": PointsReferralTable;
-  "derived.points_balance": PointsBalanceTable;
+  "derived.points_entry": PointsEntryTable;
+  "derived.points_ledger": PointsLedgerView;
+  "derived.points_rules": PointsRulesTable;
+  "derived.points_index": PointsIndexTable;
+  "derived.points_vault": PointsVaultTable;
+  "derived.points_position": PointsPositionTable;
+  "derived.points_deposit": PointsDepositTable;
+  "derived.points_pool": PointsPoolView;
+  "derived.points_referral": PointsReferralView;
+  "derived.points_total": PointsTotalView;
+  "derived.points_balance": PointsBalanceView;
   "registry.reward": RewardTable;
   "registry.points_user": PointsUserTable;
   "registry.streak_claim": StreakClaimTable;
@@ -517,5 +593,5 @@ export interface Database {
 export type VaultDayRow = Insertable<VaultDayTable>;
 export type VaultApyRow = Insertable<VaultApyTable>;
 export type UnrealizedPnlRow = Insertable<UnrealizedPnlTable>;
-export type PointsLedgerRow = Insertable<PointsLedgerTable>;
+export type PointsEntryRow = Insertable<PointsEntryTable>;
 export type VaultMetrics = Selectable<VaultMetricsTable>;

@@ -1,11 +1,18 @@
 /**
- * Holding and referral points of one vault over a range of days (pure: no I/O). Rules in
- * docs/metrics.md: each day a wallet earns
- *   usd = trunc(trunc(shares * ratio) as assets) * price;  points = usd * multiplier * pointsPerUsdPerDay
- * (18-decimal fixed point, truncated at each product), and the referrer of a registered user
- * earns referralShare of the referee's points from the referee's registration day on.
+ * Holding and referral points (pure: no I/O). Rules in docs/metrics.md, "Points".
+ *
+ * Per vault and day d the index grows by the points one raw share earns that day,
+ *   pointsPerShare(d) = trunc(ratio x price x multiplier x pointsPerUsdPerDay / 10^asset_decimals, 36 decimals)
+ *   I(d) = I(d-1) + pointsPerShare(d)        (I = 0 before the vault's first snapshot day)
+ * and a wallet holding s shares at the end of day d has earned there, in total up to d,
+ *   P(s, d) = trunc(s x I(d), 18 decimals)
+ * so its holding points of day d are P(s, d) - P(s, d-1), and a position held unchanged over
+ * days a..b earns exactly P(s, b) - P(s, a-1): a day costs one index row per vault plus one row
+ * per wallet whose balance changed, never a row per holder. A referrer earns, per vault and day
+ * from the referee's registration day on, trunc(share x H(d)) - trunc(share x H(d-1)), H being the
+ * referee's cumulative holding points in that vault.
  */
-import { mulFixed, rawToFixed, SCALE } from "../lib/fixed.js";
+import { SCALE } from "../lib/fixed.js";
 
 export interface PointsRules {
   /** points per USD of position per day, 18-decimal fixed point */
@@ -36,93 +43,166 @@ export interface ReferralIn {
   sinceDay: number;
 }
 
-export interface HoldingInput {
-  assetDecimals: number;
-  from: number;
-  to: number;
-  /** share balances at the end of day from-1 */
-  startBalances: ReadonlyMap<string, bigint>;
-  /** share transfers of days from..to, in chain order */
-  transfers: readonly TransferIn[];
-  pricing: (day: number) => DayPricing;
-  referrals: ReadonlyMap<string, ReferralIn>;
-  /** addresses that never earn points (the zero address, the vault escrowing shares) */
-  excluded: ReadonlySet<string>;
-  rules: PointsRules;
+/** Decimals of the points-per-share index. */
+export const INDEX_DECIMALS = 36;
+export const INDEX_SCALE = 10n ** 36n;
+
+/** Points one raw share earns on a day, INDEX_DECIMALS fixed point (0 without a ratio or a price). */
+export function pointsPerShare(p: DayPricing, assetDecimals: number, rules: PointsRules): bigint {
+  if (p.ratio == null || p.price == null) return 0n;
+  // four 18-decimal factors (72 decimals) over 10^asset_decimals, kept to 36 decimals
+  return (p.ratio * p.price * p.multiplier * rules.pointsPerUsdPerDay) / 10n ** BigInt(36 + assetDecimals);
 }
 
-export interface LedgerEntry {
+export interface IndexDay {
+  day: number;
+  pricing: DayPricing;
+  pointsPerShare: bigint;
+  /** I(day), INDEX_DECIMALS fixed point */
+  cum: bigint;
+}
+
+/** The index of days firstDay..to (cumulative from firstDay, where I(firstDay - 1) = 0). */
+export function computeIndex(firstDay: number, to: number, assetDecimals: number, pricing: (day: number) => DayPricing, rules: PointsRules): IndexDay[] {
+  const out: IndexDay[] = [];
+  let cum = 0n;
+  for (let day = firstDay; day <= to; day++) {
+    const p = pricing(day);
+    const pps = pointsPerShare(p, assetDecimals, rules);
+    cum += pps;
+    out.push({ day, pricing: p, pointsPerShare: pps, cum });
+  }
+  return out;
+}
+
+/** P(s, I): the points, 18-decimal fixed point, that `shares` have earned at cumulative index `cum`. */
+export function pointsAt(shares: bigint, cum: bigint): bigint {
+  return shares > 0n ? (shares * cum) / (INDEX_SCALE / SCALE) : 0n;
+}
+
+/** trunc(share x h, 18) for two 18-decimal values. */
+export function referralPart(share: bigint, h: bigint): bigint {
+  return (share * h) / SCALE;
+}
+
+export interface BalanceChange {
   wallet: string;
   day: number;
-  source: "holding" | "referral";
-  ref: string;
-  points: bigint;
-  shares: bigint | null;
-  usdValue: bigint | null;
-}
-
-export interface Position {
+  /** the wallet's share balance at the end of `day` (and on until its next change) */
   shares: bigint;
-  nativeAmount: bigint;
-  usdValue: bigint;
 }
 
-export interface HoldingOutput {
-  entries: LedgerEntry[];
-  /** end-of-range position of every wallet that held shares at the start or moved any */
-  positions: Map<string, Position>;
-}
-
-export function valuePosition(shares: bigint, p: DayPricing, assetDecimals: number): { native: bigint; usd: bigint } {
-  const assetsRaw = p.ratio == null ? 0n : (shares * p.ratio) / SCALE;
-  const native = rawToFixed(assetsRaw, assetDecimals);
-  return { native, usd: p.price == null ? 0n : mulFixed(native, p.price) };
-}
-
-export function computeHoldingPoints(input: HoldingInput): HoldingOutput {
+/**
+ * The days from..to on which a wallet's end-of-day share balance differs from the day before,
+ * with that balance; `startBalances` are the balances at the end of day from-1. Excluded
+ * addresses (the zero address, the vault escrowing shares) are never positions. Sorted by
+ * wallet, then day.
+ */
+export function balanceChanges(
+  startBalances: ReadonlyMap<string, bigint>,
+  transfers: readonly TransferIn[],
+  excluded: ReadonlySet<string>,
+  from: number,
+  to: number,
+): BalanceChange[] {
   const balances = new Map<string, bigint>();
-  const touched = new Set<string>();
-  for (const [w, b] of input.startBalances) {
-    if (input.excluded.has(w)) continue;
-    touched.add(w);
-    if (b !== 0n) balances.set(w, b);
-  }
-  const entries: LedgerEntry[] = [];
+  for (const [w, b] of startBalances) if (!excluded.has(w)) balances.set(w, b);
+  const out: BalanceChange[] = [];
   let t = 0;
-  const transfers = input.transfers;
-  for (let day = input.from; day <= input.to; day++) {
-    while (t < transfers.length && transfers[t]!.day <= day) {
-      const x = transfers[t++]!;
-      if (x.day < input.from) throw new Error(`transfer on day ${x.day} is before the range start ${input.from}`);
-      if (!input.excluded.has(x.from)) {
-        balances.set(x.from, (balances.get(x.from) ?? 0n) - x.shares);
-        touched.add(x.from);
-      }
-      if (!input.excluded.has(x.to)) {
-        balances.set(x.to, (balances.get(x.to) ?? 0n) + x.shares);
-        touched.add(x.to);
+  let prevDay = -Infinity;
+  while (t < transfers.length) {
+    const day = transfers[t]!.day;
+    if (day < from || day > to) throw new Error(`transfer on day ${day} is outside the range ${from}..${to}`);
+    if (day < prevDay) throw new Error(`transfers are not in chain order (day ${day} after day ${prevDay})`);
+    prevDay = day;
+    const before = new Map<string, bigint>();
+    for (; t < transfers.length && transfers[t]!.day === day; t++) {
+      const x = transfers[t]!;
+      for (const [w, delta] of [
+        [x.from, -x.shares],
+        [x.to, x.shares],
+      ] as const) {
+        if (excluded.has(w)) continue;
+        const b = balances.get(w) ?? 0n;
+        if (!before.has(w)) before.set(w, b);
+        balances.set(w, b + delta);
       }
     }
-    const p = input.pricing(day);
-    for (const [wallet, shares] of balances) {
-      if (shares <= 0n) continue;
-      const { usd } = valuePosition(shares, p, input.assetDecimals);
-      const points = mulFixed(mulFixed(usd, p.multiplier), input.rules.pointsPerUsdPerDay);
-      entries.push({ wallet, day, source: "holding", ref: "", points, shares, usdValue: usd });
-      const ref = input.referrals.get(wallet);
-      if (ref && day >= ref.sinceDay) {
-        const rp = mulFixed(points, input.rules.referralShare);
-        if (rp > 0n) entries.push({ wallet: ref.referrer, day, source: "referral", ref: wallet, points: rp, shares: null, usdValue: null });
+    for (const [w, b0] of before) {
+      const b = balances.get(w)!;
+      if (b !== b0) out.push({ wallet: w, day, shares: b });
+    }
+  }
+  return out.sort((a, b) => (a.wallet < b.wallet ? -1 : a.wallet > b.wallet ? 1 : a.day - b.day));
+}
+
+export interface PositionRow {
+  day: number;
+  shares: bigint;
+  /** the day of the wallet's next change; null while held */
+  nextDay: number | null;
+  /** P(shares, day - 1) */
+  basePoints: bigint;
+  /** P(shares, nextDay - 1) - basePoints; null while held */
+  points: bigint | null;
+  /** sum of the points of the wallet's earlier rows */
+  settledPoints: bigint;
+}
+
+/**
+ * One wallet's position rows in one vault from its balance changes (sorted by day), `cumAt(d)`
+ * giving I(d): what derived.points_position stores.
+ */
+export function settlePositions(changes: readonly { day: number; shares: bigint }[], cumAt: (day: number) => bigint): PositionRow[] {
+  let settled = 0n;
+  return changes.map((c, k) => {
+    const next = changes[k + 1]?.day ?? null;
+    const base = pointsAt(c.shares, cumAt(c.day - 1));
+    const points = next == null ? null : pointsAt(c.shares, cumAt(next - 1)) - base;
+    const row = { day: c.day, shares: c.shares, nextDay: next, basePoints: base, points, settledPoints: settled };
+    settled += points ?? 0n;
+    return row;
+  });
+}
+
+/** H(d): a wallet's cumulative holding points in the vault at the end of day d, from its position rows. */
+export function holdingAt(rows: readonly PositionRow[], cumAt: (day: number) => bigint, day: number): bigint {
+  let row: PositionRow | undefined;
+  for (const r of rows) if (r.day <= day) row = r;
+  if (!row) return 0n;
+  return row.settledPoints + pointsAt(row.shares, cumAt(day)) - row.basePoints;
+}
+
+/**
+ * Per-day holding and referral entries of one vault (what the view derived.points_ledger shows),
+ * for days firstDay..lastDay of the index: used by tests and the independent recomputation.
+ */
+export function ledgerEntries(
+  positions: ReadonlyMap<string, readonly PositionRow[]>,
+  index: readonly IndexDay[],
+  referrals: ReadonlyMap<string, ReferralIn>,
+  rules: PointsRules,
+): { wallet: string; day: number; source: "holding" | "referral"; ref: string; points: bigint }[] {
+  const cumOf = new Map(index.map((i) => [i.day, i.cum]));
+  const first = index[0]?.day ?? 0;
+  const last = index.at(-1)?.day ?? -1;
+  const cumAt = (d: number) => (d < first ? 0n : (cumOf.get(Math.min(d, last)) ?? 0n));
+  const out: { wallet: string; day: number; source: "holding" | "referral"; ref: string; points: bigint }[] = [];
+  for (const [wallet, rows] of positions) {
+    const ref = referrals.get(wallet);
+    for (const r of rows) {
+      if (r.shares <= 0n) continue;
+      const end = Math.min(r.nextDay == null ? last : r.nextDay - 1, last);
+      for (let d = Math.max(r.day, first); d <= end; d++) {
+        out.push({ wallet, day: d, source: "holding", ref: "", points: pointsAt(r.shares, cumAt(d)) - pointsAt(r.shares, cumAt(d - 1)) });
+        if (ref && d >= ref.sinceDay) {
+          const h1 = r.settledPoints + pointsAt(r.shares, cumAt(d)) - r.basePoints;
+          const h0 = r.settledPoints + pointsAt(r.shares, cumAt(d - 1)) - r.basePoints;
+          const p = referralPart(rules.referralShare, h1) - referralPart(rules.referralShare, h0);
+          if (p > 0n) out.push({ wallet: ref.referrer, day: d, source: "referral", ref: wallet, points: p });
+        }
       }
     }
   }
-  if (t < transfers.length) throw new Error(`transfer on day ${transfers[t]!.day} is after the range end ${input.to}`);
-  const positions = new Map<string, Position>();
-  const endPricing = input.pricing(input.to);
-  for (const w of touched) {
-    const shares = balances.get(w) ?? 0n;
-    const v = shares > 0n ? valuePosition(shares, endPricing, input.assetDecimals) : { native: 0n, usd: 0n };
-    positions.set(w, { shares: shares > 0n ? shares : 0n, nativeAmount: v.native, usdValue: v.usd });
-  }
-  return { entries, positions };
+  return out;
 }

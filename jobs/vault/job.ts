@@ -1,16 +1,26 @@
 /**
  * The vault-days job: recomputes one vault's daily rows, APY rows, unrealized PnL records and
- * holding/referral points for the days from..to. Inputs are read in one REPEATABLE READ
- * snapshot (so the stored fingerprints describe exactly the data used); outputs replace the
- * range's rows in one transaction, so a job killed at any point leaves the old rows or the
- * new ones, never a mix, and a retry writes the same rows.
+ * points (its points-per-share index and the position rows of wallets whose balance changed)
+ * for the days from..to. Inputs are read in one REPEATABLE READ snapshot (so the stored
+ * fingerprints describe exactly the data used); outputs replace the range's rows in one
+ * transaction, so a job killed at any point leaves the old rows or the new ones, never a mix,
+ * and a retry writes the same rows.
  */
 import type pg from "pg";
 import { sql } from "kysely";
 import { copyRows } from "../lib/copy.js";
 import { dayToDate, endOfDay, DAY_SECONDS } from "../lib/days.js";
-import { formatFixed, parseFixed } from "../lib/fixed.js";
-import { computeHoldingPoints, type DayPricing, type PointsRules } from "../points/compute.js";
+import { formatFixed } from "../lib/fixed.js";
+import {
+  balanceChanges,
+  computeIndex,
+  INDEX_DECIMALS,
+  settlePositions,
+  type BalanceChange,
+  type DayPricing,
+  type IndexDay,
+  type PointsRules,
+} from "../points/compute.js";
 import {
   chainFingerprints,
   loadBalances,
@@ -22,7 +32,6 @@ import {
   loadTransfers,
   loadVaults,
   multiplierOn,
-  referralMap,
   vaultKey,
   type Db,
   type VaultRef,
@@ -43,12 +52,20 @@ export interface VaultDaysResult {
   days: number;
   apyRows: number;
   pnlRows: number;
-  ledgerRows: number;
+  indexRows: number;
+  positionRows: number;
 }
 
 const ZERO = "0x0000000000000000000000000000000000000000";
 
-export const rulesKey = (r: PointsRules) => `${r.pointsPerUsdPerDay}:${r.referralShare}`;
+/** Part of every fingerprint: "index" names the points rule (per-share index, migration 0007). */
+export const rulesKey = (r: PointsRules) => `index:${r.pointsPerUsdPerDay}:${r.referralShare}`;
+
+/** An INDEX_DECIMALS fixed-point bigint as a decimal string. */
+export function formatIndex(v: bigint): string {
+  const scale = 10n ** BigInt(INDEX_DECIMALS);
+  return `${v / scale}.${(v % scale).toString().padStart(INDEX_DECIMALS, "0")}`;
+}
 
 /** sp and price carried to each day from..to (the last snapshot at or before the day's end). */
 function pricingByDay(snapshots: readonly SnapshotIn[], from: number, to: number): Map<number, { ratio: bigint | null; price: bigint | null }> {
@@ -73,7 +90,11 @@ export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: num
       await sql`SET TRANSACTION READ ONLY`.execute(trx);
       const meta = (await loadVaults(trx, ctx.indexerSchema, ctx.registryPath)).find((m) => m.chainId === v.chainId && m.address === v.address);
       if (!meta) return null;
-      const snapshots = await loadSnapshots(trx, ctx.indexerSchema, v, beforeTs);
+      // The index is cumulative: when days after `to` are already indexed (a recompute of a
+      // past range), they are rewritten too, from the same snapshot.
+      const last = await trx.selectFrom("derived.points_vault").select("day").where("chain_id", "=", v.chainId).where("vault", "=", v.address).executeTakeFirst();
+      const lastDay = Math.max(to, last ? dayOfDate(last.day) : to);
+      const snapshots = await loadSnapshots(trx, ctx.indexerSchema, v, endOfDay(lastDay));
       const fees = await loadFees(trx, ctx.indexerSchema, v, beforeTs);
       const startBalances = await loadBalances(trx, ctx.indexerSchema, v, from * DAY_SECONDS);
       const transfers = await loadTransfers(trx, ctx.indexerSchema, v, from * DAY_SECONDS, beforeTs);
@@ -88,38 +109,33 @@ export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: num
         .executeTakeFirst();
       const seed = seedRow ? { day: from - 1, fingerprint: seedRow.fingerprint } : undefined;
       const dayHashes = (await loadDayHashes(trx, ctx.indexerSchema, v, seed ? from : undefined)).get(vaultKey(v)) ?? new Map();
-      return { meta, snapshots, fees, startBalances, transfers, rewards, registrations, dayHashes, seed };
+      return { meta, lastDay, snapshots, fees, startBalances, transfers, rewards, registrations, dayHashes, seed };
     });
-  if (!input || input.snapshots.length === 0) return { days: 0, apyRows: 0, pnlRows: 0, ledgerRows: 0 };
-  const { meta, snapshots } = input;
+  const empty = { days: 0, apyRows: 0, pnlRows: 0, indexRows: 0, positionRows: 0 };
+  if (!input) return empty;
+  const { meta, lastDay } = input;
+  const snapshots = input.snapshots.filter((s) => s.timestamp < beforeTs);
+  if (snapshots.length === 0) return empty;
 
   // ---- compute (pure) ----
   const out = computeVaultDays(meta, snapshots, input.fees, from, to);
   const firstDay = out.firstDay!;
-  const lo = Math.max(from, firstDay);
   const fps = chainFingerprints(
     { meta, firstDay, dayHashes: input.dayHashes, rewards: input.rewards, registrations: input.registrations, rulesKey: rulesKey(ctx.rules) },
     to,
     input.seed,
   );
-  const pricing = pricingByDay(snapshots, lo, to);
-  const points =
-    lo <= to
-      ? computeHoldingPoints({
-          assetDecimals: meta.assetDecimals,
-          from: lo,
-          to,
-          startBalances: lo === from ? input.startBalances : await loadBalances(ctx.db, ctx.indexerSchema, v, lo * DAY_SECONDS),
-          transfers: input.transfers.filter((t) => t.day >= lo),
-          pricing: (d): DayPricing => ({ ...pricing.get(d)!, multiplier: multiplierOn(input.rewards, d) }),
-          referrals: referralMap(input.registrations),
-          excluded: new Set([ZERO, v.address]),
-          rules: ctx.rules,
-        })
-      : { entries: [], positions: new Map() };
+  const pricing = pricingByDay(input.snapshots, firstDay, lastDay);
+  const index = computeIndex(firstDay, lastDay, meta.assetDecimals, (d): DayPricing => ({ ...pricing.get(d)!, multiplier: multiplierOn(input.rewards, d) }), ctx.rules);
+  const changes = balanceChanges(input.startBalances, input.transfers, new Set([ZERO, v.address]), from, to);
 
   // ---- write, in one transaction ----
+  let positionRows = 0;
   const client = await ctx.pool.connect();
+  // pg-pool drops its idle error listener while a client is checked out: without one, a
+  // connection ended by the server mid-job would be an uncaught error instead of a failed job.
+  const onError = () => {};
+  client.on("error", onError);
   try {
     await client.query("BEGIN");
     const args = [v.chainId, v.address, dayToDate(from), dayToDate(to)];
@@ -152,75 +168,135 @@ export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: num
         p.tvlOnVault, p.actualTvl, p.currentRedeemRatio, p.adjustedRedeemRatio, p.unrealizedPnl, p.unrealizedPnlInAsset, now,
       ]),
     );
-
-    // Points: replace the range's holding and referral entries; carry the difference into the
-    // per-vault and per-referral totals.
-    const old = await client.query<{ wallet: string; source: string; ref: string; points: string }>(
-      `WITH del AS (DELETE FROM derived.points_ledger WHERE ${range} AND source IN ('holding', 'referral') RETURNING wallet, source, ref, points)
-       SELECT wallet, source, ref, sum(points)::text AS points FROM del GROUP BY 1, 2, 3`,
-      args,
-    );
-    await copyRows(
-      client,
-      "derived.points_ledger",
-      ["wallet", "day", "source", "chain_id", "vault", "ref", "points", "shares", "usd_value"],
-      points.entries.map((e) => [
-        e.wallet, dayToDate(e.day), e.source, v.chainId, v.address, e.ref, formatFixed(e.points), e.shares, e.usdValue == null ? null : formatFixed(e.usdValue),
-      ]),
-    );
-    const holdDelta = new Map<string, bigint>();
-    const refDelta = new Map<string, bigint>();
-    for (const e of points.entries) {
-      if (e.source === "holding") holdDelta.set(e.wallet, (holdDelta.get(e.wallet) ?? 0n) + e.points);
-      else refDelta.set(`${e.wallet}|${e.ref}`, (refDelta.get(`${e.wallet}|${e.ref}`) ?? 0n) + e.points);
-    }
-    for (const o of old.rows) {
-      const p = parseFixed(o.points);
-      if (o.source === "holding") holdDelta.set(o.wallet, (holdDelta.get(o.wallet) ?? 0n) - p);
-      else refDelta.set(`${o.wallet}|${o.ref}`, (refDelta.get(`${o.wallet}|${o.ref}`) ?? 0n) - p);
-    }
-    const wallets = [...new Set([...holdDelta.keys(), ...points.positions.keys()])].sort();
-    if (wallets.length > 0) {
-      await client.query(
-        `INSERT INTO derived.points_pool AS p (wallet, chain_id, vault, total_points, position_day, shares, native_amount, usd_value)
-         SELECT w, $1, $2, d::numeric, CASE WHEN has THEN $3::date END, coalesce(s::numeric, 0), coalesce(n::numeric, 0), coalesce(u::numeric, 0)
-         FROM unnest($4::text[], $5::text[], $6::bool[], $7::text[], $8::text[], $9::text[]) AS x(w, d, has, s, n, u)
-         ON CONFLICT (wallet, chain_id, vault) DO UPDATE SET
-           total_points = p.total_points + excluded.total_points,
-           position_day = CASE WHEN excluded.position_day IS NOT NULL AND (p.position_day IS NULL OR excluded.position_day >= p.position_day) THEN excluded.position_day ELSE p.position_day END,
-           shares = CASE WHEN excluded.position_day IS NOT NULL AND (p.position_day IS NULL OR excluded.position_day >= p.position_day) THEN excluded.shares ELSE p.shares END,
-           native_amount = CASE WHEN excluded.position_day IS NOT NULL AND (p.position_day IS NULL OR excluded.position_day >= p.position_day) THEN excluded.native_amount ELSE p.native_amount END,
-           usd_value = CASE WHEN excluded.position_day IS NOT NULL AND (p.position_day IS NULL OR excluded.position_day >= p.position_day) THEN excluded.usd_value ELSE p.usd_value END`,
-        [
-          v.chainId,
-          v.address,
-          dayToDate(to),
-          wallets,
-          wallets.map((w) => formatFixed(holdDelta.get(w) ?? 0n)),
-          wallets.map((w) => points.positions.has(w)),
-          wallets.map((w) => points.positions.get(w)?.shares.toString() ?? null),
-          wallets.map((w) => (points.positions.has(w) ? formatFixed(points.positions.get(w)!.nativeAmount) : null)),
-          wallets.map((w) => (points.positions.has(w) ? formatFixed(points.positions.get(w)!.usdValue) : null)),
-        ],
-      );
-    }
-    const refs = [...refDelta.keys()].sort();
-    if (refs.length > 0) {
-      await client.query(
-        `INSERT INTO derived.points_referral AS r (referrer, referee, total_points)
-         SELECT a, b, d::numeric FROM unnest($1::text[], $2::text[], $3::text[]) AS x(a, b, d)
-         ON CONFLICT (referrer, referee) DO UPDATE SET total_points = r.total_points + excluded.total_points`,
-        [refs.map((k) => k.split("|")[0]), refs.map((k) => k.split("|")[1]), refs.map((k) => formatFixed(refDelta.get(k)!))],
-      );
-    }
+    positionRows = await writePoints(client, v, meta.assetDecimals, from, to, index, changes, now, ctx.indexerSchema);
     if (ctx.faultHoldMs) await new Promise((r) => setTimeout(r, ctx.faultHoldMs));
     await client.query("COMMIT");
   } catch (err) {
     await client.query("ROLLBACK").catch(() => {});
     throw err;
   } finally {
+    client.off("error", onError);
     client.release();
   }
-  return { days: out.days.length, apyRows: out.apy.length, pnlRows: out.pnl.length, ledgerRows: points.entries.length };
+  return { days: out.days.length, apyRows: out.apy.length, pnlRows: out.pnl.length, indexRows: index.filter((i) => i.day >= from).length, positionRows };
 }
 
+const dayOfDate = (d: string | Date): number => Math.round((typeof d === "string" ? Date.parse(`${d}T00:00:00Z`) : d.getTime()) / 1000 / DAY_SECONDS);
+
+/**
+ * Points of the range, inside the job's write transaction: the index from `from` on, then the
+ * position rows of every wallet whose rows depend on the range: the wallets that moved in it and
+ * those with rows on or after `from` (their base and settled points depend on the index from
+ * `from` on). Their rows are rewritten whole, settled by the pure `settlePositions`; on an
+ * ordinary day that is only the wallets that moved. Rows are written with COPY after a DELETE by
+ * key (no join whose plan depends on the statistics of a table that is being refilled).
+ */
+async function writePoints(
+  client: pg.PoolClient,
+  v: VaultRef,
+  assetDecimals: number,
+  from: number,
+  to: number,
+  index: IndexDay[],
+  changes: BalanceChange[],
+  now: string,
+  indexerSchema: string,
+): Promise<number> {
+  const vk = [v.chainId, v.address];
+  const written = index.filter((i) => i.day >= from);
+  await client.query("DELETE FROM derived.points_index WHERE chain_id = $1 AND vault = $2 AND day >= $3::date", [...vk, dayToDate(from)]);
+  await copyRows(
+    client,
+    "derived.points_index",
+    ["chain_id", "vault", "day", "asset_decimals", "ratio", "price", "multiplier", "points_per_share", "cum_points_per_share"],
+    written.map((i) => [
+      v.chainId, v.address, dayToDate(i.day), assetDecimals, i.pricing.ratio == null ? null : formatFixed(i.pricing.ratio),
+      i.pricing.price == null ? null : formatFixed(i.pricing.price), formatFixed(i.pricing.multiplier), formatIndex(i.pointsPerShare), formatIndex(i.cum),
+    ]),
+  );
+  const lastIndex = index.at(-1);
+  if (lastIndex) {
+    await client.query(
+      `INSERT INTO derived.points_vault (chain_id, vault, day, asset_decimals, ratio, price, cum_points_per_share, computed_at)
+       VALUES ($1, $2, $3::date, $4, $5, $6, $7, $8)
+       ON CONFLICT (chain_id, vault) DO UPDATE SET day = excluded.day, asset_decimals = excluded.asset_decimals, ratio = excluded.ratio,
+         price = excluded.price, cum_points_per_share = excluded.cum_points_per_share, computed_at = excluded.computed_at`,
+      [
+        ...vk, dayToDate(lastIndex.day), assetDecimals, lastIndex.pricing.ratio == null ? null : formatFixed(lastIndex.pricing.ratio),
+        lastIndex.pricing.price == null ? null : formatFixed(lastIndex.pricing.price), formatIndex(lastIndex.cum), now,
+      ],
+    );
+  }
+  const cumOf = new Map(index.map((i) => [i.day, i.cum]));
+  const firstDay = index[0]?.day ?? Infinity;
+  const lastDay = lastIndex?.day ?? -Infinity;
+  const cumAt = (d: number) => (d < firstDay ? 0n : (cumOf.get(Math.min(d, lastDay)) ?? 0n));
+
+  // ---- positions ----
+  const later = await client.query<{ wallet: string }>("SELECT DISTINCT wallet FROM derived.points_position WHERE chain_id = $1 AND vault = $2 AND day >= $3::date", [
+    ...vk,
+    dayToDate(from),
+  ]);
+  const wallets = [...new Set([...changes.map((c) => c.wallet), ...later.rows.map((r) => r.wallet)])].sort();
+  const stored = await client.query<{ wallet: string; day: string; shares: string }>(
+    "SELECT wallet, day::text AS day, shares::text AS shares FROM derived.points_position WHERE chain_id = $1 AND vault = $2 AND wallet = ANY($3::text[]) ORDER BY wallet, day",
+    [...vk, wallets],
+  );
+  const rowsOf = new Map<string, { day: number; shares: bigint }[]>();
+  const push = (w: string, r: { day: number; shares: bigint }) => {
+    const list = rowsOf.get(w);
+    if (list) list.push(r);
+    else rowsOf.set(w, [r]);
+  };
+  for (const r of stored.rows) {
+    const day = dayOfDate(r.day);
+    if (day < from) push(r.wallet, { day, shares: BigInt(r.shares) });
+  }
+  for (const c of changes) push(c.wallet, { day: c.day, shares: c.shares });
+  for (const r of stored.rows) {
+    const day = dayOfDate(r.day);
+    if (day > to) push(r.wallet, { day, shares: BigInt(r.shares) });
+  }
+  await client.query("DELETE FROM derived.points_position WHERE chain_id = $1 AND vault = $2 AND wallet = ANY($3::text[])", [...vk, wallets]);
+  let positionRows = 0;
+  await copyRows(
+    client,
+    "derived.points_position",
+    ["chain_id", "vault", "wallet", "day", "shares", "next_day", "base_points", "points", "settled_points"],
+    (function* () {
+      for (const [w, rows] of rowsOf) {
+        for (const r of settlePositions(rows, cumAt)) {
+          positionRows++;
+          yield [
+            v.chainId, v.address, w, dayToDate(r.day), r.shares, r.nextDay == null ? null : dayToDate(r.nextDay), formatFixed(r.basePoints),
+            r.points == null ? null : formatFixed(r.points), formatFixed(r.settledPoints),
+          ];
+        }
+      }
+    })(),
+  );
+
+  // ---- lifetime deposits of the wallets whose deposits may have changed: those rewritten
+  // above, receivers of deposits in the range, and stored last deposits in it ----
+  const events = `"${indexerSchema.replace(/"/g, '""')}"."vault_event"`;
+  const recent = await client.query<{ wallet: string }>(
+    `SELECT DISTINCT lower(receiver) AS wallet FROM ${events} WHERE chain_id = $1 AND vault = $2 AND kind = 'deposit' AND timestamp >= $3
+     UNION SELECT wallet FROM derived.points_deposit WHERE chain_id = $1 AND vault = $2 AND last_deposit_day >= $4::date`,
+    [...vk, from * DAY_SECONDS, dayToDate(from)],
+  );
+  const depositors = [...new Set([...wallets, ...recent.rows.map((r) => r.wallet)])];
+  const totals = await client.query<{ wallet: string; total: string; last_day: string }>(
+    `SELECT lower(receiver) AS wallet, trunc(sum(assets) * power(10::numeric, -$3::int), 18)::text AS total,
+            (date '1970-01-01' + floor(max(timestamp) / 86400)::int)::text AS last_day
+     FROM ${events} WHERE chain_id = $1 AND vault = $2 AND kind = 'deposit' AND lower(receiver) = ANY($4::text[]) GROUP BY 1`,
+    [...vk, assetDecimals, depositors],
+  );
+  await client.query("DELETE FROM derived.points_deposit WHERE chain_id = $1 AND vault = $2 AND wallet = ANY($3::text[])", [...vk, depositors]);
+  await copyRows(
+    client,
+    "derived.points_deposit",
+    ["chain_id", "vault", "wallet", "lifetime_deposit", "last_deposit_day"],
+    totals.rows.map((r) => [v.chainId, v.address, r.wallet, r.total, r.last_day]),
+  );
+  return positionRows;
+}

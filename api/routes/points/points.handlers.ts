@@ -4,6 +4,7 @@ import { sql } from "kysely";
 import { dayToDate, today as dayOfTime } from "../../../jobs/lib/days.js";
 import { indexer, type ReadDb } from "../../lib/db.js";
 import { resolveEnsName } from "../../ens.js";
+import { standings, type Standing } from "../../lib/standings.js";
 import type { AppEnv } from "../../lib/router.js";
 import type { leaderboard, platformPoints, publicPoints, streakStatus } from "./points.routes.js";
 
@@ -40,7 +41,6 @@ interface BalanceRow {
   daily_streak_points: string;
   manual_points: string;
   streak_days: number;
-  rank_total: number;
   top_vault: string | null;
   top_vault_chain_id: number | null;
   top_vault_lifetime_deposit: string | null;
@@ -49,12 +49,14 @@ interface BalanceRow {
 async function pointsRecord(c: Context<AppEnv>, wallet: string) {
   const { db, config, now } = c.var.deps;
   const t = now();
-  const [balance, pools, referrals, meta] = await Promise.all([
+  const [balance, board, pools, referrals, meta] = await Promise.all([
+    // live totals; the rank comes from the standings (ranks are computed on read, reused for POINTS_STANDINGS_MS)
     db
-      .selectFrom("derived.points_balance")
-      .select(["total_points", "referral_earnings", "daily_streak_points", "manual_points", "streak_days", "rank_total", "top_vault", "top_vault_chain_id", "top_vault_lifetime_deposit"])
+      .selectFrom("derived.points_total")
+      .select(["total_points", "referral_earnings", "daily_streak_points", "manual_points", "streak_days", "top_vault", "top_vault_chain_id", "top_vault_lifetime_deposit"])
       .where("wallet", "=", wallet)
       .executeTakeFirst() as Promise<BalanceRow | undefined>,
+    standings(db, config.standingsMs ?? 0),
     sql<{ chain_id: number; vault: string; total_points: string; native_amount: string; usd_value: string; has_reward: boolean }>`
       SELECT p.chain_id, p.vault, p.total_points, p.native_amount, p.usd_value,
              EXISTS (SELECT 1 FROM registry.reward r WHERE r.chain_id = p.chain_id AND lower(r.vault) = p.vault
@@ -101,7 +103,7 @@ async function pointsRecord(c: Context<AppEnv>, wallet: string) {
     streak: balance?.streak_days ?? 0,
     daily_streak_points: num(balance?.daily_streak_points),
     manual_points: num(balance?.manual_points),
-    rank: balance?.rank_total ?? null,
+    rank: board.byWallet.get(wallet)?.rank_total ?? null,
     pools: poolMap,
     external: {},
     referrals: refMap,
@@ -124,17 +126,6 @@ export const platformPointsHandler: RouteHandler<typeof platformPoints, AppEnv> 
 
 // ---- leaderboard ---------------------------------------------------------------------------
 
-interface BoardRow {
-  total: number | null;
-  wallet: string | null;
-  total_points: string;
-  streak_days: number;
-  last_claim_day: string | null;
-  rank: number;
-  top_vault: string | null;
-  top_vault_chain_id: number | null;
-  top_vault_lifetime_deposit: string | null;
-}
 
 export function streakTooltip(days: number, lastClaimDay: string | null): string {
   const last = lastClaimDay ? `, last claimed ${lastClaimDay}` : "";
@@ -157,37 +148,27 @@ async function leaderboardWallet(config: Parameters<typeof resolveEnsName>[0], c
 export const leaderboardHandler: RouteHandler<typeof leaderboard, AppEnv> = async (c) => {
   const { page, perPage, sortBy, wallet_address, ens_name, chain } = c.req.valid("query");
   const { db, config } = c.var.deps;
-  const rankCol = sortBy === "streakDays" ? sql.ref("b.rank_streak") : sql.ref("b.rank_total");
-  const cols = sql`b.wallet, b.total_points, b.streak_days, b.last_claim_day, ${rankCol} AS rank, b.top_vault, b.top_vault_chain_id, b.top_vault_lifetime_deposit`;
-
   // a single wallet: wallet_address, else ens_name (resolved on `chain`; null: no such wallet)
   const single = wallet_address ?? (ens_name !== undefined ? await leaderboardWallet(config, chain, ens_name) : undefined);
-  let rows: BoardRow[];
+  const board = await standings(db, config.standingsMs ?? 0);
+  const ranked = sortBy === "streakDays" ? board.byStreak : board.byTotal;
+  const rankOf = (s: Standing) => (sortBy === "streakDays" ? s.rank_streak : s.rank_total);
+  let rows: Standing[];
   let totalItems: number;
   if (single !== undefined) {
-    rows =
-      single === null
-        ? []
-        : (await sql<BoardRow>`SELECT NULL::integer AS total, ${cols} FROM derived.points_balance b WHERE b.wallet = ${single.toLowerCase()}`.execute(db as never)).rows;
+    const hit = single === null ? undefined : board.byWallet.get(single.toLowerCase());
+    rows = hit ? [hit] : [];
     totalItems = rows.length;
   } else {
-    // ranks are 1..N without gaps (row_number): the page is a range scan on the rank index, N is max(rank_total)
-    const lo = (page - 1) * perPage + 1;
-    const hi = page * perPage;
-    const res = await sql<BoardRow>`
-      WITH n AS (SELECT coalesce(max(rank_total), 0) AS total FROM derived.points_balance)
-      SELECT n.total, p.* FROM n LEFT JOIN LATERAL (
-        SELECT ${cols} FROM derived.points_balance b WHERE ${rankCol} BETWEEN ${lo} AND ${hi} ORDER BY ${rankCol}
-      ) p ON true`.execute(db as never);
-    totalItems = Number(res.rows[0]?.total ?? 0);
-    rows = res.rows.filter((r) => r.wallet != null);
+    rows = ranked.slice((page - 1) * perPage, page * perPage);
+    totalItems = ranked.length;
   }
   const meta = rows.some((r) => r.top_vault) ? await vaultMeta(db, config.indexerSchema) : new Map<string, VaultMeta>();
   const items = rows.map((r) => {
     const m = r.top_vault && r.top_vault_chain_id != null ? meta.get(`${r.top_vault_chain_id}:${r.top_vault}`) : undefined;
     return {
-      rank: r.rank,
-      userAddress: r.wallet!,
+      rank: rankOf(r),
+      userAddress: r.wallet,
       topVault:
         r.top_vault && r.top_vault_chain_id != null
           ? { name: m?.name ?? null, address: r.top_vault, chainId: r.top_vault_chain_id, deposit: { amount: num(r.top_vault_lifetime_deposit), asset: m?.asset_symbol ?? null } }
@@ -213,7 +194,7 @@ export const streakStatusHandler: RouteHandler<typeof streakStatus, AppEnv> = as
     await sql<{ registered: boolean; active: boolean; total_points: string | null; last_day: string | null; last_streak: number | null; last_at: Date | null; claimed: string | null }>`
       SELECT EXISTS (SELECT 1 FROM registry.points_user WHERE address = ${wallet}) AS registered,
              EXISTS (SELECT 1 FROM derived.points_pool WHERE wallet = ${wallet} AND shares > 0) AS active,
-             (SELECT total_points FROM derived.points_balance WHERE wallet = ${wallet}) AS total_points,
+             (SELECT total_points FROM derived.points_total WHERE wallet = ${wallet}) AS total_points,
              l.day AS last_day, l.streak_days AS last_streak, l.claimed_at AS last_at,
              (SELECT sum(points) FROM registry.streak_claim WHERE address = ${wallet}) AS claimed
       FROM (SELECT 1) one

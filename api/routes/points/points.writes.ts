@@ -69,7 +69,7 @@ export const register = createRoute({
 });
 
 const ledgerEntry = (trx: Transaction<Database>, wallet: string, day: string, source: "signup_bonus" | "daily_streak", ref: string, points: string) =>
-  sql`INSERT INTO derived.points_ledger (wallet, day, source, chain_id, vault, ref, points)
+  sql`INSERT INTO derived.points_entry (wallet, day, source, chain_id, vault, ref, points)
       VALUES (${wallet}, ${day}, ${source}, 0, '', ${ref}, ${points})
       ON CONFLICT (chain_id, vault, day, source, wallet, ref) DO UPDATE SET points = EXCLUDED.points`.execute(trx);
 
@@ -191,8 +191,9 @@ export const streakClaimHandler: RouteHandler<typeof streakClaim, AppEnv> = asyn
       .executeTakeFirst();
     if (!ins) throw new Refusal(409, "already_claimed", `${wallet} already claimed on ${today} (UTC)`);
     await ledgerEntry(trx, wallet, today, "daily_streak", "", points);
-    const bal = await trx.selectFrom("derived.points_balance").select("total_points").where("wallet", "=", wallet).executeTakeFirst();
-    const total = parseFixed(String(bal?.total_points ?? "0")) + parseFixed(points);
+    // live totals: they include the entry just written
+    const bal = await trx.selectFrom("derived.points_total").select("total_points").where("wallet", "=", wallet).executeTakeFirst();
+    const total = parseFixed(String(bal?.total_points ?? "0"));
     return {
       status: 200 as const,
       body: { success: true, pointsAwarded: Number(points), newStreakDays: streak, totalPoints: Number(formatFixed(total)), message: streak > 1 ? `Day ${streak} of your streak` : "Streak started" },

@@ -6,6 +6,7 @@ import * as m0003 from "./2026-11-22-0003-registry-api.js";
 import * as m0004 from "./2026-11-22-0004-writes.js";
 import * as m0005 from "./2026-11-22-0005-auth-schema.js";
 import * as m0006 from "./2026-11-22-0006-password-changed.js";
+import * as m0007 from "./2026-11-22-0007-points-index.js";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-22-0001-derived": m0001,
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-22-0004-writes": m0004,
   "2026-11-22-0005-auth-schema": m0005,
   "2026-11-22-0006-password-changed": m0006,
+  "2026-11-22-0007-points-index": m0007,
 };
