@@ -163,19 +163,33 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
     for (let i = 0; i < s.users; i++) yield [wallet(i), i > 0 && i % 10 === 0 ? wallet(i - 1) : null, 1, new Date((first + (i % s.days)) * 86400_000).toISOString(), i % 10 === 0 && i > 0 ? "100" : "0"];
   }
   await copyRows(client, "registry.points_user", ["address", "referrer", "chain_id", "registered_at", "signup_bonus"], users());
-  function* pools(): Generator<CopyValue[]> {
+  // Points as the workers leave them: the rules, each vault's index at today, one open
+  // position per user (balances and ranks are views over these) and a lifetime deposit; a
+  // streak claim today for most users.
+  await client.query("INSERT INTO derived.points_rules (points_per_usd_per_day, referral_share) VALUES (1, 0.1)");
+  await copyRows(
+    client,
+    "derived.points_vault",
+    ["chain_id", "vault", "day", "asset_decimals", "ratio", "price", "cum_points_per_share", "computed_at"],
+    vaults.map((v, k) => [v.chainId, v.address, new Date(today * 86400_000).toISOString().slice(0, 10), 6, "1.05", "1", `0.${String(1 + k).padStart(8, "0")}${"7".repeat(28)}`, new Date().toISOString()]),
+  );
+  function* positions(): Generator<CopyValue[]> {
     for (let i = 0; i < s.users; i++) {
       const v = vaults[i % s.vaults]!;
-      yield [wallet(i), v.chainId, v.address, (r() * 1e6).toFixed(18), new Date(today * 86400_000).toISOString().slice(0, 10), String(Math.floor(r() * 1e12)), (r() * 1e4).toFixed(18), (r() * 1e4).toFixed(18), (r() * 1e4).toFixed(18)];
+      yield [v.chainId, v.address, wallet(i), new Date((first + (i % s.days)) * 86400_000).toISOString().slice(0, 10), String(Math.floor(r() * 1e12)), null, "0", null, (r() * 1e4).toFixed(18)];
     }
   }
-  await copyRows(client, "derived.points_pool", ["wallet", "chain_id", "vault", "total_points", "position_day", "shares", "native_amount", "usd_value", "lifetime_deposit"], pools());
+  await copyRows(client, "derived.points_position", ["chain_id", "vault", "wallet", "day", "shares", "next_day", "base_points", "points", "settled_points"], positions());
+  function* deposits(): Generator<CopyValue[]> {
+    for (let i = 0; i < s.users; i++) {
+      const v = vaults[i % s.vaults]!;
+      yield [v.chainId, v.address, wallet(i), (r() * 1e4).toFixed(18), new Date((first + (i % s.days)) * 86400_000).toISOString().slice(0, 10)];
+    }
+  }
+  await copyRows(client, "derived.points_deposit", ["chain_id", "vault", "wallet", "lifetime_deposit", "last_deposit_day"], deposits());
   await client.query(`
-    INSERT INTO derived.points_balance (wallet, total_points, holding_points, referral_earnings, signup_bonus, daily_streak_points, manual_points, streak_days,
-      last_claim_day, usd_value, top_vault_chain_id, top_vault, top_vault_lifetime_deposit, rank_total, rank_streak, computed_at)
-    SELECT wallet, total_points, total_points, 0, 0, 0, 0, (hashtext(wallet) & 31), null, usd_value, chain_id, vault, lifetime_deposit,
-      row_number() OVER (ORDER BY total_points DESC, wallet), row_number() OVER (ORDER BY (hashtext(wallet) & 31) DESC, wallet), now()
-    FROM derived.points_pool`);
+    INSERT INTO registry.streak_claim (address, day, streak_days, points, claimed_at)
+    SELECT address, current_date, 1 + (hashtext(address) & 31), 10, now() FROM registry.points_user WHERE hashtext(address) & 7 <> 0`);
   await client.query("ANALYZE");
   log(`derived and registry rows in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
 }

@@ -80,6 +80,20 @@ describe("balanceChanges", () => {
     ]);
   });
 
+  it("with seed, records the start balances on the first day (holdings from before the first index day)", () => {
+    const start = new Map([["0xa", 5n], ["0xb", 3n], ["0xc", 0n]]);
+    expect(balanceChanges(start, [], excluded, 7, 9, true)).toEqual([
+      { wallet: "0xa", day: 7, shares: 5n },
+      { wallet: "0xb", day: 7, shares: 3n },
+    ]);
+    expect(balanceChanges(start, [{ day: 7, from: "0xa", to: "0xc", shares: 5n }, { day: 8, from: "0xb", to: "0xa", shares: 1n }], excluded, 7, 9, true)).toEqual([
+      { wallet: "0xa", day: 8, shares: 1n },
+      { wallet: "0xb", day: 7, shares: 3n },
+      { wallet: "0xb", day: 8, shares: 2n },
+      { wallet: "0xc", day: 7, shares: 5n },
+    ]);
+  });
+
   it("refuses transfers outside the range or out of order", () => {
     expect(() => balanceChanges(new Map(), [{ day: 9, from: ZERO, to: "0xa", shares: 1n }], excluded, 3, 5)).toThrow(/outside the range/);
     expect(() =>

@@ -94,9 +94,10 @@ export interface BalanceChange {
 
 /**
  * The days from..to on which a wallet's end-of-day share balance differs from the day before,
- * with that balance; `startBalances` are the balances at the end of day from-1. Excluded
- * addresses (the zero address, the vault escrowing shares) are never positions. Sorted by
- * wallet, then day.
+ * with that balance; `startBalances` are the balances at the end of day from-1. With `seed`,
+ * the start balances count as changes on day `from` (the vault's first index day: holdings from
+ * before it are recorded there). Excluded addresses (the zero address, the vault escrowing
+ * shares) are never positions. Sorted by wallet, then day.
  */
 export function balanceChanges(
   startBalances: ReadonlyMap<string, bigint>,
@@ -104,18 +105,23 @@ export function balanceChanges(
   excluded: ReadonlySet<string>,
   from: number,
   to: number,
+  seed = false,
 ): BalanceChange[] {
   const balances = new Map<string, bigint>();
   for (const [w, b] of startBalances) if (!excluded.has(w)) balances.set(w, b);
   const out: BalanceChange[] = [];
   let t = 0;
   let prevDay = -Infinity;
+  if (seed && (transfers.length === 0 || transfers[0]!.day > from)) {
+    for (const [w, b] of balances) if (b !== 0n) out.push({ wallet: w, day: from, shares: b });
+  }
   while (t < transfers.length) {
     const day = transfers[t]!.day;
     if (day < from || day > to) throw new Error(`transfer on day ${day} is outside the range ${from}..${to}`);
     if (day < prevDay) throw new Error(`transfers are not in chain order (day ${day} after day ${prevDay})`);
     prevDay = day;
     const before = new Map<string, bigint>();
+    if (seed && day === from) for (const [w, b] of balances) before.set(w, 0n);
     for (; t < transfers.length && transfers[t]!.day === day; t++) {
       const x = transfers[t]!;
       for (const [w, delta] of [

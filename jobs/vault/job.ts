@@ -127,7 +127,19 @@ export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: num
   );
   const pricing = pricingByDay(input.snapshots, firstDay, lastDay);
   const index = computeIndex(firstDay, lastDay, meta.assetDecimals, (d): DayPricing => ({ ...pricing.get(d)!, multiplier: multiplierOn(input.rewards, d) }), ctx.rules);
-  const changes = balanceChanges(input.startBalances, input.transfers, new Set([ZERO, v.address]), from, to);
+  // Positions start on the first index day: holdings from before it (it earns nothing then)
+  // are recorded on that day, so they exist whatever range a job starts from.
+  const excluded = new Set([ZERO, v.address]);
+  let changes: BalanceChange[];
+  if (from <= firstDay) {
+    const start = new Map(input.startBalances);
+    for (const t of input.transfers) {
+      if (t.day >= firstDay) break;
+      if (!excluded.has(t.from)) start.set(t.from, (start.get(t.from) ?? 0n) - t.shares);
+      if (!excluded.has(t.to)) start.set(t.to, (start.get(t.to) ?? 0n) + t.shares);
+    }
+    changes = firstDay <= to ? balanceChanges(start, input.transfers.filter((t) => t.day >= firstDay), excluded, firstDay, to, true) : [];
+  } else changes = balanceChanges(input.startBalances, input.transfers, excluded, from, to);
 
   // ---- write, in one transaction ----
   let positionRows = 0;

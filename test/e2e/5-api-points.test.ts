@@ -55,7 +55,6 @@ const fresh = (n: number) => `0x${n.toString(16).padStart(4, "0")}${"7e57".repea
 let free: string[] = [];
 const registered: string[] = [];
 const rewardIds: string[] = [];
-const referralRows: [string, string][] = [];
 
 const balanceOf = async (w: string) => (await h.q<Balance>("SELECT * FROM derived.points_balance WHERE wallet = $1", [w]))[0];
 const poolsOf = (w: string) => h.q<Pool>("SELECT wallet, chain_id, vault, total_points::text, shares::text, native_amount::text, usd_value::text FROM derived.points_pool WHERE wallet = $1", [w]);
@@ -79,7 +78,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (h) {
-    for (const [referrer, referee] of referralRows) await h.db.deleteFrom("derived.points_referral").where("referrer", "=", referrer).where("referee", "=", referee).execute();
     if (registered.length) {
       await h.db.deleteFrom("registry.streak_claim").where("address", "in", registered).execute();
       // referees first (they reference their referrer)
@@ -170,13 +168,16 @@ describe("points record: /v1/points/{user_address} and /api/v1/platform/points/{
     await register(referrer);
     await register(referee, referrer);
     await register(idle, referrer);
-    await h.db.insertInto("derived.points_referral").values({ referrer, referee, total_points: "123.456" }).execute();
-    referralRows.push([referrer, referee]);
+    // what the referrer earned from the referee since its registration (a view over positions and the index)
+    const [earned] = await h.q<{ t: string }>("SELECT total_points::text AS t FROM derived.points_referral WHERE referrer = $1 AND referee = $2", [referrer, referee]);
+    expect(earned).toBeDefined();
+    const [fromLedger] = await h.q<{ t: string }>("SELECT coalesce(sum(points), 0)::text AS t FROM derived.points_ledger WHERE wallet = $1 AND ref = $2 AND source = 'referral'", [referrer, referee]);
+    expect(Number(fromLedger!.t)).toBe(Number(earned!.t));
     const r = await h.json<Record_>(`/api/v1/platform/points/${upper(referrer)}`);
     expect(r.status).toBe(200);
     expect(r.body.referrals).toEqual({
       [referee]: {
-        totalPoints: 123.456,
+        totalPoints: Number(earned!.t),
         amountDepositedInUsd: expect.any(Number),
         nativeAmountDeposited: expect.any(Number),
       },

@@ -81,7 +81,7 @@ afterAll(async () => {
     const ws = [...wallets];
     if (ws.length) {
       await h.db.deleteFrom("registry.streak_claim").where("address", "in", ws).execute();
-      await h.db.deleteFrom("derived.points_ledger").where("chain_id", "=", 0).where("vault", "=", "").where("wallet", "in", ws).execute();
+      await h.db.deleteFrom("derived.points_entry").where("chain_id", "=", 0).where("vault", "=", "").where("wallet", "in", ws).execute();
       await h.db.deleteFrom("registry.register_nonce").where("address", "in", ws).execute();
       // referees first (they reference their referrer)
       await h.db.deleteFrom("registry.points_user").where("address", "in", ws).where("referrer", "is not", null).execute();
@@ -479,16 +479,19 @@ describe("POST /api/v1/platform/points/daily_streak/claim", () => {
       ["2026-10-10T00:00:00Z", 2],
     ];
     const before = (await auditOf(h, pointsKey.id)).length;
+    // totalPoints is the wallet's live total, this claim included
+    let claimed = 0n;
     for (const [at, streak] of steps) {
       clock = new Date(at);
       const r = await claim(upper(w));
       expect(r.status, `${at}: ${JSON.stringify(r.body)}`).toBe(200);
       const pts = streakPoints(rules, streak);
+      claimed += parseFixed(pts);
       expect(r.body).toEqual({
         success: true,
         pointsAwarded: Number(pts),
         newStreakDays: streak,
-        totalPoints: Number(formatFixed(parseFixed(base) + parseFixed(pts))),
+        totalPoints: Number(formatFixed(parseFixed(base) + claimed)),
         message: streak > 1 ? `Day ${streak} of your streak` : "Streak started",
       });
       // the same UTC day again
@@ -529,7 +532,7 @@ describe("POST /api/v1/platform/points/daily_streak/claim", () => {
     expect(other.body.code).toBe("already_claimed");
     expect(await claimsOf(w)).toHaveLength(1);
     await h.db.deleteFrom("registry.streak_claim").where("address", "=", w).execute();
-    await h.db.deleteFrom("derived.points_ledger").where("wallet", "=", w).where("chain_id", "=", 0).where("source", "=", "daily_streak").execute();
+    await h.db.deleteFrom("derived.points_entry").where("wallet", "=", w).where("chain_id", "=", 0).where("source", "=", "daily_streak").execute();
   });
 
   it("the streak's points stop growing at POINTS_STREAK_MAX", async () => {
