@@ -107,8 +107,12 @@ export interface FlowPlan {
   days: number;
 }
 
-/** The flow for a set of changed ranges: day jobs -> vault summaries -> one points rollup. */
-export function buildFlow(changes: readonly ChangedRange[], today: number, attempts: number, extras: string, perDay = true, salt = ""): FlowPlan {
+/**
+ * The flow for a set of changed ranges: vault-days jobs -> vault summaries -> one points rollup.
+ * One vault-days job per vault and changed range (a vault's position rows depend on each other,
+ * so its days are computed together); `perDay` splits a range into one job per day instead.
+ */
+export function buildFlow(changes: readonly ChangedRange[], today: number, attempts: number, extras: string, perDay = false, salt = ""): FlowPlan {
   const runId = createHash("md5")
     .update(JSON.stringify(changes.map((c) => [vaultKey(c.vault), c.from, c.to, c.fingerprints.get(c.to)])) + extras + salt)
     .digest("hex")

@@ -27,12 +27,13 @@
  * the history, exponential, 60), BENCH_JOBS_WITHDRAW_SHARE (0.4), BENCH_JOBS_HOLD_DAYS (mean
  * holding period before a withdrawal, 75), BENCH_JOBS_TRANSFER_SHARE (0.1), BENCH_JOBS_REFERRERS
  * (50), BENCH_JOBS_REFEREES (950), BENCH_JOBS_CONCURRENCY (vault-days worker concurrency, 2 as
- * WORKER_CONCURRENCY), BENCH_JOBS_PG_STATS (1: load pg_stat_statements and print the top
+ * WORKER_CONCURRENCY), BENCH_JOBS_CPU_PROFILE (a file: write a V8 CPU profile of this process, which
+ * runs the workers, over the incremental day; open it in Chrome DevTools), BENCH_JOBS_PG_STATS (1: load pg_stat_statements and print the top
  * statements per phase; default 0), BENCH_JOBS_PG_PORT (54350), BENCH_JOBS_REDIS_PORT (63799),
  * BENCH_JOBS_SEED ("bench-jobs"), BENCH_JOBS_TIMEOUT_S (3600, per phase).
  */
 import { createHash } from "node:crypto";
-import { readFileSync, readdirSync, rmSync, mkdirSync } from "node:fs";
+import { readFileSync, readdirSync, rmSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Job, QueueEvents } from "bullmq";
 import pg from "pg";
@@ -63,6 +64,7 @@ const env = z
     BENCH_JOBS_REFEREES: z.coerce.number().int().min(0).default(950),
     BENCH_JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
     BENCH_JOBS_PG_STATS: z.enum(["0", "1"]).default("0"),
+    BENCH_JOBS_CPU_PROFILE: z.string().min(1).optional(),
     BENCH_JOBS_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54350),
     BENCH_JOBS_REDIS_PORT: z.coerce.number().int().min(1).max(65535).default(63799),
     BENCH_JOBS_SEED: z.string().min(1).default("bench-jobs"),
@@ -533,6 +535,23 @@ async function insertRegistry(client: pg.Client, h: History): Promise<void> {
   await client.query("COMMIT");
 }
 
+/** A V8 CPU profile of this process (node:inspector), stopped into a .cpuprofile file. */
+async function startProfile(): Promise<{ stop(file: string): Promise<string> }> {
+  const { Session } = await import("node:inspector/promises");
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  return {
+    async stop(file: string) {
+      const { profile } = await session.post("Profiler.stop");
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+      return file;
+    },
+  };
+}
+
 async function countDerived(client: pg.Client): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const t of DERIVED_TABLES) out[t] = Number((await client.query<{ n: string }>(`SELECT count(*)::text AS n FROM derived.${t}`)).rows[0]!.n);
@@ -828,6 +847,7 @@ async function main(): Promise<void> {
   // As in steady state: the hourly full comparison ran a while ago, so the scheduled fan-out
   // compares the recent days only (FANOUT_RECENT_DAYS).
   await q.connection.set(`${PREFIX}:fanout-full-at`, String(clock));
+  const profiler = cfg.BENCH_JOBS_CPU_PROFILE ? await startProfile() : undefined;
   const incStart = Date.now();
   const fanoutJob = await q.queues.fanout.add(QUEUES.fanout.name, { reason: "schedule" }, { jobId: `fanout-bench-${incStart}`, removeOnComplete: { age: 3600 } });
   const out = QUEUES.fanout.output.parse(await fanoutJob.waitUntilFinished(timer.events.fanout, TIMEOUT_MS));
@@ -835,6 +855,7 @@ async function main(): Promise<void> {
   const incRollup = await Job.fromId(q.queues.pointsRollup, out.rollupJobId);
   await incRollup!.waitUntilFinished(timer.events.pointsRollup, TIMEOUT_MS);
   const incMs = Date.now() - incStart;
+  if (profiler) say(`incremental: CPU profile written to ${await profiler.stop(cfg.BENCH_JOBS_CPU_PROFILE!)}`);
   c1 = cpu(pgDataDir);
   const failedInc = (await q.queues.vaultDays.getJobs(["failed"])).filter((j) => out.runId && j.id?.endsWith(out.runId));
   if (failedInc.length > 0) throw new Error(`incremental: ${failedInc.length} vault-days jobs failed, e.g. ${failedInc[0]!.id}: ${failedInc[0]!.failedReason}`);

@@ -150,6 +150,10 @@ export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: num
   client.on("error", onError);
   try {
     await client.query("BEGIN");
+    // One writer per vault: a vault's position rows depend on each other (settled points sum
+    // over a wallet's rows), so two jobs of one vault (a recompute during a fan-out's run) take
+    // turns, and each sees the other's committed rows.
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('derived.vault_days'), hashtext($1))", [`${v.chainId}:${v.address}`]);
     const args = [v.chainId, v.address, dayToDate(from), dayToDate(to)];
     const range = "chain_id = $1 AND vault = $2 AND day BETWEEN $3::date AND $4::date";
     await client.query(`DELETE FROM derived.vault_day WHERE ${range}`, args);
