@@ -14,7 +14,6 @@ import {
   chainFingerprints,
   loadDayHashes,
   loadFirstDays,
-  loadRegistrations,
   loadRewards,
   loadStoredFingerprints,
   loadVaults,
@@ -48,12 +47,11 @@ export async function planChanges(
   recentDays?: number,
 ): Promise<ChangedRange[]> {
   const windowStart = recentDays != null ? today - recentDays + 1 : undefined;
-  const [vaults, firstDays, hashes, rewards, registrations, stored] = await Promise.all([
+  const [vaults, firstDays, hashes, rewards, stored] = await Promise.all([
     loadVaults(db, indexerSchema, registryPath),
     loadFirstDays(db, indexerSchema),
     loadDayHashes(db, indexerSchema, undefined, windowStart),
     loadRewards(db),
-    loadRegistrations(db),
     loadStoredFingerprints(db, undefined, windowStart != null ? windowStart - 1 : undefined),
   ]);
   const out: ChangedRange[] = [];
@@ -72,7 +70,7 @@ export async function planChanges(
       dayHashes = (await loadDayHashes(db, indexerSchema, meta)).get(key) ?? new Map();
     }
     const fps = chainFingerprints(
-      { meta, firstDay, dayHashes, rewards: rewards.get(key), registrations, rulesKey: rulesKey(rules) },
+      { meta, firstDay, dayHashes, rewards: rewards.get(key), rulesKey: rulesKey(rules) },
       today,
       seed,
     );

@@ -9,7 +9,7 @@ import type { Database, IndexerTables } from "./db/schema.js";
 import { DAY_SECONDS, dayOf, endOfDay } from "./lib/days.js";
 import { mulFixed, parseFixed, SCALE } from "./lib/fixed.js";
 import type { FeeIn, SnapshotIn, VaultMeta } from "./vault/compute.js";
-import type { ReferralIn, TransferIn } from "./points/compute.js";
+import type { TransferIn } from "./points/compute.js";
 
 export type Db = Kysely<Database>;
 type AnyDb = Kysely<Database> | Transaction<Database>;
@@ -49,28 +49,33 @@ export async function loadVaults(db: AnyDb, schema: string, registryPath?: strin
   }));
 }
 
-/** The vault's snapshots before `beforeTs`, in chain order. */
-export async function loadSnapshots(db: AnyDb, schema: string, v: VaultRef, beforeTs: number): Promise<SnapshotIn[]> {
-  const rows = await idx(db, schema)
-    .selectFrom("share_ratio_snapshot")
-    .select(["id", "timestamp", "block_number", "total_assets", "total_supply", "asset_share_ratio", "asset_usd_price", "idle_assets", "subaccount_assets"])
-    .where("chain_id", "=", v.chainId)
-    .where("vault", "=", v.address)
-    .where("timestamp", "<", String(beforeTs))
-    .orderBy("timestamp")
-    .orderBy("block_number")
-    .orderBy("id")
-    .execute();
+/**
+ * The snapshots a computation of the days from `fromTs` on needs, in chain order: every one from
+ * `fromTs` to `beforeTs`, and before `fromTs` only the last of each day (what sp(D), the TVL
+ * and the index of earlier days are read from).
+ */
+export async function loadSnapshotsFrom(db: AnyDb, schema: string, v: VaultRef, fromTs: number, beforeTs: number): Promise<SnapshotIn[]> {
+  const t = sql.id(schema, "share_ratio_snapshot");
+  const cols = sql`id, timestamp::text AS timestamp, block_number::text AS block_number, total_assets::text AS total_assets, total_supply::text AS total_supply,
+    asset_share_ratio::text AS asset_share_ratio, asset_usd_price::text AS asset_usd_price, idle_assets::text AS idle_assets, subaccount_assets::text AS subaccount_assets`;
+  const { rows } = await sql<Record<string, string | null>>`
+    SELECT * FROM (
+      (SELECT DISTINCT ON (floor(timestamp / ${sql.lit(DAY_SECONDS)})) ${cols} FROM ${t}
+        WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp < ${Math.min(fromTs, beforeTs)}
+        ORDER BY floor(timestamp / ${sql.lit(DAY_SECONDS)}), timestamp DESC, block_number DESC, id DESC)
+      UNION ALL
+      (SELECT ${cols} FROM ${t} WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp >= ${fromTs} AND timestamp < ${beforeTs})
+    ) s ORDER BY timestamp::numeric, block_number::numeric, id`.execute(db);
   return rows.map((r) => ({
-    id: r.id,
+    id: r.id!,
     timestamp: Number(r.timestamp),
     blockNumber: Number(r.block_number),
-    totalAssets: BigInt(r.total_assets),
-    totalSupply: BigInt(r.total_supply),
+    totalAssets: BigInt(r.total_assets!),
+    totalSupply: BigInt(r.total_supply!),
     ratio: r.asset_share_ratio == null ? null : parseFixed(r.asset_share_ratio),
     price: r.asset_usd_price == null ? null : parseFixed(r.asset_usd_price),
-    idleAssets: BigInt(r.idle_assets),
-    subaccountAssets: BigInt(r.subaccount_assets),
+    idleAssets: BigInt(r.idle_assets!),
+    subaccountAssets: BigInt(r.subaccount_assets!),
   }));
 }
 
@@ -93,14 +98,16 @@ export async function loadFees(db: AnyDb, schema: string, v: VaultRef, beforeTs:
  * positions of wallets that left stay dated like everyone else's, so a recompute equals the
  * incremental runs.
  */
-export async function loadBalances(db: AnyDb, schema: string, v: VaultRef, beforeTs: number): Promise<Map<string, bigint>> {
+export async function loadBalances(db: AnyDb, schema: string, v: VaultRef, beforeTs: number, wallets?: readonly string[]): Promise<Map<string, bigint>> {
+  // `wallets` (lower-case): only these wallets' balances
+  const only = (col: string) => (wallets ? sql` AND lower(${sql.ref(col)}) = ANY(${[...wallets]}::text[])` : sql``);
   const { rows } = await sql<{ wallet: string; balance: string }>`
     SELECT wallet, sum(delta)::text AS balance FROM (
       SELECT to_address AS wallet, shares AS delta FROM ${sql.id(schema, "share_transfer")}
-        WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp < ${beforeTs}
+        WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp < ${beforeTs}${only("to_address")}
       UNION ALL
       SELECT from_address, -shares FROM ${sql.id(schema, "share_transfer")}
-        WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp < ${beforeTs}
+        WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp < ${beforeTs}${only("from_address")}
     ) t GROUP BY wallet`.execute(db);
   return new Map(rows.map((r) => [r.wallet.toLowerCase(), BigInt(r.balance)]));
 }
@@ -156,27 +163,6 @@ export function multiplierOn(rewards: readonly RewardWindow[] | undefined, day: 
   return m;
 }
 
-export interface Registration {
-  address: string;
-  referrer: string | null;
-  day: number;
-}
-
-export async function loadRegistrations(db: AnyDb): Promise<Registration[]> {
-  const rows = await db.selectFrom("registry.points_user").select(["address", "referrer", "registered_at"]).orderBy("address").execute();
-  return rows.map((r) => ({
-    address: r.address.toLowerCase(),
-    referrer: r.referrer?.toLowerCase() ?? null,
-    day: dayOf(Math.floor(new Date(r.registered_at).getTime() / 1000)),
-  }));
-}
-
-export function referralMap(regs: readonly Registration[]): Map<string, ReferralIn> {
-  const m = new Map<string, ReferralIn>();
-  for (const r of regs) if (r.referrer) m.set(r.address, { referrer: r.referrer, sinceDay: r.day });
-  return m;
-}
-
 // ---- fingerprints ---------------------------------------------------------------------------
 
 const md5 = (s: string) => createHash("md5").update(s).digest("hex");
@@ -221,31 +207,23 @@ export interface FingerprintInput {
   firstDay: number;
   dayHashes: ReadonlyMap<number, string>;
   rewards: readonly RewardWindow[] | undefined;
-  registrations: readonly Registration[];
   rulesKey: string;
 }
 
 /**
  * Chained fingerprints, one per day from the vault's first day to `to`: day D's covers every
- * input of days <= D (snapshots, transfers, fees, multipliers, referral registrations, vault
- * metadata, points rules), so a change on day X changes the fingerprint of every day >= X.
+ * input of days <= D (snapshots, transfers, fees, multipliers, vault metadata, points rules), so
+ * a change on day X changes the fingerprint of every day >= X. Registrations are not inputs:
+ * referral points are computed on read from the registry (derived.points_referral).
  */
 export function chainFingerprints(f: FingerprintInput, to: number, seed?: { day: number; fingerprint: string }): Map<number, string> {
-  const regsByDay = new Map<number, string[]>();
-  for (const r of f.registrations) {
-    if (!r.referrer) continue;
-    const list = regsByDay.get(r.day) ?? [];
-    list.push(`${r.address}>${r.referrer}`);
-    regsByDay.set(r.day, list);
-  }
   // A seed (the stored fingerprint of the day before a range) continues the chain without
   // rehashing the history before it; a stale seed only means the fan-out recomputes from earlier.
   let h = seed && seed.day >= f.firstDay ? seed.fingerprint : md5(JSON.stringify([f.meta, f.rulesKey]));
   const out = new Map<number, string>();
   for (let d = seed && seed.day >= f.firstDay ? seed.day + 1 : f.firstDay; d <= to; d++) {
     const m = multiplierOn(f.rewards, d);
-    const regs = regsByDay.get(d);
-    h = md5(`${h}|${f.dayHashes.get(d) ?? ""}|${m === SCALE ? "" : m.toString()}|${regs ? regs.sort().join(",") : ""}`);
+    h = md5(`${h}|${f.dayHashes.get(d) ?? ""}|${m === SCALE ? "" : m.toString()}`);
     out.set(d, h);
   }
   return out;

@@ -9,7 +9,7 @@
 import type pg from "pg";
 import { sql } from "kysely";
 import { copyRows } from "../lib/copy.js";
-import { dayToDate, endOfDay, DAY_SECONDS } from "../lib/days.js";
+import { dayOf, dayToDate, endOfDay, DAY_SECONDS } from "../lib/days.js";
 import { formatFixed } from "../lib/fixed.js";
 import {
   balanceChanges,
@@ -26,9 +26,8 @@ import {
   loadBalances,
   loadDayHashes,
   loadFees,
-  loadRegistrations,
   loadRewards,
-  loadSnapshots,
+  loadSnapshotsFrom,
   loadTransfers,
   loadVaults,
   multiplierOn,
@@ -94,12 +93,15 @@ export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: num
       // past range), they are rewritten too, from the same snapshot.
       const last = await trx.selectFrom("derived.points_vault").select("day").where("chain_id", "=", v.chainId).where("vault", "=", v.address).executeTakeFirst();
       const lastDay = Math.max(to, last ? dayOfDate(last.day) : to);
-      const snapshots = await loadSnapshots(trx, ctx.indexerSchema, v, endOfDay(lastDay));
+      const snapshots = await loadSnapshotsFrom(trx, ctx.indexerSchema, v, from * DAY_SECONDS, endOfDay(lastDay));
       const fees = await loadFees(trx, ctx.indexerSchema, v, beforeTs);
-      const startBalances = await loadBalances(trx, ctx.indexerSchema, v, from * DAY_SECONDS);
       const transfers = await loadTransfers(trx, ctx.indexerSchema, v, from * DAY_SECONDS, beforeTs);
+      // After the first snapshot day only the start balances of the wallets that move matter
+      // (the others' rows are stored); from the first day on, every holder's.
+      const firstTs = snapshots[0]?.timestamp;
+      const movers = firstTs != null && from > dayOf(firstTs) ? [...new Set(transfers.flatMap((t) => [t.from, t.to]))] : undefined;
+      const startBalances = await loadBalances(trx, ctx.indexerSchema, v, from * DAY_SECONDS, movers);
       const rewards = (await loadRewards(trx, v)).get(vaultKey(v));
-      const registrations = await loadRegistrations(trx);
       const seedRow = await trx
         .selectFrom("derived.vault_day")
         .select("fingerprint")
@@ -109,7 +111,7 @@ export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: num
         .executeTakeFirst();
       const seed = seedRow ? { day: from - 1, fingerprint: seedRow.fingerprint } : undefined;
       const dayHashes = (await loadDayHashes(trx, ctx.indexerSchema, v, seed ? from : undefined)).get(vaultKey(v)) ?? new Map();
-      return { meta, lastDay, snapshots, fees, startBalances, transfers, rewards, registrations, dayHashes, seed };
+      return { meta, lastDay, snapshots, fees, startBalances, transfers, rewards, dayHashes, seed };
     });
   const empty = { days: 0, apyRows: 0, pnlRows: 0, indexRows: 0, positionRows: 0 };
   if (!input) return empty;
@@ -121,7 +123,7 @@ export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: num
   const out = computeVaultDays(meta, snapshots, input.fees, from, to);
   const firstDay = out.firstDay!;
   const fps = chainFingerprints(
-    { meta, firstDay, dayHashes: input.dayHashes, rewards: input.rewards, registrations: input.registrations, rulesKey: rulesKey(ctx.rules) },
+    { meta, firstDay, dayHashes: input.dayHashes, rewards: input.rewards, rulesKey: rulesKey(ctx.rules) },
     to,
     input.seed,
   );

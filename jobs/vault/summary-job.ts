@@ -1,23 +1,22 @@
 /** The vault-summary job: latest APY, returns, drawdowns and freshness of one vault. */
 import { sql } from "kysely";
 import type { Db, VaultRef } from "../repo.js";
-import { dateToDay } from "../lib/days.js";
+import { dayToDate } from "../lib/days.js";
 import { computeVaultSummary } from "./summary.js";
 
 export async function runVaultSummary(db: Db, v: VaultRef): Promise<{ asOf: string | null }> {
   return db.transaction().execute(async (trx) => {
-    const days = await trx
-      .selectFrom("derived.vault_day")
-      .select(["day", "missing", "asset_share_ratio", "tvl", "share_price", "snapshot_timestamp"])
-      .where("chain_id", "=", v.chainId)
-      .where("vault", "=", v.address)
-      .orderBy("day")
-      .execute();
+    // days as integers and ratios as text: a date column costs a Date object per row
+    const { rows } = await sql<{ d: number; missing: boolean; asset_share_ratio: string | null; tvl: string | null; share_price: string | null; snapshot_timestamp: string | null }>`
+      SELECT (day - date '1970-01-01') AS d, missing, asset_share_ratio::text AS asset_share_ratio, tvl::text AS tvl, share_price::text AS share_price,
+             snapshot_timestamp::text AS snapshot_timestamp
+      FROM derived.vault_day WHERE chain_id = ${v.chainId} AND vault = ${v.address} ORDER BY day`.execute(trx);
+    const days = rows;
     if (days.length === 0) {
       await trx.deleteFrom("derived.vault_metrics").where("chain_id", "=", v.chainId).where("vault", "=", v.address).execute();
       return { asOf: null };
     }
-    const last = days[days.length - 1]!;
+    const last = { ...days[days.length - 1]!, day: dayToDate(days[days.length - 1]!.d) };
     const lastWithData = [...days].reverse().find((d) => !d.missing);
     const apy = await trx
       .selectFrom("derived.vault_apy")
@@ -28,8 +27,8 @@ export async function runVaultSummary(db: Db, v: VaultRef): Promise<{ asOf: stri
       .execute();
     const apyComputedAt = apy.reduce<Date | null>((m, a) => (m == null || a.computed_at > m ? a.computed_at : m), null);
     const s = computeVaultSummary(
-      days.map((d) => ({ day: dateToDay(d.day), ratio: d.asset_share_ratio == null ? null : Number(d.asset_share_ratio) })),
-      dateToDay(last.day),
+      days.map((d) => ({ day: d.d, ratio: d.asset_share_ratio == null ? null : Number(d.asset_share_ratio) })),
+      last.d,
       apy.map((a) => ({
         horizon: a.horizon,
         simpleApy: a.simple_apy,
@@ -44,7 +43,7 @@ export async function runVaultSummary(db: Db, v: VaultRef): Promise<{ asOf: stri
       chain_id: v.chainId,
       vault: v.address,
       as_of_day: last.day,
-      first_day: days[0]!.day,
+      first_day: dayToDate(days[0]!.d),
       tvl: lastWithData?.tvl ?? null,
       share_price: lastWithData?.share_price ?? null,
       historical_apy: JSON.stringify(s.historicalApy),
