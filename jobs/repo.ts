@@ -56,8 +56,8 @@ export async function loadVaults(db: AnyDb, schema: string, registryPath?: strin
  */
 export async function loadSnapshotsFrom(db: AnyDb, schema: string, v: VaultRef, fromTs: number, beforeTs: number): Promise<SnapshotIn[]> {
   const t = sql.id(schema, "share_ratio_snapshot");
-  const cols = sql`id, timestamp::text AS timestamp, block_number::text AS block_number, total_assets::text AS total_assets, total_supply::text AS total_supply,
-    asset_share_ratio::text AS asset_share_ratio, asset_usd_price::text AS asset_usd_price, idle_assets::text AS idle_assets, subaccount_assets::text AS subaccount_assets`;
+  // numeric columns arrive as strings (pg's default)
+  const cols = sql`id, timestamp, block_number, total_assets, total_supply, asset_share_ratio, asset_usd_price, idle_assets, subaccount_assets`;
   const { rows } = await sql<Record<string, string | null>>`
     SELECT * FROM (
       (SELECT DISTINCT ON (floor(timestamp / ${sql.lit(DAY_SECONDS)})) ${cols} FROM ${t}
@@ -65,7 +65,7 @@ export async function loadSnapshotsFrom(db: AnyDb, schema: string, v: VaultRef, 
         ORDER BY floor(timestamp / ${sql.lit(DAY_SECONDS)}), timestamp DESC, block_number DESC, id DESC)
       UNION ALL
       (SELECT ${cols} FROM ${t} WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp >= ${fromTs} AND timestamp < ${beforeTs})
-    ) s ORDER BY timestamp::numeric, block_number::numeric, id`.execute(db);
+    ) s ORDER BY timestamp, block_number, id`.execute(db);
   return rows.map((r) => ({
     id: r.id!,
     timestamp: Number(r.timestamp),
@@ -99,8 +99,8 @@ export async function loadFees(db: AnyDb, schema: string, v: VaultRef, beforeTs:
  * incremental runs.
  */
 export async function loadBalances(db: AnyDb, schema: string, v: VaultRef, beforeTs: number, wallets?: readonly string[]): Promise<Map<string, bigint>> {
-  // `wallets` (lower-case): only these wallets' balances
-  const only = (col: string) => (wallets ? sql` AND lower(${sql.ref(col)}) = ANY(${[...wallets]}::text[])` : sql``);
+  // `wallets`: only these wallets' balances (the indexer stores addresses in lower case)
+  const only = (col: string) => (wallets ? sql` AND ${sql.ref(col)} = ANY(${[...wallets]}::text[])` : sql``);
   const { rows } = await sql<{ wallet: string; balance: string }>`
     SELECT wallet, sum(delta)::text AS balance FROM (
       SELECT to_address AS wallet, shares AS delta FROM ${sql.id(schema, "share_transfer")}
