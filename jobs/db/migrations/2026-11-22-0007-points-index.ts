@@ -227,6 +227,25 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`ALTER INDEX derived.points_entry_by_wallet RENAME TO points_ledger_by_wallet`.execute(db);
   await sql`ALTER TABLE derived.points_entry RENAME CONSTRAINT points_entry_pk TO points_ledger_pk`.execute(db);
   await sql`ALTER TABLE derived.points_entry RENAME TO points_ledger`.execute(db);
-  // points_pool, points_referral and points_balance as 0001 made them; the workers refill them
-  // only with the code of before this migration.
+  // points_pool, points_referral and points_balance as 0001 made them, empty: the workers of
+  // before this migration refill them (their rules key differs, so they recompute everything).
+  await sql`
+    CREATE TABLE derived.points_pool (
+      wallet text NOT NULL, chain_id integer NOT NULL, vault text NOT NULL, total_points numeric(78,18) NOT NULL, position_day date,
+      shares numeric(78,0) NOT NULL, native_amount numeric(78,18) NOT NULL, usd_value numeric(78,18) NOT NULL,
+      lifetime_deposit numeric(78,18) NOT NULL DEFAULT 0,
+      CONSTRAINT points_pool_pk PRIMARY KEY (wallet, chain_id, vault))`.execute(db);
+  await sql`
+    CREATE TABLE derived.points_referral (
+      referrer text NOT NULL, referee text NOT NULL, total_points numeric(78,18) NOT NULL,
+      CONSTRAINT points_referral_pk PRIMARY KEY (referrer, referee))`.execute(db);
+  await sql`
+    CREATE TABLE derived.points_balance (
+      wallet text PRIMARY KEY, total_points numeric(78,18) NOT NULL, holding_points numeric(78,18) NOT NULL,
+      referral_earnings numeric(78,18) NOT NULL, signup_bonus numeric(78,18) NOT NULL, daily_streak_points numeric(78,18) NOT NULL,
+      manual_points numeric(78,18) NOT NULL, streak_days integer NOT NULL, last_claim_day date, usd_value numeric(78,18) NOT NULL,
+      top_vault_chain_id integer, top_vault text, top_vault_lifetime_deposit numeric(78,18), rank_total integer NOT NULL,
+      rank_streak integer NOT NULL, computed_at timestamptz NOT NULL)`.execute(db);
+  await sql`CREATE INDEX points_balance_rank_total ON derived.points_balance (rank_total)`.execute(db);
+  await sql`CREATE INDEX points_balance_rank_streak ON derived.points_balance (rank_streak)`.execute(db);
 }
