@@ -54,14 +54,14 @@ export async function loadVaults(db: AnyDb, schema: string, registryPath?: strin
  * `fromTs` to `beforeTs`, and before `fromTs` only the last of each day (what sp(D), the TVL
  * and the index of earlier days are read from).
  */
-export async function loadSnapshotsFrom(db: AnyDb, schema: string, v: VaultRef, fromTs: number, beforeTs: number): Promise<SnapshotIn[]> {
+export async function loadSnapshotsFrom(db: AnyDb, schema: string, v: VaultRef, fromTs: number, beforeTs: number, history = true): Promise<SnapshotIn[]> {
   const t = sql.id(schema, "share_ratio_snapshot");
   // numeric columns arrive as strings (pg's default)
   const cols = sql`id, timestamp, block_number, total_assets, total_supply, asset_share_ratio, asset_usd_price, idle_assets, subaccount_assets`;
   const { rows } = await sql<Record<string, string | null>>`
     SELECT * FROM (
       (SELECT DISTINCT ON (floor(timestamp / ${sql.lit(DAY_SECONDS)})) ${cols} FROM ${t}
-        WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp < ${Math.min(fromTs, beforeTs)}
+        WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp < ${history ? Math.min(fromTs, beforeTs) : 0}
         ORDER BY floor(timestamp / ${sql.lit(DAY_SECONDS)}), timestamp DESC, block_number DESC, id DESC)
       UNION ALL
       (SELECT ${cols} FROM ${t} WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp >= ${fromTs} AND timestamp < ${beforeTs})
@@ -77,6 +77,66 @@ export async function loadSnapshotsFrom(db: AnyDb, schema: string, v: VaultRef, 
     idleAssets: BigInt(r.idle_assets!),
     subaccountAssets: BigInt(r.subaccount_assets!),
   }));
+}
+
+/** The vault's first snapshot day (null without snapshots). */
+export async function loadFirstDay(db: AnyDb, schema: string, v: VaultRef): Promise<number | null> {
+  const { rows } = await sql<{ ts: string }>`
+    SELECT timestamp AS ts FROM ${sql.id(schema, "share_ratio_snapshot")} WHERE chain_id = ${v.chainId} AND vault = ${v.address}
+    ORDER BY timestamp LIMIT 1`.execute(db);
+  return rows[0] ? dayOf(Number(rows[0].ts)) : null;
+}
+
+/**
+ * The last snapshot of each day firstDay..beforeDay-1 as the vault's stored daily rows hold it
+ * (derived.vault_day, computed from the same snapshots: the days before a job's range are the
+ * ones whose fingerprints matched). Null unless every one of those days has its row, the first
+ * being firstDay; the caller then reads the snapshots instead. Idle and subaccount assets are
+ * not stored there and come back 0: no computation of the range reads them for earlier days.
+ */
+export async function loadStoredDays(db: AnyDb, v: VaultRef, firstDay: number, beforeDay: number): Promise<SnapshotIn[] | null> {
+  const { rows } = await sql<{
+    d: number;
+    missing: boolean;
+    snapshot_id: string | null;
+    snapshot_timestamp: string | null;
+    block_number: string | null;
+    total_assets: string | null;
+    total_shares: string | null;
+    asset_share_ratio: string | null;
+    asset_usd_price: string | null;
+  }>`
+    SELECT (day - date '1970-01-01') AS d, missing, snapshot_id, snapshot_timestamp, block_number, total_assets, total_shares, asset_share_ratio, asset_usd_price
+    FROM derived.vault_day WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND day < ${new Date(beforeDay * DAY_SECONDS * 1000).toISOString().slice(0, 10)}::date
+    ORDER BY day`.execute(db);
+  if (rows.length !== beforeDay - firstDay || (rows.length > 0 && rows[0]!.d !== firstDay)) return null;
+  const out: SnapshotIn[] = [];
+  for (const r of rows) {
+    if (r.missing) continue;
+    if (r.snapshot_id == null || r.snapshot_timestamp == null || r.block_number == null || r.total_assets == null || r.total_shares == null) return null;
+    out.push({
+      id: r.snapshot_id,
+      timestamp: Number(r.snapshot_timestamp),
+      blockNumber: Number(r.block_number),
+      totalAssets: BigInt(r.total_assets),
+      totalSupply: BigInt(r.total_shares),
+      ratio: r.asset_share_ratio == null ? null : parseFixed(r.asset_share_ratio),
+      price: r.asset_usd_price == null ? null : parseFixed(r.asset_usd_price),
+      idleAssets: 0n,
+      subaccountAssets: 0n,
+    });
+  }
+  return out;
+}
+
+/** Share balances of `wallets` at the end of day beforeDay-1, from the stored position rows. */
+export async function loadPositionBalances(db: AnyDb, v: VaultRef, wallets: readonly string[], beforeDay: number): Promise<Map<string, bigint>> {
+  const { rows } = await sql<{ wallet: string; shares: string }>`
+    SELECT DISTINCT ON (wallet) wallet, shares FROM derived.points_position
+    WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND wallet = ANY(${[...wallets]}::text[])
+      AND day < ${new Date(beforeDay * DAY_SECONDS * 1000).toISOString().slice(0, 10)}::date
+    ORDER BY wallet, day DESC`.execute(db);
+  return new Map(rows.map((r) => [r.wallet, BigInt(r.shares)]));
 }
 
 /** Management fees charged before `beforeTs`. */

@@ -9,7 +9,7 @@
 import type pg from "pg";
 import { sql } from "kysely";
 import { copyRows } from "../lib/copy.js";
-import { dayOf, dayToDate, endOfDay, DAY_SECONDS } from "../lib/days.js";
+import { dayToDate, endOfDay, DAY_SECONDS } from "../lib/days.js";
 import { formatFixed } from "../lib/fixed.js";
 import {
   balanceChanges,
@@ -27,7 +27,10 @@ import {
   loadDayHashes,
   loadFees,
   loadRewards,
+  loadFirstDay,
+  loadPositionBalances,
   loadSnapshotsFrom,
+  loadStoredDays,
   loadTransfers,
   loadVaults,
   multiplierOn,
@@ -93,14 +96,24 @@ export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: num
       // past range), they are rewritten too, from the same snapshot.
       const last = await trx.selectFrom("derived.points_vault").select("day").where("chain_id", "=", v.chainId).where("vault", "=", v.address).executeTakeFirst();
       const lastDay = Math.max(to, last ? dayOfDate(last.day) : to);
-      const snapshots = await loadSnapshotsFrom(trx, ctx.indexerSchema, v, from * DAY_SECONDS, endOfDay(lastDay));
+      // A range after the vault's first day continues from what its stored rows say of the days
+      // before it (their fingerprints matched: their inputs did not change): the last snapshot
+      // of each day from derived.vault_day, the movers' balances from derived.points_position.
+      // Without those rows (a first run, rows missing) it reads the indexed history.
+      const firstDay = await loadFirstDay(trx, ctx.indexerSchema, v);
+      const continues = firstDay != null && from > firstDay;
+      const stored = continues ? await loadStoredDays(trx, v, firstDay, from) : null;
+      const snapshots = stored
+        ? [...stored, ...(await loadSnapshotsFrom(trx, ctx.indexerSchema, v, from * DAY_SECONDS, endOfDay(lastDay), false))]
+        : await loadSnapshotsFrom(trx, ctx.indexerSchema, v, from * DAY_SECONDS, endOfDay(lastDay));
       const fees = await loadFees(trx, ctx.indexerSchema, v, beforeTs);
       const transfers = await loadTransfers(trx, ctx.indexerSchema, v, from * DAY_SECONDS, beforeTs);
-      // After the first snapshot day only the start balances of the wallets that move matter
-      // (the others' rows are stored); from the first day on, every holder's.
-      const firstTs = snapshots[0]?.timestamp;
-      const movers = firstTs != null && from > dayOf(firstTs) ? [...new Set(transfers.flatMap((t) => [t.from, t.to]))] : undefined;
-      const startBalances = await loadBalances(trx, ctx.indexerSchema, v, from * DAY_SECONDS, movers);
+      // After the first day only the start balances of the wallets that move matter (the others'
+      // rows are stored); from the first day on, every holder's.
+      const movers = continues ? [...new Set(transfers.flatMap((t) => [t.from, t.to]))] : undefined;
+      const startBalances = stored
+        ? await loadPositionBalances(trx, v, movers!, from)
+        : await loadBalances(trx, ctx.indexerSchema, v, from * DAY_SECONDS, movers);
       const rewards = (await loadRewards(trx, v)).get(vaultKey(v));
       const seedRow = await trx
         .selectFrom("derived.vault_day")
