@@ -13,7 +13,8 @@ function run(script: string, env: Record<string, string | undefined>, args: stri
   return { code: r.status, stderr: r.stderr };
 }
 
-describe("command-line configuration errors", () => {
+// each case spawns tsx (1–6 s on a busy 2-core machine): more than vitest's default 5 s
+describe("command-line configuration errors", { timeout: 60_000 }, () => {
   it("npm run demo: too short a history", () => {
     const r = run("scripts/demo.ts", { DEMO_DAYS: "10", DEMO_WALLETS: "abc" });
     expect(r.code).toBe(2);
