@@ -107,10 +107,10 @@ export interface FlowPlan {
 
 /**
  * The flow for a set of changed ranges: vault-days jobs -> vault summaries -> one points rollup.
- * One vault-days job per vault and changed range (a vault's position rows depend on each other,
- * so its days are computed together); `perDay` splits a range into one job per day instead.
+ * One vault-days job per vault and changed range: a vault's position rows depend on each other,
+ * so its days are computed together.
  */
-export function buildFlow(changes: readonly ChangedRange[], today: number, attempts: number, extras: string, perDay = false, salt = ""): FlowPlan {
+export function buildFlow(changes: readonly ChangedRange[], attempts: number, extras: string, salt = ""): FlowPlan {
   const runId = createHash("md5")
     .update(JSON.stringify(changes.map((c) => [vaultKey(c.vault), c.from, c.to, c.fingerprints.get(c.to)])) + extras + salt)
     .digest("hex")
@@ -121,25 +121,24 @@ export function buildFlow(changes: readonly ChangedRange[], today: number, attem
   const flow: FlowJob = {
     name: QUEUES.pointsRollup.name,
     queueName: QUEUES.pointsRollup.name,
-    data: { today: dayToDate(today), extrasHash: extras },
+    data: { extrasHash: extras },
     opts: { ...opts, jobId: `rollup-${runId}`, removeOnComplete: { age: 3600, count: 100 } },
     children: changes.map((c) => {
       const { chainId, address } = c.vault;
-      const ranges: [number, number][] = [];
-      if (perDay) for (let d = c.from; d <= c.to; d++) ranges.push([d, d]);
-      else ranges.push([c.from, c.to]);
       days += c.to - c.from + 1;
       return {
         name: QUEUES.vaultSummary.name,
         queueName: QUEUES.vaultSummary.name,
         data: { chainId, vault: address },
         opts: { ...child, jobId: `summary-${chainId}-${address}-${runId}` },
-        children: ranges.map(([a, b]) => ({
-          name: QUEUES.vaultDays.name,
-          queueName: QUEUES.vaultDays.name,
-          data: { chainId, vault: address, from: dayToDate(a), to: dayToDate(b) },
-          opts: { ...child, jobId: `days-${chainId}-${address}-${dayToDate(a)}-${dayToDate(b)}-${(c.fingerprints.get(b) ?? "").slice(0, 12)}-${runId}` },
-        })),
+        children: [
+          {
+            name: QUEUES.vaultDays.name,
+            queueName: QUEUES.vaultDays.name,
+            data: { chainId, vault: address, from: dayToDate(c.from), to: dayToDate(c.to) },
+            opts: { ...child, jobId: `days-${chainId}-${address}-${dayToDate(c.from)}-${dayToDate(c.to)}-${(c.fingerprints.get(c.to) ?? "").slice(0, 12)}-${runId}` },
+          },
+        ],
       };
     }),
   };

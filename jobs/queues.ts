@@ -36,7 +36,7 @@ export const QUEUES = {
   },
   pointsRollup: {
     name: "points-rollup",
-    input: z.object({ today: date.optional(), extrasHash: z.string().optional() }),
+    input: z.object({ extrasHash: z.string().optional() }),
     output: z.object({ entries: z.number().int() }),
     concurrency: 1,
   },

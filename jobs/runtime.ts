@@ -109,7 +109,7 @@ export async function startWorkers(
     if (changes.length === 0 && extras === (await q.connection.get(EXTRAS_KEY))) {
       return { runId: null, vaults: 0, days: 0, rollupJobId: null, skipped: false };
     }
-    const plan = buildFlow(changes, today, cfg.attempts, extras);
+    const plan = buildFlow(changes, cfg.attempts, extras);
     const rollupJobId = await addFlow(q.producer, plan);
     log(`fan-out ${plan.runId}: ${changes.length} vaults, ${plan.days} vault-days`);
     return { runId: plan.runId, vaults: changes.length, days: plan.days, rollupJobId, skipped: false };
@@ -118,7 +118,7 @@ export async function startWorkers(
     runVaultDays(ctx, { chainId: d.chainId, address: d.vault }, dateToDay(d.from), dateToDay(d.to)),
   );
   const vaultSummary = processor("vaultSummary", async (d: { chainId: number; vault: string }) => runVaultSummary(db, { chainId: d.chainId, address: d.vault }));
-  const rollup = processor("pointsRollup", async (d: { today?: string; extrasHash?: string }, job) => {
+  const rollup = processor("pointsRollup", async (d: { extrasHash?: string }, job) => {
     const out = await runPointsRollup(db, cfg.points);
     if (d.extrasHash) await q.connection.set(EXTRAS_KEY, d.extrasHash);
     // Changes that arrived while this run was in flight are picked up at once.

@@ -815,7 +815,7 @@ async function main(): Promise<void> {
     if (first == null || first > yesterday) continue;
     changes.push({ vault: { chainId: v.chainId, address: v.address }, from: first, to: yesterday, fingerprints: new Map() });
   }
-  const plan = buildFlow(changes, yesterday, jobsCfg.attempts, await extrasHash(workers.db), false, `bench-${fullStart}`);
+  const plan = buildFlow(changes, jobsCfg.attempts, await extrasHash(workers.db), `bench-${fullStart}`);
   const rollupId = await addFlow(q.producer, plan);
   const rollupJob = await Job.fromId(q.queues.pointsRollup, rollupId);
   await rollupJob!.waitUntilFinished(timer.events.pointsRollup, TIMEOUT_MS);

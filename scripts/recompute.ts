@@ -76,7 +76,7 @@ async function main(): Promise<void> {
   if (changes.length === 0) fail("nothing to recompute in that range (before the vault's first snapshot or after today)");
 
   const t0 = Date.now();
-  const plan = buildFlow(changes, today, cfg.attempts, await extrasHash(workers.db), false, `recompute-${t0}`);
+  const plan = buildFlow(changes, cfg.attempts, await extrasHash(workers.db), `recompute-${t0}`);
   const q = openQueues(redis.url);
   const events = new QueueEvents(QUEUES.pointsRollup.name, { connection: redisConnection(redis.url), prefix: PREFIX });
   await events.waitUntilReady();

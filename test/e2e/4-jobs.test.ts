@@ -375,7 +375,7 @@ describe("derived analytics", () => {
       const [v] = await q<{ chain_id: number; vault: string; first: number }>(
         "SELECT chain_id, vault, min(day) - date '1970-01-01' AS first FROM derived.vault_day GROUP BY 1, 2 ORDER BY 1 DESC, 2 LIMIT 1",
       );
-      const plan = buildFlow([{ vault: { chainId: v!.chain_id, address: v!.vault }, from: v!.first, to: today(), fingerprints: new Map() }], today(), 5, await extrasHash(db), false, `kill-${Date.now()}`);
+      const plan = buildFlow([{ vault: { chainId: v!.chain_id, address: v!.vault }, from: v!.first, to: today(), fingerprints: new Map() }], 5, await extrasHash(db), `kill-${Date.now()}`);
       await events.waitUntilReady();
       const id = await addFlow(producer, plan);
       // The job has written its rows and holds its transaction open: kill -9 the worker now.
