@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { sql, type Kysely, type Transaction } from "kysely";
 import { loadRegistry } from "../config/registry.js";
 import type { Database, IndexerTables } from "./db/schema.js";
-import { DAY_SECONDS, dayOf, endOfDay } from "./lib/days.js";
+import { DAY_SECONDS, dateToDay, dayOf, dayToDate, endOfDay } from "./lib/days.js";
 import { mulFixed, parseFixed, SCALE } from "./lib/fixed.js";
 import type { FeeIn, SnapshotIn, VaultMeta } from "./vault/compute.js";
 import type { TransferIn } from "./points/compute.js";
@@ -107,7 +107,7 @@ export async function loadStoredDays(db: AnyDb, v: VaultRef, firstDay: number, b
     asset_usd_price: string | null;
   }>`
     SELECT (day - date '1970-01-01') AS d, missing, snapshot_id, snapshot_timestamp, block_number, total_assets, total_shares, asset_share_ratio, asset_usd_price
-    FROM derived.vault_day WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND day < ${new Date(beforeDay * DAY_SECONDS * 1000).toISOString().slice(0, 10)}::date
+    FROM derived.vault_day WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND day < ${dayToDate(beforeDay)}::date
     ORDER BY day`.execute(db);
   if (rows.length !== beforeDay - firstDay || (rows.length > 0 && rows[0]!.d !== firstDay)) return null;
   const out: SnapshotIn[] = [];
@@ -134,7 +134,7 @@ export async function loadPositionBalances(db: AnyDb, v: VaultRef, wallets: read
   const { rows } = await sql<{ wallet: string; shares: string }>`
     SELECT DISTINCT ON (wallet) wallet, shares FROM derived.points_position
     WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND wallet = ANY(${[...wallets]}::text[])
-      AND day < ${new Date(beforeDay * DAY_SECONDS * 1000).toISOString().slice(0, 10)}::date
+      AND day < ${dayToDate(beforeDay)}::date
     ORDER BY wallet, day DESC`.execute(db);
   return new Map(rows.map((r) => [r.wallet, BigInt(r.shares)]));
 }
@@ -300,13 +300,13 @@ export async function loadFirstDays(db: AnyDb, schema: string): Promise<Map<stri
 export async function loadStoredFingerprints(db: AnyDb, v?: VaultRef, sinceDay?: number): Promise<Map<string, Map<number, string>>> {
   let q = db.selectFrom("derived.vault_day").select(["chain_id", "vault", "day", "fingerprint"]);
   if (v) q = q.where("chain_id", "=", v.chainId).where("vault", "=", v.address);
-  if (sinceDay != null) q = q.where("day", ">=", new Date(sinceDay * DAY_SECONDS * 1000).toISOString().slice(0, 10));
+  if (sinceDay != null) q = q.where("day", ">=", dayToDate(sinceDay));
   const out = new Map<string, Map<number, string>>();
   for (const r of await q.execute()) {
     const key = `${r.chain_id}:${r.vault}`;
     let m = out.get(key);
     if (!m) out.set(key, (m = new Map()));
-    m.set(Math.round(Date.parse(`${r.day}T00:00:00Z`) / 1000 / DAY_SECONDS), r.fingerprint);
+    m.set(dateToDay(r.day), r.fingerprint);
   }
   return out;
 }

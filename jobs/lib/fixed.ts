@@ -13,11 +13,17 @@ export function parseFixed(s: string): bigint {
   return m[1] ? -v : v;
 }
 
-/** An 18-decimal scaled bigint as an exact decimal string with 18 decimals. */
-export function formatFixed(v: bigint): string {
+/** A bigint scaled by 10^decimals as an exact decimal string with `decimals` decimals. */
+export function formatDecimals(v: bigint, decimals: number): string {
+  const scale = 10n ** BigInt(decimals);
   const neg = v < 0n;
   const abs = neg ? -v : v;
-  return `${neg ? "-" : ""}${abs / SCALE}.${(abs % SCALE).toString().padStart(18, "0")}`;
+  return `${neg ? "-" : ""}${abs / scale}.${(abs % scale).toString().padStart(decimals, "0")}`;
+}
+
+/** An 18-decimal scaled bigint as an exact decimal string with 18 decimals. */
+export function formatFixed(v: bigint): string {
+  return formatDecimals(v, 18);
 }
 
 export function pow10(n: number): bigint {

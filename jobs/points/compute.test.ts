@@ -4,6 +4,7 @@ import { formatFixed, parseFixed, SCALE } from "../lib/fixed.js";
 import {
   balanceChanges,
   computeIndex,
+  cumLookup,
   holdingAt,
   ledgerEntries,
   pointsAt,
@@ -30,13 +31,6 @@ function positionsOf(changes: ReturnType<typeof balanceChanges>, cumAt: (d: numb
   const by = new Map<string, { day: number; shares: bigint }[]>();
   for (const c of changes) by.set(c.wallet, [...(by.get(c.wallet) ?? []), { day: c.day, shares: c.shares }]);
   return new Map([...by].map(([w, rows]) => [w, settlePositions(rows, cumAt)]));
-}
-
-function cumLookup(index: ReturnType<typeof computeIndex>) {
-  const first = index[0]!.day;
-  const last = index.at(-1)!.day;
-  const m = new Map(index.map((i) => [i.day, i.cum]));
-  return (d: number) => (d < first ? 0n : m.get(Math.min(d, last))!);
 }
 
 describe("pointsPerShare and the index", () => {

@@ -75,6 +75,17 @@ export function computeIndex(firstDay: number, to: number, assetDecimals: number
   return out;
 }
 
+/**
+ * I(d) for any day from an index of consecutive days: 0 before its first day, the last day's
+ * value after its last (nothing has been earned there yet).
+ */
+export function cumLookup(index: readonly IndexDay[]): (day: number) => bigint {
+  const cumOf = new Map(index.map((i) => [i.day, i.cum]));
+  const first = index[0]?.day ?? Infinity;
+  const last = index.at(-1)?.day ?? -Infinity;
+  return (d) => (d < first ? 0n : (cumOf.get(Math.min(d, last)) ?? 0n));
+}
+
 /** P(s, I): the points, 18-decimal fixed point, that `shares` have earned at cumulative index `cum`. */
 export function pointsAt(shares: bigint, cum: bigint): bigint {
   return shares > 0n ? (shares * cum) / (INDEX_SCALE / SCALE) : 0n;
@@ -180,8 +191,8 @@ export function holdingAt(rows: readonly PositionRow[], cumAt: (day: number) => 
 }
 
 /**
- * Per-day holding and referral entries of one vault (what the view derived.points_ledger shows),
- * for days firstDay..lastDay of the index: used by tests and the independent recomputation.
+ * Per-day holding and referral entries of one vault, for the days of the index: what the view
+ * derived.points_ledger generates, as the unit tests' reference.
  */
 export function ledgerEntries(
   positions: ReadonlyMap<string, readonly PositionRow[]>,
@@ -189,10 +200,9 @@ export function ledgerEntries(
   referrals: ReadonlyMap<string, ReferralIn>,
   rules: PointsRules,
 ): { wallet: string; day: number; source: "holding" | "referral"; ref: string; points: bigint }[] {
-  const cumOf = new Map(index.map((i) => [i.day, i.cum]));
+  const cumAt = cumLookup(index);
   const first = index[0]?.day ?? 0;
   const last = index.at(-1)?.day ?? -1;
-  const cumAt = (d: number) => (d < first ? 0n : (cumOf.get(Math.min(d, last)) ?? 0n));
   const out: { wallet: string; day: number; source: "holding" | "referral"; ref: string; points: bigint }[] = [];
   for (const [wallet, rows] of positions) {
     const ref = referrals.get(wallet);

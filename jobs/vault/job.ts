@@ -9,11 +9,12 @@
 import type pg from "pg";
 import { sql } from "kysely";
 import { copyRows } from "../lib/copy.js";
-import { dayToDate, endOfDay, DAY_SECONDS } from "../lib/days.js";
-import { formatFixed } from "../lib/fixed.js";
+import { dateToDay, dayToDate, endOfDay, DAY_SECONDS } from "../lib/days.js";
+import { formatDecimals, formatFixed } from "../lib/fixed.js";
 import {
   balanceChanges,
   computeIndex,
+  cumLookup,
   INDEX_DECIMALS,
   settlePositions,
   type BalanceChange,
@@ -63,11 +64,7 @@ const ZERO = "0x0000000000000000000000000000000000000000";
 /** Part of every fingerprint: "index" names the points rule (per-share index, migration 0007). */
 export const rulesKey = (r: PointsRules) => `index:${r.pointsPerUsdPerDay}:${r.referralShare}`;
 
-/** An INDEX_DECIMALS fixed-point bigint as a decimal string. */
-export function formatIndex(v: bigint): string {
-  const scale = 10n ** BigInt(INDEX_DECIMALS);
-  return `${v / scale}.${(v % scale).toString().padStart(INDEX_DECIMALS, "0")}`;
-}
+const formatIndex = (v: bigint) => formatDecimals(v, INDEX_DECIMALS);
 
 /** sp and price carried to each day from..to (the last snapshot at or before the day's end). */
 function pricingByDay(snapshots: readonly SnapshotIn[], from: number, to: number): Map<number, { ratio: bigint | null; price: bigint | null }> {
@@ -95,7 +92,7 @@ export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: num
       // The index is cumulative: when days after `to` are already indexed (a recompute of a
       // past range), they are rewritten too, from the same snapshot.
       const last = await trx.selectFrom("derived.points_vault").select("day").where("chain_id", "=", v.chainId).where("vault", "=", v.address).executeTakeFirst();
-      const lastDay = Math.max(to, last ? dayOfDate(last.day) : to);
+      const lastDay = Math.max(to, last ? dateToDay(last.day) : to);
       // A range after the vault's first day continues from what its stored rows say of the days
       // before it (their fingerprints matched: their inputs did not change): the last snapshot
       // of each day from derived.vault_day, the movers' balances from derived.points_position.
@@ -212,8 +209,6 @@ export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: num
   return { days: out.days.length, apyRows: out.apy.length, pnlRows: out.pnl.length, indexRows: index.filter((i) => i.day >= from).length, positionRows };
 }
 
-const dayOfDate = (d: string | Date): number => Math.round((typeof d === "string" ? Date.parse(`${d}T00:00:00Z`) : d.getTime()) / 1000 / DAY_SECONDS);
-
 /**
  * Points of the range, inside the job's write transaction: the index from `from` on, then the
  * position rows of every wallet whose rows depend on the range: the wallets that moved in it and
@@ -258,10 +253,7 @@ async function writePoints(
       ],
     );
   }
-  const cumOf = new Map(index.map((i) => [i.day, i.cum]));
-  const firstDay = index[0]?.day ?? Infinity;
-  const lastDay = lastIndex?.day ?? -Infinity;
-  const cumAt = (d: number) => (d < firstDay ? 0n : (cumOf.get(Math.min(d, lastDay)) ?? 0n));
+  const cumAt = cumLookup(index);
 
   // ---- positions ----
   const later = await client.query<{ wallet: string }>("SELECT DISTINCT wallet FROM derived.points_position WHERE chain_id = $1 AND vault = $2 AND day >= $3::date", [
@@ -273,21 +265,21 @@ async function writePoints(
     "SELECT wallet, day::text AS day, shares::text AS shares FROM derived.points_position WHERE chain_id = $1 AND vault = $2 AND wallet = ANY($3::text[]) ORDER BY wallet, day",
     [...vk, wallets],
   );
+  // each wallet's rows in day order: stored ones before the range, the range's, stored ones after
   const rowsOf = new Map<string, { day: number; shares: bigint }[]>();
   const push = (w: string, r: { day: number; shares: bigint }) => {
     const list = rowsOf.get(w);
     if (list) list.push(r);
     else rowsOf.set(w, [r]);
   };
+  const after: [string, { day: number; shares: bigint }][] = [];
   for (const r of stored.rows) {
-    const day = dayOfDate(r.day);
+    const day = dateToDay(r.day);
     if (day < from) push(r.wallet, { day, shares: BigInt(r.shares) });
+    else if (day > to) after.push([r.wallet, { day, shares: BigInt(r.shares) }]);
   }
   for (const c of changes) push(c.wallet, { day: c.day, shares: c.shares });
-  for (const r of stored.rows) {
-    const day = dayOfDate(r.day);
-    if (day > to) push(r.wallet, { day, shares: BigInt(r.shares) });
-  }
+  for (const [w, r] of after) push(w, r);
   await client.query("DELETE FROM derived.points_position WHERE chain_id = $1 AND vault = $2 AND wallet = ANY($3::text[])", [...vk, wallets]);
   let positionRows = 0;
   await copyRows(

@@ -126,7 +126,6 @@ export const platformPointsHandler: RouteHandler<typeof platformPoints, AppEnv> 
 
 // ---- leaderboard ---------------------------------------------------------------------------
 
-
 export function streakTooltip(days: number, lastClaimDay: string | null): string {
   const last = lastClaimDay ? `, last claimed ${lastClaimDay}` : "";
   return days > 0 ? `${days}-day streak${last}` : `No active streak${last}`;
