@@ -8,7 +8,8 @@ import type { AppEnv } from "../lib/router.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function app(ttlMs: number) {
+/** `hold`, when given, is awaited by /slow instead of its 80 ms sleep */
+function app(ttlMs: number, opts: { clock?: () => number; hold?: () => Promise<void> } = {}) {
   let n = 0;
   const a = new Hono<AppEnv>();
   a.use(responseHeaders);
@@ -16,46 +17,62 @@ function app(ttlMs: number) {
     addResponseHeaders(c, { vary: "Origin", "x-extra": "1" });
     await next();
   });
-  a.use(responseCache(ttlMs));
+  a.use(responseCache(ttlMs, opts.clock));
   a.get("/fail", (c) => c.json({ detail: "no" }, 404, { "x-own": "yes" }));
   a.get("/slow", async (c) => {
     const mine = ++n;
-    await sleep(80);
+    await (opts.hold ? opts.hold() : sleep(80));
     return c.json({ n: mine, pad: "x".repeat(4000) });
   });
-  return a;
+  return { request: a.request.bind(a), calls: () => n };
 }
 
 describe("response cache", () => {
   it("reuses an answer within the TTL; after it, one request recomputes while the others get the expired answer", async () => {
-    const a = app(100);
+    // a clock of the test's own: the answer's age does not depend on how busy the machine is
+    let t = 1_000_000;
+    let gate: Promise<void> | null = null;
+    let open = () => {};
+    const a = app(100, { clock: () => t, hold: () => gate ?? Promise.resolve() });
     const body = async (r: Response | Promise<Response>) => ((await (await r).json()) as { n: number }).n;
     expect(await body(a.request("/slow"))).toBe(1);
+    t += 99;
     const hit = await a.request("/slow");
     expect(hit.headers.get("x-cache")).toBe("hit");
     expect(await body(hit)).toBe(1);
-    await sleep(120);
+    t += 21; // expired, within 5 TTLs
+    gate = new Promise<void>((r) => (open = r));
     const recompute = a.request("/slow");
-    await sleep(5);
+    while (a.calls() < 2) await sleep(1); // the recomputation is in the handler, held there
     const stale = await a.request("/slow");
     expect(stale.headers.get("x-cache")).toBe("stale");
     expect(stale.headers.get("x-request-id")).toBeTruthy();
     expect(await body(stale)).toBe(1);
+    expect(a.calls()).toBe(2);
+    open();
     expect(await body(recompute)).toBe(2);
     expect(await body(a.request("/slow"))).toBe(2);
+    t += 600; // past 5 TTLs: no stale answer, the request computes
+    gate = null;
+    expect(await body(a.request("/slow"))).toBe(3);
   });
 
   it("serves the gzip copy to clients that accept it", async () => {
-    const a = app(1000);
+    const a = app(1000, { clock: () => 0 }); // a clock that stands still: the answer never expires
     const plain = await (await a.request("/slow")).text();
-    await sleep(50); // the copy is made in the background
-    const z = await a.request("/slow", { headers: { "accept-encoding": "gzip" } });
+    // the copy is made in the background: until it is ready the plain answer is served
+    let z = await a.request("/slow", { headers: { "accept-encoding": "gzip" } });
+    for (let i = 0; i < 1000 && z.headers.get("content-encoding") !== "gzip"; i++) {
+      await sleep(10);
+      z = await a.request("/slow", { headers: { "accept-encoding": "gzip" } });
+    }
     expect(z.headers.get("content-encoding")).toBe("gzip");
+    expect(a.calls()).toBe(1);
     expect(gunzipSync(Buffer.from(await z.arrayBuffer())).toString()).toBe(plain);
   });
 
   it("every answer carries the collected headers once: computed, hit, stale and uncached ones", async () => {
-    const a = app(1000);
+    const a = app(1000, { clock: () => 0 });
     const first = await a.request("/slow", { headers: { "x-request-id": "client-id-1" } });
     const hit = await a.request("/slow", { headers: { "accept-encoding": "gzip" } });
     for (const r of [first, hit]) {

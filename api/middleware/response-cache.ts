@@ -54,7 +54,8 @@ export function acceptsGzip(header: string | undefined): boolean {
   return false;
 }
 
-export function responseCache(ttlMs: number) {
+/** `clock` is the time source in ms (tests pass their own, so ages do not depend on the machine's speed) */
+export function responseCache(ttlMs: number, clock: () => number = Date.now) {
   const entries = new Map<string, Entry>();
   const inflight = new Map<string, Promise<Entry | null>>();
   /** a stored answer with `own` headers, plus those every answer of this request gets */
@@ -73,7 +74,7 @@ export function responseCache(ttlMs: number) {
     }
     const key = `${c.req.url}\u0000${c.req.header("x-api-key") ?? ""}`;
     const gzip = acceptsGzip(c.req.header("accept-encoding"));
-    const now = Date.now();
+    const now = clock();
     const hit = entries.get(key);
     if (hit && now - hit.at < ttlMs) {
       c.res = answer(c, hit, gzip, { ...hit.headers, "x-cache": "hit" });

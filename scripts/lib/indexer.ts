@@ -205,21 +205,43 @@ export async function recordBackfill(databaseUrl: string, schema: string, progre
 }
 
 /**
- * Points the views schema at an existing deployment schema (`ponder db create-views`): how an
- * operator rolls the analysts' names back to, or forward to, a given deployment.
+ * Points the views schema at an existing deployment schema: how a redeploy publishes a new build
+ * and how an operator rolls the analysts' names back to, or forward to, a given deployment.
+ *
+ * The same views `ponder db create-views` makes (every table and view the deployment's app
+ * lists, plus `_ponder_meta` and `_ponder_checkpoint`), but switched in ONE transaction: Ponder's
+ * command drops and creates each view in its own statement, so a reader between the two got
+ * "relation does not exist". Here a reader waits for the commit and then reads the new target.
+ * Ponder's live-query notify trigger is not installed: nothing in this service LISTENs on the
+ * views schema (the API reads the tables directly).
  */
-export async function createViews(opts: IndexerOptions, schema: string, viewsSchema = VIEWS_SCHEMA): Promise<void> {
-  const root = opts.root ?? REPO_ROOT;
-  const bin = join(REPO_ROOT, "node_modules", ".bin", "ponder");
-  const proc = spawnManaged(
-    "create-views",
-    bin,
-    ["db", "create-views", "--root", root, "--schema", schema, "--views-schema", viewsSchema],
-    { cwd: root, env: indexerEnv({ ...opts, viewsSchema: null }, schema), logFile: opts.logFile },
-  );
-  const { code, signal } = await proc.exited;
-  if (code !== 0) {
-    throw new Error(`ponder db create-views exited with ${signal ?? code}:\n${proc.recentOutput()}`);
+export async function createViews(opts: Pick<IndexerOptions, "databaseUrl">, schema: string, viewsSchema = VIEWS_SCHEMA): Promise<void> {
+  const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
+  const client = new pg.Client({ connectionString: opts.databaseUrl });
+  await client.connect();
+  try {
+    const exists = await client.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = $1", [schema]);
+    if (exists.rowCount === 0) throw new Error(`create-views: schema ${schema} does not exist`);
+    const meta = await client.query<{ value: { table_names?: string[]; view_names?: string[] } }>(
+      `SELECT value FROM ${q(schema)}._ponder_meta WHERE key = 'app'`,
+    );
+    const app = meta.rows[0]?.value;
+    if (!app?.table_names) throw new Error(`create-views: schema ${schema} holds no Ponder app of a compatible version`);
+    const names = [...app.table_names, ...(app.view_names ?? []), "_ponder_meta", "_ponder_checkpoint"];
+    await client.query("BEGIN");
+    try {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${q(viewsSchema)}`);
+      for (const name of names) {
+        await client.query(`DROP VIEW IF EXISTS ${q(viewsSchema)}.${q(name)}`);
+        await client.query(`CREATE VIEW ${q(viewsSchema)}.${q(name)} AS SELECT * FROM ${q(schema)}.${q(name)}`);
+      }
+      await client.query("COMMIT");
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw err;
+    }
+  } finally {
+    await client.end();
   }
 }
 
@@ -234,7 +256,7 @@ export async function publishAtHead(
   wait: { timeoutMs: number; onProgress?: (p: ChainProgress[], ready: boolean) => void; isAlive?: () => boolean },
 ): Promise<{ progress: ChainProgress[]; archived: number }> {
   const progress = await waitForHead(handle, opts.databaseUrl, opts.chains, wait);
-  await createViews({ ...opts, logFile: opts.logFile.replace(/(\.log)?$/, "-views.log") }, handle.schema);
+  await createViews(opts, handle.schema);
   const archived = await recordBackfill(opts.databaseUrl, handle.schema, progress);
   return { progress, archived };
 }
