@@ -1,8 +1,8 @@
 /**
  * Fan-out: finds per vault the days whose inputs changed since they were computed (chained
- * fingerprints, see repo.ts) and queues one vault-days job per changed day, a vault-summary
- * job per changed vault once its days are done, and a points-rollup once every vault is done
- * (one BullMQ flow). A range that changed on day X is recomputed from X to today: every later
+ * fingerprints, see repo.ts) and queues vault-days batches (the changed range of each vault), a
+ * vault-summary job per batch once its days are done, and a points-rollup once every vault is
+ * done (one BullMQ flow). A range that changed on day X is recomputed from X to today: every later
  * day's figures (APY windows, inception, balances) depend on it.
  */
 import { createHash } from "node:crypto";
@@ -50,7 +50,7 @@ export async function planChanges(
   const [vaults, firstDays, hashes, rewards, stored] = await Promise.all([
     loadVaults(db, indexerSchema, registryPath),
     loadFirstDays(db, indexerSchema),
-    loadDayHashes(db, indexerSchema, undefined, windowStart),
+    loadDayHashes(db, indexerSchema, { fromDay: windowStart }),
     loadRewards(db),
     loadStoredFingerprints(db, undefined, windowStart != null ? windowStart - 1 : undefined),
   ]);
@@ -65,9 +65,9 @@ export async function planChanges(
     if (windowStart != null && windowStart - 1 >= firstDay) {
       const fp = have.get(windowStart - 1);
       if (fp) seed = { day: windowStart - 1, fingerprint: fp };
-      else dayHashes = (await loadDayHashes(db, indexerSchema, meta)).get(key) ?? new Map();
+      else dayHashes = (await loadDayHashes(db, indexerSchema, { vaults: [{ v: meta, fromDay: 0 }] })).get(key) ?? new Map();
     } else if (windowStart != null) {
-      dayHashes = (await loadDayHashes(db, indexerSchema, meta)).get(key) ?? new Map();
+      dayHashes = (await loadDayHashes(db, indexerSchema, { vaults: [{ v: meta, fromDay: 0 }] })).get(key) ?? new Map();
     }
     const fps = chainFingerprints(
       { meta, firstDay, dayHashes, rewards: rewards.get(key), rulesKey: rulesKey(rules) },
@@ -105,38 +105,53 @@ export interface FlowPlan {
   days: number;
 }
 
+/** A range of at most this many days is batched with other vaults' (an ordinary day's work). */
+export const SHORT_RANGE_DAYS = 31;
+/** Vaults per batch of short ranges: two batches of an ordinary day run side by side at concurrency 2. */
+export const BATCH_VAULTS = 50;
+
 /**
- * The flow for a set of changed ranges: vault-days jobs -> vault summaries -> one points rollup.
- * One vault-days job per vault and changed range: a vault's position rows depend on each other,
- * so its days are computed together.
+ * The flow for a set of changed ranges: vault-days batches -> a vault-summary per batch -> one
+ * points rollup. A vault's days are computed together (its position rows depend on each other),
+ * in one range; short ranges of many vaults share a batch (one read per kind of input and one
+ * COPY per table for all of them), a long one (a first run, a recompute) has a batch of its own.
  */
-export function buildFlow(changes: readonly ChangedRange[], attempts: number, extras: string, salt = ""): FlowPlan {
+export function buildFlow(changes: readonly ChangedRange[], attempts: number, extras: string, salt = "", batchVaults = BATCH_VAULTS): FlowPlan {
   const runId = createHash("md5")
     .update(JSON.stringify(changes.map((c) => [vaultKey(c.vault), c.from, c.to, c.fingerprints.get(c.to)])) + extras + salt)
     .digest("hex")
     .slice(0, 16);
   const opts = jobOptions(attempts);
-  let days = 0;
   const child = { ...opts, ignoreDependencyOnFailure: true };
+  const batches: ChangedRange[][] = [];
+  const short = changes.filter((c) => c.to - c.from + 1 <= SHORT_RANGE_DAYS);
+  for (let k = 0; k < short.length; k += batchVaults) batches.push(short.slice(k, k + batchVaults));
+  for (const c of changes) if (c.to - c.from + 1 > SHORT_RANGE_DAYS) batches.push([c]);
+  const days = changes.reduce((n, c) => n + c.to - c.from + 1, 0);
   const flow: FlowJob = {
     name: QUEUES.pointsRollup.name,
     queueName: QUEUES.pointsRollup.name,
     data: { extrasHash: extras },
     opts: { ...opts, jobId: `rollup-${runId}`, removeOnComplete: { age: 3600, count: 100 } },
-    children: changes.map((c) => {
-      const { chainId, address } = c.vault;
-      days += c.to - c.from + 1;
+    children: batches.map((batch) => {
+      // the batch's id names its content: the same ranges over the same inputs are the same job
+      const id = createHash("md5")
+        .update(JSON.stringify(batch.map((c) => [vaultKey(c.vault), c.from, c.to, c.fingerprints.get(c.to) ?? ""])))
+        .digest("hex")
+        .slice(0, 16);
+      const first = batch[0]!;
+      const label = batch.length === 1 ? `${first.vault.chainId}-${first.vault.address}-${dayToDate(first.from)}-${dayToDate(first.to)}` : `${batch.length}-vaults`;
       return {
         name: QUEUES.vaultSummary.name,
         queueName: QUEUES.vaultSummary.name,
-        data: { chainId, vault: address },
-        opts: { ...child, jobId: `summary-${chainId}-${address}-${runId}` },
+        data: { vaults: batch.map((c) => ({ chainId: c.vault.chainId, vault: c.vault.address })) },
+        opts: { ...child, jobId: `summary-${label}-${id}-${runId}` },
         children: [
           {
             name: QUEUES.vaultDays.name,
             queueName: QUEUES.vaultDays.name,
-            data: { chainId, vault: address, from: dayToDate(c.from), to: dayToDate(c.to) },
-            opts: { ...child, jobId: `days-${chainId}-${address}-${dayToDate(c.from)}-${dayToDate(c.to)}-${(c.fingerprints.get(c.to) ?? "").slice(0, 12)}-${runId}` },
+            data: { ranges: batch.map((c) => ({ chainId: c.vault.chainId, vault: c.vault.address, from: dayToDate(c.from), to: dayToDate(c.to) })) },
+            opts: { ...child, jobId: `days-${label}-${id}-${runId}` },
           },
         ],
       };

@@ -24,14 +24,27 @@ export const QUEUES = {
   },
   vaultDays: {
     name: "vault-days",
-    input: z.object({ chainId: z.number().int().positive(), vault: address, from: date, to: date }).refine((d) => d.from <= d.to, "from must not be after to"),
-    output: z.object({ days: z.number().int(), apyRows: z.number().int(), pnlRows: z.number().int(), indexRows: z.number().int(), positionRows: z.number().int() }),
+    // a batch: one range of days per vault (see jobs/vault/job.ts)
+    input: z.object({
+      ranges: z
+        .array(z.object({ chainId: z.number().int().positive(), vault: address, from: date, to: date }).refine((d) => d.from <= d.to, "from must not be after to"))
+        .min(1, "a batch holds at least one range")
+        .refine((rs) => new Set(rs.map((r) => `${r.chainId}:${r.vault}`)).size === rs.length, "one range per vault"),
+    }),
+    output: z.object({
+      vaults: z.number().int(),
+      days: z.number().int(),
+      apyRows: z.number().int(),
+      pnlRows: z.number().int(),
+      indexRows: z.number().int(),
+      positionRows: z.number().int(),
+    }),
     concurrency: null, // WORKER_CONCURRENCY
   },
   vaultSummary: {
     name: "vault-summary",
-    input: z.object({ chainId: z.number().int().positive(), vault: address }),
-    output: z.object({ asOf: date.nullable() }),
+    input: z.object({ vaults: z.array(z.object({ chainId: z.number().int().positive(), vault: address })).min(1) }),
+    output: z.object({ vaults: z.number().int(), asOf: date.nullable() }),
     concurrency: 1,
   },
   pointsRollup: {

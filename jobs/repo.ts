@@ -50,65 +50,119 @@ export async function loadVaults(db: AnyDb, schema: string, registryPath?: strin
 }
 
 /**
- * The snapshots a computation of the days from `fromTs` on needs, in chain order: every one from
- * `fromTs` to `beforeTs`, and before `fromTs` only the last of each day (what sp(D), the TVL
- * and the index of earlier days are read from).
+ * Share balances per wallet from every transfer before `beforeTs`, zero balances included: the
+ * positions of wallets that left stay dated like everyone else's, so a recompute equals the
+ * incremental runs.
  */
-export async function loadSnapshotsFrom(db: AnyDb, schema: string, v: VaultRef, fromTs: number, beforeTs: number, history = true): Promise<SnapshotIn[]> {
-  const t = sql.id(schema, "share_ratio_snapshot");
-  // numeric columns arrive as strings (pg's default)
-  const cols = sql`id, timestamp, block_number, total_assets, total_supply, asset_share_ratio, asset_usd_price, idle_assets, subaccount_assets`;
-  const { rows } = await sql<Record<string, string | null>>`
-    SELECT * FROM (
-      (SELECT DISTINCT ON (floor(timestamp / ${sql.lit(DAY_SECONDS)})) ${cols} FROM ${t}
-        WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp < ${history ? Math.min(fromTs, beforeTs) : 0}
-        ORDER BY floor(timestamp / ${sql.lit(DAY_SECONDS)}), timestamp DESC, block_number DESC, id DESC)
+export async function loadBalances(db: AnyDb, schema: string, v: VaultRef, beforeTs: number, wallets?: readonly string[]): Promise<Map<string, bigint>> {
+  // `wallets`: only these wallets' balances (the indexer stores addresses in lower case)
+  const only = (col: string) => (wallets ? sql` AND ${sql.ref(col)} = ANY(${[...wallets]}::text[])` : sql``);
+  const { rows } = await sql<{ wallet: string; balance: string }>`
+    SELECT wallet, sum(delta)::text AS balance FROM (
+      SELECT to_address AS wallet, shares AS delta FROM ${sql.id(schema, "share_transfer")}
+        WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp < ${beforeTs}${only("to_address")}
       UNION ALL
-      (SELECT ${cols} FROM ${t} WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp >= ${fromTs} AND timestamp < ${beforeTs})
-    ) s ORDER BY timestamp, block_number, id`.execute(db);
-  return rows.map((r) => ({
-    id: r.id!,
-    timestamp: Number(r.timestamp),
-    blockNumber: Number(r.block_number),
-    totalAssets: BigInt(r.total_assets!),
-    totalSupply: BigInt(r.total_supply!),
-    ratio: r.asset_share_ratio == null ? null : parseFixed(r.asset_share_ratio),
-    price: r.asset_usd_price == null ? null : parseFixed(r.asset_usd_price),
-    idleAssets: BigInt(r.idle_assets!),
-    subaccountAssets: BigInt(r.subaccount_assets!),
-  }));
+      SELECT from_address, -shares FROM ${sql.id(schema, "share_transfer")}
+        WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp < ${beforeTs}${only("from_address")}
+    ) t GROUP BY wallet`.execute(db);
+  return new Map(rows.map((r) => [r.wallet.toLowerCase(), BigInt(r.balance)]));
 }
 
-/** The vault's first snapshot day (null without snapshots). */
-export async function loadFirstDay(db: AnyDb, schema: string, v: VaultRef): Promise<number | null> {
-  const { rows } = await sql<{ ts: string }>`
-    SELECT timestamp AS ts FROM ${sql.id(schema, "share_ratio_snapshot")} WHERE chain_id = ${v.chainId} AND vault = ${v.address}
-    ORDER BY timestamp LIMIT 1`.execute(db);
-  return rows[0] ? dayOf(Number(rows[0].ts)) : null;
+// ---- batch readers: one statement for a list of vaults, each with its own bounds -------------
+// The lists travel as arrays and are joined to with unnest() (one row per vault), so a job over
+// a hundred vaults costs the round trips of one.
+
+const chainIds = (items: readonly { v: VaultRef }[]) => items.map((i) => i.v.chainId);
+const addresses = (items: readonly { v: VaultRef }[]) => items.map((i) => i.v.address);
+
+/** Rows grouped per vault key, in the order they came. */
+function groupByVault<R extends { chain_id: number; vault: string }, T>(rows: readonly R[], map: (r: R) => T): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const r of rows) {
+    const key = `${r.chain_id}:${r.vault.toLowerCase()}`;
+    let list = out.get(key);
+    if (!list) out.set(key, (list = []));
+    list.push(map(r));
+  }
+  return out;
+}
+
+type SnapshotRow = Record<string, string | null> & { chain_id: number; vault: string };
+const snapshotIn = (r: SnapshotRow): SnapshotIn => ({
+  id: r.id!,
+  timestamp: Number(r.timestamp),
+  blockNumber: Number(r.block_number),
+  totalAssets: BigInt(r.total_assets!),
+  totalSupply: BigInt(r.total_supply!),
+  ratio: r.asset_share_ratio == null ? null : parseFixed(r.asset_share_ratio),
+  price: r.asset_usd_price == null ? null : parseFixed(r.asset_usd_price),
+  idleAssets: BigInt(r.idle_assets!),
+  subaccountAssets: BigInt(r.subaccount_assets!),
+});
+
+/**
+ * Per vault, the snapshots a computation of the days from `fromTs` on needs, in chain order:
+ * every one from `fromTs` to `beforeTs`, and, with `history`, before `fromTs` only the last of
+ * each day (what sp(D), the TVL and the index of earlier days are read from).
+ */
+export async function loadSnapshotsFrom(
+  db: AnyDb,
+  schema: string,
+  items: readonly { v: VaultRef; fromTs: number; beforeTs: number; history: boolean }[],
+): Promise<Map<string, SnapshotIn[]>> {
+  const t = sql.id(schema, "share_ratio_snapshot");
+  const hist = items.filter((i) => i.history);
+  // numeric columns arrive as strings (pg's default)
+  const cols = sql`s.chain_id, s.vault, s.id, s.timestamp, s.block_number, s.total_assets, s.total_supply, s.asset_share_ratio, s.asset_usd_price, s.idle_assets, s.subaccount_assets`;
+  const { rows } = await sql<SnapshotRow>`
+    SELECT * FROM (
+      (SELECT DISTINCT ON (s.chain_id, s.vault, floor(s.timestamp / ${sql.lit(DAY_SECONDS)})) ${cols}
+        FROM unnest(${chainIds(hist)}::int[], ${addresses(hist)}::text[], ${hist.map((i) => Math.min(i.fromTs, i.beforeTs))}::bigint[]) AS r(chain_id, vault, before_ts)
+        JOIN ${t} s ON s.chain_id = r.chain_id AND s.vault = r.vault AND s.timestamp < r.before_ts
+        ORDER BY s.chain_id, s.vault, floor(s.timestamp / ${sql.lit(DAY_SECONDS)}), s.timestamp DESC, s.block_number DESC, s.id DESC)
+      UNION ALL
+      (SELECT ${cols}
+        FROM unnest(${chainIds(items)}::int[], ${addresses(items)}::text[], ${items.map((i) => i.fromTs)}::bigint[], ${items.map((i) => i.beforeTs)}::bigint[])
+          AS r(chain_id, vault, from_ts, before_ts)
+        JOIN ${t} s ON s.chain_id = r.chain_id AND s.vault = r.vault AND s.timestamp >= r.from_ts AND s.timestamp < r.before_ts)
+    ) x ORDER BY chain_id, vault, timestamp, block_number, id`.execute(db);
+  return groupByVault(rows, snapshotIn);
+}
+
+interface StoredDayRow {
+  chain_id: number;
+  vault: string;
+  d: number;
+  missing: boolean;
+  snapshot_id: string | null;
+  snapshot_timestamp: string | null;
+  block_number: string | null;
+  total_assets: string | null;
+  total_shares: string | null;
+  asset_share_ratio: string | null;
+  asset_usd_price: string | null;
 }
 
 /**
- * The last snapshot of each day firstDay..beforeDay-1 as the vault's stored daily rows hold it
+ * Per vault, the last snapshot of each day firstDay..beforeDay-1 as its stored daily rows hold it
  * (derived.vault_day, computed from the same snapshots: the days before a job's range are the
- * ones whose fingerprints matched). Null unless every one of those days has its row, the first
- * being firstDay; the caller then reads the snapshots instead. Idle and subaccount assets are
- * not stored there and come back 0: no computation of the range reads them for earlier days.
+ * ones whose fingerprints matched). A vault maps to null unless every one of those days has its
+ * row, the first being firstDay; the caller then reads its snapshots instead. Idle and
+ * subaccount assets are not stored there and come back 0: no computation of the range reads them
+ * for earlier days.
  */
-export async function loadStoredDays(db: AnyDb, v: VaultRef, firstDay: number, beforeDay: number): Promise<SnapshotIn[] | null> {
-  const { rows } = await sql<{
-    d: number;
-    missing: boolean;
-    snapshot_id: string | null;
-    snapshot_timestamp: string | null;
-    block_number: string | null;
-    total_assets: string | null;
-    total_shares: string | null;
-    asset_share_ratio: string | null;
-    asset_usd_price: string | null;
-  }>`
-    SELECT (day - date '1970-01-01') AS d, missing, snapshot_id, snapshot_timestamp, block_number, total_assets, total_shares, asset_share_ratio, asset_usd_price
-    FROM derived.vault_day WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND day < ${dayToDate(beforeDay)}::date
-    ORDER BY day`.execute(db);
+export async function loadStoredDays(db: AnyDb, items: readonly { v: VaultRef; firstDay: number; beforeDay: number }[]): Promise<Map<string, SnapshotIn[] | null>> {
+  const { rows } = await sql<StoredDayRow>`
+    SELECT d.chain_id, d.vault, (d.day - date '1970-01-01') AS d, d.missing, d.snapshot_id, d.snapshot_timestamp, d.block_number, d.total_assets,
+           d.total_shares, d.asset_share_ratio, d.asset_usd_price
+    FROM unnest(${chainIds(items)}::int[], ${addresses(items)}::text[], ${items.map((i) => i.beforeDay)}::int[]) AS r(chain_id, vault, before_day)
+    JOIN derived.vault_day d ON d.chain_id = r.chain_id AND d.vault = r.vault AND d.day < date '1970-01-01' + r.before_day
+    ORDER BY d.chain_id, d.vault, d.day`.execute(db);
+  const byVault = groupByVault(rows, (r) => r);
+  return new Map(items.map(({ v, firstDay, beforeDay }) => [vaultKey(v), storedSnapshots(byVault.get(vaultKey(v)) ?? [], firstDay, beforeDay)]));
+}
+
+function storedSnapshots(rows: readonly StoredDayRow[], firstDay: number, beforeDay: number): SnapshotIn[] | null {
   if (rows.length !== beforeDay - firstDay || (rows.length > 0 && rows[0]!.d !== firstDay)) return null;
   const out: SnapshotIn[] = [];
   for (const r of rows) {
@@ -129,62 +183,51 @@ export async function loadStoredDays(db: AnyDb, v: VaultRef, firstDay: number, b
   return out;
 }
 
-/** Share balances of `wallets` at the end of day beforeDay-1, from the stored position rows. */
-export async function loadPositionBalances(db: AnyDb, v: VaultRef, wallets: readonly string[], beforeDay: number): Promise<Map<string, bigint>> {
-  const { rows } = await sql<{ wallet: string; shares: string }>`
-    SELECT DISTINCT ON (wallet) wallet, shares FROM derived.points_position
-    WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND wallet = ANY(${[...wallets]}::text[])
-      AND day < ${dayToDate(beforeDay)}::date
-    ORDER BY wallet, day DESC`.execute(db);
-  return new Map(rows.map((r) => [r.wallet, BigInt(r.shares)]));
+/** Per vault, the share balances of its `wallets` at the end of day beforeDay-1, from the stored position rows. */
+export async function loadPositionBalances(
+  db: AnyDb,
+  items: readonly { v: VaultRef; wallets: readonly string[]; beforeDay: number }[],
+): Promise<Map<string, Map<string, bigint>>> {
+  const flat = items.flatMap((i) => i.wallets.map((w) => ({ v: i.v, w, beforeDay: i.beforeDay })));
+  const { rows } = await sql<{ chain_id: number; vault: string; wallet: string; shares: string }>`
+    SELECT DISTINCT ON (p.chain_id, p.vault, p.wallet) p.chain_id, p.vault, p.wallet, p.shares
+    FROM unnest(${chainIds(flat)}::int[], ${addresses(flat)}::text[], ${flat.map((f) => f.w)}::text[], ${flat.map((f) => f.beforeDay)}::int[])
+      AS r(chain_id, vault, wallet, before_day)
+    JOIN derived.points_position p ON p.chain_id = r.chain_id AND p.vault = r.vault AND p.wallet = r.wallet AND p.day < date '1970-01-01' + r.before_day
+    ORDER BY p.chain_id, p.vault, p.wallet, p.day DESC`.execute(db);
+  const out = new Map<string, Map<string, bigint>>();
+  for (const [key, list] of groupByVault(rows, (r) => [r.wallet, BigInt(r.shares)] as const)) out.set(key, new Map(list));
+  return out;
 }
 
-/** Management fees charged before `beforeTs`. */
-export async function loadFees(db: AnyDb, schema: string, v: VaultRef, beforeTs: number): Promise<FeeIn[]> {
-  const rows = await idx(db, schema)
-    .selectFrom("fee_event")
-    .select(["timestamp", "amount"])
-    .where("chain_id", "=", v.chainId)
-    .where("vault", "=", v.address)
-    .where("kind", "=", "management_fee_charged")
-    .where("timestamp", "<", String(beforeTs))
-    .orderBy("timestamp")
-    .execute();
-  return rows.map((r) => ({ timestamp: Number(r.timestamp), amount: BigInt(r.amount ?? "0") }));
+/** Per vault, the management fees charged before its `beforeTs`. */
+export async function loadFees(db: AnyDb, schema: string, items: readonly { v: VaultRef; beforeTs: number }[]): Promise<Map<string, FeeIn[]>> {
+  const { rows } = await sql<{ chain_id: number; vault: string; timestamp: string; amount: string | null }>`
+    SELECT f.chain_id, f.vault, f.timestamp, f.amount
+    FROM unnest(${chainIds(items)}::int[], ${addresses(items)}::text[], ${items.map((i) => i.beforeTs)}::bigint[]) AS r(chain_id, vault, before_ts)
+    JOIN ${sql.id(schema, "fee_event")} f ON f.chain_id = r.chain_id AND f.vault = r.vault AND f.kind = 'management_fee_charged' AND f.timestamp < r.before_ts
+    ORDER BY f.chain_id, f.vault, f.timestamp`.execute(db);
+  return groupByVault(rows, (r) => ({ timestamp: Number(r.timestamp), amount: BigInt(r.amount ?? "0") }));
 }
 
-/**
- * Share balances per wallet from every transfer before `beforeTs`, zero balances included: the
- * positions of wallets that left stay dated like everyone else's, so a recompute equals the
- * incremental runs.
- */
-export async function loadBalances(db: AnyDb, schema: string, v: VaultRef, beforeTs: number, wallets?: readonly string[]): Promise<Map<string, bigint>> {
-  // `wallets`: only these wallets' balances (the indexer stores addresses in lower case)
-  const only = (col: string) => (wallets ? sql` AND ${sql.ref(col)} = ANY(${[...wallets]}::text[])` : sql``);
-  const { rows } = await sql<{ wallet: string; balance: string }>`
-    SELECT wallet, sum(delta)::text AS balance FROM (
-      SELECT to_address AS wallet, shares AS delta FROM ${sql.id(schema, "share_transfer")}
-        WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp < ${beforeTs}${only("to_address")}
-      UNION ALL
-      SELECT from_address, -shares FROM ${sql.id(schema, "share_transfer")}
-        WHERE chain_id = ${v.chainId} AND vault = ${v.address} AND timestamp < ${beforeTs}${only("from_address")}
-    ) t GROUP BY wallet`.execute(db);
-  return new Map(rows.map((r) => [r.wallet.toLowerCase(), BigInt(r.balance)]));
+/** Per vault, its share transfers with fromTs <= timestamp < toTs, in chain order. */
+export async function loadTransfers(db: AnyDb, schema: string, items: readonly { v: VaultRef; fromTs: number; toTs: number }[]): Promise<Map<string, TransferIn[]>> {
+  const { rows } = await sql<{ chain_id: number; vault: string; from_address: string; to_address: string; shares: string; timestamp: string }>`
+    SELECT t.chain_id, t.vault, t.from_address, t.to_address, t.shares, t.timestamp
+    FROM unnest(${chainIds(items)}::int[], ${addresses(items)}::text[], ${items.map((i) => i.fromTs)}::bigint[], ${items.map((i) => i.toTs)}::bigint[])
+      AS r(chain_id, vault, from_ts, to_ts)
+    JOIN ${sql.id(schema, "share_transfer")} t ON t.chain_id = r.chain_id AND t.vault = r.vault AND t.timestamp >= r.from_ts AND t.timestamp < r.to_ts
+    ORDER BY t.chain_id, t.vault, t.block_number, t.log_index`.execute(db);
+  return groupByVault(rows, (r) => ({ day: dayOf(Number(r.timestamp)), from: r.from_address.toLowerCase(), to: r.to_address.toLowerCase(), shares: BigInt(r.shares) }));
 }
 
-/** Share transfers with fromTs <= timestamp < toTs, in chain order. */
-export async function loadTransfers(db: AnyDb, schema: string, v: VaultRef, fromTs: number, toTs: number): Promise<TransferIn[]> {
-  const rows = await idx(db, schema)
-    .selectFrom("share_transfer")
-    .select(["from_address", "to_address", "shares", "timestamp"])
-    .where("chain_id", "=", v.chainId)
-    .where("vault", "=", v.address)
-    .where("timestamp", ">=", String(fromTs))
-    .where("timestamp", "<", String(toTs))
-    .orderBy("block_number")
-    .orderBy("log_index")
-    .execute();
-  return rows.map((r) => ({ day: dayOf(Number(r.timestamp)), from: r.from_address.toLowerCase(), to: r.to_address.toLowerCase(), shares: BigInt(r.shares) }));
+/** Per vault, its stored fingerprint of one day (the day before a job's range), where there is one. */
+export async function loadFingerprintsOn(db: AnyDb, items: readonly { v: VaultRef; day: number }[]): Promise<Map<string, string>> {
+  const { rows } = await sql<{ chain_id: number; vault: string; fingerprint: string }>`
+    SELECT d.chain_id, d.vault, d.fingerprint
+    FROM unnest(${chainIds(items)}::int[], ${addresses(items)}::text[], ${items.map((i) => i.day)}::int[]) AS r(chain_id, vault, day)
+    JOIN derived.vault_day d ON d.chain_id = r.chain_id AND d.vault = r.vault AND d.day = date '1970-01-01' + r.day`.execute(db);
+  return new Map(rows.map((r) => [`${r.chain_id}:${r.vault}`, r.fingerprint]));
 }
 
 export interface RewardWindow {
@@ -229,28 +272,38 @@ const md5 = (s: string) => createHash("md5").update(s).digest("hex");
 
 /**
  * Per vault and day, a hash of everything indexed that day which the day's figures depend on
- * (snapshots, share transfers, management fees). One query for one vault or for all.
+ * (snapshots, share transfers, management fees). One query for every vault (from `fromDay` on,
+ * when given) or for a list of vaults, each from its own day.
  */
-export async function loadDayHashes(db: AnyDb, schema: string, v?: VaultRef, fromDay?: number): Promise<Map<string, Map<number, string>>> {
-  const since = (alias: string) => (fromDay != null ? sql` AND ${sql.ref(`${alias}.timestamp`)} >= ${fromDay * DAY_SECONDS}` : sql``);
-  const where = (alias: string) =>
-    v
-      ? sql`WHERE ${sql.ref(`${alias}.chain_id`)} = ${v.chainId} AND ${sql.ref(`${alias}.vault`)} = ${v.address}${since(alias)}`
-      : sql`WHERE true${since(alias)}`;
+export async function loadDayHashes(
+  db: AnyDb,
+  schema: string,
+  scope: { fromDay?: number | undefined } | { vaults: readonly { v: VaultRef; fromDay: number }[] } = {},
+): Promise<Map<string, Map<number, string>>> {
+  const join = (alias: string) => {
+    const a = (col: string) => sql.ref(`${alias}.${col}`);
+    if ("vaults" in scope) {
+      const vs = scope.vaults;
+      return sql`JOIN unnest(${chainIds(vs)}::int[], ${addresses(vs)}::text[], ${vs.map((i) => i.fromDay * DAY_SECONDS)}::bigint[]) AS ${sql.id(`r_${alias}`)}(chain_id, vault, from_ts)
+        ON ${a("chain_id")} = ${sql.ref(`r_${alias}.chain_id`)} AND ${a("vault")} = ${sql.ref(`r_${alias}.vault`)} AND ${a("timestamp")} >= ${sql.ref(`r_${alias}.from_ts`)}
+        WHERE true`;
+    }
+    return scope.fromDay != null ? sql`WHERE ${a("timestamp")} >= ${scope.fromDay * DAY_SECONDS}` : sql`WHERE true`;
+  };
   const { rows } = await sql<{ chain_id: number; vault: string; d: number; h: string }>`
     SELECT chain_id, vault, d, string_agg(part, '|' ORDER BY part) AS h FROM (
       SELECT s.chain_id, s.vault, floor(s.timestamp / ${DAY_SECONDS})::int AS d,
         's' || md5(string_agg(s.id || ':' || s.total_assets || ':' || s.total_supply || ':' || coalesce(s.asset_share_ratio::text, '-')
           || ':' || coalesce(s.asset_usd_price::text, '-') || ':' || s.idle_assets || ':' || s.subaccount_assets, ',' ORDER BY s.id)) AS part
-      FROM ${sql.id(schema, "share_ratio_snapshot")} s ${where("s")} GROUP BY 1, 2, 3
+      FROM ${sql.id(schema, "share_ratio_snapshot")} s ${join("s")} GROUP BY 1, 2, 3
       UNION ALL
       SELECT t.chain_id, t.vault, floor(t.timestamp / ${DAY_SECONDS})::int,
         't' || md5(string_agg(t.id || ':' || t.from_address || ':' || t.to_address || ':' || t.shares, ',' ORDER BY t.id))
-      FROM ${sql.id(schema, "share_transfer")} t ${where("t")} GROUP BY 1, 2, 3
+      FROM ${sql.id(schema, "share_transfer")} t ${join("t")} GROUP BY 1, 2, 3
       UNION ALL
       SELECT f.chain_id, f.vault, floor(f.timestamp / ${DAY_SECONDS})::int,
         'f' || md5(string_agg(f.id || ':' || coalesce(f.amount::text, '-'), ',' ORDER BY f.id))
-      FROM ${sql.id(schema, "fee_event")} f ${where("f")} AND f.kind = 'management_fee_charged' GROUP BY 1, 2, 3
+      FROM ${sql.id(schema, "fee_event")} f ${join("f")} AND f.kind = 'management_fee_charged' GROUP BY 1, 2, 3
     ) x GROUP BY 1, 2, 3`.execute(db);
   const out = new Map<string, Map<number, string>>();
   for (const r of rows) {
@@ -289,11 +342,17 @@ export function chainFingerprints(f: FingerprintInput, to: number, seed?: { day:
   return out;
 }
 
-/** First snapshot day per vault. */
-export async function loadFirstDays(db: AnyDb, schema: string): Promise<Map<string, number>> {
-  const { rows } = await sql<{ chain_id: number; vault: string; ts: string }>`
-    SELECT chain_id, vault, min(timestamp)::text AS ts FROM ${sql.id(schema, "share_ratio_snapshot")} GROUP BY 1, 2`.execute(db);
-  return new Map(rows.map((r) => [`${r.chain_id}:${r.vault.toLowerCase()}`, dayOf(Number(r.ts))]));
+/** First snapshot day per vault: of every indexed vault, or of the listed ones. */
+export async function loadFirstDays(db: AnyDb, schema: string, vaults?: readonly VaultRef[]): Promise<Map<string, number>> {
+  const list = vaults
+    ? sql`unnest(${vaults.map((v) => v.chainId)}::int[], ${vaults.map((v) => v.address)}::text[]) AS r(chain_id, vault)`
+    : sql`(SELECT chain_id, lower(address) AS vault FROM ${sql.id(schema, "vault")}) r`;
+  // one index probe per vault on (chain_id, vault, timestamp)
+  const { rows } = await sql<{ chain_id: number; vault: string; ts: string | null }>`
+    SELECT r.chain_id, r.vault,
+      (SELECT s.timestamp FROM ${sql.id(schema, "share_ratio_snapshot")} s WHERE s.chain_id = r.chain_id AND s.vault = r.vault ORDER BY s.timestamp LIMIT 1)::text AS ts
+    FROM ${list}`.execute(db);
+  return new Map(rows.filter((r) => r.ts != null).map((r) => [`${r.chain_id}:${r.vault.toLowerCase()}`, dayOf(Number(r.ts))]));
 }
 
 /** Stored fingerprints per vault and day. */

@@ -114,10 +114,15 @@ export async function startWorkers(
     log(`fan-out ${plan.runId}: ${changes.length} vaults, ${plan.days} vault-days`);
     return { runId: plan.runId, vaults: changes.length, days: plan.days, rollupJobId, skipped: false };
   });
-  const vaultDays = processor("vaultDays", async (d: { chainId: number; vault: string; from: string; to: string }) =>
-    runVaultDays(ctx, { chainId: d.chainId, address: d.vault }, dateToDay(d.from), dateToDay(d.to)),
+  const vaultDays = processor("vaultDays", async (d: { ranges: { chainId: number; vault: string; from: string; to: string }[] }) =>
+    runVaultDays(
+      ctx,
+      d.ranges.map((r) => ({ vault: { chainId: r.chainId, address: r.vault }, from: dateToDay(r.from), to: dateToDay(r.to) })),
+    ),
   );
-  const vaultSummary = processor("vaultSummary", async (d: { chainId: number; vault: string }) => runVaultSummary(db, { chainId: d.chainId, address: d.vault }));
+  const vaultSummary = processor("vaultSummary", async (d: { vaults: { chainId: number; vault: string }[] }) =>
+    runVaultSummary(db, d.vaults.map((v) => ({ chainId: v.chainId, address: v.vault }))),
+  );
   const rollup = processor("pointsRollup", async (d: { extrasHash?: string }, job) => {
     const out = await runPointsRollup(db, cfg.points);
     if (d.extrasHash) await q.connection.set(EXTRAS_KEY, d.extrasHash);

@@ -13,7 +13,8 @@
  *     does (one vault-days job per vault over its whole history, the vault summaries, the
  *     points rollup), over the history up to yesterday;
  *   - incremental: today's data (snapshots, fees, transfers) is appended, then one fan-out
- *     run (the job the schedule queues) until its points rollup has finished;
+ *     run (the job the schedule queues: every vault's one-day range in batches of 50 vaults)
+ *     until its points rollup has finished;
  *   - copy: COPY FROM STDIN of as many rows as the full recompute wrote (`rows`, every stored
  *     derived table) into a logged table shaped like a per-day points ledger (wallet, day,
  *     source, vault, points, shares, USD value), with a primary key and a wallet index.

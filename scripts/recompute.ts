@@ -3,8 +3,9 @@
  * npm run recompute -- --all
  *
  * Recomputes a range of days (default: the vault's first day to today) for one vault or all of
- * them, for fixing history after a formula change: one vault-days job per vault and range, then
- * the vault summaries and the points rollup, through the same queues as the fan-out. Runs its
+ * them, for fixing history after a formula change: vault-days jobs (one per vault and range;
+ * ranges of up to 31 days of several vaults share a batch), then the vault summaries and the
+ * points rollup, through the same queues and flow as the fan-out. Runs its
  * own workers for the duration (so it works whether or not `npm run workers` is running).
  */
 import { parseArgs } from "node:util";

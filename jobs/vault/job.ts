@@ -1,15 +1,19 @@
 /**
- * The vault-days job: recomputes one vault's daily rows, APY rows, unrealized PnL records and
- * points (its points-per-share index and the position rows of wallets whose balance changed)
- * for the days from..to. Inputs are read in one REPEATABLE READ snapshot (so the stored
- * fingerprints describe exactly the data used); outputs replace the range's rows in one
- * transaction, so a job killed at any point leaves the old rows or the new ones, never a mix,
- * and a retry writes the same rows.
+ * The vault-days job: recomputes, for a batch of vaults each with its own range of days
+ * from..to, the daily rows, APY rows, unrealized PnL records and points (the points-per-share
+ * index and the position rows of wallets whose balance changed). A fan-out puts every vault with
+ * a short range (an ordinary day: one day each) in a few batches, and a vault with a long range
+ * (a first run, a recompute) in a batch of its own.
+ *
+ * Inputs are read in one REPEATABLE READ snapshot (so the stored fingerprints describe exactly
+ * the data used), each read one statement for the whole batch; outputs replace the ranges' rows
+ * in one transaction, one COPY per table for the whole batch, so a job killed at any point leaves
+ * the old rows or the new ones, never a mix, and a retry writes the same rows.
  */
 import type pg from "pg";
 import { sql } from "kysely";
-import { copyRows } from "../lib/copy.js";
-import { dateToDay, dayToDate, endOfDay, DAY_SECONDS } from "../lib/days.js";
+import { copyRows, type CopyValue } from "../lib/copy.js";
+import { dayToDate, endOfDay, DAY_SECONDS } from "../lib/days.js";
 import { formatDecimals, formatFixed } from "../lib/fixed.js";
 import {
   balanceChanges,
@@ -21,15 +25,17 @@ import {
   type DayPricing,
   type IndexDay,
   type PointsRules,
+  type TransferIn,
 } from "../points/compute.js";
 import {
   chainFingerprints,
   loadBalances,
   loadDayHashes,
   loadFees,
-  loadRewards,
-  loadFirstDay,
+  loadFingerprintsOn,
+  loadFirstDays,
   loadPositionBalances,
+  loadRewards,
   loadSnapshotsFrom,
   loadStoredDays,
   loadTransfers,
@@ -37,9 +43,10 @@ import {
   multiplierOn,
   vaultKey,
   type Db,
+  type RewardWindow,
   type VaultRef,
 } from "../repo.js";
-import { computeVaultDays, type SnapshotIn } from "./compute.js";
+import { computeVaultDays, type FeeIn, type SnapshotIn, type VaultMeta } from "./compute.js";
 
 export interface VaultDaysContext {
   db: Db;
@@ -51,7 +58,15 @@ export interface VaultDaysContext {
   faultHoldMs?: number;
 }
 
+/** One vault's days from..to (day numbers). */
+export interface DaysRange {
+  vault: VaultRef;
+  from: number;
+  to: number;
+}
+
 export interface VaultDaysResult {
+  vaults: number;
   days: number;
   apyRows: number;
   pnlRows: number;
@@ -79,66 +94,104 @@ function pricingByDay(snapshots: readonly SnapshotIn[], from: number, to: number
   return out;
 }
 
-export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: number, to: number): Promise<VaultDaysResult> {
-  const beforeTs = endOfDay(to);
-  // ---- read, in one consistent snapshot ----
-  const input = await ctx.db
+/** What one vault's computation reads. */
+interface VaultInput extends DaysRange {
+  meta: VaultMeta;
+  firstDay: number;
+  /** the index's last day to write: `to`, or later when later days are already indexed */
+  lastDay: number;
+  snapshots: SnapshotIn[];
+  fees: FeeIn[];
+  transfers: TransferIn[];
+  startBalances: Map<string, bigint>;
+  seed: { day: number; fingerprint: string } | undefined;
+  dayHashes: Map<number, string>;
+  rewards: readonly RewardWindow[] | undefined;
+}
+
+/** Every input of the batch, in one consistent snapshot: one statement per kind of input. */
+async function readInputs(ctx: VaultDaysContext, ranges: readonly DaysRange[]): Promise<VaultInput[]> {
+  return ctx.db
     .transaction()
     .setIsolationLevel("repeatable read")
     .execute(async (trx) => {
       await sql`SET TRANSACTION READ ONLY`.execute(trx);
-      const meta = (await loadVaults(trx, ctx.indexerSchema, ctx.registryPath)).find((m) => m.chainId === v.chainId && m.address === v.address);
-      if (!meta) return null;
-      // The index is cumulative: when days after `to` are already indexed (a recompute of a
-      // past range), they are rewritten too, from the same snapshot.
-      const last = await trx.selectFrom("derived.points_vault").select("day").where("chain_id", "=", v.chainId).where("vault", "=", v.address).executeTakeFirst();
-      const lastDay = Math.max(to, last ? dateToDay(last.day) : to);
+      const metas = new Map((await loadVaults(trx, ctx.indexerSchema, ctx.registryPath)).map((m) => [vaultKey(m), m]));
+      const known = ranges.filter((r) => metas.has(vaultKey(r.vault)));
+      if (known.length === 0) return [];
+      const firstDays = await loadFirstDays(trx, ctx.indexerSchema, known.map((r) => r.vault));
+      // The index is cumulative: when days after `to` are already indexed (a recompute of a past
+      // range), they are rewritten too, from the same snapshot.
+      const { rows: indexed } = await sql<{ chain_id: number; vault: string; d: number }>`
+        SELECT p.chain_id, p.vault, (p.day - date '1970-01-01') AS d
+        FROM unnest(${known.map((r) => r.vault.chainId)}::int[], ${known.map((r) => r.vault.address)}::text[]) AS r(chain_id, vault)
+        JOIN derived.points_vault p ON p.chain_id = r.chain_id AND p.vault = r.vault`.execute(trx);
+      const indexedTo = new Map(indexed.map((r) => [`${r.chain_id}:${r.vault}`, r.d]));
+      const items = known.flatMap((r) => {
+        const key = vaultKey(r.vault);
+        const firstDay = firstDays.get(key);
+        if (firstDay == null || firstDay > r.to) return []; // no snapshot up to `to`: nothing to compute
+        return [{ ...r, key, meta: metas.get(key)!, firstDay, lastDay: Math.max(r.to, indexedTo.get(key) ?? r.to), continues: r.from > firstDay }];
+      });
       // A range after the vault's first day continues from what its stored rows say of the days
-      // before it (their fingerprints matched: their inputs did not change): the last snapshot
-      // of each day from derived.vault_day, the movers' balances from derived.points_position.
+      // before it (their fingerprints matched: their inputs did not change): the last snapshot of
+      // each day from derived.vault_day, the movers' balances from derived.points_position.
       // Without those rows (a first run, rows missing) it reads the indexed history.
-      const firstDay = await loadFirstDay(trx, ctx.indexerSchema, v);
-      const continues = firstDay != null && from > firstDay;
-      const stored = continues ? await loadStoredDays(trx, v, firstDay, from) : null;
-      const snapshots = stored
-        ? [...stored, ...(await loadSnapshotsFrom(trx, ctx.indexerSchema, v, from * DAY_SECONDS, endOfDay(lastDay), false))]
-        : await loadSnapshotsFrom(trx, ctx.indexerSchema, v, from * DAY_SECONDS, endOfDay(lastDay));
-      const fees = await loadFees(trx, ctx.indexerSchema, v, beforeTs);
-      const transfers = await loadTransfers(trx, ctx.indexerSchema, v, from * DAY_SECONDS, beforeTs);
+      const stored = await loadStoredDays(trx, items.filter((i) => i.continues).map((i) => ({ v: i.vault, firstDay: i.firstDay, beforeDay: i.from })));
+      const snapshots = await loadSnapshotsFrom(
+        trx,
+        ctx.indexerSchema,
+        items.map((i) => ({ v: i.vault, fromTs: i.from * DAY_SECONDS, beforeTs: endOfDay(i.lastDay), history: stored.get(i.key) == null })),
+      );
+      const fees = await loadFees(trx, ctx.indexerSchema, items.map((i) => ({ v: i.vault, beforeTs: endOfDay(i.to) })));
+      const transfers = await loadTransfers(trx, ctx.indexerSchema, items.map((i) => ({ v: i.vault, fromTs: i.from * DAY_SECONDS, toTs: endOfDay(i.to) })));
       // After the first day only the start balances of the wallets that move matter (the others'
       // rows are stored); from the first day on, every holder's.
-      const movers = continues ? [...new Set(transfers.flatMap((t) => [t.from, t.to]))] : undefined;
-      const startBalances = stored
-        ? await loadPositionBalances(trx, v, movers!, from)
-        : await loadBalances(trx, ctx.indexerSchema, v, from * DAY_SECONDS, movers);
-      const rewards = (await loadRewards(trx, v)).get(vaultKey(v));
-      const seedRow = await trx
-        .selectFrom("derived.vault_day")
-        .select("fingerprint")
-        .where("chain_id", "=", v.chainId)
-        .where("vault", "=", v.address)
-        .where("day", "=", dayToDate(from - 1))
-        .executeTakeFirst();
-      const seed = seedRow ? { day: from - 1, fingerprint: seedRow.fingerprint } : undefined;
-      const dayHashes = (await loadDayHashes(trx, ctx.indexerSchema, v, seed ? from : undefined)).get(vaultKey(v)) ?? new Map();
-      return { meta, lastDay, snapshots, fees, startBalances, transfers, rewards, dayHashes, seed };
+      const movers = new Map(items.filter((i) => i.continues).map((i) => [i.key, [...new Set((transfers.get(i.key) ?? []).flatMap((t) => [t.from, t.to]))]]));
+      const positions = await loadPositionBalances(
+        trx,
+        items.filter((i) => stored.get(i.key) != null).map((i) => ({ v: i.vault, wallets: movers.get(i.key)!, beforeDay: i.from })),
+      );
+      const rewards = await loadRewards(trx);
+      const seeds = await loadFingerprintsOn(trx, items.filter((i) => i.continues).map((i) => ({ v: i.vault, day: i.from - 1 })));
+      const dayHashes = await loadDayHashes(trx, ctx.indexerSchema, { vaults: items.map((i) => ({ v: i.vault, fromDay: seeds.has(i.key) ? i.from : 0 })) });
+      const out: VaultInput[] = [];
+      for (const i of items) {
+        const earlier = stored.get(i.key);
+        // the fallback, per vault: a first run, or stored rows missing
+        const startBalances = earlier
+          ? (positions.get(i.key) ?? new Map<string, bigint>())
+          : await loadBalances(trx, ctx.indexerSchema, i.vault, i.from * DAY_SECONDS, movers.get(i.key));
+        const seedFp = seeds.get(i.key);
+        out.push({
+          vault: i.vault,
+          from: i.from,
+          to: i.to,
+          meta: i.meta,
+          firstDay: i.firstDay,
+          lastDay: i.lastDay,
+          snapshots: [...(earlier ?? []), ...(snapshots.get(i.key) ?? [])],
+          fees: fees.get(i.key) ?? [],
+          transfers: transfers.get(i.key) ?? [],
+          startBalances,
+          seed: seedFp ? { day: i.from - 1, fingerprint: seedFp } : undefined,
+          dayHashes: dayHashes.get(i.key) ?? new Map(),
+          rewards: rewards.get(i.key),
+        });
+      }
+      return out;
     });
-  const empty = { days: 0, apyRows: 0, pnlRows: 0, indexRows: 0, positionRows: 0 };
-  if (!input) return empty;
-  const { meta, lastDay } = input;
-  const snapshots = input.snapshots.filter((s) => s.timestamp < beforeTs);
-  if (snapshots.length === 0) return empty;
+}
 
-  // ---- compute (pure) ----
+/** One vault's outputs (pure). */
+function computeVault(input: VaultInput, rules: PointsRules) {
+  const { vault: v, meta, from, to, lastDay } = input;
+  const snapshots = input.snapshots.filter((s) => s.timestamp < endOfDay(to));
   const out = computeVaultDays(meta, snapshots, input.fees, from, to);
   const firstDay = out.firstDay!;
-  const fps = chainFingerprints(
-    { meta, firstDay, dayHashes: input.dayHashes, rewards: input.rewards, rulesKey: rulesKey(ctx.rules) },
-    to,
-    input.seed,
-  );
+  const fps = chainFingerprints({ meta, firstDay, dayHashes: input.dayHashes, rewards: input.rewards, rulesKey: rulesKey(rules) }, to, input.seed);
   const pricing = pricingByDay(input.snapshots, firstDay, lastDay);
-  const index = computeIndex(firstDay, lastDay, meta.assetDecimals, (d): DayPricing => ({ ...pricing.get(d)!, multiplier: multiplierOn(input.rewards, d) }), ctx.rules);
+  const index = computeIndex(firstDay, lastDay, meta.assetDecimals, (d): DayPricing => ({ ...pricing.get(d)!, multiplier: multiplierOn(input.rewards, d) }), rules);
   // Positions start on the first index day: holdings from before it (it earns nothing then)
   // are recorded on that day, so they exist whatever range a job starts from.
   const excluded = new Set([ZERO, v.address]);
@@ -152,9 +205,29 @@ export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: num
     }
     changes = firstDay <= to ? balanceChanges(start, input.transfers.filter((t) => t.day >= firstDay), excluded, firstDay, to, true) : [];
   } else changes = balanceChanges(input.startBalances, input.transfers, excluded, from, to);
+  // Deposits in the range are in blocks after the last snapshot before it (block timestamps only
+  // grow): the bound that lets their lookup use the (chain_id, vault, block_number) index.
+  const fromBlock = input.snapshots.filter((s) => s.timestamp < from * DAY_SECONDS).at(-1)?.blockNumber ?? 0;
+  return { input, out, fps, index, changes, fromBlock };
+}
+type Computed = ReturnType<typeof computeVault>;
+
+export async function runVaultDays(ctx: VaultDaysContext, ranges: readonly DaysRange[]): Promise<VaultDaysResult> {
+  const keys = ranges.map((r) => vaultKey(r.vault));
+  if (new Set(keys).size !== keys.length) throw new Error("a vault-days batch holds one range per vault");
+  const inputs = await readInputs(ctx, ranges);
+  const computed = inputs.filter((i) => i.snapshots.some((s) => s.timestamp < endOfDay(i.to))).map((i) => computeVault(i, ctx.rules));
+  const result: VaultDaysResult = {
+    vaults: computed.length,
+    days: computed.reduce((n, c) => n + c.out.days.length, 0),
+    apyRows: computed.reduce((n, c) => n + c.out.apy.length, 0),
+    pnlRows: computed.reduce((n, c) => n + c.out.pnl.length, 0),
+    indexRows: computed.reduce((n, c) => n + c.index.filter((i) => i.day >= c.input.from).length, 0),
+    positionRows: 0,
+  };
+  if (computed.length === 0) return result;
 
   // ---- write, in one transaction ----
-  let positionRows = 0;
   const client = await ctx.pool.connect();
   // pg-pool drops its idle error listener while a client is checked out: without one, a
   // connection ended by the server mid-job would be an uncaught error instead of a failed job.
@@ -164,39 +237,15 @@ export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: num
     await client.query("BEGIN");
     // One writer per vault: a vault's position rows depend on each other (settled points sum
     // over a wallet's rows), so two jobs of one vault (a recompute during a fan-out's run) take
-    // turns, and each sees the other's committed rows.
-    await client.query("SELECT pg_advisory_xact_lock(hashtext('derived.vault_days'), hashtext($1))", [`${v.chainId}:${v.address}`]);
-    const args = [v.chainId, v.address, dayToDate(from), dayToDate(to)];
-    const range = "chain_id = $1 AND vault = $2 AND day BETWEEN $3::date AND $4::date";
-    await client.query(`DELETE FROM derived.vault_day WHERE ${range}`, args);
-    await client.query(`DELETE FROM derived.vault_apy WHERE ${range}`, args);
-    await client.query(`DELETE FROM derived.unrealized_pnl WHERE ${range}`, args);
+    // turns, and each sees the other's committed rows. Locks are taken in key order, so two
+    // batches sharing vaults cannot deadlock.
+    await client.query(
+      "SELECT count(pg_advisory_xact_lock(hashtext('derived.vault_days'), hashtext(k))) FROM (SELECT k FROM unnest($1::text[]) AS k ORDER BY k) s",
+      [computed.map((c) => vaultKey(c.input.vault))],
+    );
     const now = new Date().toISOString();
-    await copyRows(
-      client,
-      "derived.vault_day",
-      ["chain_id", "vault", "day", "missing", "snapshot_id", "snapshot_timestamp", "block_number", "share_price", "total_assets", "total_shares", "asset_share_ratio", "asset_usd_price", "tvl", "daily_apy", "daily_pnl", "fees_charged", "gross_daily_apy", "fingerprint", "computed_at"],
-      out.days.map((d) => [
-        v.chainId, v.address, dayToDate(d.day), d.missing, d.snapshotId, d.snapshotTimestamp, d.blockNumber, d.sharePrice, d.totalAssets,
-        d.totalShares, d.assetShareRatio, d.assetUsdPrice, d.tvl, d.dailyApy, d.dailyPnl, d.feesCharged, d.grossDailyApy, fps.get(d.day)!, now,
-      ]),
-    );
-    await copyRows(
-      client,
-      "derived.vault_apy",
-      ["chain_id", "vault", "day", "horizon", "span_days", "simple_apy", "compound_apy", "gross_simple_apy", "gross_compound_apy", "pnl_per_share", "daily_pnl_per_share", "computed_at"],
-      out.apy.map((a) => [v.chainId, v.address, dayToDate(a.day), a.horizon, a.spanDays, a.simpleApy, a.compoundApy, a.grossSimpleApy, a.grossCompoundApy, a.pnlPerShare, a.dailyPnlPerShare, now]),
-    );
-    await copyRows(
-      client,
-      "derived.unrealized_pnl",
-      ["chain_id", "vault", "snapshot_id", "day", "timestamp", "block_number", "vault_name", "strategist_name", "reference_asset", "asset_price", "tvl_on_vault", "actual_tvl", "current_redeem_ratio", "adjusted_redeem_ratio", "unrealized_pnl", "unrealized_pnl_in_asset", "computed_at"],
-      out.pnl.map((p) => [
-        v.chainId, v.address, p.snapshotId, dayToDate(p.day), p.timestamp, p.blockNumber, p.vaultName, p.strategistName, p.referenceAsset, p.assetPrice,
-        p.tvlOnVault, p.actualTvl, p.currentRedeemRatio, p.adjustedRedeemRatio, p.unrealizedPnl, p.unrealizedPnlInAsset, now,
-      ]),
-    );
-    positionRows = await writePoints(client, v, meta.assetDecimals, from, to, index, changes, now, ctx.indexerSchema);
+    await writeDays(client, computed, now);
+    result.positionRows = await writePoints(client, computed, ctx.indexerSchema);
     if (ctx.faultHoldMs) await new Promise((r) => setTimeout(r, ctx.faultHoldMs));
     await client.query("COMMIT");
   } catch (err) {
@@ -206,89 +255,140 @@ export async function runVaultDays(ctx: VaultDaysContext, v: VaultRef, from: num
     client.off("error", onError);
     client.release();
   }
-  return { days: out.days.length, apyRows: out.apy.length, pnlRows: out.pnl.length, indexRows: index.filter((i) => i.day >= from).length, positionRows };
+  return result;
 }
 
-/**
- * Points of the range, inside the job's write transaction: the index from `from` on, then the
- * position rows of every wallet whose rows depend on the range: the wallets that moved in it and
- * those with rows on or after `from` (their base and settled points depend on the index from
- * `from` on). Their rows are rewritten whole, settled by the pure `settlePositions`; on an
- * ordinary day that is only the wallets that moved. Rows are written with COPY after a DELETE by
- * key (no join whose plan depends on the statistics of a table that is being refilled).
- */
-async function writePoints(
-  client: pg.PoolClient,
-  v: VaultRef,
-  assetDecimals: number,
-  from: number,
-  to: number,
-  index: IndexDay[],
-  changes: BalanceChange[],
-  now: string,
-  indexerSchema: string,
-): Promise<number> {
-  const vk = [v.chainId, v.address];
-  const written = index.filter((i) => i.day >= from);
-  await client.query("DELETE FROM derived.points_index WHERE chain_id = $1 AND vault = $2 AND day >= $3::date", [...vk, dayToDate(from)]);
+/** The batch's vaults and one per-vault value each, as unnest() parameters. */
+const batchArgs = (computed: readonly Computed[], ...per: ((c: Computed) => unknown)[]) => [
+  computed.map((c) => c.input.vault.chainId),
+  computed.map((c) => c.input.vault.address),
+  ...per.map((f) => computed.map(f)),
+];
+
+function* rowsOf<T>(computed: readonly Computed[], list: (c: Computed) => readonly T[], row: (c: Computed, x: T) => readonly CopyValue[]): Generator<readonly CopyValue[]> {
+  for (const c of computed) for (const x of list(c)) yield row(c, x);
+}
+
+/** Daily, APY and PnL rows and the index rows of the ranges: one DELETE statement, one COPY per table. */
+async function writeDays(client: pg.PoolClient, computed: readonly Computed[], now: string): Promise<void> {
+  const ranges = "unnest($1::int[], $2::text[], $3::date[], $4::date[]) AS r(chain_id, vault, from_day, to_day)";
+  const inRange = (t: string) => `${t}.chain_id = r.chain_id AND ${t}.vault = r.vault AND ${t}.day BETWEEN r.from_day AND r.to_day`;
+  await client.query(
+    `WITH a AS (DELETE FROM derived.vault_day t USING ${ranges} WHERE ${inRange("t")}),
+          b AS (DELETE FROM derived.vault_apy t USING ${ranges} WHERE ${inRange("t")}),
+          c AS (DELETE FROM derived.unrealized_pnl t USING ${ranges} WHERE ${inRange("t")})
+     -- the index is cumulative: it is rewritten from the range's first day on
+     DELETE FROM derived.points_index t USING ${ranges} WHERE t.chain_id = r.chain_id AND t.vault = r.vault AND t.day >= r.from_day`,
+    batchArgs(computed, (c) => dayToDate(c.input.from), (c) => dayToDate(c.input.to)),
+  );
+  await copyRows(
+    client,
+    "derived.vault_day",
+    ["chain_id", "vault", "day", "missing", "snapshot_id", "snapshot_timestamp", "block_number", "share_price", "total_assets", "total_shares", "asset_share_ratio", "asset_usd_price", "tvl", "daily_apy", "daily_pnl", "fees_charged", "gross_daily_apy", "fingerprint", "computed_at"],
+    rowsOf(computed, (c) => c.out.days, ({ input: { vault: v }, fps }, d) => [
+      v.chainId, v.address, dayToDate(d.day), d.missing, d.snapshotId, d.snapshotTimestamp, d.blockNumber, d.sharePrice, d.totalAssets,
+      d.totalShares, d.assetShareRatio, d.assetUsdPrice, d.tvl, d.dailyApy, d.dailyPnl, d.feesCharged, d.grossDailyApy, fps.get(d.day)!, now,
+    ]),
+  );
+  await copyRows(
+    client,
+    "derived.vault_apy",
+    ["chain_id", "vault", "day", "horizon", "span_days", "simple_apy", "compound_apy", "gross_simple_apy", "gross_compound_apy", "pnl_per_share", "daily_pnl_per_share", "computed_at"],
+    rowsOf(computed, (c) => c.out.apy, ({ input: { vault: v } }, a) => [
+      v.chainId, v.address, dayToDate(a.day), a.horizon, a.spanDays, a.simpleApy, a.compoundApy, a.grossSimpleApy, a.grossCompoundApy, a.pnlPerShare, a.dailyPnlPerShare, now,
+    ]),
+  );
+  await copyRows(
+    client,
+    "derived.unrealized_pnl",
+    ["chain_id", "vault", "snapshot_id", "day", "timestamp", "block_number", "vault_name", "strategist_name", "reference_asset", "asset_price", "tvl_on_vault", "actual_tvl", "current_redeem_ratio", "adjusted_redeem_ratio", "unrealized_pnl", "unrealized_pnl_in_asset", "computed_at"],
+    rowsOf(computed, (c) => c.out.pnl, ({ input: { vault: v } }, p) => [
+      v.chainId, v.address, p.snapshotId, dayToDate(p.day), p.timestamp, p.blockNumber, p.vaultName, p.strategistName, p.referenceAsset, p.assetPrice,
+      p.tvlOnVault, p.actualTvl, p.currentRedeemRatio, p.adjustedRedeemRatio, p.unrealizedPnl, p.unrealizedPnlInAsset, now,
+    ]),
+  );
   await copyRows(
     client,
     "derived.points_index",
     ["chain_id", "vault", "day", "asset_decimals", "ratio", "price", "multiplier", "points_per_share", "cum_points_per_share"],
-    written.map((i) => [
-      v.chainId, v.address, dayToDate(i.day), assetDecimals, i.pricing.ratio == null ? null : formatFixed(i.pricing.ratio),
+    rowsOf(computed, (c) => c.index.filter((i) => i.day >= c.input.from), ({ input: { vault: v, meta } }, i: IndexDay) => [
+      v.chainId, v.address, dayToDate(i.day), meta.assetDecimals, i.pricing.ratio == null ? null : formatFixed(i.pricing.ratio),
       i.pricing.price == null ? null : formatFixed(i.pricing.price), formatFixed(i.pricing.multiplier), formatIndex(i.pointsPerShare), formatIndex(i.cum),
     ]),
   );
-  const lastIndex = index.at(-1);
-  if (lastIndex) {
-    await client.query(
-      `INSERT INTO derived.points_vault (chain_id, vault, day, asset_decimals, ratio, price, cum_points_per_share, computed_at)
-       VALUES ($1, $2, $3::date, $4, $5, $6, $7, $8)
-       ON CONFLICT (chain_id, vault) DO UPDATE SET day = excluded.day, asset_decimals = excluded.asset_decimals, ratio = excluded.ratio,
-         price = excluded.price, cum_points_per_share = excluded.cum_points_per_share, computed_at = excluded.computed_at`,
-      [
-        ...vk, dayToDate(lastIndex.day), assetDecimals, lastIndex.pricing.ratio == null ? null : formatFixed(lastIndex.pricing.ratio),
-        lastIndex.pricing.price == null ? null : formatFixed(lastIndex.pricing.price), formatIndex(lastIndex.cum), now,
-      ],
-    );
-  }
-  const cumAt = cumLookup(index);
+  const last = computed.filter((c) => c.index.length > 0);
+  const lastOf = (c: Computed) => c.index.at(-1)!;
+  await client.query(
+    `INSERT INTO derived.points_vault (chain_id, vault, day, asset_decimals, ratio, price, cum_points_per_share, computed_at)
+     SELECT chain_id, vault, day, asset_decimals, ratio, price, cum, $8::timestamptz
+     FROM unnest($1::int[], $2::text[], $3::date[], $4::int[], $5::numeric[], $6::numeric[], $7::numeric[]) AS r(chain_id, vault, day, asset_decimals, ratio, price, cum)
+     ON CONFLICT (chain_id, vault) DO UPDATE SET day = excluded.day, asset_decimals = excluded.asset_decimals, ratio = excluded.ratio,
+       price = excluded.price, cum_points_per_share = excluded.cum_points_per_share, computed_at = excluded.computed_at`,
+    [
+      ...batchArgs(
+        last,
+        (c) => dayToDate(lastOf(c).day),
+        (c) => c.input.meta.assetDecimals,
+        (c) => (lastOf(c).pricing.ratio == null ? null : formatFixed(lastOf(c).pricing.ratio!)),
+        (c) => (lastOf(c).pricing.price == null ? null : formatFixed(lastOf(c).pricing.price!)),
+        (c) => formatIndex(lastOf(c).cum),
+      ),
+      now,
+    ],
+  );
+}
 
-  // ---- positions ----
-  const later = await client.query<{ wallet: string }>("SELECT DISTINCT wallet FROM derived.points_position WHERE chain_id = $1 AND vault = $2 AND day >= $3::date", [
-    ...vk,
-    dayToDate(from),
-  ]);
-  const wallets = [...new Set([...changes.map((c) => c.wallet), ...later.rows.map((r) => r.wallet)])].sort();
-  const stored = await client.query<{ wallet: string; day: string; shares: string }>(
-    "SELECT wallet, day::text AS day, shares::text AS shares FROM derived.points_position WHERE chain_id = $1 AND vault = $2 AND wallet = ANY($3::text[]) ORDER BY wallet, day",
-    [...vk, wallets],
+/**
+ * Position rows and lifetime deposits, inside the job's write transaction. The position rows
+ * rewritten are those of every wallet whose rows depend on a range: the wallets that moved in it
+ * and those with rows on or after its first day (their base and settled points depend on the
+ * index from there on). Their rows are rewritten whole, settled by the pure `settlePositions`;
+ * on an ordinary day that is only the wallets that moved. Rows are written with COPY after a
+ * DELETE by key (no join whose plan depends on the statistics of a table being refilled).
+ */
+async function writePoints(client: pg.PoolClient, computed: readonly Computed[], indexerSchema: string): Promise<number> {
+  const byKey = new Map(computed.map((c) => [vaultKey(c.input.vault), c]));
+  const later = await client.query<{ chain_id: number; vault: string; wallet: string }>(
+    `SELECT DISTINCT p.chain_id, p.vault, p.wallet
+     FROM unnest($1::int[], $2::text[], $3::date[]) AS r(chain_id, vault, from_day)
+     JOIN derived.points_position p ON p.chain_id = r.chain_id AND p.vault = r.vault AND p.day >= r.from_day`,
+    batchArgs(computed, (c) => dayToDate(c.input.from)),
+  );
+  const walletsOf = new Map(computed.map((c) => [vaultKey(c.input.vault), new Set(c.changes.map((x) => x.wallet))]));
+  for (const r of later.rows) walletsOf.get(`${r.chain_id}:${r.vault}`)!.add(r.wallet);
+  const triples = [...walletsOf].flatMap(([key, ws]) => [...ws].sort().map((w) => ({ c: byKey.get(key)!, w })));
+  const tripleArgs = [triples.map((t) => t.c.input.vault.chainId), triples.map((t) => t.c.input.vault.address), triples.map((t) => t.w)];
+  // the wallets' stored rows, removed in the same statement
+  const stored = await client.query<{ chain_id: number; vault: string; wallet: string; d: number; shares: string }>(
+    `DELETE FROM derived.points_position p USING unnest($1::int[], $2::text[], $3::text[]) AS r(chain_id, vault, wallet)
+     WHERE p.chain_id = r.chain_id AND p.vault = r.vault AND p.wallet = r.wallet
+     RETURNING p.chain_id, p.vault, p.wallet, (p.day - date '1970-01-01') AS d, p.shares::text AS shares`,
+    tripleArgs,
   );
   // each wallet's rows in day order: stored ones before the range, the range's, stored ones after
-  const rowsOf = new Map<string, { day: number; shares: bigint }[]>();
-  const push = (w: string, r: { day: number; shares: bigint }) => {
-    const list = rowsOf.get(w);
+  const rowsByWallet = new Map<string, { day: number; shares: bigint }[]>();
+  const push = (key: string, w: string, r: { day: number; shares: bigint }) => {
+    const k = `${key}|${w}`;
+    const list = rowsByWallet.get(k);
     if (list) list.push(r);
-    else rowsOf.set(w, [r]);
+    else rowsByWallet.set(k, [r]);
   };
-  const after: [string, { day: number; shares: bigint }][] = [];
-  for (const r of stored.rows) {
-    const day = dateToDay(r.day);
-    if (day < from) push(r.wallet, { day, shares: BigInt(r.shares) });
-    else if (day > to) after.push([r.wallet, { day, shares: BigInt(r.shares) }]);
-  }
-  for (const c of changes) push(c.wallet, { day: c.day, shares: c.shares });
-  for (const [w, r] of after) push(w, r);
-  await client.query("DELETE FROM derived.points_position WHERE chain_id = $1 AND vault = $2 AND wallet = ANY($3::text[])", [...vk, wallets]);
+  const storedRows = stored.rows.map((r) => ({ key: `${r.chain_id}:${r.vault}`, w: r.wallet, day: r.d, shares: BigInt(r.shares) }));
+  storedRows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.w < b.w ? -1 : a.w > b.w ? 1 : a.day - b.day));
+  for (const r of storedRows) if (r.day < byKey.get(r.key)!.input.from) push(r.key, r.w, r);
+  for (const c of computed) for (const x of c.changes) push(vaultKey(c.input.vault), x.wallet, x);
+  for (const r of storedRows) if (r.day > byKey.get(r.key)!.input.to) push(r.key, r.w, r);
+  const cumAt = new Map(computed.map((c) => [vaultKey(c.input.vault), cumLookup(c.index)]));
   let positionRows = 0;
   await copyRows(
     client,
     "derived.points_position",
     ["chain_id", "vault", "wallet", "day", "shares", "next_day", "base_points", "points", "settled_points"],
     (function* () {
-      for (const [w, rows] of rowsOf) {
-        for (const r of settlePositions(rows, cumAt)) {
+      for (const [k, rows] of rowsByWallet) {
+        const [key, w] = k.split("|") as [string, string];
+        const v = byKey.get(key)!.input.vault;
+        for (const r of settlePositions(rows, cumAt.get(key)!)) {
           positionRows++;
           yield [
             v.chainId, v.address, w, dayToDate(r.day), r.shares, r.nextDay == null ? null : dayToDate(r.nextDay), formatFixed(r.basePoints),
@@ -300,26 +400,39 @@ async function writePoints(
   );
 
   // ---- lifetime deposits of the wallets whose deposits may have changed: those rewritten
-  // above, receivers of deposits in the range, and stored last deposits in it ----
+  // above, receivers of deposits in a range, and stored last deposits in it ----
   const events = `"${indexerSchema.replace(/"/g, '""')}"."vault_event"`;
-  const recent = await client.query<{ wallet: string }>(
-    `SELECT DISTINCT lower(receiver) AS wallet FROM ${events} WHERE chain_id = $1 AND vault = $2 AND kind = 'deposit' AND timestamp >= $3
-     UNION SELECT wallet FROM derived.points_deposit WHERE chain_id = $1 AND vault = $2 AND last_deposit_day >= $4::date`,
-    [...vk, from * DAY_SECONDS, dayToDate(from)],
+  // (the indexer stores addresses in lower case: src/vaults.ts)
+  const deposits = await client.query<{ chain_id: number; vault: string; wallet: string; total: string | null; last_day: string | null }>(
+    `WITH r AS (
+       SELECT * FROM unnest($1::int[], $2::text[], $3::bigint[], $4::bigint[], $5::date[], $6::int[]) AS r(chain_id, vault, from_ts, from_block, from_day, decimals)
+     ), w AS (
+       SELECT * FROM unnest($7::int[], $8::text[], $9::text[]) AS w(chain_id, vault, wallet)
+       UNION SELECT e.chain_id, e.vault, e.receiver FROM r JOIN ${events} e
+         ON e.chain_id = r.chain_id AND e.vault = r.vault AND e.block_number >= r.from_block AND e.timestamp >= r.from_ts AND e.kind = 'deposit'
+       UNION SELECT d.chain_id, d.vault, d.wallet FROM r JOIN derived.points_deposit d
+         ON d.chain_id = r.chain_id AND d.vault = r.vault AND d.last_deposit_day >= r.from_day
+     )
+     SELECT w.chain_id, w.vault, w.wallet, trunc(t.total * power(10::numeric, -r.decimals), 18)::text AS total,
+            (date '1970-01-01' + floor(t.last_ts / 86400)::int)::text AS last_day
+     FROM w JOIN r ON r.chain_id = w.chain_id AND r.vault = w.vault
+     CROSS JOIN LATERAL (
+       SELECT sum(e.assets) AS total, max(e.timestamp) AS last_ts FROM ${events} e
+       WHERE e.receiver = w.wallet AND e.chain_id = w.chain_id AND e.vault = w.vault AND e.kind = 'deposit'
+     ) t`,
+    [...batchArgs(computed, (c) => c.input.from * DAY_SECONDS, (c) => c.fromBlock, (c) => dayToDate(c.input.from), (c) => c.input.meta.assetDecimals), ...tripleArgs],
   );
-  const depositors = [...new Set([...wallets, ...recent.rows.map((r) => r.wallet)])];
-  const totals = await client.query<{ wallet: string; total: string; last_day: string }>(
-    `SELECT lower(receiver) AS wallet, trunc(sum(assets) * power(10::numeric, -$3::int), 18)::text AS total,
-            (date '1970-01-01' + floor(max(timestamp) / 86400)::int)::text AS last_day
-     FROM ${events} WHERE chain_id = $1 AND vault = $2 AND kind = 'deposit' AND lower(receiver) = ANY($4::text[]) GROUP BY 1`,
-    [...vk, assetDecimals, depositors],
+  await client.query(
+    `DELETE FROM derived.points_deposit d USING unnest($1::int[], $2::text[], $3::text[]) AS r(chain_id, vault, wallet)
+     WHERE d.chain_id = r.chain_id AND d.vault = r.vault AND d.wallet = r.wallet`,
+    [deposits.rows.map((r) => r.chain_id), deposits.rows.map((r) => r.vault), deposits.rows.map((r) => r.wallet)],
   );
-  await client.query("DELETE FROM derived.points_deposit WHERE chain_id = $1 AND vault = $2 AND wallet = ANY($3::text[])", [...vk, depositors]);
   await copyRows(
     client,
     "derived.points_deposit",
     ["chain_id", "vault", "wallet", "lifetime_deposit", "last_deposit_day"],
-    totals.rows.map((r) => [v.chainId, v.address, r.wallet, r.total, r.last_day]),
+    deposits.rows.filter((r) => r.total != null).map((r) => [r.chain_id, r.vault, r.wallet, r.total, r.last_day]),
   );
   return positionRows;
 }
+
