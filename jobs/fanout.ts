@@ -13,6 +13,7 @@ import { QUEUES, jobOptions } from "./queues.js";
 import {
   chainFingerprints,
   loadDayHashes,
+  loadBlocksOn,
   loadFirstDays,
   loadRewards,
   loadStoredFingerprints,
@@ -47,10 +48,16 @@ export async function planChanges(
   recentDays?: number,
 ): Promise<ChangedRange[]> {
   const windowStart = recentDays != null ? today - recentDays + 1 : undefined;
+  // A windowed check hashes each vault's rows from the window's first day, reading its transfers
+  // from the block of its last stored snapshot before the window (an index bound; 0 without one).
+  const scope: Parameters<typeof loadDayHashes>[2] =
+    windowStart != null
+      ? { vaults: (await loadBlocksOn(db, windowStart - 1)).map(({ v, block }) => ({ v, fromDay: windowStart, fromBlock: block })) }
+      : {};
   const [vaults, firstDays, hashes, rewards, stored] = await Promise.all([
     loadVaults(db, indexerSchema, registryPath),
     loadFirstDays(db, indexerSchema),
-    loadDayHashes(db, indexerSchema, { fromDay: windowStart }),
+    loadDayHashes(db, indexerSchema, scope),
     loadRewards(db),
     loadStoredFingerprints(db, undefined, windowStart != null ? windowStart - 1 : undefined),
   ]);

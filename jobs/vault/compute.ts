@@ -149,6 +149,9 @@ export function computeVaultDays(
     const r = i >= 0 && i < n ? last[i]?.ratio : null;
     return r != null && r > 0n ? r : null;
   };
+  // sp(i) as a number, converted once per day (toNumber formats the exact decimal)
+  const spNum: (number | undefined)[] = new Array(n);
+  const spN = (i: number): number => (spNum[i] ??= toNumber(sp(i)!));
 
   // Gross index: the share price with management fees charged added back (docs/metrics.md).
   const gross: (number | null)[] = new Array(n).fill(null);
@@ -164,9 +167,9 @@ export function computeVaultDays(
     }
     const prev = sp(i - 1);
     const ta = last[i]!.totalAssets;
-    const feeFactor = ta > 0n ? 1 + toNumber((feeByDay[i]! * SCALE) / ta) : 1;
+    const feeFactor = ta > 0n && feeByDay[i]! !== 0n ? 1 + toNumber((feeByDay[i]! * SCALE) / ta) : 1;
     // After a day without a ratio (supply back to 0) the index carries on from its last value.
-    lastGross = prev == null ? lastGross : lastGross * (toNumber(r) / toNumber(prev)) * feeFactor;
+    lastGross = prev == null ? lastGross : lastGross * (spN(i) / spN(i - 1)) * feeFactor;
     gross[i] = lastGross;
   }
 
@@ -194,7 +197,7 @@ export function computeVaultDays(
         assetShareRatio: s.ratio == null ? null : formatFixed(s.ratio),
         assetUsdPrice: price == null ? null : formatFixed(price),
         tvl: price == null ? null : formatFixed((s.totalAssets * price) / pow10(meta.assetDecimals)),
-        dailyApy: r != null && rPrev != null ? annualize(toNumber(r) / toNumber(rPrev), 1).compound : null,
+        dailyApy: r != null && rPrev != null ? annualize(spN(i) / spN(i - 1), 1).compound : null,
         dailyPnl:
           r != null && rPrev != null && prevShares != null
             ? formatFixed(((r - rPrev) * prevShares) / pow10(meta.assetDecimals))
@@ -229,7 +232,7 @@ export function computeVaultDays(
         const j = i - h;
         const rBase = j >= firstValid ? sp(j) : null;
         if (rBase == null || gross[j] == null || gross[i] == null) continue;
-        const net = annualize(toNumber(r) / toNumber(rBase), h);
+        const net = annualize(spN(i) / spN(j), h);
         const g = annualize(gross[i]! / gross[j]!, h);
         const pps = toNumber(sharePriceOf(r, meta) - sharePriceOf(rBase, meta));
         apy.push({

@@ -101,6 +101,8 @@ interface VaultInput extends DaysRange {
   /** the index's last day to write: `to`, or later when later days are already indexed */
   lastDay: number;
   snapshots: SnapshotIn[];
+  /** the block of the last snapshot before the range (0 without one) */
+  fromBlock: number;
   fees: FeeIn[];
   transfers: TransferIn[];
   startBalances: Map<string, bigint>;
@@ -143,8 +145,17 @@ async function readInputs(ctx: VaultDaysContext, ranges: readonly DaysRange[]): 
         ctx.indexerSchema,
         items.map((i) => ({ v: i.vault, fromTs: i.from * DAY_SECONDS, beforeTs: endOfDay(i.lastDay), history: stored.get(i.key) == null })),
       );
+      // Rows at or after the range's start are in blocks from the last snapshot before it on (block
+      // timestamps only grow): the bound that lets reads by block use the (chain_id, vault,
+      // block_number) indexes.
+      const history = new Map(items.map((i) => [i.key, [...(stored.get(i.key) ?? []), ...(snapshots.get(i.key) ?? [])]]));
+      const fromBlock = new Map(items.map((i) => [i.key, history.get(i.key)!.filter((x) => x.timestamp < i.from * DAY_SECONDS).at(-1)?.blockNumber ?? 0]));
       const fees = await loadFees(trx, ctx.indexerSchema, items.map((i) => ({ v: i.vault, beforeTs: endOfDay(i.to) })));
-      const transfers = await loadTransfers(trx, ctx.indexerSchema, items.map((i) => ({ v: i.vault, fromTs: i.from * DAY_SECONDS, toTs: endOfDay(i.to) })));
+      const transfers = await loadTransfers(
+        trx,
+        ctx.indexerSchema,
+        items.map((i) => ({ v: i.vault, fromTs: i.from * DAY_SECONDS, toTs: endOfDay(i.to), fromBlock: fromBlock.get(i.key)! })),
+      );
       // After the first day only the start balances of the wallets that move matter (the others'
       // rows are stored); from the first day on, every holder's.
       const movers = new Map(items.filter((i) => i.continues).map((i) => [i.key, [...new Set((transfers.get(i.key) ?? []).flatMap((t) => [t.from, t.to]))]]));
@@ -154,7 +165,9 @@ async function readInputs(ctx: VaultDaysContext, ranges: readonly DaysRange[]): 
       );
       const rewards = await loadRewards(trx);
       const seeds = await loadFingerprintsOn(trx, items.filter((i) => i.continues).map((i) => ({ v: i.vault, day: i.from - 1 })));
-      const dayHashes = await loadDayHashes(trx, ctx.indexerSchema, { vaults: items.map((i) => ({ v: i.vault, fromDay: seeds.has(i.key) ? i.from : 0 })) });
+      const dayHashes = await loadDayHashes(trx, ctx.indexerSchema, {
+        vaults: items.map((i) => (seeds.has(i.key) ? { v: i.vault, fromDay: i.from, fromBlock: fromBlock.get(i.key)! } : { v: i.vault, fromDay: 0 })),
+      });
       const out: VaultInput[] = [];
       for (const i of items) {
         const earlier = stored.get(i.key);
@@ -170,7 +183,8 @@ async function readInputs(ctx: VaultDaysContext, ranges: readonly DaysRange[]): 
           meta: i.meta,
           firstDay: i.firstDay,
           lastDay: i.lastDay,
-          snapshots: [...(earlier ?? []), ...(snapshots.get(i.key) ?? [])],
+          snapshots: history.get(i.key)!,
+          fromBlock: fromBlock.get(i.key)!,
           fees: fees.get(i.key) ?? [],
           transfers: transfers.get(i.key) ?? [],
           startBalances,
@@ -205,10 +219,7 @@ function computeVault(input: VaultInput, rules: PointsRules) {
     }
     changes = firstDay <= to ? balanceChanges(start, input.transfers.filter((t) => t.day >= firstDay), excluded, firstDay, to, true) : [];
   } else changes = balanceChanges(input.startBalances, input.transfers, excluded, from, to);
-  // Deposits in the range are in blocks after the last snapshot before it (block timestamps only
-  // grow): the bound that lets their lookup use the (chain_id, vault, block_number) index.
-  const fromBlock = input.snapshots.filter((s) => s.timestamp < from * DAY_SECONDS).at(-1)?.blockNumber ?? 0;
-  return { input, out, fps, index, changes, fromBlock };
+  return { input, out, fps, index, changes };
 }
 type Computed = ReturnType<typeof computeVault>;
 
@@ -276,7 +287,9 @@ async function writeDays(client: pg.PoolClient, computed: readonly Computed[], n
   await client.query(
     `WITH a AS (DELETE FROM derived.vault_day t USING ${ranges} WHERE ${inRange("t")}),
           b AS (DELETE FROM derived.vault_apy t USING ${ranges} WHERE ${inRange("t")}),
-          c AS (DELETE FROM derived.unrealized_pnl t USING ${ranges} WHERE ${inRange("t")})
+          -- a record's day is its timestamp's: the bounds let the (chain_id, vault, timestamp) index serve
+          c AS (DELETE FROM derived.unrealized_pnl t USING ${ranges} WHERE ${inRange("t")}
+                  AND t.timestamp >= (r.from_day - date '1970-01-01') * 86400 AND t.timestamp < (r.to_day - date '1970-01-01' + 1) * 86400)
      -- the index is cumulative: it is rewritten from the range's first day on
      DELETE FROM derived.points_index t USING ${ranges} WHERE t.chain_id = r.chain_id AND t.vault = r.vault AND t.day >= r.from_day`,
     batchArgs(computed, (c) => dayToDate(c.input.from), (c) => dayToDate(c.input.to)),
@@ -349,9 +362,10 @@ async function writeDays(client: pg.PoolClient, computed: readonly Computed[], n
 async function writePoints(client: pg.PoolClient, computed: readonly Computed[], indexerSchema: string): Promise<number> {
   const byKey = new Map(computed.map((c) => [vaultKey(c.input.vault), c]));
   const later = await client.query<{ chain_id: number; vault: string; wallet: string }>(
-    `SELECT DISTINCT p.chain_id, p.vault, p.wallet
+    `SELECT DISTINCT r.chain_id, r.vault, p.wallet
      FROM unnest($1::int[], $2::text[], $3::date[]) AS r(chain_id, vault, from_day)
-     JOIN derived.points_position p ON p.chain_id = r.chain_id AND p.vault = r.vault AND p.day >= r.from_day`,
+     CROSS JOIN LATERAL (
+       SELECT p.wallet FROM derived.points_position p WHERE p.chain_id = r.chain_id AND p.vault = r.vault AND p.day >= r.from_day OFFSET 0) p`,
     batchArgs(computed, (c) => dayToDate(c.input.from)),
   );
   const walletsOf = new Map(computed.map((c) => [vaultKey(c.input.vault), new Set(c.changes.map((x) => x.wallet))]));
@@ -408,10 +422,11 @@ async function writePoints(client: pg.PoolClient, computed: readonly Computed[],
        SELECT * FROM unnest($1::int[], $2::text[], $3::bigint[], $4::bigint[], $5::date[], $6::int[]) AS r(chain_id, vault, from_ts, from_block, from_day, decimals)
      ), w AS (
        SELECT * FROM unnest($7::int[], $8::text[], $9::text[]) AS w(chain_id, vault, wallet)
-       UNION SELECT e.chain_id, e.vault, e.receiver FROM r JOIN ${events} e
-         ON e.chain_id = r.chain_id AND e.vault = r.vault AND e.block_number >= r.from_block AND e.timestamp >= r.from_ts AND e.kind = 'deposit'
-       UNION SELECT d.chain_id, d.vault, d.wallet FROM r JOIN derived.points_deposit d
-         ON d.chain_id = r.chain_id AND d.vault = r.vault AND d.last_deposit_day >= r.from_day
+       UNION SELECT r.chain_id, r.vault, e.receiver FROM r CROSS JOIN LATERAL (
+         SELECT e.receiver FROM ${events} e
+         WHERE e.chain_id = r.chain_id AND e.vault = r.vault AND e.block_number >= r.from_block AND e.timestamp >= r.from_ts AND e.kind = 'deposit' OFFSET 0) e
+       UNION SELECT r.chain_id, r.vault, d.wallet FROM r CROSS JOIN LATERAL (
+         SELECT d.wallet FROM derived.points_deposit d WHERE d.chain_id = r.chain_id AND d.vault = r.vault AND d.last_deposit_day >= r.from_day OFFSET 0) d
      )
      SELECT w.chain_id, w.vault, w.wallet, trunc(t.total * power(10::numeric, -r.decimals), 18)::text AS total,
             (date '1970-01-01' + floor(t.last_ts / 86400)::int)::text AS last_day
@@ -420,7 +435,7 @@ async function writePoints(client: pg.PoolClient, computed: readonly Computed[],
        SELECT sum(e.assets) AS total, max(e.timestamp) AS last_ts FROM ${events} e
        WHERE e.receiver = w.wallet AND e.chain_id = w.chain_id AND e.vault = w.vault AND e.kind = 'deposit'
      ) t`,
-    [...batchArgs(computed, (c) => c.input.from * DAY_SECONDS, (c) => c.fromBlock, (c) => dayToDate(c.input.from), (c) => c.input.meta.assetDecimals), ...tripleArgs],
+    [...batchArgs(computed, (c) => c.input.from * DAY_SECONDS, (c) => c.input.fromBlock, (c) => dayToDate(c.input.from), (c) => c.input.meta.assetDecimals), ...tripleArgs],
   );
   await client.query(
     `DELETE FROM derived.points_deposit d USING unnest($1::int[], $2::text[], $3::text[]) AS r(chain_id, vault, wallet)

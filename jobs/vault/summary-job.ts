@@ -12,23 +12,19 @@ interface DayRow {
   chain_id: number;
   vault: string;
   d: number;
-  missing: boolean;
   asset_share_ratio: string | null;
-  tvl: string | null;
-  share_price: string | null;
-  snapshot_timestamp: string | null;
 }
-
 export async function runVaultSummary(db: Db, vaults: readonly VaultRef[]): Promise<{ vaults: number; asOf: string | null }> {
   return db.transaction().execute(async (trx) => {
     const chainIds = vaults.map((v) => v.chainId);
     const addresses = vaults.map((v) => v.address);
-    // days as integers and ratios as text: a date column costs a Date object per row
+    // Every day's ratio (what returns and drawdowns are computed from), days as integers and
+    // ratios as text: a date column costs a Date object per row. The other figures come from
+    // each vault's last day with data only (below).
     const { rows } = await sql<DayRow>`
-      SELECT d.chain_id, d.vault, (d.day - date '1970-01-01') AS d, d.missing, d.asset_share_ratio::text AS asset_share_ratio, d.tvl::text AS tvl,
-             d.share_price::text AS share_price, d.snapshot_timestamp::text AS snapshot_timestamp
+      SELECT d.chain_id, d.vault, (d.day - date '1970-01-01') AS d, d.asset_share_ratio::text AS asset_share_ratio
       FROM unnest(${chainIds}::int[], ${addresses}::text[]) AS r(chain_id, vault)
-      JOIN derived.vault_day d ON d.chain_id = r.chain_id AND d.vault = r.vault
+      CROSS JOIN LATERAL (SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault OFFSET 0) d
       ORDER BY d.chain_id, d.vault, d.day`.execute(trx);
     const daysOf = new Map<string, DayRow[]>();
     for (const r of rows) {
@@ -46,10 +42,16 @@ export async function runVaultSummary(db: Db, vaults: readonly VaultRef[]): Prom
     }
     if (withDays.length === 0) return { vaults: 0, asOf: null };
     const lastDayOf = (v: VaultRef) => daysOf.get(`${v.chainId}:${v.address}`)!.at(-1)!.d;
+    const { rows: withData } = await sql<{ chain_id: number; vault: string; tvl: string | null; share_price: string | null; snapshot_timestamp: string | null }>`
+      SELECT r.chain_id, r.vault, d.tvl::text AS tvl, d.share_price::text AS share_price, d.snapshot_timestamp::text AS snapshot_timestamp
+      FROM unnest(${withDays.map((v) => v.chainId)}::int[], ${withDays.map((v) => v.address)}::text[]) AS r(chain_id, vault)
+      CROSS JOIN LATERAL (
+        SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault AND NOT d.missing ORDER BY d.day DESC LIMIT 1) d`.execute(trx);
+    const lastWithDataOf = new Map(withData.map((r) => [`${r.chain_id}:${r.vault}`, r]));
     const { rows: apyRows } = await sql<Selectable<VaultApyTable>>`
       SELECT a.* FROM unnest(${withDays.map((v) => v.chainId)}::int[], ${withDays.map((v) => v.address)}::text[], ${withDays.map((v) => dayToDate(lastDayOf(v)))}::date[])
         AS r(chain_id, vault, day)
-      JOIN derived.vault_apy a ON a.chain_id = r.chain_id AND a.vault = r.vault AND a.day = r.day`.execute(trx);
+      CROSS JOIN LATERAL (SELECT * FROM derived.vault_apy a WHERE a.chain_id = r.chain_id AND a.vault = r.vault AND a.day = r.day OFFSET 0) a`.execute(trx);
     const apyOf = new Map<string, typeof apyRows>();
     for (const a of apyRows) {
       const key = `${a.chain_id}:${a.vault}`;
@@ -63,7 +65,7 @@ export async function runVaultSummary(db: Db, vaults: readonly VaultRef[]): Prom
       const days = daysOf.get(key)!;
       const last = { ...days[days.length - 1]!, day: dayToDate(days[days.length - 1]!.d) };
       if (asOf == null || last.day > asOf) asOf = last.day;
-      const lastWithData = [...days].reverse().find((d) => !d.missing);
+      const lastWithData = lastWithDataOf.get(key);
       const apy = apyOf.get(key) ?? [];
       const apyComputedAt = apy.reduce<Date | null>((m, a) => (m == null || a.computed_at > m ? a.computed_at : m), null);
       const s = computeVaultSummary(
