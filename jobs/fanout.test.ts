@@ -1,6 +1,5 @@
-/** buildFlow: how changed ranges become vault-days batches, their summaries and the rollup. */
+/** buildFlow: how changed ranges become vault-days batches under one rollup. */
 import { describe, expect, it } from "vitest";
-import type { FlowJob } from "bullmq";
 import { buildFlow, SHORT_RANGE_DAYS, type ChangedRange } from "./fanout.js";
 import { QUEUES } from "./queues.js";
 
@@ -11,28 +10,23 @@ const range = (i: number, days: number, fp = "f"): ChangedRange => ({
   to: day,
   fingerprints: new Map([[day, `${fp}${i}`]]),
 });
-const daysJob = (summary: FlowJob) => summary.children![0]!;
 
 describe("buildFlow", () => {
   it("puts short ranges of many vaults in batches and a long range in a batch of its own", () => {
     const changes = [...Array.from({ length: 7 }, (_, i) => range(i, 1)), range(7, SHORT_RANGE_DAYS), range(8, SHORT_RANGE_DAYS + 1), range(9, 730)];
     const plan = buildFlow(changes, 3, "x", "", 3);
     expect(plan.flow.queueName).toBe(QUEUES.pointsRollup.name);
-    const summaries = plan.flow.children!;
+    const batches = plan.flow.children!;
     // 8 short ranges in batches of 3 (3 + 3 + 2), then the two long ones alone
-    expect(summaries.map((s) => daysJob(s).data.ranges.length)).toEqual([3, 3, 2, 1, 1]);
+    expect(batches.map((b) => b.data.ranges.length)).toEqual([3, 3, 2, 1, 1]);
     expect(plan.days).toBe(7 + SHORT_RANGE_DAYS + SHORT_RANGE_DAYS + 1 + 730);
-    for (const s of summaries) {
-      expect(s.queueName).toBe(QUEUES.vaultSummary.name);
-      const d = daysJob(s);
-      expect(d.queueName).toBe(QUEUES.vaultDays.name);
-      // what the workers accept, and the summary covers the batch's vaults
-      expect(QUEUES.vaultDays.input.safeParse(d.data).success).toBe(true);
-      expect(QUEUES.vaultSummary.input.safeParse(s.data).success).toBe(true);
-      expect(s.data.vaults).toEqual(d.data.ranges.map((r: { chainId: number; vault: string }) => ({ chainId: r.chainId, vault: r.vault })));
+    for (const b of batches) {
+      expect(b.queueName).toBe(QUEUES.vaultDays.name);
+      // what the workers accept
+      expect(QUEUES.vaultDays.input.safeParse(b.data).success).toBe(true);
     }
     // every range is in exactly one batch, with its own days
-    const all = summaries.flatMap((s) => daysJob(s).data.ranges);
+    const all = batches.flatMap((b) => b.data.ranges);
     expect(all.map((r: { vault: string }) => r.vault).sort()).toEqual(changes.map((c) => c.vault.address).sort());
     expect(all.find((r: { vault: string }) => r.vault === changes[9]!.vault.address)).toMatchObject({ from: "2022-10-06", to: "2024-10-04" });
   });
@@ -41,7 +35,7 @@ describe("buildFlow", () => {
     const changes = Array.from({ length: 4 }, (_, i) => range(i, 1));
     const a = buildFlow(changes, 3, "x");
     const b = buildFlow(changes, 3, "x");
-    const ids = (p: typeof a) => [p.flow.opts!.jobId, ...p.flow.children!.flatMap((s) => [s.opts!.jobId, daysJob(s).opts!.jobId])];
+    const ids = (p: typeof a) => [p.flow.opts!.jobId, ...p.flow.children!.map((b) => b.opts!.jobId)];
     expect(ids(b)).toEqual(ids(a));
     const c = buildFlow([...changes.slice(0, 3), range(3, 1, "g")], 3, "x");
     expect(new Set([...ids(a), ...ids(c)]).size).toBe(ids(a).length * 2);

@@ -1,8 +1,8 @@
 /**
  * Fan-out: finds per vault the days whose inputs changed since they were computed (chained
- * fingerprints, see repo.ts) and queues vault-days batches (the changed range of each vault), a
- * vault-summary job per batch once its days are done, and a points-rollup once every vault is
- * done (one BullMQ flow). A range that changed on day X is recomputed from X to today: every later
+ * fingerprints, see repo.ts) and queues vault-days batches (the changed range of each vault; each
+ * also writes its vaults' summaries) and a points-rollup once every batch is done (one BullMQ
+ * flow). A range that changed on day X is recomputed from X to today: every later
  * day's figures (APY windows, inception, balances) depend on it.
  */
 import { createHash } from "node:crypto";
@@ -118,8 +118,8 @@ export const SHORT_RANGE_DAYS = 31;
 export const BATCH_VAULTS = 50;
 
 /**
- * The flow for a set of changed ranges: vault-days batches -> a vault-summary per batch -> one
- * points rollup. A vault's days are computed together (its position rows depend on each other),
+ * The flow for a set of changed ranges: vault-days batches (which write their vaults' summaries
+ * too) -> one points rollup. A vault's days are computed together (its position rows depend on each other),
  * in one range; short ranges of many vaults share a batch (one read per kind of input and one
  * COPY per table for all of them), a long one (a first run, a recompute) has a batch of its own.
  */
@@ -149,18 +149,10 @@ export function buildFlow(changes: readonly ChangedRange[], attempts: number, ex
       const first = batch[0]!;
       const label = batch.length === 1 ? `${first.vault.chainId}-${first.vault.address}-${dayToDate(first.from)}-${dayToDate(first.to)}` : `${batch.length}-vaults`;
       return {
-        name: QUEUES.vaultSummary.name,
-        queueName: QUEUES.vaultSummary.name,
-        data: { vaults: batch.map((c) => ({ chainId: c.vault.chainId, vault: c.vault.address })) },
-        opts: { ...child, jobId: `summary-${label}-${id}-${runId}` },
-        children: [
-          {
-            name: QUEUES.vaultDays.name,
-            queueName: QUEUES.vaultDays.name,
-            data: { ranges: batch.map((c) => ({ chainId: c.vault.chainId, vault: c.vault.address, from: dayToDate(c.from), to: dayToDate(c.to) })) },
-            opts: { ...child, jobId: `days-${label}-${id}-${runId}` },
-          },
-        ],
+        name: QUEUES.vaultDays.name,
+        queueName: QUEUES.vaultDays.name,
+        data: { ranges: batch.map((c) => ({ chainId: c.vault.chainId, vault: c.vault.address, from: dayToDate(c.from), to: dayToDate(c.to) })) },
+        opts: { ...child, jobId: `days-${label}-${id}-${runId}` },
       };
     }),
   };

@@ -41,12 +41,6 @@ export const QUEUES = {
     }),
     concurrency: null, // WORKER_CONCURRENCY
   },
-  vaultSummary: {
-    name: "vault-summary",
-    input: z.object({ vaults: z.array(z.object({ chainId: z.number().int().positive(), vault: address })).min(1) }),
-    output: z.object({ vaults: z.number().int(), asOf: date.nullable() }),
-    concurrency: 1,
-  },
   pointsRollup: {
     name: "points-rollup",
     input: z.object({ extrasHash: z.string().optional() }),

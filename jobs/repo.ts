@@ -7,7 +7,7 @@ import { sql, type Kysely, type Transaction } from "kysely";
 import { loadRegistry } from "../config/registry.js";
 import type { Database, IndexerTables } from "./db/schema.js";
 import { DAY_SECONDS, dateToDay, dayOf, dayToDate, endOfDay } from "./lib/days.js";
-import { mulFixed, parseFixed, SCALE } from "./lib/fixed.js";
+import { fixedTextToNumber, mulFixed, parseFixed, SCALE } from "./lib/fixed.js";
 import type { FeeIn, SnapshotIn, VaultMeta } from "./vault/compute.js";
 import type { TransferIn } from "./points/compute.js";
 
@@ -97,6 +97,7 @@ const snapshotIn = (r: SnapshotRow): SnapshotIn => ({
   totalAssets: BigInt(r.total_assets!),
   totalSupply: BigInt(r.total_supply!),
   ratio: r.asset_share_ratio == null ? null : parseFixed(r.asset_share_ratio),
+  ratioNumber: r.asset_share_ratio == null ? undefined : fixedTextToNumber(r.asset_share_ratio),
   price: r.asset_usd_price == null ? null : parseFixed(r.asset_usd_price),
   idleAssets: BigInt(r.idle_assets!),
   subaccountAssets: BigInt(r.subaccount_assets!),
@@ -132,54 +133,53 @@ export async function loadSnapshotsFrom(
   return groupByVault(rows, snapshotIn);
 }
 
-interface StoredDayRow {
-  chain_id: number;
-  vault: string;
-  d: number;
-  missing: boolean;
-  snapshot_id: string | null;
-  snapshot_timestamp: string | null;
-  block_number: string | null;
-  total_assets: string | null;
-  total_shares: string | null;
-  asset_share_ratio: string | null;
-  asset_usd_price: string | null;
-}
-
 /**
  * Per vault, the last snapshot of each day firstDay..beforeDay-1 as its stored daily rows hold it
  * (derived.vault_day, computed from the same snapshots: the days before a job's range are the
  * ones whose fingerprints matched). A vault maps to null unless every one of those days has its
- * row, the first being firstDay; the caller then reads its snapshots instead. Idle and
- * subaccount assets are not stored there and come back 0: no computation of the range reads them
- * for earlier days.
+ * row, the first being firstDay; the caller then reads its snapshots instead. Not stored there,
+ * and read by no computation of a later range for earlier days: the snapshot id (''), idle and
+ * subaccount assets (0).
+ *
+ * Each vault's days come as one text (one row per vault, days split by ';', fields by ','): a
+ * history of 730 days as 8,000 protocol fields cost the job more than the computation did.
  */
 export async function loadStoredDays(db: AnyDb, items: readonly { v: VaultRef; firstDay: number; beforeDay: number }[]): Promise<Map<string, SnapshotIn[] | null>> {
-  const { rows } = await sql<StoredDayRow>`
-    SELECT d.chain_id, d.vault, (d.day - date '1970-01-01') AS d, d.missing, d.snapshot_id, d.snapshot_timestamp, d.block_number, d.total_assets,
-           d.total_shares, d.asset_share_ratio, d.asset_usd_price
+  const { rows } = await sql<{ chain_id: number; vault: string; n: number; first: number | null; packed: string | null }>`
+    SELECT r.chain_id, r.vault, d.n, d.first, d.packed
     FROM unnest(${chainIds(items)}::int[], ${addresses(items)}::text[], ${items.map((i) => i.beforeDay)}::int[]) AS r(chain_id, vault, before_day)
     CROSS JOIN LATERAL (
-      SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault AND d.day < date '1970-01-01' + r.before_day OFFSET 0) d
-    ORDER BY d.chain_id, d.vault, d.day`.execute(db);
-  const byVault = groupByVault(rows, (r) => r);
-  return new Map(items.map(({ v, firstDay, beforeDay }) => [vaultKey(v), storedSnapshots(byVault.get(vaultKey(v)) ?? [], firstDay, beforeDay)]));
+      SELECT count(*)::int AS n, min(x.day) - date '1970-01-01' AS first,
+        string_agg(CASE WHEN x.missing THEN '' ELSE concat(x.snapshot_timestamp, ',', x.block_number, ',', x.total_assets, ',', x.total_shares, ',',
+          x.asset_share_ratio, ',', x.asset_usd_price, ',', (x.snapshot_id IS NULL)::int) END, ';' ORDER BY x.day) AS packed
+      FROM derived.vault_day x WHERE x.chain_id = r.chain_id AND x.vault = r.vault AND x.day < date '1970-01-01' + r.before_day) d`.execute(db);
+  const byVault = new Map(rows.map((r) => [`${r.chain_id}:${r.vault}`, r]));
+  return new Map(
+    items.map(({ v, firstDay, beforeDay }) => {
+      const r = byVault.get(vaultKey(v));
+      const complete = r != null && r.n === beforeDay - firstDay && (r.n === 0 || r.first === firstDay);
+      return [vaultKey(v), complete ? storedSnapshots(r.packed) : null];
+    }),
+  );
 }
 
-function storedSnapshots(rows: readonly StoredDayRow[], firstDay: number, beforeDay: number): SnapshotIn[] | null {
-  if (rows.length !== beforeDay - firstDay || (rows.length > 0 && rows[0]!.d !== firstDay)) return null;
+/** The snapshots of packed stored days (see loadStoredDays); null when a day lacks a field. */
+function storedSnapshots(packed: string | null): SnapshotIn[] | null {
   const out: SnapshotIn[] = [];
-  for (const r of rows) {
-    if (r.missing) continue;
-    if (r.snapshot_id == null || r.snapshot_timestamp == null || r.block_number == null || r.total_assets == null || r.total_shares == null) return null;
+  if (packed == null) return out;
+  for (const day of packed.split(";")) {
+    if (day === "") continue; // a missing day
+    const [ts, block, assets, shares, ratio, price, noId] = day.split(",") as [string, string, string, string, string, string, string];
+    if (ts === "" || block === "" || assets === "" || shares === "" || noId === "1") return null;
     out.push({
-      id: r.snapshot_id,
-      timestamp: Number(r.snapshot_timestamp),
-      blockNumber: Number(r.block_number),
-      totalAssets: BigInt(r.total_assets),
-      totalSupply: BigInt(r.total_shares),
-      ratio: r.asset_share_ratio == null ? null : parseFixed(r.asset_share_ratio),
-      price: r.asset_usd_price == null ? null : parseFixed(r.asset_usd_price),
+      id: "",
+      timestamp: Number(ts),
+      blockNumber: Number(block),
+      totalAssets: BigInt(assets),
+      totalSupply: BigInt(shares),
+      ratio: ratio === "" ? null : parseFixed(ratio),
+      ratioNumber: ratio === "" ? undefined : fixedTextToNumber(ratio),
+      price: price === "" ? null : parseFixed(price),
       idleAssets: 0n,
       subaccountAssets: 0n,
     });

@@ -15,7 +15,6 @@ import { runPointsRollup } from "./points/rollup.js";
 import { PREFIX, QUEUES, jobOptions, type QueueKey } from "./queues.js";
 import type { Db } from "./repo.js";
 import { runVaultDays } from "./vault/job.js";
-import { runVaultSummary } from "./vault/summary-job.js";
 
 export type Log = (line: string) => void;
 const defaultLog: Log = (line) => process.stdout.write(`[jobs] ${line}\n`);
@@ -120,9 +119,6 @@ export async function startWorkers(
       d.ranges.map((r) => ({ vault: { chainId: r.chainId, address: r.vault }, from: dateToDay(r.from), to: dateToDay(r.to) })),
     ),
   );
-  const vaultSummary = processor("vaultSummary", async (d: { vaults: { chainId: number; vault: string }[] }) =>
-    runVaultSummary(db, d.vaults.map((v) => ({ chainId: v.chainId, address: v.vault }))),
-  );
   const rollup = processor("pointsRollup", async (d: { extrasHash?: string }, job) => {
     const out = await runPointsRollup(db, cfg.points);
     if (d.extrasHash) await q.connection.set(EXTRAS_KEY, d.extrasHash);
@@ -135,7 +131,6 @@ export async function startWorkers(
   const workers = [
     new Worker(QUEUES.fanout.name, fanout, workerOpts(1)),
     new Worker(QUEUES.vaultDays.name, vaultDays, workerOpts(cfg.concurrency)),
-    new Worker(QUEUES.vaultSummary.name, vaultSummary, workerOpts(1)),
     new Worker(QUEUES.pointsRollup.name, rollup, workerOpts(1)),
   ];
   for (const w of workers) {

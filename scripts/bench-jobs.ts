@@ -10,8 +10,8 @@
  * The registry gets a few rewards and registrations with referrers. Then it times, with the
  * real workers (jobs/runtime.ts) running in this process:
  *   - full: a recompute of every derived table from empty, as `npm run recompute -- --all`
- *     does (one vault-days job per vault over its whole history, the vault summaries, the
- *     points rollup), over the history up to yesterday;
+ *     does (one vault-days job per vault over its whole history, which also writes its
+ *     summary, then the points rollup), over the history up to yesterday;
  *   - incremental: today's data (snapshots, fees, transfers) is appended, then one fan-out
  *     run (the job the schedule queues: every vault's one-day range in batches of 50 vaults)
  *     until its points rollup has finished;

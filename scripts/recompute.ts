@@ -4,8 +4,8 @@
  *
  * Recomputes a range of days (default: the vault's first day to today) for one vault or all of
  * them, for fixing history after a formula change: vault-days jobs (one per vault and range;
- * ranges of up to 31 days of several vaults share a batch), then the vault summaries and the
- * points rollup, through the same queues and flow as the fan-out. Runs its
+ * ranges of up to 31 days of several vaults share a batch; each writes its vaults' summaries),
+ * then the points rollup, through the same queues and flow as the fan-out. Runs its
  * own workers for the duration (so it works whether or not `npm run workers` is running).
  */
 import { parseArgs } from "node:util";

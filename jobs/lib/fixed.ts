@@ -41,6 +41,15 @@ export function mulFixed(a: bigint, b: bigint): bigint {
 }
 
 /**
+ * toNumber(parseFixed(text)) without the bigint round trip, when `text` already is the exact
+ * 18-decimal string (how Postgres prints a numeric(78,18)): the same string, so the same number.
+ * Undefined for any other text.
+ */
+export function fixedTextToNumber(text: string): number | undefined {
+  return /^-?\d+\.\d{18}$/.test(text) && !/^-?0\d/.test(text) && !/^-0\.0+$/.test(text) ? Number(text) : undefined;
+}
+
+/**
  * An 18-decimal value as a JS number (display figures only): the nearest double to its exact
  * decimal string, which is also what `Number(text)` gives for the value read back from Postgres.
  */

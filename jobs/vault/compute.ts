@@ -27,6 +27,8 @@ export interface SnapshotIn {
   totalSupply: bigint;
   /** asset_share_ratio (raw assets per raw share) scaled by 1e18; null when the supply is 0 */
   ratio: bigint | null;
+  /** the ratio as a number, toNumber(ratio), when the reader had it for free (see ratioNumber) */
+  ratioNumber?: number | undefined;
   /** asset USD price scaled by 1e18; null without a price feed */
   price: bigint | null;
   idleAssets: bigint;
@@ -151,7 +153,7 @@ export function computeVaultDays(
   };
   // sp(i) as a number, converted once per day (toNumber formats the exact decimal)
   const spNum: (number | undefined)[] = new Array(n);
-  const spN = (i: number): number => (spNum[i] ??= toNumber(sp(i)!));
+  const spN = (i: number): number => (spNum[i] ??= last[i]!.ratioNumber ?? toNumber(sp(i)!));
 
   // Gross index: the share price with management fees charged added back (docs/metrics.md).
   const gross: (number | null)[] = new Array(n).fill(null);

@@ -13,8 +13,8 @@
 import type pg from "pg";
 import { sql } from "kysely";
 import { copyRows, type CopyValue } from "../lib/copy.js";
-import { dayToDate, endOfDay, DAY_SECONDS } from "../lib/days.js";
-import { formatDecimals, formatFixed } from "../lib/fixed.js";
+import { dayOf, dayToDate, endOfDay, DAY_SECONDS } from "../lib/days.js";
+import { formatDecimals, formatFixed, toNumber } from "../lib/fixed.js";
 import {
   balanceChanges,
   computeIndex,
@@ -47,6 +47,7 @@ import {
   type VaultRef,
 } from "../repo.js";
 import { computeVaultDays, type FeeIn, type SnapshotIn, type VaultMeta } from "./compute.js";
+import { loadSummaryInputs, writeSummaries, type SummaryInput } from "./summary-write.js";
 
 export interface VaultDaysContext {
   db: Db;
@@ -109,6 +110,8 @@ interface VaultInput extends DaysRange {
   seed: { day: number; fingerprint: string } | undefined;
   dayHashes: Map<number, string>;
   rewards: readonly RewardWindow[] | undefined;
+  /** the stored daily rows before the range are exactly those of `snapshots`, and none follow it */
+  wholeSeries: boolean;
 }
 
 /** Every input of the batch, in one consistent snapshot: one statement per kind of input. */
@@ -124,11 +127,16 @@ async function readInputs(ctx: VaultDaysContext, ranges: readonly DaysRange[]): 
       const firstDays = await loadFirstDays(trx, ctx.indexerSchema, known.map((r) => r.vault));
       // The index is cumulative: when days after `to` are already indexed (a recompute of a past
       // range), they are rewritten too, from the same snapshot.
-      const { rows: indexed } = await sql<{ chain_id: number; vault: string; d: number }>`
-        SELECT p.chain_id, p.vault, (p.day - date '1970-01-01') AS d
-        FROM unnest(${known.map((r) => r.vault.chainId)}::int[], ${known.map((r) => r.vault.address)}::text[]) AS r(chain_id, vault)
-        JOIN derived.points_vault p ON p.chain_id = r.chain_id AND p.vault = r.vault`.execute(trx);
-      const indexedTo = new Map(indexed.map((r) => [`${r.chain_id}:${r.vault}`, r.d]));
+      // (with the first and last days of the stored daily rows: whether the summary can be made
+      // from memory, see summaryFromMemory)
+      const { rows: bounds } = await sql<{ chain_id: number; vault: string; indexed_to: number | null; first_stored: number | null; last_stored: number | null }>`
+        SELECT r.chain_id, r.vault,
+          (SELECT p.day - date '1970-01-01' FROM derived.points_vault p WHERE p.chain_id = r.chain_id AND p.vault = r.vault) AS indexed_to,
+          (SELECT d.day - date '1970-01-01' FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault ORDER BY d.day LIMIT 1) AS first_stored,
+          (SELECT d.day - date '1970-01-01' FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault ORDER BY d.day DESC LIMIT 1) AS last_stored
+        FROM unnest(${known.map((r) => r.vault.chainId)}::int[], ${known.map((r) => r.vault.address)}::text[]) AS r(chain_id, vault)`.execute(trx);
+      const boundsOf = new Map(bounds.map((r) => [`${r.chain_id}:${r.vault}`, r]));
+      const indexedTo = new Map(bounds.filter((r) => r.indexed_to != null).map((r) => [`${r.chain_id}:${r.vault}`, r.indexed_to!]));
       const items = known.flatMap((r) => {
         const key = vaultKey(r.vault);
         const firstDay = firstDays.get(key);
@@ -191,6 +199,9 @@ async function readInputs(ctx: VaultDaysContext, ranges: readonly DaysRange[]): 
           seed: seedFp ? { day: i.from - 1, fingerprint: seedFp } : undefined,
           dayHashes: dayHashes.get(i.key) ?? new Map(),
           rewards: rewards.get(i.key),
+          // every stored day before the range is known here, and none after it
+          wholeSeries:
+            (i.continues ? earlier != null : (boundsOf.get(i.key)?.first_stored ?? i.from) >= i.from) && (boundsOf.get(i.key)?.last_stored ?? i.to) <= i.to,
         });
       }
       return out;
@@ -223,6 +234,34 @@ function computeVault(input: VaultInput, rules: PointsRules) {
 }
 type Computed = ReturnType<typeof computeVault>;
 
+/**
+ * A vault's summary input from what the job holds: its stored days before the range (the last
+ * snapshot of each day that had one) and the range's computed days and APY rows. Null unless
+ * that is its whole stored series and the range has a day with data; the caller then reads it.
+ * Ratios are converted as when read back (Number of the stored 18-decimal text).
+ */
+function summaryFromMemory(c: Computed, now: string): SummaryInput | null {
+  const { input, out } = c;
+  const lastWithData = out.days.findLast((d) => !d.missing);
+  if (!input.wholeSeries || !lastWithData || out.days.length === 0) return null;
+  const earlier = new Map<number, number | null>();
+  for (const s of input.snapshots) {
+    const d = dayOf(s.timestamp);
+    if (d < input.from) earlier.set(d, s.ratio == null ? null : (s.ratioNumber ?? toNumber(s.ratio)));
+  }
+  const days = [];
+  for (let d = out.firstDay!; d < out.days[0]!.day; d++) days.push({ day: d, ratio: earlier.get(d) ?? null });
+  for (const d of out.days) days.push({ day: d.day, ratio: d.assetShareRatio == null ? null : Number(d.assetShareRatio) });
+  const apy = out.apy.filter((a) => a.day === input.to);
+  return {
+    vault: input.vault,
+    days,
+    lastWithData: { tvl: lastWithData.tvl, sharePrice: lastWithData.sharePrice, snapshotTimestamp: lastWithData.snapshotTimestamp },
+    apy,
+    apyComputedAt: apy.length > 0 ? new Date(now) : null,
+  };
+}
+
 export async function runVaultDays(ctx: VaultDaysContext, ranges: readonly DaysRange[]): Promise<VaultDaysResult> {
   const keys = ranges.map((r) => vaultKey(r.vault));
   if (new Set(keys).size !== keys.length) throw new Error("a vault-days batch holds one range per vault");
@@ -236,7 +275,6 @@ export async function runVaultDays(ctx: VaultDaysContext, ranges: readonly DaysR
     indexRows: computed.reduce((n, c) => n + c.index.filter((i) => i.day >= c.input.from).length, 0),
     positionRows: 0,
   };
-  if (computed.length === 0) return result;
 
   // ---- write, in one transaction ----
   const client = await ctx.pool.connect();
@@ -257,6 +295,14 @@ export async function runVaultDays(ctx: VaultDaysContext, ranges: readonly DaysR
     const now = new Date().toISOString();
     await writeDays(client, computed, now);
     result.positionRows = await writePoints(client, computed, ctx.indexerSchema);
+    // The batch's summaries, from memory where the job holds a vault's whole series, otherwise
+    // from the rows this transaction sees (vaults that computed nothing included: a vault
+    // without daily rows loses its summary).
+    const folded = computed.flatMap((c) => summaryFromMemory(c, now) ?? []);
+    const foldedKeys = new Set(folded.map((f) => vaultKey(f.vault)));
+    const rest = ranges.map((r) => r.vault).filter((v) => !foldedKeys.has(vaultKey(v)));
+    const loaded = rest.length > 0 ? await loadSummaryInputs(client, rest) : { inputs: [], empty: [] };
+    await writeSummaries(client, [...folded, ...loaded.inputs], loaded.empty);
     if (ctx.faultHoldMs) await new Promise((r) => setTimeout(r, ctx.faultHoldMs));
     await client.query("COMMIT");
   } catch (err) {

@@ -21,6 +21,7 @@ import { REPO_ROOT } from "../../scripts/lib/indexer.js";
 import type { ManagedProcess } from "../../scripts/lib/procs.js";
 import { startRedis, type RedisInstance } from "../../scripts/lib/redis.js";
 import { startWorkerProcess } from "../../scripts/lib/workers.js";
+import { loadSummaryInputs, summaryRows } from "../../jobs/vault/summary-write.js";
 import { loadManifest, rows, rpcCall, sleep, withDb } from "../helpers.js";
 
 const devnet = inject("devnet");
@@ -171,6 +172,24 @@ async function expectMatchesIndexed(): Promise<void> {
     expect(pnl!.recs, `${label} unrealized pnl records`).toBe(pnl!.snaps);
     expect(pnl!.bad).toBe("0");
   }
+
+  // Summaries: each vault's vault_metrics row (the jobs write it from the series they hold in
+  // memory when they can) equals the one computed from its stored daily and APY rows.
+  await withDb(devnet.dbUrl, async (c) => {
+    const got = await rows<Record<string, unknown> & { chain_id: number; vault: string; share_ratio_snapshot_at: Date | null; apy_computed_at: Date }>(
+      c,
+      `SELECT chain_id, vault, as_of_day::text, first_day::text, tvl::text, share_price::text, historical_apy, historical_compound_apy, gross_apy,
+              gross_compound_apy, pnl_per_share, daily_pnl_per_share, returns, liquid_apy_7d, liquid_apy_30d, max_drawdown, max_daily_drawdown,
+              apy_computed_at, share_ratio_snapshot_at
+       FROM derived.vault_metrics ORDER BY chain_id, vault`,
+    );
+    expect(got.length).toBe(vaults.length);
+    const { inputs, empty } = await loadSummaryInputs(c, got.map((r) => ({ chainId: r.chain_id, address: r.vault })));
+    expect(empty).toEqual([]);
+    expect(got.map((r) => ({ ...r, apy_computed_at: r.apy_computed_at.toISOString(), share_ratio_snapshot_at: r.share_ratio_snapshot_at?.toISOString() ?? null }))).toEqual(
+      summaryRows(inputs),
+    );
+  });
 
   // Holding points per wallet and vault, recomputed in SQL from the transfers and snapshots
   // day by day (docs/metrics.md): the vault's index I(d) sums trunc(ratio x price x multiplier x

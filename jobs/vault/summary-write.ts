@@ -1,0 +1,146 @@
+/**
+ * Vault summaries (derived.vault_metrics: latest APY, returns, drawdowns and freshness), written
+ * by the vault-days job inside its write transaction for every vault of its batch. A vault whose
+ * whole daily series the job holds in memory (its stored days were complete, or it computed them
+ * all, and nothing is stored after its range) is summarized from memory; the others from their
+ * rows as the transaction now sees them: both give the same row.
+ */
+import type pg from "pg";
+import type { VaultRef } from "../repo.js";
+import { dayToDate } from "../lib/days.js";
+import { computeVaultSummary, type ApyPoint, type SeriesPoint } from "./summary.js";
+
+/** What one vault's summary is computed from. */
+export interface SummaryInput {
+  vault: VaultRef;
+  /** every stored day, first to last, with its ratio (null on a missing day) */
+  days: SeriesPoint[];
+  /** the last day with a snapshot: its TVL and share price (text as stored) and snapshot time */
+  lastWithData: { tvl: string | null; sharePrice: string | null; snapshotTimestamp: number | null } | null;
+  /** the APY rows of the last day */
+  apy: ApyPoint[];
+  apyComputedAt: Date | null;
+}
+
+/** A double column's value in JSON: Infinity and NaN, which JSON lacks, as the text Postgres reads them from */
+const float = (x: number | null) => (x == null || Number.isFinite(x) ? x : String(x));
+const arrays = (vaults: readonly VaultRef[]) => [vaults.map((v) => v.chainId), vaults.map((v) => v.address)];
+const keyOf = (r: { chain_id: number; vault: string }) => `${r.chain_id}:${r.vault}`;
+
+/** The summary inputs of `vaults` from their stored rows; `empty` are those without any. */
+export async function loadSummaryInputs(client: pg.ClientBase, vaults: readonly VaultRef[]): Promise<{ inputs: SummaryInput[]; empty: VaultRef[] }> {
+  // Every day's ratio (days as integers, ratios as text: a date column costs a Date object per row)
+  const { rows } = await client.query<{ chain_id: number; vault: string; d: number; ratio: string | null }>(
+    `SELECT d.chain_id, d.vault, (d.day - date '1970-01-01') AS d, d.asset_share_ratio::text AS ratio
+     FROM unnest($1::int[], $2::text[]) AS r(chain_id, vault)
+     CROSS JOIN LATERAL (SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault OFFSET 0) d
+     ORDER BY d.chain_id, d.vault, d.day`,
+    arrays(vaults),
+  );
+  const daysOf = new Map<string, SeriesPoint[]>();
+  for (const r of rows) {
+    const list = daysOf.get(keyOf(r));
+    const p = { day: r.d, ratio: r.ratio == null ? null : Number(r.ratio) };
+    if (list) list.push(p);
+    else daysOf.set(keyOf(r), [p]);
+  }
+  const withDays = vaults.filter((v) => daysOf.has(`${v.chainId}:${v.address}`));
+  const empty = vaults.filter((v) => !daysOf.has(`${v.chainId}:${v.address}`));
+  if (withDays.length === 0) return { inputs: [], empty };
+  const lastDayOf = (v: VaultRef) => daysOf.get(`${v.chainId}:${v.address}`)!.at(-1)!.day;
+  const { rows: withData } = await client.query<{ chain_id: number; vault: string; tvl: string | null; share_price: string | null; ts: string | null }>(
+    `SELECT r.chain_id, r.vault, d.tvl::text AS tvl, d.share_price::text AS share_price, d.snapshot_timestamp::text AS ts
+     FROM unnest($1::int[], $2::text[]) AS r(chain_id, vault)
+     CROSS JOIN LATERAL (
+       SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault AND NOT d.missing ORDER BY d.day DESC LIMIT 1) d`,
+    arrays(withDays),
+  );
+  const { rows: apyRows } = await client.query<{
+    chain_id: number;
+    vault: string;
+    horizon: string;
+    simple_apy: number;
+    compound_apy: number;
+    gross_simple_apy: number;
+    gross_compound_apy: number;
+    pnl_per_share: number;
+    daily_pnl_per_share: number;
+    computed_at: Date;
+  }>(
+    `SELECT a.* FROM unnest($1::int[], $2::text[], $3::date[]) AS r(chain_id, vault, day)
+     CROSS JOIN LATERAL (SELECT * FROM derived.vault_apy a WHERE a.chain_id = r.chain_id AND a.vault = r.vault AND a.day = r.day OFFSET 0) a`,
+    [...arrays(withDays), withDays.map((v) => dayToDate(lastDayOf(v)))],
+  );
+  const dataOf = new Map(withData.map((r) => [keyOf(r), r]));
+  const inputs = withDays.map((v): SummaryInput => {
+    const key = `${v.chainId}:${v.address}`;
+    const apy = apyRows.filter((a) => keyOf(a) === key);
+    const data = dataOf.get(key);
+    return {
+      vault: v,
+      days: daysOf.get(key)!,
+      lastWithData: data ? { tvl: data.tvl, sharePrice: data.share_price, snapshotTimestamp: data.ts == null ? null : Number(data.ts) } : null,
+      apy: apy.map((a) => ({
+        horizon: a.horizon,
+        simpleApy: a.simple_apy,
+        compoundApy: a.compound_apy,
+        grossSimpleApy: a.gross_simple_apy,
+        grossCompoundApy: a.gross_compound_apy,
+        pnlPerShare: a.pnl_per_share,
+        dailyPnlPerShare: a.daily_pnl_per_share,
+      })),
+      apyComputedAt: apy.reduce<Date | null>((m, a) => (m == null || a.computed_at > m ? a.computed_at : m), null),
+    };
+  });
+  return { inputs, empty };
+}
+
+/** Upserts the summaries of `inputs` (one statement) and removes those of `empty` vaults. */
+export async function writeSummaries(client: pg.ClientBase, inputs: readonly SummaryInput[], empty: readonly VaultRef[]): Promise<void> {
+  if (empty.length > 0) {
+    await client.query(
+      `DELETE FROM derived.vault_metrics m USING unnest($1::int[], $2::text[]) AS r(chain_id, vault) WHERE m.chain_id = r.chain_id AND m.vault = r.vault`,
+      arrays(empty),
+    );
+  }
+  if (inputs.length === 0) return;
+  const rows = summaryRows(inputs);
+  const cols = Object.keys(rows[0]!);
+  const updates = [...cols.filter((c) => c !== "chain_id" && c !== "vault"), "cached_at"].map((c) => `${c} = excluded.${c}`).join(", ");
+  // one row per vault from one JSON parameter, typed by the table's own row type
+  await client.query(
+    `INSERT INTO derived.vault_metrics (${cols.join(", ")}, cached_at)
+     SELECT ${cols.join(", ")}, now() FROM json_populate_recordset(null::derived.vault_metrics, $1::json)
+     ON CONFLICT (chain_id, vault) DO UPDATE SET ${updates}`,
+    [JSON.stringify(rows)],
+  );
+}
+
+/** The vault_metrics rows of `inputs` (but `cached_at`, the time of writing), as JSON-ready values. */
+export function summaryRows(inputs: readonly SummaryInput[]) {
+  return inputs.map((i) => {
+    const last = i.days.at(-1)!.day;
+    const s = computeVaultSummary(i.days, last, i.apy);
+    return {
+      chain_id: i.vault.chainId,
+      vault: i.vault.address,
+      as_of_day: dayToDate(last),
+      first_day: dayToDate(i.days[0]!.day),
+      tvl: i.lastWithData?.tvl ?? null,
+      share_price: i.lastWithData?.sharePrice ?? null,
+      historical_apy: s.historicalApy,
+      historical_compound_apy: s.historicalCompoundApy,
+      gross_apy: s.grossApy,
+      gross_compound_apy: s.grossCompoundApy,
+      pnl_per_share: s.pnlPerShare,
+      daily_pnl_per_share: s.dailyPnlPerShare,
+      returns: s.returns,
+      liquid_apy_7d: float(s.liquidApy7d),
+      liquid_apy_30d: float(s.liquidApy30d),
+      max_drawdown: float(s.maxDrawdown),
+      max_daily_drawdown: float(s.maxDailyDrawdown),
+      apy_computed_at: (i.apyComputedAt ?? new Date()).toISOString(),
+      share_ratio_snapshot_at: i.lastWithData?.snapshotTimestamp != null ? new Date(i.lastWithData.snapshotTimestamp * 1000).toISOString() : null,
+    };
+  });
+}
