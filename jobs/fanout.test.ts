@@ -42,10 +42,16 @@ describe("buildFlow", () => {
     expect(new Set(ids(a)).size).toBe(ids(a).length);
   });
 
-  it("the vault-days input refuses a batch with two ranges of one vault", () => {
+  it("the vault-days input refuses a batch with two ranges of one vault, an empty one, a reversed range", () => {
     const r = { chainId: 1, vault: `0x${"1".repeat(40)}`, from: "2024-01-01", to: "2024-01-02" };
     expect(QUEUES.vaultDays.input.safeParse({ ranges: [r, r] }).success).toBe(false);
     expect(QUEUES.vaultDays.input.safeParse({ ranges: [] }).success).toBe(false);
     expect(QUEUES.vaultDays.input.safeParse({ ranges: [{ ...r, from: "2024-01-03" }] }).success).toBe(false);
+  });
+
+  it("a vault-days job queued by an earlier version (one vault's range) is read as a batch of one", () => {
+    const r = { chainId: 1, vault: `0x${"1".repeat(40)}`, from: "2024-01-01", to: "2024-01-02" };
+    expect(QUEUES.vaultDays.input.parse(r)).toEqual({ ranges: [r] });
+    expect(QUEUES.vaultDays.input.safeParse({ ...r, vault: "0xnot" }).success).toBe(false);
   });
 });

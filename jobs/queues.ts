@@ -9,6 +9,10 @@ import type { JobsOptions } from "bullmq";
 const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a YYYY-MM-DD date");
 const address = z.string().regex(/^0x[0-9a-f]{40}$/, "must be a lower-case 0x address");
 
+const range = z
+  .object({ chainId: z.number().int().positive(), vault: address, from: date, to: date })
+  .refine((d) => d.from <= d.to, "from must not be after to");
+
 export const QUEUES = {
   fanout: {
     name: "fanout",
@@ -24,13 +28,17 @@ export const QUEUES = {
   },
   vaultDays: {
     name: "vault-days",
-    // a batch: one range of days per vault (see jobs/vault/job.ts)
-    input: z.object({
-      ranges: z
-        .array(z.object({ chainId: z.number().int().positive(), vault: address, from: date, to: date }).refine((d) => d.from <= d.to, "from must not be after to"))
-        .min(1, "a batch holds at least one range")
-        .refine((rs) => new Set(rs.map((r) => `${r.chainId}:${r.vault}`)).size === rs.length, "one range per vault"),
-    }),
+    // a batch: one range of days per vault (see jobs/vault/job.ts); a job queued by an earlier
+    // version, one vault's range, is read as a batch of one
+    input: z.preprocess(
+      (d) => (d != null && typeof d === "object" && !("ranges" in d) && "vault" in d ? { ranges: [d] } : d),
+      z.object({
+        ranges: z
+          .array(range)
+          .min(1, "a batch holds at least one range")
+          .refine((rs) => new Set(rs.map((r) => `${r.chainId}:${r.vault}`)).size === rs.length, "one range per vault"),
+      }),
+    ),
     output: z.object({
       vaults: z.number().int(),
       days: z.number().int(),
@@ -48,6 +56,13 @@ export const QUEUES = {
     concurrency: 1,
   },
 } as const;
+
+/**
+ * A queue of an earlier version: its jobs may still sit in Redis after an upgrade, and the flows
+ * they belong to wait for them. Their work is done by the vault-days batches now (which write the
+ * summaries), so a worker completes them (jobs/runtime.ts).
+ */
+export const RETIRED_QUEUES = ["vault-summary"] as const;
 
 export type QueueKey = keyof typeof QUEUES;
 export type JobInput<K extends QueueKey> = z.infer<(typeof QUEUES)[K]["input"]>;

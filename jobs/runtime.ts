@@ -12,7 +12,7 @@ import { createDb, createPool, migrateToLatest } from "./db/client.js";
 import { addFlow, buildFlow, extrasHash, planChanges } from "./fanout.js";
 import { dateToDay, today as wallToday } from "./lib/days.js";
 import { runPointsRollup } from "./points/rollup.js";
-import { PREFIX, QUEUES, jobOptions, type QueueKey } from "./queues.js";
+import { PREFIX, QUEUES, RETIRED_QUEUES, jobOptions, type QueueKey } from "./queues.js";
 import type { Db } from "./repo.js";
 import { runVaultDays } from "./vault/job.js";
 
@@ -129,6 +129,7 @@ export async function startWorkers(
 
   const workerOpts = (concurrency: number) => ({ connection: q.connection, prefix: PREFIX, concurrency, lockDuration: cfg.lockMs, stalledInterval: cfg.lockMs });
   const workers = [
+    ...RETIRED_QUEUES.map((name) => new Worker(name, async () => ({ retired: true }), workerOpts(1))),
     new Worker(QUEUES.fanout.name, fanout, workerOpts(1)),
     new Worker(QUEUES.vaultDays.name, vaultDays, workerOpts(cfg.concurrency)),
     new Worker(QUEUES.pointsRollup.name, rollup, workerOpts(1)),

@@ -42,6 +42,13 @@ function spawnWorkers(env: Record<string, string> = {}): ManagedProcess {
   });
 }
 
+/** Redis connections for a test's own producers and listeners, closed by the returned function (BullMQ leaves a connection it was handed open). */
+function testConnections(n: number) {
+  const conns = Array.from({ length: n }, () => redisConnection(redis.url));
+  for (const c of conns) c.on("error", () => {}); // Redis is stopped by a later test
+  return { conns, close: () => conns.forEach((c) => c.disconnect()) };
+}
+
 async function waitUntil(what: string, fn: () => Promise<boolean>, ms = 120_000): Promise<void> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
@@ -381,15 +388,55 @@ describe("derived analytics", () => {
     expect(await derivedHash()).toEqual(before);
   });
 
+  it("a flow queued by an earlier version (one vault's days, then its summary job) still runs to its rollup, rows unchanged", async () => {
+    const before = await derivedHash();
+    const { conns, close } = testConnections(3);
+    const producer = new FlowProducer({ connection: conns[0]!, prefix: PREFIX });
+    const events = new QueueEvents(QUEUES.pointsRollup.name, { connection: conns[1]!, prefix: PREFIX });
+    const rollups = new Queue(QUEUES.pointsRollup.name, { connection: conns[2]!, prefix: PREFIX });
+    try {
+      await events.waitUntilReady();
+      const [v] = await q<{ chain_id: number; vault: string; first: string }>(
+        "SELECT chain_id, vault, min(day)::text AS first FROM derived.vault_day GROUP BY 1, 2 ORDER BY 1, 2 LIMIT 1",
+      );
+      const tag = `legacy-${Date.now()}`;
+      const days = { chainId: v!.chain_id, vault: v!.vault, from: v!.first, to: new Date().toISOString().slice(0, 10) };
+      await producer.add({
+        name: QUEUES.pointsRollup.name,
+        queueName: QUEUES.pointsRollup.name,
+        data: {},
+        opts: { jobId: `rollup-${tag}` },
+        children: [
+          {
+            name: "vault-summary",
+            queueName: "vault-summary",
+            data: { chainId: v!.chain_id, vault: v!.vault },
+            opts: { jobId: `summary-${tag}` },
+            children: [{ name: QUEUES.vaultDays.name, queueName: QUEUES.vaultDays.name, data: days, opts: { jobId: `days-${tag}` } }],
+          },
+        ],
+      });
+      const rollup = await Job.fromId(rollups, `rollup-${tag}`);
+      await rollup!.waitUntilFinished(events, 120_000);
+      expect(await derivedHash()).toEqual(before);
+    } finally {
+      await producer.close();
+      await events.close();
+      await rollups.close();
+      close();
+    }
+  });
+
   it("a worker killed mid-job leaves nothing half-written, and the retry writes the same rows", async () => {
     await workers.stop();
     workers = spawnWorkers({ JOBS_FAULT_HOLD_MS: "60000" });
     const before = await derivedHash();
     const pool = createPool(devnet.dbUrl, 2);
     const db = createDb(pool);
-    const producer = new FlowProducer({ connection: redisConnection(redis.url), prefix: PREFIX });
-    const events = new QueueEvents(QUEUES.pointsRollup.name, { connection: redisConnection(redis.url), prefix: PREFIX });
-    const rollups = new Queue(QUEUES.pointsRollup.name, { connection: redisConnection(redis.url), prefix: PREFIX });
+    const { conns, close } = testConnections(3);
+    const producer = new FlowProducer({ connection: conns[0]!, prefix: PREFIX });
+    const events = new QueueEvents(QUEUES.pointsRollup.name, { connection: conns[1]!, prefix: PREFIX });
+    const rollups = new Queue(QUEUES.pointsRollup.name, { connection: conns[2]!, prefix: PREFIX });
     try {
       const [v] = await q<{ chain_id: number; vault: string; first: number }>(
         "SELECT chain_id, vault, min(day) - date '1970-01-01' AS first FROM derived.vault_day GROUP BY 1, 2 ORDER BY 1 DESC, 2 LIMIT 1",
@@ -417,6 +464,7 @@ describe("derived analytics", () => {
       await producer.close();
       await events.close();
       await rollups.close();
+      close();
       await db.destroy();
     }
   }, 240_000);
