@@ -5,7 +5,9 @@
  * all, and nothing is stored after its range) is summarized from memory; the others from their
  * rows as the transaction now sees them: both give the same row.
  */
+import type { Selectable } from "kysely";
 import type pg from "pg";
+import type { VaultApyTable } from "../db/schema.js";
 import type { VaultRef } from "../repo.js";
 import { dayToDate } from "../lib/days.js";
 import { computeVaultSummary, type ApyPoint, type SeriesPoint } from "./summary.js";
@@ -55,18 +57,7 @@ export async function loadSummaryInputs(client: pg.ClientBase, vaults: readonly 
        SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault AND NOT d.missing ORDER BY d.day DESC LIMIT 1) d`,
     arrays(withDays),
   );
-  const { rows: apyRows } = await client.query<{
-    chain_id: number;
-    vault: string;
-    horizon: string;
-    simple_apy: number;
-    compound_apy: number;
-    gross_simple_apy: number;
-    gross_compound_apy: number;
-    pnl_per_share: number;
-    daily_pnl_per_share: number;
-    computed_at: Date;
-  }>(
+  const { rows: apyRows } = await client.query<Selectable<VaultApyTable>>(
     `SELECT a.* FROM unnest($1::int[], $2::text[], $3::date[]) AS r(chain_id, vault, day)
      CROSS JOIN LATERAL (SELECT * FROM derived.vault_apy a WHERE a.chain_id = r.chain_id AND a.vault = r.vault AND a.day = r.day OFFSET 0) a`,
     [...arrays(withDays), withDays.map((v) => dayToDate(lastDayOf(v)))],

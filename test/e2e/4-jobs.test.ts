@@ -42,11 +42,28 @@ function spawnWorkers(env: Record<string, string> = {}): ManagedProcess {
   });
 }
 
-/** Redis connections for a test's own producers and listeners, closed by the returned function (BullMQ leaves a connection it was handed open). */
-function testConnections(n: number) {
-  const conns = Array.from({ length: n }, () => redisConnection(redis.url));
-  for (const c of conns) c.on("error", () => {}); // Redis is stopped by a later test
-  return { conns, close: () => conns.forEach((c) => c.disconnect()) };
+/**
+ * A test's own flow producer, rollup queue and rollup events, on connections of their own that
+ * close() also ends (BullMQ leaves a connection it was handed open, and a later test stops Redis).
+ */
+async function rollupClients() {
+  const conns = Array.from({ length: 3 }, () => redisConnection(redis.url));
+  for (const c of conns) c.on("error", () => {});
+  const producer = new FlowProducer({ connection: conns[0]!, prefix: PREFIX });
+  const events = new QueueEvents(QUEUES.pointsRollup.name, { connection: conns[1]!, prefix: PREFIX });
+  const rollups = new Queue(QUEUES.pointsRollup.name, { connection: conns[2]!, prefix: PREFIX });
+  await events.waitUntilReady();
+  return {
+    producer,
+    events,
+    rollups,
+    async close() {
+      await producer.close();
+      await events.close();
+      await rollups.close();
+      for (const c of conns) c.disconnect();
+    },
+  };
 }
 
 async function waitUntil(what: string, fn: () => Promise<boolean>, ms = 120_000): Promise<void> {
@@ -390,12 +407,8 @@ describe("derived analytics", () => {
 
   it("a flow queued by an earlier version (one vault's days, then its summary job) still runs to its rollup, rows unchanged", async () => {
     const before = await derivedHash();
-    const { conns, close } = testConnections(3);
-    const producer = new FlowProducer({ connection: conns[0]!, prefix: PREFIX });
-    const events = new QueueEvents(QUEUES.pointsRollup.name, { connection: conns[1]!, prefix: PREFIX });
-    const rollups = new Queue(QUEUES.pointsRollup.name, { connection: conns[2]!, prefix: PREFIX });
+    const { producer, events, rollups, close } = await rollupClients();
     try {
-      await events.waitUntilReady();
       const [v] = await q<{ chain_id: number; vault: string; first: string }>(
         "SELECT chain_id, vault, min(day)::text AS first FROM derived.vault_day GROUP BY 1, 2 ORDER BY 1, 2 LIMIT 1",
       );
@@ -420,10 +433,7 @@ describe("derived analytics", () => {
       await rollup!.waitUntilFinished(events, 120_000);
       expect(await derivedHash()).toEqual(before);
     } finally {
-      await producer.close();
-      await events.close();
-      await rollups.close();
-      close();
+      await close();
     }
   });
 
@@ -433,16 +443,12 @@ describe("derived analytics", () => {
     const before = await derivedHash();
     const pool = createPool(devnet.dbUrl, 2);
     const db = createDb(pool);
-    const { conns, close } = testConnections(3);
-    const producer = new FlowProducer({ connection: conns[0]!, prefix: PREFIX });
-    const events = new QueueEvents(QUEUES.pointsRollup.name, { connection: conns[1]!, prefix: PREFIX });
-    const rollups = new Queue(QUEUES.pointsRollup.name, { connection: conns[2]!, prefix: PREFIX });
+    const { producer, events, rollups, close } = await rollupClients();
     try {
       const [v] = await q<{ chain_id: number; vault: string; first: number }>(
         "SELECT chain_id, vault, min(day) - date '1970-01-01' AS first FROM derived.vault_day GROUP BY 1, 2 ORDER BY 1 DESC, 2 LIMIT 1",
       );
       const plan = buildFlow([{ vault: { chainId: v!.chain_id, address: v!.vault }, from: v!.first, to: today(), fingerprints: new Map() }], 5, await extrasHash(db), `kill-${Date.now()}`);
-      await events.waitUntilReady();
       const id = await addFlow(producer, plan);
       // The job has written its rows and holds its transaction open: kill -9 the worker now.
       await waitUntil("a vault-days job is inside its write transaction", async () => {
@@ -461,10 +467,7 @@ describe("derived analytics", () => {
       await job!.waitUntilFinished(events, 120_000);
       expect(await derivedHash()).toEqual(before);
     } finally {
-      await producer.close();
-      await events.close();
-      await rollups.close();
-      close();
+      await close();
       await db.destroy();
     }
   }, 240_000);
