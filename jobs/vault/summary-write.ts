@@ -95,7 +95,8 @@ export async function writeSummaries(client: pg.ClientBase, inputs: readonly Sum
     );
   }
   if (inputs.length === 0) return;
-  const rows = summaryRows(inputs);
+  // in key order: two batches upserting some of the same vaults lock their rows in one order
+  const rows = summaryRows(inputs).sort((a, b) => a.chain_id - b.chain_id || (a.vault < b.vault ? -1 : a.vault > b.vault ? 1 : 0));
   const cols = Object.keys(rows[0]!);
   const updates = [...cols.filter((c) => c !== "chain_id" && c !== "vault"), "cached_at"].map((c) => `${c} = excluded.${c}`).join(", ");
   // one row per vault from one JSON parameter, typed by the table's own row type
