@@ -48,6 +48,17 @@ describe("command-line configuration errors", { timeout: 60_000 }, () => {
     expect(run("scripts/recompute.ts", db, ["--all", "--frobnicate"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/frobnicate/) });
   });
 
+  it("npm run queues-dashboard: a public host without a password, a bad port, a Redis nobody answers on", () => {
+    const r = run("scripts/queues-dashboard.ts", { QUEUES_DASHBOARD_HOST: "0.0.0.0", QUEUES_DASHBOARD_PORT: "99999", QUEUES_DASHBOARD_PASSWORD: undefined });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/QUEUES_DASHBOARD_HOST: a host other than loopback needs QUEUES_DASHBOARD_PASSWORD/);
+    expect(r.stderr).toMatch(/QUEUES_DASHBOARD_PORT/);
+    expect(run("scripts/queues-dashboard.ts", { QUEUES_DASHBOARD_PASSWORD: "short" })).toMatchObject({ code: 2, stderr: expect.stringMatching(/at least 12 characters/) });
+    const down = run("scripts/queues-dashboard.ts", { REDIS_URL: "redis://127.0.0.1:1" });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/queues-dashboard failed: .*127\.0\.0\.1:1/);
+  });
+
   it("npm run points: bad arguments", { timeout: 60_000 }, () => {
     const db = { DATABASE_URL: "postgresql://x@127.0.0.1:1/x" };
     expect(run("scripts/points.ts", db, ["give"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "give"/) });

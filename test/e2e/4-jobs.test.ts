@@ -22,6 +22,7 @@ import type { ManagedProcess } from "../../scripts/lib/procs.js";
 import { startRedis, type RedisInstance } from "../../scripts/lib/redis.js";
 import { startWorkerProcess } from "../../scripts/lib/workers.js";
 import { loadSummaryInputs, summaryRows } from "../../jobs/vault/summary-write.js";
+import { queuesDashboard } from "../../jobs/dashboard.js";
 import { loadManifest, rows, rpcCall, sleep, withDb } from "../helpers.js";
 
 const devnet = inject("devnet");
@@ -434,6 +435,48 @@ describe("derived analytics", () => {
       expect(await derivedHash()).toEqual(before);
     } finally {
       await close();
+    }
+  });
+
+  it("the queues dashboard lists every queue and a failed job with its reason, retries it, and wants its password", async () => {
+    const password = "correct horse battery staple";
+    const board = queuesDashboard(redis.url, { password });
+    const auth = { authorization: `Basic ${Buffer.from(`operator:${password}`).toString("base64")}` };
+    const conn = redisConnection(redis.url);
+    conn.on("error", () => {});
+    const queue = new Queue(QUEUES.vaultDays.name, { connection: conn, prefix: PREFIX });
+    try {
+      expect((await board.app.request("/queues/api/queues")).status).toBe(401);
+      expect((await board.app.request("/queues/api/queues", { headers: { authorization: `Basic ${Buffer.from("operator:wrong").toString("base64")}` } })).status).toBe(401);
+      const page = await board.app.request("/queues", { headers: auth });
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      expect(html).toMatch(/<html/i);
+      // its scripts come from the UI package
+      const script = /src="(static\/js\/[^"]+\.js)"/.exec(html)?.[1];
+      expect(script).toBeDefined();
+      expect((await board.app.request(`/queues/${script}`, { headers: auth })).status).toBe(200);
+      // a job the workers refuse (an empty batch) fails and stays visible with its reason
+      const job = await queue.add(QUEUES.vaultDays.name, { ranges: [] }, { jobId: `dashboard-bad-${Date.now()}`, attempts: 1 });
+      await waitUntil("the refused job has failed", () => job.isFailed(), 30_000);
+      const list = async () => {
+        const r = await board.app.request(`/queues/api/queues?activeQueue=${QUEUES.vaultDays.name}&status=failed&page=1`, { headers: auth });
+        expect(r.status).toBe(200);
+        return (await r.json()) as { queues: { name: string; counts: Record<string, number>; jobs: { id: string; failedReason?: string; attemptsMade?: number }[] }[] };
+      };
+      const before = await list();
+      expect(before.queues.map((q) => q.name).sort()).toEqual(Object.values(QUEUES).map((q) => q.name).sort());
+      const shown = before.queues.find((q) => q.name === QUEUES.vaultDays.name)!.jobs.find((j) => j.id === job.id);
+      expect(shown?.failedReason).toMatch(/bad vault-days input: .*at least one range/);
+      // retried from the board: it runs again (and fails again, for the same reason)
+      const retry = await board.app.request(`/queues/api/queues/${QUEUES.vaultDays.name}/${job.id}/retry`, { method: "PUT", headers: auth });
+      expect(retry.status, await retry.text()).toBeLessThan(300);
+      await waitUntil("the retried job has run again", async () => ((await Job.fromId(queue, job.id!))?.attemptsMade ?? 0) >= 2, 30_000);
+      await (await Job.fromId(queue, job.id!))!.remove();
+    } finally {
+      await queue.close();
+      conn.disconnect();
+      await board.close();
     }
   });
 

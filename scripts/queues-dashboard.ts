@@ -1,0 +1,52 @@
+/**
+ * npm run queues-dashboard: the queues dashboard (jobs/dashboard.ts) of a running service, on
+ * http://127.0.0.1:8090/queues. Reads REDIS_URL (without it, the local Redis the service's own
+ * commands start on 127.0.0.1:63790, which must be running), QUEUES_DASHBOARD_HOST (127.0.0.1;
+ * any other host needs a password), QUEUES_DASHBOARD_PORT (8090), QUEUES_DASHBOARD_PASSWORD
+ * (basic auth, user `operator`) and QUEUES_DASHBOARD_READ_ONLY (0).
+ */
+import { serve } from "@hono/node-server";
+import { dashboardConfig, queuesDashboard } from "../jobs/dashboard.js";
+import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
+import { checkRedis, parseRedisUrl, probeRedis } from "./lib/redis.js";
+
+const LOCAL_REDIS = "redis://127.0.0.1:63790";
+
+async function main(): Promise<void> {
+  let cfg;
+  try {
+    cfg = dashboardConfig(process.env);
+  } catch (err) {
+    console.error(errMessage(err));
+    process.exit(2);
+  }
+  let redisUrl: string;
+  if (cfg.redisUrl) {
+    redisUrl = parseRedisUrl(cfg.redisUrl).toString();
+    await checkRedis(redisUrl);
+  } else {
+    // the dashboard shows the queues of a running service: it never starts a Redis of its own
+    if ((await probeRedis("127.0.0.1", 63790)) !== "pong") {
+      console.error(`queues-dashboard: no Redis answers at ${LOCAL_REDIS}; start the service (npm run demo, or npm run workers) or set REDIS_URL`);
+      process.exit(1);
+    }
+    redisUrl = LOCAL_REDIS;
+  }
+  installSignalHandlers();
+  const board = queuesDashboard(redisUrl, { password: cfg.password, readOnly: cfg.readOnly });
+  const server = serve({ fetch: board.app.fetch, hostname: cfg.host, port: cfg.port });
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", resolve);
+    server.once("error", reject);
+  });
+  registerCleanup("queues dashboard", async () => {
+    await new Promise<void>((r) => server.close(() => r()));
+    await board.close();
+  });
+  console.log(`queues dashboard on http://${cfg.host}:${cfg.port}/queues${cfg.readOnly ? " (read-only)" : ""}`);
+}
+
+main().catch((err) => {
+  console.error(`queues-dashboard failed: ${errMessage(err)}`);
+  process.exit(1);
+});
