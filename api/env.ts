@@ -1,6 +1,7 @@
 /** The API's settings, from the environment, parsed and checked once at start-up. */
 import { z } from "zod";
 import { decimal } from "../jobs/config.js";
+import { parseEnv } from "../jobs/lib/env.js";
 
 /** Points rules of the write routes, as decimal strings (18 decimals at most). */
 export interface PointsRules {
@@ -62,11 +63,7 @@ export interface ApiConfig {
 }
 
 export function apiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
-  const parsed = schema.safeParse(env);
-  if (!parsed.success) {
-    throw new Error(`invalid API configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n")}`);
-  }
-  const e = parsed.data;
+  const e = parseEnv(schema, env, "API configuration");
   const rpcUrls = new Map<number, string>();
   for (const [k, v] of Object.entries(env)) {
     const m = /^PONDER_RPC_URL_(\d+)$/.exec(k);

@@ -1,5 +1,6 @@
 /** The workers' settings, from the environment, parsed and checked once at start-up. */
 import { z } from "zod";
+import { parseEnv } from "./lib/env.js";
 import { parseFixed } from "./lib/fixed.js";
 
 /** A non-negative decimal setting with up to 18 decimals (the API reads some of the same). */
@@ -49,12 +50,7 @@ export interface JobsConfig {
 
 /** Throws one readable error listing every bad variable. */
 export function jobsConfig(env: NodeJS.ProcessEnv = process.env): JobsConfig {
-  const parsed = schema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
-    throw new Error(`invalid worker configuration:\n${lines.join("\n")}`);
-  }
-  const e = parsed.data;
+  const e = parseEnv(schema, env, "worker configuration");
   return {
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,

@@ -11,6 +11,7 @@ import { serveStatic } from "@hono/node-server/serve-static";
 import { Hono } from "hono";
 import { basicAuth } from "hono/basic-auth";
 import { z } from "zod";
+import { parseEnv } from "./lib/env.js";
 import { QUEUES, type QueueKey } from "./queues.js";
 import { openQueues } from "./runtime.js";
 
@@ -64,12 +65,7 @@ export interface DashboardConfig {
 
 /** The dashboard command's settings; throws one readable error listing every bad variable. */
 export function dashboardConfig(env: NodeJS.ProcessEnv = process.env): DashboardConfig {
-  const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
-    throw new Error(`invalid queues dashboard configuration:\n${lines.join("\n")}`);
-  }
-  const e = parsed.data;
+  const e = parseEnv(envSchema, env, "queues dashboard configuration");
   return {
     redisUrl: e.REDIS_URL,
     host: e.QUEUES_DASHBOARD_HOST,
