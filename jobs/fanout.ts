@@ -130,10 +130,11 @@ export function buildFlow(changes: readonly ChangedRange[], attempts: number, ex
     .slice(0, 16);
   const opts = jobOptions(attempts);
   const child = { ...opts, ignoreDependencyOnFailure: true };
+  const isShort = (c: ChangedRange) => c.to - c.from + 1 <= SHORT_RANGE_DAYS;
+  const short = changes.filter(isShort);
   const batches: ChangedRange[][] = [];
-  const short = changes.filter((c) => c.to - c.from + 1 <= SHORT_RANGE_DAYS);
   for (let k = 0; k < short.length; k += batchVaults) batches.push(short.slice(k, k + batchVaults));
-  for (const c of changes) if (c.to - c.from + 1 > SHORT_RANGE_DAYS) batches.push([c]);
+  for (const c of changes) if (!isShort(c)) batches.push([c]);
   const days = changes.reduce((n, c) => n + c.to - c.from + 1, 0);
   const flow: FlowJob = {
     name: QUEUES.pointsRollup.name,

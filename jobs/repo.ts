@@ -77,8 +77,11 @@ export async function loadBalances(db: AnyDb, schema: string, v: VaultRef, befor
 const chainIds = (items: readonly { v: VaultRef }[]) => items.map((i) => i.v.chainId);
 const addresses = (items: readonly { v: VaultRef }[]) => items.map((i) => i.v.address);
 
+/** Vaults as the two unnest() arrays of a batch statement: chain ids, addresses. */
+export const vaultArrays = (vaults: readonly VaultRef[]): [number[], string[]] => [vaults.map((v) => v.chainId), vaults.map((v) => v.address)];
+
 /** Rows grouped per vault key, in the order they came. */
-function groupByVault<R extends { chain_id: number; vault: string }, T>(rows: readonly R[], map: (r: R) => T): Map<string, T[]> {
+export function groupByVault<R extends { chain_id: number; vault: string }, T>(rows: readonly R[], map: (r: R) => T): Map<string, T[]> {
   const out = new Map<string, T[]>();
   for (const r of rows) {
     const key = `${r.chain_id}:${r.vault.toLowerCase()}`;

@@ -43,6 +43,7 @@ import {
   multiplierOn,
   vaultKey,
   type Db,
+  vaultArrays,
   type RewardWindow,
   type VaultRef,
 } from "../repo.js";
@@ -129,19 +130,19 @@ async function readInputs(ctx: VaultDaysContext, ranges: readonly DaysRange[]): 
       // range), they are rewritten too, from the same snapshot.
       // (with the first and last days of the stored daily rows: whether the summary can be made
       // from memory, see summaryFromMemory)
+      const [knownChains, knownVaults] = vaultArrays(known.map((r) => r.vault));
       const { rows: bounds } = await sql<{ chain_id: number; vault: string; indexed_to: number | null; first_stored: number | null; last_stored: number | null }>`
         SELECT r.chain_id, r.vault,
           (SELECT p.day - date '1970-01-01' FROM derived.points_vault p WHERE p.chain_id = r.chain_id AND p.vault = r.vault) AS indexed_to,
           (SELECT d.day - date '1970-01-01' FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault ORDER BY d.day LIMIT 1) AS first_stored,
           (SELECT d.day - date '1970-01-01' FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault ORDER BY d.day DESC LIMIT 1) AS last_stored
-        FROM unnest(${known.map((r) => r.vault.chainId)}::int[], ${known.map((r) => r.vault.address)}::text[]) AS r(chain_id, vault)`.execute(trx);
+        FROM unnest(${knownChains}::int[], ${knownVaults}::text[]) AS r(chain_id, vault)`.execute(trx);
       const boundsOf = new Map(bounds.map((r) => [`${r.chain_id}:${r.vault}`, r]));
-      const indexedTo = new Map(bounds.filter((r) => r.indexed_to != null).map((r) => [`${r.chain_id}:${r.vault}`, r.indexed_to!]));
       const items = known.flatMap((r) => {
         const key = vaultKey(r.vault);
         const firstDay = firstDays.get(key);
         if (firstDay == null || firstDay > r.to) return []; // no snapshot up to `to`: nothing to compute
-        return [{ ...r, key, meta: metas.get(key)!, firstDay, lastDay: Math.max(r.to, indexedTo.get(key) ?? r.to), continues: r.from > firstDay }];
+        return [{ ...r, key, meta: metas.get(key)!, firstDay, lastDay: Math.max(r.to, boundsOf.get(key)?.indexed_to ?? r.to), continues: r.from > firstDay }];
       });
       // A range after the vault's first day continues from what its stored rows say of the days
       // before it (their fingerprints matched: their inputs did not change): the last snapshot of
@@ -243,7 +244,7 @@ type Computed = ReturnType<typeof computeVault>;
 function summaryFromMemory(c: Computed, now: string): SummaryInput | null {
   const { input, out } = c;
   const lastWithData = out.days.findLast((d) => !d.missing);
-  if (!input.wholeSeries || !lastWithData || out.days.length === 0) return null;
+  if (!input.wholeSeries || !lastWithData) return null;
   const earlier = new Map<number, number | null>();
   for (const s of input.snapshots) {
     const d = dayOf(s.timestamp);
@@ -317,8 +318,7 @@ export async function runVaultDays(ctx: VaultDaysContext, ranges: readonly DaysR
 
 /** The batch's vaults and one per-vault value each, as unnest() parameters. */
 const batchArgs = (computed: readonly Computed[], ...per: ((c: Computed) => unknown)[]) => [
-  computed.map((c) => c.input.vault.chainId),
-  computed.map((c) => c.input.vault.address),
+  ...vaultArrays(computed.map((c) => c.input.vault)),
   ...per.map((f) => computed.map(f)),
 ];
 
@@ -461,7 +461,7 @@ async function writePoints(client: pg.PoolClient, computed: readonly Computed[],
 
   // ---- lifetime deposits of the wallets whose deposits may have changed: those rewritten
   // above, receivers of deposits in a range, and stored last deposits in it ----
-  const events = `"${indexerSchema.replace(/"/g, '""')}"."vault_event"`;
+  const events = `${client.escapeIdentifier(indexerSchema)}.vault_event`;
   // (the indexer stores addresses in lower case: src/vaults.ts)
   const deposits = await client.query<{ chain_id: number; vault: string; wallet: string; total: string | null; last_day: string | null }>(
     `WITH r AS (

@@ -8,7 +8,7 @@
 import type { Selectable } from "kysely";
 import type pg from "pg";
 import type { VaultApyTable } from "../db/schema.js";
-import type { VaultRef } from "../repo.js";
+import { groupByVault, vaultArrays, vaultKey, type VaultRef } from "../repo.js";
 import { dayToDate } from "../lib/days.js";
 import { computeVaultSummary, type ApyPoint, type SeriesPoint } from "./summary.js";
 
@@ -26,8 +26,6 @@ export interface SummaryInput {
 
 /** A double column's value in JSON: Infinity and NaN, which JSON lacks, as the text Postgres reads them from */
 const float = (x: number | null) => (x == null || Number.isFinite(x) ? x : String(x));
-const arrays = (vaults: readonly VaultRef[]) => [vaults.map((v) => v.chainId), vaults.map((v) => v.address)];
-const keyOf = (r: { chain_id: number; vault: string }) => `${r.chain_id}:${r.vault}`;
 
 /** The summary inputs of `vaults` from their stored rows; `empty` are those without any. */
 export async function loadSummaryInputs(client: pg.ClientBase, vaults: readonly VaultRef[]): Promise<{ inputs: SummaryInput[]; empty: VaultRef[] }> {
@@ -37,35 +35,30 @@ export async function loadSummaryInputs(client: pg.ClientBase, vaults: readonly 
      FROM unnest($1::int[], $2::text[]) AS r(chain_id, vault)
      CROSS JOIN LATERAL (SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault OFFSET 0) d
      ORDER BY d.chain_id, d.vault, d.day`,
-    arrays(vaults),
+    vaultArrays(vaults),
   );
-  const daysOf = new Map<string, SeriesPoint[]>();
-  for (const r of rows) {
-    const list = daysOf.get(keyOf(r));
-    const p = { day: r.d, ratio: r.ratio == null ? null : Number(r.ratio) };
-    if (list) list.push(p);
-    else daysOf.set(keyOf(r), [p]);
-  }
-  const withDays = vaults.filter((v) => daysOf.has(`${v.chainId}:${v.address}`));
-  const empty = vaults.filter((v) => !daysOf.has(`${v.chainId}:${v.address}`));
+  const daysOf = groupByVault(rows, (r): SeriesPoint => ({ day: r.d, ratio: r.ratio == null ? null : Number(r.ratio) }));
+  const withDays = vaults.filter((v) => daysOf.has(vaultKey(v)));
+  const empty = vaults.filter((v) => !daysOf.has(vaultKey(v)));
   if (withDays.length === 0) return { inputs: [], empty };
-  const lastDayOf = (v: VaultRef) => daysOf.get(`${v.chainId}:${v.address}`)!.at(-1)!.day;
+  const lastDayOf = (v: VaultRef) => daysOf.get(vaultKey(v))!.at(-1)!.day;
   const { rows: withData } = await client.query<{ chain_id: number; vault: string; tvl: string | null; share_price: string | null; ts: string | null }>(
     `SELECT r.chain_id, r.vault, d.tvl::text AS tvl, d.share_price::text AS share_price, d.snapshot_timestamp::text AS ts
      FROM unnest($1::int[], $2::text[]) AS r(chain_id, vault)
      CROSS JOIN LATERAL (
        SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault AND NOT d.missing ORDER BY d.day DESC LIMIT 1) d`,
-    arrays(withDays),
+    vaultArrays(withDays),
   );
   const { rows: apyRows } = await client.query<Selectable<VaultApyTable>>(
     `SELECT a.* FROM unnest($1::int[], $2::text[], $3::date[]) AS r(chain_id, vault, day)
      CROSS JOIN LATERAL (SELECT * FROM derived.vault_apy a WHERE a.chain_id = r.chain_id AND a.vault = r.vault AND a.day = r.day OFFSET 0) a`,
-    [...arrays(withDays), withDays.map((v) => dayToDate(lastDayOf(v)))],
+    [...vaultArrays(withDays), withDays.map((v) => dayToDate(lastDayOf(v)))],
   );
-  const dataOf = new Map(withData.map((r) => [keyOf(r), r]));
+  const dataOf = new Map(withData.map((r) => [`${r.chain_id}:${r.vault}`, r]));
+  const apyOf = groupByVault(apyRows, (a) => a);
   const inputs = withDays.map((v): SummaryInput => {
-    const key = `${v.chainId}:${v.address}`;
-    const apy = apyRows.filter((a) => keyOf(a) === key);
+    const key = vaultKey(v);
+    const apy = apyOf.get(key) ?? [];
     const data = dataOf.get(key);
     return {
       vault: v,
@@ -91,7 +84,7 @@ export async function writeSummaries(client: pg.ClientBase, inputs: readonly Sum
   if (empty.length > 0) {
     await client.query(
       `DELETE FROM derived.vault_metrics m USING unnest($1::int[], $2::text[]) AS r(chain_id, vault) WHERE m.chain_id = r.chain_id AND m.vault = r.vault`,
-      arrays(empty),
+      vaultArrays(empty),
     );
   }
   if (inputs.length === 0) return;

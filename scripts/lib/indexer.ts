@@ -216,9 +216,9 @@ export async function recordBackfill(databaseUrl: string, schema: string, progre
  * views schema (the API reads the tables directly).
  */
 export async function createViews(opts: Pick<IndexerOptions, "databaseUrl">, schema: string, viewsSchema = VIEWS_SCHEMA): Promise<void> {
-  const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
   const client = new pg.Client({ connectionString: opts.databaseUrl });
   await client.connect();
+  const q = (name: string) => client.escapeIdentifier(name);
   try {
     const exists = await client.query("SELECT 1 FROM information_schema.schemata WHERE schema_name = $1", [schema]);
     if (exists.rowCount === 0) throw new Error(`create-views: schema ${schema} does not exist`);
