@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSummary, type PendingGroup } from "../../api/routes/platform/redemptions.js";
 import { setupApi, type ApiHarness } from "../api-harness.js";
+import { parseExact } from "../helpers.js";
 
 let h: ApiHarness;
 const API = "/api/v1";
@@ -38,10 +39,8 @@ async function expect422(path: string, field: string | number, init: RequestInit
   expect(r.body.detail.some((d) => d.loc[d.loc.length - 1] === field), `${path}: loc ending in ${field}: ${JSON.stringify(r.body)}`).toBe(true);
 }
 
-async function expectAuth(path: string, init: RequestInit = {}) {
-  expect((await h.json<{ detail: string }>(path, { ...init, key: null })).status).toBe(401);
-  expect((await h.json<{ detail: string }>(path, { ...init, key: h.revokedKey })).status).toBe(403);
-}
+/** The route's key policy: an open read (api/middleware/auth.ts readKey). */
+const expectAuth = (path: string, init: RequestInit = {}) => h.expectOpenRead(path, init);
 
 beforeAll(async () => {
   h = await setupApi();
@@ -400,7 +399,7 @@ interface Summary {
     unscheduled: Bucket;
     outside_window: Bucket;
   };
-  redemptions_by_date: (Bucket & { date: string; days_until_due: number | null; is_overdue: boolean; assets_estimated: boolean })[];
+  redemptions_by_date: (Bucket & { date: string; days_until_due: number; is_overdue: boolean; assets_estimated: boolean })[];
   idle_balances: { total_raw: string; wallets: { address: string; wallet_type: string; amount_raw: string }[]; subaccounts: { addresses: string[]; amount_raw: string } };
 }
 
@@ -437,10 +436,10 @@ async function checkSummary(s: Summary, v: VaultRow, pastDays: number, futureDay
   expect(s.summary.is_overdue).toBe(overdue.length > 0);
   expect(s.summary.next_redemption_date).toBe(groups.find((g) => g.d != null && g.d >= t)?.d ?? null);
   const dated = [...overdue, ...due].sort((a, b) => a.d!.localeCompare(b.d!));
-  expect(s.redemptions_by_date.map((e) => e.date)).toEqual([...dated.map((g) => g.d), ...(unscheduled.length ? ["unscheduled"] : [])]);
+  expect(s.redemptions_by_date.map((e) => e.date)).toEqual(dated.map((g) => g.d));
   for (const e of s.redemptions_by_date) {
-    const g = groups.find((x) => (x.d ?? "unscheduled") === e.date)!;
-    expect(e).toMatchObject({ count: g.n, assets_raw: g.assets, shares_raw: g.shares, is_overdue: e.date !== "unscheduled" && e.date < t });
+    const g = groups.find((x) => x.d === e.date)!;
+    expect(e).toMatchObject({ count: g.n, assets_raw: g.assets, shares_raw: g.shares, is_overdue: e.date < t });
   }
   const [snap] = await h.q<{ idle: string; sub: string; ts: string }>(
     "SELECT idle_assets::text AS idle, subaccount_assets::text AS sub, timestamp::text AS ts FROM indexer.share_ratio_snapshot WHERE chain_id = $1 AND vault = $2 ORDER BY timestamp DESC, block_number DESC, id DESC LIMIT 1",
@@ -471,9 +470,11 @@ describe("pending redemptions", () => {
     const r = await h.json<Summary>(`${API}/vaults/${v2.address}/pending-redemptions?chain_id=${v2.chain_id}&past_days=3&future_days=5`);
     expect(r.status).toBe(200);
     await checkSummary(r.body, v2, 3, 5);
-    if (r.body.summary.unscheduled.count > 0) {
-      const last = r.body.redemptions_by_date.at(-1)!;
-      expect(last).toMatchObject({ date: "unscheduled", days_until_due: null, assets_estimated: true });
+    expect(r.body.summary.unscheduled.count).toBeGreaterThan(0);
+    // the dated list keeps the spec's types: a date and an integer, never "unscheduled" and null
+    for (const e of r.body.redemptions_by_date) {
+      expect(e.date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      expect(Number.isInteger(e.days_until_due)).toBe(true);
     }
   });
 
@@ -523,7 +524,6 @@ describe("pending redemption buckets (synthetic requests, fixed clock)", () => {
       ["2026-03-09", -1, true, 1],
       ["2026-03-10", 0, false, 1],
       ["2026-03-20", 10, false, 3],
-      ["unscheduled", null, false, 2],
     ]);
     expect(s.liquidity).toEqual({ available: 4, available_raw: "4000000", as_of: new Date(1773100000 * 1000).toISOString() });
     expect(s.idle_balances).toEqual({ total: 5, total_raw: "5000000", wallets: [{ address: "0xv", wallet_type: "vault", amount: 4, amount_raw: "4000000" }], subaccounts: { addresses: ["0xs"], amount: 1, amount_raw: "1000000" } });
@@ -620,8 +620,12 @@ describe("withdrawal queue", () => {
   for (const which of ["lendingPool", "tokenizedVaultV2"] as const) {
     it(`GET /withdrawals/{chain}/{vault} of a ${which}: pending in processing order, processed newest first`, async () => {
       const v = which === "lendingPool" ? lending : v2;
-      const r = await h.json<Queue>(`${API}/withdrawals/${v.chain_id}/${upper(v.address)}`);
-      expect(r.status).toBe(200);
+      const res = await h.req(`${API}/withdrawals/${v.chain_id}/${upper(v.address)}`);
+      expect(res.status).toBe(200);
+      // raw amounts are exact JSON numbers (the spec's type), read here digit for digit
+      const exact = parseExact<Queue>(await res.text(), ["total_withdrawals_raw_amount", "amount_raw"]);
+      expect(exact.notNumbers).toEqual([]);
+      const r = { body: exact.body };
       const [vr] = await h.q<{ head: number; tail: number; total_assets: string | null; asset_symbol: string }>(
         "SELECT withdrawal_queue_head AS head, withdrawal_queue_tail AS tail, total_assets::text AS total_assets, asset_symbol FROM indexer.vault WHERE chain_id = $1 AND address = $2",
         [v.chain_id, v.address],
@@ -670,7 +674,7 @@ describe("withdrawal queue", () => {
 });
 
 describe("OpenAPI", () => {
-  it("documents every platform route, with the key requirement where it applies", async () => {
+  it("documents every platform route, with the key policy where it applies", async () => {
     const doc = (await h.json<{ paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown> }>> }>(`${API}/openapi.json`, { key: null })).body;
     const open = ["/platform/strategy_apy", "/platform/strategy_apy/{vault_address}", "/platform/strategist"];
     const keyed: [string, string][] = [
@@ -682,15 +686,24 @@ describe("OpenAPI", () => {
       ["post", "/vaults/pending-redemptions"],
       ["get", "/withdrawals/{chain}/{vault_address}"],
     ];
+    // every read is open (a key is optional, checked when sent), whatever the route
     for (const p of open) {
       expect(doc.paths[p]?.get, p).toBeDefined();
-      expect(doc.paths[p]!.get!.security ?? []).toEqual([]);
+      expect(doc.paths[p]!.get!.security).toEqual([{}, { ApiKeyHeader: [] }]);
     }
     for (const [m, p] of keyed) {
       const op = doc.paths[p]?.[m];
       expect(op, `${m} ${p}`).toBeDefined();
-      expect(op!.security).toEqual([{ ApiKeyHeader: [] }]);
-      expect(Object.keys(op!.responses)).toEqual(expect.arrayContaining(["200", "401", "403", "422"]));
+      expect(op!.security).toEqual([{}, { ApiKeyHeader: [] }]);
+      expect(Object.keys(op!.responses)).toEqual(expect.arrayContaining(["200", "403", "422"]));
+    }
+    // with API_READS_REQUIRE_KEY=1 the document says what the routes then enforce
+    const closed = await h.appWith({ readsRequireKey: true }).request(`${API}/openapi.json`);
+    const cdoc = (await closed.json()) as typeof doc;
+    for (const p of open) expect(cdoc.paths[p]!.get!.security).toEqual([{}, { ApiKeyHeader: [] }]);
+    for (const [m, p] of keyed) {
+      expect(cdoc.paths[p]![m]!.security, `${m} ${p}`).toEqual([{ ApiKeyHeader: [] }]);
+      expect(Object.keys(cdoc.paths[p]![m]!.responses)).toEqual(expect.arrayContaining(["200", "401", "403", "422"]));
     }
     // strategy APY create takes the key or an operator's bearer token
     expect(doc.paths["/platform/strategy_apy"]!.post!.security).toEqual([{ ApiKeyHeader: [] }, { OAuth2Password: ["strategy_apy:write"] }]);

@@ -33,6 +33,7 @@ import type {
 } from "./platform.routes.js";
 import type { UnrealizedPnlRecordSchema, WithdrawalQueueSchema } from "./platform.schemas.js";
 import { loadSummaryInputs, summarize, type SummaryVault } from "./redemptions.js";
+import { exactNumber } from "../../lib/exact.js";
 
 // ---------------------------------------------------------------------------------------------
 // Strategy APY snapshots and strategists
@@ -368,14 +369,14 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
       asset: { address: v.asset, symbol: v.asset_symbol, decimals: d },
       queue: { head: v.withdrawal_queue_head, tail: v.withdrawal_queue_tail, length: v.withdrawal_queue_tail - v.withdrawal_queue_head },
       pending_count: total.n,
-      total_withdrawals_raw_amount: total.amount,
+      total_withdrawals_raw_amount: exactNumber(total.amount),
       normalized_total_withdrawals_amount: formatUnits(total.amount, d),
       total_assets: v.total_assets,
       normalized_total_assets: v.total_assets == null ? null : formatUnits(v.total_assets, d),
       pending_withdrawals: pend.rows.map((p, i) => ({
         id: p.id,
         date: p.claimable_date ?? utcDay(new Date(Number(p.timestamp) * 1000)),
-        amount_raw: p.amount,
+        amount_raw: exactNumber(p.amount),
         normalized_amount: formatUnits(p.amount, d),
         amount_estimated: p.estimated,
         vault_percentage: percentString(BigInt(p.amount), totalAssets),
@@ -391,7 +392,7 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
       recent_processed: done.rows.map((p) => ({
         id: p.id,
         date: utcDay(new Date(Number(p.processed_timestamp ?? p.timestamp) * 1000)),
-        amount_raw: p.amount ?? "0",
+        amount_raw: exactNumber(p.amount ?? "0"),
         normalized_amount: formatUnits(p.amount ?? "0", d),
         owner: p.owner,
         receiver: p.receiver,

@@ -4,8 +4,8 @@
  * strategist list need no key (as in the spec); every other route needs `x-api-key`.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { requireKey } from "../../middleware/auth.js";
-import { authResponses, errorResponses, EvmAddress, keySecurity, QueryInt, VaultAddress, jsonResponse as json } from "../../lib/router.js";
+import { openRoute, readKey } from "../../middleware/auth.js";
+import { openReadAuthResponses, errorResponses, EvmAddress, openReadSecurity, QueryInt, VaultAddress, jsonResponse as json } from "../../lib/router.js";
 import { ChainIdParam, DateOrDateTime } from "./platform.lib.js";
 import {
   notFoundResponse,
@@ -32,7 +32,8 @@ export const strategyApyList = createRoute({
   path: "/platform/strategy_apy",
   tags: ["platform"],
   summary: "Strategy APY snapshots of every vault, newest first",
-  responses: { 200: json("Snapshots, newest first", z.array(StrategyApySnapshotReadSchema)), ...errorResponses },
+  ...openRoute,
+  responses: { 200: json("Snapshots, newest first", z.array(StrategyApySnapshotReadSchema)), ...openReadAuthResponses, ...errorResponses },
 });
 
 export const strategyApyByVault = createRoute({
@@ -42,7 +43,8 @@ export const strategyApyByVault = createRoute({
   summary: "Strategy APY snapshots of one vault, newest first",
   description: "404 when the address is neither a vault of the registry nor has snapshots.",
   request: { params: VaultPath },
-  responses: { 200: json("Snapshots of the vault, newest first", z.array(StrategyApySnapshotReadSchema)), ...notFoundResponse, ...errorResponses },
+  ...openRoute,
+  responses: { 200: json("Snapshots of the vault, newest first", z.array(StrategyApySnapshotReadSchema)), ...notFoundResponse, ...openReadAuthResponses, ...errorResponses },
 });
 
 export const strategistList = createRoute({
@@ -56,7 +58,8 @@ export const strategistList = createRoute({
       limit: QueryInt({ def: 100, min: 1, max: 1000 }).openapi({ type: "integer", default: 100, minimum: 1, maximum: 1000 }),
     }),
   },
-  responses: { 200: json("Strategists ordered by name", z.array(StrategistListItemSchema)), ...errorResponses },
+  ...openRoute,
+  responses: { 200: json("Strategists ordered by name", z.array(StrategistListItemSchema)), ...openReadAuthResponses, ...errorResponses },
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -71,8 +74,8 @@ export const unrealizedPnl = createRoute({
     "One record per share-ratio snapshot (derived.unrealized_pnl, see docs/metrics.md). `start_date` and `end_date` are inclusive bounds on the record's timestamp: a date covers its whole UTC day. " +
     "`fields=ratio` gives slim points `{timestamp, current_redeem_ratio, adjusted_redeem_ratio, collateral_ratio}` with `collateral_ratio = actual_tvl / tvl_on_vault`. " +
     "An address deployed on several chains gives the records of every chain unless `chain_id` picks one. 404 for an unknown vault; 422 when start_date is after end_date.",
-  middleware: [requireKey] as const,
-  security: keySecurity,
+  middleware: [readKey] as const,
+  security: openReadSecurity,
   request: {
     query: z.object({
       vault_address: VaultAddress,
@@ -86,7 +89,7 @@ export const unrealizedPnl = createRoute({
   responses: {
     200: json("Records (or ratio points), newest first", z.union([z.array(UnrealizedPnlRecordSchema), z.array(UnrealizedPnlRatioPointSchema)])),
     ...notFoundResponse,
-    ...authResponses,
+    ...openReadAuthResponses,
     ...unavailableResponse,
     ...errorResponses,
   },
@@ -97,9 +100,9 @@ export const unrealizedPnlLatest = createRoute({
   path: "/platform/unrealized_pnl/latest",
   tags: ["platform"],
   summary: "The newest unrealized PnL record of every vault",
-  middleware: [requireKey] as const,
-  security: keySecurity,
-  responses: { 200: json("One record per vault and chain, by chain and address", z.array(UnrealizedPnlRecordSchema)), ...authResponses, ...unavailableResponse, ...errorResponses },
+  middleware: [readKey] as const,
+  security: openReadSecurity,
+  responses: { 200: json("One record per vault and chain, by chain and address", z.array(UnrealizedPnlRecordSchema)), ...openReadAuthResponses, ...unavailableResponse, ...errorResponses },
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -111,9 +114,9 @@ export const vaultHistoryArchived = createRoute({
   tags: ["platform"],
   summary: "Vaults whose history is fully backfilled",
   description: "Distinct lower-cased vault addresses of ops.vault_backfill, sorted.",
-  middleware: [requireKey] as const,
-  security: keySecurity,
-  responses: { 200: json("Vault addresses", z.array(z.string())), ...authResponses, ...errorResponses },
+  middleware: [readKey] as const,
+  security: openReadSecurity,
+  responses: { 200: json("Vault addresses", z.array(z.string())), ...openReadAuthResponses, ...errorResponses },
 });
 
 export const vaultHistory = createRoute({
@@ -124,8 +127,8 @@ export const vaultHistory = createRoute({
   description:
     "From indexer.vault_event. `wallet` matches the position holder (`owner`), the receiver, or the depositor who sent a deposit; `wallet` in the records is the position holder (see the schema). " +
     "`Withdraw` events are emitted when a queued redemption is processed. Ordered by block and log index, newest first (records of several chains are merged by time). 404 for an unknown vault, or for a known vault not deployed on `chain_id`.",
-  middleware: [requireKey] as const,
-  security: keySecurity,
+  middleware: [readKey] as const,
+  security: openReadSecurity,
   request: {
     params: VaultPath,
     query: z.object({
@@ -135,7 +138,7 @@ export const vaultHistory = createRoute({
       limit: QueryInt({ def: 5000, min: 1, max: 5000 }).openapi({ type: "integer", default: 5000, minimum: 1, maximum: 5000 }),
     }),
   },
-  responses: { 200: json("Vault history records, newest first", z.array(VaultHistoryRecordSchema)), ...notFoundResponse, ...authResponses, ...unavailableResponse, ...errorResponses },
+  responses: { 200: json("Vault history records, newest first", z.array(VaultHistoryRecordSchema)), ...notFoundResponse, ...openReadAuthResponses, ...unavailableResponse, ...errorResponses },
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -149,8 +152,8 @@ export const pendingRedemptions = createRoute({
   description:
     "Days are UTC. Overdue: claimable on a day of the look-back `[today - past_days, today)`; due: claimable from today to `today + future_days` included. " +
     "An address deployed on several chains: `chain_id` picks one, else the lowest chain id is served (`vault.chain_id` says which). 404 for an unknown vault (or one that is not indexed, e.g. a non-EVM vault).",
-  middleware: [requireKey] as const,
-  security: keySecurity,
+  middleware: [readKey] as const,
+  security: openReadSecurity,
   request: {
     params: VaultPath,
     query: z.object({
@@ -159,7 +162,7 @@ export const pendingRedemptions = createRoute({
       chain_id: ChainIdParam.optional().openapi({ type: "integer", description: "The vault on this chain" }),
     }),
   },
-  responses: { 200: json("Pending redemption summary", PendingRedemptionSummarySchema), ...notFoundResponse, ...authResponses, ...unavailableResponse, ...errorResponses },
+  responses: { 200: json("Pending redemption summary", PendingRedemptionSummarySchema), ...notFoundResponse, ...openReadAuthResponses, ...unavailableResponse, ...errorResponses },
 });
 
 export const pendingRedemptionsBatch = createRoute({
@@ -170,10 +173,10 @@ export const pendingRedemptionsBatch = createRoute({
   description:
     "Selects vaults by address (`vault_addresses`), by strategist (`strategist_name`), both (the listed vaults of that strategist) or neither (every indexed vault), with the default window (past_days 7, future_days 14). " +
     "Each vault is processed on its own: an unknown, malformed or non-EVM address, or one not managed by the strategist, goes to `errors` and never fails the request. 404 when `strategist_name` names no strategist; 422 when the body is not a JSON object of these types.",
-  middleware: [requireKey] as const,
-  security: keySecurity,
+  middleware: [readKey] as const,
+  security: openReadSecurity,
   request: { body: { content: { "application/json": { schema: PendingRedemptionsBatchBodySchema } }, required: true } },
-  responses: { 200: json("Summaries and per-address errors", PendingRedemptionsBatchSchema), ...notFoundResponse, ...authResponses, ...unavailableResponse, ...errorResponses },
+  responses: { 200: json("Summaries and per-address errors", PendingRedemptionsBatchSchema), ...notFoundResponse, ...openReadAuthResponses, ...unavailableResponse, ...errorResponses },
 });
 
 export const withdrawalQueue = createRoute({
@@ -182,8 +185,8 @@ export const withdrawalQueue = createRoute({
   tags: ["redemptions"],
   summary: "Withdrawal queue of a vault: pending requests and the latest processed ones",
   description: "`chain` is a chain id of the catalogue (else 422). 404 when the vault is not indexed on that chain.",
-  middleware: [requireKey] as const,
-  security: keySecurity,
+  middleware: [readKey] as const,
+  security: openReadSecurity,
   request: {
     params: z.object({
       chain: ChainIdParam.openapi({ param: { name: "chain", in: "path" }, type: "integer", example: 1 }),
@@ -193,5 +196,5 @@ export const withdrawalQueue = createRoute({
       limit: QueryInt({ def: 100, min: 1, max: 1000 }).openapi({ type: "integer", default: 100, minimum: 1, maximum: 1000, description: "At most this many pending and this many processed requests" }),
     }),
   },
-  responses: { 200: json("Withdrawal queue", WithdrawalQueueSchema), ...notFoundResponse, ...authResponses, ...unavailableResponse, ...errorResponses },
+  responses: { 200: json("Withdrawal queue", WithdrawalQueueSchema), ...notFoundResponse, ...openReadAuthResponses, ...unavailableResponse, ...errorResponses },
 });

@@ -4,6 +4,9 @@ import { ErrorSchema } from "../../lib/errors.js";
 
 const DateTime = z.string().openapi({ format: "date-time", example: "2026-01-31T12:00:00.000Z" });
 const Day = z.string().openapi({ format: "date", example: "2026-01-31" });
+/** A raw token amount the spec types as a number: an exact JSON integer (every digit, no float). */
+const RawNumber = (description: string) =>
+  z.number().openapi({ type: "integer", description: `${description} (raw integer token units, an exact JSON integer: parse it with a big-number aware reader, it can exceed 2^53)`, example: 1500000 });
 const Raw = (description: string) => z.string().openapi({ description: `${description} (raw integer token units, exact, as a decimal string)`, example: "1500000" });
 
 // Declared here rather than with the shared `as const` helpers: spread `as const` objects turn
@@ -152,18 +155,22 @@ export const PendingRedemptionSummarySchema = z
     redemptions_by_date: z
       .array(
         z.object({
-          date: z.string().openapi({ description: "Claimable date `YYYY-MM-DD`, or `unscheduled` for the requests without one (last entry)", example: "2026-02-03" }),
+          date: Day.openapi({ description: "Claimable date `YYYY-MM-DD`", example: "2026-02-03" }),
           count: z.number().int(),
           assets: z.number(),
           assets_raw: Raw("Assets to pay"),
           shares: z.number(),
           shares_raw: Raw("Shares redeemed"),
           assets_estimated: z.boolean().openapi({ description: "The assets are an estimate at the latest share price (tokenizedVaultV2 requests are priced only when processed)" }),
-          days_until_due: z.number().int().nullable().openapi({ description: "date - today in days (negative when overdue); null for `unscheduled`" }),
+          days_until_due: z.number().int().openapi({ description: "date - today in days (negative when overdue)" }),
           is_overdue: z.boolean(),
         }),
       )
-      .openapi({ description: "Pending requests per claimable date, for the dates of the window (from .. to) in ascending order, then `unscheduled`" }),
+      .openapi({
+          description:
+            "Pending requests per claimable date, for the dates of the window (from .. to) in ascending order. " +
+            "Requests without a claimable date (tokenizedVaultV2, processed in queue order) are in `summary.unscheduled` only.",
+        }),
     idle_balances: z.object({
       total: z.number().openapi({ description: "Base asset held by the vault and its registry subaccounts at the latest snapshot, asset units" }),
       total_raw: Raw("Vault plus subaccounts"),
@@ -224,7 +231,7 @@ export const WithdrawalQueueSchema = z
       })
       .openapi({ description: "The FIFO queue counters of a tokenizedVaultV2 (indexer.vault); always 0 for a lendingPool, whose requests are scheduled by claimable date" }),
     pending_count: z.number().int().openapi({ description: "Requests with status `requested`" }),
-    total_withdrawals_raw_amount: Raw("Assets of every pending request"),
+    total_withdrawals_raw_amount: RawNumber("Assets of every pending request"),
     normalized_total_withdrawals_amount: z.string().openapi({ description: "The same in asset units, exact decimal string", example: "1.5" }),
     total_assets: z.string().nullable().openapi({ description: "The vault's total assets at its latest snapshot (raw integer string); null before the first" }),
     normalized_total_assets: z.string().nullable(),
@@ -232,7 +239,7 @@ export const WithdrawalQueueSchema = z
       .array(
         QueueRequest.extend({
           date: Day.openapi({ description: "Claimable date (lendingPool), else the UTC day of the request" }),
-          amount_raw: Raw("Assets to pay: lendingPool assets - fee; tokenizedVaultV2 shares x latest share price (estimate)"),
+          amount_raw: RawNumber("Assets to pay: lendingPool assets - fee; tokenizedVaultV2 shares x latest share price (estimate)"),
           normalized_amount: z.string(),
           amount_estimated: z.boolean(),
           vault_percentage: z.string().nullable().openapi({ description: "amount / total_assets x 100, 6 decimals; null without total assets", example: "1.250000" }),
@@ -245,7 +252,7 @@ export const WithdrawalQueueSchema = z
       .array(
         QueueRequest.extend({
           date: Day.openapi({ description: "UTC day of the processing" }),
-          amount_raw: Raw("Assets paid or made claimable (`WithdrawalProcessed.assetsAmount`)"),
+          amount_raw: RawNumber("Assets paid or made claimable (`WithdrawalProcessed.assetsAmount`)"),
           normalized_amount: z.string(),
           processed_at: DateTime.nullable(),
           processed_tx_hash: z.string().nullable(),

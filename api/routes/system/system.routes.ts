@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ErrorSchema } from "../../lib/errors.js";
-import { errorResponses } from "../../lib/router.js";
+import { errorResponses, openReadAuthResponses } from "../../lib/router.js";
+import { openRoute } from "../../middleware/auth.js";
 
 export const HealthSchema = z.object({ status: z.literal("ok"), version: z.string(), time: z.string() }).openapi("Health");
 
@@ -23,7 +24,8 @@ export const root = createRoute({
   path: "/",
   tags: ["system"],
   summary: "Health of the public surface",
-  responses: { 200: { description: "The service answers", content: { "application/json": { schema: HealthSchema } } }, ...errorResponses },
+  ...openRoute,
+  responses: { 200: { description: "The service answers", content: { "application/json": { schema: HealthSchema } } }, ...openReadAuthResponses, ...errorResponses },
 });
 
 export const ping = createRoute({
@@ -32,9 +34,10 @@ export const ping = createRoute({
   tags: ["system"],
   summary: "Health: database (critical), chain RPC (non-critical), indexer lag, job freshness",
   description: "200 with `status` `ok`, or `degraded` when a chain RPC fails or lags; 503 with `status` `down` when the database cannot be reached.",
+  ...openRoute,
   responses: {
     200: { description: "Up (ok or degraded)", content: { "application/json": { schema: PingSchema } } },
     503: { description: "Database down", content: { "application/json": { schema: PingSchema.or(ErrorSchema) } } },
-    ...errorResponses,
+    ...openReadAuthResponses, ...errorResponses,
   },
 });
