@@ -56,7 +56,7 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   const corsHeaders = cors({
     origin: (o) => (allowed.has(o) ? o : null),
     allowHeaders: ["content-type", "x-api-key", "authorization", "idempotency-key"],
-    exposeHeaders: ["RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "X-Request-Id", "Idempotent-Replayed"],
+    exposeHeaders: ["RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "X-Request-Id", "Idempotent-Replayed", "X-Vault-Chain", "X-Next-Before"],
     maxAge: 600,
   });
   // Only browsers send Origin, and only their requests need CORS headers. hono's cors touches the

@@ -7,6 +7,7 @@ import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALLOWED_ORIGIN, setupApi, type ApiHarness } from "../api-harness.js";
 import { createApp } from "../../api/app.js";
+import { createKey } from "../../api/keys.js";
 import { createReadDb } from "../../api/lib/db.js";
 
 let h: ApiHarness;
@@ -87,7 +88,7 @@ describe("system routes", () => {
     const limit = 3;
     const a = h.appWith({ rateLimitPerMinute: limit });
     const b = h.appWith({ rateLimitPerMinute: limit });
-    const key = `vk_${Date.now().toString(16).slice(-12).padStart(12, "0")}_${"1".repeat(40)}`; // a fresh counter
+    const { key } = await createKey(h.db, `rate-limit-${Date.now()}`); // a fresh counter (a key that is sent is checked)
     const statuses: number[] = [];
     for (const app of [a, b, a, b]) statuses.push((await app.request("/v1/", { headers: { "x-api-key": key } })).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
