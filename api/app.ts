@@ -4,7 +4,6 @@
  * createApp takes its dependencies, so tests drive it through app.request().
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { Scalar } from "@scalar/hono-api-reference";
 import { HTTPException } from "hono/http-exception";
 import { cors } from "hono/cors";
 import type { Context } from "hono";
@@ -14,6 +13,7 @@ import { responseCache } from "./middleware/response-cache.js";
 import { addResponseHeaders, responseHeaders } from "./middleware/response-headers.js";
 import { createRouter, type AppDeps, type AppEnv } from "./lib/router.js";
 import { registerRoutes } from "./routes/index.js";
+import { registerDocs } from "./routes/docs/docs.index.js";
 import { SCOPES } from "./auth/scopes.js";
 
 import { API_VERSION } from "./version.js";
@@ -82,10 +82,7 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   });
   registerRoutes({ pub, inst });
 
-  pub.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "Vault yield service: public API", version: API_VERSION }, servers: [{ url: "/v1" }] });
-  inst.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "Vault yield service: institutional API", version: API_VERSION }, servers: [{ url: "/api/v1" }] });
-  pub.get("/docs", Scalar({ url: "/v1/openapi.json", pageTitle: "Public API" }));
-  inst.get("/docs", Scalar({ url: "/api/v1/openapi.json", pageTitle: "Institutional API" }));
+  registerDocs({ pub, inst }, deps.config);
   app.route("/v1", pub);
   app.route("/api/v1", inst);
 
