@@ -4,8 +4,8 @@
  * `@scalar/hono-api-reference` writes would otherwise load it from a CDN.
  *
  * The file (about 3.5 MB) is read once per process, when the first app is created; its gzip copy
- * (about a quarter of that) is made once in zlib's thread pool and served to clients that accept
- * it as soon as it is ready. The URL the pages use carries a hash of the content, so the answer
+ * (about a quarter of that) is made once, on the first request for it, in zlib's thread pool, and
+ * served to clients that accept it as soon as it is ready. The URL the pages use carries a hash of the content, so the answer
  * can be cached for a year: an upgraded bundle gets a new URL.
  */
 import { createHash } from "node:crypto";
@@ -19,6 +19,7 @@ export interface ScalarBundle {
   body: Uint8Array<ArrayBuffer>;
   /** the gzip copy, once made */
   gzip: Uint8Array<ArrayBuffer> | null;
+  zipping: boolean;
   /** a content hash: the ETag, and the cache-busting query of the pages' script URL */
   hash: string;
 }
@@ -36,12 +37,17 @@ export function scalarBundle(): ScalarBundle {
     throw new Error(`The API reference pages need the npm package @scalar/api-reference (run npm install): ${why}`);
   }
   const body = readFileSync(file);
-  const b: ScalarBundle = { body, gzip: null, hash: createHash("sha256").update(body).digest("hex").slice(0, 16) };
-  gzipAsync(body, { level: 9 }, (err, zipped) => {
+  bundle = { body, gzip: null, zipping: false, hash: createHash("sha256").update(body).digest("hex").slice(0, 16) };
+  return bundle;
+}
+
+/** Starts making the gzip copy, once (a failure leaves the plain answer, as before it is ready). */
+function startGzip(b: ScalarBundle): void {
+  if (b.zipping) return;
+  b.zipping = true;
+  gzipAsync(b.body, { level: 9 }, (err, zipped) => {
     if (!err) b.gzip = zipped;
   });
-  bundle = b;
-  return b;
 }
 
 const YEAR_S = 365 * 24 * 3600;
@@ -59,8 +65,9 @@ export function serveScalarBundle(b: ScalarBundle) {
     if (c.req.header("if-none-match")?.split(",").some((t) => t.trim().replace(/^W\//, "") === etag)) {
       return c.body(null, 304, headers);
     }
-    if (b.gzip && acceptsGzip(c.req.header("accept-encoding"))) {
-      return c.body(b.gzip, 200, { ...headers, "content-encoding": "gzip" });
+    if (acceptsGzip(c.req.header("accept-encoding"))) {
+      if (b.gzip) return c.body(b.gzip, 200, { ...headers, "content-encoding": "gzip" });
+      startGzip(b);
     }
     return c.body(b.body, 200, headers);
   };
