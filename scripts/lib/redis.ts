@@ -139,7 +139,7 @@ export function findRedisServer(): string | undefined {
   );
 }
 
-function findAptGet(): string | undefined {
+export function findAptGet(): string | undefined {
   return whichInPath('apt-get') ?? ['/usr/bin/apt-get'].find(isExecutable);
 }
 
@@ -148,7 +148,7 @@ const HOW_TO_INSTALL =
   'or set REDIS_URL to an existing Redis (redis://host:port, with maxmemory-policy noeviction).';
 
 /** Run `apt-get <args>` non-interactively; rejects with its last output lines on failure. */
-function runAptGet(aptGet: string, args: string[]): Promise<void> {
+export function runAptGet(aptGet: string, args: string[]): Promise<void> {
   const out = createLineLogger('apt-get', { keepLines: 30 });
   return new Promise((resolvePromise, reject) => {
     // Not spawnManaged: killing dpkg halfway on Ctrl-C would leave the package database broken.
