@@ -8,9 +8,7 @@
  * container), and none of its own background traffic (component updates, sync, field trials),
  * so a test can require that a page makes no request beyond its own origin.
  */
-import { accessSync, constants as fsConstants } from 'node:fs';
-import { errMessage } from './procs.js';
-import { findAptGet, runAptGet } from './redis.js';
+import { aptInstall, isExecutable } from './apt.js';
 
 export type ChromiumLog = (line: string) => void;
 
@@ -37,15 +35,6 @@ export const CHROMIUM_ARGS: readonly string[] = [
 
 const HOW_TO_INSTALL =
   'Install it with `apt-get install -y chromium` (Debian) or point CHROMIUM_PATH at a Chromium or Chrome binary.';
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, fsConstants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The browser binary: `CHROMIUM_PATH` when set, else Debian's, if executable. */
 export function findChromium(): string | undefined {
@@ -75,29 +64,7 @@ async function installIfMissing(log: ChromiumLog): Promise<string> {
   if (process.env.CHROMIUM_PATH) {
     throw new Error(`CHROMIUM_PATH=${process.env.CHROMIUM_PATH} is not an executable file. ${HOW_TO_INSTALL}`);
   }
-  const isRoot = process.getuid?.() === 0;
-  const aptGet = findAptGet();
-  if (!isRoot || !aptGet) {
-    const why = !aptGet ? 'apt-get is not available' : 'not running as root';
-    throw new Error(
-      `Chromium not found at ${DEBIAN_CHROMIUM} and cannot be installed automatically (${why}). ${HOW_TO_INSTALL}`,
-    );
-  }
-  log('Chromium not found: installing the Debian package with `apt-get install -y chromium` (one time, minutes)...');
-  const install = ['install', '-y', '--no-install-recommends', 'chromium'];
-  try {
-    await runAptGet(aptGet, install);
-  } catch (first) {
-    log(`apt-get install failed (${errMessage(first).split('\n')[0]}); running \`apt-get update\` and retrying...`);
-    try {
-      await runAptGet(aptGet, ['update']);
-      await runAptGet(aptGet, install);
-    } catch (err) {
-      throw new Error(`Installing Chromium with apt-get failed: ${errMessage(err)}\n${HOW_TO_INSTALL}`);
-    }
-  }
-  const installed = findChromium();
-  if (!installed) throw new Error(`apt-get installed chromium but ${DEBIAN_CHROMIUM} is missing. ${HOW_TO_INSTALL}`);
+  const installed = await aptInstall('chromium', { log, howTo: HOW_TO_INSTALL, found: findChromium });
   log(`installed ${installed}`);
   return installed;
 }
