@@ -14,7 +14,7 @@ type Encode = (c: {
 }) => string;
 
 // Ponder's own encoder (not in its package exports): a Ponder upgrade that changes the layout fails here.
-const ponderCheckpoint = join(import.meta.dirname, "..", "node_modules", "ponder", "dist", "esm", "utils", "checkpoint.js");
+const ponderCheckpoint = join(import.meta.dirname, "..", "node_modules/ponder/dist/esm/utils/checkpoint.js");
 const { encodeCheckpoint } = (await import(pathToFileURL(ponderCheckpoint).href)) as { encodeCheckpoint: Encode };
 
 describe("decodeCheckpoint", () => {
@@ -33,7 +33,8 @@ describe("decodeCheckpoint", () => {
         eventType: c.type,
         eventIndex: c.idx,
       });
-      expect(decodeCheckpoint(cp)).toEqual({ chainId: Number(c.chain), block: Number(c.block), time: new Date(Number(c.ts) * 1000) });
+      const want = { chainId: Number(c.chain), block: Number(c.block), time: new Date(Number(c.ts) * 1000) };
+      expect(decodeCheckpoint(cp)).toEqual(want);
     }
   });
 

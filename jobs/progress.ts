@@ -121,7 +121,8 @@ export async function chainHead(url: string, timeoutMs = 1500): Promise<{ block:
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: ["latest", false] }),
     signal: AbortSignal.timeout(timeoutMs),
   });
-  const body = (await res.json()) as { result?: { number?: string; timestamp?: string } | null; error?: { message: string } };
+  type Answer = { result?: { number?: string; timestamp?: string } | null; error?: { message: string } };
+  const body = (await res.json()) as Answer;
   const b = body.result;
   if (!b?.number || !b.timestamp) throw new Error(body.error?.message ?? `HTTP ${res.status}: no latest block`);
   return { block: Number(BigInt(b.number)), time: new Date(Number(BigInt(b.timestamp)) * 1000) };

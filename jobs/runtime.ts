@@ -135,7 +135,8 @@ export async function startWorkers(
       // A batch that failed for good left its days behind: the next fan-out computes them, and
       // only then are the derived tables up to these checkpoints.
       const failed = Object.keys(await job.getIgnoredChildrenFailures()).length;
-      if (failed === 0) await recordProgress(db, fromJson(d.progress), new Date(now()), (job.id ?? "").replace(/^rollup-/, ""));
+      const runId = (job.id ?? "").replace(/^rollup-/, "");
+      if (failed === 0) await recordProgress(db, fromJson(d.progress), new Date(now()), runId);
       else log(`rollup ${job.id}: ${failed} batches failed, progress not recorded`);
     }
     // Changes that arrived while this run was in flight are picked up at once.

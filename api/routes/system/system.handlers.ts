@@ -2,7 +2,8 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { sql } from "kysely";
 import { API_VERSION } from "../../version.js";
 import type { AppEnv } from "../../lib/router.js";
-import { chainHead, lagBetween, readCheckpoints, readProgress, type ChainCheckpoint, type ChainProgress } from "../../../jobs/progress.js";
+import { chainHead, lagBetween, readCheckpoints, readProgress } from "../../../jobs/progress.js";
+import type { ChainCheckpoint, ChainProgress } from "../../../jobs/progress.js";
 import type { ping, root } from "./system.routes.js";
 
 export const rootHandler: RouteHandler<typeof root, AppEnv> = (c) =>
@@ -74,8 +75,13 @@ export const pingHandler: RouteHandler<typeof ping, AppEnv> = async (c) => {
   });
   const newest = progress.reduce<Date | undefined>((m, p) => (m && m > p.computedAt ? m : p.computedAt), undefined);
   const lags = jobChains.flatMap((j) => (j.lag_seconds != null ? [j.lag_seconds] : []));
-  const jobs = { last_computed_at: iso(newest), lag_seconds: lags.length ? Math.max(...lags) : null, chains: jobChains };
+  const jobs = {
+    last_computed_at: iso(newest),
+    lag_seconds: lags.length ? Math.max(...lags) : null,
+    chains: jobChains,
+  };
   const status = !database.ok ? "down" : rpc.some((r) => !r.ok) ? "degraded" : "ok";
-  const body = { status, version: API_VERSION, time: now().toISOString(), checks: { database, rpc, indexer, jobs } } as const;
+  const checks = { database, rpc, indexer, jobs };
+  const body = { status, version: API_VERSION, time: now().toISOString(), checks } as const;
   return database.ok ? c.json(body, 200) : c.json(body, 503);
 };

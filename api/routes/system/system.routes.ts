@@ -30,7 +30,7 @@ const JobsChain = z.object({
   computed_block: Blocks("the indexer checkpoint the derived tables are computed from (the last completed run's)"),
   computed_block_time: Iso("that block's timestamp"),
   computed_at: Iso("when that run finished, or the last fan-out that found nothing new to compute"),
-  lag_blocks: Blocks("indexed_block - computed_block: blocks the indexer has that the derived tables do not reflect yet"),
+  lag_blocks: Blocks("indexed_block - computed_block: blocks indexed that the derived tables do not reflect yet"),
   lag_seconds: Seconds("indexed_block_time - computed_block_time, in chain time"),
 });
 
