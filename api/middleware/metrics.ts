@@ -7,7 +7,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Context, Env, Hono, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Histogram, Registry } from "prom-client";
+import { processMetrics } from "../../jobs/metrics.js";
 
 export interface MetricsSettings {
   /** serve GET /metrics (default true) */
@@ -16,21 +17,10 @@ export interface MetricsSettings {
   metricsToken?: string;
 }
 
-let processRegistry: Registry | undefined;
-
-/** CPU, memory, event loop and GC of this process: collected once however many apps it creates. */
-export function processMetrics(): Registry {
-  if (!processRegistry) {
-    processRegistry = new Registry();
-    collectDefaultMetrics({ register: processRegistry });
-  }
-  return processRegistry;
-}
-
 /**
- * The route pattern a request was routed to (`/api/v1/vaults/{address}` style patterns as hono
- * registered them, `:address`), never the raw URL: the handler's that answered, else the first
- * route that matched (a middleware answered: rate limit, key, cache), else `unmatched`.
+ * The route pattern a request was routed to, as hono registered it (`/api/v1/vaults/:address`),
+ * never the raw URL: the pattern of the handler that answered, else of the first route that
+ * matched (a middleware answered: rate limit, key, cache), else `unmatched`.
  */
 export function routeLabel(c: Context): string {
   const routes = matchedRoutes(c);
@@ -46,7 +36,12 @@ export function installMetrics<E extends Env>(app: Hono<E>, settings: MetricsSet
   if (settings.metrics === false) return;
   const registry = new Registry();
   const labelNames = ["method", "route", "status"] as const;
-  const requests = new Counter({ name: "http_requests_total", help: "HTTP requests answered", labelNames, registers: [registry] });
+  const requests = new Counter({
+    name: "http_requests_total",
+    help: "HTTP requests answered",
+    labelNames,
+    registers: [registry],
+  });
   const duration = new Histogram({
     name: "http_request_duration_seconds",
     help: "Time to answer an HTTP request",
@@ -74,7 +69,8 @@ export function installMetrics<E extends Env>(app: Hono<E>, settings: MetricsSet
     if (token) {
       const got = /^Bearer (.+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
       if (!got || !timingSafeEqual(sha256(got), token)) {
-        return c.json({ detail: "GET /metrics wants Authorization: Bearer <API_METRICS_TOKEN>" }, 401, { "www-authenticate": "Bearer" });
+        const detail = "GET /metrics wants Authorization: Bearer <API_METRICS_TOKEN>";
+        return c.json({ detail }, 401, { "www-authenticate": "Bearer" });
       }
     }
     return c.body(await all.metrics(), 200, { "content-type": all.contentType, "cache-control": "no-store" });
