@@ -13,7 +13,8 @@ import { installMetrics } from "./middleware/metrics.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { responseCache } from "./middleware/response-cache.js";
 import { addResponseHeaders, responseHeaders } from "./middleware/response-headers.js";
-import { createRouter, type AppDeps, type AppEnv } from "./lib/router.js";
+import { createRouter, type AppDeps, type AppEnv, type Router } from "./lib/router.js";
+import { applyReadPolicy } from "./lib/security.js";
 import { registerRoutes } from "./routes/index.js";
 import { SCOPES } from "./auth/scopes.js";
 
@@ -57,7 +58,7 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   const corsHeaders = cors({
     origin: (o) => (allowed.has(o) ? o : null),
     allowHeaders: ["content-type", "x-api-key", "authorization", "idempotency-key"],
-    exposeHeaders: ["RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "X-Request-Id", "Idempotent-Replayed"],
+    exposeHeaders: ["RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "X-Request-Id", "Idempotent-Replayed", "X-Vault-Chain", "X-Next-Before"],
     maxAge: 600,
   });
   // Only browsers send Origin, and only their requests need CORS headers. hono's cors touches the
@@ -76,7 +77,15 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
 
   const pub = createRouter();
   const inst = createRouter();
-  inst.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyHeader", { type: "apiKey", in: "header", name: "x-api-key", description: "An API key issued with `npm run keys -- create <name> [--scope <scope>]...`; write routes need the scope they name." });
+  inst.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyHeader", {
+    type: "apiKey",
+    in: "header",
+    name: "x-api-key",
+    description:
+      "An API key issued with `npm run keys -- create <name> [--scope <scope>]...`. Required on the routes the spec " +
+      "marks and on every write (which need the scope they name); optional on the other reads, where a key " +
+      "that is sent is checked and its own rate limit applies.",
+  });
   inst.openAPIRegistry.registerComponent("securitySchemes", "OAuth2Password", {
     type: "oauth2",
     description: "Operator accounts (`npm run operators -- create <username> --scope <scope>`) get short-lived bearer tokens from POST /api/v1/token.",
@@ -84,8 +93,15 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   });
   registerRoutes({ pub, inst });
 
-  pub.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "Vault yield service: public API", version: API_VERSION }, servers: [{ url: "/v1" }] });
-  inst.doc31("/openapi.json", { openapi: "3.1.0", info: { title: "Vault yield service: institutional API", version: API_VERSION }, servers: [{ url: "/api/v1" }] });
+  pub.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyHeader", {
+    type: "apiKey",
+    in: "header",
+    name: "x-api-key",
+    description: "Optional on the public surface; a key that is sent is checked and its own rate limit applies.",
+  });
+  const readsRequireKey = deps.config.readsRequireKey === true;
+  serveDocument(pub, { openapi: "3.1.0", info: { title: "Vault yield service: public API", version: API_VERSION }, servers: [{ url: "/v1" }] }, false);
+  serveDocument(inst, { openapi: "3.1.0", info: { title: "Vault yield service: institutional API", version: API_VERSION }, servers: [{ url: "/api/v1" }] }, readsRequireKey);
   pub.get("/docs", Scalar({ url: "/v1/openapi.json", pageTitle: "Public API" }));
   inst.get("/docs", Scalar({ url: "/api/v1/openapi.json", pageTitle: "Institutional API" }));
   app.route("/v1", pub);
@@ -112,3 +128,14 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   return app;
 }
 export type App = ReturnType<typeof createApp>;
+
+type DocumentConfig = Parameters<Router["getOpenAPI31Document"]>[0];
+
+/** GET /openapi.json of a surface: generated once, with each operation's security as enforced. */
+function serveDocument(router: Router, config: DocumentConfig, readsRequireKey: boolean): void {
+  let doc: ReturnType<Router["getOpenAPI31Document"]> | undefined;
+  router.get("/openapi.json", (c) => {
+    doc ??= applyReadPolicy(router.getOpenAPI31Document(config), router, readsRequireKey);
+    return c.json(doc);
+  });
+}

@@ -25,6 +25,11 @@ const schema = z.object({
     .default("")
     .transform((s) => s.split(",").map((o) => o.trim()).filter(Boolean))
     .refine((list) => list.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), "must be comma-separated origins like https://app.example.com"),
+  // 1: every institutional read needs a key too (by default only the routes the spec marks do)
+  API_READS_REQUIRE_KEY: z
+    .enum(["0", "1", "true", "false"], { error: "must be 0 or 1" })
+    .default("0")
+    .transform((v) => v === "1" || v === "true"),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   RESPONSE_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   // How long the points standings (every wallet's total and ranks, computed on read) are reused
@@ -52,6 +57,8 @@ export interface ApiConfig {
   indexerSchema: string;
   corsOrigins: string[];
   rateLimitPerMinute: number;
+  /** every institutional read needs a key (API_READS_REQUIRE_KEY); default: only marked routes */
+  readsRequireKey: boolean;
   responseCacheMs: number;
   /** reuse of the points standings (api/lib/standings.ts); 0: read on every request */
   standingsMs: number;
@@ -93,6 +100,7 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     indexerSchema: e.INDEXER_SCHEMA,
     corsOrigins: e.CORS_ORIGINS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    readsRequireKey: e.API_READS_REQUIRE_KEY,
     responseCacheMs: e.RESPONSE_CACHE_MS,
     standingsMs: e.POINTS_STANDINGS_MS,
     logLevel: e.LOG_LEVEL,

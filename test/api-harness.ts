@@ -5,7 +5,7 @@
  * revoked). Requests go through app.request().
  */
 import { join } from "node:path";
-import { inject } from "vitest";
+import { expect, inject } from "vitest";
 import type { Kysely } from "kysely";
 import type { Redis } from "ioredis";
 import { createApp, type App } from "../api/app.js";
@@ -38,6 +38,11 @@ export interface ApiHarness {
   q<T>(sql: string, params?: unknown[]): Promise<T[]>;
   /** another app over the same database and Redis, with some settings changed */
   appWith(config: Partial<AppDeps["config"]>): App;
+  /**
+   * The key policy of a read the spec leaves unmarked: it answers without a key as with one, a
+   * revoked or unknown key is refused (403), and with API_READS_REQUIRE_KEY=1 no key is a 401.
+   */
+  expectOpenRead(path: string, init?: RequestInit): Promise<void>;
   /** another app over the same database and Redis, with some dependencies changed (e.g. the clock) */
   appWithDeps(deps: Partial<AppDeps>): App;
   redisUrl: string;
@@ -107,9 +112,33 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
     if (k) headers.set("x-api-key", k);
     return Promise.resolve(app.request(path, { ...init, headers }));
   };
+  let closedApp: App | undefined;
+  const withKey = (k: string | null, init: RequestInit = {}) => {
+    const headers = new Headers(init.headers);
+    if (k) headers.set("x-api-key", k);
+    return { ...init, headers };
+  };
+  async function expectOpenRead(path: string, init: RequestInit = {}) {
+    const keyed = await req(path, init);
+    const none = await req(path, { ...init, key: null });
+    expect(none.status, `${path} without a key`).toBe(keyed.status);
+    expect(none.status, `${path} without a key`).not.toBe(401);
+    for (const k of [revoked.key, `vk_000000000000_${"0".repeat(40)}`]) {
+      const r = await readAnswer<{ detail: string }>(await req(path, { ...init, key: k }));
+      expect(r.status, `${path} with a bad key`).toBe(403);
+      expect(typeof r.body.detail).toBe("string");
+    }
+    closedApp ??= createApp(deps({ config: { ...config, readsRequireKey: true } }));
+    const closed = await readAnswer<{ detail: string }>(await closedApp.request(path, withKey(null, init)));
+    expect(closed.status, `${path} without a key, reads closed`).toBe(401);
+    expect(closed.res.headers.get("content-type")).toMatch(/application\/json/);
+    expect(closed.body.detail).toMatch(/x-api-key/);
+    expect((await closedApp.request(path, withKey(key, init))).status).toBe(keyed.status);
+  }
   return {
     app,
     key,
+    expectOpenRead,
     revokedKey: revoked.key,
     db,
     devnet,

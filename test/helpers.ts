@@ -35,3 +35,22 @@ export async function rpcCall<T>(url: string, method: string, params: unknown[] 
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * JSON.parse keeping the exact digits of the numbers under `keys` (as their source text), as a
+ * big-number aware client reads raw token amounts; `notNumbers` lists the keys whose value was
+ * not a JSON number.
+ */
+export function parseExact<T>(text: string, keys: readonly string[]): { body: T; notNumbers: string[] } {
+  const notNumbers: string[] = [];
+  const reviver = (k: string, v: unknown, ctx?: { source?: string }) => {
+    if (!keys.includes(k)) return v;
+    if (typeof v !== "number" || ctx?.source == null) {
+      notNumbers.push(k);
+      return v;
+    }
+    return ctx.source;
+  };
+  const body = JSON.parse(text, reviver as (k: string, v: unknown) => unknown) as T;
+  return { body, notNumbers };
+}

@@ -12,7 +12,7 @@ export interface AppDeps {
   /** the write side (registry tables); null: this process serves reads only, writes answer 503 */
   wdb?: Kysely<Database> | null;
   config: Pick<ApiConfig, "indexerSchema" | "rpcUrls" | "corsOrigins" | "rateLimitPerMinute"> &
-    Partial<Pick<ApiConfig, "ensResolvers" | "tokenTtlS" | "points" | "standingsMs">> &
+    Partial<Pick<ApiConfig, "ensResolvers" | "tokenTtlS" | "points" | "standingsMs" | "readsRequireKey">> &
     Partial<Pick<ApiConfig, "metrics" | "metricsToken">> & { responseCacheMs?: number; tokenSecret?: string };
   redis: Redis | null;
   /** asks the workers for a fan-out (after a write that changes an input of the derived tables) */
@@ -80,9 +80,19 @@ export const authResponses = {
   401: { description: "Missing API key", content: { "application/json": { schema: ErrorSchema } } },
   403: { description: "Invalid or revoked API key", content: { "application/json": { schema: ErrorSchema } } },
 } as const;
+/** Responses of an open read about credentials: a key that is sent and refused. */
+export const openReadAuthResponses = {
+  403: { description: "An API key was sent and is invalid or revoked", content: { "application/json": { schema: ErrorSchema } } },
+} as const;
 
 /** Security requirement of routes that need the `x-api-key` header. */
 export const keySecurity = [{ ApiKeyHeader: [] as string[] }];
+/**
+ * Security of the read routes the spec leaves unmarked: no credential, or a key (checked when
+ * sent). With API_READS_REQUIRE_KEY=1 the institutional document states `keySecurity` instead
+ * (api/lib/security.ts rewrites it), as the middleware then enforces.
+ */
+export const openReadSecurity: Record<string, string[]>[] = [{}, { ApiKeyHeader: [] }];
 
 type JsonResponse<S> = { description: string; content: { "application/json": { schema: S } } };
 /** An OpenAPI response with a JSON body. */

@@ -1,6 +1,8 @@
 /**
- * Credentials. `requireKey`: the `x-api-key` header on the institutional routes that need one
- * (401 without it, 403 with a wrong or revoked one). `requireScope(scope)`: the write routes, a
+ * Credentials. `requireKey`: the `x-api-key` header on the routes the spec marks with a key
+ * requirement (401 without it, 403 with a wrong or revoked one). `readKey`: every other read route;
+ * it answers without a key, but a key that is sent is checked (403 when wrong or revoked), and an
+ * operator can close the institutional reads (`API_READS_REQUIRE_KEY=1`: 401 without a key). `requireScope(scope)`: the write routes, a
  * key holding `scope`, or, where the route allows it, an operator's bearer token holding it
  * (401 with `WWW-Authenticate: Bearer` when the token is missing, invalid or expired; 403 with
  * code `insufficient_scope` when the credential lacks the scope).
@@ -10,7 +12,7 @@ import { createMiddleware } from "hono/factory";
 import { checkKey } from "../keys.js";
 import { checkToken } from "../auth/tokens.js";
 import type { Scope } from "../auth/scopes.js";
-import type { AppEnv, Principal } from "../lib/router.js";
+import { openReadSecurity, type AppEnv, type Principal } from "../lib/router.js";
 
 async function keyPrincipal(c: Context<AppEnv>, key: string): Promise<Principal | Response> {
   const r = await checkKey(c.var.deps.db, key.trim());
@@ -18,15 +20,30 @@ async function keyPrincipal(c: Context<AppEnv>, key: string): Promise<Principal 
   return { kind: "api_key", id: r.id, scopes: r.scopes };
 }
 
-export const requireKey = createMiddleware<AppEnv>(async (c, next) => {
-  const key = c.req.header("x-api-key");
-  if (!key) return c.json({ detail: "Missing API key: send it in the x-api-key header" }, 401);
-  const p = await keyPrincipal(c, key);
-  if (p instanceof Response) return p;
-  c.set("apiKeyId", p.id);
-  c.set("principal", p);
-  await next();
-});
+const MISSING_KEY = "Missing API key: send it in the x-api-key header";
+
+function keyMiddleware(required: (c: Context<AppEnv>) => boolean) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const key = c.req.header("x-api-key");
+    if (!key) {
+      if (required(c)) return c.json({ detail: MISSING_KEY }, 401);
+      return next();
+    }
+    const p = await keyPrincipal(c, key);
+    if (p instanceof Response) return p;
+    c.set("apiKeyId", p.id);
+    c.set("principal", p);
+    await next();
+  });
+}
+
+export const requireKey = keyMiddleware(() => true);
+
+/** Institutional reads the spec does not mark: open unless the operator closed them. */
+export const readKey = keyMiddleware((c) => c.var.deps.config.readsRequireKey === true);
+
+/** Public-surface reads: always open; a key that is sent is checked. */
+export const publicKey = keyMiddleware(() => false);
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -51,7 +68,10 @@ export function requireScope(scope: Scope, opts: { bearer?: boolean } = {}) {
       p = { kind: "operator", id: t.username, scopes: t.scopes };
     } else {
       if (opts.bearer) c.header("WWW-Authenticate", "Bearer");
-      return c.json({ detail: opts.bearer ? "Not authenticated: send an API key (x-api-key) or a bearer token (Authorization: Bearer …)" : "Missing API key: send it in the x-api-key header" }, 401);
+      const detail = opts.bearer
+        ? "Not authenticated: send an API key (x-api-key) or a bearer token (Authorization: Bearer …)"
+        : MISSING_KEY;
+      return c.json({ detail }, 401);
     }
     if (p instanceof Response) return p;
     if (!p.scopes.includes(scope)) {
@@ -62,3 +82,6 @@ export function requireScope(scope: Scope, opts: { bearer?: boolean } = {}) {
     await next();
   });
 }
+
+/** Route options of a read that is always open (public surface, ping, strategy APY, strategists). */
+export const openRoute = { middleware: [publicKey], security: openReadSecurity };

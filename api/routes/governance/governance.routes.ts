@@ -1,7 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { requireKey } from "../../middleware/auth.js";
-import { authResponses, errorResponses, keySecurity, notFoundResponse, QueryInt } from "../../lib/router.js";
-import { ChainIdQuery, GovernanceParams } from "./governance.lib.js";
+import { readKey } from "../../middleware/auth.js";
+import { openReadAuthResponses, errorResponses, openReadSecurity, notFoundResponse, QueryInt } from "../../lib/router.js";
+import { vaultChainQuery } from "../../lib/chain.js";
+import { GovernanceParams } from "./governance.lib.js";
 
 const TAG = ["governance"];
 
@@ -123,7 +124,7 @@ const responses = <T extends z.ZodTypeAny>(schema: T, what: string) =>
   ({
     200: { description: what, content: { "application/json": { schema } } },
     ...notFoundResponse,
-    ...authResponses,
+    ...openReadAuthResponses,
     ...errorResponses,
   }) as const;
 
@@ -134,9 +135,9 @@ export const roles = createRoute({
   summary: "Owner, operator and timelock roles, with multisig metadata",
   description:
     "The vault's owner, pending owner, operator, fee collector and TimelockController (indexer.vault), and the members of the timelock's roles (RoleGranted/RoleRevoked), each enriched on chain: contract or not, Safe-like multisig owners/threshold/VERSION. Enrichment failures degrade the affected fields (`is_safe` false, `owners` null) and add a warning; never a 5xx. 422 for a non-EVM vault.",
-  middleware: [requireKey] as const,
-  security: keySecurity,
-  request: { ...withVault, query: z.object({ chain_id: ChainIdQuery }) },
+  middleware: [readKey] as const,
+  security: openReadSecurity,
+  request: { ...withVault, query: vaultChainQuery({}) },
   responses: responses(RolesSchema, "Roles"),
 });
 
@@ -147,9 +148,9 @@ export const permissions = createRoute({
   summary: "Vault-wide permissions grouped by (integration, chain)",
   description:
     "The flat permissions list, one row per (integration, chain) with token symbols, account-abstraction role names and spenders unioned. No protocol integration is configured in the registry yet, so every vault answers `{permissions: []}` (the spec's answer for a vault without configured integrations); its on-chain roles are served by `/roles`.",
-  middleware: [requireKey] as const,
-  security: keySecurity,
-  request: { ...withVault, query: z.object({ chain_id: ChainIdQuery }) },
+  middleware: [readKey] as const,
+  security: openReadSecurity,
+  request: { ...withVault, query: vaultChainQuery({}) },
   responses: responses(PermissionsSchema, "Permissions"),
 });
 
@@ -160,12 +161,11 @@ export const timelocks = createRoute({
   summary: "Timelock actions, one row per scheduled call, newest first",
   description:
     "Calls of the vault's TimelockController (indexer.timelock_operation) that target the vault, or the timelock itself. `status` filters: `scheduled` (default, the pending queue), `executed`, `cancelled`, or `all`.",
-  middleware: [requireKey] as const,
-  security: keySecurity,
+  middleware: [readKey] as const,
+  security: openReadSecurity,
   request: {
     ...withVault,
-    query: z.object({
-      chain_id: ChainIdQuery,
+    query: vaultChainQuery({
       status: z.enum(["scheduled", "executed", "cancelled", "all"]).default("scheduled").openapi({ description: "A TimelockStatus value or `all`" }),
     }),
   },
@@ -179,12 +179,11 @@ export const auditLog = createRoute({
   summary: "Governance log, newest first",
   description:
     "Merges timelock actions (scheduled, executed and cancelled as separate entries), the governance events of the vault and its timelock (indexer.governance_event; categories role, ownership, config, fee, pause, subaccount, emergency, timelock) and manual entries (registry.audit_entry). `before` + `limit` page to older entries: a page never splits entries of the same instant (it may hold fewer than `limit`, or more when one instant alone has more); `next_before` is the `before` of the next page.",
-  middleware: [requireKey] as const,
-  security: keySecurity,
+  middleware: [readKey] as const,
+  security: openReadSecurity,
   request: {
     ...withVault,
-    query: z.object({
-      chain_id: ChainIdQuery,
+    query: vaultChainQuery({
       category: z.string().min(1).max(64).optional().openapi({ description: "Only entries of this category (timelock entries: `timelock`)" }),
       before: BeforeQuery,
       limit: QueryInt({ def: 50, min: 1, max: 500 }).openapi({ type: "integer", default: 50, minimum: 1, maximum: 500 }),

@@ -4,9 +4,10 @@
  * strategist list need no key (as in the spec); every other route needs `x-api-key`.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { requireKey } from "../../middleware/auth.js";
-import { authResponses, errorResponses, EvmAddress, keySecurity, QueryInt, VaultAddress, jsonResponse as json } from "../../lib/router.js";
-import { ChainIdParam, DateOrDateTime } from "./platform.lib.js";
+import { openRoute, readKey } from "../../middleware/auth.js";
+import { openReadAuthResponses, errorResponses, EvmAddress, openReadSecurity, QueryInt, VaultAddress, jsonResponse as json } from "../../lib/router.js";
+import { ChainIdParam, vaultChainQuery } from "../../lib/chain.js";
+import { DateOrDateTime, HistoryCursor } from "./platform.lib.js";
 import {
   notFoundResponse,
   PendingRedemptionsBatchBodySchema,
@@ -32,7 +33,8 @@ export const strategyApyList = createRoute({
   path: "/platform/strategy_apy",
   tags: ["platform"],
   summary: "Strategy APY snapshots of every vault, newest first",
-  responses: { 200: json("Snapshots, newest first", z.array(StrategyApySnapshotReadSchema)), ...errorResponses },
+  ...openRoute,
+  responses: { 200: json("Snapshots, newest first", z.array(StrategyApySnapshotReadSchema)), ...openReadAuthResponses, ...errorResponses },
 });
 
 export const strategyApyByVault = createRoute({
@@ -42,7 +44,8 @@ export const strategyApyByVault = createRoute({
   summary: "Strategy APY snapshots of one vault, newest first",
   description: "404 when the address is neither a vault of the registry nor has snapshots.",
   request: { params: VaultPath },
-  responses: { 200: json("Snapshots of the vault, newest first", z.array(StrategyApySnapshotReadSchema)), ...notFoundResponse, ...errorResponses },
+  ...openRoute,
+  responses: { 200: json("Snapshots of the vault, newest first", z.array(StrategyApySnapshotReadSchema)), ...notFoundResponse, ...openReadAuthResponses, ...errorResponses },
 });
 
 export const strategistList = createRoute({
@@ -56,7 +59,8 @@ export const strategistList = createRoute({
       limit: QueryInt({ def: 100, min: 1, max: 1000 }).openapi({ type: "integer", default: 100, minimum: 1, maximum: 1000 }),
     }),
   },
-  responses: { 200: json("Strategists ordered by name", z.array(StrategistListItemSchema)), ...errorResponses },
+  ...openRoute,
+  responses: { 200: json("Strategists ordered by name", z.array(StrategistListItemSchema)), ...openReadAuthResponses, ...errorResponses },
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -70,13 +74,12 @@ export const unrealizedPnl = createRoute({
   description:
     "One record per share-ratio snapshot (derived.unrealized_pnl, see docs/metrics.md). `start_date` and `end_date` are inclusive bounds on the record's timestamp: a date covers its whole UTC day. " +
     "`fields=ratio` gives slim points `{timestamp, current_redeem_ratio, adjusted_redeem_ratio, collateral_ratio}` with `collateral_ratio = actual_tvl / tvl_on_vault`. " +
-    "An address deployed on several chains gives the records of every chain unless `chain_id` picks one. 404 for an unknown vault; 422 when start_date is after end_date.",
-  middleware: [requireKey] as const,
-  security: keySecurity,
+    "An address deployed on several chains: `chain_id` (or `chain`) picks one, else the lowest chain id is served; every record and point names its `chain_id`, and header `X-Vault-Chain` says which. 404 for an unknown vault; 422 when start_date is after end_date.",
+  middleware: [readKey] as const,
+  security: openReadSecurity,
   request: {
-    query: z.object({
+    query: vaultChainQuery({
       vault_address: VaultAddress,
-      chain_id: ChainIdParam.optional().openapi({ type: "integer", description: "Only the vault on this chain" }),
       limit: QueryInt({ min: 1 }).optional().openapi({ type: "integer", minimum: 1, description: "At most this many records (newest first)" }),
       start_date: DateOrDateTime.optional(),
       end_date: DateOrDateTime.optional(),
@@ -86,7 +89,7 @@ export const unrealizedPnl = createRoute({
   responses: {
     200: json("Records (or ratio points), newest first", z.union([z.array(UnrealizedPnlRecordSchema), z.array(UnrealizedPnlRatioPointSchema)])),
     ...notFoundResponse,
-    ...authResponses,
+    ...openReadAuthResponses,
     ...unavailableResponse,
     ...errorResponses,
   },
@@ -97,9 +100,9 @@ export const unrealizedPnlLatest = createRoute({
   path: "/platform/unrealized_pnl/latest",
   tags: ["platform"],
   summary: "The newest unrealized PnL record of every vault",
-  middleware: [requireKey] as const,
-  security: keySecurity,
-  responses: { 200: json("One record per vault and chain, by chain and address", z.array(UnrealizedPnlRecordSchema)), ...authResponses, ...unavailableResponse, ...errorResponses },
+  middleware: [readKey] as const,
+  security: openReadSecurity,
+  responses: { 200: json("One record per vault and chain, by chain and address", z.array(UnrealizedPnlRecordSchema)), ...openReadAuthResponses, ...unavailableResponse, ...errorResponses },
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -111,9 +114,9 @@ export const vaultHistoryArchived = createRoute({
   tags: ["platform"],
   summary: "Vaults whose history is fully backfilled",
   description: "Distinct lower-cased vault addresses of ops.vault_backfill, sorted.",
-  middleware: [requireKey] as const,
-  security: keySecurity,
-  responses: { 200: json("Vault addresses", z.array(z.string())), ...authResponses, ...errorResponses },
+  middleware: [readKey] as const,
+  security: openReadSecurity,
+  responses: { 200: json("Vault addresses", z.array(z.string())), ...openReadAuthResponses, ...errorResponses },
 });
 
 export const vaultHistory = createRoute({
@@ -123,19 +126,23 @@ export const vaultHistory = createRoute({
   summary: "Deposits and withdrawals of a vault, newest first",
   description:
     "From indexer.vault_event. `wallet` matches the position holder (`owner`), the receiver, or the depositor who sent a deposit; `wallet` in the records is the position holder (see the schema). " +
-    "`Withdraw` events are emitted when a queued redemption is processed. Ordered by block and log index, newest first (records of several chains are merged by time). 404 for an unknown vault, or for a known vault not deployed on `chain_id`.",
-  middleware: [requireKey] as const,
-  security: keySecurity,
+    "`Withdraw` events are emitted when a queued redemption is processed. Ordered by block and log index, newest first. " +
+    "Each record names its asset (`asset_address`, `asset_symbol`, `asset_decimals`) and gives `amount`, the raw amount in whole tokens. " +
+    "Paging: a full page comes with header `X-Next-Before`; pass it as `before` for the next, older page. " +
+    "An address deployed on several chains: `chain_id` (or `chain`) picks one, else the lowest chain id is served (header `X-Vault-Chain`). " +
+    "404 for an unknown vault, or for a known vault not deployed on `chain_id`; 422 for a parameter the route does not know.",
+  middleware: [readKey] as const,
+  security: openReadSecurity,
   request: {
     params: VaultPath,
-    query: z.object({
+    query: vaultChainQuery({
       wallet: EvmAddress.optional().openapi({ description: "Only events of this wallet (case-insensitive)" }),
-      chain_id: ChainIdParam.optional().openapi({ type: "integer", description: "Only the vault on this chain (a chain id of the catalogue)" }),
       type: z.enum(["deposit", "withdraw"]).optional(),
       limit: QueryInt({ def: 5000, min: 1, max: 5000 }).openapi({ type: "integer", default: 5000, minimum: 1, maximum: 5000 }),
+      before: HistoryCursor.optional(),
     }),
   },
-  responses: { 200: json("Vault history records, newest first", z.array(VaultHistoryRecordSchema)), ...notFoundResponse, ...authResponses, ...unavailableResponse, ...errorResponses },
+  responses: { 200: json("Vault history records, newest first", z.array(VaultHistoryRecordSchema)), ...notFoundResponse, ...openReadAuthResponses, ...unavailableResponse, ...errorResponses },
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -148,18 +155,17 @@ export const pendingRedemptions = createRoute({
   summary: "Pending redemptions of a vault: totals, overdue, due, per claimable date, liquidity",
   description:
     "Days are UTC. Overdue: claimable on a day of the look-back `[today - past_days, today)`; due: claimable from today to `today + future_days` included. " +
-    "An address deployed on several chains: `chain_id` picks one, else the lowest chain id is served (`vault.chain_id` says which). 404 for an unknown vault (or one that is not indexed, e.g. a non-EVM vault).",
-  middleware: [requireKey] as const,
-  security: keySecurity,
+    "An address deployed on several chains: `chain_id` (or `chain`) picks one, else the lowest chain id is served (`vault.chain_id` and header `X-Vault-Chain` say which). 404 for an unknown vault (or one that is not indexed, e.g. a non-EVM vault).",
+  middleware: [readKey] as const,
+  security: openReadSecurity,
   request: {
     params: VaultPath,
-    query: z.object({
+    query: vaultChainQuery({
       past_days: QueryInt({ def: 7, min: 1, max: 30 }).openapi({ type: "integer", default: 7, minimum: 1, maximum: 30, description: "Look-back for overdue requests, days" }),
       future_days: QueryInt({ def: 14, min: 1, max: 30 }).openapi({ type: "integer", default: 14, minimum: 1, maximum: 30, description: "Look-ahead for due requests, days" }),
-      chain_id: ChainIdParam.optional().openapi({ type: "integer", description: "The vault on this chain" }),
     }),
   },
-  responses: { 200: json("Pending redemption summary", PendingRedemptionSummarySchema), ...notFoundResponse, ...authResponses, ...unavailableResponse, ...errorResponses },
+  responses: { 200: json("Pending redemption summary", PendingRedemptionSummarySchema), ...notFoundResponse, ...openReadAuthResponses, ...unavailableResponse, ...errorResponses },
 });
 
 export const pendingRedemptionsBatch = createRoute({
@@ -170,10 +176,10 @@ export const pendingRedemptionsBatch = createRoute({
   description:
     "Selects vaults by address (`vault_addresses`), by strategist (`strategist_name`), both (the listed vaults of that strategist) or neither (every indexed vault), with the default window (past_days 7, future_days 14). " +
     "Each vault is processed on its own: an unknown, malformed or non-EVM address, or one not managed by the strategist, goes to `errors` and never fails the request. 404 when `strategist_name` names no strategist; 422 when the body is not a JSON object of these types.",
-  middleware: [requireKey] as const,
-  security: keySecurity,
+  middleware: [readKey] as const,
+  security: openReadSecurity,
   request: { body: { content: { "application/json": { schema: PendingRedemptionsBatchBodySchema } }, required: true } },
-  responses: { 200: json("Summaries and per-address errors", PendingRedemptionsBatchSchema), ...notFoundResponse, ...authResponses, ...unavailableResponse, ...errorResponses },
+  responses: { 200: json("Summaries and per-address errors", PendingRedemptionsBatchSchema), ...notFoundResponse, ...openReadAuthResponses, ...unavailableResponse, ...errorResponses },
 });
 
 export const withdrawalQueue = createRoute({
@@ -182,8 +188,8 @@ export const withdrawalQueue = createRoute({
   tags: ["redemptions"],
   summary: "Withdrawal queue of a vault: pending requests and the latest processed ones",
   description: "`chain` is a chain id of the catalogue (else 422). 404 when the vault is not indexed on that chain.",
-  middleware: [requireKey] as const,
-  security: keySecurity,
+  middleware: [readKey] as const,
+  security: openReadSecurity,
   request: {
     params: z.object({
       chain: ChainIdParam.openapi({ param: { name: "chain", in: "path" }, type: "integer", example: 1 }),
@@ -193,5 +199,5 @@ export const withdrawalQueue = createRoute({
       limit: QueryInt({ def: 100, min: 1, max: 1000 }).openapi({ type: "integer", default: 100, minimum: 1, maximum: 1000, description: "At most this many pending and this many processed requests" }),
     }),
   },
-  responses: { 200: json("Withdrawal queue", WithdrawalQueueSchema), ...notFoundResponse, ...authResponses, ...unavailableResponse, ...errorResponses },
+  responses: { 200: json("Withdrawal queue", WithdrawalQueueSchema), ...notFoundResponse, ...openReadAuthResponses, ...unavailableResponse, ...errorResponses },
 });

@@ -4,6 +4,9 @@ import { ErrorSchema } from "../../lib/errors.js";
 
 const DateTime = z.string().openapi({ format: "date-time", example: "2026-01-31T12:00:00.000Z" });
 const Day = z.string().openapi({ format: "date", example: "2026-01-31" });
+/** A raw token amount the spec types as a number: an exact JSON integer (every digit, no float). */
+const RawNumber = (description: string) =>
+  z.number().openapi({ type: "integer", description: `${description} (raw integer token units, an exact JSON integer: parse it with a big-number aware reader, it can exceed 2^53)`, example: 1500000 });
 const Raw = (description: string) => z.string().openapi({ description: `${description} (raw integer token units, exact, as a decimal string)`, example: "1500000" });
 
 // Declared here rather than with the shared `as const` helpers: spread `as const` objects turn
@@ -25,8 +28,8 @@ export const StrategyApySnapshotReadSchema = z
     platform_name: z.string(),
     strategy_type: z.string(),
     allocation: z.number(),
-    apy: z.number(),
-    points_apy: z.number(),
+    apy: z.number().openapi({ description: "A fraction (0.05 is 5 %), as posted" }),
+    points_apy: z.number().openapi({ description: "A fraction (0.05 is 5 %), as posted" }),
     strategist_address: z.string().nullable(),
     snapshot_datetime: DateTime,
     id: z.string().openapi({ format: "uuid" }),
@@ -66,6 +69,7 @@ export const UnrealizedPnlRecordSchema = z
 export const UnrealizedPnlRatioPointSchema = z
   .object({
     timestamp: DateTime,
+    chain_id: z.number().int().openapi({ description: "Chain of the vault the point is about" }),
     current_redeem_ratio: z.number().nullable(),
     adjusted_redeem_ratio: z.number().nullable(),
     collateral_ratio: z.number().nullable().openapi({ description: "actual_tvl / tvl_on_vault: what the vault holds per unit it reports (1 = fully backed); null when tvl_on_vault is 0" }),
@@ -86,9 +90,16 @@ export const VaultHistoryRecordSchema = z
     pool: z.string().openapi({ description: "Vault address" }),
     chain_id: z.number().int(),
     amount_raw: Raw("Assets deposited or paid out, in units of asset_address"),
+    amount: z.string().nullable().openapi({
+      description: "amount_raw in whole tokens of asset_address (exact decimal string); null when the asset's decimals are unknown",
+      example: "1.5",
+    }),
     transaction_hash: z.string(),
     block_number: z.number().int(),
+    log_index: z.number().int().openapi({ description: "Position of the event in its block (with block_number, the paging cursor)" }),
     asset_address: z.string().openapi({ description: "Token of amount_raw: the base asset, or for a tokenizedVaultV2 deposit the deposited asset" }),
+    asset_symbol: z.string().nullable().openapi({ description: "Symbol of asset_address (null when not in the registry)" }),
+    asset_decimals: z.number().int().nullable().openapi({ description: "Decimals of asset_address (null when not in the registry)" }),
   })
   .openapi("VaultHistoryRecord");
 
@@ -152,18 +163,22 @@ export const PendingRedemptionSummarySchema = z
     redemptions_by_date: z
       .array(
         z.object({
-          date: z.string().openapi({ description: "Claimable date `YYYY-MM-DD`, or `unscheduled` for the requests without one (last entry)", example: "2026-02-03" }),
+          date: Day.openapi({ description: "Claimable date `YYYY-MM-DD`", example: "2026-02-03" }),
           count: z.number().int(),
           assets: z.number(),
           assets_raw: Raw("Assets to pay"),
           shares: z.number(),
           shares_raw: Raw("Shares redeemed"),
           assets_estimated: z.boolean().openapi({ description: "The assets are an estimate at the latest share price (tokenizedVaultV2 requests are priced only when processed)" }),
-          days_until_due: z.number().int().nullable().openapi({ description: "date - today in days (negative when overdue); null for `unscheduled`" }),
+          days_until_due: z.number().int().openapi({ description: "date - today in days (negative when overdue)" }),
           is_overdue: z.boolean(),
         }),
       )
-      .openapi({ description: "Pending requests per claimable date, for the dates of the window (from .. to) in ascending order, then `unscheduled`" }),
+      .openapi({
+          description:
+            "Pending requests per claimable date, for the dates of the window (from .. to) in ascending order. " +
+            "Requests without a claimable date (tokenizedVaultV2, processed in queue order) are in `summary.unscheduled` only.",
+        }),
     idle_balances: z.object({
       total: z.number().openapi({ description: "Base asset held by the vault and its registry subaccounts at the latest snapshot, asset units" }),
       total_raw: Raw("Vault plus subaccounts"),
@@ -181,11 +196,11 @@ export const PendingRedemptionSummarySchema = z
   });
 
 export const PendingRedemptionsBatchBodySchema = z
-  .object({
+  .strictObject({
     vault_addresses: z.array(z.string()).max(1000).optional().openapi({ description: "Vault addresses (case-insensitive for EVM); each is processed on its own" }),
     strategist_name: z.string().min(1).optional().openapi({ description: "Only the vaults of this strategist (case-insensitive); with vault_addresses, the listed vaults must be theirs" }),
   })
-  .openapi("PendingRedemptionsBatchRequest", { description: "Both fields optional; an empty object selects every indexed vault. Unknown fields are ignored." });
+  .openapi("PendingRedemptionsBatchRequest", { description: "Both fields optional; an empty object selects every indexed vault. An unknown field is refused (422), so a misspelt filter never selects every vault." });
 
 export const PendingRedemptionsBatchSchema = z
   .object({
@@ -224,7 +239,7 @@ export const WithdrawalQueueSchema = z
       })
       .openapi({ description: "The FIFO queue counters of a tokenizedVaultV2 (indexer.vault); always 0 for a lendingPool, whose requests are scheduled by claimable date" }),
     pending_count: z.number().int().openapi({ description: "Requests with status `requested`" }),
-    total_withdrawals_raw_amount: Raw("Assets of every pending request"),
+    total_withdrawals_raw_amount: RawNumber("Assets of every pending request"),
     normalized_total_withdrawals_amount: z.string().openapi({ description: "The same in asset units, exact decimal string", example: "1.5" }),
     total_assets: z.string().nullable().openapi({ description: "The vault's total assets at its latest snapshot (raw integer string); null before the first" }),
     normalized_total_assets: z.string().nullable(),
@@ -232,7 +247,7 @@ export const WithdrawalQueueSchema = z
       .array(
         QueueRequest.extend({
           date: Day.openapi({ description: "Claimable date (lendingPool), else the UTC day of the request" }),
-          amount_raw: Raw("Assets to pay: lendingPool assets - fee; tokenizedVaultV2 shares x latest share price (estimate)"),
+          amount_raw: RawNumber("Assets to pay: lendingPool assets - fee; tokenizedVaultV2 shares x latest share price (estimate)"),
           normalized_amount: z.string(),
           amount_estimated: z.boolean(),
           vault_percentage: z.string().nullable().openapi({ description: "amount / total_assets x 100, 6 decimals; null without total assets", example: "1.250000" }),
@@ -245,7 +260,7 @@ export const WithdrawalQueueSchema = z
       .array(
         QueueRequest.extend({
           date: Day.openapi({ description: "UTC day of the processing" }),
-          amount_raw: Raw("Assets paid or made claimable (`WithdrawalProcessed.assetsAmount`)"),
+          amount_raw: RawNumber("Assets paid or made claimable (`WithdrawalProcessed.assetsAmount`)"),
           normalized_amount: z.string(),
           processed_at: DateTime.nullable(),
           processed_tx_hash: z.string().nullable(),

@@ -178,7 +178,6 @@ export function buildSummary(
     const a = byDate.get(d)!;
     return { date: d, ...bucket(a), assets_estimated: a.estimated, days_until_due: daysBetween(today, d), is_overdue: d < today };
   });
-  if (unscheduled.count > 0) redemptions_by_date.push({ date: "unscheduled", ...bucket(unscheduled), assets_estimated: unscheduled.estimated, days_until_due: null, is_overdue: false });
   return {
     vault: { address: v.address, name: v.name, symbol: v.symbol, chain_id: v.chain_id, family: v.family, strategist_name: v.strategist_name },
     asset: { address: v.asset, symbol: v.asset_symbol, decimals: v.asset_decimals },

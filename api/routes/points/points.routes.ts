@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { requireKey } from "../../middleware/auth.js";
+import { openRoute, readKey } from "../../middleware/auth.js";
 import { KnownChainId } from "../governance/governance.lib.js";
-import { authResponses, errorResponses, EvmAddress, keySecurity, QueryInt } from "../../lib/router.js";
+import { openReadAuthResponses, errorResponses, EvmAddress, openReadSecurity, QueryInt } from "../../lib/router.js";
 
 const TAG = ["points"];
 
@@ -60,7 +60,8 @@ export const publicPoints = createRoute({
   summary: "Points record of a wallet",
   description: recordDescription,
   request: { params: UserParams },
-  responses: { 200: { description: "Points record", content: { "application/json": { schema: PointsRecordSchema } } }, ...errorResponses },
+  ...openRoute,
+  responses: { 200: { description: "Points record", content: { "application/json": { schema: PointsRecordSchema } } }, ...openReadAuthResponses, ...errorResponses },
 });
 
 export const platformPoints = createRoute({
@@ -69,10 +70,10 @@ export const platformPoints = createRoute({
   tags: TAG,
   summary: "Points record of a wallet",
   description: recordDescription,
-  middleware: [requireKey] as const,
-  security: keySecurity,
+  middleware: [readKey] as const,
+  security: openReadSecurity,
   request: { params: UserParams },
-  responses: { 200: { description: "Points record", content: { "application/json": { schema: PointsRecordSchema } } }, ...authResponses, ...errorResponses },
+  responses: { 200: { description: "Points record", content: { "application/json": { schema: PointsRecordSchema } } }, ...openReadAuthResponses, ...errorResponses },
 });
 
 export const LeaderboardItemSchema = z
@@ -99,8 +100,8 @@ export const leaderboard = createRoute({
   summary: "Points leaderboard",
   description:
     "Paginated by rank (`sortBy` totalPoints: derived.points_balance.rank_total; streakDays: rank_streak), from the points standings: ranks computed on read and reused for POINTS_STANDINGS_MS (default 5 s). With `wallet_address` or `ens_name`, only that wallet, with its rank, regardless of `page` (no items when it is not ranked). `ens_name` is an ENS name resolved on the chain `chain` (default 1) through that chain's ENS Universal Resolver (`ENS_UNIVERSAL_RESOLVER_<chainId>`, else the one viem knows for the chain) and the service's RPC endpoint for it; answers are cached for a minute. A name that does not resolve (not registered, not a valid ENS name, no RPC endpoint or resolver for the chain, RPC unavailable) gives no items, not an error; a 0x address given as `ens_name` is used as is. `wallet_address` wins over `ens_name`.",
-  middleware: [requireKey] as const,
-  security: keySecurity,
+  middleware: [readKey] as const,
+  security: openReadSecurity,
   request: {
     query: z.object({
       page: QueryInt({ def: 1, min: 1 }).openapi({ type: "integer", default: 1, minimum: 1 }),
@@ -111,12 +112,16 @@ export const leaderboard = createRoute({
       chain: KnownChainId(1).openapi({ type: "integer", default: 1, description: "Chain for name resolution (a catalogue chain id)" }),
     }),
   },
-  responses: { 200: { description: "Leaderboard page", content: { "application/json": { schema: LeaderboardSchema } } }, ...authResponses, ...errorResponses },
+  responses: { 200: { description: "Leaderboard page", content: { "application/json": { schema: LeaderboardSchema } } }, ...openReadAuthResponses, ...errorResponses },
 });
 
 export const StreakStatusSchema = z
   .object({
     canClaim: z.boolean().openapi({ description: "Registered, has an active position, and has not claimed today (UTC)" }),
+    reason: z.enum(["user_not_found", "no_active_positions", "already_claimed"]).nullable().openapi({
+      description:
+        "Why `canClaim` is false (null when it is true): the wallet is not registered, holds no vault shares, or claimed today (UTC); the claim route refuses with the same code",
+    }),
     currentPoints: z.number().openapi({ description: "Daily-streak points earned so far (sum of the wallet's claims)" }),
     streakDays: z.number().int().openapi({ description: "Streak of the last claim if it was today or yesterday (UTC), else 0" }),
     totalPoints: z.number(),
@@ -131,8 +136,8 @@ export const streakStatus = createRoute({
   path: "/platform/points/daily_streak/status",
   tags: TAG,
   summary: "Daily streak status of a wallet",
-  middleware: [requireKey] as const,
-  security: keySecurity,
+  middleware: [readKey] as const,
+  security: openReadSecurity,
   request: { query: z.object({ address: EvmAddress }) },
-  responses: { 200: { description: "Streak status", content: { "application/json": { schema: StreakStatusSchema } } }, ...authResponses, ...errorResponses },
+  responses: { 200: { description: "Streak status", content: { "application/json": { schema: StreakStatusSchema } } }, ...openReadAuthResponses, ...errorResponses },
 });

@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ErrorSchema } from "../../lib/errors.js";
-import { errorResponses } from "../../lib/router.js";
+import { errorResponses, openReadAuthResponses } from "../../lib/router.js";
+import { openRoute } from "../../middleware/auth.js";
 
 export const HealthSchema = z.object({ status: z.literal("ok"), version: z.string(), time: z.string() }).openapi("Health");
 
@@ -57,7 +58,8 @@ export const root = createRoute({
   path: "/",
   tags: ["system"],
   summary: "Health of the public surface",
-  responses: { 200: { description: "The service answers", content: { "application/json": { schema: HealthSchema } } }, ...errorResponses },
+  ...openRoute,
+  responses: { 200: { description: "The service answers", content: { "application/json": { schema: HealthSchema } } }, ...openReadAuthResponses, ...errorResponses },
 });
 
 export const ping = createRoute({
@@ -72,9 +74,10 @@ export const ping = createRoute({
     "checkpoint (Ponder's `_ponder_checkpoint`) with the chain's head, `jobs` compares the checkpoint the",
     "derived tables were computed from (`derived.jobs_progress`) with the indexer's.",
   ].join(" "),
+  ...openRoute,
   responses: {
     200: { description: "Up (ok or degraded)", content: { "application/json": { schema: PingSchema } } },
     503: { description: "Database down", content: { "application/json": { schema: PingSchema.or(ErrorSchema) } } },
-    ...errorResponses,
+    ...openReadAuthResponses, ...errorResponses,
   },
 });

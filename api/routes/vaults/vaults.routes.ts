@@ -1,8 +1,8 @@
 /** Route definitions of the vault resource, public (/v1) and institutional (/api/v1). */
 import { createRoute, z } from "@hono/zod-openapi";
 import { ErrorSchema } from "../../lib/errors.js";
-import { authResponses, errorResponses, jsonResponse, keySecurity } from "../../lib/router.js";
-import { requireKey } from "../../middleware/auth.js";
+import { openReadAuthResponses, errorResponses, jsonResponse, openReadSecurity } from "../../lib/router.js";
+import { openRoute, readKey } from "../../middleware/auth.js";
 import {
   AnnualizedApySchema,
   ChainOnlyQuery,
@@ -20,7 +20,7 @@ import {
   VaultSummarySchema,
 } from "./vaults.schemas.js";
 
-const inst = { middleware: [requireKey], security: keySecurity };
+const inst = { middleware: [readKey], security: openReadSecurity };
 const TAGS = ["vaults"];
 
 const LIST_DESCRIPTION =
@@ -46,7 +46,8 @@ export const listPublic = createRoute({
   summary: "List tokenized vaults",
   description: LIST_DESCRIPTION,
   request: { query: VaultListQuery },
-  responses: { 200: jsonResponse("Vaults (public shape)", z.array(TokenizedVaultPublicSchema)), ...errorResponses },
+  ...openRoute,
+  responses: { 200: jsonResponse("Vaults (public shape)", z.array(TokenizedVaultPublicSchema)), ...openReadAuthResponses, ...errorResponses },
 });
 
 export const readPublic = createRoute({
@@ -56,7 +57,8 @@ export const readPublic = createRoute({
   summary: "One tokenized vault",
   description: READ_DESCRIPTION,
   request: { params: VaultPathParams, query: VaultReadQuery },
-  responses: { 200: jsonResponse("The vault (public shape)", TokenizedVaultPublicSchema), ...notFoundResponse, ...errorResponses },
+  ...openRoute,
+  responses: { 200: jsonResponse("The vault (public shape)", TokenizedVaultPublicSchema), ...notFoundResponse, ...openReadAuthResponses, ...errorResponses },
 });
 
 export const apyPublic = createRoute({
@@ -66,7 +68,8 @@ export const apyPublic = createRoute({
   summary: "Annualized APY of a vault",
   description: APY_DESCRIPTION,
   request: { params: VaultPathParams, query: ChainOnlyQuery },
-  responses: { 200: jsonResponse("Annualized APY", AnnualizedApySchema), ...apy404, ...errorResponses },
+  ...openRoute,
+  responses: { 200: jsonResponse("Annualized APY", AnnualizedApySchema), ...apy404, ...openReadAuthResponses, ...errorResponses },
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -80,7 +83,7 @@ export const listInst = createRoute({
   description: LIST_DESCRIPTION,
   ...inst,
   request: { query: VaultListQuery },
-  responses: { 200: jsonResponse("Vaults (institutional shape)", z.array(TokenizedVaultSchema)), ...authResponses, ...errorResponses },
+  responses: { 200: jsonResponse("Vaults (institutional shape)", z.array(TokenizedVaultSchema)), ...openReadAuthResponses, ...errorResponses },
 });
 
 export const readInst = createRoute({
@@ -91,7 +94,7 @@ export const readInst = createRoute({
   description: READ_DESCRIPTION,
   ...inst,
   request: { params: VaultPathParams, query: VaultReadQuery },
-  responses: { 200: jsonResponse("The vault (institutional shape)", TokenizedVaultSchema), ...notFoundResponse, ...authResponses, ...errorResponses },
+  responses: { 200: jsonResponse("The vault (institutional shape)", TokenizedVaultSchema), ...notFoundResponse, ...openReadAuthResponses, ...errorResponses },
 });
 
 export const apyInst = createRoute({
@@ -102,7 +105,7 @@ export const apyInst = createRoute({
   description: APY_DESCRIPTION,
   ...inst,
   request: { params: VaultPathParams, query: ChainOnlyQuery },
-  responses: { 200: jsonResponse("Annualized APY", AnnualizedApySchema), ...apy404, ...authResponses, ...errorResponses },
+  responses: { 200: jsonResponse("Annualized APY", AnnualizedApySchema), ...apy404, ...openReadAuthResponses, ...errorResponses },
 });
 
 export const summaryInst = createRoute({
@@ -113,7 +116,7 @@ export const summaryInst = createRoute({
   description: "Returns are `sp(D)/sp(D-h) - 1` on the vault's latest computed day D (null when the history is shorter than h). The latest snapshot is the newest indexed share-ratio snapshot.",
   ...inst,
   request: { params: VaultPathParams, query: ChainOnlyQuery },
-  responses: { 200: jsonResponse("Summary", VaultSummarySchema), ...notFoundResponse, ...authResponses, ...errorResponses },
+  responses: { 200: jsonResponse("Summary", VaultSummarySchema), ...notFoundResponse, ...openReadAuthResponses, ...errorResponses },
 });
 
 export const timeseriesInst = createRoute({
@@ -125,7 +128,7 @@ export const timeseriesInst = createRoute({
     "One point per UTC day for the last `n_days` days up to today: TVL (USD), daily APY, daily PnL (asset units), share price, totals (human units) and the share ratio. A day without a snapshot (or outside the vault's computed history) has null figures and `missing: true`. `trailing_apy` is the vault's latest simple APY per horizon.",
   ...inst,
   request: { params: VaultPathParams, query: TimeseriesQuery },
-  responses: { 200: jsonResponse("Time series", TimeseriesSchema), ...notFoundResponse, ...authResponses, ...errorResponses },
+  responses: { 200: jsonResponse("Time series", TimeseriesSchema), ...notFoundResponse, ...openReadAuthResponses, ...errorResponses },
 });
 
 export const portfolioInst = createRoute({
@@ -136,7 +139,7 @@ export const portfolioInst = createRoute({
   description: "Map from subaccount address to its cached portfolio data object (`positions`, `app_positions`, `tokens`); `{}` when nothing is cached.",
   ...inst,
   request: { params: VaultPathParams, query: ChainOnlyQuery },
-  responses: { 200: jsonResponse("Portfolio data per subaccount", PortfolioDataSchema), ...notFoundResponse, ...authResponses, ...errorResponses },
+  responses: { 200: jsonResponse("Portfolio data per subaccount", PortfolioDataSchema), ...notFoundResponse, ...openReadAuthResponses, ...errorResponses },
 });
 
 export const chartInst = createRoute({
@@ -149,5 +152,5 @@ export const chartInst = createRoute({
   deprecated: true,
   ...inst,
   request: { query: ChartQuery },
-  responses: { 200: jsonResponse("Chart series", ChartSchema), ...notFoundResponse, ...authResponses, ...errorResponses },
+  responses: { 200: jsonResponse("Chart series", ChartSchema), ...notFoundResponse, ...openReadAuthResponses, ...errorResponses },
 });
