@@ -8,6 +8,7 @@ import { HTTPException } from "hono/http-exception";
 import { cors } from "hono/cors";
 import type { Context } from "hono";
 import pino from "pino";
+import { installMetrics } from "./middleware/metrics.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { responseCache } from "./middleware/response-cache.js";
 import { addResponseHeaders, responseHeaders } from "./middleware/response-headers.js";
@@ -35,6 +36,7 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   const log = opts.logger ?? pino({ level: "silent" });
   const app = new OpenAPIHono<AppEnv>({ strict: false });
   const logRequests = log.isLevelEnabled("info");
+  installMetrics(app, deps.config); // first: it times everything after it; GET /metrics is outside the surfaces
   app.use(responseHeaders);
   app.use(async (c, next) => {
     c.set("deps", deps);
