@@ -6,6 +6,7 @@ import { simulateChainWithActions, DAY, type ChainActions, type ChainResult, typ
 export { DAY, type ChainActions, type ChainResult, type RegistryVault };
 export { ENS_HOLDER_NAMES, type EnsResult } from "./simulate.js";
 export { DEVNET_CHAINS, VAULT_SPECS } from "./scenario.js";
+export { startLive, type Live, type LiveOptions } from "./live.js";
 
 export interface Manifest {
   version: 1;
