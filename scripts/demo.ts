@@ -40,7 +40,9 @@ async function main(): Promise<void> {
       stopping = true;
       if (!live) return;
       await live.stop();
-      const counts = live.stats().map((c) => `chain ${c.chainId} ${c.blocks} blocks, ${c.actions} actions, ${c.failures} failed`);
+      const counts = live
+        .stats()
+        .map((c) => `chain ${c.chainId} ${c.blocks} blocks, ${c.actions} actions, ${c.failures} failed`);
       say(`live activity stopped (${counts.join("; ")})`);
     },
   });
@@ -110,7 +112,11 @@ async function main(): Promise<void> {
   say(`views schema "indexer" now shows ${indexer.schema}; ${archived} vaults fully backfilled`);
 
   say(process.env.REDIS_URL ? "using Redis at REDIS_URL" : `starting Redis on 127.0.0.1:${cfg.redisPort}`);
-  const redis = await resolveRedis(process.env, { port: cfg.redisPort, dataDir: join(dataDir, "redis"), logFile: join(logDir, "redis.log") });
+  const redis = await resolveRedis(process.env, {
+    port: cfg.redisPort,
+    dataDir: join(dataDir, "redis"),
+    logFile: join(logDir, "redis.log"),
+  });
   say("starting the workers (BullMQ); log .data/logs/workers.log");
   const workers = startWorkerProcess({
     databaseUrl: dbUrl,
@@ -150,8 +156,13 @@ async function main(): Promise<void> {
   if (cfg.live) {
     const eventsFile = join(demoDir, "live-events.jsonl");
     rmSync(eventsFile, { force: true });
-    live = startLive(actions, { seed: cfg.seed, blockEveryS: cfg.liveBlockS, actEveryS: cfg.liveEveryS, eventsFile, log: (m) => say(`live: ${m}`) });
-    say(`live: a block every ${cfg.liveBlockS} s on each chain and an action about every ${cfg.liveEveryS} s (DEMO_LIVE=0 turns it off); events in .data/demo/live-events.jsonl`);
+    const log = (m: string) => say(`live: ${m}`);
+    const pace = { blockEveryS: cfg.liveBlockS, actEveryS: cfg.liveEveryS };
+    live = startLive(actions, { seed: cfg.seed, ...pace, eventsFile, log });
+    say(
+      `live: a block every ${cfg.liveBlockS} s on each chain and an action about every ${cfg.liveEveryS} s ` +
+        "(DEMO_LIVE=0 turns it off); events in .data/demo/live-events.jsonl",
+    );
   }
   say("running; Ctrl-C stops everything");
   await new Promise(() => {});

@@ -75,7 +75,13 @@ function pickKind(rng: Rng): LiveKind {
   return KINDS[0]!.kind;
 }
 
-async function runChain(a: ChainActions, st: LiveChainStats, o: LiveOptions, signal: AbortSignal, log: (m: string) => void): Promise<void> {
+async function runChain(
+  a: ChainActions,
+  st: LiveChainStats,
+  o: LiveOptions,
+  signal: AbortSignal,
+  log: (m: string) => void,
+): Promise<void> {
   const s = a.session;
   const rng = new Rng(`${o.seed}:${s.chainId}:live`);
   const gap = () => o.actEveryS * (0.5 + rng.next());

@@ -139,7 +139,9 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
 }
 
 /** simulateChain, also handing back the simulator's actions for activity after the history. */
-export async function simulateChainWithActions(opts: SimulateOptions): Promise<{ result: ChainResult; actions: ChainActions }> {
+export async function simulateChainWithActions(
+  opts: SimulateOptions,
+): Promise<{ result: ChainResult; actions: ChainActions }> {
   const log = opts.log ?? (() => {});
   const s = new ChainSession(opts.chainId, opts.rpcUrl);
   const rng = new Rng(`${opts.seed}:${opts.chainId}`);
@@ -742,7 +744,8 @@ export async function simulateChainWithActions(opts: SimulateOptions): Promise<{
     pauses,
     ens,
   };
-  const spanDays = (last: Map<Vault, number>, v: Vault, at: number) => Math.min(1, Math.max(0, at - last.get(v)!) / DAY);
+  const spanDays = (last: Map<Vault, number>, v: Vault, at: number) =>
+    Math.min(1, Math.max(0, at - last.get(v)!) / DAY);
   const dayOf = (at: number) => Math.floor(at / DAY);
   const liveActions: ChainActions = {
     session: s,

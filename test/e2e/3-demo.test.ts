@@ -59,7 +59,12 @@ describe("npm run demo", () => {
     };
     delete env.REDIS_URL;
     delete env.DEMO_LIVE;
-    const child = spawn("npm", ["run", "demo"], { cwd: REPO_ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("npm", ["run", "demo"], {
+      cwd: REPO_ROOT,
+      env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     child.stdout.on("data", (d: Buffer) => (output += d.toString()));
     child.stderr.on("data", (d: Buffer) => (output += d.toString()));
@@ -116,12 +121,14 @@ describe("npm run demo", () => {
       expect(token.status).toBe(401);
 
       // After READY the chains live on: blocks keep coming, timestamped by the wall clock.
-      const heads = async () => Promise.all([pairs.chain1!, pairs.chain8453!].map(async (url) => Number(BigInt(await rpcCall<Hex>(url, "eth_blockNumber")))));
+      const rpcs = [pairs.chain1!, pairs.chain8453!];
+      const head = async (url: string) => Number(BigInt(await rpcCall<Hex>(url, "eth_blockNumber")));
+      const heads = () => Promise.all(rpcs.map(head));
       const before = await heads();
       await sleep(6_000);
       const after = await heads();
-      for (const [i, b] of before.entries()) expect(after[i], `chain ${i === 0 ? 1 : 8453} mined no block in 6 s`).toBeGreaterThan(b);
-      for (const url of [pairs.chain1!, pairs.chain8453!]) {
+      for (const [i, b] of before.entries()) expect(after[i], `${rpcs[i]} mined no block in 6 s`).toBeGreaterThan(b);
+      for (const url of rpcs) {
         const latest = await rpcCall<{ timestamp: Hex }>(url, "eth_getBlockByNumber", ["latest", false]);
         expect(Math.abs(Number(BigInt(latest.timestamp)) - Date.now() / 1000)).toBeLessThan(60);
       }
@@ -134,32 +141,51 @@ describe("npm run demo", () => {
       const amount = 1234n * 10n ** BigInt(pool.asset.decimals);
       const data = encodeFunctionData({ abi: LendingPoolAbi, functionName: "deposit", args: [amount, wallet] });
       const sentAt = Date.now();
-      const hash = await rpcCall<Hex>(pairs.chain1!, "eth_sendTransaction", [{ from: wallet, to: pool.address, data, gas: "0x1c9c380", gasPrice: "0x0" }]);
-      const receipt = await waitUntil("deposit receipt", 10_000, async () => (await rpcCall<{ status: Hex; blockNumber: Hex } | null>(pairs.chain1!, "eth_getTransactionReceipt", [hash])) ?? undefined);
+      const tx = { from: wallet, to: pool.address, data, gas: "0x1c9c380", gasPrice: "0x0" };
+      const hash = await rpcCall<Hex>(pairs.chain1!, "eth_sendTransaction", [tx]);
+      type Receipt = { status: Hex; blockNumber: Hex };
+      const receipt = await waitUntil("deposit receipt", 10_000, async () =>
+        (await rpcCall<Receipt | null>(pairs.chain1!, "eth_getTransactionReceipt", [hash])) ?? undefined,
+      );
       expect(receipt.status).toBe("0x1");
       const depositBlock = Number(BigInt(receipt.blockNumber));
-      type HistoryRecord = { type: string; wallet: string; amount_raw: string | number; transaction_hash: string; block_number: number };
+      type HistoryRecord = {
+        type: string;
+        wallet: string;
+        amount_raw: string | number;
+        transaction_hash: string;
+        block_number: number;
+      };
+      const historyUrl = `${pairs.api}/api/v1/platform/vault_history/${pool.address}?chain_id=1&limit=50`;
       const record = await waitUntil("the deposit in vault_history", 60_000, async () => {
-        const res = await fetch(`${pairs.api}/api/v1/platform/vault_history/${pool.address}?chain_id=1&limit=50`, { headers: { "x-api-key": pairs.key! } });
+        const res = await fetch(historyUrl, { headers: { "x-api-key": pairs.key! } });
         expect(res.status).toBe(200);
-        return ((await res.json()) as HistoryRecord[]).find((r) => r.transaction_hash.toLowerCase() === hash.toLowerCase());
+        const records = (await res.json()) as HistoryRecord[];
+        return records.find((r) => r.transaction_hash.toLowerCase() === hash.toLowerCase());
       });
       expect(record).toMatchObject({ type: "deposit", wallet, block_number: depositBlock });
       expect(String(record.amount_raw)).toBe(amount.toString());
       // the workers recompute today's row of the vault from a snapshot at or after the deposit
       await waitUntil("today's vault_day recomputed after the deposit", 60_000, async () => {
         const [day] = await withDb(pairs.analyst!, (c) =>
-          rows<{ block_number: string }>(c, "SELECT block_number FROM derived.vault_day WHERE chain_id = 1 AND vault = $1 AND day = (now() AT TIME ZONE 'UTC')::date", [pool.address]),
+          rows<{ block_number: string }>(
+            c,
+            `SELECT block_number FROM derived.vault_day
+              WHERE chain_id = 1 AND vault = $1 AND day = (now() AT TIME ZONE 'UTC')::date`,
+            [pool.address],
+          ),
         );
         return day && Number(day.block_number) >= depositBlock ? true : undefined;
       });
-      console.log(`deposit seen in vault_history and recomputed by the jobs ${((Date.now() - sentAt) / 1000).toFixed(1)} s after it was sent`);
+      const took = ((Date.now() - sentAt) / 1000).toFixed(1);
+      console.log(`deposit seen in vault_history and recomputed by the jobs ${took} s after it was sent`);
 
       // the simulated wallets and operators act too, on both chains, recorded beside the manifest
       const liveFile = join(REPO_ROOT, ".data", "demo", "live-events.jsonl");
       await waitUntil("live events on both chains", 60_000, async () => {
         if (!existsSync(liveFile)) return undefined;
-        const events = readFileSync(liveFile, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { chainId: number });
+        const lines = readFileSync(liveFile, "utf8").trim().split("\n");
+        const events = lines.map((l) => JSON.parse(l) as { chainId: number });
         return new Set(events.map((e) => e.chainId)).size === 2 ? true : undefined;
       });
     } finally {
@@ -171,7 +197,8 @@ describe("npm run demo", () => {
     for (const p of PORTS) expect(await portOpen(p), `port ${p} still open after Ctrl-C`).toBe(false);
     expect(() => process.kill(-child.pid!, 0), "processes of the demo left after Ctrl-C").toThrow();
     // the live activity stopped first, having acted on both chains, without failing on their nodes stopping
-    const stopped = /live activity stopped \(chain 1 (\d+) blocks, (\d+) actions, \d+ failed; chain 8453 (\d+) blocks, (\d+) actions/.exec(output);
+    const chain = (id: number) => `chain ${id} (\\d+) blocks, (\\d+) actions, \\d+ failed`;
+    const stopped = new RegExp(`live activity stopped \\(${chain(1)}; ${chain(8453)}\\)`).exec(output);
     expect(stopped, output.slice(-3000)).not.toBeNull();
     expect(stopped!.slice(1).map(Number).every((n) => n > 0)).toBe(true);
     expect(output.slice(output.indexOf("SIGINT"))).not.toMatch(/live: .* failed|demo failed/);
