@@ -330,8 +330,9 @@ export async function ensureAnalystRole(adminUrl: string, opts: AnalystRoleOptio
         );
       }
 
-      // Temporary tables are allowed in read-only transactions, and PUBLIC may create them in
-      // every database unless told otherwise: only grants by name are left.
+      // default_transaction_read_only is a default the session can turn off; without INSERT or
+      // CREATE anywhere, temporary tables were all it could then write: PUBLIC may create them in
+      // every database unless told otherwise. Only grants by name are left.
       const pub = await client.query<{ temp: boolean }>(
         "SELECT has_database_privilege('public', $1, 'TEMPORARY') AS temp",
         [db],

@@ -268,10 +268,15 @@ describe("npm run recompute", () => {
 });
 
 describe("the analyst role", () => {
+  // a session may turn default_transaction_read_only off; what it may then create is the question
+  const createTemp = (url: string) =>
+    withDb(url, async (c) => {
+      await c.query("SET default_transaction_read_only = off");
+      await c.query("CREATE TEMP TABLE t (x int)");
+    });
+
   it("cannot create temporary tables and has a statement timeout", async () => {
-    await expect(withDb(h.devnet.analystUrl, (c) => rows(c, "CREATE TEMP TABLE analyst_tmp (x int)"))).rejects.toThrow(
-      /permission denied to create temporary tables/,
-    );
+    await expect(createTemp(h.devnet.analystUrl)).rejects.toThrow(/permission denied to create temporary tables/);
     const [t] = await withDb(h.devnet.analystUrl, (c) => rows<{ statement_timeout: string }>(c, "SHOW statement_timeout"));
     expect(t!.statement_timeout).toBe("1min");
   });
@@ -293,13 +298,12 @@ describe("the analyst role", () => {
       const service = new URL(admin);
       service.username = "ops_e2e_service";
       service.password = "service";
-      const tmp = "CREATE TEMP TABLE t (x int)";
-      await withDb(service.toString(), (c) => rows(c, tmp));
-      await expect(withDb(analystUrl, (c) => rows(c, tmp))).rejects.toThrow(/permission denied to create temporary tables/);
+      await createTemp(service.toString());
+      await expect(createTemp(analystUrl)).rejects.toThrow(/permission denied to create temporary tables/);
       // idempotent: a second run leaves both as they are
       await ensureAnalystRole(admin.toString(), { role: "ops_e2e_analyst", password: "analyst", statementTimeout: "5s" });
-      await withDb(service.toString(), (c) => rows(c, tmp));
-      await expect(withDb(analystUrl, (c) => rows(c, tmp))).rejects.toThrow(/permission denied to create temporary tables/);
+      await createTemp(service.toString());
+      await expect(createTemp(analystUrl)).rejects.toThrow(/permission denied to create temporary tables/);
       const [t] = await withDb(analystUrl, (c) => rows<{ statement_timeout: string }>(c, "SHOW statement_timeout"));
       expect(t!.statement_timeout).toBe("5s");
       await expect(withDb(analystUrl, (c) => rows(c, "SELECT pg_sleep(6)"))).rejects.toThrow(/statement timeout/);
