@@ -11,7 +11,8 @@ const CMD: Command = {
   name: "operators",
   usage:
     "usage: npm run operators -- create <username> --scope <scope>... [--password-stdin]\n" +
-    "       | passwd <username> [--password-stdin] | scopes <username> --scope <scope>... | disable <username> | enable <username> | list",
+    "       | passwd <username> [--password-stdin] | scopes <username> --scope <scope>...\n" +
+    "       | disable <username> | enable <username> | list",
   help: `
 Operator accounts: the username/password side of POST /api/v1/token (OAuth 2.0 password flow),
 which gives a bearer token carrying the account's scopes.

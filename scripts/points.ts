@@ -61,7 +61,8 @@ async function main(): Promise<void> {
       if (a.wallet) q = q.where("wallet", "=", a.wallet.toLowerCase());
       const rows = await q.execute();
       console.log("id\tcreated\twallet\tpoints\tauthor\treason");
-      if (rows.length === 0) console.log(`(no manual points entries${a.wallet ? ` for ${a.wallet.toLowerCase()}` : ""} yet)`);
+      const whose = a.wallet ? ` for ${a.wallet.toLowerCase()}` : "";
+      if (rows.length === 0) console.log(`(no manual points entries${whose} yet)`);
       for (const r of rows) {
         console.log(`${r.id}\t${r.created_at.toISOString()}\t${r.wallet}\t${r.points}\t${r.author}\t${r.reason}`);
       }

@@ -46,7 +46,9 @@ async function main(): Promise<void> {
   if (!args.all && !args.vault) refuse(CMD, "give --vault <address> or --all");
   if (args.all && args.vault) refuse(CMD, "--all and --vault exclude each other");
   if (args.all && args.chain) refuse(CMD, "--chain goes with --vault (--all recomputes every chain)");
-  if (args.vault && !/^0x[0-9a-fA-F]{40}$/.test(args.vault)) refuse(CMD, `--vault: "${args.vault}" is not a 0x-prefixed 20-byte address`);
+  if (args.vault && !/^0x[0-9a-fA-F]{40}$/.test(args.vault)) {
+    refuse(CMD, `--vault: "${args.vault}" is not a 0x-prefixed 20-byte address`);
+  }
   if (args.chain && !/^\d+$/.test(args.chain)) refuse(CMD, `--chain: "${args.chain}" is not a chain id`);
   let from: number | null = null;
   let to: number | null = null;
@@ -83,7 +85,9 @@ async function main(): Promise<void> {
     if (a > end) continue;
     changes.push({ vault: { chainId: v.chainId, address: v.address }, from: a, to: end, fingerprints: new Map() });
   }
-  if (changes.length === 0) refuse(CMD, "nothing to recompute in that range (before the vault's first snapshot or after today)");
+  if (changes.length === 0) {
+    refuse(CMD, "nothing to recompute in that range (before the vault's first snapshot or after today)");
+  }
 
   const t0 = Date.now();
   const plan = buildFlow(changes, cfg.attempts, await extrasHash(workers.db), `recompute-${t0}`);

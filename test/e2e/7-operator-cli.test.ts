@@ -78,7 +78,8 @@ describe("npm run governance-log", () => {
 describe("npm run governance-log on an address registered on two chains", () => {
   it("list shows every chain's entries, each naming its chain; add without --chain is refused", async () => {
     const [twin] = await h.q<{ address: string; chains: number[] }>(
-      "SELECT address, array_agg(chain_id ORDER BY chain_id) AS chains FROM registry.vault GROUP BY address HAVING count(*) > 1 LIMIT 1",
+      `SELECT address, array_agg(chain_id ORDER BY chain_id) AS chains FROM registry.vault
+       GROUP BY address HAVING count(*) > 1 LIMIT 1`,
     );
     expect(twin!.chains.length).toBeGreaterThan(1);
     const add = (chain: number | null) =>
@@ -96,7 +97,8 @@ describe("npm run governance-log on an address registered on two chains", () => 
       ]);
     const refused = add(null);
     expect(refused.code).toBe(2);
-    expect(refused.err).toContain(`vault ${twin!.address} is registered on chains ${twin!.chains.join(" and ")}: say which with --chain`);
+    const chains = twin!.chains.join(" and ");
+    expect(refused.err).toContain(`vault ${twin!.address} is registered on chains ${chains}: say which with --chain`);
 
     const ids = twin!.chains.map((c) => {
       const r = add(c);
@@ -107,7 +109,9 @@ describe("npm run governance-log on an address registered on two chains", () => 
     expect(list.code, list.err).toBe(0);
     const lines = list.out.trim().split("\n");
     expect(lines[0]).toBe("id\tchain\toccurred_at\tcategory\tauthor\ttext");
-    twin!.chains.forEach((c, i) => expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${ids[i]}\\t${c}\\t.*\\ttwin ${c}$`))));
+    twin!.chains.forEach((c, i) => {
+      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${ids[i]}\\t${c}\\t.*\\ttwin ${c}$`)));
+    });
     const one = cli("governance-log.ts", ["list", "--vault", twin!.address, "--chain", String(twin!.chains[0])]);
     expect(one.out).toContain(ids[0]);
     expect(one.out).not.toContain(ids[1]);
@@ -198,7 +202,8 @@ describe("read-only commands on a database the service has not set up", () => {
   afterAll(async () => {
     await h?.q(`DROP DATABASE IF EXISTS ${FRESH} WITH (FORCE)`);
   });
-  const schemas = () => withDb(freshUrl, (c) => rows<{ nspname: string }>(c, "SELECT nspname FROM pg_namespace WHERE nspname IN ('auth', 'registry', 'derived')"));
+  const ours = "SELECT nspname FROM pg_namespace WHERE nspname IN ('auth', 'registry', 'derived')";
+  const schemas = () => withDb(freshUrl, (c) => rows<{ nspname: string }>(c, ours));
 
   it("say which schema is missing and what creates it, exit 1, and migrate nothing", async () => {
     const env = { DATABASE_URL: freshUrl };
@@ -227,9 +232,19 @@ describe("read-only commands on a database the service has not set up", () => {
     const env = { DATABASE_URL: freshUrl };
     const expectations: [string, string[], string, string][] = [
       ["keys.ts", ["list"], "id\tkey\tname\tscopes\tcreated\tstatus", "(no API keys yet: npm run keys -- create <name>)"],
-      ["operators.ts", ["list"], "username\tscopes\tcreated\tstatus", "(no operator accounts yet: npm run operators -- create <username> --scope <scope>)"],
+      [
+        "operators.ts",
+        ["list"],
+        "username\tscopes\tcreated\tstatus",
+        "(no operator accounts yet: npm run operators -- create <username> --scope <scope>)",
+      ],
       ["points.ts", ["list"], "id\tcreated\twallet\tpoints\tauthor\treason", "(no manual points entries yet)"],
-      ["registry.ts", ["show"], "chain\taddress\tfamily\tstatus\tname", "(no vaults in the registry tables yet: npm run registry -- load [<file>])"],
+      [
+        "registry.ts",
+        ["show"],
+        "chain\taddress\tfamily\tstatus\tname",
+        "(no vaults in the registry tables yet: npm run registry -- load [<file>])",
+      ],
     ];
     for (const [script, args, header, nothing] of expectations) {
       const r = cli(script, args, undefined, env);
@@ -246,13 +261,16 @@ describe("read-only commands on a database the service has not set up", () => {
     const wallet = "0x" + "e".repeat(40);
     const r = cli("points.ts", ["list", "--wallet", wallet]);
     expect(r.code, r.err).toBe(0);
-    expect(r.out.trim().split("\n")).toEqual(["id\tcreated\twallet\tpoints\tauthor\treason", `(no manual points entries for ${wallet} yet)`]);
+    const header = "id\tcreated\twallet\tpoints\tauthor\treason";
+    expect(r.out.trim().split("\n")).toEqual([header, `(no manual points entries for ${wallet} yet)`]);
   });
 });
 
 describe("npm run recompute", () => {
   it("reports its progress while the jobs run, then a summary", async () => {
-    const [v] = await h.q<{ chain_id: number; vault: string }>("SELECT chain_id, vault FROM derived.vault_metrics ORDER BY chain_id, vault LIMIT 1");
+    const [v] = await h.q<{ chain_id: number; vault: string }>(
+      "SELECT chain_id, vault FROM derived.vault_metrics ORDER BY chain_id, vault LIMIT 1",
+    );
     const from = dayToDate(today() - 2);
     // each vault-day write held open 6 s (the jobs' fault injection), so a progress line falls due
     const r = cli("recompute.ts", ["--vault", v!.vault, "--chain", String(v!.chain_id), "--from", from], undefined, {
@@ -294,14 +312,15 @@ describe("the analyst role", () => {
       await h.q("CREATE ROLE ops_e2e_service LOGIN PASSWORD 'service'");
       const admin = new URL(h.devnet.dbUrl);
       admin.pathname = `/${DB}`;
-      const analystUrl = await ensureAnalystRole(admin.toString(), { role: "ops_e2e_analyst", password: "analyst", statementTimeout: "5s" });
+      const opts = { role: "ops_e2e_analyst", password: "analyst", statementTimeout: "5s" };
+      const analystUrl = await ensureAnalystRole(admin.toString(), opts);
       const service = new URL(admin);
       service.username = "ops_e2e_service";
       service.password = "service";
       await createTemp(service.toString());
       await expect(createTemp(analystUrl)).rejects.toThrow(/permission denied to create temporary tables/);
       // idempotent: a second run leaves both as they are
-      await ensureAnalystRole(admin.toString(), { role: "ops_e2e_analyst", password: "analyst", statementTimeout: "5s" });
+      await ensureAnalystRole(admin.toString(), opts);
       await createTemp(service.toString());
       await expect(createTemp(analystUrl)).rejects.toThrow(/permission denied to create temporary tables/);
       const [t] = await withDb(analystUrl, (c) => rows<{ statement_timeout: string }>(c, "SHOW statement_timeout"));
