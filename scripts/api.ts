@@ -14,11 +14,32 @@ import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
 import { Redis } from "ioredis";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
+import { HELP_OPTION, parseCommandLine, type Command } from "./lib/cli.js";
 import { ensureTokenSecret } from "../api/auth/tokens.js";
 import { purgeIdempotency } from "../api/lib/writes.js";
 import { fanoutRequester } from "../jobs/request.js";
 
+const CMD: Command = {
+  name: "api",
+  usage: "usage: npm run api   (settings from the environment; no arguments)",
+  help: `
+The HTTP API: the public surface /v1 and the institutional surface /api/v1, with their OpenAPI
+documents and reference pages (/v1/docs, /api/v1/docs). It applies the database migrations on
+start-up and runs until stopped (Ctrl-C). Any number of processes may run; rate limits are shared
+through Redis.
+
+Environment (every setting with its default: .env.example, and the README's Configuration):
+  DATABASE_URL            required
+  HOST, PORT              where it listens (default 127.0.0.1:8000)
+  REDIS_URL               the rate limits' store; unset: a local redis-server on 127.0.0.1:63790
+  CORS_ORIGINS, RATE_LIMIT_PER_MINUTE, RESPONSE_CACHE_MS, POINTS_STANDINGS_MS, LOG_LEVEL,
+  INDEXER_SCHEMA, PONDER_RPC_URL_<chainId>, ENS_UNIVERSAL_RESOLVER_<chainId>, TOKEN_SECRET,
+  TOKEN_TTL_S, POINTS_SIGNUP_BONUS, POINTS_STREAK_BASE, POINTS_STREAK_STEP, POINTS_STREAK_MAX
+A bad value stops the API with a message naming it (exit 2). Keys: npm run keys -- --help.`,
+};
+
 async function main(): Promise<void> {
+  parseCommandLine(CMD, { options: { ...HELP_OPTION } });
   let cfg;
   try {
     cfg = apiConfig(process.env);

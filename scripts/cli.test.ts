@@ -1,5 +1,5 @@
 /** The commands refuse bad configuration with a readable message and exit code 2, starting nothing. */
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -10,8 +10,59 @@ function run(script: string, env: Record<string, string | undefined>, args: stri
   const full: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete full[k];
   const r = spawnSync(tsx, [join(root, script), ...args], { cwd: root, env: full, encoding: "utf8", timeout: 60_000 });
-  return { code: r.status, stderr: r.stderr };
+  return { code: r.status, stderr: r.stderr, stdout: r.stdout };
 }
+
+/** As run, without blocking vitest's worker (a blocked worker misses its RPC deadlines). */
+function runAsync(script: string, env: Record<string, string>, args: string[]) {
+  return new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) => {
+    const opts = { cwd: root, env: { ...process.env, ...env }, encoding: "utf8", timeout: 60_000 } as const;
+    execFile(tsx, [join(root, script), ...args], opts, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === "number" ? err.code : null) : 0, stdout, stderr });
+    });
+  });
+}
+
+const SERVICES = ["workers", "api", "indexer", "queues-dashboard", "demo"];
+const TOOLS = ["keys", "operators", "points", "governance-log", "registry"];
+const COMMANDS = [...TOOLS, "recompute", ...SERVICES];
+
+describe("--help and unknown options", { timeout: 120_000 }, () => {
+  // settings every command would refuse, and a database nobody answers on: --help looks at neither
+  const bad = { DATABASE_URL: "mysql://x", REDIS_URL: "http://x", DEMO_DAYS: "10", QUEUES_DASHBOARD_PORT: "99999" };
+
+  it("--help (or -h) prints the usage and what the command does, exit 0, whatever the settings", async () => {
+    for (const [i, name] of COMMANDS.entries()) {
+      const r = await runAsync(`scripts/${name}.ts`, bad, [i % 2 ? "-h" : "--help"]);
+      expect(r.code, `${name}: ${r.stderr}`).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`^usage: npm run ${name} `));
+      expect(r.stdout.split("\n").length, name).toBeGreaterThan(5);
+      expect(r.stderr, name).toBe("");
+    }
+  });
+
+  it("an unknown option is refused with the usage and a pointer to --help, exit 2", async () => {
+    for (const name of COMMANDS) {
+      const r = await runAsync(`scripts/${name}.ts`, bad, ["--frobnicate"]);
+      expect(r.code, `${name}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain(`${name}: Unknown option '--frobnicate'`);
+      expect(r.stderr).toMatch(new RegExp(`\\nusage: npm run ${name} `));
+      expect(r.stderr).toContain(`(npm run ${name} -- --help for more)`);
+      expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    }
+  });
+
+  it("the services take no arguments; the tools refuse unknown commands", async () => {
+    for (const name of SERVICES) {
+      const r = await runAsync(`scripts/${name}.ts`, bad, ["start"]);
+      expect(r, name).toMatchObject({ code: 2, stderr: expect.stringMatching(/Unexpected argument 'start'/) });
+    }
+    for (const name of TOOLS) {
+      const r = await runAsync(`scripts/${name}.ts`, bad, ["frobnicate"]);
+      expect(r, name).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "frobnicate"/) });
+    }
+  });
+});
 
 // each case spawns tsx (1–6 s on a busy 2-core machine): more than vitest's default 5 s
 describe("command-line configuration errors", { timeout: 60_000 }, () => {

@@ -22,7 +22,21 @@ import { createDb, createPool } from "../jobs/db/client.js";
 import { httpOk } from "./lib/indexer.js";
 import { settle } from "../jobs/runtime.js";
 import { demoConfig, ensResolverEnv } from "./lib/demo-config.js";
+import { HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 
+parseCommandLine(
+  {
+    name: "demo",
+    usage: "usage: npm run demo   (settings from the environment; no arguments)",
+    help: `
+The whole service on embedded defaults with simulated chains (README, "The two commands"); prints
+one READY line with every URL, and Ctrl-C stops everything it started. It drops and recreates its
+database on every run. Environment: DEMO_SEED (demo), DEMO_DAYS (125, at least 120), DEMO_WALLETS
+(60, at least 50), DEMO_PG_PORT (54320), DEMO_DATABASE (vaults), DEMO_INDEX_TIMEOUT_S (600),
+INDEXER_PORT (42069), PORT (8000), REDIS_URL (unset: a local redis-server on 127.0.0.1:63790).`,
+  },
+  { options: { ...HELP_OPTION } },
+);
 const cfg = demoConfig(process.env);
 const dataDir = join(REPO_ROOT, ".data");
 const demoDir = join(dataDir, "demo");

@@ -11,6 +11,29 @@ import { indexerPlan } from "../config/indexer.js";
 import { registryPath } from "../config/registry.js";
 import { publishAtHead, REPO_ROOT, startIndexer, type IndexerOptions } from "./lib/indexer.js";
 import { errMessage, installSignalHandlers } from "./lib/procs.js";
+import { HELP_OPTION, parseCommandLine, type Command } from "./lib/cli.js";
+
+const CMD: Command = {
+  name: "indexer",
+  usage: "usage: npm run indexer   (settings from the environment; no arguments)",
+  help: `
+The indexer on its own, against any Postgres and any EVM chains: Ponder on the deployment schema
+of this build (app_<hash>); once every chain is at its head, the indexer views are re-pointed to
+it in one transaction and fully backfilled vaults are recorded in ops.vault_backfill. Runs until
+stopped (Ctrl-C); its log is .data/logs/indexer.log.
+
+Environment (every setting with its default: .env.example, and the README's Configuration):
+  DATABASE_URL                     required: the database to index into
+  VAULT_REGISTRY                   the vault registry JSON (default config/vaults.json)
+  PONDER_RPC_URL_<chainId>         JSON-RPC endpoint(s), comma-separated; a chain is indexed when
+                                   this is set and the registry lists vaults on it
+  PONDER_RPC_LANES_<chainId>       1 to 64 (default 1)
+  SNAPSHOT_INTERVAL_<chainId>      blocks between share-ratio snapshots
+  FLOW_PREFETCH_BLOCKS_<chainId>   0 to 100000 (default 1000; 0 turns it off)
+  INDEXER_PORT                     Ponder's HTTP port (default 42069)
+  INDEXER_SCHEMA                   deployment schema override
+A bad value stops it with a message naming it (exit 2).`,
+};
 
 const env = z
   .object({
@@ -21,6 +44,7 @@ const env = z
   .safeParse(process.env);
 
 async function main(): Promise<void> {
+  parseCommandLine(CMD, { options: { ...HELP_OPTION } });
   if (!env.success) {
     console.error(`invalid configuration:\n${env.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n")}`);
     process.exit(2);

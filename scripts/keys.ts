@@ -1,49 +1,69 @@
-/**
- * npm run keys -- create <name> [--scope <scope>]...   prints the key once; stored hashed. A key
- *   reads every institutional route; each write route needs its scope (api/auth/scopes.ts).
- * npm run keys -- list
- * npm run keys -- revoke <id or prefix>
- * Reads DATABASE_URL.
- */
-import { parseArgs } from "node:util";
+/** API keys of the institutional surface: `npm run keys -- --help`. */
 import { createKey, revokeKey } from "../api/keys.js";
 import { isScope, SCOPE_NAMES } from "../api/auth/scopes.js";
 import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
+import { databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse, type Command } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
-function fail(msg: string): never {
-  console.error(`keys: ${msg}`);
-  console.error("usage: npm run keys -- create <name> [--scope <scope>]... | list | revoke <id or prefix>");
-  process.exit(2);
-}
+const CMD: Command = {
+  name: "keys",
+  usage: "usage: npm run keys -- create <name> [--scope <scope>]... | list | revoke <id or prefix>",
+  help: `
+API keys of the institutional surface (/api/v1), sent as the x-api-key header.
+
+  create <name> [--scope <scope>]...  creates a key and prints it once (only its SHA-256 hash is
+                                      stored); without --scope the key only reads
+  list                                every key: id, prefix, name, scopes, created, status
+  revoke <id or prefix>               revokes the key (refused by every API process within 2 s)
+
+Scopes: ${SCOPE_NAMES.join(", ")} (each write route needs its own).
+
+Environment: DATABASE_URL (required). create and revoke apply the database migrations first;
+list reads only.`,
+};
 
 async function main(): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseArgs({ allowPositionals: true, options: { scope: { type: "string", multiple: true } }, strict: true });
-  } catch (err) {
-    fail(errMessage(err));
-  }
+  const parsed = parseCommandLine(CMD, {
+    allowPositionals: true,
+    options: { ...HELP_OPTION, scope: { type: "string", multiple: true } },
+  });
   const [cmd, arg, ...rest] = parsed.positionals;
-  if (rest.length) fail(`unexpected arguments: ${rest.join(" ")}`);
-  if (cmd === "create" && !arg?.trim()) fail("create needs a name");
-  if (cmd === "revoke" && !arg) fail("revoke needs a key id or prefix");
-  if (cmd === "list" && arg) fail("list takes no argument");
-  if (!["create", "list", "revoke"].includes(cmd ?? "")) fail(cmd ? `unknown command "${cmd}"` : "give a command: create, list or revoke");
-  for (const s of parsed.values.scope ?? []) if (!isScope(s)) fail(`--scope: "${s}" is not a scope (known: ${SCOPE_NAMES.join(", ")})`);
-  const url = process.env.DATABASE_URL;
-  if (!url || !/^postgres(ql)?:\/\//.test(url)) fail("DATABASE_URL must be set to a postgres:// URL");
-  const db = createDb(createPool(url, 1, "vault-keys-cli"));
+  if (rest.length) refuse(CMD, `unexpected arguments: ${rest.join(" ")}`);
+  if (cmd === "create" && !arg?.trim()) refuse(CMD, "create needs a name");
+  if (cmd === "revoke" && !arg) refuse(CMD, "revoke needs a key id or prefix");
+  if (cmd === "list" && arg) refuse(CMD, "list takes no argument");
+  if (!["create", "list", "revoke"].includes(cmd ?? "")) {
+    refuse(CMD, cmd ? `unknown command "${cmd}"` : "give a command: create, list or revoke");
+  }
+  const scopes = parsed.values.scope ?? [];
+  for (const s of scopes) {
+    if (!isScope(s)) refuse(CMD, `--scope: "${s}" is not a scope (known: ${SCOPE_NAMES.join(", ")})`);
+  }
+  if (cmd !== "create" && scopes.length) refuse(CMD, `${cmd} takes no --scope`);
+  const db = createDb(createPool(databaseUrl(CMD), 1, "vault-keys-cli"));
   try {
+    if (cmd === "list") {
+      const missing = await missingTable(db, ["auth.api_key"]);
+      if (missing) {
+        console.error(`keys: ${missing}`);
+        process.exitCode = 1;
+        return;
+      }
+      const keys = await db.selectFrom("auth.api_key").selectAll().orderBy("created_at").execute();
+      console.log("id\tkey\tname\tscopes\tcreated\tstatus");
+      if (keys.length === 0) console.log("(no API keys yet: npm run keys -- create <name>)");
+      for (const k of keys) {
+        const status = k.revoked_at ? `revoked ${new Date(k.revoked_at).toISOString()}` : "active";
+        const scopes = k.scopes.join(",") || "-";
+        console.log(`${k.id}\tvk_${k.prefix}_…\t${k.name}\t${scopes}\t${k.created_at.toISOString()}\t${status}`);
+      }
+      return;
+    }
     await migrateToLatest(db);
     if (cmd === "create") {
-      const { id, key } = await createKey(db, arg!.trim(), parsed.values.scope ?? []);
+      const { id, key } = await createKey(db, arg!.trim(), scopes);
       console.log(`key ${id} for "${arg!.trim()}" (shown once; store it now):`);
       console.log(key);
-    } else if (cmd === "list") {
-      for (const k of await db.selectFrom("auth.api_key").selectAll().orderBy("created_at").execute()) {
-        console.log(`${k.id}\tvk_${k.prefix}_…\t${k.name}\t${k.scopes.join(",") || "-"}\t${k.created_at.toISOString()}\t${k.revoked_at ? `revoked ${new Date(k.revoked_at).toISOString()}` : "active"}`);
-      }
     } else {
       const n = await revokeKey(db, arg!);
       if (n === 0) {

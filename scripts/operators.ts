@@ -1,30 +1,38 @@
-/**
- * Operator accounts: the username/password side of POST /api/v1/token (OAuth 2.0 password flow).
- *
- *   npm run operators -- create <username> --scope <scope>... [--password-stdin]
- *   npm run operators -- passwd <username> [--password-stdin]
- *   npm run operators -- scopes <username> --scope <scope>...
- *   npm run operators -- disable <username> | enable <username>
- *   npm run operators -- list
- *
- * Without --password-stdin a random password is generated and printed once. Passwords are
- * stored hashed with scrypt. Reads DATABASE_URL.
- */
+/** Operator accounts for the bearer tokens of POST /api/v1/token: `npm run operators -- --help`. */
 import { randomBytes } from "node:crypto";
-import { parseArgs } from "node:util";
 import { createOperator, updateOperator, usernameProblem } from "../api/auth/operators.js";
 import { passwordProblem } from "../api/auth/passwords.js";
 import { isScope, SCOPE_NAMES } from "../api/auth/scopes.js";
 import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
+import { databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse, type Command } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
-const USAGE =
-  "usage: npm run operators -- create <username> --scope <scope>... [--password-stdin] | passwd <username> [--password-stdin] | scopes <username> --scope <scope>... | disable <username> | enable <username> | list";
+const CMD: Command = {
+  name: "operators",
+  usage:
+    "usage: npm run operators -- create <username> --scope <scope>... [--password-stdin]\n" +
+    "       | passwd <username> [--password-stdin] | scopes <username> --scope <scope>...\n" +
+    "       | disable <username> | enable <username> | list",
+  help: `
+Operator accounts: the username/password side of POST /api/v1/token (OAuth 2.0 password flow),
+which gives a bearer token carrying the account's scopes.
+
+  create <username> --scope <scope>... [--password-stdin]   a new account
+  passwd <username> [--password-stdin]                      a new password (tokens issued before stop working)
+  scopes <username> --scope <scope>...                      replaces the scopes (new tokens carry them)
+  disable <username> | enable <username>                    a disabled account's tokens stop within seconds
+  list                                                      every account: username, scopes, created, status
+
+Without --password-stdin a random password is generated and printed once; with it the password is
+read from a pipe (e.g. printf %s "$PW" | npm run operators -- passwd alice --password-stdin).
+Passwords are stored hashed with scrypt. Scopes: ${SCOPE_NAMES.join(", ")}.
+
+Environment: DATABASE_URL (required). Every command but list applies the database migrations
+first; list reads only.`,
+};
 
 function fail(msg: string): never {
-  console.error(`operators: ${msg}`);
-  console.error(USAGE);
-  process.exit(2);
+  return refuse(CMD, msg);
 }
 
 async function readStdinPassword(): Promise<string> {
@@ -38,12 +46,10 @@ async function readStdinPassword(): Promise<string> {
 }
 
 async function main(): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseArgs({ allowPositionals: true, options: { scope: { type: "string", multiple: true }, "password-stdin": { type: "boolean" } }, strict: true });
-  } catch (err) {
-    fail(errMessage(err));
-  }
+  const parsed = parseCommandLine(CMD, {
+    allowPositionals: true,
+    options: { ...HELP_OPTION, scope: { type: "string", multiple: true }, "password-stdin": { type: "boolean" } },
+  });
   const [cmd, username, ...rest] = parsed.positionals;
   const scopes = parsed.values.scope ?? [];
   const fromStdin = parsed.values["password-stdin"] ?? false;
@@ -61,8 +67,7 @@ async function main(): Promise<void> {
   if ((cmd === "create" || cmd === "scopes") && scopes.length === 0) fail(`${cmd} needs at least one --scope (known: ${SCOPE_NAMES.join(", ")})`);
   if (!["create", "scopes"].includes(cmd!) && scopes.length) fail(`${cmd} takes no --scope`);
   if (!["create", "passwd"].includes(cmd!) && fromStdin) fail(`${cmd} takes no --password-stdin`);
-  const url = process.env.DATABASE_URL;
-  if (!url || !/^postgres(ql)?:\/\//.test(url)) fail("DATABASE_URL must be set to a postgres:// URL");
+  const url = databaseUrl(CMD);
 
   let password: string | null = null;
   let generated = false;
@@ -75,6 +80,28 @@ async function main(): Promise<void> {
   }
   const db = createDb(createPool(url, 1, "vault-operators-cli"));
   try {
+    if (cmd === "list") {
+      const absent = await missingTable(db, ["auth.operator_account"]);
+      if (absent) {
+        console.error(`operators: ${absent}`);
+        process.exitCode = 1;
+        return;
+      }
+      const rows = await db
+        .selectFrom("auth.operator_account")
+        .select(["username", "scopes", "created_at", "disabled_at"])
+        .orderBy("username")
+        .execute();
+      console.log("username\tscopes\tcreated\tstatus");
+      if (rows.length === 0) {
+        console.log("(no operator accounts yet: npm run operators -- create <username> --scope <scope>)");
+      }
+      for (const o of rows) {
+        const status = o.disabled_at ? `disabled ${new Date(o.disabled_at).toISOString()}` : "active";
+        console.log(`${o.username}\t${o.scopes.join(",") || "-"}\t${new Date(o.created_at).toISOString()}\t${status}`);
+      }
+      return;
+    }
     await migrateToLatest(db);
     const missing = () => {
       console.error(`operators: no operator "${username}"`);
@@ -93,7 +120,7 @@ async function main(): Promise<void> {
         break;
       case "passwd":
         if (!(await updateOperator(db, username!, { password: password! }))) return missing();
-        console.log(`password of "${username}" changed (tokens issued before stay valid until they expire)`);
+        console.log(`password of "${username}" changed (tokens issued before stop working within seconds)`);
         break;
       case "scopes":
         if (!(await updateOperator(db, username!, { scopes }))) return missing();
@@ -103,11 +130,6 @@ async function main(): Promise<void> {
       case "enable":
         if (!(await updateOperator(db, username!, { disabled: cmd === "disable" }))) return missing();
         console.log(`operator "${username}" ${cmd}d${cmd === "disable" ? " (its tokens stop working within seconds)" : ""}`);
-        break;
-      case "list":
-        for (const o of await db.selectFrom("auth.operator_account").select(["username", "scopes", "created_at", "updated_at", "disabled_at"]).orderBy("username").execute()) {
-          console.log(`${o.username}\t${o.scopes.join(",") || "-"}\t${new Date(o.created_at).toISOString()}\t${o.disabled_at ? `disabled ${new Date(o.disabled_at).toISOString()}` : "active"}`);
-        }
         break;
     }
     if (generated) {

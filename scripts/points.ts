@@ -1,61 +1,85 @@
-/**
- * npm run points -- add --wallet <address> --points <number> --reason <text> [--author <name>]
- * npm run points -- list [--wallet <address>]
- *
- * Operator entries of manual points (registry.manual_points). The next fan-out (within
- * FANOUT_EVERY_S, or at once with `npm run recompute`) puts them into the ledger and balances.
- * Reads DATABASE_URL.
- */
-import { parseArgs } from "node:util";
+/** Manual points entries (registry.manual_points): `npm run points -- --help`. */
 import { userInfo } from "node:os";
 import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
+import { databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse, type Command } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
-function fail(msg: string): never {
-  console.error(`points: ${msg}`);
-  console.error("usage: npm run points -- add --wallet <address> --points <number> --reason <text> [--author <name>] | list [--wallet <address>]");
-  process.exit(2);
-}
+const CMD: Command = {
+  name: "points",
+  usage:
+    "usage: npm run points -- add --wallet <address> --points <number> --reason <text> [--author <name>]\n" +
+    "       | list [--wallet <address>]",
+  help: `
+Operator entries of manual points (registry.manual_points), e.g. a campaign bonus or a correction
+(negative points). The next fan-out of the workers (within FANOUT_EVERY_S, or at once with
+npm run recompute) puts them into the ledger and the balances.
+
+  add --wallet <address> --points <number> --reason <text> [--author <name>]
+        --points: a decimal with up to 18 decimals, may be negative; --author defaults to the OS user
+  list [--wallet <address>]   every entry (or one wallet's): id, created, wallet, points, author, reason
+
+Environment: DATABASE_URL (required). add applies the database migrations first; list reads only.`,
+};
 
 async function main(): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      allowPositionals: true,
-      options: { wallet: { type: "string" }, points: { type: "string" }, reason: { type: "string" }, author: { type: "string" } },
-      strict: true,
-    });
-  } catch (err) {
-    fail(errMessage(err));
-  }
+  const parsed = parseCommandLine(CMD, {
+    allowPositionals: true,
+    options: {
+      ...HELP_OPTION,
+      wallet: { type: "string" },
+      points: { type: "string" },
+      reason: { type: "string" },
+      author: { type: "string" },
+    },
+  });
   const [cmd, ...rest] = parsed.positionals;
   const a = parsed.values;
-  if (rest.length > 0) fail(`unexpected arguments: ${rest.join(" ")}`);
-  if (cmd !== "add" && cmd !== "list") fail(cmd ? `unknown command "${cmd}"` : "give a command: add or list");
-  if (a.wallet && !/^0x[0-9a-fA-F]{40}$/.test(a.wallet)) fail(`--wallet: "${a.wallet}" is not a 0x-prefixed 20-byte address`);
-  if (cmd === "add") {
-    if (!a.wallet) fail("add needs --wallet");
-    if (!a.points || !/^-?\d+(\.\d{1,18})?$/.test(a.points)) fail(`--points: "${a.points ?? ""}" is not a decimal number (up to 18 decimals)`);
-    if (!a.reason?.trim()) fail("add needs --reason");
+  if (rest.length > 0) refuse(CMD, `unexpected arguments: ${rest.join(" ")}`);
+  if (cmd !== "add" && cmd !== "list") refuse(CMD, cmd ? `unknown command "${cmd}"` : "give a command: add or list");
+  if (a.wallet && !/^0x[0-9a-fA-F]{40}$/.test(a.wallet)) {
+    refuse(CMD, `--wallet: "${a.wallet}" is not a 0x-prefixed 20-byte address`);
   }
-  const url = process.env.DATABASE_URL;
-  if (!url || !/^postgres(ql)?:\/\//.test(url)) fail("DATABASE_URL must be set to a postgres:// URL");
-  const pool = createPool(url, 1, "vault-points-cli");
-  const db = createDb(pool);
+  if (cmd === "add") {
+    if (!a.wallet) refuse(CMD, "add needs --wallet");
+    if (!a.points || !/^-?\d+(\.\d{1,18})?$/.test(a.points)) {
+      refuse(CMD, `--points: "${a.points ?? ""}" is not a decimal number (up to 18 decimals)`);
+    }
+    if (!a.reason?.trim()) refuse(CMD, "add needs --reason");
+  } else if (a.points !== undefined || a.reason !== undefined || a.author !== undefined) {
+    refuse(CMD, "list takes only --wallet");
+  }
+  const db = createDb(createPool(databaseUrl(CMD), 1, "vault-points-cli"));
   try {
-    await migrateToLatest(db);
-    if (cmd === "add") {
-      const row = await db
-        .insertInto("registry.manual_points")
-        .values({ wallet: a.wallet!.toLowerCase(), points: a.points!, reason: a.reason!.trim(), author: a.author ?? userInfo().username })
-        .returning(["id", "created_at"])
-        .executeTakeFirstOrThrow();
-      console.log(`manual points entry ${row.id}: ${a.points} to ${a.wallet!.toLowerCase()} (${a.reason!.trim()})`);
-    } else {
+    if (cmd === "list") {
+      const missing = await missingTable(db, ["registry.manual_points"]);
+      if (missing) {
+        console.error(`points: ${missing}`);
+        process.exitCode = 1;
+        return;
+      }
       let q = db.selectFrom("registry.manual_points").selectAll().orderBy("id");
       if (a.wallet) q = q.where("wallet", "=", a.wallet.toLowerCase());
-      for (const r of await q.execute()) console.log(`${r.id}\t${r.created_at.toISOString()}\t${r.wallet}\t${r.points}\t${r.author}\t${r.reason}`);
+      const rows = await q.execute();
+      console.log("id\tcreated\twallet\tpoints\tauthor\treason");
+      const whose = a.wallet ? ` for ${a.wallet.toLowerCase()}` : "";
+      if (rows.length === 0) console.log(`(no manual points entries${whose} yet)`);
+      for (const r of rows) {
+        console.log(`${r.id}\t${r.created_at.toISOString()}\t${r.wallet}\t${r.points}\t${r.author}\t${r.reason}`);
+      }
+      return;
     }
+    await migrateToLatest(db);
+    const row = await db
+      .insertInto("registry.manual_points")
+      .values({
+        wallet: a.wallet!.toLowerCase(),
+        points: a.points!,
+        reason: a.reason!.trim(),
+        author: a.author ?? userInfo().username,
+      })
+      .returning(["id", "created_at"])
+      .executeTakeFirstOrThrow();
+    console.log(`manual points entry ${row.id}: ${a.points} to ${a.wallet!.toLowerCase()} (${a.reason!.trim()})`);
   } finally {
     await db.destroy();
   }

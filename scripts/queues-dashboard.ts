@@ -9,10 +9,30 @@ import { serve } from "@hono/node-server";
 import { dashboardConfig, queuesDashboard } from "../jobs/dashboard.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { checkRedis, parseRedisUrl, probeRedis } from "./lib/redis.js";
+import { HELP_OPTION, parseCommandLine, type Command } from "./lib/cli.js";
 
 const LOCAL_REDIS = "redis://127.0.0.1:63790";
 
+const CMD: Command = {
+  name: "queues-dashboard",
+  usage: "usage: npm run queues-dashboard   (settings from the environment; no arguments)",
+  help: `
+The queues dashboard (bull-board) of a running service: every queue with its jobs, each failed one
+with its reason, and buttons to retry them, on http://127.0.0.1:8090/queues by default. It never
+starts a Redis of its own.
+
+Environment:
+  REDIS_URL                    the service's Redis (unset: the local one on 127.0.0.1:63790,
+                               which must be running)
+  QUEUES_DASHBOARD_HOST        default 127.0.0.1; any other host needs a password
+  QUEUES_DASHBOARD_PORT        default 8090
+  QUEUES_DASHBOARD_PASSWORD    HTTP basic auth, user operator, at least 12 characters (default none)
+  QUEUES_DASHBOARD_READ_ONLY   1 hides the retry, promote, clean and remove buttons (default 0)
+A bad value stops it with a message naming it (exit 2).`,
+};
+
 async function main(): Promise<void> {
+  parseCommandLine(CMD, { options: { ...HELP_OPTION } });
   let cfg;
   try {
     cfg = dashboardConfig(process.env);

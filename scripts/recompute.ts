@@ -1,14 +1,4 @@
-/**
- * npm run recompute -- --vault <address> [--chain <id>] [--from <YYYY-MM-DD>] [--to <YYYY-MM-DD>]
- * npm run recompute -- --all
- *
- * Recomputes a range of days (default: the vault's first day to today) for one vault or all of
- * them, for fixing history after a formula change: vault-days jobs (one per vault and range;
- * ranges of up to 31 days of several vaults share a batch; each writes its vaults' summaries),
- * then the points rollup, through the same queues and flow as the fan-out. Runs its
- * own workers for the duration (so it works whether or not `npm run workers` is running).
- */
-import { parseArgs } from "node:util";
+/** Recomputes the derived tables over a range of days: `npm run recompute -- --help`. */
 import { Job, QueueEvents } from "bullmq";
 import { jobsConfig } from "../jobs/config.js";
 import { addFlow, buildFlow, extrasHash, type ChangedRange } from "../jobs/fanout.js";
@@ -16,43 +6,64 @@ import { dateToDay, dayToDate, today as wallToday } from "../jobs/lib/days.js";
 import { PREFIX, QUEUES } from "../jobs/queues.js";
 import { loadFirstDays, loadVaults, vaultKey } from "../jobs/repo.js";
 import { openQueues, redisConnection, startWorkers } from "../jobs/runtime.js";
+import { HELP_OPTION, parseCommandLine, refuse, type Command } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
 
-function fail(msg: string): never {
-  console.error(`recompute: ${msg}`);
-  console.error("usage: npm run recompute -- --vault <address> [--chain <id>] [--from <YYYY-MM-DD>] [--to <YYYY-MM-DD>] | --all");
-  process.exit(2);
-}
+/** how often a progress line is printed while the jobs run */
+const PROGRESS_EVERY_MS = 5000;
+
+const CMD: Command = {
+  name: "recompute",
+  usage:
+    "usage: npm run recompute -- --vault <address> [--chain <id>] [--from <YYYY-MM-DD>] [--to <YYYY-MM-DD>]\n" +
+    "       | --all [--from <YYYY-MM-DD>] [--to <YYYY-MM-DD>]",
+  help: `
+Recomputes a range of days of the derived tables (default: each vault's first day to today) for
+one vault (on every chain it is indexed on, or on --chain) or for all of them, e.g. after a
+formula change: vault-days jobs (one per vault and range; ranges of up to 31 days of several
+vaults share a batch; each writes its vaults' summaries), then the points rollup, through the same
+queues and flow as the workers' fan-out. It runs workers of its own for the duration, so it works
+whether or not npm run workers is running. Every ${PROGRESS_EVERY_MS / 1000} s it prints how many jobs are done; at the
+end, a summary.
+
+Environment: as npm run workers (README, Configuration): DATABASE_URL (required), REDIS_URL
+(unset: a local redis-server on 127.0.0.1:63790, started if needed), INDEXER_SCHEMA, VAULT_REGISTRY,
+WORKER_CONCURRENCY, JOB_ATTEMPTS, the POINTS_* rules. Exit 1 if any job failed.`,
+};
 
 async function main(): Promise<void> {
-  let args;
-  try {
-    args = parseArgs({
-      options: { vault: { type: "string" }, chain: { type: "string" }, from: { type: "string" }, to: { type: "string" }, all: { type: "boolean" } },
-      strict: true,
-    }).values;
-  } catch (err) {
-    fail(errMessage(err));
+  const args = parseCommandLine(CMD, {
+    options: {
+      ...HELP_OPTION,
+      vault: { type: "string" },
+      chain: { type: "string" },
+      from: { type: "string" },
+      to: { type: "string" },
+      all: { type: "boolean" },
+    },
+  }).values;
+  if (!args.all && !args.vault) refuse(CMD, "give --vault <address> or --all");
+  if (args.all && args.vault) refuse(CMD, "--all and --vault exclude each other");
+  if (args.all && args.chain) refuse(CMD, "--chain goes with --vault (--all recomputes every chain)");
+  if (args.vault && !/^0x[0-9a-fA-F]{40}$/.test(args.vault)) {
+    refuse(CMD, `--vault: "${args.vault}" is not a 0x-prefixed 20-byte address`);
   }
-  if (!args.all && !args.vault) fail("give --vault <address> or --all");
-  if (args.all && args.vault) fail("--all and --vault exclude each other");
-  if (args.vault && !/^0x[0-9a-fA-F]{40}$/.test(args.vault)) fail(`--vault: "${args.vault}" is not a 0x-prefixed 20-byte address`);
-  if (args.chain && !/^\d+$/.test(args.chain)) fail(`--chain: "${args.chain}" is not a chain id`);
+  if (args.chain && !/^\d+$/.test(args.chain)) refuse(CMD, `--chain: "${args.chain}" is not a chain id`);
   let from: number | null = null;
   let to: number | null = null;
   try {
     if (args.from) from = dateToDay(args.from);
     if (args.to) to = dateToDay(args.to);
   } catch (err) {
-    fail(errMessage(err));
+    refuse(CMD, errMessage(err));
   }
-  if (from != null && to != null && from > to) fail("--from is after --to");
+  if (from != null && to != null && from > to) refuse(CMD, "--from is after --to");
   let cfg;
   try {
     cfg = jobsConfig(process.env);
   } catch (err) {
-    fail(errMessage(err));
+    refuse(CMD, errMessage(err));
   }
 
   installSignalHandlers();
@@ -65,7 +76,7 @@ async function main(): Promise<void> {
   const vaults = await loadVaults(workers.db, cfg.indexerSchema, cfg.registryPath);
   const firstDays = await loadFirstDays(workers.db, cfg.indexerSchema);
   const chosen = vaults.filter((v) => args.all || (v.address === args.vault!.toLowerCase() && (!args.chain || v.chainId === Number(args.chain))));
-  if (chosen.length === 0) fail(`no indexed vault ${args.vault}${args.chain ? ` on chain ${args.chain}` : ""}`);
+  if (chosen.length === 0) refuse(CMD, `no indexed vault ${args.vault}${args.chain ? ` on chain ${args.chain}` : ""}`);
   const changes: ChangedRange[] = [];
   for (const v of chosen) {
     const first = firstDays.get(vaultKey(v));
@@ -74,7 +85,9 @@ async function main(): Promise<void> {
     if (a > end) continue;
     changes.push({ vault: { chainId: v.chainId, address: v.address }, from: a, to: end, fingerprints: new Map() });
   }
-  if (changes.length === 0) fail("nothing to recompute in that range (before the vault's first snapshot or after today)");
+  if (changes.length === 0) {
+    refuse(CMD, "nothing to recompute in that range (before the vault's first snapshot or after today)");
+  }
 
   const t0 = Date.now();
   const plan = buildFlow(changes, cfg.attempts, await extrasHash(workers.db), `recompute-${t0}`);
@@ -83,17 +96,34 @@ async function main(): Promise<void> {
   await events.waitUntilReady();
   const id = await addFlow(q.producer, plan);
   for (const c of changes) console.log(`recompute: chain ${c.vault.chainId} ${c.vault.address} ${dayToDate(c.from)}..${dayToDate(c.to)}`);
-  const job = await Job.fromId(q.queues.pointsRollup, id);
-  await job!.waitUntilFinished(events);
+  const total = plan.flow.children?.length ?? 0;
+  console.log(`recompute: ${plan.days} vault-days in ${total} vault-days job(s), then the points rollup`);
+  const job = (await Job.fromId(q.queues.pointsRollup, id))!;
+  const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)}s`;
+  const progress = async () => {
+    const c = await job.getDependenciesCount({ processed: true, ignored: true, failed: true });
+    const failedJobs = (c.ignored ?? 0) + (c.failed ?? 0);
+    const done = (c.processed ?? 0) + failedJobs;
+    const state = done < total ? "" : (await job.isCompleted()) ? "; points rollup done" : "; points rollup running";
+    const failures = failedJobs ? ` (${failedJobs} failed)` : "";
+    console.log(`recompute: ${done}/${total} vault-days jobs done${failures}${state} (${elapsed()})`);
+  };
+  const timer = setInterval(() => progress().catch(() => {}), PROGRESS_EVERY_MS);
+  try {
+    await job.waitUntilFinished(events);
+  } finally {
+    clearInterval(timer);
+  }
   const failed = await q.queues.vaultDays.getJobs(["failed"]);
   const ours = failed.filter((j) => j.id?.endsWith(plan.runId));
   await events.close();
   await q.close();
   if (ours.length > 0) {
     for (const j of ours) console.error(`recompute: ${j.id} failed: ${j.failedReason}`);
+    console.error(`recompute: ${ours.length} of ${total} vault-days job(s) failed after their retries (${elapsed()})`);
     process.exit(1);
   }
-  console.log(`recompute: done, ${plan.days} vault-days in ${((Date.now() - t0) / 1000).toFixed(2)}s`);
+  console.log(`recompute: done, ${plan.days} vault-days in ${total} job(s) and the points rollup in ${elapsed()}`);
   process.exit(0);
 }
 

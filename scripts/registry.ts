@@ -1,45 +1,60 @@
-/**
- * npm run registry -- load [<file>]   loads the vault registry file (default VAULT_REGISTRY or
- *                                     config/vaults.json) into the registry tables the API serves
- * npm run registry -- show            prints what the tables hold
- * Reads DATABASE_URL. Edit the file and load it again to change metadata; loading is idempotent.
- */
+/** The vault registry file's data in the registry tables the API serves: `npm run registry -- --help`. */
 import { loadRegistry, registryPath } from "../config/registry.js";
 import { loadRegistryData } from "../api/registry-load.js";
 import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
+import { databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse, type Command } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
-function fail(msg: string): never {
-  console.error(`registry: ${msg}`);
-  console.error("usage: npm run registry -- load [<file>] | show");
-  process.exit(2);
-}
+const CMD: Command = {
+  name: "registry",
+  usage: "usage: npm run registry -- load [<file>] | show",
+  help: `
+What the chain cannot say about the vaults (metadata, strategists, subaccounts, operators), from
+the vault registry file into the registry tables the API serves.
+
+  load [<file>]   loads the file (default VAULT_REGISTRY, else config/vaults.json); idempotent:
+                  edit the file and load it again to change metadata; vaults no longer in the file
+                  are removed from the tables
+  show            every vault the tables hold: chain, address, family, status, name
+
+Environment: DATABASE_URL (required), VAULT_REGISTRY (load's default file). load applies the
+database migrations first; show reads only.`,
+};
 
 async function main(): Promise<void> {
-  const [cmd, file, ...rest] = process.argv.slice(2);
-  if (rest.length) fail(`unexpected arguments: ${rest.join(" ")}`);
-  if (cmd !== "load" && cmd !== "show") fail(cmd ? `unknown command "${cmd}"` : "give a command: load or show");
-  const url = process.env.DATABASE_URL;
-  if (!url || !/^postgres(ql)?:\/\//.test(url)) fail("DATABASE_URL must be set to a postgres:// URL");
+  const { positionals } = parseCommandLine(CMD, { allowPositionals: true, options: { ...HELP_OPTION } });
+  const [cmd, file, ...rest] = positionals;
+  if (rest.length) refuse(CMD, `unexpected arguments: ${rest.join(" ")}`);
+  if (cmd !== "load" && cmd !== "show") refuse(CMD, cmd ? `unknown command "${cmd}"` : "give a command: load or show");
+  if (cmd === "show" && file) refuse(CMD, "show takes no argument");
+  const url = databaseUrl(CMD);
   let reg;
   if (cmd === "load") {
     try {
       reg = loadRegistry(file ?? registryPath());
     } catch (err) {
-      fail(errMessage(err));
+      refuse(CMD, errMessage(err));
     }
   }
   const db = createDb(createPool(url, 1, "vault-registry-cli"));
   try {
-    await migrateToLatest(db);
     if (reg) {
+      await migrateToLatest(db);
       const s = await loadRegistryData(db, reg);
-      console.log(`registry loaded from ${reg.path}: ${s.vaults} vaults, ${s.strategists} strategists, ${s.subaccounts} subaccounts, ${s.operators} operators`);
-    } else {
-      for (const v of await db.selectFrom("registry.vault").selectAll().orderBy("chain_id").orderBy("address").execute()) {
-        console.log(`${v.chain_id}\t${v.address}\t${v.family}\t${v.status}\t${v.name}`);
-      }
+      const counts = `${s.strategists} strategists, ${s.subaccounts} subaccounts, ${s.operators} operators`;
+      console.log(`registry loaded from ${reg.path}: ${s.vaults} vaults, ${counts}`);
+      return;
     }
+    const missing = await missingTable(db, ["registry.vault"]);
+    if (missing) {
+      console.error(`registry: ${missing}`);
+      process.exitCode = 1;
+      return;
+    }
+    const vaults = await db.selectFrom("registry.vault").selectAll().orderBy("chain_id").orderBy("address").execute();
+    console.log("chain\taddress\tfamily\tstatus\tname");
+    if (vaults.length === 0) console.log("(no vaults in the registry tables yet: npm run registry -- load [<file>])");
+    for (const v of vaults) console.log(`${v.chain_id}\t${v.address}\t${v.family}\t${v.status}\t${v.name}`);
   } finally {
     await db.destroy();
   }

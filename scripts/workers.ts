@@ -7,10 +7,31 @@
 import { jobsConfig } from "../jobs/config.js";
 import { jobsMetrics, serveMetrics } from "../jobs/metrics.js";
 import { startWorkers } from "../jobs/runtime.js";
+import { HELP_OPTION, parseCommandLine, type Command } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
 
+const CMD: Command = {
+  name: "workers",
+  usage: "usage: npm run workers   (settings from the environment; no arguments)",
+  help: `
+The BullMQ workers of the derived analytics: they apply the derived/registry migrations, declare
+the fan-out schedule and compute the derived tables from the indexer's views until stopped
+(Ctrl-C). Any number of processes may run; they share the queues.
+
+Environment (every setting with its default: .env.example, and the README's Configuration):
+  DATABASE_URL         required: the database holding the indexer views
+  REDIS_URL            redis:// or rediss://; unset: a local redis-server on 127.0.0.1:63790
+                       (started, and installed with apt-get, if missing)
+  INDEXER_SCHEMA       the views schema the jobs read (default indexer)
+  WORKER_CONCURRENCY, FANOUT_EVERY_S, PROGRESS_POLL_S, FANOUT_RECENT_DAYS, FANOUT_FULL_EVERY_S,
+  JOB_ATTEMPTS, WORKER_LOCK_MS, VAULT_REGISTRY, POINTS_PER_USD_PER_DAY, POINTS_REFERRAL_SHARE,
+  POINTS_SIGNUP_BONUS
+A bad value stops the workers with a message naming it (exit 2).`,
+};
+
 async function main(): Promise<void> {
+  parseCommandLine(CMD, { options: { ...HELP_OPTION } });
   let cfg;
   try {
     cfg = jobsConfig(process.env);

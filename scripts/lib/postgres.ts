@@ -267,6 +267,12 @@ export interface AnalystRoleOptions {
    * privileges are attached to it). Default: the role of `adminUrl`.
    */
   ownerRole?: string | undefined;
+  /**
+   * The role's statement_timeout: a runaway query is cancelled after it, so it cannot hold back a
+   * views switch for longer (a session may raise it with SET for a deliberate long query).
+   * Default '60s'.
+   */
+  statementTimeout?: string | undefined;
 }
 
 /**
@@ -274,12 +280,22 @@ export interface AnalystRoleOptions {
  * schema (default `indexer`) and the `derived` schema, including tables and
  * views created there later by `ownerRole`. Returns the role's connection URL
  * (same host/port/database as `adminUrl`). `adminUrl` must be a superuser, or
- * a role with CREATEROLE that is a member of `ownerRole` and owns the schemas.
+ * a role with CREATEROLE that is a member of `ownerRole` and owns the schemas
+ * and the database.
+ *
+ * The role creates nothing, temporary tables included: PUBLIC's TEMPORARY
+ * privilege on the database (every role's by default) is revoked and handed
+ * back by name to every other login role that had it that way and to
+ * `ownerRole` (the workers' points rollup uses a temporary table). A role
+ * created later that needs temporary tables gets them with
+ * `GRANT TEMPORARY ON DATABASE <db> TO <role>`. Its statements are cancelled
+ * after `statementTimeout`, its idle transactions after 60 s.
  */
 export async function ensureAnalystRole(adminUrl: string, opts: AnalystRoleOptions = {}): Promise<string> {
   const role = opts.role ?? 'analyst';
   const password = opts.password ?? 'analyst';
   const schemas = [...new Set([opts.viewsSchema ?? 'indexer', ...(opts.extraSchemas ?? ['derived'])])];
+  const statementTimeout = opts.statementTimeout ?? '60s';
 
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
@@ -314,7 +330,36 @@ export async function ensureAnalystRole(adminUrl: string, opts: AnalystRoleOptio
         );
       }
 
+      // default_transaction_read_only is a default the session can turn off; without INSERT or
+      // CREATE anywhere, temporary tables were all it could then write: PUBLIC may create them in
+      // every database unless told otherwise. Only grants by name are left.
+      const pub = await client.query<{ temp: boolean }>(
+        "SELECT has_database_privilege('public', $1, 'TEMPORARY') AS temp",
+        [db],
+      );
+      if (pub.rows[0]!.temp) {
+        const others = await client.query<{ rolname: string }>(
+          "SELECT rolname FROM pg_roles WHERE rolcanlogin AND NOT rolsuper AND rolname <> $1 AND rolname !~ '^pg_'",
+          [role],
+        );
+        for (const r of others.rows) await client.query(`GRANT TEMPORARY ON DATABASE ${id(db)} TO ${id(r.rolname)}`);
+        await client.query(`REVOKE TEMPORARY ON DATABASE ${id(db)} FROM PUBLIC`);
+      }
+      await client.query(`GRANT TEMPORARY ON DATABASE ${id(db)} TO ${id(owner)}`);
+      await client.query(`REVOKE TEMPORARY ON DATABASE ${id(db)} FROM ${id(role)}`);
+      // a REVOKE by a role without the grant option only warns: check the outcome
+      const left = await client.query<{ temp: boolean }>(
+        "SELECT has_database_privilege($1, $2, 'TEMPORARY') AS temp",
+        [role, db],
+      );
+      if (left.rows[0]!.temp) {
+        throw new Error(
+          `role "${role}" can still create temporary tables in "${db}": run this as the database's owner or a superuser`,
+        );
+      }
+
       await client.query(`ALTER ROLE ${id(role)} SET idle_in_transaction_session_timeout = '60s'`);
+      await client.query(`ALTER ROLE ${id(role)} SET statement_timeout = ${lit(statementTimeout)}`);
       await client.query(`ALTER ROLE ${id(role)} SET default_transaction_read_only = on`);
       await client.query('COMMIT');
     } catch (err) {

@@ -2,21 +2,27 @@
  * The operator commands against the devnet's database, checked through the API: a governance-log
  * entry appears in the audit-log route (and goes away), an operator account made by the CLI gets
  * a bearer token (password from stdin), a disabled one does not, and a scoped key made by the
- * keys CLI can write.
+ * keys CLI can write. The list commands on a database without the service's schemas say so and
+ * create nothing, and on an empty one print their header and say there is nothing; a recompute
+ * reports its progress. The analyst role creates no temporary table and has a statement timeout.
  */
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
+import { ensureAnalystRole } from "../../scripts/lib/postgres.js";
+import { createDb, createPool, migrateToLatest } from "../../jobs/db/client.js";
+import { dayToDate, today } from "../../jobs/lib/days.js";
 import { setupApi, type ApiHarness } from "../api-harness.js";
+import { rows, withDb } from "../helpers.js";
 
 let h: ApiHarness;
 const USER = "cli-operator-e2e";
 
-function cli(script: string, args: string[], input?: string) {
+function cli(script: string, args: string[], input?: string, env: Record<string, string> = {}) {
   const r = spawnSync(join(REPO_ROOT, "node_modules", ".bin", "tsx"), [join("scripts", script), ...args], {
     cwd: REPO_ROOT,
-    env: { ...process.env, DATABASE_URL: h.devnet.dbUrl },
+    env: { ...process.env, DATABASE_URL: h.devnet.dbUrl, ...env },
     encoding: "utf8",
     input,
     timeout: 60_000,
@@ -66,6 +72,50 @@ describe("npm run governance-log", () => {
     expect(cli("governance-log.ts", ["remove", id]).code).toBe(0);
     const after = await h.json<{ entries: { id: string }[] }>(`/api/v1/platform/governance/${v!.address}/audit_log?chain_id=1&category=incident`);
     expect(after.body.entries.map((e) => e.id)).not.toContain(`manual:${id}`);
+  });
+});
+
+describe("npm run governance-log on an address registered on two chains", () => {
+  it("list shows every chain's entries, each naming its chain; add without --chain is refused", async () => {
+    const [twin] = await h.q<{ address: string; chains: number[] }>(
+      `SELECT address, array_agg(chain_id ORDER BY chain_id) AS chains FROM registry.vault
+       GROUP BY address HAVING count(*) > 1 LIMIT 1`,
+    );
+    expect(twin!.chains.length).toBeGreaterThan(1);
+    const add = (chain: number | null) =>
+      cli("governance-log.ts", [
+        "add",
+        "--vault",
+        twin!.address,
+        ...(chain == null ? [] : ["--chain", String(chain)]),
+        "--category",
+        "note",
+        "--text",
+        `twin ${chain}`,
+        "--author",
+        "cli-e2e",
+      ]);
+    const refused = add(null);
+    expect(refused.code).toBe(2);
+    const chains = twin!.chains.join(" and ");
+    expect(refused.err).toContain(`vault ${twin!.address} is registered on chains ${chains}: say which with --chain`);
+
+    const ids = twin!.chains.map((c) => {
+      const r = add(c);
+      expect(r.code, r.err).toBe(0);
+      return /entry ([0-9a-f-]{36})/.exec(r.out)![1]!;
+    });
+    const list = cli("governance-log.ts", ["list", "--vault", twin!.address]);
+    expect(list.code, list.err).toBe(0);
+    const lines = list.out.trim().split("\n");
+    expect(lines[0]).toBe("id\tchain\toccurred_at\tcategory\tauthor\ttext");
+    twin!.chains.forEach((c, i) => {
+      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${ids[i]}\\t${c}\\t.*\\ttwin ${c}$`)));
+    });
+    const one = cli("governance-log.ts", ["list", "--vault", twin!.address, "--chain", String(twin!.chains[0])]);
+    expect(one.out).toContain(ids[0]);
+    expect(one.out).not.toContain(ids[1]);
+    for (const id of ids) expect(cli("governance-log.ts", ["remove", id]).code).toBe(0);
   });
 });
 
@@ -137,4 +187,147 @@ describe("credentials are not readable by analysts", () => {
       await expect(withDb(h.devnet.analystUrl, (c) => rows(c, `SELECT * FROM ${t} LIMIT 1`))).rejects.toThrow(/permission denied/);
     }
   });
+});
+
+describe("read-only commands on a database the service has not set up", () => {
+  const FRESH = "ops_cli_e2e_fresh";
+  let freshUrl: string;
+  beforeAll(async () => {
+    await h.q(`DROP DATABASE IF EXISTS ${FRESH} WITH (FORCE)`);
+    await h.q(`CREATE DATABASE ${FRESH}`);
+    const u = new URL(h.devnet.dbUrl);
+    u.pathname = `/${FRESH}`;
+    freshUrl = u.toString();
+  });
+  afterAll(async () => {
+    await h?.q(`DROP DATABASE IF EXISTS ${FRESH} WITH (FORCE)`);
+  });
+  const ours = "SELECT nspname FROM pg_namespace WHERE nspname IN ('auth', 'registry', 'derived')";
+  const schemas = () => withDb(freshUrl, (c) => rows<{ nspname: string }>(c, ours));
+
+  it("say which schema is missing and what creates it, exit 1, and migrate nothing", async () => {
+    const env = { DATABASE_URL: freshUrl };
+    for (const [script, args, schema] of [
+      ["keys.ts", ["list"], "auth"],
+      ["operators.ts", ["list"], "auth"],
+      ["points.ts", ["list"], "registry"],
+      ["registry.ts", ["show"], "registry"],
+      ["governance-log.ts", ["list", "--vault", "0x" + "1".repeat(40)], "registry"],
+    ] as const) {
+      const r = cli(script, [...args], undefined, env);
+      expect(r.code, `${script} ${r.err}`).toBe(1);
+      expect(r.err).toContain(`the database has no ${schema} schema yet: start the workers, the API or the demo first`);
+      expect(r.out).toBe("");
+    }
+    expect(await schemas()).toEqual([]);
+  });
+
+  it("on the migrated but empty database, print their header and say there is nothing", async () => {
+    const db = createDb(createPool(freshUrl, 1, "cli-e2e-migrate"));
+    try {
+      await migrateToLatest(db);
+    } finally {
+      await db.destroy();
+    }
+    const env = { DATABASE_URL: freshUrl };
+    const expectations: [string, string[], string, string][] = [
+      ["keys.ts", ["list"], "id\tkey\tname\tscopes\tcreated\tstatus", "(no API keys yet: npm run keys -- create <name>)"],
+      [
+        "operators.ts",
+        ["list"],
+        "username\tscopes\tcreated\tstatus",
+        "(no operator accounts yet: npm run operators -- create <username> --scope <scope>)",
+      ],
+      ["points.ts", ["list"], "id\tcreated\twallet\tpoints\tauthor\treason", "(no manual points entries yet)"],
+      [
+        "registry.ts",
+        ["show"],
+        "chain\taddress\tfamily\tstatus\tname",
+        "(no vaults in the registry tables yet: npm run registry -- load [<file>])",
+      ],
+    ];
+    for (const [script, args, header, nothing] of expectations) {
+      const r = cli(script, args, undefined, env);
+      expect(r.code, `${script} ${r.err}`).toBe(0);
+      expect(r.out.trim().split("\n")).toEqual([header, nothing]);
+    }
+    expect(cli("governance-log.ts", ["list", "--vault", "0x" + "1".repeat(40)], undefined, env)).toMatchObject({
+      code: 1,
+      err: expect.stringMatching(/no vault 0x1{40} in the registry/),
+    });
+  });
+
+  it("points list --wallet says there is nothing for that wallet on the devnet's database", () => {
+    const wallet = "0x" + "e".repeat(40);
+    const r = cli("points.ts", ["list", "--wallet", wallet]);
+    expect(r.code, r.err).toBe(0);
+    const header = "id\tcreated\twallet\tpoints\tauthor\treason";
+    expect(r.out.trim().split("\n")).toEqual([header, `(no manual points entries for ${wallet} yet)`]);
+  });
+});
+
+describe("npm run recompute", () => {
+  it("reports its progress while the jobs run, then a summary", async () => {
+    const [v] = await h.q<{ chain_id: number; vault: string }>(
+      "SELECT chain_id, vault FROM derived.vault_metrics ORDER BY chain_id, vault LIMIT 1",
+    );
+    const from = dayToDate(today() - 2);
+    // each vault-day write held open 6 s (the jobs' fault injection), so a progress line falls due
+    const r = cli("recompute.ts", ["--vault", v!.vault, "--chain", String(v!.chain_id), "--from", from], undefined, {
+      REDIS_URL: h.redisUrl,
+      VAULT_REGISTRY: h.devnet.registryFile,
+      JOBS_FAULT_HOLD_MS: "6000",
+    });
+    expect(r.code, r.err + r.out).toBe(0);
+    expect(r.out).toMatch(/recompute: \d+ vault-days in 1 vault-days job\(s\), then the points rollup/);
+    expect(r.out).toMatch(/recompute: 0\/1 vault-days jobs done \(\d+\.\d+s\)/);
+    expect(r.out).toMatch(/recompute: done, \d+ vault-days in 1 job\(s\) and the points rollup in \d+\.\d+s/);
+  }, 120_000);
+});
+
+describe("the analyst role", () => {
+  // a session may turn default_transaction_read_only off; what it may then create is the question
+  const createTemp = (url: string) =>
+    withDb(url, async (c) => {
+      await c.query("SET default_transaction_read_only = off");
+      await c.query("CREATE TEMP TABLE t (x int)");
+    });
+
+  it("cannot create temporary tables and has a statement timeout", async () => {
+    await expect(createTemp(h.devnet.analystUrl)).rejects.toThrow(/permission denied to create temporary tables/);
+    const [t] = await withDb(h.devnet.analystUrl, (c) => rows<{ statement_timeout: string }>(c, "SHOW statement_timeout"));
+    expect(t!.statement_timeout).toBe("1min");
+  });
+
+  it("other login roles keep the temporary tables they had through PUBLIC", async () => {
+    const DB = "ops_analyst_e2e";
+    const roles = ["ops_e2e_service", "ops_e2e_analyst"];
+    const cleanup = async () => {
+      await h.q(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
+      for (const r of roles) await h.q(`DROP ROLE IF EXISTS ${r}`);
+    };
+    await cleanup();
+    try {
+      await h.q(`CREATE DATABASE ${DB}`);
+      await h.q("CREATE ROLE ops_e2e_service LOGIN PASSWORD 'service'");
+      const admin = new URL(h.devnet.dbUrl);
+      admin.pathname = `/${DB}`;
+      const opts = { role: "ops_e2e_analyst", password: "analyst", statementTimeout: "5s" };
+      const analystUrl = await ensureAnalystRole(admin.toString(), opts);
+      const service = new URL(admin);
+      service.username = "ops_e2e_service";
+      service.password = "service";
+      await createTemp(service.toString());
+      await expect(createTemp(analystUrl)).rejects.toThrow(/permission denied to create temporary tables/);
+      // idempotent: a second run leaves both as they are
+      await ensureAnalystRole(admin.toString(), opts);
+      await createTemp(service.toString());
+      await expect(createTemp(analystUrl)).rejects.toThrow(/permission denied to create temporary tables/);
+      const [t] = await withDb(analystUrl, (c) => rows<{ statement_timeout: string }>(c, "SHOW statement_timeout"));
+      expect(t!.statement_timeout).toBe("5s");
+      await expect(withDb(analystUrl, (c) => rows(c, "SELECT pg_sleep(6)"))).rejects.toThrow(/statement timeout/);
+    } finally {
+      await cleanup();
+    }
+  }, 90_000);
 });

@@ -1,0 +1,78 @@
+/**
+ * What the command-line tools share: `--help`/`-h` (usage, exit 0, nothing touched), refusals of
+ * bad arguments (a message, the usage, exit 2), the DATABASE_URL check, and the check the
+ * read-only commands make instead of running migrations.
+ */
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { sql, type Kysely } from "kysely";
+import { errMessage } from "./procs.js";
+
+export interface Command {
+  /** the npm script's name, e.g. `keys` */
+  name: string;
+  /** one or more `usage: ...` lines */
+  usage: string;
+  /** what `--help` prints after the usage */
+  help: string;
+}
+
+/** Spread into every command's parseArgs options. */
+export const HELP_OPTION = { help: { type: "boolean", short: "h" } } as const;
+
+export function refuse(cmd: Command, msg: string): never {
+  console.error(`${cmd.name}: ${msg}`);
+  console.error(cmd.usage);
+  console.error(`(npm run ${cmd.name} -- --help for more)`);
+  process.exit(2);
+}
+
+export function printHelp(cmd: Command): never {
+  console.log(`${cmd.usage}\n\n${cmd.help.trim()}`);
+  process.exit(0);
+}
+
+/**
+ * parseArgs over the process's arguments, strict: an unknown option or a malformed one is refused
+ * (exit 2); `--help` prints the help and exits 0 before anything else is looked at.
+ */
+export function parseCommandLine<const T extends ParseArgsConfig>(
+  cmd: Command,
+  config: T,
+): ReturnType<typeof parseArgs<T>> {
+  let parsed: ReturnType<typeof parseArgs<T>>;
+  try {
+    parsed = parseArgs<T>(config);
+  } catch (err) {
+    // an unknown option next to --help still gets the help: the user asked for it
+    if (process.argv.slice(2).some((a) => a === "--help" || a === "-h")) printHelp(cmd);
+    refuse(cmd, errMessage(err));
+  }
+  if ((parsed.values as { help?: boolean }).help) printHelp(cmd);
+  return parsed;
+}
+
+export function databaseUrl(cmd: Command): string {
+  const url = process.env.DATABASE_URL;
+  if (!url || !/^postgres(ql)?:\/\//.test(url)) refuse(cmd, "DATABASE_URL must be set to a postgres:// URL");
+  return url;
+}
+
+/**
+ * The read-only commands (list, show) do not run migrations: they check that the tables they read
+ * exist. Returns a sentence naming the first missing one (and what creates it), or null.
+ */
+export async function missingTable<DB>(db: Kysely<DB>, tables: readonly string[]): Promise<string | null> {
+  for (const table of tables) {
+    const schema = table.split(".")[0]!;
+    const { rows } = await sql<{ found: boolean; schema_found: boolean }>`
+      SELECT to_regclass(${table}::text) IS NOT NULL AS found,
+             EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = ${schema}) AS schema_found`.execute(db);
+    const r = rows[0]!;
+    if (r.found) continue;
+    return r.schema_found
+      ? `the database has no table ${table} yet (its migrations are behind): ` +
+          "start the workers or the API once, they migrate it"
+      : `the database has no ${schema} schema yet: start the workers, the API or the demo first (they create it)`;
+  }
+  return null;
+}
