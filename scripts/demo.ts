@@ -33,7 +33,9 @@ The whole service on embedded defaults with simulated chains (README, "The two c
 one READY line with every URL, and Ctrl-C stops everything it started. It drops and recreates its
 database on every run. Environment: DEMO_SEED (demo), DEMO_DAYS (125, at least 120), DEMO_WALLETS
 (60, at least 50), DEMO_PG_PORT (54320), DEMO_DATABASE (vaults), DEMO_INDEX_TIMEOUT_S (600),
-INDEXER_PORT (42069), PORT (8000), REDIS_URL (unset: a local redis-server on 127.0.0.1:63790).`,
+INDEXER_PORT (42069), PORT (8000), REDIS_URL (unset: a local redis-server on 127.0.0.1:63790),
+DEMO_ANVIL_PORT (8545, and the next port), DEMO_REDIS_PORT (63790), and after READY DEMO_LIVE (1; 0
+stops the world at READY), DEMO_LIVE_EVERY_S (15), DEMO_LIVE_BLOCK_S (2).`,
   },
   { options: { ...HELP_OPTION } },
 );

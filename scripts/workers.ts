@@ -27,6 +27,8 @@ Environment (every setting with its default: .env.example, and the README's Conf
   WORKER_CONCURRENCY, FANOUT_EVERY_S, PROGRESS_POLL_S, FANOUT_RECENT_DAYS, FANOUT_FULL_EVERY_S,
   JOB_ATTEMPTS, WORKER_LOCK_MS, VAULT_REGISTRY, POINTS_PER_USD_PER_DAY, POINTS_REFERRAL_SHARE,
   POINTS_SIGNUP_BONUS
+  METRICS_PORT, METRICS_HOST  Prometheus metrics at /metrics (default 127.0.0.1:9464; port 0: off)
+  PONDER_RPC_URL_<chainId>    optional: the metrics then report the indexer's lag behind the head
 A bad value stops the workers with a message naming it (exit 2).`,
 };
 
