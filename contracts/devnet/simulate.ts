@@ -39,7 +39,7 @@ export interface RegistryVault {
   startBlock: number;
   startTimestamp: number;
   asset: { address: Address; symbol: string; decimals: number };
-  altAsset: { address: Address; symbol: string; decimals: number } | null;
+  altAsset: { address: Address; symbol: string; decimals: number; priceFeed: { address: Address; decimals: number } } | null;
   receiptToken: Address | null;
   priceFeed: { address: Address; decimals: number };
   timelock: Address;
@@ -121,6 +121,9 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
   const log = opts.log ?? (() => {});
   const s = new ChainSession(opts.chainId, opts.rpcUrl);
   const rng = new Rng(`${opts.seed}:${opts.chainId}`);
+  // The alt assets' feeds draw from a stream of their own, so the rest of the history is the one
+  // the seed gave before they had feeds.
+  const pegRng = new Rng(`${opts.seed}:${opts.chainId}:alt-feeds`);
   const seed = opts.seed;
   const specs = VAULT_SPECS.filter((v) => v.chainId === opts.chainId);
   const slotsPerDay = Math.floor(DAY / opts.blockTime);
@@ -159,6 +162,9 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
     const asset = await deployAsset(s, deployer, spec.asset, tick());
     const alt = spec.altAsset ? await deployAsset(s, deployer, spec.altAsset, tick()) : null;
     const feed = await s.deploy(deployer, "PriceFeed", [PRICE_DECIMALS, `${spec.asset.symbol} / USD`, usd(spec.asset.usdPrice)], tick());
+    const altFeed = spec.altAsset
+      ? await s.deploy(deployer, "PriceFeed", [PRICE_DECIMALS, `${spec.altAsset.symbol} / USD`, usd(spec.altAsset.usdPrice)], tick())
+      : null;
     const operator = actorAddress(seed, `operator-${spec.kind}`);
     const feeCollector = actorAddress(seed, `fees-${spec.kind}`);
     const strategist = actorAddress(seed, `strategist-${spec.strategist}`);
@@ -195,7 +201,15 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
       startBlock,
       startTimestamp: s.clock,
       asset: { address: lc(asset), symbol: spec.asset.symbol, decimals: dec },
-      altAsset: alt && spec.altAsset ? { address: lc(alt), symbol: spec.altAsset.symbol, decimals: spec.altAsset.decimals } : null,
+      altAsset:
+        alt && altFeed && spec.altAsset
+          ? {
+              address: lc(alt),
+              symbol: spec.altAsset.symbol,
+              decimals: spec.altAsset.decimals,
+              priceFeed: { address: lc(altFeed), decimals: PRICE_DECIMALS },
+            }
+          : null,
       receiptToken: receiptToken ? lc(receiptToken) : null,
       priceFeed: { address: lc(feed), decimals: PRICE_DECIMALS },
       timelock: lc(timelock),
@@ -454,6 +468,13 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
         const p = v.spec.kind === "stablecoin" ? 1 + 0.0008 * rng.gauss() : p1;
         prices.set(v.reg.priceFeed.address, p);
         await s.call(deployer, "PriceFeed", v.reg.priceFeed.address, "setAnswer", [usd(p)], w);
+        const alt = v.spec.altAsset;
+        if (alt && v.reg.altAsset) {
+          // The alt asset's feed follows the base asset's at the peg of their starting prices.
+          const peg = alt.usdPrice / v.spec.asset.usdPrice;
+          const pa = p * peg * (1 + alt.pegVolatility * pegRng.gauss());
+          await s.call(deployer, "PriceFeed", v.reg.altAsset.priceFeed.address, "setAnswer", [usd(pa)], w + 1);
+        }
       });
     }
     // Morning: redemptions due today are processed, then claimed through the day.
@@ -751,7 +772,7 @@ function ymd(day: number): [bigint, bigint, bigint] {
   return [BigInt(d.getUTCFullYear()), BigInt(d.getUTCMonth() + 1), BigInt(d.getUTCDate())];
 }
 
-async function deployAsset(s: ChainSession, from: Address, a: AssetSpec, at: number): Promise<Address> {
+async function deployAsset(s: ChainSession, from: Address, a: Pick<AssetSpec, "name" | "symbol" | "decimals">, at: number): Promise<Address> {
   return s.deploy(from, "MockERC20", [a.name, a.symbol, a.decimals], at);
 }
 
