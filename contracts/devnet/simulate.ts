@@ -563,13 +563,25 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
   async function ensureLiquidity(v: Vault, needed: bigint, w: number): Promise<void> {
     const idle = await s.readBig("MockERC20", v.reg.asset.address, "balanceOf", [v.reg.address]);
     if (idle >= needed) return;
-    const gap = needed - idle + needed / 20n;
-    const sub = v.reg.subaccounts[0]!;
-    const held = await s.readBig("MockERC20", v.reg.asset.address, "balanceOf", [sub]);
-    if (held < gap) await s.call(sub, "MockERC20", v.reg.asset.address, "mint", [sub, gap - held], w);
+    let gap = needed - idle + needed / 20n;
     const name = v.spec.family === "lendingPool" ? "LendingPool" : "TokenizedVaultV2";
-    await s.call(v.operator, name, v.reg.address, "withdrawFromSubaccount", [gap, sub], w + 1);
-    count("subaccount:withdraw");
+    // Brought back from the subaccounts that hold it, the fullest first. Only what they do not
+    // hold between them is minted (into the last): minting what one subaccount lacks while the
+    // other held it made assets out of nothing, an unrealized gain no report explained.
+    const held = await Promise.all(
+      v.reg.subaccounts.map(async (sub) => ({ sub, held: await s.readBig("MockERC20", v.reg.asset.address, "balanceOf", [sub]) })),
+    );
+    held.sort((a, b) => (a.held > b.held ? -1 : a.held < b.held ? 1 : 0));
+    for (const [i, { sub, held: h }] of held.entries()) {
+      if (gap === 0n) break;
+      const last = i === held.length - 1;
+      if (last && h < gap) await s.call(sub, "MockERC20", v.reg.asset.address, "mint", [sub, gap - h], w);
+      const amount = last || h >= gap ? gap : h;
+      if (amount === 0n) continue;
+      await s.call(v.operator, name, v.reg.address, "withdrawFromSubaccount", [amount, sub], w + 1);
+      gap -= amount;
+      count("subaccount:withdraw");
+    }
   }
 
   async function processRedemptions(v: Vault, day: number, w: number): Promise<void> {
