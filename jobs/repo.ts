@@ -334,7 +334,8 @@ export async function loadDayHashes(
       SELECT x.chain_id, x.vault, floor(x.timestamp / ${DAY_SECONDS})::int AS d,
         's' || md5(string_agg(x.id || ':' || x.total_assets || ':' || x.total_supply || ':' || coalesce(x.asset_share_ratio::text, '-')
           || ':' || coalesce(x.asset_usd_price::text, '-') || ':' || x.idle_assets || ':' || x.subaccount_assets
-          || ':' || coalesce(x.alt_assets::text, '-') || ':' || coalesce(x.alt_asset_usd_price::text, '-'), ',' ORDER BY x.id)) AS part
+          || ':' || coalesce(x.alt_assets::text, '-') || ':' || coalesce(x.alt_asset_usd_price::text, '-'),
+          ',' ORDER BY x.id)) AS part
       FROM ${rowsOf("share_ratio_snapshot", false)} GROUP BY 1, 2, 3
       UNION ALL
       SELECT x.chain_id, x.vault, floor(x.timestamp / ${DAY_SECONDS})::int,

@@ -471,7 +471,8 @@ CREATE TABLE ${SCHEMA}.share_ratio_snapshot (
   id text PRIMARY KEY, chain_id integer NOT NULL, vault text NOT NULL, source text NOT NULL,
   total_assets numeric(78,0) NOT NULL, total_supply numeric(78,0) NOT NULL, asset_share_ratio numeric(78,18),
   idle_assets numeric(78,0) NOT NULL, subaccount_assets numeric(78,0) NOT NULL, asset_usd_price numeric(78,18),
-  alt_assets numeric(78,0), alt_asset_usd_price numeric(78,18), block_number numeric(78,0) NOT NULL, timestamp numeric(78,0) NOT NULL);
+  alt_assets numeric(78,0), alt_asset_usd_price numeric(78,18),
+  block_number numeric(78,0) NOT NULL, timestamp numeric(78,0) NOT NULL);
 CREATE INDEX share_ratio_snapshot_by_vault ON ${SCHEMA}.share_ratio_snapshot (chain_id, vault, timestamp);
 CREATE TABLE ${SCHEMA}.share_transfer (
   id text PRIMARY KEY, chain_id integer NOT NULL, vault text NOT NULL, from_address text NOT NULL,

@@ -27,6 +27,8 @@ import { VAULT_SPECS, type AssetSpec, type VaultSpec } from "./scenario.js";
 export const DAY = 86_400;
 export const MULTICALL3_ADDRESS: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
 
+type Token = { address: Address; symbol: string; decimals: number };
+
 export interface RegistryVault {
   chainId: number;
   address: Address;
@@ -38,8 +40,8 @@ export interface RegistryVault {
   status: "active" | "closed" | "migrated";
   startBlock: number;
   startTimestamp: number;
-  asset: { address: Address; symbol: string; decimals: number };
-  altAsset: { address: Address; symbol: string; decimals: number; priceFeed: { address: Address; decimals: number } } | null;
+  asset: Token;
+  altAsset: Token & { priceFeed: { address: Address; decimals: number } } | null;
   receiptToken: Address | null;
   priceFeed: { address: Address; decimals: number };
   timelock: Address;
@@ -163,7 +165,8 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
     const alt = spec.altAsset ? await deployAsset(s, deployer, spec.altAsset, tick()) : null;
     const feed = await s.deploy(deployer, "PriceFeed", [PRICE_DECIMALS, `${spec.asset.symbol} / USD`, usd(spec.asset.usdPrice)], tick());
     const altFeed = spec.altAsset
-      ? await s.deploy(deployer, "PriceFeed", [PRICE_DECIMALS, `${spec.altAsset.symbol} / USD`, usd(spec.altAsset.usdPrice)], tick())
+      ? await s.deploy(deployer, "PriceFeed", [PRICE_DECIMALS, `${spec.altAsset.symbol} / USD`, usd(spec.altAsset.usdPrice)],
+          tick())
       : null;
     const operator = actorAddress(seed, `operator-${spec.kind}`);
     const feeCollector = actorAddress(seed, `fees-${spec.kind}`);
@@ -568,9 +571,8 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
     // Brought back from the subaccounts that hold it, the fullest first. Only what they do not
     // hold between them is minted (into the last): minting what one subaccount lacks while the
     // other held it made assets out of nothing, an unrealized gain no report explained.
-    const held = await Promise.all(
-      v.reg.subaccounts.map(async (sub) => ({ sub, held: await s.readBig("MockERC20", v.reg.asset.address, "balanceOf", [sub]) })),
-    );
+    const balanceOf = (sub: Address) => s.readBig("MockERC20", v.reg.asset.address, "balanceOf", [sub]);
+    const held = await Promise.all(v.reg.subaccounts.map(async (sub) => ({ sub, held: await balanceOf(sub) })));
     held.sort((a, b) => (a.held > b.held ? -1 : a.held < b.held ? 1 : 0));
     for (const [i, { sub, held: h }] of held.entries()) {
       if (gap === 0n) break;
@@ -784,7 +786,9 @@ function ymd(day: number): [bigint, bigint, bigint] {
   return [BigInt(d.getUTCFullYear()), BigInt(d.getUTCMonth() + 1), BigInt(d.getUTCDate())];
 }
 
-async function deployAsset(s: ChainSession, from: Address, a: Pick<AssetSpec, "name" | "symbol" | "decimals">, at: number): Promise<Address> {
+type AssetToDeploy = Pick<AssetSpec, "name" | "symbol" | "decimals">;
+
+async function deployAsset(s: ChainSession, from: Address, a: AssetToDeploy, at: number): Promise<Address> {
   return s.deploy(from, "MockERC20", [a.name, a.symbol, a.decimals], at);
 }
 

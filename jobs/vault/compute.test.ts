@@ -4,8 +4,16 @@ import { parseFixed } from "../lib/fixed.js";
 import { annualize, computeVaultDays, type SnapshotIn, type VaultMeta } from "./compute.js";
 
 const DAY = 86_400;
-const usdc: VaultMeta = { chainId: 1, address: "0xv", name: "Stable", shareDecimals: 6, assetDecimals: 6, assetSymbol: "USDC", altAssetDecimals: null,
-  strategistName: "S" };
+const usdc: VaultMeta = {
+  chainId: 1,
+  address: "0xv",
+  name: "Stable",
+  shareDecimals: 6,
+  assetDecimals: 6,
+  assetSymbol: "USDC",
+  altAssetDecimals: null,
+  strategistName: "S",
+};
 const weth: VaultMeta = { ...usdc, name: "ETH", shareDecimals: 18, assetDecimals: 18, assetSymbol: "WETH" };
 
 function snap(day: number, ta: bigint, ts: bigint, ratio: string, price: string | null, extra: Partial<SnapshotIn> = {}): SnapshotIn {
@@ -116,7 +124,8 @@ describe("unrealized PnL of a vault holding a second asset", () => {
 
   it("other decimals: 1 of an 18-decimal alt asset at a third of a 6-decimal base asset's price, truncated once", () => {
     const meta: VaultMeta = { ...usdc, altAssetDecimals: 18 };
-    const s = snap(20, 3_000_000n, 3_000_000n, "1", "3", { idleAssets: 2_000_000n, altAssets: e18, altPrice: parseFixed("1") });
+    const held = { idleAssets: 2_000_000n, altAssets: e18, altPrice: parseFixed("1") };
+    const s = snap(20, 3_000_000n, 3_000_000n, "1", "3", held);
     const p = computeVaultDays(meta, [s], [], 20, 20).pnl[0]!;
     expect(p.altAssetsInAsset).toBe("0.333333333333333333");
     expect(p.actualTvl).toBe("2.333333333333333333");
@@ -135,7 +144,11 @@ describe("unrealized PnL of a vault holding a second asset", () => {
 
   it("none held needs no price", () => {
     const p = pnlOf(teth, { altAssets: 0n, altPrice: null });
-    expect([p.altAssets, p.altAssetsInAsset, p.actualTvl]).toEqual(["0.000000000000000000", "0.000000000000000000", "100.000000000000000000"]);
+    expect([p.altAssets, p.altAssetsInAsset, p.actualTvl]).toEqual([
+      "0.000000000000000000",
+      "0.000000000000000000",
+      "100.000000000000000000",
+    ]);
   });
 });
 

@@ -118,7 +118,10 @@ export function sharePriceOf(ratio: bigint, meta: Pick<VaultMeta, "shareDecimals
  * none is held; null when some is held and either price (or the alt decimals) is missing or the
  * base price is 0: it cannot be valued, and actual TVL leaves it out (docs/metrics.md).
  */
-export function altValueInAsset(x: Pick<SnapshotIn, "altAssets" | "altPrice" | "price">, altDecimals: number | null): bigint | null {
+export function altValueInAsset(
+  x: Pick<SnapshotIn, "altAssets" | "altPrice" | "price">,
+  altDecimals: number | null,
+): bigint | null {
   if (x.altAssets == null) return null;
   if (x.altAssets === 0n) return 0n;
   if (x.altPrice == null || x.price == null || x.price <= 0n || altDecimals == null) return null;
@@ -294,7 +297,8 @@ export function computeVaultDays(
         assetPrice: x.price == null ? null : formatFixed(x.price),
         tvlOnVault: formatFixed(tvlOnVault),
         actualTvl: formatFixed(actualTvl),
-        altAssets: x.altAssets == null || meta.altAssetDecimals == null ? null : formatFixed(rawToFixed(x.altAssets, meta.altAssetDecimals)),
+        altAssets:
+          x.altAssets == null || meta.altAssetDecimals == null ? null : formatFixed(rawToFixed(x.altAssets, meta.altAssetDecimals)),
         altAssetPrice: x.altPrice == null ? null : formatFixed(x.altPrice),
         altAssetsInAsset: alt == null ? null : formatFixed(alt),
         currentRedeemRatio: x.ratio == null ? null : formatFixed(sharePriceOf(x.ratio, meta)),

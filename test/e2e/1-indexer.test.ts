@@ -368,7 +368,8 @@ describe("snapshots and positions", () => {
       const feed = alt.priceFeed!;
       expect(feed, `${v.name}: the devnet registry gives the alt asset a feed`).toBeTruthy();
       const [meta] = await q<Row>(
-        "SELECT alt_asset, alt_asset_symbol, alt_asset_decimals, alt_price_feed FROM indexer.vault WHERE chain_id = $1 AND address = $2",
+        `SELECT alt_asset, alt_asset_symbol, alt_asset_decimals, alt_price_feed FROM indexer.vault
+         WHERE chain_id = $1 AND address = $2`,
         [v.chainId, v.address],
       );
       expect(meta).toEqual({
@@ -393,9 +394,16 @@ describe("snapshots and positions", () => {
         const blockNumber = BigInt(s.block_number);
         let held = 0n;
         for (const holder of [v.address, ...v.subaccounts]) {
-          held += await client.readContract({ address: alt.address, abi: erc20Abi, functionName: "balanceOf", args: [holder], blockNumber });
+          held += await client.readContract({
+            address: alt.address,
+            abi: erc20Abi,
+            functionName: "balanceOf",
+            args: [holder],
+            blockNumber,
+          });
         }
-        const [, answer] = await client.readContract({ address: feed.address, abi: PriceFeedAbi, functionName: "latestRoundData", blockNumber });
+        const round = { address: feed.address, abi: PriceFeedAbi, functionName: "latestRoundData", blockNumber } as const;
+        const [, answer] = await client.readContract(round);
         const scaled = answer * 10n ** BigInt(18 - feed.decimals);
         const price = `${scaled / 10n ** 18n}.${(scaled % 10n ** 18n).toString().padStart(18, "0")}`;
         expect(`${s.id} ${s.alt_assets} ${s.alt_asset_usd_price}`).toBe(`${s.id} ${held} ${price}`);

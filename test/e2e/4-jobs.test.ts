@@ -111,7 +111,8 @@ interface DayState {
 
 /** Checks every derived figure against a recomputation from the indexed views (docs/metrics.md). */
 async function expectMatchesIndexed(): Promise<void> {
-  const vaults = await q<{ chain_id: number; address: string; decimals: number; asset_decimals: number; alt_asset_decimals: number | null }>(
+  type VaultRow = { chain_id: number; address: string; decimals: number; asset_decimals: number; alt_asset_decimals: number | null };
+  const vaults = await q<VaultRow>(
     "SELECT chain_id, address, decimals, asset_decimals, alt_asset_decimals FROM indexer.vault ORDER BY chain_id, address",
   );
   expect(vaults.length).toBe(4);
@@ -193,18 +194,20 @@ async function expectMatchesIndexed(): Promise<void> {
               (SELECT count(*) FROM derived.unrealized_pnl u JOIN indexer.share_ratio_snapshot s ON s.id = u.snapshot_id
                CROSS JOIN LATERAL (SELECT CASE WHEN s.alt_assets = 0 THEN 0
                    WHEN s.alt_asset_usd_price IS NOT NULL AND s.asset_usd_price > 0
-                   THEN div(s.alt_assets * s.alt_asset_usd_price * (10::numeric ^ 18), s.asset_usd_price * (10::numeric ^ $5::int))
-                     * (10::numeric ^ -18) END AS alt) a
-               CROSS JOIN LATERAL (SELECT (s.idle_assets + s.subaccount_assets) * (10::numeric ^ (-$3::int)) + coalesce(a.alt, 0) AS tvl) actual
-               WHERE u.chain_id = $1 AND u.vault = $2 AND (u.actual_tvl <> actual.tvl
+                   THEN div(s.alt_assets * s.alt_asset_usd_price * (10::numeric ^ 18),
+                            s.asset_usd_price * (10::numeric ^ $5::int)) * (10::numeric ^ -18) END AS alt) a
+               CROSS JOIN LATERAL (SELECT (s.idle_assets + s.subaccount_assets) * (10::numeric ^ (-$3::int)) + coalesce(a.alt, 0) AS tvl,
+                   s.total_assets * (10::numeric ^ (-$3::int)) AS reported) t
+               WHERE u.chain_id = $1 AND u.vault = $2 AND (u.actual_tvl <> t.tvl
                  OR u.alt_assets IS DISTINCT FROM s.alt_assets * (10::numeric ^ (-$5::int))
                  OR u.alt_asset_price IS DISTINCT FROM s.alt_asset_usd_price
                  OR u.alt_assets_in_asset IS DISTINCT FROM a.alt
-                 OR u.tvl_on_vault <> s.total_assets * (10::numeric ^ (-$3::int))
-                 OR u.unrealized_pnl_in_asset <> actual.tvl - s.total_assets * (10::numeric ^ (-$3::int))
-                 OR u.unrealized_pnl IS DISTINCT FROM trunc((actual.tvl - s.total_assets * (10::numeric ^ (-$3::int))) * s.asset_usd_price, 18)
+                 OR u.tvl_on_vault <> t.reported
+                 OR u.unrealized_pnl_in_asset <> t.tvl - t.reported
+                 OR u.unrealized_pnl IS DISTINCT FROM trunc((t.tvl - t.reported) * s.asset_usd_price, 18)
                  OR u.adjusted_redeem_ratio IS DISTINCT FROM (CASE WHEN s.total_supply > 0 THEN
-                      trunc(div(actual.tvl * (10::numeric ^ ($3::int + 18)), s.total_supply) * (10::numeric ^ ($4::int - $3::int))) * (10::numeric ^ -18) END)
+                      trunc(div(t.tvl * (10::numeric ^ ($3::int + 18)), s.total_supply) * (10::numeric ^ ($4::int - $3::int)))
+                        * (10::numeric ^ -18) END)
                )) AS bad`,
       [v.chain_id, v.address, v.asset_decimals, v.decimals, v.alt_asset_decimals ?? 0],
     );
@@ -334,9 +337,11 @@ describe("derived analytics", () => {
     // The check has teeth: at each vault's latest snapshot, leaving the alt asset out (the old
     // actual TVL) would put it past twice the bound.
     const latest = await q<{ name: string; old: number }>(
-      `SELECT DISTINCT ON (u.chain_id, u.vault) v.name, (abs(u.unrealized_pnl_in_asset - u.alt_assets_in_asset) / u.tvl_on_vault)::float8 AS old
+      `SELECT DISTINCT ON (u.chain_id, u.vault) v.name,
+              (abs(u.unrealized_pnl_in_asset - u.alt_assets_in_asset) / u.tvl_on_vault)::float8 AS old
        FROM derived.unrealized_pnl u JOIN indexer.vault v ON v.chain_id = u.chain_id AND v.address = u.vault
-       WHERE v.alt_asset IS NOT NULL AND u.tvl_on_vault > 0 ORDER BY u.chain_id, u.vault, u.timestamp DESC, u.block_number DESC`,
+       WHERE v.alt_asset IS NOT NULL AND u.tvl_on_vault > 0
+       ORDER BY u.chain_id, u.vault, u.timestamp DESC, u.block_number DESC`,
     );
     expect(latest.length).toBe(2);
     for (const l of latest) expect(l.old, `${l.name}: the alt asset's share of TVL`).toBeGreaterThan(2 * BOUND);

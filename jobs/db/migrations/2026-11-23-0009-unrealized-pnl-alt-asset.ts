@@ -23,5 +23,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await sql`ALTER TABLE derived.unrealized_pnl DROP COLUMN alt_assets, DROP COLUMN alt_asset_price, DROP COLUMN alt_assets_in_asset`.execute(db);
+  await sql`ALTER TABLE derived.unrealized_pnl
+    DROP COLUMN alt_assets, DROP COLUMN alt_asset_price, DROP COLUMN alt_assets_in_asset`.execute(db);
 }
