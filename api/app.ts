@@ -4,17 +4,17 @@
  * createApp takes its dependencies, so tests drive it through app.request().
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { Scalar } from "@scalar/hono-api-reference";
 import { HTTPException } from "hono/http-exception";
 import { cors } from "hono/cors";
 import type { Context } from "hono";
 import pino from "pino";
+import { installMetrics } from "./middleware/metrics.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { responseCache } from "./middleware/response-cache.js";
 import { addResponseHeaders, responseHeaders } from "./middleware/response-headers.js";
-import { createRouter, type AppDeps, type AppEnv, type Router } from "./lib/router.js";
-import { applyReadPolicy } from "./lib/security.js";
+import { createRouter, type AppDeps, type AppEnv } from "./lib/router.js";
 import { registerRoutes } from "./routes/index.js";
+import { registerDocs } from "./routes/docs/docs.index.js";
 import { SCOPES } from "./auth/scopes.js";
 
 import { API_VERSION } from "./version.js";
@@ -36,6 +36,7 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   const log = opts.logger ?? pino({ level: "silent" });
   const app = new OpenAPIHono<AppEnv>({ strict: false });
   const logRequests = log.isLevelEnabled("info");
+  installMetrics(app, deps.config); // first: it times everything after it; GET /metrics is outside the surfaces
   app.use(responseHeaders);
   app.use(async (c, next) => {
     c.set("deps", deps);
@@ -56,7 +57,7 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   const corsHeaders = cors({
     origin: (o) => (allowed.has(o) ? o : null),
     allowHeaders: ["content-type", "x-api-key", "authorization", "idempotency-key"],
-    exposeHeaders: ["RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "X-Request-Id", "Idempotent-Replayed"],
+    exposeHeaders: ["RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "X-Request-Id", "Idempotent-Replayed", "X-Vault-Chain", "X-Next-Before"],
     maxAge: 600,
   });
   // Only browsers send Origin, and only their requests need CORS headers. hono's cors touches the
@@ -97,11 +98,7 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
     name: "x-api-key",
     description: "Optional on the public surface; a key that is sent is checked and its own rate limit applies.",
   });
-  const readsRequireKey = deps.config.readsRequireKey === true;
-  serveDocument(pub, { openapi: "3.1.0", info: { title: "Vault yield service: public API", version: API_VERSION }, servers: [{ url: "/v1" }] }, false);
-  serveDocument(inst, { openapi: "3.1.0", info: { title: "Vault yield service: institutional API", version: API_VERSION }, servers: [{ url: "/api/v1" }] }, readsRequireKey);
-  pub.get("/docs", Scalar({ url: "/v1/openapi.json", pageTitle: "Public API" }));
-  inst.get("/docs", Scalar({ url: "/api/v1/openapi.json", pageTitle: "Institutional API" }));
+  registerDocs({ pub, inst }, deps.config);
   app.route("/v1", pub);
   app.route("/api/v1", inst);
 
@@ -127,13 +124,3 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
 }
 export type App = ReturnType<typeof createApp>;
 
-type DocumentConfig = Parameters<Router["getOpenAPI31Document"]>[0];
-
-/** GET /openapi.json of a surface: generated once, with each operation's security as enforced. */
-function serveDocument(router: Router, config: DocumentConfig, readsRequireKey: boolean): void {
-  let doc: ReturnType<Router["getOpenAPI31Document"]> | undefined;
-  router.get("/openapi.json", (c) => {
-    doc ??= applyReadPolicy(router.getOpenAPI31Document(config), router, readsRequireKey);
-    return c.json(doc);
-  });
-}

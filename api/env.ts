@@ -34,6 +34,9 @@ const schema = z.object({
   RESPONSE_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   // How long the points standings (every wallet's total and ranks, computed on read) are reused
   POINTS_STANDINGS_MS: z.coerce.number().int().min(0).max(3_600_000).default(5000),
+  // GET /metrics (Prometheus): 0 leaves it out; with a token it wants Authorization: Bearer <token>
+  API_METRICS: z.enum(["0", "1"]).default("1"),
+  API_METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   // Signing key of the bearer tokens of POST /api/v1/token; unset: a random key generated once and
   // kept in the database (auth.api_secret), so every API process of a deployment shares it.
@@ -60,6 +63,10 @@ export interface ApiConfig {
   /** reuse of the points standings (api/lib/standings.ts); 0: read on every request */
   standingsMs: number;
   logLevel: z.infer<typeof schema>["LOG_LEVEL"];
+  /** serve GET /metrics (api/middleware/metrics.ts) */
+  metrics: boolean;
+  /** when set, GET /metrics wants it as a bearer token */
+  metricsToken: string | undefined;
   /** chain id -> JSON-RPC URL (first of PONDER_RPC_URL_<id>): the ping's RPC check, ENS names */
   rpcUrls: Map<number, string>;
   /** chain id -> ENS Universal Resolver (ENS_UNIVERSAL_RESOLVER_<id>); chains viem knows need none */
@@ -97,6 +104,8 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     responseCacheMs: e.RESPONSE_CACHE_MS,
     standingsMs: e.POINTS_STANDINGS_MS,
     logLevel: e.LOG_LEVEL,
+    metrics: e.API_METRICS === "1",
+    metricsToken: e.API_METRICS_TOKEN,
     rpcUrls,
     ensResolvers,
     tokenSecret: e.TOKEN_SECRET,

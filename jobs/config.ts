@@ -26,6 +26,9 @@ const schema = z.object({
   POINTS_PER_USD_PER_DAY: decimal("1"),
   POINTS_REFERRAL_SHARE: decimal("0.1").refine((v) => Number(v) <= 1, "must be at most 1"),
   POINTS_SIGNUP_BONUS: decimal("100"),
+  // Prometheus metrics of `npm run workers` (jobs/metrics.ts); port 0 turns them off
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  METRICS_HOST: z.string().min(1).default("127.0.0.1"),
 });
 
 export interface JobsConfig {
@@ -46,11 +49,20 @@ export interface JobsConfig {
   /** fault injection for tests: hold each vault-days write transaction open this long */
   faultHoldMs: number;
   points: { pointsPerUsdPerDay: bigint; referralShare: bigint; signupBonus: bigint };
+  /** where `npm run workers` serves its Prometheus metrics; port 0: nowhere */
+  metrics: { port: number; host: string };
+  /** chain id -> JSON-RPC URL (first of PONDER_RPC_URL_<id>): the indexer-lag metrics; optional */
+  rpcUrls: Map<number, string>;
 }
 
 /** Throws one readable error listing every bad variable. */
 export function jobsConfig(env: NodeJS.ProcessEnv = process.env): JobsConfig {
   const e = parseEnv(schema, env, "worker configuration");
+  const rpcUrls = new Map<number, string>();
+  for (const [k, v] of Object.entries(env)) {
+    const m = /^PONDER_RPC_URL_(\d+)$/.exec(k);
+    if (m && v) rpcUrls.set(Number(m[1]), v.split(",")[0]!.trim());
+  }
   return {
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
@@ -69,5 +81,7 @@ export function jobsConfig(env: NodeJS.ProcessEnv = process.env): JobsConfig {
       referralShare: parseFixed(e.POINTS_REFERRAL_SHARE),
       signupBonus: parseFixed(e.POINTS_SIGNUP_BONUS),
     },
+    metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
+    rpcUrls,
   };
 }

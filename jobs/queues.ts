@@ -51,7 +51,11 @@ export const QUEUES = {
   },
   pointsRollup: {
     name: "points-rollup",
-    input: z.object({ extrasHash: z.string().optional() }),
+    input: z.object({
+      extrasHash: z.string().optional(),
+      // the indexer checkpoints the run's fan-out read before its inputs (jobs/progress.ts)
+      progress: z.array(z.object({ chainId: z.number().int(), block: z.number().int(), time: z.string() })).optional(),
+    }),
     output: z.object({ entries: z.number().int() }),
     concurrency: 1,
   },

@@ -12,7 +12,8 @@ import { createDb, createPool, migrateToLatest } from "./db/client.js";
 import { addFlow, buildFlow, extrasHash, planChanges } from "./fanout.js";
 import { dateToDay, today as wallToday } from "./lib/days.js";
 import { runPointsRollup } from "./points/rollup.js";
-import { PREFIX, QUEUES, RETIRED_QUEUES, jobOptions, type QueueKey } from "./queues.js";
+import { fromJson, readCheckpoints, recordProgress, toJson, type ChainCheckpoint } from "./progress.js";
+import { PREFIX, QUEUES, RETIRED_QUEUES, jobOptions, type JobInput, type QueueKey } from "./queues.js";
 import type { Db } from "./repo.js";
 import { runVaultDays } from "./vault/job.js";
 
@@ -54,6 +55,9 @@ export function openQueues(redisUrl: string): Queues {
 export interface WorkerHandle {
   pool: pg.Pool;
   db: Db;
+  /** the queues and workers of this process (jobs/metrics.ts reads and observes them) */
+  queues: Queues;
+  workers: Worker[];
   close(): Promise<void>;
 }
 
@@ -102,13 +106,18 @@ export async function startWorkers(
     const lastFull = Number((await q.connection.get(FULL_KEY)) ?? 0);
     const wanted = (await q.connection.get(FULL_WANTED_KEY)) != null;
     const full = d.reason === "manual" || d.reason === "startup" || wanted || now() - lastFull >= cfg.fullCheckEveryMs;
+    // What the indexer had reached before the inputs are read: the derived tables are computed
+    // from at least this once the run is done (none before the indexer's views exist).
+    const seen: ChainCheckpoint[] = await readCheckpoints(db, cfg.indexerSchema).catch(() => []);
     const changes = await planChanges(db, cfg.indexerSchema, cfg.registryPath, cfg.points, today, full ? undefined : cfg.recentDays);
     if (full) await q.connection.multi().set(FULL_KEY, String(now())).del(FULL_WANTED_KEY).exec();
     const extras = await extrasHash(db);
     if (changes.length === 0 && extras === (await q.connection.get(EXTRAS_KEY))) {
+      await recordProgress(db, seen, new Date(now()), null);
       return { runId: null, vaults: 0, days: 0, rollupJobId: null, skipped: false };
     }
     const plan = buildFlow(changes, cfg.attempts, extras);
+    plan.flow.data = { ...plan.flow.data, progress: toJson(seen) };
     const rollupJobId = await addFlow(q.producer, plan);
     log(`fan-out ${plan.runId}: ${changes.length} vaults, ${plan.days} vault-days`);
     return { runId: plan.runId, vaults: changes.length, days: plan.days, rollupJobId, skipped: false };
@@ -119,9 +128,17 @@ export async function startWorkers(
       d.ranges.map((r) => ({ vault: { chainId: r.chainId, address: r.vault }, from: dateToDay(r.from), to: dateToDay(r.to) })),
     ),
   );
-  const rollup = processor("pointsRollup", async (d: { extrasHash?: string }, job) => {
+  const rollup = processor("pointsRollup", async (d: JobInput<"pointsRollup">, job) => {
     const out = await runPointsRollup(db, cfg.points);
     if (d.extrasHash) await q.connection.set(EXTRAS_KEY, d.extrasHash);
+    if (d.progress) {
+      // A batch that failed for good left its days behind: the next fan-out computes them, and
+      // only then are the derived tables up to these checkpoints.
+      const failed = Object.keys(await job.getIgnoredChildrenFailures()).length;
+      const runId = (job.id ?? "").replace(/^rollup-/, "");
+      if (failed === 0) await recordProgress(db, fromJson(d.progress), new Date(now()), runId);
+      else log(`rollup ${job.id}: ${failed} batches failed, progress not recorded`);
+    }
     // Changes that arrived while this run was in flight are picked up at once.
     if (scheduled) await q.queues.fanout.add(QUEUES.fanout.name, { reason: "progress" }, { ...jobOptions(cfg.attempts), jobId: `fanout-after-${job.id}`, removeOnComplete: { age: 3600 } });
     return out;
@@ -184,6 +201,8 @@ export async function startWorkers(
   return {
     pool,
     db,
+    queues: q,
+    workers,
     async close() {
       clearInterval(poll);
       await Promise.all(workers.map((w) => w.close()));

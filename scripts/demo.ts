@@ -1,11 +1,13 @@
 /**
  * npm run demo: the whole service on embedded defaults. Starts embedded Postgres and two anvil
  * chains, deploys the vaults, simulates months of history, indexes it, and prints one READY line
- * once every chain is indexed to its head. Ctrl-C stops everything it started.
+ * once every chain is indexed to its head. After READY the chains live on in real time: a block every
+ * few seconds and a light stream of the simulator's own activity (DEMO_LIVE=0 turns it off).
+ * Ctrl-C stops the live activity first, then everything it started.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { DEVNET_CHAINS, genesisTimestamp, runDevnet } from "../contracts/devnet/index.js";
+import { DEVNET_CHAINS, genesisTimestamp, simulateDevnet, startLive, type Live } from "../contracts/devnet/index.js";
 import { startAnvil } from "./lib/anvil.js";
 import { publishAtHead, REPO_ROOT, startIndexer, type ChainProgress, type IndexerOptions } from "./lib/indexer.js";
 import { ensureAnalystRole, recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
@@ -28,24 +30,39 @@ const logDir = join(dataDir, "logs");
 const t0 = Date.now();
 const say = (msg: string) => console.log(`[demo ${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${msg}`);
 
+let live: Live | undefined;
+let stopping = false;
+
 async function main(): Promise<void> {
-  installSignalHandlers();
+  // On Ctrl-C the live activity stops before the chains do, so it never talks to a closed node.
+  installSignalHandlers({
+    beforeStop: async () => {
+      stopping = true;
+      if (!live) return;
+      await live.stop();
+      const counts = live
+        .stats()
+        .map((c) => `chain ${c.chainId} ${c.blocks} blocks, ${c.actions} actions, ${c.failures} failed`);
+      say(`live activity stopped (${counts.join("; ")})`);
+    },
+  });
   rmSync(logDir, { recursive: true, force: true });
   mkdirSync(logDir, { recursive: true });
   mkdirSync(demoDir, { recursive: true });
 
-  say("starting embedded Postgres on 127.0.0.1:54320");
+  say(`starting embedded Postgres on 127.0.0.1:${cfg.pgPort}`);
   const pgi = await startEmbeddedPostgres({ port: cfg.pgPort, database: "postgres", logFile: join(logDir, "postgres.log") });
   // The demo's chains are new on every run, so everything indexed from older ones is dropped.
   const dbUrl = await recreateDatabase(pgi.adminUrl, cfg.database);
 
   const endTime = Math.floor(Date.now() / 1000);
-  say(`starting anvil chains ${DEVNET_CHAINS.map((c) => `${c.chainId}@${c.port}`).join(", ")}`);
+  const anvilPort = (i: number) => cfg.anvilPort + i;
+  say(`starting anvil chains ${DEVNET_CHAINS.map((c, i) => `${c.chainId}@${anvilPort(i)}`).join(", ")}`);
   const chains = await Promise.all(
-    DEVNET_CHAINS.map(async (c) => {
+    DEVNET_CHAINS.map(async (c, i) => {
       const a = await startAnvil({
         chainId: c.chainId,
-        port: c.port,
+        port: anvilPort(i),
         genesisTimestamp: genesisTimestamp(endTime, cfg.days),
         logFile: join(logDir, `anvil-${c.chainId}.log`),
       });
@@ -55,7 +72,7 @@ async function main(): Promise<void> {
 
   say(`deploying vaults and simulating ${cfg.days} days with ${cfg.wallets} wallets (seed "${cfg.seed}")`);
   const registryFile = join(demoDir, "vaults.json");
-  const manifest = await runDevnet({
+  const { manifest, actions } = await simulateDevnet({
     seed: cfg.seed,
     days: cfg.days,
     endTime,
@@ -94,8 +111,12 @@ async function main(): Promise<void> {
   });
   say(`views schema "indexer" now shows ${indexer.schema}; ${archived} vaults fully backfilled`);
 
-  say(process.env.REDIS_URL ? "using Redis at REDIS_URL" : "starting Redis on 127.0.0.1:63790");
-  const redis = await resolveRedis(process.env, { dataDir: join(dataDir, "redis"), logFile: join(logDir, "redis.log") });
+  say(process.env.REDIS_URL ? "using Redis at REDIS_URL" : `starting Redis on 127.0.0.1:${cfg.redisPort}`);
+  const redis = await resolveRedis(process.env, {
+    port: cfg.redisPort,
+    dataDir: join(dataDir, "redis"),
+    logFile: join(logDir, "redis.log"),
+  });
   say("starting the workers (BullMQ); log .data/logs/workers.log");
   const workers = startWorkerProcess({
     databaseUrl: dbUrl,
@@ -132,11 +153,24 @@ async function main(): Promise<void> {
 
   const pairs = [`db=${dbUrl}`, `analyst=${analystUrl}`, `redis=${redis.url}`, `api=${apiUrl}`, `key=${key}`, ...chains.map((c) => `chain${c.chainId}=${c.rpcUrl}`)];
   console.log(`READY ${pairs.join(" ")}`);
+  if (cfg.live) {
+    const eventsFile = join(demoDir, "live-events.jsonl");
+    rmSync(eventsFile, { force: true });
+    const log = (m: string) => say(`live: ${m}`);
+    const pace = { blockEveryS: cfg.liveBlockS, actEveryS: cfg.liveEveryS };
+    live = startLive(actions, { seed: cfg.seed, ...pace, eventsFile, log });
+    say(
+      `live: a block every ${cfg.liveBlockS} s on each chain and an action about every ${cfg.liveEveryS} s ` +
+        "(DEMO_LIVE=0 turns it off); events in .data/demo/live-events.jsonl",
+    );
+  }
   say("running; Ctrl-C stops everything");
   await new Promise(() => {});
 }
 
 main().catch((err) => {
+  // a step cut short by Ctrl-C (its node stopped under it) is no failure: the shutdown ends the process
+  if (stopping) return;
   console.error(`demo failed: ${errMessage(err)}`);
   process.exit(1);
 });

@@ -55,11 +55,14 @@ function typeOf(issue: ZodError["issues"][number]): string {
 }
 
 export function validationItems(error: ZodError, target: string): ErrorItem[] {
-  return error.issues.map((i) => ({
-    loc: [LOC[target] ?? target, ...i.path.map((p) => (typeof p === "symbol" ? String(p) : p))],
-    msg: isMissing(i) ? "Field required" : i.message,
-    type: typeOf(i),
-  }));
+  return error.issues.flatMap((i) => {
+    const loc = [LOC[target] ?? target, ...i.path.map((p) => (typeof p === "symbol" ? String(p) : p))];
+    // FastAPI names each field it does not know on its own
+    if (i.code === "unrecognized_keys") {
+      return i.keys.map((k) => ({ loc: [...loc, k], msg: "Extra inputs are not permitted", type: typeOf(i) }));
+    }
+    return [{ loc, msg: isMissing(i) ? "Field required" : i.message, type: typeOf(i) }];
+  });
 }
 
 export function validationError(c: Context, items: ErrorItem[]) {

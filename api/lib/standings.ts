@@ -2,9 +2,10 @@
  * Points standings: every wallet's total, streak and ranks (derived.points_balance, a view that
  * computes them when read), held in memory for POINTS_STANDINGS_MS so the leaderboard and a
  * wallet's rank cost a lookup instead of ranking every wallet per request. One load at a time per
- * database; when the copy is older than the TTL, the first caller starts a reload and callers
- * keep getting the previous copy until it lands (as the response cache does). With a TTL of 0
- * every call reads the view.
+ * database. A copy is never served once it is POINTS_STANDINGS_MS old (its age counts from the
+ * start of the read that made it, on the app's clock): past half the TTL a caller starts a reload
+ * in the background and still gets the current copy; past the whole TTL callers wait for the
+ * reload. With a TTL of 0 every call reads the view.
  */
 import { sql } from "kysely";
 import type { ReadDb } from "./db.js";
@@ -35,7 +36,8 @@ interface Slot {
 }
 const slots = new WeakMap<object, Slot>();
 
-async function load(db: ReadDb): Promise<Standings> {
+async function load(db: ReadDb, now: () => number): Promise<Standings> {
+  const loadedAt = now();
   const { rows } = await sql<Standing>`
     SELECT wallet, total_points::text AS total_points, streak_days, last_claim_day::text AS last_claim_day, top_vault, top_vault_chain_id,
            top_vault_lifetime_deposit::text AS top_vault_lifetime_deposit, rank_total, rank_streak
@@ -48,16 +50,17 @@ async function load(db: ReadDb): Promise<Standings> {
     byStreak[r.rank_streak - 1] = r;
     byWallet.set(r.wallet, r);
   }
-  return { byTotal, byStreak, byWallet, loadedAt: Date.now() };
+  return { byTotal, byStreak, byWallet, loadedAt };
 }
 
-export async function standings(db: ReadDb, ttlMs: number): Promise<Standings> {
-  if (ttlMs <= 0) return load(db);
+/** The standings, at most `ttlMs` old on the clock `now` (ms). */
+export async function standings(db: ReadDb, ttlMs: number, now: () => number = Date.now): Promise<Standings> {
+  if (ttlMs <= 0) return load(db, now);
   let slot = slots.get(db);
   if (!slot) slots.set(db, (slot = {}));
   const s = slot;
   const reload = () =>
-    (s.loading ??= load(db).then(
+    (s.loading ??= load(db, now).then(
       (fresh) => {
         s.current = fresh;
         s.loading = undefined;
@@ -68,7 +71,9 @@ export async function standings(db: ReadDb, ttlMs: number): Promise<Standings> {
         throw err;
       },
     ));
-  if (!s.current) return reload();
-  if (Date.now() - s.current.loadedAt >= ttlMs) void reload().catch(() => {}); // a failed reload keeps the old copy; the next call retries
-  return s.current;
+  const age = s.current ? now() - s.current.loadedAt : Number.POSITIVE_INFINITY;
+  if (age >= ttlMs) return reload();
+  // a failed background reload keeps the current copy; the next call retries
+  if (age >= ttlMs / 2) void reload().catch(() => {});
+  return s.current!;
 }

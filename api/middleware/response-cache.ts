@@ -40,7 +40,7 @@ const MAX_BODY = 2 * 1024 * 1024;
 const GZIP_MIN = 1024;
 /** an expired answer is still served, for at most this many TTLs, while its recomputation runs */
 const STALE_FACTOR = 5;
-const KEPT_HEADERS = new Set(["content-type", "deprecation", "sunset", "link"]);
+const KEPT_HEADERS = new Set(["content-type", "deprecation", "sunset", "link", "x-vault-chain", "x-next-before"]);
 
 /** gzip is acceptable unless the client sent none, or gave it q=0 */
 export function acceptsGzip(header: string | undefined): boolean {

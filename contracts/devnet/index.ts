@@ -1,11 +1,12 @@
 /** Runs the simulation on every devnet chain and writes the manifest and the vault registry. */
 import { mkdirSync, writeFileSync, renameSync } from "node:fs";
 import { dirname } from "node:path";
-import { simulateChain, DAY, type ChainResult, type RegistryVault } from "./simulate.js";
+import { simulateChainWithActions, DAY, type ChainActions, type ChainResult, type RegistryVault } from "./simulate.js";
 
-export { DAY, type ChainResult, type RegistryVault };
+export { DAY, type ChainActions, type ChainResult, type RegistryVault };
 export { ENS_HOLDER_NAMES, type EnsResult } from "./simulate.js";
 export { DEVNET_CHAINS, VAULT_SPECS } from "./scenario.js";
+export { startLive, type Live, type LiveOptions } from "./live.js";
 
 export interface Manifest {
   version: 1;
@@ -55,9 +56,17 @@ export function genesisTimestamp(endTime: number, days: number): number {
 }
 
 export async function runDevnet(opts: RunDevnetOptions): Promise<Manifest> {
-  const results = await Promise.all(
+  return (await simulateDevnet(opts)).manifest;
+}
+
+/**
+ * runDevnet, also handing back each chain's simulator actions (in the order of `opts.chains`),
+ * for activity after the history (live.ts).
+ */
+export async function simulateDevnet(opts: RunDevnetOptions): Promise<{ manifest: Manifest; actions: ChainActions[] }> {
+  const simulated = await Promise.all(
     opts.chains.map((c) =>
-      simulateChain({
+      simulateChainWithActions({
         chainId: c.chainId,
         rpcUrl: c.rpcUrl,
         blockTime: c.blockTime,
@@ -70,6 +79,7 @@ export async function runDevnet(opts: RunDevnetOptions): Promise<Manifest> {
       }),
     ),
   );
+  const results = simulated.map((r) => r.result);
   const manifest: Manifest = {
     version: 1,
     seed: opts.seed,
@@ -106,7 +116,7 @@ export async function runDevnet(opts: RunDevnetOptions): Promise<Manifest> {
   };
   writeAtomic(opts.manifestPath, JSON.stringify(manifest));
   writeAtomic(opts.registryPath, JSON.stringify(registry, null, 2));
-  return manifest;
+  return { manifest, actions: simulated.map((r) => r.actions) };
 }
 
 function writeAtomic(path: string, text: string): void {

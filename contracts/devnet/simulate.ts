@@ -119,7 +119,31 @@ interface Vault {
   dailyApy: number;
 }
 
+/**
+ * The simulator's own actions on a chain whose history is done, for activity after it
+ * (contracts/devnet/live.ts). Each takes the unix second of its first block; the choices inside
+ * (vault, wallet, amount) come from the simulation's seeded stream.
+ */
+export interface ChainActions {
+  readonly session: ChainSession;
+  /** a wallet deposits, moves shares or asks to redeem, as during the history */
+  user(at: number): Promise<void>;
+  /** one vault's operator reports total assets, with the yield of the time since its last report */
+  report(at: number): Promise<void>;
+  /** one vault's price feed moves by the volatility of the time since its last move */
+  price(at: number): Promise<void>;
+  /** redemptions that are due are processed, and processed ones claimed */
+  redemptions(at: number): Promise<void>;
+}
+
 export async function simulateChain(opts: SimulateOptions): Promise<ChainResult> {
+  return (await simulateChainWithActions(opts)).result;
+}
+
+/** simulateChain, also handing back the simulator's actions for activity after the history. */
+export async function simulateChainWithActions(
+  opts: SimulateOptions,
+): Promise<{ result: ChainResult; actions: ChainActions }> {
   const log = opts.log ?? (() => {});
   const s = new ChainSession(opts.chainId, opts.rpcUrl);
   const rng = new Rng(`${opts.seed}:${opts.chainId}`);
@@ -448,6 +472,9 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
   // ---- day by day ----------------------------------------------------------------------------
   const prices = new Map<Address, number>(vaults.map((v) => [v.reg.priceFeed.address, v.spec.asset.usdPrice]));
   const lossDay = new Map<Address, number>(vaults.map((v, i) => [v.reg.address, Math.min(opts.days - 5, D(77 + 9 * i))]));
+  // when each vault last reported and its feed last moved (live activity scales its steps by them)
+  const lastReport = new Map<Vault, number>(vaults.map((v) => [v, v.reg.startTimestamp]));
+  const lastPrice = new Map<Vault, number>(vaults.map((v) => [v, v.reg.startTimestamp]));
 
   for (let d = 0; d < opts.days; d++) {
     const day = firstDay + d;
@@ -464,22 +491,7 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
     const slotOf = (fraction: number) => Math.floor(fraction * (lastSlot + 1));
 
     // Price feeds move once a day.
-    for (const v of vaults) {
-      at2(0, async (w) => {
-        const p0 = prices.get(v.reg.priceFeed.address)!;
-        const p1 = Math.max(p0 * (1 + v.spec.asset.usdVolatility * rng.gauss()), p0 * 0.5);
-        const p = v.spec.kind === "stablecoin" ? 1 + 0.0008 * rng.gauss() : p1;
-        prices.set(v.reg.priceFeed.address, p);
-        await s.call(deployer, "PriceFeed", v.reg.priceFeed.address, "setAnswer", [usd(p)], w);
-        const alt = v.spec.altAsset;
-        if (alt && v.reg.altAsset) {
-          // The alt asset's feed follows the base asset's at the peg of their starting prices.
-          const peg = alt.usdPrice / v.spec.asset.usdPrice;
-          const pa = p * peg * (1 + alt.pegVolatility * pegRng.gauss());
-          await s.call(deployer, "PriceFeed", v.reg.altAsset.priceFeed.address, "setAnswer", [usd(pa)], w + 1);
-        }
-      });
-    }
+    for (const v of vaults) at2(0, (w) => movePrice(v, w));
     // Morning: redemptions due today are processed, then claimed through the day.
     for (const v of vaults) at2(slotOf(0.1), (w) => processRedemptions(v, day, w));
     // Users act through the day.
@@ -512,6 +524,25 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
   }
 
   // ---- actions ---------------------------------------------------------------------------------
+  /** One move of a vault's price feed: a day's volatility, or `liveSpan` days' of it. */
+  async function movePrice(v: Vault, w: number, liveSpan?: number): Promise<void> {
+    const p0 = prices.get(v.reg.priceFeed.address)!;
+    const vol = v.spec.asset.usdVolatility * Math.sqrt(liveSpan ?? 1);
+    const p1 = Math.max(p0 * (1 + vol * rng.gauss()), p0 * 0.5);
+    const p = v.spec.kind === "stablecoin" ? 1 + 0.0008 * rng.gauss() : p1;
+    prices.set(v.reg.priceFeed.address, p);
+    lastPrice.set(v, w);
+    await s.call(deployer, "PriceFeed", v.reg.priceFeed.address, "setAnswer", [usd(p)], w);
+    const alt = v.spec.altAsset;
+    if (alt && v.reg.altAsset) {
+      // The alt asset's feed follows the base asset's at the peg of their starting prices (a
+      // deviation from it, not a walk: the same however long since the last move).
+      const peg = alt.usdPrice / v.spec.asset.usdPrice;
+      const pa = p * peg * (1 + alt.pegVolatility * pegRng.gauss());
+      await s.call(deployer, "PriceFeed", v.reg.altAsset.priceFeed.address, "setAnswer", [usd(pa)], w + 1);
+    }
+  }
+
   async function userAction(day: number, forced: "deposit" | undefined, w: number): Promise<void> {
     const open = vaults.filter((v) => !v.paused);
     if (open.length === 0) return;
@@ -635,19 +666,24 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
     }
   }
 
-  async function report(v: Vault, day: number, d: number, w: number): Promise<void> {
+  /**
+   * The operator's total-assets report: a day's yield during the history; after it (`liveSpan`,
+   * in days since the vault's previous report), yield for that span, never a loss day.
+   */
+  async function report(v: Vault, day: number, d: number, w: number, liveSpan?: number): Promise<void> {
     const name = v.spec.family === "lendingPool" ? "LendingPool" : "TokenizedVaultV2";
     const external = await s.readBig(name, v.reg.address, "externalAssets", []);
     if (external === 0n) return;
+    lastReport.set(v, w);
     let r: number;
-    if (d === lossDay.get(v.reg.address)) {
+    if (liveSpan === undefined && d === lossDay.get(v.reg.address)) {
       r = -0.012 - 0.006 * rng.next();
       lossDays.push({ vault: v.reg.address, day });
     } else if (rng.chance(0.06)) {
       r = 0;
-      flatDays.push({ vault: v.reg.address, day });
+      if (liveSpan === undefined) flatDays.push({ vault: v.reg.address, day });
     } else {
-      r = (v.dailyApy / 365) * (1 + 0.6 * rng.gauss());
+      r = (v.dailyApy / 365) * (liveSpan ?? 1) * (1 + 0.6 * rng.gauss());
     }
     const ta = await s.readBig(name, v.reg.address, name === "LendingPool" ? "totalAssets" : "getTotalAssets", []);
     const delta = BigInt(Math.round(Number(ta) * r)) ;
@@ -724,7 +760,7 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
   log(`chain ${opts.chainId}: ENS resolver ${ens.universalResolver}, names ${Object.keys(ens.names).join(", ")}`);
 
   const headBlock = await s.blockNumber();
-  return {
+  const result: ChainResult = {
     chainId: opts.chainId,
     rpcUrl: opts.rpcUrl,
     blockTime: opts.blockTime,
@@ -744,6 +780,26 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
     pauses,
     ens,
   };
+  const spanDays = (last: Map<Vault, number>, v: Vault, at: number) =>
+    Math.min(1, Math.max(0, at - last.get(v)!) / DAY);
+  const dayOf = (at: number) => Math.floor(at / DAY);
+  const liveActions: ChainActions = {
+    session: s,
+    user: (at) => userAction(dayOf(at), undefined, at),
+    async report(at) {
+      const v = rng.pick(vaults);
+      await report(v, dayOf(at), opts.days, at, spanDays(lastReport, v, at));
+    },
+    async price(at) {
+      const v = rng.pick(vaults);
+      await movePrice(v, at, spanDays(lastPrice, v, at));
+    },
+    async redemptions(at) {
+      for (const v of vaults) await processRedemptions(v, dayOf(at), at);
+      await claims(dayOf(at), at);
+    },
+  };
+  return { result, actions: liveActions };
 }
 
 async function registerEnsNames(s: ChainSession, seed: string, shareTokens: Address[], wallets: Address[]): Promise<EnsResult> {

@@ -554,6 +554,15 @@ export interface ApiKeyTable {
   revoked_at: Ts | null;
 }
 
+/** derived.jobs_progress: per chain, the indexer checkpoint the derived tables are computed from. */
+export interface JobsProgressTable {
+  chain_id: number;
+  block_number: Num;
+  block_time: Ts;
+  computed_at: Ts;
+  run_id: string | null;
+}
+
 export interface VaultBackfillTable {
   chain_id: number;
   vault: string;
@@ -579,6 +588,7 @@ export interface Database {
   "derived.points_referral": PointsReferralView;
   "derived.points_total": PointsTotalView;
   "derived.points_balance": PointsBalanceView;
+  "derived.jobs_progress": JobsProgressTable;
   "registry.reward": RewardTable;
   "registry.points_user": PointsUserTable;
   "registry.streak_claim": StreakClaimTable;

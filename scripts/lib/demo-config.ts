@@ -10,6 +10,13 @@ const schema = z.object({
   INDEXER_PORT: z.coerce.number().int().min(1).max(65535).default(42069),
   DEMO_INDEX_TIMEOUT_S: z.coerce.number().int().positive().default(600),
   PORT: z.coerce.number().int().min(1).max(65535).default(8000),
+  // the first chain's anvil port; the next chains take the ports after it
+  DEMO_ANVIL_PORT: z.coerce.number().int().min(1).max(65000).default(8545),
+  // the local redis-server's port when REDIS_URL is unset
+  DEMO_REDIS_PORT: z.coerce.number().int().min(1).max(65535).default(63790),
+  DEMO_LIVE: z.enum(["0", "1", "true", "false"]).default("1"),
+  DEMO_LIVE_EVERY_S: z.coerce.number().min(1).max(3600).default(15),
+  DEMO_LIVE_BLOCK_S: z.coerce.number().int().min(1).max(60).default(2),
 });
 
 export function demoConfig(env: NodeJS.ProcessEnv) {
@@ -29,6 +36,12 @@ export function demoConfig(env: NodeJS.ProcessEnv) {
     indexerPort: e.INDEXER_PORT,
     indexTimeoutMs: e.DEMO_INDEX_TIMEOUT_S * 1000,
     apiPort: e.PORT,
+    anvilPort: e.DEMO_ANVIL_PORT,
+    redisPort: e.DEMO_REDIS_PORT,
+    /** after READY: blocks and simulated activity in real time (live.ts) */
+    live: e.DEMO_LIVE === "1" || e.DEMO_LIVE === "true",
+    liveEveryS: e.DEMO_LIVE_EVERY_S,
+    liveBlockS: e.DEMO_LIVE_BLOCK_S,
   };
 }
 

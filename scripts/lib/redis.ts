@@ -11,14 +11,14 @@
  * - `resolveRedis` uses `REDIS_URL` when set (checking it answers and warning
  *   when its eviction policy is not `noeviction`), else starts a local one.
  */
-import { spawn } from 'node:child_process';
-import { accessSync, constants as fsConstants, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
-import { delimiter, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { assertPortFree } from './anvil.js';
-import { createLineLogger, errMessage, spawnManaged, waitFor, type ManagedProcess } from './procs.js';
+import { aptInstall, isExecutable, whichInPath } from './apt.js';
+import { errMessage, spawnManaged, waitFor, type ManagedProcess } from './procs.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -111,25 +111,6 @@ async function redisPid(host: string, port: number): Promise<number | undefined>
 // redis-server binary
 // ---------------------------------------------------------------------------
 
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, fsConstants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function whichInPath(exe: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const p = join(dir, exe);
-    if (isExecutable(p)) return p;
-  }
-  return undefined;
-}
-
-const SEARCHED = 'PATH, /usr/bin, /usr/sbin, /usr/local/bin';
 
 /** Path of `redis-server` (PATH, /usr/bin, /usr/sbin, /usr/local/bin), or undefined. */
 export function findRedisServer(): string | undefined {
@@ -139,38 +120,9 @@ export function findRedisServer(): string | undefined {
   );
 }
 
-function findAptGet(): string | undefined {
-  return whichInPath('apt-get') ?? ['/usr/bin/apt-get'].find(isExecutable);
-}
-
 const HOW_TO_INSTALL =
   'Install it (Debian/Ubuntu: `sudo apt-get install redis-server`, macOS: `brew install redis`), ' +
   'or set REDIS_URL to an existing Redis (redis://host:port, with maxmemory-policy noeviction).';
-
-/** Run `apt-get <args>` non-interactively; rejects with its last output lines on failure. */
-function runAptGet(aptGet: string, args: string[]): Promise<void> {
-  const out = createLineLogger('apt-get', { keepLines: 30 });
-  return new Promise((resolvePromise, reject) => {
-    // Not spawnManaged: killing dpkg halfway on Ctrl-C would leave the package database broken.
-    const child = spawn(aptGet, ['-o', 'DPkg::Lock::Timeout=300', ...args], {
-      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout.on('data', (d: Buffer) => out.write(d));
-    child.stderr.on('data', (d: Buffer) => out.write(d));
-    child.once('error', (err) => reject(new Error(`apt-get ${args.join(' ')}: ${err.message}`)));
-    child.once('close', (code, signal) => {
-      out.flush();
-      if (code === 0) return resolvePromise();
-      reject(
-        new Error(
-          `\`apt-get ${args.join(' ')}\` failed (${signal ? `signal ${signal}` : `exit code ${code}`}). ` +
-            `Last output:\n${out.recent().join('\n')}`,
-        ),
-      );
-    });
-  });
-}
 
 let ensurePromise: Promise<string> | undefined;
 
@@ -196,32 +148,8 @@ async function installIfMissing(log: RedisLog): Promise<string> {
   const found = findRedisServer();
   if (found) return found;
 
-  const isRoot = process.getuid?.() === 0;
-  const aptGet = findAptGet();
-  if (!isRoot || !aptGet) {
-    const why = !aptGet ? 'apt-get is not available' : 'not running as root';
-    throw new Error(`redis-server not found (looked in ${SEARCHED}) and cannot install it automatically (${why}). ${HOW_TO_INSTALL}`);
-  }
-
   const serviceWasUp = (await probeRedis('127.0.0.1', SYSTEM_SERVICE_PORT)) !== 'closed';
-  log('redis-server not found: installing the Debian package with `apt-get install -y redis-server` (one time, may take a minute)...');
-  const install = ['install', '-y', '--no-install-recommends', 'redis-server'];
-  try {
-    await runAptGet(aptGet, install);
-  } catch (first) {
-    log(`apt-get install failed (${errMessage(first).split('\n')[0]}); running \`apt-get update\` and retrying...`);
-    try {
-      await runAptGet(aptGet, ['update']);
-      await runAptGet(aptGet, install);
-    } catch (err) {
-      throw new Error(`Installing redis-server with apt-get failed: ${errMessage(err)}\n${HOW_TO_INSTALL}`);
-    }
-  }
-
-  const installed = findRedisServer();
-  if (!installed) {
-    throw new Error(`apt-get installed redis-server but no redis-server binary is found in ${SEARCHED}. ${HOW_TO_INSTALL}`);
-  }
+  const installed = await aptInstall('redis-server', { log, howTo: HOW_TO_INSTALL, found: findRedisServer });
   log(`installed ${installed}`);
   if (!serviceWasUp && (await probeRedis('127.0.0.1', SYSTEM_SERVICE_PORT)) !== 'closed') {
     // The package's postinst started its system service. Stopping a system

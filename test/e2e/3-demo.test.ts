@@ -1,14 +1,41 @@
 /**
  * `npm run demo` from the outside, as a newcomer runs it: it reaches READY with the documented
- * name=value pairs, analysts can read through the printed URL, and Ctrl-C leaves nothing running.
+ * name=value pairs, analysts can read through the printed URL, the chains live on after READY (a
+ * deposit made then shows through the indexer, the jobs and the API within seconds), and Ctrl-C
+ * leaves nothing running.
+ *
+ * TEST_PORT_OFFSET shifts every port of the demo (54320, 8545, 8546, 42069, 63790, 8000), so the
+ * test can run beside a demo or another test run.
  */
 import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { createConnection } from "node:net";
+import { join } from "node:path";
+import { encodeFunctionData, type Hex } from "viem";
 import { describe, expect, it } from "vitest";
+import { LendingPoolAbi } from "../../abis/LendingPoolAbi.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
-import { rows, sleep, withDb } from "../helpers.js";
+import { loadManifest, rows, rpcCall, sleep, withDb } from "../helpers.js";
 
-const PORTS = [54320, 8545, 8546, 42069, 63790, 8000];
+const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
+const PG_PORT = 54320 + OFFSET;
+const ANVIL_PORT = 8545 + OFFSET;
+const INDEXER_PORT = 42069 + OFFSET;
+const REDIS_PORT = 63790 + OFFSET;
+const API_PORT = 8000 + OFFSET;
+const PORTS = [PG_PORT, ANVIL_PORT, ANVIL_PORT + 1, INDEXER_PORT, REDIS_PORT, API_PORT];
+const LIVE_EVERY_S = 5;
+
+/** Polls `fn` until it gives a value, for at most `ms`; the error says what did not arrive. */
+async function waitUntil<T>(what: string, ms: number, fn: () => Promise<T | undefined>): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > until) throw new Error(`${what}: nothing within ${ms / 1000} s`);
+    await sleep(500);
+  }
+}
 
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -21,7 +48,23 @@ function portOpen(port: number): Promise<boolean> {
 describe("npm run demo", () => {
   it("prints READY within 5 minutes and Ctrl-C stops everything", async () => {
     for (const p of PORTS) expect(await portOpen(p), `port ${p} is already in use`).toBe(false);
-    const child = spawn("npm", ["run", "demo"], { cwd: REPO_ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DEMO_PG_PORT: String(PG_PORT),
+      DEMO_ANVIL_PORT: String(ANVIL_PORT),
+      INDEXER_PORT: String(INDEXER_PORT),
+      DEMO_REDIS_PORT: String(REDIS_PORT),
+      PORT: String(API_PORT),
+      DEMO_LIVE_EVERY_S: String(LIVE_EVERY_S),
+    };
+    delete env.REDIS_URL;
+    delete env.DEMO_LIVE;
+    const child = spawn("npm", ["run", "demo"], {
+      cwd: REPO_ROOT,
+      env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     child.stdout.on("data", (d: Buffer) => (output += d.toString()));
     child.stderr.on("data", (d: Buffer) => (output += d.toString()));
@@ -36,15 +79,15 @@ describe("npm run demo", () => {
       const line = /^READY .*$/m.exec(output)![0];
       const pairs = Object.fromEntries(line.slice(6).split(" ").map((kv) => kv.split(/=(.*)/s).slice(0, 2) as [string, string]));
       expect(Object.keys(pairs)).toEqual(["db", "analyst", "redis", "api", "key", "chain1", "chain8453"]);
-      expect(pairs.redis).toBe("redis://127.0.0.1:63790");
-      expect(pairs.api).toBe("http://127.0.0.1:8000");
+      expect(pairs.redis).toBe(`redis://127.0.0.1:${REDIS_PORT}`);
+      expect(pairs.api).toBe(`http://127.0.0.1:${API_PORT}`);
       expect(pairs.key).toMatch(/^vk_[0-9a-f]{12}_[0-9a-f]{40}$/);
       const ping = await fetch(`${pairs.api}/api/v1/ping`);
       expect(ping.status).toBe(200);
       expect(((await ping.json()) as { status: string }).status).toBe("ok");
-      expect(pairs.db).toBe("postgresql://postgres:postgres@127.0.0.1:54320/vaults");
-      expect(pairs.chain1).toBe("http://127.0.0.1:8545");
-      expect(pairs.chain8453).toBe("http://127.0.0.1:8546");
+      expect(pairs.db).toBe(`postgresql://postgres:postgres@127.0.0.1:${PG_PORT}/vaults`);
+      expect(pairs.chain1).toBe(`http://127.0.0.1:${ANVIL_PORT}`);
+      expect(pairs.chain8453).toBe(`http://127.0.0.1:${ANVIL_PORT + 1}`);
       const [days] = await withDb(pairs.analyst!, (c) =>
         rows<{ n: string; vaults: string }>(c, "SELECT count(DISTINCT floor(timestamp / 86400)) AS n, count(DISTINCT (chain_id, vault)) AS vaults FROM indexer.share_ratio_snapshot"),
       );
@@ -76,6 +119,75 @@ describe("npm run demo", () => {
       // bearer tokens are configured (a wrong password is a 401, not a 503)
       const token = await fetch(`${pairs.api}/api/v1/token`, { method: "POST", body: new URLSearchParams({ username: "nobody", password: "wrong password" }) });
       expect(token.status).toBe(401);
+
+      // After READY the chains live on: blocks keep coming, timestamped by the wall clock.
+      const rpcs = [pairs.chain1!, pairs.chain8453!];
+      const head = async (url: string) => Number(BigInt(await rpcCall<Hex>(url, "eth_blockNumber")));
+      const heads = () => Promise.all(rpcs.map(head));
+      const before = await heads();
+      await sleep(6_000);
+      const after = await heads();
+      for (const [i, b] of before.entries()) expect(after[i], `${rpcs[i]} mined no block in 6 s`).toBeGreaterThan(b);
+      for (const url of rpcs) {
+        const latest = await rpcCall<{ timestamp: Hex }>(url, "eth_getBlockByNumber", ["latest", false]);
+        expect(Math.abs(Number(BigInt(latest.timestamp)) - Date.now() / 1000)).toBeLessThan(60);
+      }
+
+      // A deposit made now is seen through the indexer and the API, then the jobs, within seconds.
+      const manifest = loadManifest(join(REPO_ROOT, ".data", "demo", "manifest.json"));
+      const chain1 = manifest.chains.find((c) => c.chainId === 1)!;
+      const pool = chain1.vaults.find((v) => v.family === "lendingPool")!;
+      const wallet = chain1.wallets[7]!;
+      const amount = 1234n * 10n ** BigInt(pool.asset.decimals);
+      const data = encodeFunctionData({ abi: LendingPoolAbi, functionName: "deposit", args: [amount, wallet] });
+      const sentAt = Date.now();
+      const tx = { from: wallet, to: pool.address, data, gas: "0x1c9c380", gasPrice: "0x0" };
+      const hash = await rpcCall<Hex>(pairs.chain1!, "eth_sendTransaction", [tx]);
+      type Receipt = { status: Hex; blockNumber: Hex };
+      const receipt = await waitUntil("deposit receipt", 10_000, async () =>
+        (await rpcCall<Receipt | null>(pairs.chain1!, "eth_getTransactionReceipt", [hash])) ?? undefined,
+      );
+      expect(receipt.status).toBe("0x1");
+      const depositBlock = Number(BigInt(receipt.blockNumber));
+      type HistoryRecord = {
+        type: string;
+        wallet: string;
+        amount_raw: string | number;
+        transaction_hash: string;
+        block_number: number;
+      };
+      const historyUrl = `${pairs.api}/api/v1/platform/vault_history/${pool.address}?chain_id=1&limit=50`;
+      const record = await waitUntil("the deposit in vault_history", 60_000, async () => {
+        const res = await fetch(historyUrl, { headers: { "x-api-key": pairs.key! } });
+        expect(res.status).toBe(200);
+        const records = (await res.json()) as HistoryRecord[];
+        return records.find((r) => r.transaction_hash.toLowerCase() === hash.toLowerCase());
+      });
+      expect(record).toMatchObject({ type: "deposit", wallet, block_number: depositBlock });
+      expect(String(record.amount_raw)).toBe(amount.toString());
+      // the workers recompute today's row of the vault from a snapshot at or after the deposit
+      await waitUntil("today's vault_day recomputed after the deposit", 60_000, async () => {
+        const [day] = await withDb(pairs.analyst!, (c) =>
+          rows<{ block_number: string }>(
+            c,
+            `SELECT block_number FROM derived.vault_day
+              WHERE chain_id = 1 AND vault = $1 AND day = (now() AT TIME ZONE 'UTC')::date`,
+            [pool.address],
+          ),
+        );
+        return day && Number(day.block_number) >= depositBlock ? true : undefined;
+      });
+      const took = ((Date.now() - sentAt) / 1000).toFixed(1);
+      console.log(`deposit seen in vault_history and recomputed by the jobs ${took} s after it was sent`);
+
+      // the simulated wallets and operators act too, on both chains, recorded beside the manifest
+      const liveFile = join(REPO_ROOT, ".data", "demo", "live-events.jsonl");
+      await waitUntil("live events on both chains", 60_000, async () => {
+        if (!existsSync(liveFile)) return undefined;
+        const lines = readFileSync(liveFile, "utf8").trim().split("\n");
+        const events = lines.map((l) => JSON.parse(l) as { chainId: number });
+        return new Set(events.map((e) => e.chainId)).size === 2 ? true : undefined;
+      });
     } finally {
       process.kill(-child.pid!, "SIGINT");
       const code = await Promise.race([exited, sleep(30_000).then(() => "timeout" as const)]);
@@ -83,5 +195,14 @@ describe("npm run demo", () => {
     }
     await sleep(1000);
     for (const p of PORTS) expect(await portOpen(p), `port ${p} still open after Ctrl-C`).toBe(false);
+    expect(() => process.kill(-child.pid!, 0), "processes of the demo left after Ctrl-C").toThrow();
+    // the live activity stopped first, having acted on both chains, without failing on their nodes stopping
+    const chain = (id: number) => `chain ${id} (\\d+) blocks, (\\d+) actions, \\d+ failed`;
+    const stopped = new RegExp(`live activity stopped \\(${chain(1)}; ${chain(8453)}\\)`).exec(output);
+    expect(stopped, output.slice(-3000)).not.toBeNull();
+    expect(stopped!.slice(1).map(Number).every((n) => n > 0)).toBe(true);
+    expect(output.slice(output.indexOf("SIGINT"))).not.toMatch(/live: .* failed|demo failed/);
+    // one Ctrl-C is one orderly shutdown (a repeated signal would SIGKILL everything at once)
+    expect(output).not.toMatch(/SIGINT again/);
   }, 420_000);
 });

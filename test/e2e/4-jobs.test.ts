@@ -28,6 +28,7 @@ import { loadManifest, rows, rpcCall, sleep, withDb } from "../helpers.js";
 const devnet = inject("devnet");
 
 const REDIS_PORT = 63791 + Number(process.env.TEST_PORT_OFFSET ?? 0);
+const METRICS_PORT = 19464 + Number(process.env.TEST_PORT_OFFSET ?? 0);
 let redis: RedisInstance;
 let workers: ManagedProcess;
 
@@ -39,7 +40,14 @@ function spawnWorkers(env: Record<string, string> = {}): ManagedProcess {
     redisUrl: redis.url,
     registryFile: devnet.registryFile,
     logFile: join(devnet.dir, "workers.log"),
-    env: { FANOUT_EVERY_S: "3600", PROGRESS_POLL_S: "0.5", WORKER_LOCK_MS: "3000", ...env },
+    env: {
+      FANOUT_EVERY_S: "3600",
+      PROGRESS_POLL_S: "0.5",
+      WORKER_LOCK_MS: "3000",
+      METRICS_PORT: String(METRICS_PORT),
+      ...Object.fromEntries(devnet.chains.map((c) => [`PONDER_RPC_URL_${c.chainId}`, c.rpcUrl])),
+      ...env,
+    },
   });
 }
 
@@ -345,6 +353,44 @@ describe("derived analytics", () => {
     );
     expect(latest.length).toBe(2);
     for (const l of latest) expect(l.old, `${l.name}: the alt asset's share of TVL`).toBeGreaterThan(2 * BOUND);
+  });
+
+  it("the workers serve Prometheus metrics: queue depths, job durations, indexer and derived lags", async () => {
+    const res = await fetch(`http://127.0.0.1:${METRICS_PORT}/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const value = (series: string) => {
+      const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+      return line == null ? undefined : Number(line.slice(series.length + 1));
+    };
+    for (const queue of ["fanout", "vault-days", "points-rollup"]) {
+      for (const state of ["waiting", "active", "delayed", "failed"]) {
+        const depth = value(`vaults_queue_jobs{queue="${queue}",state="${state}"}`);
+        expect(depth, `${queue} ${state}`).toBeGreaterThanOrEqual(0);
+      }
+      // this process computed the derived tables in beforeAll
+      const done = value(`vaults_job_duration_seconds_count{queue="${queue}",outcome="completed"}`);
+      expect(done, queue).toBeGreaterThan(0);
+    }
+    expect(value('vaults_metrics_source_up{source="redis"}')).toBe(1);
+    expect(value('vaults_metrics_source_up{source="postgres"}')).toBe(1);
+    const indexed = await q<{ chain_id: string; block: string }>(
+      "SELECT chain_id, substr(latest_checkpoint, 27, 16)::bigint AS block FROM indexer._ponder_checkpoint",
+    );
+    const computed = await q<{ chain_id: number; block_number: string }>(
+      "SELECT chain_id, block_number FROM derived.jobs_progress",
+    );
+    expect(indexed.map((c) => Number(c.chain_id)).sort()).toEqual([1, 8453]);
+    expect(computed.map((c) => c.chain_id).sort()).toEqual([1, 8453]);
+    for (const c of indexed) {
+      const id = Number(c.chain_id);
+      const done = Number(computed.find((p) => p.chain_id === id)!.block_number);
+      expect(value(`vaults_indexer_block{chain_id="${id}"}`)).toBe(Number(c.block));
+      expect(value(`vaults_indexer_lag_blocks{chain_id="${id}"}`)).toBeGreaterThanOrEqual(0);
+      expect(value(`vaults_derived_block{chain_id="${id}"}`)).toBe(done);
+      expect(value(`vaults_derived_lag_blocks{chain_id="${id}"}`)).toBe(Math.max(0, Number(c.block) - done));
+    }
+    expect(text).toMatch(/^process_resident_memory_bytes /m);
   });
 
   it("rewards, referrals and manual points reach the ledger, balances and ranks", async () => {

@@ -80,13 +80,18 @@ describe("auth and shared validation", () => {
     }
   });
 
-  it("an address that is a vault on several chains needs chain_id (422 on chain_id)", async () => {
-    const both = await h.q<{ n: string }>("SELECT count(*) AS n FROM registry.vault WHERE address = $1", [pool.address]);
-    expect(Number(both[0]!.n)).toBeGreaterThan(1); // the devnet deploys the same addresses on both chains
-    const r = await h.json<{ detail: { loc: string[]; msg: string }[] }>(`${base(pool)}/timelocks`);
-    expect(r.status).toBe(422);
-    expect(r.body.detail[0]!.loc).toEqual(["query", "chain_id"]);
-    expect(r.body.detail[0]!.msg).toMatch(/several chains/);
+  it("an address that is a vault on several chains: the lowest chain without chain_id, as every route", async () => {
+    const both = await h.q<{ chain_id: number }>("SELECT chain_id FROM registry.vault WHERE address = $1 ORDER BY chain_id", [pool.address]);
+    expect(both.length).toBeGreaterThan(1); // the devnet deploys the same addresses on both chains
+    for (const p of ["roles", "permissions", "timelocks", "audit_log"]) {
+      const r = await h.json<{ vault: { chain_id: number } }>(`${base(pool)}/${p}`);
+      expect(r.status, p).toBe(200);
+      expect(r.res.headers.get("x-vault-chain"), p).toBe(String(both[0]!.chain_id));
+      const explicit = await h.json(`${base(pool)}/${p}?chain_id=${both[0]!.chain_id}`);
+      expect(r.body, p).toEqual(explicit.body);
+      const other = await h.json<{ vault: { chain_id: number } }>(`${base(pool)}/${p}?chain=${both[1]!.chain_id}`);
+      expect(other.res.headers.get("x-vault-chain"), p).toBe(String(both[1]!.chain_id));
+    }
   });
 
   it("404 for an unknown vault, and for a vault on another chain; 422 for a malformed address", async () => {

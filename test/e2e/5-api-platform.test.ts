@@ -195,14 +195,15 @@ describe("unrealized PnL", () => {
     expect(r.body).toEqual(rows.map(expected));
   });
 
-  it("without chain_id, an address on several chains gives every chain's records by time", async () => {
+  it("without chain_id, an address on several chains serves its lowest chain (records and points name it)", async () => {
     const a = multi ?? lending.address;
-    const rows = await rowsOf("vault = $1", [a]);
+    const lowest = Math.min(...vaults.filter((v) => v.address === a).map((v) => v.chain_id));
+    const rows = await rowsOf("chain_id = $1 AND vault = $2", [lowest, a]);
     const r = await h.json<Pnl[]>(`${API}/platform/unrealized_pnl?vault_address=${a}`);
-    expect(r.body.length).toBe(rows.length);
-    const ts = r.body.map((x) => Date.parse(x.timestamp));
-    expect(ts).toEqual([...ts].sort((x, y) => y - x));
-    if (multi) expect(new Set(r.body.map((x) => x.chain_id)).size).toBe(2);
+    expect(r.res.headers.get("x-vault-chain")).toBe(String(lowest));
+    expect(r.body).toEqual(rows.map(expected));
+    const ratio = await h.json<{ chain_id: number }[]>(`${API}/platform/unrealized_pnl?vault_address=${a}&fields=ratio&limit=5`);
+    expect(ratio.body.map((x) => x.chain_id)).toEqual(rows.slice(0, 5).map(() => lowest));
   });
 
   it("limit, and inclusive start_date / end_date (dates and date-times)", async () => {
@@ -231,7 +232,7 @@ describe("unrealized PnL", () => {
     expect(r.body.length).toBe(Math.min(20, rows.length));
     r.body.forEach((p, i) => {
       const x = rows[i]!;
-      expect(Object.keys(p).sort()).toEqual(["adjusted_redeem_ratio", "collateral_ratio", "current_redeem_ratio", "timestamp"]);
+      expect(Object.keys(p).sort()).toEqual(["adjusted_redeem_ratio", "chain_id", "collateral_ratio", "current_redeem_ratio", "timestamp"]);
       expect(p.timestamp).toBe(iso(x.timestamp));
       expect(p.current_redeem_ratio).toBe(n(x.current_redeem_ratio));
       expect(p.adjusted_redeem_ratio).toBe(n(x.adjusted_redeem_ratio));
@@ -285,7 +286,11 @@ describe("vault history", () => {
     amount_raw: string;
     transaction_hash: string;
     block_number: number;
+    log_index: number;
+    amount: string | null;
     asset_address: string;
+    asset_symbol: string | null;
+    asset_decimals: number | null;
   }
   interface EvRow {
     chain_id: number;
@@ -299,21 +304,48 @@ describe("vault history", () => {
     block_number: string;
     timestamp: string;
     asset: string;
+    log_index: number;
   }
-  const expected = (e: EvRow): Rec => ({
-    timestamp: iso(e.timestamp),
-    type: e.kind,
-    wallet: e.owner,
-    pool: e.vault,
-    chain_id: e.chain_id,
-    amount_raw: e.assets,
-    transaction_hash: e.tx_hash,
-    block_number: Number(e.block_number),
-    asset_address: e.asset,
+  // every vault's tokens: its base asset (indexer.vault) and its second asset (registry attributes)
+  let tokens = new Map<string, { symbol: string; decimals: number }>();
+  beforeAll(async () => {
+    const rows = await h.q<{ chain_id: number; vault: string; token: string; symbol: string; decimals: number }>(
+      `SELECT chain_id, address AS vault, asset AS token, asset_symbol AS symbol, asset_decimals AS decimals FROM indexer.vault
+       UNION ALL
+       SELECT chain_id, address, lower(attributes->'alt_asset'->>'address'), attributes->'alt_asset'->>'symbol',
+              (attributes->'alt_asset'->>'decimals')::int
+       FROM registry.vault WHERE attributes ? 'alt_asset'`,
+    );
+    tokens = new Map(rows.map((r) => [`${r.chain_id}:${r.vault}:${r.token}`, { symbol: r.symbol, decimals: r.decimals }]));
+    expect(rows.some((r) => r.symbol === "stETH")).toBe(true);
   });
+  const whole = (raw: string, d: number) => {
+    const v = BigInt(raw);
+    const frac = (v % 10n ** BigInt(d)).toString().padStart(d, "0").replace(/0+$/, "");
+    return `${v / 10n ** BigInt(d)}${frac ? `.${frac}` : ""}`;
+  };
+  const expected = (e: EvRow): Rec => {
+    const t = tokens.get(`${e.chain_id}:${e.vault}:${e.asset}`);
+    return {
+      timestamp: iso(e.timestamp),
+      type: e.kind,
+      wallet: e.owner,
+      pool: e.vault,
+      chain_id: e.chain_id,
+      amount_raw: e.assets,
+      amount: t ? whole(e.assets, t.decimals) : null,
+      transaction_hash: e.tx_hash,
+      block_number: Number(e.block_number),
+      log_index: e.log_index,
+      asset_address: e.asset,
+      asset_symbol: t?.symbol ?? null,
+      asset_decimals: t?.decimals ?? null,
+    };
+  };
   const events = (where: string, params: unknown[], order = "block_number DESC, log_index DESC") =>
     h.q<EvRow>(
-      `SELECT chain_id, vault, kind, owner, receiver, sender, assets::text, tx_hash, block_number::text, timestamp::text, asset FROM indexer.vault_event WHERE ${where} ORDER BY ${order}`,
+      `SELECT chain_id, vault, kind, owner, receiver, sender, assets::text, tx_hash, block_number::text, timestamp::text, asset, log_index
+       FROM indexer.vault_event WHERE ${where} ORDER BY ${order}`,
       params,
     );
 
@@ -335,13 +367,44 @@ describe("vault history", () => {
     expect(new Set(r.body.map((x) => x.type))).toEqual(new Set(["deposit", "withdraw"]));
   });
 
-  it("without chain_id every chain of the address, merged by time", async () => {
+  it("without chain_id the address's lowest chain; `chain` is the same parameter", async () => {
     const a = multi ?? v2.address;
-    const rows = await events("vault = $1", [a], "timestamp DESC, chain_id, block_number DESC, log_index DESC");
+    const lowest = Math.min(...vaults.filter((v) => v.address === a).map((v) => v.chain_id));
+    const rows = await events("chain_id = $1 AND vault = $2", [lowest, a]);
     const r = await h.json<Rec[]>(`${API}/platform/vault_history/${a}`);
+    expect(r.res.headers.get("x-vault-chain")).toBe(String(lowest));
     expect(r.body).toEqual(rows.slice(0, 5000).map(expected));
     const lim = await h.json<Rec[]>(`${API}/platform/vault_history/${a}?limit=7`);
     expect(lim.body).toEqual(rows.slice(0, 7).map(expected));
+    const other = vaults.find((v) => v.address === a && v.chain_id !== lowest);
+    if (other) {
+      const viaChain = await h.json<Rec[]>(`${API}/platform/vault_history/${a}?chain=${other.chain_id}&limit=7`);
+      expect(viaChain.res.headers.get("x-vault-chain")).toBe(String(other.chain_id));
+      expect(viaChain.body.every((x) => x.chain_id === other.chain_id)).toBe(true);
+    }
+  });
+
+  it("pages older records with the X-Next-Before cursor, to the first event", async () => {
+    const rows = await events("chain_id = $1 AND vault = $2", [v2.chain_id, v2.address]);
+    expect(rows.length).toBeGreaterThan(40);
+    const seen: Rec[] = [];
+    let url = `${API}/platform/vault_history/${v2.address}?chain_id=${v2.chain_id}&limit=17`;
+    for (let page = 0; page < 1000; page++) {
+      const r = await h.json<Rec[]>(url);
+      expect(r.status).toBe(200);
+      seen.push(...r.body);
+      const next = r.res.headers.get("x-next-before");
+      if (r.body.length < 17) expect(next).toBeNull();
+      if (!next) break;
+      const last = r.body.at(-1)!;
+      expect(next).toBe(`${last.block_number}:${last.log_index}`);
+      url = `${API}/platform/vault_history/${v2.address}?chain_id=${v2.chain_id}&limit=17&before=${next}`;
+    }
+    expect(seen).toEqual(rows.map(expected));
+    // a bare block number: events of earlier blocks only
+    const mid = rows[Math.floor(rows.length / 2)]!;
+    const older = await h.json<Rec[]>(`${API}/platform/vault_history/${v2.address}?chain_id=${v2.chain_id}&before=${mid.block_number}`);
+    expect(older.body).toEqual(rows.filter((e) => BigInt(e.block_number) < BigInt(mid.block_number)).map(expected));
   });
 
   it("type, wallet (case-insensitive: holder, receiver or depositor) and limit filters", async () => {
@@ -364,6 +427,11 @@ describe("vault history", () => {
     await expect422(`${base}?wallet=0x1234`, "wallet");
     await expect422(`${base}?chain_id=999999999`, "chain_id");
     await expect422(`${base}?chain_id=eth`, "chain_id");
+    await expect422(`${base}?before=yesterday`, "before");
+    // a parameter the route does not know is refused, not ignored
+    const extra = await h.json<{ detail: { loc: string[]; type: string }[] }>(`${base}?strategist=x`);
+    expect(extra.status).toBe(422);
+    expect(extra.body.detail).toEqual([expect.objectContaining({ loc: ["query", "strategist"], type: "extra_forbidden" })]);
     await expect422(`${API}/platform/vault_history/bad%20address`, "vault_address");
     expect((await h.json(`${API}/platform/vault_history/${UNKNOWN}`)).status).toBe(404);
     const absent = [1, 8453, 42161].find((c) => !vaults.some((v) => v.chain_id === c && v.address === lending.address))!;
@@ -550,7 +618,7 @@ describe("POST /vaults/pending-redemptions", () => {
   it("by address: each processed on its own; unknown, malformed and non-EVM addresses go to errors", async () => {
     const [nonEvm] = await h.q<{ address: string }>("SELECT address FROM registry.vault WHERE chain_type <> 'evm' LIMIT 1");
     const list = [upper(v2.address), UNKNOWN, "definitely-not", ...(nonEvm ? [nonEvm.address] : []), v2.address];
-    const r = await post({ vault_addresses: list, ignored_field: true });
+    const r = await post({ vault_addresses: list });
     expect(r.status).toBe(200);
     const deployments = vaults.filter((v) => v.address === v2.address);
     expect(r.body.data.map((s) => s.vault.address)).toEqual(deployments.map((v) => v.address));
@@ -593,6 +661,14 @@ describe("POST /vaults/pending-redemptions", () => {
     const arr = await post([lending.address]);
     expect(arr.status).toBe(422);
     await expectAuth(`${API}/vaults/pending-redemptions`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    // a misspelt filter is refused, never read as "every vault"
+    const typo = await h.json<{ detail: { loc: string[]; type: string }[] }>(`${API}/vaults/pending-redemptions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ strategist: "Anyone" }),
+    });
+    expect(typo.status).toBe(422);
+    expect(typo.body.detail).toEqual([expect.objectContaining({ loc: ["body", "strategist"], type: "extra_forbidden" })]);
   });
 });
 

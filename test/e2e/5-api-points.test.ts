@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp, type App } from "../../api/app.js";
 import { createReadDb } from "../../api/lib/db.js";
+import { standings } from "../../api/lib/standings.js";
 import { setupApi, type ApiHarness } from "../api-harness.js";
 
 let h: ApiHarness;
@@ -299,7 +300,7 @@ describe("GET /api/v1/platform/points/leaderboard", () => {
 });
 
 describe("GET /api/v1/platform/points/daily_streak/status", () => {
-  type Status = { canClaim: boolean; currentPoints: number; streakDays: number; totalPoints: number; timeUntilReset: number; lastClaimedAt: string | null; hasActivePositions: boolean };
+  type Status = { canClaim: boolean; reason: string | null; currentPoints: number; streakDays: number; totalPoints: number; timeUntilReset: number; lastClaimedAt: string | null; hasActivePositions: boolean };
   const status = (a: string) => getClocked<Status>(`/api/v1/platform/points/daily_streak/status?address=${a}`);
 
   it("registered + active position + no claim today = can claim; a claim today closes it until UTC midnight", async () => {
@@ -309,7 +310,7 @@ describe("GET /api/v1/platform/points/daily_streak/status", () => {
     // not registered yet
     let r = await status(w);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ canClaim: false, currentPoints: 0, streakDays: 0, totalPoints: Number(b.total_points), timeUntilReset: 14 * 3600, lastClaimedAt: null, hasActivePositions: true });
+    expect(r.body).toEqual({ canClaim: false, reason: "user_not_found", currentPoints: 0, streakDays: 0, totalPoints: Number(b.total_points), timeUntilReset: 14 * 3600, lastClaimedAt: null, hasActivePositions: true });
 
     if (!registered.includes(w)) await register(w);
     r = await status(upper(w));
@@ -317,11 +318,11 @@ describe("GET /api/v1/platform/points/daily_streak/status", () => {
 
     await h.db.insertInto("registry.streak_claim").values({ address: w, day: "2026-11-21", streak_days: 3, points: "10", claimed_at: "2026-11-21T09:15:00Z" }).execute();
     r = await status(w);
-    expect(r.body).toMatchObject({ canClaim: true, streakDays: 3, currentPoints: 10, lastClaimedAt: "2026-11-21T09:15:00.000Z" });
+    expect(r.body).toMatchObject({ canClaim: true, reason: null, streakDays: 3, currentPoints: 10, lastClaimedAt: "2026-11-21T09:15:00.000Z" });
 
     await h.db.insertInto("registry.streak_claim").values({ address: w, day: "2026-11-22", streak_days: 4, points: "12.5", claimed_at: "2026-11-22T08:00:00Z" }).execute();
     r = await status(w);
-    expect(r.body).toMatchObject({ canClaim: false, streakDays: 4, currentPoints: 22.5, lastClaimedAt: "2026-11-22T08:00:00.000Z", hasActivePositions: true });
+    expect(r.body).toMatchObject({ canClaim: false, reason: "already_claimed", streakDays: 4, currentPoints: 22.5, lastClaimedAt: "2026-11-22T08:00:00.000Z", hasActivePositions: true });
     const [sum] = await h.q<{ s: string }>("SELECT sum(points)::text AS s FROM registry.streak_claim WHERE address = $1", [w]);
     expect(r.body.currentPoints).toBe(Number(sum!.s));
 
@@ -340,9 +341,9 @@ describe("GET /api/v1/platform/points/daily_streak/status", () => {
     const idle = fresh(4);
     await register(idle);
     let r = await status(idle);
-    expect(r.body).toEqual({ canClaim: false, currentPoints: 0, streakDays: 0, totalPoints: 0, timeUntilReset: 14 * 3600, lastClaimedAt: null, hasActivePositions: false });
+    expect(r.body).toEqual({ canClaim: false, reason: "no_active_positions", currentPoints: 0, streakDays: 0, totalPoints: 0, timeUntilReset: 14 * 3600, lastClaimedAt: null, hasActivePositions: false });
     r = await status(fresh(5));
-    expect(r.body).toMatchObject({ canClaim: false, hasActivePositions: false, lastClaimedAt: null });
+    expect(r.body).toMatchObject({ canClaim: false, reason: "user_not_found", hasActivePositions: false, lastClaimedAt: null });
   });
 
   it("the harness app (real clock) answers too; 422 for a missing or malformed address; the key policy", async () => {
@@ -363,6 +364,38 @@ describe("GET /api/v1/platform/points/daily_streak/status", () => {
       const r = await h.json<{ code: string }>(path, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
       expect(r.status, path).toBe(403);
       expect(r.body.code, path).toBe("insufficient_scope");
+    }
+  });
+});
+
+describe("points standings (ranks) age", () => {
+  it("never served POINTS_STANDINGS_MS old or older on the app's clock: refreshed ahead past half, awaited past the whole", async () => {
+    const own = createReadDb(h.devnet.dbUrl, 1);
+    try {
+      let t = 1_000_000;
+      const clock = () => t;
+      const ttl = 1000;
+      const at = async (ms: number) => {
+        t = ms;
+        const s = await standings(own.db, ttl, clock);
+        expect(t - s.loadedAt, `at ${ms}`).toBeLessThan(ttl);
+        expect(s.loadedAt).toBeLessThanOrEqual(t);
+        return s;
+      };
+      const first = await at(1_000_000);
+      expect(first.loadedAt).toBe(1_000_000);
+      expect(first.byTotal.length).toBeGreaterThan(0);
+      expect(await at(1_000_400)).toBe(first); // young: reused
+      expect(await at(1_000_600)).toBe(first); // past half: still served, a reload starts
+      await new Promise((r) => setTimeout(r, 500));
+      const ahead = await at(1_000_700);
+      expect(ahead).not.toBe(first);
+      expect(ahead.loadedAt).toBe(1_000_600);
+      // a quiet spell (no request for far longer than the TTL): the next caller waits for fresh ranks
+      const late = await at(1_024 * 60_000);
+      expect(late.loadedAt).toBe(1_024 * 60_000);
+    } finally {
+      await own.destroy();
     }
   });
 });

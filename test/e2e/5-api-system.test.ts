@@ -1,13 +1,54 @@
 /**
- * The API's cross-cutting rules through its real app: health and ping, 404s, API keys, CORS,
- * rate-limit headers and 429, malformed JSON, and the OpenAPI documents listing exactly the
- * served routes.
+ * The API's cross-cutting rules through its real app: health and ping (against Ponder's checkpoint
+ * and the jobs' recorded progress), Prometheus metrics, 404s, API keys, CORS, rate-limit headers
+ * and 429, malformed JSON, and the OpenAPI documents listing exactly the served routes.
  */
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALLOWED_ORIGIN, setupApi, type ApiHarness } from "../api-harness.js";
 import { createApp } from "../../api/app.js";
+import { createKey } from "../../api/keys.js";
 import { createReadDb } from "../../api/lib/db.js";
+import { jobsConfig } from "../../jobs/config.js";
+import { settle, startWorkers } from "../../jobs/runtime.js";
+import { rpcCall } from "../helpers.js";
+
+interface Ping {
+  status: string;
+  checks: {
+    database: { ok: boolean };
+    rpc: { chain_id: number; ok: boolean; head: number | null; head_time: string | null }[];
+    indexer: {
+      chain_id: number;
+      indexed_block: number | null;
+      indexed_block_time: string | null;
+      head: number | null;
+      lag_blocks: number | null;
+      lag_seconds: number | null;
+    }[];
+    jobs: {
+      last_computed_at: string | null;
+      lag_seconds: number | null;
+      chains: {
+        chain_id: number;
+        computed_block: number | null;
+        computed_block_time: string | null;
+        computed_at: string | null;
+        lag_blocks: number | null;
+        lag_seconds: number | null;
+      }[];
+    };
+  };
+}
+
+/** The indexer's checkpoint per chain, decoded in SQL (docs/schema.md), not by the code under test. */
+const checkpoints = () =>
+  h.q<{ chain_id: number; block: number; time: string }>(
+    `SELECT chain_id::int, substr(latest_checkpoint, 27, 16)::int AS block,
+       to_char(to_timestamp(left(latest_checkpoint, 10)::bigint) AT TIME ZONE 'UTC',
+         'YYYY-MM-DD"T"HH24:MI:SS.000"Z"') AS time
+     FROM indexer._ponder_checkpoint ORDER BY chain_id`,
+  );
 
 let h: ApiHarness;
 beforeAll(async () => {
@@ -22,15 +63,106 @@ describe("system routes", () => {
     expect(r.body).toMatchObject({ status: "ok", version: "0.1.0" });
   });
 
-  it("GET /api/v1/ping: database, RPC per chain, indexer lag, job freshness", async () => {
-    const r = await h.json<{ status: string; checks: { database: { ok: boolean }; rpc: { chain_id: number; ok: boolean }[]; indexer: { chain_id: number; lag_blocks: number }[]; jobs: { last_computed_at: string | null } } }>("/api/v1/ping", { key: null });
+  it("GET /api/v1/ping: database, RPC per chain, indexer lag from Ponder's checkpoint to the head", async () => {
+    const r = await h.json<Ping>("/api/v1/ping", { key: null });
     expect(r.status).toBe(200);
     expect(r.body.status).toBe("ok");
     expect(r.body.checks.database.ok).toBe(true);
     expect(r.body.checks.rpc.map((x) => x.chain_id).sort()).toEqual([1, 8453]);
     expect(r.body.checks.rpc.every((x) => x.ok)).toBe(true);
-    for (const i of r.body.checks.indexer) expect(i.lag_blocks).toBeGreaterThanOrEqual(0);
-    expect(r.body.checks.jobs.last_computed_at).not.toBeNull();
+    const cps = await checkpoints();
+    expect(cps.map((c) => c.chain_id)).toEqual([1, 8453]);
+    for (const cp of cps) {
+      const chain = h.devnet.chains.find((c) => c.chainId === cp.chain_id)!;
+      const head = Number(BigInt(await rpcCall<string>(chain.rpcUrl, "eth_blockNumber")));
+      const i = r.body.checks.indexer.find((x) => x.chain_id === cp.chain_id)!;
+      expect(i).toMatchObject({
+        indexed_block: cp.block,
+        indexed_block_time: cp.time,
+        head,
+        lag_blocks: head - cp.block,
+      });
+      expect(i.lag_seconds).toBeGreaterThanOrEqual(0);
+      expect(r.body.checks.rpc.find((x) => x.chain_id === cp.chain_id)!.head).toBe(head);
+    }
+  });
+
+  it("GET /api/v1/ping: jobs say which checkpoint the derived tables are computed from, and their lag", async () => {
+    const cfg = jobsConfig({ DATABASE_URL: h.devnet.dbUrl, VAULT_REGISTRY: h.devnet.registryFile });
+    const workers = await startWorkers({ ...cfg, redisUrl: h.redisUrl }, () => {}, Date.now, { schedule: false });
+    try {
+      await settle(h.redisUrl, 300_000); // a fan-out that finds nothing new records the checkpoint it saw
+    } finally {
+      await workers.close();
+    }
+    const cps = await checkpoints();
+    const progress = await h.q<{ chain_id: number; block: number; computed_at: Date }>(
+      "SELECT chain_id, block_number::int AS block, computed_at FROM derived.jobs_progress ORDER BY chain_id",
+    );
+    expect(progress.map((p) => [p.chain_id, p.block])).toEqual(cps.map((c) => [c.chain_id, c.block]));
+    const newest = new Date(Math.max(...progress.map((p) => p.computed_at.getTime()))).toISOString();
+
+    // Up to date: no lag, however long ago the chains' last blocks were (a quiet chain, the clock days on).
+    for (const app of [h.app, h.appWithDeps({ now: () => new Date(Date.now() + 7 * 86_400_000) })]) {
+      const { jobs } = ((await (await app.request("/api/v1/ping")).json()) as Ping).checks;
+      expect(jobs.last_computed_at).toBe(newest);
+      expect(jobs.lag_seconds).toBe(0);
+      for (const cp of cps) {
+        expect(jobs.chains.find((j) => j.chain_id === cp.chain_id)).toMatchObject({
+          computed_block: cp.block,
+          computed_block_time: cp.time,
+          lag_blocks: 0,
+          lag_seconds: 0,
+        });
+      }
+    }
+
+    // Derived tables computed from 5 blocks and 60 s before the indexer's checkpoint on chain 1.
+    const shift = (sign: "+" | "-") =>
+      h.q(`UPDATE derived.jobs_progress
+           SET block_number = block_number ${sign} 5, block_time = block_time ${sign} interval '60 s'
+           WHERE chain_id = 1`);
+    await shift("-");
+    try {
+      const { jobs } = (await h.json<Ping>("/api/v1/ping", { key: null })).body.checks;
+      const chain1 = jobs.chains.find((j) => j.chain_id === 1);
+      expect(chain1).toMatchObject({ computed_block: cps[0]!.block - 5, lag_blocks: 5, lag_seconds: 60 });
+      expect(jobs.chains.find((j) => j.chain_id === 8453)).toMatchObject({ lag_blocks: 0, lag_seconds: 0 });
+      expect(jobs.lag_seconds).toBe(60);
+    } finally {
+      await shift("+");
+    }
+  });
+
+  it("GET /metrics: Prometheus text, requests counted by route pattern, no key, no rate limit", async () => {
+    const app = h.appWith({}); // an app counts into its own registry
+    const vaults = await h.q<{ address: string }>(
+      "SELECT DISTINCT address FROM indexer.vault ORDER BY address LIMIT 2",
+    );
+    expect(vaults).toHaveLength(2);
+    for (const v of vaults) {
+      const url = `/api/v1/vaults/${v.address}/pending-redemptions`;
+      const r = await app.request(url, { headers: { "x-api-key": h.key } });
+      expect(r.status).toBe(200);
+    }
+    expect((await app.request("/api/v1/no/such/route", { headers: { "x-api-key": h.key } })).status).toBe(404);
+    for (let i = 0; i < 3; i++) expect((await app.request("/metrics")).status).toBe(200);
+    const limited = h.appWith({ rateLimitPerMinute: 1 });
+    for (let i = 0; i < 3; i++) expect((await limited.request("/metrics")).status).toBe(200); // no key, no limit
+    const res = await app.request("/metrics");
+    expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    const count = (labels: string) =>
+      Number(text.match(new RegExp(`^http_requests_total\\{${labels}\\} (\\d+)$`, "m"))?.[1] ?? 0);
+    const route = "/api/v1/vaults/:vault_address/pending-redemptions";
+    expect(count(`method="GET",route="${route}",status="200"`)).toBe(2);
+    expect(count(`method="GET",route="unmatched",status="404"`)).toBe(1);
+    expect(count(`method="GET",route="/metrics",status="200"`)).toBe(3);
+    const inf = `http_request_duration_seconds_bucket\\{le="\\+Inf",method="GET",route="${route}",status="200"\\}`;
+    expect(text).toMatch(new RegExp(`^${inf} 2$`, "m"));
+    for (const v of vaults) expect(text).not.toContain(v.address);
+    expect(text).toMatch(/^process_cpu_user_seconds_total /m);
+    expect((await h.appWith({ metrics: false }).request("/metrics")).status).toBe(404);
   });
 
   it("with the database down, ping says so with 503 and routes answer 503, never 500", async () => {
@@ -87,7 +219,7 @@ describe("system routes", () => {
     const limit = 3;
     const a = h.appWith({ rateLimitPerMinute: limit });
     const b = h.appWith({ rateLimitPerMinute: limit });
-    const key = `vk_${Date.now().toString(16).slice(-12).padStart(12, "0")}_${"1".repeat(40)}`; // a fresh counter
+    const { key } = await createKey(h.db, `rate-limit-${Date.now()}`); // a fresh counter (a key that is sent is checked)
     const statuses: number[] = [];
     for (const app of [a, b, a, b]) statuses.push((await app.request("/v1/", { headers: { "x-api-key": key } })).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
@@ -173,7 +305,8 @@ describe("system routes", () => {
   it("the OpenAPI documents list exactly the served routes", async () => {
     const served = new Set<string>();
     for (const r of h.app.routes) {
-      if (r.method === "ALL" || r.path.endsWith("/openapi.json") || r.path.endsWith("/docs") || r.path.endsWith("/*")) continue;
+      if (r.method === "ALL" || r.path.endsWith("/openapi.json") || /\/docs(\/|$)/.test(r.path) || r.path.endsWith("/*")) continue;
+      if (r.path === "/metrics") continue; // Prometheus, outside both surfaces and their documents
       served.add(`${r.method} ${r.path.replace(/:([A-Za-z_]+)/g, "{$1}")}`);
     }
     const documented = new Set<string>();

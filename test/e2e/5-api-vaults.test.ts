@@ -506,8 +506,8 @@ describe("vault summary", () => {
       expect(r.status).toBe(200);
       const m = metricsOf(v);
       expect(r.body).toMatchObject({ address: v.address, chain: v.chain_id, id: v.id, name: v.name, symbol: v.symbol, type: v.family, kind: v.kind, status: v.status, as_of_day: m.as_of_day, public_type: v.attributes.public_type ?? null, asset_symbol: v.attributes.asset!.symbol });
-      expect(r.body.returns).toEqual({ "1d": m.returns["1"] ?? null, "7d": m.returns["7"] ?? null, "30d": m.returns["30"] ?? null });
-      expect(typeof r.body.returns["1d"]).toBe("number");
+      expect(r.body.returns).toEqual({ "1": m.returns["1"] ?? null, "7": m.returns["7"] ?? null, "30": m.returns["30"] ?? null });
+      expect(typeof r.body.returns["1"]).toBe("number");
       const [s] = await h.q<{ id: string; timestamp: string; block_number: string; total_assets: string; total_supply: string; asset_share_ratio: string | null; asset_usd_price: string | null; tvl: string | null }>(
         `SELECT s.id, s.timestamp::text, s.block_number::text, s.total_assets::text, s.total_supply::text, s.asset_share_ratio::text, s.asset_usd_price::text,
                 trunc(s.total_assets * s.asset_usd_price / power(10::numeric, v.asset_decimals), 18)::text AS tvl
@@ -538,7 +538,7 @@ describe("vault summary", () => {
     const v = nonEvm();
     const r = await h.json<Json>(`/api/v1/tokenized_vault/vault_summary/${v.address}`);
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ address: v.address, chain: v.chain_id, name: v.name, type: v.family, latest_snapshot: null, returns: { "1d": null, "7d": null, "30d": null } });
+    expect(r.body).toMatchObject({ address: v.address, chain: v.chain_id, name: v.name, type: v.family, latest_snapshot: null, returns: { "1": null, "7": null, "30": null } });
     await expect404("/api/v1/tokenized_vault/vault_summary/0x00000000000000000000000000000000000000aa");
     expect((await expect422("/api/v1/tokenized_vault/vault_summary/%20", "vault_address")).loc).toEqual(["path", "vault_address"]);
     expect((await expect422(`/api/v1/tokenized_vault/vault_summary/${evm()[0]!.address}?chain=1.5`, "chain")).loc).toEqual(["query", "chain"]);
@@ -690,7 +690,7 @@ describe("historical APY chart (deprecated)", () => {
       }
       // a horizon longer than the history: no points
       const long = await h.json<Chart>(`/api/v1/platform/historical_apy/chart?vault_address=${v.address}&chain=${v.chain_id}&averaging_period_in_days=365`);
-      expect(long.body).toEqual({ data: { labels: [], values: [] }, average_apy: 0, status: 200, error: null });
+      expect(long.body).toEqual({ data: { labels: [], values: [] }, average_apy: 0, status: 200, error: null, chain_id: v.chain_id });
     }
   });
 
@@ -706,7 +706,7 @@ describe("historical APY chart (deprecated)", () => {
     expect(missing).toMatchObject({ loc: ["query", "vault_address"], type: "missing" });
     await expect404("/api/v1/platform/historical_apy/chart?vault_address=0x00000000000000000000000000000000000000aa");
     const sol = await h.json<Chart>(`/api/v1/platform/historical_apy/chart?vault_address=${nonEvm().address}`);
-    expect(sol.body).toEqual({ data: { labels: [], values: [] }, average_apy: 0, status: 200, error: null });
+    expect(sol.body).toEqual({ data: { labels: [], values: [] }, average_apy: 0, status: 200, error: null, chain_id: nonEvm().chain_id });
     await expectAuth(base);
     const doc = (await h.json<{ paths: Record<string, Record<string, { deprecated?: boolean }>> }>("/api/v1/openapi.json", { key: null })).body;
     expect(doc.paths["/platform/historical_apy/chart"]!.get!.deprecated).toBe(true);

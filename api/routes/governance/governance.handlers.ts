@@ -8,6 +8,7 @@ import { indexer } from "../../lib/db.js";
 import { validationError } from "../../lib/errors.js";
 import type { AppEnv } from "../../lib/router.js";
 import { readAccount, readMinDelay, RPC_TIMEOUT_MS, withDeadline, type AccountInfo } from "./governance.chain.js";
+import { requestedChain } from "../../lib/chain.js";
 import { governanceEventsOf, indexerRead, ix, resolveVault, timelockOpsOf, unixToIso, type ResolvedVault } from "./governance.lib.js";
 import type { auditLog, permissions, roles, timelocks } from "./governance.routes.js";
 
@@ -32,8 +33,7 @@ interface Holder {
 
 export const rolesHandler: RouteHandler<typeof roles, AppEnv> = async (c) => {
   const { vault_address } = c.req.valid("param");
-  const { chain_id } = c.req.valid("query");
-  const r = await resolveVault(c, vault_address, chain_id);
+  const r = await resolveVault(c, vault_address, requestedChain(c.req.valid("query")));
   if (!r.ok) return r.res as never;
   const v = r.vault;
   if (!v.evm) {
@@ -146,8 +146,7 @@ export const rolesHandler: RouteHandler<typeof roles, AppEnv> = async (c) => {
 
 export const permissionsHandler: RouteHandler<typeof permissions, AppEnv> = async (c) => {
   const { vault_address } = c.req.valid("param");
-  const { chain_id } = c.req.valid("query");
-  const r = await resolveVault(c, vault_address, chain_id);
+  const r = await resolveVault(c, vault_address, requestedChain(c.req.valid("query")));
   if (!r.ok) return r.res as never;
   // No protocol integration is configured in the registry: every vault has none, and the spec's
   // answer for a vault without configured integrations is an empty list.
@@ -205,8 +204,9 @@ type OpRow = {
 
 export const timelocksHandler: RouteHandler<typeof timelocks, AppEnv> = async (c) => {
   const { vault_address } = c.req.valid("param");
-  const { chain_id, status } = c.req.valid("query");
-  const r = await resolveVault(c, vault_address, chain_id);
+  const q = c.req.valid("query");
+  const { status } = q;
+  const r = await resolveVault(c, vault_address, requestedChain(q));
   if (!r.ok) return r.res as never;
   const v = r.vault;
   if (!v.evm) return c.json({ timelocks: [] }, 200);
@@ -295,8 +295,9 @@ function describeEvent(event: string, d: Record<string, unknown>): { title: stri
 
 export const auditLogHandler: RouteHandler<typeof auditLog, AppEnv> = async (c) => {
   const { vault_address } = c.req.valid("param");
-  const { chain_id, category, before, limit } = c.req.valid("query");
-  const res = await resolveVault(c, vault_address, chain_id);
+  const q = c.req.valid("query");
+  const { category, before, limit } = q;
+  const res = await resolveVault(c, vault_address, requestedChain(q));
   if (!res.ok) return res.res as never;
   const v: ResolvedVault = res.vault;
   const { db, config } = c.var.deps;

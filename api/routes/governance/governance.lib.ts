@@ -9,7 +9,8 @@ import { sql, type RawBuilder } from "kysely";
 import { getChain } from "../../../config/chains.js";
 import type { IndexerTables } from "../../../jobs/db/schema.js";
 import { indexer } from "../../lib/db.js";
-import { notFound, validationError } from "../../lib/errors.js";
+import { servedChain } from "../../lib/chain.js";
+import { notFound } from "../../lib/errors.js";
 import { QueryInt, VaultAddress, type AppEnv } from "../../lib/router.js";
 
 export const GovernanceParams = z.object({
@@ -23,12 +24,6 @@ export const emptyIsInvalid = (v: unknown) => (typeof v === "string" && v.trim()
 export const KnownChainId = (def?: number) =>
   z.preprocess(emptyIsInvalid, (def != null ? QueryInt({ def }) : QueryInt({})).refine((v) => getChain(v) !== undefined, { message: "Input should be a known chain id" }));
 
-/** `chain_id`: optional; when given, a chain id of the catalogue. */
-export const ChainIdQuery = KnownChainId().optional().openapi({
-  type: "integer",
-  description: "Chain of the vault (a catalogue chain id). Required when the same address is a vault on several chains.",
-  example: 1,
-});
 
 export type IndexedVault = IndexerTables["vault"];
 
@@ -62,8 +57,9 @@ export function normalizeAddress(a: string): string {
 }
 
 /**
- * The vault a governance request names. 404 when no vault has that address (on that chain);
- * 422 on `chain_id` when the address is a vault on several chains and none was given.
+ * The vault a governance request names: on `chainId`, else on the lowest chain id the address is
+ * a vault on (api/lib/chain.ts, the rule of every one-vault route; `X-Vault-Chain` says which).
+ * 404 when no vault has that address (on that chain).
  */
 export async function resolveVault(c: Context<AppEnv>, rawAddress: string, chainId: number | undefined): Promise<Resolution> {
   const { db, config } = c.var.deps;
@@ -83,19 +79,8 @@ export async function resolveVault(c: Context<AppEnv>, rawAddress: string, chain
   if (found.length === 0) {
     return { ok: false, res: notFound(c, chainId === undefined ? `Vault ${rawAddress} not found` : `Vault ${rawAddress} not found on chain ${chainId}`) };
   }
-  if (found.length > 1) {
-    return {
-      ok: false,
-      res: validationError(c, [
-        {
-          loc: ["query", "chain_id"],
-          msg: `Vault ${rawAddress} exists on several chains (${found.map((f) => f.chain_id).join(", ")}): give chain_id`,
-          type: "missing",
-        },
-      ]),
-    };
-  }
   const v = found[0]!;
+  servedChain(c, v.chain_id);
   const evm = v.chain_id > 0;
   const indexed = evm
     ? await indexerRead(

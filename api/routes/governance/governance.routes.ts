@@ -1,7 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { readKey } from "../../middleware/auth.js";
 import { openReadAuthResponses, errorResponses, openReadSecurity, notFoundResponse, QueryInt } from "../../lib/router.js";
-import { ChainIdQuery, GovernanceParams } from "./governance.lib.js";
+import { vaultChainQuery } from "../../lib/chain.js";
+import { GovernanceParams } from "./governance.lib.js";
 
 const TAG = ["governance"];
 
@@ -136,7 +137,7 @@ export const roles = createRoute({
     "The vault's owner, pending owner, operator, fee collector and TimelockController (indexer.vault), and the members of the timelock's roles (RoleGranted/RoleRevoked), each enriched on chain: contract or not, Safe-like multisig owners/threshold/VERSION. Enrichment failures degrade the affected fields (`is_safe` false, `owners` null) and add a warning; never a 5xx. 422 for a non-EVM vault.",
   middleware: [readKey] as const,
   security: openReadSecurity,
-  request: { ...withVault, query: z.object({ chain_id: ChainIdQuery }) },
+  request: { ...withVault, query: vaultChainQuery({}) },
   responses: responses(RolesSchema, "Roles"),
 });
 
@@ -149,7 +150,7 @@ export const permissions = createRoute({
     "The flat permissions list, one row per (integration, chain) with token symbols, account-abstraction role names and spenders unioned. No protocol integration is configured in the registry yet, so every vault answers `{permissions: []}` (the spec's answer for a vault without configured integrations); its on-chain roles are served by `/roles`.",
   middleware: [readKey] as const,
   security: openReadSecurity,
-  request: { ...withVault, query: z.object({ chain_id: ChainIdQuery }) },
+  request: { ...withVault, query: vaultChainQuery({}) },
   responses: responses(PermissionsSchema, "Permissions"),
 });
 
@@ -164,8 +165,7 @@ export const timelocks = createRoute({
   security: openReadSecurity,
   request: {
     ...withVault,
-    query: z.object({
-      chain_id: ChainIdQuery,
+    query: vaultChainQuery({
       status: z.enum(["scheduled", "executed", "cancelled", "all"]).default("scheduled").openapi({ description: "A TimelockStatus value or `all`" }),
     }),
   },
@@ -183,8 +183,7 @@ export const auditLog = createRoute({
   security: openReadSecurity,
   request: {
     ...withVault,
-    query: z.object({
-      chain_id: ChainIdQuery,
+    query: vaultChainQuery({
       category: z.string().min(1).max(64).optional().openapi({ description: "Only entries of this category (timelock entries: `timelock`)" }),
       before: BeforeQuery,
       limit: QueryInt({ def: 50, min: 1, max: 500 }).openapi({ type: "integer", default: 50, minimum: 1, maximum: 500 }),

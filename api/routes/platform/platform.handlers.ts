@@ -34,6 +34,7 @@ import type {
 import type { UnrealizedPnlRecordSchema, WithdrawalQueueSchema } from "./platform.schemas.js";
 import { loadSummaryInputs, summarize, type SummaryVault } from "./redemptions.js";
 import { exactNumber } from "../../lib/exact.js";
+import { pickChain, requestedChain, servedChain } from "../../lib/chain.js";
 
 // ---------------------------------------------------------------------------------------------
 // Strategy APY snapshots and strategists
@@ -138,30 +139,37 @@ export const unrealizedPnlHandler: RouteHandler<typeof unrealizedPnl, AppEnv> = 
     return validationError(c, [{ loc: ["query", "start_date"], msg: `start_date (${q.start_date!.text}) must not be after end_date (${q.end_date!.text})`, type: "value_error" }]) as never;
   }
   const address = normAddress(q.vault_address);
+  const asked = requestedChain(q);
   const r = await guard(c, async () => {
-    let chains = await indexedChains(db, config.indexerSchema, address);
-    if (q.chain_id != null) chains = chains.filter((id) => id === q.chain_id);
-    if (chains.length === 0) return (await inRegistry(db, address, q.chain_id)) ? [] : null;
-    const where = [sql`vault = ${address}`, sql`chain_id = ANY(${chains}::int[])`];
+    const chain = pickChain(await indexedChains(db, config.indexerSchema, address), asked);
+    if (chain == null) return (await inRegistry(db, address, asked)) ? { chain: asked ?? null, rows: [] } : null;
+    const where = [sql`vault = ${address}`, sql`chain_id = ${chain}`];
     if (lo != null) where.push(sql`timestamp >= ${lo}`);
     if (hi != null) where.push(sql`timestamp <= ${hi}`);
     const res = await sql<PnlRow & { collateral_ratio: number | null }>`
       SELECT ${PNL_COLUMNS}, (actual_tvl / NULLIF(tvl_on_vault, 0))::float8 AS collateral_ratio
       FROM derived.unrealized_pnl
       WHERE ${sql.join(where, sql` AND `)}
-      ORDER BY timestamp DESC, block_number DESC, chain_id, snapshot_id DESC
+      ORDER BY timestamp DESC, block_number DESC, snapshot_id DESC
       ${q.limit != null ? sql`LIMIT ${q.limit}` : sql``}`.execute(db as never);
-    return res.rows;
+    return { chain, rows: res.rows };
   });
   if (r instanceof Response) return r as never;
-  if (r == null) return vaultNotFound(c, address, q.chain_id);
+  if (r == null) return vaultNotFound(c, address, asked);
+  if (r.chain != null) servedChain(c, r.chain);
   if (q.fields === "ratio") {
     return c.json(
-      r.map((x) => ({ timestamp: isoFromUnix(x.timestamp), current_redeem_ratio: num(x.current_redeem_ratio), adjusted_redeem_ratio: num(x.adjusted_redeem_ratio), collateral_ratio: x.collateral_ratio })),
+      r.rows.map((x) => ({
+        timestamp: isoFromUnix(x.timestamp),
+        chain_id: x.chain_id,
+        current_redeem_ratio: num(x.current_redeem_ratio),
+        adjusted_redeem_ratio: num(x.adjusted_redeem_ratio),
+        collateral_ratio: x.collateral_ratio,
+      })),
       200,
     );
   }
-  return c.json(r.map(pnlRecord), 200);
+  return c.json(r.rows.map(pnlRecord), 200);
 };
 
 export const unrealizedPnlLatestHandler: RouteHandler<typeof unrealizedPnlLatest, AppEnv> = async (c) => {
@@ -195,45 +203,66 @@ export const vaultHistoryArchivedHandler: RouteHandler<typeof vaultHistoryArchiv
 };
 
 /**
- * One SQL statement, built for the (chain_id, vault, block_number) index: per chain,
- * `ORDER BY block_number DESC, log_index DESC LIMIT n`; Postgres builds the JSON array, so the
- * handler only passes it through.
+ * One SQL statement, built for the (chain_id, vault, block_number) index:
+ * `ORDER BY block_number DESC, log_index DESC LIMIT n` on the served chain, from the `before`
+ * cursor; Postgres builds the JSON array, so the handler only passes it through. Each record names
+ * its asset (the base asset or, for a tokenizedVaultV2 deposit, the deposited one) with its
+ * symbol and decimals, from the indexed vault and the registry's `alt_asset`.
  */
 export const vaultHistoryHandler: RouteHandler<typeof vaultHistory, AppEnv> = async (c) => {
   const { db, config } = c.var.deps;
   const address = normAddress(c.req.valid("param").vault_address);
   const q = c.req.valid("query");
+  const asked = requestedChain(q);
   const r = await guard(c, async () => {
-    let chains = await indexedChains(db, config.indexerSchema, address);
-    if (q.chain_id != null) chains = chains.filter((id) => id === q.chain_id);
-    if (chains.length === 0) return (await inRegistry(db, address, q.chain_id)) ? "[]" : null;
+    const chain = pickChain(await indexedChains(db, config.indexerSchema, address), asked);
+    if (chain == null) return (await inRegistry(db, address, asked)) ? { chain: null, body: "[]", next: null } : null;
     const ev = sql.id(config.indexerSchema, "vault_event");
-    const filters = [sql`e.vault = ${address}`];
+    const vt = sql.id(config.indexerSchema, "vault");
+    const filters = [sql`e.chain_id = ${chain}`, sql`e.vault = ${address}`];
     if (q.type) filters.push(sql`e.kind = ${q.type}`);
     if (q.wallet) {
       const w = q.wallet.toLowerCase();
       filters.push(sql`(e.owner = ${w} OR e.receiver = ${w} OR (e.kind = 'deposit' AND e.sender = ${w}))`);
     }
-    const per = (chainId: number) => sql`(
-      SELECT e.chain_id, e.timestamp, e.block_number, e.log_index, e.kind, e.owner, e.vault, e.assets, e.tx_hash, e.asset
-      FROM ${ev} e WHERE e.chain_id = ${chainId} AND ${sql.join(filters, sql` AND `)}
-      ORDER BY e.block_number DESC, e.log_index DESC LIMIT ${q.limit})`;
-    const order = chains.length === 1 ? sql`t.block_number DESC, t.log_index DESC` : sql`t.timestamp DESC, t.chain_id, t.block_number DESC, t.log_index DESC`;
-    const source =
-      chains.length === 1
-        ? per(chains[0]!)
-        : sql`(SELECT * FROM (${sql.join(chains.map(per), sql` UNION ALL `)}) u ORDER BY u.timestamp DESC, u.chain_id, u.block_number DESC, u.log_index DESC LIMIT ${q.limit})`;
-    const res = await sql<{ body: string }>`
+    if (q.before) {
+      const b = q.before;
+      filters.push(b.log == null ? sql`e.block_number < ${b.block}` : sql`(e.block_number, e.log_index) < (${b.block}, ${b.log})`);
+    }
+    const res = await sql<{ body: string; last: string | null; n: number }>`
+      WITH tokens AS (
+        SELECT v.asset AS address, v.asset_symbol AS symbol, v.asset_decimals AS decimals FROM ${vt} v
+        WHERE v.chain_id = ${chain} AND v.address = ${address}
+        UNION ALL
+        SELECT lower(rv.attributes->'alt_asset'->>'address'), rv.attributes->'alt_asset'->>'symbol',
+               (rv.attributes->'alt_asset'->>'decimals')::int
+        FROM registry.vault rv
+        WHERE rv.chain_id = ${chain} AND rv.address = ${address} AND rv.attributes ? 'alt_asset'
+      ), t AS (
+        SELECT e.chain_id, e.timestamp, e.block_number, e.log_index, e.kind, e.owner, e.vault, e.assets, e.tx_hash, e.asset
+        FROM ${ev} e WHERE ${sql.join(filters, sql` AND `)}
+        ORDER BY e.block_number DESC, e.log_index DESC LIMIT ${q.limit}
+      )
       SELECT coalesce(json_agg(json_build_object(
         'timestamp', to_char(to_timestamp(t.timestamp::float8) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
         'type', t.kind, 'wallet', t.owner, 'pool', t.vault, 'chain_id', t.chain_id, 'amount_raw', t.assets::text,
-        'transaction_hash', t.tx_hash, 'block_number', t.block_number, 'asset_address', t.asset) ORDER BY ${order}), '[]')::text AS body
-      FROM ${source} t`.execute(db as never);
-    return res.rows[0]?.body ?? "[]";
+        'amount', CASE WHEN k.decimals IS NULL THEN NULL
+                       -- a dividend of scale 36 makes the division exact for up to 36 decimals
+                       ELSE trim_scale(round(t.assets::numeric, 36) / (10::numeric ^ k.decimals))::text END,
+        'transaction_hash', t.tx_hash, 'block_number', t.block_number, 'log_index', t.log_index,
+        'asset_address', t.asset, 'asset_symbol', k.symbol, 'asset_decimals', k.decimals)
+        ORDER BY t.block_number DESC, t.log_index DESC), '[]')::text AS body,
+        (array_agg(t.block_number::text || ':' || t.log_index::text ORDER BY t.block_number, t.log_index))[1] AS last,
+        count(*)::int AS n
+      FROM t LEFT JOIN LATERAL (SELECT * FROM tokens WHERE tokens.address = t.asset LIMIT 1) k ON true`.execute(db as never);
+    const row = res.rows[0];
+    return { chain, body: row?.body ?? "[]", next: row && row.n >= q.limit ? row.last : null };
   });
   if (r instanceof Response) return r as never;
-  if (r == null) return vaultNotFound(c, address, q.chain_id);
-  return c.body(r, 200, { "content-type": "application/json" }) as never;
+  if (r == null) return vaultNotFound(c, address, asked);
+  if (r.chain != null) servedChain(c, r.chain);
+  if (r.next != null) c.header("x-next-before", r.next);
+  return c.body(r.body, 200, { "content-type": "application/json" }) as never;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -243,10 +272,10 @@ export const pendingRedemptionsHandler: RouteHandler<typeof pendingRedemptions, 
   const { db, config, now } = c.var.deps;
   const address = normAddress(c.req.valid("param").vault_address);
   const q = c.req.valid("query");
+  const asked = requestedChain(q);
   const r = await guard(c, async () => {
-    const chains = await indexedChains(db, config.indexerSchema, address);
-    const chainId = q.chain_id ?? chains[0];
-    if (chainId == null || !chains.includes(chainId)) return null;
+    const chainId = pickChain(await indexedChains(db, config.indexerSchema, address), asked);
+    if (chainId == null) return null;
     const inputs = await loadSummaryInputs(db, config.indexerSchema, { addresses: [address], chainId });
     if (inputs.vaults.length === 0) return null;
     const s = summarize(inputs, now(), { pastDays: q.past_days, futureDays: q.future_days });
@@ -254,7 +283,8 @@ export const pendingRedemptionsHandler: RouteHandler<typeof pendingRedemptions, 
     return s.ok[0] ?? null;
   });
   if (r instanceof Response) return r as never;
-  if (r == null) return vaultNotFound(c, address, q.chain_id);
+  if (r == null) return vaultNotFound(c, address, asked);
+  servedChain(c, r.vault.chain_id);
   return c.json(r, 200);
 };
 
@@ -407,6 +437,7 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
   });
   if (r instanceof Response) return r as never;
   if (r == null) return vaultNotFound(c, address, chain);
+  servedChain(c, chain);
   return c.json(r, 200);
 };
 

@@ -6,7 +6,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { sql } from "kysely";
-import { isChainId } from "../../../config/chains.js";
 import type { ReadDb } from "../../lib/db.js";
 import type { AppEnv } from "../../lib/router.js";
 
@@ -17,12 +16,19 @@ export const isEvmAddress = (a: string): boolean => EVM_ADDRESS_RE.test(a);
 /** EVM addresses are case-insensitive: lower-cased. Other chains' addresses are kept as given. */
 export const normAddress = (a: string): string => (isEvmAddress(a) ? a.toLowerCase() : a);
 
-/** A chain id of the catalogue (config/chains.ts), as a query or path integer. */
-export const ChainIdParam = z
+/** A position in a vault's event history, newest first: `<block_number>:<log_index>` (or a block). */
+export const HistoryCursor = z
   .string()
-  .regex(/^-?\d+$/, "Input should be a valid integer")
-  .transform(Number)
-  .refine((v) => isChainId(v), { message: "Input should be a chain id of the catalogue (config/chains.ts)" });
+  .regex(/^\d{1,20}(:\d{1,10})?$/, "Input should be a cursor `<block_number>:<log_index>` (header X-Next-Before)")
+  .transform((v) => {
+    const [block, log] = v.split(":");
+    return { block: BigInt(block!), log: log == null ? null : Number(log) };
+  })
+  .openapi({
+    type: "string",
+    description: "Only events older than this position: the `X-Next-Before` header of the previous page, or a block number",
+    example: "1234567:3",
+  });
 
 // ---------------------------------------------------------------------------------------------
 // Amounts

@@ -6,7 +6,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { openRoute, readKey } from "../../middleware/auth.js";
 import { openReadAuthResponses, errorResponses, EvmAddress, openReadSecurity, QueryInt, VaultAddress, jsonResponse as json } from "../../lib/router.js";
-import { ChainIdParam, DateOrDateTime } from "./platform.lib.js";
+import { ChainIdParam, vaultChainQuery } from "../../lib/chain.js";
+import { DateOrDateTime, HistoryCursor } from "./platform.lib.js";
 import {
   notFoundResponse,
   PendingRedemptionsBatchBodySchema,
@@ -73,13 +74,12 @@ export const unrealizedPnl = createRoute({
   description:
     "One record per share-ratio snapshot (derived.unrealized_pnl, see docs/metrics.md). `start_date` and `end_date` are inclusive bounds on the record's timestamp: a date covers its whole UTC day. " +
     "`fields=ratio` gives slim points `{timestamp, current_redeem_ratio, adjusted_redeem_ratio, collateral_ratio}` with `collateral_ratio = actual_tvl / tvl_on_vault`. " +
-    "An address deployed on several chains gives the records of every chain unless `chain_id` picks one. 404 for an unknown vault; 422 when start_date is after end_date.",
+    "An address deployed on several chains: `chain_id` (or `chain`) picks one, else the lowest chain id is served; every record and point names its `chain_id`, and header `X-Vault-Chain` says which. 404 for an unknown vault; 422 when start_date is after end_date.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: {
-    query: z.object({
+    query: vaultChainQuery({
       vault_address: VaultAddress,
-      chain_id: ChainIdParam.optional().openapi({ type: "integer", description: "Only the vault on this chain" }),
       limit: QueryInt({ min: 1 }).optional().openapi({ type: "integer", minimum: 1, description: "At most this many records (newest first)" }),
       start_date: DateOrDateTime.optional(),
       end_date: DateOrDateTime.optional(),
@@ -126,16 +126,20 @@ export const vaultHistory = createRoute({
   summary: "Deposits and withdrawals of a vault, newest first",
   description:
     "From indexer.vault_event. `wallet` matches the position holder (`owner`), the receiver, or the depositor who sent a deposit; `wallet` in the records is the position holder (see the schema). " +
-    "`Withdraw` events are emitted when a queued redemption is processed. Ordered by block and log index, newest first (records of several chains are merged by time). 404 for an unknown vault, or for a known vault not deployed on `chain_id`.",
+    "`Withdraw` events are emitted when a queued redemption is processed. Ordered by block and log index, newest first. " +
+    "Each record names its asset (`asset_address`, `asset_symbol`, `asset_decimals`) and gives `amount`, the raw amount in whole tokens. " +
+    "Paging: a full page comes with header `X-Next-Before`; pass it as `before` for the next, older page. " +
+    "An address deployed on several chains: `chain_id` (or `chain`) picks one, else the lowest chain id is served (header `X-Vault-Chain`). " +
+    "404 for an unknown vault, or for a known vault not deployed on `chain_id`; 422 for a parameter the route does not know.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: {
     params: VaultPath,
-    query: z.object({
+    query: vaultChainQuery({
       wallet: EvmAddress.optional().openapi({ description: "Only events of this wallet (case-insensitive)" }),
-      chain_id: ChainIdParam.optional().openapi({ type: "integer", description: "Only the vault on this chain (a chain id of the catalogue)" }),
       type: z.enum(["deposit", "withdraw"]).optional(),
       limit: QueryInt({ def: 5000, min: 1, max: 5000 }).openapi({ type: "integer", default: 5000, minimum: 1, maximum: 5000 }),
+      before: HistoryCursor.optional(),
     }),
   },
   responses: { 200: json("Vault history records, newest first", z.array(VaultHistoryRecordSchema)), ...notFoundResponse, ...openReadAuthResponses, ...unavailableResponse, ...errorResponses },
@@ -151,15 +155,14 @@ export const pendingRedemptions = createRoute({
   summary: "Pending redemptions of a vault: totals, overdue, due, per claimable date, liquidity",
   description:
     "Days are UTC. Overdue: claimable on a day of the look-back `[today - past_days, today)`; due: claimable from today to `today + future_days` included. " +
-    "An address deployed on several chains: `chain_id` picks one, else the lowest chain id is served (`vault.chain_id` says which). 404 for an unknown vault (or one that is not indexed, e.g. a non-EVM vault).",
+    "An address deployed on several chains: `chain_id` (or `chain`) picks one, else the lowest chain id is served (`vault.chain_id` and header `X-Vault-Chain` say which). 404 for an unknown vault (or one that is not indexed, e.g. a non-EVM vault).",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: {
     params: VaultPath,
-    query: z.object({
+    query: vaultChainQuery({
       past_days: QueryInt({ def: 7, min: 1, max: 30 }).openapi({ type: "integer", default: 7, minimum: 1, maximum: 30, description: "Look-back for overdue requests, days" }),
       future_days: QueryInt({ def: 14, min: 1, max: 30 }).openapi({ type: "integer", default: 14, minimum: 1, maximum: 30, description: "Look-ahead for due requests, days" }),
-      chain_id: ChainIdParam.optional().openapi({ type: "integer", description: "The vault on this chain" }),
     }),
   },
   responses: { 200: json("Pending redemption summary", PendingRedemptionSummarySchema), ...notFoundResponse, ...openReadAuthResponses, ...unavailableResponse, ...errorResponses },

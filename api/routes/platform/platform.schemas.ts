@@ -28,8 +28,8 @@ export const StrategyApySnapshotReadSchema = z
     platform_name: z.string(),
     strategy_type: z.string(),
     allocation: z.number(),
-    apy: z.number(),
-    points_apy: z.number(),
+    apy: z.number().openapi({ description: "A fraction (0.05 is 5 %), as posted" }),
+    points_apy: z.number().openapi({ description: "A fraction (0.05 is 5 %), as posted" }),
     strategist_address: z.string().nullable(),
     snapshot_datetime: DateTime,
     id: z.string().openapi({ format: "uuid" }),
@@ -69,6 +69,7 @@ export const UnrealizedPnlRecordSchema = z
 export const UnrealizedPnlRatioPointSchema = z
   .object({
     timestamp: DateTime,
+    chain_id: z.number().int().openapi({ description: "Chain of the vault the point is about" }),
     current_redeem_ratio: z.number().nullable(),
     adjusted_redeem_ratio: z.number().nullable(),
     collateral_ratio: z.number().nullable().openapi({ description: "actual_tvl / tvl_on_vault: what the vault holds per unit it reports (1 = fully backed); null when tvl_on_vault is 0" }),
@@ -89,9 +90,16 @@ export const VaultHistoryRecordSchema = z
     pool: z.string().openapi({ description: "Vault address" }),
     chain_id: z.number().int(),
     amount_raw: Raw("Assets deposited or paid out, in units of asset_address"),
+    amount: z.string().nullable().openapi({
+      description: "amount_raw in whole tokens of asset_address (exact decimal string); null when the asset's decimals are unknown",
+      example: "1.5",
+    }),
     transaction_hash: z.string(),
     block_number: z.number().int(),
+    log_index: z.number().int().openapi({ description: "Position of the event in its block (with block_number, the paging cursor)" }),
     asset_address: z.string().openapi({ description: "Token of amount_raw: the base asset, or for a tokenizedVaultV2 deposit the deposited asset" }),
+    asset_symbol: z.string().nullable().openapi({ description: "Symbol of asset_address (null when not in the registry)" }),
+    asset_decimals: z.number().int().nullable().openapi({ description: "Decimals of asset_address (null when not in the registry)" }),
   })
   .openapi("VaultHistoryRecord");
 
@@ -188,11 +196,11 @@ export const PendingRedemptionSummarySchema = z
   });
 
 export const PendingRedemptionsBatchBodySchema = z
-  .object({
+  .strictObject({
     vault_addresses: z.array(z.string()).max(1000).optional().openapi({ description: "Vault addresses (case-insensitive for EVM); each is processed on its own" }),
     strategist_name: z.string().min(1).optional().openapi({ description: "Only the vaults of this strategist (case-insensitive); with vault_addresses, the listed vaults must be theirs" }),
   })
-  .openapi("PendingRedemptionsBatchRequest", { description: "Both fields optional; an empty object selects every indexed vault. Unknown fields are ignored." });
+  .openapi("PendingRedemptionsBatchRequest", { description: "Both fields optional; an empty object selects every indexed vault. An unknown field is refused (422), so a misspelt filter never selects every vault." });
 
 export const PendingRedemptionsBatchSchema = z
   .object({

@@ -56,7 +56,7 @@ async function pointsRecord(c: Context<AppEnv>, wallet: string) {
       .select(["total_points", "referral_earnings", "daily_streak_points", "manual_points", "streak_days", "top_vault", "top_vault_chain_id", "top_vault_lifetime_deposit"])
       .where("wallet", "=", wallet)
       .executeTakeFirst() as Promise<BalanceRow | undefined>,
-    standings(db, config.standingsMs ?? 0),
+    standings(db, config.standingsMs ?? 0, () => c.var.deps.now().getTime()),
     sql<{ chain_id: number; vault: string; total_points: string; native_amount: string; usd_value: string; has_reward: boolean }>`
       SELECT p.chain_id, p.vault, p.total_points, p.native_amount, p.usd_value,
              EXISTS (SELECT 1 FROM registry.reward r WHERE r.chain_id = p.chain_id AND lower(r.vault) = p.vault
@@ -149,7 +149,7 @@ export const leaderboardHandler: RouteHandler<typeof leaderboard, AppEnv> = asyn
   const { db, config } = c.var.deps;
   // a single wallet: wallet_address, else ens_name (resolved on `chain`; null: no such wallet)
   const single = wallet_address ?? (ens_name !== undefined ? await leaderboardWallet(config, chain, ens_name) : undefined);
-  const board = await standings(db, config.standingsMs ?? 0);
+  const board = await standings(db, config.standingsMs ?? 0, () => c.var.deps.now().getTime());
   const ranked = sortBy === "streakDays" ? board.byStreak : board.byTotal;
   const rankOf = (s: Standing) => (sortBy === "streakDays" ? s.rank_streak : s.rank_total);
   let rows: Standing[];
@@ -200,10 +200,13 @@ export const streakStatusHandler: RouteHandler<typeof streakStatus, AppEnv> = as
       LEFT JOIN LATERAL (SELECT day, streak_days, claimed_at FROM registry.streak_claim WHERE address = ${wallet} ORDER BY day DESC LIMIT 1) l ON true`.execute(db as never)
   ).rows[0]!;
   const claimedToday = r.last_day === today;
+  // why a claim would be refused now: the claim route's rules, in its order
+  const reason = !r.registered ? "user_not_found" : !r.active ? "no_active_positions" : claimedToday ? "already_claimed" : null;
   const nextMidnight = Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), t.getUTCDate() + 1);
   return c.json(
     {
-      canClaim: r.registered && r.active && !claimedToday,
+      canClaim: reason == null,
+      reason,
       currentPoints: num(r.claimed),
       streakDays: r.last_day != null && r.last_day >= yesterday ? (r.last_streak ?? 0) : 0,
       totalPoints: num(r.total_points),

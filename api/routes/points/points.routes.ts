@@ -118,6 +118,10 @@ export const leaderboard = createRoute({
 export const StreakStatusSchema = z
   .object({
     canClaim: z.boolean().openapi({ description: "Registered, has an active position, and has not claimed today (UTC)" }),
+    reason: z.enum(["user_not_found", "no_active_positions", "already_claimed"]).nullable().openapi({
+      description:
+        "Why `canClaim` is false (null when it is true): the wallet is not registered, holds no vault shares, or claimed today (UTC); the claim route refuses with the same code",
+    }),
     currentPoints: z.number().openapi({ description: "Daily-streak points earned so far (sum of the wallet's claims)" }),
     streakDays: z.number().int().openapi({ description: "Streak of the last claim if it was today or yesterday (UTC), else 0" }),
     totalPoints: z.number(),

@@ -1,25 +1,16 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { sql } from "kysely";
 import { API_VERSION } from "../../version.js";
-import { indexer } from "../../lib/db.js";
 import type { AppEnv } from "../../lib/router.js";
+import { chainHead, lagBetween, readCheckpoints, readProgress } from "../../../jobs/progress.js";
+import type { ChainCheckpoint, ChainProgress } from "../../../jobs/progress.js";
 import type { ping, root } from "./system.routes.js";
 
-export const rootHandler: RouteHandler<typeof root, AppEnv> = (c) => c.json({ status: "ok" as const, version: API_VERSION, time: c.var.deps.now().toISOString() }, 200);
-
-async function rpcHead(url: string, timeoutMs = 1500): Promise<number> {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] }),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  const body = (await res.json()) as { result?: string; error?: { message: string } };
-  if (!body.result) throw new Error(body.error?.message ?? `HTTP ${res.status}`);
-  return Number(BigInt(body.result));
-}
+export const rootHandler: RouteHandler<typeof root, AppEnv> = (c) =>
+  c.json({ status: "ok" as const, version: API_VERSION, time: c.var.deps.now().toISOString() }, 200);
 
 const errText = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 200);
+const iso = (d: Date | undefined) => d?.toISOString() ?? null;
 
 export const pingHandler: RouteHandler<typeof ping, AppEnv> = async (c) => {
   const { db, config, now } = c.var.deps;
@@ -32,45 +23,65 @@ export const pingHandler: RouteHandler<typeof ping, AppEnv> = async (c) => {
     database.ok = false;
     database.error = errText(e);
   }
+  const heads = new Map<number, { block: number; time: Date }>();
   const rpc = await Promise.all(
     [...config.rpcUrls].map(async ([chainId, url]) => {
       try {
-        return { chain_id: chainId, ok: true, head: await rpcHead(url), error: null };
+        const h = await chainHead(url);
+        heads.set(chainId, h);
+        return { chain_id: chainId, ok: true, head: h.block, head_time: iso(h.time), error: null };
       } catch (e) {
-        return { chain_id: chainId, ok: false, head: null, error: errText(e) };
+        return { chain_id: chainId, ok: false, head: null, head_time: null, error: errText(e) };
       }
     }),
   );
-  const indexed = new Map<number, number>();
-  const jobs = { last_computed_at: null as string | null, oldest_vault_cached_at: null as string | null, age_seconds: null as number | null };
+  // Before the indexer's views or the derived tables exist (a first start), both read as empty.
+  let checkpoints: ChainCheckpoint[] = [];
+  let progress: ChainProgress[] = [];
   if (database.ok) {
-    try {
-      const rows = await indexer(db, config.indexerSchema)
-        .selectFrom("vault")
-        .select(["chain_id", (eb) => eb.fn.max("last_snapshot_block").as("b")])
-        .groupBy("chain_id")
-        .execute();
-      for (const r of rows) if (r.b != null) indexed.set(r.chain_id, Number(r.b));
-      const m = await db
-        .selectFrom("derived.vault_metrics")
-        .select([(eb) => eb.fn.max("apy_computed_at").as("last"), (eb) => eb.fn.min("cached_at").as("oldest")])
-        .executeTakeFirst();
-      if (m?.last) {
-        jobs.last_computed_at = new Date(m.last as Date).toISOString();
-        jobs.oldest_vault_cached_at = m.oldest ? new Date(m.oldest as Date).toISOString() : null;
-        jobs.age_seconds = Math.round((now().getTime() - new Date((m.oldest ?? m.last) as Date).getTime()) / 1000);
-      }
-    } catch {
-      // views or derived tables not there yet (first start): reported as nulls
-    }
+    [checkpoints, progress] = await Promise.all([
+      readCheckpoints(db, config.indexerSchema).catch(() => []),
+      readProgress(db).catch(() => []),
+    ]);
   }
+  const indexed = new Map(checkpoints.map((x) => [x.chainId, x]));
+  const computed = new Map(progress.map((x) => [x.chainId, x]));
   const chains = [...new Set([...indexed.keys(), ...config.rpcUrls.keys()])].sort((a, b) => a - b);
-  const idx = chains.map((id) => {
-    const head = rpc.find((r) => r.chain_id === id)?.head ?? null;
-    const b = indexed.get(id) ?? null;
-    return { chain_id: id, indexed_block: b, head, lag_blocks: head != null && b != null ? Math.max(0, head - b) : null };
+  const indexer = chains.map((id) => {
+    const cp = indexed.get(id);
+    const head = heads.get(id);
+    const lag = cp && head ? lagBetween(cp, head) : null;
+    return {
+      chain_id: id,
+      indexed_block: cp?.block ?? null,
+      indexed_block_time: iso(cp?.time),
+      head: head?.block ?? null,
+      lag_blocks: lag?.blocks ?? null,
+      lag_seconds: lag?.seconds ?? null,
+    };
   });
+  const jobChains = [...new Set([...indexed.keys(), ...computed.keys()])].sort((a, b) => a - b).map((id) => {
+    const p = computed.get(id);
+    const cp = indexed.get(id);
+    const lag = p && cp ? lagBetween(p, cp) : null;
+    return {
+      chain_id: id,
+      computed_block: p?.block ?? null,
+      computed_block_time: iso(p?.time),
+      computed_at: iso(p?.computedAt),
+      lag_blocks: lag?.blocks ?? null,
+      lag_seconds: lag?.seconds ?? null,
+    };
+  });
+  const newest = progress.reduce<Date | undefined>((m, p) => (m && m > p.computedAt ? m : p.computedAt), undefined);
+  const lags = jobChains.flatMap((j) => (j.lag_seconds != null ? [j.lag_seconds] : []));
+  const jobs = {
+    last_computed_at: iso(newest),
+    lag_seconds: lags.length ? Math.max(...lags) : null,
+    chains: jobChains,
+  };
   const status = !database.ok ? "down" : rpc.some((r) => !r.ok) ? "degraded" : "ok";
-  const body = { status, version: API_VERSION, time: now().toISOString(), checks: { database, rpc, indexer: idx, jobs } } as const;
+  const checks = { database, rpc, indexer, jobs };
+  const body = { status, version: API_VERSION, time: now().toISOString(), checks } as const;
   return database.ok ? c.json(body, 200) : c.json(body, 503);
 };

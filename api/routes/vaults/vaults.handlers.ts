@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { apyChart } from "../../../jobs/vault/chart.js";
 import { dateToDay, dayOf, dayToDate } from "../../../jobs/lib/days.js";
 import { formatFixed, parseFixed, pow10 } from "../../../jobs/lib/fixed.js";
+import { requestedChain, servedChain } from "../../lib/chain.js";
 import type { AppEnv } from "../../lib/router.js";
 import { batcherFor, type Batcher } from "./vaults.batch.js";
 import { findVault, latestSnapshot, loadVaults, normalizeAddress, portfolioCache, vaultDays, type VaultBaseRow } from "./vaults.queries.js";
@@ -17,7 +18,12 @@ const notFoundBody = (address: string) => ({ detail: `Vault ${address} not found
 // ---------------------------------------------------------------------------------------------
 // Vault objects
 
-const bodies = new WeakMap<object, Batcher<string | null>>();
+/** A serialized body, with the chain of its vault when it is one vault's. */
+interface VaultBody {
+  json: string;
+  chain: number | null;
+}
+const bodies = new WeakMap<object, Batcher<VaultBody | null>>();
 
 /**
  * The vault objects as a serialized JSON body (null: no such vault), batched per variant: the
@@ -31,34 +37,42 @@ function vaultBody(c: Context<AppEnv>, surface: "public" | "inst", f: { status?:
   return batcherFor(bodies, c.var.deps).run(key, async () => {
     const rows = await loadVaults(db, { status: f.status, address, chain: f.chain, loadSubaccounts: f.load_subaccounts, loadSnapshots: f.load_snapshots, ...(single ? { limit: 1 } : {}) });
     const vaults = rows.map((r) => (surface === "public" ? toPublic(buildVault(r)) : buildVault(r)));
-    if (single) return vaults.length ? JSON.stringify(vaults[0]) : null;
-    return JSON.stringify(vaults);
+    if (single) return vaults.length ? { json: JSON.stringify(vaults[0]), chain: vaults[0]!.chain ?? null } : null;
+    return { json: JSON.stringify(vaults), chain: null };
   });
 }
 
 /** A body serialized once per batch (typed by buildVault/toPublic); the cast stands for the route's 200 type. */
 const jsonBody = (c: Context<AppEnv>, body: string) => c.body(body, 200, { "content-type": "application/json" }) as never;
 
+/** One vault's body, with the chain it is on in `X-Vault-Chain` (its `chain` field says the same). */
+const vaultJson = (c: Context<AppEnv>, body: VaultBody) => {
+  if (body.chain != null) servedChain(c, body.chain);
+  return jsonBody(c, body.json);
+};
+
 export const listPublicHandler: RouteHandler<typeof listPublic, AppEnv> = async (c) => {
   const q = c.req.valid("query");
-  return jsonBody(c, (await vaultBody(c, "public", q))!);
+  return jsonBody(c, (await vaultBody(c, "public", q))!.json);
 };
 
 export const listInstHandler: RouteHandler<typeof listInst, AppEnv> = async (c) => {
   const q = c.req.valid("query");
-  return jsonBody(c, (await vaultBody(c, "inst", q))!);
+  return jsonBody(c, (await vaultBody(c, "inst", q))!.json);
 };
 
 export const readPublicHandler: RouteHandler<typeof readPublic, AppEnv> = async (c) => {
   const { vault_address } = c.req.valid("param");
-  const body = await vaultBody(c, "public", { ...c.req.valid("query"), address: vault_address });
-  return body == null ? c.json(notFoundBody(vault_address), 404) : jsonBody(c, body);
+  const q = c.req.valid("query");
+  const body = await vaultBody(c, "public", { ...q, chain: requestedChain(q), address: vault_address });
+  return body == null ? c.json(notFoundBody(vault_address), 404) : vaultJson(c, body);
 };
 
 export const readInstHandler: RouteHandler<typeof readInst, AppEnv> = async (c) => {
   const { vault_address } = c.req.valid("param");
-  const body = await vaultBody(c, "inst", { ...c.req.valid("query"), address: vault_address });
-  return body == null ? c.json(notFoundBody(vault_address), 404) : jsonBody(c, body);
+  const q = c.req.valid("query");
+  const body = await vaultBody(c, "inst", { ...q, chain: requestedChain(q), address: vault_address });
+  return body == null ? c.json(notFoundBody(vault_address), 404) : vaultJson(c, body);
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -92,16 +106,18 @@ const unsupported = (v: VaultBaseRow) => ({
 
 export const apyPublicHandler: RouteHandler<typeof apyPublic, AppEnv> = async (c) => {
   const { vault_address } = c.req.valid("param");
-  const v = await findVault(c.var.deps.db, vault_address, c.req.valid("query").chain);
+  const v = await findVault(c.var.deps.db, vault_address, requestedChain(c.req.valid("query")));
   if (!v) return c.json(notFoundBody(vault_address), 404);
+  servedChain(c, v.chain_id);
   if (!isSupported(v.kind)) return c.json(unsupported(v), 404);
   return c.json(annualizedApy(v), 200);
 };
 
 export const apyInstHandler: RouteHandler<typeof apyInst, AppEnv> = async (c) => {
   const { vault_address } = c.req.valid("param");
-  const v = await findVault(c.var.deps.db, vault_address, c.req.valid("query").chain);
+  const v = await findVault(c.var.deps.db, vault_address, requestedChain(c.req.valid("query")));
   if (!v) return c.json(notFoundBody(vault_address), 404);
+  servedChain(c, v.chain_id);
   if (!isSupported(v.kind)) return c.json(unsupported(v), 404);
   return c.json(annualizedApy(v), 200);
 };
@@ -112,8 +128,9 @@ export const apyInstHandler: RouteHandler<typeof apyInst, AppEnv> = async (c) =>
 export const summaryInstHandler: RouteHandler<typeof summaryInst, AppEnv> = async (c) => {
   const { vault_address } = c.req.valid("param");
   const { db, config } = c.var.deps;
-  const v = await findVault(db, vault_address, c.req.valid("query").chain);
+  const v = await findVault(db, vault_address, requestedChain(c.req.valid("query")));
   if (!v) return c.json(notFoundBody(vault_address), 404);
+  servedChain(c, v.chain_id);
   const dec = assetDecimals(v.attributes);
   let snap: Awaited<ReturnType<typeof latestSnapshot>>;
   if (v.chain_id > 0) {
@@ -154,7 +171,7 @@ export const summaryInstHandler: RouteHandler<typeof summaryInst, AppEnv> = asyn
             tvl: snap.asset_usd_price == null ? null : Number(formatFixed((BigInt(snap.total_assets) * parseFixed(snap.asset_usd_price)) / pow10(dec))),
           }
         : null,
-      returns: { "1d": ret["1"] ?? null, "7d": ret["7"] ?? null, "30d": ret["30"] ?? null },
+      returns: { "1": ret["1"] ?? null, "7": ret["7"] ?? null, "30": ret["30"] ?? null },
       as_of_day: v.as_of_day,
     },
     200,
@@ -163,12 +180,13 @@ export const summaryInstHandler: RouteHandler<typeof summaryInst, AppEnv> = asyn
 
 export const timeseriesInstHandler: RouteHandler<typeof timeseriesInst, AppEnv> = async (c) => {
   const { vault_address } = c.req.valid("param");
-  const { n_days, chain } = c.req.valid("query");
+  const q = c.req.valid("query");
   const { db, now } = c.var.deps;
-  const v = await findVault(db, vault_address, chain);
+  const v = await findVault(db, vault_address, requestedChain(q));
   if (!v) return c.json(notFoundBody(vault_address), 404);
+  servedChain(c, v.chain_id);
   const today = dayOf(now().getTime() / 1000);
-  const first = today - n_days + 1;
+  const first = today - q.n_days + 1;
   const dec = assetDecimals(v.attributes);
   const rows = await vaultDays(db, v.chain_id, v.address, dayToDate(first), dayToDate(today));
   const byDay = new Map(rows.map((r) => [r.day, r]));
@@ -190,14 +208,15 @@ export const timeseriesInstHandler: RouteHandler<typeof timeseriesInst, AppEnv> 
           }
         : { tvl: null, daily_apy: null, daily_pnl: null, share_price: null, total_assets: null, total_shares: null, asset_share_ratio: null, missing: true };
   }
-  return c.json({ data, trailing_apy: v.historical_apy ?? {} }, 200);
+  return c.json({ data, trailing_apy: v.historical_apy ?? {}, chain_id: v.chain_id }, 200);
 };
 
 export const portfolioInstHandler: RouteHandler<typeof portfolioInst, AppEnv> = async (c) => {
   const { vault_address } = c.req.valid("param");
   const { db } = c.var.deps;
-  const v = await findVault(db, vault_address, c.req.valid("query").chain);
+  const v = await findVault(db, vault_address, requestedChain(c.req.valid("query")));
   if (!v) return c.json(notFoundBody(vault_address), 404);
+  servedChain(c, v.chain_id);
   const rows = await portfolioCache(db, v.chain_id, v.address);
   return c.json(Object.fromEntries(rows.map((r) => [r.subaccount, r.data])), 200);
 };
@@ -208,8 +227,9 @@ export const portfolioInstHandler: RouteHandler<typeof portfolioInst, AppEnv> = 
 export const chartInstHandler: RouteHandler<typeof chartInst, AppEnv> = async (c) => {
   const q = c.req.valid("query");
   const { db } = c.var.deps;
-  const v = await findVault(db, q.vault_address, q.chain);
+  const v = await findVault(db, q.vault_address, requestedChain(q));
   if (!v) return c.json(notFoundBody(q.vault_address), 404);
+  servedChain(c, v.chain_id);
   const days = await vaultDays(db, v.chain_id, v.address);
   const series = days.map((d) => ({ day: dateToDay(d.day), ratio: d.asset_share_ratio == null ? null : Number(d.asset_share_ratio) }));
   const points =
@@ -229,6 +249,7 @@ export const chartInstHandler: RouteHandler<typeof chartInst, AppEnv> = async (c
       average_apy: values.length ? values.reduce((s, x) => s + x, 0) / values.length : 0,
       status: 200,
       error: null,
+      chain_id: v.chain_id,
     },
     200,
   );

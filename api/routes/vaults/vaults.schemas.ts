@@ -4,7 +4,13 @@
  * historical time series, cached portfolio data and the deprecated APY chart.
  */
 import { z } from "@hono/zod-openapi";
+import { vaultChainQuery } from "../../lib/chain.js";
 import { QueryBool, QueryInt, VaultAddress } from "../../lib/router.js";
+
+/** A token: address, symbol and decimals (raw amounts are integers in units of 10^-decimals). */
+const TokenSchema = z
+  .object({ address: z.string(), symbol: z.string(), decimals: z.number().int() })
+  .openapi("AssetToken");
 
 // ---------------------------------------------------------------------------------------------
 // Parameters
@@ -12,15 +18,6 @@ import { QueryBool, QueryInt, VaultAddress } from "../../lib/router.js";
 export const VaultPathParams = z.object({
   vault_address: VaultAddress.openapi({ description: "Vault contract address (EVM addresses match case-insensitively; other chains' addresses exactly)." }),
 });
-
-const ChainQuery = z.coerce
-  .number({ error: "Input should be a valid integer" })
-  .int("Input should be a valid integer")
-  .optional()
-  .openapi({
-    type: "integer",
-    description: "Chain id of the vault, when the same address is deployed on several chains. Without it the vault on the lowest chain id is served.",
-  });
 
 const LoadSubaccounts = (deprecated: boolean) =>
   QueryBool(true).openapi({
@@ -38,31 +35,32 @@ export const VaultListQuery = z.object({
   load_snapshots: LoadSnapshots,
 });
 
-export const VaultReadQuery = z.object({
+export const VaultReadQuery = vaultChainQuery({
   load_subaccounts: LoadSubaccounts(false),
   load_snapshots: LoadSnapshots,
-  chain: ChainQuery,
 });
 
-export const ChainOnlyQuery = z.object({ chain: ChainQuery });
+export const ChainOnlyQuery = vaultChainQuery({});
 
-export const TimeseriesQuery = z.object({
+export const TimeseriesQuery = vaultChainQuery({
   n_days: QueryInt({ def: 30, min: 1, max: 3650 }).openapi({ type: "integer", default: 30, minimum: 1, maximum: 3650, description: "Number of days up to today (UTC), one key per day." }),
-  chain: ChainQuery,
 });
 
-export const ChartQuery = z.object({
+export const ChartQuery = vaultChainQuery({
   vault_address: VaultAddress,
   days_ago: QueryInt({ def: 30, min: -1 }).openapi({ type: "integer", default: 30, minimum: -1, description: "The last `days_ago` days; -1 gives the whole series since inception." }),
   averaging_period_in_days: QueryInt({ def: 7, min: 2 }).openapi({ type: "integer", default: 7, minimum: 2, description: "Trailing period of each point's APY, in days." }),
   apply_smoothing: QueryBool(true).openapi({ description: "3-day centred moving average on every point but the last." }),
-  chain: ChainQuery,
 });
 
 // ---------------------------------------------------------------------------------------------
 // The vault object
 
+/** Every APY and return the API serves is a fraction, never a percentage. */
+export const FRACTION = "A fraction: 0.05 is 5 % (annualized for an APY).";
 const HorizonMap = z.record(z.string(), z.number()).openapi({ description: "Keyed by horizon in days (`1`, `7`, `30`, `90`, `180`, `365`) or `inception`; absent horizons are absent keys.", example: { "1": 0.05, "7": 0.061 } });
+/** A horizon map of APYs or returns. */
+const FractionMap = (what: string) => HorizonMap.openapi({ description: `${what}, per horizon. ${FRACTION} Keyed by horizon in days (\`1\`, \`7\`, \`30\`, \`90\`, \`180\`, \`365\`) or \`inception\`; absent horizons are absent keys.` });
 const DateTime = z.string().openapi({ format: "date-time" });
 const Uuid = z.string().openapi({ format: "uuid" });
 
@@ -86,12 +84,12 @@ export const RewardSchema = z
 
 export const ReportedApySchema = z
   .object({
-    apy: z.number().nullable(),
-    underlying_apy: z.number().nullable(),
-    liquid_apy: z.number().nullable(),
+    apy: z.number().nullable().openapi({ description: FRACTION }),
+    underlying_apy: z.number().nullable().openapi({ description: FRACTION }),
+    liquid_apy: z.number().nullable().openapi({ description: FRACTION }),
     rewards_compounded: z.number().nullable(),
     rewards_claimable: z.number().nullable(),
-    points_apy: z.number().nullable(),
+    points_apy: z.number().nullable().openapi({ description: FRACTION }),
     explainer: z.string().nullable(),
     id: Uuid,
     tokenized_vault_id: Uuid,
@@ -234,15 +232,15 @@ const publicFields = {
   is_spotlighted: z.boolean().nullable(),
   show_cap_filled: z.boolean().nullable(),
   withdrawal_only: z.boolean().nullable(),
-  historical_apy: HorizonMap,
-  historical_compound_apy: HorizonMap,
+  historical_apy: FractionMap("Simple APY"),
+  historical_compound_apy: FractionMap("Compound APY"),
   default_apy_horizon: z.number().int().nullable(),
   iat_traders: z.array(z.string()).nullable(),
   withdrawal_margin_seconds: z.number().int().nullable(),
   apy_override: z.record(z.string(), z.unknown()).nullable(),
   max_drawdown: z.number().nullable(),
   latest_reported_tvl: z.number().nullable(),
-  campaign_apy: z.number().nullable(),
+  campaign_apy: z.number().nullable().openapi({ description: FRACTION }),
   metrics_last_updated: DateTime.nullable(),
   id: Uuid,
   view_type: z.string().nullable(),
@@ -258,6 +256,12 @@ const publicFields = {
   historical_snapshots: z.array(HistoricalSnapshotSchema).openapi({ description: "Filled with `load_snapshots=true`, else empty." }),
   eoa_operators: z.array(EoaOperatorSchema).openapi({ description: "Filled with `load_subaccounts=true`, else empty." }),
   lagDuration: z.number().int().nullable().openapi({ description: "Redemption lag in seconds; null when not known." }),
+  asset: TokenSchema.nullable().openapi({
+    description: "The vault's base asset: the unit of its total assets, share price and `amount_raw` figures (null for a vault the registry gives none)",
+  }),
+  deposit_assets: z.array(TokenSchema).openapi({
+    description: "Every token the vault takes deposits in: the base asset, and for a tokenizedVaultV2 its second deposit asset (`Deposit.assetIn`)",
+  }),
 };
 
 export const TokenizedVaultPublicSchema = z
@@ -299,14 +303,14 @@ export const AnnualizedApySchema = z
     vault_address: z.string(),
     chain: z.number().int(),
     kind: z.string(),
-    liquidAPY7Day: z.number().nullable().openapi({ description: "Compound APY over the last 7 days (what a holder who bought 7 days ago and redeemed today earned, annualized)." }),
-    liquidAPY30Day: z.number().nullable().openapi({ description: "Compound APY over the last 30 days." }),
+    liquidAPY7Day: z.number().nullable().openapi({ description: `Compound APY over the last 7 days (what a holder who bought 7 days ago and redeemed today earned, annualized). ${FRACTION}` }),
+    liquidAPY30Day: z.number().nullable().openapi({ description: `Compound APY over the last 30 days. ${FRACTION}` }),
     liquid_apy_7_day: z.number().nullable().openapi({ deprecated: true, description: "Deprecated (announced removal 2026-01-01, still served): same as `liquidAPY7Day`." }),
     liquid_apy_30_day: z.number().nullable().openapi({ deprecated: true, description: "Deprecated (announced removal 2026-01-01, still served): same as `liquidAPY30Day`." }),
-    historical_apy: HorizonMap,
-    historical_compound_apy: HorizonMap,
-    gross_apy: HorizonMap,
-    gross_compound_apy: HorizonMap,
+    historical_apy: FractionMap("Simple APY, net of fees"),
+    historical_compound_apy: FractionMap("Compound APY, net of fees"),
+    gross_apy: FractionMap("Simple APY before fees"),
+    gross_compound_apy: FractionMap("Compound APY before fees"),
     as_of_day: z.string().nullable().openapi({ format: "date" }),
     apy_computed_at: DateTime.nullable(),
     share_ratio_snapshot_at: DateTime.nullable(),
@@ -346,29 +350,32 @@ export const VaultSummarySchema = z
     asset_symbol: z.string().nullable(),
     latest_snapshot: LatestSnapshotSchema.nullable().openapi({ description: "The newest indexed share-ratio snapshot; null for a vault without one (e.g. non-EVM)." }),
     returns: z
-      .object({ "1d": z.number().nullable(), "7d": z.number().nullable(), "30d": z.number().nullable() })
-      .openapi({ description: "sp(today)/sp(today - h) - 1; null when the history is shorter than h." }),
+      .object({ "1": z.number().nullable(), "7": z.number().nullable(), "30": z.number().nullable() })
+      .openapi({
+        description: `Keyed by horizon in days, as every horizon map: sp(today)/sp(today - h) - 1, not annualized; null when the history is shorter than h. ${FRACTION}`,
+      }),
     as_of_day: z.string().nullable().openapi({ format: "date" }),
   })
   .openapi("VaultSummary");
 
 export const TimeseriesPointSchema = z
   .object({
-    tvl: z.number().nullable(),
-    daily_apy: z.number().nullable(),
-    daily_pnl: z.number().nullable(),
-    share_price: z.number().nullable(),
-    total_assets: z.number().nullable(),
-    total_shares: z.number().nullable(),
-    asset_share_ratio: z.number().nullable(),
-    missing: z.boolean(),
+    tvl: z.number().nullable().openapi({ description: "USD: total assets at the day's last snapshot times the asset's USD price; null without a price feed" }),
+    daily_apy: z.number().nullable().openapi({ description: `The day's share-price change, annualized (simple). ${FRACTION}` }),
+    daily_pnl: z.number().nullable().openapi({ description: "In asset units: the day's share-price change times the shares outstanding the day before" }),
+    share_price: z.number().nullable().openapi({ description: "Asset units per whole share (the asset per share a holder redeems)" }),
+    total_assets: z.number().nullable().openapi({ description: "In asset units (whole tokens)" }),
+    total_shares: z.number().nullable().openapi({ description: "In share units (whole shares)" }),
+    asset_share_ratio: z.number().nullable().openapi({ description: "Asset base units per share base unit, as the contract reports it" }),
+    missing: z.boolean().openapi({ description: "true when the day has no snapshot (every figure null)" }),
   })
   .openapi("HistoricalTimeSeriesPoint");
 
 export const TimeseriesSchema = z
   .object({
     data: z.record(z.string(), TimeseriesPointSchema).openapi({ description: "Keyed by UTC date `YYYY-MM-DD`, oldest first." }),
-    trailing_apy: HorizonMap,
+    trailing_apy: FractionMap("Simple APY over the trailing horizon (the vault's historical_apy)"),
+    chain_id: z.number().int().openapi({ description: "Chain of the vault served" }),
   })
   .openapi("HistoricalTimeSeries");
 
@@ -381,9 +388,13 @@ export const PortfolioDataSchema = z
 
 export const ChartSchema = z
   .object({
-    data: z.object({ labels: z.array(z.string().openapi({ format: "date" })), values: z.array(z.number()) }),
-    average_apy: z.number().openapi({ description: "Mean of `values`; 0 for an empty series." }),
+    data: z.object({
+      labels: z.array(z.string().openapi({ format: "date" })),
+      values: z.array(z.number()).openapi({ description: `Each day's trailing APY. ${FRACTION}` }),
+    }),
+    average_apy: z.number().openapi({ description: `Mean of \`values\`; 0 for an empty series. ${FRACTION}` }),
     status: z.number().int(),
     error: z.string().nullable(),
+    chain_id: z.number().int().openapi({ description: "Chain of the vault served" }),
   })
   .openapi("HistoricalApyChart");

@@ -195,7 +195,15 @@ export function buildVault(r: VaultRow): TokenizedVault {
     eoa_operators: r.subaccounts == null ? [] : r.operators.filter((o) => o.operator_type === "eoa").map((o) => ({ address: o.address, id: o.id, name: o.name })),
     historical_snapshots: (r.snapshots ?? []).map((x) => snapshotItem(x, dec)),
     lagDuration: intA(a, "lagDuration") ?? intA(a, "lag_duration"),
+    asset: token(objA(a, "asset")),
+    deposit_assets: [token(objA(a, "asset")), token(objA(a, "alt_asset"))].filter((t) => t != null),
   };
+}
+
+/** A token of the registry attributes ({address, symbol, decimals}), or null when incomplete. */
+function token(o: Record<string, unknown> | null): { address: string; symbol: string; decimals: number } | null {
+  if (o == null || typeof o.address !== "string" || typeof o.symbol !== "string" || !Number.isInteger(o.decimals)) return null;
+  return { address: o.address, symbol: o.symbol, decimals: o.decimals as number };
 }
 
 /** Fields of the institutional shape that the public one omits (fee waivers, nav, alerts, freshness, chain metadata, operators). */

@@ -1,0 +1,66 @@
+/**
+ * The multi-chain rule of every route about one vault (docs: README, "API rules"):
+ * - the chain is the query parameter `chain_id` (the spec's name for it on governance and vault
+ *   history), also accepted as `chain`; both given and different is a 422;
+ * - without it, the vault on the lowest chain id its address has is served, on every route;
+ * - the answer says which chain it served: header `X-Vault-Chain`, and a chain field in the body
+ *   where its shape has room (records of a list each name their chain).
+ * The withdrawal queue takes the chain in its path, as the spec has it.
+ */
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { isChainId } from "../../config/chains.js";
+import type { AppEnv } from "./router.js";
+
+/** A chain id of the catalogue (config/chains.ts), as a query or path integer. */
+export const ChainIdParam = z
+  .string()
+  .regex(/^-?\d+$/, "Input should be a valid integer")
+  .transform(Number)
+  .refine((v) => isChainId(v), { message: "Input should be a supported chain id (the spec's chain list)" });
+
+const RULE = "Without it, the vault on the lowest chain id its address has is served; header `X-Vault-Chain` says which.";
+
+/** The query fields of a one-vault route's chain: `chain_id`, and `chain` as its other spelling. */
+export const vaultChainFields = {
+  chain_id: ChainIdParam.optional().openapi({
+    type: "integer",
+    description: `Chain id of the vault, when the same address is a vault on several chains. ${RULE}`,
+    example: 1,
+  }),
+  chain: ChainIdParam.optional().openapi({ type: "integer", description: "The same as `chain_id` (the other spelling)." }),
+};
+
+type ChainFields = { chain_id?: number | undefined; chain?: number | undefined };
+
+/** Refinement of a query holding `vaultChainFields`: the two spellings must agree. */
+export function sameChain(q: ChainFields, ctx: z.RefinementCtx): void {
+  if (q.chain_id != null && q.chain != null && q.chain_id !== q.chain) {
+    ctx.addIssue({ code: "custom", path: ["chain"], message: `chain (${q.chain}) and chain_id (${q.chain_id}) disagree: give one` });
+  }
+}
+
+/**
+ * A one-vault query: `shape` plus the chain fields, their agreement checked. A parameter it does
+ * not know is refused (422), so a misspelt one (`chian=8453`) never silently serves another vault.
+ */
+export function vaultChainQuery<S extends z.ZodRawShape>(shape: S) {
+  return z
+    .strictObject({ ...shape, ...vaultChainFields })
+    .superRefine((q, ctx) => sameChain(q as ChainFields, ctx));
+}
+
+/** The chain a request asked for, whichever spelling it used. */
+export const requestedChain = (q: ChainFields): number | undefined =>
+  q.chain_id ?? q.chain;
+
+/** The chain served, from the chains (ascending) an address is a vault on. */
+export function pickChain(chains: readonly number[], requested: number | undefined): number | undefined {
+  if (requested != null) return chains.includes(requested) ? requested : undefined;
+  return chains[0];
+}
+
+/** Tells the client which chain's vault this answer is about. */
+export function servedChain(c: Context<AppEnv>, chainId: number): void {
+  c.header("x-vault-chain", String(chainId));
+}
