@@ -21,6 +21,10 @@ export const vault = onchainTable(
     asset_decimals: t.integer().notNull(),
     share_token: t.hex().notNull(),
     price_feed: t.hex(),
+    alt_asset: t.hex(), // the second asset a tokenizedVaultV2 accepts and holds (registry altAsset)
+    alt_asset_symbol: t.text(),
+    alt_asset_decimals: t.integer(),
+    alt_price_feed: t.hex(),
     timelock: t.hex(),
     start_block: t.bigint().notNull(),
     owner: t.hex(),
@@ -148,6 +152,9 @@ export const share_ratio_snapshot = onchainTable(
     idle_assets: t.bigint().notNull(),
     subaccount_assets: t.bigint().notNull(), // sum of asset balanceOf over the registry's subaccounts
     asset_usd_price: t.numeric({ precision: 78, scale: 18 }),
+    // alt asset balanceOf, vault + registry subaccounts (null: the vault has no alt asset)
+    alt_assets: t.bigint(),
+    alt_asset_usd_price: t.numeric({ precision: 78, scale: 18 }), // null without an alt asset feed
     block_number: t.bigint().notNull(),
     timestamp: t.bigint().notNull(),
     tx_hash: t.hex(),

@@ -44,6 +44,20 @@ describe("vault registry", () => {
     expect(r.nonEvm.map((v) => v.chainId)).toEqual([-1]);
   });
 
+  it("takes an alt asset with or without its own feed (older registries have none)", () => {
+    const stEth = { address: "0xAE7AB96520DE3A18E5E111B5EAAB095312D7FE84", symbol: "stETH", decimals: 18 };
+    const feed = { address: "0xCFE54B5CD566AB89272946F602D76EA71D4E0AB6", decimals: 8 };
+    const r = loadRegistry(registryFile([
+      evmVault({ family: "tokenizedVaultV2", altAsset: { ...stEth, priceFeed: feed } }),
+      evmVault({ address: "0x" + "1".repeat(40), family: "tokenizedVaultV2", altAsset: stEth }),
+    ]));
+    expect(r.evm[0]!.altAsset!.priceFeed).toEqual({ address: "0xcfe54b5cd566ab89272946f602d76ea71d4e0ab6", decimals: 8 });
+    expect(r.evm[1]!.altAsset!.address).toBe("0xae7ab96520de3a18e5e111b5eaab095312d7fe84");
+    expect(r.evm[1]!.altAsset!.priceFeed).toBeUndefined();
+    const bad = registryFile([evmVault({ altAsset: { ...stEth, priceFeed: { address: "0x12", decimals: 8 } } })]);
+    expect(() => loadRegistry(bad)).toThrow(/vaults\[0\].*altAsset\.priceFeed\.address/);
+  });
+
   it("reports every problem at once, readably", () => {
     const file = registryFile([evmVault({ address: "0x123" }), evmVault({ chainId: 777 }), evmVault(), evmVault()]);
     expect(() => loadRegistry(file)).toThrow(/vaults\[0\].*address[\s\S]*vaults\[1\]\.chainId: 777 is not a chain[\s\S]*duplicate vault 1:0xbaf6/);

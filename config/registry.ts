@@ -14,6 +14,8 @@ const evmAddress = z
   .transform((a) => a.toLowerCase() as `0x${string}`);
 
 const token = z.object({ address: evmAddress, symbol: z.string().min(1), decimals: z.number().int().min(0).max(36) });
+/** A Chainlink-style USD feed (latestRoundData; `decimals` of its answer). */
+const priceFeed = z.object({ address: evmAddress, decimals: z.number().int().min(0).max(36) });
 
 export const evmVaultSchema = z.object({
   chainId: z.number().int().positive(),
@@ -27,9 +29,14 @@ export const evmVaultSchema = z.object({
   startBlock: z.number().int().min(0),
   startTimestamp: z.number().int().optional(),
   asset: token,
-  altAsset: token.nullable().optional(),
+  /**
+   * A second asset the vault accepts (tokenizedVaultV2's assetIn) and holds; with its own USD
+   * feed, unrealized PnL values what the vault holds of it (docs/metrics.md). Without one it is
+   * recorded but left out of actual TVL (older registries).
+   */
+  altAsset: token.extend({ priceFeed: priceFeed.nullable().optional() }).nullable().optional(),
   receiptToken: evmAddress.nullable().optional(),
-  priceFeed: z.object({ address: evmAddress, decimals: z.number().int().min(0).max(36) }).nullable().optional(),
+  priceFeed: priceFeed.nullable().optional(),
   timelock: evmAddress.nullable().optional(),
   multisig: evmAddress.nullable().optional(),
   operator: evmAddress.nullable().optional(),

@@ -26,7 +26,7 @@ export const vaultKey = (v: VaultRef) => `${v.chainId}:${v.address}`;
 export async function loadVaults(db: AnyDb, schema: string, registryPath?: string): Promise<VaultMeta[]> {
   const rows = await idx(db, schema)
     .selectFrom("vault")
-    .select(["chain_id", "address", "name", "decimals", "asset_symbol", "asset_decimals"])
+    .select(["chain_id", "address", "name", "decimals", "asset_symbol", "asset_decimals", "alt_asset_decimals"])
     .orderBy("chain_id")
     .orderBy("address")
     .execute();
@@ -45,6 +45,7 @@ export async function loadVaults(db: AnyDb, schema: string, registryPath?: strin
     shareDecimals: r.decimals,
     assetDecimals: r.asset_decimals,
     assetSymbol: r.asset_symbol,
+    altAssetDecimals: r.alt_asset_decimals,
     strategistName: strategists.get(`${r.chain_id}:${r.address.toLowerCase()}`) ?? null,
   }));
 }
@@ -104,6 +105,8 @@ const snapshotIn = (r: SnapshotRow): SnapshotIn => ({
   price: r.asset_usd_price == null ? null : parseFixed(r.asset_usd_price),
   idleAssets: BigInt(r.idle_assets!),
   subaccountAssets: BigInt(r.subaccount_assets!),
+  altAssets: r.alt_assets == null ? null : BigInt(r.alt_assets),
+  altPrice: r.alt_asset_usd_price == null ? null : parseFixed(r.alt_asset_usd_price),
 });
 
 /**
@@ -119,7 +122,8 @@ export async function loadSnapshotsFrom(
   const t = sql.id(schema, "share_ratio_snapshot");
   const hist = items.filter((i) => i.history);
   // numeric columns arrive as strings (pg's default)
-  const cols = sql`s.chain_id, s.vault, s.id, s.timestamp, s.block_number, s.total_assets, s.total_supply, s.asset_share_ratio, s.asset_usd_price, s.idle_assets, s.subaccount_assets`;
+  const cols = sql`s.chain_id, s.vault, s.id, s.timestamp, s.block_number, s.total_assets, s.total_supply, s.asset_share_ratio, s.asset_usd_price, s.idle_assets, s.subaccount_assets,
+    s.alt_assets, s.alt_asset_usd_price`;
   const { rows } = await sql<SnapshotRow>`
     SELECT * FROM (
       (SELECT DISTINCT ON (s.chain_id, s.vault, floor(s.timestamp / ${sql.lit(DAY_SECONDS)})) ${cols}
@@ -142,7 +146,7 @@ export async function loadSnapshotsFrom(
  * ones whose fingerprints matched). A vault maps to null unless every one of those days has its
  * row, the first being firstDay; the caller then reads its snapshots instead. Not stored there,
  * and read by no computation of a later range for earlier days: the snapshot id (''), idle and
- * subaccount assets (0).
+ * subaccount assets (0), the alt asset and its price (null).
  *
  * Each vault's days come as one text (one row per vault, days split by ';', fields by ','): a
  * history of 730 days as 8,000 protocol fields cost the job more than the computation did.
@@ -185,6 +189,8 @@ function storedSnapshots(packed: string | null): SnapshotIn[] | null {
       price: price === "" ? null : parseFixed(price),
       idleAssets: 0n,
       subaccountAssets: 0n,
+      altAssets: null,
+      altPrice: null,
     });
   }
   return out;
@@ -327,7 +333,9 @@ export async function loadDayHashes(
     SELECT chain_id, vault, d, string_agg(part, '|' ORDER BY part) AS h FROM (
       SELECT x.chain_id, x.vault, floor(x.timestamp / ${DAY_SECONDS})::int AS d,
         's' || md5(string_agg(x.id || ':' || x.total_assets || ':' || x.total_supply || ':' || coalesce(x.asset_share_ratio::text, '-')
-          || ':' || coalesce(x.asset_usd_price::text, '-') || ':' || x.idle_assets || ':' || x.subaccount_assets, ',' ORDER BY x.id)) AS part
+          || ':' || coalesce(x.asset_usd_price::text, '-') || ':' || x.idle_assets || ':' || x.subaccount_assets
+          || ':' || coalesce(x.alt_assets::text, '-') || ':' || coalesce(x.alt_asset_usd_price::text, '-'),
+          ',' ORDER BY x.id)) AS part
       FROM ${rowsOf("share_ratio_snapshot", false)} GROUP BY 1, 2, 3
       UNION ALL
       SELECT x.chain_id, x.vault, floor(x.timestamp / ${DAY_SECONDS})::int,

@@ -465,11 +465,13 @@ CREATE SCHEMA ${SCHEMA};
 CREATE TABLE ${SCHEMA}.vault (
   chain_id integer NOT NULL, address text NOT NULL, family text NOT NULL, kind text NOT NULL, name text NOT NULL,
   symbol text NOT NULL, decimals integer NOT NULL, asset text NOT NULL, asset_symbol text NOT NULL,
-  asset_decimals integer NOT NULL, start_block numeric(78,0) NOT NULL, PRIMARY KEY (chain_id, address));
+  asset_decimals integer NOT NULL, alt_asset_decimals integer, start_block numeric(78,0) NOT NULL,
+  PRIMARY KEY (chain_id, address));
 CREATE TABLE ${SCHEMA}.share_ratio_snapshot (
   id text PRIMARY KEY, chain_id integer NOT NULL, vault text NOT NULL, source text NOT NULL,
   total_assets numeric(78,0) NOT NULL, total_supply numeric(78,0) NOT NULL, asset_share_ratio numeric(78,18),
   idle_assets numeric(78,0) NOT NULL, subaccount_assets numeric(78,0) NOT NULL, asset_usd_price numeric(78,18),
+  alt_assets numeric(78,0), alt_asset_usd_price numeric(78,18),
   block_number numeric(78,0) NOT NULL, timestamp numeric(78,0) NOT NULL);
 CREATE INDEX share_ratio_snapshot_by_vault ON ${SCHEMA}.share_ratio_snapshot (chain_id, vault, timestamp);
 CREATE TABLE ${SCHEMA}.share_transfer (

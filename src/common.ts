@@ -69,6 +69,10 @@ export interface VaultState {
   /** Sum of the asset's balanceOf over the registry's subaccounts (0 when it lists none). */
   subaccountAssets: bigint;
   price: string | null;
+  /** The alt asset's balanceOf the vault plus its registry subaccounts; null without an alt asset. */
+  altAssets: bigint | null;
+  /** The alt asset's USD price (18 decimals); null without an alt asset feed. */
+  altPrice: string | null;
 }
 
 /**
@@ -89,15 +93,21 @@ export function directClient(chainId: number): PublicClient {
 }
 
 /**
- * Reads a vault's totals, idle asset balance, the asset balances of its registry subaccounts and
- * the asset USD price at the end of a block, in one multicall: by block number, or (prefetched
- * reads, src/prefetch.ts) by the hash of the block the flow's log was in.
+ * Reads a vault's totals, idle asset balance, the asset balances of its registry subaccounts, the
+ * asset USD price, and for a vault with an alt asset the alt asset's balances (vault and
+ * subaccounts) and USD price, at the end of a block, in one multicall: by block number, or
+ * (prefetched reads, src/prefetch.ts) by the hash of the block the flow's log was in.
  */
 export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultState> {
   const isPool = v.family === "lendingPool";
   const subaccounts = v.subaccounts ?? [];
-  // Call order: totalAssets, totalSupply, balanceOf(vault), balanceOf(sub) per subaccount, then
-  // the price feed if any; results are read back with the same offsets.
+  const alt = v.altAsset ?? null;
+  const altFeed = alt?.priceFeed ?? null;
+  const balance = (token: `0x${string}`, holder: `0x${string}`) =>
+    ({ address: token, abi: erc20Abi, functionName: "balanceOf" as const, args: [holder] as const });
+  // Call order: totalAssets, totalSupply, balanceOf(vault), balanceOf(sub) per subaccount, the
+  // price feed if any, then the alt asset's balanceOf(vault), balanceOf(sub) per subaccount and
+  // its feed if any; results are read back with the same offsets.
   const contracts = [
     isPool
       ? { address: v.address, abi: LendingPoolAbi, functionName: "totalAssets" as const }
@@ -105,9 +115,11 @@ export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultStat
     isPool
       ? { address: v.address, abi: LendingPoolAbi, functionName: "totalSupply" as const }
       : { address: v.address, abi: TokenizedVaultV2Abi, functionName: "totalSupply" as const },
-    { address: v.asset.address, abi: erc20Abi, functionName: "balanceOf" as const, args: [v.address] as const },
-    ...subaccounts.map((sub) => ({ address: v.asset.address, abi: erc20Abi, functionName: "balanceOf" as const, args: [sub] as const })),
+    balance(v.asset.address, v.address),
+    ...subaccounts.map((sub) => balance(v.asset.address, sub)),
     ...(v.priceFeed ? [{ address: v.priceFeed.address, abi: PriceFeedAbi, functionName: "latestRoundData" as const }] : []),
+    ...(alt ? [v.address, ...subaccounts].map((holder) => balance(alt.address, holder)) : []),
+    ...(altFeed ? [{ address: altFeed.address, abi: PriceFeedAbi, functionName: "latestRoundData" as const }] : []),
   ];
   const results = (await directClient(v.chainId).multicall({
     contracts: contracts as never,
@@ -115,16 +127,20 @@ export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultStat
     allowFailure: false,
     ...at,
   })) as unknown[];
+  const sum = (from: number, to: number) => results.slice(from, to).reduce<bigint>((total, b) => total + (b as bigint), 0n);
+  const answer = (i: number) => (results[i] as readonly [bigint, bigint, bigint, bigint, bigint])[1];
   const firstSub = 3;
   const feedAt = firstSub + subaccounts.length;
-  const subaccountAssets = results.slice(firstSub, feedAt).reduce<bigint>((sum, b) => sum + (b as bigint), 0n);
-  const round = v.priceFeed ? (results[feedAt] as readonly [bigint, bigint, bigint, bigint, bigint]) : undefined;
+  const altAt = feedAt + (v.priceFeed ? 1 : 0);
+  const altFeedAt = altAt + (alt ? 1 + subaccounts.length : 0);
   return {
     totalAssets: results[0] as bigint,
     totalSupply: results[1] as bigint,
     idle: results[2] as bigint,
-    subaccountAssets,
-    price: round && v.priceFeed ? priceToFixed18(round[1], v.priceFeed.decimals) : null,
+    subaccountAssets: sum(firstSub, feedAt),
+    price: v.priceFeed ? priceToFixed18(answer(feedAt), v.priceFeed.decimals) : null,
+    altAssets: alt ? sum(altAt, altFeedAt) : null,
+    altPrice: altFeed ? priceToFixed18(answer(altFeedAt), altFeed.decimals) : null,
   };
 }
 
@@ -192,6 +208,8 @@ export async function snapshot(
     idle_assets: s.idle,
     subaccount_assets: s.subaccountAssets,
     asset_usd_price: s.price,
+    alt_assets: s.altAssets,
+    alt_asset_usd_price: s.altPrice,
     block_number: block.number,
     timestamp: block.timestamp,
     tx_hash: tx?.hash ?? null,

@@ -18,8 +18,13 @@ export interface VaultSpec {
   publicType: "Lending" | "Defi Yield" | "Pre-deposit";
   strategist: string;
   asset: AssetSpec;
-  /** a second deposit asset accepted at a fixed rate (tokenizedVaultV2 only) */
-  altAsset?: AssetSpec & { rate: number };
+  /**
+   * A second deposit asset accepted at a fixed `rate` of base asset (tokenizedVaultV2 only), with a
+   * USD feed of its own. It is a liquid-staking token of the same ether as the base asset, so its
+   * feed follows the base asset's at the ratio of their starting prices and strays from that peg
+   * by `pegVolatility` (relative, drawn afresh each day): its USD volatility is the base asset's.
+   */
+  altAsset?: Omit<AssetSpec, "usdVolatility"> & { rate: number; pegVolatility: number };
   baseApy: number; // typical yearly return reported by the operator
   depositRange: [number, number]; // whole asset units per deposit
 }
@@ -46,7 +51,7 @@ export const VAULT_SPECS: readonly VaultSpec[] = [
     publicType: "Defi Yield",
     strategist: "Northwind Digital",
     asset: { name: "Wrapped Ether", symbol: "WETH", decimals: 18, usdPrice: 3200, usdVolatility: 0.025 },
-    altAsset: { name: "Staked Ether", symbol: "stETH", decimals: 18, usdPrice: 3200, usdVolatility: 0.025, rate: 0.999 },
+    altAsset: { name: "Staked Ether", symbol: "stETH", decimals: 18, usdPrice: 3200, rate: 0.999, pegVolatility: 0.002 },
     baseApy: 0.042,
     depositRange: [0.2, 60],
   },
@@ -71,7 +76,7 @@ export const VAULT_SPECS: readonly VaultSpec[] = [
     publicType: "Pre-deposit",
     strategist: "Meridian Credit",
     asset: { name: "Restaked Ether", symbol: "rsETH", decimals: 18, usdPrice: 3300, usdVolatility: 0.027 },
-    altAsset: { name: "Wrapped eETH", symbol: "weETH", decimals: 18, usdPrice: 3450, usdVolatility: 0.027, rate: 1.045 },
+    altAsset: { name: "Wrapped eETH", symbol: "weETH", decimals: 18, usdPrice: 3450, rate: 1.045, pegVolatility: 0.002 },
     baseApy: 0.058,
     depositRange: [0.1, 30],
   },

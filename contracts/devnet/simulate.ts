@@ -27,6 +27,8 @@ import { VAULT_SPECS, type AssetSpec, type VaultSpec } from "./scenario.js";
 export const DAY = 86_400;
 export const MULTICALL3_ADDRESS: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
 
+type Token = { address: Address; symbol: string; decimals: number };
+
 export interface RegistryVault {
   chainId: number;
   address: Address;
@@ -38,8 +40,8 @@ export interface RegistryVault {
   status: "active" | "closed" | "migrated";
   startBlock: number;
   startTimestamp: number;
-  asset: { address: Address; symbol: string; decimals: number };
-  altAsset: { address: Address; symbol: string; decimals: number } | null;
+  asset: Token;
+  altAsset: Token & { priceFeed: { address: Address; decimals: number } } | null;
   receiptToken: Address | null;
   priceFeed: { address: Address; decimals: number };
   timelock: Address;
@@ -145,6 +147,9 @@ export async function simulateChainWithActions(
   const log = opts.log ?? (() => {});
   const s = new ChainSession(opts.chainId, opts.rpcUrl);
   const rng = new Rng(`${opts.seed}:${opts.chainId}`);
+  // The alt assets' feeds draw from a stream of their own, so the rest of the history is the one
+  // the seed gave before they had feeds.
+  const pegRng = new Rng(`${opts.seed}:${opts.chainId}:alt-feeds`);
   const seed = opts.seed;
   const specs = VAULT_SPECS.filter((v) => v.chainId === opts.chainId);
   const slotsPerDay = Math.floor(DAY / opts.blockTime);
@@ -183,6 +188,10 @@ export async function simulateChainWithActions(
     const asset = await deployAsset(s, deployer, spec.asset, tick());
     const alt = spec.altAsset ? await deployAsset(s, deployer, spec.altAsset, tick()) : null;
     const feed = await s.deploy(deployer, "PriceFeed", [PRICE_DECIMALS, `${spec.asset.symbol} / USD`, usd(spec.asset.usdPrice)], tick());
+    const altFeed = spec.altAsset
+      ? await s.deploy(deployer, "PriceFeed", [PRICE_DECIMALS, `${spec.altAsset.symbol} / USD`, usd(spec.altAsset.usdPrice)],
+          tick())
+      : null;
     const operator = actorAddress(seed, `operator-${spec.kind}`);
     const feeCollector = actorAddress(seed, `fees-${spec.kind}`);
     const strategist = actorAddress(seed, `strategist-${spec.strategist}`);
@@ -219,7 +228,15 @@ export async function simulateChainWithActions(
       startBlock,
       startTimestamp: s.clock,
       asset: { address: lc(asset), symbol: spec.asset.symbol, decimals: dec },
-      altAsset: alt && spec.altAsset ? { address: lc(alt), symbol: spec.altAsset.symbol, decimals: spec.altAsset.decimals } : null,
+      altAsset:
+        alt && altFeed && spec.altAsset
+          ? {
+              address: lc(alt),
+              symbol: spec.altAsset.symbol,
+              decimals: spec.altAsset.decimals,
+              priceFeed: { address: lc(altFeed), decimals: PRICE_DECIMALS },
+            }
+          : null,
       receiptToken: receiptToken ? lc(receiptToken) : null,
       priceFeed: { address: lc(feed), decimals: PRICE_DECIMALS },
       timelock: lc(timelock),
@@ -516,6 +533,14 @@ export async function simulateChainWithActions(
     prices.set(v.reg.priceFeed.address, p);
     lastPrice.set(v, w);
     await s.call(deployer, "PriceFeed", v.reg.priceFeed.address, "setAnswer", [usd(p)], w);
+    const alt = v.spec.altAsset;
+    if (alt && v.reg.altAsset) {
+      // The alt asset's feed follows the base asset's at the peg of their starting prices (a
+      // deviation from it, not a walk: the same however long since the last move).
+      const peg = alt.usdPrice / v.spec.asset.usdPrice;
+      const pa = p * peg * (1 + alt.pegVolatility * pegRng.gauss());
+      await s.call(deployer, "PriceFeed", v.reg.altAsset.priceFeed.address, "setAnswer", [usd(pa)], w + 1);
+    }
   }
 
   async function userAction(day: number, forced: "deposit" | undefined, w: number): Promise<void> {
@@ -572,13 +597,24 @@ export async function simulateChainWithActions(
   async function ensureLiquidity(v: Vault, needed: bigint, w: number): Promise<void> {
     const idle = await s.readBig("MockERC20", v.reg.asset.address, "balanceOf", [v.reg.address]);
     if (idle >= needed) return;
-    const gap = needed - idle + needed / 20n;
-    const sub = v.reg.subaccounts[0]!;
-    const held = await s.readBig("MockERC20", v.reg.asset.address, "balanceOf", [sub]);
-    if (held < gap) await s.call(sub, "MockERC20", v.reg.asset.address, "mint", [sub, gap - held], w);
+    let gap = needed - idle + needed / 20n;
     const name = v.spec.family === "lendingPool" ? "LendingPool" : "TokenizedVaultV2";
-    await s.call(v.operator, name, v.reg.address, "withdrawFromSubaccount", [gap, sub], w + 1);
-    count("subaccount:withdraw");
+    // Brought back from the subaccounts that hold it, the fullest first. Only what they do not
+    // hold between them is minted (into the last): minting what one subaccount lacks while the
+    // other held it made assets out of nothing, an unrealized gain no report explained.
+    const balanceOf = (sub: Address) => s.readBig("MockERC20", v.reg.asset.address, "balanceOf", [sub]);
+    const held = await Promise.all(v.reg.subaccounts.map(async (sub) => ({ sub, held: await balanceOf(sub) })));
+    held.sort((a, b) => (a.held > b.held ? -1 : a.held < b.held ? 1 : 0));
+    for (const [i, { sub, held: h }] of held.entries()) {
+      if (gap === 0n) break;
+      const last = i === held.length - 1;
+      if (last && h < gap) await s.call(sub, "MockERC20", v.reg.asset.address, "mint", [sub, gap - h], w);
+      const amount = last || h >= gap ? gap : h;
+      if (amount === 0n) continue;
+      await s.call(v.operator, name, v.reg.address, "withdrawFromSubaccount", [amount, sub], w + 1);
+      gap -= amount;
+      count("subaccount:withdraw");
+    }
   }
 
   async function processRedemptions(v: Vault, day: number, w: number): Promise<void> {
@@ -806,7 +842,9 @@ function ymd(day: number): [bigint, bigint, bigint] {
   return [BigInt(d.getUTCFullYear()), BigInt(d.getUTCMonth() + 1), BigInt(d.getUTCDate())];
 }
 
-async function deployAsset(s: ChainSession, from: Address, a: AssetSpec, at: number): Promise<Address> {
+type AssetToDeploy = Pick<AssetSpec, "name" | "symbol" | "decimals">;
+
+async function deployAsset(s: ChainSession, from: Address, a: AssetToDeploy, at: number): Promise<Address> {
   return s.deploy(from, "MockERC20", [a.name, a.symbol, a.decimals], at);
 }
 

@@ -22,6 +22,10 @@ export interface IndexerTables {
     asset_decimals: number;
     share_token: string;
     price_feed: string | null;
+    alt_asset: string | null;
+    alt_asset_symbol: string | null;
+    alt_asset_decimals: number | null;
+    alt_price_feed: string | null;
     timelock: string | null;
     start_block: Num;
     owner: string | null;
@@ -128,6 +132,8 @@ export interface IndexerTables {
     idle_assets: Num;
     subaccount_assets: Num;
     asset_usd_price: Num | null;
+    alt_assets: Num | null;
+    alt_asset_usd_price: Num | null;
     block_number: Num;
     timestamp: Num;
   };
@@ -219,6 +225,9 @@ export interface UnrealizedPnlTable {
   asset_price: Num | null;
   tvl_on_vault: Num;
   actual_tvl: Num;
+  alt_assets: Num | null;
+  alt_asset_price: Num | null;
+  alt_assets_in_asset: Num | null;
   current_redeem_ratio: Num | null;
   adjusted_redeem_ratio: Num | null;
   unrealized_pnl: Num | null;

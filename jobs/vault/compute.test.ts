@@ -4,7 +4,16 @@ import { parseFixed } from "../lib/fixed.js";
 import { annualize, computeVaultDays, type SnapshotIn, type VaultMeta } from "./compute.js";
 
 const DAY = 86_400;
-const usdc: VaultMeta = { chainId: 1, address: "0xv", name: "Stable", shareDecimals: 6, assetDecimals: 6, assetSymbol: "USDC", strategistName: "S" };
+const usdc: VaultMeta = {
+  chainId: 1,
+  address: "0xv",
+  name: "Stable",
+  shareDecimals: 6,
+  assetDecimals: 6,
+  assetSymbol: "USDC",
+  altAssetDecimals: null,
+  strategistName: "S",
+};
 const weth: VaultMeta = { ...usdc, name: "ETH", shareDecimals: 18, assetDecimals: 18, assetSymbol: "WETH" };
 
 function snap(day: number, ta: bigint, ts: bigint, ratio: string, price: string | null, extra: Partial<SnapshotIn> = {}): SnapshotIn {
@@ -18,6 +27,8 @@ function snap(day: number, ta: bigint, ts: bigint, ratio: string, price: string 
     price: price == null ? null : parseFixed(price),
     idleAssets: ta / 10n,
     subaccountAssets: 0n,
+    altAssets: null,
+    altPrice: null,
     ...extra,
   };
 }
@@ -77,6 +88,67 @@ describe("computeVaultDays (6 decimals, a missing day, a loss)", () => {
     expect(p.unrealizedPnl).toBe("-20.000000000000000000");
     expect(p.currentRedeemRatio).toBe("1.000000000000000000");
     expect(p.adjustedRedeemRatio).toBe("0.990000000000000000");
+    expect([p.altAssets, p.altAssetPrice, p.altAssetsInAsset]).toEqual([null, null, null]);
+  });
+});
+
+describe("unrealized PnL of a vault holding a second asset", () => {
+  const e18 = 10n ** 18n;
+  // A tokenizedVaultV2 of WETH that took 50 stETH at its contract rate 0.999: it reports
+  // 100 + 49.95 WETH and holds 10 WETH idle, 90 WETH in subaccounts and the 50 stETH.
+  const teth: VaultMeta = { ...weth, name: "Tokenized ETH", altAssetDecimals: 18 };
+  const held = { idleAssets: 10n * e18, subaccountAssets: 90n * e18, altAssets: 50n * e18 };
+  const ta = 149_950_000_000_000_000_000n;
+  const pnlOf = (meta: VaultMeta, extra: Partial<SnapshotIn>) =>
+    computeVaultDays(meta, [snap(20, ta, 100n * e18, "1.4995", "3000", { ...held, ...extra })], [], 20, 20).pnl[0]!;
+
+  it("values the alt asset through its own feed: no PnL when its price matches the contract rate", () => {
+    const p = pnlOf(teth, { altPrice: parseFixed("2997") });
+    expect(p.altAssets).toBe("50.000000000000000000");
+    expect(p.altAssetPrice).toBe("2997.000000000000000000");
+    expect(p.altAssetsInAsset).toBe("49.950000000000000000"); // 50 x 2997 / 3000
+    expect(p.tvlOnVault).toBe("149.950000000000000000");
+    expect(p.actualTvl).toBe("149.950000000000000000");
+    expect(p.unrealizedPnlInAsset).toBe("0.000000000000000000"); // the base asset alone: -49.95
+    expect(p.unrealizedPnl).toBe("0.000000000000000000");
+    expect(p.adjustedRedeemRatio).toBe("1.499500000000000000");
+  });
+
+  it("a depeg of the alt asset is unrealized PnL, in asset units and in USD", () => {
+    const p = pnlOf(teth, { altPrice: parseFixed("2940") }); // 2 % under the base asset
+    expect(p.altAssetsInAsset).toBe("49.000000000000000000");
+    expect(p.unrealizedPnlInAsset).toBe("-0.950000000000000000");
+    expect(p.unrealizedPnl).toBe("-2850.000000000000000000");
+    expect(p.adjustedRedeemRatio).toBe("1.490000000000000000");
+  });
+
+  it("other decimals: 1 of an 18-decimal alt asset at a third of a 6-decimal base asset's price, truncated once", () => {
+    const meta: VaultMeta = { ...usdc, altAssetDecimals: 18 };
+    const held = { idleAssets: 2_000_000n, altAssets: e18, altPrice: parseFixed("1") };
+    const s = snap(20, 3_000_000n, 3_000_000n, "1", "3", held);
+    const p = computeVaultDays(meta, [s], [], 20, 20).pnl[0]!;
+    expect(p.altAssetsInAsset).toBe("0.333333333333333333");
+    expect(p.actualTvl).toBe("2.333333333333333333");
+    expect(p.unrealizedPnlInAsset).toBe("-0.666666666666666667");
+    expect(p.adjustedRedeemRatio).toBe("0.777777777777777777"); // per whole share: 2.333... / 3
+  });
+
+  it("without the alt asset's price it is left out of actual TVL, and says so", () => {
+    const p = pnlOf(teth, { altPrice: null });
+    expect([p.altAssets, p.altAssetPrice, p.altAssetsInAsset]).toEqual(["50.000000000000000000", null, null]);
+    expect(p.actualTvl).toBe("100.000000000000000000");
+    // nor without the base asset's (the alt asset's value in base-asset units needs both)
+    const q = pnlOf(teth, { altPrice: parseFixed("2997"), price: null });
+    expect([q.altAssetsInAsset, q.actualTvl, q.unrealizedPnl]).toEqual([null, "100.000000000000000000", null]);
+  });
+
+  it("none held needs no price", () => {
+    const p = pnlOf(teth, { altAssets: 0n, altPrice: null });
+    expect([p.altAssets, p.altAssetsInAsset, p.actualTvl]).toEqual([
+      "0.000000000000000000",
+      "0.000000000000000000",
+      "100.000000000000000000",
+    ]);
   });
 });
 

@@ -16,6 +16,8 @@ export interface VaultMeta {
   shareDecimals: number;
   assetDecimals: number;
   assetSymbol: string;
+  /** decimals of the second asset the vault holds (registry altAsset); null without one */
+  altAssetDecimals: number | null;
   strategistName: string | null;
 }
 
@@ -33,6 +35,10 @@ export interface SnapshotIn {
   price: bigint | null;
   idleAssets: bigint;
   subaccountAssets: bigint;
+  /** the alt asset held by the vault and its subaccounts, raw alt units; null without an alt asset */
+  altAssets: bigint | null;
+  /** the alt asset's USD price scaled by 1e18; null without its feed */
+  altPrice: bigint | null;
 }
 
 export interface FeeIn {
@@ -82,6 +88,11 @@ export interface PnlOut {
   assetPrice: string | null;
   tvlOnVault: string;
   actualTvl: string;
+  /** alt asset held, alt units; null without an alt asset */
+  altAssets: string | null;
+  altAssetPrice: string | null;
+  /** its value in base-asset units, counted in actualTvl; null when it holds some and a price is missing */
+  altAssetsInAsset: string | null;
   currentRedeemRatio: string | null;
   adjustedRedeemRatio: string | null;
   unrealizedPnl: string | null;
@@ -99,6 +110,22 @@ export interface VaultDaysOut {
 export function sharePriceOf(ratio: bigint, meta: Pick<VaultMeta, "shareDecimals" | "assetDecimals">): bigint {
   const d = meta.shareDecimals - meta.assetDecimals;
   return d >= 0 ? ratio * pow10(d) : ratio / pow10(-d);
+}
+
+/**
+ * The alt asset held, valued in base-asset units through both USD prices (scaled by 1e18,
+ * truncated once): `alt / 10^altDecimals * altPrice / price`. Null without an alt asset; 0 when
+ * none is held; null when some is held and either price (or the alt decimals) is missing or the
+ * base price is 0: it cannot be valued, and actual TVL leaves it out (docs/metrics.md).
+ */
+export function altValueInAsset(
+  x: Pick<SnapshotIn, "altAssets" | "altPrice" | "price">,
+  altDecimals: number | null,
+): bigint | null {
+  if (x.altAssets == null) return null;
+  if (x.altAssets === 0n) return 0n;
+  if (x.altPrice == null || x.price == null || x.price <= 0n || altDecimals == null) return null;
+  return (x.altAssets * x.altPrice * SCALE) / (x.price * pow10(altDecimals));
 }
 
 /** Simple and compound annualization of a growth factor `x` over `days` days. */
@@ -253,8 +280,11 @@ export function computeVaultDays(
 
     for (const x of byDay[i]!) {
       const tvlOnVault = rawToFixed(x.totalAssets, meta.assetDecimals);
-      const actualRaw = x.idleAssets + x.subaccountAssets;
-      const actualTvl = rawToFixed(actualRaw, meta.assetDecimals);
+      const baseRaw = x.idleAssets + x.subaccountAssets;
+      const alt = altValueInAsset(x, meta.altAssetDecimals);
+      const actualTvl = rawToFixed(baseRaw, meta.assetDecimals) + (alt ?? 0n);
+      // actual TVL in raw base units scaled by 1e18 (exact for any asset decimals), per raw share
+      const actualRaw18 = baseRaw * SCALE + (alt ?? 0n) * pow10(meta.assetDecimals);
       const inAsset = actualTvl - tvlOnVault;
       pnl.push({
         snapshotId: x.id,
@@ -267,8 +297,12 @@ export function computeVaultDays(
         assetPrice: x.price == null ? null : formatFixed(x.price),
         tvlOnVault: formatFixed(tvlOnVault),
         actualTvl: formatFixed(actualTvl),
+        altAssets:
+          x.altAssets == null || meta.altAssetDecimals == null ? null : formatFixed(rawToFixed(x.altAssets, meta.altAssetDecimals)),
+        altAssetPrice: x.altPrice == null ? null : formatFixed(x.altPrice),
+        altAssetsInAsset: alt == null ? null : formatFixed(alt),
         currentRedeemRatio: x.ratio == null ? null : formatFixed(sharePriceOf(x.ratio, meta)),
-        adjustedRedeemRatio: x.totalSupply > 0n ? formatFixed(sharePriceOf((actualRaw * SCALE) / x.totalSupply, meta)) : null,
+        adjustedRedeemRatio: x.totalSupply > 0n ? formatFixed(sharePriceOf(actualRaw18 / x.totalSupply, meta)) : null,
         unrealizedPnl: x.price == null ? null : formatFixed(mulFixed(inAsset, x.price)),
         unrealizedPnlInAsset: formatFixed(inAsset),
       });

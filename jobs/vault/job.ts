@@ -360,10 +360,13 @@ async function writeDays(client: pg.PoolClient, computed: readonly Computed[], n
   await copyRows(
     client,
     "derived.unrealized_pnl",
-    ["chain_id", "vault", "snapshot_id", "day", "timestamp", "block_number", "vault_name", "strategist_name", "reference_asset", "asset_price", "tvl_on_vault", "actual_tvl", "current_redeem_ratio", "adjusted_redeem_ratio", "unrealized_pnl", "unrealized_pnl_in_asset", "computed_at"],
+    ["chain_id", "vault", "snapshot_id", "day", "timestamp", "block_number", "vault_name", "strategist_name", "reference_asset",
+      "asset_price", "tvl_on_vault", "actual_tvl", "alt_assets", "alt_asset_price", "alt_assets_in_asset", "current_redeem_ratio",
+      "adjusted_redeem_ratio", "unrealized_pnl", "unrealized_pnl_in_asset", "computed_at"],
     rowsOf(computed, (c) => c.out.pnl, ({ input: { vault: v } }, p) => [
-      v.chainId, v.address, p.snapshotId, dayToDate(p.day), p.timestamp, p.blockNumber, p.vaultName, p.strategistName, p.referenceAsset, p.assetPrice,
-      p.tvlOnVault, p.actualTvl, p.currentRedeemRatio, p.adjustedRedeemRatio, p.unrealizedPnl, p.unrealizedPnlInAsset, now,
+      v.chainId, v.address, p.snapshotId, dayToDate(p.day), p.timestamp, p.blockNumber, p.vaultName, p.strategistName,
+      p.referenceAsset, p.assetPrice, p.tvlOnVault, p.actualTvl, p.altAssets, p.altAssetPrice, p.altAssetsInAsset,
+      p.currentRedeemRatio, p.adjustedRedeemRatio, p.unrealizedPnl, p.unrealizedPnlInAsset, now,
     ]),
   );
   await copyRows(

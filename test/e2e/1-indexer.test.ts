@@ -7,6 +7,7 @@ import { describe, expect, inject, it, beforeAll } from "vitest";
 import { createPublicClient, encodeFunctionData, decodeFunctionResult, erc20Abi, http, type Hex, type PublicClient } from "viem";
 import type pg from "pg";
 import { LendingPoolAbi } from "../../abis/LendingPoolAbi.js";
+import { PriceFeedAbi } from "../../abis/PriceFeedAbi.js";
 import { TokenizedVaultV2Abi } from "../../abis/TokenizedVaultV2Abi.js";
 import { loadRegistry } from "../../config/registry.js";
 import type { Manifest } from "../../contracts/devnet/index.js";
@@ -345,6 +346,73 @@ describe("snapshots and positions", () => {
     for (const k of firstMove.keys()) {
       const m = maxima.find((r) => `${r.chain_id}:${r.vault}` === k);
       expect(BigInt(m?.max ?? "0"), `${k}: no snapshot with subaccount_assets > 0`).toBeGreaterThan(0n);
+    }
+  });
+
+  it("alt_assets and alt_asset_usd_price equal the alt asset's balanceOf and feed at the snapshot's block", async () => {
+    const registry = loadRegistry(devnet.registryFile);
+    const withAlt = registry.evm.filter((v) => v.altAsset);
+    expect(withAlt.map((v) => v.family)).toEqual(["tokenizedVaultV2", "tokenizedVaultV2"]);
+    const clients = new Map<number, PublicClient>(
+      devnet.chains.map((c) => [c.chainId, createPublicClient({ transport: http(c.rpcUrl) }) as PublicClient]),
+    );
+    // Vaults without an alt asset record none.
+    const [others] = await q<{ n: string }>(
+      `SELECT count(*) AS n FROM indexer.share_ratio_snapshot s
+         JOIN indexer.vault v ON v.chain_id = s.chain_id AND v.address = s.vault
+       WHERE v.alt_asset IS NULL AND (s.alt_assets IS NOT NULL OR s.alt_asset_usd_price IS NOT NULL)`,
+    );
+    expect(others!.n).toBe("0");
+    for (const v of withAlt) {
+      const alt = v.altAsset!;
+      const feed = alt.priceFeed!;
+      expect(feed, `${v.name}: the devnet registry gives the alt asset a feed`).toBeTruthy();
+      const [meta] = await q<Row>(
+        `SELECT alt_asset, alt_asset_symbol, alt_asset_decimals, alt_price_feed FROM indexer.vault
+         WHERE chain_id = $1 AND address = $2`,
+        [v.chainId, v.address],
+      );
+      expect(meta).toEqual({
+        alt_asset: alt.address,
+        alt_asset_symbol: alt.symbol,
+        alt_asset_decimals: alt.decimals,
+        alt_price_feed: feed.address,
+      });
+      // The latest snapshot (holding the most alt asset), flow snapshots (deposits of the alt
+      // asset among them) and interval ones.
+      const some = (source: string) =>
+        `(SELECT * FROM indexer.share_ratio_snapshot WHERE chain_id = $1 AND vault = $2 AND source = '${source}'
+           ORDER BY md5(id) LIMIT 8)`;
+      const sample = await q<Row>(
+        `(SELECT * FROM indexer.share_ratio_snapshot WHERE chain_id = $1 AND vault = $2 ORDER BY block_number DESC LIMIT 1)
+         UNION ALL ${some("flow")} UNION ALL ${some("interval")}`,
+        [v.chainId, v.address],
+      );
+      expect(sample.length).toBeGreaterThan(10);
+      const client = clients.get(v.chainId)!;
+      for (const s of sample) {
+        const blockNumber = BigInt(s.block_number);
+        let held = 0n;
+        for (const holder of [v.address, ...v.subaccounts]) {
+          held += await client.readContract({
+            address: alt.address,
+            abi: erc20Abi,
+            functionName: "balanceOf",
+            args: [holder],
+            blockNumber,
+          });
+        }
+        const round = { address: feed.address, abi: PriceFeedAbi, functionName: "latestRoundData", blockNumber } as const;
+        const [, answer] = await client.readContract(round);
+        const scaled = answer * 10n ** BigInt(18 - feed.decimals);
+        const price = `${scaled / 10n ** 18n}.${(scaled % 10n ** 18n).toString().padStart(18, "0")}`;
+        expect(`${s.id} ${s.alt_assets} ${s.alt_asset_usd_price}`).toBe(`${s.id} ${held} ${price}`);
+      }
+      const [max] = await q<{ max: string | null }>(
+        "SELECT max(alt_assets)::text AS max FROM indexer.share_ratio_snapshot WHERE chain_id = $1 AND vault = $2",
+        [v.chainId, v.address],
+      );
+      expect(BigInt(max!.max ?? "0"), `${v.name}: no snapshot holding the alt asset`).toBeGreaterThan(0n);
     }
   });
 

@@ -8,6 +8,7 @@ import * as m0005 from "./2026-11-22-0005-auth-schema.js";
 import * as m0006 from "./2026-11-22-0006-password-changed.js";
 import * as m0007 from "./2026-11-22-0007-points-index.js";
 import * as m0008 from "./2026-11-22-0008-jobs-progress.js";
+import * as m0009 from "./2026-11-23-0009-unrealized-pnl-alt-asset.js";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-22-0001-derived": m0001,
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-22-0006-password-changed": m0006,
   "2026-11-22-0007-points-index": m0007,
   "2026-11-22-0008-jobs-progress": m0008,
+  "2026-11-23-0009-unrealized-pnl-alt-asset": m0009,
 };
