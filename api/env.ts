@@ -33,7 +33,7 @@ const schema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   RESPONSE_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   // How long the points standings (every wallet's total and ranks, computed on read) are reused
-  POINTS_STANDINGS_MS: z.coerce.number().int().min(0).max(3_600_000).default(5000),
+  POINTS_STANDINGS_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
   // GET /metrics (Prometheus): 0 leaves it out; with a token it wants Authorization: Bearer <token>
   API_METRICS: z.enum(["0", "1"]).default("1"),
   API_METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),

@@ -51,7 +51,7 @@ const UserParams = z.object({
 });
 
 const recordDescription =
-  "Points of a wallet, live from the derived points views (derived.points_total, points_pool, points_referral); `rank` comes from the points standings (derived.points_balance, ranks computed on read and reused for POINTS_STANDINGS_MS, default 5 s). A wallet with no points gets a zero record (rank null), not a 404.";
+  "Points of a wallet, live from the derived points views (derived.points_total, points_pool, points_referral); `rank` comes from the points standings (derived.points_balance, ranks computed on read, never POINTS_STANDINGS_MS old, default 10 s). A wallet with no points gets a zero record (rank null), not a 404.";
 
 export const publicPoints = createRoute({
   method: "get",
@@ -99,7 +99,7 @@ export const leaderboard = createRoute({
   tags: TAG,
   summary: "Points leaderboard",
   description:
-    "Paginated by rank (`sortBy` totalPoints: derived.points_balance.rank_total; streakDays: rank_streak), from the points standings: ranks computed on read and reused for POINTS_STANDINGS_MS (default 5 s). With `wallet_address` or `ens_name`, only that wallet, with its rank, regardless of `page` (no items when it is not ranked). `ens_name` is an ENS name resolved on the chain `chain` (default 1) through that chain's ENS Universal Resolver (`ENS_UNIVERSAL_RESOLVER_<chainId>`, else the one viem knows for the chain) and the service's RPC endpoint for it; answers are cached for a minute. A name that does not resolve (not registered, not a valid ENS name, no RPC endpoint or resolver for the chain, RPC unavailable) gives no items, not an error; a 0x address given as `ens_name` is used as is. `wallet_address` wins over `ens_name`.",
+    "Paginated by rank (`sortBy` totalPoints: derived.points_balance.rank_total; streakDays: rank_streak), from the points standings: ranks computed on read, never POINTS_STANDINGS_MS old (default 10 s). With `wallet_address` or `ens_name`, only that wallet, with its rank, regardless of `page` (no items when it is not ranked). `ens_name` is an ENS name resolved on the chain `chain` (default 1) through that chain's ENS Universal Resolver (`ENS_UNIVERSAL_RESOLVER_<chainId>`, else the one viem knows for the chain) and the service's RPC endpoint for it; answers are cached for a minute. A name that does not resolve (not registered, not a valid ENS name, no RPC endpoint or resolver for the chain, RPC unavailable) gives no items, not an error; a 0x address given as `ens_name` is used as is. `wallet_address` wins over `ens_name`.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: {
