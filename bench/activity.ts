@@ -204,7 +204,10 @@ export async function bulkActivity(opts: BulkOptions): Promise<BulkResult> {
     if (setupIndexed !== 0) opts.log(`chain ${chain.chainId}: note: wallet setup (${setupBlocks} blocks) emitted ${setupIndexed} indexed events`);
 
     // Padding: empty blocks so that the whole history is older than the finality window.
-    const padding = Array.from({ length: opts.paddingBlocks }, () => ({ method: "evm_mine", params: [(ts += opts.blockSpacing)] }));
+    const padding = Array.from({ length: opts.paddingBlocks }, () => {
+      ts += opts.blockSpacing;
+      return { method: "evm_mine", params: [ts] };
+    });
     for (let i = 0; i < padding.length; i += 200) await s.batch(padding.slice(i, i + 200));
     head += opts.paddingBlocks;
     blocks += opts.paddingBlocks;

@@ -13,7 +13,7 @@ export interface BenchShape {
   users: number;
 }
 
-const hex = (n: number, len = 40) => "0x" + n.toString(16).padStart(len, "0");
+const hex = (n: number, len = 40) => `0x${n.toString(16).padStart(len, "0")}`;
 export const vaultAddress = (i: number) => hex(0xa000 + i);
 const wallet = (i: number) => hex(0x100000 + i);
 

@@ -23,7 +23,7 @@ export function watchedFiles(root: string): { files: number; byTopDir: Map<strin
       if (IGNORED.has(name)) continue;
       const p = join(dir, name);
       if (p === join(root, ".ponder", "vite")) continue;
-      let st;
+      let st: ReturnType<typeof lstatSync>;
       try {
         st = lstatSync(p);
       } catch {

@@ -49,7 +49,7 @@ describe("vault registry", () => {
     const feed = { address: "0xCFE54B5CD566AB89272946F602D76EA71D4E0AB6", decimals: 8 };
     const r = loadRegistry(registryFile([
       evmVault({ family: "tokenizedVaultV2", altAsset: { ...stEth, priceFeed: feed } }),
-      evmVault({ address: "0x" + "1".repeat(40), family: "tokenizedVaultV2", altAsset: stEth }),
+      evmVault({ address: `0x${"1".repeat(40)}`, family: "tokenizedVaultV2", altAsset: stEth }),
     ]));
     expect(r.evm[0]!.altAsset!.priceFeed).toEqual({ address: "0xcfe54b5cd566ab89272946f602d76ea71d4e0ab6", decimals: 8 });
     expect(r.evm[1]!.altAsset!.address).toBe("0xae7ab96520de3a18e5e111b5eaab095312d7fe84");

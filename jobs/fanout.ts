@@ -6,7 +6,7 @@
  * day's figures (APY windows, inception, balances) depend on it.
  */
 import { createHash } from "node:crypto";
-import { FlowProducer, type FlowJob } from "bullmq";
+import type { FlowProducer, FlowJob } from "bullmq";
 import { sql } from "kysely";
 import type { PointsRules } from "./points/compute.js";
 import { QUEUES, jobOptions } from "./queues.js";

@@ -87,7 +87,10 @@ export function groupByVault<R extends { chain_id: number; vault: string }, T>(r
   for (const r of rows) {
     const key = `${r.chain_id}:${r.vault.toLowerCase()}`;
     let list = out.get(key);
-    if (!list) out.set(key, (list = []));
+    if (!list) {
+      list = [];
+      out.set(key, list);
+    }
     list.push(map(r));
   }
   return out;
@@ -350,7 +353,10 @@ export async function loadDayHashes(
   for (const r of rows) {
     const key = `${r.chain_id}:${r.vault.toLowerCase()}`;
     let m = out.get(key);
-    if (!m) out.set(key, (m = new Map()));
+    if (!m) {
+      m = new Map();
+      out.set(key, m);
+    }
     m.set(r.d, r.h);
   }
   return out;
@@ -405,7 +411,10 @@ export async function loadStoredFingerprints(db: AnyDb, v?: VaultRef, sinceDay?:
   for (const r of await q.execute()) {
     const key = `${r.chain_id}:${r.vault}`;
     let m = out.get(key);
-    if (!m) out.set(key, (m = new Map()));
+    if (!m) {
+      m = new Map();
+      out.set(key, m);
+    }
     m.set(dateToDay(r.day), r.fingerprint);
   }
   return out;

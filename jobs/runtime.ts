@@ -169,7 +169,10 @@ export async function startWorkers(
   if (scheduled) await declare();
   let first = true;
   q.connection.on("ready", () => {
-    if (first) return void (first = false);
+    if (first) {
+      first = false;
+      return;
+    }
     if (!scheduled) return;
     log("redis is back: re-declaring the schedule and catching up");
     declare().catch((err: Error) => log(`cannot re-declare the schedule: ${err.message}`));

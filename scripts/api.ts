@@ -40,7 +40,7 @@ A bad value stops the API with a message naming it (exit 2). Keys: npm run keys 
 
 async function main(): Promise<void> {
   parseCommandLine(CMD, { options: { ...HELP_OPTION } });
-  let cfg;
+  let cfg: ReturnType<typeof apiConfig>;
   try {
     cfg = apiConfig(process.env);
   } catch (err) {

@@ -264,7 +264,7 @@ function generate(lastDay: number): History {
   const wallets = Array.from({ length: W }, (_, i) => addr("wallet", i));
   const r = rng(`${cfg.BENCH_JOBS_SEED}:wallets`);
   // Popularity: Zipf-like weights over the vaults.
-  const weights = vaults.map((_, i) => 1 / Math.pow(1 + i, 0.8));
+  const weights = vaults.map((_, i) => 1 / (1 + i) ** 0.8);
   const cum: number[] = [];
   weights.reduce((s, w, i) => (cum[i] = s + w), 0);
   const total = cum[cum.length - 1]!;

@@ -113,7 +113,7 @@ describe("command-line configuration errors", { timeout: 60_000 }, () => {
   it("npm run points: bad arguments", { timeout: 60_000 }, () => {
     const db = { DATABASE_URL: "postgresql://x@127.0.0.1:1/x" };
     expect(run("scripts/points.ts", db, ["give"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "give"/) });
-    expect(run("scripts/points.ts", db, ["add", "--wallet", "0x" + "1".repeat(40), "--points", "1e5", "--reason", "x"])).toMatchObject({
+    expect(run("scripts/points.ts", db, ["add", "--wallet", `0x${"1".repeat(40)}`, "--points", "1e5", "--reason", "x"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/--points: "1e5" is not a decimal number/),
     });
@@ -127,11 +127,11 @@ describe("command-line configuration errors", { timeout: 60_000 }, () => {
     expect(run("scripts/operators.ts", db, ["create", "alice"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/create needs at least one --scope/) });
     expect(run("scripts/operators.ts", db, ["create", "alice", "--scope", "everything"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/"everything" is not a scope \(known: points:write/) });
     expect(run("scripts/operators.ts", db, ["disable", "alice", "--scope", "rewards:write"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/disable takes no --scope/) });
-    expect(run("scripts/governance-log.ts", db, ["add", "--vault", "0x" + "1".repeat(40), "--category", "Incident!", "--text", "x"])).toMatchObject({
+    expect(run("scripts/governance-log.ts", db, ["add", "--vault", `0x${"1".repeat(40)}`, "--category", "Incident!", "--text", "x"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/--category: "Incident!" must be 1 to 40 lower-case letters/),
     });
-    expect(run("scripts/governance-log.ts", db, ["add", "--vault", "0x" + "1".repeat(40), "--category", "note", "--text", "x", "--time", "yesterday"])).toMatchObject({
+    expect(run("scripts/governance-log.ts", db, ["add", "--vault", `0x${"1".repeat(40)}`, "--category", "note", "--text", "x", "--time", "yesterday"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/--time: "yesterday" is not an ISO 8601 date-time/),
     });

@@ -49,7 +49,7 @@ async function main(): Promise<void> {
     console.error(`invalid configuration:\n${env.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n")}`);
     process.exit(2);
   }
-  let plan;
+  let plan: ReturnType<typeof indexerPlan>;
   try {
     plan = indexerPlan(process.env);
   } catch (err) {

@@ -33,7 +33,7 @@ A bad value stops it with a message naming it (exit 2).`,
 
 async function main(): Promise<void> {
   parseCommandLine(CMD, { options: { ...HELP_OPTION } });
-  let cfg;
+  let cfg: ReturnType<typeof dashboardConfig>;
   try {
     cfg = dashboardConfig(process.env);
   } catch (err) {

@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     refuse(CMD, errMessage(err));
   }
   if (from != null && to != null && from > to) refuse(CMD, "--from is after --to");
-  let cfg;
+  let cfg: ReturnType<typeof jobsConfig>;
   try {
     cfg = jobsConfig(process.env);
   } catch (err) {

@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   if (cmd !== "load" && cmd !== "show") refuse(CMD, cmd ? `unknown command "${cmd}"` : "give a command: load or show");
   if (cmd === "show" && file) refuse(CMD, "show takes no argument");
   const url = databaseUrl(CMD);
-  let reg;
+  let reg: ReturnType<typeof loadRegistry> | undefined;
   if (cmd === "load") {
     try {
       reg = loadRegistry(file ?? registryPath());

@@ -34,7 +34,7 @@ A bad value stops the workers with a message naming it (exit 2).`,
 
 async function main(): Promise<void> {
   parseCommandLine(CMD, { options: { ...HELP_OPTION } });
-  let cfg;
+  let cfg: ReturnType<typeof jobsConfig>;
   try {
     cfg = jobsConfig(process.env);
   } catch (err) {

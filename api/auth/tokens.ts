@@ -53,7 +53,7 @@ interface Account {
 const accounts = new Map<string, Account>();
 
 export async function checkToken(db: ReadDb, secret: string, token: string, now = Date.now()): Promise<TokenCheck> {
-  let payload;
+  let payload: Awaited<ReturnType<typeof verify>>;
   try {
     payload = await verify(token, secret, { alg: "HS256", iss: ISSUER, aud: AUDIENCE });
   } catch (err) {

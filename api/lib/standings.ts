@@ -57,7 +57,10 @@ async function load(db: ReadDb, now: () => number): Promise<Standings> {
 export async function standings(db: ReadDb, ttlMs: number, now: () => number = Date.now): Promise<Standings> {
   if (ttlMs <= 0) return load(db, now);
   let slot = slots.get(db);
-  if (!slot) slots.set(db, (slot = {}));
+  if (!slot) {
+    slot = {};
+    slots.set(db, slot);
+  }
   const s = slot;
   const reload = () =>
     (s.loading ??= load(db, now).then(

@@ -67,7 +67,10 @@ describe("BatchedLimiter", () => {
     expect(shared.calls).toBe(3);
     // ...while the rest of the batch is still spent without waiting for it
     let settled = 0;
-    const rest = Array.from({ length: 24 }, () => l.consume("k").then((v) => (settled++, v)));
+    const rest = Array.from({ length: 24 }, () => l.consume("k").then((v) => {
+      settled++;
+      return v;
+    }));
     await new Promise((r) => setTimeout(r, 20));
     expect(settled).toBe(24);
     // once the batch is gone, callers wait for the refill instead of starting another call

@@ -21,7 +21,10 @@ const CLIENT_ID = /^[\w\-=]{1,255}$/;
 /** this request's collected headers (an empty set when the app runs without `responseHeaders`) */
 function collected(c: Context<AppEnv>): Record<string, string> {
   let bag = c.get("responseHeaders");
-  if (!bag) c.set("responseHeaders", (bag = {}));
+  if (!bag) {
+    bag = {};
+    c.set("responseHeaders", bag);
+  }
   return bag;
 }
 

@@ -125,7 +125,7 @@ async function runChain(
       log(`chain ${s.chainId} block ${fresh.at(-1)!.blockNumber}: ${step}: ${what}`);
       if (o.eventsFile) {
         try {
-          appendFileSync(o.eventsFile, fresh.map((e) => JSON.stringify(e)).join("\n") + "\n");
+          appendFileSync(o.eventsFile, `${fresh.map((e) => JSON.stringify(e)).join("\n")}\n`);
         } catch (err) {
           log(`cannot append live events to ${o.eventsFile}: ${(err as Error).message}`);
         }

@@ -543,7 +543,7 @@ export async function simulateChainWithActions(
     }
   }
 
-  async function userAction(day: number, forced: "deposit" | undefined, w: number): Promise<void> {
+  async function userAction(_day: number, forced: "deposit" | undefined, w: number): Promise<void> {
     const open = vaults.filter((v) => !v.paused);
     if (open.length === 0) return;
     const v = rng.pick(open);

@@ -28,6 +28,7 @@ const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /** Applies every pending migration; throws with the failing migration's name and error. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: Kysely's Migrator takes a database of any schema
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   const migrator = new Migrator({ db, provider, migrationTableSchema: "derived" });
   await db.schema.createSchema("derived").ifNotExists().execute();

@@ -22,7 +22,7 @@ export async function copyRows(client: pg.PoolClient | pg.Client, table: string,
   function* lines(): Generator<string> {
     let buf = "";
     for (const row of rows) {
-      buf += row.map(encode).join("\t") + "\n";
+      buf += `${row.map(encode).join("\t")}\n`;
       count++;
       if (buf.length > 1 << 16) {
         yield buf;

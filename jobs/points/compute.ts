@@ -132,7 +132,7 @@ export function balanceChanges(
     if (day < prevDay) throw new Error(`transfers are not in chain order (day ${day} after day ${prevDay})`);
     prevDay = day;
     const before = new Map<string, bigint>();
-    if (seed && day === from) for (const [w, b] of balances) before.set(w, 0n);
+    if (seed && day === from) for (const w of balances.keys()) before.set(w, 0n);
     for (; t < transfers.length && transfers[t]!.day === day; t++) {
       const x = transfers[t]!;
       for (const [w, delta] of [

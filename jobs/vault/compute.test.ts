@@ -48,10 +48,10 @@ describe("computeVaultDays (6 decimals, a missing day, a loss)", () => {
     expect(d0!.tvl).toBe("1000.000000000000000000");
     expect(d0!.dailyApy).toBeNull();
     expect(d1!.sharePrice).toBe("1.001000000000000000");
-    expect(d1!.dailyApy).toBe(Math.pow(1.001, 365) - 1);
+    expect(d1!.dailyApy).toBe(1.001 ** 365 - 1);
     expect(d1!.dailyPnl).toBe("1.000000000000000000"); // 0.001 per share x 1000 shares
     expect(d2).toMatchObject({ missing: true, sharePrice: null, tvl: null, dailyApy: null, dailyPnl: null, totalAssets: null });
-    expect(d3!.dailyApy).toBe(Math.pow(1.0005 / 1.001, 365) - 1); // against the carried sp(day 2)
+    expect(d3!.dailyApy).toBe((1.0005 / 1.001) ** 365 - 1); // against the carried sp(day 2)
     expect(d3!.dailyApy!).toBeLessThan(0);
     expect(d3!.dailyPnl).toBe("-0.500000000000000000");
     expect(d3!.tvl).toBe("999.499500000000000000"); // 1000.5 x 0.999
@@ -65,7 +65,7 @@ describe("computeVaultDays (6 decimals, a missing day, a loss)", () => {
     const inc = day3.find((a) => a.horizon === "inception")!;
     expect(inc.spanDays).toBe(3);
     expect(inc.simpleApy).toBe(((1.0005 / 1 - 1) * 365) / 3);
-    expect(inc.compoundApy).toBe(Math.pow(1.0005, 365 / 3) - 1);
+    expect(inc.compoundApy).toBe(1.0005 ** (365 / 3) - 1);
     expect(inc.pnlPerShare).toBe(0.0005);
     expect(inc.dailyPnlPerShare).toBe(0.0005 / 3);
   });

@@ -130,7 +130,7 @@ export function altValueInAsset(
 
 /** Simple and compound annualization of a growth factor `x` over `days` days. */
 export function annualize(x: number, days: number): { simple: number; compound: number } {
-  return { simple: ((x - 1) * 365) / days, compound: Math.pow(x, 365 / days) - 1 };
+  return { simple: ((x - 1) * 365) / days, compound: x ** (365 / days) - 1 };
 }
 
 /**
@@ -232,7 +232,7 @@ export function computeVaultDays(
             ? formatFixed(((r - rPrev) * prevShares) / pow10(meta.assetDecimals))
             : null,
         feesCharged: feeByDay[i]!.toString(),
-        grossDailyApy: r != null && rPrev != null ? Math.pow(gross[i]! / gross[i - 1]!, 365) - 1 : null,
+        grossDailyApy: r != null && rPrev != null ? (gross[i]! / gross[i - 1]!) ** 365 - 1 : null,
       });
     } else {
       days.push({

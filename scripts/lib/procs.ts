@@ -67,8 +67,7 @@ export function createLineLogger(name: string, opts: LineLoggerOptions = {}): Li
   return {
     write(chunk) {
       pending += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
-      let nl: number;
-      while ((nl = pending.indexOf('\n')) >= 0) {
+      for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
         emit(pending.slice(0, nl).replace(/\r$/, ''));
         pending = pending.slice(nl + 1);
       }

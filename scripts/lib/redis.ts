@@ -263,7 +263,7 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisIns
   const timeoutMs = opts.startTimeoutMs ?? 20_000;
   const failure = (what: string) =>
     new Error(
-      `redis-server at ${url} ${what}. Last output:\n${proc.recentOutput()}` + (opts.logFile ? `\n(full log: ${opts.logFile})` : ''),
+      `redis-server at ${url} ${what}. Last output:\n${proc.recentOutput()}${opts.logFile ? `\n(full log: ${opts.logFile})` : ''}`,
     );
   try {
     const outcome = await waitFor<'ready' | 'exited' | { otherPid: number }>(

@@ -5,7 +5,6 @@
  */
 import { describe, expect, inject, it, beforeAll } from "vitest";
 import { createPublicClient, encodeFunctionData, decodeFunctionResult, erc20Abi, http, type Hex, type PublicClient } from "viem";
-import type pg from "pg";
 import { LendingPoolAbi } from "../../abis/LendingPoolAbi.js";
 import { PriceFeedAbi } from "../../abis/PriceFeedAbi.js";
 import { TokenizedVaultV2Abi } from "../../abis/TokenizedVaultV2Abi.js";
@@ -55,6 +54,7 @@ function q<T = Record<string, unknown>>(sql: string, params: unknown[] = []) {
 
 // Rows as pg returns them: numeric and int8 as strings, jsonb parsed.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: rows of many tables, compared field by field
 type Row = Record<string, any>;
 
 function byKey(list: Row[]) {

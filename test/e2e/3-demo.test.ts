@@ -40,7 +40,10 @@ async function waitUntil<T>(what: string, ms: number, fn: () => Promise<T | unde
 function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = createConnection({ host: "127.0.0.1", port });
-    s.once("connect", () => (s.destroy(), resolve(true)));
+    s.once("connect", () => {
+      s.destroy();
+      resolve(true);
+    });
     s.once("error", () => resolve(false));
   });
 }

@@ -157,7 +157,7 @@ async function expectMatchesIndexed(): Promise<void> {
       expect(row.asset_share_ratio).toBe(s.ratio);
       const prev = carried(d - 1);
       if (s.ratio && prev?.ratio && Number(prev.ratio) > 0) {
-        expect(row.daily_apy, `${label} ${row.day} daily_apy`).toBe(Math.pow(Number(s.ratio) / Number(prev.ratio), 365) - 1);
+        expect(row.daily_apy, `${label} ${row.day} daily_apy`).toBe((Number(s.ratio) / Number(prev.ratio)) ** 365 - 1);
       } else expect(row.daily_apy).toBeNull();
     }
     // tvl, share price and daily PnL in exact numeric arithmetic
@@ -190,7 +190,7 @@ async function expectMatchesIndexed(): Promise<void> {
       const base = carried(now - a.span_days)!.ratio!;
       const x = Number(spNow) / Number(base);
       expect(a.simple_apy, `${label} ${a.horizon}`).toBe(((x - 1) * 365) / a.span_days);
-      expect(a.compound_apy, `${label} ${a.horizon}`).toBe(Math.pow(x, 365 / a.span_days) - 1);
+      expect(a.compound_apy, `${label} ${a.horizon}`).toBe(x ** (365 / a.span_days) - 1);
     }
 
     // Unrealized PnL: one record per snapshot, actual TVL from idle + subaccount balances plus the

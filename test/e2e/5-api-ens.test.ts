@@ -34,7 +34,7 @@ const balanceOf = async (w: string) => (await h.q<Balance>("SELECT * FROM derive
 const empty = { totalItems: 0, totalPages: 0, items: [] };
 
 /** per chain: [name, wallet, its points_balance row (undefined: not ranked)] */
-let named: { chainId: number; name: string; wallet: string; balance: Balance | undefined }[] = [];
+const named: { chainId: number; name: string; wallet: string; balance: Balance | undefined }[] = [];
 
 beforeAll(async () => {
   h = await setupApi();
@@ -144,7 +144,7 @@ describe("leaderboard ens_name", () => {
       expect(r.status, name).toBe(200);
       expect(r.body, name).toMatchObject(empty);
     }
-    for (const name of ["", "a".repeat(252) + ".eth"]) {
+    for (const name of ["", `${"a".repeat(252)}.eth`]) {
       const r = await h.json<{ detail: { loc: string[] }[] }>(`/api/v1/platform/points/leaderboard?ens_name=${name}`);
       expect(r.status, name).toBe(422);
       expect(r.body.detail[0]!.loc).toEqual(["query", "ens_name"]);

@@ -204,7 +204,7 @@ describe("system routes", () => {
     expect((await h.json(url, { key: null })).status).toBe(200);
     await h.expectOpenRead(url);
     expect((await h.json(url, { key: h.revokedKey })).status).toBe(403);
-    expect((await h.json(url, { key: "vk_000000000000_" + "0".repeat(40) })).status).toBe(403);
+    expect((await h.json(url, { key: `vk_000000000000_${"0".repeat(40)}` })).status).toBe(403);
     expect((await h.json(url, { key: "nonsense" })).status).toBe(403);
   });
 

@@ -675,7 +675,9 @@ describe("historical APY chart (deprecated)", () => {
         expect(r.body.error).toBeNull();
         expect(r.body.data.labels).toEqual(want.labels);
         expect(r.body.data.values.length).toBe(want.values.length);
-        r.body.data.values.forEach((x, i) => expect(x).toBeCloseTo(want.values[i]!, 12));
+        r.body.data.values.forEach((x, i) => {
+          expect(x).toBeCloseTo(want.values[i]!, 12);
+        });
         const mean = want.values.length ? want.values.reduce((s, x) => s + x, 0) / want.values.length : 0;
         expect(r.body.average_apy).toBeCloseTo(mean, 12);
         if (daysAgo === 0) expect(r.body.data.labels).toEqual([]);
@@ -684,7 +686,9 @@ describe("historical APY chart (deprecated)", () => {
           expect(r.body.data.labels.at(-1)).toBe(m.as_of_day);
           expect(r.body.data.values.at(-1)).toBe(m.historical_apy[String(p)]);
           // consecutive calendar days
-          r.body.data.labels.forEach((l, i) => i > 0 && expect(dayNum(l) - dayNum(r.body.data.labels[i - 1]!)).toBe(1));
+          r.body.data.labels.forEach((l, i) => {
+            if (i > 0) expect(dayNum(l) - dayNum(r.body.data.labels[i - 1]!)).toBe(1);
+          });
         }
         if (daysAgo === -1 && m.historical_apy[String(p)] != null) expect(r.body.data.values.at(-1)).toBe(m.historical_apy[String(p)]);
       }

@@ -324,7 +324,10 @@ describe("POST /api/v1/platform/points/register: a smart-contract wallet (EIP-12
   it("an RPC that hangs: the signature check holds no write transaction open while it waits", async () => {
     // a node that accepts connections and never answers
     const sockets = new Set<Socket>();
-    const hung = createServer((sock) => (sockets.add(sock), sock.on("error", () => {})));
+    const hung = createServer((sock) => {
+      sockets.add(sock);
+      sock.on("error", () => {});
+    });
     await new Promise<void>((r) => hung.listen(0, "127.0.0.1", () => r()));
     const url = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
     try {

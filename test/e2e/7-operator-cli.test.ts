@@ -67,7 +67,7 @@ describe("npm run governance-log", () => {
       expect(early.code).toBe(2);
       expect(early.err).toMatch(/before the launch/);
     }
-    expect(cli("governance-log.ts", ["add", "--vault", "0x" + "9".repeat(40), "--category", "note", "--text", "x"])).toMatchObject({ code: 1, err: expect.stringMatching(/no vault/) });
+    expect(cli("governance-log.ts", ["add", "--vault", `0x${"9".repeat(40)}`, "--category", "note", "--text", "x"])).toMatchObject({ code: 1, err: expect.stringMatching(/no vault/) });
 
     expect(cli("governance-log.ts", ["remove", id]).code).toBe(0);
     const after = await h.json<{ entries: { id: string }[] }>(`/api/v1/platform/governance/${v!.address}/audit_log?chain_id=1&category=incident`);
@@ -161,7 +161,7 @@ describe("npm run keys -- create --scope", () => {
       method: "POST",
       key,
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ vault_address: "0x" + "9".repeat(40), text: "x", multiplier: 2 }),
+      body: JSON.stringify({ vault_address: `0x${"9".repeat(40)}`, text: "x", multiplier: 2 }),
     });
     expect(res.status).toBe(404);
     expect(res.body.code).toBe("vault_not_found");
@@ -169,7 +169,7 @@ describe("npm run keys -- create --scope", () => {
     const ro = await h.json<{ code: string }>("/api/v1/tokenized_vault/rewards", {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ vault_address: "0x" + "9".repeat(40), text: "x", multiplier: 2 }),
+      body: JSON.stringify({ vault_address: `0x${"9".repeat(40)}`, text: "x", multiplier: 2 }),
     });
     expect(ro.status).toBe(403);
     expect(ro.body.code).toBe("insufficient_scope");
@@ -212,7 +212,7 @@ describe("read-only commands on a database the service has not set up", () => {
       ["operators.ts", ["list"], "auth"],
       ["points.ts", ["list"], "registry"],
       ["registry.ts", ["show"], "registry"],
-      ["governance-log.ts", ["list", "--vault", "0x" + "1".repeat(40)], "registry"],
+      ["governance-log.ts", ["list", "--vault", `0x${"1".repeat(40)}`], "registry"],
     ] as const) {
       const r = cli(script, [...args], undefined, env);
       expect(r.code, `${script} ${r.err}`).toBe(1);
@@ -251,14 +251,14 @@ describe("read-only commands on a database the service has not set up", () => {
       expect(r.code, `${script} ${r.err}`).toBe(0);
       expect(r.out.trim().split("\n")).toEqual([header, nothing]);
     }
-    expect(cli("governance-log.ts", ["list", "--vault", "0x" + "1".repeat(40)], undefined, env)).toMatchObject({
+    expect(cli("governance-log.ts", ["list", "--vault", `0x${"1".repeat(40)}`], undefined, env)).toMatchObject({
       code: 1,
       err: expect.stringMatching(/no vault 0x1{40} in the registry/),
     });
   });
 
   it("points list --wallet says there is nothing for that wallet on the devnet's database", () => {
-    const wallet = "0x" + "e".repeat(40);
+    const wallet = `0x${"e".repeat(40)}`;
     const r = cli("points.ts", ["list", "--wallet", wallet]);
     expect(r.code, r.err).toBe(0);
     const header = "id\tcreated\twallet\tpoints\tauthor\treason";

@@ -47,7 +47,7 @@ describe("the documents' introduction", () => {
       expect(text).toMatch(/APYs, returns and other rates are \*\*fractions\*\*/);
       expect(text).toContain("`0.05` means 5\u00a0%");
       expect(text).toContain("**600 requests per minute** (`RATE_LIMIT_PER_MINUTE`)");
-      for (const h of ["Policy", "Limit", "Remaining", "Reset"]) expect(text).toContain("`RateLimit-" + h + "`");
+      for (const h of ["Policy", "Limit", "Remaining", "Reset"]) expect(text).toContain(`\`RateLimit-${h}\``);
       expect(text).toContain("`Retry-After`");
       expect(text).toContain("`600;w=60`");
       expect(text).toMatch(/a wrong or revoked one is refused with \*\*403\*\*/);
@@ -189,6 +189,7 @@ describe("the reference pages in headless Chromium", () => {
             throw new Error(`${s.base}/docs shows no introduction (other hosts asked: ${others}): ${err.message}`);
           });
         await page.getByRole("heading", { name: "Rate limits" }).first().waitFor({ timeout: 10_000 });
+        // biome-ignore lint/performance/useDomNodeTextContent: Playwright's rendered text, not a DOM property
         const text = await page.locator("body").innerText();
         expect(text).toContain(s.title);
         expect(text).toContain("X-Vault-Chain");

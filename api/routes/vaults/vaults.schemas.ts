@@ -21,7 +21,7 @@ export const VaultPathParams = z.object({
 
 const LoadSubaccounts = (deprecated: boolean) =>
   QueryBool(true).openapi({
-    description: "Fill `subaccounts` and `eoa_operators`." + (deprecated ? " Deprecated on the list." : ""),
+    description: `Fill \`subaccounts\` and \`eoa_operators\`.${deprecated ? " Deprecated on the list." : ""}`,
     ...(deprecated ? { param: { deprecated: true } } : {}),
   });
 const LoadSnapshots = QueryBool(true).openapi({
