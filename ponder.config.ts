@@ -5,7 +5,7 @@ import { LoanAbi } from "./abis/LoanAbi";
 import { ReceiptTokenAbi } from "./abis/ReceiptTokenAbi";
 import { TimelockControllerAbi } from "./abis/TimelockControllerAbi";
 import { TokenizedVaultV2Abi } from "./abis/TokenizedVaultV2Abi";
-import { indexerPlan, type IndexedChain } from "./config/indexer";
+import { type IndexedChain, indexerPlan } from "./config/indexer";
 
 const plan = indexerPlan();
 

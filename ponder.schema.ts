@@ -127,13 +127,10 @@ export const withdrawal_request = onchainTable(
 );
 
 /** Helper for matching WithdrawalProcessed to its request (not documented for analysts). */
-export const withdrawal_match = onchainTable(
-  "withdrawal_match",
-  (t) => ({
-    key: t.text().primaryKey(),
-    request_ids: t.jsonb().$type<string[]>().notNull(),
-  }),
-);
+export const withdrawal_match = onchainTable("withdrawal_match", (t) => ({
+  key: t.text().primaryKey(),
+  request_ids: t.jsonb().$type<string[]>().notNull(),
+}));
 
 /**
  * Share-ratio snapshots: on a block interval per chain, and at every block with deposits or

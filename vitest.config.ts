@@ -12,7 +12,15 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["config/**/*.test.ts", "src/**/*.test.ts", "jobs/**/*.test.ts", "api/**/*.test.ts", "contracts/**/*.test.ts", "scripts/**/*.test.ts", "test/unit/**/*.test.ts"],
+          include: [
+            "config/**/*.test.ts",
+            "src/**/*.test.ts",
+            "jobs/**/*.test.ts",
+            "api/**/*.test.ts",
+            "contracts/**/*.test.ts",
+            "scripts/**/*.test.ts",
+            "test/unit/**/*.test.ts",
+          ],
           env: { TZ: "UTC" },
         },
       },

@@ -4,32 +4,47 @@
  * createApp takes its dependencies, so tests drive it through app.request().
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { HTTPException } from "hono/http-exception";
-import { cors } from "hono/cors";
 import type { Context } from "hono";
+import { cors } from "hono/cors";
+import { HTTPException } from "hono/http-exception";
 import pino from "pino";
+import { SCOPES } from "./auth/scopes.js";
+import { type AppDeps, type AppEnv, createRouter } from "./lib/router.js";
 import { installMetrics } from "./middleware/metrics.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { responseCache } from "./middleware/response-cache.js";
 import { addResponseHeaders, responseHeaders } from "./middleware/response-headers.js";
-import { createRouter, type AppDeps, type AppEnv } from "./lib/router.js";
-import { registerRoutes } from "./routes/index.js";
 import { registerDocs } from "./routes/docs/docs.index.js";
-import { SCOPES } from "./auth/scopes.js";
+import { registerRoutes } from "./routes/index.js";
 
 import { API_VERSION } from "./version.js";
+
 export { API_VERSION };
 
 export interface CreateAppOptions {
   logger?: pino.Logger;
 }
 
-const DB_DOWN = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "57P01", "57P02", "57P03", "08000", "08001", "08003", "08006"]);
+const DB_DOWN = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "57P01",
+  "57P02",
+  "57P03",
+  "08000",
+  "08001",
+  "08003",
+  "08006",
+]);
 
 export function isDatabaseDown(err: unknown): boolean {
   const code = (err as { code?: string })?.code;
   const msg = (err as Error)?.message ?? "";
-  return (code != null && DB_DOWN.has(code)) || /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/.test(msg);
+  return (
+    (code != null && DB_DOWN.has(code)) ||
+    /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/.test(msg)
+  );
 }
 
 export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
@@ -44,20 +59,41 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
     c.set("principal", null);
     const t0 = performance.now();
     await next();
-    if (logRequests) log.info({ reqId: c.get("requestId"), method: c.req.method, path: c.req.path, status: c.res.status, ms: +(performance.now() - t0).toFixed(2) }, "request");
+    if (logRequests)
+      log.info(
+        {
+          reqId: c.get("requestId"),
+          method: c.req.method,
+          path: c.req.path,
+          status: c.res.status,
+          ms: +(performance.now() - t0).toFixed(2),
+        },
+        "request",
+      );
   });
 
   // CORS: only whitelisted origins get CORS headers; a preflight from any other origin is refused.
   const allowed = new Set(deps.config.corsOrigins);
   app.use(async (c, next) => {
     const origin = c.req.header("origin");
-    if (origin && c.req.method === "OPTIONS" && !allowed.has(origin)) return c.json({ detail: `Origin ${origin} is not allowed` }, 403);
+    if (origin && c.req.method === "OPTIONS" && !allowed.has(origin))
+      return c.json({ detail: `Origin ${origin} is not allowed` }, 403);
     await next();
   });
   const corsHeaders = cors({
     origin: (o) => (allowed.has(o) ? o : null),
     allowHeaders: ["content-type", "x-api-key", "authorization", "idempotency-key"],
-    exposeHeaders: ["RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "X-Request-Id", "Idempotent-Replayed", "X-Vault-Chain", "X-Next-Before"],
+    exposeHeaders: [
+      "RateLimit-Policy",
+      "RateLimit-Limit",
+      "RateLimit-Remaining",
+      "RateLimit-Reset",
+      "Retry-After",
+      "X-Request-Id",
+      "Idempotent-Replayed",
+      "X-Vault-Chain",
+      "X-Next-Before",
+    ],
     maxAge: 600,
   });
   // Only browsers send Origin, and only their requests need CORS headers. hono's cors touches the
@@ -87,7 +123,8 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   });
   inst.openAPIRegistry.registerComponent("securitySchemes", "OAuth2Password", {
     type: "oauth2",
-    description: "Operator accounts (`npm run operators -- create <username> --scope <scope>`) get short-lived bearer tokens from POST /api/v1/token.",
+    description:
+      "Operator accounts (`npm run operators -- create <username> --scope <scope>`) get short-lived bearer tokens from POST /api/v1/token.",
     flows: { password: { tokenUrl: "/api/v1/token", scopes: { ...SCOPES } } },
   });
   registerRoutes({ pub, inst });
@@ -106,11 +143,25 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   app.onError((err, c: Context) => {
     if (err instanceof HTTPException && err.status === 400) {
       // hono's JSON validator: a body that is not JSON
-      return c.json({ detail: [{ loc: ["body"], msg: err.message || "JSON decode error", type: "json_invalid" }] }, 422);
+      return c.json(
+        { detail: [{ loc: ["body"], msg: err.message || "JSON decode error", type: "json_invalid" }] },
+        422,
+      );
     }
     if (err instanceof HTTPException && err.status === 415) {
       // a body sent without a JSON content type is as malformed as bad JSON
-      return c.json({ detail: [{ loc: ["body"], msg: "Input should be a JSON body (content-type: application/json)", type: "model_attributes_type" }] }, 422);
+      return c.json(
+        {
+          detail: [
+            {
+              loc: ["body"],
+              msg: "Input should be a JSON body (content-type: application/json)",
+              type: "model_attributes_type",
+            },
+          ],
+        },
+        422,
+      );
     }
     if (err instanceof HTTPException) return c.json({ detail: err.message }, err.status);
     if (isDatabaseDown(err)) {
@@ -123,4 +174,3 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   return app;
 }
 export type App = ReturnType<typeof createApp>;
-

@@ -1,12 +1,15 @@
-import { describe, expect, it } from "vitest";
 import { mainnet } from "viem/chains";
-import { createEnsResolver, knownUniversalResolver, type EnsLookup } from "./ens.js";
+import { describe, expect, it } from "vitest";
+import { createEnsResolver, type EnsLookup, knownUniversalResolver } from "./ens.js";
 
 const A = "0x1111111111111111111111111111111111111111";
 const R = "0x2222222222222222222222222222222222222222";
 const RPC = "http://127.0.0.1:1";
 
-function setup(answers: Record<string, string | null | Error>, opts: { ttlMs?: number; errorTtlMs?: number; maxEntries?: number } = {}) {
+function setup(
+  answers: Record<string, string | null | Error>,
+  opts: { ttlMs?: number; errorTtlMs?: number; maxEntries?: number } = {},
+) {
   let t = 1_000_000;
   const calls: { rpcUrl: string; resolver: string; name: string }[] = [];
   const lookup: EnsLookup = async (rpcUrl, resolver, name) => {
@@ -16,7 +19,13 @@ function setup(answers: Record<string, string | null | Error>, opts: { ttlMs?: n
     return (a ?? null) as `0x${string}` | null;
   };
   const resolve = createEnsResolver({ ...opts, lookup, now: () => t });
-  const config = { rpcUrls: new Map([[1, RPC], [8453, RPC]]), ensResolvers: new Map<number, `0x${string}`>([[8453, R]]) };
+  const config = {
+    rpcUrls: new Map([
+      [1, RPC],
+      [8453, RPC],
+    ]),
+    ensResolvers: new Map<number, `0x${string}`>([[8453, R]]),
+  };
   return { resolve, calls, config, advance: (ms: number) => (t += ms) };
 }
 
@@ -35,7 +44,10 @@ describe("resolveEnsName", () => {
   });
 
   it("gives null for an RPC failure and retries it sooner than a real answer", async () => {
-    const { resolve, calls, config, advance } = setup({ "down.eth": new Error("HTTP request failed. URL: http://secret") }, { ttlMs: 60_000, errorTtlMs: 5_000 });
+    const { resolve, calls, config, advance } = setup(
+      { "down.eth": new Error("HTTP request failed. URL: http://secret") },
+      { ttlMs: 60_000, errorTtlMs: 5_000 },
+    );
     expect(await resolve(config, 8453, "down.eth")).toBeNull();
     expect(await resolve(config, 8453, "down.eth")).toBeNull();
     expect(calls).toHaveLength(1);
@@ -46,7 +58,11 @@ describe("resolveEnsName", () => {
 
   it("shares one lookup between concurrent requests", async () => {
     const { resolve, calls, config } = setup({ "alice.eth": A });
-    const got = await Promise.all([resolve(config, 8453, "alice.eth"), resolve(config, 8453, "alice.eth"), resolve(config, 8453, "ALICE.eth")]);
+    const got = await Promise.all([
+      resolve(config, 8453, "alice.eth"),
+      resolve(config, 8453, "alice.eth"),
+      resolve(config, 8453, "ALICE.eth"),
+    ]);
     expect(got).toEqual([A, A, A]);
     expect(calls).toHaveLength(1);
   });

@@ -11,7 +11,7 @@
  * (the RPC did not answer) for a shorter while, so an outage does not cost every request 2 s.
  * Nothing is logged: an RPC URL may carry a provider's key.
  */
-import { createPublicClient, http, type Address, type Chain, type PublicClient } from "viem";
+import { type Address, type Chain, createPublicClient, http, type PublicClient } from "viem";
 import { getEnsAddress, normalize } from "viem/ens";
 import type { AppDeps } from "./lib/router.js";
 
@@ -50,7 +50,10 @@ function clientFor(rpcUrl: string): PublicClient {
 }
 
 const viemLookup: EnsLookup = async (rpcUrl, universalResolver, normalizedName) => {
-  const address = await getEnsAddress(clientFor(rpcUrl), { name: normalizedName, universalResolverAddress: universalResolver });
+  const address = await getEnsAddress(clientFor(rpcUrl), {
+    name: normalizedName,
+    universalResolverAddress: universalResolver,
+  });
   return address ? (address.toLowerCase() as Address) : null;
 };
 
@@ -80,7 +83,8 @@ export function createEnsResolver(opts: EnsResolverOptions = {}): ResolveEnsName
     } catch {
       return null; // not a valid ENS name (ENSIP-15)
     }
-    if (normalized === "" || normalized.startsWith(".") || normalized.endsWith(".") || normalized.includes("..")) return null;
+    if (normalized === "" || normalized.startsWith(".") || normalized.endsWith(".") || normalized.includes(".."))
+      return null;
     const rpcUrl = config.rpcUrls.get(chainId);
     if (!rpcUrl) return null;
     const resolver = config.ensResolvers?.get(chainId) ?? (await knownUniversalResolver(chainId));

@@ -12,19 +12,40 @@ export interface PointsRules {
   streakStep: string;
   streakMax: string;
 }
-export const DEFAULT_POINTS_RULES: PointsRules = { signupBonus: "100", streakBase: "10", streakStep: "1", streakMax: "50" };
+export const DEFAULT_POINTS_RULES: PointsRules = {
+  signupBonus: "100",
+  streakBase: "10",
+  streakStep: "1",
+  streakMax: "50",
+};
 
 const schema = z.object({
-  DATABASE_URL: z.string({ error: "required: the postgres:// URL of the service's database" }).regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL").optional(),
+  DATABASE_URL: z
+    .string({ error: "required: the postgres:// URL of the service's database" })
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
+    .optional(),
   PORT: z.coerce.number().int().min(1).max(65535).default(8000),
   HOST: z.string().min(1).default("127.0.0.1"),
-  INDEXER_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/, "must be a plain schema name").default("indexer"),
+  INDEXER_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]*$/, "must be a plain schema name")
+    .default("indexer"),
   CORS_ORIGINS: z
     .string()
     .default("")
-    .transform((s) => s.split(",").map((o) => o.trim()).filter(Boolean))
-    .refine((list) => list.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), "must be comma-separated origins like https://app.example.com"),
+    .transform((s) =>
+      s
+        .split(",")
+        .map((o) => o.trim())
+        .filter(Boolean),
+    )
+    .refine(
+      (list) => list.every((o) => /^https?:\/\/[^/\s]+$/.test(o)),
+      "must be comma-separated origins like https://app.example.com",
+    ),
   // 1: every institutional read needs a key too (by default only the routes the spec marks do)
   API_READS_REQUIRE_KEY: z
     .enum(["0", "1", "true", "false"], { error: "must be 0 or 1" })
@@ -110,6 +131,11 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     ensResolvers,
     tokenSecret: e.TOKEN_SECRET,
     tokenTtlS: e.TOKEN_TTL_S,
-    points: { signupBonus: e.POINTS_SIGNUP_BONUS, streakBase: e.POINTS_STREAK_BASE, streakStep: e.POINTS_STREAK_STEP, streakMax: e.POINTS_STREAK_MAX },
+    points: {
+      signupBonus: e.POINTS_SIGNUP_BONUS,
+      streakBase: e.POINTS_STREAK_BASE,
+      streakStep: e.POINTS_STREAK_STEP,
+      streakMax: e.POINTS_STREAK_MAX,
+    },
   };
 }

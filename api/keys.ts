@@ -12,7 +12,11 @@ export const KEY_CACHE_MS = 2000;
 const KEY_RE = /^vk_([0-9a-f]{12})_([0-9a-f]{40})$/;
 const sha256 = (s: string) => createHash("sha256").update(s).digest();
 
-export async function createKey(db: Kysely<Database>, name: string, scopes: string[] = []): Promise<{ id: string; key: string }> {
+export async function createKey(
+  db: Kysely<Database>,
+  name: string,
+  scopes: string[] = [],
+): Promise<{ id: string; key: string }> {
   const prefix = randomBytes(6).toString("hex");
   const key = `vk_${prefix}_${randomBytes(20).toString("hex")}`;
   const row = await db
@@ -41,7 +45,9 @@ interface Cached {
 const cache = new Map<string, Cached>();
 const DUMMY = sha256("no such key");
 
-export type KeyCheck = { ok: true; id: string; scopes: string[] } | { ok: false; reason: "malformed" | "unknown" | "revoked" };
+export type KeyCheck =
+  | { ok: true; id: string; scopes: string[] }
+  | { ok: false; reason: "malformed" | "unknown" | "revoked" };
 
 export async function checkKey(db: ReadDb, key: string, now = Date.now()): Promise<KeyCheck> {
   const m = KEY_RE.exec(key);
@@ -53,8 +59,17 @@ export async function checkKey(db: ReadDb, key: string, now = Date.now()): Promi
   const prefix = m[1]!;
   let c = cache.get(prefix);
   if (!c || now - c.at > KEY_CACHE_MS) {
-    const r = await db.selectFrom("auth.api_key").select(["id", "key_hash", "revoked_at", "scopes"]).where("prefix", "=", prefix).executeTakeFirst();
-    c = { at: now, row: r ? { id: r.id, hash: Buffer.from(r.key_hash, "hex"), revoked: r.revoked_at != null, scopes: r.scopes } : null };
+    const r = await db
+      .selectFrom("auth.api_key")
+      .select(["id", "key_hash", "revoked_at", "scopes"])
+      .where("prefix", "=", prefix)
+      .executeTakeFirst();
+    c = {
+      at: now,
+      row: r
+        ? { id: r.id, hash: Buffer.from(r.key_hash, "hex"), revoked: r.revoked_at != null, scopes: r.scopes }
+        : null,
+    };
     cache.set(prefix, c);
   }
   const equal = timingSafeEqual(given, c.row?.hash ?? DUMMY);

@@ -3,7 +3,7 @@
  * descriptive metadata), strategists, subaccounts and operators. Idempotent (upserts by natural
  * keys); entries no longer in the file are removed. One transaction.
  */
-import { sql, type Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { getChain } from "../config/chains.js";
 import type { Registry } from "../config/registry.js";
 import type { Database } from "../jobs/db/schema.js";
@@ -23,7 +23,11 @@ export async function loadRegistryData(db: Kysely<Database>, reg: Registry): Pro
       const r = await trx
         .insertInto("registry.strategist")
         .values({ name, address, logo_url: null, website_url: null })
-        .onConflict((oc) => oc.column("name").doUpdateSet({ address: (eb) => eb.fn.coalesce("excluded.address", "registry.strategist.address") }))
+        .onConflict((oc) =>
+          oc
+            .column("name")
+            .doUpdateSet({ address: (eb) => eb.fn.coalesce("excluded.address", "registry.strategist.address") }),
+        )
         .returning("id")
         .executeTakeFirstOrThrow();
       strategistIds.set(name, r.id);
@@ -33,7 +37,9 @@ export async function loadRegistryData(db: Kysely<Database>, reg: Registry): Pro
     let subaccounts = 0;
     let operators = 0;
     for (const v of reg.evm) {
-      const strategistId = v.strategist?.name ? await upsertStrategist(v.strategist.name, v.strategist.address ?? null) : null;
+      const strategistId = v.strategist?.name
+        ? await upsertStrategist(v.strategist.name, v.strategist.address ?? null)
+        : null;
       const attributes = {
         ...v.metadata,
         asset: v.asset,
@@ -71,12 +77,30 @@ export async function loadRegistryData(db: Kysely<Database>, reg: Registry): Pro
         )
         .execute();
       keep.push(`${v.chainId}:${v.address}`);
-      await trx.deleteFrom("registry.subaccount").where("chain_id", "=", v.chainId).where("vault", "=", v.address).where("address", "not in", v.subaccounts.length ? v.subaccounts : [""]).execute();
+      await trx
+        .deleteFrom("registry.subaccount")
+        .where("chain_id", "=", v.chainId)
+        .where("vault", "=", v.address)
+        .where("address", "not in", v.subaccounts.length ? v.subaccounts : [""])
+        .execute();
       for (const [i, sub] of v.subaccounts.entries()) {
         await trx
           .insertInto("registry.subaccount")
-          .values({ chain_id: v.chainId, vault: v.address, address: sub, internal_name: `${v.symbol}-sub-${i + 1}`, friendly_name: `${v.name} subaccount ${i + 1}`, status: "active", subaccount_type: "strategy", strategist_id: strategistId })
-          .onConflict((oc) => oc.columns(["chain_id", "vault", "address"]).doUpdateSet((eb) => ({ strategist_id: eb.ref("excluded.strategist_id") })))
+          .values({
+            chain_id: v.chainId,
+            vault: v.address,
+            address: sub,
+            internal_name: `${v.symbol}-sub-${i + 1}`,
+            friendly_name: `${v.name} subaccount ${i + 1}`,
+            status: "active",
+            subaccount_type: "strategy",
+            strategist_id: strategistId,
+          })
+          .onConflict((oc) =>
+            oc
+              .columns(["chain_id", "vault", "address"])
+              .doUpdateSet((eb) => ({ strategist_id: eb.ref("excluded.strategist_id") })),
+          )
           .execute();
         subaccounts++;
       }
@@ -84,18 +108,30 @@ export async function loadRegistryData(db: Kysely<Database>, reg: Registry): Pro
         ...(v.operator ? [{ address: v.operator, type: "eoa" as const, name: "operator" }] : []),
         ...v.subaccounts.map((s, i) => ({ address: s, type: "subaccount" as const, name: `subaccount ${i + 1}` })),
       ];
-      await trx.deleteFrom("registry.operator").where("chain_id", "=", v.chainId).where("vault", "=", v.address).where("address", "not in", ops.length ? ops.map((o) => o.address) : [""]).execute();
+      await trx
+        .deleteFrom("registry.operator")
+        .where("chain_id", "=", v.chainId)
+        .where("vault", "=", v.address)
+        .where("address", "not in", ops.length ? ops.map((o) => o.address) : [""])
+        .execute();
       for (const o of ops) {
         await trx
           .insertInto("registry.operator")
           .values({ chain_id: v.chainId, vault: v.address, address: o.address, operator_type: o.type, name: o.name })
-          .onConflict((oc) => oc.columns(["chain_id", "vault", "address"]).doUpdateSet((eb) => ({ operator_type: eb.ref("excluded.operator_type"), name: eb.ref("excluded.name") })))
+          .onConflict((oc) =>
+            oc.columns(["chain_id", "vault", "address"]).doUpdateSet((eb) => ({
+              operator_type: eb.ref("excluded.operator_type"),
+              name: eb.ref("excluded.name"),
+            })),
+          )
           .execute();
         operators++;
       }
     }
     for (const v of reg.nonEvm) {
-      const { chainId, address, family, name, symbol, status, metadata, ...rest } = v as typeof v & { metadata?: Record<string, unknown> };
+      const { chainId, address, family, name, symbol, status, metadata, ...rest } = v as typeof v & {
+        metadata?: Record<string, unknown>;
+      };
       await trx
         .insertInto("registry.vault")
         .values({

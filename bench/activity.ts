@@ -4,7 +4,7 @@
  * are packed into few blocks (automine off, a batch of eth_sendTransaction from impersonated
  * wallets, then evm_mine at a chosen timestamp), because anvil keeps every block's state in memory.
  */
-import { encodeFunctionData, maxUint256, parseUnits, type Address, type Hex } from "viem";
+import { type Address, encodeFunctionData, type Hex, maxUint256, parseUnits } from "viem";
 import { LendingPoolAbi } from "../abis/LendingPoolAbi.js";
 import { MockERC20Abi } from "../abis/MockERC20Abi.js";
 import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi.js";
@@ -68,7 +68,8 @@ export async function bulkActivity(opts: BulkOptions): Promise<BulkResult> {
   const { chain } = opts;
   const s = new ChainSession(chain.chainId, opts.rpcUrl);
   const rng = new Rng(`${opts.seed}:bench:${chain.chainId}`);
-  if (opts.wallets < opts.txsPerBlock) throw new Error(`bench: need at least txsPerBlock (${opts.txsPerBlock}) wallets`);
+  if (opts.wallets < opts.txsPerBlock)
+    throw new Error(`bench: need at least txsPerBlock (${opts.txsPerBlock}) wallets`);
 
   const vaults = chain.vaults.map((reg) => {
     const spec = VAULT_SPECS.find((v) => v.chainId === chain.chainId && v.family === reg.family);
@@ -93,7 +94,8 @@ export async function bulkActivity(opts: BulkOptions): Promise<BulkResult> {
   /** Sends the transactions into the pool, mines one block with them, checks and returns receipts. */
   const mineBlock = async (list: Tx[]): Promise<Receipt[]> => {
     for (const tx of list) {
-      if (!nonces.has(tx.from)) nonces.set(tx.from, Number(BigInt(await s.rpc<Hex>("eth_getTransactionCount", [tx.from, "latest"]))));
+      if (!nonces.has(tx.from))
+        nonces.set(tx.from, Number(BigInt(await s.rpc<Hex>("eth_getTransactionCount", [tx.from, "latest"]))));
     }
     const calls = list.map((tx) => {
       const nonce = nonces.get(tx.from) ?? 0;
@@ -110,7 +112,9 @@ export async function bulkActivity(opts: BulkOptions): Promise<BulkResult> {
     blocks += 1;
     const receipts = await s.rpc<Receipt[] | null>("eth_getBlockReceipts", [hex(head)]);
     if (!receipts || receipts.length !== list.length) {
-      throw new Error(`chain ${chain.chainId}: block ${head} holds ${receipts?.length ?? 0} of the ${list.length} transactions sent`);
+      throw new Error(
+        `chain ${chain.chainId}: block ${head} holds ${receipts?.length ?? 0} of the ${list.length} transactions sent`,
+      );
     }
     const failed = receipts.findIndex((r) => r.status !== "0x1");
     if (failed >= 0) {
@@ -121,7 +125,9 @@ export async function bulkActivity(opts: BulkOptions): Promise<BulkResult> {
       } catch (err) {
         reason = (err as Error).message;
       }
-      throw new Error(`chain ${chain.chainId}: transaction ${receipts[failed]!.transactionHash} (block ${head}, from ${tx.from} to ${tx.to}) reverted: ${reason}`);
+      throw new Error(
+        `chain ${chain.chainId}: transaction ${receipts[failed]!.transactionHash} (block ${head}, from ${tx.from} to ${tx.to}) reverted: ${reason}`,
+      );
     }
     txs += list.length;
     for (const r of receipts) {
@@ -146,9 +152,14 @@ export async function bulkActivity(opts: BulkOptions): Promise<BulkResult> {
     const setup: Tx[] = [];
     for (const v of vaults) {
       const abi = v.reg.family === "lendingPool" ? LendingPoolAbi : TokenizedVaultV2Abi;
-      const raw = await s.rpc<Hex>("eth_call", [{ to: v.reg.address, data: encodeFunctionData({ abi, functionName: "depositsPaused" }) }, "latest"]);
+      const raw = await s.rpc<Hex>("eth_call", [
+        { to: v.reg.address, data: encodeFunctionData({ abi, functionName: "depositsPaused" }) },
+        "latest",
+      ]);
       if (BigInt(raw) === 0n) continue;
-      opts.log(`chain ${chain.chainId}: ${v.reg.name} is paused at the end of the simulated history; its operator unpauses it`);
+      opts.log(
+        `chain ${chain.chainId}: ${v.reg.name} is paused at the end of the simulated history; its operator unpauses it`,
+      );
       setup.push({
         from: v.reg.operator,
         to: v.reg.address,
@@ -160,11 +171,20 @@ export async function bulkActivity(opts: BulkOptions): Promise<BulkResult> {
     for (const w of wallets) {
       for (const v of vaults) {
         const amount = units(v.max * Math.ceil(expected * 2 + 10), v.decimals);
-        setup.push({ from: w, to: v.reg.asset.address, data: encodeFunctionData({ abi: MockERC20Abi, functionName: "mint", args: [w, amount] }) });
-        setup.push({ from: w, to: v.reg.asset.address, data: encodeFunctionData({ abi: MockERC20Abi, functionName: "approve", args: [v.reg.address, maxUint256] }) });
+        setup.push({
+          from: w,
+          to: v.reg.asset.address,
+          data: encodeFunctionData({ abi: MockERC20Abi, functionName: "mint", args: [w, amount] }),
+        });
+        setup.push({
+          from: w,
+          to: v.reg.asset.address,
+          data: encodeFunctionData({ abi: MockERC20Abi, functionName: "approve", args: [v.reg.address, maxUint256] }),
+        });
       }
     }
-    for (let i = 0; i < setup.length; i += SETUP_TXS_PER_BLOCK) await mineBlock(setup.slice(i, i + SETUP_TXS_PER_BLOCK));
+    for (let i = 0; i < setup.length; i += SETUP_TXS_PER_BLOCK)
+      await mineBlock(setup.slice(i, i + SETUP_TXS_PER_BLOCK));
     const setupBlocks = blocks;
     const setupIndexed = indexedLogs;
 
@@ -179,7 +199,11 @@ export async function bulkActivity(opts: BulkOptions): Promise<BulkResult> {
           if (amount > 0n) {
             let to = rng.pick(wallets);
             if (to === w) to = wallets[(wallets.indexOf(w) + 1) % wallets.length]!;
-            list.push({ from: w, to: v.shareToken, data: encodeFunctionData({ abi: MockERC20Abi, functionName: "transfer", args: [to, amount] }) });
+            list.push({
+              from: w,
+              to: v.shareToken,
+              data: encodeFunctionData({ abi: MockERC20Abi, functionName: "transfer", args: [to, amount] }),
+            });
             transfers++;
             continue;
           }
@@ -189,7 +213,11 @@ export async function bulkActivity(opts: BulkOptions): Promise<BulkResult> {
         const data =
           v.reg.family === "lendingPool"
             ? encodeFunctionData({ abi: LendingPoolAbi, functionName: "deposit", args: [amount, w] })
-            : encodeFunctionData({ abi: TokenizedVaultV2Abi, functionName: "deposit", args: [v.reg.asset.address, amount, w] });
+            : encodeFunctionData({
+                abi: TokenizedVaultV2Abi,
+                functionName: "deposit",
+                args: [v.reg.asset.address, amount, w],
+              });
         list.push({ from: w, to: v.reg.address, data });
         deposits++;
       }
@@ -201,7 +229,10 @@ export async function bulkActivity(opts: BulkOptions): Promise<BulkResult> {
         );
       }
     }
-    if (setupIndexed !== 0) opts.log(`chain ${chain.chainId}: note: wallet setup (${setupBlocks} blocks) emitted ${setupIndexed} indexed events`);
+    if (setupIndexed !== 0)
+      opts.log(
+        `chain ${chain.chainId}: note: wallet setup (${setupBlocks} blocks) emitted ${setupIndexed} indexed events`,
+      );
 
     // Padding: empty blocks so that the whole history is older than the finality window.
     const padding = Array.from({ length: opts.paddingBlocks }, () => {

@@ -3,7 +3,7 @@
  * Ponder's indexes), derived tables and registry rows, written with COPY.
  */
 import type pg from "pg";
-import { copyRows, type CopyValue } from "../jobs/lib/copy.js";
+import { type CopyValue, copyRows } from "../jobs/lib/copy.js";
 
 export interface BenchShape {
   schema: string;
@@ -65,12 +65,64 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
   const today = Math.floor(now / 86400);
   const first = today - s.days + 1;
   const r = rng(42);
-  const vaults = Array.from({ length: s.vaults }, (_, i) => ({ chainId: i % 2 === 0 ? 1 : 8453, address: vaultAddress(i), dec: i % 3 === 0 ? 6 : 18 }));
+  const vaults = Array.from({ length: s.vaults }, (_, i) => ({
+    chainId: i % 2 === 0 ? 1 : 8453,
+    address: vaultAddress(i),
+    dec: i % 3 === 0 ? 6 : 18,
+  }));
   await copyRows(
     client,
     `${s.schema}.vault`,
-    ["chain_id", "address", "family", "kind", "name", "symbol", "decimals", "asset", "asset_symbol", "asset_decimals", "share_token", "start_block", "owner", "operator", "deposits_paused", "withdrawals_paused", "total_assets", "total_supply", "asset_share_ratio", "last_snapshot_block", "last_snapshot_timestamp", "withdrawal_queue_head", "withdrawal_queue_tail"],
-    vaults.map((v, i) => [v.chainId, v.address, i % 2 ? "tokenizedVaultV2" : "lendingPool", ["stablecoin", "tokenized_eth", "wrapped_staked_eth", "restaked_eth"][i % 4], `Bench vault ${i}`, `BV${i}`, v.dec, hex(0xb000 + i), v.dec === 6 ? "USDC" : "WETH", v.dec, v.address, 1, hex(0xc000 + i), hex(0xd000 + i), false, false, "1000000000000", "1000000000000", "1.050000000000000000", s.days * 7200, now, 0, 100]),
+    [
+      "chain_id",
+      "address",
+      "family",
+      "kind",
+      "name",
+      "symbol",
+      "decimals",
+      "asset",
+      "asset_symbol",
+      "asset_decimals",
+      "share_token",
+      "start_block",
+      "owner",
+      "operator",
+      "deposits_paused",
+      "withdrawals_paused",
+      "total_assets",
+      "total_supply",
+      "asset_share_ratio",
+      "last_snapshot_block",
+      "last_snapshot_timestamp",
+      "withdrawal_queue_head",
+      "withdrawal_queue_tail",
+    ],
+    vaults.map((v, i) => [
+      v.chainId,
+      v.address,
+      i % 2 ? "tokenizedVaultV2" : "lendingPool",
+      ["stablecoin", "tokenized_eth", "wrapped_staked_eth", "restaked_eth"][i % 4],
+      `Bench vault ${i}`,
+      `BV${i}`,
+      v.dec,
+      hex(0xb000 + i),
+      v.dec === 6 ? "USDC" : "WETH",
+      v.dec,
+      v.address,
+      1,
+      hex(0xc000 + i),
+      hex(0xd000 + i),
+      false,
+      false,
+      "1000000000000",
+      "1000000000000",
+      "1.050000000000000000",
+      s.days * 7200,
+      now,
+      0,
+      100,
+    ]),
   );
   // vault events: deposits and withdraws spread over the days and vaults
   const perVault = Math.floor(s.events / s.vaults);
@@ -79,15 +131,52 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
       const vv = vaults[v]!;
       for (let k = 0; k < perVault; k++) {
         const block = Math.floor((k / perVault) * s.days * 7200) + 1;
-        const ts = (first * 86400) + Math.floor((block / 7200) * 86400);
+        const ts = first * 86400 + Math.floor((block / 7200) * 86400);
         const w = wallet(Math.floor(r() * s.users));
         const dep = r() < 0.7;
-        yield [`${vv.chainId}-${v}-${k}`, vv.chainId, vv.address, dep ? "deposit" : "withdraw", w, w, w, String(Math.floor(r() * 1e12)), String(Math.floor(r() * 1e12)), hex(0xb000 + v), `${vv.chainId}:${vv.address}:${block}:flow`, block, ts, hex(k * 131 + v, 64), k % 5];
+        yield [
+          `${vv.chainId}-${v}-${k}`,
+          vv.chainId,
+          vv.address,
+          dep ? "deposit" : "withdraw",
+          w,
+          w,
+          w,
+          String(Math.floor(r() * 1e12)),
+          String(Math.floor(r() * 1e12)),
+          hex(0xb000 + v),
+          `${vv.chainId}:${vv.address}:${block}:flow`,
+          block,
+          ts,
+          hex(k * 131 + v, 64),
+          k % 5,
+        ];
       }
     }
   }
   let t0 = Date.now();
-  await copyRows(client, `${s.schema}.vault_event`, ["id", "chain_id", "vault", "kind", "sender", "owner", "receiver", "assets", "shares", "asset", "snapshot_id", "block_number", "timestamp", "tx_hash", "log_index"], events());
+  await copyRows(
+    client,
+    `${s.schema}.vault_event`,
+    [
+      "id",
+      "chain_id",
+      "vault",
+      "kind",
+      "sender",
+      "owner",
+      "receiver",
+      "assets",
+      "shares",
+      "asset",
+      "snapshot_id",
+      "block_number",
+      "timestamp",
+      "tx_hash",
+      "log_index",
+    ],
+    events(),
+  );
   log(`vault_event: ${perVault * s.vaults} rows in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
   t0 = Date.now();
   function* snaps(): Generator<CopyValue[]> {
@@ -99,12 +188,47 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
           ratio *= 1 + (r() - 0.2) * 0.0004;
           const ts = d * 86400 + h * 21600 + 60;
           if (ts > now) continue;
-          yield [`${vv.chainId}:${vv.address}:${d}:${h}`, vv.chainId, vv.address, "interval", "1000000000000", "1000000000000", ratio.toFixed(18), "100000000000", "850000000000", vv.dec === 6 ? "1.000000000000000000" : "3000.000000000000000000", (d - first) * 7200 + h * 1800, ts, null, null];
+          yield [
+            `${vv.chainId}:${vv.address}:${d}:${h}`,
+            vv.chainId,
+            vv.address,
+            "interval",
+            "1000000000000",
+            "1000000000000",
+            ratio.toFixed(18),
+            "100000000000",
+            "850000000000",
+            vv.dec === 6 ? "1.000000000000000000" : "3000.000000000000000000",
+            (d - first) * 7200 + h * 1800,
+            ts,
+            null,
+            null,
+          ];
         }
       }
     }
   }
-  await copyRows(client, `${s.schema}.share_ratio_snapshot`, ["id", "chain_id", "vault", "source", "total_assets", "total_supply", "asset_share_ratio", "idle_assets", "subaccount_assets", "asset_usd_price", "block_number", "timestamp", "tx_hash", "log_index"], snaps());
+  await copyRows(
+    client,
+    `${s.schema}.share_ratio_snapshot`,
+    [
+      "id",
+      "chain_id",
+      "vault",
+      "source",
+      "total_assets",
+      "total_supply",
+      "asset_share_ratio",
+      "idle_assets",
+      "subaccount_assets",
+      "asset_usd_price",
+      "block_number",
+      "timestamp",
+      "tx_hash",
+      "log_index",
+    ],
+    snaps(),
+  );
   function* requests(): Generator<CopyValue[]> {
     for (let v = 0; v < s.vaults; v++) {
       const vv = vaults[v]!;
@@ -112,11 +236,46 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
         const d = today - 20 + Math.floor(r() * 40);
         const date = new Date(d * 86400_000).toISOString().slice(0, 10);
         const w = wallet(Math.floor(r() * s.users));
-        yield [`wr-${v}-${k}`, vv.chainId, vv.address, w, w, String(Math.floor(r() * 1e12)), String(Math.floor(r() * 1e12)), "0", vv.chainId === 1 ? date : null, k % 3 === 0 ? "processed" : "requested", (s.days - 30) * 7200 + k, (today - 30) * 86400 + k * 60, hex(k + v * 7919, 64), 0];
+        yield [
+          `wr-${v}-${k}`,
+          vv.chainId,
+          vv.address,
+          w,
+          w,
+          String(Math.floor(r() * 1e12)),
+          String(Math.floor(r() * 1e12)),
+          "0",
+          vv.chainId === 1 ? date : null,
+          k % 3 === 0 ? "processed" : "requested",
+          (s.days - 30) * 7200 + k,
+          (today - 30) * 86400 + k * 60,
+          hex(k + v * 7919, 64),
+          0,
+        ];
       }
     }
   }
-  await copyRows(client, `${s.schema}.withdrawal_request`, ["id", "chain_id", "vault", "owner", "receiver", "shares", "assets", "fee", "claimable_date", "status", "block_number", "timestamp", "tx_hash", "log_index"], requests());
+  await copyRows(
+    client,
+    `${s.schema}.withdrawal_request`,
+    [
+      "id",
+      "chain_id",
+      "vault",
+      "owner",
+      "receiver",
+      "shares",
+      "assets",
+      "fee",
+      "claimable_date",
+      "status",
+      "block_number",
+      "timestamp",
+      "tx_hash",
+      "log_index",
+    ],
+    requests(),
+  );
   log(`snapshots and withdrawal requests in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
   t0 = Date.now();
   // the indexes Ponder declares for these tables (ponder.schema.ts)
@@ -160,9 +319,21 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
     FROM ${S}.vault v`);
   // points: 100k registered users with balances, ranks and one pool each
   function* users(): Generator<CopyValue[]> {
-    for (let i = 0; i < s.users; i++) yield [wallet(i), i > 0 && i % 10 === 0 ? wallet(i - 1) : null, 1, new Date((first + (i % s.days)) * 86400_000).toISOString(), i % 10 === 0 && i > 0 ? "100" : "0"];
+    for (let i = 0; i < s.users; i++)
+      yield [
+        wallet(i),
+        i > 0 && i % 10 === 0 ? wallet(i - 1) : null,
+        1,
+        new Date((first + (i % s.days)) * 86400_000).toISOString(),
+        i % 10 === 0 && i > 0 ? "100" : "0",
+      ];
   }
-  await copyRows(client, "registry.points_user", ["address", "referrer", "chain_id", "registered_at", "signup_bonus"], users());
+  await copyRows(
+    client,
+    "registry.points_user",
+    ["address", "referrer", "chain_id", "registered_at", "signup_bonus"],
+    users(),
+  );
   // Points as the workers leave them: the rules, each vault's index at today, one open
   // position per user (balances and ranks are views over these) and a lifetime deposit; a
   // streak claim today for most users.
@@ -171,22 +342,57 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
     client,
     "derived.points_vault",
     ["chain_id", "vault", "day", "asset_decimals", "ratio", "price", "cum_points_per_share", "computed_at"],
-    vaults.map((v, k) => [v.chainId, v.address, new Date(today * 86400_000).toISOString().slice(0, 10), 6, "1.05", "1", `0.${String(1 + k).padStart(8, "0")}${"7".repeat(28)}`, new Date().toISOString()]),
+    vaults.map((v, k) => [
+      v.chainId,
+      v.address,
+      new Date(today * 86400_000).toISOString().slice(0, 10),
+      6,
+      "1.05",
+      "1",
+      `0.${String(1 + k).padStart(8, "0")}${"7".repeat(28)}`,
+      new Date().toISOString(),
+    ]),
   );
   function* positions(): Generator<CopyValue[]> {
     for (let i = 0; i < s.users; i++) {
       const v = vaults[i % s.vaults]!;
-      yield [v.chainId, v.address, wallet(i), new Date((first + (i % s.days)) * 86400_000).toISOString().slice(0, 10), String(Math.floor(r() * 1e12)), null, "0", null, (r() * 1e4).toFixed(18)];
+      yield [
+        v.chainId,
+        v.address,
+        wallet(i),
+        new Date((first + (i % s.days)) * 86400_000).toISOString().slice(0, 10),
+        String(Math.floor(r() * 1e12)),
+        null,
+        "0",
+        null,
+        (r() * 1e4).toFixed(18),
+      ];
     }
   }
-  await copyRows(client, "derived.points_position", ["chain_id", "vault", "wallet", "day", "shares", "next_day", "base_points", "points", "settled_points"], positions());
+  await copyRows(
+    client,
+    "derived.points_position",
+    ["chain_id", "vault", "wallet", "day", "shares", "next_day", "base_points", "points", "settled_points"],
+    positions(),
+  );
   function* deposits(): Generator<CopyValue[]> {
     for (let i = 0; i < s.users; i++) {
       const v = vaults[i % s.vaults]!;
-      yield [v.chainId, v.address, wallet(i), (r() * 1e4).toFixed(18), new Date((first + (i % s.days)) * 86400_000).toISOString().slice(0, 10)];
+      yield [
+        v.chainId,
+        v.address,
+        wallet(i),
+        (r() * 1e4).toFixed(18),
+        new Date((first + (i % s.days)) * 86400_000).toISOString().slice(0, 10),
+      ];
     }
   }
-  await copyRows(client, "derived.points_deposit", ["chain_id", "vault", "wallet", "lifetime_deposit", "last_deposit_day"], deposits());
+  await copyRows(
+    client,
+    "derived.points_deposit",
+    ["chain_id", "vault", "wallet", "lifetime_deposit", "last_deposit_day"],
+    deposits(),
+  );
   await client.query(`
     INSERT INTO registry.streak_claim (address, day, streak_days, points, claimed_at)
     SELECT address, current_date, 1 + (hashtext(address) & 31), 10, now() FROM registry.points_user WHERE hashtext(address) & 7 <> 0`);

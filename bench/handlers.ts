@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { toEventSelector, type Abi, type Hex } from "viem";
+import { type Abi, type Hex, toEventSelector } from "viem";
 import { LendingPoolAbi } from "../abis/LendingPoolAbi.js";
 import { LoanAbi } from "../abis/LoanAbi.js";
 import { ReceiptTokenAbi } from "../abis/ReceiptTokenAbi.js";
@@ -44,7 +44,10 @@ export function registeredHandlerNames(root: string): string[] {
     const text = readFileSync(file, "utf8");
     const loops = new Map<string, string[]>();
     for (const m of text.matchAll(/for\s*\(\s*const\s+(\w+)\s+of\s+\[([^\]]*)\]/g)) {
-      loops.set(m[1]!, [...m[2]!.matchAll(/["']([^"']+)["']/g)].map((x) => x[1]!));
+      loops.set(
+        m[1]!,
+        [...m[2]!.matchAll(/["']([^"']+)["']/g)].map((x) => x[1]!),
+      );
     }
     const calls = [...text.matchAll(/ponder\.on\(/g)].length;
     let found = 0;
@@ -71,7 +74,8 @@ export function registeredHandlerNames(root: string): string[] {
       problems.push(`${relative(root, file)}: ${calls} ponder.on( calls but only ${found} with a literal event name`);
     }
   }
-  if (problems.length > 0) throw new Error(`cannot list the registered indexing functions:\n  ${problems.join("\n  ")}`);
+  if (problems.length > 0)
+    throw new Error(`cannot list the registered indexing functions:\n  ${problems.join("\n  ")}`);
   if (names.size === 0) throw new Error(`no ponder.on(...) calls found in ${join(root, "src")}`);
   return [...names].sort();
 }

@@ -21,7 +21,12 @@ export function parseMetrics(text: string): Sample[] {
 }
 
 /** Sum of a series, optionally filtered by labels, grouped by one label (or "" for a total). */
-export function sumBy(samples: Sample[], name: string, by?: string, where: Record<string, string> = {}): Map<string, number> {
+export function sumBy(
+  samples: Sample[],
+  name: string,
+  by?: string,
+  where: Record<string, string> = {},
+): Map<string, number> {
   const out = new Map<string, number>();
   for (const s of samples) {
     if (s.name !== name) continue;

@@ -6,7 +6,10 @@ import { CHAINS, getChain, isEvmChain } from "./chains.js";
 import { indexerPlan, rpcLanes } from "./indexer.js";
 import { loadRegistry } from "./registry.js";
 
-const SPEC_CHAIN_IDS = [1, -1, -2, -3, -4, 42161, 43114, 8453, 56, 534352, 59144, 10, 137, 2222, 0, 1101, 48900, 1923, 43111, 80094, 146, 999, 130, 239, 31612, 1868, 9745, 143, 57073, 14, 4114, 25363, 4217, 196, 11155111];
+const SPEC_CHAIN_IDS = [
+  1, -1, -2, -3, -4, 42161, 43114, 8453, 56, 534352, 59144, 10, 137, 2222, 0, 1101, 48900, 1923, 43111, 80094, 146, 999,
+  130, 239, 31612, 1868, 9745, 143, 57073, 14, 4114, 25363, 4217, 196, 11155111,
+];
 
 const evmVault = (over: Record<string, unknown> = {}) => ({
   chainId: 1,
@@ -38,7 +41,12 @@ describe("chain catalogue", () => {
 
 describe("vault registry", () => {
   it("lower-cases addresses and splits EVM from non-EVM vaults", () => {
-    const r = loadRegistry(registryFile([evmVault(), { chainId: -1, address: "So1anaVau1t", family: "solanaVault", name: "S", symbol: "S" }]));
+    const r = loadRegistry(
+      registryFile([
+        evmVault(),
+        { chainId: -1, address: "So1anaVau1t", family: "solanaVault", name: "S", symbol: "S" },
+      ]),
+    );
     expect(r.evm[0]!.address).toBe("0xbaf6f71241be6fa7bd2c92c3ae3a94d7c92fb3c9");
     expect(r.evm[0]!.status).toBe("active");
     expect(r.nonEvm.map((v) => v.chainId)).toEqual([-1]);
@@ -47,11 +55,16 @@ describe("vault registry", () => {
   it("takes an alt asset with or without its own feed (older registries have none)", () => {
     const stEth = { address: "0xAE7AB96520DE3A18E5E111B5EAAB095312D7FE84", symbol: "stETH", decimals: 18 };
     const feed = { address: "0xCFE54B5CD566AB89272946F602D76EA71D4E0AB6", decimals: 8 };
-    const r = loadRegistry(registryFile([
-      evmVault({ family: "tokenizedVaultV2", altAsset: { ...stEth, priceFeed: feed } }),
-      evmVault({ address: `0x${"1".repeat(40)}`, family: "tokenizedVaultV2", altAsset: stEth }),
-    ]));
-    expect(r.evm[0]!.altAsset!.priceFeed).toEqual({ address: "0xcfe54b5cd566ab89272946f602d76ea71d4e0ab6", decimals: 8 });
+    const r = loadRegistry(
+      registryFile([
+        evmVault({ family: "tokenizedVaultV2", altAsset: { ...stEth, priceFeed: feed } }),
+        evmVault({ address: `0x${"1".repeat(40)}`, family: "tokenizedVaultV2", altAsset: stEth }),
+      ]),
+    );
+    expect(r.evm[0]!.altAsset!.priceFeed).toEqual({
+      address: "0xcfe54b5cd566ab89272946f602d76ea71d4e0ab6",
+      decimals: 8,
+    });
     expect(r.evm[1]!.altAsset!.address).toBe("0xae7ab96520de3a18e5e111b5eaab095312d7fe84");
     expect(r.evm[1]!.altAsset!.priceFeed).toBeUndefined();
     const bad = registryFile([evmVault({ altAsset: { ...stEth, priceFeed: { address: "0x12", decimals: 8 } } })]);
@@ -60,7 +73,9 @@ describe("vault registry", () => {
 
   it("reports every problem at once, readably", () => {
     const file = registryFile([evmVault({ address: "0x123" }), evmVault({ chainId: 777 }), evmVault(), evmVault()]);
-    expect(() => loadRegistry(file)).toThrow(/vaults\[0\].*address[\s\S]*vaults\[1\]\.chainId: 777 is not a chain[\s\S]*duplicate vault 1:0xbaf6/);
+    expect(() => loadRegistry(file)).toThrow(
+      /vaults\[0\].*address[\s\S]*vaults\[1\]\.chainId: 777 is not a chain[\s\S]*duplicate vault 1:0xbaf6/,
+    );
   });
 
   it("refuses a missing file, bad JSON and a wrong version", () => {
@@ -73,10 +88,19 @@ describe("vault registry", () => {
 });
 
 describe("indexer plan", () => {
-  const twoChains = () => registryFile([evmVault(), evmVault({ chainId: 8453, startBlock: 9 }), { chainId: -2, address: "GSTELLAR", family: "stellarVault", name: "X", symbol: "X" }]);
+  const twoChains = () =>
+    registryFile([
+      evmVault(),
+      evmVault({ chainId: 8453, startBlock: 9 }),
+      { chainId: -2, address: "GSTELLAR", family: "stellarVault", name: "X", symbol: "X" },
+    ]);
 
   it("indexes a chain only when it has an RPC URL and vaults; never a non-EVM chain", () => {
-    const plan = indexerPlan({ VAULT_REGISTRY: twoChains(), PONDER_RPC_URL_1: "http://127.0.0.1:8545", SNAPSHOT_INTERVAL_1: "7" });
+    const plan = indexerPlan({
+      VAULT_REGISTRY: twoChains(),
+      PONDER_RPC_URL_1: "http://127.0.0.1:8545",
+      SNAPSHOT_INTERVAL_1: "7",
+    });
     expect(plan.chains.map((c) => [c.id, c.name, c.snapshotInterval, c.startBlock])).toEqual([[1, "ethereum", 7, 6]]);
     expect(plan.skipped.map((v) => v.chainId)).toEqual([8453]);
   });
@@ -96,25 +120,43 @@ describe("indexer plan", () => {
     } catch (err) {
       message = (err as Error).message;
     }
-    for (const part of ['PONDER_RPC_URL_1: "ws://nope" is not an http(s) URL', "PONDER_RPC_URL_99999: chain 99999 is not in the catalogue", "PONDER_RPC_URL_0: chain 0 (Bitcoin) is not an EVM chain", 'SNAPSHOT_INTERVAL_8453: "-3" is not a positive integer']) {
+    for (const part of [
+      'PONDER_RPC_URL_1: "ws://nope" is not an http(s) URL',
+      "PONDER_RPC_URL_99999: chain 99999 is not in the catalogue",
+      "PONDER_RPC_URL_0: chain 0 (Bitcoin) is not an EVM chain",
+      'SNAPSHOT_INTERVAL_8453: "-3" is not a positive integer',
+    ]) {
       expect(message).toContain(part);
     }
   });
 
   it("opens several lanes to each RPC URL when asked", () => {
     expect(rpcLanes("http://127.0.0.1:8545", 1)).toEqual(["http://127.0.0.1:8545"]);
-    expect(rpcLanes("http://127.0.0.1:8545/?key=a", 2)).toEqual(["http://127.0.0.1:8545/?key=a&lane=0", "http://127.0.0.1:8545/?key=a&lane=1"]);
-    const plan = indexerPlan({ VAULT_REGISTRY: twoChains(), PONDER_RPC_URL_1: "http://a:1, http://b:2", PONDER_RPC_LANES_1: "3" });
+    expect(rpcLanes("http://127.0.0.1:8545/?key=a", 2)).toEqual([
+      "http://127.0.0.1:8545/?key=a&lane=0",
+      "http://127.0.0.1:8545/?key=a&lane=1",
+    ]);
+    const plan = indexerPlan({
+      VAULT_REGISTRY: twoChains(),
+      PONDER_RPC_URL_1: "http://a:1, http://b:2",
+      PONDER_RPC_LANES_1: "3",
+    });
     expect(plan.chains[0]!.rpc).toHaveLength(6);
     expect(plan.chains[0]!.rpcUrl).toBe("http://a:1");
-    expect(() => indexerPlan({ VAULT_REGISTRY: twoChains(), PONDER_RPC_URL_1: "http://a:1", PONDER_RPC_LANES_1: "0" })).toThrow(/PONDER_RPC_LANES_1/);
+    expect(() =>
+      indexerPlan({ VAULT_REGISTRY: twoChains(), PONDER_RPC_URL_1: "http://a:1", PONDER_RPC_LANES_1: "0" }),
+    ).toThrow(/PONDER_RPC_LANES_1/);
   });
 
   it("scans 1000 blocks ahead for flow reads unless FLOW_PREFETCH_BLOCKS_<chainId> says otherwise (0: off)", () => {
     const env = { VAULT_REGISTRY: twoChains(), PONDER_RPC_URL_1: "http://a:1", PONDER_RPC_URL_8453: "http://b:2" };
     expect(indexerPlan(env).chains.map((c) => c.flowPrefetchBlocks)).toEqual([1000, 1000]);
-    expect(indexerPlan({ ...env, FLOW_PREFETCH_BLOCKS_8453: "0" }).chains.map((c) => c.flowPrefetchBlocks)).toEqual([1000, 0]);
-    expect(() => indexerPlan({ ...env, FLOW_PREFETCH_BLOCKS_1: "many" })).toThrow(/FLOW_PREFETCH_BLOCKS_1: "many" is not an integer from 0 to 100000/);
+    expect(indexerPlan({ ...env, FLOW_PREFETCH_BLOCKS_8453: "0" }).chains.map((c) => c.flowPrefetchBlocks)).toEqual([
+      1000, 0,
+    ]);
+    expect(() => indexerPlan({ ...env, FLOW_PREFETCH_BLOCKS_1: "many" })).toThrow(
+      /FLOW_PREFETCH_BLOCKS_1: "many" is not an integer from 0 to 100000/,
+    );
   });
 
   it("refuses to start with nothing to index", () => {

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { getChain, isEvmChain } from "./chains.js";
-import { loadRegistry, registryPath, type EvmVault, type Registry } from "./registry.js";
+import { type EvmVault, loadRegistry, type Registry, registryPath } from "./registry.js";
 
 /** Snapshot spacing in blocks when SNAPSHOT_INTERVAL_<chainId> is not set: about hourly. */
 const DEFAULT_SNAPSHOT_INTERVAL: Record<number, number> = {
@@ -65,7 +65,10 @@ export function indexerPlan(env: NodeJS.ProcessEnv = process.env): IndexerPlan {
       skipped.push(...vaults);
       continue;
     }
-    const urls = raw.split(",").map((u) => u.trim()).filter(Boolean);
+    const urls = raw
+      .split(",")
+      .map((u) => u.trim())
+      .filter(Boolean);
     for (const u of urls) {
       if (!/^https?:\/\//.test(u)) problems.push(`PONDER_RPC_URL_${id}: "${u}" is not an http(s) URL`);
     }
@@ -103,9 +106,7 @@ export function indexerPlan(env: NodeJS.ProcessEnv = process.env): IndexerPlan {
   }
   if (problems.length > 0) throw new Error(`indexer configuration is invalid:\n  ${problems.join("\n  ")}`);
   if (chains.length === 0) {
-    throw new Error(
-      `nothing to index: no chain has both a PONDER_RPC_URL_<chainId> and vaults in ${registry.path}`,
-    );
+    throw new Error(`nothing to index: no chain has both a PONDER_RPC_URL_<chainId> and vaults in ${registry.path}`);
   }
   return { registry, chains, skipped };
 }

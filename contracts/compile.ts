@@ -5,8 +5,9 @@
  * Run by `npm install` (postinstall) and `npm run build:contracts`; `--check` only verifies
  * that the committed ABIs match the sources and exits 1 when they do not.
  */
+
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { mkdirSync, readFileSync, readdirSync, writeFileSync, existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -102,7 +103,9 @@ function main(): void {
     writeFileSync(abiPath, text);
   }
   if (stale > 0) process.exit(1);
-  console.log(`contracts: ${check ? "checked" : "compiled"} ${Object.keys(artifacts).length} with solc ${solc.version()}`);
+  console.log(
+    `contracts: ${check ? "checked" : "compiled"} ${Object.keys(artifacts).length} with solc ${solc.version()}`,
+  );
 }
 
 try {

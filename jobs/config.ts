@@ -12,14 +12,25 @@ export const decimal = (def: string) =>
 
 const schema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL").optional(),
-  INDEXER_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/, "must be a plain schema name").default("indexer"),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
+    .optional(),
+  INDEXER_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]*$/, "must be a plain schema name")
+    .default("indexer"),
   VAULT_REGISTRY: z.string().optional(),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   FANOUT_EVERY_S: z.coerce.number().int().min(1).max(86_400).default(60),
   PROGRESS_POLL_S: z.coerce.number().min(0.2).max(3600).default(5),
   FANOUT_RECENT_DAYS: z.coerce.number().int().min(1).max(3650).default(7),
-  FANOUT_FULL_EVERY_S: z.coerce.number().int().min(0).max(7 * 86_400).default(3600),
+  FANOUT_FULL_EVERY_S: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400)
+    .default(3600),
   JOB_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
   WORKER_LOCK_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   JOBS_FAULT_HOLD_MS: z.coerce.number().int().min(0).max(600_000).default(0),

@@ -29,7 +29,9 @@ export function queuesDashboard(redisUrl: string, opts: DashboardOptions = {}): 
   const q = openQueues(redisUrl);
   const serverAdapter = new HonoAdapter(serveStatic).setBasePath(basePath);
   createBullBoard({
-    queues: (Object.keys(QUEUES) as QueueKey[]).map((k) => new BullMQAdapter(q.queues[k], { readOnlyMode: opts.readOnly ?? false })),
+    queues: (Object.keys(QUEUES) as QueueKey[]).map(
+      (k) => new BullMQAdapter(q.queues[k], { readOnlyMode: opts.readOnly ?? false }),
+    ),
     serverAdapter,
     options: { uiConfig: { boardTitle: "Vault jobs" } },
   });
@@ -44,7 +46,10 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
 const envSchema = z
   .object({
-    REDIS_URL: z.string().regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL").optional(),
+    REDIS_URL: z
+      .string()
+      .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
+      .optional(),
     QUEUES_DASHBOARD_HOST: z.string().min(1).default("127.0.0.1"),
     QUEUES_DASHBOARD_PORT: z.coerce.number().int().min(1).max(65535).default(8090),
     QUEUES_DASHBOARD_PASSWORD: z.string().min(12, "must be at least 12 characters").optional(),

@@ -1,6 +1,6 @@
 /** buildFlow: how changed ranges become vault-days batches under one rollup. */
 import { describe, expect, it } from "vitest";
-import { buildFlow, SHORT_RANGE_DAYS, type ChangedRange } from "./fanout.js";
+import { buildFlow, type ChangedRange, SHORT_RANGE_DAYS } from "./fanout.js";
 import { QUEUES } from "./queues.js";
 
 const day = 20_000;
@@ -13,7 +13,12 @@ const range = (i: number, days: number, fp = "f"): ChangedRange => ({
 
 describe("buildFlow", () => {
   it("puts short ranges of many vaults in batches and a long range in a batch of its own", () => {
-    const changes = [...Array.from({ length: 7 }, (_, i) => range(i, 1)), range(7, SHORT_RANGE_DAYS), range(8, SHORT_RANGE_DAYS + 1), range(9, 730)];
+    const changes = [
+      ...Array.from({ length: 7 }, (_, i) => range(i, 1)),
+      range(7, SHORT_RANGE_DAYS),
+      range(8, SHORT_RANGE_DAYS + 1),
+      range(9, 730),
+    ];
     const plan = buildFlow(changes, 3, "x", "", 3);
     expect(plan.flow.queueName).toBe(QUEUES.pointsRollup.name);
     const batches = plan.flow.children!;
@@ -28,7 +33,10 @@ describe("buildFlow", () => {
     // every range is in exactly one batch, with its own days
     const all = batches.flatMap((b) => b.data.ranges);
     expect(all.map((r: { vault: string }) => r.vault).sort()).toEqual(changes.map((c) => c.vault.address).sort());
-    expect(all.find((r: { vault: string }) => r.vault === changes[9]!.vault.address)).toMatchObject({ from: "2022-10-06", to: "2024-10-04" });
+    expect(all.find((r: { vault: string }) => r.vault === changes[9]!.vault.address)).toMatchObject({
+      from: "2022-10-06",
+      to: "2024-10-04",
+    });
   });
 
   it("gives the same ids to the same work and new ids when a fingerprint changes", () => {

@@ -6,23 +6,23 @@
  * day's figures (APY windows, inception, balances) depend on it.
  */
 import { createHash } from "node:crypto";
-import type { FlowProducer, FlowJob } from "bullmq";
+import type { FlowJob, FlowProducer } from "bullmq";
 import { sql } from "kysely";
+import { dayToDate } from "./lib/days.js";
 import type { PointsRules } from "./points/compute.js";
-import { QUEUES, jobOptions } from "./queues.js";
+import { jobOptions, QUEUES } from "./queues.js";
 import {
   chainFingerprints,
-  loadDayHashes,
+  type Db,
   loadBlocksOn,
+  loadDayHashes,
   loadFirstDays,
   loadRewards,
   loadStoredFingerprints,
   loadVaults,
-  vaultKey,
-  type Db,
   type VaultRef,
+  vaultKey,
 } from "./repo.js";
-import { dayToDate } from "./lib/days.js";
 import { rulesKey } from "./vault/job.js";
 
 export interface ChangedRange {
@@ -52,7 +52,13 @@ export async function planChanges(
   // from the block of its last stored snapshot before the window (an index bound; 0 without one).
   const scope: Parameters<typeof loadDayHashes>[2] =
     windowStart != null
-      ? { vaults: (await loadBlocksOn(db, windowStart - 1)).map(({ v, block }) => ({ v, fromDay: windowStart, fromBlock: block })) }
+      ? {
+          vaults: (await loadBlocksOn(db, windowStart - 1)).map(({ v, block }) => ({
+            v,
+            fromDay: windowStart,
+            fromBlock: block,
+          })),
+        }
       : {};
   const [vaults, firstDays, hashes, rewards, stored] = await Promise.all([
     loadVaults(db, indexerSchema, registryPath),
@@ -72,7 +78,9 @@ export async function planChanges(
     if (windowStart != null && windowStart - 1 >= firstDay) {
       const fp = have.get(windowStart - 1);
       if (fp) seed = { day: windowStart - 1, fingerprint: fp };
-      else dayHashes = (await loadDayHashes(db, indexerSchema, { vaults: [{ v: meta, fromDay: 0 }] })).get(key) ?? new Map();
+      else
+        dayHashes =
+          (await loadDayHashes(db, indexerSchema, { vaults: [{ v: meta, fromDay: 0 }] })).get(key) ?? new Map();
     } else if (windowStart != null) {
       dayHashes = (await loadDayHashes(db, indexerSchema, { vaults: [{ v: meta, fromDay: 0 }] })).get(key) ?? new Map();
     }
@@ -82,7 +90,10 @@ export async function planChanges(
       seed,
     );
     // without a seed in a windowed check, compare against every stored day of this vault
-    const compare = seed || windowStart == null ? have : ((await loadStoredFingerprints(db, meta)).get(key) ?? new Map<number, string>());
+    const compare =
+      seed || windowStart == null
+        ? have
+        : ((await loadStoredFingerprints(db, meta)).get(key) ?? new Map<number, string>());
     let from: number | null = null;
     for (let d = seed ? seed.day + 1 : firstDay; d <= today; d++) {
       if (compare.get(d) !== fps.get(d)) {
@@ -90,7 +101,8 @@ export async function planChanges(
         break;
       }
     }
-    if (from != null) out.push({ vault: { chainId: meta.chainId, address: meta.address }, from, to: today, fingerprints: fps });
+    if (from != null)
+      out.push({ vault: { chainId: meta.chainId, address: meta.address }, from, to: today, fingerprints: fps });
   }
   return out;
 }
@@ -123,9 +135,17 @@ export const BATCH_VAULTS = 50;
  * in one range; short ranges of many vaults share a batch (one read per kind of input and one
  * COPY per table for all of them), a long one (a first run, a recompute) has a batch of its own.
  */
-export function buildFlow(changes: readonly ChangedRange[], attempts: number, extras: string, salt = "", batchVaults = BATCH_VAULTS): FlowPlan {
+export function buildFlow(
+  changes: readonly ChangedRange[],
+  attempts: number,
+  extras: string,
+  salt = "",
+  batchVaults = BATCH_VAULTS,
+): FlowPlan {
   const runId = createHash("md5")
-    .update(JSON.stringify(changes.map((c) => [vaultKey(c.vault), c.from, c.to, c.fingerprints.get(c.to)])) + extras + salt)
+    .update(
+      JSON.stringify(changes.map((c) => [vaultKey(c.vault), c.from, c.to, c.fingerprints.get(c.to)])) + extras + salt,
+    )
     .digest("hex")
     .slice(0, 16);
   const opts = jobOptions(attempts);
@@ -148,11 +168,21 @@ export function buildFlow(changes: readonly ChangedRange[], attempts: number, ex
         .digest("hex")
         .slice(0, 16);
       const first = batch[0]!;
-      const label = batch.length === 1 ? `${first.vault.chainId}-${first.vault.address}-${dayToDate(first.from)}-${dayToDate(first.to)}` : `${batch.length}-vaults`;
+      const label =
+        batch.length === 1
+          ? `${first.vault.chainId}-${first.vault.address}-${dayToDate(first.from)}-${dayToDate(first.to)}`
+          : `${batch.length}-vaults`;
       return {
         name: QUEUES.vaultDays.name,
         queueName: QUEUES.vaultDays.name,
-        data: { ranges: batch.map((c) => ({ chainId: c.vault.chainId, vault: c.vault.address, from: dayToDate(c.from), to: dayToDate(c.to) })) },
+        data: {
+          ranges: batch.map((c) => ({
+            chainId: c.vault.chainId,
+            vault: c.vault.address,
+            from: dayToDate(c.from),
+            to: dayToDate(c.to),
+          })),
+        },
         opts: { ...child, jobId: `days-${label}-${id}-${runId}` },
       };
     }),

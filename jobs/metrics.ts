@@ -7,9 +7,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Job } from "bullmq";
-import { Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { chainHead, lagBetween, readCheckpoints, readProgress } from "./progress.js";
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { ChainCheckpoint, ChainProgress } from "./progress.js";
+import { chainHead, lagBetween, readCheckpoints, readProgress } from "./progress.js";
 import { QUEUES, type QueueKey } from "./queues.js";
 import type { Log, WorkerHandle } from "./runtime.js";
 

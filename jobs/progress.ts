@@ -7,7 +7,7 @@
  *   (`derived.jobs_progress`), so a quiet chain whose jobs are up to date reads as fresh.
  * - A chain's head, from its RPC, for the indexer's own lag.
  */
-import { sql, type Insertable, type Kysely } from "kysely";
+import { type Insertable, type Kysely, sql } from "kysely";
 import type { Database, JobsProgressTable } from "./db/schema.js";
 
 /** A block the indexer reached on a chain. */
@@ -44,8 +44,9 @@ type Reader = Pick<Kysely<Database>, "selectFrom">;
 /** The indexer's checkpoint per chain, by chain id; empty before the views exist. */
 export async function readCheckpoints(db: Reader, indexerSchema: string): Promise<ChainCheckpoint[]> {
   const { rows } = await sql<{ chain_id: string | number; latest_checkpoint: string }>`
-    SELECT chain_id, latest_checkpoint FROM ${sql.id(indexerSchema, "_ponder_checkpoint")} ORDER BY chain_id`
-    .execute(db as unknown as Kysely<Database>);
+    SELECT chain_id, latest_checkpoint FROM ${sql.id(indexerSchema, "_ponder_checkpoint")} ORDER BY chain_id`.execute(
+    db as unknown as Kysely<Database>,
+  );
   return rows.map((r) => {
     const { block, time } = decodeCheckpoint(r.latest_checkpoint);
     return { chainId: Number(r.chain_id), block, time };
@@ -90,7 +91,11 @@ export async function recordProgress(
   await db.transaction().execute(async (trx) => {
     await trx
       .deleteFrom("derived.jobs_progress")
-      .where("chain_id", "not in", seen.map((c) => c.chainId))
+      .where(
+        "chain_id",
+        "not in",
+        seen.map((c) => c.chainId),
+      )
       .execute();
     await trx
       .insertInto("derived.jobs_progress")

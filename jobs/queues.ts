@@ -3,8 +3,9 @@
  * (zod), retry policy. Job ids are deterministic (see ./fanout.ts), so adding a job that is
  * already queued does nothing.
  */
-import { z } from "zod";
+
 import type { JobsOptions } from "bullmq";
+import { z } from "zod";
 
 const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a YYYY-MM-DD date");
 const address = z.string().regex(/^0x[0-9a-f]{40}$/, "must be a lower-case 0x address");

@@ -3,13 +3,13 @@
  * fingerprints them. Writes live in ./write.ts. Every function takes the database first.
  */
 import { createHash } from "node:crypto";
-import { sql, type Kysely, type Transaction } from "kysely";
+import { type Kysely, sql, type Transaction } from "kysely";
 import { loadRegistry } from "../config/registry.js";
 import type { Database, IndexerTables } from "./db/schema.js";
 import { DAY_SECONDS, dateToDay, dayOf, dayToDate, endOfDay } from "./lib/days.js";
 import { fixedTextToNumber, mulFixed, parseFixed, SCALE } from "./lib/fixed.js";
-import type { FeeIn, SnapshotIn, VaultMeta } from "./vault/compute.js";
 import type { TransferIn } from "./points/compute.js";
+import type { FeeIn, SnapshotIn, VaultMeta } from "./vault/compute.js";
 
 export type Db = Kysely<Database>;
 type AnyDb = Kysely<Database> | Transaction<Database>;
@@ -33,7 +33,8 @@ export async function loadVaults(db: AnyDb, schema: string, registryPath?: strin
   const strategists = new Map<string, string>();
   if (registryPath) {
     try {
-      for (const v of loadRegistry(registryPath).evm) if (v.strategist?.name) strategists.set(`${v.chainId}:${v.address}`, v.strategist.name);
+      for (const v of loadRegistry(registryPath).evm)
+        if (v.strategist?.name) strategists.set(`${v.chainId}:${v.address}`, v.strategist.name);
     } catch {
       // The registry file is optional for the jobs: without it strategist names are null.
     }
@@ -55,7 +56,13 @@ export async function loadVaults(db: AnyDb, schema: string, registryPath?: strin
  * positions of wallets that left stay dated like everyone else's, so a recompute equals the
  * incremental runs.
  */
-export async function loadBalances(db: AnyDb, schema: string, v: VaultRef, beforeTs: number, wallets?: readonly string[]): Promise<Map<string, bigint>> {
+export async function loadBalances(
+  db: AnyDb,
+  schema: string,
+  v: VaultRef,
+  beforeTs: number,
+  wallets?: readonly string[],
+): Promise<Map<string, bigint>> {
   // `wallets`: only these wallets' balances (the indexer stores addresses in lower case)
   const only = (col: string) => (wallets ? sql` AND ${sql.ref(col)} = ANY(${[...wallets]}::text[])` : sql``);
   const { rows } = await sql<{ wallet: string; balance: string }>`
@@ -79,10 +86,16 @@ const chainIds = (items: readonly { v: VaultRef }[]) => items.map((i) => i.v.cha
 const addresses = (items: readonly { v: VaultRef }[]) => items.map((i) => i.v.address);
 
 /** Vaults as the two unnest() arrays of a batch statement: chain ids, addresses. */
-export const vaultArrays = (vaults: readonly VaultRef[]): [number[], string[]] => [vaults.map((v) => v.chainId), vaults.map((v) => v.address)];
+export const vaultArrays = (vaults: readonly VaultRef[]): [number[], string[]] => [
+  vaults.map((v) => v.chainId),
+  vaults.map((v) => v.address),
+];
 
 /** Rows grouped per vault key, in the order they came. */
-export function groupByVault<R extends { chain_id: number; vault: string }, T>(rows: readonly R[], map: (r: R) => T): Map<string, T[]> {
+export function groupByVault<R extends { chain_id: number; vault: string }, T>(
+  rows: readonly R[],
+  map: (r: R) => T,
+): Map<string, T[]> {
   const out = new Map<string, T[]>();
   for (const r of rows) {
     const key = `${r.chain_id}:${r.vault.toLowerCase()}`;
@@ -154,15 +167,26 @@ export async function loadSnapshotsFrom(
  * Each vault's days come as one text (one row per vault, days split by ';', fields by ','): a
  * history of 730 days as 8,000 protocol fields cost the job more than the computation did.
  */
-export async function loadStoredDays(db: AnyDb, items: readonly { v: VaultRef; firstDay: number; beforeDay: number }[]): Promise<Map<string, SnapshotIn[] | null>> {
-  const { rows } = await sql<{ chain_id: number; vault: string; n: number; first: number | null; packed: string | null }>`
+export async function loadStoredDays(
+  db: AnyDb,
+  items: readonly { v: VaultRef; firstDay: number; beforeDay: number }[],
+): Promise<Map<string, SnapshotIn[] | null>> {
+  const { rows } = await sql<{
+    chain_id: number;
+    vault: string;
+    n: number;
+    first: number | null;
+    packed: string | null;
+  }>`
     SELECT r.chain_id, r.vault, d.n, d.first, d.packed
     FROM unnest(${chainIds(items)}::int[], ${addresses(items)}::text[], ${items.map((i) => i.beforeDay)}::int[]) AS r(chain_id, vault, before_day)
     CROSS JOIN LATERAL (
       SELECT count(*)::int AS n, min(x.day) - date '1970-01-01' AS first,
         string_agg(CASE WHEN x.missing THEN '' ELSE concat(x.snapshot_timestamp, ',', x.block_number, ',', x.total_assets, ',', x.total_shares, ',',
           x.asset_share_ratio, ',', x.asset_usd_price, ',', (x.snapshot_id IS NULL)::int) END, ';' ORDER BY x.day) AS packed
-      FROM derived.vault_day x WHERE x.chain_id = r.chain_id AND x.vault = r.vault AND x.day < date '1970-01-01' + r.before_day) d`.execute(db);
+      FROM derived.vault_day x WHERE x.chain_id = r.chain_id AND x.vault = r.vault AND x.day < date '1970-01-01' + r.before_day) d`.execute(
+    db,
+  );
   const byVault = new Map(rows.map((r) => [`${r.chain_id}:${r.vault}`, r]));
   return new Map(
     items.map(({ v, firstDay, beforeDay }) => {
@@ -179,7 +203,15 @@ function storedSnapshots(packed: string | null): SnapshotIn[] | null {
   if (packed == null) return out;
   for (const day of packed.split(";")) {
     if (day === "") continue; // a missing day
-    const [ts, block, assets, shares, ratio, price, noId] = day.split(",") as [string, string, string, string, string, string, string];
+    const [ts, block, assets, shares, ratio, price, noId] = day.split(",") as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
     if (ts === "" || block === "" || assets === "" || shares === "" || noId === "1") return null;
     out.push({
       id: "",
@@ -214,12 +246,17 @@ export async function loadPositionBalances(
       WHERE p.chain_id = r.chain_id AND p.vault = r.vault AND p.wallet = r.wallet AND p.day < date '1970-01-01' + r.before_day
       ORDER BY p.day DESC LIMIT 1) p`.execute(db);
   const out = new Map<string, Map<string, bigint>>();
-  for (const [key, list] of groupByVault(rows, (r) => [r.wallet, BigInt(r.shares)] as const)) out.set(key, new Map(list));
+  for (const [key, list] of groupByVault(rows, (r) => [r.wallet, BigInt(r.shares)] as const))
+    out.set(key, new Map(list));
   return out;
 }
 
 /** Per vault, the management fees charged before its `beforeTs`. */
-export async function loadFees(db: AnyDb, schema: string, items: readonly { v: VaultRef; beforeTs: number }[]): Promise<Map<string, FeeIn[]>> {
+export async function loadFees(
+  db: AnyDb,
+  schema: string,
+  items: readonly { v: VaultRef; beforeTs: number }[],
+): Promise<Map<string, FeeIn[]>> {
   const { rows } = await sql<{ chain_id: number; vault: string; timestamp: string; amount: string | null }>`
     SELECT f.chain_id, f.vault, f.timestamp, f.amount
     FROM unnest(${chainIds(items)}::int[], ${addresses(items)}::text[], ${items.map((i) => i.beforeTs)}::bigint[]) AS r(chain_id, vault, before_ts)
@@ -240,7 +277,14 @@ export async function loadTransfers(
   schema: string,
   items: readonly { v: VaultRef; fromTs: number; toTs: number; fromBlock: number }[],
 ): Promise<Map<string, TransferIn[]>> {
-  const { rows } = await sql<{ chain_id: number; vault: string; from_address: string; to_address: string; shares: string; timestamp: string }>`
+  const { rows } = await sql<{
+    chain_id: number;
+    vault: string;
+    from_address: string;
+    to_address: string;
+    shares: string;
+    timestamp: string;
+  }>`
     SELECT t.chain_id, t.vault, t.from_address, t.to_address, t.shares, t.timestamp
     FROM unnest(${chainIds(items)}::int[], ${addresses(items)}::text[], ${items.map((i) => i.fromTs)}::bigint[], ${items.map((i) => i.toTs)}::bigint[],
       ${items.map((i) => i.fromBlock)}::bigint[]) AS r(chain_id, vault, from_ts, to_ts, from_block)
@@ -248,23 +292,35 @@ export async function loadTransfers(
       SELECT * FROM ${sql.id(schema, "share_transfer")} t
       WHERE t.chain_id = r.chain_id AND t.vault = r.vault AND t.block_number >= r.from_block AND t.timestamp >= r.from_ts AND t.timestamp < r.to_ts OFFSET 0) t
     ORDER BY t.chain_id, t.vault, t.block_number, t.log_index`.execute(db);
-  return groupByVault(rows, (r) => ({ day: dayOf(Number(r.timestamp)), from: r.from_address.toLowerCase(), to: r.to_address.toLowerCase(), shares: BigInt(r.shares) }));
+  return groupByVault(rows, (r) => ({
+    day: dayOf(Number(r.timestamp)),
+    from: r.from_address.toLowerCase(),
+    to: r.to_address.toLowerCase(),
+    shares: BigInt(r.shares),
+  }));
 }
 
 /** Every vault with a stored row for `day`, with the block of that day's last snapshot (0 on a day without one). */
 export async function loadBlocksOn(db: AnyDb, day: number): Promise<{ v: VaultRef; block: number }[]> {
   const { rows } = await sql<{ chain_id: number; vault: string; block: string }>`
-    SELECT chain_id, vault, coalesce(block_number, 0)::text AS block FROM derived.vault_day WHERE day = ${dayToDate(day)}::date`.execute(db);
+    SELECT chain_id, vault, coalesce(block_number, 0)::text AS block FROM derived.vault_day WHERE day = ${dayToDate(day)}::date`.execute(
+    db,
+  );
   return rows.map((r) => ({ v: { chainId: r.chain_id, address: r.vault }, block: Number(r.block) }));
 }
 
 /** Per vault, its stored fingerprint of one day (the day before a job's range), where there is one. */
-export async function loadFingerprintsOn(db: AnyDb, items: readonly { v: VaultRef; day: number }[]): Promise<Map<string, string>> {
+export async function loadFingerprintsOn(
+  db: AnyDb,
+  items: readonly { v: VaultRef; day: number }[],
+): Promise<Map<string, string>> {
   const { rows } = await sql<{ chain_id: number; vault: string; fingerprint: string }>`
     SELECT d.chain_id, d.vault, d.fingerprint
     FROM unnest(${chainIds(items)}::int[], ${addresses(items)}::text[], ${items.map((i) => i.day)}::int[]) AS r(chain_id, vault, day)
     CROSS JOIN LATERAL (
-      SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault AND d.day = date '1970-01-01' + r.day OFFSET 0) d`.execute(db);
+      SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault AND d.day = date '1970-01-01' + r.day OFFSET 0) d`.execute(
+    db,
+  );
   return new Map(rows.map((r) => [`${r.chain_id}:${r.vault}`, r.fingerprint]));
 }
 
@@ -276,7 +332,10 @@ export interface RewardWindow {
 }
 
 export async function loadRewards(db: AnyDb, v?: VaultRef): Promise<Map<string, RewardWindow[]>> {
-  let q = db.selectFrom("registry.reward").select(["id", "chain_id", "vault", "multiplier", "start_datetime", "end_datetime"]).orderBy("id");
+  let q = db
+    .selectFrom("registry.reward")
+    .select(["id", "chain_id", "vault", "multiplier", "start_datetime", "end_datetime"])
+    .orderBy("id");
   if (v) q = q.where("chain_id", "=", v.chainId).where("vault", "=", v.address);
   const out = new Map<string, RewardWindow[]>();
   for (const r of await q.execute()) {
@@ -316,7 +375,9 @@ const md5 = (s: string) => createHash("md5").update(s).digest("hex");
 export async function loadDayHashes(
   db: AnyDb,
   schema: string,
-  scope: { fromDay?: number | undefined } | { vaults: readonly { v: VaultRef; fromDay: number; fromBlock?: number }[] } = {},
+  scope:
+    | { fromDay?: number | undefined }
+    | { vaults: readonly { v: VaultRef; fromDay: number; fromBlock?: number }[] } = {},
 ): Promise<Map<string, Map<number, string>>> {
   // the rows of one table to hash: all (from `fromDay` on), or per listed vault from its day
   // (and, for tables indexed by block, from its block: a bound of the index scan)
@@ -376,7 +437,11 @@ export interface FingerprintInput {
  * a change on day X changes the fingerprint of every day >= X. Registrations are not inputs:
  * referral points are computed on read from the registry (derived.points_referral).
  */
-export function chainFingerprints(f: FingerprintInput, to: number, seed?: { day: number; fingerprint: string }): Map<number, string> {
+export function chainFingerprints(
+  f: FingerprintInput,
+  to: number,
+  seed?: { day: number; fingerprint: string },
+): Map<number, string> {
   // A seed (the stored fingerprint of the day before a range) continues the chain without
   // rehashing the history before it; a stale seed only means the fan-out recomputes from earlier.
   let h = seed && seed.day >= f.firstDay ? seed.fingerprint : md5(JSON.stringify([f.meta, f.rulesKey]));
@@ -390,7 +455,11 @@ export function chainFingerprints(f: FingerprintInput, to: number, seed?: { day:
 }
 
 /** First snapshot day per vault: of every indexed vault, or of the listed ones. */
-export async function loadFirstDays(db: AnyDb, schema: string, vaults?: readonly VaultRef[]): Promise<Map<string, number>> {
+export async function loadFirstDays(
+  db: AnyDb,
+  schema: string,
+  vaults?: readonly VaultRef[],
+): Promise<Map<string, number>> {
   const list = vaults
     ? sql`unnest(${vaults.map((v) => v.chainId)}::int[], ${vaults.map((v) => v.address)}::text[]) AS r(chain_id, vault)`
     : sql`(SELECT chain_id, lower(address) AS vault FROM ${sql.id(schema, "vault")}) r`;
@@ -399,11 +468,17 @@ export async function loadFirstDays(db: AnyDb, schema: string, vaults?: readonly
     SELECT r.chain_id, r.vault,
       (SELECT s.timestamp FROM ${sql.id(schema, "share_ratio_snapshot")} s WHERE s.chain_id = r.chain_id AND s.vault = r.vault ORDER BY s.timestamp LIMIT 1)::text AS ts
     FROM ${list}`.execute(db);
-  return new Map(rows.filter((r) => r.ts != null).map((r) => [`${r.chain_id}:${r.vault.toLowerCase()}`, dayOf(Number(r.ts))]));
+  return new Map(
+    rows.filter((r) => r.ts != null).map((r) => [`${r.chain_id}:${r.vault.toLowerCase()}`, dayOf(Number(r.ts))]),
+  );
 }
 
 /** Stored fingerprints per vault and day. */
-export async function loadStoredFingerprints(db: AnyDb, v?: VaultRef, sinceDay?: number): Promise<Map<string, Map<number, string>>> {
+export async function loadStoredFingerprints(
+  db: AnyDb,
+  v?: VaultRef,
+  sinceDay?: number,
+): Promise<Map<string, Map<number, string>>> {
   let q = db.selectFrom("derived.vault_day").select(["chain_id", "vault", "day", "fingerprint"]);
   if (v) q = q.where("chain_id", "=", v.chainId).where("vault", "=", v.address);
   if (sinceDay != null) q = q.where("day", ">=", dayToDate(sinceDay));

@@ -3,7 +3,7 @@
  * the fan-out schedule (upsertJobScheduler) and a watcher that queues a fan-out when the
  * indexer makes progress; `settle` asks for fan-outs until nothing is left to compute.
  */
-import { FlowProducer, Job, Queue, QueueEvents, Worker, type Processor } from "bullmq";
+import { FlowProducer, Job, type Processor, Queue, QueueEvents, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { sql } from "kysely";
 import type pg from "pg";
@@ -12,8 +12,8 @@ import { createDb, createPool, migrateToLatest } from "./db/client.js";
 import { addFlow, buildFlow, extrasHash, planChanges } from "./fanout.js";
 import { dateToDay, today as wallToday } from "./lib/days.js";
 import { runPointsRollup } from "./points/rollup.js";
-import { fromJson, readCheckpoints, recordProgress, toJson, type ChainCheckpoint } from "./progress.js";
-import { PREFIX, QUEUES, RETIRED_QUEUES, jobOptions, type JobInput, type QueueKey } from "./queues.js";
+import { type ChainCheckpoint, fromJson, readCheckpoints, recordProgress, toJson } from "./progress.js";
+import { type JobInput, jobOptions, PREFIX, QUEUES, type QueueKey, RETIRED_QUEUES } from "./queues.js";
 import type { Db } from "./repo.js";
 import { runVaultDays } from "./vault/job.js";
 
@@ -82,18 +82,32 @@ export async function startWorkers(
   const applied = await migrateToLatest(db);
   if (applied.length > 0) log(`migrations applied: ${applied.join(", ")}`);
   const q = openQueues(cfg.redisUrl);
-  const ctx = { db, pool, indexerSchema: cfg.indexerSchema, registryPath: cfg.registryPath, rules: cfg.points, faultHoldMs: cfg.faultHoldMs };
+  const ctx = {
+    db,
+    pool,
+    indexerSchema: cfg.indexerSchema,
+    registryPath: cfg.registryPath,
+    rules: cfg.points,
+    faultHoldMs: cfg.faultHoldMs,
+  };
 
   function processor<K extends QueueKey>(key: K, run: (data: never, job: Job) => Promise<unknown>): Processor {
     return async (job) => {
       const parsed = QUEUES[key].input.safeParse(job.data);
-      if (!parsed.success) throw new Error(`bad ${QUEUES[key].name} input: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+      if (!parsed.success)
+        throw new Error(`bad ${QUEUES[key].name} input: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
       return QUEUES[key].output.parse(await run(parsed.data as never, job));
     };
   }
 
   const fanout = processor("fanout", async (d: { reason: string }) => {
-    const counts = await q.queues.pointsRollup.getJobCounts("waiting", "waiting-children", "active", "delayed", "prioritized");
+    const counts = await q.queues.pointsRollup.getJobCounts(
+      "waiting",
+      "waiting-children",
+      "active",
+      "delayed",
+      "prioritized",
+    );
     if (Object.values(counts).some((n) => n > 0)) {
       // a full comparison asked for while a run is in flight is made by the run after it
       if (d.reason === "manual") await q.connection.set(FULL_WANTED_KEY, "1");
@@ -109,7 +123,14 @@ export async function startWorkers(
     // What the indexer had reached before the inputs are read: the derived tables are computed
     // from at least this once the run is done (none before the indexer's views exist).
     const seen: ChainCheckpoint[] = await readCheckpoints(db, cfg.indexerSchema).catch(() => []);
-    const changes = await planChanges(db, cfg.indexerSchema, cfg.registryPath, cfg.points, today, full ? undefined : cfg.recentDays);
+    const changes = await planChanges(
+      db,
+      cfg.indexerSchema,
+      cfg.registryPath,
+      cfg.points,
+      today,
+      full ? undefined : cfg.recentDays,
+    );
     if (full) await q.connection.multi().set(FULL_KEY, String(now())).del(FULL_WANTED_KEY).exec();
     const extras = await extrasHash(db);
     if (changes.length === 0 && extras === (await q.connection.get(EXTRAS_KEY))) {
@@ -122,11 +143,17 @@ export async function startWorkers(
     log(`fan-out ${plan.runId}: ${changes.length} vaults, ${plan.days} vault-days`);
     return { runId: plan.runId, vaults: changes.length, days: plan.days, rollupJobId, skipped: false };
   });
-  const vaultDays = processor("vaultDays", async (d: { ranges: { chainId: number; vault: string; from: string; to: string }[] }) =>
-    runVaultDays(
-      ctx,
-      d.ranges.map((r) => ({ vault: { chainId: r.chainId, address: r.vault }, from: dateToDay(r.from), to: dateToDay(r.to) })),
-    ),
+  const vaultDays = processor(
+    "vaultDays",
+    async (d: { ranges: { chainId: number; vault: string; from: string; to: string }[] }) =>
+      runVaultDays(
+        ctx,
+        d.ranges.map((r) => ({
+          vault: { chainId: r.chainId, address: r.vault },
+          from: dateToDay(r.from),
+          to: dateToDay(r.to),
+        })),
+      ),
   );
   const rollup = processor("pointsRollup", async (d: JobInput<"pointsRollup">, job) => {
     const out = await runPointsRollup(db, cfg.points);
@@ -140,11 +167,22 @@ export async function startWorkers(
       else log(`rollup ${job.id}: ${failed} batches failed, progress not recorded`);
     }
     // Changes that arrived while this run was in flight are picked up at once.
-    if (scheduled) await q.queues.fanout.add(QUEUES.fanout.name, { reason: "progress" }, { ...jobOptions(cfg.attempts), jobId: `fanout-after-${job.id}`, removeOnComplete: { age: 3600 } });
+    if (scheduled)
+      await q.queues.fanout.add(
+        QUEUES.fanout.name,
+        { reason: "progress" },
+        { ...jobOptions(cfg.attempts), jobId: `fanout-after-${job.id}`, removeOnComplete: { age: 3600 } },
+      );
     return out;
   });
 
-  const workerOpts = (concurrency: number) => ({ connection: q.connection, prefix: PREFIX, concurrency, lockDuration: cfg.lockMs, stalledInterval: cfg.lockMs });
+  const workerOpts = (concurrency: number) => ({
+    connection: q.connection,
+    prefix: PREFIX,
+    concurrency,
+    lockDuration: cfg.lockMs,
+    stalledInterval: cfg.lockMs,
+  });
   const workers = [
     ...RETIRED_QUEUES.map((name) => new Worker(name, async () => ({ retired: true }), workerOpts(1))),
     new Worker(QUEUES.fanout.name, fanout, workerOpts(1)),
@@ -152,7 +190,9 @@ export async function startWorkers(
     new Worker(QUEUES.pointsRollup.name, rollup, workerOpts(1)),
   ];
   for (const w of workers) {
-    w.on("failed", (job, err) => log(`${w.name} job ${job?.id ?? "?"} failed (attempt ${job?.attemptsMade ?? "?"}): ${err.message}`));
+    w.on("failed", (job, err) =>
+      log(`${w.name} job ${job?.id ?? "?"} failed (attempt ${job?.attemptsMade ?? "?"}): ${err.message}`),
+    );
     w.on("error", (err) => log(`${w.name} worker error: ${err.message}`));
   }
 
@@ -162,9 +202,17 @@ export async function startWorkers(
     await q.queues.fanout.upsertJobScheduler(
       "fanout-schedule",
       { every: cfg.fanoutEveryMs },
-      { name: QUEUES.fanout.name, data: { reason: "schedule" }, opts: { removeOnComplete: { age: 3600, count: 100 }, removeOnFail: { age: 7 * 24 * 3600 } } },
+      {
+        name: QUEUES.fanout.name,
+        data: { reason: "schedule" },
+        opts: { removeOnComplete: { age: 3600, count: 100 }, removeOnFail: { age: 7 * 24 * 3600 } },
+      },
     );
-    await q.queues.fanout.add(QUEUES.fanout.name, { reason: "startup" }, { jobId: `fanout-startup-${Date.now()}`, removeOnComplete: { age: 3600 } });
+    await q.queues.fanout.add(
+      QUEUES.fanout.name,
+      { reason: "startup" },
+      { jobId: `fanout-startup-${Date.now()}`, removeOnComplete: { age: 3600 } },
+    );
   };
   if (scheduled) await declare();
   let first = true;
@@ -188,10 +236,19 @@ export async function startWorkers(
     try {
       const { rows } = await sql<{ p: string | null }>`
         SELECT string_agg(chain_id || ':' || b, ',' ORDER BY chain_id) AS p FROM (
-          SELECT chain_id, max(block_number) AS b FROM ${sql.id(cfg.indexerSchema, "share_ratio_snapshot")} GROUP BY chain_id) x`.execute(db);
+          SELECT chain_id, max(block_number) AS b FROM ${sql.id(cfg.indexerSchema, "share_ratio_snapshot")} GROUP BY chain_id) x`.execute(
+        db,
+      );
       const p = rows[0]?.p ?? "";
       if (p !== lastProgress) {
-        await q.queues.fanout.add(QUEUES.fanout.name, { reason: "progress" }, { jobId: `fanout-progress-${Buffer.from(p).toString("base64url").slice(0, 80)}`, removeOnComplete: { age: 3600 } });
+        await q.queues.fanout.add(
+          QUEUES.fanout.name,
+          { reason: "progress" },
+          {
+            jobId: `fanout-progress-${Buffer.from(p).toString("base64url").slice(0, 80)}`,
+            removeOnComplete: { age: 3600 },
+          },
+        );
         lastProgress = p;
       }
     } catch {
@@ -232,11 +289,26 @@ export async function settle(redisUrl: string, timeoutMs = 600_000, log: Log = (
     await Promise.all([events.waitUntilReady(), rollupEvents.waitUntilReady()]);
     for (;;) {
       if (Date.now() > deadline) throw new Error(`derived tables not settled after ${timeoutMs / 1000}s`);
-      const job = await q.queues.fanout.add(QUEUES.fanout.name, { reason: "manual" }, { jobId: `fanout-manual-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`, removeOnComplete: { age: 3600 } });
-      const out = QUEUES.fanout.output.parse(await job.waitUntilFinished(events, Math.max(1000, deadline - Date.now())));
+      const job = await q.queues.fanout.add(
+        QUEUES.fanout.name,
+        { reason: "manual" },
+        {
+          jobId: `fanout-manual-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`,
+          removeOnComplete: { age: 3600 },
+        },
+      );
+      const out = QUEUES.fanout.output.parse(
+        await job.waitUntilFinished(events, Math.max(1000, deadline - Date.now())),
+      );
       if (out.skipped) {
         // A run is in flight: wait for it.
-        for (const j of await q.queues.pointsRollup.getJobs(["waiting", "waiting-children", "active", "delayed", "prioritized"])) {
+        for (const j of await q.queues.pointsRollup.getJobs([
+          "waiting",
+          "waiting-children",
+          "active",
+          "delayed",
+          "prioritized",
+        ])) {
           await j.waitUntilFinished(rollupEvents, Math.max(1000, deadline - Date.now())).catch(() => {});
         }
         await new Promise((r) => setTimeout(r, 200));

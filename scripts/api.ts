@@ -6,18 +6,18 @@
  * POINTS_* rules of the write routes.
  */
 import { serve } from "@hono/node-server";
-import pino from "pino";
-import { apiConfig } from "../api/env.js";
-import { createApp } from "../api/app.js";
-import { createReadDb } from "../api/lib/db.js";
-import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
 import { Redis } from "ioredis";
+import pino from "pino";
+import { createApp } from "../api/app.js";
+import { ensureTokenSecret } from "../api/auth/tokens.js";
+import { apiConfig } from "../api/env.js";
+import { createReadDb } from "../api/lib/db.js";
+import { purgeIdempotency } from "../api/lib/writes.js";
+import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
+import { fanoutRequester } from "../jobs/request.js";
+import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
-import { HELP_OPTION, parseCommandLine, type Command } from "./lib/cli.js";
-import { ensureTokenSecret } from "../api/auth/tokens.js";
-import { purgeIdempotency } from "../api/lib/writes.js";
-import { fanoutRequester } from "../jobs/request.js";
 
 const CMD: Command = {
   name: "api",
@@ -56,15 +56,29 @@ async function main(): Promise<void> {
   await admin.destroy();
   const redisInfo = await resolveRedis(process.env);
   // Rate-limit counters of concurrent requests go to Redis in one round trip (auto-pipelining).
-  const redis = new Redis(redisInfo.url, { maxRetriesPerRequest: 1, enableAutoPipelining: true, enableOfflineQueue: false });
+  const redis = new Redis(redisInfo.url, {
+    maxRetriesPerRequest: 1,
+    enableAutoPipelining: true,
+    enableOfflineQueue: false,
+  });
   redis.on("error", () => {});
   const { db, destroy } = createReadDb(cfg.databaseUrl, 20);
   // the write routes' pool: registry tables, audit rows, stored idempotent answers
   const wdb = createDb(createPool(cfg.databaseUrl, 5, "vault-api-write"));
   const fanout = fanoutRequester(redisInfo.url);
   const requestRecompute = () =>
-    fanout.request().catch((err) => logger.warn({ err: errMessage(err) }, "could not queue a fan-out after a write (the workers' schedule will pick the change up)"));
-  const app = createApp({ db, wdb, config: { ...cfg, tokenSecret }, redis, requestRecompute, now: () => new Date() }, { logger });
+    fanout
+      .request()
+      .catch((err) =>
+        logger.warn(
+          { err: errMessage(err) },
+          "could not queue a fan-out after a write (the workers' schedule will pick the change up)",
+        ),
+      );
+  const app = createApp(
+    { db, wdb, config: { ...cfg, tokenSecret }, redis, requestRecompute, now: () => new Date() },
+    { logger },
+  );
   const purge = setInterval(() => {
     purgeIdempotency(wdb).catch((err) => logger.warn({ err: errMessage(err) }, "idempotency purge failed"));
   }, 3600_000);

@@ -18,9 +18,9 @@ import autocannon from "autocannon";
 import pg from "pg";
 import { createKey } from "../api/keys.js";
 import { loadRegistryData } from "../api/registry-load.js";
+import { buildApiBenchData, vaultAddress } from "../bench/api-data.js";
 import type { EvmVault } from "../config/registry.js";
 import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
-import { buildApiBenchData, vaultAddress } from "../bench/api-data.js";
 import { httpOk, REPO_ROOT } from "./lib/indexer.js";
 import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, spawnManaged, stopAll } from "./lib/procs.js";
@@ -52,14 +52,27 @@ async function drive(name: string, url: string, headers: Record<string, string>,
   // a short warm-up (JIT, connection pools, Postgres caches), then the measured run
   await autocannon({ url, connections: 50, duration: 2, headers });
   const r = await autocannon({ url, connections: 50, duration: seconds, headers });
-  return { name, bytes: r.throughput.average / Math.max(1, r.requests.average), rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx };
+  return {
+    name,
+    bytes: r.throughput.average / Math.max(1, r.requests.average),
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.timeouts,
+    non2xx: r.non2xx,
+  };
 }
 
 async function main(): Promise<void> {
   installSignalHandlers();
   const dir = join(REPO_ROOT, ".data", "bench-api");
   mkdirSync(dir, { recursive: true });
-  const pgi = await startEmbeddedPostgres({ port: 54370, dataDir: join(dir, "postgres"), database: "postgres", logFile: join(dir, "postgres.log") });
+  const pgi = await startEmbeddedPostgres({
+    port: 54370,
+    dataDir: join(dir, "postgres"),
+    database: "postgres",
+    logFile: join(dir, "postgres.log"),
+  });
   const dbUrl = await recreateDatabase(pgi.adminUrl, "bench_api");
   const redis = await startRedis({ port: 63798, dataDir: join(dir, "redis"), logFile: join(dir, "redis.log") });
   const admin = createDb(createPool(dbUrl, 2, "bench-api"));
@@ -78,7 +91,11 @@ async function main(): Promise<void> {
     symbol: `BV${i}`,
     status: "active",
     startBlock: 1,
-    asset: { address: `0x${(0xb000 + i).toString(16).padStart(40, "0")}` as `0x${string}`, symbol: i % 3 === 0 ? "USDC" : "WETH", decimals: i % 3 === 0 ? 6 : 18 },
+    asset: {
+      address: `0x${(0xb000 + i).toString(16).padStart(40, "0")}` as `0x${string}`,
+      symbol: i % 3 === 0 ? "USDC" : "WETH",
+      decimals: i % 3 === 0 ? 6 : 18,
+    },
     strategist: { name: `Strategist ${i % 3}`, address: null },
     subaccounts: [`0x${(0xe000 + i).toString(16).padStart(40, "0")}` as `0x${string}`],
     metadata: { description: `Bench vault ${i}`, risk: "low", default_apy_horizon: 7 },
@@ -95,12 +112,20 @@ async function main(): Promise<void> {
     logFile: join(dir, "api.log"),
     env: { INDEXER_SCHEMA: SCHEMA, LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "1000000" },
   });
-  const bare = spawnManaged("bare", join(REPO_ROOT, "node_modules", ".bin", "tsx"), [join(REPO_ROOT, "bench", "bare-api.ts")], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, PORT: "8098" },
-    logFile: join(dir, "bare.log"),
-  });
-  for (const [name, url, proc] of [["api", "http://127.0.0.1:8097/v1/", api], ["bare", "http://127.0.0.1:8098/", bare]] as const) {
+  const bare = spawnManaged(
+    "bare",
+    join(REPO_ROOT, "node_modules", ".bin", "tsx"),
+    [join(REPO_ROOT, "bench", "bare-api.ts")],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, PORT: "8098" },
+      logFile: join(dir, "bare.log"),
+    },
+  );
+  for (const [name, url, proc] of [
+    ["api", "http://127.0.0.1:8097/v1/", api],
+    ["bare", "http://127.0.0.1:8098/", bare],
+  ] as const) {
     for (let i = 0; !(await httpOk(url)); i++) {
       if (proc.exitInfo() || i > 600) throw new Error(`${name} did not start:\n${proc.recentOutput()}`);
       await new Promise((r) => setTimeout(r, 100));
@@ -120,14 +145,17 @@ async function main(): Promise<void> {
   // every route must answer 200 before it is timed
   for (const [name, url] of routes) {
     const res = await fetch(url, { headers: { "x-api-key": key } });
-    if (res.status !== 200) throw new Error(`${name}: ${url} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+    if (res.status !== 200)
+      throw new Error(`${name}: ${url} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
   }
   const bareResult = await drive("bare hono", "http://127.0.0.1:8098/", {}, SECONDS);
   say(`bare hono: ${bareResult.rps.toFixed(0)} req/s, p50 ${bareResult.p50} ms, p99 ${bareResult.p99} ms`);
   for (const [name, url] of routes) {
     const r = await drive(name, url, { "x-api-key": key, "accept-encoding": ACCEPT_ENCODING }, SECONDS);
     results.push(r);
-    say(`${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${(r.bytes / 1024).toFixed(1)} KiB per answer (${ACCEPT_ENCODING}), errors ${r.errors}, non-2xx ${r.non2xx}`);
+    say(
+      `${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${(r.bytes / 1024).toFixed(1)} KiB per answer (${ACCEPT_ENCODING}), errors ${r.errors}, non-2xx ${r.non2xx}`,
+    );
   }
   const worst = Math.max(...results.map((r) => r.p99));
   const slowest = Math.min(...results.map((r) => r.rps));

@@ -22,15 +22,15 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { toEventSelector, type Address, type Hex } from "viem";
+import { type Address, type Hex, toEventSelector } from "viem";
 import { z } from "zod";
-import { bulkActivity, type BulkResult } from "../bench/activity.js";
+import { type BulkResult, bulkActivity } from "../bench/activity.js";
 import { writeBareApp } from "../bench/bare-app.js";
+import { type CpuClass, cpuDelta, cpuSnapshot } from "../bench/cpu.js";
 import { handledSelectors, registeredHandlerNames } from "../bench/handlers.js";
-import { cpuDelta, cpuSnapshot, type CpuClass } from "../bench/cpu.js";
-import { parseMetrics, summarise, type RunMetrics } from "../bench/metrics.js";
+import { parseMetrics, type RunMetrics, summarise } from "../bench/metrics.js";
 import { watchedFiles } from "../bench/watched.js";
-import { DEVNET_CHAINS, genesisTimestamp, runDevnet, type ChainResult } from "../contracts/devnet/index.js";
+import { type ChainResult, DEVNET_CHAINS, genesisTimestamp, runDevnet } from "../contracts/devnet/index.js";
 import { assertPortFree, startAnvil } from "./lib/anvil.js";
 import { httpOk, indexedBlocks, REPO_ROOT, startIndexer } from "./lib/indexer.js";
 import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
@@ -55,7 +55,9 @@ const env = z
   })
   .safeParse(process.env);
 if (!env.success) {
-  console.error(`index-bench: invalid settings:\n  ${env.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n  ")}`);
+  console.error(
+    `index-bench: invalid settings:\n  ${env.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n  ")}`,
+  );
   process.exit(2);
 }
 const cfg = env.data;
@@ -71,7 +73,10 @@ const HISTORY_WALLETS = 50;
 const PADDING_BLOCKS = 70;
 const BLOCK_SPACING: Record<number, number> = { 1: 12, 8453: 2 };
 const ANVIL_PORT: Record<number, number> = { 1: cfg.BENCH_ANVIL_PORT_1, 8453: cfg.BENCH_ANVIL_PORT_8453 };
-const SNAPSHOT_INTERVAL: Record<number, number | undefined> = { 1: cfg.BENCH_SNAPSHOT_INTERVAL_1, 8453: cfg.BENCH_SNAPSHOT_INTERVAL_8453 };
+const SNAPSHOT_INTERVAL: Record<number, number | undefined> = {
+  1: cfg.BENCH_SNAPSHOT_INTERVAL_1,
+  8453: cfg.BENCH_SNAPSHOT_INTERVAL_8453,
+};
 
 const t0 = Date.now();
 const say = (msg: string) => console.log(`[bench ${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${msg}`);
@@ -152,7 +157,10 @@ async function main(): Promise<void> {
   const contractsOf = (c: ChainResult): Map<string, Set<string>> =>
     new Map([
       ["LendingPool", new Set(c.vaults.filter((v) => v.family === "lendingPool").map((v) => v.address.toLowerCase()))],
-      ["TokenizedVaultV2", new Set(c.vaults.filter((v) => v.family === "tokenizedVaultV2").map((v) => v.address.toLowerCase()))],
+      [
+        "TokenizedVaultV2",
+        new Set(c.vaults.filter((v) => v.family === "tokenizedVaultV2").map((v) => v.address.toLowerCase())),
+      ],
       ["ReceiptToken", new Set(c.vaults.flatMap((v) => (v.receiptToken ? [v.receiptToken.toLowerCase()] : [])))],
       ["Timelock", new Set(c.vaults.map((v) => v.timelock.toLowerCase()))],
       ["Loan", new Set(c.loans.map((l) => l.toLowerCase()))],
@@ -207,7 +215,9 @@ async function main(): Promise<void> {
   }
   say(`${events} indexed events in total (history ${historyEvents})`);
   if (events < cfg.BENCH_MIN_EVENTS) {
-    throw new Error(`only ${events} indexed events generated, fewer than BENCH_MIN_EVENTS=${cfg.BENCH_MIN_EVENTS} (raise BENCH_BLOCKS or BENCH_TXS_PER_BLOCK)`);
+    throw new Error(
+      `only ${events} indexed events generated, fewer than BENCH_MIN_EVENTS=${cfg.BENCH_MIN_EVENTS} (raise BENCH_BLOCKS or BENCH_TXS_PER_BLOCK)`,
+    );
   }
   const chains: BenchChain[] = anvils.map((a) => ({
     chainId: a.chainId,
@@ -224,7 +234,9 @@ async function main(): Promise<void> {
   const order: App[] = cfg.BENCH_ORDER === "bare-first" ? ["bare", "ours"] : ["ours", "bare"];
   const results = new Map<App, RunResult>();
   for (const app of order) {
-    say(`indexing with ${app === "ours" ? "our indexer" : "the bare app (no-op handlers)"}, cold cache (fresh database bench_${app})`);
+    say(
+      `indexing with ${app === "ours" ? "our indexer" : "the bare app (no-op handlers)"}, cold cache (fresh database bench_${app})`,
+    );
     const r = await runIndexer(app, pgi.adminUrl, chains);
     results.set(app, r);
     say(
@@ -238,7 +250,9 @@ async function main(): Promise<void> {
   // Ponder's own count of the log events it delivered must match ours.
   for (const r of [ours, bare]) {
     if (r.metrics.logEvents !== events) {
-      say(`WARNING: ${r.app}: Ponder reports ${r.metrics.logEvents} log events processed, the receipts count ${events}`);
+      say(
+        `WARNING: ${r.app}: Ponder reports ${r.metrics.logEvents} log events processed, the receipts count ${events}`,
+      );
     }
   }
 
@@ -277,7 +291,10 @@ async function main(): Promise<void> {
 function gitDescribe(): string {
   try {
     const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: REPO_ROOT, encoding: "utf8" }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], { cwd: REPO_ROOT, encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], {
+      cwd: REPO_ROOT,
+      encoding: "utf8",
+    }).trim();
     return dirty ? `${head} + uncommitted changes` : head;
   } catch {
     return "unknown (not a git checkout)";
@@ -314,7 +331,9 @@ async function runIndexer(app: App, adminUrl: string, chains: BenchChain[]): Pro
     let lastNote = 0;
     for (;;) {
       if (exit !== undefined) {
-        throw new Error(`the ${app} indexer exited (${exit}) before reaching the chain heads; last output:\n${handle.process.recentOutput()}\n(log: ${logFile})`);
+        throw new Error(
+          `the ${app} indexer exited (${exit}) before reaching the chain heads; last output:\n${handle.process.recentOutput()}\n(log: ${logFile})`,
+        );
       }
       const now = (performance.now() - start) / 1000;
       if (startup === undefined && (await httpOk(`${handle.url}/health`))) startup = now;
@@ -322,12 +341,16 @@ async function runIndexer(app: App, adminUrl: string, chains: BenchChain[]): Pro
       const indexed = ready === undefined ? null : await indexedBlocks(client, schema);
       if (ready !== undefined && indexed && chains.every((c) => (indexed.get(c.chainId) ?? -1) >= c.head)) break;
       if (Date.now() > deadline) {
-        throw new Error(`the ${app} indexer did not reach the chain heads within ${cfg.BENCH_INDEX_TIMEOUT_S} s (BENCH_INDEX_TIMEOUT_S); log: ${logFile}`);
+        throw new Error(
+          `the ${app} indexer did not reach the chain heads within ${cfg.BENCH_INDEX_TIMEOUT_S} s (BENCH_INDEX_TIMEOUT_S); log: ${logFile}`,
+        );
       }
       if (now - lastNote >= 30) {
         lastNote = now;
         const progress = (await indexedBlocks(client, schema)) ?? new Map<number, number>();
-        say(`${app}: ${now.toFixed(0)} s, indexed ${chains.map((c) => `${c.chainId}: ${progress.get(c.chainId) ?? 0}/${c.head}`).join(", ")}`);
+        say(
+          `${app}: ${now.toFixed(0)} s, indexed ${chains.map((c) => `${c.chainId}: ${progress.get(c.chainId) ?? 0}/${c.head}`).join(", ")}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -340,7 +363,13 @@ async function runIndexer(app: App, adminUrl: string, chains: BenchChain[]): Pro
     let rows: Record<string, number> | undefined;
     if (app === "ours") {
       rows = {};
-      for (const t of ["vault_event", "share_transfer", "share_ratio_snapshot", "governance_event", "timelock_operation"]) {
+      for (const t of [
+        "vault_event",
+        "share_transfer",
+        "share_ratio_snapshot",
+        "governance_event",
+        "timelock_operation",
+      ]) {
         const res = await client.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}"."${t}"`);
         rows[t] = Number(res.rows[0]!.n);
       }
@@ -366,7 +395,9 @@ function readLog(file: string): string[] {
   try {
     return readFileSync(file, "utf8")
       .split("\n")
-      .filter((l) => /Finished fetching backfill|Completed backfill indexing|Started live indexing|Failed|ERROR/.test(l));
+      .filter((l) =>
+        /Finished fetching backfill|Completed backfill indexing|Started live indexing|Failed|ERROR/.test(l),
+      );
   } catch {
     return [];
   }
@@ -390,8 +421,13 @@ function report(events: number, chains: BenchChain[], ours: RunResult, bare: Run
       `  ${r.app}: CPU seconds: indexer ${c.indexer.toFixed(1)}, postgres ${c.postgres.toFixed(1)}, anvil ${c.anvil.toFixed(1)}, other ${c.other.toFixed(1)} ` +
         `(machine capacity ${(r.seconds * cpus).toFixed(0)} = ${r.seconds.toFixed(1)} s x ${cpus} cores)`,
     );
-    say(`  ${r.app}: files under the app root watched by Ponder's Vite watcher: ${r.watched.files} (${r.watched.top.map(([d, n]) => `${d} ${n}`).join(", ")})`);
-    if (mc) say(`  ${r.app}: context.client.multicall ${mc.count} calls, ${ms(mc.ms)} (${(mc.ms / Math.max(1, mc.count)).toFixed(2)} ms each)`);
+    say(
+      `  ${r.app}: files under the app root watched by Ponder's Vite watcher: ${r.watched.files} (${r.watched.top.map(([d, n]) => `${d} ${n}`).join(", ")})`,
+    );
+    if (mc)
+      say(
+        `  ${r.app}: context.client.multicall ${mc.count} calls, ${ms(mc.ms)} (${(mc.ms / Math.max(1, mc.count)).toFixed(2)} ms each)`,
+      );
     const req = [...m.rpcRequestsByType].map(([k, v]) => `${k} ${v}`).join(", ");
     if (req) say(`  ${r.app}: eth_call sub-requests by source: ${req}`);
     const pre = [...m.prefetchByType].map(([k, v]) => `${k} ${v}`).join(", ");
@@ -404,7 +440,12 @@ function report(events: number, chains: BenchChain[], ours: RunResult, bare: Run
     say(`  ${r.app}: historical extract: ${ex}`);
     const top = [...m.handlerMsByEvent].sort((a, b) => b[1] - a[1]).slice(0, 5);
     if (r.app === "ours") say(`  ours: slowest handlers: ${top.map(([k, v]) => `${k} ${ms(v)}`).join(", ")}`);
-    if (r.rows) say(`  ours: rows ${Object.entries(r.rows).map(([k, v]) => `${k} ${v}`).join(", ")}`);
+    if (r.rows)
+      say(
+        `  ours: rows ${Object.entries(r.rows)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(", ")}`,
+      );
     for (const l of r.logLines) say(`  ${l}`);
   }
 }

@@ -34,14 +34,14 @@
  * BENCH_JOBS_SEED ("bench-jobs"), BENCH_JOBS_TIMEOUT_S (3600, per phase).
  */
 import { createHash } from "node:crypto";
-import { readFileSync, readdirSync, rmSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Job, QueueEvents } from "bullmq";
 import pg from "pg";
 import { z } from "zod";
 import { jobsConfig } from "../jobs/config.js";
-import { addFlow, buildFlow, extrasHash, type ChangedRange } from "../jobs/fanout.js";
-import { copyRows, type CopyValue } from "../jobs/lib/copy.js";
+import { addFlow, buildFlow, type ChangedRange, extrasHash } from "../jobs/fanout.js";
+import { type CopyValue, copyRows } from "../jobs/lib/copy.js";
 import { dayToDate } from "../jobs/lib/days.js";
 import { formatFixed } from "../jobs/lib/fixed.js";
 import { PREFIX, QUEUES, type QueueKey } from "../jobs/queues.js";
@@ -73,7 +73,9 @@ const env = z
   })
   .safeParse(process.env);
 if (!env.success) {
-  console.error(`jobs-bench: invalid settings:\n  ${env.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n  ")}`);
+  console.error(
+    `jobs-bench: invalid settings:\n  ${env.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n  ")}`,
+  );
   process.exit(2);
 }
 const cfg = env.data;
@@ -113,7 +115,8 @@ function normal(r: () => number): number {
   const u = Math.max(r(), 1e-12);
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * r());
 }
-const addr = (kind: string, i: number) => `0x${createHash("sha256").update(`${cfg.BENCH_JOBS_SEED}:${kind}:${i}`).digest("hex").slice(0, 40)}`;
+const addr = (kind: string, i: number) =>
+  `0x${createHash("sha256").update(`${cfg.BENCH_JOBS_SEED}:${kind}:${i}`).digest("hex").slice(0, 40)}`;
 
 // ---------------------------------------------------------------------------------------------
 // Synthetic history
@@ -178,9 +181,43 @@ interface Tables {
 const emptyTables = (): Tables => ({ share_ratio_snapshot: [], share_transfer: [], vault_event: [], fee_event: [] });
 
 const COLUMNS: { [K in keyof Tables]: string[] } = {
-  share_ratio_snapshot: ["id", "chain_id", "vault", "source", "total_assets", "total_supply", "asset_share_ratio", "idle_assets", "subaccount_assets", "asset_usd_price", "block_number", "timestamp"],
-  share_transfer: ["id", "chain_id", "vault", "from_address", "to_address", "shares", "block_number", "timestamp", "log_index"],
-  vault_event: ["id", "chain_id", "vault", "kind", "owner", "receiver", "assets", "shares", "block_number", "timestamp"],
+  share_ratio_snapshot: [
+    "id",
+    "chain_id",
+    "vault",
+    "source",
+    "total_assets",
+    "total_supply",
+    "asset_share_ratio",
+    "idle_assets",
+    "subaccount_assets",
+    "asset_usd_price",
+    "block_number",
+    "timestamp",
+  ],
+  share_transfer: [
+    "id",
+    "chain_id",
+    "vault",
+    "from_address",
+    "to_address",
+    "shares",
+    "block_number",
+    "timestamp",
+    "log_index",
+  ],
+  vault_event: [
+    "id",
+    "chain_id",
+    "vault",
+    "kind",
+    "owner",
+    "receiver",
+    "assets",
+    "shares",
+    "block_number",
+    "timestamp",
+  ],
   fee_event: ["id", "chain_id", "vault", "kind", "amount", "timestamp"],
 };
 
@@ -229,8 +266,10 @@ function generate(lastDay: number): History {
     price[0] = asset.startPrice;
     for (let k = 1; k <= DAYS; k++) {
       const u = r();
-      if (u < 0.05) ratio[k] = ratio[k - 1]!; // flat day
-      else if (u < 0.07) ratio[k] = ratio[k - 1]! * (1 - 0.001 - r() * 0.009); // loss day
+      if (u < 0.05)
+        ratio[k] = ratio[k - 1]!; // flat day
+      else if (u < 0.07)
+        ratio[k] = ratio[k - 1]! * (1 - 0.001 - r() * 0.009); // loss day
       else ratio[k] = ratio[k - 1]! * (1 + (apy / 365) * (0.5 + r()));
       price[k] = price[k - 1]! * Math.exp(asset.volatility * normal(r));
     }
@@ -255,8 +294,17 @@ function generate(lastDay: number): History {
     return v.ratio[k]! + (v.ratio[k + 1]! - v.ratio[k]!) * (x - k);
   };
   const vaultRows: Row[] = vaults.map((v) => [
-    v.chain.id, v.address, v.idx % 3 === 0 ? "lendingPool" : "tokenizedVaultV2", "evm", `Bench ${v.asset.symbol} Vault ${v.idx}`, `bv${v.asset.symbol}${v.idx}`,
-    v.asset.decimals, v.assetAddress, v.asset.symbol, v.asset.decimals, v.chain.baseBlock,
+    v.chain.id,
+    v.address,
+    v.idx % 3 === 0 ? "lendingPool" : "tokenizedVaultV2",
+    "evm",
+    `Bench ${v.asset.symbol} Vault ${v.idx}`,
+    `bv${v.asset.symbol}${v.idx}`,
+    v.asset.decimals,
+    v.assetAddress,
+    v.asset.symbol,
+    v.asset.decimals,
+    v.chain.baseBlock,
   ]);
 
   // ---- wallets and their flows ----
@@ -385,11 +433,14 @@ function generate(lastDay: number): History {
   const blockOf = (chain: Chain, ts: number) => chain.baseBlock + Math.floor((ts - t0s) / chain.blockSeconds);
   for (const v of vaults) {
     const vr = rng(`${cfg.BENCH_JOBS_SEED}:rows:${v.idx}`);
-    type Item = { ts: number; order: number; kind: "snapshot" | "fee" | "collected" } | { ts: number; order: number; kind: "flow"; flow: Flow };
+    type Item =
+      | { ts: number; order: number; kind: "snapshot" | "fee" | "collected" }
+      | { ts: number; order: number; kind: "flow"; flow: Flow };
     const items: Item[] = flows[v.idx]!.map((flow) => ({ ts: flow.ts, order: 0, kind: "flow" as const, flow }));
     for (let k = 0; k < DAYS; k++) {
       const day = firstDay + k;
-      if (!v.missing.has(k)) for (let s = 0; s < 4; s++) items.push({ ts: day * DAY + s * 6 * 3600 + v.offset, order: 2, kind: "snapshot" });
+      if (!v.missing.has(k))
+        for (let s = 0; s < 4; s++) items.push({ ts: day * DAY + s * 6 * 3600 + v.offset, order: 2, kind: "snapshot" });
       if (k > 0 && k % 7 === v.idx % 7) items.push({ ts: day * DAY + 1800 + v.offset, order: 1, kind: "fee" });
       if (k % 30 === 15) items.push({ ts: day * DAY + 3600 + v.offset, order: 1, kind: "collected" });
     }
@@ -412,7 +463,18 @@ function generate(lastDay: number): History {
         if (f.kind !== "xfer") {
           const wallet = f.kind === "mint" ? f.to : f.from;
           const evId = checkpoint(it.ts, v.chain, block, 5, logIndex + 1);
-          out.vault_event.push([evId, v.chain.id, v.address, f.kind === "mint" ? "deposit" : "withdraw", wallet, wallet, f.assets.toString(), f.shares.toString(), block, it.ts]);
+          out.vault_event.push([
+            evId,
+            v.chain.id,
+            v.address,
+            f.kind === "mint" ? "deposit" : "withdraw",
+            wallet,
+            wallet,
+            f.assets.toString(),
+            f.shares.toString(),
+            block,
+            it.ts,
+          ]);
           logIndex++;
         }
         continue;
@@ -421,11 +483,25 @@ function generate(lastDay: number): History {
       const totalAssets = (supply * ratio) / SCALE;
       if (it.kind === "fee") {
         const amount = (totalAssets * 2n) / 5200n; // 2% a year, charged weekly
-        out.fee_event.push([checkpoint(it.ts, v.chain, block, 5, logIndex), v.chain.id, v.address, "management_fee_charged", amount.toString(), it.ts]);
+        out.fee_event.push([
+          checkpoint(it.ts, v.chain, block, 5, logIndex),
+          v.chain.id,
+          v.address,
+          "management_fee_charged",
+          amount.toString(),
+          it.ts,
+        ]);
         continue;
       }
       if (it.kind === "collected") {
-        out.fee_event.push([checkpoint(it.ts, v.chain, block, 5, logIndex), v.chain.id, v.address, "fees_collected", ((totalAssets * 2n) / 1200n).toString(), it.ts]);
+        out.fee_event.push([
+          checkpoint(it.ts, v.chain, block, 5, logIndex),
+          v.chain.id,
+          v.address,
+          "fees_collected",
+          ((totalAssets * 2n) / 1200n).toString(),
+          it.ts,
+        ]);
         continue;
       }
       const idle = totalAssets / 20n;
@@ -433,8 +509,18 @@ function generate(lastDay: number): History {
       const sub = totalAssets - idle + (totalAssets * BigInt(Math.round((vr() - 0.5) * 2000))) / 1_000_000n;
       const snapRatio = supply === 0n ? null : formatFixed((totalAssets * SCALE) / supply);
       out.share_ratio_snapshot.push([
-        `${checkpoint(it.ts, v.chain, block, 1, 0)}:${v.address}`, v.chain.id, v.address, "interval", totalAssets.toString(), supply.toString(), snapRatio,
-        idle.toString(), (sub < 0n ? 0n : sub).toString(), formatFixed(priceFixed(v.price[k]! * (1 + (vr() - 0.5) * 0.002))), block, it.ts,
+        `${checkpoint(it.ts, v.chain, block, 1, 0)}:${v.address}`,
+        v.chain.id,
+        v.address,
+        "interval",
+        totalAssets.toString(),
+        supply.toString(),
+        snapRatio,
+        idle.toString(),
+        (sub < 0n ? 0n : sub).toString(),
+        formatFixed(priceFixed(v.price[k]! * (1 + (vr() - 0.5) * 0.002))),
+        block,
+        it.ts,
       ]);
     }
   }
@@ -452,7 +538,22 @@ function generate(lastDay: number): History {
     const day = Math.min(lastDay - 1, Math.max(firstDay, depositDay[w]! + Math.round((rr() - 0.3) * 40)));
     referees.push({ wallet: wallets[w]!, referrer: referrers[Math.floor(rr() * referrers.length)]!, day });
   }
-  return { firstDay, lastDay, vaults, wallets, vaultRows, past, last, holdingDaysPast, holdingDaysLast, deposits, withdrawals, transfers, referees, referrers };
+  return {
+    firstDay,
+    lastDay,
+    vaults,
+    wallets,
+    vaultRows,
+    past,
+    last,
+    holdingDaysPast,
+    holdingDaysLast,
+    deposits,
+    withdrawals,
+    transfers,
+    referees,
+    referrers,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -496,7 +597,16 @@ CREATE INDEX vault_event_by_receiver ON ${SCHEMA}.vault_event (receiver);
 
 /** Every stored derived table (points_ledger, points_pool, points_referral, points_total and points_balance are views over these). */
 const DERIVED_TABLES = [
-  "vault_day", "vault_apy", "unrealized_pnl", "vault_metrics", "points_entry", "points_rules", "points_index", "points_vault", "points_position", "points_deposit",
+  "vault_day",
+  "vault_apy",
+  "unrealized_pnl",
+  "vault_metrics",
+  "points_entry",
+  "points_rules",
+  "points_index",
+  "points_vault",
+  "points_position",
+  "points_deposit",
 ] as const;
 
 async function loadTables(client: pg.Client, t: Tables): Promise<void> {
@@ -557,7 +667,8 @@ async function startProfile(): Promise<{ stop(file: string): Promise<string> }> 
 
 async function countDerived(client: pg.Client): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const t of DERIVED_TABLES) out[t] = Number((await client.query<{ n: string }>(`SELECT count(*)::text AS n FROM derived.${t}`)).rows[0]!.n);
+  for (const t of DERIVED_TABLES)
+    out[t] = Number((await client.query<{ n: string }>(`SELECT count(*)::text AS n FROM derived.${t}`)).rows[0]!.n);
   return out;
 }
 
@@ -591,8 +702,12 @@ class QueueTimer {
         ev.on("error", () => {});
         // The event id is the Redis stream id: `<server ms>-<seq>`.
         ev.on("active", ({ jobId }, id) => this.active.set(`${k}/${jobId}`, Number(id.split("-")[0])));
-        ev.on("completed", ({ jobId, returnvalue }, id) => this.done(k, jobId, Number(id.split("-")[0]), true, returnvalue));
-        ev.on("failed", ({ jobId, failedReason }, id) => this.done(k, jobId, Number(id.split("-")[0]), false, failedReason));
+        ev.on("completed", ({ jobId, returnvalue }, id) =>
+          this.done(k, jobId, Number(id.split("-")[0]), true, returnvalue),
+        );
+        ev.on("failed", ({ jobId, failedReason }, id) =>
+          this.done(k, jobId, Number(id.split("-")[0]), false, failedReason),
+        );
         return [k, ev];
       }),
     ) as Record<QueueKey, QueueEvents>;
@@ -636,7 +751,9 @@ function reportTimings(phase: string, timings: JobTiming[], phaseStart: number, 
         `from +${secs(first - phaseStart)}s to +${secs(last - phaseStart)}s${extra}`,
     );
   }
-  lines.push(`${phase}: wall ${secs(phaseEnd - phaseStart)}s${failed.length ? `, ${failed.length} FAILED job attempts` : ""}`);
+  lines.push(
+    `${phase}: wall ${secs(phaseEnd - phaseStart)}s${failed.length ? `, ${failed.length} FAILED job attempts` : ""}`,
+  );
   for (const f of failed.slice(0, 5)) lines.push(`${phase}: failed ${f.queue} ${f.jobId}: ${String(f.result)}`);
   return lines;
 }
@@ -674,13 +791,20 @@ interface WalMark {
 }
 async function walMark(client: pg.Client): Promise<WalMark> {
   await client.query("SELECT pg_stat_force_next_flush()");
-  const r = (await client.query<{ l: string; fpi: string }>("SELECT pg_current_wal_lsn()::text AS l, (SELECT wal_fpi FROM pg_stat_wal)::text AS fpi")).rows[0]!;
+  const r = (
+    await client.query<{ l: string; fpi: string }>(
+      "SELECT pg_current_wal_lsn()::text AS l, (SELECT wal_fpi FROM pg_stat_wal)::text AS fpi",
+    )
+  ).rows[0]!;
   return { lsn: r.l, fpi: Number(r.fpi) };
 }
 async function walSince(client: pg.Client, m: WalMark): Promise<string> {
   await new Promise((r) => setTimeout(r, 1100)); // backends flush their WAL statistics at most once a second
   const now = await walMark(client);
-  const b = Number((await client.query<{ b: string }>("SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::text AS b", [now.lsn, m.lsn])).rows[0]!.b);
+  const b = Number(
+    (await client.query<{ b: string }>("SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::text AS b", [now.lsn, m.lsn]))
+      .rows[0]!.b,
+  );
   const fpi = now.fpi - m.fpi;
   return `${(b / 2 ** 20).toFixed(0)} MiB WAL, ${fmt(fpi)} full-page images`;
 }
@@ -692,7 +816,8 @@ async function topStatements(client: pg.Client, phase: string): Promise<void> {
      FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
      ORDER BY total_exec_time DESC LIMIT 10`,
   );
-  for (const r of rows) say(`${phase}: pg ${r.ms.padStart(7)} ms ${r.calls.padStart(6)} calls ${r.rows.padStart(9)} rows  ${r.q}`);
+  for (const r of rows)
+    say(`${phase}: pg ${r.ms.padStart(7)} ms ${r.calls.padStart(6)} calls ${r.rows.padStart(9)} rows  ${r.q}`);
 }
 
 async function resetStatements(client: pg.Client): Promise<void> {
@@ -710,7 +835,11 @@ function* baselineRows(h: History, n: number): Generator<CopyValue[]> {
   const dates = Array.from({ length: h.lastDay - h.firstDay + 1 }, (_, k) => dayToDate(h.firstDay + k));
   const values = Array.from({ length: 997 }, (_, i) => {
     const usd = 10n ** 18n * BigInt(10 + i * 37) + BigInt(i) * 123_456_789_012_345n;
-    return { points: formatFixed(usd), shares: (BigInt(i + 1) * 987_654_321_987_654_321n).toString(), usd: formatFixed(usd) };
+    return {
+      points: formatFixed(usd),
+      shares: (BigInt(i + 1) * 987_654_321_987_654_321n).toString(),
+      usd: formatFixed(usd),
+    };
   });
   let emitted = 0;
   for (const v of h.vaults) {
@@ -751,15 +880,25 @@ async function main(): Promise<void> {
 
   // ---- processes ----
   const pgDataDir = join(BENCH_DIR, "postgres");
-  say(`starting embedded Postgres on 127.0.0.1:${cfg.BENCH_JOBS_PG_PORT} (data dir .data/bench-jobs/postgres) and Redis on 127.0.0.1:${cfg.BENCH_JOBS_REDIS_PORT}`);
+  say(
+    `starting embedded Postgres on 127.0.0.1:${cfg.BENCH_JOBS_PG_PORT} (data dir .data/bench-jobs/postgres) and Redis on 127.0.0.1:${cfg.BENCH_JOBS_REDIS_PORT}`,
+  );
   const pgi = await startEmbeddedPostgres({
     port: cfg.BENCH_JOBS_PG_PORT,
     dataDir: pgDataDir,
     database: "bench_jobs",
     logFile: join(LOG_DIR, "postgres.log"),
-    postgresFlags: cfg.BENCH_JOBS_PG_STATS === "1" ? ["-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all"] : [],
+    postgresFlags:
+      cfg.BENCH_JOBS_PG_STATS === "1"
+        ? ["-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all"]
+        : [],
   });
-  const redis = await startRedis({ port: cfg.BENCH_JOBS_REDIS_PORT, dataDir: join(BENCH_DIR, "redis"), logFile: join(LOG_DIR, "redis.log"), name: "bench-redis" });
+  const redis = await startRedis({
+    port: cfg.BENCH_JOBS_REDIS_PORT,
+    dataDir: join(BENCH_DIR, "redis"),
+    logFile: join(LOG_DIR, "redis.log"),
+    name: "bench-redis",
+  });
   const client = new pg.Client({ connectionString: pgi.url, options: "-c timezone=UTC" });
   await client.connect();
   closers.push({ name: "bench client", fn: () => client.end() });
@@ -780,18 +919,48 @@ async function main(): Promise<void> {
   );
   t = Date.now();
   await client.query(INDEXER_DDL);
-  await copyRows(client, `${SCHEMA}.vault`, ["chain_id", "address", "family", "kind", "name", "symbol", "decimals", "asset", "asset_symbol", "asset_decimals", "start_block"], h.vaultRows);
+  await copyRows(
+    client,
+    `${SCHEMA}.vault`,
+    [
+      "chain_id",
+      "address",
+      "family",
+      "kind",
+      "name",
+      "symbol",
+      "decimals",
+      "asset",
+      "asset_symbol",
+      "asset_decimals",
+      "start_block",
+    ],
+    h.vaultRows,
+  );
   await loadTables(client, h.past);
-  await client.query(`ANALYZE ${Object.keys(COLUMNS).map((n) => `${SCHEMA}.${n}`).join(", ")}, ${SCHEMA}.vault`);
+  await client.query(
+    `ANALYZE ${Object.keys(COLUMNS)
+      .map((n) => `${SCHEMA}.${n}`)
+      .join(", ")}, ${SCHEMA}.vault`,
+  );
   say(`loaded ${SCHEMA} (history up to ${dayToDate(yesterday)}) in ${secs(Date.now() - t)}s`);
 
   // ---- workers (migrations), registry ----
   let clock = yesterday * DAY * 1000 + 12 * 3600 * 1000; // noon yesterday, then noon today
   const jobsCfg = {
-    ...jobsConfig({ DATABASE_URL: pgi.url, INDEXER_SCHEMA: SCHEMA, WORKER_CONCURRENCY: String(cfg.BENCH_JOBS_CONCURRENCY) }),
+    ...jobsConfig({
+      DATABASE_URL: pgi.url,
+      INDEXER_SCHEMA: SCHEMA,
+      WORKER_CONCURRENCY: String(cfg.BENCH_JOBS_CONCURRENCY),
+    }),
     redisUrl: redis.url,
   };
-  const workers: WorkerHandle = await startWorkers(jobsCfg, (line) => say(`[jobs] ${line}`), () => clock, { schedule: false });
+  const workers: WorkerHandle = await startWorkers(
+    jobsCfg,
+    (line) => say(`[jobs] ${line}`),
+    () => clock,
+    { schedule: false },
+  );
   let workersClosed: Promise<void> | undefined;
   const closeWorkers = () => (workersClosed ??= workers.close());
   closers.push({ name: "workers", fn: closeWorkers });
@@ -816,7 +985,12 @@ async function main(): Promise<void> {
   for (const v of vaults) {
     const first = firstDays.get(vaultKey(v));
     if (first == null || first > yesterday) continue;
-    changes.push({ vault: { chainId: v.chainId, address: v.address }, from: first, to: yesterday, fingerprints: new Map() });
+    changes.push({
+      vault: { chainId: v.chainId, address: v.address },
+      from: first,
+      to: yesterday,
+      fingerprints: new Map(),
+    });
   }
   const plan = buildFlow(changes, jobsCfg.attempts, await extrasHash(workers.db), `bench-${fullStart}`);
   const rollupId = await addFlow(q.producer, plan);
@@ -826,13 +1000,20 @@ async function main(): Promise<void> {
   let c1 = cpu(pgDataDir);
   const fullTimings = timer.take();
   for (const line of reportTimings("full", fullTimings, fullStart, fullStart + fullMs)) say(line);
-  say(`full: CPU node ${(c1.node - c0.node).toFixed(1)}s, postgres ${(c1.pg - c0.pg).toFixed(1)}s over ${secs(fullMs)}s wall; ${await walSince(client, wal)}`);
+  say(
+    `full: CPU node ${(c1.node - c0.node).toFixed(1)}s, postgres ${(c1.pg - c0.pg).toFixed(1)}s over ${secs(fullMs)}s wall; ${await walSince(client, wal)}`,
+  );
   await topStatements(client, "full");
   const failedFull = (await q.queues.vaultDays.getJobs(["failed"])).filter((j) => j.id?.endsWith(plan.runId));
-  if (failedFull.length > 0) throw new Error(`full recompute: ${failedFull.length} vault-days jobs failed, e.g. ${failedFull[0]!.id}: ${failedFull[0]!.failedReason}`);
+  if (failedFull.length > 0)
+    throw new Error(
+      `full recompute: ${failedFull.length} vault-days jobs failed, e.g. ${failedFull[0]!.id}: ${failedFull[0]!.failedReason}`,
+    );
   const counts = await countDerived(client);
   const rows = Object.values(counts).reduce((s, n) => s + n, 0);
-  say(`full recompute: ${plan.days} vault-days in ${secs(fullMs)}s; rows: ${DERIVED_TABLES.map((n) => `${n} ${fmt(counts[n]!)}`).join(", ")}; total ${fmt(rows)}`);
+  say(
+    `full recompute: ${plan.days} vault-days in ${secs(fullMs)}s; rows: ${DERIVED_TABLES.map((n) => `${n} ${fmt(counts[n]!)}`).join(", ")}; total ${fmt(rows)}`,
+  );
 
   // ---- incremental day: today's data arrives, one fan-out run ----
   t = Date.now();
@@ -852,7 +1033,11 @@ async function main(): Promise<void> {
   await q.connection.set(`${PREFIX}:fanout-full-at`, String(clock));
   const profiler = cfg.BENCH_JOBS_CPU_PROFILE ? await startProfile() : undefined;
   const incStart = Date.now();
-  const fanoutJob = await q.queues.fanout.add(QUEUES.fanout.name, { reason: "schedule" }, { jobId: `fanout-bench-${incStart}`, removeOnComplete: { age: 3600 } });
+  const fanoutJob = await q.queues.fanout.add(
+    QUEUES.fanout.name,
+    { reason: "schedule" },
+    { jobId: `fanout-bench-${incStart}`, removeOnComplete: { age: 3600 } },
+  );
   const out = QUEUES.fanout.output.parse(await fanoutJob.waitUntilFinished(timer.events.fanout, TIMEOUT_MS));
   if (!out.rollupJobId) throw new Error(`incremental: the fan-out found nothing to do (${JSON.stringify(out)})`);
   const incRollup = await Job.fromId(q.queues.pointsRollup, out.rollupJobId);
@@ -860,17 +1045,28 @@ async function main(): Promise<void> {
   const incMs = Date.now() - incStart;
   if (profiler) say(`incremental: CPU profile written to ${await profiler.stop(cfg.BENCH_JOBS_CPU_PROFILE!)}`);
   c1 = cpu(pgDataDir);
-  const failedInc = (await q.queues.vaultDays.getJobs(["failed"])).filter((j) => out.runId && j.id?.endsWith(out.runId));
-  if (failedInc.length > 0) throw new Error(`incremental: ${failedInc.length} vault-days jobs failed, e.g. ${failedInc[0]!.id}: ${failedInc[0]!.failedReason}`);
+  const failedInc = (await q.queues.vaultDays.getJobs(["failed"])).filter(
+    (j) => out.runId && j.id?.endsWith(out.runId),
+  );
+  if (failedInc.length > 0)
+    throw new Error(
+      `incremental: ${failedInc.length} vault-days jobs failed, e.g. ${failedInc[0]!.id}: ${failedInc[0]!.failedReason}`,
+    );
   say(`incremental: fan-out planned ${out.vaults} vaults, ${out.days} vault-days`);
   for (const line of reportTimings("incremental", timer.take(), incStart, incStart + incMs)) say(line);
-  say(`incremental: CPU node ${(c1.node - c0.node).toFixed(1)}s, postgres ${(c1.pg - c0.pg).toFixed(1)}s over ${secs(incMs)}s wall; ${await walSince(client, wal)}`);
+  say(
+    `incremental: CPU node ${(c1.node - c0.node).toFixed(1)}s, postgres ${(c1.pg - c0.pg).toFixed(1)}s over ${secs(incMs)}s wall; ${await walSince(client, wal)}`,
+  );
   await topStatements(client, "incremental");
 
   // A second fan-out must find nothing left (what the schedule costs on a quiet minute).
   await resetStatements(client);
   const idleStart = Date.now();
-  const idleJob = await q.queues.fanout.add(QUEUES.fanout.name, { reason: "schedule" }, { jobId: `fanout-bench-idle-${idleStart}`, removeOnComplete: { age: 3600 } });
+  const idleJob = await q.queues.fanout.add(
+    QUEUES.fanout.name,
+    { reason: "schedule" },
+    { jobId: `fanout-bench-idle-${idleStart}`, removeOnComplete: { age: 3600 } },
+  );
   const idle = QUEUES.fanout.output.parse(await idleJob.waitUntilFinished(timer.events.fanout, TIMEOUT_MS));
   timer.take();
   if (idle.rollupJobId) throw new Error(`incremental: a second fan-out still found ${idle.vaults} vaults to recompute`);
@@ -887,13 +1083,23 @@ async function main(): Promise<void> {
       await client.query("SELECT * FROM derived.points_total WHERE wallet = $1", [probe]);
       await client.query("SELECT * FROM derived.points_pool WHERE wallet = $1", [probe]);
     }
-    say(`read (run ${k + 1}): derived.points_balance, ${fmt(all.rows.length)} wallets with ranks, in ${secs(allMs)}s; one wallet's points_total and points_pool in ${Date.now() - r0} ms`);
+    say(
+      `read (run ${k + 1}): derived.points_balance, ${fmt(all.rows.length)} wallets with ranks, in ${secs(allMs)}s; one wallet's points_total and points_pool in ${Date.now() - r0} ms`,
+    );
   }
   {
     const r0 = Date.now();
-    const n = Number((await client.query<{ n: string }>("SELECT count(*)::text AS n FROM derived.points_ledger WHERE source = 'holding'")).rows[0]!.n);
+    const n = Number(
+      (
+        await client.query<{ n: string }>(
+          "SELECT count(*)::text AS n FROM derived.points_ledger WHERE source = 'holding'",
+        )
+      ).rows[0]!.n,
+    );
     const expected = h.holdingDaysPast + h.holdingDaysLast;
-    say(`read: derived.points_ledger generates ${fmt(n)} holding entries (the history has ${fmt(expected)} wallet-days with shares) in ${secs(Date.now() - r0)}s`);
+    say(
+      `read: derived.points_ledger generates ${fmt(n)} holding entries (the history has ${fmt(expected)} wallet-days with shares) in ${secs(Date.now() - r0)}s`,
+    );
     if (n !== expected) throw new Error(`the ledger view has ${n} holding entries, the generated history ${expected}`);
   }
   const after = await countDerived(client);
@@ -913,20 +1119,31 @@ async function main(): Promise<void> {
   c0 = cpu(pgDataDir);
   const copyStart = Date.now();
   await client.query("BEGIN");
-  const copied = await copyRows(client, "bench_copy.points_ledger", ["wallet", "day", "source", "chain_id", "vault", "ref", "points", "shares", "usd_value"], baselineRows(h, rows));
+  const copied = await copyRows(
+    client,
+    "bench_copy.points_ledger",
+    ["wallet", "day", "source", "chain_id", "vault", "ref", "points", "shares", "usd_value"],
+    baselineRows(h, rows),
+  );
   await client.query("COMMIT");
   const copyMs = Date.now() - copyStart;
   c1 = cpu(pgDataDir);
   if (copied !== rows) throw new Error(`copy baseline wrote ${copied} rows, expected ${rows}`);
-  say(`copy: ${fmt(copied)} rows into bench_copy.points_ledger (PK + wallet index, logged) in ${secs(copyMs)}s; CPU node ${(c1.node - c0.node).toFixed(1)}s, postgres ${(c1.pg - c0.pg).toFixed(1)}s; ${await walSince(client, wal)}`);
+  say(
+    `copy: ${fmt(copied)} rows into bench_copy.points_ledger (PK + wallet index, logged) in ${secs(copyMs)}s; CPU node ${(c1.node - c0.node).toFixed(1)}s, postgres ${(c1.pg - c0.pg).toFixed(1)}s; ${await walSince(client, wal)}`,
+  );
   await client.query("DROP SCHEMA bench_copy CASCADE");
 
   const ratio = fullMs / copyMs;
-  say(`targets: full <= 10 x copy: ${ratio <= 10 ? "met" : "NOT met"} (${ratio.toFixed(2)}); incremental < 2 s: ${incMs < 2000 ? "met" : "NOT met"} (${secs(incMs)}s)`);
+  say(
+    `targets: full <= 10 x copy: ${ratio <= 10 ? "met" : "NOT met"} (${ratio.toFixed(2)}); incremental < 2 s: ${incMs < 2000 ? "met" : "NOT met"} (${secs(incMs)}s)`,
+  );
   await closeClients();
   await stopAll();
   say(`done in ${secs(Date.now() - t0)}s`);
-  console.log(`jobs-bench: full=${secs(fullMs)} incremental=${secs(incMs)} rows=${rows} copy=${secs(copyMs)} ratio=${ratio.toFixed(2)}`);
+  console.log(
+    `jobs-bench: full=${secs(fullMs)} incremental=${secs(incMs)} rows=${rows} copy=${secs(copyMs)} ratio=${ratio.toFixed(2)}`,
+  );
 }
 
 main().then(

@@ -74,37 +74,76 @@ describe("command-line configuration errors", { timeout: 60_000 }, () => {
   });
 
   it("npm run indexer: no database, no registry, nothing to index", () => {
-    expect(run("scripts/indexer.ts", { DATABASE_URL: undefined })).toMatchObject({ code: 2, stderr: expect.stringMatching(/DATABASE_URL: required/) });
-    expect(run("scripts/indexer.ts", { DATABASE_URL: "postgresql://x@127.0.0.1:1/x", VAULT_REGISTRY: "/nonexistent/vaults.json" })).toMatchObject({
+    expect(run("scripts/indexer.ts", { DATABASE_URL: undefined })).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/DATABASE_URL: required/),
+    });
+    expect(
+      run("scripts/indexer.ts", {
+        DATABASE_URL: "postgresql://x@127.0.0.1:1/x",
+        VAULT_REGISTRY: "/nonexistent/vaults.json",
+      }),
+    ).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/vault registry not found at \/nonexistent\/vaults.json/),
     });
     expect(
-      run("scripts/indexer.ts", { DATABASE_URL: "postgresql://x@127.0.0.1:1/x", VAULT_REGISTRY: join(root, "config", "vaults.json") }),
+      run("scripts/indexer.ts", {
+        DATABASE_URL: "postgresql://x@127.0.0.1:1/x",
+        VAULT_REGISTRY: join(root, "config", "vaults.json"),
+      }),
     ).toMatchObject({ code: 2, stderr: expect.stringMatching(/nothing to index/) });
   });
 
   it("npm run workers: bad settings are all listed", { timeout: 60_000 }, () => {
-    const r = run("scripts/workers.ts", { DATABASE_URL: "mysql://x", REDIS_URL: "http://x", WORKER_CONCURRENCY: "0", POINTS_REFERRAL_SHARE: "1.5" });
+    const r = run("scripts/workers.ts", {
+      DATABASE_URL: "mysql://x",
+      REDIS_URL: "http://x",
+      WORKER_CONCURRENCY: "0",
+      POINTS_REFERRAL_SHARE: "1.5",
+    });
     expect(r.code).toBe(2);
-    for (const v of ["DATABASE_URL", "REDIS_URL", "WORKER_CONCURRENCY", "POINTS_REFERRAL_SHARE"]) expect(r.stderr).toMatch(new RegExp(v));
+    for (const v of ["DATABASE_URL", "REDIS_URL", "WORKER_CONCURRENCY", "POINTS_REFERRAL_SHARE"])
+      expect(r.stderr).toMatch(new RegExp(v));
   });
 
   it("npm run recompute: bad arguments", { timeout: 60_000 }, () => {
     const db = { DATABASE_URL: "postgresql://x@127.0.0.1:1/x" };
-    expect(run("scripts/recompute.ts", db)).toMatchObject({ code: 2, stderr: expect.stringMatching(/give --vault <address> or --all/) });
-    expect(run("scripts/recompute.ts", db, ["--vault", "0x12"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/not a 0x-prefixed 20-byte address/) });
-    expect(run("scripts/recompute.ts", db, ["--all", "--from", "2026-02-30"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/not a calendar date/) });
-    expect(run("scripts/recompute.ts", db, ["--all", "--from", "2026-03-02", "--to", "2026-03-01"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--from is after --to/) });
-    expect(run("scripts/recompute.ts", db, ["--all", "--frobnicate"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/frobnicate/) });
+    expect(run("scripts/recompute.ts", db)).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/give --vault <address> or --all/),
+    });
+    expect(run("scripts/recompute.ts", db, ["--vault", "0x12"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/not a 0x-prefixed 20-byte address/),
+    });
+    expect(run("scripts/recompute.ts", db, ["--all", "--from", "2026-02-30"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/not a calendar date/),
+    });
+    expect(run("scripts/recompute.ts", db, ["--all", "--from", "2026-03-02", "--to", "2026-03-01"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--from is after --to/),
+    });
+    expect(run("scripts/recompute.ts", db, ["--all", "--frobnicate"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/frobnicate/),
+    });
   });
 
   it("npm run queues-dashboard: a public host without a password, a bad port, a Redis nobody answers on", () => {
-    const r = run("scripts/queues-dashboard.ts", { QUEUES_DASHBOARD_HOST: "0.0.0.0", QUEUES_DASHBOARD_PORT: "99999", QUEUES_DASHBOARD_PASSWORD: undefined });
+    const r = run("scripts/queues-dashboard.ts", {
+      QUEUES_DASHBOARD_HOST: "0.0.0.0",
+      QUEUES_DASHBOARD_PORT: "99999",
+      QUEUES_DASHBOARD_PASSWORD: undefined,
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/QUEUES_DASHBOARD_HOST: a host other than loopback needs QUEUES_DASHBOARD_PASSWORD/);
     expect(r.stderr).toMatch(/QUEUES_DASHBOARD_PORT/);
-    expect(run("scripts/queues-dashboard.ts", { QUEUES_DASHBOARD_PASSWORD: "short" })).toMatchObject({ code: 2, stderr: expect.stringMatching(/at least 12 characters/) });
+    expect(run("scripts/queues-dashboard.ts", { QUEUES_DASHBOARD_PASSWORD: "short" })).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/at least 12 characters/),
+    });
     const down = run("scripts/queues-dashboard.ts", { REDIS_URL: "redis://127.0.0.1:1" });
     expect(down.code).toBe(1);
     expect(down.stderr).toMatch(/queues-dashboard failed: .*127\.0\.0\.1:1/);
@@ -112,31 +151,85 @@ describe("command-line configuration errors", { timeout: 60_000 }, () => {
 
   it("npm run points: bad arguments", { timeout: 60_000 }, () => {
     const db = { DATABASE_URL: "postgresql://x@127.0.0.1:1/x" };
-    expect(run("scripts/points.ts", db, ["give"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "give"/) });
-    expect(run("scripts/points.ts", db, ["add", "--wallet", `0x${"1".repeat(40)}`, "--points", "1e5", "--reason", "x"])).toMatchObject({
+    expect(run("scripts/points.ts", db, ["give"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/unknown command "give"/),
+    });
+    expect(
+      run("scripts/points.ts", db, ["add", "--wallet", `0x${"1".repeat(40)}`, "--points", "1e5", "--reason", "x"]),
+    ).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/--points: "1e5" is not a decimal number/),
     });
-    expect(run("scripts/points.ts", { DATABASE_URL: undefined }, ["list"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/DATABASE_URL must be set/) });
+    expect(run("scripts/points.ts", { DATABASE_URL: undefined }, ["list"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/DATABASE_URL must be set/),
+    });
   });
 
   it("npm run operators / governance-log / keys: bad arguments", { timeout: 90_000 }, () => {
     const db = { DATABASE_URL: "postgresql://x@127.0.0.1:1/x" };
-    expect(run("scripts/operators.ts", db, ["grant", "alice"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "grant"/) });
-    expect(run("scripts/operators.ts", db, ["create", "Al"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/username "Al" must be 3 to 64 characters/) });
-    expect(run("scripts/operators.ts", db, ["create", "alice"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/create needs at least one --scope/) });
-    expect(run("scripts/operators.ts", db, ["create", "alice", "--scope", "everything"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/"everything" is not a scope \(known: points:write/) });
-    expect(run("scripts/operators.ts", db, ["disable", "alice", "--scope", "rewards:write"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/disable takes no --scope/) });
-    expect(run("scripts/governance-log.ts", db, ["add", "--vault", `0x${"1".repeat(40)}`, "--category", "Incident!", "--text", "x"])).toMatchObject({
+    expect(run("scripts/operators.ts", db, ["grant", "alice"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/unknown command "grant"/),
+    });
+    expect(run("scripts/operators.ts", db, ["create", "Al"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/username "Al" must be 3 to 64 characters/),
+    });
+    expect(run("scripts/operators.ts", db, ["create", "alice"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/create needs at least one --scope/),
+    });
+    expect(run("scripts/operators.ts", db, ["create", "alice", "--scope", "everything"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/"everything" is not a scope \(known: points:write/),
+    });
+    expect(run("scripts/operators.ts", db, ["disable", "alice", "--scope", "rewards:write"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/disable takes no --scope/),
+    });
+    expect(
+      run("scripts/governance-log.ts", db, [
+        "add",
+        "--vault",
+        `0x${"1".repeat(40)}`,
+        "--category",
+        "Incident!",
+        "--text",
+        "x",
+      ]),
+    ).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/--category: "Incident!" must be 1 to 40 lower-case letters/),
     });
-    expect(run("scripts/governance-log.ts", db, ["add", "--vault", `0x${"1".repeat(40)}`, "--category", "note", "--text", "x", "--time", "yesterday"])).toMatchObject({
+    expect(
+      run("scripts/governance-log.ts", db, [
+        "add",
+        "--vault",
+        `0x${"1".repeat(40)}`,
+        "--category",
+        "note",
+        "--text",
+        "x",
+        "--time",
+        "yesterday",
+      ]),
+    ).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/--time: "yesterday" is not an ISO 8601 date-time/),
     });
-    expect(run("scripts/governance-log.ts", db, ["remove", "42"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/remove needs the entry id/) });
-    expect(run("scripts/governance-log.ts", db, ["list"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--vault <address> is required/) });
-    expect(run("scripts/keys.ts", db, ["create", "partner", "--scope", "admin"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/"admin" is not a scope/) });
+    expect(run("scripts/governance-log.ts", db, ["remove", "42"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/remove needs the entry id/),
+    });
+    expect(run("scripts/governance-log.ts", db, ["list"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--vault <address> is required/),
+    });
+    expect(run("scripts/keys.ts", db, ["create", "partner", "--scope", "admin"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/"admin" is not a scope/),
+    });
   });
 });

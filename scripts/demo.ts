@@ -7,22 +7,28 @@
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { DEVNET_CHAINS, genesisTimestamp, simulateDevnet, startLive, type Live } from "../contracts/devnet/index.js";
+import { SCOPE_NAMES } from "../api/auth/scopes.js";
+import { createKey } from "../api/keys.js";
+import { loadRegistryData } from "../api/registry-load.js";
+import { loadRegistry } from "../config/registry.js";
+import { DEVNET_CHAINS, genesisTimestamp, type Live, simulateDevnet, startLive } from "../contracts/devnet/index.js";
+import { createDb, createPool } from "../jobs/db/client.js";
+import { settle } from "../jobs/runtime.js";
 import { startAnvil } from "./lib/anvil.js";
-import { publishAtHead, REPO_ROOT, startIndexer, type ChainProgress, type IndexerOptions } from "./lib/indexer.js";
+import { HELP_OPTION, parseCommandLine } from "./lib/cli.js";
+import { demoConfig, ensResolverEnv } from "./lib/demo-config.js";
+import {
+  type ChainProgress,
+  httpOk,
+  type IndexerOptions,
+  publishAtHead,
+  REPO_ROOT,
+  startIndexer,
+} from "./lib/indexer.js";
 import { ensureAnalystRole, recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
 import { startApiProcess, startWorkerProcess } from "./lib/workers.js";
-import { createKey } from "../api/keys.js";
-import { SCOPE_NAMES } from "../api/auth/scopes.js";
-import { loadRegistryData } from "../api/registry-load.js";
-import { loadRegistry } from "../config/registry.js";
-import { createDb, createPool } from "../jobs/db/client.js";
-import { httpOk } from "./lib/indexer.js";
-import { settle } from "../jobs/runtime.js";
-import { demoConfig, ensResolverEnv } from "./lib/demo-config.js";
-import { HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 
 parseCommandLine(
   {
@@ -67,7 +73,11 @@ async function main(): Promise<void> {
   mkdirSync(demoDir, { recursive: true });
 
   say(`starting embedded Postgres on 127.0.0.1:${cfg.pgPort}`);
-  const pgi = await startEmbeddedPostgres({ port: cfg.pgPort, database: "postgres", logFile: join(logDir, "postgres.log") });
+  const pgi = await startEmbeddedPostgres({
+    port: cfg.pgPort,
+    database: "postgres",
+    logFile: join(logDir, "postgres.log"),
+  });
   // The demo's chains are new on every run, so everything indexed from older ones is dropped.
   const dbUrl = await recreateDatabase(pgi.adminUrl, cfg.database);
 
@@ -102,7 +112,10 @@ async function main(): Promise<void> {
     say(`chain ${c.chainId}: ${c.headBlock} blocks, ${c.txCount} transactions, ${c.events.length} vault events`);
   }
 
-  const analystUrl = await ensureAnalystRole(dbUrl, { viewsSchema: "indexer", extraSchemas: ["derived", "registry", "ops"] });
+  const analystUrl = await ensureAnalystRole(dbUrl, {
+    viewsSchema: "indexer",
+    extraSchemas: ["derived", "registry", "ops"],
+  });
   say("starting the indexer (Ponder)");
   let exited = false;
   const indexerOptions: IndexerOptions = {
@@ -120,7 +133,8 @@ async function main(): Promise<void> {
     timeoutMs: cfg.indexTimeoutMs,
     isAlive: () => !exited,
     onProgress: (p: ChainProgress[], ready) => {
-      const line = p.map((c) => `chain ${c.chainId} ${c.indexed}/${c.head}`).join(", ") + (ready ? " (backfill done)" : "");
+      const line =
+        p.map((c) => `chain ${c.chainId} ${c.indexed}/${c.head}`).join(", ") + (ready ? " (backfill done)" : "");
       if (line !== lastLine) say(`indexing: ${line}`);
       lastLine = line;
     },
@@ -156,10 +170,19 @@ async function main(): Promise<void> {
   // the demo's key may also write (every scope), so the write routes can be tried at once
   const { key } = await createKey(admin, "demo", [...SCOPE_NAMES]);
   await admin.destroy();
-  say(`registry loaded: ${loaded.vaults} vaults, ${loaded.strategists} strategists, ${loaded.subaccounts} subaccounts; API key created (all scopes: ${SCOPE_NAMES.join(", ")})`);
+  say(
+    `registry loaded: ${loaded.vaults} vaults, ${loaded.strategists} strategists, ${loaded.subaccounts} subaccounts; API key created (all scopes: ${SCOPE_NAMES.join(", ")})`,
+  );
   say(`starting the API on 127.0.0.1:${cfg.apiPort}; log .data/logs/api.log`);
   // ENS names on the simulated chains resolve through the resolver the simulator deployed on each
-  const api = startApiProcess({ databaseUrl: dbUrl, redisUrl: redis.url, port: cfg.apiPort, chains, env: ensResolverEnv(manifest.chains), logFile: join(logDir, "api.log") });
+  const api = startApiProcess({
+    databaseUrl: dbUrl,
+    redisUrl: redis.url,
+    port: cfg.apiPort,
+    chains,
+    env: ensResolverEnv(manifest.chains),
+    logFile: join(logDir, "api.log"),
+  });
   const apiUrl = `http://127.0.0.1:${cfg.apiPort}`;
   for (let i = 0; !(await httpOk(`${apiUrl}/v1/`)); i++) {
     if (api.exitInfo()) throw new Error(`the API exited:\n${api.recentOutput()}`);
@@ -167,7 +190,14 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
 
-  const pairs = [`db=${dbUrl}`, `analyst=${analystUrl}`, `redis=${redis.url}`, `api=${apiUrl}`, `key=${key}`, ...chains.map((c) => `chain${c.chainId}=${c.rpcUrl}`)];
+  const pairs = [
+    `db=${dbUrl}`,
+    `analyst=${analystUrl}`,
+    `redis=${redis.url}`,
+    `api=${apiUrl}`,
+    `key=${key}`,
+    ...chains.map((c) => `chain${c.chainId}=${c.rpcUrl}`),
+  ];
   console.log(`READY ${pairs.join(" ")}`);
   if (cfg.live) {
     const eventsFile = join(demoDir, "live-events.jsonl");

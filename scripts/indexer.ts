@@ -4,14 +4,15 @@
  * the deployment schema for this build (app_<hash>), publishes the `indexer` views when its
  * backfill is done, and records fully backfilled vaults in ops.vault_backfill.
  */
-import { join } from "node:path";
+
 import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { z } from "zod";
 import { indexerPlan } from "../config/indexer.js";
 import { registryPath } from "../config/registry.js";
-import { publishAtHead, REPO_ROOT, startIndexer, type IndexerOptions } from "./lib/indexer.js";
+import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
+import { type IndexerOptions, publishAtHead, REPO_ROOT, startIndexer } from "./lib/indexer.js";
 import { errMessage, installSignalHandlers } from "./lib/procs.js";
-import { HELP_OPTION, parseCommandLine, type Command } from "./lib/cli.js";
 
 const CMD: Command = {
   name: "indexer",
@@ -37,16 +38,23 @@ A bad value stops it with a message naming it (exit 2).`,
 
 const env = z
   .object({
-    DATABASE_URL: z.string({ error: "required: the postgres:// URL of the database to index into" }).regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
+    DATABASE_URL: z
+      .string({ error: "required: the postgres:// URL of the database to index into" })
+      .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
     INDEXER_PORT: z.coerce.number().int().min(1).max(65535).default(42069),
-    INDEXER_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]{0,44}$/).optional(),
+    INDEXER_SCHEMA: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,44}$/)
+      .optional(),
   })
   .safeParse(process.env);
 
 async function main(): Promise<void> {
   parseCommandLine(CMD, { options: { ...HELP_OPTION } });
   if (!env.success) {
-    console.error(`invalid configuration:\n${env.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n")}`);
+    console.error(
+      `invalid configuration:\n${env.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n")}`,
+    );
     process.exit(2);
   }
   let plan: ReturnType<typeof indexerPlan>;
@@ -80,7 +88,9 @@ async function main(): Promise<void> {
   const handle = startIndexer(options);
   console.log(`indexer: deployment schema ${handle.schema}, status ${handle.url}/status`);
   const { archived } = await publishAtHead(options, handle, { timeoutMs: 24 * 3600_000, isAlive: () => !exited });
-  console.log(`indexer: at head on every chain; views "indexer" now show ${handle.schema}; ${archived} vaults fully backfilled`);
+  console.log(
+    `indexer: at head on every chain; views "indexer" now show ${handle.schema}; ${archived} vaults fully backfilled`,
+  );
   await new Promise(() => {});
 }
 

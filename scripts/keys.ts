@@ -1,8 +1,9 @@
 /** API keys of the institutional surface: `npm run keys -- --help`. */
-import { createKey, revokeKey } from "../api/keys.js";
+
 import { isScope, SCOPE_NAMES } from "../api/auth/scopes.js";
+import { createKey, revokeKey } from "../api/keys.js";
 import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
-import { databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse, type Command } from "./lib/cli.js";
+import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {

@@ -4,7 +4,7 @@ import { createOperator, updateOperator, usernameProblem } from "../api/auth/ope
 import { passwordProblem } from "../api/auth/passwords.js";
 import { isScope, SCOPE_NAMES } from "../api/auth/scopes.js";
 import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
-import { databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse, type Command } from "./lib/cli.js";
+import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {
@@ -36,10 +36,13 @@ function fail(msg: string): never {
 }
 
 async function readStdinPassword(): Promise<string> {
-  if (process.stdin.isTTY) fail("--password-stdin reads the password from a pipe, e.g. `printf %s \"$PW\" | npm run operators -- …`");
+  if (process.stdin.isTTY)
+    fail('--password-stdin reads the password from a pipe, e.g. `printf %s "$PW" | npm run operators -- …`');
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
-  const pw = Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+  const pw = Buffer.concat(chunks)
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
   const p = passwordProblem(pw);
   if (p) fail(`password ${p}`);
   return pw;
@@ -64,7 +67,8 @@ async function main(): Promise<void> {
     if (u) fail(`username "${username}" ${u}`);
   }
   for (const s of scopes) if (!isScope(s)) fail(`--scope: "${s}" is not a scope (known: ${SCOPE_NAMES.join(", ")})`);
-  if ((cmd === "create" || cmd === "scopes") && scopes.length === 0) fail(`${cmd} needs at least one --scope (known: ${SCOPE_NAMES.join(", ")})`);
+  if ((cmd === "create" || cmd === "scopes") && scopes.length === 0)
+    fail(`${cmd} needs at least one --scope (known: ${SCOPE_NAMES.join(", ")})`);
   if (!["create", "scopes"].includes(cmd!) && scopes.length) fail(`${cmd} takes no --scope`);
   if (!["create", "passwd"].includes(cmd!) && fromStdin) fail(`${cmd} takes no --password-stdin`);
   const url = databaseUrl(CMD);
@@ -129,7 +133,9 @@ async function main(): Promise<void> {
       case "disable":
       case "enable":
         if (!(await updateOperator(db, username!, { disabled: cmd === "disable" }))) return missing();
-        console.log(`operator "${username}" ${cmd}d${cmd === "disable" ? " (its tokens stop working within seconds)" : ""}`);
+        console.log(
+          `operator "${username}" ${cmd}d${cmd === "disable" ? " (its tokens stop working within seconds)" : ""}`,
+        );
         break;
     }
     if (generated) {

@@ -1,7 +1,7 @@
 /** Manual points entries (registry.manual_points): `npm run points -- --help`. */
 import { userInfo } from "node:os";
 import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
-import { databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse, type Command } from "./lib/cli.js";
+import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {

@@ -16,7 +16,9 @@ describe("assertPortFree", () => {
     const s = await listen(0);
     const port = (s.address() as { port: number }).port;
     const t0 = Date.now();
-    await expect(assertPortFree("127.0.0.1", port, "test server", 10_000)).rejects.toThrow(/127\.0\.0\.1:\d+ is already in use/);
+    await expect(assertPortFree("127.0.0.1", port, "test server", 10_000)).rejects.toThrow(
+      /127\.0\.0\.1:\d+ is already in use/,
+    );
     expect(Date.now() - t0).toBeLessThan(3000);
     await close(s);
     await assertPortFree("127.0.0.1", port, "test server");

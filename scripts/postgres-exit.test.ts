@@ -18,7 +18,11 @@ const POSTGRES_TS = JSON.stringify(join(REPO_ROOT, "scripts", "lib", "postgres.t
 function runModule(source: string, timeoutMs: number) {
   const script = join(mkdtempSync(join(tmpdir(), "pg-exit-")), "probe.mts");
   writeFileSync(script, source);
-  return spawnSync(join(REPO_ROOT, "node_modules", ".bin", "tsx"), [script], { cwd: REPO_ROOT, encoding: "utf8", timeout: timeoutMs });
+  return spawnSync(join(REPO_ROOT, "node_modules", ".bin", "tsx"), [script], {
+    cwd: REPO_ROOT,
+    encoding: "utf8",
+    timeout: timeoutMs,
+  });
 }
 
 describe("scripts/lib/postgres.ts", () => {
@@ -45,7 +49,11 @@ describe("scripts/lib/postgres.ts", () => {
         120_000,
       );
       expect(r.status, r.stderr).toBe(5);
-      await waitFor(async () => !(await isPortOpen("127.0.0.1", port)), { timeoutMs: 10_000, intervalMs: 100, what: `postgres on ${port} to stop` });
+      await waitFor(async () => !(await isPortOpen("127.0.0.1", port)), {
+        timeoutMs: 10_000,
+        intervalMs: 100,
+        what: `postgres on ${port} to stop`,
+      });
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -7,9 +7,9 @@
  */
 import { serve } from "@hono/node-server";
 import { dashboardConfig, queuesDashboard } from "../jobs/dashboard.js";
+import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { checkRedis, parseRedisUrl, probeRedis } from "./lib/redis.js";
-import { HELP_OPTION, parseCommandLine, type Command } from "./lib/cli.js";
 
 const LOCAL_REDIS = "redis://127.0.0.1:63790";
 
@@ -47,7 +47,9 @@ async function main(): Promise<void> {
   } else {
     // the dashboard shows the queues of a running service: it never starts a Redis of its own
     if ((await probeRedis("127.0.0.1", 63790)) !== "pong") {
-      console.error(`queues-dashboard: no Redis answers at ${LOCAL_REDIS}; start the service (npm run demo, or npm run workers) or set REDIS_URL`);
+      console.error(
+        `queues-dashboard: no Redis answers at ${LOCAL_REDIS}; start the service (npm run demo, or npm run workers) or set REDIS_URL`,
+      );
       process.exit(1);
     }
     redisUrl = LOCAL_REDIS;

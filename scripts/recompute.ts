@@ -1,12 +1,12 @@
 /** Recomputes the derived tables over a range of days: `npm run recompute -- --help`. */
 import { Job, QueueEvents } from "bullmq";
 import { jobsConfig } from "../jobs/config.js";
-import { addFlow, buildFlow, extrasHash, type ChangedRange } from "../jobs/fanout.js";
+import { addFlow, buildFlow, type ChangedRange, extrasHash } from "../jobs/fanout.js";
 import { dateToDay, dayToDate, today as wallToday } from "../jobs/lib/days.js";
 import { PREFIX, QUEUES } from "../jobs/queues.js";
 import { loadFirstDays, loadVaults, vaultKey } from "../jobs/repo.js";
 import { openQueues, redisConnection, startWorkers } from "../jobs/runtime.js";
-import { HELP_OPTION, parseCommandLine, refuse, type Command } from "./lib/cli.js";
+import { type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
 
@@ -75,7 +75,9 @@ async function main(): Promise<void> {
 
   const vaults = await loadVaults(workers.db, cfg.indexerSchema, cfg.registryPath);
   const firstDays = await loadFirstDays(workers.db, cfg.indexerSchema);
-  const chosen = vaults.filter((v) => args.all || (v.address === args.vault!.toLowerCase() && (!args.chain || v.chainId === Number(args.chain))));
+  const chosen = vaults.filter(
+    (v) => args.all || (v.address === args.vault!.toLowerCase() && (!args.chain || v.chainId === Number(args.chain))),
+  );
   if (chosen.length === 0) refuse(CMD, `no indexed vault ${args.vault}${args.chain ? ` on chain ${args.chain}` : ""}`);
   const changes: ChangedRange[] = [];
   for (const v of chosen) {
@@ -95,7 +97,8 @@ async function main(): Promise<void> {
   const events = new QueueEvents(QUEUES.pointsRollup.name, { connection: redisConnection(redis.url), prefix: PREFIX });
   await events.waitUntilReady();
   const id = await addFlow(q.producer, plan);
-  for (const c of changes) console.log(`recompute: chain ${c.vault.chainId} ${c.vault.address} ${dayToDate(c.from)}..${dayToDate(c.to)}`);
+  for (const c of changes)
+    console.log(`recompute: chain ${c.vault.chainId} ${c.vault.address} ${dayToDate(c.from)}..${dayToDate(c.to)}`);
   const total = plan.flow.children?.length ?? 0;
   console.log(`recompute: ${plan.days} vault-days in ${total} vault-days job(s), then the points rollup`);
   const job = (await Job.fromId(q.queues.pointsRollup, id))!;

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isPortOpen, stopAll } from "./lib/procs.js";
-import { ensureRedisServer, resolveRedis, startRedis, type RedisInstance } from "./lib/redis.js";
+import { ensureRedisServer, type RedisInstance, resolveRedis, startRedis } from "./lib/redis.js";
 
 const PORT = 63795;
 const PORT_LOCAL = 63796;
@@ -50,7 +50,9 @@ describe("startRedis", () => {
   }, 30_000);
 
   it("refuses a port held by another Redis unless reuseExisting", async () => {
-    await expect(startRedis({ port: PORT, dataDir: join(dir, "data"), log })).rejects.toThrow(/in use by another Redis.*reuseExisting/);
+    await expect(startRedis({ port: PORT, dataDir: join(dir, "data"), log })).rejects.toThrow(
+      /in use by another Redis.*reuseExisting/,
+    );
     const again = await startRedis({ port: PORT, dataDir: join(dir, "data"), reuseExisting: true, log });
     expect(again).toMatchObject({ url: redis.url, reused: true, process: undefined });
     await again.stop(); // no-op: not ours
@@ -61,7 +63,9 @@ describe("startRedis", () => {
     const srv = createServer((s) => s.resume().end("HTTP/1.1 400 Bad Request\r\n\r\n"));
     await new Promise<void>((r) => srv.listen(PORT + 10, "127.0.0.1", () => r()));
     try {
-      await expect(startRedis({ port: PORT + 10, dataDir: join(dir, "other"), reuseExisting: true, log })).rejects.toThrow(/already in use/);
+      await expect(
+        startRedis({ port: PORT + 10, dataDir: join(dir, "other"), reuseExisting: true, log }),
+      ).rejects.toThrow(/already in use/);
     } finally {
       await new Promise<void>((r) => srv.close(() => r()));
     }
@@ -83,7 +87,9 @@ describe("startRedis", () => {
 
 describe("resolveRedis", () => {
   it("rejects a REDIS_URL that is not redis:// or rediss://", async () => {
-    await expect(resolveRedis({ REDIS_URL: "http://x" }, { log })).rejects.toThrow(/REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL.*http:\/\/x/);
+    await expect(resolveRedis({ REDIS_URL: "http://x" }, { log })).rejects.toThrow(
+      /REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL.*http:\/\/x/,
+    );
     await expect(resolveRedis({ REDIS_URL: "not a url" }, { log })).rejects.toThrow(/REDIS_URL is not a valid URL/);
   });
 

@@ -1,8 +1,9 @@
 /** The vault registry file's data in the registry tables the API serves: `npm run registry -- --help`. */
-import { loadRegistry, registryPath } from "../config/registry.js";
+
 import { loadRegistryData } from "../api/registry-load.js";
+import { loadRegistry, registryPath } from "../config/registry.js";
 import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
-import { databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse, type Command } from "./lib/cli.js";
+import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {

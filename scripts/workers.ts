@@ -7,7 +7,7 @@
 import { jobsConfig } from "../jobs/config.js";
 import { jobsMetrics, serveMetrics } from "../jobs/metrics.js";
 import { startWorkers } from "../jobs/runtime.js";
-import { HELP_OPTION, parseCommandLine, type Command } from "./lib/cli.js";
+import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
 
@@ -51,7 +51,9 @@ async function main(): Promise<void> {
     const server = await serveMetrics(registry, cfg.metrics.port, cfg.metrics.host, log);
     if (server) registerCleanup("workers metrics", () => server.close());
   }
-  console.log(`[jobs] workers running (redis ${redis.url.replace(/\/\/[^@]*@/, "//***@")}, concurrency ${cfg.concurrency})`);
+  console.log(
+    `[jobs] workers running (redis ${redis.url.replace(/\/\/[^@]*@/, "//***@")}, concurrency ${cfg.concurrency})`,
+  );
 }
 
 main().catch((err) => {

@@ -1,13 +1,13 @@
 /** Helpers shared by the handlers: common event columns, snapshots, JSON-safe args. */
 import type { Context } from "ponder:registry";
 import { share_ratio_snapshot, vault } from "ponder:schema";
-import { createPublicClient, erc20Abi, http, type Address, type PublicClient } from "viem";
-import { FlowPrefetcher, type ReadAt } from "./prefetch";
-import { chainOf, rpcUrlOf, vaultsOnChain } from "./registry";
+import { type Address, createPublicClient, erc20Abi, http, type PublicClient } from "viem";
 import { LendingPoolAbi } from "../abis/LendingPoolAbi";
 import { PriceFeedAbi } from "../abis/PriceFeedAbi";
 import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi";
 import type { EvmVault } from "../config/registry";
+import { FlowPrefetcher, type ReadAt } from "./prefetch";
+import { chainOf, rpcUrlOf, vaultsOnChain } from "./registry";
 
 export const MULTICALL3: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
 
@@ -30,7 +30,9 @@ export function eventColumns(event: LogEvent, chainId: number) {
   };
 }
 
-export function jsonArgs(args: Record<string, unknown> | readonly unknown[] | undefined): Record<string, string | boolean> {
+export function jsonArgs(
+  args: Record<string, unknown> | readonly unknown[] | undefined,
+): Record<string, string | boolean> {
   const out: Record<string, string | boolean> = {};
   for (const [k, v] of Object.entries(args ?? {})) {
     if (typeof v === "boolean") out[k] = v;
@@ -103,8 +105,12 @@ export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultStat
   const subaccounts = v.subaccounts ?? [];
   const alt = v.altAsset ?? null;
   const altFeed = alt?.priceFeed ?? null;
-  const balance = (token: `0x${string}`, holder: `0x${string}`) =>
-    ({ address: token, abi: erc20Abi, functionName: "balanceOf" as const, args: [holder] as const });
+  const balance = (token: `0x${string}`, holder: `0x${string}`) => ({
+    address: token,
+    abi: erc20Abi,
+    functionName: "balanceOf" as const,
+    args: [holder] as const,
+  });
   // Call order: totalAssets, totalSupply, balanceOf(vault), balanceOf(sub) per subaccount, the
   // price feed if any, then the alt asset's balanceOf(vault), balanceOf(sub) per subaccount and
   // its feed if any; results are read back with the same offsets.
@@ -117,7 +123,9 @@ export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultStat
       : { address: v.address, abi: TokenizedVaultV2Abi, functionName: "totalSupply" as const },
     balance(v.asset.address, v.address),
     ...subaccounts.map((sub) => balance(v.asset.address, sub)),
-    ...(v.priceFeed ? [{ address: v.priceFeed.address, abi: PriceFeedAbi, functionName: "latestRoundData" as const }] : []),
+    ...(v.priceFeed
+      ? [{ address: v.priceFeed.address, abi: PriceFeedAbi, functionName: "latestRoundData" as const }]
+      : []),
     ...(alt ? [v.address, ...subaccounts].map((holder) => balance(alt.address, holder)) : []),
     ...(altFeed ? [{ address: altFeed.address, abi: PriceFeedAbi, functionName: "latestRoundData" as const }] : []),
   ];
@@ -127,7 +135,8 @@ export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultStat
     allowFailure: false,
     ...at,
   })) as unknown[];
-  const sum = (from: number, to: number) => results.slice(from, to).reduce<bigint>((total, b) => total + (b as bigint), 0n);
+  const sum = (from: number, to: number) =>
+    results.slice(from, to).reduce<bigint>((total, b) => total + (b as bigint), 0n);
   const answer = (i: number) => (results[i] as readonly [bigint, bigint, bigint, bigint, bigint])[1];
   const firstSub = 3;
   const feedAt = firstSub + subaccounts.length;

@@ -1,5 +1,5 @@
 /** Loan handlers: every event is kept; the loan row follows its state and repayments. */
-import { ponder, type Context } from "ponder:registry";
+import { type Context, ponder } from "ponder:registry";
 import { loan, loan_event } from "ponder:schema";
 import { eventColumns, jsonArgs } from "./common";
 
@@ -25,8 +25,12 @@ async function record(
   await context.db.update(loan, key).set({ ...(patch ? patch(row) : {}), updated_at: event.block.timestamp });
 }
 
-ponder.on("Loan:OnLoanFunded", async ({ event, context }) => record(context, event, "OnLoanFunded", () => ({ state: "funded" })));
-ponder.on("Loan:OnBorrowerCommitment", async ({ event, context }) => record(context, event, "OnBorrowerCommitment", () => ({ state: "active" })));
+ponder.on("Loan:OnLoanFunded", async ({ event, context }) =>
+  record(context, event, "OnLoanFunded", () => ({ state: "funded" })),
+);
+ponder.on("Loan:OnBorrowerCommitment", async ({ event, context }) =>
+  record(context, event, "OnBorrowerCommitment", () => ({ state: "active" })),
+);
 ponder.on("Loan:OnBorrowerWithdrawal", async ({ event, context }) => record(context, event, "OnBorrowerWithdrawal"));
 ponder.on("Loan:OnInterestsRepayment", async ({ event, context }) =>
   record(context, event, "OnInterestsRepayment", (r) => ({
@@ -40,13 +44,21 @@ ponder.on("Loan:OnPrincipalRepayment", async ({ event, context }) =>
     total_repaid: r.total_repaid + event.args.amount,
   })),
 );
-ponder.on("Loan:OnLoanCalled", async ({ event, context }) => record(context, event, "OnLoanCalled", () => ({ state: "called" })));
-ponder.on("Loan:OnLoanMatured", async ({ event, context }) => record(context, event, "OnLoanMatured", () => ({ state: "matured" })));
-ponder.on("Loan:OnLoanClosed", async ({ event, context }) => record(context, event, "OnLoanClosed", () => ({ state: "closed" })));
+ponder.on("Loan:OnLoanCalled", async ({ event, context }) =>
+  record(context, event, "OnLoanCalled", () => ({ state: "called" })),
+);
+ponder.on("Loan:OnLoanMatured", async ({ event, context }) =>
+  record(context, event, "OnLoanMatured", () => ({ state: "matured" })),
+);
+ponder.on("Loan:OnLoanClosed", async ({ event, context }) =>
+  record(context, event, "OnLoanClosed", () => ({ state: "closed" })),
+);
 ponder.on("Loan:OnNewAprProposed", async ({ event, context }) => record(context, event, "OnNewAprProposed"));
 ponder.on("Loan:OnAprAcceptedByBorrower", async ({ event, context }) =>
   record(context, event, "OnAprAcceptedByBorrower", () => ({ apr_bps: event.args.newApr })),
 );
-ponder.on("Loan:OnCollateralRatioChanged", async ({ event, context }) => record(context, event, "OnCollateralRatioChanged"));
+ponder.on("Loan:OnCollateralRatioChanged", async ({ event, context }) =>
+  record(context, event, "OnCollateralRatioChanged"),
+);
 ponder.on("Loan:OnCollateralCaptured", async ({ event, context }) => record(context, event, "OnCollateralCaptured"));
 ponder.on("Loan:OnCollateralClaimed", async ({ event, context }) => record(context, event, "OnCollateralClaimed"));

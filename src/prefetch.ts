@@ -26,14 +26,17 @@
  * yet used, the plan holds at most one window of pairs, and everything below the block being
  * indexed is dropped as the handlers move on.
  */
-import { getAbiItem, toEventSelector, toHex, type AbiEvent, type Address, type Hex, type PublicClient } from "viem";
+import { type AbiEvent, type Address, getAbiItem, type Hex, type PublicClient, toEventSelector, toHex } from "viem";
 import { LendingPoolAbi } from "../abis/LendingPoolAbi";
 import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi";
 import type { EvmVault } from "../config/registry";
 
 /** The events whose handlers take a flow snapshot, per vault family (src/vaults.ts). */
 export const FLOW_EVENTS: Record<EvmVault["family"], readonly AbiEvent[]> = {
-  lendingPool: [getAbiItem({ abi: LendingPoolAbi, name: "Deposit" }), getAbiItem({ abi: LendingPoolAbi, name: "Withdraw" })],
+  lendingPool: [
+    getAbiItem({ abi: LendingPoolAbi, name: "Deposit" }),
+    getAbiItem({ abi: LendingPoolAbi, name: "Withdraw" }),
+  ],
   tokenizedVaultV2: [
     getAbiItem({ abi: TokenizedVaultV2Abi, name: "Deposit" }),
     getAbiItem({ abi: TokenizedVaultV2Abi, name: "Withdraw" }),
@@ -393,16 +396,16 @@ export class FlowPrefetcher<T> {
       const result: Promise<Settled<T>> = Promise.resolve()
         .then(() => this.read(v, { blockHash: f.blockHash }))
         .then(
-        (value) => {
-          this.succeeded();
-          return { ok: true as const, value };
-        },
-        (error: unknown) => {
-          this.stats.failures++;
-          this.failed(`read of ${f.vault} at ${f.blockNumber}`, error);
-          return { ok: false as const, error };
-        },
-      );
+          (value) => {
+            this.succeeded();
+            return { ok: true as const, value };
+          },
+          (error: unknown) => {
+            this.stats.failures++;
+            this.failed(`read of ${f.vault} at ${f.blockNumber}`, error);
+            return { ok: false as const, error };
+          },
+        );
       void result.finally(() => {
         this.inFlight--;
         this.pump();
@@ -458,7 +461,7 @@ export class FlowPrefetcher<T> {
   }
 
   private report(what: string, err: unknown): void {
-    const msg = err instanceof Error ? (err as { shortMessage?: string }).shortMessage ?? err.message : String(err);
+    const msg = err instanceof Error ? ((err as { shortMessage?: string }).shortMessage ?? err.message) : String(err);
     this.warn(`flow prefetch on chain ${this.chainId}: ${what} failed (${msg}); the handlers read directly meanwhile`);
   }
 }

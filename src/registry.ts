@@ -1,5 +1,5 @@
 /** Registry lookups for handlers (the same registry ponder.config.ts was built from). */
-import { indexerPlan, type IndexedChain } from "../config/indexer";
+import { type IndexedChain, indexerPlan } from "../config/indexer";
 import type { EvmVault } from "../config/registry";
 
 const plan = indexerPlan();

@@ -1,5 +1,5 @@
 /** TimelockController handlers: operations (scheduled, executed, cancelled), roles and delay. */
-import { ponder, type Context } from "ponder:registry";
+import { type Context, ponder } from "ponder:registry";
 import { timelock_operation } from "ponder:schema";
 import { eventColumns } from "./common";
 import { findVault, vaultsOfTimelock } from "./registry";
@@ -31,7 +31,9 @@ ponder.on("Timelock:CallScheduled", async ({ event, context }) => {
   // history under a key of its own and let the key point at the new schedule.
   const previous = await context.db.find(timelock_operation, { id: key });
   if (previous) {
-    await context.db.insert(timelock_operation).values({ ...previous, id: `${key}:${previous.tx_hash}:${previous.log_index}` });
+    await context.db
+      .insert(timelock_operation)
+      .values({ ...previous, id: `${key}:${previous.tx_hash}:${previous.log_index}` });
     await context.db.delete(timelock_operation, { id: key });
   }
   await context.db.insert(timelock_operation).values({

@@ -1,5 +1,5 @@
 /** Handlers for both vault families: deposits, withdraws, redemption queues, config and fees. */
-import { ponder, type Context } from "ponder:registry";
+import { type Context, ponder } from "ponder:registry";
 import {
   fee_event,
   governance_event,
@@ -11,9 +11,9 @@ import {
   withdrawal_request,
 } from "ponder:schema";
 import { LoanAbi } from "../abis/LoanAbi";
+import type { EvmVault } from "../config/registry";
 import { directClient, eventColumns, flowSnapshotId, jsonArgs, MULTICALL3, snapshot } from "./common";
 import { vaultAt, vaultOfShareToken, vaultsOnChain } from "./registry";
-import type { EvmVault } from "../config/registry";
 
 type Ev = Parameters<typeof eventColumns>[0];
 
@@ -62,7 +62,15 @@ async function recordFlow(
   context: Context,
   event: Ev,
   v: EvmVault,
-  row: { kind: "deposit" | "withdraw"; sender: string; owner: string; receiver: string; assets: bigint; shares: bigint; asset: string },
+  row: {
+    kind: "deposit" | "withdraw";
+    sender: string;
+    owner: string;
+    receiver: string;
+    assets: bigint;
+    shares: bigint;
+    asset: string;
+  },
 ) {
   const snapshotId = flowSnapshotId(v, event.block.number);
   await context.db.insert(vault_event).values({
@@ -77,13 +85,24 @@ async function recordFlow(
     shares: row.shares,
     asset: row.asset.toLowerCase() as `0x${string}`,
   });
-  await snapshot(context, v, snapshotId, "flow", event.block, { hash: event.transaction.hash, logIndex: event.log.logIndex });
+  await snapshot(context, v, snapshotId, "flow", event.block, {
+    hash: event.transaction.hash,
+    logIndex: event.log.logIndex,
+  });
 }
 
 ponder.on("LendingPool:Deposit", async ({ event, context }) => {
   const v = vaultAt(context.chain.id, event.log.address);
   const { sender, owner, assets, shares } = event.args;
-  await recordFlow(context, event, v, { kind: "deposit", sender, owner, receiver: owner, assets, shares, asset: v.asset.address });
+  await recordFlow(context, event, v, {
+    kind: "deposit",
+    sender,
+    owner,
+    receiver: owner,
+    assets,
+    shares,
+    asset: v.asset.address,
+  });
 });
 
 ponder.on("TokenizedVaultV2:Deposit", async ({ event, context }) => {
@@ -103,13 +122,29 @@ ponder.on("TokenizedVaultV2:Deposit", async ({ event, context }) => {
 ponder.on("LendingPool:Withdraw", async ({ event, context }) => {
   const v = vaultAt(context.chain.id, event.log.address);
   const { sender, receiver, owner, assets, shares } = event.args;
-  await recordFlow(context, event, v, { kind: "withdraw", sender, owner, receiver, assets, shares, asset: v.asset.address });
+  await recordFlow(context, event, v, {
+    kind: "withdraw",
+    sender,
+    owner,
+    receiver,
+    assets,
+    shares,
+    asset: v.asset.address,
+  });
 });
 
 ponder.on("TokenizedVaultV2:Withdraw", async ({ event, context }) => {
   const v = vaultAt(context.chain.id, event.log.address);
   const { sender, receiver, owner, assets, shares } = event.args;
-  await recordFlow(context, event, v, { kind: "withdraw", sender, owner, receiver, assets, shares, asset: v.asset.address });
+  await recordFlow(context, event, v, {
+    kind: "withdraw",
+    sender,
+    owner,
+    receiver,
+    assets,
+    shares,
+    asset: v.asset.address,
+  });
 });
 
 // ---- share transfers ---------------------------------------------------------------------------
@@ -183,7 +218,11 @@ ponder.on("LendingPool:WithdrawalRequested", async ({ event, context }) => {
     claimable_date: `${year}-${pad2(month)}-${pad2(day)}`,
     status: "requested",
   });
-  await pushMatch(context, `${v.chainId}:${v.address}:${receiverAddr.toLowerCase()}:${event.block.timestamp}`, event.id);
+  await pushMatch(
+    context,
+    `${v.chainId}:${v.address}:${receiverAddr.toLowerCase()}:${event.block.timestamp}`,
+    event.id,
+  );
   if (fee > 0n) await recordFee(context, event, "withdrawal_fee", fee);
 });
 
@@ -193,7 +232,13 @@ async function lendingPoolProcessed(
 ) {
   const v = vaultAt(context.chain.id, event.log.address);
   const key = `${v.chainId}:${v.address}:${event.args.receiverAddr.toLowerCase()}:${event.args.requestedOn}`;
-  await markProcessed(context, event, await popMatch(context, key), event.args.assetsAmount, "LendingPool:WithdrawalProcessed");
+  await markProcessed(
+    context,
+    event,
+    await popMatch(context, key),
+    event.args.assetsAmount,
+    "LendingPool:WithdrawalProcessed",
+  );
 }
 
 ponder.on(
@@ -226,9 +271,7 @@ ponder.on("TokenizedVaultV2:WithdrawalProcessed", async ({ event, context }) => 
   const v = vaultAt(context.chain.id, event.log.address);
   const before = await context.db.find(vault, { chain_id: v.chainId, address: v.address });
   const head = before?.withdrawal_queue_head ?? 0;
-  await context.db
-    .update(vault, { chain_id: v.chainId, address: v.address })
-    .set({ withdrawal_queue_head: head + 1 });
+  await context.db.update(vault, { chain_id: v.chainId, address: v.address }).set({ withdrawal_queue_head: head + 1 });
   const id = await popMatch(context, `${v.chainId}:${v.address}:q:${head}`);
   await markProcessed(context, event, id, event.args.assetsAmount, "TokenizedVaultV2:WithdrawalProcessed");
 });
@@ -270,13 +313,18 @@ export async function governance(
 
 type VaultPatch = Partial<typeof vault.$inferInsert>;
 async function patchVault(context: Context, address: string, patch: VaultPatch) {
-  await context.db.update(vault, { chain_id: context.chain.id, address: address.toLowerCase() as `0x${string}` }).set(patch);
+  await context.db
+    .update(vault, { chain_id: context.chain.id, address: address.toLowerCase() as `0x${string}` })
+    .set(patch);
 }
 
 for (const family of ["LendingPool", "TokenizedVaultV2"] as const) {
   ponder.on(`${family}:OwnershipTransferred`, async ({ event, context }) => {
     await governance(context, event, "OwnershipTransferred", "ownership", event.log.address);
-    await patchVault(context, event.log.address, { owner: event.args.newOwner.toLowerCase() as `0x${string}`, pending_owner: null });
+    await patchVault(context, event.log.address, {
+      owner: event.args.newOwner.toLowerCase() as `0x${string}`,
+      pending_owner: null,
+    });
   });
   ponder.on(`${family}:ManagementFeeUpdated`, async ({ event, context }) => {
     await governance(context, event, "ManagementFeeUpdated", "fee", event.log.address);
@@ -308,7 +356,9 @@ ponder.on("LendingPool:FeesCollected", async ({ event, context }) =>
 );
 
 // The tokenizedVaultV2 event carries no amount.
-ponder.on("TokenizedVaultV2:FeesCollected", async ({ event, context }) => recordFee(context, event, "fees_collected", null));
+ponder.on("TokenizedVaultV2:FeesCollected", async ({ event, context }) =>
+  recordFee(context, event, "fees_collected", null),
+);
 
 ponder.on("LendingPool:OperatorUpdated", async ({ event, context }) => {
   await governance(context, event, "OperatorUpdated", "role", event.log.address);
@@ -317,7 +367,9 @@ ponder.on("LendingPool:OperatorUpdated", async ({ event, context }) => {
 
 ponder.on("LendingPool:FeeCollectorUpdated", async ({ event, context }) => {
   await governance(context, event, "FeeCollectorUpdated", "fee", event.log.address);
-  await patchVault(context, event.log.address, { fee_collector: event.args.newFeeCollectorAddr.toLowerCase() as `0x${string}` });
+  await patchVault(context, event.log.address, {
+    fee_collector: event.args.newFeeCollectorAddr.toLowerCase() as `0x${string}`,
+  });
 });
 
 ponder.on("LendingPool:OnMaxSupplyChanged", async ({ event, context }) => {
@@ -374,4 +426,3 @@ ponder.on("LendingPool:NewLoanDeployedByPool", async ({ event, context }) => {
     updated_at: event.block.timestamp,
   });
 });
-

@@ -5,23 +5,23 @@
  * revoked). Requests go through app.request().
  */
 import { join } from "node:path";
-import { expect, inject } from "vitest";
-import type { Kysely } from "kysely";
 import type { Redis } from "ioredis";
-import { createApp, type App } from "../api/app.js";
-import type { AppDeps } from "../api/lib/router.js";
+import type { Kysely } from "kysely";
+import { expect, inject } from "vitest";
+import { type App, createApp } from "../api/app.js";
+import { ensureTokenSecret } from "../api/auth/tokens.js";
 import { createKey, revokeKey } from "../api/keys.js";
 import { createReadDb } from "../api/lib/db.js";
+import type { AppDeps } from "../api/lib/router.js";
 import { loadRegistryData } from "../api/registry-load.js";
 import { loadRegistry } from "../config/registry.js";
+import { jobsConfig } from "../jobs/config.js";
 import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
 import type { Database } from "../jobs/db/schema.js";
-import { jobsConfig } from "../jobs/config.js";
-import { redisConnection, settle, startWorkers } from "../jobs/runtime.js";
-import { startRedis, type RedisInstance } from "../scripts/lib/redis.js";
-import { ensureTokenSecret } from "../api/auth/tokens.js";
 import { fanoutRequester } from "../jobs/request.js";
-import { withDb, rows } from "./helpers.js";
+import { redisConnection, settle, startWorkers } from "../jobs/runtime.js";
+import { type RedisInstance, startRedis } from "../scripts/lib/redis.js";
+import { rows, withDb } from "./helpers.js";
 
 export const ALLOWED_ORIGIN = "https://app.example.com";
 
@@ -34,7 +34,10 @@ export interface ApiHarness {
   devnet: ReturnType<typeof inject<"devnet">>;
   /** GET (or another method) with the active key */
   req(path: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
-  json<T = unknown>(path: string, init?: RequestInit & { key?: string | null }): Promise<{ status: number; body: T; res: Response }>;
+  json<T = unknown>(
+    path: string,
+    init?: RequestInit & { key?: string | null },
+  ): Promise<{ status: number; body: T; res: Response }>;
   q<T>(sql: string, params?: unknown[]): Promise<T[]>;
   /** another app over the same database and Redis, with some settings changed */
   appWith(config: Partial<AppDeps["config"]>): App;
@@ -72,14 +75,21 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
   const offset = Number(process.env.TEST_PORT_OFFSET ?? 0);
   let redis: RedisInstance;
   try {
-    redis = await startRedis({ port: 63792 + offset, dataDir: join(devnet.dir, "redis-api"), logFile: join(devnet.dir, "redis-api.log"), reuseExisting: true });
+    redis = await startRedis({
+      port: 63792 + offset,
+      dataDir: join(devnet.dir, "redis-api"),
+      logFile: join(devnet.dir, "redis-api.log"),
+      reuseExisting: true,
+    });
   } catch (err) {
     throw new Error(`api harness: cannot start Redis: ${(err as Error).message}`);
   }
   const db = createDb(createPool(devnet.dbUrl, 4, "vault-api-test"));
   await migrateToLatest(db);
   await loadRegistryData(db, loadRegistry(devnet.registryFile));
-  const [m] = await withDb(devnet.dbUrl, (c) => rows<{ n: string }>(c, "SELECT count(*) AS n FROM derived.vault_metrics"));
+  const [m] = await withDb(devnet.dbUrl, (c) =>
+    rows<{ n: string }>(c, "SELECT count(*) AS n FROM derived.vault_metrics"),
+  );
   if (Number(m!.n) < 4) {
     const cfg = jobsConfig({ DATABASE_URL: devnet.dbUrl, VAULT_REGISTRY: devnet.registryFile });
     const workers = await startWorkers({ ...cfg, redisUrl: redis.url }, () => {}, Date.now, { schedule: false });
@@ -104,7 +114,15 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
     tokenTtlS: 900,
   };
   const fanout = fanoutRequester(redis.url);
-  const deps = (over: Partial<AppDeps> = {}): AppDeps => ({ db: read.db, wdb: db, config, redis: client, requestRecompute: () => fanout.request(), now: () => new Date(), ...over });
+  const deps = (over: Partial<AppDeps> = {}): AppDeps => ({
+    db: read.db,
+    wdb: db,
+    config,
+    redis: client,
+    requestRecompute: () => fanout.request(),
+    now: () => new Date(),
+    ...over,
+  });
   const app = createApp(deps());
   const req = (path: string, init: RequestInit & { key?: string | null } = {}) => {
     const headers = new Headers(init.headers);

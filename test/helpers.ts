@@ -17,7 +17,11 @@ export async function withDb<T>(url: string, fn: (c: pg.Client) => Promise<T>): 
   }
 }
 
-export async function rows<T = Record<string, unknown>>(c: pg.Client, sql: string, params: unknown[] = []): Promise<T[]> {
+export async function rows<T = Record<string, unknown>>(
+  c: pg.Client,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
   return (await c.query(sql, params)).rows as T[];
 }
 

@@ -2,15 +2,22 @@
  * Helpers of the write-route tests (test/e2e/6-api-writes-*.test.ts): JSON and form requests
  * through an app, the audit rows of a credential, and the cleanup of what a credential wrote.
  */
-import type { App } from "../api/app.js";
+
 import type { Selectable } from "kysely";
+import type { App } from "../api/app.js";
 import type { WriteAuditTable } from "../jobs/db/schema.js";
-import { readAnswer, type Answer, type ApiHarness } from "./api-harness.js";
+import { type Answer, type ApiHarness, readAnswer } from "./api-harness.js";
 
 export type { Answer };
 
 /** A request with a JSON body (a string is sent as is) and the given headers. */
-export async function send<T = unknown>(app: App, method: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer<T>> {
+export async function send<T = unknown>(
+  app: App,
+  method: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer<T>> {
   const res = await app.request(path, {
     method,
     headers: { "content-type": "application/json", ...headers },
@@ -20,7 +27,12 @@ export async function send<T = unknown>(app: App, method: string, path: string, 
 }
 
 /** A form post (application/x-www-form-urlencoded, or multipart/form-data with `multipart`). */
-export async function postForm<T = unknown>(app: App, path: string, fields: Record<string, string>, multipart = false): Promise<Answer<T>> {
+export async function postForm<T = unknown>(
+  app: App,
+  path: string,
+  fields: Record<string, string>,
+  multipart = false,
+): Promise<Answer<T>> {
   let body: FormData | string;
   const headers: Record<string, string> = {};
   if (multipart) {

@@ -1,13 +1,14 @@
 /** Passwords, tokens, the register message, stable request hashing and streak points. */
-import { describe, expect, it } from "vitest";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+
 import { decode } from "hono/jwt";
-import { hashPassword, passwordProblem, verifyPassword } from "./passwords.js";
-import { checkToken, issueToken } from "./tokens.js";
-import { registerTypedData, verifyRegistration } from "./register-message.js";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { describe, expect, it } from "vitest";
+import type { ReadDb } from "../lib/db.js";
 import { stableJson } from "../lib/writes.js";
 import { streakPoints } from "../routes/points/points.writes.js";
-import type { ReadDb } from "../lib/db.js";
+import { hashPassword, passwordProblem, verifyPassword } from "./passwords.js";
+import { registerTypedData, verifyRegistration } from "./register-message.js";
+import { checkToken, issueToken } from "./tokens.js";
 
 describe("operator passwords (scrypt)", () => {
   it("verifies the right password only, with a per-hash salt", async () => {
@@ -32,7 +33,12 @@ describe("bearer tokens", () => {
   it("carry the operator and the scopes, and expire", async () => {
     const t = await issueToken(secret, "alice", ["strategy_apy:write"], 900, 1_000_000);
     expect(t).toMatchObject({ token_type: "bearer", expires_in: 900, scope: "strategy_apy:write" });
-    expect(decode(t.access_token).payload).toMatchObject({ sub: "alice", scope: "strategy_apy:write", iat: 1_000_000, exp: 1_000_900 });
+    expect(decode(t.access_token).payload).toMatchObject({
+      sub: "alice",
+      scope: "strategy_apy:write",
+      iat: 1_000_000,
+      exp: 1_000_900,
+    });
     expect(await checkToken(noDb, secret, t.access_token)).toEqual({ ok: false, reason: "expired" });
   });
   it("refuse another key's signature and garbage", async () => {

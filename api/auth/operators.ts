@@ -7,7 +7,9 @@ import { isScope } from "./scopes.js";
 export const USERNAME_RE = /^[a-z0-9][a-z0-9._@-]{2,63}$/;
 
 export function usernameProblem(u: string): string | null {
-  return USERNAME_RE.test(u) ? null : "must be 3 to 64 characters: lower-case letters, digits, . _ @ - (starting with a letter or digit)";
+  return USERNAME_RE.test(u)
+    ? null
+    : "must be 3 to 64 characters: lower-case letters, digits, . _ @ - (starting with a letter or digit)";
 }
 
 function check(username: string, password: string | null, scopes: readonly string[] | null): void {
@@ -19,7 +21,12 @@ function check(username: string, password: string | null, scopes: readonly strin
   if (bad.length) throw new Error(`unknown scope(s): ${bad.join(", ")}`);
 }
 
-export async function createOperator(db: Kysely<Database>, username: string, password: string, scopes: readonly string[]): Promise<void> {
+export async function createOperator(
+  db: Kysely<Database>,
+  username: string,
+  password: string,
+  scopes: readonly string[],
+): Promise<void> {
   check(username, password, scopes);
   const res = await db
     .insertInto("auth.operator_account")
@@ -43,6 +50,10 @@ export async function updateOperator(
   }
   if (change.scopes !== undefined) set.scopes = [...new Set(change.scopes)];
   if (change.disabled !== undefined) set.disabled_at = change.disabled ? new Date() : null;
-  const res = await db.updateTable("auth.operator_account").set(set).where("username", "=", username).executeTakeFirst();
+  const res = await db
+    .updateTable("auth.operator_account")
+    .set(set)
+    .where("username", "=", username)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }

@@ -3,7 +3,7 @@
  * form is `scrypt$<log2 N>$<r>$<p>$<salt b64>$<hash b64>`, so the cost can be raised later and old
  * hashes still verify. N = 2^15, r = 8: 32 MiB and ~50–100 ms per hash on these machines.
  */
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
+import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from "node:crypto";
 
 const LOG_N = 15;
 const R = 8;
@@ -12,7 +12,13 @@ const KEY_LEN = 32;
 
 function scryptAsync(password: string, salt: Buffer, o: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) =>
-    scrypt(password.normalize("NFKC"), salt, KEY_LEN, { ...o, maxmem: 256 * (o.N ?? 1) * (o.r ?? 8) + 1024 * 1024 }, (err, key) => (err ? reject(err) : resolve(key))),
+    scrypt(
+      password.normalize("NFKC"),
+      salt,
+      KEY_LEN,
+      { ...o, maxmem: 256 * (o.N ?? 1) * (o.r ?? 8) + 1024 * 1024 },
+      (err, key) => (err ? reject(err) : resolve(key)),
+    ),
   );
 }
 

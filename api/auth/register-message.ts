@@ -10,7 +10,7 @@
  * which the signature is refused; `nonce` (8 to 128 characters) is spent by a successful
  * registration and refused ever after.
  */
-import { createPublicClient, http, recoverTypedDataAddress, zeroAddress, type Hex } from "viem";
+import { createPublicClient, type Hex, http, recoverTypedDataAddress, zeroAddress } from "viem";
 
 export const REGISTER_DOMAIN_NAME = "Vault Yield Points";
 export const REGISTER_DOMAIN_VERSION = "1";
@@ -51,7 +51,11 @@ export type Verdict = "valid" | "invalid" | "unverifiable";
  * `chainId` (EIP-1271 / ERC-6492 through viem), when this process has an RPC for it:
  * "unverifiable" when it has none or the RPC fails.
  */
-export async function verifyRegistration(m: RegisterMessage, signature: Hex, rpcUrl: string | undefined): Promise<Verdict> {
+export async function verifyRegistration(
+  m: RegisterMessage,
+  signature: Hex,
+  rpcUrl: string | undefined,
+): Promise<Verdict> {
   const data = registerTypedData(m);
   try {
     const signer = await recoverTypedDataAddress({ ...data, signature });

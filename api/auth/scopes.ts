@@ -4,7 +4,8 @@
  * `npm run operators -- create <username> --scope …`).
  */
 export const SCOPES = {
-  "points:write": "register wallets for points and claim daily streaks (POST /platform/points/register, /platform/points/daily_streak/claim)",
+  "points:write":
+    "register wallets for points and claim daily streaks (POST /platform/points/register, /platform/points/daily_streak/claim)",
   "rewards:write": "create, update and delete vault rewards (POST/DELETE /tokenized_vault/rewards)",
   "strategy_apy:write": "store strategy APY snapshots (POST /platform/strategy_apy)",
 } as const;

@@ -25,7 +25,11 @@ export async function ensureTokenSecret(db: Kysely<Database>, configured?: strin
     .values({ name: "token_signing_key", value: randomBytes(48).toString("base64url") })
     .onConflict((oc) => oc.column("name").doNothing())
     .execute();
-  const row = await db.selectFrom("auth.api_secret").select("value").where("name", "=", "token_signing_key").executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom("auth.api_secret")
+    .select("value")
+    .where("name", "=", "token_signing_key")
+    .executeTakeFirstOrThrow();
   return row.value;
 }
 
@@ -36,12 +40,24 @@ export interface IssuedToken {
   scope: string;
 }
 
-export async function issueToken(secret: string, username: string, scopes: readonly string[], ttlS: number, nowS = Math.floor(Date.now() / 1000)): Promise<IssuedToken> {
-  const token = await sign({ iss: ISSUER, aud: AUDIENCE, sub: username, scope: scopes.join(" "), iat: nowS, exp: nowS + ttlS }, secret, "HS256");
+export async function issueToken(
+  secret: string,
+  username: string,
+  scopes: readonly string[],
+  ttlS: number,
+  nowS = Math.floor(Date.now() / 1000),
+): Promise<IssuedToken> {
+  const token = await sign(
+    { iss: ISSUER, aud: AUDIENCE, sub: username, scope: scopes.join(" "), iat: nowS, exp: nowS + ttlS },
+    secret,
+    "HS256",
+  );
   return { access_token: token, token_type: "bearer", expires_in: ttlS, scope: scopes.join(" ") };
 }
 
-export type TokenCheck = { ok: true; username: string; scopes: string[] } | { ok: false; reason: "invalid" | "expired" | "disabled" | "revoked" };
+export type TokenCheck =
+  | { ok: true; username: string; scopes: string[] }
+  | { ok: false; reason: "invalid" | "expired" | "disabled" | "revoked" };
 
 interface Account {
   at: number;
@@ -63,7 +79,11 @@ export async function checkToken(db: ReadDb, secret: string, token: string, now 
   if (!username) return { ok: false, reason: "invalid" };
   let a = accounts.get(username);
   if (!a || now - a.at > ACCOUNT_CACHE_MS) {
-    const row = await db.selectFrom("auth.operator_account").select(["disabled_at", "scopes", "password_changed_at"]).where("username", "=", username).executeTakeFirst();
+    const row = await db
+      .selectFrom("auth.operator_account")
+      .select(["disabled_at", "scopes", "password_changed_at"])
+      .where("username", "=", username)
+      .executeTakeFirst();
     a = {
       at: now,
       active: row != null && row.disabled_at == null,

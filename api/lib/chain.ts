@@ -19,7 +19,8 @@ export const ChainIdParam = z
   .transform(Number)
   .refine((v) => isChainId(v), { message: "Input should be a supported chain id (the spec's chain list)" });
 
-const RULE = "Without it, the vault on the lowest chain id its address has is served; header `X-Vault-Chain` says which.";
+const RULE =
+  "Without it, the vault on the lowest chain id its address has is served; header `X-Vault-Chain` says which.";
 
 /** The query fields of a one-vault route's chain: `chain_id`, and `chain` as its other spelling. */
 export const vaultChainFields = {
@@ -28,7 +29,10 @@ export const vaultChainFields = {
     description: `Chain id of the vault, when the same address is a vault on several chains. ${RULE}`,
     example: 1,
   }),
-  chain: ChainIdParam.optional().openapi({ type: "integer", description: "The same as `chain_id` (the other spelling)." }),
+  chain: ChainIdParam.optional().openapi({
+    type: "integer",
+    description: "The same as `chain_id` (the other spelling).",
+  }),
 };
 
 type ChainFields = { chain_id?: number | undefined; chain?: number | undefined };
@@ -36,7 +40,11 @@ type ChainFields = { chain_id?: number | undefined; chain?: number | undefined }
 /** Refinement of a query holding `vaultChainFields`: the two spellings must agree. */
 export function sameChain(q: ChainFields, ctx: z.RefinementCtx): void {
   if (q.chain_id != null && q.chain != null && q.chain_id !== q.chain) {
-    ctx.addIssue({ code: "custom", path: ["chain"], message: `chain (${q.chain}) and chain_id (${q.chain_id}) disagree: give one` });
+    ctx.addIssue({
+      code: "custom",
+      path: ["chain"],
+      message: `chain (${q.chain}) and chain_id (${q.chain_id}) disagree: give one`,
+    });
   }
 }
 
@@ -45,14 +53,11 @@ export function sameChain(q: ChainFields, ctx: z.RefinementCtx): void {
  * not know is refused (422), so a misspelt one (`chian=8453`) never silently serves another vault.
  */
 export function vaultChainQuery<S extends z.ZodRawShape>(shape: S) {
-  return z
-    .strictObject({ ...shape, ...vaultChainFields })
-    .superRefine((q, ctx) => sameChain(q as ChainFields, ctx));
+  return z.strictObject({ ...shape, ...vaultChainFields }).superRefine((q, ctx) => sameChain(q as ChainFields, ctx));
 }
 
 /** The chain a request asked for, whichever spelling it used. */
-export const requestedChain = (q: ChainFields): number | undefined =>
-  q.chain_id ?? q.chain;
+export const requestedChain = (q: ChainFields): number | undefined => q.chain_id ?? q.chain;
 
 /** The chain served, from the chains (ascending) an address is a vault on. */
 export function pickChain(chains: readonly number[], requested: number | undefined): number | undefined {

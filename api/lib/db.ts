@@ -6,7 +6,10 @@ import type { Kysely } from "kysely";
 import { createDb, createPool } from "../../jobs/db/client.js";
 import type { Database, IndexerTables } from "../../jobs/db/schema.js";
 
-export type ReadonlyKysely<DB> = Omit<Kysely<DB>, "insertInto" | "updateTable" | "deleteFrom" | "replaceInto" | "mergeInto" | "schema" | "transaction" | "connection">;
+export type ReadonlyKysely<DB> = Omit<
+  Kysely<DB>,
+  "insertInto" | "updateTable" | "deleteFrom" | "replaceInto" | "mergeInto" | "schema" | "transaction" | "connection"
+>;
 export type ReadDb = ReadonlyKysely<Database>;
 export type IndexerDb = ReadonlyKysely<IndexerTables>;
 

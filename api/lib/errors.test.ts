@@ -1,19 +1,29 @@
-import { z } from "zod";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { validationItems } from "./errors.js";
 import { QueryInt } from "./router.js";
 
 describe("validation error items (FastAPI's shape)", () => {
-  const schema = z.object({ n_days: QueryInt({ def: 30, min: 1 }), status: z.enum(["active", "closed"]).optional(), vault_address: z.string() });
+  const schema = z.object({
+    n_days: QueryInt({ def: 30, min: 1 }),
+    status: z.enum(["active", "closed"]).optional(),
+    vault_address: z.string(),
+  });
   it("missing, mistyped, out of range and outside an enumeration", () => {
     const r = schema.safeParse({ n_days: "x", status: "gone" });
     expect(r.success).toBe(false);
     const items = validationItems(r.error!, "query");
-    expect(items).toContainEqual({ loc: ["query", "n_days"], msg: "Input should be a valid integer", type: "int_parsing" });
+    expect(items).toContainEqual({
+      loc: ["query", "n_days"],
+      msg: "Input should be a valid integer",
+      type: "int_parsing",
+    });
     expect(items).toContainEqual({ loc: ["query", "status"], msg: expect.any(String), type: "enum" });
     expect(items).toContainEqual({ loc: ["query", "vault_address"], msg: "Field required", type: "missing" });
     const low = validationItems(schema.safeParse({ n_days: "0", vault_address: "x" }).error!, "query");
-    expect(low).toEqual([{ loc: ["query", "n_days"], msg: "Input should be greater than or equal to 1", type: "greater_than_equal" }]);
+    expect(low).toEqual([
+      { loc: ["query", "n_days"], msg: "Input should be greater than or equal to 1", type: "greater_than_equal" },
+    ]);
   });
   it("path parameters are reported under 'path', bodies under 'body'", () => {
     const e = z.object({ a: z.string() }).safeParse({}).error!;

@@ -21,7 +21,14 @@ export const ValidationErrorSchema = z
 
 export const ErrorSchema = z.object({ detail: z.string() }).openapi("Error");
 
-const LOC: Record<string, string> = { query: "query", param: "path", json: "body", form: "body", header: "header", cookie: "cookie" };
+const LOC: Record<string, string> = {
+  query: "query",
+  param: "path",
+  json: "body",
+  form: "body",
+  header: "header",
+  cookie: "cookie",
+};
 
 export interface ErrorItem {
   loc: (string | number)[];
@@ -38,9 +45,17 @@ function isMissing(issue: ZodError["issues"][number]): boolean {
 function typeOf(issue: ZodError["issues"][number]): string {
   switch (issue.code) {
     case "invalid_type":
-      return isMissing(issue) ? "missing" : issue.expected === "number" || issue.expected === "int" ? "int_parsing" : `${issue.expected}_type`;
+      return isMissing(issue)
+        ? "missing"
+        : issue.expected === "number" || issue.expected === "int"
+          ? "int_parsing"
+          : `${issue.expected}_type`;
     case "too_small":
-      return issue.origin === "string" ? "string_too_short" : issue.origin === "array" ? "too_short" : "greater_than_equal";
+      return issue.origin === "string"
+        ? "string_too_short"
+        : issue.origin === "array"
+          ? "too_short"
+          : "greater_than_equal";
     case "too_big":
       return issue.origin === "string" ? "string_too_long" : issue.origin === "array" ? "too_long" : "less_than_equal";
     case "invalid_value":
@@ -83,6 +98,8 @@ export function notFound(c: Context, what: string) {
 export const RefusalSchema = z
   .object({
     detail: z.string().openapi({ description: "What went wrong, for people" }),
-    code: z.string().openapi({ description: "Which rule refused the request, for programs (see the route's description)" }),
+    code: z
+      .string()
+      .openapi({ description: "Which rule refused the request, for programs (see the route's description)" }),
   })
   .openapi("Refusal");

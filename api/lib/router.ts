@@ -1,11 +1,11 @@
 /** Router factory and shared schemas: every resource builds its routes with these. */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
-import type { ReadDb } from "./db.js";
-import { defaultHook, ErrorSchema, RefusalSchema, ValidationErrorSchema } from "./errors.js";
-import type { ApiConfig } from "../env.js";
 import type { Redis } from "ioredis";
 import type { Kysely } from "kysely";
 import type { Database } from "../../jobs/db/schema.js";
+import type { ApiConfig } from "../env.js";
+import type { ReadDb } from "./db.js";
+import { defaultHook, ErrorSchema, RefusalSchema, ValidationErrorSchema } from "./errors.js";
 
 export interface AppDeps {
   db: ReadDb;
@@ -75,14 +75,19 @@ export const errorResponses = {
   422: { description: "Validation error", content: { "application/json": { schema: ValidationErrorSchema } } },
   429: { description: "Rate limit exceeded", content: { "application/json": { schema: ErrorSchema } } },
 } as const;
-export const notFoundResponse = { 404: { description: "Not found", content: { "application/json": { schema: ErrorSchema } } } } as const;
+export const notFoundResponse = {
+  404: { description: "Not found", content: { "application/json": { schema: ErrorSchema } } },
+} as const;
 export const authResponses = {
   401: { description: "Missing API key", content: { "application/json": { schema: ErrorSchema } } },
   403: { description: "Invalid or revoked API key", content: { "application/json": { schema: ErrorSchema } } },
 } as const;
 /** Responses of an open read about credentials: a key that is sent and refused. */
 export const openReadAuthResponses = {
-  403: { description: "An API key was sent and is invalid or revoked", content: { "application/json": { schema: ErrorSchema } } },
+  403: {
+    description: "An API key was sent and is invalid or revoked",
+    content: { "application/json": { schema: ErrorSchema } },
+  },
 } as const;
 
 /** Security requirement of routes that need the `x-api-key` header. */
@@ -96,16 +101,23 @@ export const openReadSecurity: Record<string, string[]>[] = [{}, { ApiKeyHeader:
 
 type JsonResponse<S> = { description: string; content: { "application/json": { schema: S } } };
 /** An OpenAPI response with a JSON body. */
-export const jsonResponse = <S>(description: string, schema: S): JsonResponse<S> => ({ description, content: { "application/json": { schema } } });
+export const jsonResponse = <S>(description: string, schema: S): JsonResponse<S> => ({
+  description,
+  content: { "application/json": { schema } },
+});
 const json = jsonResponse;
 
 /** Responses of a write route: credentials (401/403), refusals by code, validation, rate limit. */
 export function writeResponses<R extends Partial<Record<400 | 404 | 409 | 503, string>>>(refusals: R) {
   const out = {} as { [K in keyof R]: JsonResponse<typeof RefusalSchema> };
-  for (const [status, description] of Object.entries(refusals)) (out as Record<string, unknown>)[status] = json(description as string, RefusalSchema);
+  for (const [status, description] of Object.entries(refusals))
+    (out as Record<string, unknown>)[status] = json(description as string, RefusalSchema);
   return {
     401: json("No credentials, or an invalid or expired bearer token", RefusalSchema.partial({ code: true })),
-    403: json("Invalid or revoked API key, or a credential without the route's scope (code `insufficient_scope`)", RefusalSchema.partial({ code: true })),
+    403: json(
+      "Invalid or revoked API key, or a credential without the route's scope (code `insufficient_scope`)",
+      RefusalSchema.partial({ code: true }),
+    ),
     ...out,
     422: json("Validation error (also: an Idempotency-Key reused with another request)", ValidationErrorSchema),
     429: json("Rate limit exceeded", ErrorSchema),

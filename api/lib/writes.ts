@@ -12,10 +12,10 @@
  */
 import { createHash } from "node:crypto";
 import type { Context, TypedResponse } from "hono";
-import { sql, type Kysely, type Transaction } from "kysely";
+import { type Kysely, sql, type Transaction } from "kysely";
 import type { Database } from "../../jobs/db/schema.js";
-import type { AppEnv } from "./router.js";
 import { validationError } from "./errors.js";
+import type { AppEnv } from "./router.js";
 
 export const IDEMPOTENCY_TTL_H = 24;
 const KEY_RE = /^[\x21-\x7e]{1,255}$/;
@@ -120,11 +120,26 @@ async function write<B, S extends 200 | 201>(
   if (!principal) throw new Error(`runWrite(${action}) on a route without credentials`);
   const idemKey = c.req.header("idempotency-key");
   if (idemKey !== undefined && !KEY_RE.test(idemKey)) {
-    return validationError(c, [{ loc: ["header", "idempotency-key"], msg: "Idempotency-Key must be 1 to 255 visible ASCII characters", type: "value_error" }]);
+    return validationError(c, [
+      {
+        loc: ["header", "idempotency-key"],
+        msg: "Idempotency-Key must be 1 to 255 visible ASCII characters",
+        type: "value_error",
+      },
+    ]);
   }
   const who = `${principal.kind}:${principal.id}`;
-  const hash = createHash("sha256").update(`${c.req.method} ${c.req.path}\n${stableJson(body)}`).digest("hex");
-  const audit = (trx: Kysely<Database>, status: number, outcome: "ok" | "refused", code: string | null, target: string | null, detail: Record<string, unknown>) =>
+  const hash = createHash("sha256")
+    .update(`${c.req.method} ${c.req.path}\n${stableJson(body)}`)
+    .digest("hex");
+  const audit = (
+    trx: Kysely<Database>,
+    status: number,
+    outcome: "ok" | "refused",
+    code: string | null,
+    target: string | null,
+    detail: Record<string, unknown>,
+  ) =>
     trx
       .insertInto("registry.write_audit")
       .values({
@@ -148,11 +163,21 @@ async function write<B, S extends 200 | 201>(
       : trx
           .insertInto("registry.idempotency")
           .values({ principal: who, key: idemKey, request_hash: hash, status, body: JSON.stringify(resBody) })
-          .onConflict((oc) => oc.columns(["principal", "key"]).doUpdateSet({ request_hash: hash, status, body: JSON.stringify(resBody), created_at: sql`now()` }))
+          .onConflict((oc) =>
+            oc
+              .columns(["principal", "key"])
+              .doUpdateSet({ request_hash: hash, status, body: JSON.stringify(resBody), created_at: sql`now()` }),
+          )
           .execute();
   const replay = (s: Stored) => {
     if (s.request_hash !== hash) {
-      return validationError(c, [{ loc: ["header", "idempotency-key"], msg: "This Idempotency-Key was used with another request (route or body): use a new key", type: "value_error" }]);
+      return validationError(c, [
+        {
+          loc: ["header", "idempotency-key"],
+          msg: "This Idempotency-Key was used with another request (route or body): use a new key",
+          type: "value_error",
+        },
+      ]);
     }
     c.header("Idempotent-Replayed", "true");
     return c.json(s.body as object, s.status as 200);
@@ -198,6 +223,9 @@ async function write<B, S extends 200 | 201>(
 
 /** Drops stored answers older than IDEMPOTENCY_TTL_H (the API runs it hourly). */
 export async function purgeIdempotency(db: Kysely<Database>): Promise<number> {
-  const r = await db.deleteFrom("registry.idempotency").where("created_at", "<", sql<Date>`now() - make_interval(hours => ${IDEMPOTENCY_TTL_H})`).executeTakeFirst();
+  const r = await db
+    .deleteFrom("registry.idempotency")
+    .where("created_at", "<", sql<Date>`now() - make_interval(hours => ${IDEMPOTENCY_TTL_H})`)
+    .executeTakeFirst();
   return Number(r.numDeletedRows);
 }

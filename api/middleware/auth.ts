@@ -9,10 +9,10 @@
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { checkKey } from "../keys.js";
-import { checkToken } from "../auth/tokens.js";
 import type { Scope } from "../auth/scopes.js";
-import { openReadSecurity, type AppEnv, type Principal } from "../lib/router.js";
+import { checkToken } from "../auth/tokens.js";
+import { checkKey } from "../keys.js";
+import { type AppEnv, openReadSecurity, type Principal } from "../lib/router.js";
 
 async function keyPrincipal(c: Context<AppEnv>, key: string): Promise<Principal | Response> {
   const r = await checkKey(c.var.deps.db, key.trim());
@@ -63,7 +63,20 @@ export function requireScope(scope: Scope, opts: { bearer?: boolean } = {}) {
       const t = await checkToken(c.var.deps.db, secret, m[1]!);
       if (!t.ok) {
         c.header("WWW-Authenticate", `Bearer error="invalid_token", error_description="token ${t.reason}"`);
-        return c.json({ detail: t.reason === "expired" ? "Bearer token expired" : t.reason === "disabled" ? "Operator account disabled" : t.reason === "revoked" ? "Bearer token revoked: the account's password changed after it was issued" : "Invalid bearer token", code: "invalid_token" }, 401);
+        return c.json(
+          {
+            detail:
+              t.reason === "expired"
+                ? "Bearer token expired"
+                : t.reason === "disabled"
+                  ? "Operator account disabled"
+                  : t.reason === "revoked"
+                    ? "Bearer token revoked: the account's password changed after it was issued"
+                    : "Invalid bearer token",
+            code: "invalid_token",
+          },
+          401,
+        );
       }
       p = { kind: "operator", id: t.username, scopes: t.scopes };
     } else {
@@ -75,7 +88,13 @@ export function requireScope(scope: Scope, opts: { bearer?: boolean } = {}) {
     }
     if (p instanceof Response) return p;
     if (!p.scopes.includes(scope)) {
-      return c.json({ detail: `The ${p.kind === "api_key" ? "API key" : "operator account"} lacks the scope "${scope}"`, code: "insufficient_scope" }, 403);
+      return c.json(
+        {
+          detail: `The ${p.kind === "api_key" ? "API key" : "operator account"} lacks the scope "${scope}"`,
+          code: "insufficient_scope",
+        },
+        403,
+      );
     }
     if (p.kind === "api_key") c.set("apiKeyId", p.id);
     c.set("principal", p);

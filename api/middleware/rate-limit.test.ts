@@ -1,6 +1,7 @@
 /** Batched reservations of rate-limit points: fewer shared-store calls, never more than the limit. */
-import { describe, expect, it } from "vitest";
+
 import { RateLimiterMemory } from "rate-limiter-flexible";
+import { describe, expect, it } from "vitest";
 import { BatchedLimiter } from "./rate-limit.js";
 
 class Counting extends RateLimiterMemory {
@@ -67,10 +68,12 @@ describe("BatchedLimiter", () => {
     expect(shared.calls).toBe(3);
     // ...while the rest of the batch is still spent without waiting for it
     let settled = 0;
-    const rest = Array.from({ length: 24 }, () => l.consume("k").then((v) => {
-      settled++;
-      return v;
-    }));
+    const rest = Array.from({ length: 24 }, () =>
+      l.consume("k").then((v) => {
+        settled++;
+        return v;
+      }),
+    );
     await new Promise((r) => setTimeout(r, 20));
     expect(settled).toBe(24);
     // once the batch is gone, callers wait for the refill instead of starting another call

@@ -15,7 +15,7 @@ import { createHash } from "node:crypto";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { createMiddleware } from "hono/factory";
 import type { Redis } from "ioredis";
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import type { AppEnv } from "../lib/router.js";
 import { addResponseHeaders } from "./response-headers.js";
 
@@ -51,7 +51,8 @@ export class BatchedLimiter {
       r.left--;
       // half a batch left and plenty in the shared count: take the next batch now, so requests
       // do not all stop for the shared store's round trip when this one runs out
-      if (this.batch > 1 && r.left < this.batch / 2 && r.remaining >= 3 * this.batch && !this.taking.has(who)) this.refill(who);
+      if (this.batch > 1 && r.left < this.batch / 2 && r.remaining >= 3 * this.batch && !this.taking.has(who))
+        this.refill(who);
       return { limited: false, remaining: r.remaining + r.left, msBeforeNext: r.until - now };
     }
     // concurrent requests of one caller wait for one batch, then spend it
@@ -109,7 +110,14 @@ export class BatchedLimiter {
 export function rateLimit(redis: Redis | null, perMinute: number) {
   const memory = new RateLimiterMemory({ points: perMinute, duration: 60, keyPrefix: "api-rl" });
   const shared = redis
-    ? new RateLimiterRedis({ storeClient: redis, points: perMinute, duration: 60, keyPrefix: "vaults:api-rl", insuranceLimiter: memory, useRedisPackage: false })
+    ? new RateLimiterRedis({
+        storeClient: redis,
+        points: perMinute,
+        duration: 60,
+        keyPrefix: "vaults:api-rl",
+        insuranceLimiter: memory,
+        useRedisPackage: false,
+      })
     : memory;
   const limiter = new BatchedLimiter(shared, perMinute);
   const policy = `${perMinute};w=60`;

@@ -2,9 +2,9 @@
 import { gunzipSync } from "node:zlib";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
+import type { AppEnv } from "../lib/router.js";
 import { acceptsGzip, responseCache } from "./response-cache.js";
 import { addResponseHeaders, responseHeaders } from "./response-headers.js";
-import type { AppEnv } from "../lib/router.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -20,8 +20,8 @@
  * `Headers`: nothing touches `c.res.headers` on this path.
  */
 import { gzip as gzipAsync } from "node:zlib";
-import { createMiddleware } from "hono/factory";
 import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../lib/router.js";
 import { mergedResponseHeaders } from "./response-headers.js";
 

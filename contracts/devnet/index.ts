@@ -1,12 +1,12 @@
 /** Runs the simulation on every devnet chain and writes the manifest and the vault registry. */
-import { mkdirSync, writeFileSync, renameSync } from "node:fs";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { simulateChainWithActions, DAY, type ChainActions, type ChainResult, type RegistryVault } from "./simulate.js";
+import { type ChainActions, type ChainResult, DAY, type RegistryVault, simulateChainWithActions } from "./simulate.js";
 
-export { DAY, type ChainActions, type ChainResult, type RegistryVault };
-export { ENS_HOLDER_NAMES, type EnsResult } from "./simulate.js";
+export { type Live, type LiveOptions, startLive } from "./live.js";
 export { DEVNET_CHAINS, VAULT_SPECS } from "./scenario.js";
-export { startLive, type Live, type LiveOptions } from "./live.js";
+export { ENS_HOLDER_NAMES, type EnsResult } from "./simulate.js";
+export { type ChainActions, type ChainResult, DAY, type RegistryVault };
 
 export interface Manifest {
   version: 1;
@@ -139,6 +139,14 @@ function demoMetadata(kind: string, name: string): Record<string, unknown> {
     reserve_tolerance: 0.01,
     weekly_performance_fee_bps: 10,
     vault_logo_url: `https://example.invalid/logos/${kind}.svg`,
-    reported_apy: { apy: stable ? 0.085 : 0.045, underlying_apy: stable ? 0.08 : 0.035, liquid_apy: stable ? 0.082 : 0.04, rewards_compounded: 0, rewards_claimable: 0, points_apy: null, explainer: "Operator-reported target APY." },
+    reported_apy: {
+      apy: stable ? 0.085 : 0.045,
+      underlying_apy: stable ? 0.08 : 0.035,
+      liquid_apy: stable ? 0.082 : 0.04,
+      rewards_compounded: 0,
+      rewards_claimable: 0,
+      points_apy: null,
+      explainer: "Operator-reported target APY.",
+    },
   };
 }

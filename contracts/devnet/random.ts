@@ -1,5 +1,5 @@
 /** Seeded pseudo-random numbers (mulberry32) so a simulation is reproducible from its seed. */
-import { keccak256, toHex, type Address, getAddress } from "viem";
+import { type Address, getAddress, keccak256, toHex } from "viem";
 
 export class Rng {
   private state: number;

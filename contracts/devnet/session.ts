@@ -6,16 +6,16 @@
 import {
   type Abi,
   type Address,
-  type Hex,
+  type ContractFunctionArgs,
+  type ContractFunctionName,
   decodeEventLog,
+  decodeFunctionResult,
   encodeDeployData,
   encodeFunctionData,
   getAddress,
-  type ContractFunctionName,
-  type ContractFunctionArgs,
-  decodeFunctionResult,
+  type Hex,
 } from "viem";
-import { ALL_EVENTS_ABI, ABIS, type ContractName, bytecode } from "./artifacts.js";
+import { ABIS, ALL_EVENTS_ABI, bytecode, type ContractName } from "./artifacts.js";
 
 export interface ManifestEvent {
   chainId: number;
@@ -225,6 +225,7 @@ function matchesTopic(item: Abi[number], topic0: Hex | undefined): boolean {
 }
 
 import { toEventSelector } from "viem";
+
 function eventTopic(item: Abi[number]): Hex {
   return toEventSelector(eventSignature(item));
 }

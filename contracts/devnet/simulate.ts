@@ -6,23 +6,23 @@
  * seed and an end time; every emitted event is recorded for the manifest.
  */
 import {
+  type Abi,
   type Address,
-  type Hex,
   concat,
   encodeFunctionData,
+  type Hex,
   keccak256,
   maxUint256,
   namehash,
   parseUnits,
   toHex,
   zeroHash,
-  type Abi,
 } from "viem";
-import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { ABIS, bytecode } from "./artifacts.js";
 import { actorAddress, actorKey, Rng } from "./random.js";
+import { type AssetSpec, VAULT_SPECS, type VaultSpec } from "./scenario.js";
 import { ChainSession, type ManifestEvent } from "./session.js";
-import { VAULT_SPECS, type AssetSpec, type VaultSpec } from "./scenario.js";
 
 export const DAY = 86_400;
 export const MULTICALL3_ADDRESS: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
@@ -41,7 +41,7 @@ export interface RegistryVault {
   startBlock: number;
   startTimestamp: number;
   asset: Token;
-  altAsset: Token & { priceFeed: { address: Address; decimals: number } } | null;
+  altAsset: (Token & { priceFeed: { address: Address; decimals: number } }) | null;
   receiptToken: Address | null;
   priceFeed: { address: Address; decimals: number };
   timelock: Address;
@@ -180,17 +180,31 @@ export async function simulateChainWithActions(
 
   // ---- deployment -------------------------------------------------------------------------
   const multisig = await s.deploy(deployer, "MultiSigWallet", [owners.map((o) => o.address), 2n], tick());
-  const timelock = await s.deploy(deployer, "TimelockController", [BigInt(DAY), [multisig], [multisig], deployer], tick());
+  const timelock = await s.deploy(
+    deployer,
+    "TimelockController",
+    [BigInt(DAY), [multisig], [multisig], deployer],
+    tick(),
+  );
   let timelockDelay = BigInt(DAY);
 
   const vaults: Vault[] = [];
   for (const [i, spec] of specs.entries()) {
     const asset = await deployAsset(s, deployer, spec.asset, tick());
     const alt = spec.altAsset ? await deployAsset(s, deployer, spec.altAsset, tick()) : null;
-    const feed = await s.deploy(deployer, "PriceFeed", [PRICE_DECIMALS, `${spec.asset.symbol} / USD`, usd(spec.asset.usdPrice)], tick());
+    const feed = await s.deploy(
+      deployer,
+      "PriceFeed",
+      [PRICE_DECIMALS, `${spec.asset.symbol} / USD`, usd(spec.asset.usdPrice)],
+      tick(),
+    );
     const altFeed = spec.altAsset
-      ? await s.deploy(deployer, "PriceFeed", [PRICE_DECIMALS, `${spec.altAsset.symbol} / USD`, usd(spec.altAsset.usdPrice)],
-          tick())
+      ? await s.deploy(
+          deployer,
+          "PriceFeed",
+          [PRICE_DECIMALS, `${spec.altAsset.symbol} / USD`, usd(spec.altAsset.usdPrice)],
+          tick(),
+        )
       : null;
     const operator = actorAddress(seed, `operator-${spec.kind}`);
     const feeCollector = actorAddress(seed, `fees-${spec.kind}`);
@@ -275,15 +289,36 @@ export async function simulateChainWithActions(
         await s.call(deployer, "TokenizedVaultV2", reg.address, "enableSubAccount", [sub], tick());
       }
       if (reg.altAsset && v.spec.altAsset) {
-        await s.call(deployer, "TokenizedVaultV2", reg.address, "setAssetRate", [reg.altAsset.address, parseUnits(String(v.spec.altAsset.rate), 18)], tick());
+        await s.call(
+          deployer,
+          "TokenizedVaultV2",
+          reg.address,
+          "setAssetRate",
+          [reg.altAsset.address, parseUnits(String(v.spec.altAsset.rate), 18)],
+          tick(),
+        );
       }
       await s.call(deployer, "TokenizedVaultV2", reg.address, "transferOwnership", [timelock], tick());
     }
     for (const w of wallets) {
-      await s.call(w, "MockERC20", reg.asset.address, "mint", [w, units(v.spec.depositRange[1] * 40, reg.asset.decimals)], tick());
+      await s.call(
+        w,
+        "MockERC20",
+        reg.asset.address,
+        "mint",
+        [w, units(v.spec.depositRange[1] * 40, reg.asset.decimals)],
+        tick(),
+      );
       await s.call(w, "MockERC20", reg.asset.address, "approve", [reg.address, maxUint256], tick());
       if (reg.altAsset) {
-        await s.call(w, "MockERC20", reg.altAsset.address, "mint", [w, units(v.spec.depositRange[1] * 5, reg.altAsset.decimals)], tick());
+        await s.call(
+          w,
+          "MockERC20",
+          reg.altAsset.address,
+          "mint",
+          [w, units(v.spec.depositRange[1] * 5, reg.altAsset.decimals)],
+          tick(),
+        );
         await s.call(w, "MockERC20", reg.altAsset.address, "approve", [reg.address, maxUint256], tick());
       }
     }
@@ -296,7 +331,14 @@ export async function simulateChainWithActions(
     const hash = (await s.read("MultiSigWallet", multisig, "getTransactionHash", [to, 0n, data, nonce])) as Hex;
     const signers = rng.chance(0.5) ? [sortedOwners[0]!, sortedOwners[1]!] : [sortedOwners[0]!, sortedOwners[2]!];
     const sigs = await Promise.all(signers.map((o) => o.signMessage({ message: { raw: hash } })));
-    await s.call(owners[rng.int(0, 2)]!.address, "MultiSigWallet", multisig, "execTransaction", [to, 0n, data, concat(sigs)], when);
+    await s.call(
+      owners[rng.int(0, 2)]!.address,
+      "MultiSigWallet",
+      multisig,
+      "execTransaction",
+      [to, 0n, data, concat(sigs)],
+      when,
+    );
     count(`multisig:${what}`);
   };
   interface Op {
@@ -306,17 +348,31 @@ export async function simulateChainWithActions(
     what: string;
   }
   const schedule = async (op: Op, when: number) => {
-    const data = encodeFunctionData({ abi: ABIS.TimelockController, functionName: "schedule", args: [op.target, 0n, op.data, zeroHash, op.salt, timelockDelay] });
+    const data = encodeFunctionData({
+      abi: ABIS.TimelockController,
+      functionName: "schedule",
+      args: [op.target, 0n, op.data, zeroHash, op.salt, timelockDelay],
+    });
     await multisigExec(timelock, data, when, `schedule ${op.what}`);
     count("timelock:scheduled");
   };
   const execute = async (op: Op, when: number) => {
-    const data = encodeFunctionData({ abi: ABIS.TimelockController, functionName: "execute", args: [op.target, 0n, op.data, zeroHash, op.salt] });
+    const data = encodeFunctionData({
+      abi: ABIS.TimelockController,
+      functionName: "execute",
+      args: [op.target, 0n, op.data, zeroHash, op.salt],
+    });
     await multisigExec(timelock, data, when, `execute ${op.what}`);
     count("timelock:executed");
   };
   const cancel = async (op: Op, when: number) => {
-    const id = (await s.read("TimelockController", timelock, "hashOperation", [op.target, 0n, op.data, zeroHash, op.salt])) as Hex;
+    const id = (await s.read("TimelockController", timelock, "hashOperation", [
+      op.target,
+      0n,
+      op.data,
+      zeroHash,
+      op.salt,
+    ])) as Hex;
     const data = encodeFunctionData({ abi: ABIS.TimelockController, functionName: "cancel", args: [id] });
     await multisigExec(timelock, data, when, `cancel ${op.what}`);
     count("timelock:cancelled");
@@ -369,10 +425,14 @@ export async function simulateChainWithActions(
   scheduled(D(25), op(v2.reg.address, v2Abi, "updateMaxChangePercent", [400n], "V2 max change 4%"), 2);
   const newLpOperator = actorAddress(seed, `operator-${lp.spec.kind}`, 1);
   scheduled(D(40), op(lp.reg.address, lpAbi, "updateOperator", [newLpOperator], "LP new operator"), 2);
-  plan(D(40) + 2, async () => {
-    lp.operator = newLpOperator;
-    lp.reg.operator = lc(newLpOperator);
-  }, 0.4);
+  plan(
+    D(40) + 2,
+    async () => {
+      lp.operator = newLpOperator;
+      lp.reg.operator = lc(newLpOperator);
+    },
+    0.4,
+  );
   // Cancelled, then scheduled again with the same id (same call and salt) and executed.
   const cancelled = op(lp.reg.address, lpAbi, "updateMaxSupply", [units(1, 30)], "LP max supply (cancelled)");
   scheduled(D(50), cancelled, "cancel");
@@ -399,10 +459,18 @@ export async function simulateChainWithActions(
     await s.call(wallets[3]!, "MockERC20", v2.reg.asset.address, "transfer", [lp.reg.address, stray], w);
     count("strayTransfer");
   });
-  scheduled(D(109), op(lp.reg.address, lpAbi, "emergencyWithdraw", [v2.reg.asset.address, rescue, stray], "rescue stray tokens"), 2);
+  scheduled(
+    D(109),
+    op(lp.reg.address, lpAbi, "emergencyWithdraw", [v2.reg.asset.address, rescue, stray], "rescue stray tokens"),
+    2,
+  );
   // Left pending at the end: one ready to execute, one still waiting.
   scheduled(opts.days - 3, op(lp.reg.address, lpAbi, "updateMaxChangePercent", [300n], "LP max change 3%"), "pending");
-  scheduled(opts.days - 1, op(v2.reg.address, v2Abi, "updateManagementFee", [120n], "V2 management fee 1.2%"), "pending");
+  scheduled(
+    opts.days - 1,
+    op(v2.reg.address, v2Abi, "updateManagementFee", [120n], "V2 management fee 1.2%"),
+    "pending",
+  );
 
   // ---- loans (lending pool) ----------------------------------------------------------------
   const loans: Address[] = [];
@@ -412,7 +480,14 @@ export async function simulateChainWithActions(
       (await s.readBig("LendingPool", lp.reg.address, "claimableAssets", [])) +
       (await s.readBig("LendingPool", lp.reg.address, "accruedFees", []));
     await ensureLiquidity(lp, reserved + principal, when - 3);
-    const receipt = await s.call(lp.operator, "LendingPool", lp.reg.address, "deployLoan", [borrower, principal, apr, 90n], when);
+    const receipt = await s.call(
+      lp.operator,
+      "LendingPool",
+      lp.reg.address,
+      "deployLoan",
+      [borrower, principal, apr, 90n],
+      when,
+    );
     const ev = s.events.find((e) => e.event === "NewLoanDeployedByPool" && e.txHash === receipt.transactionHash);
     const loan = ev!.args.loanAddr as Address;
     loans.push(loan);
@@ -471,7 +546,9 @@ export async function simulateChainWithActions(
 
   // ---- day by day ----------------------------------------------------------------------------
   const prices = new Map<Address, number>(vaults.map((v) => [v.reg.priceFeed.address, v.spec.asset.usdPrice]));
-  const lossDay = new Map<Address, number>(vaults.map((v, i) => [v.reg.address, Math.min(opts.days - 5, D(77 + 9 * i))]));
+  const lossDay = new Map<Address, number>(
+    vaults.map((v, i) => [v.reg.address, Math.min(opts.days - 5, D(77 + 9 * i))]),
+  );
   // when each vault last reported and its feed last moved (live activity scales its steps by them)
   const lastReport = new Map<Vault, number>(vaults.map((v) => [v, v.reg.startTimestamp]));
   const lastPrice = new Map<Vault, number>(vaults.map((v) => [v, v.reg.startTimestamp]));
@@ -480,7 +557,9 @@ export async function simulateChainWithActions(
     const day = firstDay + d;
     const dayStart = day * DAY;
     const isToday = day === endDay;
-    const lastSlot = isToday ? Math.max(0, Math.floor((opts.endTime - 60 - dayStart) / opts.blockTime)) : slotsPerDay - 1;
+    const lastSlot = isToday
+      ? Math.max(0, Math.floor((opts.endTime - 60 - dayStart) / opts.blockTime))
+      : slotsPerDay - 1;
     const tasks = new Map<number, Plan[]>();
     const at2 = (slot: number, fn: Plan) => {
       const sl = Math.min(slot, lastSlot);
@@ -496,7 +575,8 @@ export async function simulateChainWithActions(
     for (const v of vaults) at2(slotOf(0.1), (w) => processRedemptions(v, day, w));
     // Users act through the day.
     const activity = d === 0 ? 14 : rng.int(3, 9);
-    for (let k = 0; k < activity; k++) at2(slotOf(0.15 + 0.6 * rng.next()), (w) => userAction(day, d === 0 ? "deposit" : undefined, w));
+    for (let k = 0; k < activity; k++)
+      at2(slotOf(0.15 + 0.6 * rng.next()), (w) => userAction(day, d === 0 ? "deposit" : undefined, w));
     // LendingPool receivers claim what was processed (some a day late).
     at2(slotOf(0.5), (w) => claims(day, w));
     // Governance and loans of the day.
@@ -520,7 +600,10 @@ export async function simulateChainWithActions(
       for (const [k, fn] of list.entries()) await fn(slotStart + 1 + k * 2);
     }
     if (empty.length) await s.mineAt(empty);
-    if (d % 10 === 0 || isToday) log(`chain ${opts.chainId}: day ${d + 1}/${opts.days} (${new Date(dayStart * 1000).toISOString().slice(0, 10)}), ${s.txCount} txs, ${s.events.length} events, ms send/mine/read ${Math.round(s.timing.send)}/${Math.round(s.timing.mine)}/${Math.round(s.timing.read)}`);
+    if (d % 10 === 0 || isToday)
+      log(
+        `chain ${opts.chainId}: day ${d + 1}/${opts.days} (${new Date(dayStart * 1000).toISOString().slice(0, 10)}), ${s.txCount} txs, ${s.events.length} events, ms send/mine/read ${Math.round(s.timing.send)}/${Math.round(s.timing.mine)}/${Math.round(s.timing.read)}`,
+      );
   }
 
   // ---- actions ---------------------------------------------------------------------------------
@@ -559,7 +642,14 @@ export async function simulateChainWithActions(
         const useAlt = v.reg.altAsset && rng.chance(0.25);
         const asset = useAlt ? v.reg.altAsset!.address : v.reg.asset.address;
         const receiver = rng.chance(0.1) ? rng.pick(wallets) : wallet;
-        await s.call(wallet, "TokenizedVaultV2", v.reg.address, "deposit", [asset, units(useAlt ? whole / 4 : whole, v.reg.asset.decimals), receiver], w);
+        await s.call(
+          wallet,
+          "TokenizedVaultV2",
+          v.reg.address,
+          "deposit",
+          [asset, units(useAlt ? whole / 4 : whole, v.reg.asset.decimals), receiver],
+          w,
+        );
         v.holders.add(receiver);
       }
       v.holders.add(wallet);
@@ -623,9 +713,15 @@ export async function simulateChainWithActions(
         const [y, m, dd] = ymd(due);
         const need = await s.readBig("LendingPool", v.reg.address, "getRequirementByDate", [y, m, dd]);
         if (need > 0n) {
-          const owed = (await s.readBig("LendingPool", v.reg.address, "claimableAssets", [])) + (await s.readBig("LendingPool", v.reg.address, "accruedFees", []));
+          const owed =
+            (await s.readBig("LendingPool", v.reg.address, "claimableAssets", [])) +
+            (await s.readBig("LendingPool", v.reg.address, "accruedFees", []));
           await ensureLiquidity(v, owed + need, w);
-          const requests = (await s.read("LendingPool", v.reg.address, "getScheduledTransactionsByDate", [y, m, dd])) as { receiver: Address }[];
+          const requests = (await s.read("LendingPool", v.reg.address, "getScheduledTransactionsByDate", [
+            y,
+            m,
+            dd,
+          ])) as { receiver: Address }[];
           await s.call(v.operator, "LendingPool", v.reg.address, "processAllClaimsByDate", [y, m, dd, 500n], w + 2);
           const set = v.dueReceivers.get(due) ?? new Set<Address>();
           for (const r of requests) set.add(r.receiver);
@@ -686,7 +782,7 @@ export async function simulateChainWithActions(
       r = (v.dailyApy / 365) * (liveSpan ?? 1) * (1 + 0.6 * rng.gauss());
     }
     const ta = await s.readBig(name, v.reg.address, name === "LendingPool" ? "totalAssets" : "getTotalAssets", []);
-    const delta = BigInt(Math.round(Number(ta) * r)) ;
+    const delta = BigInt(Math.round(Number(ta) * r));
     const limit = (external * 490n) / 10_000n;
     const bounded = delta > limit ? limit : delta < -limit ? -limit : delta;
     if (bounded === 0n) {
@@ -713,14 +809,25 @@ export async function simulateChainWithActions(
     const idle = await s.readBig("MockERC20", v.reg.asset.address, "balanceOf", [v.reg.address]);
     let reserved = await s.readBig(name, v.reg.address, "accruedFees", []);
     if (name === "LendingPool") {
-      reserved += (await s.readBig("LendingPool", v.reg.address, "claimableAssets", [])) + (await s.readBig("LendingPool", v.reg.address, "pendingLiabilityAssets", []));
+      reserved +=
+        (await s.readBig("LendingPool", v.reg.address, "claimableAssets", [])) +
+        (await s.readBig("LendingPool", v.reg.address, "pendingLiabilityAssets", []));
     }
     const free = idle > reserved ? idle - reserved : 0n;
     if (free * 4n <= ta) return; // keep up to a quarter idle
     const amount = free - ta / 10n;
     const sub = v.reg.subaccounts[rng.int(0, 1)]!;
-    if (name === "LendingPool") await s.call(v.operator, "LendingPool", v.reg.address, "depositToSubaccount", [amount, sub], w);
-    else await s.call(v.operator, "TokenizedVaultV2", v.reg.address, "depositToSubaccount", [v.reg.asset.address, amount, sub], w);
+    if (name === "LendingPool")
+      await s.call(v.operator, "LendingPool", v.reg.address, "depositToSubaccount", [amount, sub], w);
+    else
+      await s.call(
+        v.operator,
+        "TokenizedVaultV2",
+        v.reg.address,
+        "depositToSubaccount",
+        [v.reg.asset.address, amount, sub],
+        w,
+      );
     count("subaccount:deposit");
   }
 
@@ -756,7 +863,12 @@ export async function simulateChainWithActions(
   // ---- ENS: a Universal Resolver and a few names, in the blocks after the simulated history -----
   // (after it, so the history's blocks are the same as without ENS; a separate deployer, so the
   // resolver has the same address on every chain of a seed)
-  const ens = await registerEnsNames(s, seed, vaults.map((v) => v.shareToken), wallets);
+  const ens = await registerEnsNames(
+    s,
+    seed,
+    vaults.map((v) => v.shareToken),
+    wallets,
+  );
   log(`chain ${opts.chainId}: ENS resolver ${ens.universalResolver}, names ${Object.keys(ens.names).join(", ")}`);
 
   const headBlock = await s.blockNumber();
@@ -802,7 +914,12 @@ export async function simulateChainWithActions(
   return { result, actions: liveActions };
 }
 
-async function registerEnsNames(s: ChainSession, seed: string, shareTokens: Address[], wallets: Address[]): Promise<EnsResult> {
+async function registerEnsNames(
+  s: ChainSession,
+  seed: string,
+  shareTokens: Address[],
+  wallets: Address[],
+): Promise<EnsResult> {
   const admin = actorAddress(seed, "ens-admin");
   const universalResolver = await s.deploy(admin, "TestUniversalResolver", []);
   const names: Record<string, Address> = {};

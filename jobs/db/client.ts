@@ -1,5 +1,5 @@
 /** One Kysely over pg per process, and the migrator for the derived and registry schemas. */
-import { Kysely, Migrator, PostgresDialect, type MigrationProvider } from "kysely";
+import { Kysely, type MigrationProvider, Migrator, PostgresDialect } from "kysely";
 import pg from "pg";
 import { migrations } from "./migrations/index.js";
 import type { Database } from "./schema.js";
@@ -10,7 +10,12 @@ pg.types.setTypeParser(1082, (v) => v);
 export type Db = Kysely<Database>;
 
 export function createPool(url: string, max = 10, applicationName = "vault-jobs"): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, options: "-c timezone=UTC", application_name: applicationName });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    options: "-c timezone=UTC",
+    application_name: applicationName,
+  });
   // A client losing its connection (database restart), idle or checked out, must not crash the
   // process: the query in flight fails (and its job retries); the pool replaces the client.
   pool.on("error", () => {});
@@ -35,7 +40,9 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === "Error");
   if (error || failed) {
-    throw new Error(`migration ${failed?.migrationName ?? ""} failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(
+      `migration ${failed?.migrationName ?? ""} failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
 }

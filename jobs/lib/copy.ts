@@ -1,6 +1,7 @@
 /** Bulk writes with Postgres COPY (text format) on a client inside the caller's transaction. */
-import { pipeline } from "node:stream/promises";
+
 import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import type pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 
@@ -10,14 +11,23 @@ function encode(v: CopyValue): string {
   if (v == null) return "\\N";
   if (typeof v === "boolean") return v ? "t" : "f";
   const s = typeof v === "string" ? v : String(v);
-  return /[\\\t\n\r]/.test(s) ? s.replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n").replace(/\r/g, "\\r") : s;
+  return /[\\\t\n\r]/.test(s)
+    ? s.replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n").replace(/\r/g, "\\r")
+    : s;
 }
 
 /** COPY `rows` (arrays in `columns` order) into `table` ("schema.table"). */
-export async function copyRows(client: pg.PoolClient | pg.Client, table: string, columns: readonly string[], rows: Iterable<readonly CopyValue[]>): Promise<number> {
+export async function copyRows(
+  client: pg.PoolClient | pg.Client,
+  table: string,
+  columns: readonly string[],
+  rows: Iterable<readonly CopyValue[]>,
+): Promise<number> {
   const [schema, name] = table.split(".");
   const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
-  const stream = client.query(copyFrom(`COPY ${ident(schema!)}.${ident(name!)} (${columns.map(ident).join(", ")}) FROM STDIN`));
+  const stream = client.query(
+    copyFrom(`COPY ${ident(schema!)}.${ident(name!)} (${columns.map(ident).join(", ")}) FROM STDIN`),
+  );
   let count = 0;
   function* lines(): Generator<string> {
     let buf = "";

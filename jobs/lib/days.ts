@@ -12,7 +12,8 @@ export function dayToDate(day: number): string {
 export function dateToDay(date: string): number {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new Error(`not a date (YYYY-MM-DD): "${date}"`);
   const ms = Date.parse(`${date}T00:00:00Z`);
-  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== date) throw new Error(`not a calendar date: "${date}"`);
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== date)
+    throw new Error(`not a calendar date: "${date}"`);
   return ms / 1000 / DAY_SECONDS;
 }
 

@@ -63,7 +63,13 @@ export interface IndexDay {
 }
 
 /** The index of days firstDay..to (cumulative from firstDay, where I(firstDay - 1) = 0). */
-export function computeIndex(firstDay: number, to: number, assetDecimals: number, pricing: (day: number) => DayPricing, rules: PointsRules): IndexDay[] {
+export function computeIndex(
+  firstDay: number,
+  to: number,
+  assetDecimals: number,
+  pricing: (day: number) => DayPricing,
+  rules: PointsRules,
+): IndexDay[] {
   const out: IndexDay[] = [];
   let cum = 0n;
   for (let day = firstDay; day <= to; day++) {
@@ -170,7 +176,10 @@ export interface PositionRow {
  * One wallet's position rows in one vault from its balance changes (sorted by day), `cumAt(d)`
  * giving I(d): what derived.points_position stores.
  */
-export function settlePositions(changes: readonly { day: number; shares: bigint }[], cumAt: (day: number) => bigint): PositionRow[] {
+export function settlePositions(
+  changes: readonly { day: number; shares: bigint }[],
+  cumAt: (day: number) => bigint,
+): PositionRow[] {
   let settled = 0n;
   return changes.map((c, k) => {
     const next = changes[k + 1]?.day ?? null;
@@ -210,7 +219,13 @@ export function ledgerEntries(
       if (r.shares <= 0n) continue;
       const end = Math.min(r.nextDay == null ? last : r.nextDay - 1, last);
       for (let d = Math.max(r.day, first); d <= end; d++) {
-        out.push({ wallet, day: d, source: "holding", ref: "", points: pointsAt(r.shares, cumAt(d)) - pointsAt(r.shares, cumAt(d - 1)) });
+        out.push({
+          wallet,
+          day: d,
+          source: "holding",
+          ref: "",
+          points: pointsAt(r.shares, cumAt(d)) - pointsAt(r.shares, cumAt(d - 1)),
+        });
         if (ref && d >= ref.sinceDay) {
           const h1 = r.settledPoints + pointsAt(r.shares, cumAt(d)) - r.basePoints;
           const h0 = r.settledPoints + pointsAt(r.shares, cumAt(d - 1)) - r.basePoints;

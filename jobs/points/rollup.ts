@@ -30,15 +30,21 @@ export async function runPointsRollup(db: Db, rules: PointsRules): Promise<{ ent
       UNION ALL
       SELECT address, day, 'daily_streak', '', points FROM registry.streak_claim WHERE points <> 0
       UNION ALL
-      SELECT lower(wallet), (created_at AT TIME ZONE 'UTC')::date, 'manual', id::text, points FROM registry.manual_points`.execute(trx);
+      SELECT lower(wallet), (created_at AT TIME ZONE 'UTC')::date, 'manual', id::text, points FROM registry.manual_points`.execute(
+      trx,
+    );
     await sql`
       DELETE FROM derived.points_entry e WHERE e.chain_id = 0 AND e.vault = ''
-        AND NOT EXISTS (SELECT 1 FROM points_entry_want w WHERE w.wallet = e.wallet AND w.day = e.day AND w.source = e.source AND w.ref = e.ref)`.execute(trx);
+        AND NOT EXISTS (SELECT 1 FROM points_entry_want w WHERE w.wallet = e.wallet AND w.day = e.day AND w.source = e.source AND w.ref = e.ref)`.execute(
+      trx,
+    );
     const res = await sql`
       INSERT INTO derived.points_entry AS e (wallet, day, source, chain_id, vault, ref, points)
       SELECT wallet, day, source, 0, '', ref, points FROM points_entry_want
       -- the API writes the entry of a registration or a claim with it: the same entry
-      ON CONFLICT (chain_id, vault, day, source, wallet, ref) DO UPDATE SET points = excluded.points WHERE e.points IS DISTINCT FROM excluded.points`.execute(trx);
+      ON CONFLICT (chain_id, vault, day, source, wallet, ref) DO UPDATE SET points = excluded.points WHERE e.points IS DISTINCT FROM excluded.points`.execute(
+      trx,
+    );
     return { entries: Number(res.numAffectedRows ?? 0n) };
   });
 }

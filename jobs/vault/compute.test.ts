@@ -16,7 +16,14 @@ const usdc: VaultMeta = {
 };
 const weth: VaultMeta = { ...usdc, name: "ETH", shareDecimals: 18, assetDecimals: 18, assetSymbol: "WETH" };
 
-function snap(day: number, ta: bigint, ts: bigint, ratio: string, price: string | null, extra: Partial<SnapshotIn> = {}): SnapshotIn {
+function snap(
+  day: number,
+  ta: bigint,
+  ts: bigint,
+  ratio: string,
+  price: string | null,
+  extra: Partial<SnapshotIn> = {},
+): SnapshotIn {
   return {
     id: `s${day}-${extra.timestamp ?? 0}`,
     timestamp: day * DAY + 3600,
@@ -50,7 +57,14 @@ describe("computeVaultDays (6 decimals, a missing day, a loss)", () => {
     expect(d1!.sharePrice).toBe("1.001000000000000000");
     expect(d1!.dailyApy).toBe(1.001 ** 365 - 1);
     expect(d1!.dailyPnl).toBe("1.000000000000000000"); // 0.001 per share x 1000 shares
-    expect(d2).toMatchObject({ missing: true, sharePrice: null, tvl: null, dailyApy: null, dailyPnl: null, totalAssets: null });
+    expect(d2).toMatchObject({
+      missing: true,
+      sharePrice: null,
+      tvl: null,
+      dailyApy: null,
+      dailyPnl: null,
+      totalAssets: null,
+    });
     expect(d3!.dailyApy).toBe((1.0005 / 1.001) ** 365 - 1); // against the carried sp(day 2)
     expect(d3!.dailyApy!).toBeLessThan(0);
     expect(d3!.dailyPnl).toBe("-0.500000000000000000");
@@ -80,7 +94,10 @@ describe("computeVaultDays (6 decimals, a missing day, a loss)", () => {
   });
 
   it("unrealized PnL per snapshot", () => {
-    const s = snap(100, 1_000_000_000n, 1_000_000_000n, "1", "2", { idleAssets: 200_000_000n, subaccountAssets: 790_000_000n });
+    const s = snap(100, 1_000_000_000n, 1_000_000_000n, "1", "2", {
+      idleAssets: 200_000_000n,
+      subaccountAssets: 790_000_000n,
+    });
     const p = computeVaultDays(usdc, [s], [], 100, 100).pnl[0]!;
     expect(p.tvlOnVault).toBe("1000.000000000000000000");
     expect(p.actualTvl).toBe("990.000000000000000000");
@@ -176,7 +193,11 @@ describe("properties", () => {
 
   it("a range computed at once equals the same days computed one at a time", () => {
     const arb = fc.array(
-      fc.record({ gap: fc.integer({ min: 0, max: 3 }), growth: fc.integer({ min: -50, max: 200 }), fee: fc.integer({ min: 0, max: 1000 }) }),
+      fc.record({
+        gap: fc.integer({ min: 0, max: 3 }),
+        growth: fc.integer({ min: -50, max: 200 }),
+        fee: fc.integer({ min: 0, max: 1000 }),
+      }),
       { minLength: 2, maxLength: 40 },
     );
     fc.assert(
@@ -189,7 +210,12 @@ describe("properties", () => {
           day += s.gap;
           ratio = (ratio * BigInt(100_000 + s.growth)) / 100_000n;
           const ta = (1_000_000n * ratio) / 10n ** 18n;
-          snaps.push({ ...snap(day, ta, 1_000_000n, "1", "1"), id: `x${snaps.length}`, timestamp: day * DAY + snaps.length, ratio });
+          snaps.push({
+            ...snap(day, ta, 1_000_000n, "1", "1"),
+            id: `x${snaps.length}`,
+            timestamp: day * DAY + snaps.length,
+            ratio,
+          });
           fees.push({ timestamp: day * DAY + 5, amount: BigInt(s.fee) });
         }
         const whole = computeVaultDays(usdc, snaps, fees, 500, day);

@@ -298,7 +298,9 @@ export function computeVaultDays(
         tvlOnVault: formatFixed(tvlOnVault),
         actualTvl: formatFixed(actualTvl),
         altAssets:
-          x.altAssets == null || meta.altAssetDecimals == null ? null : formatFixed(rawToFixed(x.altAssets, meta.altAssetDecimals)),
+          x.altAssets == null || meta.altAssetDecimals == null
+            ? null
+            : formatFixed(rawToFixed(x.altAssets, meta.altAssetDecimals)),
         altAssetPrice: x.altPrice == null ? null : formatFixed(x.altPrice),
         altAssetsInAsset: alt == null ? null : formatFixed(alt),
         currentRedeemRatio: x.ratio == null ? null : formatFixed(sharePriceOf(x.ratio, meta)),

@@ -10,25 +10,27 @@
  * in one transaction, one COPY per table for the whole batch, so a job killed at any point leaves
  * the old rows or the new ones, never a mix, and a retry writes the same rows.
  */
-import type pg from "pg";
+
 import { sql } from "kysely";
-import { copyRows, type CopyValue } from "../lib/copy.js";
-import { dayOf, dayToDate, endOfDay, DAY_SECONDS } from "../lib/days.js";
+import type pg from "pg";
+import { type CopyValue, copyRows } from "../lib/copy.js";
+import { DAY_SECONDS, dayOf, dayToDate, endOfDay } from "../lib/days.js";
 import { formatDecimals, formatFixed, toNumber } from "../lib/fixed.js";
 import {
+  type BalanceChange,
   balanceChanges,
   computeIndex,
   cumLookup,
-  INDEX_DECIMALS,
-  settlePositions,
-  type BalanceChange,
   type DayPricing,
+  INDEX_DECIMALS,
   type IndexDay,
   type PointsRules,
+  settlePositions,
   type TransferIn,
 } from "../points/compute.js";
 import {
   chainFingerprints,
+  type Db,
   loadBalances,
   loadDayHashes,
   loadFees,
@@ -41,14 +43,13 @@ import {
   loadTransfers,
   loadVaults,
   multiplierOn,
-  vaultKey,
-  type Db,
-  vaultArrays,
   type RewardWindow,
   type VaultRef,
+  vaultArrays,
+  vaultKey,
 } from "../repo.js";
 import { computeVaultDays, type FeeIn, type SnapshotIn, type VaultMeta } from "./compute.js";
-import { loadSummaryInputs, writeSummaries, type SummaryInput } from "./summary-write.js";
+import { loadSummaryInputs, type SummaryInput, writeSummaries } from "./summary-write.js";
 
 export interface VaultDaysContext {
   db: Db;
@@ -84,7 +85,11 @@ export const rulesKey = (r: PointsRules) => `index:${r.pointsPerUsdPerDay}:${r.r
 const formatIndex = (v: bigint) => formatDecimals(v, INDEX_DECIMALS);
 
 /** sp and price carried to each day from..to (the last snapshot at or before the day's end). */
-function pricingByDay(snapshots: readonly SnapshotIn[], from: number, to: number): Map<number, { ratio: bigint | null; price: bigint | null }> {
+function pricingByDay(
+  snapshots: readonly SnapshotIn[],
+  from: number,
+  to: number,
+): Map<number, { ratio: bigint | null; price: bigint | null }> {
   const out = new Map<number, { ratio: bigint | null; price: bigint | null }>();
   let k = 0;
   let cur: SnapshotIn | undefined;
@@ -125,13 +130,23 @@ async function readInputs(ctx: VaultDaysContext, ranges: readonly DaysRange[]): 
       const metas = new Map((await loadVaults(trx, ctx.indexerSchema, ctx.registryPath)).map((m) => [vaultKey(m), m]));
       const known = ranges.filter((r) => metas.has(vaultKey(r.vault)));
       if (known.length === 0) return [];
-      const firstDays = await loadFirstDays(trx, ctx.indexerSchema, known.map((r) => r.vault));
+      const firstDays = await loadFirstDays(
+        trx,
+        ctx.indexerSchema,
+        known.map((r) => r.vault),
+      );
       // The index is cumulative: when days after `to` are already indexed (a recompute of a past
       // range), they are rewritten too, from the same snapshot.
       // (with the first and last days of the stored daily rows: whether the summary can be made
       // from memory, see summaryFromMemory)
       const [knownChains, knownVaults] = vaultArrays(known.map((r) => r.vault));
-      const { rows: bounds } = await sql<{ chain_id: number; vault: string; indexed_to: number | null; first_stored: number | null; last_stored: number | null }>`
+      const { rows: bounds } = await sql<{
+        chain_id: number;
+        vault: string;
+        indexed_to: number | null;
+        first_stored: number | null;
+        last_stored: number | null;
+      }>`
         SELECT r.chain_id, r.vault,
           (SELECT p.day - date '1970-01-01' FROM derived.points_vault p WHERE p.chain_id = r.chain_id AND p.vault = r.vault) AS indexed_to,
           (SELECT d.day - date '1970-01-01' FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault ORDER BY d.day LIMIT 1) AS first_stored,
@@ -142,40 +157,89 @@ async function readInputs(ctx: VaultDaysContext, ranges: readonly DaysRange[]): 
         const key = vaultKey(r.vault);
         const firstDay = firstDays.get(key);
         if (firstDay == null || firstDay > r.to) return []; // no snapshot up to `to`: nothing to compute
-        return [{ ...r, key, meta: metas.get(key)!, firstDay, lastDay: Math.max(r.to, boundsOf.get(key)?.indexed_to ?? r.to), continues: r.from > firstDay }];
+        return [
+          {
+            ...r,
+            key,
+            meta: metas.get(key)!,
+            firstDay,
+            lastDay: Math.max(r.to, boundsOf.get(key)?.indexed_to ?? r.to),
+            continues: r.from > firstDay,
+          },
+        ];
       });
       // A range after the vault's first day continues from what its stored rows say of the days
       // before it (their fingerprints matched: their inputs did not change): the last snapshot of
       // each day from derived.vault_day, the movers' balances from derived.points_position.
       // Without those rows (a first run, rows missing) it reads the indexed history.
-      const stored = await loadStoredDays(trx, items.filter((i) => i.continues).map((i) => ({ v: i.vault, firstDay: i.firstDay, beforeDay: i.from })));
+      const stored = await loadStoredDays(
+        trx,
+        items.filter((i) => i.continues).map((i) => ({ v: i.vault, firstDay: i.firstDay, beforeDay: i.from })),
+      );
       const snapshots = await loadSnapshotsFrom(
         trx,
         ctx.indexerSchema,
-        items.map((i) => ({ v: i.vault, fromTs: i.from * DAY_SECONDS, beforeTs: endOfDay(i.lastDay), history: stored.get(i.key) == null })),
+        items.map((i) => ({
+          v: i.vault,
+          fromTs: i.from * DAY_SECONDS,
+          beforeTs: endOfDay(i.lastDay),
+          history: stored.get(i.key) == null,
+        })),
       );
       // Rows at or after the range's start are in blocks from the last snapshot before it on (block
       // timestamps only grow): the bound that lets reads by block use the (chain_id, vault,
       // block_number) indexes.
-      const history = new Map(items.map((i) => [i.key, [...(stored.get(i.key) ?? []), ...(snapshots.get(i.key) ?? [])]]));
-      const fromBlock = new Map(items.map((i) => [i.key, history.get(i.key)!.filter((x) => x.timestamp < i.from * DAY_SECONDS).at(-1)?.blockNumber ?? 0]));
-      const fees = await loadFees(trx, ctx.indexerSchema, items.map((i) => ({ v: i.vault, beforeTs: endOfDay(i.to) })));
+      const history = new Map(
+        items.map((i) => [i.key, [...(stored.get(i.key) ?? []), ...(snapshots.get(i.key) ?? [])]]),
+      );
+      const fromBlock = new Map(
+        items.map((i) => [
+          i.key,
+          history
+            .get(i.key)!
+            .filter((x) => x.timestamp < i.from * DAY_SECONDS)
+            .at(-1)?.blockNumber ?? 0,
+        ]),
+      );
+      const fees = await loadFees(
+        trx,
+        ctx.indexerSchema,
+        items.map((i) => ({ v: i.vault, beforeTs: endOfDay(i.to) })),
+      );
       const transfers = await loadTransfers(
         trx,
         ctx.indexerSchema,
-        items.map((i) => ({ v: i.vault, fromTs: i.from * DAY_SECONDS, toTs: endOfDay(i.to), fromBlock: fromBlock.get(i.key)! })),
+        items.map((i) => ({
+          v: i.vault,
+          fromTs: i.from * DAY_SECONDS,
+          toTs: endOfDay(i.to),
+          fromBlock: fromBlock.get(i.key)!,
+        })),
       );
       // After the first day only the start balances of the wallets that move matter (the others'
       // rows are stored); from the first day on, every holder's.
-      const movers = new Map(items.filter((i) => i.continues).map((i) => [i.key, [...new Set((transfers.get(i.key) ?? []).flatMap((t) => [t.from, t.to]))]]));
+      const movers = new Map(
+        items
+          .filter((i) => i.continues)
+          .map((i) => [i.key, [...new Set((transfers.get(i.key) ?? []).flatMap((t) => [t.from, t.to]))]]),
+      );
       const positions = await loadPositionBalances(
         trx,
-        items.filter((i) => stored.get(i.key) != null).map((i) => ({ v: i.vault, wallets: movers.get(i.key)!, beforeDay: i.from })),
+        items
+          .filter((i) => stored.get(i.key) != null)
+          .map((i) => ({ v: i.vault, wallets: movers.get(i.key)!, beforeDay: i.from })),
       );
       const rewards = await loadRewards(trx);
-      const seeds = await loadFingerprintsOn(trx, items.filter((i) => i.continues).map((i) => ({ v: i.vault, day: i.from - 1 })));
+      const seeds = await loadFingerprintsOn(
+        trx,
+        items.filter((i) => i.continues).map((i) => ({ v: i.vault, day: i.from - 1 })),
+      );
       const dayHashes = await loadDayHashes(trx, ctx.indexerSchema, {
-        vaults: items.map((i) => (seeds.has(i.key) ? { v: i.vault, fromDay: i.from, fromBlock: fromBlock.get(i.key)! } : { v: i.vault, fromDay: 0 })),
+        vaults: items.map((i) =>
+          seeds.has(i.key)
+            ? { v: i.vault, fromDay: i.from, fromBlock: fromBlock.get(i.key)! }
+            : { v: i.vault, fromDay: 0 },
+        ),
       });
       const out: VaultInput[] = [];
       for (const i of items) {
@@ -202,7 +266,8 @@ async function readInputs(ctx: VaultDaysContext, ranges: readonly DaysRange[]): 
           rewards: rewards.get(i.key),
           // every stored day before the range is known here, and none after it
           wholeSeries:
-            (i.continues ? earlier != null : (boundsOf.get(i.key)?.first_stored ?? i.from) >= i.from) && (boundsOf.get(i.key)?.last_stored ?? i.to) <= i.to,
+            (i.continues ? earlier != null : (boundsOf.get(i.key)?.first_stored ?? i.from) >= i.from) &&
+            (boundsOf.get(i.key)?.last_stored ?? i.to) <= i.to,
         });
       }
       return out;
@@ -215,9 +280,19 @@ function computeVault(input: VaultInput, rules: PointsRules) {
   const snapshots = input.snapshots.filter((s) => s.timestamp < endOfDay(to));
   const out = computeVaultDays(meta, snapshots, input.fees, from, to);
   const firstDay = out.firstDay!;
-  const fps = chainFingerprints({ meta, firstDay, dayHashes: input.dayHashes, rewards: input.rewards, rulesKey: rulesKey(rules) }, to, input.seed);
+  const fps = chainFingerprints(
+    { meta, firstDay, dayHashes: input.dayHashes, rewards: input.rewards, rulesKey: rulesKey(rules) },
+    to,
+    input.seed,
+  );
   const pricing = pricingByDay(input.snapshots, firstDay, lastDay);
-  const index = computeIndex(firstDay, lastDay, meta.assetDecimals, (d): DayPricing => ({ ...pricing.get(d)!, multiplier: multiplierOn(input.rewards, d) }), rules);
+  const index = computeIndex(
+    firstDay,
+    lastDay,
+    meta.assetDecimals,
+    (d): DayPricing => ({ ...pricing.get(d)!, multiplier: multiplierOn(input.rewards, d) }),
+    rules,
+  );
   // Positions start on the first index day: holdings from before it (it earns nothing then)
   // are recorded on that day, so they exist whatever range a job starts from.
   const excluded = new Set([ZERO, v.address]);
@@ -229,7 +304,17 @@ function computeVault(input: VaultInput, rules: PointsRules) {
       if (!excluded.has(t.from)) start.set(t.from, (start.get(t.from) ?? 0n) - t.shares);
       if (!excluded.has(t.to)) start.set(t.to, (start.get(t.to) ?? 0n) + t.shares);
     }
-    changes = firstDay <= to ? balanceChanges(start, input.transfers.filter((t) => t.day >= firstDay), excluded, firstDay, to, true) : [];
+    changes =
+      firstDay <= to
+        ? balanceChanges(
+            start,
+            input.transfers.filter((t) => t.day >= firstDay),
+            excluded,
+            firstDay,
+            to,
+            true,
+          )
+        : [];
   } else changes = balanceChanges(input.startBalances, input.transfers, excluded, from, to);
   return { input, out, fps, index, changes };
 }
@@ -252,12 +337,17 @@ function summaryFromMemory(c: Computed, now: string): SummaryInput | null {
   }
   const days = [];
   for (let d = out.firstDay!; d < out.days[0]!.day; d++) days.push({ day: d, ratio: earlier.get(d) ?? null });
-  for (const d of out.days) days.push({ day: d.day, ratio: d.assetShareRatio == null ? null : Number(d.assetShareRatio) });
+  for (const d of out.days)
+    days.push({ day: d.day, ratio: d.assetShareRatio == null ? null : Number(d.assetShareRatio) });
   const apy = out.apy.filter((a) => a.day === input.to);
   return {
     vault: input.vault,
     days,
-    lastWithData: { tvl: lastWithData.tvl, sharePrice: lastWithData.sharePrice, snapshotTimestamp: lastWithData.snapshotTimestamp },
+    lastWithData: {
+      tvl: lastWithData.tvl,
+      sharePrice: lastWithData.sharePrice,
+      snapshotTimestamp: lastWithData.snapshotTimestamp,
+    },
     apy,
     apyComputedAt: apy.length > 0 ? new Date(now) : null,
   };
@@ -267,7 +357,9 @@ export async function runVaultDays(ctx: VaultDaysContext, ranges: readonly DaysR
   const keys = ranges.map((r) => vaultKey(r.vault));
   if (new Set(keys).size !== keys.length) throw new Error("a vault-days batch holds one range per vault");
   const inputs = await readInputs(ctx, ranges);
-  const computed = inputs.filter((i) => i.snapshots.some((s) => s.timestamp < endOfDay(i.to))).map((i) => computeVault(i, ctx.rules));
+  const computed = inputs
+    .filter((i) => i.snapshots.some((s) => s.timestamp < endOfDay(i.to)))
+    .map((i) => computeVault(i, ctx.rules));
   const result: VaultDaysResult = {
     vaults: computed.length,
     days: computed.reduce((n, c) => n + c.out.days.length, 0),
@@ -322,14 +414,19 @@ const batchArgs = (computed: readonly Computed[], ...per: ((c: Computed) => unkn
   ...per.map((f) => computed.map(f)),
 ];
 
-function* rowsOf<T>(computed: readonly Computed[], list: (c: Computed) => readonly T[], row: (c: Computed, x: T) => readonly CopyValue[]): Generator<readonly CopyValue[]> {
+function* rowsOf<T>(
+  computed: readonly Computed[],
+  list: (c: Computed) => readonly T[],
+  row: (c: Computed, x: T) => readonly CopyValue[],
+): Generator<readonly CopyValue[]> {
   for (const c of computed) for (const x of list(c)) yield row(c, x);
 }
 
 /** Daily, APY and PnL rows and the index rows of the ranges: one DELETE statement, one COPY per table. */
 async function writeDays(client: pg.PoolClient, computed: readonly Computed[], now: string): Promise<void> {
   const ranges = "unnest($1::int[], $2::text[], $3::date[], $4::date[]) AS r(chain_id, vault, from_day, to_day)";
-  const inRange = (t: string) => `${t}.chain_id = r.chain_id AND ${t}.vault = r.vault AND ${t}.day BETWEEN r.from_day AND r.to_day`;
+  const inRange = (t: string) =>
+    `${t}.chain_id = r.chain_id AND ${t}.vault = r.vault AND ${t}.day BETWEEN r.from_day AND r.to_day`;
   await client.query(
     `WITH a AS (DELETE FROM derived.vault_day t USING ${ranges} WHERE ${inRange("t")}),
           b AS (DELETE FROM derived.vault_apy t USING ${ranges} WHERE ${inRange("t")}),
@@ -338,45 +435,179 @@ async function writeDays(client: pg.PoolClient, computed: readonly Computed[], n
                   AND t.timestamp >= (r.from_day - date '1970-01-01') * 86400 AND t.timestamp < (r.to_day - date '1970-01-01' + 1) * 86400)
      -- the index is cumulative: it is rewritten from the range's first day on
      DELETE FROM derived.points_index t USING ${ranges} WHERE t.chain_id = r.chain_id AND t.vault = r.vault AND t.day >= r.from_day`,
-    batchArgs(computed, (c) => dayToDate(c.input.from), (c) => dayToDate(c.input.to)),
+    batchArgs(
+      computed,
+      (c) => dayToDate(c.input.from),
+      (c) => dayToDate(c.input.to),
+    ),
   );
   await copyRows(
     client,
     "derived.vault_day",
-    ["chain_id", "vault", "day", "missing", "snapshot_id", "snapshot_timestamp", "block_number", "share_price", "total_assets", "total_shares", "asset_share_ratio", "asset_usd_price", "tvl", "daily_apy", "daily_pnl", "fees_charged", "gross_daily_apy", "fingerprint", "computed_at"],
-    rowsOf(computed, (c) => c.out.days, ({ input: { vault: v }, fps }, d) => [
-      v.chainId, v.address, dayToDate(d.day), d.missing, d.snapshotId, d.snapshotTimestamp, d.blockNumber, d.sharePrice, d.totalAssets,
-      d.totalShares, d.assetShareRatio, d.assetUsdPrice, d.tvl, d.dailyApy, d.dailyPnl, d.feesCharged, d.grossDailyApy, fps.get(d.day)!, now,
-    ]),
+    [
+      "chain_id",
+      "vault",
+      "day",
+      "missing",
+      "snapshot_id",
+      "snapshot_timestamp",
+      "block_number",
+      "share_price",
+      "total_assets",
+      "total_shares",
+      "asset_share_ratio",
+      "asset_usd_price",
+      "tvl",
+      "daily_apy",
+      "daily_pnl",
+      "fees_charged",
+      "gross_daily_apy",
+      "fingerprint",
+      "computed_at",
+    ],
+    rowsOf(
+      computed,
+      (c) => c.out.days,
+      ({ input: { vault: v }, fps }, d) => [
+        v.chainId,
+        v.address,
+        dayToDate(d.day),
+        d.missing,
+        d.snapshotId,
+        d.snapshotTimestamp,
+        d.blockNumber,
+        d.sharePrice,
+        d.totalAssets,
+        d.totalShares,
+        d.assetShareRatio,
+        d.assetUsdPrice,
+        d.tvl,
+        d.dailyApy,
+        d.dailyPnl,
+        d.feesCharged,
+        d.grossDailyApy,
+        fps.get(d.day)!,
+        now,
+      ],
+    ),
   );
   await copyRows(
     client,
     "derived.vault_apy",
-    ["chain_id", "vault", "day", "horizon", "span_days", "simple_apy", "compound_apy", "gross_simple_apy", "gross_compound_apy", "pnl_per_share", "daily_pnl_per_share", "computed_at"],
-    rowsOf(computed, (c) => c.out.apy, ({ input: { vault: v } }, a) => [
-      v.chainId, v.address, dayToDate(a.day), a.horizon, a.spanDays, a.simpleApy, a.compoundApy, a.grossSimpleApy, a.grossCompoundApy, a.pnlPerShare, a.dailyPnlPerShare, now,
-    ]),
+    [
+      "chain_id",
+      "vault",
+      "day",
+      "horizon",
+      "span_days",
+      "simple_apy",
+      "compound_apy",
+      "gross_simple_apy",
+      "gross_compound_apy",
+      "pnl_per_share",
+      "daily_pnl_per_share",
+      "computed_at",
+    ],
+    rowsOf(
+      computed,
+      (c) => c.out.apy,
+      ({ input: { vault: v } }, a) => [
+        v.chainId,
+        v.address,
+        dayToDate(a.day),
+        a.horizon,
+        a.spanDays,
+        a.simpleApy,
+        a.compoundApy,
+        a.grossSimpleApy,
+        a.grossCompoundApy,
+        a.pnlPerShare,
+        a.dailyPnlPerShare,
+        now,
+      ],
+    ),
   );
   await copyRows(
     client,
     "derived.unrealized_pnl",
-    ["chain_id", "vault", "snapshot_id", "day", "timestamp", "block_number", "vault_name", "strategist_name", "reference_asset",
-      "asset_price", "tvl_on_vault", "actual_tvl", "alt_assets", "alt_asset_price", "alt_assets_in_asset", "current_redeem_ratio",
-      "adjusted_redeem_ratio", "unrealized_pnl", "unrealized_pnl_in_asset", "computed_at"],
-    rowsOf(computed, (c) => c.out.pnl, ({ input: { vault: v } }, p) => [
-      v.chainId, v.address, p.snapshotId, dayToDate(p.day), p.timestamp, p.blockNumber, p.vaultName, p.strategistName,
-      p.referenceAsset, p.assetPrice, p.tvlOnVault, p.actualTvl, p.altAssets, p.altAssetPrice, p.altAssetsInAsset,
-      p.currentRedeemRatio, p.adjustedRedeemRatio, p.unrealizedPnl, p.unrealizedPnlInAsset, now,
-    ]),
+    [
+      "chain_id",
+      "vault",
+      "snapshot_id",
+      "day",
+      "timestamp",
+      "block_number",
+      "vault_name",
+      "strategist_name",
+      "reference_asset",
+      "asset_price",
+      "tvl_on_vault",
+      "actual_tvl",
+      "alt_assets",
+      "alt_asset_price",
+      "alt_assets_in_asset",
+      "current_redeem_ratio",
+      "adjusted_redeem_ratio",
+      "unrealized_pnl",
+      "unrealized_pnl_in_asset",
+      "computed_at",
+    ],
+    rowsOf(
+      computed,
+      (c) => c.out.pnl,
+      ({ input: { vault: v } }, p) => [
+        v.chainId,
+        v.address,
+        p.snapshotId,
+        dayToDate(p.day),
+        p.timestamp,
+        p.blockNumber,
+        p.vaultName,
+        p.strategistName,
+        p.referenceAsset,
+        p.assetPrice,
+        p.tvlOnVault,
+        p.actualTvl,
+        p.altAssets,
+        p.altAssetPrice,
+        p.altAssetsInAsset,
+        p.currentRedeemRatio,
+        p.adjustedRedeemRatio,
+        p.unrealizedPnl,
+        p.unrealizedPnlInAsset,
+        now,
+      ],
+    ),
   );
   await copyRows(
     client,
     "derived.points_index",
-    ["chain_id", "vault", "day", "asset_decimals", "ratio", "price", "multiplier", "points_per_share", "cum_points_per_share"],
-    rowsOf(computed, (c) => c.index.filter((i) => i.day >= c.input.from), ({ input: { vault: v, meta } }, i: IndexDay) => [
-      v.chainId, v.address, dayToDate(i.day), meta.assetDecimals, i.pricing.ratio == null ? null : formatFixed(i.pricing.ratio),
-      i.pricing.price == null ? null : formatFixed(i.pricing.price), formatFixed(i.pricing.multiplier), formatIndex(i.pointsPerShare), formatIndex(i.cum),
-    ]),
+    [
+      "chain_id",
+      "vault",
+      "day",
+      "asset_decimals",
+      "ratio",
+      "price",
+      "multiplier",
+      "points_per_share",
+      "cum_points_per_share",
+    ],
+    rowsOf(
+      computed,
+      (c) => c.index.filter((i) => i.day >= c.input.from),
+      ({ input: { vault: v, meta } }, i: IndexDay) => [
+        v.chainId,
+        v.address,
+        dayToDate(i.day),
+        meta.assetDecimals,
+        i.pricing.ratio == null ? null : formatFixed(i.pricing.ratio),
+        i.pricing.price == null ? null : formatFixed(i.pricing.price),
+        formatFixed(i.pricing.multiplier),
+        formatIndex(i.pointsPerShare),
+        formatIndex(i.cum),
+      ],
+    ),
   );
   const last = computed.filter((c) => c.index.length > 0);
   const lastOf = (c: Computed) => c.index.at(-1)!;
@@ -408,7 +639,11 @@ async function writeDays(client: pg.PoolClient, computed: readonly Computed[], n
  * on an ordinary day that is only the wallets that moved. Rows are written with COPY after a
  * DELETE by key (no join whose plan depends on the statistics of a table being refilled).
  */
-async function writePoints(client: pg.PoolClient, computed: readonly Computed[], indexerSchema: string): Promise<number> {
+async function writePoints(
+  client: pg.PoolClient,
+  computed: readonly Computed[],
+  indexerSchema: string,
+): Promise<number> {
   const byKey = new Map(computed.map((c) => [vaultKey(c.input.vault), c]));
   const later = await client.query<{ chain_id: number; vault: string; wallet: string }>(
     `SELECT DISTINCT r.chain_id, r.vault, p.wallet
@@ -420,7 +655,11 @@ async function writePoints(client: pg.PoolClient, computed: readonly Computed[],
   const walletsOf = new Map(computed.map((c) => [vaultKey(c.input.vault), new Set(c.changes.map((x) => x.wallet))]));
   for (const r of later.rows) walletsOf.get(`${r.chain_id}:${r.vault}`)!.add(r.wallet);
   const triples = [...walletsOf].flatMap(([key, ws]) => [...ws].sort().map((w) => ({ c: byKey.get(key)!, w })));
-  const tripleArgs = [triples.map((t) => t.c.input.vault.chainId), triples.map((t) => t.c.input.vault.address), triples.map((t) => t.w)];
+  const tripleArgs = [
+    triples.map((t) => t.c.input.vault.chainId),
+    triples.map((t) => t.c.input.vault.address),
+    triples.map((t) => t.w),
+  ];
   // the wallets' stored rows, removed in the same statement
   const stored = await client.query<{ chain_id: number; vault: string; wallet: string; d: number; shares: string }>(
     `DELETE FROM derived.points_position p USING unnest($1::int[], $2::text[], $3::text[]) AS r(chain_id, vault, wallet)
@@ -436,7 +675,12 @@ async function writePoints(client: pg.PoolClient, computed: readonly Computed[],
     if (list) list.push(r);
     else rowsByWallet.set(k, [r]);
   };
-  const storedRows = stored.rows.map((r) => ({ key: `${r.chain_id}:${r.vault}`, w: r.wallet, day: r.d, shares: BigInt(r.shares) }));
+  const storedRows = stored.rows.map((r) => ({
+    key: `${r.chain_id}:${r.vault}`,
+    w: r.wallet,
+    day: r.d,
+    shares: BigInt(r.shares),
+  }));
   storedRows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.w < b.w ? -1 : a.w > b.w ? 1 : a.day - b.day));
   for (const r of storedRows) if (r.day < byKey.get(r.key)!.input.from) push(r.key, r.w, r);
   for (const c of computed) for (const x of c.changes) push(vaultKey(c.input.vault), x.wallet, x);
@@ -454,8 +698,15 @@ async function writePoints(client: pg.PoolClient, computed: readonly Computed[],
         for (const r of settlePositions(rows, cumAt.get(key)!)) {
           positionRows++;
           yield [
-            v.chainId, v.address, w, dayToDate(r.day), r.shares, r.nextDay == null ? null : dayToDate(r.nextDay), formatFixed(r.basePoints),
-            r.points == null ? null : formatFixed(r.points), formatFixed(r.settledPoints),
+            v.chainId,
+            v.address,
+            w,
+            dayToDate(r.day),
+            r.shares,
+            r.nextDay == null ? null : dayToDate(r.nextDay),
+            formatFixed(r.basePoints),
+            r.points == null ? null : formatFixed(r.points),
+            formatFixed(r.settledPoints),
           ];
         }
       }
@@ -466,7 +717,13 @@ async function writePoints(client: pg.PoolClient, computed: readonly Computed[],
   // above, receivers of deposits in a range, and stored last deposits in it ----
   const events = `${client.escapeIdentifier(indexerSchema)}.vault_event`;
   // (the indexer stores addresses in lower case: src/vaults.ts)
-  const deposits = await client.query<{ chain_id: number; vault: string; wallet: string; total: string | null; last_day: string | null }>(
+  const deposits = await client.query<{
+    chain_id: number;
+    vault: string;
+    wallet: string;
+    total: string | null;
+    last_day: string | null;
+  }>(
     `WITH r AS (
        SELECT * FROM unnest($1::int[], $2::text[], $3::bigint[], $4::bigint[], $5::date[], $6::int[]) AS r(chain_id, vault, from_ts, from_block, from_day, decimals)
      ), w AS (
@@ -484,7 +741,16 @@ async function writePoints(client: pg.PoolClient, computed: readonly Computed[],
        SELECT sum(e.assets) AS total, max(e.timestamp) AS last_ts FROM ${events} e
        WHERE e.receiver = w.wallet AND e.chain_id = w.chain_id AND e.vault = w.vault AND e.kind = 'deposit'
      ) t`,
-    [...batchArgs(computed, (c) => c.input.from * DAY_SECONDS, (c) => c.input.fromBlock, (c) => dayToDate(c.input.from), (c) => c.input.meta.assetDecimals), ...tripleArgs],
+    [
+      ...batchArgs(
+        computed,
+        (c) => c.input.from * DAY_SECONDS,
+        (c) => c.input.fromBlock,
+        (c) => dayToDate(c.input.from),
+        (c) => c.input.meta.assetDecimals,
+      ),
+      ...tripleArgs,
+    ],
   );
   await client.query(
     `DELETE FROM derived.points_deposit d USING unnest($1::int[], $2::text[], $3::text[]) AS r(chain_id, vault, wallet)
@@ -499,4 +765,3 @@ async function writePoints(client: pg.PoolClient, computed: readonly Computed[],
   );
   return positionRows;
 }
-

@@ -8,9 +8,9 @@
 import type { Selectable } from "kysely";
 import type pg from "pg";
 import type { VaultApyTable } from "../db/schema.js";
-import { groupByVault, vaultArrays, vaultKey, type VaultRef } from "../repo.js";
 import { dayToDate } from "../lib/days.js";
-import { computeVaultSummary, type ApyPoint, type SeriesPoint } from "./summary.js";
+import { groupByVault, type VaultRef, vaultArrays, vaultKey } from "../repo.js";
+import { type ApyPoint, computeVaultSummary, type SeriesPoint } from "./summary.js";
 
 /** What one vault's summary is computed from. */
 export interface SummaryInput {
@@ -28,7 +28,10 @@ export interface SummaryInput {
 const float = (x: number | null) => (x == null || Number.isFinite(x) ? x : String(x));
 
 /** The summary inputs of `vaults` from their stored rows; `empty` are those without any. */
-export async function loadSummaryInputs(client: pg.ClientBase, vaults: readonly VaultRef[]): Promise<{ inputs: SummaryInput[]; empty: VaultRef[] }> {
+export async function loadSummaryInputs(
+  client: pg.ClientBase,
+  vaults: readonly VaultRef[],
+): Promise<{ inputs: SummaryInput[]; empty: VaultRef[] }> {
   // Every day's ratio (days as integers, ratios as text: a date column costs a Date object per row)
   const { rows } = await client.query<{ chain_id: number; vault: string; d: number; ratio: string | null }>(
     `SELECT d.chain_id, d.vault, (d.day - date '1970-01-01') AS d, d.asset_share_ratio::text AS ratio
@@ -37,12 +40,21 @@ export async function loadSummaryInputs(client: pg.ClientBase, vaults: readonly 
      ORDER BY d.chain_id, d.vault, d.day`,
     vaultArrays(vaults),
   );
-  const daysOf = groupByVault(rows, (r): SeriesPoint => ({ day: r.d, ratio: r.ratio == null ? null : Number(r.ratio) }));
+  const daysOf = groupByVault(
+    rows,
+    (r): SeriesPoint => ({ day: r.d, ratio: r.ratio == null ? null : Number(r.ratio) }),
+  );
   const withDays = vaults.filter((v) => daysOf.has(vaultKey(v)));
   const empty = vaults.filter((v) => !daysOf.has(vaultKey(v)));
   if (withDays.length === 0) return { inputs: [], empty };
   const lastDayOf = (v: VaultRef) => daysOf.get(vaultKey(v))!.at(-1)!.day;
-  const { rows: withData } = await client.query<{ chain_id: number; vault: string; tvl: string | null; share_price: string | null; ts: string | null }>(
+  const { rows: withData } = await client.query<{
+    chain_id: number;
+    vault: string;
+    tvl: string | null;
+    share_price: string | null;
+    ts: string | null;
+  }>(
     `SELECT r.chain_id, r.vault, d.tvl::text AS tvl, d.share_price::text AS share_price, d.snapshot_timestamp::text AS ts
      FROM unnest($1::int[], $2::text[]) AS r(chain_id, vault)
      CROSS JOIN LATERAL (
@@ -63,7 +75,9 @@ export async function loadSummaryInputs(client: pg.ClientBase, vaults: readonly 
     return {
       vault: v,
       days: daysOf.get(key)!,
-      lastWithData: data ? { tvl: data.tvl, sharePrice: data.share_price, snapshotTimestamp: data.ts == null ? null : Number(data.ts) } : null,
+      lastWithData: data
+        ? { tvl: data.tvl, sharePrice: data.share_price, snapshotTimestamp: data.ts == null ? null : Number(data.ts) }
+        : null,
       apy: apy.map((a) => ({
         horizon: a.horizon,
         simpleApy: a.simple_apy,
@@ -80,7 +94,11 @@ export async function loadSummaryInputs(client: pg.ClientBase, vaults: readonly 
 }
 
 /** Upserts the summaries of `inputs` (one statement) and removes those of `empty` vaults. */
-export async function writeSummaries(client: pg.ClientBase, inputs: readonly SummaryInput[], empty: readonly VaultRef[]): Promise<void> {
+export async function writeSummaries(
+  client: pg.ClientBase,
+  inputs: readonly SummaryInput[],
+  empty: readonly VaultRef[],
+): Promise<void> {
   if (empty.length > 0) {
     await client.query(
       `DELETE FROM derived.vault_metrics m USING unnest($1::int[], $2::text[]) AS r(chain_id, vault) WHERE m.chain_id = r.chain_id AND m.vault = r.vault`,
@@ -89,9 +107,13 @@ export async function writeSummaries(client: pg.ClientBase, inputs: readonly Sum
   }
   if (inputs.length === 0) return;
   // in key order: two batches upserting some of the same vaults lock their rows in one order
-  const rows = summaryRows(inputs).sort((a, b) => a.chain_id - b.chain_id || (a.vault < b.vault ? -1 : a.vault > b.vault ? 1 : 0));
+  const rows = summaryRows(inputs).sort(
+    (a, b) => a.chain_id - b.chain_id || (a.vault < b.vault ? -1 : a.vault > b.vault ? 1 : 0),
+  );
   const cols = Object.keys(rows[0]!);
-  const updates = [...cols.filter((c) => c !== "chain_id" && c !== "vault"), "cached_at"].map((c) => `${c} = excluded.${c}`).join(", ");
+  const updates = [...cols.filter((c) => c !== "chain_id" && c !== "vault"), "cached_at"]
+    .map((c) => `${c} = excluded.${c}`)
+    .join(", ");
   // one row per vault from one JSON parameter, typed by the table's own row type
   await client.query(
     `INSERT INTO derived.vault_metrics (${cols.join(", ")}, cached_at)
@@ -125,7 +147,10 @@ export function summaryRows(inputs: readonly SummaryInput[]) {
       max_drawdown: float(s.maxDrawdown),
       max_daily_drawdown: float(s.maxDailyDrawdown),
       apy_computed_at: (i.apyComputedAt ?? new Date()).toISOString(),
-      share_ratio_snapshot_at: i.lastWithData?.snapshotTimestamp != null ? new Date(i.lastWithData.snapshotTimestamp * 1000).toISOString() : null,
+      share_ratio_snapshot_at:
+        i.lastWithData?.snapshotTimestamp != null
+          ? new Date(i.lastWithData.snapshotTimestamp * 1000).toISOString()
+          : null,
     };
   });
 }

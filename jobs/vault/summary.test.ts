@@ -17,7 +17,12 @@ describe("drawdowns", () => {
     expect(d.maxDailyDrawdown).toBeCloseTo(1 - 0.88 / 0.99, 12);
   });
   it("never falling gives 0; a single point gives null", () => {
-    expect(drawdowns([{ day: 1, ratio: 1 }, { day: 2, ratio: 1.1 }])).toEqual({ maxDrawdown: 0, maxDailyDrawdown: 0 });
+    expect(
+      drawdowns([
+        { day: 1, ratio: 1 },
+        { day: 2, ratio: 1.1 },
+      ]),
+    ).toEqual({ maxDrawdown: 0, maxDailyDrawdown: 0 });
     expect(drawdowns([{ day: 1, ratio: 1 }])).toEqual({ maxDrawdown: null, maxDailyDrawdown: null });
   });
 });

@@ -51,7 +51,10 @@ export function carried(series: readonly SeriesPoint[]): Map<number, number> {
  * 1 - sp(D)/sp(previous day with a snapshot). Both are >= 0 (0: never fell), null with
  * fewer than two days of ratios.
  */
-export function drawdowns(series: readonly SeriesPoint[]): { maxDrawdown: number | null; maxDailyDrawdown: number | null } {
+export function drawdowns(series: readonly SeriesPoint[]): {
+  maxDrawdown: number | null;
+  maxDailyDrawdown: number | null;
+} {
   const pts = [...series].filter((p) => p.ratio != null && p.ratio > 0).sort((a, b) => a.day - b.day);
   if (pts.length < 2) return { maxDrawdown: null, maxDailyDrawdown: null };
   let peak = pts[0]!.ratio!;
@@ -66,14 +69,19 @@ export function drawdowns(series: readonly SeriesPoint[]): { maxDrawdown: number
   return { maxDrawdown: maxDd, maxDailyDrawdown: maxDaily };
 }
 
-export function computeVaultSummary(series: readonly SeriesPoint[], asOf: number, apy: readonly ApyPoint[]): VaultSummary {
+export function computeVaultSummary(
+  series: readonly SeriesPoint[],
+  asOf: number,
+  apy: readonly ApyPoint[],
+): VaultSummary {
   const sp = carried(series);
   const pick = (f: (a: ApyPoint) => number) => Object.fromEntries(apy.map((a) => [a.horizon, f(a)]));
   const returns: Record<string, number> = {};
   const now = sp.get(asOf);
   for (const h of [1, 7, 30]) {
     const base = sp.get(asOf - h);
-    if (now != null && base != null && series.some((p) => p.day <= asOf - h && p.ratio != null)) returns[String(h)] = now / base - 1;
+    if (now != null && base != null && series.some((p) => p.day <= asOf - h && p.ratio != null))
+      returns[String(h)] = now / base - 1;
   }
   const byH = new Map(apy.map((a) => [a.horizon, a]));
   return {

@@ -2,15 +2,15 @@
  * Start local anvil nodes (from the `@foundry-rs/anvil` npm package) under the
  * process supervisor in ./procs.ts, plus a minimal JSON-RPC helper.
  */
-import { existsSync, mkdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { connect, createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { errMessage, spawnManaged, waitFor, type ManagedProcess } from './procs.js';
+import { existsSync, mkdirSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { connect, createServer } from "node:net";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { errMessage, type ManagedProcess, spawnManaged, waitFor } from "./procs.js";
 
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 // ---------------------------------------------------------------------------
 // JSON-RPC
@@ -22,7 +22,7 @@ export class RpcError extends Error {
   readonly data: unknown;
   constructor(message: string, method: string, code?: number, data?: unknown) {
     super(message);
-    this.name = 'RpcError';
+    this.name = "RpcError";
     this.method = method;
     this.code = code;
     this.data = data;
@@ -46,19 +46,22 @@ export async function rpc<T = unknown>(
   let res: Response;
   try {
     res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcId, method, params }),
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: ++rpcId, method, params }),
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (err) {
     const e = err as Error;
-    const why = e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : errMessage(e);
+    const why = e.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : errMessage(e);
     throw new RpcError(`RPC ${method} to ${url} failed: ${why}`, method);
   }
   const text = await res.text();
   if (!res.ok) {
-    throw new RpcError(`RPC ${method} to ${url} failed: HTTP ${res.status} ${res.statusText}: ${text.slice(0, 300)}`, method);
+    throw new RpcError(
+      `RPC ${method} to ${url} failed: HTTP ${res.status} ${res.statusText}: ${text.slice(0, 300)}`,
+      method,
+    );
   }
   let body: { result?: T; error?: { code?: number; message?: string; data?: unknown } };
   try {
@@ -68,10 +71,15 @@ export async function rpc<T = unknown>(
   }
   if (body.error) {
     const { code, message, data } = body.error;
-    const dataStr = data === undefined ? '' : ` data=${JSON.stringify(data).slice(0, 300)}`;
-    throw new RpcError(`RPC ${method} error ${code ?? '?'}: ${message ?? 'unknown error'}${dataStr}`, method, code, data);
+    const dataStr = data === undefined ? "" : ` data=${JSON.stringify(data).slice(0, 300)}`;
+    throw new RpcError(
+      `RPC ${method} error ${code ?? "?"}: ${message ?? "unknown error"}${dataStr}`,
+      method,
+      code,
+      data,
+    );
   }
-  if (!('result' in body)) {
+  if (!("result" in body)) {
     throw new RpcError(`RPC ${method} to ${url}: response has neither result nor error: ${text.slice(0, 300)}`, method);
   }
   return body.result as T;
@@ -82,11 +90,11 @@ export async function rpc<T = unknown>(
 // ---------------------------------------------------------------------------
 
 const PLATFORM_PACKAGES: Record<string, string | undefined> = {
-  'linux-x64': '@foundry-rs/anvil-linux-amd64',
-  'linux-arm64': '@foundry-rs/anvil-linux-arm64',
-  'darwin-x64': '@foundry-rs/anvil-darwin-amd64',
-  'darwin-arm64': '@foundry-rs/anvil-darwin-arm64',
-  'win32-x64': '@foundry-rs/anvil-win32-amd64',
+  "linux-x64": "@foundry-rs/anvil-linux-amd64",
+  "linux-arm64": "@foundry-rs/anvil-linux-arm64",
+  "darwin-x64": "@foundry-rs/anvil-darwin-amd64",
+  "darwin-arm64": "@foundry-rs/anvil-darwin-arm64",
+  "win32-x64": "@foundry-rs/anvil-win32-amd64",
 };
 
 let cachedBinary: string | undefined;
@@ -100,22 +108,22 @@ export function findAnvilBinary(): string {
   const candidates: string[] = [];
   if (process.env.ANVIL_BIN) candidates.push(process.env.ANVIL_BIN);
   const pkg = PLATFORM_PACKAGES[`${process.platform}-${process.arch}`];
-  const exe = process.platform === 'win32' ? 'anvil.exe' : 'anvil';
+  const exe = process.platform === "win32" ? "anvil.exe" : "anvil";
   if (pkg) {
     try {
       const require = createRequire(import.meta.url);
-      candidates.push(join(dirname(require.resolve(`${pkg}/package.json`)), 'bin', exe));
+      candidates.push(join(dirname(require.resolve(`${pkg}/package.json`)), "bin", exe));
     } catch {
       /* not resolvable from here */
     }
-    candidates.push(join(REPO_ROOT, 'node_modules', pkg, 'bin', exe));
+    candidates.push(join(REPO_ROOT, "node_modules", pkg, "bin", exe));
   }
-  candidates.push(join(REPO_ROOT, 'node_modules', '.bin', 'anvil'));
+  candidates.push(join(REPO_ROOT, "node_modules", ".bin", "anvil"));
   const found = candidates.find((c) => existsSync(c));
   if (!found) {
     throw new Error(
-      `anvil binary not found (platform ${process.platform}-${process.arch}). Looked at:\n  ${candidates.join('\n  ')}\n` +
-        'Run `npm install` (with install scripts allowed for @foundry-rs/anvil) or set ANVIL_BIN.',
+      `anvil binary not found (platform ${process.platform}-${process.arch}). Looked at:\n  ${candidates.join("\n  ")}\n` +
+        "Run `npm install` (with install scripts allowed for @foundry-rs/anvil) or set ANVIL_BIN.",
     );
   }
   cachedBinary = found;
@@ -171,7 +179,7 @@ function tryBind(host: string, port: number): Promise<NodeJS.ErrnoException | nu
   return new Promise((resolvePromise) => {
     const srv = createServer();
     srv.unref();
-    srv.once('error', (err: NodeJS.ErrnoException) => resolvePromise(err));
+    srv.once("error", (err: NodeJS.ErrnoException) => resolvePromise(err));
     srv.listen({ host, port, exclusive: true }, () => srv.close(() => resolvePromise(null)));
   });
 }
@@ -182,35 +190,35 @@ function tryBind(host: string, port: number): Promise<NodeJS.ErrnoException | nu
  * sends and closing politely.
  */
 async function isListening(host: string, port: number): Promise<boolean> {
-  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
   let tables = 0;
-  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = await readFile(file, "utf8");
     } catch {
       continue;
     }
     tables++;
-    for (const line of text.split('\n').slice(1)) {
+    for (const line of text.split("\n").slice(1)) {
       const [, local, , state] = line.trim().split(/\s+/);
-      if (state === '0A' && local?.endsWith(`:${hexPort}`)) return true; // 0A: LISTEN
+      if (state === "0A" && local?.endsWith(`:${hexPort}`)) return true; // 0A: LISTEN
     }
   }
   if (tables > 0) return false;
   return new Promise((resolvePromise) => {
     const sock = connect({ host, port });
     const done = (listening: boolean) => {
-      sock.removeAllListeners('connect');
-      sock.on('error', () => {});
+      sock.removeAllListeners("connect");
+      sock.on("error", () => {});
       sock.resume();
       sock.end();
       setTimeout(() => sock.destroy(), 1000).unref();
       resolvePromise(listening);
     };
     sock.setTimeout(1000, () => done(true));
-    sock.once('connect', () => done(true));
-    sock.once('error', () => done(false));
+    sock.once("connect", () => done(true));
+    sock.once("error", () => done(false));
   });
 }
 
@@ -225,7 +233,7 @@ export async function assertPortFree(host: string, port: number, what: string, t
   for (let said = false; ; ) {
     const err = await tryBind(host, port);
     if (!err) return;
-    if (err.code !== 'EADDRINUSE') throw new Error(`Cannot start ${what}: cannot bind ${host}:${port}: ${err.message}`);
+    if (err.code !== "EADDRINUSE") throw new Error(`Cannot start ${what}: cannot bind ${host}:${port}: ${err.message}`);
     if ((await isListening(host, port)) || Date.now() >= until) {
       throw new Error(
         `Cannot start ${what}: ${host}:${port} is already in use (a previous run still alive? ` +
@@ -233,7 +241,9 @@ export async function assertPortFree(host: string, port: number, what: string, t
       );
     }
     if (!said) {
-      console.error(`${what}: ${host}:${port} is held by a closing connection (TIME_WAIT); waiting for it to be released`);
+      console.error(
+        `${what}: ${host}:${port} is held by a closing connection (TIME_WAIT); waiting for it to be released`,
+      );
       said = true;
     }
     await new Promise((r) => setTimeout(r, 1000));
@@ -241,7 +251,7 @@ export async function assertPortFree(host: string, port: number, what: string, t
 }
 
 export async function startAnvil(opts: StartAnvilOptions): Promise<AnvilInstance> {
-  const host = opts.host ?? '127.0.0.1';
+  const host = opts.host ?? "127.0.0.1";
   const { chainId, port } = opts;
   const name = opts.name ?? `anvil-${chainId}`;
   if (!Number.isSafeInteger(chainId) || chainId <= 0) {
@@ -250,23 +260,30 @@ export async function startAnvil(opts: StartAnvilOptions): Promise<AnvilInstance
   await assertPortFree(host, port, `anvil for chain ${chainId}`);
 
   const args = [
-    '--chain-id', String(chainId),
-    '--port', String(port),
-    '--host', host,
-    '--block-base-fee-per-gas', '0',
-    '--gas-limit', '100000000',
-    '--auto-impersonate',
-    '--accounts', '10',
+    "--chain-id",
+    String(chainId),
+    "--port",
+    String(port),
+    "--host",
+    host,
+    "--block-base-fee-per-gas",
+    "0",
+    "--gas-limit",
+    "100000000",
+    "--auto-impersonate",
+    "--accounts",
+    "10",
     // Keep the state of every block in memory: the indexer reads vault state at historical blocks;
     // anvil otherwise writes every state to disk as JSON (gigabytes, and slower with every block).
-    '--prune-history', '1000000',
+    "--prune-history",
+    "1000000",
   ];
-  if (opts.genesisTimestamp !== undefined) args.push('--timestamp', String(Math.floor(opts.genesisTimestamp)));
+  if (opts.genesisTimestamp !== undefined) args.push("--timestamp", String(Math.floor(opts.genesisTimestamp)));
   if (opts.stateDir) {
     mkdirSync(opts.stateDir, { recursive: true });
-    args.push('--state', join(resolve(opts.stateDir), `anvil-${chainId}.json`));
+    args.push("--state", join(resolve(opts.stateDir), `anvil-${chainId}.json`));
   }
-  if (opts.quiet ?? true) args.push('--quiet');
+  if (opts.quiet ?? true) args.push("--quiet");
   if (opts.extraArgs) args.push(...opts.extraArgs);
 
   const proc = spawnManaged(name, findAnvilBinary(), args, {
@@ -275,13 +292,13 @@ export async function startAnvil(opts: StartAnvilOptions): Promise<AnvilInstance
     killTimeoutMs: 10_000, // give --state time to dump
   });
 
-  const rpcUrl = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const rpcUrl = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   try {
     const outcome = await waitFor<{ chainIdHex: string } | { exited: true }>(
       async () => {
         if (proc.exitInfo()) return { exited: true };
         try {
-          return { chainIdHex: await rpc<string>(rpcUrl, 'eth_chainId', [], { timeoutMs: 2000 }) };
+          return { chainIdHex: await rpc<string>(rpcUrl, "eth_chainId", [], { timeoutMs: 2000 }) };
         } catch {
           return undefined;
         }
@@ -292,7 +309,7 @@ export async function startAnvil(opts: StartAnvilOptions): Promise<AnvilInstance
         what: `anvil (chain ${chainId}) at ${rpcUrl} to answer eth_chainId (log: ${opts.logFile})`,
       },
     );
-    if ('exited' in outcome) {
+    if ("exited" in outcome) {
       const exit = proc.exitInfo();
       throw new Error(
         `anvil for chain ${chainId} exited during startup (${exit?.signal ?? `code ${exit?.code}`}). ` +

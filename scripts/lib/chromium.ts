@@ -8,33 +8,33 @@
  * container), and none of its own background traffic (component updates, sync, field trials),
  * so a test can require that a page makes no request beyond its own origin.
  */
-import { aptInstall, isExecutable } from './apt.js';
+import { aptInstall, isExecutable } from "./apt.js";
 
 export type ChromiumLog = (line: string) => void;
 
 const defaultLog: ChromiumLog = (line) => process.stdout.write(`[chromium] ${line}\n`);
 
 /** Where Debian's package puts the browser's launcher. */
-export const DEBIAN_CHROMIUM = '/usr/bin/chromium';
+export const DEBIAN_CHROMIUM = "/usr/bin/chromium";
 
 export const CHROMIUM_ARGS: readonly string[] = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--no-default-browser-check',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-default-apps',
-  '--disable-extensions',
-  '--disable-field-trial-config',
-  '--metrics-recording-only',
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--no-default-browser-check",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-default-apps",
+  "--disable-extensions",
+  "--disable-field-trial-config",
+  "--metrics-recording-only",
 ];
 
 const HOW_TO_INSTALL =
-  'Install it with `apt-get install -y chromium` (Debian) or point CHROMIUM_PATH at a Chromium or Chrome binary.';
+  "Install it with `apt-get install -y chromium` (Debian) or point CHROMIUM_PATH at a Chromium or Chrome binary.";
 
 /** The browser binary: `CHROMIUM_PATH` when set, else Debian's, if executable. */
 export function findChromium(): string | undefined {
@@ -64,7 +64,7 @@ async function installIfMissing(log: ChromiumLog): Promise<string> {
   if (process.env.CHROMIUM_PATH) {
     throw new Error(`CHROMIUM_PATH=${process.env.CHROMIUM_PATH} is not an executable file. ${HOW_TO_INSTALL}`);
   }
-  const installed = await aptInstall('chromium', { log, howTo: HOW_TO_INSTALL, found: findChromium });
+  const installed = await aptInstall("chromium", { log, howTo: HOW_TO_INSTALL, found: findChromium });
   log(`installed ${installed}`);
   return installed;
 }

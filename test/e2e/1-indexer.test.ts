@@ -3,8 +3,17 @@
  * tables exactly once with equal values; every day has snapshots; positions replayed from the
  * tables equal balanceOf at the head; snapshot figures equal on-chain reads at their block.
  */
-import { describe, expect, inject, it, beforeAll } from "vitest";
-import { createPublicClient, encodeFunctionData, decodeFunctionResult, erc20Abi, http, type Hex, type PublicClient } from "viem";
+
+import {
+  createPublicClient,
+  decodeFunctionResult,
+  encodeFunctionData,
+  erc20Abi,
+  type Hex,
+  http,
+  type PublicClient,
+} from "viem";
+import { beforeAll, describe, expect, inject, it } from "vitest";
 import { LendingPoolAbi } from "../../abis/LendingPoolAbi.js";
 import { PriceFeedAbi } from "../../abis/PriceFeedAbi.js";
 import { TokenizedVaultV2Abi } from "../../abis/TokenizedVaultV2Abi.js";
@@ -72,11 +81,38 @@ const vaultOf = (e: ManifestEvent) => manifest.chains.find((c) => c.chainId === 
 describe("indexed tables equal the simulator's manifest", () => {
   it("covers every kind of event the simulation produced, on both chains", () => {
     const names = new Set(indexed.map((e) => e.event));
-    for (const n of ["Deposit", "Withdraw", "Transfer", "WithdrawalRequested", "WithdrawalProcessed", "CallScheduled", "CallExecuted", "Cancelled", "RoleGranted", "RoleRevoked", "OwnershipTransferred", "DepositWithdrawalStatusChanged", "ManagementFeeCharged", "FeesCollected", "NewLoanDeployedByPool", "OnLoanFunded", "OnInterestsRepayment"]) {
+    for (const n of [
+      "Deposit",
+      "Withdraw",
+      "Transfer",
+      "WithdrawalRequested",
+      "WithdrawalProcessed",
+      "CallScheduled",
+      "CallExecuted",
+      "Cancelled",
+      "RoleGranted",
+      "RoleRevoked",
+      "OwnershipTransferred",
+      "DepositWithdrawalStatusChanged",
+      "ManagementFeeCharged",
+      "FeesCollected",
+      "NewLoanDeployedByPool",
+      "OnLoanFunded",
+      "OnInterestsRepayment",
+    ]) {
       expect(names.has(n), `the simulation emitted no ${n}`).toBe(true);
     }
     expect(new Set(indexed.map((e) => e.chainId))).toEqual(new Set([1, 8453]));
-    const handled = new Set([...VAULT_FLOW, ...GOVERNANCE, ...FEES, ...TIMELOCK_OPS, "Transfer", "WithdrawalRequested", "WithdrawalProcessed", "NewLoanDeployedByPool"]);
+    const handled = new Set([
+      ...VAULT_FLOW,
+      ...GOVERNANCE,
+      ...FEES,
+      ...TIMELOCK_OPS,
+      "Transfer",
+      "WithdrawalRequested",
+      "WithdrawalProcessed",
+      "NewLoanDeployedByPool",
+    ]);
     const loanAddresses = new Set(manifest.chains.flatMap((c) => c.loans));
     const unhandled = indexed.filter((e) => !handled.has(e.event) && !loanAddresses.has(e.address));
     expect(unhandled.map((e) => `${e.event}@${e.address}`)).toEqual([]);
@@ -93,12 +129,48 @@ describe("indexed tables equal the simulator's manifest", () => {
       const a = e.args;
       const expected =
         e.event === "Withdraw"
-          ? { kind: "withdraw", sender: a.sender, owner: a.owner, receiver: a.receiver, assets: a.assets, shares: a.shares, asset: v.asset.address }
+          ? {
+              kind: "withdraw",
+              sender: a.sender,
+              owner: a.owner,
+              receiver: a.receiver,
+              assets: a.assets,
+              shares: a.shares,
+              asset: v.asset.address,
+            }
           : v.family === "lendingPool"
-            ? { kind: "deposit", sender: a.sender, owner: a.owner, receiver: a.owner, assets: a.assets, shares: a.shares, asset: v.asset.address }
-            : { kind: "deposit", sender: a.senderAddr, owner: a.receiverAddr, receiver: a.receiverAddr, assets: a.amountIn, shares: a.shares, asset: a.assetIn };
-      expect({ kind: r!.kind, sender: r!.sender, owner: r!.owner, receiver: r!.receiver, assets: r!.assets, shares: r!.shares, asset: r!.asset }).toEqual(expected);
-      expect([r!.vault, Number(r!.block_number), Number(r!.timestamp)]).toEqual([e.address, e.blockNumber, e.timestamp]);
+            ? {
+                kind: "deposit",
+                sender: a.sender,
+                owner: a.owner,
+                receiver: a.owner,
+                assets: a.assets,
+                shares: a.shares,
+                asset: v.asset.address,
+              }
+            : {
+                kind: "deposit",
+                sender: a.senderAddr,
+                owner: a.receiverAddr,
+                receiver: a.receiverAddr,
+                assets: a.amountIn,
+                shares: a.shares,
+                asset: a.assetIn,
+              };
+      expect({
+        kind: r!.kind,
+        sender: r!.sender,
+        owner: r!.owner,
+        receiver: r!.receiver,
+        assets: r!.assets,
+        shares: r!.shares,
+        asset: r!.asset,
+      }).toEqual(expected);
+      expect([r!.vault, Number(r!.block_number), Number(r!.timestamp)]).toEqual([
+        e.address,
+        e.blockNumber,
+        e.timestamp,
+      ]);
     }
   });
 
@@ -110,7 +182,13 @@ describe("indexed tables equal the simulator's manifest", () => {
       const r = table.get(key(e.chainId, e.txHash, e.logIndex))!;
       expect(r, `${e.txHash}:${e.logIndex}`).toBeDefined();
       const v = vaultOf(e).find((x) => x.address === e.address || x.receiptToken === e.address)!;
-      expect([r.vault, r.token, r.from_address, r.to_address, r.shares]).toEqual([v.address, e.address, e.args.from, e.args.to, e.args.value]);
+      expect([r.vault, r.token, r.from_address, r.to_address, r.shares]).toEqual([
+        v.address,
+        e.address,
+        e.args.from,
+        e.args.to,
+        e.args.value,
+      ]);
     }
   });
 
@@ -124,7 +202,14 @@ describe("indexed tables equal the simulator's manifest", () => {
       const a = e.args;
       if ("ownerAddr" in a) {
         const date = `${a.year}-${String(a.month).padStart(2, "0")}-${String(a.day).padStart(2, "0")}`;
-        expect([r.owner, r.receiver, r.shares, r.assets, r.fee, r.claimable_date]).toEqual([a.ownerAddr, a.receiverAddr, a.shares, a.assets, a.fee, date]);
+        expect([r.owner, r.receiver, r.shares, r.assets, r.fee, r.claimable_date]).toEqual([
+          a.ownerAddr,
+          a.receiverAddr,
+          a.shares,
+          a.assets,
+          a.fee,
+          date,
+        ]);
       } else {
         expect([r.owner, r.receiver, r.shares]).toEqual([a.holderAddr, a.receiverAddr, a.shares]);
       }
@@ -147,7 +232,10 @@ describe("indexed tables equal the simulator's manifest", () => {
     // LendingPool: each processed request is the one requested at the event's requestedOn.
     for (const e of processed.filter((x) => "requestedOn" in x.args)) {
       const match = [...table.values()].find(
-        (r) => r.processed_tx_hash === e.txHash && r.receiver === e.args.receiverAddr && r.processed_assets === e.args.assetsAmount,
+        (r) =>
+          r.processed_tx_hash === e.txHash &&
+          r.receiver === e.args.receiverAddr &&
+          r.processed_assets === e.args.assetsAmount,
       )!;
       expect(match.timestamp).toBe(String(e.args.requestedOn));
     }
@@ -162,7 +250,15 @@ describe("indexed tables equal the simulator's manifest", () => {
       const r = table.get(key(e.chainId, e.txHash, e.logIndex))!;
       expect(r).toBeDefined();
       const a = e.args;
-      expect([r.operation_hash, Number(r.call_index), r.target, r.value, r.data, r.predecessor, r.delay]).toEqual([a.id, Number(a.index), a.target, a.value, a.data, a.predecessor, a.delay]);
+      expect([r.operation_hash, Number(r.call_index), r.target, r.value, r.data, r.predecessor, r.delay]).toEqual([
+        a.id,
+        Number(a.index),
+        a.target,
+        a.value,
+        a.data,
+        a.predecessor,
+        a.delay,
+      ]);
       expect(Number(r.ready_at)).toBe(e.timestamp + Number(a.delay));
       ops.set(`${e.chainId}:${a.id}:${a.index}`, r);
     }
@@ -177,7 +273,9 @@ describe("indexed tables equal the simulator's manifest", () => {
       expect(r.map((x) => [x.status, x.operation_hash])).toEqual([["cancelled", e.args.id]]);
     }
     // An operation scheduled again after its cancellation keeps both rows.
-    const rescheduled = scheduled.filter((e) => cancelled.some((c) => c.chainId === e.chainId && c.args.id === e.args.id && c.blockNumber < e.blockNumber));
+    const rescheduled = scheduled.filter((e) =>
+      cancelled.some((c) => c.chainId === e.chainId && c.args.id === e.args.id && c.blockNumber < e.blockNumber),
+    );
     expect(rescheduled.length).toBeGreaterThan(0);
     for (const e of indexed.filter((x) => x.event === "CallSalt")) {
       expect(ops.get(`${e.chainId}:${e.args.id}:0`)!.salt).toBe(e.args.salt);
@@ -202,9 +300,14 @@ describe("indexed tables equal the simulator's manifest", () => {
     for (const e of feeEvents) {
       const r = fees.get(key(e.chainId, e.txHash, e.logIndex))!;
       const amount = e.args.managementFeeAmount ?? e.args.amount ?? null;
-      expect([r.kind, r.amount]).toEqual([e.event === "FeesCollected" ? "fees_collected" : "management_fee_charged", amount]);
+      expect([r.kind, r.amount]).toEqual([
+        e.event === "FeesCollected" ? "fees_collected" : "management_fee_charged",
+        amount,
+      ]);
     }
-    const withdrawalFees = await q<{ n: string }>("SELECT count(*) AS n FROM indexer.fee_event WHERE kind = 'withdrawal_fee'");
+    const withdrawalFees = await q<{ n: string }>(
+      "SELECT count(*) AS n FROM indexer.fee_event WHERE kind = 'withdrawal_fee'",
+    );
     const charged = indexed.filter((e) => e.event === "WithdrawalRequested" && "fee" in e.args && e.args.fee !== "0");
     expect(Number(withdrawalFees[0]!.n)).toBe(charged.length);
   });
@@ -228,7 +331,9 @@ describe("indexed tables equal the simulator's manifest", () => {
     // Repayments add up.
     for (const l of loans) {
       const repaid = loanEvents
-        .filter((e) => e.address === l.address && e.chainId === Number(l.chain_id) && e.event === "OnInterestsRepayment")
+        .filter(
+          (e) => e.address === l.address && e.chainId === Number(l.chain_id) && e.event === "OnInterestsRepayment",
+        )
         .reduce((s, e) => s + BigInt(e.args.amount as string), 0n);
       expect(l.interest_repaid).toBe(repaid.toString());
     }
@@ -268,9 +373,7 @@ describe("snapshots and positions", () => {
   });
 
   it("snapshot figures equal on-chain reads at their block", async () => {
-    const sample = await q<Row>(
-      "SELECT * FROM indexer.share_ratio_snapshot ORDER BY md5(id) LIMIT 40",
-    );
+    const sample = await q<Row>("SELECT * FROM indexer.share_ratio_snapshot ORDER BY md5(id) LIMIT 40");
     for (const s of sample) {
       const c = manifest.chains.find((x) => x.chainId === Number(s.chain_id))!;
       const v = c.vaults.find((x) => x.address === s.vault)!;
@@ -279,7 +382,10 @@ describe("snapshots and positions", () => {
       const abi = v.family === "lendingPool" ? LendingPoolAbi : TokenizedVaultV2Abi;
       const ta = BigInt(await call(v.address, encodeFunctionData({ abi, functionName: "totalAssets" })));
       const ts = BigInt(await call(v.address, encodeFunctionData({ abi, functionName: "totalSupply" })));
-      const idleRet = await call(v.asset.address, encodeFunctionData({ abi: erc20Abi, functionName: "balanceOf", args: [v.address] }));
+      const idleRet = await call(
+        v.asset.address,
+        encodeFunctionData({ abi: erc20Abi, functionName: "balanceOf", args: [v.address] }),
+      );
       const idle = decodeFunctionResult({ abi: erc20Abi, functionName: "balanceOf", data: idleRet });
       expect([s.total_assets, s.total_supply, s.idle_assets]).toEqual([ta.toString(), ts.toString(), idle.toString()]);
       if (ts === 0n) {
@@ -304,7 +410,11 @@ describe("snapshots and positions", () => {
       for (const v of c.vaults) {
         const subs = new Set(registry.evm.find((x) => x.chainId === c.chainId && x.address === v.address)!.subaccounts);
         const moves = c.events.filter(
-          (e) => e.address === v.asset.address && e.event === "Transfer" && e.args.from === v.address && subs.has(e.args.to as `0x${string}`),
+          (e) =>
+            e.address === v.asset.address &&
+            e.event === "Transfer" &&
+            e.args.from === v.address &&
+            subs.has(e.args.to as `0x${string}`),
         );
         if (moves.length > 0) firstMove.set(`${c.chainId}:${v.address}`, Math.min(...moves.map((e) => e.blockNumber)));
       }
@@ -327,7 +437,9 @@ describe("snapshots and positions", () => {
       );
     }
     expect(afterMove.length).toBe(firstMove.size);
-    const others = await q<Row>("SELECT * FROM indexer.share_ratio_snapshot ORDER BY md5(id || 'subaccounts') LIMIT 20");
+    const others = await q<Row>(
+      "SELECT * FROM indexer.share_ratio_snapshot ORDER BY md5(id || 'subaccounts') LIMIT 20",
+    );
     const sample = new Map([...latest, ...afterMove, ...others].map((s) => [s.id as string, s]));
     for (const s of sample.values()) {
       const v = registry.evm.find((x) => x.chainId === Number(s.chain_id) && x.address === s.vault)!;
@@ -335,7 +447,13 @@ describe("snapshots and positions", () => {
       const client = clients.get(v.chainId)!;
       let sum = 0n;
       for (const sub of v.subaccounts) {
-        sum += await client.readContract({ address: v.asset.address, abi: erc20Abi, functionName: "balanceOf", args: [sub], blockNumber: BigInt(s.block_number) });
+        sum += await client.readContract({
+          address: v.asset.address,
+          abi: erc20Abi,
+          functionName: "balanceOf",
+          args: [sub],
+          blockNumber: BigInt(s.block_number),
+        });
       }
       expect(`${s.id} ${s.subaccount_assets}`).toBe(`${s.id} ${sum}`);
     }
@@ -402,7 +520,12 @@ describe("snapshots and positions", () => {
             blockNumber,
           });
         }
-        const round = { address: feed.address, abi: PriceFeedAbi, functionName: "latestRoundData", blockNumber } as const;
+        const round = {
+          address: feed.address,
+          abi: PriceFeedAbi,
+          functionName: "latestRoundData",
+          blockNumber,
+        } as const;
         const [, answer] = await client.readContract(round);
         const scaled = answer * 10n ** BigInt(18 - feed.decimals);
         const price = `${scaled / 10n ** 18n}.${(scaled % 10n ** 18n).toString().padStart(18, "0")}`;
@@ -431,7 +554,9 @@ describe("snapshots and positions", () => {
       const token = v.receiptToken ?? v.address;
       const data = encodeFunctionData({ abi: erc20Abi, functionName: "balanceOf", args: [p.holder as `0x${string}`] });
       const onChain = BigInt(await rpcCall<Hex>(c.rpcUrl, "eth_call", [{ to: token, data }, "latest"]));
-      expect(`${p.chain_id} ${p.vault} ${p.holder} ${p.balance}`).toBe(`${p.chain_id} ${p.vault} ${p.holder} ${onChain}`);
+      expect(`${p.chain_id} ${p.vault} ${p.holder} ${p.balance}`).toBe(
+        `${p.chain_id} ${p.vault} ${p.holder} ${onChain}`,
+      );
     }
     // Minted minus burned equals each vault's total supply, and the vault row agrees.
     const supply = await q<{ chain_id: number; vault: string; minted: string; total_supply: string }>(`
@@ -445,15 +570,21 @@ describe("snapshots and positions", () => {
       const c = manifest.chains.find((x) => x.chainId === Number(s.chain_id))!;
       const v = c.vaults.find((x) => x.address === s.vault)!;
       const data = encodeFunctionData({ abi: erc20Abi, functionName: "totalSupply" });
-      const onChain = BigInt(await rpcCall<Hex>(c.rpcUrl, "eth_call", [{ to: v.receiptToken ?? v.address, data }, "latest"]));
+      const onChain = BigInt(
+        await rpcCall<Hex>(c.rpcUrl, "eth_call", [{ to: v.receiptToken ?? v.address, data }, "latest"]),
+      );
       expect(s.minted).toBe(onChain.toString());
     }
   });
 
   it("lists every vault as fully backfilled", async () => {
-    const list = await q<{ chain_id: number; vault: string }>("SELECT chain_id, vault FROM ops.vault_backfill ORDER BY 1, 2");
+    const list = await q<{ chain_id: number; vault: string }>(
+      "SELECT chain_id, vault FROM ops.vault_backfill ORDER BY 1, 2",
+    );
     const expected = manifest.chains.flatMap((c) => c.vaults.map((v) => ({ chain_id: c.chainId, vault: v.address })));
-    expect(list.map((r) => `${r.chain_id}:${r.vault}`).sort()).toEqual(expected.map((r) => `${r.chain_id}:${r.vault}`).sort());
+    expect(list.map((r) => `${r.chain_id}:${r.vault}`).sort()).toEqual(
+      expected.map((r) => `${r.chain_id}:${r.vault}`).sort(),
+    );
   });
 
   it("gives the analyst role SELECT and nothing else", async () => {

@@ -2,19 +2,19 @@
  * The indexer survives what production throws at it: a kill -9 in the middle of a backfill, a
  * redeploy of changed code while the old deployment serves, and a reorg of the newest blocks.
  */
-import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, appendFileSync, existsSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, inject, it } from "vitest";
 import type { Address } from "viem";
+import { describe, expect, inject, it } from "vitest";
 import { ChainSession } from "../../contracts/devnet/session.js";
 import {
   createViews,
+  type IndexerOptions,
   indexedBlocks,
   publishAtHead,
   REPO_ROOT,
   startIndexer,
   waitForHead,
-  type IndexerOptions,
 } from "../../scripts/lib/indexer.js";
 import { loadManifest, rows, rpcCall, sleep, withDb } from "../helpers.js";
 
@@ -76,7 +76,9 @@ describe("crash recovery", () => {
     });
     expect(killedAt, "the backfill never started").not.toBeNull();
     await first.process.exited;
-    const heads = await Promise.all(devnet.chains.map((c) => rpcCall<string>(c.rpcUrl, "eth_blockNumber").then(Number)));
+    const heads = await Promise.all(
+      devnet.chains.map((c) => rpcCall<string>(c.rpcUrl, "eth_blockNumber").then(Number)),
+    );
     const partial = devnet.chains.map((c, i) => (killedAt!.get(c.chainId) ?? 0) < heads[i]!);
     expect(partial.some(Boolean), "killed after the backfill had already finished").toBe(true);
 
@@ -98,17 +100,31 @@ describe("redeploy", () => {
     const root = join(devnet.dir, "redeploy-root");
     rmSync(root, { recursive: true, force: true });
     mkdirSync(root, { recursive: true });
-    for (const f of ["ponder.config.ts", "ponder.schema.ts", "package.json", "tsconfig.json", "src", "abis", "config"]) {
+    for (const f of [
+      "ponder.config.ts",
+      "ponder.schema.ts",
+      "package.json",
+      "tsconfig.json",
+      "src",
+      "abis",
+      "config",
+    ]) {
       cpSync(join(REPO_ROOT, f), join(root, f), { recursive: true });
     }
-    if (!existsSync(join(root, "node_modules"))) symlinkSync(join(REPO_ROOT, "node_modules"), join(root, "node_modules"));
+    if (!existsSync(join(root, "node_modules")))
+      symlinkSync(join(REPO_ROOT, "node_modules"), join(root, "node_modules"));
     appendFileSync(join(root, "src", "snapshots.ts"), "\n// changed build for the redeploy test\n");
 
-    const [first] = await withDb(devnet.analystUrl, (c) => rows<{ n: string }>(c, "SELECT count(*) AS n FROM indexer.vault_event"));
+    const [first] = await withDb(devnet.analystUrl, (c) =>
+      rows<{ n: string }>(c, "SELECT count(*) AS n FROM indexer.vault_event"),
+    );
     const expected = first!.n;
     const viewTarget = () =>
       withDb(devnet.dbUrl, async (c) => {
-        const [r] = await rows<{ definition: string }>(c, "SELECT definition FROM pg_views WHERE schemaname = 'indexer' AND viewname = 'vault_event'");
+        const [r] = await rows<{ definition: string }>(
+          c,
+          "SELECT definition FROM pg_views WHERE schemaname = 'indexer' AND viewname = 'vault_event'",
+        );
         return r!.definition;
       });
     expect(await viewTarget()).toContain(devnet.schema);
@@ -166,7 +182,8 @@ describe("reorg", () => {
     await s.syncClock();
     const q = <T>(sql: string, params: unknown[] = []) => withDb(devnet.dbUrl, (c) => rows<T>(c, sql, params));
     const hasEvent = async (tx: string) =>
-      (await q<{ n: string }>(`SELECT count(*) AS n FROM "${devnet.schema}".vault_event WHERE tx_hash = $1`, [tx]))[0]!.n === "1";
+      (await q<{ n: string }>(`SELECT count(*) AS n FROM "${devnet.schema}".vault_event WHERE tx_hash = $1`, [tx]))[0]!
+        .n === "1";
     const waitUntil = async (what: string, fn: () => Promise<boolean>) => {
       for (let i = 0; i < 600; i++) {
         if (await fn()) return;
@@ -193,9 +210,13 @@ describe("reorg", () => {
     await waitUntil("the new chain's deposit is indexed", () => hasEvent(newTx));
     expect(await hasEvent(orphanTx)).toBe(false);
     for (const t of ["share_transfer", "share_ratio_snapshot"]) {
-      const [orphan] = await q<{ n: string }>(`SELECT count(*) AS n FROM "${devnet.schema}".${t} WHERE tx_hash = $1`, [orphanTx]);
+      const [orphan] = await q<{ n: string }>(`SELECT count(*) AS n FROM "${devnet.schema}".${t} WHERE tx_hash = $1`, [
+        orphanTx,
+      ]);
       expect(orphan!.n, t).toBe("0");
-      const [fresh] = await q<{ n: string }>(`SELECT count(*) AS n FROM "${devnet.schema}".${t} WHERE tx_hash = $1`, [newTx]);
+      const [fresh] = await q<{ n: string }>(`SELECT count(*) AS n FROM "${devnet.schema}".${t} WHERE tx_hash = $1`, [
+        newTx,
+      ]);
       expect(Number(fresh!.n), t).toBeGreaterThan(0);
     }
     const reorgs = readFileSync(join(devnet.dir, "indexer.log"), "utf8");

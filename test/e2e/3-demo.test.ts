@@ -80,7 +80,12 @@ describe("npm run demo", () => {
         await sleep(500);
       }
       const line = /^READY .*$/m.exec(output)![0];
-      const pairs = Object.fromEntries(line.slice(6).split(" ").map((kv) => kv.split(/=(.*)/s).slice(0, 2) as [string, string]));
+      const pairs = Object.fromEntries(
+        line
+          .slice(6)
+          .split(" ")
+          .map((kv) => kv.split(/=(.*)/s).slice(0, 2) as [string, string]),
+      );
       expect(Object.keys(pairs)).toEqual(["db", "analyst", "redis", "api", "key", "chain1", "chain8453"]);
       expect(pairs.redis).toBe(`redis://127.0.0.1:${REDIS_PORT}`);
       expect(pairs.api).toBe(`http://127.0.0.1:${API_PORT}`);
@@ -92,7 +97,10 @@ describe("npm run demo", () => {
       expect(pairs.chain1).toBe(`http://127.0.0.1:${ANVIL_PORT}`);
       expect(pairs.chain8453).toBe(`http://127.0.0.1:${ANVIL_PORT + 1}`);
       const [days] = await withDb(pairs.analyst!, (c) =>
-        rows<{ n: string; vaults: string }>(c, "SELECT count(DISTINCT floor(timestamp / 86400)) AS n, count(DISTINCT (chain_id, vault)) AS vaults FROM indexer.share_ratio_snapshot"),
+        rows<{ n: string; vaults: string }>(
+          c,
+          "SELECT count(DISTINCT floor(timestamp / 86400)) AS n, count(DISTINCT (chain_id, vault)) AS vaults FROM indexer.share_ratio_snapshot",
+        ),
       );
       expect(Number(days!.n)).toBeGreaterThanOrEqual(120);
       expect(Number(days!.vaults)).toBe(4);
@@ -110,17 +118,40 @@ describe("npm run demo", () => {
       expect(Number(derived!.balances)).toBeGreaterThan(0);
 
       // the API process writes: the READY key holds every scope; the write and its audit row land
-      const [vault] = await withDb(pairs.analyst!, (c) => rows<{ address: string; chain_id: number }>(c, "SELECT address, chain_id FROM registry.vault WHERE chain_type = 'evm' ORDER BY chain_id, address LIMIT 1"));
+      const [vault] = await withDb(pairs.analyst!, (c) =>
+        rows<{ address: string; chain_id: number }>(
+          c,
+          "SELECT address, chain_id FROM registry.vault WHERE chain_type = 'evm' ORDER BY chain_id, address LIMIT 1",
+        ),
+      );
       const post = await fetch(`${pairs.api}/api/v1/platform/strategy_apy`, {
         method: "POST",
         headers: { "x-api-key": pairs.key!, "content-type": "application/json", "idempotency-key": "demo-test-1" },
-        body: JSON.stringify([{ vault_address: vault!.address, chain: vault!.chain_id, platform_name: "Demo", strategy_type: "lending", allocation: 0.5, apy: 0.07, points_apy: 0 }]),
+        body: JSON.stringify([
+          {
+            vault_address: vault!.address,
+            chain: vault!.chain_id,
+            platform_name: "Demo",
+            strategy_type: "lending",
+            allocation: 0.5,
+            apy: 0.07,
+            points_apy: 0,
+          },
+        ]),
       });
       expect(post.status).toBe(201);
-      const [audit] = await withDb(pairs.analyst!, (c) => rows<{ n: string }>(c, "SELECT count(*) AS n FROM registry.write_audit WHERE action = 'strategy_apy.create' AND outcome = 'ok'"));
+      const [audit] = await withDb(pairs.analyst!, (c) =>
+        rows<{ n: string }>(
+          c,
+          "SELECT count(*) AS n FROM registry.write_audit WHERE action = 'strategy_apy.create' AND outcome = 'ok'",
+        ),
+      );
       expect(Number(audit!.n)).toBe(1);
       // bearer tokens are configured (a wrong password is a 401, not a 503)
-      const token = await fetch(`${pairs.api}/api/v1/token`, { method: "POST", body: new URLSearchParams({ username: "nobody", password: "wrong password" }) });
+      const token = await fetch(`${pairs.api}/api/v1/token`, {
+        method: "POST",
+        body: new URLSearchParams({ username: "nobody", password: "wrong password" }),
+      });
       expect(token.status).toBe(401);
 
       // After READY the chains live on: blocks keep coming, timestamped by the wall clock.
@@ -147,8 +178,10 @@ describe("npm run demo", () => {
       const tx = { from: wallet, to: pool.address, data, gas: "0x1c9c380", gasPrice: "0x0" };
       const hash = await rpcCall<Hex>(pairs.chain1!, "eth_sendTransaction", [tx]);
       type Receipt = { status: Hex; blockNumber: Hex };
-      const receipt = await waitUntil("deposit receipt", 10_000, async () =>
-        (await rpcCall<Receipt | null>(pairs.chain1!, "eth_getTransactionReceipt", [hash])) ?? undefined,
+      const receipt = await waitUntil(
+        "deposit receipt",
+        10_000,
+        async () => (await rpcCall<Receipt | null>(pairs.chain1!, "eth_getTransactionReceipt", [hash])) ?? undefined,
       );
       expect(receipt.status).toBe("0x1");
       const depositBlock = Number(BigInt(receipt.blockNumber));
@@ -203,7 +236,12 @@ describe("npm run demo", () => {
     const chain = (id: number) => `chain ${id} (\\d+) blocks, (\\d+) actions, \\d+ failed`;
     const stopped = new RegExp(`live activity stopped \\(${chain(1)}; ${chain(8453)}\\)`).exec(output);
     expect(stopped, output.slice(-3000)).not.toBeNull();
-    expect(stopped!.slice(1).map(Number).every((n) => n > 0)).toBe(true);
+    expect(
+      stopped!
+        .slice(1)
+        .map(Number)
+        .every((n) => n > 0),
+    ).toBe(true);
     expect(output.slice(output.indexOf("SIGINT"))).not.toMatch(/live: .* failed|demo failed/);
     // one Ctrl-C is one orderly shutdown (a repeated signal would SIGKILL everything at once)
     expect(output).not.toMatch(/SIGINT again/);

@@ -6,23 +6,23 @@
  */
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { FlowProducer, Job, QueueEvents, Queue } from "bullmq";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { FlowProducer, Job, Queue, QueueEvents } from "bullmq";
 import type { Address } from "viem";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ChainSession } from "../../contracts/devnet/session.js";
-import { addFlow, buildFlow, extrasHash, planChanges } from "../../jobs/fanout.js";
 import { jobsConfig } from "../../jobs/config.js";
+import { queuesDashboard } from "../../jobs/dashboard.js";
 import { createDb, createPool } from "../../jobs/db/client.js";
+import { addFlow, buildFlow, extrasHash, planChanges } from "../../jobs/fanout.js";
 import { DAY_SECONDS, dateToDay, today } from "../../jobs/lib/days.js";
 import { formatFixed, parseFixed } from "../../jobs/lib/fixed.js";
 import { PREFIX, QUEUES } from "../../jobs/queues.js";
 import { redisConnection, settle } from "../../jobs/runtime.js";
+import { loadSummaryInputs, summaryRows } from "../../jobs/vault/summary-write.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
 import type { ManagedProcess } from "../../scripts/lib/procs.js";
-import { startRedis, type RedisInstance } from "../../scripts/lib/redis.js";
+import { type RedisInstance, startRedis } from "../../scripts/lib/redis.js";
 import { startWorkerProcess } from "../../scripts/lib/workers.js";
-import { loadSummaryInputs, summaryRows } from "../../jobs/vault/summary-write.js";
-import { queuesDashboard } from "../../jobs/dashboard.js";
 import { loadManifest, rows, rpcCall, sleep, withDb } from "../helpers.js";
 
 const devnet = inject("devnet");
@@ -87,22 +87,31 @@ async function waitUntil(what: string, fn: () => Promise<boolean>, ms = 120_000)
 /** A hash of every derived table's rows (computed_at columns left out). */
 async function derivedHash(): Promise<Record<string, string>> {
   const tables: Record<string, string> = {
-    vault_day: "chain_id, vault, day, missing, snapshot_id, share_price, total_assets, total_shares, asset_share_ratio, asset_usd_price, tvl, daily_apy, daily_pnl, fees_charged, gross_daily_apy, fingerprint",
-    vault_apy: "chain_id, vault, day, horizon, span_days, simple_apy, compound_apy, gross_simple_apy, gross_compound_apy, pnl_per_share, daily_pnl_per_share",
-    unrealized_pnl: "chain_id, vault, snapshot_id, tvl_on_vault, actual_tvl, current_redeem_ratio, adjusted_redeem_ratio, unrealized_pnl, unrealized_pnl_in_asset, strategist_name",
-    points_index: "chain_id, vault, day, asset_decimals, ratio, price, multiplier, points_per_share, cum_points_per_share",
+    vault_day:
+      "chain_id, vault, day, missing, snapshot_id, share_price, total_assets, total_shares, asset_share_ratio, asset_usd_price, tvl, daily_apy, daily_pnl, fees_charged, gross_daily_apy, fingerprint",
+    vault_apy:
+      "chain_id, vault, day, horizon, span_days, simple_apy, compound_apy, gross_simple_apy, gross_compound_apy, pnl_per_share, daily_pnl_per_share",
+    unrealized_pnl:
+      "chain_id, vault, snapshot_id, tvl_on_vault, actual_tvl, current_redeem_ratio, adjusted_redeem_ratio, unrealized_pnl, unrealized_pnl_in_asset, strategist_name",
+    points_index:
+      "chain_id, vault, day, asset_decimals, ratio, price, multiplier, points_per_share, cum_points_per_share",
     points_position: "chain_id, vault, wallet, day, shares, next_day, base_points, points, settled_points",
     points_deposit: "chain_id, vault, wallet, lifetime_deposit, last_deposit_day",
     points_entry: "wallet, day, source, chain_id, vault, ref, points",
     points_ledger: "wallet, day, source, chain_id, vault, ref, points, shares, usd_value",
-    points_pool: "wallet, chain_id, vault, total_points, position_day, shares, native_amount, usd_value, lifetime_deposit",
+    points_pool:
+      "wallet, chain_id, vault, total_points, position_day, shares, native_amount, usd_value, lifetime_deposit",
     points_referral: "referrer, referee, total_points",
-    points_balance: "wallet, total_points, referral_earnings, manual_points, streak_days, rank_total, rank_streak, top_vault",
-    vault_metrics: "chain_id, vault, as_of_day, historical_apy, historical_compound_apy, returns, max_drawdown, max_daily_drawdown",
+    points_balance:
+      "wallet, total_points, referral_earnings, manual_points, streak_days, rank_total, rank_streak, top_vault",
+    vault_metrics:
+      "chain_id, vault, as_of_day, historical_apy, historical_compound_apy, returns, max_drawdown, max_daily_drawdown",
   };
   const out: Record<string, string> = {};
   for (const [t, cols] of Object.entries(tables)) {
-    const [r] = await q<{ h: string; n: string }>(`SELECT md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h, count(*) AS n FROM (SELECT ${cols} FROM derived.${t}) x`);
+    const [r] = await q<{ h: string; n: string }>(
+      `SELECT md5(coalesce(string_agg(x::text, '|' ORDER BY x::text), '')) AS h, count(*) AS n FROM (SELECT ${cols} FROM derived.${t}) x`,
+    );
     out[t] = `${r!.n}:${r!.h}`;
   }
   return out;
@@ -119,7 +128,13 @@ interface DayState {
 
 /** Checks every derived figure against a recomputation from the indexed views (docs/metrics.md). */
 async function expectMatchesIndexed(): Promise<void> {
-  type VaultRow = { chain_id: number; address: string; decimals: number; asset_decimals: number; alt_asset_decimals: number | null };
+  type VaultRow = {
+    chain_id: number;
+    address: string;
+    decimals: number;
+    asset_decimals: number;
+    alt_asset_decimals: number | null;
+  };
   const vaults = await q<VaultRow>(
     "SELECT chain_id, address, decimals, asset_decimals, alt_asset_decimals FROM indexer.vault ORDER BY chain_id, address",
   );
@@ -141,7 +156,18 @@ async function expectMatchesIndexed(): Promise<void> {
       for (let x = d; x >= first; x--) if (byDay.has(x)) return byDay.get(x);
       return undefined;
     };
-    const days = await q<{ day: string; missing: boolean; snapshot_id: string | null; total_assets: string | null; total_shares: string | null; asset_share_ratio: string | null; daily_apy: number | null; daily_pnl: string | null; tvl: string | null; share_price: string | null }>(
+    const days = await q<{
+      day: string;
+      missing: boolean;
+      snapshot_id: string | null;
+      total_assets: string | null;
+      total_shares: string | null;
+      asset_share_ratio: string | null;
+      daily_apy: number | null;
+      daily_pnl: string | null;
+      tvl: string | null;
+      share_price: string | null;
+    }>(
       "SELECT day::text, missing, snapshot_id, total_assets::text, total_shares::text, asset_share_ratio::text, daily_apy, daily_pnl::text, tvl::text, share_price::text FROM derived.vault_day WHERE chain_id = $1 AND vault = $2 ORDER BY day",
       [v.chain_id, v.address],
     );
@@ -226,7 +252,14 @@ async function expectMatchesIndexed(): Promise<void> {
   // Summaries: each vault's vault_metrics row (the jobs write it from the series they hold in
   // memory when they can) equals the one computed from its stored daily and APY rows.
   await withDb(devnet.dbUrl, async (c) => {
-    const got = await rows<Record<string, unknown> & { chain_id: number; vault: string; share_ratio_snapshot_at: Date | null; apy_computed_at: Date }>(
+    const got = await rows<
+      Record<string, unknown> & {
+        chain_id: number;
+        vault: string;
+        share_ratio_snapshot_at: Date | null;
+        apy_computed_at: Date;
+      }
+    >(
       c,
       `SELECT chain_id, vault, as_of_day::text, first_day::text, tvl::text, share_price::text, historical_apy, historical_compound_apy, gross_apy,
               gross_compound_apy, pnl_per_share, daily_pnl_per_share, returns, liquid_apy_7d, liquid_apy_30d, max_drawdown, max_daily_drawdown,
@@ -234,11 +267,18 @@ async function expectMatchesIndexed(): Promise<void> {
        FROM derived.vault_metrics ORDER BY chain_id, vault`,
     );
     expect(got.length).toBe(vaults.length);
-    const { inputs, empty } = await loadSummaryInputs(c, got.map((r) => ({ chainId: r.chain_id, address: r.vault })));
-    expect(empty).toEqual([]);
-    expect(got.map((r) => ({ ...r, apy_computed_at: r.apy_computed_at.toISOString(), share_ratio_snapshot_at: r.share_ratio_snapshot_at?.toISOString() ?? null }))).toEqual(
-      summaryRows(inputs),
+    const { inputs, empty } = await loadSummaryInputs(
+      c,
+      got.map((r) => ({ chainId: r.chain_id, address: r.vault })),
     );
+    expect(empty).toEqual([]);
+    expect(
+      got.map((r) => ({
+        ...r,
+        apy_computed_at: r.apy_computed_at.toISOString(),
+        share_ratio_snapshot_at: r.share_ratio_snapshot_at?.toISOString() ?? null,
+      })),
+    ).toEqual(summaryRows(inputs));
   });
 
   // Holding points per wallet and vault, recomputed in SQL from the transfers and snapshots
@@ -304,7 +344,11 @@ async function expectMatchesIndexed(): Promise<void> {
 }
 
 beforeAll(async () => {
-  redis = await startRedis({ port: REDIS_PORT, dataDir: join(devnet.dir, "redis"), logFile: join(devnet.dir, "redis.log") });
+  redis = await startRedis({
+    port: REDIS_PORT,
+    dataDir: join(devnet.dir, "redis"),
+    logFile: join(devnet.dir, "redis.log"),
+  });
   workers = spawnWorkers();
   await settle(redis.url, 300_000);
 }, 400_000);
@@ -317,7 +361,9 @@ afterAll(async () => {
 describe("derived analytics", () => {
   it("every derived figure equals a recomputation from the indexed tables", async () => {
     await expectMatchesIndexed();
-    const [m] = await q<{ n: string }>("SELECT count(*) AS n FROM derived.vault_metrics WHERE apy_computed_at IS NOT NULL AND cached_at IS NOT NULL AND share_ratio_snapshot_at IS NOT NULL");
+    const [m] = await q<{ n: string }>(
+      "SELECT count(*) AS n FROM derived.vault_metrics WHERE apy_computed_at IS NOT NULL AND cached_at IS NOT NULL AND share_ratio_snapshot_at IS NOT NULL",
+    );
     expect(m!.n).toBe("4");
   });
 
@@ -406,14 +452,38 @@ describe("derived analytics", () => {
       "SELECT DISTINCT wallet FROM derived.points_ledger WHERE source = 'holding' AND day = current_date ORDER BY wallet LIMIT 2",
     );
     const [referrer, referee] = holders.map((h) => h.wallet);
-    await q("INSERT INTO registry.reward (chain_id, vault, text, multiplier, start_datetime) VALUES ($1, $2, 'double points', 2, to_timestamp($3))", [v!.chain_id, v!.vault, start]);
-    await q("INSERT INTO registry.points_user (address, referrer, chain_id, registered_at) VALUES ($1, NULL, 1, now() - interval '2 days')", [referrer]);
-    await q("INSERT INTO registry.points_user (address, referrer, chain_id, registered_at, signup_bonus) VALUES ($1, $2, 1, now(), 100)", [referee, referrer]);
-    const cli = spawnSync(join(REPO_ROOT, "node_modules", ".bin", "tsx"), ["scripts/points.ts", "add", "--wallet", "0x00000000000000000000000000000000000000AA", "--points", "1234.5", "--reason", "test", "--author", "e2e"], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, DATABASE_URL: devnet.dbUrl },
-      encoding: "utf8",
-    });
+    await q(
+      "INSERT INTO registry.reward (chain_id, vault, text, multiplier, start_datetime) VALUES ($1, $2, 'double points', 2, to_timestamp($3))",
+      [v!.chain_id, v!.vault, start],
+    );
+    await q(
+      "INSERT INTO registry.points_user (address, referrer, chain_id, registered_at) VALUES ($1, NULL, 1, now() - interval '2 days')",
+      [referrer],
+    );
+    await q(
+      "INSERT INTO registry.points_user (address, referrer, chain_id, registered_at, signup_bonus) VALUES ($1, $2, 1, now(), 100)",
+      [referee, referrer],
+    );
+    const cli = spawnSync(
+      join(REPO_ROOT, "node_modules", ".bin", "tsx"),
+      [
+        "scripts/points.ts",
+        "add",
+        "--wallet",
+        "0x00000000000000000000000000000000000000AA",
+        "--points",
+        "1234.5",
+        "--reason",
+        "test",
+        "--author",
+        "e2e",
+      ],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, DATABASE_URL: devnet.dbUrl },
+        encoding: "utf8",
+      },
+    );
     expect(cli.status, cli.stderr).toBe(0);
     await settle(redis.url, 300_000);
 
@@ -438,7 +508,9 @@ describe("derived analytics", () => {
       }
       doubledDays++;
       const diff = parseFixed(got!) - 2n * parseFixed(b.points);
-      expect(diff < 0n ? -diff : diff, `${b.day} ${b.wallet}: ${got} vs 2 x ${b.points}`).toBeLessThanOrEqual(10n ** 9n);
+      expect(diff < 0n ? -diff : diff, `${b.day} ${b.wallet}: ${got} vs 2 x ${b.points}`).toBeLessThanOrEqual(
+        10n ** 9n,
+      );
     }
     expect(doubledDays).toBeGreaterThan(0);
     // Referral: per vault, the referrer's entries sum to trunc(0.1 x H(last)) - trunc(0.1 x H(R-1)),
@@ -466,7 +538,11 @@ describe("derived analytics", () => {
               (SELECT referral_earnings::text FROM derived.points_balance WHERE wallet = $2) AS ref`,
       [referee, referrer],
     );
-    expect(bonus).toEqual({ signup_bonus: "100.000000000000000000", manual: "1234.500000000000000000", ref: expect.not.stringMatching(/^0\.0+$/) });
+    expect(bonus).toEqual({
+      signup_bonus: "100.000000000000000000",
+      manual: "1234.500000000000000000",
+      ref: expect.not.stringMatching(/^0\.0+$/),
+    });
     await expectMatchesIndexed();
   });
 
@@ -477,12 +553,21 @@ describe("derived analytics", () => {
     try {
       expect(await planChanges(db, "indexer", devnet.registryFile, rules, today())).toEqual([]);
       expect(await planChanges(db, "indexer", devnet.registryFile, rules, today(), 3)).toEqual([]);
-      const [v] = await q<{ chain_id: number; vault: string }>("SELECT chain_id, vault FROM derived.vault_metrics ORDER BY 1, 2 LIMIT 1");
-      const [r] = await q<{ id: string }>("INSERT INTO registry.reward (chain_id, vault, text, multiplier, start_datetime) VALUES ($1, $2, 'today only', 1.5, now()) RETURNING id", [v!.chain_id, v!.vault]);
+      const [v] = await q<{ chain_id: number; vault: string }>(
+        "SELECT chain_id, vault FROM derived.vault_metrics ORDER BY 1, 2 LIMIT 1",
+      );
+      const [r] = await q<{ id: string }>(
+        "INSERT INTO registry.reward (chain_id, vault, text, multiplier, start_datetime) VALUES ($1, $2, 'today only', 1.5, now()) RETURNING id",
+        [v!.chain_id, v!.vault],
+      );
       const full = await planChanges(db, "indexer", devnet.registryFile, rules, today());
       const windowed = await planChanges(db, "indexer", devnet.registryFile, rules, today(), 3);
-      expect(full.map((c) => [c.vault, c.from, c.to])).toEqual([[{ chainId: v!.chain_id, address: v!.vault }, today(), today()]]);
-      expect(windowed.map((c) => [c.vault, c.from, c.to, c.fingerprints.get(today())])).toEqual(full.map((c) => [c.vault, c.from, c.to, c.fingerprints.get(today())]));
+      expect(full.map((c) => [c.vault, c.from, c.to])).toEqual([
+        [{ chainId: v!.chain_id, address: v!.vault }, today(), today()],
+      ]);
+      expect(windowed.map((c) => [c.vault, c.from, c.to, c.fingerprints.get(today())])).toEqual(
+        full.map((c) => [c.vault, c.from, c.to, c.fingerprints.get(today())]),
+      );
       await q("DELETE FROM registry.reward WHERE id = $1", [r!.id]);
       await settle(redis.url, 300_000);
     } finally {
@@ -523,7 +608,14 @@ describe("derived analytics", () => {
             queueName: "vault-summary",
             data: { chainId: v!.chain_id, vault: v!.vault },
             opts: { jobId: `summary-${tag}` },
-            children: [{ name: QUEUES.vaultDays.name, queueName: QUEUES.vaultDays.name, data: days, opts: { jobId: `days-${tag}` } }],
+            children: [
+              {
+                name: QUEUES.vaultDays.name,
+                queueName: QUEUES.vaultDays.name,
+                data: days,
+                opts: { jobId: `days-${tag}` },
+              },
+            ],
           },
         ],
       });
@@ -544,7 +636,13 @@ describe("derived analytics", () => {
     const queue = new Queue(QUEUES.vaultDays.name, { connection: conn, prefix: PREFIX });
     try {
       expect((await board.app.request("/queues/api/queues")).status).toBe(401);
-      expect((await board.app.request("/queues/api/queues", { headers: { authorization: `Basic ${Buffer.from("operator:wrong").toString("base64")}` } })).status).toBe(401);
+      expect(
+        (
+          await board.app.request("/queues/api/queues", {
+            headers: { authorization: `Basic ${Buffer.from("operator:wrong").toString("base64")}` },
+          })
+        ).status,
+      ).toBe(401);
       const page = await board.app.request("/queues", { headers: auth });
       expect(page.status).toBe(200);
       const html = await page.text();
@@ -554,21 +652,45 @@ describe("derived analytics", () => {
       expect(script).toBeDefined();
       expect((await board.app.request(`/queues/${script}`, { headers: auth })).status).toBe(200);
       // a job the workers refuse (an empty batch) fails and stays visible with its reason
-      const job = await queue.add(QUEUES.vaultDays.name, { ranges: [] }, { jobId: `dashboard-bad-${Date.now()}`, attempts: 1 });
+      const job = await queue.add(
+        QUEUES.vaultDays.name,
+        { ranges: [] },
+        { jobId: `dashboard-bad-${Date.now()}`, attempts: 1 },
+      );
       await waitUntil("the refused job has failed", () => job.isFailed(), 30_000);
       const list = async () => {
-        const r = await board.app.request(`/queues/api/queues?activeQueue=${QUEUES.vaultDays.name}&status=failed&page=1`, { headers: auth });
+        const r = await board.app.request(
+          `/queues/api/queues?activeQueue=${QUEUES.vaultDays.name}&status=failed&page=1`,
+          { headers: auth },
+        );
         expect(r.status).toBe(200);
-        return (await r.json()) as { queues: { name: string; counts: Record<string, number>; jobs: { id: string; failedReason?: string; attemptsMade?: number }[] }[] };
+        return (await r.json()) as {
+          queues: {
+            name: string;
+            counts: Record<string, number>;
+            jobs: { id: string; failedReason?: string; attemptsMade?: number }[];
+          }[];
+        };
       };
       const before = await list();
-      expect(before.queues.map((q) => q.name).sort()).toEqual(Object.values(QUEUES).map((q) => q.name).sort());
+      expect(before.queues.map((q) => q.name).sort()).toEqual(
+        Object.values(QUEUES)
+          .map((q) => q.name)
+          .sort(),
+      );
       const shown = before.queues.find((q) => q.name === QUEUES.vaultDays.name)!.jobs.find((j) => j.id === job.id);
       expect(shown?.failedReason).toMatch(/bad vault-days input: .*at least one range/);
       // retried from the board: it runs again (and fails again, for the same reason)
-      const retry = await board.app.request(`/queues/api/queues/${QUEUES.vaultDays.name}/${job.id}/retry`, { method: "PUT", headers: auth });
+      const retry = await board.app.request(`/queues/api/queues/${QUEUES.vaultDays.name}/${job.id}/retry`, {
+        method: "PUT",
+        headers: auth,
+      });
       expect(retry.status, await retry.text()).toBeLessThan(300);
-      await waitUntil("the retried job has run again", async () => ((await Job.fromId(queue, job.id!))?.attemptsMade ?? 0) >= 2, 30_000);
+      await waitUntil(
+        "the retried job has run again",
+        async () => ((await Job.fromId(queue, job.id!))?.attemptsMade ?? 0) >= 2,
+        30_000,
+      );
       await (await Job.fromId(queue, job.id!))!.remove();
     } finally {
       await queue.close();
@@ -588,17 +710,26 @@ describe("derived analytics", () => {
       const [v] = await q<{ chain_id: number; vault: string; first: number }>(
         "SELECT chain_id, vault, min(day) - date '1970-01-01' AS first FROM derived.vault_day GROUP BY 1, 2 ORDER BY 1 DESC, 2 LIMIT 1",
       );
-      const plan = buildFlow([{ vault: { chainId: v!.chain_id, address: v!.vault }, from: v!.first, to: today(), fingerprints: new Map() }], 5, await extrasHash(db), `kill-${Date.now()}`);
+      const plan = buildFlow(
+        [{ vault: { chainId: v!.chain_id, address: v!.vault }, from: v!.first, to: today(), fingerprints: new Map() }],
+        5,
+        await extrasHash(db),
+        `kill-${Date.now()}`,
+      );
       const id = await addFlow(producer, plan);
       // The job has written its rows and holds its transaction open: kill -9 the worker now.
       await waitUntil("a vault-days job is inside its write transaction", async () => {
-        const [a] = await q<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'vault-jobs' AND state = 'idle in transaction'");
+        const [a] = await q<{ n: string }>(
+          "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'vault-jobs' AND state = 'idle in transaction'",
+        );
         return a!.n !== "0";
       });
       process.kill(-workers.pid, "SIGKILL");
       await workers.exited;
       await waitUntil("the killed transaction is gone", async () => {
-        const [a] = await q<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'vault-jobs'");
+        const [a] = await q<{ n: string }>(
+          "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'vault-jobs'",
+        );
         return a!.n === "0";
       });
       expect(await derivedHash()).toEqual(before);
@@ -623,15 +754,25 @@ describe("derived analytics", () => {
     const { transactionHash } = await s.call(wallet, "LendingPool", pool.address, "deposit", [10n ** 6n, wallet]);
     await s.mineAt([s.clock + 30, s.clock + 60]);
     await waitUntil("the deposit is indexed while Redis is down", async () => {
-      const [r] = await q<{ n: string }>("SELECT count(*) AS n FROM indexer.vault_event WHERE tx_hash = $1", [transactionHash]);
+      const [r] = await q<{ n: string }>("SELECT count(*) AS n FROM indexer.vault_event WHERE tx_hash = $1", [
+        transactionHash,
+      ]);
       return r!.n === "1";
     });
     await sleep(2000); // the workers keep running without Redis
     expect(workers.exitInfo()).toBeUndefined();
-    redis = await startRedis({ port: REDIS_PORT, dataDir: join(devnet.dir, "redis"), logFile: join(devnet.dir, "redis.log") });
+    redis = await startRedis({
+      port: REDIS_PORT,
+      dataDir: join(devnet.dir, "redis"),
+      logFile: join(devnet.dir, "redis.log"),
+    });
     await settle(redis.url, 300_000);
-    const [snap] = await q<{ id: string }>("SELECT snapshot_id AS id FROM indexer.vault_event WHERE tx_hash = $1", [transactionHash]);
-    const [rec] = await q<{ n: string }>("SELECT count(*) AS n FROM derived.unrealized_pnl WHERE snapshot_id = $1", [snap!.id]);
+    const [snap] = await q<{ id: string }>("SELECT snapshot_id AS id FROM indexer.vault_event WHERE tx_hash = $1", [
+      transactionHash,
+    ]);
+    const [rec] = await q<{ n: string }>("SELECT count(*) AS n FROM derived.unrealized_pnl WHERE snapshot_id = $1", [
+      snap!.id,
+    ]);
     expect(rec!.n).toBe("1");
     await expectMatchesIndexed();
   }, 240_000);
@@ -643,11 +784,14 @@ describe("derived analytics", () => {
     const s = new ChainSession(chain.chainId, chain.rpcUrl);
     await s.syncClock();
     const [walletA, walletB] = chain.wallets as Address[];
-    const snapOf = async (tx: string) => (await q<{ id: string }>("SELECT snapshot_id AS id FROM indexer.vault_event WHERE tx_hash = $1", [tx]))[0]?.id;
-    const recs = async (id: string) => (await q<{ n: string }>("SELECT count(*) AS n FROM derived.unrealized_pnl WHERE snapshot_id = $1", [id]))[0]!.n;
+    const snapOf = async (tx: string) =>
+      (await q<{ id: string }>("SELECT snapshot_id AS id FROM indexer.vault_event WHERE tx_hash = $1", [tx]))[0]?.id;
+    const recs = async (id: string) =>
+      (await q<{ n: string }>("SELECT count(*) AS n FROM derived.unrealized_pnl WHERE snapshot_id = $1", [id]))[0]!.n;
 
     const base = await rpcCall<string>(chain.rpcUrl, "evm_snapshot");
-    const orphan = (await s.call(walletA!, "LendingPool", pool.address, "deposit", [10n ** 18n, walletA!])).transactionHash;
+    const orphan = (await s.call(walletA!, "LendingPool", pool.address, "deposit", [10n ** 18n, walletA!]))
+      .transactionHash;
     await s.mineAt([s.clock + 60, s.clock + 120]);
     await waitUntil("the orphan-to-be deposit is indexed", async () => (await snapOf(orphan)) != null);
     const orphanSnap = (await snapOf(orphan))!;
@@ -657,9 +801,13 @@ describe("derived analytics", () => {
     expect(await rpcCall<boolean>(chain.rpcUrl, "evm_revert", [base])).toBe(true);
     await s.syncClock();
     await s.mineAt([s.clock + 10]); // the new chain's deposit lands in a different block than the orphan's
-    const fresh = (await s.call(walletB!, "LendingPool", pool.address, "deposit", [3n * 10n ** 18n, walletB!])).transactionHash;
+    const fresh = (await s.call(walletB!, "LendingPool", pool.address, "deposit", [3n * 10n ** 18n, walletB!]))
+      .transactionHash;
     await s.mineAt([s.clock + 30, s.clock + 60, s.clock + 90]);
-    await waitUntil("the new chain's deposit is indexed", async () => (await snapOf(fresh)) != null && (await snapOf(orphan)) == null);
+    await waitUntil(
+      "the new chain's deposit is indexed",
+      async () => (await snapOf(fresh)) != null && (await snapOf(orphan)) == null,
+    );
     await settle(redis.url, 300_000);
     expect(await recs(orphanSnap)).toBe("0");
     expect(await recs((await snapOf(fresh))!)).toBe("1");

@@ -11,7 +11,7 @@ import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../../api/app.js";
-import { setupApi, type ApiHarness } from "../api-harness.js";
+import { type ApiHarness, setupApi } from "../api-harness.js";
 
 type Security = Record<string, string[]>[];
 interface Operation {
@@ -122,9 +122,9 @@ let wallets: string[] = [];
 describe("types: every answer validates against its operation's response schema", () => {
   beforeAll(async () => {
     vaults = await h.q<Sample>("SELECT chain_id, address FROM indexer.vault ORDER BY chain_id, address");
-    wallets = (await h.q<{ wallet: string }>("SELECT wallet FROM derived.points_balance ORDER BY rank_total LIMIT 3")).map(
-      (r) => r.wallet,
-    );
+    wallets = (
+      await h.q<{ wallet: string }>("SELECT wallet FROM derived.points_balance ORDER BY rank_total LIMIT 3")
+    ).map((r) => r.wallet);
     expect(vaults.length).toBeGreaterThan(1);
     expect(wallets.length).toBeGreaterThan(0);
   });
@@ -136,7 +136,8 @@ describe("types: every answer validates against its operation's response schema"
       "get /": () => ["/"],
       "get /ping": () => ["/ping"],
       "get /tokenized_vaults": () => ["/tokenized_vaults", "/tokenized_vaults?status=active&load_snapshots=false"],
-      "get /tokenized_vaults/{vault_address}": () => per((v) => `/tokenized_vaults/${v.address}?chain_id=${v.chain_id}`),
+      "get /tokenized_vaults/{vault_address}": () =>
+        per((v) => `/tokenized_vaults/${v.address}?chain_id=${v.chain_id}`),
       "get /tokenized_vaults/{vault_address}/annualized_apy": () =>
         per((v) => `/tokenized_vaults/${v.address}/annualized_apy?chain_id=${v.chain_id}`),
       "get /points/{user_address}": () => wallets.map((w) => `/points/${w}`),
@@ -157,7 +158,9 @@ describe("types: every answer validates against its operation's response schema"
       "get /platform/strategist": () => ["/platform/strategist"],
       "get /platform/unrealized_pnl": () =>
         per((v) => `/platform/unrealized_pnl?vault_address=${v.address}&chain_id=${v.chain_id}&limit=50`).concat(
-          per((v) => `/platform/unrealized_pnl?vault_address=${v.address}&chain_id=${v.chain_id}&fields=ratio&limit=50`),
+          per(
+            (v) => `/platform/unrealized_pnl?vault_address=${v.address}&chain_id=${v.chain_id}&fields=ratio&limit=50`,
+          ),
         ),
       "get /platform/unrealized_pnl/latest": () => ["/platform/unrealized_pnl/latest"],
       "get /platform/vault_history/archived": () => ["/platform/vault_history/archived"],
@@ -181,7 +184,8 @@ describe("types: every answer validates against its operation's response schema"
         "/platform/points/leaderboard?sortBy=streakDays&perPage=100",
         `/platform/points/leaderboard?wallet_address=${wallets[0]}`,
       ],
-      "get /platform/points/daily_streak/status": () => wallets.map((w) => `/platform/points/daily_streak/status?address=${w}`),
+      "get /platform/points/daily_streak/status": () =>
+        wallets.map((w) => `/platform/points/daily_streak/status?address=${w}`),
     };
     const f = table[`${method} ${path}`];
     return f ? f() : [];
@@ -189,7 +193,9 @@ describe("types: every answer validates against its operation's response schema"
 
   /** Strategy APY snapshots of a vault: only where some exist (404 otherwise). */
   async function strategySamples(): Promise<string[]> {
-    const rows = await h.q<{ vault: string }>("SELECT DISTINCT vault_address AS vault FROM registry.strategy_apy_snapshot LIMIT 2");
+    const rows = await h.q<{ vault: string }>(
+      "SELECT DISTINCT vault_address AS vault FROM registry.strategy_apy_snapshot LIMIT 2",
+    );
     return rows.map((r) => `/platform/strategy_apy/${r.vault}`);
   }
 
@@ -203,7 +209,8 @@ describe("types: every answer validates against its operation's response schema"
       const missing: string[] = [];
       for (const { path, method, op } of operations(doc)) {
         if (path === "/openapi.json" || path === "/docs" || path.startsWith("/docs/")) continue;
-        const urls = path === "/platform/strategy_apy/{vault_address}" ? await strategySamples() : samples(path, method);
+        const urls =
+          path === "/platform/strategy_apy/{vault_address}" ? await strategySamples() : samples(path, method);
         const ok = op.responses["200"] ?? op.responses["201"];
         if (!urls.length) {
           // writes and the token endpoint are exercised by the 6-api-writes suites
@@ -213,7 +220,9 @@ describe("types: every answer validates against its operation's response schema"
         }
         const schema = ok?.content?.["application/json"]?.schema;
         expect(schema, `${method} ${path} documents its 200 body`).toBeDefined();
-        const validate = ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/')));
+        const validate = ajv.compile(
+          JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/')),
+        );
         for (const url of urls) {
           const res = await request(h.app, method, base + url, {});
           const what = `${method.toUpperCase()} ${base}${url}`;
@@ -234,13 +243,21 @@ describe("the multi-chain rule, on every route about one vault", () => {
   it("chain_id or chain picks the chain, the lowest by default, X-Vault-Chain names it; disagreeing or unknown parameters 422", async () => {
     const doc = docs.get("open/api/v1")!;
     const pub = docs.get("open/v1")!;
-    const multi = (await h.q<{ address: string; chains: number[] }>(
-      "SELECT address, array_agg(chain_id ORDER BY chain_id) AS chains FROM indexer.vault GROUP BY address HAVING count(*) > 1 LIMIT 1",
-    ))[0]!;
+    const multi = (
+      await h.q<{ address: string; chains: number[] }>(
+        "SELECT address, array_agg(chain_id ORDER BY chain_id) AS chains FROM indexer.vault GROUP BY address HAVING count(*) > 1 LIMIT 1",
+      )
+    )[0]!;
     expect(multi.chains.length).toBe(2);
     const [lowest, other] = multi.chains as [number, number];
-    const routes = [...operations(doc).map((o) => ({ ...o, base: "/api/v1" as Base })), ...operations(pub).map((o) => ({ ...o, base: "/v1" as Base }))]
-      .filter(({ op }) => ((op as { parameters?: { name: string; in: string }[] }).parameters ?? []).some((p) => p.in === "query" && p.name === "chain_id"));
+    const routes = [
+      ...operations(doc).map((o) => ({ ...o, base: "/api/v1" as Base })),
+      ...operations(pub).map((o) => ({ ...o, base: "/v1" as Base })),
+    ].filter(({ op }) =>
+      ((op as { parameters?: { name: string; in: string }[] }).parameters ?? []).some(
+        (p) => p.in === "query" && p.name === "chain_id",
+      ),
+    );
     expect(routes.length).toBeGreaterThanOrEqual(15);
     for (const { path, method, op, base } of routes) {
       const names = ((op as { parameters?: { name: string; in: string }[] }).parameters ?? []).map((p) => p.name);
@@ -258,7 +275,10 @@ describe("the multi-chain rule, on every route about one vault", () => {
       }
       const clash = await request(h.app, method, url(`chain_id=${lowest}&chain=${other}`), {});
       expect(clash.status, what).toBe(422);
-      expect(((await clash.json()) as { detail: { loc: string[] }[] }).detail[0]!.loc, what).toEqual(["query", "chain"]);
+      expect(((await clash.json()) as { detail: { loc: string[] }[] }).detail[0]!.loc, what).toEqual([
+        "query",
+        "chain",
+      ]);
       const typo = await request(h.app, method, url(`chian=${other}`), {});
       expect(typo.status, what).toBe(422);
       expect(((await typo.json()) as { detail: { loc: string[]; type: string }[] }).detail[0], what).toMatchObject({

@@ -5,10 +5,11 @@
  * A name that does not resolve, for whatever reason, gives 200 with no items, never an error;
  * only an ens_name the route schema rejects (empty, longer than 255 characters) is a 422.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
 import { createPublicClient, http } from "viem";
 import { getEnsAddress } from "viem/ens";
-import { setupApi, type ApiHarness } from "../api-harness.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiHarness, setupApi } from "../api-harness.js";
 
 let h: ApiHarness;
 
@@ -21,16 +22,26 @@ interface Balance {
   top_vault: string | null;
   top_vault_chain_id: number | null;
 }
-type Item = { rank: number; userAddress: string; topVault: { address: string; chainId: number } | null; streakDays: number; totalPoints: number };
+type Item = {
+  rank: number;
+  userAddress: string;
+  topVault: { address: string; chainId: number } | null;
+  streakDays: number;
+  totalPoints: number;
+};
 type Board = { page: number; perPage: number; totalItems: number; totalPages: number; items: Item[] };
 
 const board = (query: Record<string, string | number>, app?: ReturnType<ApiHarness["appWith"]>) => {
   const qs = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)])).toString();
   const path = `/api/v1/platform/points/leaderboard?${qs}`;
   if (!app) return h.json<Board>(path);
-  return Promise.resolve(app.request(path, { headers: { "x-api-key": h.key } })).then(async (res) => ({ status: res.status, body: (await res.json()) as Board }));
+  return Promise.resolve(app.request(path, { headers: { "x-api-key": h.key } })).then(async (res) => ({
+    status: res.status,
+    body: (await res.json()) as Board,
+  }));
 };
-const balanceOf = async (w: string) => (await h.q<Balance>("SELECT * FROM derived.points_balance WHERE wallet = $1", [w]))[0];
+const balanceOf = async (w: string) =>
+  (await h.q<Balance>("SELECT * FROM derived.points_balance WHERE wallet = $1", [w]))[0];
 const empty = { totalItems: 0, totalPages: 0, items: [] };
 
 /** per chain: [name, wallet, its points_balance row (undefined: not ranked)] */
@@ -39,7 +50,8 @@ const named: { chainId: number; name: string; wallet: string; balance: Balance |
 beforeAll(async () => {
   h = await setupApi();
   for (const c of h.devnet.chains) {
-    for (const [name, wallet] of Object.entries(c.ensNames)) named.push({ chainId: c.chainId, name, wallet, balance: await balanceOf(wallet) });
+    for (const [name, wallet] of Object.entries(c.ensNames))
+      named.push({ chainId: c.chainId, name, wallet, balance: await balanceOf(wallet) });
   }
 }, 400_000);
 
@@ -57,7 +69,9 @@ describe("leaderboard ens_name", () => {
         const got = await getEnsAddress(client, { name, universalResolverAddress: c.ensUniversalResolver });
         expect(got?.toLowerCase(), name).toBe(wallet);
       }
-      expect(await getEnsAddress(client, { name: "nobody.eth", universalResolverAddress: c.ensUniversalResolver })).toBeNull();
+      expect(
+        await getEnsAddress(client, { name: "nobody.eth", universalResolverAddress: c.ensUniversalResolver }),
+      ).toBeNull();
     }
     // share holders earn points: most named wallets are on the leaderboard
     expect(named.filter((n) => n.balance).length).toBeGreaterThanOrEqual(3);
@@ -73,7 +87,12 @@ describe("leaderboard ens_name", () => {
       }
       expect(r.body, n.name).toMatchObject({ page: 1, perPage: 10, totalItems: 1, totalPages: 1 });
       expect(r.body.items).toHaveLength(1);
-      expect(r.body.items[0]).toMatchObject({ rank: n.balance.rank_total, userAddress: n.wallet, totalPoints: Number(n.balance.total_points), streakDays: n.balance.streak_days });
+      expect(r.body.items[0]).toMatchObject({
+        rank: n.balance.rank_total,
+        userAddress: n.wallet,
+        totalPoints: Number(n.balance.total_points),
+        streakDays: n.balance.streak_days,
+      });
       // the same as asking by address
       const byAddress = await board({ wallet_address: n.wallet });
       expect(r.body.items).toEqual(byAddress.body.items);
@@ -86,7 +105,10 @@ describe("leaderboard ens_name", () => {
     for (const spelling of [n.name.toUpperCase(), ` ${n.name} `, n.name.replace(/^w/, "W")]) {
       const r = await board({ ens_name: spelling, chain: n.chainId, page: 3 });
       expect(r.status, spelling).toBe(200);
-      expect(r.body.items.map((i) => [i.userAddress, i.rank]), spelling).toEqual([[n.wallet, b.rank_total]]);
+      expect(
+        r.body.items.map((i) => [i.userAddress, i.rank]),
+        spelling,
+      ).toEqual([[n.wallet, b.rank_total]]);
     }
     const s = await board({ ens_name: n.name, chain: n.chainId, sortBy: "streakDays" });
     expect(s.body.items.map((i) => i.rank)).toEqual([b.rank_streak]);
@@ -101,7 +123,9 @@ describe("leaderboard ens_name", () => {
     expect(c1.ensNames["chain8453.eth"]).toBeUndefined();
     const elsewhere = named.find((n) => n.chainId === 8453 && n.name === "chain8453.eth")!;
     expect(elsewhere).toBeDefined();
-    expect((await board({ ens_name: elsewhere.name, chain: 8453 })).body.items.map((i) => i.userAddress)).toEqual(elsewhere.balance ? [elsewhere.wallet] : []);
+    expect((await board({ ens_name: elsewhere.name, chain: 8453 })).body.items.map((i) => i.userAddress)).toEqual(
+      elsewhere.balance ? [elsewhere.wallet] : [],
+    );
     expect((await board({ ens_name: elsewhere.name, chain: 1 })).body).toMatchObject(empty);
     expect((await board({ ens_name: elsewhere.name })).body).toMatchObject(empty);
     expect((await board({ ens_name: "chain1.eth", chain: 8453 })).body).toMatchObject(empty);

@@ -4,12 +4,13 @@
  * the timelock queue and the audit log (merged, newest first, paged with `before`), plus the
  * 422/404/401/403 answers.
  */
+
+import { type Address, createPublicClient, http, keccak256, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPublicClient, http, keccak256, toHex, type Address } from "viem";
 import { MultiSigWalletAbi } from "../../abis/MultiSigWalletAbi.js";
-import { createApp, type App } from "../../api/app.js";
+import { type App, createApp } from "../../api/app.js";
 import { createReadDb } from "../../api/lib/db.js";
-import { setupApi, type ApiHarness } from "../api-harness.js";
+import { type ApiHarness, setupApi } from "../api-harness.js";
 import { loadManifest } from "../helpers.js";
 
 let h: ApiHarness;
@@ -36,11 +37,19 @@ const base = (v: VaultRow) => `/api/v1/platform/governance/${v.address}`;
 
 beforeAll(async () => {
   h = await setupApi();
-  const vaults = await h.q<VaultRow>("SELECT chain_id, address, family, name, owner, pending_owner, operator, fee_collector, timelock FROM indexer.vault WHERE chain_id = 1 ORDER BY address");
+  const vaults = await h.q<VaultRow>(
+    "SELECT chain_id, address, family, name, owner, pending_owner, operator, fee_collector, timelock FROM indexer.vault WHERE chain_id = 1 ORDER BY address",
+  );
   pool = vaults.find((v) => v.family === "lendingPool")!;
   v2 = vaults.find((v) => v.family === "tokenizedVaultV2")!;
   read = createReadDb(h.devnet.dbUrl, 2);
-  const mk = (rpcUrls: Map<number, string>) => createApp({ db: read.db, config: { indexerSchema: "indexer", rpcUrls, corsOrigins: [], rateLimitPerMinute: 1_000_000 }, redis: null, now: () => new Date() });
+  const mk = (rpcUrls: Map<number, string>) =>
+    createApp({
+      db: read.db,
+      config: { indexerSchema: "indexer", rpcUrls, corsOrigins: [], rateLimitPerMinute: 1_000_000 },
+      redis: null,
+      now: () => new Date(),
+    });
   // nothing listens on port 9: every RPC call fails at once
   deadRpcApp = mk(new Map(h.devnet.chains.map((c) => [c.chainId, "http://127.0.0.1:9"])));
   noRpcApp = mk(new Map());
@@ -81,7 +90,10 @@ describe("auth and shared validation", () => {
   });
 
   it("an address that is a vault on several chains: the lowest chain without chain_id, as every route", async () => {
-    const both = await h.q<{ chain_id: number }>("SELECT chain_id FROM registry.vault WHERE address = $1 ORDER BY chain_id", [pool.address]);
+    const both = await h.q<{ chain_id: number }>(
+      "SELECT chain_id FROM registry.vault WHERE address = $1 ORDER BY chain_id",
+      [pool.address],
+    );
     expect(both.length).toBeGreaterThan(1); // the devnet deploys the same addresses on both chains
     for (const p of ["roles", "permissions", "timelocks", "audit_log"]) {
       const r = await h.json<{ vault: { chain_id: number } }>(`${base(pool)}/${p}`);
@@ -111,7 +123,17 @@ describe("GET /platform/governance/{vault_address}/roles", () => {
   type Roles = {
     vault: { address: string; chain_id: number; name: string; family: string };
     timelock: { address: string; min_delay_seconds: number | null } | null;
-    roles: { role: string; address: string; source: string; account_type: string; is_safe: boolean; safe_version: string | null; owners: string[] | null; threshold: number | null; granted_at: string | null }[];
+    roles: {
+      role: string;
+      address: string;
+      source: string;
+      account_type: string;
+      is_safe: boolean;
+      safe_version: string | null;
+      owners: string[] | null;
+      threshold: number | null;
+      granted_at: string | null;
+    }[];
     warnings: string[];
   };
 
@@ -128,7 +150,12 @@ describe("GET /platform/governance/{vault_address}/roles", () => {
     expect(byRole("pending_owner")).toEqual([]);
     // the devnet hands the vaults to the timelock: the owner row is the timelock, not a multisig
     expect(pool.owner).toBe(pool.timelock);
-    expect(byRole("owner")[0]).toMatchObject({ account_type: "timelock", is_safe: false, owners: null, source: "vault" });
+    expect(byRole("owner")[0]).toMatchObject({
+      account_type: "timelock",
+      is_safe: false,
+      owners: null,
+      source: "vault",
+    });
     expect(byRole("operator")[0]).toMatchObject({ account_type: "eoa", is_safe: false, owners: null });
 
     // proposers: RoleGranted - RoleRevoked of PROPOSER_ROLE on the timelock
@@ -140,17 +167,35 @@ describe("GET /platform/governance/{vault_address}/roles", () => {
     const proposers = new Set<string>();
     for (const e of ev) e.event === "RoleGranted" ? proposers.add(e.account) : proposers.delete(e.account);
     expect(proposers.size).toBeGreaterThan(0);
-    expect(byRole("timelock_proposer").map((x) => x.address).sort()).toEqual([...proposers].sort());
+    expect(
+      byRole("timelock_proposer")
+        .map((x) => x.address)
+        .sort(),
+    ).toEqual([...proposers].sort());
 
     // the manifest's multisig is the proposer; its metadata equals what the chain answers
     const manifest = loadManifest(h.devnet.manifestFile);
     const mv = manifest.chains.find((c) => c.chainId === 1)!.vaults.find((v) => v.address === pool.address)!;
     expect([...proposers]).toContain(mv.multisig);
     const client = createPublicClient({ transport: http(h.devnet.chains.find((c) => c.chainId === 1)!.rpcUrl) });
-    const owners = (await client.readContract({ address: mv.multisig as Address, abi: MultiSigWalletAbi, functionName: "getOwners" })).map((o) => o.toLowerCase());
-    const threshold = Number(await client.readContract({ address: mv.multisig as Address, abi: MultiSigWalletAbi, functionName: "getThreshold" }));
+    const owners = (
+      await client.readContract({ address: mv.multisig as Address, abi: MultiSigWalletAbi, functionName: "getOwners" })
+    ).map((o) => o.toLowerCase());
+    const threshold = Number(
+      await client.readContract({
+        address: mv.multisig as Address,
+        abi: MultiSigWalletAbi,
+        functionName: "getThreshold",
+      }),
+    );
     const proposer = byRole("timelock_proposer").find((x) => x.address === mv.multisig)!;
-    expect(proposer).toMatchObject({ source: "timelock", account_type: "multisig", is_safe: true, safe_version: "1.4.1", threshold });
+    expect(proposer).toMatchObject({
+      source: "timelock",
+      account_type: "multisig",
+      is_safe: true,
+      safe_version: "1.4.1",
+      threshold,
+    });
     expect(proposer.owners).toEqual(owners);
     expect(proposer.granted_at).toMatch(/^\d{4}-\d{2}-\d{2}T/);
 
@@ -168,7 +213,9 @@ describe("GET /platform/governance/{vault_address}/roles", () => {
   });
 
   it("addresses are case-insensitive", async () => {
-    const r = await h.json<Roles>(`/api/v1/platform/governance/${pool.address.toUpperCase().replace("0X", "0x")}/roles?chain_id=1`);
+    const r = await h.json<Roles>(
+      `/api/v1/platform/governance/${pool.address.toUpperCase().replace("0X", "0x")}/roles?chain_id=1`,
+    );
     expect(r.status).toBe(200);
     expect(r.body.vault.address).toBe(pool.address);
   });
@@ -195,7 +242,9 @@ describe("GET /platform/governance/{vault_address}/roles", () => {
   });
 
   it("a non-EVM vault answers 422 on the path's vault_address", async () => {
-    const r = await h.json<{ detail: { loc: string[]; msg: string; type: string }[] }>(`/api/v1/platform/governance/${SOLANA}/roles`);
+    const r = await h.json<{ detail: { loc: string[]; msg: string; type: string }[] }>(
+      `/api/v1/platform/governance/${SOLANA}/roles`,
+    );
     expect(r.status).toBe(422);
     expect(r.body.detail).toHaveLength(1);
     expect(r.body.detail[0]!.loc).toEqual(["path", "vault_address"]);
@@ -205,7 +254,11 @@ describe("GET /platform/governance/{vault_address}/roles", () => {
 
 describe("GET /platform/governance/{vault_address}/permissions", () => {
   it("no integrations are configured: an empty list", async () => {
-    for (const path of [`${base(pool)}/permissions?chain_id=1`, `${base(v2)}/permissions?chain_id=8453`, `/api/v1/platform/governance/${SOLANA}/permissions`]) {
+    for (const path of [
+      `${base(pool)}/permissions?chain_id=1`,
+      `${base(v2)}/permissions?chain_id=8453`,
+      `/api/v1/platform/governance/${SOLANA}/permissions`,
+    ]) {
       const r = await h.json<{ permissions: unknown[] }>(path);
       expect(r.status).toBe(200);
       expect(r.body).toEqual({ permissions: [] });
@@ -240,7 +293,22 @@ type Timelock = {
 
 /** The vault's operations straight from the table: attributed to it, or the timelock's own administration. */
 const opsOf = (v: VaultRow) =>
-  h.q<{ id: string; status: string; value: string; delay: string; ready_at: string; timestamp: string; executed_at: string | null; cancelled_at: string | null; tx_hash: string; target: string; data: string; salt: string | null; executed_tx_hash: string | null; cancelled_tx_hash: string | null }>(
+  h.q<{
+    id: string;
+    status: string;
+    value: string;
+    delay: string;
+    ready_at: string;
+    timestamp: string;
+    executed_at: string | null;
+    cancelled_at: string | null;
+    tx_hash: string;
+    target: string;
+    data: string;
+    salt: string | null;
+    executed_tx_hash: string | null;
+    cancelled_tx_hash: string | null;
+  }>(
     `SELECT o.*, o.value::text AS value FROM indexer.timelock_operation o
      WHERE o.chain_id = $1 AND (o.vault = $2 OR (o.timelock = $3 AND o.target NOT IN (SELECT address FROM indexer.vault WHERE chain_id = $1)))
      ORDER BY o.timestamp DESC, o.block_number DESC, o.log_index DESC, o.id`,
@@ -257,7 +325,19 @@ describe("GET /platform/governance/{vault_address}/timelocks", () => {
     expect(r.body.timelocks.map((t) => t.id)).toEqual(expected.map((o) => o.id));
     for (const [i, t] of r.body.timelocks.entries()) {
       const o = expected[i]!;
-      expect(t).toMatchObject({ status: "scheduled", target: o.target, value: o.value, data: o.data, salt: o.salt, delay: Number(o.delay), ready_at: iso(o.ready_at), scheduled_at: iso(o.timestamp), scheduled_tx_hash: o.tx_hash, executed_at: null, cancelled_at: null });
+      expect(t).toMatchObject({
+        status: "scheduled",
+        target: o.target,
+        value: o.value,
+        data: o.data,
+        salt: o.salt,
+        delay: Number(o.delay),
+        ready_at: iso(o.ready_at),
+        scheduled_at: iso(o.timestamp),
+        scheduled_tx_hash: o.tx_hash,
+        executed_at: null,
+        cancelled_at: null,
+      });
       expect(t.is_ready).toBe(Number(o.ready_at) * 1000 <= Date.now());
     }
   });
@@ -288,21 +368,36 @@ describe("GET /platform/governance/{vault_address}/timelocks", () => {
     expect(cancelled.body.timelocks.length).toBeGreaterThan(0);
     // calldata is decoded with the vault and timelock ABIs
     const all = await h.json<{ timelocks: Timelock[] }>(`${base(pool)}/timelocks?chain_id=1&status=all`);
-    expect(all.body.timelocks.find((t) => t.target === pool.timelock && t.decoded?.function_name === "updateDelay")?.decoded?.args).toEqual(["172800"]);
+    expect(
+      all.body.timelocks.find((t) => t.target === pool.timelock && t.decoded?.function_name === "updateDelay")?.decoded
+        ?.args,
+    ).toEqual(["172800"]);
   });
 
   it("an empty queue is {timelocks: []}; a bad status is 422", async () => {
     const none = await h.json<{ timelocks: Timelock[] }>(`/api/v1/platform/governance/${SOLANA}/timelocks`);
     expect(none.status).toBe(200);
     expect(none.body).toEqual({ timelocks: [] });
-    const bad = await h.json<{ detail: { loc: string[]; type: string }[] }>(`${base(pool)}/timelocks?chain_id=1&status=pending`);
+    const bad = await h.json<{ detail: { loc: string[]; type: string }[] }>(
+      `${base(pool)}/timelocks?chain_id=1&status=pending`,
+    );
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0]).toMatchObject({ loc: ["query", "status"], type: "enum" });
   });
 });
 
 describe("GET /platform/governance/{vault_address}/audit_log", () => {
-  type Entry = { id: string; occurred_at: string; category: string; source: string; title: string; text: string; tx_hash: string | null; author: string | null; details: Record<string, unknown> };
+  type Entry = {
+    id: string;
+    occurred_at: string;
+    category: string;
+    source: string;
+    title: string;
+    text: string;
+    tx_hash: string | null;
+    author: string | null;
+    details: Record<string, unknown>;
+  };
   type Log = { entries: Entry[]; next_before: string | null };
 
   const SAME_INSTANT = "2026-01-02T03:04:05.000Z";
@@ -310,20 +405,55 @@ describe("GET /platform/governance/{vault_address}/audit_log", () => {
     await h.db
       .insertInto("registry.audit_entry")
       .values([
-        { chain_id: 1, vault: pool.address, category: "note", text: "Strategy review: risk limits unchanged\nSigned off by the committee.", occurred_at: "2026-11-01T12:00:00Z", author: MANUAL_AUTHOR },
-        { chain_id: 1, vault: pool.address.toUpperCase().replace("0X", "0x"), category: "incident", text: "Oracle delay investigated", occurred_at: "2026-11-10T08:30:00.250Z", author: MANUAL_AUTHOR },
-        ...[1, 2, 3].map((i) => ({ chain_id: 1, vault: pool.address, category: "note", text: `same instant ${i}`, occurred_at: SAME_INSTANT, author: MANUAL_AUTHOR })),
+        {
+          chain_id: 1,
+          vault: pool.address,
+          category: "note",
+          text: "Strategy review: risk limits unchanged\nSigned off by the committee.",
+          occurred_at: "2026-11-01T12:00:00Z",
+          author: MANUAL_AUTHOR,
+        },
+        {
+          chain_id: 1,
+          vault: pool.address.toUpperCase().replace("0X", "0x"),
+          category: "incident",
+          text: "Oracle delay investigated",
+          occurred_at: "2026-11-10T08:30:00.250Z",
+          author: MANUAL_AUTHOR,
+        },
+        ...[1, 2, 3].map((i) => ({
+          chain_id: 1,
+          vault: pool.address,
+          category: "note",
+          text: `same instant ${i}`,
+          occurred_at: SAME_INSTANT,
+          author: MANUAL_AUTHOR,
+        })),
         // another chain's vault with the same address: not in chain 1's log
-        { chain_id: 8453, vault: pool.address, category: "note", text: "Base only", occurred_at: "2026-11-05T00:00:00Z", author: MANUAL_AUTHOR },
+        {
+          chain_id: 8453,
+          vault: pool.address,
+          category: "note",
+          text: "Base only",
+          occurred_at: "2026-11-05T00:00:00Z",
+          author: MANUAL_AUTHOR,
+        },
       ])
       .execute();
   });
 
   async function expectedCounts(v: VaultRow) {
     const ops = await opsOf(v);
-    const timelock = ops.length + ops.filter((o) => o.executed_at != null).length + ops.filter((o) => o.cancelled_at != null).length;
-    const [g] = await h.q<{ n: string }>("SELECT count(*) AS n FROM indexer.governance_event WHERE chain_id = $1 AND (contract = $2 OR contract = $3)", [v.chain_id, v.address, v.timelock]);
-    const [m] = await h.q<{ n: string }>("SELECT count(*) AS n FROM registry.audit_entry WHERE chain_id = $1 AND lower(vault) = $2", [v.chain_id, v.address]);
+    const timelock =
+      ops.length + ops.filter((o) => o.executed_at != null).length + ops.filter((o) => o.cancelled_at != null).length;
+    const [g] = await h.q<{ n: string }>(
+      "SELECT count(*) AS n FROM indexer.governance_event WHERE chain_id = $1 AND (contract = $2 OR contract = $3)",
+      [v.chain_id, v.address, v.timelock],
+    );
+    const [m] = await h.q<{ n: string }>(
+      "SELECT count(*) AS n FROM registry.audit_entry WHERE chain_id = $1 AND lower(vault) = $2",
+      [v.chain_id, v.address],
+    );
     return { timelock, chain: Number(g!.n), manual: Number(m!.n) };
   }
 
@@ -339,27 +469,67 @@ describe("GET /platform/governance/{vault_address}/audit_log", () => {
     expect(new Set(r.body.entries.map((e) => e.id)).size).toBe(r.body.entries.length);
 
     const manual = r.body.entries.find((e) => e.text.startsWith("Strategy review"))!;
-    expect(manual).toMatchObject({ source: "manual", category: "note", author: MANUAL_AUTHOR, tx_hash: null, occurred_at: "2026-11-01T12:00:00.000Z", title: "Strategy review: risk limits unchanged" });
-    expect(r.body.entries.find((e) => e.text === "Oracle delay investigated")?.occurred_at).toBe("2026-11-10T08:30:00.250Z");
+    expect(manual).toMatchObject({
+      source: "manual",
+      category: "note",
+      author: MANUAL_AUTHOR,
+      tx_hash: null,
+      occurred_at: "2026-11-01T12:00:00.000Z",
+      title: "Strategy review: risk limits unchanged",
+    });
+    expect(r.body.entries.find((e) => e.text === "Oracle delay investigated")?.occurred_at).toBe(
+      "2026-11-10T08:30:00.250Z",
+    );
     expect(r.body.entries.some((e) => e.text === "Base only")).toBe(false);
 
     // a timelock operation gives its scheduled and executed entries, at their own times and transactions
-    const [op] = await h.q<{ id: string; timestamp: string; executed_at: string; tx_hash: string; executed_tx_hash: string }>(
+    const [op] = await h.q<{
+      id: string;
+      timestamp: string;
+      executed_at: string;
+      tx_hash: string;
+      executed_tx_hash: string;
+    }>(
       "SELECT id, timestamp, executed_at, tx_hash, executed_tx_hash FROM indexer.timelock_operation WHERE chain_id = 1 AND vault = $1 AND status = 'executed' ORDER BY id LIMIT 1",
       [pool.address],
     );
     const sched = r.body.entries.find((e) => e.id === `timelock:${op!.id}:scheduled`)!;
     const exec = r.body.entries.find((e) => e.id === `timelock:${op!.id}:executed`)!;
-    expect(sched).toMatchObject({ source: "timelock", category: "timelock", occurred_at: iso(op!.timestamp), tx_hash: op!.tx_hash, author: null });
-    expect(exec).toMatchObject({ source: "timelock", category: "timelock", occurred_at: iso(op!.executed_at), tx_hash: op!.executed_tx_hash });
+    expect(sched).toMatchObject({
+      source: "timelock",
+      category: "timelock",
+      occurred_at: iso(op!.timestamp),
+      tx_hash: op!.tx_hash,
+      author: null,
+    });
+    expect(exec).toMatchObject({
+      source: "timelock",
+      category: "timelock",
+      occurred_at: iso(op!.executed_at),
+      tx_hash: op!.executed_tx_hash,
+    });
     expect(sched.title).toMatch(/^Timelock call scheduled: /);
 
     // a governance event of the vault, with its category and arguments
-    const [g] = await h.q<{ id: string; category: string; event: string; tx_hash: string; timestamp: string; args: Record<string, unknown> }>(
+    const [g] = await h.q<{
+      id: string;
+      category: string;
+      event: string;
+      tx_hash: string;
+      timestamp: string;
+      args: Record<string, unknown>;
+    }>(
       "SELECT id, category, event, tx_hash, timestamp, args FROM indexer.governance_event WHERE chain_id = 1 AND contract = $1 AND event = 'OwnershipTransferred' ORDER BY id LIMIT 1",
       [pool.address],
     );
-    expect(r.body.entries.find((e) => e.id === `chain:${g!.id}`)).toMatchObject({ source: "chain", category: g!.category, title: "OwnershipTransferred", tx_hash: g!.tx_hash, occurred_at: iso(g!.timestamp), details: { args: g!.args } });
+    expect(r.body.entries.find((e) => e.id === `chain:${g!.id}`)).toMatchObject({
+      source: "chain",
+      category: g!.category,
+      title: "OwnershipTransferred",
+      tx_hash: g!.tx_hash,
+      occurred_at: iso(g!.timestamp),
+      details: { args: g!.args },
+    });
   });
 
   it("category filters every source", async () => {
@@ -379,11 +549,14 @@ describe("GET /platform/governance/{vault_address}/audit_log", () => {
       const seen: string[] = [];
       let before: string | null = null;
       for (let i = 0; i < 500; i++) {
-        const r: { status: number; body: Log } = await h.json<Log>(`${base(pool)}/audit_log?chain_id=1&limit=${limit}${before ? `&before=${encodeURIComponent(before)}` : ""}`);
+        const r: { status: number; body: Log } = await h.json<Log>(
+          `${base(pool)}/audit_log?chain_id=1&limit=${limit}${before ? `&before=${encodeURIComponent(before)}` : ""}`,
+        );
         expect(r.status).toBe(200);
         seen.push(...r.body.entries.map((e) => e.id));
         if (r.body.next_before == null) break;
-        for (const e of r.body.entries) expect(Date.parse(e.occurred_at)).toBeGreaterThanOrEqual(Date.parse(r.body.next_before));
+        for (const e of r.body.entries)
+          expect(Date.parse(e.occurred_at)).toBeGreaterThanOrEqual(Date.parse(r.body.next_before));
         before = r.body.next_before;
       }
       expect(seen, `limit ${limit}`).toEqual(all);

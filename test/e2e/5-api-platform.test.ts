@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSummary, type PendingGroup } from "../../api/routes/platform/redemptions.js";
-import { setupApi, type ApiHarness } from "../api-harness.js";
+import { type ApiHarness, setupApi } from "../api-harness.js";
 import { parseExact } from "../helpers.js";
 
 let h: ApiHarness;
@@ -30,13 +30,17 @@ type Detail = { detail: { loc: (string | number)[]; msg: string; type: string }[
 const iso = (unix: string | number) => new Date(Number(unix) * 1000).toISOString();
 const upper = (a: string) => `0x${a.slice(2).toUpperCase()}`;
 const today = () => new Date().toISOString().slice(0, 10);
-const addDays = (d: string, n: number) => new Date(Date.parse(`${d}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+const addDays = (d: string, n: number) =>
+  new Date(Date.parse(`${d}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
 
 async function expect422(path: string, field: string | number, init: RequestInit = {}) {
   const r = await h.json<Detail>(path, init);
   expect(r.status, `${path} should answer 422`).toBe(422);
   expect(r.body.detail.length).toBeGreaterThan(0);
-  expect(r.body.detail.some((d) => d.loc[d.loc.length - 1] === field), `${path}: loc ending in ${field}: ${JSON.stringify(r.body)}`).toBe(true);
+  expect(
+    r.body.detail.some((d) => d.loc[d.loc.length - 1] === field),
+    `${path}: loc ending in ${field}: ${JSON.stringify(r.body)}`,
+  ).toBe(true);
 }
 
 /** The route's key policy: an open read (api/middleware/auth.ts readKey). */
@@ -44,17 +48,54 @@ const expectAuth = (path: string, init: RequestInit = {}) => h.expectOpenRead(pa
 
 beforeAll(async () => {
   h = await setupApi();
-  vaults = await h.q<VaultRow>("SELECT chain_id, address, family, decimals, asset_decimals FROM indexer.vault ORDER BY chain_id, address");
-  multi = (await h.q<{ address: string }>("SELECT address FROM indexer.vault GROUP BY address HAVING count(*) > 1 ORDER BY address LIMIT 1"))[0]?.address ?? null;
+  vaults = await h.q<VaultRow>(
+    "SELECT chain_id, address, family, decimals, asset_decimals FROM indexer.vault ORDER BY chain_id, address",
+  );
+  multi =
+    (
+      await h.q<{ address: string }>(
+        "SELECT address FROM indexer.vault GROUP BY address HAVING count(*) > 1 ORDER BY address LIMIT 1",
+      )
+    )[0]?.address ?? null;
   lending = vaults.find((v) => v.family === "lendingPool")!;
   v2 = vaults.find((v) => v.family === "tokenizedVaultV2")!;
   await h.db.deleteFrom("registry.strategy_apy_snapshot").where("platform_name", "=", PLATFORM).execute();
   await h.db
     .insertInto("registry.strategy_apy_snapshot")
     .values([
-      { vault_address: lending.address, chain: lending.chain_id, platform_name: PLATFORM, strategy_type: "lending", allocation: 0.6, apy: 0.081, points_apy: 0.01, strategist_address: "0x7d2d0056351c654fa667b96cdaf48a2388c20f04", snapshot_datetime: "2026-01-02T00:00:00Z" },
-      { vault_address: lending.address, chain: lending.chain_id, platform_name: PLATFORM, strategy_type: "basis", allocation: 0.4, apy: 0.125, points_apy: 0, strategist_address: null, snapshot_datetime: "2026-01-03T12:00:00Z" },
-      { vault_address: v2.address, chain: v2.chain_id, platform_name: PLATFORM, strategy_type: "staking", allocation: 1, apy: 0.04, points_apy: 0.02, strategist_address: null, snapshot_datetime: "2026-01-01T00:00:00Z" },
+      {
+        vault_address: lending.address,
+        chain: lending.chain_id,
+        platform_name: PLATFORM,
+        strategy_type: "lending",
+        allocation: 0.6,
+        apy: 0.081,
+        points_apy: 0.01,
+        strategist_address: "0x7d2d0056351c654fa667b96cdaf48a2388c20f04",
+        snapshot_datetime: "2026-01-02T00:00:00Z",
+      },
+      {
+        vault_address: lending.address,
+        chain: lending.chain_id,
+        platform_name: PLATFORM,
+        strategy_type: "basis",
+        allocation: 0.4,
+        apy: 0.125,
+        points_apy: 0,
+        strategist_address: null,
+        snapshot_datetime: "2026-01-03T12:00:00Z",
+      },
+      {
+        vault_address: v2.address,
+        chain: v2.chain_id,
+        platform_name: PLATFORM,
+        strategy_type: "staking",
+        allocation: 1,
+        apy: 0.04,
+        points_apy: 0.02,
+        strategist_address: null,
+        snapshot_datetime: "2026-01-01T00:00:00Z",
+      },
     ])
     .execute();
 }, 400_000);
@@ -81,20 +122,51 @@ describe("strategy APY snapshots (no key)", () => {
   it("GET /platform/strategy_apy: every snapshot, newest first, the read shape", async () => {
     const r = await h.json<Snap[]>(`${API}/platform/strategy_apy`, { key: null });
     expect(r.status).toBe(200);
-    const rows = await h.q<{ id: string }>("SELECT id FROM registry.strategy_apy_snapshot ORDER BY snapshot_datetime DESC, id");
+    const rows = await h.q<{ id: string }>(
+      "SELECT id FROM registry.strategy_apy_snapshot ORDER BY snapshot_datetime DESC, id",
+    );
     expect(r.body.map((s) => s.id)).toEqual(rows.map((x) => x.id));
     const mine = r.body.filter((s) => s.platform_name === PLATFORM);
-    expect(mine.map((s) => s.snapshot_datetime)).toEqual(["2026-01-03T12:00:00.000Z", "2026-01-02T00:00:00.000Z", "2026-01-01T00:00:00.000Z"]);
-    expect(Object.keys(mine[0]!).sort()).toEqual(["allocation", "apy", "chain", "id", "platform_name", "points_apy", "snapshot_datetime", "strategist_address", "strategy_type", "vault_address"]);
-    expect(mine[1]).toMatchObject({ vault_address: lending.address, chain: lending.chain_id, strategy_type: "lending", allocation: 0.6, apy: 0.081, points_apy: 0.01, strategist_address: "0x7d2d0056351c654fa667b96cdaf48a2388c20f04" });
+    expect(mine.map((s) => s.snapshot_datetime)).toEqual([
+      "2026-01-03T12:00:00.000Z",
+      "2026-01-02T00:00:00.000Z",
+      "2026-01-01T00:00:00.000Z",
+    ]);
+    expect(Object.keys(mine[0]!).sort()).toEqual([
+      "allocation",
+      "apy",
+      "chain",
+      "id",
+      "platform_name",
+      "points_apy",
+      "snapshot_datetime",
+      "strategist_address",
+      "strategy_type",
+      "vault_address",
+    ]);
+    expect(mine[1]).toMatchObject({
+      vault_address: lending.address,
+      chain: lending.chain_id,
+      strategy_type: "lending",
+      allocation: 0.6,
+      apy: 0.081,
+      points_apy: 0.01,
+      strategist_address: "0x7d2d0056351c654fa667b96cdaf48a2388c20f04",
+    });
   });
 
   it("GET /platform/strategy_apy/{vault_address}: the vault's snapshots, address case-insensitive", async () => {
     const r = await h.json<Snap[]>(`${API}/platform/strategy_apy/${upper(lending.address)}`, { key: null });
     expect(r.status).toBe(200);
-    const rows = await h.q<{ id: string }>("SELECT id FROM registry.strategy_apy_snapshot WHERE lower(vault_address) = $1 ORDER BY snapshot_datetime DESC, id", [lending.address]);
+    const rows = await h.q<{ id: string }>(
+      "SELECT id FROM registry.strategy_apy_snapshot WHERE lower(vault_address) = $1 ORDER BY snapshot_datetime DESC, id",
+      [lending.address],
+    );
     expect(r.body.map((s) => s.id)).toEqual(rows.map((x) => x.id));
-    expect(r.body.filter((s) => s.platform_name === PLATFORM).map((s) => s.strategy_type)).toEqual(["basis", "lending"]);
+    expect(r.body.filter((s) => s.platform_name === PLATFORM).map((s) => s.strategy_type)).toEqual([
+      "basis",
+      "lending",
+    ]);
     expect(r.body.every((s) => s.vault_address === lending.address)).toBe(true);
   });
 
@@ -116,18 +188,27 @@ describe("strategy APY snapshots (no key)", () => {
 
 describe("strategists (no key)", () => {
   it("GET /platform/strategist: ordered by name, offset and limit", async () => {
-    const rows = await h.q<{ id: string; name: string; logo_url: string | null; website_url: string | null }>("SELECT id, name, logo_url, website_url FROM registry.strategist ORDER BY name, id");
+    const rows = await h.q<{ id: string; name: string; logo_url: string | null; website_url: string | null }>(
+      "SELECT id, name, logo_url, website_url FROM registry.strategist ORDER BY name, id",
+    );
     expect(rows.length).toBeGreaterThanOrEqual(2);
-    const r = await h.json<{ strategist_name: string; strategist_logo: string | null; website_url: string | null; id: string }[]>(`${API}/platform/strategist`, { key: null });
+    const r = await h.json<
+      { strategist_name: string; strategist_logo: string | null; website_url: string | null; id: string }[]
+    >(`${API}/platform/strategist`, { key: null });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual(rows.map((x) => ({ strategist_name: x.name, strategist_logo: x.logo_url, website_url: x.website_url, id: x.id })));
+    expect(r.body).toEqual(
+      rows.map((x) => ({ strategist_name: x.name, strategist_logo: x.logo_url, website_url: x.website_url, id: x.id })),
+    );
     const page = await h.json<{ id: string }[]>(`${API}/platform/strategist?offset=1&limit=1`, { key: null });
     expect(page.body.map((x) => x.id)).toEqual([rows[1]!.id]);
-    expect((await h.json<unknown[]>(`${API}/platform/strategist?offset=${rows.length}`, { key: null })).body).toEqual([]);
+    expect((await h.json<unknown[]>(`${API}/platform/strategist?offset=${rows.length}`, { key: null })).body).toEqual(
+      [],
+    );
   });
 
   it("422 on a malformed offset or limit", async () => {
-    for (const qs of ["limit=0", "limit=1001", "limit=abc", "limit=1.5"]) await expect422(`${API}/platform/strategist?${qs}`, "limit");
+    for (const qs of ["limit=0", "limit=1001", "limit=abc", "limit=1.5"])
+      await expect422(`${API}/platform/strategist?${qs}`, "limit");
     for (const qs of ["offset=-1", "offset=x"]) await expect422(`${API}/platform/strategist?${qs}`, "offset");
   });
 });
@@ -190,7 +271,9 @@ describe("unrealized PnL", () => {
   it("full records of one vault on one chain, newest first, equal to derived.unrealized_pnl", async () => {
     const rows = await rowsOf("chain_id = $1 AND vault = $2", [lending.chain_id, lending.address]);
     expect(rows.length).toBeGreaterThan(10);
-    const r = await h.json<Pnl[]>(`${API}/platform/unrealized_pnl?vault_address=${upper(lending.address)}&chain_id=${lending.chain_id}`);
+    const r = await h.json<Pnl[]>(
+      `${API}/platform/unrealized_pnl?vault_address=${upper(lending.address)}&chain_id=${lending.chain_id}`,
+    );
     expect(r.status).toBe(200);
     expect(r.body).toEqual(rows.map(expected));
   });
@@ -202,7 +285,9 @@ describe("unrealized PnL", () => {
     const r = await h.json<Pnl[]>(`${API}/platform/unrealized_pnl?vault_address=${a}`);
     expect(r.res.headers.get("x-vault-chain")).toBe(String(lowest));
     expect(r.body).toEqual(rows.map(expected));
-    const ratio = await h.json<{ chain_id: number }[]>(`${API}/platform/unrealized_pnl?vault_address=${a}&fields=ratio&limit=5`);
+    const ratio = await h.json<{ chain_id: number }[]>(
+      `${API}/platform/unrealized_pnl?vault_address=${a}&fields=ratio&limit=5`,
+    );
     expect(ratio.body.map((x) => x.chain_id)).toEqual(rows.slice(0, 5).map(() => lowest));
   });
 
@@ -219,20 +304,40 @@ describe("unrealized PnL", () => {
     const pivot = all[3]!;
     const from = await h.json<Pnl[]>(`${base}&start_date=${encodeURIComponent(iso(pivot.timestamp))}`);
     expect(from.body).toEqual(all.filter((x) => Number(x.timestamp) >= Number(pivot.timestamp)).map(expected));
-    const until = await h.json<Pnl[]>(`${base}&end_date=${encodeURIComponent(iso(pivot.timestamp).replace("Z", "+00:00"))}&limit=2`);
-    expect(until.body).toEqual(all.filter((x) => Number(x.timestamp) <= Number(pivot.timestamp)).slice(0, 2).map(expected));
+    const until = await h.json<Pnl[]>(
+      `${base}&end_date=${encodeURIComponent(iso(pivot.timestamp).replace("Z", "+00:00"))}&limit=2`,
+    );
+    expect(until.body).toEqual(
+      all
+        .filter((x) => Number(x.timestamp) <= Number(pivot.timestamp))
+        .slice(0, 2)
+        .map(expected),
+    );
   });
 
   it("fields=ratio: slim points with collateral_ratio = actual_tvl / tvl_on_vault", async () => {
     const rows = await rowsOf("chain_id = $1 AND vault = $2", [lending.chain_id, lending.address]);
-    const r = await h.json<{ timestamp: string; current_redeem_ratio: number | null; adjusted_redeem_ratio: number | null; collateral_ratio: number | null }[]>(
+    const r = await h.json<
+      {
+        timestamp: string;
+        current_redeem_ratio: number | null;
+        adjusted_redeem_ratio: number | null;
+        collateral_ratio: number | null;
+      }[]
+    >(
       `${API}/platform/unrealized_pnl?vault_address=${lending.address}&chain_id=${lending.chain_id}&fields=ratio&limit=20`,
     );
     expect(r.status).toBe(200);
     expect(r.body.length).toBe(Math.min(20, rows.length));
     r.body.forEach((p, i) => {
       const x = rows[i]!;
-      expect(Object.keys(p).sort()).toEqual(["adjusted_redeem_ratio", "chain_id", "collateral_ratio", "current_redeem_ratio", "timestamp"]);
+      expect(Object.keys(p).sort()).toEqual([
+        "adjusted_redeem_ratio",
+        "chain_id",
+        "collateral_ratio",
+        "current_redeem_ratio",
+        "timestamp",
+      ]);
       expect(p.timestamp).toBe(iso(x.timestamp));
       expect(p.current_redeem_ratio).toBe(n(x.current_redeem_ratio));
       expect(p.adjusted_redeem_ratio).toBe(n(x.adjusted_redeem_ratio));
@@ -263,8 +368,14 @@ describe("unrealized PnL", () => {
     await expect422(`${base}?vault_address=${lending.address}&fields=all`, "fields");
     await expect422(`${base}?vault_address=${lending.address}&chain_id=123456789`, "chain_id");
     await expect422(`${base}?vault_address=${lending.address}&start_date=2026-01-02&end_date=2026-01-01`, "start_date");
-    await expect422(`${base}?vault_address=${lending.address}&start_date=2026-01-01T12:00:01Z&end_date=2026-01-01T12:00:00Z`, "start_date");
-    expect((await h.json(`${base}?vault_address=${lending.address}&start_date=2026-01-01T12:00:00Z&end_date=2026-01-01`)).status).toBe(200);
+    await expect422(
+      `${base}?vault_address=${lending.address}&start_date=2026-01-01T12:00:01Z&end_date=2026-01-01T12:00:00Z`,
+      "start_date",
+    );
+    expect(
+      (await h.json(`${base}?vault_address=${lending.address}&start_date=2026-01-01T12:00:00Z&end_date=2026-01-01`))
+        .status,
+    ).toBe(200);
     const nf = await h.json<{ detail: string }>(`${base}?vault_address=${UNKNOWN}`);
     expect(nf.status).toBe(404);
     expect(nf.body.detail).toMatch(/not found/);
@@ -316,7 +427,9 @@ describe("vault history", () => {
               (attributes->'alt_asset'->>'decimals')::int
        FROM registry.vault WHERE attributes ? 'alt_asset'`,
     );
-    tokens = new Map(rows.map((r) => [`${r.chain_id}:${r.vault}:${r.token}`, { symbol: r.symbol, decimals: r.decimals }]));
+    tokens = new Map(
+      rows.map((r) => [`${r.chain_id}:${r.vault}:${r.token}`, { symbol: r.symbol, decimals: r.decimals }]),
+    );
     expect(rows.some((r) => r.symbol === "stETH")).toBe(true);
   });
   const whole = (raw: string, d: number) => {
@@ -361,7 +474,9 @@ describe("vault history", () => {
   it("records of a vault on a chain, newest first, equal to indexer.vault_event", async () => {
     const rows = await events("chain_id = $1 AND vault = $2", [lending.chain_id, lending.address]);
     expect(rows.length).toBeGreaterThan(10);
-    const r = await h.json<Rec[]>(`${API}/platform/vault_history/${upper(lending.address)}?chain_id=${lending.chain_id}`);
+    const r = await h.json<Rec[]>(
+      `${API}/platform/vault_history/${upper(lending.address)}?chain_id=${lending.chain_id}`,
+    );
     expect(r.status).toBe(200);
     expect(r.body).toEqual(rows.slice(0, 5000).map(expected));
     expect(new Set(r.body.map((x) => x.type))).toEqual(new Set(["deposit", "withdraw"]));
@@ -403,7 +518,9 @@ describe("vault history", () => {
     expect(seen).toEqual(rows.map(expected));
     // a bare block number: events of earlier blocks only
     const mid = rows[Math.floor(rows.length / 2)]!;
-    const older = await h.json<Rec[]>(`${API}/platform/vault_history/${v2.address}?chain_id=${v2.chain_id}&before=${mid.block_number}`);
+    const older = await h.json<Rec[]>(
+      `${API}/platform/vault_history/${v2.address}?chain_id=${v2.chain_id}&before=${mid.block_number}`,
+    );
     expect(older.body).toEqual(rows.filter((e) => BigInt(e.block_number) < BigInt(mid.block_number)).map(expected));
   });
 
@@ -413,11 +530,22 @@ describe("vault history", () => {
     const r = await h.json<Rec[]>(`${API}/platform/vault_history/${v2.address}?chain_id=${v2.chain_id}&type=withdraw`);
     expect(r.body).toEqual(withdraws.map(expected));
     const wallet = w.find((e) => e.kind === "deposit")!.owner;
-    const mine = w.filter((e) => e.owner === wallet || e.receiver === wallet || (e.kind === "deposit" && e.sender === wallet));
-    const byWallet = await h.json<Rec[]>(`${API}/platform/vault_history/${v2.address}?chain_id=${v2.chain_id}&wallet=${upper(wallet)}`);
+    const mine = w.filter(
+      (e) => e.owner === wallet || e.receiver === wallet || (e.kind === "deposit" && e.sender === wallet),
+    );
+    const byWallet = await h.json<Rec[]>(
+      `${API}/platform/vault_history/${v2.address}?chain_id=${v2.chain_id}&wallet=${upper(wallet)}`,
+    );
     expect(byWallet.body).toEqual(mine.map(expected));
-    const three = await h.json<Rec[]>(`${API}/platform/vault_history/${v2.address}?chain_id=${v2.chain_id}&type=deposit&limit=3`);
-    expect(three.body).toEqual(w.filter((e) => e.kind === "deposit").slice(0, 3).map(expected));
+    const three = await h.json<Rec[]>(
+      `${API}/platform/vault_history/${v2.address}?chain_id=${v2.chain_id}&type=deposit&limit=3`,
+    );
+    expect(three.body).toEqual(
+      w
+        .filter((e) => e.kind === "deposit")
+        .slice(0, 3)
+        .map(expected),
+    );
   });
 
   it("422 on malformed parameters, 404 on an unknown vault or a chain it is not on", async () => {
@@ -431,10 +559,14 @@ describe("vault history", () => {
     // a parameter the route does not know is refused, not ignored
     const extra = await h.json<{ detail: { loc: string[]; type: string }[] }>(`${base}?strategist=x`);
     expect(extra.status).toBe(422);
-    expect(extra.body.detail).toEqual([expect.objectContaining({ loc: ["query", "strategist"], type: "extra_forbidden" })]);
+    expect(extra.body.detail).toEqual([
+      expect.objectContaining({ loc: ["query", "strategist"], type: "extra_forbidden" }),
+    ]);
     await expect422(`${API}/platform/vault_history/bad%20address`, "vault_address");
     expect((await h.json(`${API}/platform/vault_history/${UNKNOWN}`)).status).toBe(404);
-    const absent = [1, 8453, 42161].find((c) => !vaults.some((v) => v.chain_id === c && v.address === lending.address))!;
+    const absent = [1, 8453, 42161].find(
+      (c) => !vaults.some((v) => v.chain_id === c && v.address === lending.address),
+    )!;
     expect((await h.json(`${base}?chain_id=${absent}`)).status).toBe(404);
     await expectAuth(base);
   });
@@ -448,7 +580,14 @@ interface Bucket {
   shares_raw: string;
 }
 interface Summary {
-  vault: { address: string; name: string; symbol: string; chain_id: number; family: string; strategist_name: string | null };
+  vault: {
+    address: string;
+    name: string;
+    symbol: string;
+    chain_id: number;
+    family: string;
+    strategist_name: string | null;
+  };
   asset: { address: string; symbol: string; decimals: number };
   window: { today: string; past_days: number; future_days: number; from: string; to: string };
   liquidity: { available: number; available_raw: string; as_of: string | null };
@@ -467,8 +606,17 @@ interface Summary {
     unscheduled: Bucket;
     outside_window: Bucket;
   };
-  redemptions_by_date: (Bucket & { date: string; days_until_due: number; is_overdue: boolean; assets_estimated: boolean })[];
-  idle_balances: { total_raw: string; wallets: { address: string; wallet_type: string; amount_raw: string }[]; subaccounts: { addresses: string[]; amount_raw: string } };
+  redemptions_by_date: (Bucket & {
+    date: string;
+    days_until_due: number;
+    is_overdue: boolean;
+    assets_estimated: boolean;
+  })[];
+  idle_balances: {
+    total_raw: string;
+    wallets: { address: string; wallet_type: string; amount_raw: string }[];
+    subaccounts: { addresses: string[]; amount_raw: string };
+  };
 }
 
 /** The pending requests of a vault per claimable date, from the tables. */
@@ -498,8 +646,16 @@ async function checkSummary(s: Summary, v: VaultRow, pastDays: number, futureDay
   const overdue = groups.filter((g) => g.d != null && g.d >= from && g.d < t);
   const due = groups.filter((g) => g.d != null && g.d >= t && g.d <= to);
   const unscheduled = groups.filter((g) => g.d == null);
-  expect(s.summary.overdue).toMatchObject({ count: count(overdue), assets_raw: sum(overdue, "assets"), shares_raw: sum(overdue, "shares") });
-  expect(s.summary.due).toMatchObject({ count: count(due), assets_raw: sum(due, "assets"), shares_raw: sum(due, "shares") });
+  expect(s.summary.overdue).toMatchObject({
+    count: count(overdue),
+    assets_raw: sum(overdue, "assets"),
+    shares_raw: sum(overdue, "shares"),
+  });
+  expect(s.summary.due).toMatchObject({
+    count: count(due),
+    assets_raw: sum(due, "assets"),
+    shares_raw: sum(due, "shares"),
+  });
   expect(s.summary.unscheduled).toMatchObject({ count: count(unscheduled), assets_raw: sum(unscheduled, "assets") });
   expect(s.summary.is_overdue).toBe(overdue.length > 0);
   expect(s.summary.next_redemption_date).toBe(groups.find((g) => g.d != null && g.d >= t)?.d ?? null);
@@ -517,7 +673,10 @@ async function checkSummary(s: Summary, v: VaultRow, pastDays: number, futureDay
   expect(s.liquidity.as_of).toBe(iso(snap!.ts));
   expect(s.idle_balances.total_raw).toBe((BigInt(snap!.idle) + BigInt(snap!.sub)).toString());
   expect(s.idle_balances.subaccounts.amount_raw).toBe(snap!.sub);
-  const subs = await h.q<{ address: string }>("SELECT address FROM registry.subaccount WHERE chain_id = $1 AND vault = $2 ORDER BY address", [v.chain_id, v.address]);
+  const subs = await h.q<{ address: string }>(
+    "SELECT address FROM registry.subaccount WHERE chain_id = $1 AND vault = $2 ORDER BY address",
+    [v.chain_id, v.address],
+  );
   expect(s.idle_balances.subaccounts.addresses).toEqual(subs.map((x) => x.address));
   const pending = BigInt(s.summary.total_pending_raw);
   const avail = BigInt(snap!.idle);
@@ -527,15 +686,21 @@ async function checkSummary(s: Summary, v: VaultRow, pastDays: number, futureDay
 
 describe("pending redemptions", () => {
   it("GET /vaults/{vault}/pending-redemptions of a lending pool: totals, buckets and dates from the tables", async () => {
-    const r = await h.json<Summary>(`${API}/vaults/${upper(lending.address)}/pending-redemptions?chain_id=${lending.chain_id}`);
+    const r = await h.json<Summary>(
+      `${API}/vaults/${upper(lending.address)}/pending-redemptions?chain_id=${lending.chain_id}`,
+    );
     expect(r.status).toBe(200);
     await checkSummary(r.body, lending, 7, 14);
-    const wide = await h.json<Summary>(`${API}/vaults/${lending.address}/pending-redemptions?chain_id=${lending.chain_id}&past_days=30&future_days=30`);
+    const wide = await h.json<Summary>(
+      `${API}/vaults/${lending.address}/pending-redemptions?chain_id=${lending.chain_id}&past_days=30&future_days=30`,
+    );
     await checkSummary(wide.body, lending, 30, 30);
   });
 
   it("a tokenizedVaultV2: requests without a date are `unscheduled`, priced at the latest share price", async () => {
-    const r = await h.json<Summary>(`${API}/vaults/${v2.address}/pending-redemptions?chain_id=${v2.chain_id}&past_days=3&future_days=5`);
+    const r = await h.json<Summary>(
+      `${API}/vaults/${v2.address}/pending-redemptions?chain_id=${v2.chain_id}&past_days=3&future_days=5`,
+    );
     expect(r.status).toBe(200);
     await checkSummary(r.body, v2, 3, 5);
     expect(r.body.summary.unscheduled.count).toBeGreaterThan(0);
@@ -558,7 +723,9 @@ describe("pending redemptions", () => {
     for (const qs of ["future_days=0", "future_days=31"]) await expect422(`${base}?${qs}`, "future_days");
     await expect422(`${base}?chain_id=77777`, "chain_id");
     expect((await h.json(`${API}/vaults/${UNKNOWN}/pending-redemptions`)).status).toBe(404);
-    const [nonEvm] = await h.q<{ address: string }>("SELECT address FROM registry.vault WHERE chain_type <> 'evm' LIMIT 1");
+    const [nonEvm] = await h.q<{ address: string }>(
+      "SELECT address FROM registry.vault WHERE chain_type <> 'evm' LIMIT 1",
+    );
     if (nonEvm) expect((await h.json(`${API}/vaults/${nonEvm.address}/pending-redemptions`)).status).toBe(404);
     await expectAuth(base);
   });
@@ -566,12 +733,51 @@ describe("pending redemptions", () => {
 
 describe("pending redemption buckets (synthetic requests, fixed clock)", () => {
   it("overdue within the look-back, due within the look-ahead, outside the window, unscheduled; liquidity", () => {
-    const v = { chain_id: 1, address: "0xv", family: "lendingPool", name: "V", symbol: "V", decimals: 6, asset: "0xa", asset_symbol: "USDC", asset_decimals: 6, strategist_name: null };
-    const g = (d: string | null, n: number, assets: string): PendingGroup => ({ chain_id: 1, vault: "0xv", claimable_date: d, n, assets, shares: assets, estimated: d == null });
-    const groups = [g("2026-02-01", 1, "1000000"), g("2026-03-05", 2, "2000000"), g("2026-03-09", 1, "500000"), g("2026-03-10", 1, "250000"), g("2026-03-20", 3, "3000000"), g("2026-04-30", 1, "7000000"), g(null, 2, "1500000")];
-    const liq = { chain_id: 1, vault: "0xv", idle_assets: "4000000", subaccount_assets: "1000000", timestamp: "1773100000" };
+    const v = {
+      chain_id: 1,
+      address: "0xv",
+      family: "lendingPool",
+      name: "V",
+      symbol: "V",
+      decimals: 6,
+      asset: "0xa",
+      asset_symbol: "USDC",
+      asset_decimals: 6,
+      strategist_name: null,
+    };
+    const g = (d: string | null, n: number, assets: string): PendingGroup => ({
+      chain_id: 1,
+      vault: "0xv",
+      claimable_date: d,
+      n,
+      assets,
+      shares: assets,
+      estimated: d == null,
+    });
+    const groups = [
+      g("2026-02-01", 1, "1000000"),
+      g("2026-03-05", 2, "2000000"),
+      g("2026-03-09", 1, "500000"),
+      g("2026-03-10", 1, "250000"),
+      g("2026-03-20", 3, "3000000"),
+      g("2026-04-30", 1, "7000000"),
+      g(null, 2, "1500000"),
+    ];
+    const liq = {
+      chain_id: 1,
+      vault: "0xv",
+      idle_assets: "4000000",
+      subaccount_assets: "1000000",
+      timestamp: "1773100000",
+    };
     const s = buildSummary(v, groups, liq, ["0xs"], new Date("2026-03-10T15:00:00Z"), { pastDays: 7, futureDays: 14 });
-    expect(s.window).toEqual({ today: "2026-03-10", past_days: 7, future_days: 14, from: "2026-03-03", to: "2026-03-24" });
+    expect(s.window).toEqual({
+      today: "2026-03-10",
+      past_days: 7,
+      future_days: 14,
+      from: "2026-03-03",
+      to: "2026-03-24",
+    });
     expect(s.summary).toMatchObject({
       total_pending: 15.25,
       total_pending_raw: "15250000",
@@ -593,36 +799,76 @@ describe("pending redemption buckets (synthetic requests, fixed clock)", () => {
       ["2026-03-10", 0, false, 1],
       ["2026-03-20", 10, false, 3],
     ]);
-    expect(s.liquidity).toEqual({ available: 4, available_raw: "4000000", as_of: new Date(1773100000 * 1000).toISOString() });
-    expect(s.idle_balances).toEqual({ total: 5, total_raw: "5000000", wallets: [{ address: "0xv", wallet_type: "vault", amount: 4, amount_raw: "4000000" }], subaccounts: { addresses: ["0xs"], amount: 1, amount_raw: "1000000" } });
+    expect(s.liquidity).toEqual({
+      available: 4,
+      available_raw: "4000000",
+      as_of: new Date(1773100000 * 1000).toISOString(),
+    });
+    expect(s.idle_balances).toEqual({
+      total: 5,
+      total_raw: "5000000",
+      wallets: [{ address: "0xv", wallet_type: "vault", amount: 4, amount_raw: "4000000" }],
+      subaccounts: { addresses: ["0xs"], amount: 1, amount_raw: "1000000" },
+    });
     const empty = buildSummary(v, [], null, [], new Date("2026-03-10T00:00:00Z"), { pastDays: 1, futureDays: 1 });
-    expect(empty.summary).toMatchObject({ total_pending: 0, pending_count: 0, pending_to_liquidity_ratio: null, is_liquidity_sufficient: true, shortfall: 0, next_redemption_date: null, is_overdue: false });
+    expect(empty.summary).toMatchObject({
+      total_pending: 0,
+      pending_count: 0,
+      pending_to_liquidity_ratio: null,
+      is_liquidity_sufficient: true,
+      shortfall: 0,
+      next_redemption_date: null,
+      is_overdue: false,
+    });
     expect(empty.liquidity).toEqual({ available: 0, available_raw: "0", as_of: null });
     expect(empty.redemptions_by_date).toEqual([]);
   });
 });
 
 describe("POST /vaults/pending-redemptions", () => {
-  type Batch = { data: Summary[]; total_requested: number; errors: { address: string; reason: string }[]; total_successful: number };
+  type Batch = {
+    data: Summary[];
+    total_requested: number;
+    errors: { address: string; reason: string }[];
+    total_successful: number;
+  };
   const post = (body: unknown, init: RequestInit & { key?: string | null } = {}) =>
-    h.json<Batch>(`${API}/vaults/pending-redemptions`, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body), ...init });
+    h.json<Batch>(`${API}/vaults/pending-redemptions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+      ...init,
+    });
 
   it("an empty object: every indexed vault", async () => {
     const r = await post({});
     expect(r.status).toBe(200);
-    expect(r.body.data.map((s) => `${s.vault.chain_id}:${s.vault.address}`)).toEqual(vaults.map((v) => `${v.chain_id}:${v.address}`));
+    expect(r.body.data.map((s) => `${s.vault.chain_id}:${s.vault.address}`)).toEqual(
+      vaults.map((v) => `${v.chain_id}:${v.address}`),
+    );
     expect(r.body).toMatchObject({ total_requested: vaults.length, total_successful: vaults.length, errors: [] });
-    await checkSummary(r.body.data.find((s) => s.vault.address === lending.address && s.vault.chain_id === lending.chain_id)!, lending, 7, 14);
+    await checkSummary(
+      r.body.data.find((s) => s.vault.address === lending.address && s.vault.chain_id === lending.chain_id)!,
+      lending,
+      7,
+      14,
+    );
   });
 
   it("by address: each processed on its own; unknown, malformed and non-EVM addresses go to errors", async () => {
-    const [nonEvm] = await h.q<{ address: string }>("SELECT address FROM registry.vault WHERE chain_type <> 'evm' LIMIT 1");
+    const [nonEvm] = await h.q<{ address: string }>(
+      "SELECT address FROM registry.vault WHERE chain_type <> 'evm' LIMIT 1",
+    );
     const list = [upper(v2.address), UNKNOWN, "definitely-not", ...(nonEvm ? [nonEvm.address] : []), v2.address];
     const r = await post({ vault_addresses: list });
     expect(r.status).toBe(200);
     const deployments = vaults.filter((v) => v.address === v2.address);
     expect(r.body.data.map((s) => s.vault.address)).toEqual(deployments.map((v) => v.address));
-    expect(r.body.errors.map((e) => e.address)).toEqual([UNKNOWN, "definitely-not", ...(nonEvm ? [nonEvm.address] : [])]);
+    expect(r.body.errors.map((e) => e.address)).toEqual([
+      UNKNOWN,
+      "definitely-not",
+      ...(nonEvm ? [nonEvm.address] : []),
+    ]);
     expect(r.body.errors[0]!.reason).toMatch(/not found/);
     expect(r.body.errors[1]!.reason).toMatch(/not a valid EVM address/);
     if (nonEvm) expect(r.body.errors[2]!.reason).toMatch(/not an EVM vault/);
@@ -640,27 +886,47 @@ describe("POST /vaults/pending-redemptions", () => {
     const theirs = rows.filter((x) => x.name === name);
     const r = await post({ strategist_name: name.toUpperCase() });
     expect(r.status).toBe(200);
-    expect(r.body.data.map((s) => `${s.vault.chain_id}:${s.vault.address}`)).toEqual(theirs.map((v) => `${v.chain_id}:${v.address}`));
+    expect(r.body.data.map((s) => `${s.vault.chain_id}:${s.vault.address}`)).toEqual(
+      theirs.map((v) => `${v.chain_id}:${v.address}`),
+    );
     expect(r.body.data.every((s) => s.vault.strategist_name === name)).toBe(true);
     const other = rows.find((x) => x.name !== name);
     if (other) {
       const both = await post({ strategist_name: name, vault_addresses: [theirs[0]!.address, other.address] });
       expect(both.body.data.every((s) => s.vault.strategist_name === name)).toBe(true);
-      expect(both.body.errors.some((e) => e.address === other.address && /not managed by strategist/.test(e.reason))).toBe(true);
+      expect(
+        both.body.errors.some((e) => e.address === other.address && /not managed by strategist/.test(e.reason)),
+      ).toBe(true);
     }
     const nf = await post({ strategist_name: "No Such Strategist" });
     expect(nf.status).toBe(404);
   });
 
   it("422 when the body is not JSON or has the wrong types; key required", async () => {
-    await expect422(`${API}/vaults/pending-redemptions`, "vault_addresses", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ vault_addresses: "0xabc" }) });
-    await expect422(`${API}/vaults/pending-redemptions`, 0, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ vault_addresses: [42] }) });
-    await expect422(`${API}/vaults/pending-redemptions`, "strategist_name", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ strategist_name: 7 }) });
+    await expect422(`${API}/vaults/pending-redemptions`, "vault_addresses", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ vault_addresses: "0xabc" }),
+    });
+    await expect422(`${API}/vaults/pending-redemptions`, 0, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ vault_addresses: [42] }),
+    });
+    await expect422(`${API}/vaults/pending-redemptions`, "strategist_name", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ strategist_name: 7 }),
+    });
     const bad = await post("{not json");
     expect(bad.status).toBe(422);
     const arr = await post([lending.address]);
     expect(arr.status).toBe(422);
-    await expectAuth(`${API}/vaults/pending-redemptions`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    await expectAuth(`${API}/vaults/pending-redemptions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     // a misspelt filter is refused, never read as "every vault"
     const typo = await h.json<{ detail: { loc: string[]; type: string }[] }>(`${API}/vaults/pending-redemptions`, {
       method: "POST",
@@ -668,7 +934,9 @@ describe("POST /vaults/pending-redemptions", () => {
       body: JSON.stringify({ strategist: "Anyone" }),
     });
     expect(typo.status).toBe(422);
-    expect(typo.body.detail).toEqual([expect.objectContaining({ loc: ["body", "strategist"], type: "extra_forbidden" })]);
+    expect(typo.body.detail).toEqual([
+      expect.objectContaining({ loc: ["body", "strategist"], type: "extra_forbidden" }),
+    ]);
   });
 });
 
@@ -684,8 +952,24 @@ describe("withdrawal queue", () => {
     normalized_total_withdrawals_amount: string;
     total_assets: string | null;
     normalized_total_assets: string | null;
-    pending_withdrawals: { id: string; date: string; amount_raw: string; normalized_amount: string; vault_percentage: string | null; vault: string; receiver: string; owner: string; queue_position: number | null; amount_estimated: boolean }[];
-    recent_processed: { id: string; amount_raw: string; processed_at: string | null; processed_tx_hash: string | null }[];
+    pending_withdrawals: {
+      id: string;
+      date: string;
+      amount_raw: string;
+      normalized_amount: string;
+      vault_percentage: string | null;
+      vault: string;
+      receiver: string;
+      owner: string;
+      queue_position: number | null;
+      amount_estimated: boolean;
+    }[];
+    recent_processed: {
+      id: string;
+      amount_raw: string;
+      processed_at: string | null;
+      processed_tx_hash: string | null;
+    }[];
   }
   const fmt = (raw: string, d: number) => {
     const v = BigInt(raw);
@@ -706,7 +990,13 @@ describe("withdrawal queue", () => {
         "SELECT withdrawal_queue_head AS head, withdrawal_queue_tail AS tail, total_assets::text AS total_assets, asset_symbol FROM indexer.vault WHERE chain_id = $1 AND address = $2",
         [v.chain_id, v.address],
       );
-      expect(r.body).toMatchObject({ chain_id: v.chain_id, vault: v.address, family: which, symbol: vr!.asset_symbol, total_assets: vr!.total_assets });
+      expect(r.body).toMatchObject({
+        chain_id: v.chain_id,
+        vault: v.address,
+        family: which,
+        symbol: vr!.asset_symbol,
+        total_assets: vr!.total_assets,
+      });
       expect(r.body.queue).toEqual({ head: vr!.head, tail: vr!.tail, length: vr!.tail - vr!.head });
       const pend = await h.q<{ id: string; amount: string; claimable_date: string | null; receiver: string }>(
         `SELECT r.id, (CASE WHEN r.assets IS NULL THEN trunc(r.shares * v.asset_share_ratio) ELSE r.assets - coalesce(r.fee, 0) END)::text AS amount, r.claimable_date, r.receiver
@@ -718,12 +1008,15 @@ describe("withdrawal queue", () => {
       const total = pend.reduce((a, p) => a + BigInt(p.amount), 0n).toString();
       expect(r.body.total_withdrawals_raw_amount).toBe(total);
       expect(r.body.normalized_total_withdrawals_amount).toBe(fmt(total, v.asset_decimals));
-      expect(r.body.pending_withdrawals.map((p) => [p.id, p.amount_raw, p.receiver])).toEqual(pend.slice(0, 100).map((p) => [p.id, p.amount, p.receiver]));
+      expect(r.body.pending_withdrawals.map((p) => [p.id, p.amount_raw, p.receiver])).toEqual(
+        pend.slice(0, 100).map((p) => [p.id, p.amount, p.receiver]),
+      );
       r.body.pending_withdrawals.forEach((p, i) => {
         expect(p.queue_position).toBe(which === "tokenizedVaultV2" ? i + 1 : null);
         expect(p.amount_estimated).toBe(which === "tokenizedVaultV2");
         expect(p.normalized_amount).toBe(fmt(p.amount_raw, v.asset_decimals));
-        if (vr!.total_assets && BigInt(vr!.total_assets) > 0n) expect(Number(p.vault_percentage)).toBeCloseTo((Number(p.amount_raw) / Number(vr!.total_assets)) * 100, 4);
+        if (vr!.total_assets && BigInt(vr!.total_assets) > 0n)
+          expect(Number(p.vault_percentage)).toBeCloseTo((Number(p.amount_raw) / Number(vr!.total_assets)) * 100, 4);
       });
       if (which === "tokenizedVaultV2") expect(pend.length).toBe(vr!.tail - vr!.head);
       const done = await h.q<{ id: string; amount: string }>(
@@ -751,7 +1044,11 @@ describe("withdrawal queue", () => {
 
 describe("OpenAPI", () => {
   it("documents every platform route, with the key policy where it applies", async () => {
-    const doc = (await h.json<{ paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown> }>> }>(`${API}/openapi.json`, { key: null })).body;
+    const doc = (
+      await h.json<{
+        paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown> }>>;
+      }>(`${API}/openapi.json`, { key: null })
+    ).body;
     const open = ["/platform/strategy_apy", "/platform/strategy_apy/{vault_address}", "/platform/strategist"];
     const keyed: [string, string][] = [
       ["get", "/platform/unrealized_pnl"],
@@ -782,6 +1079,9 @@ describe("OpenAPI", () => {
       expect(Object.keys(cdoc.paths[p]![m]!.responses)).toEqual(expect.arrayContaining(["200", "401", "403", "422"]));
     }
     // strategy APY create takes the key or an operator's bearer token
-    expect(doc.paths["/platform/strategy_apy"]!.post!.security).toEqual([{ ApiKeyHeader: [] }, { OAuth2Password: ["strategy_apy:write"] }]);
+    expect(doc.paths["/platform/strategy_apy"]!.post!.security).toEqual([
+      { ApiKeyHeader: [] },
+      { OAuth2Password: ["strategy_apy:write"] },
+    ]);
   });
 });

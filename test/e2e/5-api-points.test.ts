@@ -4,10 +4,10 @@
  * a single wallet) and the daily streak status (with a fixed clock), plus 422 and the open-read key policy.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp, type App } from "../../api/app.js";
+import { type App, createApp } from "../../api/app.js";
 import { createReadDb } from "../../api/lib/db.js";
 import { standings } from "../../api/lib/standings.js";
-import { setupApi, type ApiHarness } from "../api-harness.js";
+import { type ApiHarness, setupApi } from "../api-harness.js";
 
 let h: ApiHarness;
 let read: ReturnType<typeof createReadDb>;
@@ -44,7 +44,18 @@ type Record_ = {
   daily_streak_points: number;
   manual_points: number;
   rank: number | null;
-  pools: Record<string, { amountDepositedInUsd: number; nativeAmountDeposited: number; totalPoints: number; hasPendingRewards: boolean; address: string; chainId: number; name: string | null }>;
+  pools: Record<
+    string,
+    {
+      amountDepositedInUsd: number;
+      nativeAmountDeposited: number;
+      totalPoints: number;
+      hasPendingRewards: boolean;
+      address: string;
+      chainId: number;
+      name: string | null;
+    }
+  >;
   external: Record<string, unknown>;
   referrals: Record<string, { totalPoints: number; amountDepositedInUsd: number; nativeAmountDeposited: number }>;
   topVault: { lifetimeDeposit: number; address: string; chainId: number } | null;
@@ -57,8 +68,13 @@ let free: string[] = [];
 const registered: string[] = [];
 const rewardIds: string[] = [];
 
-const balanceOf = async (w: string) => (await h.q<Balance>("SELECT * FROM derived.points_balance WHERE wallet = $1", [w]))[0];
-const poolsOf = (w: string) => h.q<Pool>("SELECT wallet, chain_id, vault, total_points::text, shares::text, native_amount::text, usd_value::text FROM derived.points_pool WHERE wallet = $1", [w]);
+const balanceOf = async (w: string) =>
+  (await h.q<Balance>("SELECT * FROM derived.points_balance WHERE wallet = $1", [w]))[0];
+const poolsOf = (w: string) =>
+  h.q<Pool>(
+    "SELECT wallet, chain_id, vault, total_points::text, shares::text, native_amount::text, usd_value::text FROM derived.points_pool WHERE wallet = $1",
+    [w],
+  );
 const upper = (a: string) => `0x${a.slice(2).toUpperCase()}`;
 
 beforeAll(async () => {
@@ -74,7 +90,12 @@ beforeAll(async () => {
   ).map((r) => r.wallet);
   expect(free.length).toBeGreaterThanOrEqual(5);
   read = createReadDb(h.devnet.dbUrl, 2);
-  clocked = createApp({ db: read.db, config: { indexerSchema: "indexer", rpcUrls: new Map(), corsOrigins: [], rateLimitPerMinute: 1_000_000 }, redis: null, now: () => clock });
+  clocked = createApp({
+    db: read.db,
+    config: { indexerSchema: "indexer", rpcUrls: new Map(), corsOrigins: [], rateLimitPerMinute: 1_000_000 },
+    redis: null,
+    now: () => clock,
+  });
 }, 400_000);
 
 afterAll(async () => {
@@ -82,7 +103,11 @@ afterAll(async () => {
     if (registered.length) {
       await h.db.deleteFrom("registry.streak_claim").where("address", "in", registered).execute();
       // referees first (they reference their referrer)
-      await h.db.deleteFrom("registry.points_user").where("address", "in", registered).where("referrer", "is not", null).execute();
+      await h.db
+        .deleteFrom("registry.points_user")
+        .where("address", "in", registered)
+        .where("referrer", "is not", null)
+        .execute();
       await h.db.deleteFrom("registry.points_user").where("address", "in", registered).execute();
     }
     if (rewardIds.length) await h.db.deleteFrom("registry.reward").where("id", "in", rewardIds).execute();
@@ -92,7 +117,10 @@ afterAll(async () => {
 });
 
 async function register(address: string, referrer: string | null = null) {
-  await h.db.insertInto("registry.points_user").values({ address, referrer, chain_id: 1, registered_at: "2026-11-01T00:00:00Z" }).execute();
+  await h.db
+    .insertInto("registry.points_user")
+    .values({ address, referrer, chain_id: 1, registered_at: "2026-11-01T00:00:00Z" })
+    .execute();
   registered.push(address);
 }
 
@@ -122,10 +150,20 @@ describe("points record: /v1/points/{user_address} and /api/v1/platform/points/{
       rank: b.rank_total,
       external: {},
       referrals: {},
-      topVault: { lifetimeDeposit: Number(b.top_vault_lifetime_deposit), address: b.top_vault, chainId: b.top_vault_chain_id },
+      topVault: {
+        lifetimeDeposit: Number(b.top_vault_lifetime_deposit),
+        address: b.top_vault,
+        chainId: b.top_vault_chain_id,
+      },
     });
     expect(Object.keys(r.pools)).toHaveLength(pools.length);
-    const names = new Map((await h.q<{ chain_id: number; address: string; name: string }>("SELECT chain_id, address, name FROM indexer.vault")).map((v) => [`${v.chain_id}:${v.address}`, v.name]));
+    const names = new Map(
+      (
+        await h.q<{ chain_id: number; address: string; name: string }>(
+          "SELECT chain_id, address, name FROM indexer.vault",
+        )
+      ).map((v) => [`${v.chain_id}:${v.address}`, v.name]),
+    );
     for (const p of pools) {
       const multi = pools.filter((x) => x.vault === p.vault).length > 1;
       const entry = r.pools[multi ? `${p.vault}:${p.chain_id}` : p.vault]!;
@@ -145,13 +183,28 @@ describe("points record: /v1/points/{user_address} and /api/v1/platform/points/{
     const w = free[1]!;
     const pools = await poolsOf(w);
     const target = pools[0]!;
-    const keyOf = (p: Pool) => (pools.filter((x) => x.vault === p.vault).length > 1 ? `${p.vault}:${p.chain_id}` : p.vault);
+    const keyOf = (p: Pool) =>
+      pools.filter((x) => x.vault === p.vault).length > 1 ? `${p.vault}:${p.chain_id}` : p.vault;
     const now = Date.now();
     const ins = await h.db
       .insertInto("registry.reward")
       .values([
-        { chain_id: target.chain_id, vault: target.vault, text: `${TEST} active`, multiplier: "1.5", start_datetime: new Date(now - 86_400_000), end_datetime: new Date(now + 86_400_000) },
-        ...pools.slice(1).map((p) => ({ chain_id: p.chain_id, vault: p.vault, text: `${TEST} expired`, multiplier: "2", start_datetime: new Date(now - 10 * 86_400_000), end_datetime: new Date(now - 86_400_000) })),
+        {
+          chain_id: target.chain_id,
+          vault: target.vault,
+          text: `${TEST} active`,
+          multiplier: "1.5",
+          start_datetime: new Date(now - 86_400_000),
+          end_datetime: new Date(now + 86_400_000),
+        },
+        ...pools.slice(1).map((p) => ({
+          chain_id: p.chain_id,
+          vault: p.vault,
+          text: `${TEST} expired`,
+          multiplier: "2",
+          start_datetime: new Date(now - 10 * 86_400_000),
+          end_datetime: new Date(now - 86_400_000),
+        })),
       ])
       .returning("id")
       .execute();
@@ -161,7 +214,10 @@ describe("points record: /v1/points/{user_address} and /api/v1/platform/points/{
     );
     const r = await h.json<Record_>(`/v1/points/${w}`, { key: null });
     expect(r.body.pools[keyOf(target)]!.hasPendingRewards).toBe(true);
-    for (const p of pools) expect(r.body.pools[keyOf(p)]!.hasPendingRewards).toBe(active.some((a) => a.chain_id === p.chain_id && a.vault === p.vault));
+    for (const p of pools)
+      expect(r.body.pools[keyOf(p)]!.hasPendingRewards).toBe(
+        active.some((a) => a.chain_id === p.chain_id && a.vault === p.vault),
+      );
   });
 
   it("referrals: every registered referee, with what the referrer earned and the referee's current positions", async () => {
@@ -170,9 +226,15 @@ describe("points record: /v1/points/{user_address} and /api/v1/platform/points/{
     await register(referee, referrer);
     await register(idle, referrer);
     // what the referrer earned from the referee since its registration (a view over positions and the index)
-    const [earned] = await h.q<{ t: string }>("SELECT total_points::text AS t FROM derived.points_referral WHERE referrer = $1 AND referee = $2", [referrer, referee]);
+    const [earned] = await h.q<{ t: string }>(
+      "SELECT total_points::text AS t FROM derived.points_referral WHERE referrer = $1 AND referee = $2",
+      [referrer, referee],
+    );
     expect(earned).toBeDefined();
-    const [fromLedger] = await h.q<{ t: string }>("SELECT coalesce(sum(points), 0)::text AS t FROM derived.points_ledger WHERE wallet = $1 AND ref = $2 AND source = 'referral'", [referrer, referee]);
+    const [fromLedger] = await h.q<{ t: string }>(
+      "SELECT coalesce(sum(points), 0)::text AS t FROM derived.points_ledger WHERE wallet = $1 AND ref = $2 AND source = 'referral'",
+      [referrer, referee],
+    );
     expect(Number(fromLedger!.t)).toBe(Number(earned!.t));
     const r = await h.json<Record_>(`/api/v1/platform/points/${upper(referrer)}`);
     expect(r.status).toBe(200);
@@ -184,7 +246,10 @@ describe("points record: /v1/points/{user_address} and /api/v1/platform/points/{
       },
       [idle]: { totalPoints: 0, amountDepositedInUsd: 0, nativeAmountDeposited: 0 },
     });
-    const [sums] = await h.q<{ usd: string; native: string }>("SELECT sum(usd_value)::text AS usd, sum(native_amount)::text AS native FROM derived.points_pool WHERE wallet = $1", [referee]);
+    const [sums] = await h.q<{ usd: string; native: string }>(
+      "SELECT sum(usd_value)::text AS usd, sum(native_amount)::text AS native FROM derived.points_pool WHERE wallet = $1",
+      [referee],
+    );
     expect(r.body.referrals[referee]!.amountDepositedInUsd).toBe(Number(sums!.usd));
     expect(r.body.referrals[referee]!.nativeAmountDeposited).toBe(Number(sums!.native));
   });
@@ -196,7 +261,18 @@ describe("points record: /v1/points/{user_address} and /api/v1/platform/points/{
     expect(up.body).toEqual(lower.body);
     const r = await h.json<Record_>(`/v1/points/${fresh(2)}`, { key: null });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ totalPoints: 0, referralEarnings: 0, streak: 0, daily_streak_points: 0, manual_points: 0, rank: null, pools: {}, external: {}, referrals: {}, topVault: null });
+    expect(r.body).toEqual({
+      totalPoints: 0,
+      referralEarnings: 0,
+      streak: 0,
+      daily_streak_points: 0,
+      manual_points: 0,
+      rank: null,
+      pools: {},
+      external: {},
+      referrals: {},
+      topVault: null,
+    });
   });
 
   it("422 for a malformed address (loc ends in user_address); the institutional route needs a key", async () => {
@@ -216,14 +292,41 @@ describe("points record: /v1/points/{user_address} and /api/v1/platform/points/{
 });
 
 describe("GET /api/v1/platform/points/leaderboard", () => {
-  type Item = { rank: number; userAddress: string; topVault: { name: string | null; address: string; chainId: number; deposit: { amount: number; asset: string | null } } | null; streakDays: number; streakTooltip: string; totalPoints: number };
+  type Item = {
+    rank: number;
+    userAddress: string;
+    topVault: {
+      name: string | null;
+      address: string;
+      chainId: number;
+      deposit: { amount: number; asset: string | null };
+    } | null;
+    streakDays: number;
+    streakTooltip: string;
+    totalPoints: number;
+  };
   type Board = { page: number; perPage: number; totalItems: number; totalPages: number; items: Item[] };
-  const vaults = async () => new Map((await h.q<{ chain_id: number; address: string; name: string; asset_symbol: string }>("SELECT chain_id, address, name, asset_symbol FROM indexer.vault")).map((v) => [`${v.chain_id}:${v.address}`, v]));
+  const vaults = async () =>
+    new Map(
+      (
+        await h.q<{ chain_id: number; address: string; name: string; asset_symbol: string }>(
+          "SELECT chain_id, address, name, asset_symbol FROM indexer.vault",
+        )
+      ).map((v) => [`${v.chain_id}:${v.address}`, v]),
+    );
   const itemOf = (b: Balance, rank: number, meta: Map<string, { name: string; asset_symbol: string }>): Item => ({
     rank,
     userAddress: b.wallet,
     topVault: b.top_vault
-      ? { name: meta.get(`${b.top_vault_chain_id}:${b.top_vault}`)!.name, address: b.top_vault, chainId: b.top_vault_chain_id!, deposit: { amount: Number(b.top_vault_lifetime_deposit), asset: meta.get(`${b.top_vault_chain_id}:${b.top_vault}`)!.asset_symbol } }
+      ? {
+          name: meta.get(`${b.top_vault_chain_id}:${b.top_vault}`)!.name,
+          address: b.top_vault,
+          chainId: b.top_vault_chain_id!,
+          deposit: {
+            amount: Number(b.top_vault_lifetime_deposit),
+            asset: meta.get(`${b.top_vault_chain_id}:${b.top_vault}`)!.asset_symbol,
+          },
+        }
       : null,
     streakDays: b.streak_days,
     streakTooltip: expect.any(String) as unknown as string,
@@ -235,7 +338,12 @@ describe("GET /api/v1/platform/points/leaderboard", () => {
     const meta = await vaults();
     const r = await h.json<Board>("/api/v1/platform/points/leaderboard");
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ page: 1, perPage: 10, totalItems: all.length, totalPages: Math.ceil(all.length / 10) });
+    expect(r.body).toMatchObject({
+      page: 1,
+      perPage: 10,
+      totalItems: all.length,
+      totalPages: Math.ceil(all.length / 10),
+    });
     expect(r.body.items).toEqual(all.slice(0, 10).map((b) => itemOf(b, b.rank_total, meta)));
     const pts = r.body.items.map((i) => i.totalPoints);
     expect([...pts].sort((a, b) => b - a)).toEqual(pts);
@@ -245,9 +353,16 @@ describe("GET /api/v1/platform/points/leaderboard", () => {
     const all = await h.q<Balance>("SELECT * FROM derived.points_balance ORDER BY rank_total");
     const meta = await vaults();
     const r = await h.json<Board>("/api/v1/platform/points/leaderboard?page=3&perPage=7");
-    expect(r.body).toMatchObject({ page: 3, perPage: 7, totalItems: all.length, totalPages: Math.ceil(all.length / 7) });
+    expect(r.body).toMatchObject({
+      page: 3,
+      perPage: 7,
+      totalItems: all.length,
+      totalPages: Math.ceil(all.length / 7),
+    });
     expect(r.body.items).toEqual(all.slice(14, 21).map((b) => itemOf(b, b.rank_total, meta)));
-    const past = await h.json<Board>(`/api/v1/platform/points/leaderboard?page=${Math.ceil(all.length / 100) + 1}&perPage=100`);
+    const past = await h.json<Board>(
+      `/api/v1/platform/points/leaderboard?page=${Math.ceil(all.length / 100) + 1}&perPage=100`,
+    );
     expect(past.status).toBe(200);
     expect(past.body.items).toEqual([]);
     expect(past.body.totalItems).toBe(all.length);
@@ -258,13 +373,22 @@ describe("GET /api/v1/platform/points/leaderboard", () => {
     const meta = await vaults();
     const r = await h.json<Board>("/api/v1/platform/points/leaderboard?sortBy=streakDays&perPage=100");
     expect(r.body.items).toEqual(all.slice(0, 100).map((b) => itemOf(b, b.rank_streak, meta)));
-    for (const i of r.body.items) expect(i.streakTooltip).toEqual(i.streakDays > 0 ? expect.stringMatching(new RegExp(`^${i.streakDays}-day streak`)) : expect.stringMatching(/^No active streak/));
+    for (const i of r.body.items)
+      expect(i.streakTooltip).toEqual(
+        i.streakDays > 0
+          ? expect.stringMatching(new RegExp(`^${i.streakDays}-day streak`))
+          : expect.stringMatching(/^No active streak/),
+      );
   });
 
   it("wallet_address (case-insensitive) or an ens_name that is an address: only that wallet, with its rank", async () => {
     const b = (await balanceOf(free[0]!))!;
     const meta = await vaults();
-    for (const q of [`wallet_address=${upper(b.wallet)}`, `ens_name=${b.wallet}`, `wallet_address=${b.wallet}&page=4`]) {
+    for (const q of [
+      `wallet_address=${upper(b.wallet)}`,
+      `ens_name=${b.wallet}`,
+      `wallet_address=${b.wallet}&page=4`,
+    ]) {
       const r = await h.json<Board>(`/api/v1/platform/points/leaderboard?${q}`);
       expect(r.status, q).toBe(200);
       expect(r.body.totalItems).toBe(1);
@@ -300,7 +424,16 @@ describe("GET /api/v1/platform/points/leaderboard", () => {
 });
 
 describe("GET /api/v1/platform/points/daily_streak/status", () => {
-  type Status = { canClaim: boolean; reason: string | null; currentPoints: number; streakDays: number; totalPoints: number; timeUntilReset: number; lastClaimedAt: string | null; hasActivePositions: boolean };
+  type Status = {
+    canClaim: boolean;
+    reason: string | null;
+    currentPoints: number;
+    streakDays: number;
+    totalPoints: number;
+    timeUntilReset: number;
+    lastClaimedAt: string | null;
+    hasActivePositions: boolean;
+  };
   const status = (a: string) => getClocked<Status>(`/api/v1/platform/points/daily_streak/status?address=${a}`);
 
   it("registered + active position + no claim today = can claim; a claim today closes it until UTC midnight", async () => {
@@ -310,20 +443,51 @@ describe("GET /api/v1/platform/points/daily_streak/status", () => {
     // not registered yet
     let r = await status(w);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ canClaim: false, reason: "user_not_found", currentPoints: 0, streakDays: 0, totalPoints: Number(b.total_points), timeUntilReset: 14 * 3600, lastClaimedAt: null, hasActivePositions: true });
+    expect(r.body).toEqual({
+      canClaim: false,
+      reason: "user_not_found",
+      currentPoints: 0,
+      streakDays: 0,
+      totalPoints: Number(b.total_points),
+      timeUntilReset: 14 * 3600,
+      lastClaimedAt: null,
+      hasActivePositions: true,
+    });
 
     if (!registered.includes(w)) await register(w);
     r = await status(upper(w));
     expect(r.body.canClaim).toBe(true);
 
-    await h.db.insertInto("registry.streak_claim").values({ address: w, day: "2026-11-21", streak_days: 3, points: "10", claimed_at: "2026-11-21T09:15:00Z" }).execute();
+    await h.db
+      .insertInto("registry.streak_claim")
+      .values({ address: w, day: "2026-11-21", streak_days: 3, points: "10", claimed_at: "2026-11-21T09:15:00Z" })
+      .execute();
     r = await status(w);
-    expect(r.body).toMatchObject({ canClaim: true, reason: null, streakDays: 3, currentPoints: 10, lastClaimedAt: "2026-11-21T09:15:00.000Z" });
+    expect(r.body).toMatchObject({
+      canClaim: true,
+      reason: null,
+      streakDays: 3,
+      currentPoints: 10,
+      lastClaimedAt: "2026-11-21T09:15:00.000Z",
+    });
 
-    await h.db.insertInto("registry.streak_claim").values({ address: w, day: "2026-11-22", streak_days: 4, points: "12.5", claimed_at: "2026-11-22T08:00:00Z" }).execute();
+    await h.db
+      .insertInto("registry.streak_claim")
+      .values({ address: w, day: "2026-11-22", streak_days: 4, points: "12.5", claimed_at: "2026-11-22T08:00:00Z" })
+      .execute();
     r = await status(w);
-    expect(r.body).toMatchObject({ canClaim: false, reason: "already_claimed", streakDays: 4, currentPoints: 22.5, lastClaimedAt: "2026-11-22T08:00:00.000Z", hasActivePositions: true });
-    const [sum] = await h.q<{ s: string }>("SELECT sum(points)::text AS s FROM registry.streak_claim WHERE address = $1", [w]);
+    expect(r.body).toMatchObject({
+      canClaim: false,
+      reason: "already_claimed",
+      streakDays: 4,
+      currentPoints: 22.5,
+      lastClaimedAt: "2026-11-22T08:00:00.000Z",
+      hasActivePositions: true,
+    });
+    const [sum] = await h.q<{ s: string }>(
+      "SELECT sum(points)::text AS s FROM registry.streak_claim WHERE address = $1",
+      [w],
+    );
     expect(r.body.currentPoints).toBe(Number(sum!.s));
 
     // next day: can claim again, the streak still counts (claimed yesterday)
@@ -341,9 +505,23 @@ describe("GET /api/v1/platform/points/daily_streak/status", () => {
     const idle = fresh(4);
     await register(idle);
     let r = await status(idle);
-    expect(r.body).toEqual({ canClaim: false, reason: "no_active_positions", currentPoints: 0, streakDays: 0, totalPoints: 0, timeUntilReset: 14 * 3600, lastClaimedAt: null, hasActivePositions: false });
+    expect(r.body).toEqual({
+      canClaim: false,
+      reason: "no_active_positions",
+      currentPoints: 0,
+      streakDays: 0,
+      totalPoints: 0,
+      timeUntilReset: 14 * 3600,
+      lastClaimedAt: null,
+      hasActivePositions: false,
+    });
     r = await status(fresh(5));
-    expect(r.body).toMatchObject({ canClaim: false, reason: "user_not_found", hasActivePositions: false, lastClaimedAt: null });
+    expect(r.body).toMatchObject({
+      canClaim: false,
+      reason: "user_not_found",
+      hasActivePositions: false,
+      lastClaimedAt: null,
+    });
   });
 
   it("the harness app (real clock) answers too; 422 for a missing or malformed address; the key policy", async () => {
@@ -361,7 +539,11 @@ describe("GET /api/v1/platform/points/daily_streak/status", () => {
 
   it("the claim and register POSTs are served and need the points:write scope (test/e2e/6-api-writes-points.test.ts tests them)", async () => {
     for (const path of ["/api/v1/platform/points/daily_streak/claim", "/api/v1/platform/points/register"]) {
-      const r = await h.json<{ code: string }>(path, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+      const r = await h.json<{ code: string }>(path, {
+        method: "POST",
+        body: "{}",
+        headers: { "content-type": "application/json" },
+      });
       expect(r.status, path).toBe(403);
       expect(r.body.code, path).toBe("insufficient_scope");
     }

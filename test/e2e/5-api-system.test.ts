@@ -5,12 +5,12 @@
  */
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ALLOWED_ORIGIN, setupApi, type ApiHarness } from "../api-harness.js";
 import { createApp } from "../../api/app.js";
 import { createKey } from "../../api/keys.js";
 import { createReadDb } from "../../api/lib/db.js";
 import { jobsConfig } from "../../jobs/config.js";
 import { settle, startWorkers } from "../../jobs/runtime.js";
+import { ALLOWED_ORIGIN, type ApiHarness, setupApi } from "../api-harness.js";
 import { rpcCall } from "../helpers.js";
 
 interface Ping {
@@ -168,7 +168,12 @@ describe("system routes", () => {
   it("with the database down, ping says so with 503 and routes answer 503, never 500", async () => {
     const dead = createReadDb("postgresql://nobody@127.0.0.1:1/none", 1);
     try {
-      const app = createApp({ db: dead.db, config: { indexerSchema: "indexer", rpcUrls: new Map(), corsOrigins: [], rateLimitPerMinute: 1000 }, redis: null, now: () => new Date() });
+      const app = createApp({
+        db: dead.db,
+        config: { indexerSchema: "indexer", rpcUrls: new Map(), corsOrigins: [], rateLimitPerMinute: 1000 },
+        redis: null,
+        now: () => new Date(),
+      });
       const ping = await app.request("/api/v1/ping");
       expect(ping.status).toBe(503);
       const body = (await ping.json()) as { status: string; checks: { database: { ok: boolean; error: string } } };
@@ -190,10 +195,18 @@ describe("system routes", () => {
 
   it("a body that is not JSON, or not sent as JSON, answers 422", async () => {
     const url = "/api/v1/vaults/pending-redemptions";
-    const bad = await h.json<{ detail: { loc: string[]; type: string }[] }>(url, { method: "POST", body: "{not json", headers: { "content-type": "application/json" } });
+    const bad = await h.json<{ detail: { loc: string[]; type: string }[] }>(url, {
+      method: "POST",
+      body: "{not json",
+      headers: { "content-type": "application/json" },
+    });
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0]!.loc).toEqual(["body"]);
-    const text = await h.json<{ detail: { loc: string[] }[] }>(url, { method: "POST", body: "vault_addresses=x", headers: { "content-type": "text/plain" } });
+    const text = await h.json<{ detail: { loc: string[] }[] }>(url, {
+      method: "POST",
+      body: "vault_addresses=x",
+      headers: { "content-type": "text/plain" },
+    });
     expect(text.status).toBe(422);
     expect(text.body.detail[0]!.loc).toEqual(["body"]);
   });
@@ -221,7 +234,8 @@ describe("system routes", () => {
     const b = h.appWith({ rateLimitPerMinute: limit });
     const { key } = await createKey(h.db, `rate-limit-${Date.now()}`); // a fresh counter (a key that is sent is checked)
     const statuses: number[] = [];
-    for (const app of [a, b, a, b]) statuses.push((await app.request("/v1/", { headers: { "x-api-key": key } })).status);
+    for (const app of [a, b, a, b])
+      statuses.push((await app.request("/v1/", { headers: { "x-api-key": key } })).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
     const r = await a.request("/v1/", { headers: { "x-api-key": key } });
     expect(r.status).toBe(429);
@@ -243,7 +257,11 @@ describe("system routes", () => {
     expect((await get(h.revokedKey)).headers.get("x-cache")).toBeNull();
     // a caller without a key gets its own answer, never one cached for a key
     expect((await app.request("/api/v1/platform/strategist")).headers.get("x-cache")).toBeNull();
-    const write = await app.request("/api/v1/vaults/pending-redemptions", { method: "POST", body: "{}", headers: { "x-api-key": h.key, "content-type": "application/json" } });
+    const write = await app.request("/api/v1/vaults/pending-redemptions", {
+      method: "POST",
+      body: "{}",
+      headers: { "x-api-key": h.key, "content-type": "application/json" },
+    });
     expect(write.status).toBe(200);
     const fresh = await get(h.key);
     expect(fresh.headers.get("x-cache")).toBeNull();
@@ -273,7 +291,9 @@ describe("system routes", () => {
       expect(bytes.length).toBeLessThan(text.length / 3);
       expect(gunzipSync(bytes).toString("utf8")).toBe(text);
     }
-    const refused = await app.request(url, { headers: { "x-api-key": h.key, "accept-encoding": "gzip;q=0, identity" } });
+    const refused = await app.request(url, {
+      headers: { "x-api-key": h.key, "accept-encoding": "gzip;q=0, identity" },
+    });
     expect(refused.headers.get("content-encoding")).toBeNull();
     expect(await refused.text()).toBe(text);
   });
@@ -283,16 +303,27 @@ describe("system routes", () => {
     expect(ok.headers.get("access-control-allow-origin")).toBe(ALLOWED_ORIGIN);
     const other = await h.req("/v1/", { key: null, headers: { origin: "https://evil.example" } });
     expect(other.headers.get("access-control-allow-origin")).toBeNull();
-    const pre = await h.req("/api/v1/ping", { key: null, method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "GET" } });
+    const pre = await h.req("/api/v1/ping", {
+      key: null,
+      method: "OPTIONS",
+      headers: { origin: "https://evil.example", "access-control-request-method": "GET" },
+    });
     expect(pre.status).toBe(403);
-    const pre2 = await h.req("/api/v1/ping", { key: null, method: "OPTIONS", headers: { origin: ALLOWED_ORIGIN, "access-control-request-method": "GET" } });
+    const pre2 = await h.req("/api/v1/ping", {
+      key: null,
+      method: "OPTIONS",
+      headers: { origin: ALLOWED_ORIGIN, "access-control-request-method": "GET" },
+    });
     expect(pre2.status).toBe(204);
     expect(pre2.headers.get("access-control-allow-headers")).toMatch(/x-api-key/);
   });
 
   it("OpenAPI 3.1 documents, version 0.1.0, and reference pages", async () => {
     for (const base of ["/v1", "/api/v1"]) {
-      const r = await h.json<{ openapi: string; info: { version: string }; paths: Record<string, unknown> }>(`${base}/openapi.json`, { key: null });
+      const r = await h.json<{ openapi: string; info: { version: string }; paths: Record<string, unknown> }>(
+        `${base}/openapi.json`,
+        { key: null },
+      );
       expect(r.status).toBe(200);
       expect(r.body.openapi).toBe("3.1.0");
       expect(r.body.info.version).toBe("0.1.0");
@@ -305,14 +336,23 @@ describe("system routes", () => {
   it("the OpenAPI documents list exactly the served routes", async () => {
     const served = new Set<string>();
     for (const r of h.app.routes) {
-      if (r.method === "ALL" || r.path.endsWith("/openapi.json") || /\/docs(\/|$)/.test(r.path) || r.path.endsWith("/*")) continue;
+      if (
+        r.method === "ALL" ||
+        r.path.endsWith("/openapi.json") ||
+        /\/docs(\/|$)/.test(r.path) ||
+        r.path.endsWith("/*")
+      )
+        continue;
       if (r.path === "/metrics") continue; // Prometheus, outside both surfaces and their documents
       served.add(`${r.method} ${r.path.replace(/:([A-Za-z_]+)/g, "{$1}")}`);
     }
     const documented = new Set<string>();
     for (const base of ["/v1", "/api/v1"]) {
-      const doc = (await h.json<{ paths: Record<string, Record<string, unknown>> }>(`${base}/openapi.json`, { key: null })).body;
-      for (const [p, ops] of Object.entries(doc.paths)) for (const m of Object.keys(ops)) documented.add(`${m.toUpperCase()} ${base}${p === "/" ? "/" : p}`);
+      const doc = (
+        await h.json<{ paths: Record<string, Record<string, unknown>> }>(`${base}/openapi.json`, { key: null })
+      ).body;
+      for (const [p, ops] of Object.entries(doc.paths))
+        for (const m of Object.keys(ops)) documented.add(`${m.toUpperCase()} ${base}${p === "/" ? "/" : p}`);
     }
     const norm = (s: Set<string>) => [...s].map((x) => x.replace(/\/$/, "")).sort();
     expect(norm(documented)).toEqual(norm(served));

@@ -6,7 +6,7 @@
  * institutional reads open without a key and 403 with a bad one (401 when reads are closed).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setupApi, type ApiHarness } from "../api-harness.js";
+import { type ApiHarness, setupApi } from "../api-harness.js";
 
 let h: ApiHarness;
 beforeAll(async () => {
@@ -14,7 +14,9 @@ beforeAll(async () => {
   registry = await h.q<RegistryVault>(
     "SELECT id, chain_id, address, family, kind, name, symbol, status, chain_type, strategist_id, start_datetime, attributes, updated_at FROM registry.vault ORDER BY chain_id, address",
   );
-  metrics = new Map((await h.q<Metrics>("SELECT * FROM derived.vault_metrics")).map((m) => [`${m.chain_id}:${m.vault}`, m]));
+  metrics = new Map(
+    (await h.q<Metrics>("SELECT * FROM derived.vault_metrics")).map((m) => [`${m.chain_id}:${m.vault}`, m]),
+  );
 }, 400_000);
 afterAll(async () => h?.close());
 
@@ -85,7 +87,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 function human(raw: string, decimals: number): number {
   const neg = raw.startsWith("-");
   const digits = (neg ? raw.slice(1) : raw).padStart(decimals + 1, "0");
-  return Number(`${neg ? "-" : ""}${digits.slice(0, digits.length - decimals)}.${digits.slice(digits.length - decimals)}`);
+  return Number(
+    `${neg ? "-" : ""}${digits.slice(0, digits.length - decimals)}.${digits.slice(digits.length - decimals)}`,
+  );
 }
 const n = (x: string | null) => (x == null ? null : Number(x));
 const dayNum = (d: string) => Date.parse(`${d}T00:00:00Z`) / 86_400_000;
@@ -139,22 +143,80 @@ const INSTITUTIONAL_ONLY = [
 
 /** Every field of the spec's vault table (institutional shape), plus `lagDuration`. */
 const SPEC_FIELDS = [
-  "address", "yield_distributor", "chain", "description", "internal_type", "public_type", "is_featured", "is_visible",
-  "weekly_performance_fee_bps", "platform_fee_override", "start_datetime", "vault_name", "reserve_target", "reserve_tolerance",
-  "withdrawal_alert_threshold", "withdrawal_alert_channels", "status", "is_charge_fees_manual", "receipt_token_symbol",
-  "enable_external_assets_update", "is_distributor_fee_wrapper", "vault_logo_url", "risk", "max_daily_drawdown", "chain_type",
-  "enabled_historical_price_horizons", "is_spotlighted", "show_cap_filled", "withdrawal_only", "historical_apy",
-  "historical_compound_apy", "default_apy_horizon", "iat_traders", "withdrawal_margin_seconds", "management_fee_waived_until_date",
-  "management_fee_waived_until_tvl", "performance_fee_waived_until_date", "performance_fee_waived_until_tvl",
-  "nav_base_asset_token_id", "nav_pricing_overrides", "apy_override", "max_drawdown", "latest_reported_tvl", "campaign_apy",
-  "metrics_last_updated", "id", "view_type", "tvl", "pnl_per_share", "daily_pnl_per_share", "cached_at", "freshness",
-  "solana_vault_metadata", "stellar_vault_metadata", "instant_redeem_config", "rewards", "reported_apy",
-  "receipt_token_integrations", "hardcoded_strategists", "subaccounts", "operators", "composability_integrations",
-  "historical_snapshots", "eoa_operators", "lagDuration",
+  "address",
+  "yield_distributor",
+  "chain",
+  "description",
+  "internal_type",
+  "public_type",
+  "is_featured",
+  "is_visible",
+  "weekly_performance_fee_bps",
+  "platform_fee_override",
+  "start_datetime",
+  "vault_name",
+  "reserve_target",
+  "reserve_tolerance",
+  "withdrawal_alert_threshold",
+  "withdrawal_alert_channels",
+  "status",
+  "is_charge_fees_manual",
+  "receipt_token_symbol",
+  "enable_external_assets_update",
+  "is_distributor_fee_wrapper",
+  "vault_logo_url",
+  "risk",
+  "max_daily_drawdown",
+  "chain_type",
+  "enabled_historical_price_horizons",
+  "is_spotlighted",
+  "show_cap_filled",
+  "withdrawal_only",
+  "historical_apy",
+  "historical_compound_apy",
+  "default_apy_horizon",
+  "iat_traders",
+  "withdrawal_margin_seconds",
+  "management_fee_waived_until_date",
+  "management_fee_waived_until_tvl",
+  "performance_fee_waived_until_date",
+  "performance_fee_waived_until_tvl",
+  "nav_base_asset_token_id",
+  "nav_pricing_overrides",
+  "apy_override",
+  "max_drawdown",
+  "latest_reported_tvl",
+  "campaign_apy",
+  "metrics_last_updated",
+  "id",
+  "view_type",
+  "tvl",
+  "pnl_per_share",
+  "daily_pnl_per_share",
+  "cached_at",
+  "freshness",
+  "solana_vault_metadata",
+  "stellar_vault_metadata",
+  "instant_redeem_config",
+  "rewards",
+  "reported_apy",
+  "receipt_token_integrations",
+  "hardcoded_strategists",
+  "subaccounts",
+  "operators",
+  "composability_integrations",
+  "historical_snapshots",
+  "eoa_operators",
+  "lagDuration",
 ];
 
 /** The registry- and metrics-backed fields of a vault object. */
-async function checkVault(item: Vault, v: RegistryVault, shape: "public" | "inst", opts: { subaccounts: boolean; snapshots: boolean }) {
+async function checkVault(
+  item: Vault,
+  v: RegistryVault,
+  shape: "public" | "inst",
+  opts: { subaccounts: boolean; snapshots: boolean },
+) {
   const a = v.attributes;
   expect(item.address).toBe(v.address);
   expect(item.chain).toBe(v.chain_id);
@@ -190,7 +252,11 @@ async function checkVault(item: Vault, v: RegistryVault, shape: "public" | "inst
     expect(item.cached_at).toBe(m.cached_at.toISOString());
     expect(item.metrics_last_updated).toBe(m.cached_at.toISOString());
     if (shape === "inst") {
-      expect(item.freshness).toEqual({ apy_computed_at: m.apy_computed_at.toISOString(), share_ratio_snapshot_at: m.share_ratio_snapshot_at?.toISOString() ?? null, cached_at: m.cached_at.toISOString() });
+      expect(item.freshness).toEqual({
+        apy_computed_at: m.apy_computed_at.toISOString(),
+        share_ratio_snapshot_at: m.share_ratio_snapshot_at?.toISOString() ?? null,
+        cached_at: m.cached_at.toISOString(),
+      });
     }
   } else {
     expect(item.tvl).toBeNull();
@@ -200,27 +266,56 @@ async function checkVault(item: Vault, v: RegistryVault, shape: "public" | "inst
   // reported APY from the registry attributes, with ids
   const rep = a.reported_apy as Json | undefined;
   if (rep) {
-    expect(item.reported_apy).toMatchObject({ apy: rep.apy, underlying_apy: rep.underlying_apy, liquid_apy: rep.liquid_apy, explainer: rep.explainer, tokenized_vault_id: v.id });
+    expect(item.reported_apy).toMatchObject({
+      apy: rep.apy,
+      underlying_apy: rep.underlying_apy,
+      liquid_apy: rep.liquid_apy,
+      explainer: rep.explainer,
+      tokenized_vault_id: v.id,
+    });
     expect((item.reported_apy as Json).id).toMatch(UUID);
   } else expect(item.reported_apy).toBeNull();
 
   // strategist, subaccounts, operators
-  const strategists = await h.q<{ id: string; name: string; logo_url: string | null; website_url: string | null }>("SELECT id, name, logo_url, website_url FROM registry.strategist WHERE id = $1", [v.strategist_id]);
-  expect(item.hardcoded_strategists).toEqual(
-    strategists.map((s) => (shape === "inst" ? { strategist_name: s.name, strategist_logo: s.logo_url, website_url: s.website_url, id: s.id } : { strategist_name: s.name, strategist_logo: s.logo_url, id: s.id })),
+  const strategists = await h.q<{ id: string; name: string; logo_url: string | null; website_url: string | null }>(
+    "SELECT id, name, logo_url, website_url FROM registry.strategist WHERE id = $1",
+    [v.strategist_id],
   );
-  const subs = await h.q<{ id: string; address: string; internal_name: string; friendly_name: string; status: string; subaccount_type: string; s_id: string | null; s_name: string | null; s_logo: string | null; s_web: string | null }>(
+  expect(item.hardcoded_strategists).toEqual(
+    strategists.map((s) =>
+      shape === "inst"
+        ? { strategist_name: s.name, strategist_logo: s.logo_url, website_url: s.website_url, id: s.id }
+        : { strategist_name: s.name, strategist_logo: s.logo_url, id: s.id },
+    ),
+  );
+  const subs = await h.q<{
+    id: string;
+    address: string;
+    internal_name: string;
+    friendly_name: string;
+    status: string;
+    subaccount_type: string;
+    s_id: string | null;
+    s_name: string | null;
+    s_logo: string | null;
+    s_web: string | null;
+  }>(
     `SELECT sa.id, sa.address, sa.internal_name, sa.friendly_name, sa.status, sa.subaccount_type, s.id AS s_id, s.name AS s_name, s.logo_url AS s_logo, s.website_url AS s_web
      FROM registry.subaccount sa LEFT JOIN registry.strategist s ON s.id = sa.strategist_id WHERE sa.chain_id = $1 AND sa.vault = $2 ORDER BY sa.address`,
     [v.chain_id, v.address],
   );
-  const ops = await h.q<{ id: string; address: string; operator_type: string; name: string | null }>("SELECT id, address, operator_type, name FROM registry.operator WHERE chain_id = $1 AND vault = $2", [v.chain_id, v.address]);
+  const ops = await h.q<{ id: string; address: string; operator_type: string; name: string | null }>(
+    "SELECT id, address, operator_type, name FROM registry.operator WHERE chain_id = $1 AND vault = $2",
+    [v.chain_id, v.address],
+  );
   if (!opts.subaccounts) {
     expect(item.subaccounts).toEqual([]);
     expect(item.eoa_operators).toEqual([]);
   } else {
-    const pubStrat = (s: (typeof subs)[number]) => (s.s_id ? { strategist_name: s.s_name, strategist_logo: s.s_logo, id: s.s_id } : null);
-    if (shape === "public") expect(item.subaccounts).toEqual(subs.map((s) => ({ address: s.address, strategist: pubStrat(s) })));
+    const pubStrat = (s: (typeof subs)[number]) =>
+      s.s_id ? { strategist_name: s.s_name, strategist_logo: s.s_logo, id: s.s_id } : null;
+    if (shape === "public")
+      expect(item.subaccounts).toEqual(subs.map((s) => ({ address: s.address, strategist: pubStrat(s) })));
     else
       expect(item.subaccounts).toEqual(
         subs.map((s) => ({
@@ -233,10 +328,14 @@ async function checkVault(item: Vault, v: RegistryVault, shape: "public" | "inst
           min_health_factor: null,
           estimated_apr: null,
           id: s.id,
-          strategist: s.s_id ? { strategist_name: s.s_name, strategist_logo: s.s_logo, website_url: s.s_web, id: s.s_id } : null,
+          strategist: s.s_id
+            ? { strategist_name: s.s_name, strategist_logo: s.s_logo, website_url: s.s_web, id: s.s_id }
+            : null,
         })),
       );
-    const eoa = ops.filter((o) => o.operator_type === "eoa").map((o) => ({ address: o.address, id: o.id, name: o.name }));
+    const eoa = ops
+      .filter((o) => o.operator_type === "eoa")
+      .map((o) => ({ address: o.address, id: o.id, name: o.name }));
     expect(item.eoa_operators).toEqual(expect.arrayContaining(eoa));
     expect((item.eoa_operators as unknown[]).length).toBe(eoa.length);
   }
@@ -295,7 +394,16 @@ describe("vault list", () => {
     const v = nonEvm();
     const r = await h.json<Vault[]>("/v1/tokenized_vaults", { key: null });
     const item = r.body.find((x) => x.address === v.address)!;
-    expect(item).toMatchObject({ chain: v.chain_id, chain_type: v.chain_type, tvl: null, historical_apy: {}, historical_snapshots: [], subaccounts: [], rewards: [], description: v.attributes.description });
+    expect(item).toMatchObject({
+      chain: v.chain_id,
+      chain_type: v.chain_type,
+      tvl: null,
+      historical_apy: {},
+      historical_snapshots: [],
+      subaccounts: [],
+      rewards: [],
+      description: v.attributes.description,
+    });
     expect(item.chain_type).not.toBe("evm");
   });
 
@@ -305,19 +413,30 @@ describe("vault list", () => {
       ["0", "no"],
       ["off", "False"],
     ]) {
-      const r = await h.json<Vault[]>(`/v1/tokenized_vaults?load_subaccounts=${subs}&load_snapshots=${snaps}`, { key: null });
+      const r = await h.json<Vault[]>(`/v1/tokenized_vaults?load_subaccounts=${subs}&load_snapshots=${snaps}`, {
+        key: null,
+      });
       expect(r.status).toBe(200);
-      for (const [i, item] of r.body.entries()) await checkVault(item, registry[i]!, "public", { subaccounts: false, snapshots: false });
+      for (const [i, item] of r.body.entries())
+        await checkVault(item, registry[i]!, "public", { subaccounts: false, snapshots: false });
     }
     const only = await h.json<Vault[]>("/v1/tokenized_vaults?load_snapshots=false", { key: null });
-    for (const [i, item] of only.body.entries()) await checkVault(item, registry[i]!, "public", { subaccounts: true, snapshots: false });
+    for (const [i, item] of only.body.entries())
+      await checkVault(item, registry[i]!, "public", { subaccounts: true, snapshots: false });
   });
 
   it("status filters on the registry status", async () => {
     const active = await h.json<Vault[]>("/v1/tokenized_vaults?status=active&load_snapshots=false", { key: null });
-    expect(active.body.map((v) => v.address)).toEqual(registry.filter((v) => v.status === "active").map((v) => v.address));
+    expect(active.body.map((v) => v.address)).toEqual(
+      registry.filter((v) => v.status === "active").map((v) => v.address),
+    );
     const target = evm()[0]!;
-    await h.db.updateTable("registry.vault").set({ status: "closed" }).where("chain_id", "=", target.chain_id).where("address", "=", target.address).execute();
+    await h.db
+      .updateTable("registry.vault")
+      .set({ status: "closed" })
+      .where("chain_id", "=", target.chain_id)
+      .where("address", "=", target.address)
+      .execute();
     try {
       const closed = await h.json<Vault[]>("/v1/tokenized_vaults?status=closed", { key: null });
       expect(closed.status).toBe(200);
@@ -327,7 +446,12 @@ describe("vault list", () => {
       expect(active2.body.map((v) => `${v.chain}:${v.address}`)).not.toContain(`${target.chain_id}:${target.address}`);
       expect(active2.body.length).toBe(registry.length - 1);
     } finally {
-      await h.db.updateTable("registry.vault").set({ status: target.status }).where("chain_id", "=", target.chain_id).where("address", "=", target.address).execute();
+      await h.db
+        .updateTable("registry.vault")
+        .set({ status: target.status })
+        .where("chain_id", "=", target.chain_id)
+        .where("address", "=", target.address)
+        .execute();
     }
   });
 
@@ -337,7 +461,10 @@ describe("vault list", () => {
       expect(e.loc).toEqual(["query", "status"]);
       expect(e.type).toBe("enum");
       expect((await expect422(`${base}?status=`, "status")).loc).toEqual(["query", "status"]);
-      expect((await expect422(`${base}?load_subaccounts=maybe`, "load_subaccounts")).loc).toEqual(["query", "load_subaccounts"]);
+      expect((await expect422(`${base}?load_subaccounts=maybe`, "load_subaccounts")).loc).toEqual([
+        "query",
+        "load_subaccounts",
+      ]);
       expect((await expect422(`${base}?load_snapshots=2`, "load_snapshots")).loc).toEqual(["query", "load_snapshots"]);
     }
   });
@@ -356,7 +483,12 @@ describe("vault list", () => {
     expect(sol.solana_vault_metadata).toMatchObject({ ...meta, tokenized_vault_id: sol.id });
     expect((sol.solana_vault_metadata as Json).id).toMatch(UUID);
     expect(sol.stellar_vault_metadata).toBeNull();
-    for (const item of r.body.filter((v) => v.chain > 0)) expect((item.operators as { operator_type: string }[]).map((o) => o.operator_type).sort()).toEqual(["eoa", "subaccount", "subaccount"]);
+    for (const item of r.body.filter((v) => v.chain > 0))
+      expect((item.operators as { operator_type: string }[]).map((o) => o.operator_type).sort()).toEqual([
+        "eoa",
+        "subaccount",
+        "subaccount",
+      ]);
   });
 });
 
@@ -369,7 +501,9 @@ describe("vault by address", () => {
       expect(r.status).toBe(200);
       expect(r.body).toEqual(list.find((x) => x.chain === v.chain_id && x.address === v.address));
       await checkVault(r.body, v, "public", { subaccounts: true, snapshots: true });
-      const inst = await h.json<Vault>(`/api/v1/tokenized_vault/${upper}?chain=${v.chain_id}&load_snapshots=false&load_subaccounts=false`);
+      const inst = await h.json<Vault>(
+        `/api/v1/tokenized_vault/${upper}?chain=${v.chain_id}&load_snapshots=false&load_subaccounts=false`,
+      );
       expect(inst.status).toBe(200);
       await checkVault(inst.body, v, "inst", { subaccounts: false, snapshots: false });
     }
@@ -384,11 +518,16 @@ describe("vault by address", () => {
     const def = await h.json<Vault>(`/v1/tokenized_vaults/${lowest.address}?load_snapshots=false`, { key: null });
     expect(def.body.chain).toBe(lowest.chain_id);
     for (const v of shared!) {
-      const r = await h.json<Vault>(`/v1/tokenized_vaults/${v.address}?chain=${v.chain_id}&load_snapshots=false`, { key: null });
+      const r = await h.json<Vault>(`/v1/tokenized_vaults/${v.address}?chain=${v.chain_id}&load_snapshots=false`, {
+        key: null,
+      });
       expect(r.body).toMatchObject({ chain: v.chain_id, id: v.id });
     }
     await expect404(`/v1/tokenized_vaults/${lowest.address}?chain=10`, { key: null });
-    expect((await expect422(`/v1/tokenized_vaults/${lowest.address}?chain=abc`, "chain")).loc).toEqual(["query", "chain"]);
+    expect((await expect422(`/v1/tokenized_vaults/${lowest.address}?chain=abc`, "chain")).loc).toEqual([
+      "query",
+      "chain",
+    ]);
   });
 
   it("non-EVM addresses match exactly; unknown addresses 404; malformed ones 422", async () => {
@@ -405,8 +544,13 @@ describe("vault by address", () => {
     for (const base of ["/v1/tokenized_vaults", "/api/v1/tokenized_vault"]) {
       expect((await expect422(`${base}/not-an-address!`, "vault_address")).loc).toEqual(["path", "vault_address"]);
       expect((await expect422(`${base}/${"a".repeat(129)}`, "vault_address")).loc).toEqual(["path", "vault_address"]);
-      expect((await expect422(`${base}/${evm()[0]!.address}?load_subaccounts=yes please`, "load_subaccounts")).loc).toEqual(["query", "load_subaccounts"]);
-      expect((await expect422(`${base}/${evm()[0]!.address}?load_snapshots=nope`, "load_snapshots")).loc).toEqual(["query", "load_snapshots"]);
+      expect(
+        (await expect422(`${base}/${evm()[0]!.address}?load_subaccounts=yes please`, "load_subaccounts")).loc,
+      ).toEqual(["query", "load_subaccounts"]);
+      expect((await expect422(`${base}/${evm()[0]!.address}?load_snapshots=nope`, "load_snapshots")).loc).toEqual([
+        "query",
+        "load_snapshots",
+      ]);
     }
     await expectAuth(`/api/v1/tokenized_vault/${evm()[0]!.address}`);
   });
@@ -418,13 +562,28 @@ describe("vault by address", () => {
       [v.chain_id, v.address],
     );
     try {
-      for (const path of [`/v1/tokenized_vaults/${v.address}?chain=${v.chain_id}&load_snapshots=false`, `/api/v1/tokenized_vault/${v.address}?chain=${v.chain_id}&load_snapshots=false`]) {
+      for (const path of [
+        `/v1/tokenized_vaults/${v.address}?chain=${v.chain_id}&load_snapshots=false`,
+        `/api/v1/tokenized_vault/${v.address}?chain=${v.chain_id}&load_snapshots=false`,
+      ]) {
         const r = await h.json<Vault>(path);
         expect(r.body.rewards).toEqual([
-          { id: row!.id, tokenizedvault_id: v.id, text: "Double points", img_url: "https://example.invalid/r.png", multiplier: 2.5, start_datetime: "2026-01-02T03:04:05.000Z", updated_at: row!.updated_at.toISOString(), created_at: row!.created_at.toISOString() },
+          {
+            id: row!.id,
+            tokenizedvault_id: v.id,
+            text: "Double points",
+            img_url: "https://example.invalid/r.png",
+            multiplier: 2.5,
+            start_datetime: "2026-01-02T03:04:05.000Z",
+            updated_at: row!.updated_at.toISOString(),
+            created_at: row!.created_at.toISOString(),
+          },
         ]);
       }
-      const other = await h.json<Vault>(`/v1/tokenized_vaults/${v.address}?chain=${registry.find((x) => x.address === v.address && x.chain_id !== v.chain_id)?.chain_id ?? v.chain_id}&load_snapshots=false`, { key: null });
+      const other = await h.json<Vault>(
+        `/v1/tokenized_vaults/${v.address}?chain=${registry.find((x) => x.address === v.address && x.chain_id !== v.chain_id)?.chain_id ?? v.chain_id}&load_snapshots=false`,
+        { key: null },
+      );
       if (other.body.chain !== v.chain_id) expect(other.body.rewards).toEqual([]);
     } finally {
       await h.q("DELETE FROM registry.reward WHERE id = $1", [row!.id]);
@@ -435,10 +594,17 @@ describe("vault by address", () => {
 describe("annualized APY", () => {
   it("both surfaces serve the derived figures for the four supported kinds, legacy fields equal to the new ones", async () => {
     const kinds = ["stablecoin", "tokenized_eth", "wrapped_staked_eth", "restaked_eth"];
-    expect(evm().map((v) => v.kind).sort()).toEqual([...kinds].sort());
+    expect(
+      evm()
+        .map((v) => v.kind)
+        .sort(),
+    ).toEqual([...kinds].sort());
     for (const v of evm()) {
       const m = metricsOf(v);
-      for (const path of [`/v1/tokenized_vaults/${v.address}/annualized_apy?chain=${v.chain_id}`, `/api/v1/tokenized_vault/annualized_apy/${v.address.toUpperCase().replace("0X", "0x")}?chain=${v.chain_id}`]) {
+      for (const path of [
+        `/v1/tokenized_vaults/${v.address}/annualized_apy?chain=${v.chain_id}`,
+        `/api/v1/tokenized_vault/annualized_apy/${v.address.toUpperCase().replace("0X", "0x")}?chain=${v.chain_id}`,
+      ]) {
         const r = await h.json<Json>(path, path.startsWith("/v1") ? { key: null } : {});
         expect(r.status, path).toBe(200);
         expect(r.body).toEqual({
@@ -474,18 +640,36 @@ describe("annualized APY", () => {
       expect(r.status).toBe(404);
       expect(r.body.detail).toMatch(/not supported/);
       expect(r.body.kind).toBeNull();
-      expect(r.body.supported_kinds.sort()).toEqual(["restaked_eth", "stablecoin", "tokenized_eth", "wrapped_staked_eth"]);
+      expect(r.body.supported_kinds.sort()).toEqual([
+        "restaked_eth",
+        "stablecoin",
+        "tokenized_eth",
+        "wrapped_staked_eth",
+      ]);
     }
     await expect404("/v1/tokenized_vaults/0x00000000000000000000000000000000000000aa/annualized_apy", { key: null });
     await expect404("/api/v1/tokenized_vault/annualized_apy/0x00000000000000000000000000000000000000aa");
-    expect((await expect422("/v1/tokenized_vaults/bad$addr/annualized_apy", "vault_address", { key: null })).loc).toEqual(["path", "vault_address"]);
-    expect((await expect422("/api/v1/tokenized_vault/annualized_apy/bad$addr", "vault_address")).loc).toEqual(["path", "vault_address"]);
+    expect(
+      (await expect422("/v1/tokenized_vaults/bad$addr/annualized_apy", "vault_address", { key: null })).loc,
+    ).toEqual(["path", "vault_address"]);
+    expect((await expect422("/api/v1/tokenized_vault/annualized_apy/bad$addr", "vault_address")).loc).toEqual([
+      "path",
+      "vault_address",
+    ]);
     await expectAuth(`/api/v1/tokenized_vault/annualized_apy/${evm()[0]!.address}`);
   });
 
   it("the OpenAPI documents flag the legacy liquid APY fields and the load flags as deprecated", async () => {
     for (const base of ["/v1", "/api/v1"]) {
-      const doc = (await h.json<{ paths: Record<string, Record<string, { deprecated?: boolean; parameters?: { name: string; deprecated?: boolean }[] }>>; components: { schemas: Record<string, { properties: Record<string, { deprecated?: boolean }> }> } }>(`${base}/openapi.json`, { key: null })).body;
+      const doc = (
+        await h.json<{
+          paths: Record<
+            string,
+            Record<string, { deprecated?: boolean; parameters?: { name: string; deprecated?: boolean }[] }>
+          >;
+          components: { schemas: Record<string, { properties: Record<string, { deprecated?: boolean }> }> };
+        }>(`${base}/openapi.json`, { key: null })
+      ).body;
       const apy = doc.components.schemas.AnnualizedApy!.properties;
       expect(apy.liquid_apy_7_day!.deprecated).toBe(true);
       expect(apy.liquid_apy_30_day!.deprecated).toBe(true);
@@ -494,21 +678,54 @@ describe("annualized APY", () => {
       expect(list.parameters!.find((p) => p.name === "load_snapshots")!.deprecated).toBe(true);
       expect(list.parameters!.find((p) => p.name === "load_subaccounts")!.deprecated).toBe(true);
     }
-    const pub = (await h.json<{ components: { schemas: Record<string, { properties: Record<string, unknown> }> } }>("/v1/openapi.json", { key: null })).body;
-    for (const k of INSTITUTIONAL_ONLY) expect(pub.components.schemas.TokenizedVaultPublic!.properties).not.toHaveProperty(k);
+    const pub = (
+      await h.json<{ components: { schemas: Record<string, { properties: Record<string, unknown> }> } }>(
+        "/v1/openapi.json",
+        { key: null },
+      )
+    ).body;
+    for (const k of INSTITUTIONAL_ONLY)
+      expect(pub.components.schemas.TokenizedVaultPublic!.properties).not.toHaveProperty(k);
   });
 });
 
 describe("vault summary", () => {
   it("name, type, chain, the newest indexed snapshot and the 1/7/30-day returns", async () => {
     for (const v of evm()) {
-      const r = await h.json<Json & { latest_snapshot: Json; returns: Json }>(`/api/v1/tokenized_vault/vault_summary/${v.address}?chain=${v.chain_id}`);
+      const r = await h.json<Json & { latest_snapshot: Json; returns: Json }>(
+        `/api/v1/tokenized_vault/vault_summary/${v.address}?chain=${v.chain_id}`,
+      );
       expect(r.status).toBe(200);
       const m = metricsOf(v);
-      expect(r.body).toMatchObject({ address: v.address, chain: v.chain_id, id: v.id, name: v.name, symbol: v.symbol, type: v.family, kind: v.kind, status: v.status, as_of_day: m.as_of_day, public_type: v.attributes.public_type ?? null, asset_symbol: v.attributes.asset!.symbol });
-      expect(r.body.returns).toEqual({ "1": m.returns["1"] ?? null, "7": m.returns["7"] ?? null, "30": m.returns["30"] ?? null });
+      expect(r.body).toMatchObject({
+        address: v.address,
+        chain: v.chain_id,
+        id: v.id,
+        name: v.name,
+        symbol: v.symbol,
+        type: v.family,
+        kind: v.kind,
+        status: v.status,
+        as_of_day: m.as_of_day,
+        public_type: v.attributes.public_type ?? null,
+        asset_symbol: v.attributes.asset!.symbol,
+      });
+      expect(r.body.returns).toEqual({
+        "1": m.returns["1"] ?? null,
+        "7": m.returns["7"] ?? null,
+        "30": m.returns["30"] ?? null,
+      });
       expect(typeof r.body.returns["1"]).toBe("number");
-      const [s] = await h.q<{ id: string; timestamp: string; block_number: string; total_assets: string; total_supply: string; asset_share_ratio: string | null; asset_usd_price: string | null; tvl: string | null }>(
+      const [s] = await h.q<{
+        id: string;
+        timestamp: string;
+        block_number: string;
+        total_assets: string;
+        total_supply: string;
+        asset_share_ratio: string | null;
+        asset_usd_price: string | null;
+        tvl: string | null;
+      }>(
         `SELECT s.id, s.timestamp::text, s.block_number::text, s.total_assets::text, s.total_supply::text, s.asset_share_ratio::text, s.asset_usd_price::text,
                 trunc(s.total_assets * s.asset_usd_price / power(10::numeric, v.asset_decimals), 18)::text AS tvl
          FROM indexer.share_ratio_snapshot s JOIN indexer.vault v ON v.chain_id = s.chain_id AND v.address = s.vault
@@ -529,7 +746,10 @@ describe("vault summary", () => {
       });
       expect(r.body.latest_snapshot.tvl as number).toBeCloseTo(Number(s!.tvl), 6);
       // the derived day of that snapshot carries the same TVL
-      const [d] = await h.q<{ tvl: string }>("SELECT tvl::text FROM derived.vault_day WHERE chain_id = $1 AND vault = $2 AND snapshot_id = $3", [v.chain_id, v.address, s!.id]);
+      const [d] = await h.q<{ tvl: string }>(
+        "SELECT tvl::text FROM derived.vault_day WHERE chain_id = $1 AND vault = $2 AND snapshot_id = $3",
+        [v.chain_id, v.address, s!.id],
+      );
       if (d) expect(r.body.latest_snapshot.tvl).toBe(Number(d.tvl));
     }
   });
@@ -538,24 +758,56 @@ describe("vault summary", () => {
     const v = nonEvm();
     const r = await h.json<Json>(`/api/v1/tokenized_vault/vault_summary/${v.address}`);
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ address: v.address, chain: v.chain_id, name: v.name, type: v.family, latest_snapshot: null, returns: { "1": null, "7": null, "30": null } });
+    expect(r.body).toMatchObject({
+      address: v.address,
+      chain: v.chain_id,
+      name: v.name,
+      type: v.family,
+      latest_snapshot: null,
+      returns: { "1": null, "7": null, "30": null },
+    });
     await expect404("/api/v1/tokenized_vault/vault_summary/0x00000000000000000000000000000000000000aa");
-    expect((await expect422("/api/v1/tokenized_vault/vault_summary/%20", "vault_address")).loc).toEqual(["path", "vault_address"]);
-    expect((await expect422(`/api/v1/tokenized_vault/vault_summary/${evm()[0]!.address}?chain=1.5`, "chain")).loc).toEqual(["query", "chain"]);
+    expect((await expect422("/api/v1/tokenized_vault/vault_summary/%20", "vault_address")).loc).toEqual([
+      "path",
+      "vault_address",
+    ]);
+    expect(
+      (await expect422(`/api/v1/tokenized_vault/vault_summary/${evm()[0]!.address}?chain=1.5`, "chain")).loc,
+    ).toEqual(["query", "chain"]);
     await expectAuth(`/api/v1/tokenized_vault/vault_summary/${evm()[0]!.address}`);
   });
 });
 
 describe("historical time series", () => {
-  type Point = { tvl: number | null; daily_apy: number | null; daily_pnl: number | null; share_price: number | null; total_assets: number | null; total_shares: number | null; asset_share_ratio: number | null; missing: boolean };
-  const NULLS = { tvl: null, daily_apy: null, daily_pnl: null, share_price: null, total_assets: null, total_shares: null, asset_share_ratio: null, missing: true };
+  type Point = {
+    tvl: number | null;
+    daily_apy: number | null;
+    daily_pnl: number | null;
+    share_price: number | null;
+    total_assets: number | null;
+    total_shares: number | null;
+    asset_share_ratio: number | null;
+    missing: boolean;
+  };
+  const NULLS = {
+    tvl: null,
+    daily_apy: null,
+    daily_pnl: null,
+    share_price: null,
+    total_assets: null,
+    total_shares: null,
+    asset_share_ratio: null,
+    missing: true,
+  };
 
   it("one point per day for the last n_days days up to today, equal to derived.vault_day; trailing_apy = historical_apy", async () => {
     for (const v of evm()) {
       const rows = new Map((await days(v)).map((d) => [d.day, d]));
       const dec = v.attributes.asset!.decimals;
       for (const nDays of [1, 10, 45]) {
-        const r = await h.json<{ data: Record<string, Point>; trailing_apy: Record<string, number> }>(`/api/v1/tokenized_vault/${v.address}/historical-timeseries?n_days=${nDays}&chain=${v.chain_id}`);
+        const r = await h.json<{ data: Record<string, Point>; trailing_apy: Record<string, number> }>(
+          `/api/v1/tokenized_vault/${v.address}/historical-timeseries?n_days=${nDays}&chain=${v.chain_id}`,
+        );
         expect(r.status).toBe(200);
         const today = todayNum();
         const keys = Array.from({ length: nDays }, (_, i) => dayStr(today - nDays + 1 + i));
@@ -578,7 +830,9 @@ describe("historical time series", () => {
         expect(r.body.trailing_apy).toEqual(metricsOf(v).historical_apy);
       }
       // 45 days reach before the vault's history: those days are missing
-      const long = await h.json<{ data: Record<string, Point> }>(`/api/v1/tokenized_vault/${v.address}/historical-timeseries?n_days=45&chain=${v.chain_id}`);
+      const long = await h.json<{ data: Record<string, Point> }>(
+        `/api/v1/tokenized_vault/${v.address}/historical-timeseries?n_days=45&chain=${v.chain_id}`,
+      );
       expect(Object.values(long.body.data)[0]).toEqual(NULLS);
       expect(Object.values(long.body.data).filter((p) => !p.missing).length).toBeGreaterThan(20);
     }
@@ -586,10 +840,14 @@ describe("historical time series", () => {
 
   it("n_days defaults to 30; the non-EVM vault gives missing days", async () => {
     const v = evm()[0]!;
-    const r = await h.json<{ data: Record<string, Point> }>(`/api/v1/tokenized_vault/${v.address}/historical-timeseries`);
+    const r = await h.json<{ data: Record<string, Point> }>(
+      `/api/v1/tokenized_vault/${v.address}/historical-timeseries`,
+    );
     expect(Object.keys(r.body.data).length).toBe(30);
     expect(Object.keys(r.body.data).at(-1)).toBe(dayStr(todayNum()));
-    const s = await h.json<{ data: Record<string, Point>; trailing_apy: Json }>(`/api/v1/tokenized_vault/${nonEvm().address}/historical-timeseries?n_days=3`);
+    const s = await h.json<{ data: Record<string, Point>; trailing_apy: Json }>(
+      `/api/v1/tokenized_vault/${nonEvm().address}/historical-timeseries?n_days=3`,
+    );
     expect(s.status).toBe(200);
     expect(Object.values(s.body.data)).toEqual([NULLS, NULLS, NULLS]);
     expect(s.body.trailing_apy).toEqual({});
@@ -614,30 +872,70 @@ describe("portfolio data", () => {
     const empty = await h.json<Json>(path);
     expect(empty.status).toBe(200);
     expect(empty.body).toEqual({});
-    const subs = await h.q<{ address: string }>("SELECT address FROM registry.subaccount WHERE chain_id = $1 AND vault = $2 ORDER BY address", [v.chain_id, v.address]);
+    const subs = await h.q<{ address: string }>(
+      "SELECT address FROM registry.subaccount WHERE chain_id = $1 AND vault = $2 ORDER BY address",
+      [v.chain_id, v.address],
+    );
     const data = (i: number) => ({
-      positions: [{ id: `p${i}`, chain: "eth", name: "Lending", logo_url: "", site_url: "", has_supported_portfolio: true, portfolio_item_list: [] }],
+      positions: [
+        {
+          id: `p${i}`,
+          chain: "eth",
+          name: "Lending",
+          logo_url: "",
+          site_url: "",
+          has_supported_portfolio: true,
+          portfolio_item_list: [],
+        },
+      ],
       app_positions: [],
-      tokens: [{ id: "0xabc", chain: "eth", symbol: "USDC", decimals: 6, amount: 12.5 + i, raw_amount: 12500000, price: 1, is_core: true }],
+      tokens: [
+        {
+          id: "0xabc",
+          chain: "eth",
+          symbol: "USDC",
+          decimals: 6,
+          amount: 12.5 + i,
+          raw_amount: 12500000,
+          price: 1,
+          is_core: true,
+        },
+      ],
     });
     try {
-      for (const [i, s] of subs.entries()) await h.q("INSERT INTO registry.portfolio_cache (chain_id, vault, subaccount, data) VALUES ($1, $2, $3, $4)", [v.chain_id, v.address, s.address, JSON.stringify(data(i))]);
+      for (const [i, s] of subs.entries())
+        await h.q("INSERT INTO registry.portfolio_cache (chain_id, vault, subaccount, data) VALUES ($1, $2, $3, $4)", [
+          v.chain_id,
+          v.address,
+          s.address,
+          JSON.stringify(data(i)),
+        ]);
       const r = await h.json<Json>(path);
       expect(r.body).toEqual(Object.fromEntries(subs.map((s, i) => [s.address, data(i)])));
       // another vault's cache is not mixed in
       const other = evm().find((x) => x.chain_id !== v.chain_id || x.address !== v.address)!;
-      expect((await h.json<Json>(`/api/v1/tokenized_vault/${other.address}/portfolio_data?chain=${other.chain_id}`)).body).toEqual({});
+      expect(
+        (await h.json<Json>(`/api/v1/tokenized_vault/${other.address}/portfolio_data?chain=${other.chain_id}`)).body,
+      ).toEqual({});
     } finally {
       await h.q("DELETE FROM registry.portfolio_cache WHERE chain_id = $1 AND vault = $2", [v.chain_id, v.address]);
     }
     await expect404("/api/v1/tokenized_vault/0x00000000000000000000000000000000000000aa/portfolio_data");
-    expect((await expect422("/api/v1/tokenized_vault/x%2Fy/portfolio_data", "vault_address")).loc).toEqual(["path", "vault_address"]);
+    expect((await expect422("/api/v1/tokenized_vault/x%2Fy/portfolio_data", "vault_address")).loc).toEqual([
+      "path",
+      "vault_address",
+    ]);
     await expectAuth(path);
   });
 });
 
 describe("historical APY chart (deprecated)", () => {
-  type Chart = { data: { labels: string[]; values: number[] }; average_apy: number; status: number; error: string | null };
+  type Chart = {
+    data: { labels: string[]; values: number[] };
+    average_apy: number;
+    status: number;
+    error: string | null;
+  };
 
   /** The chart recomputed from derived.vault_day ratios: simple APY over `p` days, missing days carried. */
   async function expected(v: RegistryVault, p: number, daysAgo: number, smoothing: boolean) {
@@ -653,8 +951,21 @@ describe("historical APY chart (deprecated)", () => {
     const firstValid = Math.min(...sp.keys());
     const from = Math.max(daysAgo < 0 ? firstValid + p : asOf - daysAgo + 1, firstValid + p);
     const raw: { day: number; value: number }[] = [];
-    for (let d = from; d <= asOf; d++) if (sp.has(d) && sp.has(d - p)) raw.push({ day: d, value: ((sp.get(d)! / sp.get(d - p)! - 1) * 365) / p });
-    const pts = !smoothing || raw.length < 3 ? raw : raw.map((x, i) => (i === raw.length - 1 ? x : { day: x.day, value: raw.slice(Math.max(0, i - 1), i + 2).reduce((s, y) => s + y.value, 0) / raw.slice(Math.max(0, i - 1), i + 2).length }));
+    for (let d = from; d <= asOf; d++)
+      if (sp.has(d) && sp.has(d - p)) raw.push({ day: d, value: ((sp.get(d)! / sp.get(d - p)! - 1) * 365) / p });
+    const pts =
+      !smoothing || raw.length < 3
+        ? raw
+        : raw.map((x, i) =>
+            i === raw.length - 1
+              ? x
+              : {
+                  day: x.day,
+                  value:
+                    raw.slice(Math.max(0, i - 1), i + 2).reduce((s, y) => s + y.value, 0) /
+                    raw.slice(Math.max(0, i - 1), i + 2).length,
+                },
+          );
     return { labels: pts.map((x) => dayStr(x.day)), values: pts.map((x) => x.value), firstValid, asOf };
   }
 
@@ -668,7 +979,9 @@ describe("historical APY chart (deprecated)", () => {
         ["&days_ago=5&averaging_period_in_days=7&apply_smoothing=0", 7, 5, false],
         ["&days_ago=0", 7, 0, true],
       ] as const) {
-        const r = await h.json<Chart>(`/api/v1/platform/historical_apy/chart?vault_address=${v.address.toUpperCase().replace("0X", "0x")}&chain=${v.chain_id}${query}`);
+        const r = await h.json<Chart>(
+          `/api/v1/platform/historical_apy/chart?vault_address=${v.address.toUpperCase().replace("0X", "0x")}&chain=${v.chain_id}${query}`,
+        );
         expect(r.status).toBe(200);
         const want = await expected(v, p, daysAgo, smoothing);
         expect(r.body.status).toBe(200);
@@ -690,29 +1003,57 @@ describe("historical APY chart (deprecated)", () => {
             if (i > 0) expect(dayNum(l) - dayNum(r.body.data.labels[i - 1]!)).toBe(1);
           });
         }
-        if (daysAgo === -1 && m.historical_apy[String(p)] != null) expect(r.body.data.values.at(-1)).toBe(m.historical_apy[String(p)]);
+        if (daysAgo === -1 && m.historical_apy[String(p)] != null)
+          expect(r.body.data.values.at(-1)).toBe(m.historical_apy[String(p)]);
       }
       // a horizon longer than the history: no points
-      const long = await h.json<Chart>(`/api/v1/platform/historical_apy/chart?vault_address=${v.address}&chain=${v.chain_id}&averaging_period_in_days=365`);
-      expect(long.body).toEqual({ data: { labels: [], values: [] }, average_apy: 0, status: 200, error: null, chain_id: v.chain_id });
+      const long = await h.json<Chart>(
+        `/api/v1/platform/historical_apy/chart?vault_address=${v.address}&chain=${v.chain_id}&averaging_period_in_days=365`,
+      );
+      expect(long.body).toEqual({
+        data: { labels: [], values: [] },
+        average_apy: 0,
+        status: 200,
+        error: null,
+        chain_id: v.chain_id,
+      });
     }
   });
 
   it("422 for averaging_period_in_days < 2, days_ago < -1, a missing vault_address and bad booleans; 404 unknown; key required", async () => {
     const v = evm()[0]!;
     const base = `/api/v1/platform/historical_apy/chart?vault_address=${v.address}`;
-    expect((await expect422(`${base}&averaging_period_in_days=1`, "averaging_period_in_days")).loc).toEqual(["query", "averaging_period_in_days"]);
-    expect((await expect422(`${base}&averaging_period_in_days=two`, "averaging_period_in_days")).loc).toEqual(["query", "averaging_period_in_days"]);
+    expect((await expect422(`${base}&averaging_period_in_days=1`, "averaging_period_in_days")).loc).toEqual([
+      "query",
+      "averaging_period_in_days",
+    ]);
+    expect((await expect422(`${base}&averaging_period_in_days=two`, "averaging_period_in_days")).loc).toEqual([
+      "query",
+      "averaging_period_in_days",
+    ]);
     expect((await expect422(`${base}&days_ago=-2`, "days_ago")).loc).toEqual(["query", "days_ago"]);
     expect((await expect422(`${base}&days_ago=1.5`, "days_ago")).loc).toEqual(["query", "days_ago"]);
-    expect((await expect422(`${base}&apply_smoothing=maybe`, "apply_smoothing")).loc).toEqual(["query", "apply_smoothing"]);
+    expect((await expect422(`${base}&apply_smoothing=maybe`, "apply_smoothing")).loc).toEqual([
+      "query",
+      "apply_smoothing",
+    ]);
     const missing = await expect422("/api/v1/platform/historical_apy/chart", "vault_address");
     expect(missing).toMatchObject({ loc: ["query", "vault_address"], type: "missing" });
     await expect404("/api/v1/platform/historical_apy/chart?vault_address=0x00000000000000000000000000000000000000aa");
     const sol = await h.json<Chart>(`/api/v1/platform/historical_apy/chart?vault_address=${nonEvm().address}`);
-    expect(sol.body).toEqual({ data: { labels: [], values: [] }, average_apy: 0, status: 200, error: null, chain_id: nonEvm().chain_id });
+    expect(sol.body).toEqual({
+      data: { labels: [], values: [] },
+      average_apy: 0,
+      status: 200,
+      error: null,
+      chain_id: nonEvm().chain_id,
+    });
     await expectAuth(base);
-    const doc = (await h.json<{ paths: Record<string, Record<string, { deprecated?: boolean }>> }>("/api/v1/openapi.json", { key: null })).body;
+    const doc = (
+      await h.json<{ paths: Record<string, Record<string, { deprecated?: boolean }>> }>("/api/v1/openapi.json", {
+        key: null,
+      })
+    ).body;
     expect(doc.paths["/platform/historical_apy/chart"]!.get!.deprecated).toBe(true);
   });
 });
@@ -733,7 +1074,12 @@ describe("concurrency", () => {
     const v = evm()[0]!;
     const path = `/v1/tokenized_vaults/${v.address}?chain=${v.chain_id}&load_snapshots=false`;
     const before = await h.json<Vault>(path, { key: null });
-    await h.db.updateTable("registry.vault").set({ name: "Renamed for the test" }).where("chain_id", "=", v.chain_id).where("address", "=", v.address).execute();
+    await h.db
+      .updateTable("registry.vault")
+      .set({ name: "Renamed for the test" })
+      .where("chain_id", "=", v.chain_id)
+      .where("address", "=", v.address)
+      .execute();
     try {
       // with concurrent readers in flight
       const [, after] = await Promise.all([h.json<Vault>(path, { key: null }), h.json<Vault>(path, { key: null })]);
@@ -741,7 +1087,12 @@ describe("concurrency", () => {
       expect(again.body.vault_name).toBe("Renamed for the test");
       expect(after.body.vault_name).toBe("Renamed for the test");
     } finally {
-      await h.db.updateTable("registry.vault").set({ name: v.name }).where("chain_id", "=", v.chain_id).where("address", "=", v.address).execute();
+      await h.db
+        .updateTable("registry.vault")
+        .set({ name: v.name })
+        .where("chain_id", "=", v.chain_id)
+        .where("address", "=", v.address)
+        .execute();
     }
     expect(before.body.vault_name).toBe(v.name);
   });

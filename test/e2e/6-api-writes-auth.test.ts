@@ -6,12 +6,20 @@
  * write routes.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createKey } from "../../api/keys.js";
 import { createOperator, updateOperator } from "../../api/auth/operators.js";
 import { SCOPE_NAMES } from "../../api/auth/scopes.js";
 import { ACCOUNT_CACHE_MS, ensureTokenSecret, issueToken } from "../../api/auth/tokens.js";
-import { setupApi, type ApiHarness } from "../api-harness.js";
-import { auditOf, dropCredentialTraces, newAudits, postForm, send, type Invalid, type Refused } from "../write-helpers.js";
+import { createKey } from "../../api/keys.js";
+import { type ApiHarness, setupApi } from "../api-harness.js";
+import {
+  auditOf,
+  dropCredentialTraces,
+  type Invalid,
+  newAudits,
+  postForm,
+  type Refused,
+  send,
+} from "../write-helpers.js";
 
 const TOKEN = "/api/v1/token";
 const APY = "/api/v1/platform/strategy_apy";
@@ -25,7 +33,18 @@ const snapshotIds = new Set<string>();
 let vaults: { chain_id: number; address: string; strategist: string | null }[];
 
 type Token = { access_token: string; token_type: string; expires_in: number; scope: string };
-type Snapshot = { id: string; vault_address: string; chain: number; platform_name: string; strategy_type: string; allocation: number; apy: number; points_apy: number; strategist_address: string | null; snapshot_datetime: string };
+type Snapshot = {
+  id: string;
+  vault_address: string;
+  chain: number;
+  platform_name: string;
+  strategy_type: string;
+  allocation: number;
+  apy: number;
+  points_apy: number;
+  strategist_address: string | null;
+  snapshot_datetime: string;
+};
 
 async function operator(name: string, scopes: string[]): Promise<string> {
   const username = `w6-${name}-${Date.now()}`;
@@ -33,7 +52,8 @@ async function operator(name: string, scopes: string[]): Promise<string> {
   operators.push(username);
   return username;
 }
-const token = (fields: Record<string, string>, multipart = false) => postForm<Token & Refused & Invalid>(h.app, TOKEN, fields, multipart);
+const token = (fields: Record<string, string>, multipart = false) =>
+  postForm<Token & Refused & Invalid>(h.app, TOKEN, fields, multipart);
 const bearer = async (username: string) => {
   const r = await token({ username, password: PASSWORD });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -54,7 +74,8 @@ const postApy = async (body: unknown, headers: Record<string, string>) => {
   if (r.status === 201) for (const s of r.body) snapshotIds.add(s.id);
   return r;
 };
-const snapshotCount = async () => (await h.q<{ n: number }>("SELECT count(*)::int AS n FROM registry.strategy_apy_snapshot"))[0]!.n;
+const snapshotCount = async () =>
+  (await h.q<{ n: number }>("SELECT count(*)::int AS n FROM registry.strategy_apy_snapshot"))[0]!.n;
 
 beforeAll(async () => {
   h = await setupApi();
@@ -69,7 +90,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (h) {
-    if (snapshotIds.size) await h.db.deleteFrom("registry.strategy_apy_snapshot").where("id", "in", [...snapshotIds]).execute();
+    if (snapshotIds.size)
+      await h.db
+        .deleteFrom("registry.strategy_apy_snapshot")
+        .where("id", "in", [...snapshotIds])
+        .execute();
     await dropCredentialTraces(h, keyIds, operators);
   }
   await h?.close();
@@ -81,7 +106,12 @@ describe("POST /api/v1/token (OAuth 2.0 password flow)", () => {
     for (const multipart of [false, true]) {
       const r = await token({ username: u, password: PASSWORD, grant_type: "password" }, multipart);
       expect(r.status, JSON.stringify(r.body)).toBe(200);
-      expect(r.body).toEqual({ access_token: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/), token_type: "bearer", expires_in: 900, scope: "strategy_apy:write" });
+      expect(r.body).toEqual({
+        access_token: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
+        token_type: "bearer",
+        expires_in: 900,
+        scope: "strategy_apy:write",
+      });
       expect(r.res.headers.get("cache-control")).toBe("no-store");
     }
   });
@@ -141,13 +171,25 @@ describe("POST /api/v1/platform/strategy_apy with a bearer token or an API key",
     const u = await operator("writer", ["strategy_apy:write"]);
     const t = await bearer(u);
     const n0 = await snapshotCount();
-    const body = [snapshot(0), snapshot(1, { vault_address: vaults[1]!.address.toUpperCase().replace("0X", "0x"), allocation: 0.75, apy: -0.01 })];
+    const body = [
+      snapshot(0),
+      snapshot(1, {
+        vault_address: vaults[1]!.address.toUpperCase().replace("0X", "0x"),
+        allocation: 0.75,
+        apy: -0.01,
+      }),
+    ];
     const r = await postApy(body, { authorization: `Bearer ${t}` });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     expect(r.body).toHaveLength(2);
     expect(r.body.map((s) => ({ ...s, id: "", snapshot_datetime: "" }))).toEqual([
       { ...snapshot(0), strategist_address: vaults[0]!.strategist, id: "", snapshot_datetime: "" },
-      { ...snapshot(1, { allocation: 0.75, apy: -0.01 }), strategist_address: vaults[1]!.strategist, id: "", snapshot_datetime: "" },
+      {
+        ...snapshot(1, { allocation: 0.75, apy: -0.01 }),
+        strategist_address: vaults[1]!.strategist,
+        id: "",
+        snapshot_datetime: "",
+      },
     ]);
     expect(r.body[0]!.snapshot_datetime).toBe(r.body[1]!.snapshot_datetime);
     expect(await snapshotCount()).toBe(n0 + 2);
@@ -183,7 +225,9 @@ describe("POST /api/v1/platform/strategy_apy with a bearer token or an API key",
     const before = (await auditOf(h, apyKey.id)).length;
     const r = await postApy([snapshot(0, { platform_name: "w6 via key" })], { "x-api-key": apyKey.key });
     expect(r.status).toBe(201);
-    expect((await newAudits(h, apyKey.id, before)).map((a) => [a.principal_kind, a.action, a.status, a.outcome])).toEqual([["api_key", "strategy_apy.create", 201, "ok"]]);
+    expect(
+      (await newAudits(h, apyKey.id, before)).map((a) => [a.principal_kind, a.action, a.status, a.outcome]),
+    ).toEqual([["api_key", "strategy_apy.create", 201, "ok"]]);
   });
 
   it("a token lacking the scope 403 insufficient_scope; expired, forged, malformed or no token 401 invalid_token", async () => {
@@ -205,7 +249,9 @@ describe("POST /api/v1/platform/strategy_apy with a bearer token or an API key",
     const valid = (await issueToken(secret, u, ["strategy_apy:write"], 900, nowS)).access_token;
     expect((await postApy([snapshot()], { authorization: `Bearer ${valid}` })).status).toBe(201);
 
-    const forgedKey = (await issueToken("not-the-deployment-secret-but-long-enough-0123456789", u, ["strategy_apy:write"], 900, nowS)).access_token;
+    const forgedKey = (
+      await issueToken("not-the-deployment-secret-but-long-enough-0123456789", u, ["strategy_apy:write"], 900, nowS)
+    ).access_token;
     const [hdr, payload, sig] = valid.split(".");
     const tampered = `${hdr}.${payload}.${sig!.slice(0, -2)}${sig!.endsWith("AA") ? "BB" : "AA"}`;
     const scopeRaised = (await issueToken(secret, rewardsOnly, ["rewards:write"], 900, nowS)).access_token.split(".");
@@ -276,12 +322,18 @@ describe("POST /api/v1/platform/strategy_apy with a bearer token or an API key",
   });
 
   it("a non-EVM vault of the registry takes snapshots too (its chain id is 0 or below, its address keeps its case)", async () => {
-    const [v] = await h.q<{ chain_id: number; address: string }>("SELECT chain_id, address FROM registry.vault WHERE chain_id <= 0 ORDER BY chain_id DESC LIMIT 1");
+    const [v] = await h.q<{ chain_id: number; address: string }>(
+      "SELECT chain_id, address FROM registry.vault WHERE chain_id <= 0 ORDER BY chain_id DESC LIMIT 1",
+    );
     if (!v) return; // a registry without non-EVM vaults
-    const r = await postApy([{ ...snapshot(), vault_address: v.address, chain: v.chain_id }], { "x-api-key": apyKey.key });
+    const r = await postApy([{ ...snapshot(), vault_address: v.address, chain: v.chain_id }], {
+      "x-api-key": apyKey.key,
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     expect(r.body[0]).toMatchObject({ vault_address: v.address, chain: v.chain_id });
-    const other = await postApy([{ ...snapshot(), vault_address: v.address, chain: v.chain_id - 1 }], { "x-api-key": apyKey.key });
+    const other = await postApy([{ ...snapshot(), vault_address: v.address, chain: v.chain_id - 1 }], {
+      "x-api-key": apyKey.key,
+    });
     expect(other.status).toBe(404);
     expect(other.body.code).toBe("vault_not_found");
   });
@@ -289,12 +341,17 @@ describe("POST /api/v1/platform/strategy_apy with a bearer token or an API key",
   it("a snapshot naming a vault not in the registry: 404 vault_not_found and none of the array is stored (audited as refused)", async () => {
     const n0 = await snapshotCount();
     const before = (await auditOf(h, apyKey.id)).length;
-    const r = await postApy([snapshot(0), snapshot(0, { vault_address: `0x${"ef".repeat(20)}` }), snapshot(0, { chain: 424242 })], { "x-api-key": apyKey.key });
+    const r = await postApy(
+      [snapshot(0), snapshot(0, { vault_address: `0x${"ef".repeat(20)}` }), snapshot(0, { chain: 424242 })],
+      { "x-api-key": apyKey.key },
+    );
     expect(r.status).toBe(404);
     expect(r.body.code).toBe("vault_not_found");
     expect(r.body.detail).toContain(`0x${"ef".repeat(20)}`);
     expect(await snapshotCount()).toBe(n0);
-    expect((await newAudits(h, apyKey.id, before)).map((a) => [a.status, a.outcome, a.code])).toEqual([[404, "refused", "vault_not_found"]]);
+    expect((await newAudits(h, apyKey.id, before)).map((a) => [a.status, a.outcome, a.code])).toEqual([
+      [404, "refused", "vault_not_found"],
+    ]);
   });
 
   it("422 with FastAPI bodies: not an array, an empty array, a missing or mistyped field (loc names the item and field)", async () => {
@@ -307,7 +364,10 @@ describe("POST /api/v1/platform/strategy_apy with a bearer token or an API key",
     expect(empty.status).toBe(422);
     expect(empty.body.detail[0]).toMatchObject({ loc: ["body"], type: "too_short" });
     const cases: [unknown[], (string | number)[]][] = [
-      [[snapshot(), { ...snapshot(), apy: undefined }], ["body", 1, "apy"]],
+      [
+        [snapshot(), { ...snapshot(), apy: undefined }],
+        ["body", 1, "apy"],
+      ],
       [[{ ...snapshot(), allocation: "lots" }], ["body", 0, "allocation"]],
       [[{ ...snapshot(), chain: 1.5 }], ["body", 0, "chain"]],
       [[{ ...snapshot(), platform_name: "" }], ["body", 0, "platform_name"]],
@@ -316,15 +376,25 @@ describe("POST /api/v1/platform/strategy_apy with a bearer token or an API key",
     for (const [body, loc] of cases) {
       const r = await postApy(body, k);
       expect(r.status, JSON.stringify(loc)).toBe(422);
-      expect(r.body.detail, JSON.stringify(loc)).toEqual(expect.arrayContaining([expect.objectContaining({ loc, msg: expect.any(String), type: expect.any(String) })]));
+      expect(r.body.detail, JSON.stringify(loc)).toEqual(
+        expect.arrayContaining([expect.objectContaining({ loc, msg: expect.any(String), type: expect.any(String) })]),
+      );
     }
     expect(await snapshotCount()).toBe(n0);
   });
 });
 
 describe("the OpenAPI document (/api/v1/openapi.json)", () => {
-  type Op = { security?: Record<string, string[]>[]; parameters?: { name: string; in: string }[]; requestBody?: { content: Record<string, unknown> }; responses: Record<string, unknown> };
-  type Doc = { components: { securitySchemes: Record<string, Record<string, unknown>> }; paths: Record<string, Record<string, Op>> };
+  type Op = {
+    security?: Record<string, string[]>[];
+    parameters?: { name: string; in: string }[];
+    requestBody?: { content: Record<string, unknown> };
+    responses: Record<string, unknown>;
+  };
+  type Doc = {
+    components: { securitySchemes: Record<string, Record<string, unknown>> };
+    paths: Record<string, Record<string, Op>>;
+  };
   let doc: Doc;
   beforeAll(async () => {
     const r = await h.json<Doc>("/api/v1/openapi.json", { key: null });
@@ -333,8 +403,15 @@ describe("the OpenAPI document (/api/v1/openapi.json)", () => {
   });
 
   it("lists the ApiKeyHeader and OAuth2Password security schemes (password flow at /api/v1/token, every scope)", () => {
-    expect(doc.components.securitySchemes.ApiKeyHeader).toMatchObject({ type: "apiKey", in: "header", name: "x-api-key" });
-    const oauth = doc.components.securitySchemes.OAuth2Password as { type: string; flows: { password: { tokenUrl: string; scopes: Record<string, string> } } };
+    expect(doc.components.securitySchemes.ApiKeyHeader).toMatchObject({
+      type: "apiKey",
+      in: "header",
+      name: "x-api-key",
+    });
+    const oauth = doc.components.securitySchemes.OAuth2Password as {
+      type: string;
+      flows: { password: { tokenUrl: string; scopes: Record<string, string> } };
+    };
     expect(oauth.type).toBe("oauth2");
     expect(oauth.flows.password.tokenUrl).toBe("/api/v1/token");
     expect(Object.keys(oauth.flows.password.scopes).sort()).toEqual([...SCOPE_NAMES].sort());
@@ -352,12 +429,17 @@ describe("the OpenAPI document (/api/v1/openapi.json)", () => {
       const op = doc.paths[path]?.[method];
       expect(op, `${method} ${path}`).toBeDefined();
       expect(op!.security, `${method} ${path}`).toEqual(security);
-      expect(op!.parameters?.some((p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key"), `${method} ${path}`).toBe(true);
+      expect(
+        op!.parameters?.some((p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key"),
+        `${method} ${path}`,
+      ).toBe(true);
       for (const s of ["401", "403", "422"]) expect(Object.keys(op!.responses), `${method} ${path}`).toContain(s);
     }
     const tokenOp = doc.paths["/token"]?.post;
     expect(tokenOp).toBeDefined();
-    expect(Object.keys(tokenOp!.requestBody!.content)).toEqual(expect.arrayContaining(["application/x-www-form-urlencoded", "multipart/form-data"]));
+    expect(Object.keys(tokenOp!.requestBody!.content)).toEqual(
+      expect.arrayContaining(["application/x-www-form-urlencoded", "multipart/form-data"]),
+    );
     expect(Object.keys(tokenOp!.responses)).toEqual(expect.arrayContaining(["200", "400", "401", "422"]));
   });
 });

@@ -5,20 +5,20 @@
  * concurrent duplicates (exactly one wins); the daily streak claim over consecutive and skipped
  * days with the app's clock; every write's audit row; scopes and 422 bodies.
  */
-import { createServer, type AddressInfo, type Socket } from "node:net";
+import { type AddressInfo, createServer, type Socket } from "node:net";
+import { type Address, createPublicClient, createWalletClient, defineChain, type Hex, http } from "viem";
+import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPublicClient, createWalletClient, defineChain, http, type Address, type Hex } from "viem";
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { SmartWalletAbi } from "../../abis/SmartWalletAbi.js";
 import type { App } from "../../api/app.js";
-import { createKey } from "../../api/keys.js";
 import { registerTypedData } from "../../api/auth/register-message.js";
 import { DEFAULT_POINTS_RULES } from "../../api/env.js";
+import { createKey } from "../../api/keys.js";
 import { streakPoints } from "../../api/routes/points/points.writes.js";
-import { SmartWalletAbi } from "../../abis/SmartWalletAbi.js";
 import { bytecode } from "../../contracts/devnet/artifacts.js";
 import { formatFixed, parseFixed } from "../../jobs/lib/fixed.js";
-import { readAnswer, setupApi, type ApiHarness } from "../api-harness.js";
-import { auditOf, dropCredentialTraces, newAudits, send, type Invalid, type Refused } from "../write-helpers.js";
+import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
+import { auditOf, dropCredentialTraces, type Invalid, newAudits, type Refused, send } from "../write-helpers.js";
 
 const REGISTER = "/api/v1/platform/points/register";
 const CLAIM = "/api/v1/platform/points/daily_streak/claim";
@@ -53,19 +53,38 @@ interface Signed {
 /** A registration body signed by `signer` (for `user`, default the signer's own address). */
 async function signed(
   signer: PrivateKeyAccount,
-  o: { user?: Address; referrer?: Address | null; chainId?: number; domainChainId?: number; nonce?: string; expiry?: number } = {},
+  o: {
+    user?: Address;
+    referrer?: Address | null;
+    chainId?: number;
+    domainChainId?: number;
+    nonce?: string;
+    expiry?: number;
+  } = {},
 ): Promise<Signed> {
   const user = o.user ?? signer.address;
   const chainId = o.chainId ?? 1;
   const nonce = o.nonce ?? newNonce();
   const expiry = o.expiry ?? nowS() + 3600;
-  const signature = await signer.signTypedData(registerTypedData({ user, referrer: o.referrer ?? null, chainId: o.domainChainId ?? chainId, nonce, expiry }));
+  const signature = await signer.signTypedData(
+    registerTypedData({ user, referrer: o.referrer ?? null, chainId: o.domainChainId ?? chainId, nonce, expiry }),
+  );
   wallets.add(lc(user));
-  return { user_address: user, ...(o.referrer ? { referrer_address: o.referrer } : {}), chain_id: chainId, signature, nonce, expiry };
+  return {
+    user_address: user,
+    ...(o.referrer ? { referrer_address: o.referrer } : {}),
+    chain_id: chainId,
+    signature,
+    nonce,
+    expiry,
+  };
 }
 
 const register = (body: unknown, key: string | null = pointsKey.key, headers: Record<string, string> = {}) =>
-  send<Registered & Refused & Invalid>(h.app, "POST", REGISTER, body, { ...(key ? { "x-api-key": key } : {}), ...headers });
+  send<Registered & Refused & Invalid>(h.app, "POST", REGISTER, body, {
+    ...(key ? { "x-api-key": key } : {}),
+    ...headers,
+  });
 
 const fresh = () => privateKeyToAccount(generatePrivateKey());
 
@@ -81,10 +100,19 @@ afterAll(async () => {
     const ws = [...wallets];
     if (ws.length) {
       await h.db.deleteFrom("registry.streak_claim").where("address", "in", ws).execute();
-      await h.db.deleteFrom("derived.points_entry").where("chain_id", "=", 0).where("vault", "=", "").where("wallet", "in", ws).execute();
+      await h.db
+        .deleteFrom("derived.points_entry")
+        .where("chain_id", "=", 0)
+        .where("vault", "=", "")
+        .where("wallet", "in", ws)
+        .execute();
       await h.db.deleteFrom("registry.register_nonce").where("address", "in", ws).execute();
       // referees first (they reference their referrer)
-      await h.db.deleteFrom("registry.points_user").where("address", "in", ws).where("referrer", "is not", null).execute();
+      await h.db
+        .deleteFrom("registry.points_user")
+        .where("address", "in", ws)
+        .where("referrer", "is not", null)
+        .execute();
       await h.db.deleteFrom("registry.points_user").where("address", "in", ws).execute();
     }
     await dropCredentialTraces(h, keyIds);
@@ -99,16 +127,25 @@ describe("POST /api/v1/platform/points/register: EOA signatures", () => {
     const before = (await auditOf(h, pointsKey.id)).length;
     const r = await register(body);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toEqual({ success: true, message: "Registered", user_id: expect.stringMatching(/^[0-9a-f-]{36}$/), referral_bonus_awarded: false });
+    expect(r.body).toEqual({
+      success: true,
+      message: "Registered",
+      user_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      referral_bonus_awarded: false,
+    });
     expect(r.res.headers.get("idempotent-replayed")).toBeNull();
     const users = await h.q<{ id: string; referrer: string | null; chain_id: number; signup_bonus: string }>(
       "SELECT id::text, referrer, chain_id, signup_bonus::text FROM registry.points_user WHERE address = $1",
       [lc(a.address)],
     );
     expect(users).toEqual([{ id: r.body.user_id, referrer: null, chain_id: 1, signup_bonus: "0.000000000000000000" }]);
-    expect(await h.q("SELECT nonce, chain_id FROM registry.register_nonce WHERE address = $1", [lc(a.address)])).toEqual([{ nonce: body.nonce, chain_id: 1 }]);
+    expect(
+      await h.q("SELECT nonce, chain_id FROM registry.register_nonce WHERE address = $1", [lc(a.address)]),
+    ).toEqual([{ nonce: body.nonce, chain_id: 1 }]);
     // no referrer: no signup bonus entry
-    expect(await h.q("SELECT 1 FROM derived.points_ledger WHERE wallet = $1 AND source = 'signup_bonus'", [lc(a.address)])).toEqual([]);
+    expect(
+      await h.q("SELECT 1 FROM derived.points_ledger WHERE wallet = $1 AND source = 'signup_bonus'", [lc(a.address)]),
+    ).toEqual([]);
     const audits = await newAudits(h, pointsKey.id, before);
     expect(audits).toEqual([
       expect.objectContaining({
@@ -137,8 +174,12 @@ describe("POST /api/v1/platform/points/register: EOA signatures", () => {
     const again = await register(await signed(a));
     expect(again.status).toBe(409);
     expect(again.body.code).toBe("already_registered");
-    expect(await h.q("SELECT count(*)::int AS n FROM registry.points_user WHERE address = $1", [lc(a.address)])).toEqual([{ n: 1 }]);
-    expect((await newAudits(h, pointsKey.id, before + 1)).map((x) => [x.status, x.outcome, x.code, x.target, x.action])).toEqual([
+    expect(
+      await h.q("SELECT count(*)::int AS n FROM registry.points_user WHERE address = $1", [lc(a.address)]),
+    ).toEqual([{ n: 1 }]);
+    expect(
+      (await newAudits(h, pointsKey.id, before + 1)).map((x) => [x.status, x.outcome, x.code, x.target, x.action]),
+    ).toEqual([
       [409, "refused", "nonce_used", null, "points.register"],
       [409, "refused", "already_registered", null, "points.register"],
     ]);
@@ -148,15 +189,21 @@ describe("POST /api/v1/platform/points/register: EOA signatures", () => {
     const a = fresh();
     const body = await signed(a);
     const k = `w6-register-${body.nonce}`;
-    const rs = await Promise.all(Array.from({ length: 4 }, () => register(body, pointsKey.key, { "idempotency-key": k })));
+    const rs = await Promise.all(
+      Array.from({ length: 4 }, () => register(body, pointsKey.key, { "idempotency-key": k })),
+    );
     expect(rs.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     expect(new Set(rs.map((r) => r.body.user_id)).size).toBe(1);
     expect(rs.filter((r) => r.res.headers.get("idempotent-replayed") === "true")).toHaveLength(3);
     const later = await register(body, pointsKey.key, { "idempotency-key": k });
     expect(later.status).toBe(200);
     expect(later.body).toEqual(rs[0]!.body);
-    expect(await h.q("SELECT count(*)::int AS n FROM registry.points_user WHERE address = $1", [lc(a.address)])).toEqual([{ n: 1 }]);
-    expect(await h.q("SELECT outcome FROM registry.write_audit WHERE idempotency_key = $1", [k])).toEqual([{ outcome: "ok" }]);
+    expect(
+      await h.q("SELECT count(*)::int AS n FROM registry.points_user WHERE address = $1", [lc(a.address)]),
+    ).toEqual([{ n: 1 }]);
+    expect(await h.q("SELECT outcome FROM registry.write_audit WHERE idempotency_key = $1", [k])).toEqual([
+      { outcome: "ok" },
+    ]);
     // without the key the same message is a replay
     expect((await register(body)).body.code).toBe("nonce_used");
   });
@@ -179,7 +226,12 @@ describe("POST /api/v1/platform/points/register: EOA signatures", () => {
     expect(await h.q("SELECT 1 FROM registry.points_user WHERE address = $1", [lc(a.address)])).toEqual([]);
     expect(await h.q("SELECT 1 FROM registry.register_nonce WHERE address = $1", [lc(a.address)])).toEqual([]);
     const [last] = (await auditOf(h, pointsKey.id)).slice(-1);
-    expect(last).toMatchObject({ action: "points.register", status: 400, outcome: "refused", code: "signature_expired" });
+    expect(last).toMatchObject({
+      action: "points.register",
+      status: 400,
+      outcome: "refused",
+      code: "signature_expired",
+    });
   });
 
   it("foreign signatures: another key, another chain's domain, another nonce, expiry or referrer than signed: 403 invalid_signature", async () => {
@@ -209,7 +261,15 @@ describe("POST /api/v1/platform/points/register: EOA signatures", () => {
     const sig = good.signature;
     // a flipped byte in r, a wrong recovery byte, a truncated and an over-long signature, junk bytes
     const flipped = `${sig.slice(0, 10)}${sig[10] === "0" ? "1" : "0"}${sig.slice(11)}`;
-    for (const bad of [flipped, `${sig.slice(0, -2)}1f`, sig.slice(0, 130), `${sig}00`, "0xdeadbeef", `0x${"00".repeat(65)}`, "0x123"]) {
+    for (const bad of [
+      flipped,
+      `${sig.slice(0, -2)}1f`,
+      sig.slice(0, 130),
+      `${sig}00`,
+      "0xdeadbeef",
+      `0x${"00".repeat(65)}`,
+      "0x123",
+    ]) {
       const r = await register({ ...good, signature: bad });
       expect(r.status, bad).toBe(403);
       expect(r.body.code, bad).toBe("invalid_signature");
@@ -238,13 +298,25 @@ describe("POST /api/v1/platform/points/register: EOA signatures", () => {
       "SELECT referrer, signup_bonus::text, (registered_at AT TIME ZONE 'UTC')::date::text AS day FROM registry.points_user WHERE address = $1",
       [lc(referee.address)],
     );
-    expect(u).toMatchObject({ referrer: lc(referrer.address), signup_bonus: `${DEFAULT_POINTS_RULES.signupBonus}.000000000000000000` });
+    expect(u).toMatchObject({
+      referrer: lc(referrer.address),
+      signup_bonus: `${DEFAULT_POINTS_RULES.signupBonus}.000000000000000000`,
+    });
     // the bonus entry is in the ledger at once, on the registration's UTC day
-    expect(await h.q("SELECT day::text, ref, points::text FROM derived.points_ledger WHERE wallet = $1 AND chain_id = 0 AND vault = '' AND source = 'signup_bonus'", [lc(referee.address)])).toEqual([
+    expect(
+      await h.q(
+        "SELECT day::text, ref, points::text FROM derived.points_ledger WHERE wallet = $1 AND chain_id = 0 AND vault = '' AND source = 'signup_bonus'",
+        [lc(referee.address)],
+      ),
+    ).toEqual([
       { day: u!.day, ref: lc(referrer.address), points: `${DEFAULT_POINTS_RULES.signupBonus}.000000000000000000` },
     ]);
     const [last] = (await auditOf(h, pointsKey.id)).slice(-1);
-    expect(last).toMatchObject({ outcome: "ok", target: `wallet:${lc(referee.address)}`, detail: { referrer: lc(referrer.address), signup_bonus: DEFAULT_POINTS_RULES.signupBonus } });
+    expect(last).toMatchObject({
+      outcome: "ok",
+      target: `wallet:${lc(referee.address)}`,
+      detail: { referrer: lc(referrer.address), signup_bonus: DEFAULT_POINTS_RULES.signupBonus },
+    });
   });
 
   it("a wallet referring itself: 400 self_referral", async () => {
@@ -261,8 +333,12 @@ describe("POST /api/v1/platform/points/register: EOA signatures", () => {
     const rs = await Promise.all(Array.from({ length: 5 }, () => register(body)));
     expect(rs.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
     expect(rs.filter((r) => r.status === 409).map((r) => r.body.code)).toEqual(Array(4).fill("nonce_used"));
-    expect(await h.q("SELECT count(*)::int AS n FROM registry.points_user WHERE address = $1", [lc(a.address)])).toEqual([{ n: 1 }]);
-    expect(await h.q("SELECT count(*)::int AS n FROM registry.register_nonce WHERE address = $1", [lc(a.address)])).toEqual([{ n: 1 }]);
+    expect(
+      await h.q("SELECT count(*)::int AS n FROM registry.points_user WHERE address = $1", [lc(a.address)]),
+    ).toEqual([{ n: 1 }]);
+    expect(
+      await h.q("SELECT count(*)::int AS n FROM registry.register_nonce WHERE address = $1", [lc(a.address)]),
+    ).toEqual([{ n: 1 }]);
     const audits = await newAudits(h, pointsKey.id, before);
     expect(audits.map((x) => x.outcome).sort()).toEqual(["ok", "refused", "refused", "refused", "refused"]);
   });
@@ -273,10 +349,14 @@ describe("POST /api/v1/platform/points/register: EOA signatures", () => {
     const rs = await Promise.all(bodies.map((b) => register(b)));
     expect(rs.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
     expect(rs.filter((r) => r.status === 409).map((r) => r.body.code)).toEqual(Array(4).fill("already_registered"));
-    expect(await h.q("SELECT count(*)::int AS n FROM registry.points_user WHERE address = $1", [lc(a.address)])).toEqual([{ n: 1 }]);
+    expect(
+      await h.q("SELECT count(*)::int AS n FROM registry.points_user WHERE address = $1", [lc(a.address)]),
+    ).toEqual([{ n: 1 }]);
     // only the winner's nonce is spent
     const winner = bodies[rs.findIndex((r) => r.status === 200)]!;
-    expect(await h.q("SELECT nonce FROM registry.register_nonce WHERE address = $1", [lc(a.address)])).toEqual([{ nonce: winner.nonce }]);
+    expect(await h.q("SELECT nonce FROM registry.register_nonce WHERE address = $1", [lc(a.address)])).toEqual([
+      { nonce: winner.nonce },
+    ]);
   });
 });
 
@@ -286,15 +366,30 @@ describe("POST /api/v1/platform/points/register: a smart-contract wallet (EIP-12
 
   beforeAll(async () => {
     const c = h.devnet.chains[0]!;
-    const chain = defineChain({ id: c.chainId, name: `devnet-${c.chainId}`, nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [c.rpcUrl] } } });
-    const deployer = createWalletClient({ account: privateKeyToAccount(ANVIL_DEV_KEY), chain, transport: http(c.rpcUrl) });
+    const chain = defineChain({
+      id: c.chainId,
+      name: `devnet-${c.chainId}`,
+      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+      rpcUrls: { default: { http: [c.rpcUrl] } },
+    });
+    const deployer = createWalletClient({
+      account: privateKeyToAccount(ANVIL_DEV_KEY),
+      chain,
+      transport: http(c.rpcUrl),
+    });
     const client = createPublicClient({ chain, transport: http(c.rpcUrl) });
     owner = fresh();
-    const hash = await deployer.deployContract({ abi: SmartWalletAbi, bytecode: bytecode("SmartWallet"), args: [owner.address] });
+    const hash = await deployer.deployContract({
+      abi: SmartWalletAbi,
+      bytecode: bytecode("SmartWallet"),
+      args: [owner.address],
+    });
     const receipt = await client.waitForTransactionReceipt({ hash });
     expect(receipt.status).toBe("success");
     walletAddr = receipt.contractAddress!;
-    expect(await client.readContract({ address: walletAddr, abi: SmartWalletAbi, functionName: "owner" })).toBe(owner.address);
+    expect(await client.readContract({ address: walletAddr, abi: SmartWalletAbi, functionName: "owner" })).toBe(
+      owner.address,
+    );
     wallets.add(lc(walletAddr));
   });
 
@@ -318,7 +413,12 @@ describe("POST /api/v1/platform/points/register: a smart-contract wallet (EIP-12
     expect(r.status).toBe(503);
     expect(r.body).toEqual({ detail: expect.any(String), code: "signature_unverifiable" });
     const [last] = (await auditOf(h, pointsKey.id)).slice(-1);
-    expect(last).toMatchObject({ action: "points.register", status: 503, outcome: "refused", code: "signature_unverifiable" });
+    expect(last).toMatchObject({
+      action: "points.register",
+      status: 503,
+      outcome: "refused",
+      code: "signature_unverifiable",
+    });
   });
 
   it("an RPC that hangs: the signature check holds no write transaction open while it waits", async () => {
@@ -333,10 +433,16 @@ describe("POST /api/v1/platform/points/register: a smart-contract wallet (EIP-12
     try {
       const app = h.appWith({ rpcUrls: new Map([[1, url]]) });
       const body = await signed(owner, { user: walletAddr });
-      const pending = app.request("/api/v1/platform/points/register", { method: "POST", headers: { "x-api-key": pointsKey.key, "content-type": "application/json" }, body: JSON.stringify(body) });
+      const pending = app.request("/api/v1/platform/points/register", {
+        method: "POST",
+        headers: { "x-api-key": pointsKey.key, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
       await new Promise((r) => setTimeout(r, 1000)); // the check is waiting on the node now
       expect(sockets.size).toBeGreaterThan(0);
-      const open = await h.q<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'vault-api-test' AND state LIKE 'idle in transaction%'");
+      const open = await h.q<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'vault-api-test' AND state LIKE 'idle in transaction%'",
+      );
       expect(open).toEqual([{ n: 0 }]);
       const r = await readAnswer<{ code: string }>(await pending);
       expect(r.status).toBe(503);
@@ -354,7 +460,9 @@ describe("POST /api/v1/platform/points/register: a smart-contract wallet (EIP-12
     const r = await register(body);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.success).toBe(true);
-    expect(await h.q("SELECT chain_id FROM registry.points_user WHERE address = $1", [lc(walletAddr)])).toEqual([{ chain_id: 1 }]);
+    expect(await h.q("SELECT chain_id FROM registry.points_user WHERE address = $1", [lc(walletAddr)])).toEqual([
+      { chain_id: 1 },
+    ]);
     // and a replay of it is refused
     expect((await register(body)).body.code).toBe("nonce_used");
   });
@@ -424,11 +532,19 @@ describe("POST /api/v1/platform/points/register: credentials and malformed input
     for (const [what, body, loc] of cases) {
       const r = await register(body);
       expect(r.status, what).toBe(422);
-      expect(r.body.detail, what).toEqual(expect.arrayContaining([expect.objectContaining({ loc, msg: expect.any(String), type: expect.any(String) })]));
+      expect(r.body.detail, what).toEqual(
+        expect.arrayContaining([expect.objectContaining({ loc, msg: expect.any(String), type: expect.any(String) })]),
+      );
     }
     const missing = await register({});
     expect(missing.status).toBe(422);
-    expect(missing.body.detail.map((d) => d.loc[1]).sort()).toEqual(["chain_id", "expiry", "nonce", "signature", "user_address"]);
+    expect(missing.body.detail.map((d) => d.loc[1]).sort()).toEqual([
+      "chain_id",
+      "expiry",
+      "nonce",
+      "signature",
+      "user_address",
+    ]);
     expect(missing.body.detail.every((d) => d.type === "missing" && d.msg === "Field required")).toBe(true);
     const notJson = await register("{not json");
     expect(notJson.status).toBe(422);
@@ -443,10 +559,19 @@ describe("POST /api/v1/platform/points/daily_streak/claim", () => {
   let holders: string[] = [];
   const claim = (address: string, app: App = clocked, key: string | null = pointsKey.key) =>
     send<Claimed & Refused & Invalid>(app, "POST", CLAIM, { address }, key ? { "x-api-key": key } : {});
-  const balanceOf = async (w: string) => (await h.q<{ t: string }>("SELECT total_points::text AS t FROM derived.points_balance WHERE wallet = $1", [w]))[0]?.t ?? "0";
-  const claimsOf = (w: string) => h.q<{ day: string; streak_days: number; points: string }>("SELECT day::text, streak_days, points::text FROM registry.streak_claim WHERE address = $1 ORDER BY day", [w]);
+  const balanceOf = async (w: string) =>
+    (await h.q<{ t: string }>("SELECT total_points::text AS t FROM derived.points_balance WHERE wallet = $1", [w]))[0]
+      ?.t ?? "0";
+  const claimsOf = (w: string) =>
+    h.q<{ day: string; streak_days: number; points: string }>(
+      "SELECT day::text, streak_days, points::text FROM registry.streak_claim WHERE address = $1 ORDER BY day",
+      [w],
+    );
   const ledgerOf = (w: string) =>
-    h.q<{ day: string; points: string }>("SELECT day::text, points::text FROM derived.points_ledger WHERE wallet = $1 AND chain_id = 0 AND vault = '' AND source = 'daily_streak' ORDER BY day", [w]);
+    h.q<{ day: string; points: string }>(
+      "SELECT day::text, points::text FROM derived.points_ledger WHERE wallet = $1 AND chain_id = 0 AND vault = '' AND source = 'daily_streak' ORDER BY day",
+      [w],
+    );
   const fx = (p: string) => `${Number(p).toFixed(0)}.000000000000000000`;
 
   beforeAll(async () => {
@@ -465,7 +590,10 @@ describe("POST /api/v1/platform/points/daily_streak/claim", () => {
     expect(holders).toHaveLength(4);
     for (const w of holders) {
       wallets.add(w);
-      await h.db.insertInto("registry.points_user").values({ address: w, referrer: null, chain_id: 1, registered_at: "2026-09-01T00:00:00Z" }).execute();
+      await h.db
+        .insertInto("registry.points_user")
+        .values({ address: w, referrer: null, chain_id: 1, registered_at: "2026-09-01T00:00:00Z" })
+        .execute();
     }
   });
 
@@ -505,7 +633,11 @@ describe("POST /api/v1/platform/points/daily_streak/claim", () => {
         expect(again.body.code).toBe("already_claimed");
       }
     }
-    const expected = steps.map(([at, s]) => ({ day: at.slice(0, 10), streak_days: s, points: fx(streakPoints(rules, s)) }));
+    const expected = steps.map(([at, s]) => ({
+      day: at.slice(0, 10),
+      streak_days: s,
+      points: fx(streakPoints(rules, s)),
+    }));
     expect(await claimsOf(w)).toEqual(expected);
     expect(await ledgerOf(w)).toEqual(expected.map(({ day, points }) => ({ day, points })));
     // a clock gone back before the last claim cannot claim
@@ -514,9 +646,20 @@ describe("POST /api/v1/platform/points/daily_streak/claim", () => {
 
     const audits = await newAudits(h, pointsKey.id, before);
     const ok = audits.filter((a) => a.outcome === "ok");
-    expect(ok.map((a) => a.detail)).toEqual(expected.map((e) => ({ day: e.day, streak_days: e.streak_days, points: streakPoints(rules, e.streak_days) })));
-    for (const a of ok) expect(a).toMatchObject({ action: "points.streak_claim", target: `wallet:${w}`, path: CLAIM, status: 200, principal_id: pointsKey.id });
-    expect(audits.filter((a) => a.outcome === "refused").every((a) => a.code === "already_claimed" && a.status === 409)).toBe(true);
+    expect(ok.map((a) => a.detail)).toEqual(
+      expected.map((e) => ({ day: e.day, streak_days: e.streak_days, points: streakPoints(rules, e.streak_days) })),
+    );
+    for (const a of ok)
+      expect(a).toMatchObject({
+        action: "points.streak_claim",
+        target: `wallet:${w}`,
+        path: CLAIM,
+        status: 200,
+        principal_id: pointsKey.id,
+      });
+    expect(
+      audits.filter((a) => a.outcome === "refused").every((a) => a.code === "already_claimed" && a.status === 409),
+    ).toBe(true);
     expect(audits.filter((a) => a.outcome === "refused")).toHaveLength(steps.length);
   });
 
@@ -524,23 +667,49 @@ describe("POST /api/v1/platform/points/daily_streak/claim", () => {
     const w = holders[3]!;
     clock = new Date("2026-10-20T10:00:00Z");
     const k = `w6-claim-${w}-${Date.now()}`;
-    const first = await send<Claimed>(clocked, "POST", CLAIM, { address: w }, { "x-api-key": pointsKey.key, "idempotency-key": k });
+    const first = await send<Claimed>(
+      clocked,
+      "POST",
+      CLAIM,
+      { address: w },
+      { "x-api-key": pointsKey.key, "idempotency-key": k },
+    );
     expect(first.status).toBe(200);
-    const again = await send<Claimed>(clocked, "POST", CLAIM, { address: w }, { "x-api-key": pointsKey.key, "idempotency-key": k });
+    const again = await send<Claimed>(
+      clocked,
+      "POST",
+      CLAIM,
+      { address: w },
+      { "x-api-key": pointsKey.key, "idempotency-key": k },
+    );
     expect(again.status).toBe(200);
     expect(again.res.headers.get("idempotent-replayed")).toBe("true");
     expect(again.body).toEqual(first.body);
-    const other = await send<Refused>(clocked, "POST", CLAIM, { address: w }, { "x-api-key": pointsKey.key, "idempotency-key": `${k}-2` });
+    const other = await send<Refused>(
+      clocked,
+      "POST",
+      CLAIM,
+      { address: w },
+      { "x-api-key": pointsKey.key, "idempotency-key": `${k}-2` },
+    );
     expect(other.status).toBe(409);
     expect(other.body.code).toBe("already_claimed");
     expect(await claimsOf(w)).toHaveLength(1);
     await h.db.deleteFrom("registry.streak_claim").where("address", "=", w).execute();
-    await h.db.deleteFrom("derived.points_entry").where("wallet", "=", w).where("chain_id", "=", 0).where("source", "=", "daily_streak").execute();
+    await h.db
+      .deleteFrom("derived.points_entry")
+      .where("wallet", "=", w)
+      .where("chain_id", "=", 0)
+      .where("source", "=", "daily_streak")
+      .execute();
   });
 
   it("the streak's points stop growing at POINTS_STREAK_MAX", async () => {
     const w = holders[1]!;
-    await h.db.insertInto("registry.streak_claim").values({ address: w, day: "2026-10-04", streak_days: 45, points: "50", claimed_at: "2026-10-04T10:00:00Z" }).execute();
+    await h.db
+      .insertInto("registry.streak_claim")
+      .values({ address: w, day: "2026-10-04", streak_days: 45, points: "50", claimed_at: "2026-10-04T10:00:00Z" })
+      .execute();
     clock = new Date("2026-10-05T10:00:00Z");
     const r = await claim(w);
     expect(r.status).toBe(200);
@@ -553,7 +722,9 @@ describe("POST /api/v1/platform/points/daily_streak/claim", () => {
     const rs = await Promise.all(Array.from({ length: 6 }, () => claim(w)));
     expect(rs.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
     expect(rs.filter((r) => r.status === 409).every((r) => r.body.code === "already_claimed")).toBe(true);
-    expect(await claimsOf(w)).toEqual([{ day: "2026-10-05", streak_days: 1, points: fx(DEFAULT_POINTS_RULES.streakBase) }]);
+    expect(await claimsOf(w)).toEqual([
+      { day: "2026-10-05", streak_days: 1, points: fx(DEFAULT_POINTS_RULES.streakBase) },
+    ]);
     expect(await ledgerOf(w)).toHaveLength(1);
   });
 
@@ -572,7 +743,12 @@ describe("POST /api/v1/platform/points/daily_streak/claim", () => {
     expect(await claimsOf(lc(a.address))).toEqual([]);
     expect(await ledgerOf(lc(a.address))).toEqual([]);
     const [last] = (await auditOf(h, pointsKey.id)).slice(-1);
-    expect(last).toMatchObject({ action: "points.streak_claim", outcome: "refused", code: "no_active_positions", status: 409 });
+    expect(last).toMatchObject({
+      action: "points.streak_claim",
+      outcome: "refused",
+      code: "no_active_positions",
+      status: 409,
+    });
   });
 
   it("credentials and malformed input: 401, 403 insufficient_scope, 422 on the address", async () => {
@@ -592,6 +768,12 @@ describe("POST /api/v1/platform/points/daily_streak/claim", () => {
     // the harness app (real clock) claims too
     const real = await claim(w, h.app);
     expect(real.status).toBe(200);
-    expect(await claimsOf(w)).toEqual([{ day: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), streak_days: 1, points: fx(DEFAULT_POINTS_RULES.streakBase) }]);
+    expect(await claimsOf(w)).toEqual([
+      {
+        day: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
+        streak_days: 1,
+        points: fx(DEFAULT_POINTS_RULES.streakBase),
+      },
+    ]);
   });
 });

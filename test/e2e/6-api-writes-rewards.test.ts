@@ -15,9 +15,9 @@ import { DAY_SECONDS, dateToDay } from "../../jobs/lib/days.js";
 import { parseFixed } from "../../jobs/lib/fixed.js";
 import { PREFIX, QUEUES } from "../../jobs/queues.js";
 import { redisConnection, settle, startWorkers, type WorkerHandle } from "../../jobs/runtime.js";
-import { setupApi, type ApiHarness } from "../api-harness.js";
+import { type ApiHarness, setupApi } from "../api-harness.js";
 import { sleep } from "../helpers.js";
-import { auditOf, dropCredentialTraces, newAudits, send, type Invalid, type Refused } from "../write-helpers.js";
+import { auditOf, dropCredentialTraces, type Invalid, newAudits, type Refused, send } from "../write-helpers.js";
 
 const REWARDS = "/api/v1/tokenized_vault/rewards";
 
@@ -47,7 +47,10 @@ type Written = {
 const post = (body: unknown, key: string | null = rewardsKey.key, headers: Record<string, string> = {}) =>
   send<Written & Refused & Invalid>(h.app, "POST", REWARDS, body, { ...(key ? { "x-api-key": key } : {}), ...headers });
 const del = (body: unknown, key: string | null = rewardsKey.key, headers: Record<string, string> = {}) =>
-  send<{ deleted: true; reward_id: string } & Refused & Invalid>(h.app, "DELETE", REWARDS, body, { ...(key ? { "x-api-key": key } : {}), ...headers });
+  send<{ deleted: true; reward_id: string } & Refused & Invalid>(h.app, "DELETE", REWARDS, body, {
+    ...(key ? { "x-api-key": key } : {}),
+    ...headers,
+  });
 const track = <T extends { status: number; body: { id?: string } }>(r: T): T => {
   if (r.status === 200 && r.body.id) rewardIds.add(r.body.id);
   return r;
@@ -78,7 +81,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (h) {
-    if (rewardIds.size) await h.db.deleteFrom("registry.reward").where("id", "in", [...rewardIds]).execute();
+    if (rewardIds.size)
+      await h.db
+        .deleteFrom("registry.reward")
+        .where("id", "in", [...rewardIds])
+        .execute();
     // the derived tables as they were (the rewards this file wrote no longer count)
     if (workers) await settle(h.redisUrl, 300_000);
     await dropCredentialTraces(h, keyIds);
@@ -122,7 +129,8 @@ describe("rewards change the points of the days they cover (workers running)", (
       // decimal and the once-only truncation move a day by far less than 10^-9 points.
       const diff = parseFixed(after.get(k)!.points) - want;
       const exact = factor === 1n || d < from;
-      if (exact ? diff !== 0n : (diff < 0n ? -diff : diff) > 10n ** 9n) wrong.push(`${k}: ${b.points} -> ${after.get(k)!.points} (want x${covered ? factor : 1n})`);
+      if (exact ? diff !== 0n : (diff < 0n ? -diff : diff) > 10n ** 9n)
+        wrong.push(`${k}: ${b.points} -> ${after.get(k)!.points} (want x${covered ? factor : 1n})`);
     }
     expect(wrong).toEqual([]);
     return scaled;
@@ -135,21 +143,34 @@ describe("rewards change the points of the days they cover (workers running)", (
        WHERE source = 'holding' AND chain_id <> 0 GROUP BY 1, 2 ORDER BY holders DESC, chain_id, vault LIMIT 1`,
     );
     expect(v!.holders).toBeGreaterThan(3);
-    const [reg] = await h.q<{ id: string }>("SELECT id::text FROM registry.vault WHERE chain_id = $1 AND address = $2", [v!.chain_id, v!.vault]);
+    const [reg] = await h.q<{ id: string }>(
+      "SELECT id::text FROM registry.vault WHERE chain_id = $1 AND address = $2",
+      [v!.chain_id, v!.vault],
+    );
     vault = { ...v!, id: reg!.id };
     // the ledger can change by exactly the multiplier only where the multipliers in force are whole numbers
-    const fractional = await h.q("SELECT 1 FROM registry.reward WHERE chain_id = $1 AND vault = $2 AND multiplier <> trunc(multiplier)", [vault.chain_id, vault.vault]);
+    const fractional = await h.q(
+      "SELECT 1 FROM registry.reward WHERE chain_id = $1 AND vault = $2 AND multiplier <> trunc(multiplier)",
+      [vault.chain_id, vault.vault],
+    );
     expect(fractional).toEqual([]);
     x = dateToDay(vault.first) + 5;
     y = x + 2;
     before = await ledger();
-    expect([...before.values()].filter((r) => dateToDay(r.day) >= x && dateToDay(r.day) <= y).length).toBeGreaterThan(3);
+    expect([...before.values()].filter((r) => dateToDay(r.day) >= x && dateToDay(r.day) <= y).length).toBeGreaterThan(
+      3,
+    );
   });
 
   it("POST a reward x3 over three past days: it is stored, audited, a fan-out is asked for, and after settling those days' holding points triple and earlier days are unchanged", async () => {
     const queue = new Queue(QUEUES.fanout.name, { connection: redisConnection(h.redisUrl), prefix: PREFIX });
     try {
-      const writeJobs = async () => new Set((await queue.getJobs(["delayed", "waiting", "active", "completed", "failed", "prioritized"])).map((j) => j.id!).filter((id) => id.startsWith("fanout-write-")));
+      const writeJobs = async () =>
+        new Set(
+          (await queue.getJobs(["delayed", "waiting", "active", "completed", "failed", "prioritized"]))
+            .map((j) => j.id!)
+            .filter((id) => id.startsWith("fanout-write-")),
+        );
       const jobsBefore = await writeJobs();
       const auditsBefore = (await auditOf(h, rewardsKey.id)).length;
       const r = track(
@@ -183,7 +204,12 @@ describe("rewards change the points of the days they cover (workers running)", (
         "SELECT vault, multiplier::text, to_char(start_datetime AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS') AS start, to_char(end_datetime AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS') AS end FROM registry.reward WHERE id = $1",
         [rewardId],
       );
-      expect(row).toEqual({ vault: vault.vault, multiplier: "3.000000", start: iso(x).slice(0, 19), end: iso(y + 1).slice(0, 19) });
+      expect(row).toEqual({
+        vault: vault.vault,
+        multiplier: "3.000000",
+        start: iso(x).slice(0, 19),
+        end: iso(y + 1).slice(0, 19),
+      });
       expect(await newAudits(h, rewardsKey.id, auditsBefore)).toEqual([
         expect.objectContaining({
           principal_kind: "api_key",
@@ -208,12 +234,34 @@ describe("rewards change the points of the days they cover (workers running)", (
 
   it("POST with reward_id updates it (x2, one day shorter): after settling the covered days are x2 of the original", async () => {
     const auditsBefore = (await auditOf(h, rewardsKey.id)).length;
-    const r = await post({ reward_id: rewardId, vault_address: vault.vault, chain_id: vault.chain_id, text: "w6 double points", multiplier: 2, end_datetime: iso(y) });
+    const r = await post({
+      reward_id: rewardId,
+      vault_address: vault.vault,
+      chain_id: vault.chain_id,
+      text: "w6 double points",
+      multiplier: 2,
+      end_datetime: iso(y),
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toMatchObject({ id: rewardId, created: false, multiplier: 2, text: "w6 double points", start_datetime: iso(x), end_datetime: iso(y), img_url: "https://example.com/x3.png" });
+    expect(r.body).toMatchObject({
+      id: rewardId,
+      created: false,
+      multiplier: 2,
+      text: "w6 double points",
+      start_datetime: iso(x),
+      end_datetime: iso(y),
+      img_url: "https://example.com/x3.png",
+    });
     expect(await h.q("SELECT count(*)::int AS n FROM registry.reward WHERE id = $1", [rewardId])).toEqual([{ n: 1 }]);
-    expect((await newAudits(h, rewardsKey.id, auditsBefore)).map((a) => [a.action, a.outcome, a.target, a.detail])).toEqual([
-      ["reward.upsert", "ok", `reward:${rewardId}`, { vault: vault.vault, chain_id: vault.chain_id, multiplier: 2, created: false }],
+    expect(
+      (await newAudits(h, rewardsKey.id, auditsBefore)).map((a) => [a.action, a.outcome, a.target, a.detail]),
+    ).toEqual([
+      [
+        "reward.upsert",
+        "ok",
+        `reward:${rewardId}`,
+        { vault: vault.vault, chain_id: vault.chain_id, multiplier: 2, created: false },
+      ],
     ]);
     await settle(h.redisUrl, 300_000);
     await expectScaled(x, y - 1, 2n);
@@ -230,8 +278,24 @@ describe("rewards change the points of the days they cover (workers running)", (
     const again = await del({ reward_id: rewardId });
     expect(again.status).toBe(404);
     expect(again.body).toEqual({ detail: expect.any(String), code: "reward_not_found" });
-    expect((await newAudits(h, rewardsKey.id, auditsBefore)).map((a) => [a.action, a.status, a.outcome, a.code, a.target, a.detail])).toEqual([
-      ["reward.delete", 200, "ok", null, `reward:${rewardId}`, { vault: vault.vault, chain_id: vault.chain_id, multiplier: 2 }],
+    expect(
+      (await newAudits(h, rewardsKey.id, auditsBefore)).map((a) => [
+        a.action,
+        a.status,
+        a.outcome,
+        a.code,
+        a.target,
+        a.detail,
+      ]),
+    ).toEqual([
+      [
+        "reward.delete",
+        200,
+        "ok",
+        null,
+        `reward:${rewardId}`,
+        { vault: vault.vault, chain_id: vault.chain_id, multiplier: 2 },
+      ],
       ["reward.delete", 404, "refused", "reward_not_found", null, {}],
     ]);
   });
@@ -240,10 +304,18 @@ describe("rewards change the points of the days they cover (workers running)", (
 describe("rewards: refusals, 422, credentials", () => {
   let vaults: { chain_id: number; address: string }[];
   beforeAll(async () => {
-    vaults = await h.q<{ chain_id: number; address: string }>("SELECT chain_id, address FROM registry.vault WHERE chain_id > 0 ORDER BY chain_id, address");
+    vaults = await h.q<{ chain_id: number; address: string }>(
+      "SELECT chain_id, address FROM registry.vault WHERE chain_id > 0 ORDER BY chain_id, address",
+    );
     expect(vaults.length).toBeGreaterThanOrEqual(2);
   });
-  const base = () => ({ vault_address: vaults[0]!.address, chain_id: vaults[0]!.chain_id, text: "w6 refusals", multiplier: 1.5, ...FUTURE });
+  const base = () => ({
+    vault_address: vaults[0]!.address,
+    chain_id: vaults[0]!.chain_id,
+    text: "w6 refusals",
+    multiplier: 1.5,
+    ...FUTURE,
+  });
 
   it("404 vault_not_found, 400 invalid_window, 409 reward_vault_mismatch; a new reward_id creates a reward with that id", async () => {
     const before = (await auditOf(h, rewardsKey.id)).length;
@@ -252,7 +324,10 @@ describe("rewards: refusals, 422, credentials", () => {
     expect(unknown.body).toEqual({ detail: expect.any(String), code: "vault_not_found" });
     const wrongChain = await post({ ...base(), chain_id: 424242 });
     expect(wrongChain.body.code).toBe("vault_not_found");
-    for (const w of [{ start_datetime: "2031-01-02T00:00:00Z", end_datetime: "2031-01-01T00:00:00Z" }, { start_datetime: "2031-01-01T00:00:00Z", end_datetime: "2031-01-01T00:00:00Z" }]) {
+    for (const w of [
+      { start_datetime: "2031-01-02T00:00:00Z", end_datetime: "2031-01-01T00:00:00Z" },
+      { start_datetime: "2031-01-01T00:00:00Z", end_datetime: "2031-01-01T00:00:00Z" },
+    ]) {
       const r = await post({ ...base(), ...w });
       expect(r.status).toBe(400);
       expect(r.body.code).toBe("invalid_window");
@@ -260,12 +335,20 @@ describe("rewards: refusals, 422, credentials", () => {
     const id = randomUUID();
     const created = track(await post({ ...base(), reward_id: id }));
     expect(created.status).toBe(200);
-    expect(created.body).toMatchObject({ id, created: true, multiplier: 1.5, start_datetime: "2031-01-01T00:00:00.000Z", end_datetime: "2031-02-01T00:00:00.000Z" });
+    expect(created.body).toMatchObject({
+      id,
+      created: true,
+      multiplier: 1.5,
+      start_datetime: "2031-01-01T00:00:00.000Z",
+      end_datetime: "2031-02-01T00:00:00.000Z",
+    });
     const other = vaults.find((v) => v.address !== vaults[0]!.address)!;
     const mismatch = await post({ ...base(), reward_id: id, vault_address: other.address, chain_id: other.chain_id });
     expect(mismatch.status).toBe(409);
     expect(mismatch.body.code).toBe("reward_vault_mismatch");
-    expect(await h.q("SELECT vault, multiplier::text FROM registry.reward WHERE id = $1", [id])).toEqual([{ vault: vaults[0]!.address, multiplier: "1.500000" }]);
+    expect(await h.q("SELECT vault, multiplier::text FROM registry.reward WHERE id = $1", [id])).toEqual([
+      { vault: vaults[0]!.address, multiplier: "1.500000" },
+    ]);
     expect((await newAudits(h, rewardsKey.id, before)).map((a) => [a.status, a.outcome, a.code])).toEqual([
       [404, "refused", "vault_not_found"],
       [404, "refused", "vault_not_found"],
@@ -282,16 +365,23 @@ describe("rewards: refusals, 422, credentials", () => {
       const id = randomUUID();
       const rs = await Promise.all([1, 2, 3, 4].map((m) => post({ ...base(), reward_id: id, multiplier: m })));
       rs.forEach(track);
-      expect(rs.map((r) => r.status), JSON.stringify(rs.map((r) => r.body))).toEqual([200, 200, 200, 200]);
+      expect(
+        rs.map((r) => r.status),
+        JSON.stringify(rs.map((r) => r.body)),
+      ).toEqual([200, 200, 200, 200]);
       expect(rs.filter((r) => r.body.created)).toHaveLength(1);
-      const rows = await h.q<{ multiplier: string }>("SELECT multiplier::text FROM registry.reward WHERE id = $1", [id]);
+      const rows = await h.q<{ multiplier: string }>("SELECT multiplier::text FROM registry.reward WHERE id = $1", [
+        id,
+      ]);
       expect(rows).toHaveLength(1);
       expect([1, 2, 3, 4]).toContain(Number(rows[0]!.multiplier));
     }
   });
 
   it("an address deployed on several chains needs chain_id (422)", async () => {
-    const multi = await h.q<{ address: string }>("SELECT address FROM registry.vault WHERE chain_id > 0 GROUP BY address HAVING count(*) > 1 LIMIT 1");
+    const multi = await h.q<{ address: string }>(
+      "SELECT address FROM registry.vault WHERE chain_id > 0 GROUP BY address HAVING count(*) > 1 LIMIT 1",
+    );
     if (multi.length === 0) return; // the devnet deploys each vault on one chain
     const r = await post({ ...base(), vault_address: multi[0]!.address, chain_id: undefined });
     expect(r.status).toBe(422);
@@ -318,7 +408,9 @@ describe("rewards: refusals, 422, credentials", () => {
     for (const [what, body, loc] of cases) {
       const r = await post(body);
       expect(r.status, what).toBe(422);
-      expect(r.body.detail, what).toEqual(expect.arrayContaining([expect.objectContaining({ loc, msg: expect.any(String), type: expect.any(String) })]));
+      expect(r.body.detail, what).toEqual(
+        expect.arrayContaining([expect.objectContaining({ loc, msg: expect.any(String), type: expect.any(String) })]),
+      );
     }
     for (const [what, body] of [
       ["no reward_id", {}],
@@ -347,14 +439,26 @@ describe("rewards: refusals, 422, credentials", () => {
       }
       expect((await f(body, null, { authorization: "Bearer abc.def.ghi" })).status).toBe(401);
     }
-    expect(await h.q("SELECT 1 FROM registry.reward WHERE text = 'w6 refusals' AND id <> ALL($1::uuid[])", [[...rewardIds]])).toEqual([]);
+    expect(
+      await h.q("SELECT 1 FROM registry.reward WHERE text = 'w6 refusals' AND id <> ALL($1::uuid[])", [[...rewardIds]]),
+    ).toEqual([]);
   });
 });
 
 describe("Idempotency-Key", () => {
-  const vaultOf = async () => (await h.q<{ chain_id: number; address: string }>("SELECT chain_id, address FROM registry.vault WHERE chain_id > 0 ORDER BY chain_id, address LIMIT 1"))[0]!;
-  const rewardsNamed = (text: string) => h.q<{ id: string }>("SELECT id::text FROM registry.reward WHERE text = $1", [text]);
-  const auditsWith = (k: string) => h.q<{ principal_id: string; outcome: string; status: number }>("SELECT principal_id, outcome, status FROM registry.write_audit WHERE idempotency_key = $1 ORDER BY id", [k]);
+  const vaultOf = async () =>
+    (
+      await h.q<{ chain_id: number; address: string }>(
+        "SELECT chain_id, address FROM registry.vault WHERE chain_id > 0 ORDER BY chain_id, address LIMIT 1",
+      )
+    )[0]!;
+  const rewardsNamed = (text: string) =>
+    h.q<{ id: string }>("SELECT id::text FROM registry.reward WHERE text = $1", [text]);
+  const auditsWith = (k: string) =>
+    h.q<{ principal_id: string; outcome: string; status: number }>(
+      "SELECT principal_id, outcome, status FROM registry.write_audit WHERE idempotency_key = $1 ORDER BY id",
+      [k],
+    );
   const idem = (k: string) => ({ "idempotency-key": k });
 
   it("a retry with the same key and body gets the first answer (Idempotent-Replayed: true) and acts once; key order does not matter", async () => {
@@ -374,7 +478,9 @@ describe("Idempotency-Key", () => {
     expect(third.body).toEqual(first.body);
     expect(await rewardsNamed(body.text)).toEqual([{ id: first.body.id }]);
     expect(await auditsWith(k)).toEqual([{ principal_id: rewardsKey.id, outcome: "ok", status: 200 }]);
-    expect(await h.q("SELECT principal, status FROM registry.idempotency WHERE key = $1", [k])).toEqual([{ principal: `api_key:${rewardsKey.id}`, status: 200 }]);
+    expect(await h.q("SELECT principal, status FROM registry.idempotency WHERE key = $1", [k])).toEqual([
+      { principal: `api_key:${rewardsKey.id}`, status: 200 },
+    ]);
   });
 
   it("the same key with another body or on another route: 422 on the header, nothing done", async () => {
@@ -385,11 +491,15 @@ describe("Idempotency-Key", () => {
     expect(first.status).toBe(200);
     const other = await post({ ...body, multiplier: 5 }, rewardsKey.key, idem(k));
     expect(other.status).toBe(422);
-    expect(other.body.detail).toEqual([{ loc: ["header", "idempotency-key"], msg: expect.any(String), type: "value_error" }]);
+    expect(other.body.detail).toEqual([
+      { loc: ["header", "idempotency-key"], msg: expect.any(String), type: "value_error" },
+    ]);
     const otherRoute = await del({ reward_id: first.body.id }, rewardsKey.key, idem(k));
     expect(otherRoute.status).toBe(422);
     expect(otherRoute.body.detail[0]!.loc).toEqual(["header", "idempotency-key"]);
-    expect(await h.q("SELECT multiplier::text FROM registry.reward WHERE id = $1", [first.body.id])).toEqual([{ multiplier: "4.000000" }]);
+    expect(await h.q("SELECT multiplier::text FROM registry.reward WHERE id = $1", [first.body.id])).toEqual([
+      { multiplier: "4.000000" },
+    ]);
     expect(await auditsWith(k)).toHaveLength(1);
   });
 
@@ -433,7 +543,9 @@ describe("Idempotency-Key", () => {
 
   it("DELETE with a key: the retry replays the 200 (not 404), the reward is deleted once", async () => {
     const v = await vaultOf();
-    const created = track(await post({ vault_address: v.address, chain_id: v.chain_id, text: "w6 idem delete", multiplier: 2, ...FUTURE }));
+    const created = track(
+      await post({ vault_address: v.address, chain_id: v.chain_id, text: "w6 idem delete", multiplier: 2, ...FUTURE }),
+    );
     const k = `w6-idem-${randomUUID()}`;
     const first = await del({ reward_id: created.body.id }, rewardsKey.key, idem(k));
     const again = await del({ reward_id: created.body.id }, rewardsKey.key, idem(k));
@@ -445,7 +557,13 @@ describe("Idempotency-Key", () => {
 
   it("a malformed key: 422 on the header", async () => {
     const v = await vaultOf();
-    const body = { vault_address: v.address, chain_id: v.chain_id, text: "w6 idem malformed", multiplier: 2, ...FUTURE };
+    const body = {
+      vault_address: v.address,
+      chain_id: v.chain_id,
+      text: "w6 idem malformed",
+      multiplier: 2,
+      ...FUTURE,
+    };
     for (const k of ["has space", "k".repeat(256), "tab\tkey"]) {
       const r = await post(body, rewardsKey.key, idem(k));
       expect(r.status, k.slice(0, 20)).toBe(422);

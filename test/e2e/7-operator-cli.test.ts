@@ -9,11 +9,11 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../../scripts/lib/indexer.js";
-import { ensureAnalystRole } from "../../scripts/lib/postgres.js";
 import { createDb, createPool, migrateToLatest } from "../../jobs/db/client.js";
 import { dayToDate, today } from "../../jobs/lib/days.js";
-import { setupApi, type ApiHarness } from "../api-harness.js";
+import { REPO_ROOT } from "../../scripts/lib/indexer.js";
+import { ensureAnalystRole } from "../../scripts/lib/postgres.js";
+import { type ApiHarness, setupApi } from "../api-harness.js";
 import { rows, withDb } from "../helpers.js";
 
 let h: ApiHarness;
@@ -31,7 +31,11 @@ function cli(script: string, args: string[], input?: string, env: Record<string,
 }
 
 const token = (username: string, password: string) =>
-  h.app.request("/api/v1/token", { method: "POST", body: new URLSearchParams({ username, password }), headers: { "content-type": "application/x-www-form-urlencoded" } });
+  h.app.request("/api/v1/token", {
+    method: "POST",
+    body: new URLSearchParams({ username, password }),
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+  });
 
 beforeAll(async () => {
   h = await setupApi();
@@ -51,26 +55,65 @@ describe("npm run governance-log", () => {
       "SELECT chain_id, address, start_datetime FROM registry.vault WHERE chain_type = 'evm' AND chain_id = 1 ORDER BY address LIMIT 1",
     );
     const at = new Date(Date.now() - 3600_000).toISOString();
-    const add = cli("governance-log.ts", ["add", "--vault", v!.address.toUpperCase().replace("0X", "0x"), "--chain", "1", "--category", "incident", "--text", "Oracle replaced", "--time", at, "--author", "cli-e2e"]);
+    const add = cli("governance-log.ts", [
+      "add",
+      "--vault",
+      v!.address.toUpperCase().replace("0X", "0x"),
+      "--chain",
+      "1",
+      "--category",
+      "incident",
+      "--text",
+      "Oracle replaced",
+      "--time",
+      at,
+      "--author",
+      "cli-e2e",
+    ]);
     expect(add.err).toBe("");
     expect(add.code).toBe(0);
     const id = /entry ([0-9a-f-]{36})/.exec(add.out)![1]!;
-    const log = await h.json<{ entries: { id: string; category: string; source: string; text: string; author: string; occurred_at: string }[] }>(
-      `/api/v1/platform/governance/${v!.address}/audit_log?chain_id=1&category=incident`,
-    );
+    const log = await h.json<{
+      entries: { id: string; category: string; source: string; text: string; author: string; occurred_at: string }[];
+    }>(`/api/v1/platform/governance/${v!.address}/audit_log?chain_id=1&category=incident`);
     expect(log.status).toBe(200);
-    expect(log.body.entries).toContainEqual(expect.objectContaining({ id: `manual:${id}`, category: "incident", source: "manual", text: "Oracle replaced", author: "cli-e2e", occurred_at: at }));
+    expect(log.body.entries).toContainEqual(
+      expect.objectContaining({
+        id: `manual:${id}`,
+        category: "incident",
+        source: "manual",
+        text: "Oracle replaced",
+        author: "cli-e2e",
+        occurred_at: at,
+      }),
+    );
     expect(cli("governance-log.ts", ["list", "--vault", v!.address, "--chain", "1"]).out).toContain(id);
 
     if (v!.start_datetime) {
-      const early = cli("governance-log.ts", ["add", "--vault", v!.address, "--chain", "1", "--category", "note", "--text", "x", "--time", "2000-01-01T00:00:00Z"]);
+      const early = cli("governance-log.ts", [
+        "add",
+        "--vault",
+        v!.address,
+        "--chain",
+        "1",
+        "--category",
+        "note",
+        "--text",
+        "x",
+        "--time",
+        "2000-01-01T00:00:00Z",
+      ]);
       expect(early.code).toBe(2);
       expect(early.err).toMatch(/before the launch/);
     }
-    expect(cli("governance-log.ts", ["add", "--vault", `0x${"9".repeat(40)}`, "--category", "note", "--text", "x"])).toMatchObject({ code: 1, err: expect.stringMatching(/no vault/) });
+    expect(
+      cli("governance-log.ts", ["add", "--vault", `0x${"9".repeat(40)}`, "--category", "note", "--text", "x"]),
+    ).toMatchObject({ code: 1, err: expect.stringMatching(/no vault/) });
 
     expect(cli("governance-log.ts", ["remove", id]).code).toBe(0);
-    const after = await h.json<{ entries: { id: string }[] }>(`/api/v1/platform/governance/${v!.address}/audit_log?chain_id=1&category=incident`);
+    const after = await h.json<{ entries: { id: string }[] }>(
+      `/api/v1/platform/governance/${v!.address}/audit_log?chain_id=1&category=incident`,
+    );
     expect(after.body.entries.map((e) => e.id)).not.toContain(`manual:${id}`);
   });
 });
@@ -125,8 +168,13 @@ describe("npm run operators", () => {
     const made = cli("operators.ts", ["create", USER, "--scope", "strategy_apy:write", "--password-stdin"], `${pw}\n`);
     expect(made.err).toBe("");
     expect(made.code).toBe(0);
-    expect(cli("operators.ts", ["create", USER, "--scope", "strategy_apy:write", "--password-stdin"], `${pw}\n`)).toMatchObject({ code: 1, err: expect.stringMatching(/exists already/) });
-    const [row] = await h.q<{ password_hash: string; scopes: string[] }>("SELECT password_hash, scopes FROM auth.operator_account WHERE username = $1", [USER]);
+    expect(
+      cli("operators.ts", ["create", USER, "--scope", "strategy_apy:write", "--password-stdin"], `${pw}\n`),
+    ).toMatchObject({ code: 1, err: expect.stringMatching(/exists already/) });
+    const [row] = await h.q<{ password_hash: string; scopes: string[] }>(
+      "SELECT password_hash, scopes FROM auth.operator_account WHERE username = $1",
+      [USER],
+    );
     expect(row!.password_hash).toMatch(/^scrypt\$/);
     expect(row!.password_hash).not.toContain(pw);
     expect(row!.scopes).toEqual(["strategy_apy:write"]);
@@ -146,7 +194,10 @@ describe("npm run operators", () => {
     expect(cli("operators.ts", ["disable", USER]).code).toBe(0);
     expect((await token(USER, generated)).status).toBe(401);
     expect(cli("operators.ts", ["list"]).out).toMatch(new RegExp(`${USER}\\tstrategy_apy:write\\t.*\\tdisabled`));
-    expect(cli("operators.ts", ["enable", "nobody-here"])).toMatchObject({ code: 1, err: expect.stringMatching(/no operator "nobody-here"/) });
+    expect(cli("operators.ts", ["enable", "nobody-here"])).toMatchObject({
+      code: 1,
+      err: expect.stringMatching(/no operator "nobody-here"/),
+    });
   });
 });
 
@@ -184,7 +235,9 @@ describe("credentials are not readable by analysts", () => {
     const { withDb, rows } = await import("../helpers.js");
     await withDb(h.devnet.analystUrl, (c) => rows(c, "SELECT count(*) FROM registry.write_audit"));
     for (const t of ["auth.api_key", "auth.operator_account", "auth.api_secret"]) {
-      await expect(withDb(h.devnet.analystUrl, (c) => rows(c, `SELECT * FROM ${t} LIMIT 1`))).rejects.toThrow(/permission denied/);
+      await expect(withDb(h.devnet.analystUrl, (c) => rows(c, `SELECT * FROM ${t} LIMIT 1`))).rejects.toThrow(
+        /permission denied/,
+      );
     }
   });
 });
@@ -231,7 +284,12 @@ describe("read-only commands on a database the service has not set up", () => {
     }
     const env = { DATABASE_URL: freshUrl };
     const expectations: [string, string[], string, string][] = [
-      ["keys.ts", ["list"], "id\tkey\tname\tscopes\tcreated\tstatus", "(no API keys yet: npm run keys -- create <name>)"],
+      [
+        "keys.ts",
+        ["list"],
+        "id\tkey\tname\tscopes\tcreated\tstatus",
+        "(no API keys yet: npm run keys -- create <name>)",
+      ],
       [
         "operators.ts",
         ["list"],
@@ -295,7 +353,9 @@ describe("the analyst role", () => {
 
   it("cannot create temporary tables and has a statement timeout", async () => {
     await expect(createTemp(h.devnet.analystUrl)).rejects.toThrow(/permission denied to create temporary tables/);
-    const [t] = await withDb(h.devnet.analystUrl, (c) => rows<{ statement_timeout: string }>(c, "SHOW statement_timeout"));
+    const [t] = await withDb(h.devnet.analystUrl, (c) =>
+      rows<{ statement_timeout: string }>(c, "SHOW statement_timeout"),
+    );
     expect(t!.statement_timeout).toBe("1min");
   });
 

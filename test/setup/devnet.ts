@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { DEVNET_CHAINS, genesisTimestamp, runDevnet } from "../../contracts/devnet/index.js";
 import { startAnvil } from "../../scripts/lib/anvil.js";
-import { publishAtHead, REPO_ROOT, startIndexer, type IndexerOptions } from "../../scripts/lib/indexer.js";
+import { type IndexerOptions, publishAtHead, REPO_ROOT, startIndexer } from "../../scripts/lib/indexer.js";
 import { ensureAnalystRole, startEmbeddedPostgres } from "../../scripts/lib/postgres.js";
 import { killAllSync, stopAll } from "../../scripts/lib/procs.js";
 
@@ -52,7 +52,12 @@ export default async function setup(project: TestProject) {
   mkdirSync(dir, { recursive: true });
   const log = (m: string) => process.stdout.write(`[devnet] ${m}\n`);
   try {
-    const pgi = await startEmbeddedPostgres({ port: 54330 + PORT_OFFSET, dataDir: join(dir, "postgres"), database: "vaults", logFile: join(dir, "postgres.log") });
+    const pgi = await startEmbeddedPostgres({
+      port: 54330 + PORT_OFFSET,
+      dataDir: join(dir, "postgres"),
+      database: "vaults",
+      logFile: join(dir, "postgres.log"),
+    });
     const endTime = Math.floor(Date.now() / 1000);
     const chains = await Promise.all(
       DEVNET_CHAINS.map(async (c) => {
@@ -68,8 +73,19 @@ export default async function setup(project: TestProject) {
     const registryFile = join(dir, "vaults.json");
     const manifestFile = join(dir, "manifest.json");
     log(`simulating ${TEST_DAYS} days`);
-    const manifest = await runDevnet({ seed: "test", days: TEST_DAYS, endTime, wallets: 50, chains, manifestPath: manifestFile, registryPath: registryFile });
-    const analystUrl = await ensureAnalystRole(pgi.url, { viewsSchema: "indexer", extraSchemas: ["derived", "registry", "ops"] });
+    const manifest = await runDevnet({
+      seed: "test",
+      days: TEST_DAYS,
+      endTime,
+      wallets: 50,
+      chains,
+      manifestPath: manifestFile,
+      registryPath: registryFile,
+    });
+    const analystUrl = await ensureAnalystRole(pgi.url, {
+      viewsSchema: "indexer",
+      extraSchemas: ["derived", "registry", "ops"],
+    });
     log("indexing");
     let exited = false;
     const options: IndexerOptions = {

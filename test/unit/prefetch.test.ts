@@ -6,23 +6,24 @@
  * viem client over a custom transport that answers eth_blockNumber and eth_getLogs from a list of
  * logs, filtering by range, address and topic0 as a node does; `read` records where it was pinned.
  */
-import { describe, expect, it, vi } from "vitest";
+
 import {
+  type AbiEvent,
+  type Address,
   createPublicClient,
   custom,
   encodeAbiParameters,
   encodeEventTopics,
   getAbiItem,
+  type Hex,
   keccak256,
   toHex,
-  type AbiEvent,
-  type Address,
-  type Hex,
 } from "viem";
+import { describe, expect, it, vi } from "vitest";
 import { LendingPoolAbi } from "../../abis/LendingPoolAbi";
 import { TokenizedVaultV2Abi } from "../../abis/TokenizedVaultV2Abi";
-import { evmVaultSchema, type EvmVault } from "../../config/registry";
-import { finalityBlocks, FLOW_EVENTS, FlowPrefetcher, flowsInLogs, type ReadAt } from "../../src/prefetch";
+import { type EvmVault, evmVaultSchema } from "../../config/registry";
+import { FLOW_EVENTS, FlowPrefetcher, finalityBlocks, flowsInLogs, type ReadAt } from "../../src/prefetch";
 
 const vault = (address: Address, family: EvmVault["family"]): EvmVault =>
   evmVaultSchema.parse({
@@ -62,7 +63,8 @@ let logIndex = 0;
 function rpcLog(address: Address, event: AbiEvent, block: number, blockHash = hashOf(block)): RpcLog {
   const topics = encodeEventTopics({ abi: [event], eventName: event.name } as never) as Hex[];
   const indexed = event.inputs.filter((i) => i.indexed);
-  const zero = (type: string) => (type === "address" ? "0x0000000000000000000000000000000000000000" : type === "bool" ? false : 0n);
+  const zero = (type: string) =>
+    type === "address" ? "0x0000000000000000000000000000000000000000" : type === "bool" ? false : 0n;
   const fullTopics = [topics[0]!, ...indexed.map(() => toHex(0n, { size: 32 }))];
   const plain = event.inputs.filter((i) => !i.indexed);
   return {
@@ -155,7 +157,15 @@ const settle = async () => {
 async function warmed(node: ReturnType<typeof fakeNode>, read: ReturnType<typeof recordingRead>, over: object = {}) {
   const warn = vi.fn();
   const info = vi.fn();
-  const p = new FlowPrefetcher<Answer>({ chainId: 1, client: node.client, vaults: VAULTS, read: read.read, warn, info, ...over });
+  const p = new FlowPrefetcher<Answer>({
+    chainId: 1,
+    client: node.client,
+    vaults: VAULTS,
+    read: read.read,
+    warn,
+    info,
+    ...over,
+  });
   await p.get(POOL, blk(1));
   await settle();
   read.calls.length = 0;
@@ -173,7 +183,11 @@ describe("flowsInLogs", () => {
       rpcLog(V2.address, poolDeposit, 8), // the other family's Deposit: no handler receives it
       rpcLog("0x3000000000000000000000000000000000000003", poolDeposit, 8), // not registered
       { ...rpcLog(POOL.address, poolDeposit, 10), removed: true },
-    ].map((l) => ({ ...l, address: l.address.toUpperCase().replace("0X", "0x") as Address, blockNumber: BigInt(l.blockNumber) }));
+    ].map((l) => ({
+      ...l,
+      address: l.address.toUpperCase().replace("0X", "0x") as Address,
+      blockNumber: BigInt(l.blockNumber),
+    }));
     expect(flowsInLogs(logs, BY_ADDRESS)).toEqual([
       { vault: POOL.address, blockNumber: 7n, blockHash: hashOf(7) },
       { vault: V2.address, blockNumber: 7n, blockHash: hashOf(7) },
@@ -214,10 +228,16 @@ describe("FlowPrefetcher", () => {
     expect([scan.fromBlock, scan.toBlock]).toEqual([101, 1100]);
     expect(scan.address.sort()).toEqual([POOL.address, V2.address]);
     expect(new Set(scan.topics[0])).toEqual(
-      new Set([...FLOW_EVENTS.lendingPool, ...FLOW_EVENTS.tokenizedVaultV2].map((e) => encodeEventTopics({ abi: [e] } as never)[0])),
+      new Set(
+        [...FLOW_EVENTS.lendingPool, ...FLOW_EVENTS.tokenizedVaultV2].map(
+          (e) => encodeEventTopics({ abi: [e] } as never)[0],
+        ),
+      ),
     );
     // Its three pairs were read in the background, pinned to the logs' block hashes.
-    expect(read.calls.sort()).toEqual([`0x1@#100`, `0x1@${hashOf(150)}`, `0x2@${hashOf(150)}`, `0x2@${hashOf(900)}`].sort());
+    expect(read.calls.sort()).toEqual(
+      [`0x1@#100`, `0x1@${hashOf(150)}`, `0x2@${hashOf(150)}`, `0x2@${hashOf(900)}`].sort(),
+    );
     read.calls.length = 0;
 
     expect(await p.get(POOL, blk(150))).toBe(`0x1@${hashOf(150)}`);
@@ -241,7 +261,10 @@ describe("FlowPrefetcher", () => {
   }, 10_000);
 
   it("reads directly near the head: scans stop at the finality depth and nothing within it is prefetched", async () => {
-    const node = fakeNode({ head: 1000, logs: [rpcLog(POOL.address, poolDeposit, 900), rpcLog(POOL.address, poolDeposit, 950)] });
+    const node = fakeNode({
+      head: 1000,
+      logs: [rpcLog(POOL.address, poolDeposit, 900), rpcLog(POOL.address, poolDeposit, 950)],
+    });
     const read = recordingRead();
     const { p, info } = await warmed(node, read, { initialWindowBlocks: 1000, summaryIdleMs: 400 });
     await p.get(POOL, blk(800));
@@ -265,7 +288,10 @@ describe("FlowPrefetcher", () => {
   });
 
   it("never hands a prefetched answer to a block of another hash (reorg): it reads that block directly", async () => {
-    const node = fakeNode({ head: 5000, logs: [rpcLog(POOL.address, poolDeposit, 150), rpcLog(POOL.address, poolDeposit, 151)] });
+    const node = fakeNode({
+      head: 5000,
+      logs: [rpcLog(POOL.address, poolDeposit, 150), rpcLog(POOL.address, poolDeposit, 151)],
+    });
     const read = recordingRead();
     const { p } = await warmed(node, read);
     await p.get(POOL, blk(100));
@@ -279,7 +305,10 @@ describe("FlowPrefetcher", () => {
     const unhandled = vi.fn();
     process.on("unhandledRejection", unhandled);
     try {
-      const node = fakeNode({ head: 5000, logs: [rpcLog(POOL.address, poolDeposit, 150), rpcLog(V2.address, v2Deposit, 160)] });
+      const node = fakeNode({
+        head: 5000,
+        logs: [rpcLog(POOL.address, poolDeposit, 150), rpcLog(V2.address, v2Deposit, 160)],
+      });
       // Reads by hash of block 150 fail, the direct read of 150 works.
       const read = recordingRead({ fail: (_v, at) => "blockHash" in at && at.blockHash === hashOf(150) });
       const { p, warn } = await warmed(node, read, { backoffMs: 1 });
@@ -326,7 +355,12 @@ describe("FlowPrefetcher", () => {
     const logs = Array.from({ length: 400 }, (_, i) => rpcLog(POOL.address, poolDeposit, 101 + i));
     const node = fakeNode({ head: 100_000, logs });
     const read = recordingRead({ delayMs: 3 });
-    const { p } = await warmed(node, read, { windowBlocks: 1000, initialWindowBlocks: 1000, concurrency: 3, maxAhead: 10 });
+    const { p } = await warmed(node, read, {
+      windowBlocks: 1000,
+      initialWindowBlocks: 1000,
+      concurrency: 3,
+      maxAhead: 10,
+    });
     await p.get(POOL, blk(100));
     await settle();
     // 400 pairs planned; only 10 were read ahead, never more than 3 at once.
@@ -348,7 +382,10 @@ describe("FlowPrefetcher", () => {
   });
 
   it("shrinks the window where every block has flows and widens it up to windowBlocks where none do", async () => {
-    const dense = fakeNode({ head: 100_000, logs: Array.from({ length: 400 }, (_, i) => rpcLog(POOL.address, poolDeposit, 101 + i)) });
+    const dense = fakeNode({
+      head: 100_000,
+      logs: Array.from({ length: 400 }, (_, i) => rpcLog(POOL.address, poolDeposit, 101 + i)),
+    });
     const a = await warmed(dense, recordingRead(), { windowBlocks: 1000, maxAhead: 8 });
     await a.p.get(POOL, blk(100));
     await settle();
@@ -377,7 +414,13 @@ describe("FlowPrefetcher", () => {
   it("does nothing ahead with a window of 0", async () => {
     const node = fakeNode({ head: 5000, logs: [rpcLog(POOL.address, poolDeposit, 150)] });
     const read = recordingRead();
-    const p = new FlowPrefetcher<Answer>({ chainId: 1, client: node.client, vaults: VAULTS, read: read.read, windowBlocks: 0 });
+    const p = new FlowPrefetcher<Answer>({
+      chainId: 1,
+      client: node.client,
+      vaults: VAULTS,
+      read: read.read,
+      windowBlocks: 0,
+    });
     expect(await p.get(POOL, blk(100))).toBe(`0x1@#100`);
     expect(await p.get(POOL, blk(150))).toBe(`0x1@#150`);
     await settle();

@@ -4,11 +4,11 @@
  * `scope` (a subset of the account's scopes; default all). Answers a short-lived bearer token.
  * Issuing a token changes nothing, so Idempotency-Key does not apply here.
  */
-import { createRoute, z, type RouteHandler } from "@hono/zod-openapi";
-import { verifyPassword, dummyHash } from "../../auth/passwords.js";
+import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
+import { dummyHash, verifyPassword } from "../../auth/passwords.js";
 import { issueToken } from "../../auth/tokens.js";
 import { ErrorSchema, RefusalSchema, ValidationErrorSchema } from "../../lib/errors.js";
-import { jsonResponse as json, type AppEnv } from "../../lib/router.js";
+import { type AppEnv, jsonResponse as json } from "../../lib/router.js";
 import type { Surfaces } from "../index.js";
 
 const TokenForm = z
@@ -16,7 +16,11 @@ const TokenForm = z
     username: z.string().min(1).max(200),
     password: z.string().min(1).max(1024),
     grant_type: z.string().optional().openapi({ description: "`password` when given" }),
-    scope: z.string().max(1000).optional().openapi({ description: "Space-separated scopes wanted; default: every scope of the account" }),
+    scope: z
+      .string()
+      .max(1000)
+      .optional()
+      .openapi({ description: "Space-separated scopes wanted; default: every scope of the account" }),
   })
   .openapi("TokenRequest");
 
@@ -29,7 +33,6 @@ const TokenSchema = z
   })
   .openapi("Token");
 
-
 export const token = createRoute({
   method: "post",
   path: "/token",
@@ -40,7 +43,10 @@ export const token = createRoute({
   request: {
     body: {
       required: true,
-      content: { "application/x-www-form-urlencoded": { schema: TokenForm }, "multipart/form-data": { schema: TokenForm } },
+      content: {
+        "application/x-www-form-urlencoded": { schema: TokenForm },
+        "multipart/form-data": { schema: TokenForm },
+      },
     },
   },
   responses: {
@@ -56,9 +62,14 @@ export const token = createRoute({
 export const tokenHandler: RouteHandler<typeof token, AppEnv> = async (c) => {
   const f = c.req.valid("form");
   const { db, config } = c.var.deps;
-  if (f.grant_type !== undefined && f.grant_type !== "password") return c.json({ detail: `grant_type must be "password"`, code: "unsupported_grant_type" }, 400);
+  if (f.grant_type !== undefined && f.grant_type !== "password")
+    return c.json({ detail: `grant_type must be "password"`, code: "unsupported_grant_type" }, 400);
   if (!config.tokenSecret) return c.json({ detail: "Bearer tokens are not configured on this process" }, 503);
-  const account = await db.selectFrom("auth.operator_account").select(["username", "password_hash", "scopes", "disabled_at"]).where("username", "=", f.username).executeTakeFirst();
+  const account = await db
+    .selectFrom("auth.operator_account")
+    .select(["username", "password_hash", "scopes", "disabled_at"])
+    .where("username", "=", f.username)
+    .executeTakeFirst();
   // an unknown user costs one hash too, so timing does not tell which usernames exist
   const ok = await verifyPassword(f.password, account?.password_hash ?? (await dummyHash()));
   if (!account || !ok || account.disabled_at != null) {
@@ -69,7 +80,8 @@ export const tokenHandler: RouteHandler<typeof token, AppEnv> = async (c) => {
   if (f.scope !== undefined && f.scope.trim() !== "") {
     const wanted = [...new Set(f.scope.trim().split(/\s+/))];
     const foreign = wanted.filter((s) => !account.scopes.includes(s));
-    if (foreign.length) return c.json({ detail: `The account does not hold: ${foreign.join(", ")}`, code: "invalid_scope" }, 400);
+    if (foreign.length)
+      return c.json({ detail: `The account does not hold: ${foreign.join(", ")}`, code: "invalid_scope" }, 400);
     scopes = wanted;
   }
   c.header("Cache-Control", "no-store");

@@ -8,8 +8,8 @@ import type { Router } from "../../lib/router.js";
 import { applyReadPolicy } from "../../lib/security.js";
 import { API_VERSION } from "../../version.js";
 import type { Surfaces } from "../index.js";
-import { introduction, type IntroConfig, type Surface } from "./docs.intro.js";
-import { scalarBundle, serveScalarBundle, type ScalarBundle } from "./docs.scalar.js";
+import { type IntroConfig, introduction, type Surface } from "./docs.intro.js";
+import { type ScalarBundle, scalarBundle, serveScalarBundle } from "./docs.scalar.js";
 
 export type DocsConfig = IntroConfig;
 

@@ -62,7 +62,12 @@ export function serveScalarBundle(b: ScalarBundle) {
       etag,
       vary: "Accept-Encoding",
     };
-    if (c.req.header("if-none-match")?.split(",").some((t) => t.trim().replace(/^W\//, "") === etag)) {
+    if (
+      c.req
+        .header("if-none-match")
+        ?.split(",")
+        .some((t) => t.trim().replace(/^W\//, "") === etag)
+    ) {
       return c.body(null, 304, headers);
     }
     if (acceptsGzip(c.req.header("accept-encoding"))) {

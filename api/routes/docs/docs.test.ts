@@ -9,24 +9,27 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { gunzipSync } from "node:zlib";
-import { serve, type ServerType } from "@hono/node-server";
-import { chromium, type Browser } from "playwright-core";
+import { type ServerType, serve } from "@hono/node-server";
+import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM_ARGS, ensureChromium } from "../../../scripts/lib/chromium.js";
 import { createApp } from "../../app.js";
 import type { AppDeps } from "../../lib/router.js";
-import { introduction, type IntroConfig } from "./docs.intro.js";
+import { type IntroConfig, introduction } from "./docs.intro.js";
 
 interface Doc {
   info: { title: string; description: string };
   paths: Record<string, Record<string, { summary?: string; tags?: string[] }>>;
 }
 
-const noDatabase = new Proxy({}, {
-  get(_, prop) {
-    throw new Error(`the docs routes read the database (${String(prop)})`);
+const noDatabase = new Proxy(
+  {},
+  {
+    get(_, prop) {
+      throw new Error(`the docs routes read the database (${String(prop)})`);
+    },
   },
-}) as AppDeps["db"];
+) as AppDeps["db"];
 
 function docsApp(intro: IntroConfig) {
   const config = { indexerSchema: "indexer", rpcUrls: new Map<number, string>(), corsOrigins: [], ...intro };

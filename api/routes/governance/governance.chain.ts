@@ -4,7 +4,7 @@
  * multisig (`getOwners()`, `getThreshold()`, `VERSION()`), and a timelock's minimum delay.
  * Never throws: every failure comes back as a degraded result with a reason.
  */
-import { createPublicClient, http, type Address, type PublicClient } from "viem";
+import { type Address, createPublicClient, http, type PublicClient } from "viem";
 import { MultiSigWalletAbi } from "../../../abis/MultiSigWalletAbi.js";
 import { TimelockControllerAbi } from "../../../abis/TimelockControllerAbi.js";
 
@@ -15,7 +15,9 @@ function clientFor(url: string): PublicClient {
   let c = clients.get(url);
   if (!c) {
     // one JSON-RPC batch per enrichment; no retries: a slow or dead RPC only degrades the answer
-    c = createPublicClient({ transport: http(url, { timeout: RPC_TIMEOUT_MS, retryCount: 0, batch: { wait: 0 } }) }) as PublicClient;
+    c = createPublicClient({
+      transport: http(url, { timeout: RPC_TIMEOUT_MS, retryCount: 0, batch: { wait: 0 } }),
+    }) as PublicClient;
     clients.set(url, c);
   }
   return c;
@@ -34,14 +36,31 @@ export interface AccountInfo {
 }
 
 const ZERO = "0x0000000000000000000000000000000000000000";
-const short = (e: unknown) => ((e as { shortMessage?: string })?.shortMessage ?? (e instanceof Error ? e.message : String(e))).split("\n")[0]!.replace(/\.$/, "").slice(0, 160);
+const short = (e: unknown) =>
+  ((e as { shortMessage?: string })?.shortMessage ?? (e instanceof Error ? e.message : String(e)))
+    .split("\n")[0]!
+    .replace(/\.$/, "")
+    .slice(0, 160);
 
 /** True when the failure is the transport's (unreachable, timeout, HTTP or RPC error), not a revert. */
 function isTransportError(e: unknown): boolean {
   let cur: unknown = e;
   for (let i = 0; i < 8 && cur; i++) {
     const name = (cur as { name?: string }).name ?? "";
-    if (["HttpRequestError", "TimeoutError", "WebSocketRequestError", "RpcRequestError", "SocketClosedError", "InternalRpcError", "LimitExceededRpcError", "ResourceUnavailableRpcError", "MethodNotFoundRpcError"].includes(name)) return true;
+    if (
+      [
+        "HttpRequestError",
+        "TimeoutError",
+        "WebSocketRequestError",
+        "RpcRequestError",
+        "SocketClosedError",
+        "InternalRpcError",
+        "LimitExceededRpcError",
+        "ResourceUnavailableRpcError",
+        "MethodNotFoundRpcError",
+      ].includes(name)
+    )
+      return true;
     const msg = (cur as { message?: string }).message ?? "";
     if (/fetch failed|ECONNREFUSED|ECONNRESET|timed out|took too long/i.test(msg)) return true;
     cur = (cur as { cause?: unknown }).cause;
@@ -49,7 +68,14 @@ function isTransportError(e: unknown): boolean {
   return false;
 }
 
-const degraded = (account_type: AccountType, error: string | null): AccountInfo => ({ account_type, is_safe: false, safe_version: null, owners: null, threshold: null, error });
+const degraded = (account_type: AccountType, error: string | null): AccountInfo => ({
+  account_type,
+  is_safe: false,
+  safe_version: null,
+  owners: null,
+  threshold: null,
+  error,
+});
 
 /** Reads one account: code, then the multisig views. */
 export async function readAccount(rpcUrl: string | undefined, address: string): Promise<AccountInfo> {
@@ -69,7 +95,9 @@ export async function readAccount(rpcUrl: string | undefined, address: string): 
     client.readContract({ address: addr, abi: MultiSigWalletAbi, functionName: "getThreshold" }),
     client.readContract({ address: addr, abi: MultiSigWalletAbi, functionName: "VERSION" }),
   ]);
-  const transport = [owners, threshold, version].find((r) => r.status === "rejected" && isTransportError(r.reason)) as PromiseRejectedResult | undefined;
+  const transport = [owners, threshold, version].find((r) => r.status === "rejected" && isTransportError(r.reason)) as
+    | PromiseRejectedResult
+    | undefined;
   if (transport) return degraded("unknown", `RPC failure: ${short(transport.reason)}`);
   if (owners.status !== "fulfilled" || threshold.status !== "fulfilled") return degraded("contract", null);
   const v = version.status === "fulfilled" && typeof version.value === "string" ? version.value : null;
@@ -85,13 +113,23 @@ export async function readAccount(rpcUrl: string | undefined, address: string): 
 }
 
 /** A TimelockController's current minimum delay in seconds, or the reason it could not be read. */
-export async function readMinDelay(rpcUrl: string | undefined, timelock: string): Promise<{ value: number | null; error: string | null }> {
+export async function readMinDelay(
+  rpcUrl: string | undefined,
+  timelock: string,
+): Promise<{ value: number | null; error: string | null }> {
   if (!rpcUrl) return { value: null, error: "no RPC URL is configured for the chain" };
   try {
-    const d = await clientFor(rpcUrl).readContract({ address: timelock as Address, abi: TimelockControllerAbi, functionName: "getMinDelay" });
+    const d = await clientFor(rpcUrl).readContract({
+      address: timelock as Address,
+      abi: TimelockControllerAbi,
+      functionName: "getMinDelay",
+    });
     return { value: Number(d), error: null };
   } catch (e) {
-    return { value: null, error: isTransportError(e) ? `RPC failure: ${short(e)}` : `getMinDelay() failed: ${short(e)}` };
+    return {
+      value: null,
+      error: isTransportError(e) ? `RPC failure: ${short(e)}` : `getMinDelay() failed: ${short(e)}`,
+    };
   }
 }
 
@@ -99,7 +137,10 @@ export async function readMinDelay(rpcUrl: string | undefined, timelock: string)
 export async function withDeadline<T>(ms: number, fn: () => Promise<T>, onTimeout: () => T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([fn(), new Promise<T>((resolve) => (timer = setTimeout(() => resolve(onTimeout()), ms)))]);
+    return await Promise.race([
+      fn(),
+      new Promise<T>((resolve) => (timer = setTimeout(() => resolve(onTimeout()), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -1,22 +1,32 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { sql } from "kysely";
-import { decodeFunctionData, keccak256, toHex, type Abi, type Hex } from "viem";
+import { type Abi, decodeFunctionData, type Hex, keccak256, toHex } from "viem";
 import { LendingPoolAbi } from "../../../abis/LendingPoolAbi.js";
 import { TimelockControllerAbi } from "../../../abis/TimelockControllerAbi.js";
 import { TokenizedVaultV2Abi } from "../../../abis/TokenizedVaultV2Abi.js";
+import { requestedChain } from "../../lib/chain.js";
 import { indexer } from "../../lib/db.js";
 import { validationError } from "../../lib/errors.js";
 import type { AppEnv } from "../../lib/router.js";
-import { readAccount, readMinDelay, RPC_TIMEOUT_MS, withDeadline, type AccountInfo } from "./governance.chain.js";
-import { requestedChain } from "../../lib/chain.js";
-import { governanceEventsOf, indexerRead, ix, resolveVault, timelockOpsOf, unixToIso, type ResolvedVault } from "./governance.lib.js";
+import { type AccountInfo, RPC_TIMEOUT_MS, readAccount, readMinDelay, withDeadline } from "./governance.chain.js";
+import {
+  governanceEventsOf,
+  indexerRead,
+  ix,
+  type ResolvedVault,
+  resolveVault,
+  timelockOpsOf,
+  unixToIso,
+} from "./governance.lib.js";
 import type { auditLog, permissions, roles, timelocks } from "./governance.routes.js";
 
 // ---- timelock roles ------------------------------------------------------------------------
 
 const ROLE_NAMES = new Map<string, string>([
   ["0x0000000000000000000000000000000000000000000000000000000000000000", "timelock_admin"],
-  ...(["PROPOSER", "EXECUTOR", "CANCELLER"] as const).map((r) => [keccak256(toHex(`${r}_ROLE`)), `timelock_${r.toLowerCase()}`] as [string, string]),
+  ...(["PROPOSER", "EXECUTOR", "CANCELLER"] as const).map(
+    (r) => [keccak256(toHex(`${r}_ROLE`)), `timelock_${r.toLowerCase()}`] as [string, string],
+  ),
 ]);
 export const roleName = (hash: string) => ROLE_NAMES.get(hash.toLowerCase()) ?? `timelock_role:${hash.toLowerCase()}`;
 
@@ -38,7 +48,11 @@ export const rolesHandler: RouteHandler<typeof roles, AppEnv> = async (c) => {
   const v = r.vault;
   if (!v.evm) {
     return validationError(c, [
-      { loc: ["path", "vault_address"], msg: `Governance roles are only available for EVM vaults: ${v.address} is on chain ${v.chain_id}, which is not an EVM chain`, type: "value_error" },
+      {
+        loc: ["path", "vault_address"],
+        msg: `Governance roles are only available for EVM vaults: ${v.address} is on chain ${v.chain_id}, which is not an EVM chain`,
+        type: "value_error",
+      },
     ]) as never;
   }
   const { db, config } = c.var.deps;
@@ -55,7 +69,8 @@ export const rolesHandler: RouteHandler<typeof roles, AppEnv> = async (c) => {
 
   const holders: Holder[] = [];
   const fromVault = (role: string, address: string | null) => {
-    if (address) holders.push({ role, address: address.toLowerCase(), source: "vault", granted_at: null, granted_tx_hash: null });
+    if (address)
+      holders.push({ role, address: address.toLowerCase(), source: "vault", granted_at: null, granted_tx_hash: null });
   };
   if (!iv.owner) warn(`The owner of ${v.address} is unknown: no OwnershipTransferred has been indexed`);
   fromVault("owner", iv.owner);
@@ -92,18 +107,38 @@ export const rolesHandler: RouteHandler<typeof roles, AppEnv> = async (c) => {
     }
     const order = [...ROLE_NAMES.keys()];
     const roleOrder = (h: string) => (order.indexOf(h) < 0 ? order.length : order.indexOf(h));
-    for (const [hash, m] of [...members].sort((a, b) => roleOrder(a[0]) - roleOrder(b[0]) || a[0].localeCompare(b[0]))) {
-      for (const [account, g] of m) holders.push({ role: roleName(hash), address: account, source: "timelock", granted_at: unixToIso(g.at), granted_tx_hash: g.tx });
+    for (const [hash, m] of [...members].sort(
+      (a, b) => roleOrder(a[0]) - roleOrder(b[0]) || a[0].localeCompare(b[0]),
+    )) {
+      for (const [account, g] of m)
+        holders.push({
+          role: roleName(hash),
+          address: account,
+          source: "timelock",
+          granted_at: unixToIso(g.at),
+          granted_tx_hash: g.tx,
+        });
     }
   }
 
   // on-chain enrichment: every distinct account but the timelock, batched JSON-RPC, short deadline
   const rpcUrl = config.rpcUrls.get(v.chain_id);
   const addresses = [...new Set(holders.map((h) => h.address))].filter((a) => a !== tl);
-  const timedOut = (): AccountInfo => ({ account_type: "unknown", is_safe: false, safe_version: null, owners: null, threshold: null, error: "RPC timed out" });
+  const timedOut = (): AccountInfo => ({
+    account_type: "unknown",
+    is_safe: false,
+    safe_version: null,
+    owners: null,
+    threshold: null,
+    error: "RPC timed out",
+  });
   const [infos, minDelay] = await withDeadline(
     RPC_TIMEOUT_MS + 1000,
-    () => Promise.all([Promise.all(addresses.map((a) => readAccount(rpcUrl, a))), tl ? readMinDelay(rpcUrl, tl) : Promise.resolve({ value: null, error: null })]),
+    () =>
+      Promise.all([
+        Promise.all(addresses.map((a) => readAccount(rpcUrl, a))),
+        tl ? readMinDelay(rpcUrl, tl) : Promise.resolve({ value: null, error: null }),
+      ]),
     () => [addresses.map(timedOut), { value: null, error: "RPC timed out" }] as const,
   );
   const info = new Map(addresses.map((a, i) => [a, infos[i]!]));
@@ -114,17 +149,25 @@ export const rolesHandler: RouteHandler<typeof roles, AppEnv> = async (c) => {
     const i = info.get(a)!;
     const rs = rolesOf(a);
     if (i.error) {
-      if (rpcUrl) warn(`Could not read ${a} (${rs.join(", ")}) on chain ${v.chain_id}: ${i.error}; its is_safe and owners are degraded`);
+      if (rpcUrl)
+        warn(
+          `Could not read ${a} (${rs.join(", ")}) on chain ${v.chain_id}: ${i.error}; its is_safe and owners are degraded`,
+        );
       continue;
     }
     const expected = rs.filter((r) => MULTISIG_ROLES.has(r));
     if (expected.length === 0) continue;
     if (i.account_type === "eoa") warn(`${a} (${expected.join(", ")}) is not a contract: no multisig metadata`);
-    if (i.account_type === "contract") warn(`${a} (${expected.join(", ")}) is a contract that does not answer getOwners()/getThreshold(): not a multisig`);
+    if (i.account_type === "contract")
+      warn(
+        `${a} (${expected.join(", ")}) is a contract that does not answer getOwners()/getThreshold(): not a multisig`,
+      );
   }
   const rows = holders.map((h) => {
     const i: AccountInfo =
-      h.address === tl ? { account_type: "timelock", is_safe: false, safe_version: null, owners: null, threshold: null, error: null } : info.get(h.address)!;
+      h.address === tl
+        ? { account_type: "timelock", is_safe: false, safe_version: null, owners: null, threshold: null, error: null }
+        : info.get(h.address)!;
     return {
       role: h.role,
       address: h.address,
@@ -139,7 +182,15 @@ export const rolesHandler: RouteHandler<typeof roles, AppEnv> = async (c) => {
     };
   });
   if (tl && minDelay.error && rpcUrl) warn(`Could not read the minimum delay of timelock ${tl} (${minDelay.error})`);
-  return c.json({ vault: vaultRef, timelock: tl ? { address: tl, min_delay_seconds: minDelay.value } : null, roles: rows, warnings }, 200);
+  return c.json(
+    {
+      vault: vaultRef,
+      timelock: tl ? { address: tl, min_delay_seconds: minDelay.value } : null,
+      roles: rows,
+      warnings,
+    },
+    200,
+  );
 };
 
 // ---- permissions ---------------------------------------------------------------------------
@@ -271,10 +322,15 @@ interface LogRow {
   details: Record<string, unknown>;
 }
 
-function describeTimelock(action: string, d: Record<string, unknown>): { title: string; text: string; details: Record<string, unknown> } {
+function describeTimelock(
+  action: string,
+  d: Record<string, unknown>,
+): { title: string; text: string; details: Record<string, unknown> } {
   const decoded = decodeCall(String(d.data ?? ""));
   const fn = decoded ? decoded.function_name : String(d.data ?? "").slice(0, 10);
-  const call = decoded ? `${fn}(${decoded.args.map((a) => (typeof a === "object" ? JSON.stringify(a) : String(a))).join(", ")})` : `call ${fn}`;
+  const call = decoded
+    ? `${fn}(${decoded.args.map((a) => (typeof a === "object" ? JSON.stringify(a) : String(a))).join(", ")})`
+    : `call ${fn}`;
   const target = String(d.target);
   const timelock = String(d.timelock);
   const title = `Timelock call ${action}: ${fn}`;
@@ -284,7 +340,11 @@ function describeTimelock(action: string, d: Record<string, unknown>): { title: 
       : action === "executed"
         ? `${call} on ${target} executed through timelock ${timelock}`
         : `${call} on ${target} cancelled on timelock ${timelock}`;
-  return { title, text, details: { ...d, delay: Number(d.delay), ready_at: unixToIso(String(d.ready_at)), action, decoded } };
+  return {
+    title,
+    text,
+    details: { ...d, delay: Number(d.delay), ready_at: unixToIso(String(d.ready_at)), action, decoded },
+  };
 }
 
 function describeEvent(event: string, d: Record<string, unknown>): { title: string; text: string } {
@@ -368,7 +428,17 @@ export const auditLogHandler: RouteHandler<typeof auditLog, AppEnv> = async (c) 
       const first = text.split("\n")[0]!;
       d = { title: first.length > 120 ? `${first.slice(0, 117)}...` : first, text, details: x.details };
     }
-    return { id: x.id, occurred_at: x.occurred_at.toISOString(), category: x.category, source: x.source, title: d.title, text: d.text, tx_hash: x.tx_hash, author: x.author, details: d.details };
+    return {
+      id: x.id,
+      occurred_at: x.occurred_at.toISOString(),
+      category: x.category,
+      source: x.source,
+      title: d.title,
+      text: d.text,
+      tx_hash: x.tx_hash,
+      author: x.author,
+      details: d.details,
+    };
   });
   return c.json({ entries, next_before: nextBefore }, 200);
 };

@@ -5,16 +5,19 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { sql, type RawBuilder } from "kysely";
+import { type RawBuilder, sql } from "kysely";
 import { getChain } from "../../../config/chains.js";
 import type { IndexerTables } from "../../../jobs/db/schema.js";
-import { indexer } from "../../lib/db.js";
 import { servedChain } from "../../lib/chain.js";
+import { indexer } from "../../lib/db.js";
 import { notFound } from "../../lib/errors.js";
-import { QueryInt, VaultAddress, type AppEnv } from "../../lib/router.js";
+import { type AppEnv, QueryInt, VaultAddress } from "../../lib/router.js";
 
 export const GovernanceParams = z.object({
-  vault_address: VaultAddress.openapi({ param: { name: "vault_address", in: "path" }, description: "Vault contract address (case-insensitive for EVM addresses)" }),
+  vault_address: VaultAddress.openapi({
+    param: { name: "vault_address", in: "path" },
+    description: "Vault contract address (case-insensitive for EVM addresses)",
+  }),
 });
 
 /** An empty query value is malformed, not 0 (what a bare coercion would make of it). */
@@ -22,8 +25,12 @@ export const emptyIsInvalid = (v: unknown) => (typeof v === "string" && v.trim()
 
 /** A chain id of the catalogue (config/chains.ts), from a query string. */
 export const KnownChainId = (def?: number) =>
-  z.preprocess(emptyIsInvalid, (def != null ? QueryInt({ def }) : QueryInt({})).refine((v) => getChain(v) !== undefined, { message: "Input should be a known chain id" }));
-
+  z.preprocess(
+    emptyIsInvalid,
+    (def != null ? QueryInt({ def }) : QueryInt({})).refine((v) => getChain(v) !== undefined, {
+      message: "Input should be a known chain id",
+    }),
+  );
 
 export type IndexedVault = IndexerTables["vault"];
 
@@ -61,23 +68,41 @@ export function normalizeAddress(a: string): string {
  * a vault on (api/lib/chain.ts, the rule of every one-vault route; `X-Vault-Chain` says which).
  * 404 when no vault has that address (on that chain).
  */
-export async function resolveVault(c: Context<AppEnv>, rawAddress: string, chainId: number | undefined): Promise<Resolution> {
+export async function resolveVault(
+  c: Context<AppEnv>,
+  rawAddress: string,
+  chainId: number | undefined,
+): Promise<Resolution> {
   const { db, config } = c.var.deps;
   const address = normalizeAddress(rawAddress);
   const candidates = [...new Set([address, rawAddress])];
-  let q = db.selectFrom("registry.vault").select(["chain_id", "address", "name", "family"]).where("address", "in", candidates);
+  let q = db
+    .selectFrom("registry.vault")
+    .select(["chain_id", "address", "name", "family"])
+    .where("address", "in", candidates);
   if (chainId !== undefined) q = q.where("chain_id", "=", chainId);
-  let found: { chain_id: number; address: string; name: string; family: string }[] = await q.orderBy("chain_id").execute();
+  let found: { chain_id: number; address: string; name: string; family: string }[] = await q
+    .orderBy("chain_id")
+    .execute();
   if (found.length === 0) {
     // not (yet) in the registry tables: the indexer's vaults still count
     found = await indexerRead(async () => {
-      let iq = indexer(db, config.indexerSchema).selectFrom("vault").select(["chain_id", "address", "name", "family"]).where("address", "=", address);
+      let iq = indexer(db, config.indexerSchema)
+        .selectFrom("vault")
+        .select(["chain_id", "address", "name", "family"])
+        .where("address", "=", address);
       if (chainId !== undefined) iq = iq.where("chain_id", "=", chainId);
       return iq.orderBy("chain_id").execute();
     }, []);
   }
   if (found.length === 0) {
-    return { ok: false, res: notFound(c, chainId === undefined ? `Vault ${rawAddress} not found` : `Vault ${rawAddress} not found on chain ${chainId}`) };
+    return {
+      ok: false,
+      res: notFound(
+        c,
+        chainId === undefined ? `Vault ${rawAddress} not found` : `Vault ${rawAddress} not found on chain ${chainId}`,
+      ),
+    };
   }
   const v = found[0]!;
   servedChain(c, v.chain_id);
@@ -95,11 +120,15 @@ export async function resolveVault(c: Context<AppEnv>, rawAddress: string, chain
         null,
       )
     : null;
-  return { ok: true, vault: { chain_id: v.chain_id, address: v.address, name: v.name, family: v.family, evm, indexed } };
+  return {
+    ok: true,
+    vault: { chain_id: v.chain_id, address: v.address, name: v.name, family: v.family, evm, indexed },
+  };
 }
 
 /** Schema-qualified identifier of an indexer view. */
-export const ix = (schema: string, table: string): RawBuilder<unknown> => sql.id(schema, table) as unknown as RawBuilder<unknown>;
+export const ix = (schema: string, table: string): RawBuilder<unknown> =>
+  sql.id(schema, table) as unknown as RawBuilder<unknown>;
 
 /**
  * WHERE condition (on alias `o`) for the timelock operations that concern a vault: those
@@ -118,4 +147,5 @@ export function governanceEventsOf(v: ResolvedVault) {
   return sql`g.chain_id = ${v.chain_id} AND (g.contract = ${v.address} OR (${tl}::text IS NOT NULL AND g.contract = ${tl}))`;
 }
 
-export const unixToIso = (s: string | number | null | undefined): string | null => (s == null ? null : new Date(Number(s) * 1000).toISOString());
+export const unixToIso = (s: string | number | null | undefined): string | null =>
+  s == null ? null : new Date(Number(s) * 1000).toISOString();

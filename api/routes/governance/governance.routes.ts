@@ -1,24 +1,49 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { readKey } from "../../middleware/auth.js";
-import { openReadAuthResponses, errorResponses, openReadSecurity, notFoundResponse, QueryInt } from "../../lib/router.js";
 import { vaultChainQuery } from "../../lib/chain.js";
+import {
+  errorResponses,
+  notFoundResponse,
+  openReadAuthResponses,
+  openReadSecurity,
+  QueryInt,
+} from "../../lib/router.js";
+import { readKey } from "../../middleware/auth.js";
 import { GovernanceParams } from "./governance.lib.js";
 
 const TAG = ["governance"];
 
-const VaultRef = z.object({ address: z.string(), chain_id: z.number().int(), name: z.string(), family: z.string() }).openapi("GovernanceVault");
+const VaultRef = z
+  .object({ address: z.string(), chain_id: z.number().int(), name: z.string(), family: z.string() })
+  .openapi("GovernanceVault");
 
 export const RoleRowSchema = z
   .object({
-    role: z.string().openapi({ description: "`owner`, `pending_owner`, `operator`, `fee_collector`, `timelock`, or a role of the timelock: `timelock_admin`, `timelock_proposer`, `timelock_executor`, `timelock_canceller` (`timelock_role:<hash>` for others)" }),
+    role: z.string().openapi({
+      description:
+        "`owner`, `pending_owner`, `operator`, `fee_collector`, `timelock`, or a role of the timelock: `timelock_admin`, `timelock_proposer`, `timelock_executor`, `timelock_canceller` (`timelock_role:<hash>` for others)",
+    }),
     address: z.string(),
-    source: z.enum(["vault", "timelock"]).openapi({ description: "`vault`: the vault's state (indexer.vault); `timelock`: RoleGranted/RoleRevoked of its TimelockController" }),
-    account_type: z.enum(["eoa", "multisig", "contract", "timelock", "zero_address", "unknown"]).openapi({ description: "What the account is on chain; `unknown` when it could not be read (see warnings)" }),
-    is_safe: z.boolean().openapi({ description: "Custody-provider check: a Safe-like multisig answering VERSION() with a version; false when not, or when it could not be read" }),
+    source: z.enum(["vault", "timelock"]).openapi({
+      description:
+        "`vault`: the vault's state (indexer.vault); `timelock`: RoleGranted/RoleRevoked of its TimelockController",
+    }),
+    account_type: z
+      .enum(["eoa", "multisig", "contract", "timelock", "zero_address", "unknown"])
+      .openapi({ description: "What the account is on chain; `unknown` when it could not be read (see warnings)" }),
+    is_safe: z.boolean().openapi({
+      description:
+        "Custody-provider check: a Safe-like multisig answering VERSION() with a version; false when not, or when it could not be read",
+    }),
     safe_version: z.string().nullable(),
-    owners: z.array(z.string()).nullable().openapi({ description: "getOwners() of a multisig; null when not a multisig or not readable" }),
+    owners: z
+      .array(z.string())
+      .nullable()
+      .openapi({ description: "getOwners() of a multisig; null when not a multisig or not readable" }),
     threshold: z.number().int().nullable().openapi({ description: "getThreshold() of a multisig" }),
-    granted_at: z.string().nullable().openapi({ description: "Timelock roles: time of the RoleGranted in force (ISO)" }),
+    granted_at: z
+      .string()
+      .nullable()
+      .openapi({ description: "Timelock roles: time of the RoleGranted in force (ISO)" }),
     granted_tx_hash: z.string().nullable(),
   })
   .openapi("GovernanceRole");
@@ -28,7 +53,10 @@ export const RolesSchema = z
     vault: VaultRef,
     timelock: z.object({ address: z.string(), min_delay_seconds: z.number().int().nullable() }).nullable(),
     roles: z.array(RoleRowSchema),
-    warnings: z.array(z.string()).openapi({ description: "Enrichment that failed (RPC down, not a contract, not a multisig): the affected fields are degraded" }),
+    warnings: z.array(z.string()).openapi({
+      description:
+        "Enrichment that failed (RPC down, not a contract, not a multisig): the affected fields are degraded",
+    }),
   })
   .openapi("GovernanceRoles");
 
@@ -42,7 +70,9 @@ export const PermissionRowSchema = z
   })
   .openapi("GovernancePermission");
 
-export const PermissionsSchema = z.object({ permissions: z.array(PermissionRowSchema) }).openapi("GovernancePermissions");
+export const PermissionsSchema = z
+  .object({ permissions: z.array(PermissionRowSchema) })
+  .openapi("GovernancePermissions");
 
 export const TimelockStatus = z.enum(["scheduled", "executed", "cancelled"]).openapi("TimelockStatus");
 
@@ -56,7 +86,10 @@ export const TimelockRowSchema = z
     target: z.string(),
     value: z.string().openapi({ description: "Native value, wei (exact)" }),
     data: z.string(),
-    decoded: z.object({ function_name: z.string(), args: z.array(z.unknown()) }).nullable().openapi({ description: "Calldata decoded with the vault and timelock ABIs; null when unknown" }),
+    decoded: z
+      .object({ function_name: z.string(), args: z.array(z.unknown()) })
+      .nullable()
+      .openapi({ description: "Calldata decoded with the vault and timelock ABIs; null when unknown" }),
     predecessor: z.string(),
     salt: z.string().nullable(),
     delay: z.number().int().openapi({ description: "Seconds" }),
@@ -92,7 +125,10 @@ export const AuditEntrySchema = z
 export const AuditLogSchema = z
   .object({
     entries: z.array(AuditEntrySchema),
-    next_before: z.string().nullable().openapi({ description: "Pass as `before` for the next (older) page; null when there is none" }),
+    next_before: z
+      .string()
+      .nullable()
+      .openapi({ description: "Pass as `before` for the next (older) page; null when there is none" }),
   })
   .openapi("GovernanceAuditLog");
 
@@ -102,7 +138,11 @@ const ISO_DT = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?
 export function parseIsoUtc(s: string): Date | null {
   const m = ISO_DT.exec(s.trim());
   if (!m) return null;
-  const t = Date.parse(m[2] ? `${m[1]}T${m[2]}${m[3] ? m[3].toUpperCase().replace(/^([+-]\d{2})(\d{2})$/, "$1:$2") : "Z"}` : `${m[1]}T00:00:00Z`);
+  const t = Date.parse(
+    m[2]
+      ? `${m[1]}T${m[2]}${m[3] ? m[3].toUpperCase().replace(/^([+-]\d{2})(\d{2})$/, "$1:$2") : "Z"}`
+      : `${m[1]}T00:00:00Z`,
+  );
   return Number.isNaN(t) ? null : new Date(t);
 }
 
@@ -117,7 +157,11 @@ export const BeforeQuery = z
     return d;
   })
   .optional()
-  .openapi({ type: "string", format: "date-time", description: "Only entries strictly older than this (a time without offset is UTC)" });
+  .openapi({
+    type: "string",
+    format: "date-time",
+    description: "Only entries strictly older than this (a time without offset is UTC)",
+  });
 
 const withVault = { params: GovernanceParams };
 const responses = <T extends z.ZodTypeAny>(schema: T, what: string) =>
@@ -166,7 +210,10 @@ export const timelocks = createRoute({
   request: {
     ...withVault,
     query: vaultChainQuery({
-      status: z.enum(["scheduled", "executed", "cancelled", "all"]).default("scheduled").openapi({ description: "A TimelockStatus value or `all`" }),
+      status: z
+        .enum(["scheduled", "executed", "cancelled", "all"])
+        .default("scheduled")
+        .openapi({ description: "A TimelockStatus value or `all`" }),
     }),
   },
   responses: responses(TimelocksSchema, "Timelock actions"),
@@ -184,9 +231,19 @@ export const auditLog = createRoute({
   request: {
     ...withVault,
     query: vaultChainQuery({
-      category: z.string().min(1).max(64).optional().openapi({ description: "Only entries of this category (timelock entries: `timelock`)" }),
+      category: z
+        .string()
+        .min(1)
+        .max(64)
+        .optional()
+        .openapi({ description: "Only entries of this category (timelock entries: `timelock`)" }),
       before: BeforeQuery,
-      limit: QueryInt({ def: 50, min: 1, max: 500 }).openapi({ type: "integer", default: 50, minimum: 1, maximum: 500 }),
+      limit: QueryInt({ def: 50, min: 1, max: 500 }).openapi({
+        type: "integer",
+        default: 50,
+        minimum: 1,
+        maximum: 500,
+      }),
     }),
   },
   responses: responses(AuditLogSchema, "Audit log page"),

@@ -1,13 +1,15 @@
 import type { RouteHandler, z } from "@hono/zod-openapi";
-import { sql, type Selectable } from "kysely";
+import { type Selectable, sql } from "kysely";
 import type { StrategyApySnapshotTable, UnrealizedPnlTable } from "../../../jobs/db/schema.js";
+import { pickChain, requestedChain, servedChain } from "../../lib/chain.js";
 import { validationError } from "../../lib/errors.js";
+import { exactNumber } from "../../lib/exact.js";
 import type { AppEnv } from "../../lib/router.js";
 import {
   formatUnits,
   guard,
-  inRegistry,
   indexedChains,
+  inRegistry,
   isEvmAddress,
   isMissingRelation,
   isoFromUnix,
@@ -32,9 +34,7 @@ import type {
   withdrawalQueue,
 } from "./platform.routes.js";
 import type { UnrealizedPnlRecordSchema, WithdrawalQueueSchema } from "./platform.schemas.js";
-import { loadSummaryInputs, summarize, type SummaryVault } from "./redemptions.js";
-import { exactNumber } from "../../lib/exact.js";
-import { pickChain, requestedChain, servedChain } from "../../lib/chain.js";
+import { loadSummaryInputs, type SummaryVault, summarize } from "./redemptions.js";
 
 // ---------------------------------------------------------------------------------------------
 // Strategy APY snapshots and strategists
@@ -56,7 +56,12 @@ export const snapshotRead = (r: SnapshotRow) => ({
 });
 
 export const strategyApyListHandler: RouteHandler<typeof strategyApyList, AppEnv> = async (c) => {
-  const rows = await c.var.deps.db.selectFrom("registry.strategy_apy_snapshot").selectAll().orderBy("snapshot_datetime", "desc").orderBy("id").execute();
+  const rows = await c.var.deps.db
+    .selectFrom("registry.strategy_apy_snapshot")
+    .selectAll()
+    .orderBy("snapshot_datetime", "desc")
+    .orderBy("id")
+    .execute();
   return c.json(rows.map(snapshotRead), 200);
 };
 
@@ -80,7 +85,14 @@ export const strategyApyByVaultHandler: RouteHandler<typeof strategyApyByVault, 
 
 export const strategistListHandler: RouteHandler<typeof strategistList, AppEnv> = async (c) => {
   const { offset, limit } = c.req.valid("query");
-  const rows = await c.var.deps.db.selectFrom("registry.strategist").select(["id", "name", "logo_url", "website_url"]).orderBy("name").orderBy("id").offset(offset).limit(limit).execute();
+  const rows = await c.var.deps.db
+    .selectFrom("registry.strategist")
+    .select(["id", "name", "logo_url", "website_url"])
+    .orderBy("name")
+    .orderBy("id")
+    .offset(offset)
+    .limit(limit)
+    .execute();
   return c.json(
     rows.map((r) => ({ strategist_name: r.name, strategist_logo: r.logo_url, website_url: r.website_url, id: r.id })),
     200,
@@ -136,7 +148,13 @@ export const unrealizedPnlHandler: RouteHandler<typeof unrealizedPnl, AppEnv> = 
   const lo = q.start_date ? lowerBoundSec(q.start_date) : null;
   const hi = q.end_date ? upperBoundSec(q.end_date) : null;
   if (lo != null && hi != null && lo > hi) {
-    return validationError(c, [{ loc: ["query", "start_date"], msg: `start_date (${q.start_date!.text}) must not be after end_date (${q.end_date!.text})`, type: "value_error" }]) as never;
+    return validationError(c, [
+      {
+        loc: ["query", "start_date"],
+        msg: `start_date (${q.start_date!.text}) must not be after end_date (${q.end_date!.text})`,
+        type: "value_error",
+      },
+    ]) as never;
   }
   const address = normAddress(q.vault_address);
   const asked = requestedChain(q);
@@ -190,7 +208,9 @@ export const unrealizedPnlLatestHandler: RouteHandler<typeof unrealizedPnlLatest
 
 export const vaultHistoryArchivedHandler: RouteHandler<typeof vaultHistoryArchived, AppEnv> = async (c) => {
   try {
-    const res = await sql<{ vault: string }>`SELECT DISTINCT lower(vault) AS vault FROM ops.vault_backfill ORDER BY 1`.execute(c.var.deps.db as never);
+    const res = await sql<{
+      vault: string;
+    }>`SELECT DISTINCT lower(vault) AS vault FROM ops.vault_backfill ORDER BY 1`.execute(c.var.deps.db as never);
     return c.json(
       res.rows.map((r) => r.vault),
       200,
@@ -227,7 +247,9 @@ export const vaultHistoryHandler: RouteHandler<typeof vaultHistory, AppEnv> = as
     }
     if (q.before) {
       const b = q.before;
-      filters.push(b.log == null ? sql`e.block_number < ${b.block}` : sql`(e.block_number, e.log_index) < (${b.block}, ${b.log})`);
+      filters.push(
+        b.log == null ? sql`e.block_number < ${b.block}` : sql`(e.block_number, e.log_index) < (${b.block}, ${b.log})`,
+      );
     }
     const res = await sql<{ body: string; last: string | null; n: number }>`
       WITH tokens AS (
@@ -254,7 +276,9 @@ export const vaultHistoryHandler: RouteHandler<typeof vaultHistory, AppEnv> = as
         ORDER BY t.block_number DESC, t.log_index DESC), '[]')::text AS body,
         (array_agg(t.block_number::text || ':' || t.log_index::text ORDER BY t.block_number, t.log_index))[1] AS last,
         count(*)::int AS n
-      FROM t LEFT JOIN LATERAL (SELECT * FROM tokens WHERE tokens.address = t.asset LIMIT 1) k ON true`.execute(db as never);
+      FROM t LEFT JOIN LATERAL (SELECT * FROM tokens WHERE tokens.address = t.asset LIMIT 1) k ON true`.execute(
+      db as never,
+    );
     const row = res.rows[0];
     return { chain, body: row?.body ?? "[]", next: row && row.n >= q.limit ? row.last : null };
   });
@@ -315,8 +339,12 @@ export const pendingRedemptionsBatchHandler: RouteHandler<typeof pendingRedempti
     const seen = [...new Set(body.vault_addresses.map((a) => normAddress(a.trim())))];
     const evm = seen.filter(isEvmAddress);
     const [inputs, reg] = await Promise.all([
-      evm.length ? loadSummaryInputs(db, config.indexerSchema, { addresses: evm }) : Promise.resolve({ vaults: [], groups: [], liquidity: [], subaccounts: [] }),
-      seen.length ? db.selectFrom("registry.vault").select(["address", "chain_type"]).where("address", "in", seen).execute() : Promise.resolve([]),
+      evm.length
+        ? loadSummaryInputs(db, config.indexerSchema, { addresses: evm })
+        : Promise.resolve({ vaults: [], groups: [], liquidity: [], subaccounts: [] }),
+      seen.length
+        ? db.selectFrom("registry.vault").select(["address", "chain_type"]).where("address", "in", seen).execute()
+        : Promise.resolve([]),
     ]);
     const registered = new Map(reg.map((x) => [x.address, x.chain_type]));
     const selected: SummaryVault[] = [];
@@ -324,18 +352,27 @@ export const pendingRedemptionsBatchHandler: RouteHandler<typeof pendingRedempti
       if (!isEvmAddress(a)) {
         errors.push({
           address: a,
-          reason: registered.has(a) ? `not an EVM vault (${registered.get(a)}): pending redemptions are indexed for EVM vaults only` : "not a valid EVM address (0x followed by 40 hex digits)",
+          reason: registered.has(a)
+            ? `not an EVM vault (${registered.get(a)}): pending redemptions are indexed for EVM vaults only`
+            : "not a valid EVM address (0x followed by 40 hex digits)",
         });
         continue;
       }
       const vs = inputs.vaults.filter((v) => v.address === a);
       if (vs.length === 0) {
-        errors.push({ address: a, reason: registered.has(a) ? "vault is in the registry but not indexed" : "vault not found" });
+        errors.push({
+          address: a,
+          reason: registered.has(a) ? "vault is in the registry but not indexed" : "vault not found",
+        });
         continue;
       }
       for (const v of vs) {
         if (strategist == null || v.strategist_name === strategist) selected.push(v);
-        else errors.push({ address: a, reason: `vault on chain ${v.chain_id} is not managed by strategist ${strategist}` });
+        else
+          errors.push({
+            address: a,
+            reason: `vault on chain ${v.chain_id} is not managed by strategist ${strategist}`,
+          });
       }
     }
     const s = summarize(inputs, now(), BATCH_WINDOW, selected);
@@ -376,16 +413,44 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
     const from = sql`${sql.id(s, "withdrawal_request")} r JOIN ${sql.id(s, "vault")} v ON v.chain_id = r.chain_id AND v.address = r.vault`;
     const where = sql`r.chain_id = ${chain} AND r.vault = ${address}`;
     const [tot, pend, done] = await Promise.all([
-      sql<{ n: number; amount: string }>`SELECT count(*)::int AS n, coalesce(sum(${amount}), 0)::text AS amount FROM ${from} WHERE ${where} AND r.status = 'requested'`.execute(db as never),
-      sql<{ id: string; owner: string; receiver: string; shares: string; amount: string; estimated: boolean; claimable_date: string | null; timestamp: string; tx_hash: string }>`
+      sql<{
+        n: number;
+        amount: string;
+      }>`SELECT count(*)::int AS n, coalesce(sum(${amount}), 0)::text AS amount FROM ${from} WHERE ${where} AND r.status = 'requested'`.execute(
+        db as never,
+      ),
+      sql<{
+        id: string;
+        owner: string;
+        receiver: string;
+        shares: string;
+        amount: string;
+        estimated: boolean;
+        claimable_date: string | null;
+        timestamp: string;
+        tx_hash: string;
+      }>`
         SELECT r.id, r.owner, r.receiver, r.shares::text AS shares, (${amount})::text AS amount, (r.assets IS NULL) AS estimated, r.claimable_date, r.timestamp::text AS timestamp, r.tx_hash
         FROM ${from} WHERE ${where} AND r.status = 'requested'
         ORDER BY r.claimable_date ASC NULLS LAST, r.id ASC LIMIT ${limit}`.execute(db as never),
-      sql<{ id: string; owner: string; receiver: string; shares: string; amount: string | null; claimable_date: string | null; timestamp: string; tx_hash: string; processed_timestamp: string | null; processed_tx_hash: string | null }>`
+      sql<{
+        id: string;
+        owner: string;
+        receiver: string;
+        shares: string;
+        amount: string | null;
+        claimable_date: string | null;
+        timestamp: string;
+        tx_hash: string;
+        processed_timestamp: string | null;
+        processed_tx_hash: string | null;
+      }>`
         SELECT r.id, r.owner, r.receiver, r.shares::text AS shares, r.processed_assets::text AS amount, r.claimable_date, r.timestamp::text AS timestamp, r.tx_hash,
                r.processed_timestamp::text AS processed_timestamp, r.processed_tx_hash
         FROM ${from} WHERE ${where} AND r.status = 'processed'
-        ORDER BY r.processed_timestamp DESC NULLS LAST, r.processed_block_number DESC NULLS LAST, r.id DESC LIMIT ${limit}`.execute(db as never),
+        ORDER BY r.processed_timestamp DESC NULLS LAST, r.processed_block_number DESC NULLS LAST, r.id DESC LIMIT ${limit}`.execute(
+        db as never,
+      ),
     ]);
     const d = v.asset_decimals;
     const totalAssets = v.total_assets == null ? null : BigInt(v.total_assets);
@@ -397,7 +462,11 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
       family: v.family,
       symbol: v.asset_symbol,
       asset: { address: v.asset, symbol: v.asset_symbol, decimals: d },
-      queue: { head: v.withdrawal_queue_head, tail: v.withdrawal_queue_tail, length: v.withdrawal_queue_tail - v.withdrawal_queue_head },
+      queue: {
+        head: v.withdrawal_queue_head,
+        tail: v.withdrawal_queue_tail,
+        length: v.withdrawal_queue_tail - v.withdrawal_queue_head,
+      },
       pending_count: total.n,
       total_withdrawals_raw_amount: exactNumber(total.amount),
       normalized_total_withdrawals_amount: formatUnits(total.amount, d),
@@ -440,4 +509,3 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
   servedChain(c, chain);
   return c.json(r, 200);
 };
-

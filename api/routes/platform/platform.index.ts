@@ -1,5 +1,4 @@
 import type { Surfaces } from "../index.js";
-import { strategyApyCreate, strategyApyCreateHandler } from "./strategy-apy.write.js";
 import {
   pendingRedemptionsBatchHandler,
   pendingRedemptionsHandler,
@@ -24,6 +23,7 @@ import {
   vaultHistoryArchived,
   withdrawalQueue,
 } from "./platform.routes.js";
+import { strategyApyCreate, strategyApyCreateHandler } from "./strategy-apy.write.js";
 
 /** Platform analytics, redemptions and withdrawals: institutional surface only. */
 export function registerPlatform({ inst }: Surfaces): void {

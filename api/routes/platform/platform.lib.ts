@@ -26,7 +26,8 @@ export const HistoryCursor = z
   })
   .openapi({
     type: "string",
-    description: "Only events older than this position: the `X-Next-Before` header of the previous page, or a block number",
+    description:
+      "Only events older than this position: the `X-Next-Before` header of the previous page, or a block number",
     example: "1234567:3",
   });
 
@@ -71,10 +72,12 @@ export const isoFromUnix = (s: string | number): string => new Date(Number(s) * 
 export const utcDay = (d: Date): string => d.toISOString().slice(0, 10);
 
 /** Days from `a` to `b`, both `YYYY-MM-DD`. */
-export const daysBetween = (a: string, b: string): number => Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / 86_400_000);
+export const daysBetween = (a: string, b: string): number =>
+  Math.round((Date.parse(`${b}T00:00:00Z`) - Date.parse(`${a}T00:00:00Z`)) / 86_400_000);
 
 /** `YYYY-MM-DD` shifted by n days. */
-export const addDays = (day: string, n: number): string => utcDay(new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000));
+export const addDays = (day: string, n: number): string =>
+  utcDay(new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000));
 
 const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
 const DATETIME_RE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
@@ -100,17 +103,26 @@ export const DateOrDateTime = z
       const ms = Date.parse(t);
       if (Number.isFinite(ms)) return { kind: "datetime" as const, ms, text: v };
     }
-    ctx.addIssue({ code: "custom", message: "Input should be a valid date (YYYY-MM-DD) or ISO 8601 date-time", input: s });
+    ctx.addIssue({
+      code: "custom",
+      message: "Input should be a valid date (YYYY-MM-DD) or ISO 8601 date-time",
+      input: s,
+    });
     return z.NEVER;
   })
-  .openapi({ type: "string", description: "A date `YYYY-MM-DD` (a whole UTC day) or an ISO 8601 date-time (UTC if no offset is given)", example: "2026-01-31" });
+  .openapi({
+    type: "string",
+    description: "A date `YYYY-MM-DD` (a whole UTC day) or an ISO 8601 date-time (UTC if no offset is given)",
+    example: "2026-01-31",
+  });
 
 export type DateBound = { kind: "date" | "datetime"; ms: number; text: string };
 
 /** Inclusive lower bound in unix seconds. */
 export const lowerBoundSec = (b: DateBound): number => Math.ceil(b.ms / 1000);
 /** Inclusive upper bound in unix seconds: a date covers its whole day. */
-export const upperBoundSec = (b: DateBound): number => (b.kind === "date" ? Math.floor(b.ms / 1000) + 86_399 : Math.floor(b.ms / 1000));
+export const upperBoundSec = (b: DateBound): number =>
+  b.kind === "date" ? Math.floor(b.ms / 1000) + 86_399 : Math.floor(b.ms / 1000);
 
 // ---------------------------------------------------------------------------------------------
 // Vaults
@@ -129,7 +141,9 @@ const DIR_TTL_MS = 10_000;
 const directories = new WeakMap<object, Directory>();
 
 async function loadDirectory(db: ReadDb, schema: string): Promise<Directory> {
-  const rows = await sql<DirEntry>`SELECT chain_id, address FROM ${sql.id(schema, "vault")} ORDER BY chain_id`.execute(db as never);
+  const rows = await sql<DirEntry>`SELECT chain_id, address FROM ${sql.id(schema, "vault")} ORDER BY chain_id`.execute(
+    db as never,
+  );
   const byAddress = new Map<string, number[]>();
   for (const r of rows.rows) byAddress.set(r.address, [...(byAddress.get(r.address) ?? []), r.chain_id]);
   const dir = { at: Date.now(), byAddress };
@@ -160,7 +174,10 @@ export async function inRegistry(db: ReadDb, address: string, chainId?: number):
 
 /** The 404 of an unknown vault. */
 export function vaultNotFound(c: Context<AppEnv>, address: string, chainId?: number) {
-  return c.json({ detail: chainId != null ? `Vault ${address} not found on chain ${chainId}` : `Vault ${address} not found` }, 404);
+  return c.json(
+    { detail: chainId != null ? `Vault ${address} not found on chain ${chainId}` : `Vault ${address} not found` },
+    404,
+  );
 }
 
 /** Postgres: a relation or schema that does not exist yet (first start, before the indexer). */
@@ -174,7 +191,8 @@ export async function guard<R>(c: Context<AppEnv>, fn: () => Promise<R>): Promis
   try {
     return await fn();
   } catch (err) {
-    if (isMissingRelation(err)) return c.json({ detail: "Service unavailable: the indexed or derived tables are not available yet" }, 503);
+    if (isMissingRelation(err))
+      return c.json({ detail: "Service unavailable: the indexed or derived tables are not available yet" }, 503);
     throw err;
   }
 }

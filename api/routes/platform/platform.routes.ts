@@ -4,24 +4,31 @@
  * strategist list need no key (as in the spec); every other route needs `x-api-key`.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { openRoute, readKey } from "../../middleware/auth.js";
-import { openReadAuthResponses, errorResponses, EvmAddress, openReadSecurity, QueryInt, VaultAddress, jsonResponse as json } from "../../lib/router.js";
 import { ChainIdParam, vaultChainQuery } from "../../lib/chain.js";
+import {
+  EvmAddress,
+  errorResponses,
+  jsonResponse as json,
+  openReadAuthResponses,
+  openReadSecurity,
+  QueryInt,
+  VaultAddress,
+} from "../../lib/router.js";
+import { openRoute, readKey } from "../../middleware/auth.js";
 import { DateOrDateTime, HistoryCursor } from "./platform.lib.js";
 import {
   notFoundResponse,
+  PendingRedemptionSummarySchema,
   PendingRedemptionsBatchBodySchema,
   PendingRedemptionsBatchSchema,
-  PendingRedemptionSummarySchema,
   StrategistListItemSchema,
   StrategyApySnapshotReadSchema,
-  unavailableResponse,
   UnrealizedPnlRatioPointSchema,
   UnrealizedPnlRecordSchema,
+  unavailableResponse,
   VaultHistoryRecordSchema,
   WithdrawalQueueSchema,
 } from "./platform.schemas.js";
-
 
 const VaultPath = z.object({ vault_address: VaultAddress.openapi({ param: { name: "vault_address", in: "path" } }) });
 
@@ -34,7 +41,11 @@ export const strategyApyList = createRoute({
   tags: ["platform"],
   summary: "Strategy APY snapshots of every vault, newest first",
   ...openRoute,
-  responses: { 200: json("Snapshots, newest first", z.array(StrategyApySnapshotReadSchema)), ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: json("Snapshots, newest first", z.array(StrategyApySnapshotReadSchema)),
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });
 
 export const strategyApyByVault = createRoute({
@@ -45,7 +56,12 @@ export const strategyApyByVault = createRoute({
   description: "404 when the address is neither a vault of the registry nor has snapshots.",
   request: { params: VaultPath },
   ...openRoute,
-  responses: { 200: json("Snapshots of the vault, newest first", z.array(StrategyApySnapshotReadSchema)), ...notFoundResponse, ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: json("Snapshots of the vault, newest first", z.array(StrategyApySnapshotReadSchema)),
+    ...notFoundResponse,
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });
 
 export const strategistList = createRoute({
@@ -56,11 +72,20 @@ export const strategistList = createRoute({
   request: {
     query: z.object({
       offset: QueryInt({ def: 0, min: 0 }).openapi({ type: "integer", default: 0, minimum: 0 }),
-      limit: QueryInt({ def: 100, min: 1, max: 1000 }).openapi({ type: "integer", default: 100, minimum: 1, maximum: 1000 }),
+      limit: QueryInt({ def: 100, min: 1, max: 1000 }).openapi({
+        type: "integer",
+        default: 100,
+        minimum: 1,
+        maximum: 1000,
+      }),
     }),
   },
   ...openRoute,
-  responses: { 200: json("Strategists ordered by name", z.array(StrategistListItemSchema)), ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: json("Strategists ordered by name", z.array(StrategistListItemSchema)),
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -80,14 +105,22 @@ export const unrealizedPnl = createRoute({
   request: {
     query: vaultChainQuery({
       vault_address: VaultAddress,
-      limit: QueryInt({ min: 1 }).optional().openapi({ type: "integer", minimum: 1, description: "At most this many records (newest first)" }),
+      limit: QueryInt({ min: 1 })
+        .optional()
+        .openapi({ type: "integer", minimum: 1, description: "At most this many records (newest first)" }),
       start_date: DateOrDateTime.optional(),
       end_date: DateOrDateTime.optional(),
-      fields: z.enum(["ratio"]).optional().openapi({ description: "`ratio`: slim collateral-ratio points instead of full records" }),
+      fields: z
+        .enum(["ratio"])
+        .optional()
+        .openapi({ description: "`ratio`: slim collateral-ratio points instead of full records" }),
     }),
   },
   responses: {
-    200: json("Records (or ratio points), newest first", z.union([z.array(UnrealizedPnlRecordSchema), z.array(UnrealizedPnlRatioPointSchema)])),
+    200: json(
+      "Records (or ratio points), newest first",
+      z.union([z.array(UnrealizedPnlRecordSchema), z.array(UnrealizedPnlRatioPointSchema)]),
+    ),
     ...notFoundResponse,
     ...openReadAuthResponses,
     ...unavailableResponse,
@@ -102,7 +135,12 @@ export const unrealizedPnlLatest = createRoute({
   summary: "The newest unrealized PnL record of every vault",
   middleware: [readKey] as const,
   security: openReadSecurity,
-  responses: { 200: json("One record per vault and chain, by chain and address", z.array(UnrealizedPnlRecordSchema)), ...openReadAuthResponses, ...unavailableResponse, ...errorResponses },
+  responses: {
+    200: json("One record per vault and chain, by chain and address", z.array(UnrealizedPnlRecordSchema)),
+    ...openReadAuthResponses,
+    ...unavailableResponse,
+    ...errorResponses,
+  },
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -138,11 +176,22 @@ export const vaultHistory = createRoute({
     query: vaultChainQuery({
       wallet: EvmAddress.optional().openapi({ description: "Only events of this wallet (case-insensitive)" }),
       type: z.enum(["deposit", "withdraw"]).optional(),
-      limit: QueryInt({ def: 5000, min: 1, max: 5000 }).openapi({ type: "integer", default: 5000, minimum: 1, maximum: 5000 }),
+      limit: QueryInt({ def: 5000, min: 1, max: 5000 }).openapi({
+        type: "integer",
+        default: 5000,
+        minimum: 1,
+        maximum: 5000,
+      }),
       before: HistoryCursor.optional(),
     }),
   },
-  responses: { 200: json("Vault history records, newest first", z.array(VaultHistoryRecordSchema)), ...notFoundResponse, ...openReadAuthResponses, ...unavailableResponse, ...errorResponses },
+  responses: {
+    200: json("Vault history records, newest first", z.array(VaultHistoryRecordSchema)),
+    ...notFoundResponse,
+    ...openReadAuthResponses,
+    ...unavailableResponse,
+    ...errorResponses,
+  },
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -161,11 +210,29 @@ export const pendingRedemptions = createRoute({
   request: {
     params: VaultPath,
     query: vaultChainQuery({
-      past_days: QueryInt({ def: 7, min: 1, max: 30 }).openapi({ type: "integer", default: 7, minimum: 1, maximum: 30, description: "Look-back for overdue requests, days" }),
-      future_days: QueryInt({ def: 14, min: 1, max: 30 }).openapi({ type: "integer", default: 14, minimum: 1, maximum: 30, description: "Look-ahead for due requests, days" }),
+      past_days: QueryInt({ def: 7, min: 1, max: 30 }).openapi({
+        type: "integer",
+        default: 7,
+        minimum: 1,
+        maximum: 30,
+        description: "Look-back for overdue requests, days",
+      }),
+      future_days: QueryInt({ def: 14, min: 1, max: 30 }).openapi({
+        type: "integer",
+        default: 14,
+        minimum: 1,
+        maximum: 30,
+        description: "Look-ahead for due requests, days",
+      }),
     }),
   },
-  responses: { 200: json("Pending redemption summary", PendingRedemptionSummarySchema), ...notFoundResponse, ...openReadAuthResponses, ...unavailableResponse, ...errorResponses },
+  responses: {
+    200: json("Pending redemption summary", PendingRedemptionSummarySchema),
+    ...notFoundResponse,
+    ...openReadAuthResponses,
+    ...unavailableResponse,
+    ...errorResponses,
+  },
 });
 
 export const pendingRedemptionsBatch = createRoute({
@@ -179,7 +246,13 @@ export const pendingRedemptionsBatch = createRoute({
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: { body: { content: { "application/json": { schema: PendingRedemptionsBatchBodySchema } }, required: true } },
-  responses: { 200: json("Summaries and per-address errors", PendingRedemptionsBatchSchema), ...notFoundResponse, ...openReadAuthResponses, ...unavailableResponse, ...errorResponses },
+  responses: {
+    200: json("Summaries and per-address errors", PendingRedemptionsBatchSchema),
+    ...notFoundResponse,
+    ...openReadAuthResponses,
+    ...unavailableResponse,
+    ...errorResponses,
+  },
 });
 
 export const withdrawalQueue = createRoute({
@@ -196,8 +269,20 @@ export const withdrawalQueue = createRoute({
       vault_address: VaultAddress.openapi({ param: { name: "vault_address", in: "path" } }),
     }),
     query: z.object({
-      limit: QueryInt({ def: 100, min: 1, max: 1000 }).openapi({ type: "integer", default: 100, minimum: 1, maximum: 1000, description: "At most this many pending and this many processed requests" }),
+      limit: QueryInt({ def: 100, min: 1, max: 1000 }).openapi({
+        type: "integer",
+        default: 100,
+        minimum: 1,
+        maximum: 1000,
+        description: "At most this many pending and this many processed requests",
+      }),
     }),
   },
-  responses: { 200: json("Withdrawal queue", WithdrawalQueueSchema), ...notFoundResponse, ...openReadAuthResponses, ...unavailableResponse, ...errorResponses },
+  responses: {
+    200: json("Withdrawal queue", WithdrawalQueueSchema),
+    ...notFoundResponse,
+    ...openReadAuthResponses,
+    ...unavailableResponse,
+    ...errorResponses,
+  },
 });

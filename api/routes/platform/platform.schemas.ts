@@ -6,13 +6,24 @@ const DateTime = z.string().openapi({ format: "date-time", example: "2026-01-31T
 const Day = z.string().openapi({ format: "date", example: "2026-01-31" });
 /** A raw token amount the spec types as a number: an exact JSON integer (every digit, no float). */
 const RawNumber = (description: string) =>
-  z.number().openapi({ type: "integer", description: `${description} (raw integer token units, an exact JSON integer: parse it with a big-number aware reader, it can exceed 2^53)`, example: 1500000 });
-const Raw = (description: string) => z.string().openapi({ description: `${description} (raw integer token units, exact, as a decimal string)`, example: "1500000" });
+  z.number().openapi({
+    type: "integer",
+    description: `${description} (raw integer token units, an exact JSON integer: parse it with a big-number aware reader, it can exceed 2^53)`,
+    example: 1500000,
+  });
+const Raw = (description: string) =>
+  z.string().openapi({
+    description: `${description} (raw integer token units, exact, as a decimal string)`,
+    example: "1500000",
+  });
 
 // Declared here rather than with the shared `as const` helpers: spread `as const` objects turn
 // the status keys into strings, and the typed handlers would not accept a 404 / 503 answer.
 export const unavailableResponse = {
-  503: { description: "The indexed or derived tables are not available yet", content: { "application/json": { schema: ErrorSchema } } },
+  503: {
+    description: "The indexed or derived tables are not available yet",
+    content: { "application/json": { schema: ErrorSchema } },
+  },
 };
 export const notFoundResponse = {
   404: { description: "Unknown vault (or strategist)", content: { "application/json": { schema: ErrorSchema } } },
@@ -51,17 +62,31 @@ export const StrategistListItemSchema = z
 export const UnrealizedPnlRecordSchema = z
   .object({
     timestamp: DateTime.openapi({ description: "Block time of the share-ratio snapshot the record is computed from" }),
-    chain_id: z.number().int().openapi({ description: "Chain of the vault (the same address may be deployed on several chains)" }),
+    chain_id: z
+      .number()
+      .int()
+      .openapi({ description: "Chain of the vault (the same address may be deployed on several chains)" }),
     vault_name: z.string(),
     vault_address: z.string(),
     strategist_name: z.string().nullable(),
     reference_asset: z.string().openapi({ description: "Symbol of the vault's base asset" }),
-    asset_price: z.number().nullable().openapi({ description: "USD price of one asset token at the snapshot; null without a price feed" }),
+    asset_price: z
+      .number()
+      .nullable()
+      .openapi({ description: "USD price of one asset token at the snapshot; null without a price feed" }),
     tvl_on_vault: z.number().openapi({ description: "Reported total assets, asset units" }),
-    current_redeem_ratio: z.number().nullable().openapi({ description: "Share price at the snapshot, assets per whole share; null without supply" }),
-    actual_tvl: z.number().openapi({ description: "Assets actually held by the vault and its registry subaccounts, asset units" }),
+    current_redeem_ratio: z
+      .number()
+      .nullable()
+      .openapi({ description: "Share price at the snapshot, assets per whole share; null without supply" }),
+    actual_tvl: z
+      .number()
+      .openapi({ description: "Assets actually held by the vault and its registry subaccounts, asset units" }),
     adjusted_redeem_ratio: z.number().nullable().openapi({ description: "actual_tvl per whole share" }),
-    unrealized_pnl: z.number().nullable().openapi({ description: "unrealized_pnl_in_asset x asset_price, USD; null without a price feed" }),
+    unrealized_pnl: z
+      .number()
+      .nullable()
+      .openapi({ description: "unrealized_pnl_in_asset x asset_price, USD; null without a price feed" }),
     unrealized_pnl_in_asset: z.number().openapi({ description: "actual_tvl - tvl_on_vault, asset units" }),
   })
   .openapi("UnrealizedPnlRecord");
@@ -72,7 +97,10 @@ export const UnrealizedPnlRatioPointSchema = z
     chain_id: z.number().int().openapi({ description: "Chain of the vault the point is about" }),
     current_redeem_ratio: z.number().nullable(),
     adjusted_redeem_ratio: z.number().nullable(),
-    collateral_ratio: z.number().nullable().openapi({ description: "actual_tvl / tvl_on_vault: what the vault holds per unit it reports (1 = fully backed); null when tvl_on_vault is 0" }),
+    collateral_ratio: z.number().nullable().openapi({
+      description:
+        "actual_tvl / tvl_on_vault: what the vault holds per unit it reports (1 = fully backed); null when tvl_on_vault is 0",
+    }),
   })
   .openapi("UnrealizedPnlRatioPoint");
 
@@ -91,15 +119,28 @@ export const VaultHistoryRecordSchema = z
     chain_id: z.number().int(),
     amount_raw: Raw("Assets deposited or paid out, in units of asset_address"),
     amount: z.string().nullable().openapi({
-      description: "amount_raw in whole tokens of asset_address (exact decimal string); null when the asset's decimals are unknown",
+      description:
+        "amount_raw in whole tokens of asset_address (exact decimal string); null when the asset's decimals are unknown",
       example: "1.5",
     }),
     transaction_hash: z.string(),
     block_number: z.number().int(),
-    log_index: z.number().int().openapi({ description: "Position of the event in its block (with block_number, the paging cursor)" }),
-    asset_address: z.string().openapi({ description: "Token of amount_raw: the base asset, or for a tokenizedVaultV2 deposit the deposited asset" }),
-    asset_symbol: z.string().nullable().openapi({ description: "Symbol of asset_address (null when not in the registry)" }),
-    asset_decimals: z.number().int().nullable().openapi({ description: "Decimals of asset_address (null when not in the registry)" }),
+    log_index: z
+      .number()
+      .int()
+      .openapi({ description: "Position of the event in its block (with block_number, the paging cursor)" }),
+    asset_address: z.string().openapi({
+      description: "Token of amount_raw: the base asset, or for a tokenizedVaultV2 deposit the deposited asset",
+    }),
+    asset_symbol: z
+      .string()
+      .nullable()
+      .openapi({ description: "Symbol of asset_address (null when not in the registry)" }),
+    asset_decimals: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "Decimals of asset_address (null when not in the registry)" }),
   })
   .openapi("VaultHistoryRecord");
 
@@ -138,27 +179,48 @@ export const PendingRedemptionSummarySchema = z
       .openapi({ description: "The UTC days the summary looks at" }),
     liquidity: z
       .object({
-        available: z.number().openapi({ description: "Base asset held by the vault contract at its latest snapshot, asset units: what claims can be paid from now" }),
+        available: z.number().openapi({
+          description:
+            "Base asset held by the vault contract at its latest snapshot, asset units: what claims can be paid from now",
+        }),
         available_raw: Raw("Base asset held by the vault contract"),
-        as_of: DateTime.nullable().openapi({ description: "Block time of that snapshot; null (and 0 available) before the first" }),
+        as_of: DateTime.nullable().openapi({
+          description: "Block time of that snapshot; null (and 0 available) before the first",
+        }),
       })
       .openapi({ description: "Liquidity available to pay redemptions" }),
     summary: z.object({
-      total_pending: z.number().openapi({ description: "Assets of every pending request (status `requested`), asset units" }),
+      total_pending: z
+        .number()
+        .openapi({ description: "Assets of every pending request (status `requested`), asset units" }),
       total_pending_raw: Raw("Assets of every pending request"),
       total_pending_shares: z.number(),
       total_pending_shares_raw: Raw("Shares of every pending request"),
       pending_count: z.number().int(),
-      pending_to_liquidity_ratio: z.number().nullable().openapi({ description: "total_pending / liquidity.available; null when nothing is available" }),
+      pending_to_liquidity_ratio: z
+        .number()
+        .nullable()
+        .openapi({ description: "total_pending / liquidity.available; null when nothing is available" }),
       is_liquidity_sufficient: z.boolean().openapi({ description: "liquidity.available >= total_pending" }),
       shortfall: z.number().openapi({ description: "max(0, total_pending - liquidity.available), asset units" }),
       shortfall_raw: Raw("Shortfall"),
-      next_redemption_date: Day.nullable().openapi({ description: "Earliest claimable date on or after today among the pending requests; null if none" }),
-      is_overdue: z.boolean().openapi({ description: "Some pending request was claimable on a day of the look-back (from <= date < today)" }),
-      overdue: Bucket.openapi({ description: "Pending requests claimable from a day of the look-back (from <= date < today)" }),
+      next_redemption_date: Day.nullable().openapi({
+        description: "Earliest claimable date on or after today among the pending requests; null if none",
+      }),
+      is_overdue: z.boolean().openapi({
+        description: "Some pending request was claimable on a day of the look-back (from <= date < today)",
+      }),
+      overdue: Bucket.openapi({
+        description: "Pending requests claimable from a day of the look-back (from <= date < today)",
+      }),
       due: Bucket.openapi({ description: "Pending requests claimable from today to `to` included" }),
-      unscheduled: Bucket.openapi({ description: "Pending requests without a claimable date (tokenizedVaultV2: processed in queue order); assets estimated" }),
-      outside_window: Bucket.openapi({ description: "Pending requests with a claimable date before `from` or after `to`" }),
+      unscheduled: Bucket.openapi({
+        description:
+          "Pending requests without a claimable date (tokenizedVaultV2: processed in queue order); assets estimated",
+      }),
+      outside_window: Bucket.openapi({
+        description: "Pending requests with a claimable date before `from` or after `to`",
+      }),
     }),
     redemptions_by_date: z
       .array(
@@ -169,25 +231,40 @@ export const PendingRedemptionSummarySchema = z
           assets_raw: Raw("Assets to pay"),
           shares: z.number(),
           shares_raw: Raw("Shares redeemed"),
-          assets_estimated: z.boolean().openapi({ description: "The assets are an estimate at the latest share price (tokenizedVaultV2 requests are priced only when processed)" }),
+          assets_estimated: z.boolean().openapi({
+            description:
+              "The assets are an estimate at the latest share price (tokenizedVaultV2 requests are priced only when processed)",
+          }),
           days_until_due: z.number().int().openapi({ description: "date - today in days (negative when overdue)" }),
           is_overdue: z.boolean(),
         }),
       )
       .openapi({
-          description:
-            "Pending requests per claimable date, for the dates of the window (from .. to) in ascending order. " +
-            "Requests without a claimable date (tokenizedVaultV2, processed in queue order) are in `summary.unscheduled` only.",
-        }),
-    idle_balances: z.object({
-      total: z.number().openapi({ description: "Base asset held by the vault and its registry subaccounts at the latest snapshot, asset units" }),
-      total_raw: Raw("Vault plus subaccounts"),
-      wallets: z.array(z.object({ address: z.string(), wallet_type: z.string().openapi({ example: "vault" }), amount: z.number(), amount_raw: z.string() })).openapi({
-        description: "Wallets whose own balance is indexed: the vault contract (`wallet_type` `vault`)",
+        description:
+          "Pending requests per claimable date, for the dates of the window (from .. to) in ascending order. " +
+          "Requests without a claimable date (tokenizedVaultV2, processed in queue order) are in `summary.unscheduled` only.",
       }),
-      subaccounts: z
-        .object({ addresses: z.array(z.string()), amount: z.number(), amount_raw: z.string() })
-        .openapi({ description: "The registry subaccounts of the vault and their combined base-asset balance (only the sum is indexed)" }),
+    idle_balances: z.object({
+      total: z.number().openapi({
+        description: "Base asset held by the vault and its registry subaccounts at the latest snapshot, asset units",
+      }),
+      total_raw: Raw("Vault plus subaccounts"),
+      wallets: z
+        .array(
+          z.object({
+            address: z.string(),
+            wallet_type: z.string().openapi({ example: "vault" }),
+            amount: z.number(),
+            amount_raw: z.string(),
+          }),
+        )
+        .openapi({
+          description: "Wallets whose own balance is indexed: the vault contract (`wallet_type` `vault`)",
+        }),
+      subaccounts: z.object({ addresses: z.array(z.string()), amount: z.number(), amount_raw: z.string() }).openapi({
+        description:
+          "The registry subaccounts of the vault and their combined base-asset balance (only the sum is indexed)",
+      }),
     }),
   })
   .openapi("PendingRedemptionSummary", {
@@ -197,16 +274,30 @@ export const PendingRedemptionSummarySchema = z
 
 export const PendingRedemptionsBatchBodySchema = z
   .strictObject({
-    vault_addresses: z.array(z.string()).max(1000).optional().openapi({ description: "Vault addresses (case-insensitive for EVM); each is processed on its own" }),
-    strategist_name: z.string().min(1).optional().openapi({ description: "Only the vaults of this strategist (case-insensitive); with vault_addresses, the listed vaults must be theirs" }),
+    vault_addresses: z
+      .array(z.string())
+      .max(1000)
+      .optional()
+      .openapi({ description: "Vault addresses (case-insensitive for EVM); each is processed on its own" }),
+    strategist_name: z.string().min(1).optional().openapi({
+      description:
+        "Only the vaults of this strategist (case-insensitive); with vault_addresses, the listed vaults must be theirs",
+    }),
   })
-  .openapi("PendingRedemptionsBatchRequest", { description: "Both fields optional; an empty object selects every indexed vault. An unknown field is refused (422), so a misspelt filter never selects every vault." });
+  .openapi("PendingRedemptionsBatchRequest", {
+    description:
+      "Both fields optional; an empty object selects every indexed vault. An unknown field is refused (422), so a misspelt filter never selects every vault.",
+  });
 
 export const PendingRedemptionsBatchSchema = z
   .object({
-    data: z.array(PendingRedemptionSummarySchema).openapi({ description: "One summary per vault deployment (an address deployed on several chains gives one per chain)" }),
+    data: z.array(PendingRedemptionSummarySchema).openapi({
+      description: "One summary per vault deployment (an address deployed on several chains gives one per chain)",
+    }),
     total_requested: z.number().int().openapi({ description: "Vault deployments requested: len(data) + len(errors)" }),
-    errors: z.array(z.object({ address: z.string(), reason: z.string() })).openapi({ description: "Addresses that gave no summary, with why (unknown vault, not an EVM vault, ...)" }),
+    errors: z
+      .array(z.object({ address: z.string(), reason: z.string() }))
+      .openapi({ description: "Addresses that gave no summary, with why (unknown vault, not an EVM vault, ...)" }),
     total_successful: z.number().int().openapi({ description: "len(data)" }),
   })
   .openapi("PendingRedemptionsBatch");
@@ -221,7 +312,9 @@ const QueueRequest = z.object({
   shares_raw: Raw("Shares redeemed"),
   requested_at: DateTime,
   request_tx_hash: z.string(),
-  claimable_date: Day.nullable().openapi({ description: "lendingPool: the UTC date the request is claimable from; null for tokenizedVaultV2" }),
+  claimable_date: Day.nullable().openapi({
+    description: "lendingPool: the UTC date the request is claimable from; null for tokenizedVaultV2",
+  }),
 });
 
 export const WithdrawalQueueSchema = z
@@ -237,25 +330,43 @@ export const WithdrawalQueueSchema = z
         tail: z.number().int().openapi({ description: "Requests made so far (`WithdrawalRequested` events)" }),
         length: z.number().int().openapi({ description: "tail - head: requests waiting" }),
       })
-      .openapi({ description: "The FIFO queue counters of a tokenizedVaultV2 (indexer.vault); always 0 for a lendingPool, whose requests are scheduled by claimable date" }),
+      .openapi({
+        description:
+          "The FIFO queue counters of a tokenizedVaultV2 (indexer.vault); always 0 for a lendingPool, whose requests are scheduled by claimable date",
+      }),
     pending_count: z.number().int().openapi({ description: "Requests with status `requested`" }),
     total_withdrawals_raw_amount: RawNumber("Assets of every pending request"),
-    normalized_total_withdrawals_amount: z.string().openapi({ description: "The same in asset units, exact decimal string", example: "1.5" }),
-    total_assets: z.string().nullable().openapi({ description: "The vault's total assets at its latest snapshot (raw integer string); null before the first" }),
+    normalized_total_withdrawals_amount: z
+      .string()
+      .openapi({ description: "The same in asset units, exact decimal string", example: "1.5" }),
+    total_assets: z.string().nullable().openapi({
+      description: "The vault's total assets at its latest snapshot (raw integer string); null before the first",
+    }),
     normalized_total_assets: z.string().nullable(),
     pending_withdrawals: z
       .array(
         QueueRequest.extend({
           date: Day.openapi({ description: "Claimable date (lendingPool), else the UTC day of the request" }),
-          amount_raw: RawNumber("Assets to pay: lendingPool assets - fee; tokenizedVaultV2 shares x latest share price (estimate)"),
+          amount_raw: RawNumber(
+            "Assets to pay: lendingPool assets - fee; tokenizedVaultV2 shares x latest share price (estimate)",
+          ),
           normalized_amount: z.string(),
           amount_estimated: z.boolean(),
-          vault_percentage: z.string().nullable().openapi({ description: "amount / total_assets x 100, 6 decimals; null without total assets", example: "1.250000" }),
+          vault_percentage: z.string().nullable().openapi({
+            description: "amount / total_assets x 100, 6 decimals; null without total assets",
+            example: "1.250000",
+          }),
           vault: z.string(),
-          queue_position: z.number().int().nullable().openapi({ description: "tokenizedVaultV2: 1 = the next request to be processed; null for lendingPool" }),
+          queue_position: z
+            .number()
+            .int()
+            .nullable()
+            .openapi({ description: "tokenizedVaultV2: 1 = the next request to be processed; null for lendingPool" }),
         }),
       )
-      .openapi({ description: "Pending requests in processing order (claimable date, then request order), at most `limit`" }),
+      .openapi({
+        description: "Pending requests in processing order (claimable date, then request order), at most `limit`",
+      }),
     recent_processed: z
       .array(
         QueueRequest.extend({

@@ -3,8 +3,9 @@
  * requests per claimable date, latest snapshot, subaccounts) and assembled per vault, each on its
  * own so one vault's problem never fails the others.
  */
-import { sql } from "kysely";
+
 import type { z } from "@hono/zod-openapi";
+import { sql } from "kysely";
 import type { ReadDb } from "../../lib/db.js";
 import { addDays, daysBetween, formatUnits, human, isoFromUnix } from "./platform.lib.js";
 import type { PendingRedemptionSummarySchema } from "./platform.schemas.js";
@@ -58,7 +59,11 @@ export interface SummaryInputs {
  * Net payout per request: lendingPool `assets - fee`; tokenizedVaultV2 (no amount until it is
  * processed) `trunc(shares x asset_share_ratio)` at the vault's latest snapshot.
  */
-export async function loadSummaryInputs(db: ReadDb, schema: string, f: { addresses?: string[]; chainId?: number; strategist?: string } = {}): Promise<SummaryInputs> {
+export async function loadSummaryInputs(
+  db: ReadDb,
+  schema: string,
+  f: { addresses?: string[]; chainId?: number; strategist?: string } = {},
+): Promise<SummaryInputs> {
   const where = [sql`TRUE`];
   if (f.strategist != null) where.push(sql`s.name = ${f.strategist}`);
   if (f.addresses) where.push(sql`v.address = ANY(${f.addresses}::text[])`);
@@ -102,10 +107,12 @@ export function summarize(
   only: SummaryVault[] = inputs.vaults,
 ): { ok: PendingRedemptionSummary[]; failed: { vault: SummaryVault; reason: string }[] } {
   const groupsBy = new Map<string, PendingGroup[]>();
-  for (const g of inputs.groups) groupsBy.set(keyOf(g.chain_id, g.vault), [...(groupsBy.get(keyOf(g.chain_id, g.vault)) ?? []), g]);
+  for (const g of inputs.groups)
+    groupsBy.set(keyOf(g.chain_id, g.vault), [...(groupsBy.get(keyOf(g.chain_id, g.vault)) ?? []), g]);
   const liqBy = new Map(inputs.liquidity.map((l) => [keyOf(l.chain_id, l.vault), l]));
   const subsBy = new Map<string, string[]>();
-  for (const s of inputs.subaccounts) subsBy.set(keyOf(s.chain_id, s.vault), [...(subsBy.get(keyOf(s.chain_id, s.vault)) ?? []), s.address]);
+  for (const s of inputs.subaccounts)
+    subsBy.set(keyOf(s.chain_id, s.vault), [...(subsBy.get(keyOf(s.chain_id, s.vault)) ?? []), s.address]);
   const ok: PendingRedemptionSummary[] = [];
   const failed: { vault: SummaryVault; reason: string }[] = [];
   for (const v of only) {
@@ -169,27 +176,51 @@ export function buildSummary(
   }
   const ad = v.asset_decimals;
   const sd = v.decimals;
-  const bucket = (a: Acc) => ({ count: a.count, assets: human(a.assets, ad), assets_raw: a.assets.toString(), shares: human(a.shares, sd), shares_raw: a.shares.toString() });
+  const bucket = (a: Acc) => ({
+    count: a.count,
+    assets: human(a.assets, ad),
+    assets_raw: a.assets.toString(),
+    shares: human(a.shares, sd),
+    shares_raw: a.shares.toString(),
+  });
   const available = liq ? BigInt(liq.idle_assets) : 0n;
   const subAssets = liq ? BigInt(liq.subaccount_assets) : 0n;
   const shortfall = total.assets > available ? total.assets - available : 0n;
   const dates = [...byDate.keys()].sort();
   const redemptions_by_date: PendingRedemptionSummary["redemptions_by_date"] = dates.map((d) => {
     const a = byDate.get(d)!;
-    return { date: d, ...bucket(a), assets_estimated: a.estimated, days_until_due: daysBetween(today, d), is_overdue: d < today };
+    return {
+      date: d,
+      ...bucket(a),
+      assets_estimated: a.estimated,
+      days_until_due: daysBetween(today, d),
+      is_overdue: d < today,
+    };
   });
   return {
-    vault: { address: v.address, name: v.name, symbol: v.symbol, chain_id: v.chain_id, family: v.family, strategist_name: v.strategist_name },
+    vault: {
+      address: v.address,
+      name: v.name,
+      symbol: v.symbol,
+      chain_id: v.chain_id,
+      family: v.family,
+      strategist_name: v.strategist_name,
+    },
     asset: { address: v.asset, symbol: v.asset_symbol, decimals: v.asset_decimals },
     window: { today, past_days: w.pastDays, future_days: w.futureDays, from, to },
-    liquidity: { available: human(available, ad), available_raw: available.toString(), as_of: liq ? isoFromUnix(liq.timestamp) : null },
+    liquidity: {
+      available: human(available, ad),
+      available_raw: available.toString(),
+      as_of: liq ? isoFromUnix(liq.timestamp) : null,
+    },
     summary: {
       total_pending: human(total.assets, ad),
       total_pending_raw: total.assets.toString(),
       total_pending_shares: human(total.shares, sd),
       total_pending_shares_raw: total.shares.toString(),
       pending_count: total.count,
-      pending_to_liquidity_ratio: available > 0n ? Number(formatUnits(total.assets, ad)) / Number(formatUnits(available, ad)) : null,
+      pending_to_liquidity_ratio:
+        available > 0n ? Number(formatUnits(total.assets, ad)) / Number(formatUnits(available, ad)) : null,
       is_liquidity_sufficient: available >= total.assets,
       shortfall: human(shortfall, ad),
       shortfall_raw: shortfall.toString(),
@@ -204,7 +235,9 @@ export function buildSummary(
     idle_balances: {
       total: human(available + subAssets, ad),
       total_raw: (available + subAssets).toString(),
-      wallets: [{ address: v.address, wallet_type: "vault", amount: human(available, ad), amount_raw: available.toString() }],
+      wallets: [
+        { address: v.address, wallet_type: "vault", amount: human(available, ad), amount_raw: available.toString() },
+      ],
       subaccounts: { addresses: subaccounts, amount: human(subAssets, ad), amount_raw: subAssets.toString() },
     },
   };

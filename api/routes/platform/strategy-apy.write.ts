@@ -2,14 +2,14 @@
  * POST /api/v1/platform/strategy_apy: stores strategy APY snapshots (201 with the rows as read).
  * Takes an API key or an operator's bearer token (POST /api/v1/token) with `strategy_apy:write`.
  */
-import { createRoute, z, type RouteHandler } from "@hono/zod-openapi";
+import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { sql } from "kysely";
-import { requireScope } from "../../middleware/auth.js";
-import { IdempotencyHeader, jsonResponse, VaultAddress, writeResponses, type AppEnv } from "../../lib/router.js";
+import { type AppEnv, IdempotencyHeader, jsonResponse, VaultAddress, writeResponses } from "../../lib/router.js";
 import { Refusal, runWrite } from "../../lib/writes.js";
-import { StrategyApySnapshotReadSchema } from "./platform.schemas.js";
+import { requireScope } from "../../middleware/auth.js";
 import { snapshotRead } from "./platform.handlers.js";
 import { normAddress } from "./platform.lib.js";
+import { StrategyApySnapshotReadSchema } from "./platform.schemas.js";
 
 const finite = (description: string) => z.number().openapi({ description }); // zod 4 numbers are finite
 
@@ -40,7 +40,10 @@ export const strategyApyCreate = createRoute({
   security: keyOrToken,
   request: {
     headers: IdempotencyHeader,
-    body: { required: true, content: { "application/json": { schema: z.array(StrategyApySnapshotCreateSchema).min(1).max(1000) } } },
+    body: {
+      required: true,
+      content: { "application/json": { schema: z.array(StrategyApySnapshotCreateSchema).min(1).max(1000) } },
+    },
   },
   responses: {
     201: jsonResponse("The stored snapshots", z.array(StrategyApySnapshotReadSchema)),
@@ -59,12 +62,24 @@ export const strategyApyCreateHandler: RouteHandler<typeof strategyApyCreate, Ap
       WHERE v.chain_id || ':' || v.address = ANY(${keys})`.execute(trx);
     const strategist = new Map(known.rows.map((r) => [r.k, r.strategist_address]));
     const missing = keys.filter((k) => !strategist.has(k));
-    if (missing.length) throw new Refusal(404, "vault_not_found", `Not vaults of the registry (chain:address): ${missing.join(", ")}`);
+    if (missing.length)
+      throw new Refusal(404, "vault_not_found", `Not vaults of the registry (chain:address): ${missing.join(", ")}`);
     const rows = await trx
       .insertInto("registry.strategy_apy_snapshot")
-      .values(items.map((s) => ({ ...s, strategist_address: strategist.get(`${s.chain}:${s.vault_address}`) ?? null, snapshot_datetime: at })))
+      .values(
+        items.map((s) => ({
+          ...s,
+          strategist_address: strategist.get(`${s.chain}:${s.vault_address}`) ?? null,
+          snapshot_datetime: at,
+        })),
+      )
       .returningAll()
       .execute();
-    return { status: 201 as const, body: rows.map(snapshotRead), target: keys.join(","), detail: { snapshots: rows.length, ids: rows.map((r) => r.id) } };
+    return {
+      status: 201 as const,
+      body: rows.map(snapshotRead),
+      target: keys.join(","),
+      detail: { snapshots: rows.length, ids: rows.map((r) => r.id) },
+    };
   });
 };

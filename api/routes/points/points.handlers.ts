@@ -1,11 +1,11 @@
-import type { Context } from "hono";
 import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { sql } from "kysely";
-import { dayToDate, today as dayOfTime } from "../../../jobs/lib/days.js";
-import { indexer, type ReadDb } from "../../lib/db.js";
+import { today as dayOfTime, dayToDate } from "../../../jobs/lib/days.js";
 import { resolveEnsName } from "../../ens.js";
-import { standings, type Standing } from "../../lib/standings.js";
+import { indexer, type ReadDb } from "../../lib/db.js";
 import type { AppEnv } from "../../lib/router.js";
+import { type Standing, standings } from "../../lib/standings.js";
 import type { leaderboard, platformPoints, publicPoints, streakStatus } from "./points.routes.js";
 
 const num = (x: string | number | null | undefined): number => (x == null ? 0 : Number(x));
@@ -24,7 +24,10 @@ async function vaultMeta(db: ReadDb, schema: string): Promise<Map<string, VaultM
   if (hit && hit.schema === schema && Date.now() - hit.at < META_TTL_MS) return hit.map;
   let rows: { chain_id: number; address: string; name: string; asset_symbol: string }[] = [];
   try {
-    rows = await indexer(db, schema).selectFrom("vault").select(["chain_id", "address", "name", "asset_symbol"]).execute();
+    rows = await indexer(db, schema)
+      .selectFrom("vault")
+      .select(["chain_id", "address", "name", "asset_symbol"])
+      .execute();
   } catch (e) {
     if ((e as { code?: string })?.code !== "42P01") throw e; // views not published yet: no names
   }
@@ -53,11 +56,27 @@ async function pointsRecord(c: Context<AppEnv>, wallet: string) {
     // live totals; the rank comes from the standings (ranks are computed on read, reused for POINTS_STANDINGS_MS)
     db
       .selectFrom("derived.points_total")
-      .select(["total_points", "referral_earnings", "daily_streak_points", "manual_points", "streak_days", "top_vault", "top_vault_chain_id", "top_vault_lifetime_deposit"])
+      .select([
+        "total_points",
+        "referral_earnings",
+        "daily_streak_points",
+        "manual_points",
+        "streak_days",
+        "top_vault",
+        "top_vault_chain_id",
+        "top_vault_lifetime_deposit",
+      ])
       .where("wallet", "=", wallet)
       .executeTakeFirst() as Promise<BalanceRow | undefined>,
     standings(db, config.standingsMs ?? 0, () => c.var.deps.now().getTime()),
-    sql<{ chain_id: number; vault: string; total_points: string; native_amount: string; usd_value: string; has_reward: boolean }>`
+    sql<{
+      chain_id: number;
+      vault: string;
+      total_points: string;
+      native_amount: string;
+      usd_value: string;
+      has_reward: boolean;
+    }>`
       SELECT p.chain_id, p.vault, p.total_points, p.native_amount, p.usd_value,
              EXISTS (SELECT 1 FROM registry.reward r WHERE r.chain_id = p.chain_id AND lower(r.vault) = p.vault
                        AND r.start_datetime <= ${t} AND (r.end_datetime IS NULL OR r.end_datetime > ${t})) AS has_reward
@@ -81,7 +100,18 @@ async function pointsRecord(c: Context<AppEnv>, wallet: string) {
 
   const chainsOf = new Map<string, number>();
   for (const p of pools) chainsOf.set(p.vault, (chainsOf.get(p.vault) ?? 0) + 1);
-  const poolMap: Record<string, { amountDepositedInUsd: number; nativeAmountDeposited: number; totalPoints: number; hasPendingRewards: boolean; address: string; chainId: number; name: string | null }> = {};
+  const poolMap: Record<
+    string,
+    {
+      amountDepositedInUsd: number;
+      nativeAmountDeposited: number;
+      totalPoints: number;
+      hasPendingRewards: boolean;
+      address: string;
+      chainId: number;
+      name: string | null;
+    }
+  > = {};
   for (const p of pools) {
     const key = chainsOf.get(p.vault)! > 1 ? `${p.vault}:${p.chain_id}` : p.vault;
     poolMap[key] = {
@@ -94,8 +124,14 @@ async function pointsRecord(c: Context<AppEnv>, wallet: string) {
       name: meta.get(`${p.chain_id}:${p.vault}`)?.name ?? null,
     };
   }
-  const refMap: Record<string, { totalPoints: number; amountDepositedInUsd: number; nativeAmountDeposited: number }> = {};
-  for (const r of referrals) refMap[r.referee] = { totalPoints: num(r.total_points), amountDepositedInUsd: num(r.usd), nativeAmountDeposited: num(r.native) };
+  const refMap: Record<string, { totalPoints: number; amountDepositedInUsd: number; nativeAmountDeposited: number }> =
+    {};
+  for (const r of referrals)
+    refMap[r.referee] = {
+      totalPoints: num(r.total_points),
+      amountDepositedInUsd: num(r.usd),
+      nativeAmountDeposited: num(r.native),
+    };
 
   return {
     totalPoints: num(balance?.total_points),
@@ -109,7 +145,11 @@ async function pointsRecord(c: Context<AppEnv>, wallet: string) {
     referrals: refMap,
     topVault:
       balance?.top_vault != null && balance.top_vault_chain_id != null
-        ? { lifetimeDeposit: num(balance.top_vault_lifetime_deposit), address: balance.top_vault, chainId: balance.top_vault_chain_id }
+        ? {
+            lifetimeDeposit: num(balance.top_vault_lifetime_deposit),
+            address: balance.top_vault,
+            chainId: balance.top_vault_chain_id,
+          }
         : null,
   };
 }
@@ -138,7 +178,11 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
  * chain (api/ens.ts); null when it resolves to nothing (unknown or invalid name, no RPC or
  * resolver for the chain, RPC down), which the leaderboard answers with no items.
  */
-async function leaderboardWallet(config: Parameters<typeof resolveEnsName>[0], chainId: number, ensName: string): Promise<string | null> {
+async function leaderboardWallet(
+  config: Parameters<typeof resolveEnsName>[0],
+  chainId: number,
+  ensName: string,
+): Promise<string | null> {
   const name = ensName.trim();
   if (ADDRESS.test(name)) return name;
   return resolveEnsName(config, chainId, name);
@@ -148,7 +192,8 @@ export const leaderboardHandler: RouteHandler<typeof leaderboard, AppEnv> = asyn
   const { page, perPage, sortBy, wallet_address, ens_name, chain } = c.req.valid("query");
   const { db, config } = c.var.deps;
   // a single wallet: wallet_address, else ens_name (resolved on `chain`; null: no such wallet)
-  const single = wallet_address ?? (ens_name !== undefined ? await leaderboardWallet(config, chain, ens_name) : undefined);
+  const single =
+    wallet_address ?? (ens_name !== undefined ? await leaderboardWallet(config, chain, ens_name) : undefined);
   const board = await standings(db, config.standingsMs ?? 0, () => c.var.deps.now().getTime());
   const ranked = sortBy === "streakDays" ? board.byStreak : board.byTotal;
   const rankOf = (s: Standing) => (sortBy === "streakDays" ? s.rank_streak : s.rank_total);
@@ -164,13 +209,19 @@ export const leaderboardHandler: RouteHandler<typeof leaderboard, AppEnv> = asyn
   }
   const meta = rows.some((r) => r.top_vault) ? await vaultMeta(db, config.indexerSchema) : new Map<string, VaultMeta>();
   const items = rows.map((r) => {
-    const m = r.top_vault && r.top_vault_chain_id != null ? meta.get(`${r.top_vault_chain_id}:${r.top_vault}`) : undefined;
+    const m =
+      r.top_vault && r.top_vault_chain_id != null ? meta.get(`${r.top_vault_chain_id}:${r.top_vault}`) : undefined;
     return {
       rank: rankOf(r),
       userAddress: r.wallet,
       topVault:
         r.top_vault && r.top_vault_chain_id != null
-          ? { name: m?.name ?? null, address: r.top_vault, chainId: r.top_vault_chain_id, deposit: { amount: num(r.top_vault_lifetime_deposit), asset: m?.asset_symbol ?? null } }
+          ? {
+              name: m?.name ?? null,
+              address: r.top_vault,
+              chainId: r.top_vault_chain_id,
+              deposit: { amount: num(r.top_vault_lifetime_deposit), asset: m?.asset_symbol ?? null },
+            }
           : null,
       streakDays: r.streak_days,
       streakTooltip: streakTooltip(r.streak_days, r.last_claim_day),
@@ -190,18 +241,34 @@ export const streakStatusHandler: RouteHandler<typeof streakStatus, AppEnv> = as
   const today = dayToDate(day);
   const yesterday = dayToDate(day - 1);
   const r = (
-    await sql<{ registered: boolean; active: boolean; total_points: string | null; last_day: string | null; last_streak: number | null; last_at: Date | null; claimed: string | null }>`
+    await sql<{
+      registered: boolean;
+      active: boolean;
+      total_points: string | null;
+      last_day: string | null;
+      last_streak: number | null;
+      last_at: Date | null;
+      claimed: string | null;
+    }>`
       SELECT EXISTS (SELECT 1 FROM registry.points_user WHERE address = ${wallet}) AS registered,
              EXISTS (SELECT 1 FROM derived.points_pool WHERE wallet = ${wallet} AND shares > 0) AS active,
              (SELECT total_points FROM derived.points_total WHERE wallet = ${wallet}) AS total_points,
              l.day AS last_day, l.streak_days AS last_streak, l.claimed_at AS last_at,
              (SELECT sum(points) FROM registry.streak_claim WHERE address = ${wallet}) AS claimed
       FROM (SELECT 1) one
-      LEFT JOIN LATERAL (SELECT day, streak_days, claimed_at FROM registry.streak_claim WHERE address = ${wallet} ORDER BY day DESC LIMIT 1) l ON true`.execute(db as never)
+      LEFT JOIN LATERAL (SELECT day, streak_days, claimed_at FROM registry.streak_claim WHERE address = ${wallet} ORDER BY day DESC LIMIT 1) l ON true`.execute(
+      db as never,
+    )
   ).rows[0]!;
   const claimedToday = r.last_day === today;
   // why a claim would be refused now: the claim route's rules, in its order
-  const reason = !r.registered ? "user_not_found" : !r.active ? "no_active_positions" : claimedToday ? "already_claimed" : null;
+  const reason = !r.registered
+    ? "user_not_found"
+    : !r.active
+      ? "no_active_positions"
+      : claimedToday
+        ? "already_claimed"
+        : null;
   const nextMidnight = Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), t.getUTCDate() + 1);
   return c.json(
     {

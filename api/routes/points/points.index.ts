@@ -1,7 +1,12 @@
 import type { Surfaces } from "../index.js";
-import { leaderboardHandler, platformPointsHandler, publicPointsHandler, streakStatusHandler } from "./points.handlers.js";
-import { register, registerHandler, streakClaim, streakClaimHandler } from "./points.writes.js";
+import {
+  leaderboardHandler,
+  platformPointsHandler,
+  publicPointsHandler,
+  streakStatusHandler,
+} from "./points.handlers.js";
 import { leaderboard, platformPoints, publicPoints, streakStatus } from "./points.routes.js";
+import { register, registerHandler, streakClaim, streakClaimHandler } from "./points.writes.js";
 
 /**
  * Points: the public record (/v1/points/{user_address}) and the institutional routes (key

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { EvmAddress, errorResponses, openReadAuthResponses, openReadSecurity, QueryInt } from "../../lib/router.js";
 import { openRoute, readKey } from "../../middleware/auth.js";
 import { KnownChainId } from "../governance/governance.lib.js";
-import { openReadAuthResponses, errorResponses, EvmAddress, openReadSecurity, QueryInt } from "../../lib/router.js";
 
 const TAG = ["points"];
 
@@ -18,14 +18,23 @@ const PoolSchema = z
   .openapi("PointsPool");
 
 const ExternalSchema = z
-  .object({ protocol: z.string(), externalName: z.string(), amountDepositedInUsd: z.number(), nativeAmountDeposited: z.number(), totalPoints: z.number(), multiplier: z.number() })
+  .object({
+    protocol: z.string(),
+    externalName: z.string(),
+    amountDepositedInUsd: z.number(),
+    nativeAmountDeposited: z.number(),
+    totalPoints: z.number(),
+    multiplier: z.number(),
+  })
   .openapi("PointsExternal");
 
 const ReferralSchema = z
   .object({
     totalPoints: z.number().openapi({ description: "Points the referrer earned from this referee" }),
     amountDepositedInUsd: z.number().openapi({ description: "The referee's current positions, USD" }),
-    nativeAmountDeposited: z.number().openapi({ description: "The referee's current positions: sum of whole asset units over its vaults" }),
+    nativeAmountDeposited: z
+      .number()
+      .openapi({ description: "The referee's current positions: sum of whole asset units over its vaults" }),
   })
   .openapi("PointsReferral");
 
@@ -36,18 +45,30 @@ export const PointsRecordSchema = z
     streak: z.number().int(),
     daily_streak_points: z.number(),
     manual_points: z.number(),
-    rank: z.number().int().nullable().openapi({ description: "Leaderboard rank by total points; null for a wallet that is not on the leaderboard" }),
+    rank: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "Leaderboard rank by total points; null for a wallet that is not on the leaderboard" }),
     pools: z.record(z.string(), PoolSchema).openapi({
-      description: "Keyed by vault address (lower case); when the wallet holds the same address on several chains, those entries are keyed `<address>:<chainId>`",
+      description:
+        "Keyed by vault address (lower case); when the wallet holds the same address on several chains, those entries are keyed `<address>:<chainId>`",
     }),
     external: z.record(z.string(), ExternalSchema),
     referrals: z.record(z.string(), ReferralSchema).openapi({ description: "Keyed by referee address" }),
-    topVault: z.object({ lifetimeDeposit: z.number(), address: z.string(), chainId: z.number().int() }).nullable().openapi({ description: "Vault with the largest lifetime deposit; null when none" }),
+    topVault: z
+      .object({ lifetimeDeposit: z.number(), address: z.string(), chainId: z.number().int() })
+      .nullable()
+      .openapi({ description: "Vault with the largest lifetime deposit; null when none" }),
   })
   .openapi("PointsRecord");
 
 const UserParams = z.object({
-  user_address: EvmAddress.openapi({ param: { name: "user_address", in: "path" }, example: "0x2c622344b5dc29dccc034ca76f123d4479d24122", description: "Wallet address (case-insensitive)" }),
+  user_address: EvmAddress.openapi({
+    param: { name: "user_address", in: "path" },
+    example: "0x2c622344b5dc29dccc034ca76f123d4479d24122",
+    description: "Wallet address (case-insensitive)",
+  }),
 });
 
 const recordDescription =
@@ -61,7 +82,11 @@ export const publicPoints = createRoute({
   description: recordDescription,
   request: { params: UserParams },
   ...openRoute,
-  responses: { 200: { description: "Points record", content: { "application/json": { schema: PointsRecordSchema } } }, ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: { description: "Points record", content: { "application/json": { schema: PointsRecordSchema } } },
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });
 
 export const platformPoints = createRoute({
@@ -73,7 +98,11 @@ export const platformPoints = createRoute({
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: { params: UserParams },
-  responses: { 200: { description: "Points record", content: { "application/json": { schema: PointsRecordSchema } } }, ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: { description: "Points record", content: { "application/json": { schema: PointsRecordSchema } } },
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });
 
 export const LeaderboardItemSchema = z
@@ -81,7 +110,15 @@ export const LeaderboardItemSchema = z
     rank: z.number().int(),
     userAddress: z.string(),
     topVault: z
-      .object({ name: z.string().nullable(), address: z.string(), chainId: z.number().int(), deposit: z.object({ amount: z.number().openapi({ description: "Lifetime deposit, whole asset units" }), asset: z.string().nullable() }) })
+      .object({
+        name: z.string().nullable(),
+        address: z.string(),
+        chainId: z.number().int(),
+        deposit: z.object({
+          amount: z.number().openapi({ description: "Lifetime deposit, whole asset units" }),
+          asset: z.string().nullable(),
+        }),
+      })
       .nullable(),
     streakDays: z.number().int(),
     streakTooltip: z.string(),
@@ -90,7 +127,13 @@ export const LeaderboardItemSchema = z
   .openapi("LeaderboardItem");
 
 export const LeaderboardSchema = z
-  .object({ page: z.number().int(), perPage: z.number().int(), totalItems: z.number().int(), totalPages: z.number().int(), items: z.array(LeaderboardItemSchema) })
+  .object({
+    page: z.number().int(),
+    perPage: z.number().int(),
+    totalItems: z.number().int(),
+    totalPages: z.number().int(),
+    items: z.array(LeaderboardItemSchema),
+  })
   .openapi("Leaderboard");
 
 export const leaderboard = createRoute({
@@ -105,25 +148,49 @@ export const leaderboard = createRoute({
   request: {
     query: z.object({
       page: QueryInt({ def: 1, min: 1 }).openapi({ type: "integer", default: 1, minimum: 1 }),
-      perPage: QueryInt({ def: 10, min: 1, max: 100 }).openapi({ type: "integer", default: 10, minimum: 1, maximum: 100 }),
+      perPage: QueryInt({ def: 10, min: 1, max: 100 }).openapi({
+        type: "integer",
+        default: 10,
+        minimum: 1,
+        maximum: 100,
+      }),
       sortBy: z.enum(["totalPoints", "streakDays"]).default("totalPoints"),
       wallet_address: EvmAddress.optional(),
-      ens_name: z.string().min(1).max(255).optional().openapi({ description: "ENS name (e.g. `vitalik.eth`, normalised per ENSIP-15) or a 0x address; empty or longer than 255 characters is a 422", example: "wallet0.eth" }),
-      chain: KnownChainId(1).openapi({ type: "integer", default: 1, description: "Chain for name resolution (a catalogue chain id)" }),
+      ens_name: z.string().min(1).max(255).optional().openapi({
+        description:
+          "ENS name (e.g. `vitalik.eth`, normalised per ENSIP-15) or a 0x address; empty or longer than 255 characters is a 422",
+        example: "wallet0.eth",
+      }),
+      chain: KnownChainId(1).openapi({
+        type: "integer",
+        default: 1,
+        description: "Chain for name resolution (a catalogue chain id)",
+      }),
     }),
   },
-  responses: { 200: { description: "Leaderboard page", content: { "application/json": { schema: LeaderboardSchema } } }, ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: { description: "Leaderboard page", content: { "application/json": { schema: LeaderboardSchema } } },
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });
 
 export const StreakStatusSchema = z
   .object({
-    canClaim: z.boolean().openapi({ description: "Registered, has an active position, and has not claimed today (UTC)" }),
+    canClaim: z
+      .boolean()
+      .openapi({ description: "Registered, has an active position, and has not claimed today (UTC)" }),
     reason: z.enum(["user_not_found", "no_active_positions", "already_claimed"]).nullable().openapi({
       description:
         "Why `canClaim` is false (null when it is true): the wallet is not registered, holds no vault shares, or claimed today (UTC); the claim route refuses with the same code",
     }),
-    currentPoints: z.number().openapi({ description: "Daily-streak points earned so far (sum of the wallet's claims)" }),
-    streakDays: z.number().int().openapi({ description: "Streak of the last claim if it was today or yesterday (UTC), else 0" }),
+    currentPoints: z
+      .number()
+      .openapi({ description: "Daily-streak points earned so far (sum of the wallet's claims)" }),
+    streakDays: z
+      .number()
+      .int()
+      .openapi({ description: "Streak of the last claim if it was today or yesterday (UTC), else 0" }),
     totalPoints: z.number(),
     timeUntilReset: z.number().int().openapi({ description: "Seconds until the next UTC midnight" }),
     lastClaimedAt: z.string().nullable(),
@@ -139,5 +206,9 @@ export const streakStatus = createRoute({
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: { query: z.object({ address: EvmAddress }) },
-  responses: { 200: { description: "Streak status", content: { "application/json": { schema: StreakStatusSchema } } }, ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: { description: "Streak status", content: { "application/json": { schema: StreakStatusSchema } } },
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });

@@ -1,9 +1,9 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { sql } from "kysely";
-import { API_VERSION } from "../../version.js";
-import type { AppEnv } from "../../lib/router.js";
-import { chainHead, lagBetween, readCheckpoints, readProgress } from "../../../jobs/progress.js";
 import type { ChainCheckpoint, ChainProgress } from "../../../jobs/progress.js";
+import { chainHead, lagBetween, readCheckpoints, readProgress } from "../../../jobs/progress.js";
+import type { AppEnv } from "../../lib/router.js";
+import { API_VERSION } from "../../version.js";
 import type { ping, root } from "./system.routes.js";
 
 export const rootHandler: RouteHandler<typeof root, AppEnv> = (c) =>
@@ -60,19 +60,21 @@ export const pingHandler: RouteHandler<typeof ping, AppEnv> = async (c) => {
       lag_seconds: lag?.seconds ?? null,
     };
   });
-  const jobChains = [...new Set([...indexed.keys(), ...computed.keys()])].sort((a, b) => a - b).map((id) => {
-    const p = computed.get(id);
-    const cp = indexed.get(id);
-    const lag = p && cp ? lagBetween(p, cp) : null;
-    return {
-      chain_id: id,
-      computed_block: p?.block ?? null,
-      computed_block_time: iso(p?.time),
-      computed_at: iso(p?.computedAt),
-      lag_blocks: lag?.blocks ?? null,
-      lag_seconds: lag?.seconds ?? null,
-    };
-  });
+  const jobChains = [...new Set([...indexed.keys(), ...computed.keys()])]
+    .sort((a, b) => a - b)
+    .map((id) => {
+      const p = computed.get(id);
+      const cp = indexed.get(id);
+      const lag = p && cp ? lagBetween(p, cp) : null;
+      return {
+        chain_id: id,
+        computed_block: p?.block ?? null,
+        computed_block_time: iso(p?.time),
+        computed_at: iso(p?.computedAt),
+        lag_blocks: lag?.blocks ?? null,
+        lag_seconds: lag?.seconds ?? null,
+      };
+    });
   const newest = progress.reduce<Date | undefined>((m, p) => (m && m > p.computedAt ? m : p.computedAt), undefined);
   const lags = jobChains.flatMap((j) => (j.lag_seconds != null ? [j.lag_seconds] : []));
   const jobs = {

@@ -3,7 +3,9 @@ import { ErrorSchema } from "../../lib/errors.js";
 import { errorResponses, openReadAuthResponses } from "../../lib/router.js";
 import { openRoute } from "../../middleware/auth.js";
 
-export const HealthSchema = z.object({ status: z.literal("ok"), version: z.string(), time: z.string() }).openapi("Health");
+export const HealthSchema = z
+  .object({ status: z.literal("ok"), version: z.string(), time: z.string() })
+  .openapi("Health");
 
 const Iso = (description: string) => z.string().nullable().openapi({ format: "date-time", description });
 const Blocks = (description: string) => z.number().int().nullable().openapi({ description });
@@ -59,7 +61,11 @@ export const root = createRoute({
   tags: ["system"],
   summary: "Health of the public surface",
   ...openRoute,
-  responses: { 200: { description: "The service answers", content: { "application/json": { schema: HealthSchema } } }, ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: { description: "The service answers", content: { "application/json": { schema: HealthSchema } } },
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });
 
 export const ping = createRoute({
@@ -78,6 +84,7 @@ export const ping = createRoute({
   responses: {
     200: { description: "Up (ok or degraded)", content: { "application/json": { schema: PingSchema } } },
     503: { description: "Database down", content: { "application/json": { schema: PingSchema.or(ErrorSchema) } } },
-    ...openReadAuthResponses, ...errorResponses,
+    ...openReadAuthResponses,
+    ...errorResponses,
   },
 });

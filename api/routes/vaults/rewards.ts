@@ -4,30 +4,42 @@
  * `end_datetime`; the workers are asked for a fan-out after each change, so the next points
  * computation uses the new multipliers (and recomputes the days the change covers).
  */
-import { createRoute, z, type RouteHandler } from "@hono/zod-openapi";
-import { sql, type Selectable } from "kysely";
+import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
+import { type Selectable, sql } from "kysely";
 import type { RewardTable } from "../../../jobs/db/schema.js";
-import { requireScope } from "../../middleware/auth.js";
-import { IdempotencyHeader, jsonResponse, VaultAddress, writeResponses, type AppEnv } from "../../lib/router.js";
 import { validationError } from "../../lib/errors.js";
+import { type AppEnv, IdempotencyHeader, jsonResponse, VaultAddress, writeResponses } from "../../lib/router.js";
 import { Refusal, runWrite } from "../../lib/writes.js";
+import { requireScope } from "../../middleware/auth.js";
 import { normalizeAddress } from "./vaults.queries.js";
 
 const TAG = ["tokenized vault"];
 const Uuid = z.string().uuid("must be a UUID").openapi({ format: "uuid" });
-const DateTime = z.iso.datetime({ offset: true, error: "must be an ISO 8601 date-time" }).openapi({ format: "date-time" });
+const DateTime = z.iso
+  .datetime({ offset: true, error: "must be an ISO 8601 date-time" })
+  .openapi({ format: "date-time" });
 const keyOrScope = [{ ApiKeyHeader: [] as string[] }];
 
 export const RewardUpsertBody = z
   .object({
     reward_id: Uuid.optional().openapi({ description: "Update this reward; a new id (or none) creates one" }),
     vault_address: VaultAddress,
-    chain_id: z.number().int().min(1).optional().openapi({ description: "Chain of the vault; needed only when the address is deployed on several chains" }),
+    chain_id: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .openapi({ description: "Chain of the vault; needed only when the address is deployed on several chains" }),
     text: z.string().trim().min(1).max(500),
-    multiplier: z.number().min(0).max(1000).openapi({ description: "Points multiplier (stored with 6 decimals); the multipliers of a vault's rewards in force on a day multiply" }),
+    multiplier: z.number().min(0).max(1000).openapi({
+      description:
+        "Points multiplier (stored with 6 decimals); the multipliers of a vault's rewards in force on a day multiply",
+    }),
     img_url: z.string().url().max(2048).nullable().optional(),
     start_datetime: DateTime.optional().openapi({ description: "Default: now (creation); unchanged (update)" }),
-    end_datetime: DateTime.nullable().optional().openapi({ description: "Open-ended when null or absent (creation); unchanged when absent (update)" }),
+    end_datetime: DateTime.nullable()
+      .optional()
+      .openapi({ description: "Open-ended when null or absent (creation); unchanged when absent (update)" }),
   })
   .openapi("RewardUpsert");
 
@@ -57,7 +69,10 @@ export const upsertReward = createRoute({
     "Requires an API key with the scope `rewards:write`. Creates a reward (or updates the one with `reward_id`). The workers recompute the points of the days the change covers in their next fan-out (queued at once).\n\nRefusals (`code`): 404 `vault_not_found`; 409 `reward_vault_mismatch` (the reward belongs to another vault); 400 `invalid_window` (end before start).",
   middleware: [requireScope("rewards:write")] as const,
   security: keyOrScope,
-  request: { headers: IdempotencyHeader, body: { required: true, content: { "application/json": { schema: RewardUpsertBody } } } },
+  request: {
+    headers: IdempotencyHeader,
+    body: { required: true, content: { "application/json": { schema: RewardUpsertBody } } },
+  },
   responses: {
     200: jsonResponse("The reward as stored", RewardWrittenSchema),
     ...writeResponses({ 400: "`invalid_window`", 404: "`vault_not_found`", 409: "`reward_vault_mismatch`" }),
@@ -69,10 +84,17 @@ export const deleteReward = createRoute({
   path: "/tokenized_vault/rewards",
   tags: TAG,
   summary: "Delete a vault reward",
-  description: "Requires an API key with the scope `rewards:write`. The reward stops counting for every day (the workers recompute the days it covered).\n\nRefusals (`code`): 404 `reward_not_found`.",
+  description:
+    "Requires an API key with the scope `rewards:write`. The reward stops counting for every day (the workers recompute the days it covered).\n\nRefusals (`code`): 404 `reward_not_found`.",
   middleware: [requireScope("rewards:write")] as const,
   security: keyOrScope,
-  request: { headers: IdempotencyHeader, body: { required: true, content: { "application/json": { schema: z.object({ reward_id: Uuid }).openapi("RewardDelete") } } } },
+  request: {
+    headers: IdempotencyHeader,
+    body: {
+      required: true,
+      content: { "application/json": { schema: z.object({ reward_id: Uuid }).openapi("RewardDelete") } },
+    },
+  },
   responses: {
     200: jsonResponse("Deleted", z.object({ deleted: z.literal(true), reward_id: Uuid }).openapi("RewardDeleted")),
     ...writeResponses({ 404: "`reward_not_found`" }),
@@ -110,28 +132,73 @@ export const upsertRewardHandler: RouteHandler<typeof upsertReward, AppEnv> = as
     .orderBy("chain_id")
     .execute();
   if (vaults.length > 1) {
-    return validationError(c, [{ loc: ["body", "chain_id"], msg: `The vault is deployed on chains ${vaults.map((v) => v.chain_id).join(", ")}: give chain_id`, type: "missing" }]);
+    return validationError(c, [
+      {
+        loc: ["body", "chain_id"],
+        msg: `The vault is deployed on chains ${vaults.map((v) => v.chain_id).join(", ")}: give chain_id`,
+        type: "missing",
+      },
+    ]);
   }
   const now = c.var.deps.now();
   return runWrite(c, "reward.upsert", b, async (trx) => {
     const vault = vaults[0];
-    if (!vault) throw new Refusal(404, "vault_not_found", `No vault ${b.vault_address}${b.chain_id != null ? ` on chain ${b.chain_id}` : ""}`);
+    if (!vault)
+      throw new Refusal(
+        404,
+        "vault_not_found",
+        `No vault ${b.vault_address}${b.chain_id != null ? ` on chain ${b.chain_id}` : ""}`,
+      );
     // Writes naming the same reward_id run one after the other: FOR UPDATE alone locks nothing
     // while the reward does not exist yet, and concurrent creations of one id then collided (500).
-    if (b.reward_id) await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`registry.reward:${b.reward_id}`}, 0))`.execute(trx);
-    const prev = b.reward_id ? await trx.selectFrom("registry.reward").selectAll().where("id", "=", b.reward_id).forUpdate().executeTakeFirst() : undefined;
+    if (b.reward_id)
+      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`registry.reward:${b.reward_id}`}, 0))`.execute(trx);
+    const prev = b.reward_id
+      ? await trx.selectFrom("registry.reward").selectAll().where("id", "=", b.reward_id).forUpdate().executeTakeFirst()
+      : undefined;
     if (prev && (prev.vault !== address || prev.chain_id !== vault.chain_id)) {
-      throw new Refusal(409, "reward_vault_mismatch", `Reward ${prev.id} belongs to vault ${prev.vault} on chain ${prev.chain_id}`);
+      throw new Refusal(
+        409,
+        "reward_vault_mismatch",
+        `Reward ${prev.id} belongs to vault ${prev.vault} on chain ${prev.chain_id}`,
+      );
     }
     const start = b.start_datetime ? new Date(b.start_datetime) : prev ? new Date(prev.start_datetime) : now;
-    const end = b.end_datetime !== undefined ? (b.end_datetime ? new Date(b.end_datetime) : null) : prev ? (prev.end_datetime ? new Date(prev.end_datetime) : null) : null;
+    const end =
+      b.end_datetime !== undefined
+        ? b.end_datetime
+          ? new Date(b.end_datetime)
+          : null
+        : prev
+          ? prev.end_datetime
+            ? new Date(prev.end_datetime)
+            : null
+          : null;
     if (end && end <= start) throw new Refusal(400, "invalid_window", "end_datetime must be after start_datetime");
-    const values = { text: b.text, img_url: b.img_url ?? (b.img_url === null ? null : (prev?.img_url ?? null)), multiplier: String(b.multiplier), start_datetime: start, end_datetime: end };
+    const values = {
+      text: b.text,
+      img_url: b.img_url ?? (b.img_url === null ? null : (prev?.img_url ?? null)),
+      multiplier: String(b.multiplier),
+      start_datetime: start,
+      end_datetime: end,
+    };
     const row = prev
-      ? await trx.updateTable("registry.reward").set({ ...values, updated_at: now }).where("id", "=", prev.id).returningAll().executeTakeFirstOrThrow()
+      ? await trx
+          .updateTable("registry.reward")
+          .set({ ...values, updated_at: now })
+          .where("id", "=", prev.id)
+          .returningAll()
+          .executeTakeFirstOrThrow()
       : await trx
           .insertInto("registry.reward")
-          .values({ ...(b.reward_id ? { id: b.reward_id } : {}), chain_id: vault.chain_id, vault: address, ...values, created_at: now, updated_at: now })
+          .values({
+            ...(b.reward_id ? { id: b.reward_id } : {}),
+            chain_id: vault.chain_id,
+            vault: address,
+            ...values,
+            created_at: now,
+            updated_at: now,
+          })
           .returningAll()
           .executeTakeFirstOrThrow();
     return {
@@ -147,8 +214,18 @@ export const upsertRewardHandler: RouteHandler<typeof upsertReward, AppEnv> = as
 export const deleteRewardHandler: RouteHandler<typeof deleteReward, AppEnv> = async (c) => {
   const { reward_id } = c.req.valid("json");
   return runWrite(c, "reward.delete", { reward_id }, async (trx) => {
-    const row = await trx.deleteFrom("registry.reward").where("id", "=", reward_id).returning(["id", "vault", "chain_id", "multiplier"]).executeTakeFirst();
+    const row = await trx
+      .deleteFrom("registry.reward")
+      .where("id", "=", reward_id)
+      .returning(["id", "vault", "chain_id", "multiplier"])
+      .executeTakeFirst();
     if (!row) throw new Refusal(404, "reward_not_found", `No reward ${reward_id}`);
-    return { status: 200, body: { deleted: true as const, reward_id }, target: `reward:${reward_id}`, detail: { vault: row.vault, chain_id: row.chain_id, multiplier: Number(row.multiplier) }, recompute: true };
+    return {
+      status: 200,
+      body: { deleted: true as const, reward_id },
+      target: `reward:${reward_id}`,
+      detail: { vault: row.vault, chain_id: row.chain_id, multiplier: Number(row.multiplier) },
+      recompute: true,
+    };
   });
 };

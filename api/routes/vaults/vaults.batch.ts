@@ -32,13 +32,15 @@ export class Batcher<T> {
       return p;
     }
     if (!s.queued) {
-      s.queued = s.running.then(
-        () => undefined,
-        () => undefined,
-      ).then(() => {
-        s.queued = undefined;
-        return this.run(key, fn);
-      });
+      s.queued = s.running
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .then(() => {
+          s.queued = undefined;
+          return this.run(key, fn);
+        });
     }
     return s.queued;
   }

@@ -1,13 +1,32 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { apyChart } from "../../../jobs/vault/chart.js";
 import { dateToDay, dayOf, dayToDate } from "../../../jobs/lib/days.js";
 import { formatFixed, parseFixed, pow10 } from "../../../jobs/lib/fixed.js";
+import { apyChart } from "../../../jobs/vault/chart.js";
 import { requestedChain, servedChain } from "../../lib/chain.js";
 import type { AppEnv } from "../../lib/router.js";
-import { batcherFor, type Batcher } from "./vaults.batch.js";
-import { findVault, latestSnapshot, loadVaults, normalizeAddress, portfolioCache, vaultDays, type VaultBaseRow } from "./vaults.queries.js";
-import type { apyInst, apyPublic, chartInst, listInst, listPublic, portfolioInst, readInst, readPublic, summaryInst, timeseriesInst } from "./vaults.routes.js";
+import { type Batcher, batcherFor } from "./vaults.batch.js";
+import {
+  findVault,
+  latestSnapshot,
+  loadVaults,
+  normalizeAddress,
+  portfolioCache,
+  type VaultBaseRow,
+  vaultDays,
+} from "./vaults.queries.js";
+import type {
+  apyInst,
+  apyPublic,
+  chartInst,
+  listInst,
+  listPublic,
+  portfolioInst,
+  readInst,
+  readPublic,
+  summaryInst,
+  timeseriesInst,
+} from "./vaults.routes.js";
 import { assetDecimals, buildVault, iso, num, toPublic, units } from "./vaults.shape.js";
 
 /** Vault kinds the annualized APY route serves (the spec's four). */
@@ -29,13 +48,37 @@ const bodies = new WeakMap<object, Batcher<VaultBody | null>>();
  * The vault objects as a serialized JSON body (null: no such vault), batched per variant: the
  * list and the single-vault routes are the hot ones.
  */
-function vaultBody(c: Context<AppEnv>, surface: "public" | "inst", f: { status?: string | undefined; address?: string | undefined; chain?: number | undefined; load_subaccounts: boolean; load_snapshots: boolean }) {
+function vaultBody(
+  c: Context<AppEnv>,
+  surface: "public" | "inst",
+  f: {
+    status?: string | undefined;
+    address?: string | undefined;
+    chain?: number | undefined;
+    load_subaccounts: boolean;
+    load_snapshots: boolean;
+  },
+) {
   const single = f.address != null;
   const address = single ? normalizeAddress(f.address!) : undefined;
-  const key = JSON.stringify([surface, f.status ?? null, address ?? null, f.chain ?? null, f.load_subaccounts, f.load_snapshots]);
+  const key = JSON.stringify([
+    surface,
+    f.status ?? null,
+    address ?? null,
+    f.chain ?? null,
+    f.load_subaccounts,
+    f.load_snapshots,
+  ]);
   const { db } = c.var.deps;
   return batcherFor(bodies, c.var.deps).run(key, async () => {
-    const rows = await loadVaults(db, { status: f.status, address, chain: f.chain, loadSubaccounts: f.load_subaccounts, loadSnapshots: f.load_snapshots, ...(single ? { limit: 1 } : {}) });
+    const rows = await loadVaults(db, {
+      status: f.status,
+      address,
+      chain: f.chain,
+      loadSubaccounts: f.load_subaccounts,
+      loadSnapshots: f.load_snapshots,
+      ...(single ? { limit: 1 } : {}),
+    });
     const vaults = rows.map((r) => (surface === "public" ? toPublic(buildVault(r)) : buildVault(r)));
     if (single) return vaults.length ? { json: JSON.stringify(vaults[0]), chain: vaults[0]!.chain ?? null } : null;
     return { json: JSON.stringify(vaults), chain: null };
@@ -43,7 +86,8 @@ function vaultBody(c: Context<AppEnv>, surface: "public" | "inst", f: { status?:
 }
 
 /** A body serialized once per batch (typed by buildVault/toPublic); the cast stands for the route's 200 type. */
-const jsonBody = (c: Context<AppEnv>, body: string) => c.body(body, 200, { "content-type": "application/json" }) as never;
+const jsonBody = (c: Context<AppEnv>, body: string) =>
+  c.body(body, 200, { "content-type": "application/json" }) as never;
 
 /** One vault's body, with the chain it is on in `X-Vault-Chain` (its `chain` field says the same). */
 const vaultJson = (c: Context<AppEnv>, body: VaultBody) => {
@@ -168,7 +212,10 @@ export const summaryInstHandler: RouteHandler<typeof summaryInst, AppEnv> = asyn
             asset_share_ratio: num(snap.asset_share_ratio),
             underlying_price: num(snap.asset_usd_price),
             // as derived.vault_day: trunc(total_assets * price / 10^asset_decimals, 18)
-            tvl: snap.asset_usd_price == null ? null : Number(formatFixed((BigInt(snap.total_assets) * parseFixed(snap.asset_usd_price)) / pow10(dec))),
+            tvl:
+              snap.asset_usd_price == null
+                ? null
+                : Number(formatFixed((BigInt(snap.total_assets) * parseFixed(snap.asset_usd_price)) / pow10(dec))),
           }
         : null,
       returns: { "1": ret["1"] ?? null, "7": ret["7"] ?? null, "30": ret["30"] ?? null },
@@ -190,7 +237,19 @@ export const timeseriesInstHandler: RouteHandler<typeof timeseriesInst, AppEnv> 
   const dec = assetDecimals(v.attributes);
   const rows = await vaultDays(db, v.chain_id, v.address, dayToDate(first), dayToDate(today));
   const byDay = new Map(rows.map((r) => [r.day, r]));
-  const data: Record<string, { tvl: number | null; daily_apy: number | null; daily_pnl: number | null; share_price: number | null; total_assets: number | null; total_shares: number | null; asset_share_ratio: number | null; missing: boolean }> = {};
+  const data: Record<
+    string,
+    {
+      tvl: number | null;
+      daily_apy: number | null;
+      daily_pnl: number | null;
+      share_price: number | null;
+      total_assets: number | null;
+      total_shares: number | null;
+      asset_share_ratio: number | null;
+      missing: boolean;
+    }
+  > = {};
   for (let d = first; d <= today; d++) {
     const key = dayToDate(d);
     const r = byDay.get(key);
@@ -206,7 +265,16 @@ export const timeseriesInstHandler: RouteHandler<typeof timeseriesInst, AppEnv> 
             asset_share_ratio: num(r.asset_share_ratio),
             missing: false,
           }
-        : { tvl: null, daily_apy: null, daily_pnl: null, share_price: null, total_assets: null, total_shares: null, asset_share_ratio: null, missing: true };
+        : {
+            tvl: null,
+            daily_apy: null,
+            daily_pnl: null,
+            share_price: null,
+            total_assets: null,
+            total_shares: null,
+            asset_share_ratio: null,
+            missing: true,
+          };
   }
   return c.json({ data, trailing_apy: v.historical_apy ?? {}, chain_id: v.chain_id }, 200);
 };
@@ -231,7 +299,10 @@ export const chartInstHandler: RouteHandler<typeof chartInst, AppEnv> = async (c
   if (!v) return c.json(notFoundBody(q.vault_address), 404);
   servedChain(c, v.chain_id);
   const days = await vaultDays(db, v.chain_id, v.address);
-  const series = days.map((d) => ({ day: dateToDay(d.day), ratio: d.asset_share_ratio == null ? null : Number(d.asset_share_ratio) }));
+  const series = days.map((d) => ({
+    day: dateToDay(d.day),
+    ratio: d.asset_share_ratio == null ? null : Number(d.asset_share_ratio),
+  }));
   const points =
     series.length === 0
       ? []

@@ -12,7 +12,18 @@ import {
   summaryInstHandler,
   timeseriesInstHandler,
 } from "./vaults.handlers.js";
-import { apyInst, apyPublic, chartInst, listInst, listPublic, portfolioInst, readInst, readPublic, summaryInst, timeseriesInst } from "./vaults.routes.js";
+import {
+  apyInst,
+  apyPublic,
+  chartInst,
+  listInst,
+  listPublic,
+  portfolioInst,
+  readInst,
+  readPublic,
+  summaryInst,
+  timeseriesInst,
+} from "./vaults.routes.js";
 
 export function registerVaults({ pub, inst }: Surfaces): void {
   pub.openapi(listPublic, listPublicHandler);

@@ -3,7 +3,7 @@
  * single) is one statement whose per-vault parts (rewards, operators, subaccounts, snapshots)
  * are correlated JSON aggregates over indexed keys, so the list never issues a query per vault.
  */
-import { sql, type RawBuilder, type Selectable } from "kysely";
+import { type RawBuilder, type Selectable, sql } from "kysely";
 import type { RegistryVaultTable, VaultMetricsTable } from "../../../jobs/db/schema.js";
 import type { ReadDb } from "../../lib/db.js";
 
@@ -41,7 +41,16 @@ export interface SubaccountJson {
   s_web: string | null;
 }
 /** [snapshot_id, snapshot_timestamp, block_number, total_assets, total_shares, asset_share_ratio, asset_usd_price, tvl], numerics as text */
-export type SnapshotJson = [string, string, string, string | null, string | null, string | null, string | null, string | null];
+export type SnapshotJson = [
+  string,
+  string,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+];
 
 type Nullable<T> = { [K in keyof T]: T[K] | null };
 
@@ -104,7 +113,10 @@ function where(f: VaultFilter): RawBuilder<unknown> {
 }
 
 /** The vault objects' data, ordered by chain then address (one statement). */
-export async function loadVaults(db: ReadDb, f: VaultFilter & { loadSubaccounts: boolean; loadSnapshots: boolean; limit?: number }): Promise<VaultRow[]> {
+export async function loadVaults(
+  db: ReadDb,
+  f: VaultFilter & { loadSubaccounts: boolean; loadSnapshots: boolean; limit?: number },
+): Promise<VaultRow[]> {
   const subaccounts = f.loadSubaccounts
     ? sql`(SELECT coalesce(json_agg(json_build_object(
           'id', sa.id, 'chain_id', sa.chain_id, 'address', sa.address, 'internal_name', sa.internal_name,
@@ -164,7 +176,13 @@ export interface DayRow {
 }
 
 /** derived.vault_day rows of a vault within [from, to] (dates 'YYYY-MM-DD'), oldest first. */
-export async function vaultDays(db: ReadDb, chainId: number, vault: string, from?: string, to?: string): Promise<DayRow[]> {
+export async function vaultDays(
+  db: ReadDb,
+  chainId: number,
+  vault: string,
+  from?: string,
+  to?: string,
+): Promise<DayRow[]> {
   let q = db
     .selectFrom("derived.vault_day")
     .select([
@@ -196,7 +214,12 @@ export interface LatestSnapshotRow {
 }
 
 /** The newest indexed share-ratio snapshot of a vault (same order as derived.vault_day's sp). */
-export async function latestSnapshot(db: ReadDb, schema: string, chainId: number, vault: string): Promise<LatestSnapshotRow | undefined> {
+export async function latestSnapshot(
+  db: ReadDb,
+  schema: string,
+  chainId: number,
+  vault: string,
+): Promise<LatestSnapshotRow | undefined> {
   const q = sql<LatestSnapshotRow>`
     SELECT s.id, s.timestamp::text AS timestamp, s.block_number::text AS block_number, s.total_assets::text AS total_assets,
       s.total_supply::text AS total_supply, s.asset_share_ratio::text AS asset_share_ratio, s.asset_usd_price::text AS asset_usd_price
@@ -207,6 +230,16 @@ export async function latestSnapshot(db: ReadDb, schema: string, chainId: number
   return (await q.execute(db as never)).rows[0];
 }
 
-export async function portfolioCache(db: ReadDb, chainId: number, vault: string): Promise<{ subaccount: string; data: Record<string, unknown> }[]> {
-  return db.selectFrom("registry.portfolio_cache").select(["subaccount", "data"]).where("chain_id", "=", chainId).where("vault", "=", vault).orderBy("subaccount").execute();
+export async function portfolioCache(
+  db: ReadDb,
+  chainId: number,
+  vault: string,
+): Promise<{ subaccount: string; data: Record<string, unknown> }[]> {
+  return db
+    .selectFrom("registry.portfolio_cache")
+    .select(["subaccount", "data"])
+    .where("chain_id", "=", chainId)
+    .where("vault", "=", vault)
+    .orderBy("subaccount")
+    .execute();
 }

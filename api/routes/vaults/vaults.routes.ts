@@ -1,7 +1,7 @@
 /** Route definitions of the vault resource, public (/v1) and institutional (/api/v1). */
 import { createRoute, z } from "@hono/zod-openapi";
 import { ErrorSchema } from "../../lib/errors.js";
-import { openReadAuthResponses, errorResponses, jsonResponse, openReadSecurity } from "../../lib/router.js";
+import { errorResponses, jsonResponse, openReadAuthResponses, openReadSecurity } from "../../lib/router.js";
 import { openRoute, readKey } from "../../middleware/auth.js";
 import {
   AnnualizedApySchema,
@@ -34,7 +34,12 @@ const APY_DESCRIPTION =
 // (the router's shared `notFoundResponse` is declared `as const`, whose readonly content the
 // handler typing does not see; this one is the same response, typed mutable)
 const notFoundResponse = { 404: jsonResponse("Unknown vault", ErrorSchema) };
-const apy404 = { 404: jsonResponse("Unknown vault, or a vault kind the annualized APY does not support", UnsupportedKindSchema.or(ErrorSchema)) };
+const apy404 = {
+  404: jsonResponse(
+    "Unknown vault, or a vault kind the annualized APY does not support",
+    UnsupportedKindSchema.or(ErrorSchema),
+  ),
+};
 
 // ---------------------------------------------------------------------------------------------
 // Public surface
@@ -47,7 +52,11 @@ export const listPublic = createRoute({
   description: LIST_DESCRIPTION,
   request: { query: VaultListQuery },
   ...openRoute,
-  responses: { 200: jsonResponse("Vaults (public shape)", z.array(TokenizedVaultPublicSchema)), ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: jsonResponse("Vaults (public shape)", z.array(TokenizedVaultPublicSchema)),
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });
 
 export const readPublic = createRoute({
@@ -58,7 +67,12 @@ export const readPublic = createRoute({
   description: READ_DESCRIPTION,
   request: { params: VaultPathParams, query: VaultReadQuery },
   ...openRoute,
-  responses: { 200: jsonResponse("The vault (public shape)", TokenizedVaultPublicSchema), ...notFoundResponse, ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: jsonResponse("The vault (public shape)", TokenizedVaultPublicSchema),
+    ...notFoundResponse,
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });
 
 export const apyPublic = createRoute({
@@ -69,7 +83,12 @@ export const apyPublic = createRoute({
   description: APY_DESCRIPTION,
   request: { params: VaultPathParams, query: ChainOnlyQuery },
   ...openRoute,
-  responses: { 200: jsonResponse("Annualized APY", AnnualizedApySchema), ...apy404, ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: jsonResponse("Annualized APY", AnnualizedApySchema),
+    ...apy404,
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -83,7 +102,11 @@ export const listInst = createRoute({
   description: LIST_DESCRIPTION,
   ...inst,
   request: { query: VaultListQuery },
-  responses: { 200: jsonResponse("Vaults (institutional shape)", z.array(TokenizedVaultSchema)), ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: jsonResponse("Vaults (institutional shape)", z.array(TokenizedVaultSchema)),
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });
 
 export const readInst = createRoute({
@@ -94,7 +117,12 @@ export const readInst = createRoute({
   description: READ_DESCRIPTION,
   ...inst,
   request: { params: VaultPathParams, query: VaultReadQuery },
-  responses: { 200: jsonResponse("The vault (institutional shape)", TokenizedVaultSchema), ...notFoundResponse, ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: jsonResponse("The vault (institutional shape)", TokenizedVaultSchema),
+    ...notFoundResponse,
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });
 
 export const apyInst = createRoute({
@@ -105,7 +133,12 @@ export const apyInst = createRoute({
   description: APY_DESCRIPTION,
   ...inst,
   request: { params: VaultPathParams, query: ChainOnlyQuery },
-  responses: { 200: jsonResponse("Annualized APY", AnnualizedApySchema), ...apy404, ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: jsonResponse("Annualized APY", AnnualizedApySchema),
+    ...apy404,
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });
 
 export const summaryInst = createRoute({
@@ -113,10 +146,16 @@ export const summaryInst = createRoute({
   path: "/tokenized_vault/vault_summary/{vault_address}",
   tags: TAGS,
   summary: "Vault summary: name, type, chain, latest snapshot, 1/7/30-day returns",
-  description: "Returns are `sp(D)/sp(D-h) - 1` on the vault's latest computed day D (null when the history is shorter than h). The latest snapshot is the newest indexed share-ratio snapshot.",
+  description:
+    "Returns are `sp(D)/sp(D-h) - 1` on the vault's latest computed day D (null when the history is shorter than h). The latest snapshot is the newest indexed share-ratio snapshot.",
   ...inst,
   request: { params: VaultPathParams, query: ChainOnlyQuery },
-  responses: { 200: jsonResponse("Summary", VaultSummarySchema), ...notFoundResponse, ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: jsonResponse("Summary", VaultSummarySchema),
+    ...notFoundResponse,
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });
 
 export const timeseriesInst = createRoute({
@@ -128,7 +167,12 @@ export const timeseriesInst = createRoute({
     "One point per UTC day for the last `n_days` days up to today: TVL (USD), daily APY, daily PnL (asset units), share price, totals (human units) and the share ratio. A day without a snapshot (or outside the vault's computed history) has null figures and `missing: true`. `trailing_apy` is the vault's latest simple APY per horizon.",
   ...inst,
   request: { params: VaultPathParams, query: TimeseriesQuery },
-  responses: { 200: jsonResponse("Time series", TimeseriesSchema), ...notFoundResponse, ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: jsonResponse("Time series", TimeseriesSchema),
+    ...notFoundResponse,
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });
 
 export const portfolioInst = createRoute({
@@ -136,10 +180,16 @@ export const portfolioInst = createRoute({
   path: "/tokenized_vault/{vault_address}/portfolio_data",
   tags: TAGS,
   summary: "Cached portfolio data of the vault's subaccounts",
-  description: "Map from subaccount address to its cached portfolio data object (`positions`, `app_positions`, `tokens`); `{}` when nothing is cached.",
+  description:
+    "Map from subaccount address to its cached portfolio data object (`positions`, `app_positions`, `tokens`); `{}` when nothing is cached.",
   ...inst,
   request: { params: VaultPathParams, query: ChainOnlyQuery },
-  responses: { 200: jsonResponse("Portfolio data per subaccount", PortfolioDataSchema), ...notFoundResponse, ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: jsonResponse("Portfolio data per subaccount", PortfolioDataSchema),
+    ...notFoundResponse,
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });
 
 export const chartInst = createRoute({
@@ -152,5 +202,10 @@ export const chartInst = createRoute({
   deprecated: true,
   ...inst,
   request: { query: ChartQuery },
-  responses: { 200: jsonResponse("Chart series", ChartSchema), ...notFoundResponse, ...openReadAuthResponses, ...errorResponses },
+  responses: {
+    200: jsonResponse("Chart series", ChartSchema),
+    ...notFoundResponse,
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
 });

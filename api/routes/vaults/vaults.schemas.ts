@@ -16,7 +16,9 @@ const TokenSchema = z
 // Parameters
 
 export const VaultPathParams = z.object({
-  vault_address: VaultAddress.openapi({ description: "Vault contract address (EVM addresses match case-insensitively; other chains' addresses exactly)." }),
+  vault_address: VaultAddress.openapi({
+    description: "Vault contract address (EVM addresses match case-insensitively; other chains' addresses exactly).",
+  }),
 });
 
 const LoadSubaccounts = (deprecated: boolean) =>
@@ -25,7 +27,8 @@ const LoadSubaccounts = (deprecated: boolean) =>
     ...(deprecated ? { param: { deprecated: true } } : {}),
   });
 const LoadSnapshots = QueryBool(true).openapi({
-  description: "Fill `historical_snapshots` (one per day with a snapshot; heavy). Deprecated: use `/api/v1/tokenized_vault/{vault_address}/historical-timeseries`.",
+  description:
+    "Fill `historical_snapshots` (one per day with a snapshot; heavy). Deprecated: use `/api/v1/tokenized_vault/{vault_address}/historical-timeseries`.",
   param: { deprecated: true },
 });
 
@@ -43,14 +46,32 @@ export const VaultReadQuery = vaultChainQuery({
 export const ChainOnlyQuery = vaultChainQuery({});
 
 export const TimeseriesQuery = vaultChainQuery({
-  n_days: QueryInt({ def: 30, min: 1, max: 3650 }).openapi({ type: "integer", default: 30, minimum: 1, maximum: 3650, description: "Number of days up to today (UTC), one key per day." }),
+  n_days: QueryInt({ def: 30, min: 1, max: 3650 }).openapi({
+    type: "integer",
+    default: 30,
+    minimum: 1,
+    maximum: 3650,
+    description: "Number of days up to today (UTC), one key per day.",
+  }),
 });
 
 export const ChartQuery = vaultChainQuery({
   vault_address: VaultAddress,
-  days_ago: QueryInt({ def: 30, min: -1 }).openapi({ type: "integer", default: 30, minimum: -1, description: "The last `days_ago` days; -1 gives the whole series since inception." }),
-  averaging_period_in_days: QueryInt({ def: 7, min: 2 }).openapi({ type: "integer", default: 7, minimum: 2, description: "Trailing period of each point's APY, in days." }),
-  apply_smoothing: QueryBool(true).openapi({ description: "3-day centred moving average on every point but the last." }),
+  days_ago: QueryInt({ def: 30, min: -1 }).openapi({
+    type: "integer",
+    default: 30,
+    minimum: -1,
+    description: "The last `days_ago` days; -1 gives the whole series since inception.",
+  }),
+  averaging_period_in_days: QueryInt({ def: 7, min: 2 }).openapi({
+    type: "integer",
+    default: 7,
+    minimum: 2,
+    description: "Trailing period of each point's APY, in days.",
+  }),
+  apply_smoothing: QueryBool(true).openapi({
+    description: "3-day centred moving average on every point but the last.",
+  }),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -58,16 +79,25 @@ export const ChartQuery = vaultChainQuery({
 
 /** Every APY and return the API serves is a fraction, never a percentage. */
 export const FRACTION = "A fraction: 0.05 is 5 % (annualized for an APY).";
-const HorizonMap = z.record(z.string(), z.number()).openapi({ description: "Keyed by horizon in days (`1`, `7`, `30`, `90`, `180`, `365`) or `inception`; absent horizons are absent keys.", example: { "1": 0.05, "7": 0.061 } });
+const HorizonMap = z.record(z.string(), z.number()).openapi({
+  description:
+    "Keyed by horizon in days (`1`, `7`, `30`, `90`, `180`, `365`) or `inception`; absent horizons are absent keys.",
+  example: { "1": 0.05, "7": 0.061 },
+});
 /** A horizon map of APYs or returns. */
-const FractionMap = (what: string) => HorizonMap.openapi({ description: `${what}, per horizon. ${FRACTION} Keyed by horizon in days (\`1\`, \`7\`, \`30\`, \`90\`, \`180\`, \`365\`) or \`inception\`; absent horizons are absent keys.` });
+const FractionMap = (what: string) =>
+  HorizonMap.openapi({
+    description: `${what}, per horizon. ${FRACTION} Keyed by horizon in days (\`1\`, \`7\`, \`30\`, \`90\`, \`180\`, \`365\`) or \`inception\`; absent horizons are absent keys.`,
+  });
 const DateTime = z.string().openapi({ format: "date-time" });
 const Uuid = z.string().openapi({ format: "uuid" });
 
 export const StrategistPublicSchema = z
   .object({ strategist_name: z.string().nullable(), strategist_logo: z.string().nullable(), id: Uuid })
   .openapi("StrategistPublic");
-export const StrategistSchema = StrategistPublicSchema.extend({ website_url: z.string().nullable() }).openapi("Strategist");
+export const StrategistSchema = StrategistPublicSchema.extend({ website_url: z.string().nullable() }).openapi(
+  "Strategist",
+);
 
 export const RewardSchema = z
   .object({
@@ -130,7 +160,16 @@ export const InstantRedeemConfigSchema = z
     output_asset_symbol: z.string().nullable().optional(),
     is_paused: z.boolean().nullable().optional(),
     available_liquidity: z.number().nullable().optional(),
-    redeemable_assets: z.array(z.looseObject({ address: z.string().optional(), symbol: z.string().optional(), decimals: z.number().int().optional(), spread_bps: z.number().optional() })).optional(),
+    redeemable_assets: z
+      .array(
+        z.looseObject({
+          address: z.string().optional(),
+          symbol: z.string().optional(),
+          decimals: z.number().int().optional(),
+          spread_bps: z.number().optional(),
+        }),
+      )
+      .optional(),
     id: Uuid,
     tokenized_vault_id: Uuid,
   })
@@ -169,10 +208,19 @@ export const ComposabilityIntegrationSchema = z
 
 export const HistoricalSnapshotSchema = z
   .object({
-    total_assets: z.number().nullable().openapi({ description: "Total assets at the day's last snapshot, in asset units." }),
+    total_assets: z
+      .number()
+      .nullable()
+      .openapi({ description: "Total assets at the day's last snapshot, in asset units." }),
     total_shares: z.number().nullable().openapi({ description: "Share supply, in share units." }),
-    asset_share_ratio: z.number().nullable().openapi({ description: "Assets per share; null while the vault has no supply." }),
-    underlying_price: z.number().nullable().openapi({ description: "USD price of one asset token; null without a price feed." }),
+    asset_share_ratio: z
+      .number()
+      .nullable()
+      .openapi({ description: "Assets per share; null while the vault has no supply." }),
+    underlying_price: z
+      .number()
+      .nullable()
+      .openapi({ description: "USD price of one asset token; null without a price feed." }),
     tvl: z.number().nullable().openapi({ description: "TVL in USD." }),
     snapshot_datetime: DateTime,
     block_id: z.number().int(),
@@ -180,7 +228,9 @@ export const HistoricalSnapshotSchema = z
   })
   .openapi("HistoricalSnapshot");
 
-export const SubaccountPublicSchema = z.object({ address: z.string(), strategist: StrategistPublicSchema.nullable() }).openapi("VaultSubaccountPublic");
+export const SubaccountPublicSchema = z
+  .object({ address: z.string(), strategist: StrategistPublicSchema.nullable() })
+  .openapi("VaultSubaccountPublic");
 export const SubaccountSchema = z
   .object({
     address: z.string(),
@@ -196,11 +246,19 @@ export const SubaccountSchema = z
   })
   .openapi("VaultSubaccount");
 
-export const EoaOperatorSchema = z.object({ address: z.string(), id: Uuid, name: z.string().nullable() }).openapi("EoaOperator");
-export const OperatorSchema = z.object({ address: z.string(), operator_type: z.string().openapi({ example: "subaccount" }) }).openapi("VaultOperator");
+export const EoaOperatorSchema = z
+  .object({ address: z.string(), id: Uuid, name: z.string().nullable() })
+  .openapi("EoaOperator");
+export const OperatorSchema = z
+  .object({ address: z.string(), operator_type: z.string().openapi({ example: "subaccount" }) })
+  .openapi("VaultOperator");
 
 const FreshnessSchema = z
-  .object({ apy_computed_at: DateTime.nullable(), share_ratio_snapshot_at: DateTime.nullable(), cached_at: DateTime.nullable() })
+  .object({
+    apy_computed_at: DateTime.nullable(),
+    share_ratio_snapshot_at: DateTime.nullable(),
+    cached_at: DateTime.nullable(),
+  })
   .openapi("VaultFreshness");
 
 /** Fields of both shapes. */
@@ -209,7 +267,9 @@ const publicFields = {
   yield_distributor: z.string().nullable(),
   chain: z.number().int().nullable().openapi({ description: "Chain id." }),
   description: z.string().nullable(),
-  internal_type: z.string().nullable().openapi({ description: "Contract family: `lendingPool`, `tokenizedVaultV2`, ... (non-EVM: the registry family)." }),
+  internal_type: z.string().nullable().openapi({
+    description: "Contract family: `lendingPool`, `tokenizedVaultV2`, ... (non-EVM: the registry family).",
+  }),
   public_type: z.string().nullable(),
   is_featured: z.boolean(),
   is_visible: z.boolean(),
@@ -219,7 +279,9 @@ const publicFields = {
   vault_name: z.string().nullable(),
   reserve_target: z.number().max(1),
   reserve_tolerance: z.number().max(1),
-  status: z.string().openapi({ description: "`active` (accepting deposits), `closed` (closed to new deposits) or `migrated`." }),
+  status: z
+    .string()
+    .openapi({ description: "`active` (accepting deposits), `closed` (closed to new deposits) or `migrated`." }),
   is_charge_fees_manual: z.boolean(),
   receipt_token_symbol: z.string().nullable(),
   enable_external_assets_update: z.boolean(),
@@ -253,14 +315,20 @@ const publicFields = {
   reported_apy: ReportedApySchema.nullable(),
   receipt_token_integrations: z.array(ReceiptTokenIntegrationSchema),
   composability_integrations: z.array(ComposabilityIntegrationSchema),
-  historical_snapshots: z.array(HistoricalSnapshotSchema).openapi({ description: "Filled with `load_snapshots=true`, else empty." }),
-  eoa_operators: z.array(EoaOperatorSchema).openapi({ description: "Filled with `load_subaccounts=true`, else empty." }),
+  historical_snapshots: z
+    .array(HistoricalSnapshotSchema)
+    .openapi({ description: "Filled with `load_snapshots=true`, else empty." }),
+  eoa_operators: z
+    .array(EoaOperatorSchema)
+    .openapi({ description: "Filled with `load_subaccounts=true`, else empty." }),
   lagDuration: z.number().int().nullable().openapi({ description: "Redemption lag in seconds; null when not known." }),
   asset: TokenSchema.nullable().openapi({
-    description: "The vault's base asset: the unit of its total assets, share price and `amount_raw` figures (null for a vault the registry gives none)",
+    description:
+      "The vault's base asset: the unit of its total assets, share price and `amount_raw` figures (null for a vault the registry gives none)",
   }),
   deposit_assets: z.array(TokenSchema).openapi({
-    description: "Every token the vault takes deposits in: the base asset, and for a tokenizedVaultV2 its second deposit asset (`Deposit.assetIn`)",
+    description:
+      "Every token the vault takes deposits in: the base asset, and for a tokenizedVaultV2 its second deposit asset (`Deposit.assetIn`)",
   }),
 };
 
@@ -268,7 +336,9 @@ export const TokenizedVaultPublicSchema = z
   .object({
     ...publicFields,
     hardcoded_strategists: z.array(StrategistPublicSchema),
-    subaccounts: z.array(SubaccountPublicSchema).openapi({ description: "Filled with `load_subaccounts=true`, else empty." }),
+    subaccounts: z
+      .array(SubaccountPublicSchema)
+      .openapi({ description: "Filled with `load_subaccounts=true`, else empty." }),
   })
   .openapi("TokenizedVaultPublic");
 
@@ -303,10 +373,24 @@ export const AnnualizedApySchema = z
     vault_address: z.string(),
     chain: z.number().int(),
     kind: z.string(),
-    liquidAPY7Day: z.number().nullable().openapi({ description: `Compound APY over the last 7 days (what a holder who bought 7 days ago and redeemed today earned, annualized). ${FRACTION}` }),
-    liquidAPY30Day: z.number().nullable().openapi({ description: `Compound APY over the last 30 days. ${FRACTION}` }),
-    liquid_apy_7_day: z.number().nullable().openapi({ deprecated: true, description: "Deprecated (announced removal 2026-01-01, still served): same as `liquidAPY7Day`." }),
-    liquid_apy_30_day: z.number().nullable().openapi({ deprecated: true, description: "Deprecated (announced removal 2026-01-01, still served): same as `liquidAPY30Day`." }),
+    liquidAPY7Day: z
+      .number()
+      .nullable()
+      .openapi({
+        description: `Compound APY over the last 7 days (what a holder who bought 7 days ago and redeemed today earned, annualized). ${FRACTION}`,
+      }),
+    liquidAPY30Day: z
+      .number()
+      .nullable()
+      .openapi({ description: `Compound APY over the last 30 days. ${FRACTION}` }),
+    liquid_apy_7_day: z.number().nullable().openapi({
+      deprecated: true,
+      description: "Deprecated (announced removal 2026-01-01, still served): same as `liquidAPY7Day`.",
+    }),
+    liquid_apy_30_day: z.number().nullable().openapi({
+      deprecated: true,
+      description: "Deprecated (announced removal 2026-01-01, still served): same as `liquidAPY30Day`.",
+    }),
     historical_apy: FractionMap("Simple APY, net of fees"),
     historical_compound_apy: FractionMap("Compound APY, net of fees"),
     gross_apy: FractionMap("Simple APY before fees"),
@@ -348,32 +432,48 @@ export const VaultSummarySchema = z
     kind: z.string().nullable(),
     status: z.string(),
     asset_symbol: z.string().nullable(),
-    latest_snapshot: LatestSnapshotSchema.nullable().openapi({ description: "The newest indexed share-ratio snapshot; null for a vault without one (e.g. non-EVM)." }),
-    returns: z
-      .object({ "1": z.number().nullable(), "7": z.number().nullable(), "30": z.number().nullable() })
-      .openapi({
-        description: `Keyed by horizon in days, as every horizon map: sp(today)/sp(today - h) - 1, not annualized; null when the history is shorter than h. ${FRACTION}`,
-      }),
+    latest_snapshot: LatestSnapshotSchema.nullable().openapi({
+      description: "The newest indexed share-ratio snapshot; null for a vault without one (e.g. non-EVM).",
+    }),
+    returns: z.object({ "1": z.number().nullable(), "7": z.number().nullable(), "30": z.number().nullable() }).openapi({
+      description: `Keyed by horizon in days, as every horizon map: sp(today)/sp(today - h) - 1, not annualized; null when the history is shorter than h. ${FRACTION}`,
+    }),
     as_of_day: z.string().nullable().openapi({ format: "date" }),
   })
   .openapi("VaultSummary");
 
 export const TimeseriesPointSchema = z
   .object({
-    tvl: z.number().nullable().openapi({ description: "USD: total assets at the day's last snapshot times the asset's USD price; null without a price feed" }),
-    daily_apy: z.number().nullable().openapi({ description: `The day's share-price change, annualized (simple). ${FRACTION}` }),
-    daily_pnl: z.number().nullable().openapi({ description: "In asset units: the day's share-price change times the shares outstanding the day before" }),
-    share_price: z.number().nullable().openapi({ description: "Asset units per whole share (the asset per share a holder redeems)" }),
+    tvl: z.number().nullable().openapi({
+      description:
+        "USD: total assets at the day's last snapshot times the asset's USD price; null without a price feed",
+    }),
+    daily_apy: z
+      .number()
+      .nullable()
+      .openapi({ description: `The day's share-price change, annualized (simple). ${FRACTION}` }),
+    daily_pnl: z.number().nullable().openapi({
+      description: "In asset units: the day's share-price change times the shares outstanding the day before",
+    }),
+    share_price: z
+      .number()
+      .nullable()
+      .openapi({ description: "Asset units per whole share (the asset per share a holder redeems)" }),
     total_assets: z.number().nullable().openapi({ description: "In asset units (whole tokens)" }),
     total_shares: z.number().nullable().openapi({ description: "In share units (whole shares)" }),
-    asset_share_ratio: z.number().nullable().openapi({ description: "Asset base units per share base unit, as the contract reports it" }),
+    asset_share_ratio: z
+      .number()
+      .nullable()
+      .openapi({ description: "Asset base units per share base unit, as the contract reports it" }),
     missing: z.boolean().openapi({ description: "true when the day has no snapshot (every figure null)" }),
   })
   .openapi("HistoricalTimeSeriesPoint");
 
 export const TimeseriesSchema = z
   .object({
-    data: z.record(z.string(), TimeseriesPointSchema).openapi({ description: "Keyed by UTC date `YYYY-MM-DD`, oldest first." }),
+    data: z
+      .record(z.string(), TimeseriesPointSchema)
+      .openapi({ description: "Keyed by UTC date `YYYY-MM-DD`, oldest first." }),
     trailing_apy: FractionMap("Simple APY over the trailing horizon (the vault's historical_apy)"),
     chain_id: z.number().int().openapi({ description: "Chain of the vault served" }),
   })
@@ -382,7 +482,13 @@ export const TimeseriesSchema = z
 export const PortfolioDataSchema = z
   .record(
     z.string(),
-    z.looseObject({ positions: z.array(z.unknown()).optional(), app_positions: z.array(z.unknown()).optional(), tokens: z.array(z.unknown()).optional() }).openapi("PortfolioData"),
+    z
+      .looseObject({
+        positions: z.array(z.unknown()).optional(),
+        app_positions: z.array(z.unknown()).optional(),
+        tokens: z.array(z.unknown()).optional(),
+      })
+      .openapi("PortfolioData"),
   )
   .openapi("VaultPortfolioData");
 

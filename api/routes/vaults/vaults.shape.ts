@@ -46,13 +46,19 @@ export function uuidFrom(name: string): string {
 // Typed reads of the registry attributes: a value of the wrong type counts as absent.
 type Attrs = Record<string, unknown>;
 const str = (a: Attrs, k: string): string | null => (typeof a[k] === "string" ? (a[k] as string) : null);
-const numA = (a: Attrs, k: string): number | null => (typeof a[k] === "number" && Number.isFinite(a[k]) ? (a[k] as number) : null);
+const numA = (a: Attrs, k: string): number | null =>
+  typeof a[k] === "number" && Number.isFinite(a[k]) ? (a[k] as number) : null;
 const intA = (a: Attrs, k: string): number | null => (Number.isInteger(a[k]) ? (a[k] as number) : null);
 const boolA = (a: Attrs, k: string): boolean | null => (typeof a[k] === "boolean" ? (a[k] as boolean) : null);
-const objA = (a: Attrs, k: string): Record<string, unknown> | null => (a[k] != null && typeof a[k] === "object" && !Array.isArray(a[k]) ? (a[k] as Record<string, unknown>) : null);
+const objA = (a: Attrs, k: string): Record<string, unknown> | null =>
+  a[k] != null && typeof a[k] === "object" && !Array.isArray(a[k]) ? (a[k] as Record<string, unknown>) : null;
 const arrA = (a: Attrs, k: string): unknown[] | null => (Array.isArray(a[k]) ? (a[k] as unknown[]) : null);
-const dateA = (a: Attrs, k: string): string | null => iso(typeof a[k] === "string" || typeof a[k] === "number" ? new Date(a[k] as string) : null);
-const objects = (a: Attrs, k: string) => (arrA(a, k) ?? []).filter((x): x is Record<string, unknown> => x != null && typeof x === "object" && !Array.isArray(x));
+const dateA = (a: Attrs, k: string): string | null =>
+  iso(typeof a[k] === "string" || typeof a[k] === "number" ? new Date(a[k] as string) : null);
+const objects = (a: Attrs, k: string) =>
+  (arrA(a, k) ?? []).filter(
+    (x): x is Record<string, unknown> => x != null && typeof x === "object" && !Array.isArray(x),
+  );
 const ratio = (a: Attrs, k: string, def: number) => {
   const v = numA(a, k);
   return v != null && v <= 1 ? v : def;
@@ -97,7 +103,10 @@ function subaccount(s: SubaccountJson) {
   };
 }
 
-const withIds = (o: Record<string, unknown> | null, kind: string, vaultId: string) => (o == null ? null : { ...o, id: typeof o.id === "string" ? o.id : uuidFrom(`${kind}:${vaultId}`), tokenized_vault_id: vaultId });
+const withIds = (o: Record<string, unknown> | null, kind: string, vaultId: string) =>
+  o == null
+    ? null
+    : { ...o, id: typeof o.id === "string" ? o.id : uuidFrom(`${kind}:${vaultId}`), tokenized_vault_id: vaultId };
 
 /** The institutional vault object. */
 export function buildVault(r: VaultRow): TokenizedVault {
@@ -131,7 +140,8 @@ export function buildVault(r: VaultRow): TokenizedVault {
     risk: str(a, "risk"),
     max_daily_drawdown: r.max_daily_drawdown,
     chain_type: r.chain_type ?? "evm",
-    enabled_historical_price_horizons: (arrA(a, "enabled_historical_price_horizons")?.filter((x): x is number => Number.isInteger(x)) ?? null),
+    enabled_historical_price_horizons:
+      arrA(a, "enabled_historical_price_horizons")?.filter((x): x is number => Number.isInteger(x)) ?? null,
     is_spotlighted: boolA(a, "is_spotlighted"),
     show_cap_filled: boolA(a, "show_cap_filled"),
     withdrawal_only: boolA(a, "withdrawal_only"),
@@ -157,10 +167,26 @@ export function buildVault(r: VaultRow): TokenizedVault {
     pnl_per_share: r.pnl_per_share ?? {},
     daily_pnl_per_share: r.daily_pnl_per_share ?? {},
     cached_at: iso(r.cached_at),
-    freshness: { apy_computed_at: iso(r.apy_computed_at), share_ratio_snapshot_at: iso(r.share_ratio_snapshot_at), cached_at: iso(r.cached_at) },
-    solana_vault_metadata: withIds(objA(a, "solana_vault_metadata"), "solana_vault_metadata", r.id) as TokenizedVault["solana_vault_metadata"],
-    stellar_vault_metadata: withIds(objA(a, "stellar_vault_metadata"), "stellar_vault_metadata", r.id) as TokenizedVault["stellar_vault_metadata"],
-    instant_redeem_config: withIds(objA(a, "instant_redeem_config"), "instant_redeem_config", r.id) as TokenizedVault["instant_redeem_config"],
+    freshness: {
+      apy_computed_at: iso(r.apy_computed_at),
+      share_ratio_snapshot_at: iso(r.share_ratio_snapshot_at),
+      cached_at: iso(r.cached_at),
+    },
+    solana_vault_metadata: withIds(
+      objA(a, "solana_vault_metadata"),
+      "solana_vault_metadata",
+      r.id,
+    ) as TokenizedVault["solana_vault_metadata"],
+    stellar_vault_metadata: withIds(
+      objA(a, "stellar_vault_metadata"),
+      "stellar_vault_metadata",
+      r.id,
+    ) as TokenizedVault["stellar_vault_metadata"],
+    instant_redeem_config: withIds(
+      objA(a, "instant_redeem_config"),
+      "instant_redeem_config",
+      r.id,
+    ) as TokenizedVault["instant_redeem_config"],
     rewards: r.rewards.map((w) => ({
       id: w.id,
       tokenizedvault_id: r.id,
@@ -192,7 +218,12 @@ export function buildVault(r: VaultRow): TokenizedVault {
     hardcoded_strategists: s ? [s] : [],
     subaccounts: (r.subaccounts ?? []).map(subaccount),
     operators: r.operators.map((o) => ({ address: o.address, operator_type: o.operator_type })),
-    eoa_operators: r.subaccounts == null ? [] : r.operators.filter((o) => o.operator_type === "eoa").map((o) => ({ address: o.address, id: o.id, name: o.name })),
+    eoa_operators:
+      r.subaccounts == null
+        ? []
+        : r.operators
+            .filter((o) => o.operator_type === "eoa")
+            .map((o) => ({ address: o.address, id: o.id, name: o.name })),
     historical_snapshots: (r.snapshots ?? []).map((x) => snapshotItem(x, dec)),
     lagDuration: intA(a, "lagDuration") ?? intA(a, "lag_duration"),
     asset: token(objA(a, "asset")),
@@ -202,7 +233,8 @@ export function buildVault(r: VaultRow): TokenizedVault {
 
 /** A token of the registry attributes ({address, symbol, decimals}), or null when incomplete. */
 function token(o: Record<string, unknown> | null): { address: string; symbol: string; decimals: number } | null {
-  if (o == null || typeof o.address !== "string" || typeof o.symbol !== "string" || !Number.isInteger(o.decimals)) return null;
+  if (o == null || typeof o.address !== "string" || typeof o.symbol !== "string" || !Number.isInteger(o.decimals))
+    return null;
   return { address: o.address, symbol: o.symbol, decimals: o.decimals as number };
 }
 
@@ -222,7 +254,8 @@ const INSTITUTIONAL_ONLY = [
   "operators",
 ] as const;
 
-const publicStrategist = (s: { strategist_name: string | null; strategist_logo: string | null; id: string } | null) => (s == null ? null : { strategist_name: s.strategist_name, strategist_logo: s.strategist_logo, id: s.id });
+const publicStrategist = (s: { strategist_name: string | null; strategist_logo: string | null; id: string } | null) =>
+  s == null ? null : { strategist_name: s.strategist_name, strategist_logo: s.strategist_logo, id: s.id };
 
 export function toPublic(v: TokenizedVault): TokenizedVaultPublic {
   const out: Record<string, unknown> = { ...v };

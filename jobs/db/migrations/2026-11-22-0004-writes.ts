@@ -3,7 +3,7 @@
  * operator accounts (bearer tokens), the token signing secret, stored answers of idempotent
  * requests, and the audit table of every write. FROZEN: once landed, never edit this file.
  */
-import { sql, type Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   const r = db.schema.withSchema("registry");
@@ -68,7 +68,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("detail", "jsonb", (c) => c.notNull().defaultTo(sql`'{}'::jsonb`))
     .execute();
   await r.createIndex("write_audit_by_time").on("write_audit").column("at").execute();
-  await r.createIndex("write_audit_by_principal").on("write_audit").columns(["principal_kind", "principal_id", "at"]).execute();
+  await r
+    .createIndex("write_audit_by_principal")
+    .on("write_audit")
+    .columns(["principal_kind", "principal_id", "at"])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

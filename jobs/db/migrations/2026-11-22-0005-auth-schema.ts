@@ -4,7 +4,7 @@
  * forge bearer tokens). The grants the tables carried from registry's default privileges are
  * revoked. FROZEN: once landed, never edit this file.
  */
-import { sql, type Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 
 const TABLES = ["api_key", "operator_account", "api_secret"];
 

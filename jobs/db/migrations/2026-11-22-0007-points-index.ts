@@ -20,7 +20,7 @@
  * this rule, so every vault's fingerprints differ and the next fan-out recomputes all history.
  * FROZEN: once landed, never edit this file.
  */
-import { sql, type Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`ALTER TABLE derived.points_ledger RENAME TO points_entry`.execute(db);
@@ -80,8 +80,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       settled_points numeric(78,18) NOT NULL,
       CONSTRAINT points_position_pk PRIMARY KEY (chain_id, vault, wallet, day)
     )`.execute(db);
-  await sql`CREATE INDEX points_position_by_wallet ON derived.points_position (wallet, chain_id, vault, day)`.execute(db);
-  await sql`CREATE INDEX points_position_open ON derived.points_position (chain_id, vault, wallet) WHERE next_day IS NULL`.execute(db);
+  await sql`CREATE INDEX points_position_by_wallet ON derived.points_position (wallet, chain_id, vault, day)`.execute(
+    db,
+  );
+  await sql`CREATE INDEX points_position_open ON derived.points_position (chain_id, vault, wallet) WHERE next_day IS NULL`.execute(
+    db,
+  );
   await sql`CREATE INDEX points_position_by_day ON derived.points_position (chain_id, vault, day)`.execute(db);
 
   await sql`
@@ -219,11 +223,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await sql`DROP VIEW derived.points_balance, derived.points_total, derived.points_ledger, derived.points_referral, derived.points_pool`.execute(db);
+  await sql`DROP VIEW derived.points_balance, derived.points_total, derived.points_ledger, derived.points_referral, derived.points_pool`.execute(
+    db,
+  );
   await sql`DROP FUNCTION derived.points_cum(integer, text, date)`.execute(db);
-  await sql`DROP TABLE derived.points_deposit, derived.points_position, derived.points_vault, derived.points_index, derived.points_rules`.execute(db);
+  await sql`DROP TABLE derived.points_deposit, derived.points_position, derived.points_vault, derived.points_index, derived.points_rules`.execute(
+    db,
+  );
   await sql`DROP INDEX IF EXISTS registry.points_user_by_referrer`.execute(db);
-  await sql`ALTER TABLE derived.points_entry ADD COLUMN shares numeric(78,0), ADD COLUMN usd_value numeric(78,18)`.execute(db);
+  await sql`ALTER TABLE derived.points_entry ADD COLUMN shares numeric(78,0), ADD COLUMN usd_value numeric(78,18)`.execute(
+    db,
+  );
   await sql`ALTER INDEX derived.points_entry_by_wallet RENAME TO points_ledger_by_wallet`.execute(db);
   await sql`ALTER TABLE derived.points_entry RENAME CONSTRAINT points_entry_pk TO points_ledger_pk`.execute(db);
   await sql`ALTER TABLE derived.points_entry RENAME TO points_ledger`.execute(db);

