@@ -15,6 +15,7 @@ export default defineConfig({
           include: [
             "config/**/*.test.ts",
             "src/**/*.test.ts",
+            "db/**/*.test.ts",
             "jobs/**/*.test.ts",
             "api/**/*.test.ts",
             "contracts/**/*.test.ts",

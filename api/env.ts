@@ -1,7 +1,6 @@
 /** The API's settings, from the environment, parsed and checked once at start-up. */
 import { z } from "zod";
-import { decimal } from "../jobs/config.js";
-import { parseEnv } from "../jobs/lib/env.js";
+import { decimal, parseEnv } from "../db/env.js";
 
 /** Points rules of the write routes, as decimal strings (18 decimals at most). */
 export interface PointsRules {

@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Kysely } from "kysely";
-import type { Database } from "../jobs/db/schema.js";
+import type { Database } from "../db/schema.js";
 import type { ReadDb } from "./lib/db.js";
 
 export const KEY_CACHE_MS = 2000;

@@ -3,7 +3,7 @@
  * Ponder's indexes), derived tables and registry rows, written with COPY.
  */
 import type pg from "pg";
-import { type CopyValue, copyRows } from "../jobs/lib/copy.js";
+import { type CopyValue, copyRows } from "../db/copy.js";
 
 export interface BenchShape {
   schema: string;

@@ -1,14 +1,7 @@
 /** The workers' settings, from the environment, parsed and checked once at start-up. */
 import { z } from "zod";
-import { parseEnv } from "./lib/env.js";
-import { parseFixed } from "./lib/fixed.js";
-
-/** A non-negative decimal setting with up to 18 decimals (the API reads some of the same). */
-export const decimal = (def: string) =>
-  z
-    .string()
-    .regex(/^\d+(\.\d{1,18})?$/, "must be a non-negative decimal number")
-    .default(def);
+import { decimal, parseEnv } from "../db/env.js";
+import { parseFixed } from "../db/fixed.js";
 
 const schema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),

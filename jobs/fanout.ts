@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import type { FlowJob, FlowProducer } from "bullmq";
 import { sql } from "kysely";
-import { dayToDate } from "./lib/days.js";
+import { dayToDate } from "../db/days.js";
 import type { PointsRules } from "./points/compute.js";
 import { jobOptions, QUEUES } from "./queues.js";
 import {

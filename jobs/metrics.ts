@@ -1,28 +1,18 @@
 /**
  * Prometheus metrics of a worker process, served on METRICS_PORT (`npm run workers`): queue depths,
  * job durations by queue and outcome, how far the indexer is behind each chain's head and how far
- * the derived tables are behind the indexer (jobs/progress.ts), and Node's process metrics.
+ * the derived tables are behind the indexer (db/progress.ts), and Node's process metrics.
  * Queue depths and lags are read when scraped.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Job } from "bullmq";
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import type { ChainCheckpoint, ChainProgress } from "./progress.js";
-import { chainHead, lagBetween, readCheckpoints, readProgress } from "./progress.js";
+import { Gauge, Histogram, Registry } from "prom-client";
+import { processMetrics } from "../db/process-metrics.js";
+import type { ChainCheckpoint, ChainProgress } from "../db/progress.js";
+import { chainHead, lagBetween, readCheckpoints, readProgress } from "../db/progress.js";
 import { QUEUES, type QueueKey } from "./queues.js";
 import type { Log, WorkerHandle } from "./runtime.js";
-
-let processRegistry: Registry | undefined;
-
-/** CPU, memory, event loop and GC of this process, collected once however many registries show them. */
-export function processMetrics(): Registry {
-  if (!processRegistry) {
-    processRegistry = new Registry();
-    collectDefaultMetrics({ register: processRegistry });
-  }
-  return processRegistry;
-}
 
 /** The queue states whose sizes are exported. */
 export const QUEUE_STATES = ["waiting", "active", "delayed", "failed"] as const;

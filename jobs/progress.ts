@@ -1,73 +1,7 @@
-/**
- * How far the indexer and the derived tables are, per chain.
- *
- * - The indexer: Ponder's checkpoint (`_ponder_checkpoint.latest_checkpoint`, read through the
- *   views schema), the newest block it has processed, whether or not that block had events.
- * - The derived tables: the checkpoint the workers' last completed run computed them from
- *   (`derived.jobs_progress`), so a quiet chain whose jobs are up to date reads as fresh.
- * - A chain's head, from its RPC, for the indexer's own lag.
- */
-import { type Insertable, type Kysely, sql } from "kysely";
-import type { Database, JobsProgressTable } from "./db/schema.js";
-
-/** A block the indexer reached on a chain. */
-export interface ChainCheckpoint {
-  chainId: number;
-  block: number;
-  /** the block's timestamp */
-  time: Date;
-}
-
-/** Where the derived tables are on a chain, and when the run that computed them finished. */
-export interface ChainProgress extends ChainCheckpoint {
-  computedAt: Date;
-  runId: string | null;
-}
-
-/**
- * Block number and timestamp of a Ponder 0.16 checkpoint (ponder/src/utils/checkpoint.ts):
- * 10 digits of block timestamp, 16 of chain id, 16 of block number, then transaction index,
- * event type and event index.
- */
-export function decodeCheckpoint(checkpoint: string): { chainId: number; block: number; time: Date } {
-  if (!/^\d{75}$/.test(checkpoint)) throw new Error(`not a Ponder checkpoint: ${checkpoint.slice(0, 80)}`);
-  return {
-    chainId: Number(checkpoint.slice(10, 26)),
-    block: Number(checkpoint.slice(26, 42)),
-    time: new Date(Number(checkpoint.slice(0, 10)) * 1000),
-  };
-}
-
-// Both the API's read-only Kysely and the workers' read these: only select is used.
-type Reader = Pick<Kysely<Database>, "selectFrom">;
-
-/** The indexer's checkpoint per chain, by chain id; empty before the views exist. */
-export async function readCheckpoints(db: Reader, indexerSchema: string): Promise<ChainCheckpoint[]> {
-  const { rows } = await sql<{ chain_id: string | number; latest_checkpoint: string }>`
-    SELECT chain_id, latest_checkpoint FROM ${sql.id(indexerSchema, "_ponder_checkpoint")} ORDER BY chain_id`.execute(
-    db as unknown as Kysely<Database>,
-  );
-  return rows.map((r) => {
-    const { block, time } = decodeCheckpoint(r.latest_checkpoint);
-    return { chainId: Number(r.chain_id), block, time };
-  });
-}
-
-/** What derived.jobs_progress says, by chain id. */
-export async function readProgress(db: Reader): Promise<ChainProgress[]> {
-  const rows = await db
-    .selectFrom("derived.jobs_progress")
-    .select(["chain_id", "block_number", "block_time", "computed_at", "run_id"])
-    .orderBy("chain_id")
-    .execute();
-  return rows.map((r) => ({
-    chainId: r.chain_id,
-    block: Number(r.block_number),
-    time: new Date(r.block_time),
-    computedAt: new Date(r.computed_at),
-    runId: r.run_id,
-  }));
-}
+/** The one writer of derived.jobs_progress: how far the workers' last completed run got. */
+import type { Insertable, Kysely } from "kysely";
+import type { ChainCheckpoint } from "../db/progress.js";
+import type { Database, JobsProgressTable } from "../db/schema.js";
 
 /**
  * Records that the derived tables are computed from `seen` (the checkpoints read before the
@@ -110,33 +44,4 @@ export async function recordProgress(
       )
       .execute();
   });
-}
-
-/** Checkpoints as they travel in job data (JSON): times as ISO strings. */
-export const toJson = (cs: readonly ChainCheckpoint[]) =>
-  cs.map((c) => ({ chainId: c.chainId, block: c.block, time: c.time.toISOString() }));
-export const fromJson = (cs: readonly { chainId: number; block: number; time: string }[]): ChainCheckpoint[] =>
-  cs.map((c) => ({ chainId: c.chainId, block: c.block, time: new Date(c.time) }));
-
-/** A chain's newest block from its JSON-RPC endpoint. */
-export async function chainHead(url: string, timeoutMs = 1500): Promise<{ block: number; time: Date }> {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: ["latest", false] }),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  type Answer = { result?: { number?: string; timestamp?: string } | null; error?: { message: string } };
-  const body = (await res.json()) as Answer;
-  const b = body.result;
-  if (!b?.number || !b.timestamp) throw new Error(body.error?.message ?? `HTTP ${res.status}: no latest block`);
-  return { block: Number(BigInt(b.number)), time: new Date(Number(BigInt(b.timestamp)) * 1000) };
-}
-
-/** `a` behind `b` in blocks and seconds, never negative (a reorg can put `a` ahead for a moment). */
-export function lagBetween(a: { block: number; time: Date }, b: { block: number; time: Date }) {
-  return {
-    blocks: Math.max(0, b.block - a.block),
-    seconds: Math.max(0, Math.round((b.time.getTime() - a.time.getTime()) / 1000)),
-  };
 }

@@ -54,7 +54,7 @@ export const QUEUES = {
     name: "points-rollup",
     input: z.object({
       extrasHash: z.string().optional(),
-      // the indexer checkpoints the run's fan-out read before its inputs (jobs/progress.ts)
+      // the indexer checkpoints the run's fan-out read before its inputs (db/progress.ts)
       progress: z.array(z.object({ chainId: z.number().int(), block: z.number().int(), time: z.string() })).optional(),
     }),
     output: z.object({ entries: z.number().int() }),

@@ -5,9 +5,9 @@
 import { createHash } from "node:crypto";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { loadRegistry } from "../config/registry.js";
-import type { Database, IndexerTables } from "./db/schema.js";
-import { DAY_SECONDS, dateToDay, dayOf, dayToDate, endOfDay } from "./lib/days.js";
-import { fixedTextToNumber, mulFixed, parseFixed, SCALE } from "./lib/fixed.js";
+import { DAY_SECONDS, dateToDay, dayOf, dayToDate, endOfDay } from "../db/days.js";
+import { fixedTextToNumber, mulFixed, parseFixed, SCALE } from "../db/fixed.js";
+import type { Database, IndexerTables } from "../db/schema.js";
 import type { TransferIn } from "./points/compute.js";
 import type { FeeIn, SnapshotIn, VaultMeta } from "./vault/compute.js";
 

@@ -7,12 +7,13 @@ import { FlowProducer, Job, type Processor, Queue, QueueEvents, Worker } from "b
 import { Redis } from "ioredis";
 import { sql } from "kysely";
 import type pg from "pg";
+import { createDb, createPool, migrateToLatest } from "../db/client.js";
+import { dateToDay, today as wallToday } from "../db/days.js";
+import { type ChainCheckpoint, fromJson, readCheckpoints, toJson } from "../db/progress.js";
 import type { JobsConfig } from "./config.js";
-import { createDb, createPool, migrateToLatest } from "./db/client.js";
 import { addFlow, buildFlow, extrasHash, planChanges } from "./fanout.js";
-import { dateToDay, today as wallToday } from "./lib/days.js";
 import { runPointsRollup } from "./points/rollup.js";
-import { type ChainCheckpoint, fromJson, readCheckpoints, recordProgress, toJson } from "./progress.js";
+import { recordProgress } from "./progress.js";
 import { type JobInput, jobOptions, PREFIX, QUEUES, type QueueKey, RETIRED_QUEUES } from "./queues.js";
 import type { Db } from "./repo.js";
 import { runVaultDays } from "./vault/job.js";

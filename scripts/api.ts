@@ -13,7 +13,7 @@ import { ensureTokenSecret } from "../api/auth/tokens.js";
 import { apiConfig } from "../api/env.js";
 import { createReadDb } from "../api/lib/db.js";
 import { purgeIdempotency } from "../api/lib/writes.js";
-import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
+import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { fanoutRequester } from "../jobs/request.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";

@@ -20,7 +20,7 @@ import { createKey } from "../api/keys.js";
 import { loadRegistryData } from "../api/registry-load.js";
 import { buildApiBenchData, vaultAddress } from "../bench/api-data.js";
 import type { EvmVault } from "../config/registry.js";
-import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
+import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { httpOk, REPO_ROOT } from "./lib/indexer.js";
 import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, spawnManaged, stopAll } from "./lib/procs.js";

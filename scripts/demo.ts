@@ -12,7 +12,7 @@ import { createKey } from "../api/keys.js";
 import { loadRegistryData } from "../api/registry-load.js";
 import { loadRegistry } from "../config/registry.js";
 import { DEVNET_CHAINS, genesisTimestamp, type Live, simulateDevnet, startLive } from "../contracts/devnet/index.js";
-import { createDb, createPool } from "../jobs/db/client.js";
+import { createDb, createPool } from "../db/client.js";
 import { settle } from "../jobs/runtime.js";
 import { startAnvil } from "./lib/anvil.js";
 import { HELP_OPTION, parseCommandLine } from "./lib/cli.js";

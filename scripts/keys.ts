@@ -2,7 +2,7 @@
 
 import { isScope, SCOPE_NAMES } from "../api/auth/scopes.js";
 import { createKey, revokeKey } from "../api/keys.js";
-import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
+import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 

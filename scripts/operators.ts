@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { createOperator, updateOperator, usernameProblem } from "../api/auth/operators.js";
 import { passwordProblem } from "../api/auth/passwords.js";
 import { isScope, SCOPE_NAMES } from "../api/auth/scopes.js";
-import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
+import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 

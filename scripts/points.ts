@@ -1,6 +1,6 @@
 /** Manual points entries (registry.manual_points): `npm run points -- --help`. */
 import { userInfo } from "node:os";
-import { createDb, createPool, migrateToLatest } from "../jobs/db/client.js";
+import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 

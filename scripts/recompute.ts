@@ -1,8 +1,8 @@
 /** Recomputes the derived tables over a range of days: `npm run recompute -- --help`. */
 import { Job, QueueEvents } from "bullmq";
+import { dateToDay, dayToDate, today as wallToday } from "../db/days.js";
 import { jobsConfig } from "../jobs/config.js";
 import { addFlow, buildFlow, type ChangedRange, extrasHash } from "../jobs/fanout.js";
-import { dateToDay, dayToDate, today as wallToday } from "../jobs/lib/days.js";
 import { PREFIX, QUEUES } from "../jobs/queues.js";
 import { loadFirstDays, loadVaults, vaultKey } from "../jobs/repo.js";
 import { openQueues, redisConnection, startWorkers } from "../jobs/runtime.js";

@@ -5,7 +5,7 @@
 
 import type { Selectable } from "kysely";
 import type { App } from "../api/app.js";
-import type { WriteAuditTable } from "../jobs/db/schema.js";
+import type { WriteAuditTable } from "../db/schema.js";
 import { type Answer, type ApiHarness, readAnswer } from "./api-harness.js";
 
 export type { Answer };

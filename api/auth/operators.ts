@@ -1,6 +1,6 @@
 /** Operator accounts (the bearer-token side of the write routes), for the CLI and the tests. */
 import type { Kysely } from "kysely";
-import type { Database } from "../../jobs/db/schema.js";
+import type { Database } from "../../db/schema.js";
 import { hashPassword, passwordProblem } from "./passwords.js";
 import { isScope } from "./scopes.js";
 

@@ -10,7 +10,7 @@
 import { randomBytes } from "node:crypto";
 import { sign, verify } from "hono/jwt";
 import type { Kysely } from "kysely";
-import type { Database } from "../../jobs/db/schema.js";
+import type { Database } from "../../db/schema.js";
 import type { ReadDb } from "../lib/db.js";
 
 const ISSUER = "vault-yield-service";

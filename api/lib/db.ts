@@ -3,8 +3,8 @@
  * (default_transaction_read_only), typed without the write builders.
  */
 import type { Kysely } from "kysely";
-import { createDb, createPool } from "../../jobs/db/client.js";
-import type { Database, IndexerTables } from "../../jobs/db/schema.js";
+import { createDb, createPool } from "../../db/client.js";
+import type { Database, IndexerTables } from "../../db/schema.js";
 
 export type ReadonlyKysely<DB> = Omit<
   Kysely<DB>,

@@ -2,7 +2,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Redis } from "ioredis";
 import type { Kysely } from "kysely";
-import type { Database } from "../../jobs/db/schema.js";
+import type { Database } from "../../db/schema.js";
 import type { ApiConfig } from "../env.js";
 import type { ReadDb } from "./db.js";
 import { defaultHook, ErrorSchema, RefusalSchema, ValidationErrorSchema } from "./errors.js";

@@ -13,7 +13,7 @@
 import { createHash } from "node:crypto";
 import type { Context, TypedResponse } from "hono";
 import { type Kysely, sql, type Transaction } from "kysely";
-import type { Database } from "../../jobs/db/schema.js";
+import type { Database } from "../../db/schema.js";
 import { validationError } from "./errors.js";
 import type { AppEnv } from "./router.js";
 

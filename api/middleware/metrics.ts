@@ -8,7 +8,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { Context, Env, Hono, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import { Counter, Histogram, Registry } from "prom-client";
-import { processMetrics } from "../../jobs/metrics.js";
+import { processMetrics } from "../../db/process-metrics.js";
 
 export interface MetricsSettings {
   /** serve GET /metrics (default true) */

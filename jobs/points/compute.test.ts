@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { formatFixed, parseFixed, SCALE } from "../lib/fixed.js";
+import { formatFixed, parseFixed, SCALE } from "../../db/fixed.js";
 import {
   balanceChanges,
   computeIndex,

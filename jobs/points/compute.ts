@@ -12,7 +12,7 @@
  * from the referee's registration day on, trunc(share x H(d)) - trunc(share x H(d-1)), H being the
  * referee's cumulative holding points in that vault.
  */
-import { SCALE } from "../lib/fixed.js";
+import { SCALE } from "../../db/fixed.js";
 
 export interface PointsRules {
   /** points per USD of position per day, 18-decimal fixed point */

@@ -6,7 +6,7 @@
  * rewritten here.
  */
 import { sql } from "kysely";
-import { formatFixed } from "../lib/fixed.js";
+import { formatFixed } from "../../db/fixed.js";
 import type { Db } from "../repo.js";
 import type { PointsRules } from "./compute.js";
 

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseFixed } from "../lib/fixed.js";
+import { parseFixed } from "../../db/fixed.js";
 import { annualize, computeVaultDays, type SnapshotIn, type VaultMeta } from "./compute.js";
 
 const DAY = 86_400;

@@ -3,8 +3,8 @@
  * defines every figure; `sp(D)` is the asset-per-share ratio of the last snapshot at or before
  * the end of UTC day D.
  */
-import { dayOf } from "../lib/days.js";
-import { formatFixed, mulFixed, pow10, rawToFixed, SCALE, toNumber } from "../lib/fixed.js";
+import { dayOf } from "../../db/days.js";
+import { formatFixed, mulFixed, pow10, rawToFixed, SCALE, toNumber } from "../../db/fixed.js";
 
 export const HORIZONS = [1, 7, 30, 90, 180, 365] as const;
 export type Horizon = (typeof HORIZONS)[number] | "inception";

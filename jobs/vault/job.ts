@@ -13,9 +13,9 @@
 
 import { sql } from "kysely";
 import type pg from "pg";
-import { type CopyValue, copyRows } from "../lib/copy.js";
-import { DAY_SECONDS, dayOf, dayToDate, endOfDay } from "../lib/days.js";
-import { formatDecimals, formatFixed, toNumber } from "../lib/fixed.js";
+import { type CopyValue, copyRows } from "../../db/copy.js";
+import { DAY_SECONDS, dayOf, dayToDate, endOfDay } from "../../db/days.js";
+import { formatDecimals, formatFixed, toNumber } from "../../db/fixed.js";
 import {
   type BalanceChange,
   balanceChanges,

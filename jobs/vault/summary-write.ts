@@ -7,8 +7,8 @@
  */
 import type { Selectable } from "kysely";
 import type pg from "pg";
-import type { VaultApyTable } from "../db/schema.js";
-import { dayToDate } from "../lib/days.js";
+import { dayToDate } from "../../db/days.js";
+import type { VaultApyTable } from "../../db/schema.js";
 import { groupByVault, type VaultRef, vaultArrays, vaultKey } from "../repo.js";
 import { type ApyPoint, computeVaultSummary, type SeriesPoint } from "./summary.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { apyChart } from "./chart.js";
+import { apyChart } from "../../db/chart.js";
 import { computeVaultSummary, drawdowns } from "./summary.js";
 
 describe("drawdowns", () => {

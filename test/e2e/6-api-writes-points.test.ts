@@ -16,7 +16,7 @@ import { DEFAULT_POINTS_RULES } from "../../api/env.js";
 import { createKey } from "../../api/keys.js";
 import { streakPoints } from "../../api/routes/points/points.writes.js";
 import { bytecode } from "../../contracts/devnet/artifacts.js";
-import { formatFixed, parseFixed } from "../../jobs/lib/fixed.js";
+import { formatFixed, parseFixed } from "../../db/fixed.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
 import { auditOf, dropCredentialTraces, type Invalid, newAudits, type Refused, send } from "../write-helpers.js";
 

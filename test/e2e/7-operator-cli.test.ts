@@ -9,8 +9,8 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDb, createPool, migrateToLatest } from "../../jobs/db/client.js";
-import { dayToDate, today } from "../../jobs/lib/days.js";
+import { createDb, createPool, migrateToLatest } from "../../db/client.js";
+import { dayToDate, today } from "../../db/days.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
 import { ensureAnalystRole } from "../../scripts/lib/postgres.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";

@@ -7,7 +7,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { type RawBuilder, sql } from "kysely";
 import { getChain } from "../../../config/chains.js";
-import type { IndexerTables } from "../../../jobs/db/schema.js";
+import type { IndexerTables } from "../../../db/schema.js";
 import { servedChain } from "../../lib/chain.js";
 import { indexer } from "../../lib/db.js";
 import { notFound } from "../../lib/errors.js";

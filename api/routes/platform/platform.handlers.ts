@@ -1,6 +1,6 @@
 import type { RouteHandler, z } from "@hono/zod-openapi";
 import { type Selectable, sql } from "kysely";
-import type { StrategyApySnapshotTable, UnrealizedPnlTable } from "../../../jobs/db/schema.js";
+import type { StrategyApySnapshotTable, UnrealizedPnlTable } from "../../../db/schema.js";
 import { pickChain, requestedChain, servedChain } from "../../lib/chain.js";
 import { validationError } from "../../lib/errors.js";
 import { exactNumber } from "../../lib/exact.js";

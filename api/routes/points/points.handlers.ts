@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { sql } from "kysely";
-import { today as dayOfTime, dayToDate } from "../../../jobs/lib/days.js";
+import { today as dayOfTime, dayToDate } from "../../../db/days.js";
 import { resolveEnsName } from "../../ens.js";
 import { indexer, type ReadDb } from "../../lib/db.js";
 import type { AppEnv } from "../../lib/router.js";

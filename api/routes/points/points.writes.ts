@@ -8,9 +8,9 @@
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { sql, type Transaction } from "kysely";
 import type { Hex } from "viem";
-import type { Database } from "../../../jobs/db/schema.js";
-import { today as dayOfTime, dayToDate } from "../../../jobs/lib/days.js";
-import { formatFixed, parseFixed } from "../../../jobs/lib/fixed.js";
+import { today as dayOfTime, dayToDate } from "../../../db/days.js";
+import { formatFixed, parseFixed } from "../../../db/fixed.js";
+import type { Database } from "../../../db/schema.js";
 import { REGISTER_DOMAIN_NAME, REGISTER_DOMAIN_VERSION, verifyRegistration } from "../../auth/register-message.js";
 import { DEFAULT_POINTS_RULES } from "../../env.js";
 import {

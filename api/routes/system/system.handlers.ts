@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { sql } from "kysely";
-import type { ChainCheckpoint, ChainProgress } from "../../../jobs/progress.js";
-import { chainHead, lagBetween, readCheckpoints, readProgress } from "../../../jobs/progress.js";
+import type { ChainCheckpoint, ChainProgress } from "../../../db/progress.js";
+import { chainHead, lagBetween, readCheckpoints, readProgress } from "../../../db/progress.js";
 import type { AppEnv } from "../../lib/router.js";
 import { API_VERSION } from "../../version.js";
 import type { ping, root } from "./system.routes.js";

@@ -6,7 +6,7 @@
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { type Selectable, sql } from "kysely";
-import type { RewardTable } from "../../../jobs/db/schema.js";
+import type { RewardTable } from "../../../db/schema.js";
 import { validationError } from "../../lib/errors.js";
 import { type AppEnv, IdempotencyHeader, jsonResponse, VaultAddress, writeResponses } from "../../lib/router.js";
 import { Refusal, runWrite } from "../../lib/writes.js";

@@ -1,8 +1,8 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { dateToDay, dayOf, dayToDate } from "../../../jobs/lib/days.js";
-import { formatFixed, parseFixed, pow10 } from "../../../jobs/lib/fixed.js";
-import { apyChart } from "../../../jobs/vault/chart.js";
+import { apyChart } from "../../../db/chart.js";
+import { dateToDay, dayOf, dayToDate } from "../../../db/days.js";
+import { formatFixed, parseFixed, pow10 } from "../../../db/fixed.js";
 import { requestedChain, servedChain } from "../../lib/chain.js";
 import type { AppEnv } from "../../lib/router.js";
 import { type Batcher, batcherFor } from "./vaults.batch.js";

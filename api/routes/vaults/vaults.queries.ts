@@ -4,7 +4,7 @@
  * are correlated JSON aggregates over indexed keys, so the list never issues a query per vault.
  */
 import { type RawBuilder, type Selectable, sql } from "kysely";
-import type { RegistryVaultTable, VaultMetricsTable } from "../../../jobs/db/schema.js";
+import type { RegistryVaultTable, VaultMetricsTable } from "../../../db/schema.js";
 import type { ReadDb } from "../../lib/db.js";
 
 /** EVM addresses are stored lower-case; other chains' addresses are matched exactly. */

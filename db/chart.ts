@@ -5,7 +5,7 @@
  * last by the mean of itself and its neighbours (a 3-day centred moving average), so the
  * series loses day-to-day noise while the last point stays the published figure.
  */
-import { carried, type SeriesPoint } from "./summary.js";
+import { carried, type SeriesPoint } from "./series.js";
 
 export interface ChartOptions {
   period: number;
