@@ -9,7 +9,9 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { indexerPlan } from "../config/indexer.js";
-import { registryPath } from "../config/registry.js";
+import { loadRegistry, registryPath } from "../config/registry.js";
+import { createDb, createPool, migrateToLatest } from "../db/client.js";
+import { loadRegistryData } from "../db/registry-load.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { type IndexerOptions, publishAtHead, REPO_ROOT, startIndexer } from "./lib/indexer.js";
 import { errMessage, installSignalHandlers } from "./lib/procs.js";
@@ -65,6 +67,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   installSignalHandlers();
+  await loadRegistryTables(env.data.DATABASE_URL);
   for (const v of plan.skipped) console.warn(`not indexed (no PONDER_RPC_URL_${v.chainId}): ${v.name} ${v.address}`);
   const logDir = join(REPO_ROOT, ".data", "logs");
   mkdirSync(logDir, { recursive: true });
@@ -92,6 +95,21 @@ async function main(): Promise<void> {
     `indexer: at head on every chain; views "indexer" now show ${handle.schema}; ${archived} vaults fully backfilled`,
   );
   await new Promise(() => {});
+}
+
+/**
+ * The registry file the indexer indexes is also what the API serves: it is loaded into the
+ * registry tables here (migrations first, idempotent), so the two cannot drift apart.
+ */
+async function loadRegistryTables(databaseUrl: string): Promise<void> {
+  const db = createDb(createPool(databaseUrl, 1, "vault-indexer-registry"));
+  try {
+    await migrateToLatest(db);
+    const s = await loadRegistryData(db, loadRegistry(registryPath()));
+    console.log(`indexer: registry ${registryPath()} loaded (${s.vaults} vaults, ${s.strategists} strategists)`);
+  } finally {
+    await db.destroy();
+  }
 }
 
 main().catch((err) => {

@@ -1,8 +1,8 @@
 /** The vault registry file's data in the registry tables the API serves: `npm run registry -- --help`. */
 
-import { loadRegistryData } from "../api/registry-load.js";
 import { loadRegistry, registryPath } from "../config/registry.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
+import { loadRegistryData } from "../db/registry-load.js";
 import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 

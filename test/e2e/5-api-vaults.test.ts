@@ -6,6 +6,8 @@
  * institutional reads open without a key and 403 with a bad one (401 when reads are closed).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadRegistry } from "../../config/registry.js";
+import { loadRegistryData } from "../../db/registry-load.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
 
 let h: ApiHarness;
@@ -1095,5 +1097,48 @@ describe("concurrency", () => {
         .execute();
     }
     expect(before.body.vault_name).toBe(v.name);
+  });
+});
+
+describe("one vault set", () => {
+  it("a vault the indexer knows is served without registry metadata, with what the chain says", async () => {
+    const v = evm().find((x) => x.family === "tokenizedVaultV2")!;
+    const [iv] = await h.q<{ name: string; symbol: string; kind: string; asset: string; asset_symbol: string }>(
+      "SELECT name, symbol, kind, asset, asset_symbol FROM indexer.vault WHERE chain_id = $1 AND address = $2",
+      [v.chain_id, v.address],
+    );
+    expect(iv).toBeDefined();
+    await h.q("DELETE FROM registry.vault WHERE chain_id = $1 AND address = $2", [v.chain_id, v.address]);
+    try {
+      const paths = [
+        `/api/v1/tokenized_vault/${v.address}?chain_id=${v.chain_id}&load_snapshots=false`,
+        `/v1/tokenized_vaults/${v.address}?chain_id=${v.chain_id}&load_snapshots=false`,
+      ];
+      for (const path of paths) {
+        const r = await h.json<Vault & { asset: { address: string; symbol: string } }>(path, { key: null });
+        expect(r.status, path).toBe(200);
+        expect(r.body).toMatchObject({
+          address: v.address,
+          chain: v.chain_id,
+          vault_name: iv!.name,
+          internal_type: v.family,
+        });
+        expect(r.body.asset).toMatchObject({ address: iv!.asset, symbol: iv!.asset_symbol });
+        expect(r.body.id).toMatch(UUID);
+      }
+      const list = await h.json<Vault[]>("/api/v1/tokenized_vault?load_snapshots=false", { key: null });
+      expect(list.body.filter((x) => x.address === v.address && x.chain === v.chain_id)).toHaveLength(1);
+      const apy = await h.json<{ chain: number }>(
+        `/api/v1/tokenized_vault/annualized_apy/${v.address}?chain_id=${v.chain_id}`,
+      );
+      expect(apy.status).toBe(200);
+      expect(apy.body.chain).toBe(v.chain_id);
+    } finally {
+      await loadRegistryData(h.db, loadRegistry(h.devnet.registryFile));
+    }
+    const back = await h.json<Vault>(
+      `/api/v1/tokenized_vault/${v.address}?chain_id=${v.chain_id}&load_snapshots=false`,
+    );
+    expect(back.body.vault_name).toBe(v.name);
   });
 });

@@ -71,7 +71,7 @@ function vaultBody(
   ]);
   const { db } = c.var.deps;
   return batcherFor(bodies, c.var.deps).run(key, async () => {
-    const rows = await loadVaults(db, {
+    const rows = await loadVaults(db, c.var.deps.config.indexerSchema, {
       status: f.status,
       address,
       chain: f.chain,
@@ -150,7 +150,12 @@ const unsupported = (v: VaultBaseRow) => ({
 
 export const apyPublicHandler: RouteHandler<typeof apyPublic, AppEnv> = async (c) => {
   const { vault_address } = c.req.valid("param");
-  const v = await findVault(c.var.deps.db, vault_address, requestedChain(c.req.valid("query")));
+  const v = await findVault(
+    c.var.deps.db,
+    c.var.deps.config.indexerSchema,
+    vault_address,
+    requestedChain(c.req.valid("query")),
+  );
   if (!v) return c.json(notFoundBody(vault_address), 404);
   servedChain(c, v.chain_id);
   if (!isSupported(v.kind)) return c.json(unsupported(v), 404);
@@ -159,7 +164,12 @@ export const apyPublicHandler: RouteHandler<typeof apyPublic, AppEnv> = async (c
 
 export const apyInstHandler: RouteHandler<typeof apyInst, AppEnv> = async (c) => {
   const { vault_address } = c.req.valid("param");
-  const v = await findVault(c.var.deps.db, vault_address, requestedChain(c.req.valid("query")));
+  const v = await findVault(
+    c.var.deps.db,
+    c.var.deps.config.indexerSchema,
+    vault_address,
+    requestedChain(c.req.valid("query")),
+  );
   if (!v) return c.json(notFoundBody(vault_address), 404);
   servedChain(c, v.chain_id);
   if (!isSupported(v.kind)) return c.json(unsupported(v), 404);
@@ -172,7 +182,7 @@ export const apyInstHandler: RouteHandler<typeof apyInst, AppEnv> = async (c) =>
 export const summaryInstHandler: RouteHandler<typeof summaryInst, AppEnv> = async (c) => {
   const { vault_address } = c.req.valid("param");
   const { db, config } = c.var.deps;
-  const v = await findVault(db, vault_address, requestedChain(c.req.valid("query")));
+  const v = await findVault(db, c.var.deps.config.indexerSchema, vault_address, requestedChain(c.req.valid("query")));
   if (!v) return c.json(notFoundBody(vault_address), 404);
   servedChain(c, v.chain_id);
   const dec = assetDecimals(v.attributes);
@@ -229,7 +239,7 @@ export const timeseriesInstHandler: RouteHandler<typeof timeseriesInst, AppEnv> 
   const { vault_address } = c.req.valid("param");
   const q = c.req.valid("query");
   const { db, now } = c.var.deps;
-  const v = await findVault(db, vault_address, requestedChain(q));
+  const v = await findVault(db, c.var.deps.config.indexerSchema, vault_address, requestedChain(q));
   if (!v) return c.json(notFoundBody(vault_address), 404);
   servedChain(c, v.chain_id);
   const today = dayOf(now().getTime() / 1000);
@@ -282,7 +292,7 @@ export const timeseriesInstHandler: RouteHandler<typeof timeseriesInst, AppEnv> 
 export const portfolioInstHandler: RouteHandler<typeof portfolioInst, AppEnv> = async (c) => {
   const { vault_address } = c.req.valid("param");
   const { db } = c.var.deps;
-  const v = await findVault(db, vault_address, requestedChain(c.req.valid("query")));
+  const v = await findVault(db, c.var.deps.config.indexerSchema, vault_address, requestedChain(c.req.valid("query")));
   if (!v) return c.json(notFoundBody(vault_address), 404);
   servedChain(c, v.chain_id);
   const rows = await portfolioCache(db, v.chain_id, v.address);
@@ -295,7 +305,7 @@ export const portfolioInstHandler: RouteHandler<typeof portfolioInst, AppEnv> = 
 export const chartInstHandler: RouteHandler<typeof chartInst, AppEnv> = async (c) => {
   const q = c.req.valid("query");
   const { db } = c.var.deps;
-  const v = await findVault(db, q.vault_address, requestedChain(q));
+  const v = await findVault(db, c.var.deps.config.indexerSchema, q.vault_address, requestedChain(q));
   if (!v) return c.json(notFoundBody(q.vault_address), 404);
   servedChain(c, v.chain_id);
   const days = await vaultDays(db, v.chain_id, v.address);

@@ -6,6 +6,7 @@
 import { type RawBuilder, type Selectable, sql } from "kysely";
 import type { RegistryVaultTable, VaultMetricsTable } from "../../../db/schema.js";
 import type { ReadDb } from "../../lib/db.js";
+import { isMissingRelation } from "../platform/platform.lib.js";
 
 /** EVM addresses are stored lower-case; other chains' addresses are matched exactly. */
 export function normalizeAddress(a: string): string {
@@ -112,9 +113,47 @@ function where(f: VaultFilter): RawBuilder<unknown> {
   return sql.join(parts, sql` AND `);
 }
 
+/**
+ * The vault set, as `registry.vault`'s columns: every vault of the registry (EVM or not, with the
+ * metadata an operator gave), plus every vault the indexer knows that the registry tables do not
+ * hold yet, with what the chain says (name, symbol, family, kind, asset). So an indexed vault is
+ * served whether or not `npm run registry -- load` has run.
+ */
+function vaultSet(indexerSchema: string | null): RawBuilder<unknown> {
+  if (indexerSchema == null) return sql`registry.vault`;
+  const iv = sql.id(indexerSchema, "vault");
+  return sql`(
+    SELECT id, chain_id, address, family, kind, name, symbol, status, chain_type, strategist_id, start_datetime,
+           attributes, updated_at
+    FROM registry.vault
+    UNION ALL
+    SELECT md5('vault:' || v.chain_id || ':' || v.address)::uuid, v.chain_id, v.address, v.family, v.kind, v.name,
+           v.symbol, 'active', 'evm', NULL::uuid, NULL::timestamptz,
+           jsonb_build_object('asset', jsonb_build_object('address', v.asset, 'symbol', v.asset_symbol,
+             'decimals', v.asset_decimals))
+           || CASE WHEN v.alt_asset IS NULL THEN '{}'::jsonb
+                   ELSE jsonb_build_object('alt_asset', jsonb_build_object('address', v.alt_asset,
+                          'symbol', v.alt_asset_symbol, 'decimals', v.alt_asset_decimals)) END,
+           now()
+    FROM ${iv} v
+    WHERE NOT EXISTS (SELECT 1 FROM registry.vault r WHERE r.chain_id = v.chain_id AND r.address = v.address)
+  )`;
+}
+
+/** Runs `q` over the vault set; before the indexer's views exist (first start), over the registry alone. */
+async function overVaultSet<R>(indexerSchema: string, q: (from: RawBuilder<unknown>) => Promise<R>): Promise<R> {
+  try {
+    return await q(vaultSet(indexerSchema));
+  } catch (err) {
+    if (!isMissingRelation(err)) throw err;
+    return q(vaultSet(null));
+  }
+}
+
 /** The vault objects' data, ordered by chain then address (one statement). */
 export async function loadVaults(
   db: ReadDb,
+  indexerSchema: string,
   f: VaultFilter & { loadSubaccounts: boolean; loadSnapshots: boolean; limit?: number },
 ): Promise<VaultRow[]> {
   const subaccounts = f.loadSubaccounts
@@ -131,7 +170,7 @@ export async function loadVaults(
         FROM derived.vault_day d
         WHERE d.chain_id = rv.chain_id AND d.vault = rv.address AND NOT d.missing AND d.snapshot_id IS NOT NULL)`
     : sql`NULL::json`;
-  const q = sql<VaultRow>`
+  const q = (from: RawBuilder<unknown>) => sql<VaultRow>`
     SELECT ${BASE_COLUMNS},
       s.id AS s_id, s.name AS s_name, s.logo_url AS s_logo, s.website_url AS s_web,
       (SELECT coalesce(json_agg(json_build_object('id', r.id, 'text', r.text, 'img_url', r.img_url, 'multiplier', r.multiplier::text,
@@ -142,25 +181,30 @@ export async function loadVaults(
         FROM registry.operator o WHERE o.chain_id = rv.chain_id AND o.vault = rv.address) AS operators,
       ${subaccounts} AS subaccounts,
       ${snapshots} AS snapshots
-    FROM registry.vault rv
+    FROM ${from} rv
     ${METRICS_JOIN}
     LEFT JOIN registry.strategist s ON s.id = rv.strategist_id
     WHERE ${where(f)}
     ORDER BY rv.chain_id, rv.address
     ${f.limit != null ? sql`LIMIT ${f.limit}` : sql``}`;
-  return (await q.execute(db as never)).rows;
+  return overVaultSet(indexerSchema, async (from) => (await q(from).execute(db as never)).rows);
 }
 
-/** One vault (registry row and latest metrics) by address, optionally on one chain. */
-export async function findVault(db: ReadDb, address: string, chain?: number): Promise<VaultBaseRow | undefined> {
-  const q = sql<VaultBaseRow>`
+/** One vault of the vault set (and its latest metrics) by address, optionally on one chain. */
+export async function findVault(
+  db: ReadDb,
+  indexerSchema: string,
+  address: string,
+  chain?: number,
+): Promise<VaultBaseRow | undefined> {
+  const q = (from: RawBuilder<unknown>) => sql<VaultBaseRow>`
     SELECT ${BASE_COLUMNS}
-    FROM registry.vault rv
+    FROM ${from} rv
     ${METRICS_JOIN}
     WHERE ${where({ address, chain })}
     ORDER BY rv.chain_id
     LIMIT 1`;
-  return (await q.execute(db as never)).rows[0];
+  return overVaultSet(indexerSchema, async (from) => (await q(from).execute(db as never)).rows[0]);
 }
 
 export interface DayRow {

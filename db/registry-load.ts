@@ -6,7 +6,7 @@
 import { type Kysely, sql } from "kysely";
 import { getChain } from "../config/chains.js";
 import type { Registry } from "../config/registry.js";
-import type { Database } from "../db/schema.js";
+import type { Database } from "./schema.js";
 
 export interface LoadSummary {
   vaults: number;
