@@ -23,7 +23,7 @@ const RULE =
   "Without it, the vault on the lowest chain id its address has is served; header `X-Vault-Chain` says which.";
 
 /** The query fields of a one-vault route's chain: `chain_id`, and `chain` as its other spelling. */
-export const vaultChainFields = {
+const vaultChainFields = {
   chain_id: ChainIdParam.optional().openapi({
     type: "integer",
     description: `Chain id of the vault, when the same address is a vault on several chains. ${RULE}`,
@@ -38,7 +38,7 @@ export const vaultChainFields = {
 type ChainFields = { chain_id?: number | undefined; chain?: number | undefined };
 
 /** Refinement of a query holding `vaultChainFields`: the two spellings must agree. */
-export function sameChain(q: ChainFields, ctx: z.RefinementCtx): void {
+function sameChain(q: ChainFields, ctx: z.RefinementCtx): void {
   if (q.chain_id != null && q.chain != null && q.chain_id !== q.chain) {
     ctx.addIssue({
       code: "custom",
