@@ -7,6 +7,7 @@ import { PriceFeedAbi } from "../abis/PriceFeedAbi";
 import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi";
 import type { EvmVault } from "../config/registry";
 import { FlowPrefetcher, type ReadAt } from "./prefetch";
+import { readAtBlock } from "./read-at-block";
 import { chainOf, rpcUrlOf, vaultsOnChain } from "./registry";
 
 export const MULTICALL3: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
@@ -129,12 +130,16 @@ export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultStat
     ...(alt ? [v.address, ...subaccounts].map((holder) => balance(alt.address, holder)) : []),
     ...(altFeed ? [{ address: altFeed.address, abi: PriceFeedAbi, functionName: "latestRoundData" as const }] : []),
   ];
-  const results = (await directClient(v.chainId).multicall({
-    contracts: contracts as never,
-    multicallAddress: MULTICALL3,
-    allowFailure: false,
-    ...at,
-  })) as unknown[];
+  const results = (await readAtBlock(
+    (atBlock) =>
+      directClient(v.chainId).multicall({
+        contracts: contracts as never,
+        multicallAddress: MULTICALL3,
+        allowFailure: false,
+        ...(atBlock ? at : {}),
+      }),
+    `snapshot of ${v.chainId}:${v.address} at ${JSON.stringify(at, (_k, x) => (typeof x === "bigint" ? String(x) : x))}`,
+  )) as unknown[];
   const sum = (from: number, to: number) =>
     results.slice(from, to).reduce<bigint>((total, b) => total + (b as bigint), 0n);
   const answer = (i: number) => (results[i] as readonly [bigint, bigint, bigint, bigint, bigint])[1];

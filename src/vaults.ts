@@ -13,6 +13,7 @@ import {
 import { LoanAbi } from "../abis/LoanAbi";
 import type { EvmVault } from "../config/registry";
 import { directClient, eventColumns, flowSnapshotId, jsonArgs, MULTICALL3, snapshot } from "./common";
+import { readAtBlock } from "./read-at-block";
 import { vaultAt, vaultOfShareToken, vaultsOnChain } from "./registry";
 
 type Ev = Parameters<typeof eventColumns>[0];
@@ -398,17 +399,21 @@ ponder.on("LendingPool:NewLoanDeployedByPool", async ({ event, context }) => {
   // like the snapshot reads: a backfill's first loans come while Ponder's request queue holds the
   // sync's block and log requests, and waiting behind them held indexing still for up to half a
   // minute in bench:index (docs/performance.md).
-  const [borrower, principalToken, initial, termDays] = await directClient(v.chainId).multicall({
-    multicallAddress: MULTICALL3,
-    allowFailure: false,
-    blockNumber: event.block.number,
-    contracts: [
-      { address, abi: LoanAbi, functionName: "borrower" },
-      { address, abi: LoanAbi, functionName: "principalToken" },
-      { address, abi: LoanAbi, functionName: "initialPrincipalAmount" },
-      { address, abi: LoanAbi, functionName: "termDays" },
-    ],
-  });
+  const [borrower, principalToken, initial, termDays] = await readAtBlock(
+    (atBlock) =>
+      directClient(v.chainId).multicall({
+        multicallAddress: MULTICALL3,
+        allowFailure: false,
+        ...(atBlock ? { blockNumber: event.block.number } : {}),
+        contracts: [
+          { address, abi: LoanAbi, functionName: "borrower" },
+          { address, abi: LoanAbi, functionName: "principalToken" },
+          { address, abi: LoanAbi, functionName: "initialPrincipalAmount" },
+          { address, abi: LoanAbi, functionName: "termDays" },
+        ],
+      }),
+    `loan ${address} at block ${event.block.number}`,
+  );
   const { id: _id, ...cols } = eventColumns(event, v.chainId);
   await context.db.insert(loan).values({
     ...cols,
