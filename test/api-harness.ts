@@ -130,6 +130,7 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
     if (k) headers.set("x-api-key", k);
     return Promise.resolve(app.request(path, { ...init, headers }));
   };
+  const appWith = (over: Partial<AppDeps["config"]>) => createApp(deps({ config: { ...config, ...over } }));
   let closedApp: App | undefined;
   const withKey = (k: string | null, init: RequestInit = {}) => {
     const headers = new Headers(init.headers);
@@ -146,7 +147,7 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
       expect(r.status, `${path} with a bad key`).toBe(403);
       expect(typeof r.body.detail).toBe("string");
     }
-    closedApp ??= createApp(deps({ config: { ...config, readsRequireKey: true } }));
+    closedApp ??= appWith({ readsRequireKey: true });
     const closed = await readAnswer<{ detail: string }>(await closedApp.request(path, withKey(null, init)));
     expect(closed.status, `${path} without a key, reads closed`).toBe(401);
     expect(closed.res.headers.get("content-type")).toMatch(/application\/json/);
@@ -165,7 +166,7 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
       return readAnswer<T>(await req(path, init));
     },
     q: <T>(sql: string, params: unknown[] = []) => withDb(devnet.dbUrl, (c) => rows<T>(c, sql, params)),
-    appWith: (over) => createApp(deps({ config: { ...config, ...over } })),
+    appWith,
     appWithDeps: (over) => createApp(deps(over)),
     redisUrl: redis.url,
     async close() {

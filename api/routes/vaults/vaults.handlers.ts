@@ -1,4 +1,4 @@
-import type { RouteHandler } from "@hono/zod-openapi";
+import type { RouteHandler, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { apyChart } from "../../../db/chart.js";
 import { dateToDay, dayOf, dayToDate } from "../../../db/days.js";
@@ -27,6 +27,7 @@ import type {
   summaryInst,
   timeseriesInst,
 } from "./vaults.routes.js";
+import type { TimeseriesPointSchema } from "./vaults.schemas.js";
 import { assetDecimals, buildVault, iso, num, toPublic, units } from "./vaults.shape.js";
 
 /** Vault kinds the annualized APY route serves (the spec's four). */
@@ -247,19 +248,7 @@ export const timeseriesInstHandler: RouteHandler<typeof timeseriesInst, AppEnv> 
   const dec = assetDecimals(v.attributes);
   const rows = await vaultDays(db, v.chain_id, v.address, dayToDate(first), dayToDate(today));
   const byDay = new Map(rows.map((r) => [r.day, r]));
-  const data: Record<
-    string,
-    {
-      tvl: number | null;
-      daily_apy: number | null;
-      daily_pnl: number | null;
-      share_price: number | null;
-      total_assets: number | null;
-      total_shares: number | null;
-      asset_share_ratio: number | null;
-      missing: boolean;
-    }
-  > = {};
+  const data: Record<string, z.infer<typeof TimeseriesPointSchema>> = {};
   for (let d = first; d <= today; d++) {
     const key = dayToDate(d);
     const r = byDay.get(key);
