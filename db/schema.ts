@@ -260,8 +260,11 @@ export interface VaultMetricsTable {
   cached_at: Ts;
 }
 
-/** derived.points_entry: the registry's entries (signup bonuses, streak claims, manual points). */
-export interface PointsEntryTable {
+/**
+ * derived.points_entry (a view over the registry, migration 0010): the registry's entries
+ * (signup bonuses, streak claims, manual points).
+ */
+export interface PointsEntryView {
   wallet: string;
   day: string;
   source: "signup_bonus" | "daily_streak" | "manual";
@@ -577,7 +580,7 @@ export interface Database {
   "derived.vault_apy": VaultApyTable;
   "derived.unrealized_pnl": UnrealizedPnlTable;
   "derived.vault_metrics": VaultMetricsTable;
-  "derived.points_entry": PointsEntryTable;
+  "derived.points_entry": PointsEntryView;
   "derived.points_ledger": PointsLedgerView;
   "derived.points_rules": PointsRulesTable;
   "derived.points_index": PointsIndexTable;
@@ -612,5 +615,4 @@ export interface Database {
 export type VaultDayRow = Insertable<VaultDayTable>;
 export type VaultApyRow = Insertable<VaultApyTable>;
 export type UnrealizedPnlRow = Insertable<UnrealizedPnlTable>;
-export type PointsEntryRow = Insertable<PointsEntryTable>;
 export type VaultMetrics = Selectable<VaultMetricsTable>;

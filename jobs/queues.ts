@@ -6,6 +6,7 @@
 
 import type { JobsOptions } from "bullmq";
 import { z } from "zod";
+import { vaultKey } from "../db/batch.js";
 
 const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a YYYY-MM-DD date");
 const address = z.string().regex(/^0x[0-9a-f]{40}$/, "must be a lower-case 0x address");
@@ -37,7 +38,10 @@ export const QUEUES = {
         ranges: z
           .array(range)
           .min(1, "a batch holds at least one range")
-          .refine((rs) => new Set(rs.map((r) => `${r.chainId}:${r.vault}`)).size === rs.length, "one range per vault"),
+          .refine(
+            (rs) => new Set(rs.map((r) => vaultKey({ chainId: r.chainId, address: r.vault }))).size === rs.length,
+            "one range per vault",
+          ),
       }),
     ),
     output: z.object({
@@ -57,7 +61,7 @@ export const QUEUES = {
       // the indexer checkpoints the run's fan-out read before its inputs (db/progress.ts)
       progress: z.array(z.object({ chainId: z.number().int(), block: z.number().int(), time: z.string() })).optional(),
     }),
-    output: z.object({ entries: z.number().int() }),
+    output: z.object({ rulesChanged: z.boolean() }),
     concurrency: 1,
   },
 } as const;

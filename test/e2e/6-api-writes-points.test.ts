@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SmartWalletAbi } from "../../abis/SmartWalletAbi.js";
 import type { App } from "../../api/app.js";
 import { registerTypedData } from "../../api/auth/register-message.js";
-import { DEFAULT_POINTS_RULES } from "../../api/env.js";
+import { DEFAULT_POINTS_AWARDS } from "../../api/env.js";
 import { createKey } from "../../api/keys.js";
 import { streakPoints } from "../../api/routes/points/points.writes.js";
 import { bytecode } from "../../contracts/devnet/artifacts.js";
@@ -100,12 +100,6 @@ afterAll(async () => {
     const ws = [...wallets];
     if (ws.length) {
       await h.db.deleteFrom("registry.streak_claim").where("address", "in", ws).execute();
-      await h.db
-        .deleteFrom("derived.points_entry")
-        .where("chain_id", "=", 0)
-        .where("vault", "=", "")
-        .where("wallet", "in", ws)
-        .execute();
       await h.db.deleteFrom("registry.register_nonce").where("address", "in", ws).execute();
       // referees first (they reference their referrer)
       await h.db
@@ -300,7 +294,7 @@ describe("POST /api/v1/platform/points/register: EOA signatures", () => {
     );
     expect(u).toMatchObject({
       referrer: lc(referrer.address),
-      signup_bonus: `${DEFAULT_POINTS_RULES.signupBonus}.000000000000000000`,
+      signup_bonus: `${DEFAULT_POINTS_AWARDS.signupBonus}.000000000000000000`,
     });
     // the bonus entry is in the ledger at once, on the registration's UTC day
     expect(
@@ -309,13 +303,13 @@ describe("POST /api/v1/platform/points/register: EOA signatures", () => {
         [lc(referee.address)],
       ),
     ).toEqual([
-      { day: u!.day, ref: lc(referrer.address), points: `${DEFAULT_POINTS_RULES.signupBonus}.000000000000000000` },
+      { day: u!.day, ref: lc(referrer.address), points: `${DEFAULT_POINTS_AWARDS.signupBonus}.000000000000000000` },
     ]);
     const [last] = (await auditOf(h, pointsKey.id)).slice(-1);
     expect(last).toMatchObject({
       outcome: "ok",
       target: `wallet:${lc(referee.address)}`,
-      detail: { referrer: lc(referrer.address), signup_bonus: DEFAULT_POINTS_RULES.signupBonus },
+      detail: { referrer: lc(referrer.address), signup_bonus: DEFAULT_POINTS_AWARDS.signupBonus },
     });
   });
 
@@ -478,7 +472,8 @@ describe("write plumbing", () => {
     expect(await h.q("SELECT 1 FROM registry.points_user WHERE address = $1", [lc(a.address)])).toEqual([]);
   });
 
-  it("the write succeeds when the fan-out cannot be asked for (Redis down), and asks for one when it can", async () => {
+  it("a registration asks the workers for nothing: its ledger entry is a view over the registry", async () => {
+    // (the writes that change derived inputs, rewards, ask for a fan-out: 6-api-writes-rewards)
     let asked = 0;
     const down = h.appWithDeps({
       requestRecompute: async () => {
@@ -486,14 +481,18 @@ describe("write plumbing", () => {
         throw new Error("redis down");
       },
     });
+    const referrer = fresh();
     const a = fresh();
-    const r = await send<Registered>(down, "POST", REGISTER, await signed(a), { "x-api-key": pointsKey.key });
+    expect((await send(down, "POST", REGISTER, await signed(referrer), { "x-api-key": pointsKey.key })).status).toBe(
+      200,
+    );
+    const body = await signed(a, { referrer: referrer.address });
+    const r = await send<Registered>(down, "POST", REGISTER, body, { "x-api-key": pointsKey.key });
     expect(r.status).toBe(200);
-    expect(asked).toBe(1);
-    expect(await h.q("SELECT 1 FROM registry.points_user WHERE address = $1", [lc(a.address)])).toHaveLength(1);
-    // a refused write asks for nothing
-    expect((await send(down, "POST", REGISTER, await signed(a), { "x-api-key": pointsKey.key })).status).toBe(409);
-    expect(asked).toBe(1);
+    expect(r.body.referral_bonus_awarded).toBe(true);
+    expect(asked).toBe(0);
+    const entry = await h.q("SELECT source, ref FROM derived.points_entry WHERE wallet = $1", [lc(a.address)]);
+    expect(entry).toEqual([{ source: "signup_bonus", ref: lc(referrer.address) }]);
   });
 });
 
@@ -599,7 +598,7 @@ describe("POST /api/v1/platform/points/daily_streak/claim", () => {
 
   it("consecutive days grow the streak, a skipped day restarts it, one claim per UTC day; ledger and audit rows", async () => {
     const w = holders[0]!;
-    const rules = DEFAULT_POINTS_RULES;
+    const rules = DEFAULT_POINTS_AWARDS;
     const base = await balanceOf(w);
     const steps: [string, number][] = [
       ["2026-10-05T08:00:00Z", 1],
@@ -696,12 +695,6 @@ describe("POST /api/v1/platform/points/daily_streak/claim", () => {
     expect(other.body.code).toBe("already_claimed");
     expect(await claimsOf(w)).toHaveLength(1);
     await h.db.deleteFrom("registry.streak_claim").where("address", "=", w).execute();
-    await h.db
-      .deleteFrom("derived.points_entry")
-      .where("wallet", "=", w)
-      .where("chain_id", "=", 0)
-      .where("source", "=", "daily_streak")
-      .execute();
   });
 
   it("the streak's points stop growing at POINTS_STREAK_MAX", async () => {
@@ -713,7 +706,7 @@ describe("POST /api/v1/platform/points/daily_streak/claim", () => {
     clock = new Date("2026-10-05T10:00:00Z");
     const r = await claim(w);
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ newStreakDays: 46, pointsAwarded: Number(DEFAULT_POINTS_RULES.streakMax) });
+    expect(r.body).toMatchObject({ newStreakDays: 46, pointsAwarded: Number(DEFAULT_POINTS_AWARDS.streakMax) });
   });
 
   it("concurrent claims for one wallet and day: exactly one wins", async () => {
@@ -723,7 +716,7 @@ describe("POST /api/v1/platform/points/daily_streak/claim", () => {
     expect(rs.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
     expect(rs.filter((r) => r.status === 409).every((r) => r.body.code === "already_claimed")).toBe(true);
     expect(await claimsOf(w)).toEqual([
-      { day: "2026-10-05", streak_days: 1, points: fx(DEFAULT_POINTS_RULES.streakBase) },
+      { day: "2026-10-05", streak_days: 1, points: fx(DEFAULT_POINTS_AWARDS.streakBase) },
     ]);
     expect(await ledgerOf(w)).toHaveLength(1);
   });
@@ -772,7 +765,7 @@ describe("POST /api/v1/platform/points/daily_streak/claim", () => {
       {
         day: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
         streak_days: 1,
-        points: fx(DEFAULT_POINTS_RULES.streakBase),
+        points: fx(DEFAULT_POINTS_AWARDS.streakBase),
       },
     ]);
   });

@@ -1,18 +1,16 @@
 /**
  * The points write routes: wallet registration (EIP-712 signature, see api/auth/register-message.ts)
  * and the daily streak claim. Both need an API key with `points:write`; each runs in one
- * transaction with its audit row (api/lib/writes.ts) and also writes its points-ledger entry,
- * so the ledger holds it at once and the next points rollup (asked for at once) updates the
- * balances and ranks.
+ * transaction with its audit row (api/lib/writes.ts). They write only registry tables: the
+ * ledger's signup-bonus and streak entries are a view over those (derived.points_entry), so the
+ * totals count them the moment the transaction commits.
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
-import { sql, type Transaction } from "kysely";
 import type { Hex } from "viem";
 import { today as dayOfTime, dayToDate } from "../../../db/days.js";
 import { formatFixed, parseFixed } from "../../../db/fixed.js";
-import type { Database } from "../../../db/schema.js";
 import { REGISTER_DOMAIN_NAME, REGISTER_DOMAIN_VERSION, verifyRegistration } from "../../auth/register-message.js";
-import { DEFAULT_POINTS_RULES } from "../../env.js";
+import { DEFAULT_POINTS_AWARDS } from "../../env.js";
 import {
   type AppEnv,
   EvmAddress,
@@ -95,22 +93,10 @@ export const register = createRoute({
   },
 });
 
-const ledgerEntry = (
-  trx: Transaction<Database>,
-  wallet: string,
-  day: string,
-  source: "signup_bonus" | "daily_streak",
-  ref: string,
-  points: string,
-) =>
-  sql`INSERT INTO derived.points_entry (wallet, day, source, chain_id, vault, ref, points)
-      VALUES (${wallet}, ${day}, ${source}, 0, '', ${ref}, ${points})
-      ON CONFLICT (chain_id, vault, day, source, wallet, ref) DO UPDATE SET points = EXCLUDED.points`.execute(trx);
-
 export const registerHandler: RouteHandler<typeof register, AppEnv> = async (c) => {
   const b = c.req.valid("json");
   const { config, now } = c.var.deps;
-  const rules = config.points ?? DEFAULT_POINTS_RULES;
+  const rules = config.points ?? DEFAULT_POINTS_AWARDS;
   const user = b.user_address.toLowerCase();
   const referrer = b.referrer_address ? b.referrer_address.toLowerCase() : null;
   const t = now();
@@ -173,8 +159,8 @@ export const registerHandler: RouteHandler<typeof register, AppEnv> = async (c) 
         .returning("id")
         .executeTakeFirst();
       if (!row) throw new Refusal(409, "already_registered", `${user} is already registered`);
+      // the signup bonus reaches the ledger as this row: derived.points_entry is a view over it
       const awarded = parseFixed(bonus) > 0n;
-      if (awarded) await ledgerEntry(trx, user, dayToDate(dayOfTime(t.getTime())), "signup_bonus", referrer!, bonus);
       return {
         status: 200 as const,
         body: {
@@ -187,7 +173,6 @@ export const registerHandler: RouteHandler<typeof register, AppEnv> = async (c) 
         },
         target: `wallet:${user}`,
         detail: { referrer, chain_id: b.chain_id, signup_bonus: bonus, nonce: b.nonce },
-        recompute: true,
       };
     },
     { before },
@@ -241,7 +226,7 @@ export function streakPoints(
 export const streakClaimHandler: RouteHandler<typeof streakClaim, AppEnv> = async (c) => {
   const wallet = c.req.valid("json").address.toLowerCase();
   const { config, now } = c.var.deps;
-  const rules = config.points ?? DEFAULT_POINTS_RULES;
+  const rules = config.points ?? DEFAULT_POINTS_AWARDS;
   const t = now();
   const day = dayOfTime(t.getTime());
   const today = dayToDate(day);
@@ -286,8 +271,7 @@ export const streakClaimHandler: RouteHandler<typeof streakClaim, AppEnv> = asyn
       .returning("day")
       .executeTakeFirst();
     if (!ins) throw new Refusal(409, "already_claimed", `${wallet} already claimed on ${today} (UTC)`);
-    await ledgerEntry(trx, wallet, today, "daily_streak", "", points);
-    // live totals: they include the entry just written
+    // live totals: they include the claim just written (derived.points_entry reads the registry)
     const bal = await trx
       .selectFrom("derived.points_total")
       .select("total_points")
@@ -305,7 +289,6 @@ export const streakClaimHandler: RouteHandler<typeof streakClaim, AppEnv> = asyn
       },
       target: `wallet:${wallet}`,
       detail: { day: today, streak_days: streak, points },
-      recompute: true,
     };
   });
 };
