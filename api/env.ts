@@ -3,7 +3,7 @@ import { z } from "zod";
 import { decimal, parseEnv } from "../db/env.js";
 
 /** Points rules of the write routes, as decimal strings (18 decimals at most). */
-export interface PointsRules {
+export interface PointsAwardRules {
   /** awarded to a wallet registering with a referrer */
   signupBonus: string;
   /** a daily streak claim on day n of the streak earns min(base + step × (n − 1), max) */
@@ -11,7 +11,7 @@ export interface PointsRules {
   streakStep: string;
   streakMax: string;
 }
-export const DEFAULT_POINTS_RULES: PointsRules = {
+export const DEFAULT_POINTS_AWARDS: PointsAwardRules = {
   signupBonus: "100",
   streakBase: "10",
   streakStep: "1",
@@ -62,7 +62,7 @@ const schema = z.object({
   // kept in the database (auth.api_secret), so every API process of a deployment shares it.
   TOKEN_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   TOKEN_TTL_S: z.coerce.number().int().min(30).max(86_400).default(900),
-  // Points the API awards (the workers read POINTS_SIGNUP_BONUS too: set it the same for both).
+  // Points the API awards: a registration's signup bonus and the daily streak claims.
   POINTS_SIGNUP_BONUS: decimal("100"),
   POINTS_STREAK_BASE: decimal("10"),
   POINTS_STREAK_STEP: decimal("1"),
@@ -93,7 +93,7 @@ export interface ApiConfig {
   ensResolvers: Map<number, `0x${string}`>;
   tokenSecret: string | undefined;
   tokenTtlS: number;
-  points: PointsRules;
+  points: PointsAwardRules;
 }
 
 export function apiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {

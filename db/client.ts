@@ -29,6 +29,17 @@ export function createDb(pool: pg.Pool): Db {
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 
+/**
+ * A Kysely whose every query runs on `client` (inside its transaction): typed statements and
+ * COPY (db/copy.ts) on one connection. Nothing to destroy; the caller releases the client.
+ */
+export function onClient(client: pg.ClientBase): Db {
+  const shared = { query: client.query.bind(client), release: () => {} };
+  return new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: { connect: async () => shared, end: async () => {} } }),
+  });
+}
+
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 /** Applies every pending migration; throws with the failing migration's name and error. */

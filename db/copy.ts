@@ -4,6 +4,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
+import type { Database } from "./schema.js";
 
 export type CopyValue = string | number | boolean | bigint | null | undefined;
 
@@ -43,4 +44,24 @@ export async function copyRows(
   }
   await pipeline(Readable.from(lines()), stream);
   return count;
+}
+
+/** A table of the Database types and its column names. */
+type Table = keyof Database & string;
+type Column<T extends Table> = keyof Database[T] & string;
+
+/**
+ * COPY rows given as objects keyed by column into a table of the Database types: the column list
+ * and each row are checked against the table's type, so they cannot drift apart.
+ */
+export function copyInto<T extends Table, const C extends readonly Column<T>[]>(
+  client: pg.PoolClient | pg.Client,
+  table: T,
+  columns: C,
+  rows: Iterable<{ readonly [K in C[number]]: CopyValue }>,
+): Promise<number> {
+  function* arrays(): Generator<readonly CopyValue[]> {
+    for (const r of rows) yield columns.map((c) => r[c as C[number]]);
+  }
+  return copyRows(client, table, columns, arrays());
 }

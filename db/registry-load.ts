@@ -3,9 +3,11 @@
  * descriptive metadata), strategists, subaccounts and operators. Idempotent (upserts by natural
  * keys); entries no longer in the file are removed. One transaction.
  */
+
 import { type Kysely, sql } from "kysely";
 import { getChain } from "../config/chains.js";
 import type { Registry } from "../config/registry.js";
+import { vaultKey } from "./batch.js";
 import type { Database } from "./schema.js";
 
 export interface LoadSummary {
@@ -76,7 +78,7 @@ export async function loadRegistryData(db: Kysely<Database>, reg: Registry): Pro
           })),
         )
         .execute();
-      keep.push(`${v.chainId}:${v.address}`);
+      keep.push(vaultKey(v));
       await trx
         .deleteFrom("registry.subaccount")
         .where("chain_id", "=", v.chainId)
@@ -159,9 +161,11 @@ export async function loadRegistryData(db: Kysely<Database>, reg: Registry): Pro
           })),
         )
         .execute();
-      keep.push(`${chainId}:${address}`);
+      keep.push(vaultKey({ chainId, address }));
     }
-    await sql`DELETE FROM registry.vault WHERE NOT (chain_id::text || ':' || address = ANY(${keep}))`.execute(trx);
+    await sql`DELETE FROM registry.vault WHERE NOT (chain_id::text || ':' || lower(address) = ANY(${keep}))`.execute(
+      trx,
+    );
     return { vaults: keep.length, strategists: strategistIds.size, subaccounts, operators };
   });
 }

@@ -29,7 +29,6 @@ const schema = z.object({
   JOBS_FAULT_HOLD_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   POINTS_PER_USD_PER_DAY: decimal("1"),
   POINTS_REFERRAL_SHARE: decimal("0.1").refine((v) => Number(v) <= 1, "must be at most 1"),
-  POINTS_SIGNUP_BONUS: decimal("100"),
   // Prometheus metrics of `npm run workers` (jobs/metrics.ts); port 0 turns them off
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   METRICS_HOST: z.string().min(1).default("127.0.0.1"),
@@ -52,7 +51,7 @@ export interface JobsConfig {
   lockMs: number;
   /** fault injection for tests: hold each vault-days write transaction open this long */
   faultHoldMs: number;
-  points: { pointsPerUsdPerDay: bigint; referralShare: bigint; signupBonus: bigint };
+  points: { pointsPerUsdPerDay: bigint; referralShare: bigint };
   /** where `npm run workers` serves its Prometheus metrics; port 0: nowhere */
   metrics: { port: number; host: string };
   /** chain id -> JSON-RPC URL (first of PONDER_RPC_URL_<id>): the indexer-lag metrics; optional */
@@ -83,7 +82,6 @@ export function jobsConfig(env: NodeJS.ProcessEnv = process.env): JobsConfig {
     points: {
       pointsPerUsdPerDay: parseFixed(e.POINTS_PER_USD_PER_DAY),
       referralShare: parseFixed(e.POINTS_REFERRAL_SHARE),
-      signupBonus: parseFixed(e.POINTS_SIGNUP_BONUS),
     },
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
     rpcUrls,

@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import type { FlowJob, FlowProducer } from "bullmq";
 import { sql } from "kysely";
+import { type VaultRef, vaultKey } from "../db/batch.js";
 import { dayToDate } from "../db/days.js";
 import type { PointsRules } from "./points/compute.js";
 import { jobOptions, QUEUES } from "./queues.js";
@@ -19,9 +20,7 @@ import {
   loadFirstDays,
   loadRewards,
   loadStoredFingerprints,
-  loadVaults,
-  type VaultRef,
-  vaultKey,
+  loadVaultMetas,
 } from "./repo.js";
 import { rulesKey } from "./vault/job.js";
 
@@ -61,7 +60,7 @@ export async function planChanges(
         }
       : {};
   const [vaults, firstDays, hashes, rewards, stored] = await Promise.all([
-    loadVaults(db, indexerSchema, registryPath),
+    loadVaultMetas(db, indexerSchema, registryPath),
     loadFirstDays(db, indexerSchema),
     loadDayHashes(db, indexerSchema, scope),
     loadRewards(db),

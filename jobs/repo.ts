@@ -1,10 +1,12 @@
 /**
  * Reads the jobs' inputs (indexed tables through the views schema, registry tables) and
- * fingerprints them. Writes live in ./write.ts. Every function takes the database first.
+ * fingerprints them. Each table's writer is named in docs/schema.md ("Who writes what"). Every
+ * function takes the database first.
  */
 import { createHash } from "node:crypto";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { loadRegistry } from "../config/registry.js";
+import { groupByVault, rowKey, type VaultRef, vaultBatch, vaultKey } from "../db/batch.js";
 import { DAY_SECONDS, dateToDay, dayOf, dayToDate, endOfDay } from "../db/days.js";
 import { fixedTextToNumber, mulFixed, parseFixed, SCALE } from "../db/fixed.js";
 import type { Database, IndexerTables } from "../db/schema.js";
@@ -16,14 +18,8 @@ type AnyDb = Kysely<Database> | Transaction<Database>;
 type Idx = Kysely<IndexerTables>;
 const idx = (db: AnyDb, schema: string): Idx => db.withSchema(schema) as unknown as Idx;
 
-export interface VaultRef {
-  chainId: number;
-  address: string;
-}
-export const vaultKey = (v: VaultRef) => `${v.chainId}:${v.address}`;
-
 /** Every indexed vault with what the computations need, strategist names from the registry file. */
-export async function loadVaults(db: AnyDb, schema: string, registryPath?: string): Promise<VaultMeta[]> {
+export async function loadVaultMetas(db: AnyDb, schema: string, registryPath?: string): Promise<VaultMeta[]> {
   const rows = await idx(db, schema)
     .selectFrom("vault")
     .select(["chain_id", "address", "name", "decimals", "asset_symbol", "asset_decimals", "alt_asset_decimals"])
@@ -34,7 +30,7 @@ export async function loadVaults(db: AnyDb, schema: string, registryPath?: strin
   if (registryPath) {
     try {
       for (const v of loadRegistry(registryPath).evm)
-        if (v.strategist?.name) strategists.set(`${v.chainId}:${v.address}`, v.strategist.name);
+        if (v.strategist?.name) strategists.set(vaultKey(v), v.strategist.name);
     } catch {
       // The registry file is optional for the jobs: without it strategist names are null.
     }
@@ -47,7 +43,7 @@ export async function loadVaults(db: AnyDb, schema: string, registryPath?: strin
     assetDecimals: r.asset_decimals,
     assetSymbol: r.asset_symbol,
     altAssetDecimals: r.alt_asset_decimals,
-    strategistName: strategists.get(`${r.chain_id}:${r.address.toLowerCase()}`) ?? null,
+    strategistName: strategists.get(vaultKey({ chainId: r.chain_id, address: r.address })) ?? null,
   }));
 }
 
@@ -76,38 +72,7 @@ export async function loadBalances(
   return new Map(rows.map((r) => [r.wallet.toLowerCase(), BigInt(r.balance)]));
 }
 
-// ---- batch readers: one statement for a list of vaults, each with its own bounds -------------
-// The lists travel as arrays and are joined to with unnest() (one row per vault), so a job over
-// a hundred vaults costs the round trips of one. Each vault's rows are read by a LATERAL
-// subquery fenced with OFFSET 0: one index range scan per vault, where a plain join let the
-// planner hash whole tables (the bench's first batched run spent 0.3 s per statement so).
-
-const chainIds = (items: readonly { v: VaultRef }[]) => items.map((i) => i.v.chainId);
-const addresses = (items: readonly { v: VaultRef }[]) => items.map((i) => i.v.address);
-
-/** Vaults as the two unnest() arrays of a batch statement: chain ids, addresses. */
-export const vaultArrays = (vaults: readonly VaultRef[]): [number[], string[]] => [
-  vaults.map((v) => v.chainId),
-  vaults.map((v) => v.address),
-];
-
-/** Rows grouped per vault key, in the order they came. */
-export function groupByVault<R extends { chain_id: number; vault: string }, T>(
-  rows: readonly R[],
-  map: (r: R) => T,
-): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const r of rows) {
-    const key = `${r.chain_id}:${r.vault.toLowerCase()}`;
-    let list = out.get(key);
-    if (!list) {
-      list = [];
-      out.set(key, list);
-    }
-    list.push(map(r));
-  }
-  return out;
-}
+// ---- batch readers: one statement for a list of vaults, each with its own bounds (db/batch.ts) ----
 
 type SnapshotRow = Record<string, string | null> & { chain_id: number; vault: string };
 const snapshotIn = (r: SnapshotRow): SnapshotIn => ({
@@ -143,13 +108,15 @@ export async function loadSnapshotsFrom(
   const { rows } = await sql<SnapshotRow>`
     SELECT * FROM (
       (SELECT DISTINCT ON (s.chain_id, s.vault, floor(s.timestamp / ${sql.lit(DAY_SECONDS)})) ${cols}
-        FROM unnest(${chainIds(hist)}::int[], ${addresses(hist)}::text[], ${hist.map((i) => Math.min(i.fromTs, i.beforeTs))}::bigint[]) AS r(chain_id, vault, before_ts)
+        FROM ${vaultBatch(hist, (i) => i.v, { before_ts: ["bigint", (i) => Math.min(i.fromTs, i.beforeTs)] })}
         CROSS JOIN LATERAL (SELECT * FROM ${t} s WHERE s.chain_id = r.chain_id AND s.vault = r.vault AND s.timestamp < r.before_ts OFFSET 0) s
         ORDER BY s.chain_id, s.vault, floor(s.timestamp / ${sql.lit(DAY_SECONDS)}), s.timestamp DESC, s.block_number DESC, s.id DESC)
       UNION ALL
       (SELECT ${cols}
-        FROM unnest(${chainIds(items)}::int[], ${addresses(items)}::text[], ${items.map((i) => i.fromTs)}::bigint[], ${items.map((i) => i.beforeTs)}::bigint[])
-          AS r(chain_id, vault, from_ts, before_ts)
+        FROM ${vaultBatch(items, (i) => i.v, {
+          from_ts: ["bigint", (i) => i.fromTs],
+          before_ts: ["bigint", (i) => i.beforeTs],
+        })}
         CROSS JOIN LATERAL (
           SELECT * FROM ${t} s WHERE s.chain_id = r.chain_id AND s.vault = r.vault AND s.timestamp >= r.from_ts AND s.timestamp < r.before_ts OFFSET 0) s)
     ) x ORDER BY chain_id, vault, timestamp, block_number, id`.execute(db);
@@ -179,7 +146,7 @@ export async function loadStoredDays(
     packed: string | null;
   }>`
     SELECT r.chain_id, r.vault, d.n, d.first, d.packed
-    FROM unnest(${chainIds(items)}::int[], ${addresses(items)}::text[], ${items.map((i) => i.beforeDay)}::int[]) AS r(chain_id, vault, before_day)
+    FROM ${vaultBatch(items, (i) => i.v, { before_day: ["int", (i) => i.beforeDay] })}
     CROSS JOIN LATERAL (
       SELECT count(*)::int AS n, min(x.day) - date '1970-01-01' AS first,
         string_agg(CASE WHEN x.missing THEN '' ELSE concat(x.snapshot_timestamp, ',', x.block_number, ',', x.total_assets, ',', x.total_shares, ',',
@@ -187,7 +154,7 @@ export async function loadStoredDays(
       FROM derived.vault_day x WHERE x.chain_id = r.chain_id AND x.vault = r.vault AND x.day < date '1970-01-01' + r.before_day) d`.execute(
     db,
   );
-  const byVault = new Map(rows.map((r) => [`${r.chain_id}:${r.vault}`, r]));
+  const byVault = new Map(rows.map((r) => [rowKey(r), r]));
   return new Map(
     items.map(({ v, firstDay, beforeDay }) => {
       const r = byVault.get(vaultKey(v));
@@ -239,8 +206,7 @@ export async function loadPositionBalances(
   const flat = items.flatMap((i) => i.wallets.map((w) => ({ v: i.v, w, beforeDay: i.beforeDay })));
   const { rows } = await sql<{ chain_id: number; vault: string; wallet: string; shares: string }>`
     SELECT r.chain_id, r.vault, r.wallet, p.shares
-    FROM unnest(${chainIds(flat)}::int[], ${addresses(flat)}::text[], ${flat.map((f) => f.w)}::text[], ${flat.map((f) => f.beforeDay)}::int[])
-      AS r(chain_id, vault, wallet, before_day)
+    FROM ${vaultBatch(flat, (f) => f.v, { wallet: ["text", (f) => f.w], before_day: ["int", (f) => f.beforeDay] })}
     CROSS JOIN LATERAL (
       SELECT p.shares FROM derived.points_position p
       WHERE p.chain_id = r.chain_id AND p.vault = r.vault AND p.wallet = r.wallet AND p.day < date '1970-01-01' + r.before_day
@@ -259,7 +225,7 @@ export async function loadFees(
 ): Promise<Map<string, FeeIn[]>> {
   const { rows } = await sql<{ chain_id: number; vault: string; timestamp: string; amount: string | null }>`
     SELECT f.chain_id, f.vault, f.timestamp, f.amount
-    FROM unnest(${chainIds(items)}::int[], ${addresses(items)}::text[], ${items.map((i) => i.beforeTs)}::bigint[]) AS r(chain_id, vault, before_ts)
+    FROM ${vaultBatch(items, (i) => i.v, { before_ts: ["bigint", (i) => i.beforeTs] })}
     CROSS JOIN LATERAL (
       SELECT * FROM ${sql.id(schema, "fee_event")} f
       WHERE f.chain_id = r.chain_id AND f.vault = r.vault AND f.kind = 'management_fee_charged' AND f.timestamp < r.before_ts OFFSET 0) f
@@ -286,8 +252,11 @@ export async function loadTransfers(
     timestamp: string;
   }>`
     SELECT t.chain_id, t.vault, t.from_address, t.to_address, t.shares, t.timestamp
-    FROM unnest(${chainIds(items)}::int[], ${addresses(items)}::text[], ${items.map((i) => i.fromTs)}::bigint[], ${items.map((i) => i.toTs)}::bigint[],
-      ${items.map((i) => i.fromBlock)}::bigint[]) AS r(chain_id, vault, from_ts, to_ts, from_block)
+    FROM ${vaultBatch(items, (i) => i.v, {
+      from_ts: ["bigint", (i) => i.fromTs],
+      to_ts: ["bigint", (i) => i.toTs],
+      from_block: ["bigint", (i) => i.fromBlock],
+    })}
     CROSS JOIN LATERAL (
       SELECT * FROM ${sql.id(schema, "share_transfer")} t
       WHERE t.chain_id = r.chain_id AND t.vault = r.vault AND t.block_number >= r.from_block AND t.timestamp >= r.from_ts AND t.timestamp < r.to_ts OFFSET 0) t
@@ -316,12 +285,12 @@ export async function loadFingerprintsOn(
 ): Promise<Map<string, string>> {
   const { rows } = await sql<{ chain_id: number; vault: string; fingerprint: string }>`
     SELECT d.chain_id, d.vault, d.fingerprint
-    FROM unnest(${chainIds(items)}::int[], ${addresses(items)}::text[], ${items.map((i) => i.day)}::int[]) AS r(chain_id, vault, day)
+    FROM ${vaultBatch(items, (i) => i.v, { day: ["int", (i) => i.day] })}
     CROSS JOIN LATERAL (
       SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault AND d.day = date '1970-01-01' + r.day OFFSET 0) d`.execute(
     db,
   );
-  return new Map(rows.map((r) => [`${r.chain_id}:${r.vault}`, r.fingerprint]));
+  return new Map(rows.map((r) => [rowKey(r), r.fingerprint]));
 }
 
 export interface RewardWindow {
@@ -339,7 +308,7 @@ export async function loadRewards(db: AnyDb, v?: VaultRef): Promise<Map<string, 
   if (v) q = q.where("chain_id", "=", v.chainId).where("vault", "=", v.address);
   const out = new Map<string, RewardWindow[]>();
   for (const r of await q.execute()) {
-    const key = `${r.chain_id}:${r.vault.toLowerCase()}`;
+    const key = rowKey(r);
     const list = out.get(key) ?? [];
     list.push({
       id: r.id,
@@ -385,8 +354,10 @@ export async function loadDayHashes(
     const t = sql.id(schema, table);
     if ("vaults" in scope) {
       const vs = scope.vaults;
-      return sql`unnest(${chainIds(vs)}::int[], ${addresses(vs)}::text[], ${vs.map((i) => i.fromDay * DAY_SECONDS)}::bigint[], ${vs.map((i) => i.fromBlock ?? 0)}::bigint[])
-          AS r(chain_id, vault, from_ts, from_block)
+      return sql`${vaultBatch(vs, (i) => i.v, {
+        from_ts: ["bigint", (i) => i.fromDay * DAY_SECONDS],
+        from_block: ["bigint", (i) => i.fromBlock ?? 0],
+      })}
         CROSS JOIN LATERAL (
           SELECT * FROM ${t} x WHERE x.chain_id = r.chain_id AND x.vault = r.vault AND x.timestamp >= r.from_ts ${byBlock ? sql`AND x.block_number >= r.from_block` : sql``} ${extra}
           OFFSET 0) x`;
@@ -412,7 +383,7 @@ export async function loadDayHashes(
     ) x GROUP BY 1, 2, 3`.execute(db);
   const out = new Map<string, Map<number, string>>();
   for (const r of rows) {
-    const key = `${r.chain_id}:${r.vault.toLowerCase()}`;
+    const key = rowKey(r);
     let m = out.get(key);
     if (!m) {
       m = new Map();
@@ -461,16 +432,14 @@ export async function loadFirstDays(
   vaults?: readonly VaultRef[],
 ): Promise<Map<string, number>> {
   const list = vaults
-    ? sql`unnest(${vaults.map((v) => v.chainId)}::int[], ${vaults.map((v) => v.address)}::text[]) AS r(chain_id, vault)`
+    ? vaultBatch(vaults, (v) => v)
     : sql`(SELECT chain_id, lower(address) AS vault FROM ${sql.id(schema, "vault")}) r`;
   // one index probe per vault on (chain_id, vault, timestamp)
   const { rows } = await sql<{ chain_id: number; vault: string; ts: string | null }>`
     SELECT r.chain_id, r.vault,
       (SELECT s.timestamp FROM ${sql.id(schema, "share_ratio_snapshot")} s WHERE s.chain_id = r.chain_id AND s.vault = r.vault ORDER BY s.timestamp LIMIT 1)::text AS ts
     FROM ${list}`.execute(db);
-  return new Map(
-    rows.filter((r) => r.ts != null).map((r) => [`${r.chain_id}:${r.vault.toLowerCase()}`, dayOf(Number(r.ts))]),
-  );
+  return new Map(rows.filter((r) => r.ts != null).map((r) => [rowKey(r), dayOf(Number(r.ts))]));
 }
 
 /** Stored fingerprints per vault and day. */
@@ -484,7 +453,7 @@ export async function loadStoredFingerprints(
   if (sinceDay != null) q = q.where("day", ">=", dayToDate(sinceDay));
   const out = new Map<string, Map<number, string>>();
   for (const r of await q.execute()) {
-    const key = `${r.chain_id}:${r.vault}`;
+    const key = rowKey(r);
     let m = out.get(key);
     if (!m) {
       m = new Map();

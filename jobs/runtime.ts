@@ -12,8 +12,8 @@ import { dateToDay, today as wallToday } from "../db/days.js";
 import { type ChainCheckpoint, fromJson, readCheckpoints, toJson } from "../db/progress.js";
 import type { JobsConfig } from "./config.js";
 import { addFlow, buildFlow, extrasHash, planChanges } from "./fanout.js";
-import { runPointsRollup } from "./points/rollup.js";
-import { recordProgress } from "./progress.js";
+import { writePointsRules } from "./points/rules-write.js";
+import { recordProgress } from "./progress-write.js";
 import { type JobInput, jobOptions, PREFIX, QUEUES, type QueueKey, RETIRED_QUEUES } from "./queues.js";
 import type { Db } from "./repo.js";
 import { runVaultDays } from "./vault/job.js";
@@ -157,7 +157,7 @@ export async function startWorkers(
       ),
   );
   const rollup = processor("pointsRollup", async (d: JobInput<"pointsRollup">, job) => {
-    const out = await runPointsRollup(db, cfg.points);
+    const out = { rulesChanged: await writePointsRules(db, cfg.points) };
     if (d.extrasHash) await q.connection.set(EXTRAS_KEY, d.extrasHash);
     if (d.progress) {
       // A batch that failed for good left its days behind: the next fan-out computes them, and

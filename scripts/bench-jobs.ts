@@ -39,13 +39,14 @@ import { join } from "node:path";
 import { Job, QueueEvents } from "bullmq";
 import pg from "pg";
 import { z } from "zod";
+import { vaultKey } from "../db/batch.js";
 import { type CopyValue, copyRows } from "../db/copy.js";
 import { dayToDate } from "../db/days.js";
 import { formatFixed } from "../db/fixed.js";
 import { jobsConfig } from "../jobs/config.js";
 import { addFlow, buildFlow, type ChangedRange, extrasHash } from "../jobs/fanout.js";
 import { PREFIX, QUEUES, type QueueKey } from "../jobs/queues.js";
-import { loadFirstDays, loadVaults, vaultKey } from "../jobs/repo.js";
+import { loadFirstDays, loadVaultMetas } from "../jobs/repo.js";
 import { openQueues, redisConnection, startWorkers, type WorkerHandle } from "../jobs/runtime.js";
 import { REPO_ROOT } from "./lib/indexer.js";
 import { startEmbeddedPostgres } from "./lib/postgres.js";
@@ -595,13 +596,15 @@ CREATE INDEX vault_event_by_owner ON ${SCHEMA}.vault_event (owner);
 CREATE INDEX vault_event_by_receiver ON ${SCHEMA}.vault_event (receiver);
 `;
 
-/** Every stored derived table (points_ledger, points_pool, points_referral, points_total and points_balance are views over these). */
+/**
+ * Every stored derived table (points_entry, points_ledger, points_pool, points_referral,
+ * points_total and points_balance are views over these and the registry).
+ */
 const DERIVED_TABLES = [
   "vault_day",
   "vault_apy",
   "unrealized_pnl",
   "vault_metrics",
-  "points_entry",
   "points_rules",
   "points_index",
   "points_vault",
@@ -979,7 +982,7 @@ async function main(): Promise<void> {
   let wal = await walMark(client);
   let c0 = cpu(pgDataDir);
   const fullStart = Date.now();
-  const vaults = await loadVaults(workers.db, SCHEMA, undefined);
+  const vaults = await loadVaultMetas(workers.db, SCHEMA, undefined);
   const firstDays = await loadFirstDays(workers.db, SCHEMA);
   const changes: ChangedRange[] = [];
   for (const v of vaults) {

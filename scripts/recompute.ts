@@ -1,10 +1,11 @@
 /** Recomputes the derived tables over a range of days: `npm run recompute -- --help`. */
 import { Job, QueueEvents } from "bullmq";
+import { vaultKey } from "../db/batch.js";
 import { dateToDay, dayToDate, today as wallToday } from "../db/days.js";
 import { jobsConfig } from "../jobs/config.js";
 import { addFlow, buildFlow, type ChangedRange, extrasHash } from "../jobs/fanout.js";
 import { PREFIX, QUEUES } from "../jobs/queues.js";
-import { loadFirstDays, loadVaults, vaultKey } from "../jobs/repo.js";
+import { loadFirstDays, loadVaultMetas } from "../jobs/repo.js";
 import { openQueues, redisConnection, startWorkers } from "../jobs/runtime.js";
 import { type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
@@ -73,7 +74,7 @@ async function main(): Promise<void> {
   const today = wallToday();
   const end = Math.min(to ?? today, today);
 
-  const vaults = await loadVaults(workers.db, cfg.indexerSchema, cfg.registryPath);
+  const vaults = await loadVaultMetas(workers.db, cfg.indexerSchema, cfg.registryPath);
   const firstDays = await loadFirstDays(workers.db, cfg.indexerSchema);
   const chosen = vaults.filter(
     (v) => args.all || (v.address === args.vault!.toLowerCase() && (!args.chain || v.chainId === Number(args.chain))),

@@ -25,8 +25,7 @@ Environment (every setting with its default: .env.example, and the README's Conf
                        (started, and installed with apt-get, if missing)
   INDEXER_SCHEMA       the views schema the jobs read (default indexer)
   WORKER_CONCURRENCY, FANOUT_EVERY_S, PROGRESS_POLL_S, FANOUT_RECENT_DAYS, FANOUT_FULL_EVERY_S,
-  JOB_ATTEMPTS, WORKER_LOCK_MS, VAULT_REGISTRY, POINTS_PER_USD_PER_DAY, POINTS_REFERRAL_SHARE,
-  POINTS_SIGNUP_BONUS
+  JOB_ATTEMPTS, WORKER_LOCK_MS, VAULT_REGISTRY, POINTS_PER_USD_PER_DAY, POINTS_REFERRAL_SHARE
   METRICS_PORT, METRICS_HOST  Prometheus metrics at /metrics (default 127.0.0.1:9464; port 0: off)
   PONDER_RPC_URL_<chainId>    optional: the metrics then report the indexer's lag behind the head
 A bad value stops the workers with a message naming it (exit 2).`,

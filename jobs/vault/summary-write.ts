@@ -1,15 +1,16 @@
 /**
- * Vault summaries (derived.vault_metrics: latest APY, returns, drawdowns and freshness), written
- * by the vault-days job inside its write transaction for every vault of its batch. A vault whose
+ * Writes derived.vault_metrics (its only writer): vault summaries (latest APY, returns,
+ * drawdowns and freshness), called by the vault-days job inside its write transaction for every vault of its batch. A vault whose
  * whole daily series the job holds in memory (its stored days were complete, or it computed them
  * all, and nothing is stored after its range) is summarized from memory; the others from their
  * rows as the transaction now sees them: both give the same row.
  */
-import type { Selectable } from "kysely";
+import { type Selectable, sql } from "kysely";
 import type pg from "pg";
+import { groupByVault, rowKey, type VaultRef, vaultBatch, vaultKey } from "../../db/batch.js";
+import { onClient } from "../../db/client.js";
 import { dayToDate } from "../../db/days.js";
 import type { VaultApyTable } from "../../db/schema.js";
-import { groupByVault, type VaultRef, vaultArrays, vaultKey } from "../repo.js";
 import { type ApyPoint, computeVaultSummary, type SeriesPoint } from "./summary.js";
 
 /** What one vault's summary is computed from. */
@@ -32,14 +33,13 @@ export async function loadSummaryInputs(
   client: pg.ClientBase,
   vaults: readonly VaultRef[],
 ): Promise<{ inputs: SummaryInput[]; empty: VaultRef[] }> {
+  const db = onClient(client);
   // Every day's ratio (days as integers, ratios as text: a date column costs a Date object per row)
-  const { rows } = await client.query<{ chain_id: number; vault: string; d: number; ratio: string | null }>(
-    `SELECT d.chain_id, d.vault, (d.day - date '1970-01-01') AS d, d.asset_share_ratio::text AS ratio
-     FROM unnest($1::int[], $2::text[]) AS r(chain_id, vault)
-     CROSS JOIN LATERAL (SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault OFFSET 0) d
-     ORDER BY d.chain_id, d.vault, d.day`,
-    vaultArrays(vaults),
-  );
+  const { rows } = await sql<{ chain_id: number; vault: string; d: number; ratio: string | null }>`
+    SELECT d.chain_id, d.vault, (d.day - date '1970-01-01') AS d, d.asset_share_ratio::text AS ratio
+    FROM ${vaultBatch(vaults, (v) => v)}
+    CROSS JOIN LATERAL (SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault OFFSET 0) d
+    ORDER BY d.chain_id, d.vault, d.day`.execute(db);
   const daysOf = groupByVault(
     rows,
     (r): SeriesPoint => ({ day: r.d, ratio: r.ratio == null ? null : Number(r.ratio) }),
@@ -48,25 +48,25 @@ export async function loadSummaryInputs(
   const empty = vaults.filter((v) => !daysOf.has(vaultKey(v)));
   if (withDays.length === 0) return { inputs: [], empty };
   const lastDayOf = (v: VaultRef) => daysOf.get(vaultKey(v))!.at(-1)!.day;
-  const { rows: withData } = await client.query<{
+  const { rows: withData } = await sql<{
     chain_id: number;
     vault: string;
     tvl: string | null;
     share_price: string | null;
     ts: string | null;
-  }>(
-    `SELECT r.chain_id, r.vault, d.tvl::text AS tvl, d.share_price::text AS share_price, d.snapshot_timestamp::text AS ts
-     FROM unnest($1::int[], $2::text[]) AS r(chain_id, vault)
-     CROSS JOIN LATERAL (
-       SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault AND NOT d.missing ORDER BY d.day DESC LIMIT 1) d`,
-    vaultArrays(withDays),
+  }>`
+    SELECT r.chain_id, r.vault, d.tvl::text AS tvl, d.share_price::text AS share_price, d.snapshot_timestamp::text AS ts
+    FROM ${vaultBatch(withDays, (v) => v)}
+    CROSS JOIN LATERAL (
+      SELECT * FROM derived.vault_day d
+      WHERE d.chain_id = r.chain_id AND d.vault = r.vault AND NOT d.missing ORDER BY d.day DESC LIMIT 1) d`.execute(db);
+  const { rows: apyRows } = await sql<Selectable<VaultApyTable>>`
+    SELECT a.* FROM ${vaultBatch(withDays, (v) => v, { day: ["date", (v) => dayToDate(lastDayOf(v))] })}
+    CROSS JOIN LATERAL (
+      SELECT * FROM derived.vault_apy a WHERE a.chain_id = r.chain_id AND a.vault = r.vault AND a.day = r.day OFFSET 0) a`.execute(
+    db,
   );
-  const { rows: apyRows } = await client.query<Selectable<VaultApyTable>>(
-    `SELECT a.* FROM unnest($1::int[], $2::text[], $3::date[]) AS r(chain_id, vault, day)
-     CROSS JOIN LATERAL (SELECT * FROM derived.vault_apy a WHERE a.chain_id = r.chain_id AND a.vault = r.vault AND a.day = r.day OFFSET 0) a`,
-    [...vaultArrays(withDays), withDays.map((v) => dayToDate(lastDayOf(v)))],
-  );
-  const dataOf = new Map(withData.map((r) => [`${r.chain_id}:${r.vault}`, r]));
+  const dataOf = new Map(withData.map((r) => [rowKey(r), r]));
   const apyOf = groupByVault(apyRows, (a) => a);
   const inputs = withDays.map((v): SummaryInput => {
     const key = vaultKey(v);
@@ -100,10 +100,9 @@ export async function writeSummaries(
   empty: readonly VaultRef[],
 ): Promise<void> {
   if (empty.length > 0) {
-    await client.query(
-      `DELETE FROM derived.vault_metrics m USING unnest($1::int[], $2::text[]) AS r(chain_id, vault) WHERE m.chain_id = r.chain_id AND m.vault = r.vault`,
-      vaultArrays(empty),
-    );
+    await sql`
+      DELETE FROM derived.vault_metrics m USING ${vaultBatch(empty, (v) => v)}
+      WHERE m.chain_id = r.chain_id AND m.vault = r.vault`.execute(onClient(client));
   }
   if (inputs.length === 0) return;
   // in key order: two batches upserting some of the same vaults lock their rows in one order

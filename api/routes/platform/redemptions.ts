@@ -6,6 +6,7 @@
 
 import type { z } from "@hono/zod-openapi";
 import { sql } from "kysely";
+import { vaultKey } from "../../../db/batch.js";
 import type { ReadDb } from "../../lib/db.js";
 import { addDays, daysBetween, formatUnits, human, isoFromUnix } from "./platform.lib.js";
 import type { PendingRedemptionSummarySchema } from "./platform.schemas.js";
@@ -43,7 +44,7 @@ export interface Liquidity {
   timestamp: string;
 }
 
-const keyOf = (chainId: number, vault: string) => `${chainId}:${vault}`;
+const keyOf = (chainId: number, vault: string) => vaultKey({ chainId, address: vault });
 
 export interface SummaryInputs {
   vaults: SummaryVault[];

@@ -1,6 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { sql } from "kysely";
+import { rowKey, vaultKey } from "../../../db/batch.js";
 import { today as dayOfTime, dayToDate } from "../../../db/days.js";
 import { resolveEnsName } from "../../ens.js";
 import { indexer, type ReadDb } from "../../lib/db.js";
@@ -12,14 +13,14 @@ const num = (x: string | number | null | undefined): number => (x == null ? 0 : 
 
 // ---- vault names (indexer.vault), cached per database for a short while ------------------
 
-interface VaultMeta {
+interface VaultName {
   name: string;
   asset_symbol: string;
 }
-const metaCache = new WeakMap<object, { at: number; schema: string; map: Map<string, VaultMeta> }>();
+const metaCache = new WeakMap<object, { at: number; schema: string; map: Map<string, VaultName> }>();
 const META_TTL_MS = 30_000;
 
-async function vaultMeta(db: ReadDb, schema: string): Promise<Map<string, VaultMeta>> {
+async function vaultMeta(db: ReadDb, schema: string): Promise<Map<string, VaultName>> {
   const hit = metaCache.get(db);
   if (hit && hit.schema === schema && Date.now() - hit.at < META_TTL_MS) return hit.map;
   let rows: { chain_id: number; address: string; name: string; asset_symbol: string }[] = [];
@@ -31,7 +32,12 @@ async function vaultMeta(db: ReadDb, schema: string): Promise<Map<string, VaultM
   } catch (e) {
     if ((e as { code?: string })?.code !== "42P01") throw e; // views not published yet: no names
   }
-  const map = new Map(rows.map((r) => [`${r.chain_id}:${r.address}`, { name: r.name, asset_symbol: r.asset_symbol }]));
+  const map = new Map(
+    rows.map((r) => [
+      vaultKey({ chainId: r.chain_id, address: r.address }),
+      { name: r.name, asset_symbol: r.asset_symbol },
+    ]),
+  );
   metaCache.set(db, { at: Date.now(), schema, map });
   return map;
 }
@@ -121,7 +127,7 @@ async function pointsRecord(c: Context<AppEnv>, wallet: string) {
       hasPendingRewards: p.has_reward,
       address: p.vault,
       chainId: p.chain_id,
-      name: meta.get(`${p.chain_id}:${p.vault}`)?.name ?? null,
+      name: meta.get(rowKey(p))?.name ?? null,
     };
   }
   const refMap: Record<string, { totalPoints: number; amountDepositedInUsd: number; nativeAmountDeposited: number }> =
@@ -207,7 +213,7 @@ export const leaderboardHandler: RouteHandler<typeof leaderboard, AppEnv> = asyn
     rows = ranked.slice((page - 1) * perPage, page * perPage);
     totalItems = ranked.length;
   }
-  const meta = rows.some((r) => r.top_vault) ? await vaultMeta(db, config.indexerSchema) : new Map<string, VaultMeta>();
+  const meta = rows.some((r) => r.top_vault) ? await vaultMeta(db, config.indexerSchema) : new Map<string, VaultName>();
   const items = rows.map((r) => {
     const m =
       r.top_vault && r.top_vault_chain_id != null ? meta.get(`${r.top_vault_chain_id}:${r.top_vault}`) : undefined;
