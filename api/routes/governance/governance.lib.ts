@@ -12,6 +12,7 @@ import { servedChain } from "../../lib/chain.js";
 import { indexer } from "../../lib/db.js";
 import { notFound } from "../../lib/errors.js";
 import { type AppEnv, QueryInt, VaultAddress } from "../../lib/router.js";
+import { findVault } from "../../lib/vaults.js";
 
 export const GovernanceParams = z.object({
   vault_address: VaultAddress.openapi({
@@ -59,10 +60,6 @@ export async function indexerRead<T>(fn: () => Promise<T>, empty: T): Promise<T>
   }
 }
 
-export function normalizeAddress(a: string): string {
-  return /^0x[0-9a-f]+$/i.test(a) ? a.toLowerCase() : a;
-}
-
 /**
  * The vault a governance request names: on `chainId`, else on the lowest chain id the address is
  * a vault on (api/lib/chain.ts, the rule of every one-vault route; `X-Vault-Chain` says which).
@@ -74,28 +71,8 @@ export async function resolveVault(
   chainId: number | undefined,
 ): Promise<Resolution> {
   const { db, config } = c.var.deps;
-  const address = normalizeAddress(rawAddress);
-  const candidates = [...new Set([address, rawAddress])];
-  let q = db
-    .selectFrom("registry.vault")
-    .select(["chain_id", "address", "name", "family"])
-    .where("address", "in", candidates);
-  if (chainId !== undefined) q = q.where("chain_id", "=", chainId);
-  let found: { chain_id: number; address: string; name: string; family: string }[] = await q
-    .orderBy("chain_id")
-    .execute();
-  if (found.length === 0) {
-    // not (yet) in the registry tables: the indexer's vaults still count
-    found = await indexerRead(async () => {
-      let iq = indexer(db, config.indexerSchema)
-        .selectFrom("vault")
-        .select(["chain_id", "address", "name", "family"])
-        .where("address", "=", address);
-      if (chainId !== undefined) iq = iq.where("chain_id", "=", chainId);
-      return iq.orderBy("chain_id").execute();
-    }, []);
-  }
-  if (found.length === 0) {
+  const v = await findVault(db, config.indexerSchema, rawAddress, chainId);
+  if (!v) {
     return {
       ok: false,
       res: notFound(
@@ -104,7 +81,6 @@ export async function resolveVault(
       ),
     };
   }
-  const v = found[0]!;
   servedChain(c, v.chain_id);
   const evm = v.chain_id > 0;
   const indexed = evm

@@ -1,17 +1,15 @@
 import type { RouteHandler, z } from "@hono/zod-openapi";
 import { type Selectable, sql } from "kysely";
 import type { StrategyApySnapshotTable, UnrealizedPnlTable } from "../../../db/schema.js";
-import { pickChain, requestedChain, servedChain } from "../../lib/chain.js";
+import { requestedChain, servedChain } from "../../lib/chain.js";
 import { validationError } from "../../lib/errors.js";
 import { exactNumber } from "../../lib/exact.js";
 import type { AppEnv } from "../../lib/router.js";
+import { findVaultChain, isMissingRelation, vaultChains } from "../../lib/vaults.js";
 import {
   formatUnits,
   guard,
-  indexedChains,
-  inRegistry,
   isEvmAddress,
-  isMissingRelation,
   isoFromUnix,
   lowerBoundSec,
   normAddress,
@@ -76,8 +74,8 @@ export const strategyApyByVaultHandler: RouteHandler<typeof strategyApyByVault, 
     .orderBy("snapshot_datetime", "desc")
     .orderBy("id")
     .execute();
-  if (rows.length === 0 && !(await inRegistry(db, address))) {
-    const chains = await indexedChains(db, config.indexerSchema, address).catch(() => [] as number[]);
+  if (rows.length === 0) {
+    const chains = await vaultChains(db, config.indexerSchema, address).catch(() => [] as number[]);
     if (chains.length === 0) return vaultNotFound(c, address);
   }
   return c.json(rows.map(snapshotRead), 200);
@@ -159,8 +157,8 @@ export const unrealizedPnlHandler: RouteHandler<typeof unrealizedPnl, AppEnv> = 
   const address = normAddress(q.vault_address);
   const asked = requestedChain(q);
   const r = await guard(c, async () => {
-    const chain = pickChain(await indexedChains(db, config.indexerSchema, address), asked);
-    if (chain == null) return (await inRegistry(db, address, asked)) ? { chain: asked ?? null, rows: [] } : null;
+    const chain = await findVaultChain(db, config.indexerSchema, address, asked);
+    if (chain == null) return null;
     const where = [sql`vault = ${address}`, sql`chain_id = ${chain}`];
     if (lo != null) where.push(sql`timestamp >= ${lo}`);
     if (hi != null) where.push(sql`timestamp <= ${hi}`);
@@ -235,8 +233,8 @@ export const vaultHistoryHandler: RouteHandler<typeof vaultHistory, AppEnv> = as
   const q = c.req.valid("query");
   const asked = requestedChain(q);
   const r = await guard(c, async () => {
-    const chain = pickChain(await indexedChains(db, config.indexerSchema, address), asked);
-    if (chain == null) return (await inRegistry(db, address, asked)) ? { chain: null, body: "[]", next: null } : null;
+    const chain = await findVaultChain(db, config.indexerSchema, address, asked);
+    if (chain == null) return null;
     const ev = sql.id(config.indexerSchema, "vault_event");
     const vt = sql.id(config.indexerSchema, "vault");
     const filters = [sql`e.chain_id = ${chain}`, sql`e.vault = ${address}`];
@@ -298,7 +296,7 @@ export const pendingRedemptionsHandler: RouteHandler<typeof pendingRedemptions, 
   const q = c.req.valid("query");
   const asked = requestedChain(q);
   const r = await guard(c, async () => {
-    const chainId = pickChain(await indexedChains(db, config.indexerSchema, address), asked);
+    const chainId = await findVaultChain(db, config.indexerSchema, address, asked);
     if (chainId == null) return null;
     const inputs = await loadSummaryInputs(db, config.indexerSchema, { addresses: [address], chainId });
     if (inputs.vaults.length === 0) return null;

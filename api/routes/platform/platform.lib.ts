@@ -8,6 +8,7 @@ import type { Context } from "hono";
 import { sql } from "kysely";
 import type { ReadDb } from "../../lib/db.js";
 import type { AppEnv } from "../../lib/router.js";
+import { isMissingRelation } from "../../lib/vaults.js";
 
 export const EVM_ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
 
@@ -127,63 +128,12 @@ export const upperBoundSec = (b: DateBound): number =>
 // ---------------------------------------------------------------------------------------------
 // Vaults
 
-export interface DirEntry {
-  chain_id: number;
-  address: string;
-}
-
-interface Directory {
-  at: number;
-  byAddress: Map<string, number[]>;
-}
-
-const DIR_TTL_MS = 10_000;
-const directories = new WeakMap<object, Directory>();
-
-async function loadDirectory(db: ReadDb, schema: string): Promise<Directory> {
-  const rows = await sql<DirEntry>`SELECT chain_id, address FROM ${sql.id(schema, "vault")} ORDER BY chain_id`.execute(
-    db as never,
-  );
-  const byAddress = new Map<string, number[]>();
-  for (const r of rows.rows) byAddress.set(r.address, [...(byAddress.get(r.address) ?? []), r.chain_id]);
-  const dir = { at: Date.now(), byAddress };
-  directories.set(db, dir);
-  return dir;
-}
-
-/**
- * Chains on which an address is an indexed vault (ascending chain id), from a directory of
- * `indexer.vault` kept for 10 s; an address missing from it is looked up again before the answer
- * is "none", so a new vault is never reported unknown for long.
- */
-export async function indexedChains(db: ReadDb, schema: string, address: string): Promise<number[]> {
-  let dir = directories.get(db);
-  if (!dir || Date.now() - dir.at > DIR_TTL_MS) dir = await loadDirectory(db, schema);
-  const hit = dir.byAddress.get(address);
-  if (hit) return hit;
-  if (Date.now() - dir.at > 1000) dir = await loadDirectory(db, schema);
-  return dir.byAddress.get(address) ?? [];
-}
-
-/** True if the registry lists the vault (EVM or not), on any chain or on `chainId`. */
-export async function inRegistry(db: ReadDb, address: string, chainId?: number): Promise<boolean> {
-  let q = db.selectFrom("registry.vault").select("chain_id").where("address", "=", address);
-  if (chainId != null) q = q.where("chain_id", "=", chainId);
-  return (await q.limit(1).executeTakeFirst()) != null;
-}
-
 /** The 404 of an unknown vault. */
 export function vaultNotFound(c: Context<AppEnv>, address: string, chainId?: number) {
   return c.json(
     { detail: chainId != null ? `Vault ${address} not found on chain ${chainId}` : `Vault ${address} not found` },
     404,
   );
-}
-
-/** Postgres: a relation or schema that does not exist yet (first start, before the indexer). */
-export function isMissingRelation(err: unknown): boolean {
-  const code = (err as { code?: string })?.code;
-  return code === "42P01" || code === "3F000";
 }
 
 /** Runs `fn`; a missing table/view answers 503 instead of 500. */

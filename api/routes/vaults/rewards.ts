@@ -9,9 +9,9 @@ import { type Selectable, sql } from "kysely";
 import type { RewardTable } from "../../../db/schema.js";
 import { validationError } from "../../lib/errors.js";
 import { type AppEnv, IdempotencyHeader, jsonResponse, VaultAddress, writeResponses } from "../../lib/router.js";
+import { normalizeAddress } from "../../lib/vaults.js";
 import { Refusal, runWrite } from "../../lib/writes.js";
 import { requireScope } from "../../middleware/auth.js";
-import { normalizeAddress } from "./vaults.queries.js";
 
 const TAG = ["tokenized vault"];
 const Uuid = z.string().uuid("must be a UUID").openapi({ format: "uuid" });

@@ -5,16 +5,9 @@ import { dateToDay, dayOf, dayToDate } from "../../../db/days.js";
 import { formatFixed, parseFixed, pow10 } from "../../../db/fixed.js";
 import { requestedChain, servedChain } from "../../lib/chain.js";
 import type { AppEnv } from "../../lib/router.js";
+import { findVault, normalizeAddress, type VaultBaseRow } from "../../lib/vaults.js";
 import { type Batcher, batcherFor } from "./vaults.batch.js";
-import {
-  findVault,
-  latestSnapshot,
-  loadVaults,
-  normalizeAddress,
-  portfolioCache,
-  type VaultBaseRow,
-  vaultDays,
-} from "./vaults.queries.js";
+import { latestSnapshot, loadVaults, portfolioCache, vaultDays } from "./vaults.queries.js";
 import type {
   apyInst,
   apyPublic,

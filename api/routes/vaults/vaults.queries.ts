@@ -3,15 +3,16 @@
  * single) is one statement whose per-vault parts (rewards, operators, subaccounts, snapshots)
  * are correlated JSON aggregates over indexed keys, so the list never issues a query per vault.
  */
-import { type RawBuilder, type Selectable, sql } from "kysely";
-import type { RegistryVaultTable, VaultMetricsTable } from "../../../db/schema.js";
+import { type RawBuilder, sql } from "kysely";
 import type { ReadDb } from "../../lib/db.js";
-import { isMissingRelation } from "../platform/platform.lib.js";
-
-/** EVM addresses are stored lower-case; other chains' addresses are matched exactly. */
-export function normalizeAddress(a: string): string {
-  return /^0x[0-9a-fA-F]+$/.test(a) ? a.toLowerCase() : a;
-}
+import {
+  BASE_COLUMNS,
+  METRICS_JOIN,
+  overVaultSet,
+  type VaultBaseRow,
+  type VaultFilter,
+  where,
+} from "../../lib/vaults.js";
 
 export interface RewardJson {
   id: string;
@@ -53,33 +54,6 @@ export type SnapshotJson = [
   string | null,
 ];
 
-type Nullable<T> = { [K in keyof T]: T[K] | null };
-
-/** registry.vault joined with its derived.vault_metrics row (metrics columns null without one). */
-export interface VaultBaseRow
-  extends Omit<Selectable<RegistryVaultTable>, "strategist_id">,
-    Nullable<
-      Pick<
-        Selectable<VaultMetricsTable>,
-        | "as_of_day"
-        | "tvl"
-        | "historical_apy"
-        | "historical_compound_apy"
-        | "gross_apy"
-        | "gross_compound_apy"
-        | "pnl_per_share"
-        | "daily_pnl_per_share"
-        | "returns"
-        | "liquid_apy_7d"
-        | "liquid_apy_30d"
-        | "max_drawdown"
-        | "max_daily_drawdown"
-        | "apy_computed_at"
-        | "share_ratio_snapshot_at"
-        | "cached_at"
-      >
-    > {}
-
 export interface VaultRow extends VaultBaseRow {
   s_id: string | null;
   s_name: string | null;
@@ -89,65 +63,6 @@ export interface VaultRow extends VaultBaseRow {
   operators: OperatorJson[];
   subaccounts: SubaccountJson[] | null;
   snapshots: SnapshotJson[] | null;
-}
-
-const BASE_COLUMNS = sql`rv.id, rv.chain_id, rv.address, rv.family, rv.kind, rv.name, rv.symbol, rv.status, rv.chain_type,
-  rv.start_datetime, rv.attributes, rv.updated_at,
-  m.as_of_day, m.tvl::text AS tvl, m.historical_apy, m.historical_compound_apy, m.gross_apy, m.gross_compound_apy,
-  m.pnl_per_share, m.daily_pnl_per_share, m.returns, m.liquid_apy_7d, m.liquid_apy_30d, m.max_drawdown,
-  m.max_daily_drawdown, m.apy_computed_at, m.share_ratio_snapshot_at, m.cached_at`;
-
-const METRICS_JOIN = sql`LEFT JOIN derived.vault_metrics m ON m.chain_id = rv.chain_id AND m.vault = rv.address`;
-
-export interface VaultFilter {
-  status?: string | undefined;
-  address?: string | undefined;
-  chain?: number | undefined;
-}
-
-function where(f: VaultFilter): RawBuilder<unknown> {
-  const parts: RawBuilder<unknown>[] = [sql`TRUE`];
-  if (f.status != null) parts.push(sql`rv.status = ${f.status}`);
-  if (f.address != null) parts.push(sql`rv.address = ${normalizeAddress(f.address)}`);
-  if (f.chain != null) parts.push(sql`rv.chain_id = ${f.chain}`);
-  return sql.join(parts, sql` AND `);
-}
-
-/**
- * The vault set, as `registry.vault`'s columns: every vault of the registry (EVM or not, with the
- * metadata an operator gave), plus every vault the indexer knows that the registry tables do not
- * hold yet, with what the chain says (name, symbol, family, kind, asset). So an indexed vault is
- * served whether or not `npm run registry -- load` has run.
- */
-function vaultSet(indexerSchema: string | null): RawBuilder<unknown> {
-  if (indexerSchema == null) return sql`registry.vault`;
-  const iv = sql.id(indexerSchema, "vault");
-  return sql`(
-    SELECT id, chain_id, address, family, kind, name, symbol, status, chain_type, strategist_id, start_datetime,
-           attributes, updated_at
-    FROM registry.vault
-    UNION ALL
-    SELECT md5('vault:' || v.chain_id || ':' || v.address)::uuid, v.chain_id, v.address, v.family, v.kind, v.name,
-           v.symbol, 'active', 'evm', NULL::uuid, NULL::timestamptz,
-           jsonb_build_object('asset', jsonb_build_object('address', v.asset, 'symbol', v.asset_symbol,
-             'decimals', v.asset_decimals))
-           || CASE WHEN v.alt_asset IS NULL THEN '{}'::jsonb
-                   ELSE jsonb_build_object('alt_asset', jsonb_build_object('address', v.alt_asset,
-                          'symbol', v.alt_asset_symbol, 'decimals', v.alt_asset_decimals)) END,
-           now()
-    FROM ${iv} v
-    WHERE NOT EXISTS (SELECT 1 FROM registry.vault r WHERE r.chain_id = v.chain_id AND r.address = v.address)
-  )`;
-}
-
-/** Runs `q` over the vault set; before the indexer's views exist (first start), over the registry alone. */
-async function overVaultSet<R>(indexerSchema: string, q: (from: RawBuilder<unknown>) => Promise<R>): Promise<R> {
-  try {
-    return await q(vaultSet(indexerSchema));
-  } catch (err) {
-    if (!isMissingRelation(err)) throw err;
-    return q(vaultSet(null));
-  }
 }
 
 /** The vault objects' data, ordered by chain then address (one statement). */
@@ -188,23 +103,6 @@ export async function loadVaults(
     ORDER BY rv.chain_id, rv.address
     ${f.limit != null ? sql`LIMIT ${f.limit}` : sql``}`;
   return overVaultSet(indexerSchema, async (from) => (await q(from).execute(db as never)).rows);
-}
-
-/** One vault of the vault set (and its latest metrics) by address, optionally on one chain. */
-export async function findVault(
-  db: ReadDb,
-  indexerSchema: string,
-  address: string,
-  chain?: number,
-): Promise<VaultBaseRow | undefined> {
-  const q = (from: RawBuilder<unknown>) => sql<VaultBaseRow>`
-    SELECT ${BASE_COLUMNS}
-    FROM ${from} rv
-    ${METRICS_JOIN}
-    WHERE ${where({ address, chain })}
-    ORDER BY rv.chain_id
-    LIMIT 1`;
-  return overVaultSet(indexerSchema, async (from) => (await q(from).execute(db as never)).rows[0]);
 }
 
 export interface DayRow {
