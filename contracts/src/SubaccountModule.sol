@@ -267,7 +267,8 @@ contract SubaccountModule {
         uint256 before = tokenOut == address(0) ? 0 : _balance(tokenOut);
         result = _call(target, value, data, false);
         if (tokenOut != address(0)) {
-            uint256 received = _balance(tokenOut) - before;
+            uint256 afterwards = _balance(tokenOut);
+            uint256 received = afterwards > before ? afterwards - before : 0;
             if (received < minOut) revert SlippageExceeded(received, minOut);
         }
         emit Executed(msg.sender, target, sel, value);
@@ -291,8 +292,9 @@ contract SubaccountModule {
             // both multi-hop structs are (bytes path, address recipient, uint256, uint256, uint256)
             ExactInputParams memory p = abi.decode(args, (ExactInputParams));
             _recipient(p.recipient);
-            address last = _pathTokens(p.path);
-            if (sel == EXACT_INPUT) return (last, p.amountOutMinimum);
+            (address first, address last) = _pathTokens(p.path);
+            // a circular path spends what it buys: the router's own minimum check is the only one
+            if (sel == EXACT_INPUT && first != last) return (last, p.amountOutMinimum);
         } else if (sel == NPM_MINT) {
             MintParams memory p = abi.decode(args, (MintParams));
             _token(p.token0);
@@ -358,8 +360,8 @@ contract SubaccountModule {
         }
     }
 
-    /// Every token of a v3 path (token, fee, token, fee, ..., token) must be allowed; returns the last.
-    function _pathTokens(bytes memory path) internal view returns (address last) {
+    /// Every token of a v3 path (token, fee, token, fee, ..., token) must be allowed; returns the ends.
+    function _pathTokens(bytes memory path) internal view returns (address first, address last) {
         if (path.length < 43 || (path.length - 20) % 23 != 0) revert InvalidPath();
         for (uint256 off = 0; off < path.length; off += 23) {
             address t;
@@ -367,6 +369,7 @@ contract SubaccountModule {
                 t := shr(96, mload(add(add(path, 32), off)))
             }
             _token(t);
+            if (off == 0) first = t;
             last = t;
         }
     }

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import {
   type Abi,
   type Address,
+  concatHex,
   decodeErrorResult,
   decodeFunctionResult,
   encodeAbiParameters,
@@ -234,6 +235,30 @@ describe("protocol world", () => {
     expect(allowance).toBe(0n);
   });
 
+  it("a two-hop swap through both WETH/USDC fee tiers (a circular path) goes through", async () => {
+    const w = w0();
+    const { USDC, WETH } = w.tokens;
+    const amountIn = 1_000n * E6;
+    const path = concatHex([USDC, "0x0001f4", WETH, "0x000bb8", USDC]);
+    const before = await balance(w, USDC, w.sub.safe);
+    const swap = call(uniArt.swapRouter().abi, "exactInput", [
+      { path, recipient: w.sub.safe, deadline: BigInt(w.s.clock + 3600), amountIn, amountOutMinimum: 990n * E6 },
+    ]);
+    await trade(
+      w,
+      moduleCall("executeWithApprovals", [
+        [{ token: USDC, spender: w.p.uniswap.swapRouter, amount: amountIn }],
+        w.p.uniswap.swapRouter,
+        0n,
+        swap,
+      ]),
+    );
+    const after = await balance(w, USDC, w.sub.safe);
+    // two fees (0.05 % and 0.3 %), and the first test's swap moved the 0.05 % pool a little
+    expect(before - after).toBeGreaterThan(3n * E6);
+    expect(before - after).toBeLessThan(15n * E6);
+  });
+
   it("refuses a non-trader (NotTrader), a token not allowed, an outside recipient, a leftover approval", async () => {
     const w = w0();
     const { USDC, WETH, wstETH } = w.tokens;
@@ -255,6 +280,15 @@ describe("protocol world", () => {
     expect(decode(await revertData(w, TRADER, w.sub.module, swap(WETH, TRADER)))).toEqual({
       errorName: "ExternalRecipient",
       args: [TRADER],
+    });
+    // every token of a multi-hop path is checked: USDC -> WETH -> wstETH
+    const path = concatHex([USDC, "0x0001f4", WETH, "0x000bb8", wstETH]);
+    const multiHop = call(uniArt.swapRouter().abi, "exactInput", [
+      { path, recipient: w.sub.safe, deadline: BigInt(w.s.clock + 3600), amountIn: 1n * E6, amountOutMinimum: 0n },
+    ]);
+    expect(decode(await revertData(w, TRADER, w.sub.module, moduleCall("execute", [router, 0n, multiHop])))).toEqual({
+      errorName: "TokenNotAllowed",
+      args: [wstETH],
     });
     // a target not on the list; ERC-20 approvals and transfers never go through execute
     const balanceOf = call(ERC20_ABI, "balanceOf", [TRADER]);
