@@ -23,6 +23,7 @@ import { MorphoLendingVaultAbi } from "../../abis/MorphoLendingVaultAbi.js";
 import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
 import { aave as aaveArt, safe as safeArt, uniswap as uniArt } from "../../contracts/devnet/protocols/artifacts.js";
 import {
+  createSafe,
   createSubaccount,
   defaultSubaccountCalls,
   deployProtocols,
@@ -186,6 +187,21 @@ describe("protocol world", () => {
     expect(a.p.uniswap.pools.length).toBeGreaterThanOrEqual(5);
     expect(a.p.aave.reserves.map((r) => r.symbol)).toEqual(["USDC", "WETH", "wstETH"]);
     expect(a.p.stats.ms).toBeLessThan(20_000);
+  });
+
+  it("a governance Safe (2 of 3) has the same address on both chains and reads back its owners", async () => {
+    const owners = [actor("signer-0"), actor("signer-1"), actor("signer-2")];
+    const made = await Promise.all(
+      worlds.map((w) =>
+        createSafe({ s: w.s, from: DEPLOYER }, w.p.safe, { label: "governance", owners, threshold: 2 }),
+      ),
+    );
+    expect(made[1]).toBe(made[0]);
+    const w = w0();
+    const abi = safeArt.singletonL2().abi;
+    expect(await readAbi<Address[]>(w, made[0] as Address, abi, "getOwners")).toEqual(owners);
+    expect(await readAbi<bigint>(w, made[0] as Address, abi, "getThreshold")).toBe(2n);
+    expect(await readAbi<string>(w, made[0] as Address, abi, "VERSION")).toBe("1.5.0");
   });
 
   it("the module is the Safe's only module, and the Safe's only owner is governance", async () => {

@@ -17,11 +17,13 @@ export { type AaveDeployment, deployAave } from "./aave.js";
 export { deployMorpho, type MorphoDeployment, morphoMarketId, morphoOraclePrice } from "./morpho.js";
 export {
   type AllowedCall,
+  createSafe,
   createSubaccount,
   deploySafe,
   execAsOwner,
   prevalidatedSignature,
   type SafeDeployment,
+  type SafeOptions,
   type Subaccount,
   type SubaccountOptions,
 } from "./safe.js";

@@ -76,8 +76,9 @@ export interface Subaccount {
   calls: { target: Address; selectors: Hex[]; signatures: string[] }[];
 }
 
+/** The createProxyWithNonce salt of a Safe named `label`. */
 export function subaccountSaltNonce(label: string): bigint {
-  return BigInt(keccak256(toHex(`vaults.subaccount:${label}`)));
+  return BigInt(keccak256(toHex(`vaults.safe:${label}`)));
 }
 
 /**
@@ -103,6 +104,27 @@ export async function execAsOwner(ctx: Ctx, safe: Address, owner: Address, to: A
 
 const ROLE = (name: string) => keccak256(toHex(name));
 
+export interface SafeOptions {
+  /** names the Safe; the same label, owners and threshold give the same address on every chain */
+  label: string;
+  owners: Address[];
+  threshold: number;
+}
+
+/** A Safe proxy (SafeL2, the compatibility fallback handler) by createProxyWithNonce, salt from the label. */
+export async function createSafe(ctx: Ctx, safe: SafeDeployment, opts: SafeOptions): Promise<Address> {
+  const factoryAbi = safeArtifacts.proxyFactory().abi;
+  const initializer = encodeFunctionData({
+    abi: safeArtifacts.singletonL2().abi,
+    functionName: "setup",
+    args: [opts.owners, BigInt(opts.threshold), ZERO, "0x", safe.fallbackHandler, ZERO, 0n, ZERO],
+  });
+  const args = [safe.singletonL2, initializer, subaccountSaltNonce(opts.label)] as const;
+  const address = getAddress(await simulate<Address>(ctx, safe.proxyFactory, factoryAbi, "createProxyWithNonce", args));
+  await write(ctx, safe.proxyFactory, factoryAbi, "createProxyWithNonce", args);
+  return address;
+}
+
 /**
  * Creates a subaccount Safe (createProxyWithNonce, salt from the label), deploys its
  * SubaccountModule through CREATE2, enables it as the Safe's only module, and sets roles and
@@ -110,18 +132,8 @@ const ROLE = (name: string) => keccak256(toHex(name));
  */
 export async function createSubaccount(ctx: Ctx, safe: SafeDeployment, opts: SubaccountOptions): Promise<Subaccount> {
   const safeAbi = safeArtifacts.singletonL2().abi;
-  const factoryAbi = safeArtifacts.proxyFactory().abi;
-  const initializer = encodeFunctionData({
-    abi: safeAbi,
-    functionName: "setup",
-    args: [[opts.owner], 1n, ZERO, "0x", safe.fallbackHandler, ZERO, 0n, ZERO],
-  });
   const saltNonce = subaccountSaltNonce(opts.label);
-  const args = [safe.singletonL2, initializer, saltNonce] as const;
-  const safeAddress = getAddress(
-    await simulate<Address>(ctx, safe.proxyFactory, factoryAbi, "createProxyWithNonce", args),
-  );
-  await write(ctx, safe.proxyFactory, factoryAbi, "createProxyWithNonce", args);
+  const safeAddress = await createSafe(ctx, safe, { label: opts.label, owners: [opts.owner], threshold: 1 });
 
   const moduleA = subaccountModule();
   const module = (
