@@ -34,6 +34,8 @@ export const CONTRACTS = {
   Multicall3: "Multicall3.sol",
   SmartWallet: "SmartWallet.sol",
   TestUniversalResolver: "TestUniversalResolver.sol",
+  SubaccountModule: "SubaccountModule.sol",
+  MorphoLendingVault: "MorphoLendingVault.sol",
   TimelockController: "@openzeppelin/contracts/governance/TimelockController.sol",
 } as const;
 
