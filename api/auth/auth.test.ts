@@ -5,7 +5,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import type { ReadDb } from "../lib/db.js";
 import { stableJson } from "../lib/writes.js";
-import { streakPoints } from "../routes/points/points.writes.js";
+import { streakPoints } from "../routes/points/daily-streak-claim.js";
 import { hashPassword, passwordProblem, verifyPassword } from "./passwords.js";
 import { registerTypedData, verifyRegistration } from "./register-message.js";
 import { checkToken, issueToken } from "./tokens.js";

@@ -5,7 +5,9 @@ import { registerGovernance } from "./governance/governance.index.js";
 import { registerPlatform } from "./platform/platform.index.js";
 import { registerPoints } from "./points/points.index.js";
 import { registerSystem } from "./system/system.index.js";
+import { registerTokenizedVault } from "./tokenized_vault/tokenized_vault.index.js";
 import { registerVaults } from "./vaults/vaults.index.js";
+import { registerWithdrawals } from "./withdrawals/withdrawals.index.js";
 
 export interface Surfaces {
   pub: Router;
@@ -15,8 +17,10 @@ export interface Surfaces {
 export function registerRoutes(s: Surfaces): void {
   registerSystem(s);
   registerAuth(s);
-  registerVaults(s);
+  registerTokenizedVault(s);
   registerPlatform(s);
+  registerVaults(s);
+  registerWithdrawals(s);
   registerGovernance(s);
   registerPoints(s);
 }

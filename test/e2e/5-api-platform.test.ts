@@ -4,7 +4,7 @@
  * tables), plus its 422, 404 and API-key cases.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSummary, type PendingGroup } from "../../api/routes/platform/redemptions.js";
+import { buildSummary, type PendingGroup } from "../../api/routes/vaults/redemptions.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
 import { parseExact } from "../helpers.js";
 

@@ -14,7 +14,7 @@ import type { App } from "../../api/app.js";
 import { registerTypedData } from "../../api/auth/register-message.js";
 import { DEFAULT_POINTS_AWARDS } from "../../api/env.js";
 import { createKey } from "../../api/keys.js";
-import { streakPoints } from "../../api/routes/points/points.writes.js";
+import { streakPoints } from "../../api/routes/points/daily-streak-claim.js";
 import { bytecode } from "../../contracts/devnet/artifacts.js";
 import { formatFixed, parseFixed } from "../../db/fixed.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";

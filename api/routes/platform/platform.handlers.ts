@@ -3,25 +3,19 @@ import { type Selectable, sql } from "kysely";
 import type { StrategyApySnapshotTable, UnrealizedPnlTable } from "../../../db/schema.js";
 import { requestedChain, servedChain } from "../../lib/chain.js";
 import { validationError } from "../../lib/errors.js";
-import { exactNumber } from "../../lib/exact.js";
 import type { AppEnv } from "../../lib/router.js";
 import { findVaultChain, isMissingRelation, vaultChains } from "../../lib/vaults.js";
 import {
-  formatUnits,
   guard,
   isEvmAddress,
   isoFromUnix,
   lowerBoundSec,
   normAddress,
   num,
-  percentString,
   upperBoundSec,
-  utcDay,
   vaultNotFound,
 } from "./platform.lib.js";
 import type {
-  pendingRedemptions,
-  pendingRedemptionsBatch,
   strategistList,
   strategyApyByVault,
   strategyApyList,
@@ -29,10 +23,8 @@ import type {
   unrealizedPnlLatest,
   vaultHistory,
   vaultHistoryArchived,
-  withdrawalQueue,
 } from "./platform.routes.js";
-import type { UnrealizedPnlRecordSchema, WithdrawalQueueSchema } from "./platform.schemas.js";
-import { loadSummaryInputs, type SummaryVault, summarize } from "./redemptions.js";
+import type { UnrealizedPnlRecordSchema } from "./platform.schemas.js";
 
 // ---------------------------------------------------------------------------------------------
 // Strategy APY snapshots and strategists
@@ -285,225 +277,4 @@ export const vaultHistoryHandler: RouteHandler<typeof vaultHistory, AppEnv> = as
   if (r.chain != null) servedChain(c, r.chain);
   if (r.next != null) c.header("x-next-before", r.next);
   return c.body(r.body, 200, { "content-type": "application/json" }) as never;
-};
-
-// ---------------------------------------------------------------------------------------------
-// Pending redemptions
-
-export const pendingRedemptionsHandler: RouteHandler<typeof pendingRedemptions, AppEnv> = async (c) => {
-  const { db, config, now } = c.var.deps;
-  const address = normAddress(c.req.valid("param").vault_address);
-  const q = c.req.valid("query");
-  const asked = requestedChain(q);
-  const r = await guard(c, async () => {
-    const chainId = await findVaultChain(db, config.indexerSchema, address, asked);
-    if (chainId == null) return null;
-    const inputs = await loadSummaryInputs(db, config.indexerSchema, { addresses: [address], chainId });
-    if (inputs.vaults.length === 0) return null;
-    const s = summarize(inputs, now(), { pastDays: q.past_days, futureDays: q.future_days });
-    if (s.failed.length > 0) throw new Error(s.failed[0]!.reason);
-    return s.ok[0] ?? null;
-  });
-  if (r instanceof Response) return r as never;
-  if (r == null) return vaultNotFound(c, address, asked);
-  servedChain(c, r.vault.chain_id);
-  return c.json(r, 200);
-};
-
-/** The window of the batch summaries: the defaults of the single-vault route. */
-const BATCH_WINDOW = { pastDays: 7, futureDays: 14 };
-
-export const pendingRedemptionsBatchHandler: RouteHandler<typeof pendingRedemptionsBatch, AppEnv> = async (c) => {
-  const { db, config, now } = c.var.deps;
-  const body = c.req.valid("json");
-  const r = await guard(c, async () => {
-    let strategist: string | undefined;
-    if (body.strategist_name != null) {
-      const s = await db
-        .selectFrom("registry.strategist")
-        .select("name")
-        .where(sql<string>`lower(name)`, "=", body.strategist_name.trim().toLowerCase())
-        .executeTakeFirst();
-      if (!s) return { notFound: body.strategist_name };
-      strategist = s.name;
-    }
-    if (!body.vault_addresses) {
-      const s = summarize(await loadSummaryInputs(db, config.indexerSchema, { strategist }), now(), BATCH_WINDOW);
-      const errors = s.failed.map((f) => ({ address: f.vault.address, reason: f.reason }));
-      return { data: s.ok, total_requested: s.ok.length + errors.length, errors, total_successful: s.ok.length };
-    }
-    // by address: each one resolved on its own, in the order given (duplicates once)
-    const errors: { address: string; reason: string }[] = [];
-    const seen = [...new Set(body.vault_addresses.map((a) => normAddress(a.trim())))];
-    const evm = seen.filter(isEvmAddress);
-    const [inputs, reg] = await Promise.all([
-      evm.length
-        ? loadSummaryInputs(db, config.indexerSchema, { addresses: evm })
-        : Promise.resolve({ vaults: [], groups: [], liquidity: [], subaccounts: [] }),
-      seen.length
-        ? db.selectFrom("registry.vault").select(["address", "chain_type"]).where("address", "in", seen).execute()
-        : Promise.resolve([]),
-    ]);
-    const registered = new Map(reg.map((x) => [x.address, x.chain_type]));
-    const selected: SummaryVault[] = [];
-    for (const a of seen) {
-      if (!isEvmAddress(a)) {
-        errors.push({
-          address: a,
-          reason: registered.has(a)
-            ? `not an EVM vault (${registered.get(a)}): pending redemptions are indexed for EVM vaults only`
-            : "not a valid EVM address (0x followed by 40 hex digits)",
-        });
-        continue;
-      }
-      const vs = inputs.vaults.filter((v) => v.address === a);
-      if (vs.length === 0) {
-        errors.push({
-          address: a,
-          reason: registered.has(a) ? "vault is in the registry but not indexed" : "vault not found",
-        });
-        continue;
-      }
-      for (const v of vs) {
-        if (strategist == null || v.strategist_name === strategist) selected.push(v);
-        else
-          errors.push({
-            address: a,
-            reason: `vault on chain ${v.chain_id} is not managed by strategist ${strategist}`,
-          });
-      }
-    }
-    const s = summarize(inputs, now(), BATCH_WINDOW, selected);
-    for (const f of s.failed) errors.push({ address: f.vault.address, reason: f.reason });
-    return { data: s.ok, total_requested: s.ok.length + errors.length, errors, total_successful: s.ok.length };
-  });
-  if (r instanceof Response) return r as never;
-  if ("notFound" in r) return c.json({ detail: `Strategist ${r.notFound} not found` }, 404);
-  return c.json(r, 200);
-};
-
-// ---------------------------------------------------------------------------------------------
-// Withdrawal queue
-
-type WithdrawalQueue = z.infer<typeof WithdrawalQueueSchema>;
-
-export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv> = async (c) => {
-  const { db, config } = c.var.deps;
-  const { chain, vault_address } = c.req.valid("param");
-  const { limit } = c.req.valid("query");
-  const address = normAddress(vault_address);
-  const s = config.indexerSchema;
-  const r = await guard(c, async (): Promise<WithdrawalQueue | null> => {
-    const v = (
-      await sql<{
-        family: string;
-        asset: string;
-        asset_symbol: string;
-        asset_decimals: number;
-        total_assets: string | null;
-        withdrawal_queue_head: number;
-        withdrawal_queue_tail: number;
-      }>`SELECT family, asset, asset_symbol, asset_decimals, total_assets::text AS total_assets, withdrawal_queue_head, withdrawal_queue_tail
-         FROM ${sql.id(s, "vault")} WHERE chain_id = ${chain} AND address = ${address}`.execute(db as never)
-    ).rows[0];
-    if (!v) return null;
-    const amount = sql`CASE WHEN r.assets IS NULL THEN coalesce(trunc(r.shares * v.asset_share_ratio), 0) ELSE r.assets - coalesce(r.fee, 0) END`;
-    const from = sql`${sql.id(s, "withdrawal_request")} r JOIN ${sql.id(s, "vault")} v ON v.chain_id = r.chain_id AND v.address = r.vault`;
-    const where = sql`r.chain_id = ${chain} AND r.vault = ${address}`;
-    const [tot, pend, done] = await Promise.all([
-      sql<{
-        n: number;
-        amount: string;
-      }>`SELECT count(*)::int AS n, coalesce(sum(${amount}), 0)::text AS amount FROM ${from} WHERE ${where} AND r.status = 'requested'`.execute(
-        db as never,
-      ),
-      sql<{
-        id: string;
-        owner: string;
-        receiver: string;
-        shares: string;
-        amount: string;
-        estimated: boolean;
-        claimable_date: string | null;
-        timestamp: string;
-        tx_hash: string;
-      }>`
-        SELECT r.id, r.owner, r.receiver, r.shares::text AS shares, (${amount})::text AS amount, (r.assets IS NULL) AS estimated, r.claimable_date, r.timestamp::text AS timestamp, r.tx_hash
-        FROM ${from} WHERE ${where} AND r.status = 'requested'
-        ORDER BY r.claimable_date ASC NULLS LAST, r.id ASC LIMIT ${limit}`.execute(db as never),
-      sql<{
-        id: string;
-        owner: string;
-        receiver: string;
-        shares: string;
-        amount: string | null;
-        claimable_date: string | null;
-        timestamp: string;
-        tx_hash: string;
-        processed_timestamp: string | null;
-        processed_tx_hash: string | null;
-      }>`
-        SELECT r.id, r.owner, r.receiver, r.shares::text AS shares, r.processed_assets::text AS amount, r.claimable_date, r.timestamp::text AS timestamp, r.tx_hash,
-               r.processed_timestamp::text AS processed_timestamp, r.processed_tx_hash
-        FROM ${from} WHERE ${where} AND r.status = 'processed'
-        ORDER BY r.processed_timestamp DESC NULLS LAST, r.processed_block_number DESC NULLS LAST, r.id DESC LIMIT ${limit}`.execute(
-        db as never,
-      ),
-    ]);
-    const d = v.asset_decimals;
-    const totalAssets = v.total_assets == null ? null : BigInt(v.total_assets);
-    const fifo = v.family === "tokenizedVaultV2";
-    const total = tot.rows[0] ?? { n: 0, amount: "0" };
-    return {
-      chain_id: chain,
-      vault: address,
-      family: v.family,
-      symbol: v.asset_symbol,
-      asset: { address: v.asset, symbol: v.asset_symbol, decimals: d },
-      queue: {
-        head: v.withdrawal_queue_head,
-        tail: v.withdrawal_queue_tail,
-        length: v.withdrawal_queue_tail - v.withdrawal_queue_head,
-      },
-      pending_count: total.n,
-      total_withdrawals_raw_amount: exactNumber(total.amount),
-      normalized_total_withdrawals_amount: formatUnits(total.amount, d),
-      total_assets: v.total_assets,
-      normalized_total_assets: v.total_assets == null ? null : formatUnits(v.total_assets, d),
-      pending_withdrawals: pend.rows.map((p, i) => ({
-        id: p.id,
-        date: p.claimable_date ?? utcDay(new Date(Number(p.timestamp) * 1000)),
-        amount_raw: exactNumber(p.amount),
-        normalized_amount: formatUnits(p.amount, d),
-        amount_estimated: p.estimated,
-        vault_percentage: percentString(BigInt(p.amount), totalAssets),
-        vault: address,
-        receiver: p.receiver,
-        owner: p.owner,
-        shares_raw: p.shares,
-        requested_at: isoFromUnix(p.timestamp),
-        request_tx_hash: p.tx_hash,
-        claimable_date: p.claimable_date,
-        queue_position: fifo ? i + 1 : null,
-      })),
-      recent_processed: done.rows.map((p) => ({
-        id: p.id,
-        date: utcDay(new Date(Number(p.processed_timestamp ?? p.timestamp) * 1000)),
-        amount_raw: exactNumber(p.amount ?? "0"),
-        normalized_amount: formatUnits(p.amount ?? "0", d),
-        owner: p.owner,
-        receiver: p.receiver,
-        shares_raw: p.shares,
-        requested_at: isoFromUnix(p.timestamp),
-        request_tx_hash: p.tx_hash,
-        claimable_date: p.claimable_date,
-        processed_at: p.processed_timestamp == null ? null : isoFromUnix(p.processed_timestamp),
-        processed_tx_hash: p.processed_tx_hash,
-      })),
-    };
-  });
-  if (r instanceof Response) return r as never;
-  if (r == null) return vaultNotFound(c, address, chain);
-  servedChain(c, chain);
-  return c.json(r, 200);
 };

@@ -1,7 +1,6 @@
 import type { Surfaces } from "../index.js";
+import { historicalApyChart, historicalApyChartHandler } from "./historical-apy-chart.js";
 import {
-  pendingRedemptionsBatchHandler,
-  pendingRedemptionsHandler,
   strategistListHandler,
   strategyApyByVaultHandler,
   strategyApyListHandler,
@@ -9,11 +8,8 @@ import {
   unrealizedPnlLatestHandler,
   vaultHistoryArchivedHandler,
   vaultHistoryHandler,
-  withdrawalQueueHandler,
 } from "./platform.handlers.js";
 import {
-  pendingRedemptions,
-  pendingRedemptionsBatch,
   strategistList,
   strategyApyByVault,
   strategyApyList,
@@ -21,11 +17,10 @@ import {
   unrealizedPnlLatest,
   vaultHistory,
   vaultHistoryArchived,
-  withdrawalQueue,
 } from "./platform.routes.js";
 import { strategyApyCreate, strategyApyCreateHandler } from "./strategy-apy.write.js";
 
-/** Platform analytics, redemptions and withdrawals: institutional surface only. */
+/** /platform analytics: institutional surface only. */
 export function registerPlatform({ inst }: Surfaces): void {
   inst.openapi(strategyApyList, strategyApyListHandler);
   inst.openapi(strategyApyCreate, strategyApyCreateHandler);
@@ -36,7 +31,5 @@ export function registerPlatform({ inst }: Surfaces): void {
   inst.openapi(unrealizedPnl, unrealizedPnlHandler);
   inst.openapi(vaultHistoryArchived, vaultHistoryArchivedHandler);
   inst.openapi(vaultHistory, vaultHistoryHandler);
-  inst.openapi(pendingRedemptionsBatch, pendingRedemptionsBatchHandler);
-  inst.openapi(pendingRedemptions, pendingRedemptionsHandler);
-  inst.openapi(withdrawalQueue, withdrawalQueueHandler);
+  inst.openapi(historicalApyChart, historicalApyChartHandler);
 }

@@ -5,8 +5,6 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { sql } from "kysely";
-import type { ReadDb } from "../../lib/db.js";
 import type { AppEnv } from "../../lib/router.js";
 import { isMissingRelation } from "../../lib/vaults.js";
 

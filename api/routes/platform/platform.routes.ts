@@ -4,7 +4,7 @@
  * strategist list need no key (as in the spec); every other route needs `x-api-key`.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { ChainIdParam, vaultChainQuery } from "../../lib/chain.js";
+import { vaultChainQuery } from "../../lib/chain.js";
 import {
   EvmAddress,
   errorResponses,
@@ -18,16 +18,12 @@ import { openRoute, readKey } from "../../middleware/auth.js";
 import { DateOrDateTime, HistoryCursor } from "./platform.lib.js";
 import {
   notFoundResponse,
-  PendingRedemptionSummarySchema,
-  PendingRedemptionsBatchBodySchema,
-  PendingRedemptionsBatchSchema,
   StrategistListItemSchema,
   StrategyApySnapshotReadSchema,
   UnrealizedPnlRatioPointSchema,
   UnrealizedPnlRecordSchema,
   unavailableResponse,
   VaultHistoryRecordSchema,
-  WithdrawalQueueSchema,
 } from "./platform.schemas.js";
 
 const VaultPath = z.object({ vault_address: VaultAddress.openapi({ param: { name: "vault_address", in: "path" } }) });
@@ -187,99 +183,6 @@ export const vaultHistory = createRoute({
   },
   responses: {
     200: json("Vault history records, newest first", z.array(VaultHistoryRecordSchema)),
-    ...notFoundResponse,
-    ...openReadAuthResponses,
-    ...unavailableResponse,
-    ...errorResponses,
-  },
-});
-
-// ---------------------------------------------------------------------------------------------
-// Pending redemptions and withdrawal queues
-
-export const pendingRedemptions = createRoute({
-  method: "get",
-  path: "/vaults/{vault_address}/pending-redemptions",
-  tags: ["redemptions"],
-  summary: "Pending redemptions of a vault: totals, overdue, due, per claimable date, liquidity",
-  description:
-    "Days are UTC. Overdue: claimable on a day of the look-back `[today - past_days, today)`; due: claimable from today to `today + future_days` included. " +
-    "An address deployed on several chains: `chain_id` (or `chain`) picks one, else the lowest chain id is served (`vault.chain_id` and header `X-Vault-Chain` say which). 404 for an unknown vault (or one that is not indexed, e.g. a non-EVM vault).",
-  middleware: [readKey] as const,
-  security: openReadSecurity,
-  request: {
-    params: VaultPath,
-    query: vaultChainQuery({
-      past_days: QueryInt({ def: 7, min: 1, max: 30 }).openapi({
-        type: "integer",
-        default: 7,
-        minimum: 1,
-        maximum: 30,
-        description: "Look-back for overdue requests, days",
-      }),
-      future_days: QueryInt({ def: 14, min: 1, max: 30 }).openapi({
-        type: "integer",
-        default: 14,
-        minimum: 1,
-        maximum: 30,
-        description: "Look-ahead for due requests, days",
-      }),
-    }),
-  },
-  responses: {
-    200: json("Pending redemption summary", PendingRedemptionSummarySchema),
-    ...notFoundResponse,
-    ...openReadAuthResponses,
-    ...unavailableResponse,
-    ...errorResponses,
-  },
-});
-
-export const pendingRedemptionsBatch = createRoute({
-  method: "post",
-  path: "/vaults/pending-redemptions",
-  tags: ["redemptions"],
-  summary: "Pending redemption summaries of several vaults",
-  description:
-    "Selects vaults by address (`vault_addresses`), by strategist (`strategist_name`), both (the listed vaults of that strategist) or neither (every indexed vault), with the default window (past_days 7, future_days 14). " +
-    "Each vault is processed on its own: an unknown, malformed or non-EVM address, or one not managed by the strategist, goes to `errors` and never fails the request. 404 when `strategist_name` names no strategist; 422 when the body is not a JSON object of these types.",
-  middleware: [readKey] as const,
-  security: openReadSecurity,
-  request: { body: { content: { "application/json": { schema: PendingRedemptionsBatchBodySchema } }, required: true } },
-  responses: {
-    200: json("Summaries and per-address errors", PendingRedemptionsBatchSchema),
-    ...notFoundResponse,
-    ...openReadAuthResponses,
-    ...unavailableResponse,
-    ...errorResponses,
-  },
-});
-
-export const withdrawalQueue = createRoute({
-  method: "get",
-  path: "/withdrawals/{chain}/{vault_address}",
-  tags: ["redemptions"],
-  summary: "Withdrawal queue of a vault: pending requests and the latest processed ones",
-  description: "`chain` is a chain id of the catalogue (else 422). 404 when the vault is not indexed on that chain.",
-  middleware: [readKey] as const,
-  security: openReadSecurity,
-  request: {
-    params: z.object({
-      chain: ChainIdParam.openapi({ param: { name: "chain", in: "path" }, type: "integer", example: 1 }),
-      vault_address: VaultAddress.openapi({ param: { name: "vault_address", in: "path" } }),
-    }),
-    query: z.object({
-      limit: QueryInt({ def: 100, min: 1, max: 1000 }).openapi({
-        type: "integer",
-        default: 100,
-        minimum: 1,
-        maximum: 1000,
-        description: "At most this many pending and this many processed requests",
-      }),
-    }),
-  },
-  responses: {
-    200: json("Withdrawal queue", WithdrawalQueueSchema),
     ...notFoundResponse,
     ...openReadAuthResponses,
     ...unavailableResponse,

@@ -1,4 +1,5 @@
 import type { Surfaces } from "../index.js";
+import { streakClaim, streakClaimHandler } from "./daily-streak-claim.js";
 import {
   leaderboardHandler,
   platformPointsHandler,
@@ -6,7 +7,7 @@ import {
   streakStatusHandler,
 } from "./points.handlers.js";
 import { leaderboard, platformPoints, publicPoints, streakStatus } from "./points.routes.js";
-import { register, registerHandler, streakClaim, streakClaimHandler } from "./points.writes.js";
+import { register, registerHandler } from "./register.js";
 
 /**
  * Points: the public record (/v1/points/{user_address}) and the institutional routes (key

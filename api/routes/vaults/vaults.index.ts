@@ -1,42 +1,14 @@
 import type { Surfaces } from "../index.js";
-import { deleteReward, deleteRewardHandler, upsertReward, upsertRewardHandler } from "./rewards.js";
 import {
-  apyInstHandler,
-  apyPublicHandler,
-  chartInstHandler,
-  listInstHandler,
-  listPublicHandler,
-  portfolioInstHandler,
-  readInstHandler,
-  readPublicHandler,
-  summaryInstHandler,
-  timeseriesInstHandler,
-} from "./vaults.handlers.js";
-import {
-  apyInst,
-  apyPublic,
-  chartInst,
-  listInst,
-  listPublic,
-  portfolioInst,
-  readInst,
-  readPublic,
-  summaryInst,
-  timeseriesInst,
-} from "./vaults.routes.js";
+  pendingRedemptions,
+  pendingRedemptionsBatch,
+  pendingRedemptionsBatchHandler,
+  pendingRedemptionsHandler,
+} from "./pending-redemptions.js";
 
-export function registerVaults({ pub, inst }: Surfaces): void {
-  pub.openapi(listPublic, listPublicHandler);
-  pub.openapi(readPublic, readPublicHandler);
-  pub.openapi(apyPublic, apyPublicHandler);
-  inst.openapi(listInst, listInstHandler);
-  inst.openapi(upsertReward, upsertRewardHandler);
-  inst.openapi(deleteReward, deleteRewardHandler);
-  // the static second segments before the `{vault_address}` routes
-  inst.openapi(apyInst, apyInstHandler);
-  inst.openapi(summaryInst, summaryInstHandler);
-  inst.openapi(readInst, readInstHandler);
-  inst.openapi(timeseriesInst, timeseriesInstHandler);
-  inst.openapi(portfolioInst, portfolioInstHandler);
-  inst.openapi(chartInst, chartInstHandler);
+/** /vaults: pending redemptions, institutional surface only. */
+export function registerVaults({ inst }: Surfaces): void {
+  // the static path before the parameterised one it would also match
+  inst.openapi(pendingRedemptionsBatch, pendingRedemptionsBatchHandler);
+  inst.openapi(pendingRedemptions, pendingRedemptionsHandler);
 }

@@ -1,17 +1,15 @@
 import type { RouteHandler, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { apyChart } from "../../../db/chart.js";
-import { dateToDay, dayOf, dayToDate } from "../../../db/days.js";
+import { dayOf, dayToDate } from "../../../db/days.js";
 import { formatFixed, parseFixed, pow10 } from "../../../db/fixed.js";
 import { requestedChain, servedChain } from "../../lib/chain.js";
 import type { AppEnv } from "../../lib/router.js";
 import { findVault, normalizeAddress, type VaultBaseRow } from "../../lib/vaults.js";
-import { type Batcher, batcherFor } from "./vaults.batch.js";
-import { latestSnapshot, loadVaults, portfolioCache, vaultDays } from "./vaults.queries.js";
+import { type Batcher, batcherFor } from "./tokenized_vault.batch.js";
+import { latestSnapshot, loadVaults, portfolioCache, vaultDays } from "./tokenized_vault.queries.js";
 import type {
   apyInst,
   apyPublic,
-  chartInst,
   listInst,
   listPublic,
   portfolioInst,
@@ -19,9 +17,9 @@ import type {
   readPublic,
   summaryInst,
   timeseriesInst,
-} from "./vaults.routes.js";
-import type { TimeseriesPointSchema } from "./vaults.schemas.js";
-import { assetDecimals, buildVault, iso, num, toPublic, units } from "./vaults.shape.js";
+} from "./tokenized_vault.routes.js";
+import type { TimeseriesPointSchema } from "./tokenized_vault.schemas.js";
+import { assetDecimals, buildVault, iso, num, toPublic, units } from "./tokenized_vault.shape.js";
 
 /** Vault kinds the annualized APY route serves (the spec's four). */
 export const SUPPORTED_APY_KINDS = ["stablecoin", "tokenized_eth", "wrapped_staked_eth", "restaked_eth"] as const;
@@ -279,41 +277,4 @@ export const portfolioInstHandler: RouteHandler<typeof portfolioInst, AppEnv> = 
   servedChain(c, v.chain_id);
   const rows = await portfolioCache(db, v.chain_id, v.address);
   return c.json(Object.fromEntries(rows.map((r) => [r.subaccount, r.data])), 200);
-};
-
-// ---------------------------------------------------------------------------------------------
-// Deprecated APY chart
-
-export const chartInstHandler: RouteHandler<typeof chartInst, AppEnv> = async (c) => {
-  const q = c.req.valid("query");
-  const { db } = c.var.deps;
-  const v = await findVault(db, c.var.deps.config.indexerSchema, q.vault_address, requestedChain(q));
-  if (!v) return c.json(notFoundBody(q.vault_address), 404);
-  servedChain(c, v.chain_id);
-  const days = await vaultDays(db, v.chain_id, v.address);
-  const series = days.map((d) => ({
-    day: dateToDay(d.day),
-    ratio: d.asset_share_ratio == null ? null : Number(d.asset_share_ratio),
-  }));
-  const points =
-    series.length === 0
-      ? []
-      : apyChart(series, {
-          period: q.averaging_period_in_days,
-          smoothing: q.apply_smoothing,
-          daysAgo: q.days_ago,
-          // the day the published figures are for, so the last point equals historical_apy[period]
-          asOf: v.as_of_day ? dateToDay(v.as_of_day) : series[series.length - 1]!.day,
-        });
-  const values = points.map((p) => p.value);
-  return c.json(
-    {
-      data: { labels: points.map((p) => dayToDate(p.day)), values },
-      average_apy: values.length ? values.reduce((s, x) => s + x, 0) / values.length : 0,
-      status: 200,
-      error: null,
-      chain_id: v.chain_id,
-    },
-    200,
-  );
 };

@@ -6,8 +6,6 @@ import { openRoute, readKey } from "../../middleware/auth.js";
 import {
   AnnualizedApySchema,
   ChainOnlyQuery,
-  ChartQuery,
-  ChartSchema,
   PortfolioDataSchema,
   TimeseriesQuery,
   TimeseriesSchema,
@@ -18,7 +16,7 @@ import {
   VaultPathParams,
   VaultReadQuery,
   VaultSummarySchema,
-} from "./vaults.schemas.js";
+} from "./tokenized_vault.schemas.js";
 
 const inst = { middleware: [readKey], security: openReadSecurity };
 const TAGS = ["vaults"];
@@ -186,24 +184,6 @@ export const portfolioInst = createRoute({
   request: { params: VaultPathParams, query: ChainOnlyQuery },
   responses: {
     200: jsonResponse("Portfolio data per subaccount", PortfolioDataSchema),
-    ...notFoundResponse,
-    ...openReadAuthResponses,
-    ...errorResponses,
-  },
-});
-
-export const chartInst = createRoute({
-  method: "get",
-  path: "/platform/historical_apy/chart",
-  tags: ["platform"],
-  summary: "Historical APY chart (deprecated)",
-  description:
-    "One point per calendar day (the last `days_ago` days, or since inception with -1): the simple APY over the preceding `averaging_period_in_days` days, missing days carried. The last point equals the vault's published `historical_apy` for that horizon; smoothing (3-day centred mean) never changes the last point. `average_apy` is the mean of the values (0 when empty). Deprecated: use `/tokenized_vault/{vault_address}/historical-timeseries`.",
-  deprecated: true,
-  ...inst,
-  request: { query: ChartQuery },
-  responses: {
-    200: jsonResponse("Chart series", ChartSchema),
     ...notFoundResponse,
     ...openReadAuthResponses,
     ...errorResponses,

@@ -8,8 +8,8 @@ import type { z } from "@hono/zod-openapi";
 import { sql } from "kysely";
 import { vaultKey } from "../../../db/batch.js";
 import type { ReadDb } from "../../lib/db.js";
-import { addDays, daysBetween, formatUnits, human, isoFromUnix } from "./platform.lib.js";
-import type { PendingRedemptionSummarySchema } from "./platform.schemas.js";
+import { addDays, daysBetween, formatUnits, human, isoFromUnix } from "../platform/platform.lib.js";
+import type { PendingRedemptionSummarySchema } from "../platform/platform.schemas.js";
 
 export type PendingRedemptionSummary = z.infer<typeof PendingRedemptionSummarySchema>;
 

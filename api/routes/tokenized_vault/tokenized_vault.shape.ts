@@ -1,13 +1,13 @@
 /**
- * Builds the spec's vault object from the rows of vaults.queries.ts: registry columns, registry
+ * Builds the spec's vault object from the rows of tokenized_vault.queries.ts: registry columns, registry
  * `attributes` (the optional descriptive fields, with the spec's defaults), derived metrics and
  * the per-vault aggregates. Display figures become JSON numbers; raw amounts are converted to
  * human units from their exact decimal strings.
  */
 import { createHash } from "node:crypto";
 import { getChain } from "../../../config/chains.js";
-import type { SnapshotJson, SubaccountJson, VaultRow } from "./vaults.queries.js";
-import type { TokenizedVault, TokenizedVaultPublic } from "./vaults.schemas.js";
+import type { SnapshotJson, SubaccountJson, VaultRow } from "./tokenized_vault.queries.js";
+import type { TokenizedVault, TokenizedVaultPublic } from "./tokenized_vault.schemas.js";
 
 /** A raw integer amount (decimal string) in units of `decimals`, as the nearest double to its exact value. */
 export function units(raw: string | null | undefined, decimals: number): number | null {

@@ -55,25 +55,6 @@ export const TimeseriesQuery = vaultChainQuery({
   }),
 });
 
-export const ChartQuery = vaultChainQuery({
-  vault_address: VaultAddress,
-  days_ago: QueryInt({ def: 30, min: -1 }).openapi({
-    type: "integer",
-    default: 30,
-    minimum: -1,
-    description: "The last `days_ago` days; -1 gives the whole series since inception.",
-  }),
-  averaging_period_in_days: QueryInt({ def: 7, min: 2 }).openapi({
-    type: "integer",
-    default: 7,
-    minimum: 2,
-    description: "Trailing period of each point's APY, in days.",
-  }),
-  apply_smoothing: QueryBool(true).openapi({
-    description: "3-day centred moving average on every point but the last.",
-  }),
-});
-
 // ---------------------------------------------------------------------------------------------
 // The vault object
 
@@ -491,16 +472,3 @@ export const PortfolioDataSchema = z
       .openapi("PortfolioData"),
   )
   .openapi("VaultPortfolioData");
-
-export const ChartSchema = z
-  .object({
-    data: z.object({
-      labels: z.array(z.string().openapi({ format: "date" })),
-      values: z.array(z.number()).openapi({ description: `Each day's trailing APY. ${FRACTION}` }),
-    }),
-    average_apy: z.number().openapi({ description: `Mean of \`values\`; 0 for an empty series. ${FRACTION}` }),
-    status: z.number().int(),
-    error: z.string().nullable(),
-    chain_id: z.number().int().openapi({ description: "Chain of the vault served" }),
-  })
-  .openapi("HistoricalApyChart");
