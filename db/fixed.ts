@@ -56,3 +56,12 @@ export function fixedTextToNumber(text: string): number | undefined {
 export function toNumber(v: bigint): number {
   return Number(formatFixed(v));
 }
+
+/**
+ * The USD TVL of `totalAssets` raw asset units at `price` (18-decimal USD per whole asset):
+ * trunc(total_assets × price / 10^decimals), 18 decimals. The one formula of derived.vault_day's
+ * `tvl` and of every route that shows a snapshot's TVL.
+ */
+export function tvlOf(totalAssets: bigint, price: bigint, assetDecimals: number): bigint {
+  return (totalAssets * price) / pow10(assetDecimals);
+}

@@ -40,7 +40,8 @@ describe("routes and their files", () => {
 
   it("every route is in the directory its URL names", () => {
     expect(code.length).toBeGreaterThan(30);
-    for (const r of code) expect(r.file, `${r.method} ${r.path}`).toMatch(new RegExp(`^api/routes/${routeDir(r.path)}/`));
+    for (const r of code)
+      expect(r.file, `${r.method} ${r.path}`).toMatch(new RegExp(`^api/routes/${routeDir(r.path)}/`));
   });
 
   it("docs/routes.md lists every route with its file, and nothing else", () => {

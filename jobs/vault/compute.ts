@@ -4,7 +4,7 @@
  * the end of UTC day D.
  */
 import { dayOf } from "../../db/days.js";
-import { formatFixed, mulFixed, pow10, rawToFixed, SCALE, toNumber } from "../../db/fixed.js";
+import { formatFixed, mulFixed, pow10, rawToFixed, SCALE, toNumber, tvlOf } from "../../db/fixed.js";
 
 export const HORIZONS = [1, 7, 30, 90, 180, 365] as const;
 export type Horizon = (typeof HORIZONS)[number] | "inception";
@@ -225,7 +225,7 @@ export function computeVaultDays(
         totalShares: s.totalSupply.toString(),
         assetShareRatio: s.ratio == null ? null : formatFixed(s.ratio),
         assetUsdPrice: price == null ? null : formatFixed(price),
-        tvl: price == null ? null : formatFixed((s.totalAssets * price) / pow10(meta.assetDecimals)),
+        tvl: price == null ? null : formatFixed(tvlOf(s.totalAssets, price, meta.assetDecimals)),
         dailyApy: r != null && rPrev != null ? annualize(spN(i) / spN(i - 1), 1).compound : null,
         dailyPnl:
           r != null && rPrev != null && prevShares != null

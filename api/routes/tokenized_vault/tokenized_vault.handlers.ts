@@ -1,7 +1,7 @@
 import type { RouteHandler, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { dayOf, dayToDate } from "../../../db/days.js";
-import { formatFixed, parseFixed, pow10 } from "../../../db/fixed.js";
+import { formatFixed, parseFixed, tvlOf } from "../../../db/fixed.js";
 import { requestedChain, servedChain } from "../../lib/chain.js";
 import type { AppEnv } from "../../lib/router.js";
 import { findVault, normalizeAddress, type VaultBaseRow } from "../../lib/vaults.js";
@@ -213,11 +213,11 @@ export const summaryInstHandler: RouteHandler<typeof summaryInst, AppEnv> = asyn
             total_shares_raw: snap.total_supply,
             asset_share_ratio: num(snap.asset_share_ratio),
             underlying_price: num(snap.asset_usd_price),
-            // as derived.vault_day: trunc(total_assets * price / 10^asset_decimals, 18)
+            // derived.vault_day's formula (db/fixed.ts)
             tvl:
               snap.asset_usd_price == null
                 ? null
-                : Number(formatFixed((BigInt(snap.total_assets) * parseFixed(snap.asset_usd_price)) / pow10(dec))),
+                : Number(formatFixed(tvlOf(BigInt(snap.total_assets), parseFixed(snap.asset_usd_price), dec))),
           }
         : null,
       returns: { "1": ret["1"] ?? null, "7": ret["7"] ?? null, "30": ret["30"] ?? null },
