@@ -120,7 +120,7 @@ export async function findVault(
     WHERE ${where({ address, chain })}
     ORDER BY rv.chain_id
     LIMIT 1`;
-  return overVaultSet(indexerSchema, async (from) => (await q(from).execute(db as never)).rows[0]);
+  return overVaultSet(indexerSchema, async (from) => (await q(from).execute(db)).rows[0]);
 }
 
 // ---- the chains of an address, from a directory of the vault set held in memory -------------
@@ -139,7 +139,7 @@ async function loadDirectory(db: ReadDb, indexerSchema: string): Promise<Directo
     async (from) =>
       (
         await sql<{ chain_id: number; address: string }>`
-        SELECT chain_id, address FROM ${from} rv ORDER BY chain_id`.execute(db as never)
+        SELECT chain_id, address FROM ${from} rv ORDER BY chain_id`.execute(db)
       ).rows,
   );
   const byAddress = new Map<string, number[]>();

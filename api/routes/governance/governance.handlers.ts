@@ -272,7 +272,7 @@ export const timelocksHandler: RouteHandler<typeof timelocks, AppEnv> = async (c
                  o.cancelled_at::text AS cancelled_at, o.cancelled_tx_hash, o.block_number::text AS block_number, o.timestamp::text AS timestamp, o.tx_hash
           FROM ${ix(s, "timelock_operation")} o
           WHERE ${timelockOpsOf(s, v)} AND (${status} = 'all' OR o.status = ${status})
-          ORDER BY o.timestamp DESC, o.block_number DESC, o.log_index DESC, o.id`.execute(db as never)
+          ORDER BY o.timestamp DESC, o.block_number DESC, o.log_index DESC, o.id`.execute(db)
       ).rows,
     [] as OpRow[],
   );
@@ -393,7 +393,7 @@ export const auditLogHandler: RouteHandler<typeof auditLog, AppEnv> = async (c) 
         FROM (${withChain ? sql`${manual} UNION ALL ${onChain}` : manual}) e
         WHERE ${where} ${category !== undefined ? sql`AND category = ${category}` : sql``}
         ORDER BY date_trunc('milliseconds', t) DESC, blk DESC NULLS LAST, li DESC NULLS LAST, id DESC
-        ${lim != null ? sql`LIMIT ${lim}` : sql``}`.execute(db as never)
+        ${lim != null ? sql`LIMIT ${lim}` : sql``}`.execute(db)
     ).rows;
   const query = async (where: ReturnType<typeof sql>, lim: number | null) => {
     if (!v.evm) return run(false, where, lim);

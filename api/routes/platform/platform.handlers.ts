@@ -159,7 +159,7 @@ export const unrealizedPnlHandler: RouteHandler<typeof unrealizedPnl, AppEnv> = 
       FROM derived.unrealized_pnl
       WHERE ${sql.join(where, sql` AND `)}
       ORDER BY timestamp DESC, block_number DESC, snapshot_id DESC
-      ${q.limit != null ? sql`LIMIT ${q.limit}` : sql``}`.execute(db as never);
+      ${q.limit != null ? sql`LIMIT ${q.limit}` : sql``}`.execute(db);
     return { chain, rows: res.rows };
   });
   if (r instanceof Response) return r as never;
@@ -186,7 +186,7 @@ export const unrealizedPnlLatestHandler: RouteHandler<typeof unrealizedPnlLatest
     const res = await sql<PnlRow>`
       SELECT DISTINCT ON (chain_id, vault) ${PNL_COLUMNS}
       FROM derived.unrealized_pnl
-      ORDER BY chain_id, vault, timestamp DESC, block_number DESC, snapshot_id DESC`.execute(db as never);
+      ORDER BY chain_id, vault, timestamp DESC, block_number DESC, snapshot_id DESC`.execute(db);
     return res.rows;
   });
   if (r instanceof Response) return r as never;
@@ -200,7 +200,7 @@ export const vaultHistoryArchivedHandler: RouteHandler<typeof vaultHistoryArchiv
   try {
     const res = await sql<{
       vault: string;
-    }>`SELECT DISTINCT lower(vault) AS vault FROM ops.vault_backfill ORDER BY 1`.execute(c.var.deps.db as never);
+    }>`SELECT DISTINCT lower(vault) AS vault FROM ops.vault_backfill ORDER BY 1`.execute(c.var.deps.db);
     return c.json(
       res.rows.map((r) => r.vault),
       200,
@@ -266,9 +266,7 @@ export const vaultHistoryHandler: RouteHandler<typeof vaultHistory, AppEnv> = as
         ORDER BY t.block_number DESC, t.log_index DESC), '[]')::text AS body,
         (array_agg(t.block_number::text || ':' || t.log_index::text ORDER BY t.block_number, t.log_index))[1] AS last,
         count(*)::int AS n
-      FROM t LEFT JOIN LATERAL (SELECT * FROM tokens WHERE tokens.address = t.asset LIMIT 1) k ON true`.execute(
-      db as never,
-    );
+      FROM t LEFT JOIN LATERAL (SELECT * FROM tokens WHERE tokens.address = t.asset LIMIT 1) k ON true`.execute(db);
     const row = res.rows[0];
     return { chain, body: row?.body ?? "[]", next: row && row.n >= q.limit ? row.last : null };
   });

@@ -87,7 +87,7 @@ async function pointsRecord(c: Context<AppEnv>, wallet: string) {
              EXISTS (SELECT 1 FROM registry.reward r WHERE r.chain_id = p.chain_id AND lower(r.vault) = p.vault
                        AND r.start_datetime <= ${t} AND (r.end_datetime IS NULL OR r.end_datetime > ${t})) AS has_reward
       FROM derived.points_pool p WHERE p.wallet = ${wallet} ORDER BY p.chain_id, p.vault`
-      .execute(db as never)
+      .execute(db)
       .then((r) => r.rows),
     sql<{ referee: string; total_points: string; usd: string; native: string }>`
       WITH refs AS (
@@ -99,7 +99,7 @@ async function pointsRecord(c: Context<AppEnv>, wallet: string) {
       SELECT refs.referee, refs.total_points, coalesce(sum(p.usd_value), 0) AS usd, coalesce(sum(p.native_amount), 0) AS native
       FROM refs LEFT JOIN derived.points_pool p ON p.wallet = refs.referee
       GROUP BY refs.referee, refs.total_points ORDER BY refs.referee`
-      .execute(db as never)
+      .execute(db)
       .then((r) => r.rows),
     vaultMeta(db, config.indexerSchema),
   ]);
@@ -263,7 +263,7 @@ export const streakStatusHandler: RouteHandler<typeof streakStatus, AppEnv> = as
              (SELECT sum(points) FROM registry.streak_claim WHERE address = ${wallet}) AS claimed
       FROM (SELECT 1) one
       LEFT JOIN LATERAL (SELECT day, streak_days, claimed_at FROM registry.streak_claim WHERE address = ${wallet} ORDER BY day DESC LIMIT 1) l ON true`.execute(
-      db as never,
+      db,
     )
   ).rows[0]!;
   const claimedToday = r.last_day === today;

@@ -17,7 +17,7 @@ export const pingHandler: RouteHandler<typeof ping, AppEnv> = async (c) => {
   const t0 = performance.now();
   const database = { ok: true, latency_ms: null as number | null, error: null as string | null };
   try {
-    await sql`SELECT 1`.execute(db as never);
+    await sql`SELECT 1`.execute(db);
     database.latency_ms = +(performance.now() - t0).toFixed(1);
   } catch (e) {
     database.ok = false;

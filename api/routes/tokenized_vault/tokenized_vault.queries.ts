@@ -102,7 +102,7 @@ export async function loadVaults(
     WHERE ${where(f)}
     ORDER BY rv.chain_id, rv.address
     ${f.limit != null ? sql`LIMIT ${f.limit}` : sql``}`;
-  return overVaultSet(indexerSchema, async (from) => (await q(from).execute(db as never)).rows);
+  return overVaultSet(indexerSchema, async (from) => (await q(from).execute(db)).rows);
 }
 
 export interface DayRow {
@@ -169,7 +169,7 @@ export async function latestSnapshot(
     WHERE s.chain_id = ${chainId} AND s.vault = ${vault}
     ORDER BY s.timestamp DESC, s.block_number DESC, s.id DESC
     LIMIT 1`;
-  return (await q.execute(db as never)).rows[0];
+  return (await q.execute(db)).rows[0];
 }
 
 export async function portfolioCache(

@@ -96,7 +96,7 @@ export async function loadSummaryInputs(
                    'asset', asset, 'asset_symbol', asset_symbol, 'asset_decimals', asset_decimals, 'strategist_name', strategist_name) ORDER BY chain_id, address), '[]') FROM sel) AS vaults,
            (SELECT coalesce(json_agg(grp), '[]') FROM grp) AS groups,
            (SELECT coalesce(json_agg(liq), '[]') FROM liq) AS liquidity,
-           (SELECT coalesce(json_agg(subs ORDER BY address), '[]') FROM subs) AS subaccounts`.execute(db as never);
+           (SELECT coalesce(json_agg(subs ORDER BY address), '[]') FROM subs) AS subaccounts`.execute(db);
   return r.rows[0]!;
 }
 

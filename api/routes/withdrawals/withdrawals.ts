@@ -86,7 +86,7 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
         withdrawal_queue_head: number;
         withdrawal_queue_tail: number;
       }>`SELECT family, asset, asset_symbol, asset_decimals, total_assets::text AS total_assets, withdrawal_queue_head, withdrawal_queue_tail
-         FROM ${sql.id(s, "vault")} WHERE chain_id = ${chain} AND address = ${address}`.execute(db as never)
+         FROM ${sql.id(s, "vault")} WHERE chain_id = ${chain} AND address = ${address}`.execute(db)
     ).rows[0];
     if (!v) return null;
     const amount = sql`CASE WHEN r.assets IS NULL THEN coalesce(trunc(r.shares * v.asset_share_ratio), 0) ELSE r.assets - coalesce(r.fee, 0) END`;
@@ -97,7 +97,7 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
         n: number;
         amount: string;
       }>`SELECT count(*)::int AS n, coalesce(sum(${amount}), 0)::text AS amount FROM ${from} WHERE ${where} AND r.status = 'requested'`.execute(
-        db as never,
+        db,
       ),
       sql<{
         id: string;
@@ -112,7 +112,7 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
       }>`
         SELECT r.id, r.owner, r.receiver, r.shares::text AS shares, (${amount})::text AS amount, (r.assets IS NULL) AS estimated, r.claimable_date, r.timestamp::text AS timestamp, r.tx_hash
         FROM ${from} WHERE ${where} AND r.status = 'requested'
-        ORDER BY r.claimable_date ASC NULLS LAST, r.id ASC LIMIT ${limit}`.execute(db as never),
+        ORDER BY r.claimable_date ASC NULLS LAST, r.id ASC LIMIT ${limit}`.execute(db),
       sql<{
         id: string;
         owner: string;
@@ -129,7 +129,7 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
                r.processed_timestamp::text AS processed_timestamp, r.processed_tx_hash
         FROM ${from} WHERE ${where} AND r.status = 'processed'
         ORDER BY r.processed_timestamp DESC NULLS LAST, r.processed_block_number DESC NULLS LAST, r.id DESC LIMIT ${limit}`.execute(
-        db as never,
+        db,
       ),
     ]);
     const d = v.asset_decimals;
