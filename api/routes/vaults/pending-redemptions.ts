@@ -3,9 +3,11 @@
  * a vault's (or a batch's) queued redemptions by claimable date, from the indexed requests
  * (./redemptions.ts computes the summary).
  */
-import { createRoute, z } from "@hono/zod-openapi";
-import { vaultChainQuery } from "../../lib/chain.js";
+import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
+import { sql } from "kysely";
+import { requestedChain, servedChain, vaultChainQuery } from "../../lib/chain.js";
 import {
+  type AppEnv,
   errorResponses,
   jsonResponse as json,
   openReadAuthResponses,
@@ -13,7 +15,9 @@ import {
   QueryInt,
   VaultAddress,
 } from "../../lib/router.js";
+import { findVaultChain } from "../../lib/vaults.js";
 import { readKey } from "../../middleware/auth.js";
+import { guard, isEvmAddress, normAddress, vaultNotFound } from "../platform/platform.lib.js";
 import {
   notFoundResponse,
   PendingRedemptionSummarySchema,
@@ -21,21 +25,9 @@ import {
   PendingRedemptionsBatchSchema,
   unavailableResponse,
 } from "../platform/platform.schemas.js";
-
-const _VaultPath = z.object({ vault_address: VaultAddress.openapi({ param: { name: "vault_address", in: "path" } }) });
-
-import type { RouteHandler } from "@hono/zod-openapi";
-import { sql } from "kysely";
-import { requestedChain, servedChain } from "../../lib/chain.js";
-import type { AppEnv } from "../../lib/router.js";
-import { findVaultChain } from "../../lib/vaults.js";
-import { guard, isEvmAddress, normAddress, vaultNotFound } from "../platform/platform.lib.js";
 import { loadSummaryInputs, type SummaryVault, summarize } from "./redemptions.js";
 
 const VaultPath = z.object({ vault_address: VaultAddress.openapi({ param: { name: "vault_address", in: "path" } }) });
-
-// ---------------------------------------------------------------------------------------------
-// Pending redemptions and withdrawal queues
 
 export const pendingRedemptions = createRoute({
   method: "get",

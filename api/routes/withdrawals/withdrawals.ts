@@ -2,9 +2,12 @@
  * GET /api/v1/withdrawals/{chain}/{vault_address}: a vault's withdrawal queue, pending and
  * processed requests, from the indexed requests.
  */
-import { createRoute, z } from "@hono/zod-openapi";
-import { ChainIdParam } from "../../lib/chain.js";
+import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
+import { sql } from "kysely";
+import { ChainIdParam, servedChain } from "../../lib/chain.js";
+import { exactNumber } from "../../lib/exact.js";
 import {
+  type AppEnv,
   errorResponses,
   jsonResponse as json,
   openReadAuthResponses,
@@ -13,15 +16,6 @@ import {
   VaultAddress,
 } from "../../lib/router.js";
 import { readKey } from "../../middleware/auth.js";
-import { notFoundResponse, unavailableResponse, WithdrawalQueueSchema } from "../platform/platform.schemas.js";
-
-const _VaultPath = z.object({ vault_address: VaultAddress.openapi({ param: { name: "vault_address", in: "path" } }) });
-
-import type { RouteHandler } from "@hono/zod-openapi";
-import { sql } from "kysely";
-import { servedChain } from "../../lib/chain.js";
-import { exactNumber } from "../../lib/exact.js";
-import type { AppEnv } from "../../lib/router.js";
 import {
   formatUnits,
   guard,
@@ -31,6 +25,7 @@ import {
   utcDay,
   vaultNotFound,
 } from "../platform/platform.lib.js";
+import { notFoundResponse, unavailableResponse, WithdrawalQueueSchema } from "../platform/platform.schemas.js";
 
 export const withdrawalQueue = createRoute({
   method: "get",

@@ -1,0 +1,198 @@
+/**
+ * Revert data, decoded: `Error(string)` (with the meaning of Aave v3's numeric codes, Safe's
+ * `GSxxx` codes and Uniswap's short codes), `Panic(uint256)`, and the custom errors of the
+ * contracts the subaccounts use (our SubaccountModule first: "universal subaccount errors",
+ * then OpenZeppelin's ERC-20 and ERC-4626 errors).
+ */
+
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { type Abi, decodeErrorResult, type Hex, parseAbi } from "viem";
+import { MorphoLendingVaultAbi } from "../../abis/MorphoLendingVaultAbi.js";
+import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
+
+export type RevertKind =
+  | "empty"
+  | "error"
+  | "aave"
+  | "safe"
+  | "uniswap"
+  | "panic"
+  | "subaccount"
+  | "custom"
+  | "unknown";
+
+export interface DecodedRevert {
+  kind: RevertKind;
+  /** the error's name: `Error`, `Panic`, a custom error's name, or an Aave/Safe code's name */
+  name: string;
+  /** the decoded arguments, as strings */
+  args: string[];
+  /** one readable sentence */
+  message: string;
+  /** the raw revert data */
+  data: Hex;
+}
+
+// Safe's require codes (docs/error_codes.md of safe-global/safe-smart-account)
+const SAFE: Record<string, string> = {
+  GS000: "Could not finish initialization",
+  GS001: "Threshold needs to be defined",
+  GS002: "A call to set up modules couldn't be executed because the destination account was not a contract",
+  GS010: "Not enough gas to execute Safe transaction",
+  GS011: "Could not pay gas costs with ether",
+  GS012: "Could not pay gas costs with token",
+  GS013: "Safe transaction failed when gasPrice and safeTxGas were 0",
+  GS020: "Signatures data too short",
+  GS021: "Invalid contract signature location: inside static part",
+  GS022: "Invalid contract signature location: length not present",
+  GS023: "Invalid contract signature location: data not complete",
+  GS024: "Invalid contract signature provided",
+  GS025: "Hash has not been approved",
+  GS026: "Invalid owner provided",
+  GS030: "Only owners can approve a hash",
+  GS031: "Method can only be called from this contract",
+  GS100: "Modules have already been initialized",
+  GS101: "Invalid module address provided",
+  GS102: "Module has already been added",
+  GS103: "Invalid prevModule, module pair provided",
+  GS104: "Method can only be called from an enabled module",
+  GS105: "Invalid starting point for fetching paginated modules",
+  GS106: "Invalid page size for fetching paginated modules",
+  GS200: "Owners have already been set up",
+  GS201: "Threshold cannot exceed owner count",
+  GS202: "Threshold needs to be greater than 0",
+  GS203: "Invalid owner address provided",
+  GS204: "Address is already an owner",
+  GS205: "Invalid prevOwner, owner pair provided",
+  GS300: "Guard does not implement IERC165",
+  GS400: "Fallback handler cannot be set to self",
+};
+
+// Uniswap v3's short require codes (core and periphery)
+const UNISWAP: Record<string, string> = {
+  STF: "Uniswap: token transferFrom failed (allowance or balance too low)",
+  ST: "Uniswap: token transfer failed",
+  SA: "Uniswap: token approve failed",
+  TF: "Uniswap: ETH transfer failed",
+  SPL: "Uniswap: the sqrt price limit is out of range",
+  AS: "Uniswap: the amount specified is zero",
+  LOK: "Uniswap: the pool is locked (reentrancy)",
+  IIA: "Uniswap: insufficient input amount",
+  M0: "Uniswap: the pool did not receive token0 for the mint",
+  M1: "Uniswap: the pool did not receive token1 for the mint",
+  TLU: "Uniswap: the lower tick is not below the upper tick",
+  TLM: "Uniswap: the lower tick is below the minimum",
+  TUM: "Uniswap: the upper tick is above the maximum",
+  "Too little received": "Uniswap: the swap would return less than the minimum out (slippage)",
+  "Too much requested": "Uniswap: the swap would need more than the maximum in (slippage)",
+  "Price slippage check": "Uniswap: the position's amounts are below the minimums (slippage)",
+  "Transaction too old": "Uniswap: the deadline has passed",
+  "Not approved": "Uniswap: the caller may not manage this position",
+};
+
+const PANIC: Record<number, string> = {
+  1: "assertion failed",
+  17: "arithmetic overflow or underflow",
+  18: "division or modulo by zero",
+  33: "conversion to an invalid enum value",
+  34: "incorrectly encoded storage byte array",
+  49: "pop on an empty array",
+  50: "array index out of bounds",
+  65: "out of memory",
+  81: "call to an uninitialized function",
+};
+
+/**
+ * Aave v3's numeric codes → their names, read from the Errors.sol of the installed
+ * @aave/core-v3 (a devnet fixture; without it a code is reported by number only).
+ */
+let aaveCodes: Map<string, string> | undefined;
+function aaveName(code: string): string | undefined {
+  if (!aaveCodes) {
+    aaveCodes = new Map();
+    try {
+      const file = createRequire(import.meta.url).resolve(
+        "@aave/core-v3/contracts/protocol/libraries/helpers/Errors.sol",
+      );
+      for (const m of readFileSync(file, "utf8").matchAll(/string public constant (\w+) = '(\d+)';/g))
+        aaveCodes.set(m[2]!, m[1]!);
+    } catch {
+      // the package is not installed: numbers only
+    }
+  }
+  return aaveCodes.get(code);
+}
+
+const OZ_ERRORS = parseAbi([
+  "error ERC20InsufficientBalance(address sender, uint256 balance, uint256 needed)",
+  "error ERC20InsufficientAllowance(address spender, uint256 allowance, uint256 needed)",
+  "error ERC20InvalidSender(address sender)",
+  "error ERC20InvalidReceiver(address receiver)",
+  "error SafeERC20FailedOperation(address token)",
+]);
+
+/** Custom-error ABIs, the subaccount module's first. */
+const CUSTOM: { abi: Abi; kind: RevertKind }[] = [
+  { abi: SubaccountModuleAbi as Abi, kind: "subaccount" },
+  { abi: MorphoLendingVaultAbi as Abi, kind: "custom" },
+  { abi: OZ_ERRORS as Abi, kind: "custom" },
+];
+
+const str = (v: unknown): string =>
+  typeof v === "bigint" ? v.toString() : Array.isArray(v) ? `[${v.map(str).join(", ")}]` : String(v);
+
+function fromString(reason: string, data: Hex): DecodedRevert {
+  const safe = SAFE[reason];
+  if (safe) return { kind: "safe", name: reason, args: [], message: `Safe ${reason}: ${safe}`, data };
+  if (/^\d{1,3}$/.test(reason)) {
+    const name = aaveName(reason);
+    return {
+      kind: "aave",
+      name: name ?? reason,
+      args: [reason],
+      message: `Aave v3 error '${reason}'${name ? `: ${name}` : ""}`,
+      data,
+    };
+  }
+  const uni = UNISWAP[reason];
+  if (uni) return { kind: "uniswap", name: reason, args: [], message: uni, data };
+  return { kind: "error", name: "Error", args: [reason], message: reason, data };
+}
+
+/** Decodes one revert payload. */
+export function decodeRevert(data: Hex | undefined | null): DecodedRevert {
+  const d = (data ?? "0x") as Hex;
+  if (d === "0x") return { kind: "empty", name: "", args: [], message: "reverted without a reason", data: d };
+  const selector = d.slice(0, 10).toLowerCase();
+  try {
+    if (selector === "0x08c379a0") {
+      const r = decodeErrorResult({ abi: [], data: d });
+      return fromString(String(r.args?.[0] ?? ""), d);
+    }
+    if (selector === "0x4e487b71") {
+      const r = decodeErrorResult({ abi: [], data: d });
+      const code = Number(r.args?.[0] ?? 0);
+      const what = PANIC[code] ?? "unknown panic";
+      return {
+        kind: "panic",
+        name: "Panic",
+        args: [String(code)],
+        message: `Panic 0x${code.toString(16)}: ${what}`,
+        data: d,
+      };
+    }
+  } catch {
+    return { kind: "unknown", name: "", args: [], message: `undecodable revert data ${d.slice(0, 10)}…`, data: d };
+  }
+  for (const { abi, kind } of CUSTOM) {
+    try {
+      const r = decodeErrorResult({ abi, data: d });
+      const args = (r.args ?? []).map(str);
+      return { kind, name: r.errorName, args, message: `${r.errorName}(${args.join(", ")})`, data: d };
+    } catch {
+      // not this ABI's
+    }
+  }
+  return { kind: "unknown", name: selector, args: [], message: `custom error ${selector} (unknown)`, data: d };
+}
