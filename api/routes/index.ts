@@ -4,6 +4,7 @@ import { registerAuth } from "./auth/token.js";
 import { registerGovernance } from "./governance/governance.index.js";
 import { registerPlatform } from "./platform/platform.index.js";
 import { registerPoints } from "./points/points.index.js";
+import { registerRevertReason } from "./revert_reason/revert_reason.index.js";
 import { registerSystem } from "./system/system.index.js";
 import { registerTokenizedVault } from "./tokenized_vault/tokenized_vault.index.js";
 import { registerVaults } from "./vaults/vaults.index.js";
@@ -21,6 +22,7 @@ export function registerRoutes(s: Surfaces): void {
   registerPlatform(s);
   registerVaults(s);
   registerWithdrawals(s);
+  registerRevertReason(s);
   registerGovernance(s);
   registerPoints(s);
 }

@@ -107,7 +107,13 @@ describe("security: every operation as documented", () => {
     const closedReads = operations(docs.get("closed/api/v1")!).filter((o) => o.method === "get");
     const stillOpen = closedReads.filter((o) => (o.op.security ?? []).some((s) => Object.keys(s).length === 0));
     expect(stillOpen.map((o) => o.path).sort()).toEqual(
-      ["/ping", "/platform/strategist", "/platform/strategy_apy", "/platform/strategy_apy/{vault_address}"].sort(),
+      [
+        "/ping",
+        "/platform/strategist",
+        "/platform/strategy_apy",
+        "/platform/strategy_apy/{vault_address}",
+        "/revert_reason",
+      ].sort(),
     );
   });
 });
@@ -118,6 +124,7 @@ interface Sample {
 }
 let vaults: Sample[] = [];
 let wallets: string[] = [];
+let txs: { chain_id: number; tx_hash: string }[] = [];
 
 describe("types: every answer validates against its operation's response schema", () => {
   beforeAll(async () => {
@@ -125,6 +132,7 @@ describe("types: every answer validates against its operation's response schema"
     wallets = (
       await h.q<{ wallet: string }>("SELECT wallet FROM derived.points_balance ORDER BY rank_total LIMIT 3")
     ).map((r) => r.wallet);
+    txs = await h.q("SELECT DISTINCT ON (chain_id) chain_id, tx_hash FROM indexer.vault_event ORDER BY chain_id, id");
     expect(vaults.length).toBeGreaterThan(1);
     expect(wallets.length).toBeGreaterThan(0);
   });
@@ -186,6 +194,7 @@ describe("types: every answer validates against its operation's response schema"
       ],
       "get /platform/points/daily_streak/status": () =>
         wallets.map((w) => `/platform/points/daily_streak/status?address=${w}`),
+      "get /revert_reason": () => txs.map((t) => `/revert_reason?tx_hash=${t.tx_hash}&chain=${t.chain_id}`),
     };
     const f = table[`${method} ${path}`];
     return f ? f() : [];

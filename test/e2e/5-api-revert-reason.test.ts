@@ -1,0 +1,239 @@
+/**
+ * GET /api/v1/revert_reason on real failures: on an anvil of its own with the protocol world, a
+ * subaccount's transactions are mined failing (explicit gas) for each kind of reason (a module
+ * refusal, Uniswap's slippage, Aave's '36', a Safe GSxxx), and the route names each one from the
+ * call trace, or from a replay when the node lacks `debug_*`.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Abi, type Address, encodeFunctionData, getAddress, type Hex, keccak256, toHex } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
+import { aave as aaveArt, safe as safeArt, uniswap as uniArt } from "../../contracts/devnet/protocols/artifacts.js";
+import {
+  createSubaccount,
+  defaultSubaccountCalls,
+  deployProtocols,
+  type ProtocolsManifest,
+  type Subaccount,
+} from "../../contracts/devnet/protocols/index.js";
+import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
+import { ChainSession } from "../../contracts/devnet/session.js";
+import { type AnvilInstance, rpc, startAnvil } from "../../scripts/lib/anvil.js";
+import { REPO_ROOT } from "../../scripts/lib/indexer.js";
+import { type ApiHarness, setupApi } from "../api-harness.js";
+
+const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
+const CHAIN = 8453;
+const actor = (name: string): Address => getAddress(`0x${keccak256(toHex(`revert-test:${name}`)).slice(26)}`);
+const DEPLOYER = actor("deployer");
+const GOVERNANCE = actor("governance");
+const TRADER = actor("trader");
+const STRANGER = actor("stranger");
+const E18 = 10n ** 18n;
+const E6 = 10n ** 6n;
+
+let h: ApiHarness;
+let anvil: AnvilInstance;
+let s: ChainSession;
+let p: ProtocolsManifest;
+let sub: Subaccount;
+let usdc: Address;
+let weth: Address;
+const failed: Record<string, Hex> = {};
+let succeeded: Hex;
+
+const call = (abi: Abi, functionName: string, args: readonly unknown[]): Hex =>
+  encodeFunctionData({ abi, functionName, args: args as unknown[] });
+const moduleCall = (fn: string, args: readonly unknown[]) => call(SubaccountModuleAbi as Abi, fn, args);
+
+/** Mines `data` from `from` with explicit gas (no estimate to refuse it); the hash. */
+async function mine(from: Address, to: Address, data: Hex): Promise<Hex> {
+  await rpc(anvil.rpcUrl, "anvil_impersonateAccount", [from]);
+  const hash = await rpc<Hex>(anvil.rpcUrl, "eth_sendTransaction", [
+    { from, to, data, gas: "0x4c4b40", gasPrice: "0x0" },
+  ]);
+  for (let i = 0; i < 200; i++) {
+    const r = await rpc<{ status: Hex } | null>(anvil.rpcUrl, "eth_getTransactionReceipt", [hash]);
+    if (r) {
+      await s.syncClock();
+      return hash;
+    }
+    await new Promise((res) => setTimeout(res, 5));
+  }
+  throw new Error(`no receipt for ${hash}`);
+}
+
+beforeAll(async () => {
+  h = await setupApi();
+  const dir = join(REPO_ROOT, ".data", `revert-test-${OFFSET}`);
+  mkdirSync(dir, { recursive: true });
+  anvil = await startAnvil({ chainId: CHAIN, port: 18_730 + OFFSET, logFile: join(dir, "anvil.log") });
+  s = new ChainSession(CHAIN, anvil.rpcUrl);
+  await s.syncClock();
+  const tokens = [];
+  for (const t of [
+    { name: "USD Coin", symbol: "USDC", decimals: 6, usd: 1 },
+    { name: "Wrapped Ether", symbol: "WETH", decimals: 18, usd: 3200 },
+  ]) {
+    const address = await s.deploy(DEPLOYER, "MockERC20", [t.name, t.symbol, t.decimals]);
+    const feed = await s.deploy(DEPLOYER, "PriceFeed", [8, `${t.symbol} / USD`, BigInt(t.usd * 1e8)]);
+    tokens.push({ address, symbol: t.symbol, decimals: t.decimals, feed });
+  }
+  [usdc, weth] = [tokens[0]!.address, tokens[1]!.address];
+  p = await deployProtocols(s, DEPLOYER, { tokens, weth: "WETH", stable: "USDC" });
+  sub = await createSubaccount({ s, from: DEPLOYER }, p.safe, {
+    label: "revert-test/subaccount",
+    owner: GOVERNANCE,
+    trader: TRADER,
+    relayer: actor("relayer"),
+    tokens: [usdc, weth],
+    calls: defaultSubaccountCalls(p),
+  });
+  await s.send(DEPLOYER, usdc, call(ERC20_ABI, "mint", [sub.safe, 10_000n * E6]), "mint");
+  await s.send(DEPLOYER, weth, call(ERC20_ABI, "mint", [sub.safe, 10n * E18]), "mint");
+
+  const router = p.uniswap.swapRouter;
+  const swap = (min: bigint) =>
+    call(uniArt.swapRouter().abi, "exactInputSingle", [
+      {
+        tokenIn: usdc,
+        tokenOut: weth,
+        fee: 500,
+        recipient: sub.safe,
+        deadline: BigInt(s.clock + 100_000),
+        amountIn: 1_000n * E6,
+        amountOutMinimum: min,
+        sqrtPriceLimitX96: 0n,
+      },
+    ]);
+  const swapWithApproval = (min: bigint) =>
+    moduleCall("executeWithApprovals", [
+      [{ token: usdc, spender: router, amount: 1_000n * E6 }],
+      router,
+      0n,
+      swap(min),
+    ]);
+  failed.notTrader = await mine(STRANGER, sub.module, swapWithApproval(0n));
+  failed.replay = await mine(STRANGER, sub.module, swapWithApproval(0n));
+  failed.slippage = await mine(TRADER, sub.module, swapWithApproval(1_000n * E18));
+  const pool = p.aave.pool;
+  const poolAbi = aaveArt.pool().abi;
+  await s.send(
+    TRADER,
+    sub.module,
+    moduleCall("executeWithApprovals", [
+      [{ token: weth, spender: pool, amount: 1n * E18 }],
+      pool,
+      0n,
+      call(poolAbi, "supply", [weth, 1n * E18, sub.safe, 0]),
+    ]),
+    "supply",
+  );
+  failed.aave36 = await mine(
+    TRADER,
+    sub.module,
+    moduleCall("execute", [pool, 0n, call(poolAbi, "borrow", [usdc, 100_000n * E6, 2n, 0, sub.safe])]),
+  );
+  // a Safe transaction signed by no owner: GS026 (invalid owner)
+  const safeAbi = safeArt.singletonL2().abi;
+  const zero = "0x0000000000000000000000000000000000000000";
+  const sig = `0x${STRANGER.slice(2).padStart(64, "0")}${"0".repeat(64)}01` as Hex;
+  failed.safe = await mine(
+    STRANGER,
+    sub.safe,
+    call(safeAbi, "execTransaction", [usdc, 0n, "0x", 0, 0n, 0n, 0n, zero, zero, sig]),
+  );
+  succeeded = (await s.send(DEPLOYER, usdc, call(ERC20_ABI, "mint", [DEPLOYER, 1n]), "mint")).transactionHash;
+  await s.syncClock();
+}, 600_000);
+
+afterAll(async () => {
+  await anvil?.stop();
+});
+
+type Reason = { kind: string; name: string; args: string[]; message: string; contract: string | null };
+type Body = {
+  status: string;
+  source: string;
+  error_messages: string[];
+  revert_reasons: Reason[];
+  universal_subaccount_errors: Reason[];
+  detail?: string;
+};
+
+async function ask(hash: string, chain: number = CHAIN, rpcUrl: string | null = anvil.rpcUrl) {
+  const app = h.appWith({ rpcUrls: new Map(rpcUrl ? [[CHAIN, rpcUrl]] : []) });
+  const res = await app.request(`/api/v1/revert_reason?tx_hash=${hash}&chain=${chain}`);
+  return { status: res.status, body: (await res.json()) as Body };
+}
+
+describe("GET /api/v1/revert_reason", () => {
+  it("a module refusal is a universal subaccount error, named with its argument", async () => {
+    const r = await ask(failed.notTrader!);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ status: "reverted", source: "trace" });
+    expect(r.body.universal_subaccount_errors).toEqual([
+      expect.objectContaining({ kind: "subaccount", name: "NotTrader", args: [STRANGER] }),
+    ]);
+    expect(r.body.error_messages[0]).toBe(`NotTrader(${STRANGER})`);
+  });
+
+  it("Uniswap's slippage and Aave's '36' come up through the module with their meaning", async () => {
+    const slip = await ask(failed.slippage!);
+    expect(slip.body.revert_reasons[0]).toMatchObject({ kind: "uniswap", name: "Too little received" });
+    expect(slip.body.revert_reasons[0]!.contract).toBe(p.uniswap.swapRouter.toLowerCase());
+    expect(slip.body.universal_subaccount_errors).toEqual([]);
+    const aave = await ask(failed.aave36!);
+    expect(aave.body.revert_reasons[0]).toMatchObject({
+      kind: "aave",
+      name: "COLLATERAL_CANNOT_COVER_NEW_BORROW",
+      args: ["36"],
+    });
+    expect(aave.body.error_messages[0]).toBe("Aave v3 error '36': COLLATERAL_CANNOT_COVER_NEW_BORROW");
+  });
+
+  it("a Safe's GSxxx code is named", async () => {
+    const r = await ask(failed.safe!);
+    expect(r.body.revert_reasons[0]).toMatchObject({ kind: "safe", name: "GS026" });
+    expect(r.body.error_messages[0]).toBe("Safe GS026: Invalid owner provided");
+  });
+
+  it("without debug_* the reason comes from a replay at the parent block, marked approximate", async () => {
+    // a proxy that refuses debug_* as a public RPC does
+    const { createServer } = await import("node:http");
+    const server = createServer(async (req, res) => {
+      let body = "";
+      for await (const chunk of req) body += chunk;
+      const msg = JSON.parse(body) as { id: number; method: string };
+      res.setHeader("content-type", "application/json");
+      if (msg.method.startsWith("debug_")) {
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: msg.id, error: { code: -32601, message: "method not found" } }));
+        return;
+      }
+      const up = await fetch(anvil.rpcUrl, { method: "POST", body, headers: { "content-type": "application/json" } });
+      res.end(await up.text());
+    });
+    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const r = await ask(failed.replay!, CHAIN, `http://127.0.0.1:${port}`);
+      expect(r.body).toMatchObject({ status: "reverted", source: "replay" });
+      expect(r.body.universal_subaccount_errors[0]).toMatchObject({ name: "NotTrader", args: [STRANGER] });
+    } finally {
+      server.close();
+    }
+  });
+
+  it("a successful transaction has no reasons; unknown 404, no RPC 503, bad input 422", async () => {
+    const ok = await ask(succeeded);
+    expect(ok.body).toMatchObject({ status: "success", error_messages: [], revert_reasons: [] });
+    expect((await ask(`0x${"12".repeat(32)}`)).status).toBe(404);
+    const noRpc = await ask(failed.notTrader!, CHAIN, null);
+    // (answered from the cache of the first ask: a mined transaction's reasons do not change)
+    expect(noRpc.status).toBe(200);
+    expect((await ask(`0x${"34".repeat(32)}`, CHAIN, null)).status).toBe(503);
+    expect((await ask("0x1234")).status).toBe(422);
+    expect((await ask(failed.notTrader!, 999_999)).status).toBe(422);
+  });
+});
