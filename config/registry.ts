@@ -43,6 +43,18 @@ export const evmVaultSchema = z.object({
   feeCollector: evmAddress.nullable().optional(),
   strategist: z.object({ name: z.string(), address: evmAddress.nullable().optional() }).nullable().optional(),
   subaccounts: z.array(evmAddress).default([]),
+  /** per subaccount address (any case): its names, type and the health factor it is kept above */
+  subaccountSettings: z
+    .record(
+      z.string(),
+      z.object({
+        internalName: z.string().min(1).optional(),
+        friendlyName: z.string().min(1).optional(),
+        type: z.string().min(1).optional(),
+        minHealthFactor: z.number().positive().optional(),
+      }),
+    )
+    .default({}),
   /** the spec's optional vault fields nothing computes (description, risk, reported_apy, ...) */
   metadata: z.record(z.string(), z.unknown()).default({}),
 });
@@ -58,6 +70,37 @@ export const nonEvmVaultSchema = z
   })
   .passthrough();
 
+/**
+ * What a chain's subaccounts use, for the reads and builders of the institutional routes: the
+ * tokens they hold with their USD feeds (one valuation path for every USD figure), and the
+ * protocols' entry points. Every part is optional: a chain without Aave reads no Aave positions.
+ */
+export const protocolsSchema = z.object({
+  chainId: z.number().int().positive(),
+  tokens: z.array(token.extend({ priceFeed: priceFeed.nullable().optional() })).default([]),
+  aave: z.object({ pool: evmAddress, dataProvider: evmAddress.nullable().optional() }).nullable().optional(),
+  morpho: z
+    .object({
+      address: evmAddress,
+      markets: z.array(z.string().regex(/^0x[0-9a-fA-F]{64}$/, "must be a 32-byte market id")).default([]),
+      lendingVaults: z.array(evmAddress).default([]),
+    })
+    .nullable()
+    .optional(),
+  uniswap: z
+    .object({
+      factory: evmAddress,
+      positionManager: evmAddress,
+      swapRouter: evmAddress,
+      quoterV2: evmAddress,
+      staker: evmAddress.nullable().optional(),
+    })
+    .nullable()
+    .optional(),
+  loanRegistry: evmAddress.nullable().optional(),
+});
+export type ChainProtocols = z.infer<typeof protocolsSchema>;
+
 export type EvmVault = z.infer<typeof evmVaultSchema>;
 export type NonEvmVault = z.infer<typeof nonEvmVaultSchema>;
 export type RegistryVault = EvmVault | NonEvmVault;
@@ -66,6 +109,8 @@ export interface Registry {
   path: string;
   evm: EvmVault[];
   nonEvm: NonEvmVault[];
+  /** per chain id, what its subaccounts use (the file's optional `protocols`) */
+  protocols: Map<number, ChainProtocols>;
 }
 
 export const DEFAULT_REGISTRY_PATH = "config/vaults.json";
@@ -85,7 +130,9 @@ export function loadRegistry(path = registryPath()): Registry {
   } catch (err) {
     throw new Error(`vault registry ${path} is not valid JSON: ${(err as Error).message}`);
   }
-  const top = z.object({ version: z.literal(1), vaults: z.array(z.unknown()) }).safeParse(raw);
+  const top = z
+    .object({ version: z.literal(1), vaults: z.array(z.unknown()), protocols: z.array(z.unknown()).default([]) })
+    .safeParse(raw);
   if (!top.success) throw new Error(`vault registry ${path}: ${z.prettifyError(top.error)}`);
   const evm: EvmVault[] = [];
   const nonEvm: NonEvmVault[] = [];
@@ -108,6 +155,17 @@ export function loadRegistry(path = registryPath()): Registry {
     if (isEvmChain(chainId)) evm.push(parsed.data as EvmVault);
     else nonEvm.push(parsed.data as NonEvmVault);
   });
+  const protocols = new Map<number, ChainProtocols>();
+  top.data.protocols.forEach((item, i) => {
+    const parsed = protocolsSchema.safeParse(item);
+    if (!parsed.success) {
+      problems.push(`protocols[${i}]: ${z.prettifyError(parsed.error).replace(/\n/g, "; ")}`);
+      return;
+    }
+    if (!isEvmChain(parsed.data.chainId)) problems.push(`protocols[${i}].chainId: not an EVM chain of the catalogue`);
+    else if (protocols.has(parsed.data.chainId)) problems.push(`protocols[${i}]: chain ${parsed.data.chainId} twice`);
+    else protocols.set(parsed.data.chainId, parsed.data);
+  });
   if (problems.length > 0) throw new Error(`vault registry ${path} is invalid:\n  ${problems.join("\n  ")}`);
-  return { path, evm, nonEvm };
+  return { path, evm, nonEvm, protocols };
 }

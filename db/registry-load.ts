@@ -1,6 +1,6 @@
 /**
  * Loads the vault registry file into the `registry` tables the API serves: vaults (with their
- * descriptive metadata), strategists, subaccounts and operators. Idempotent (upserts by natural
+ * descriptive metadata), strategists, subaccounts, operators and each chain's protocols. Idempotent (upserts by natural
  * keys); entries no longer in the file are removed. One transaction.
  */
 
@@ -85,23 +85,30 @@ export async function loadRegistryData(db: Kysely<Database>, reg: Registry): Pro
         .where("vault", "=", v.address)
         .where("address", "not in", v.subaccounts.length ? v.subaccounts : [""])
         .execute();
+      const settings = new Map(Object.entries(v.subaccountSettings).map(([a, x]) => [a.toLowerCase(), x]));
       for (const [i, sub] of v.subaccounts.entries()) {
+        const set = settings.get(sub);
         await trx
           .insertInto("registry.subaccount")
           .values({
             chain_id: v.chainId,
             vault: v.address,
             address: sub,
-            internal_name: `${v.symbol}-sub-${i + 1}`,
-            friendly_name: `${v.name} subaccount ${i + 1}`,
+            internal_name: set?.internalName ?? `${v.symbol}-sub-${i + 1}`,
+            friendly_name: set?.friendlyName ?? `${v.name} subaccount ${i + 1}`,
             status: "active",
-            subaccount_type: "strategy",
+            subaccount_type: set?.type ?? "strategy",
             strategist_id: strategistId,
+            min_health_factor: set?.minHealthFactor == null ? null : String(set.minHealthFactor),
           })
           .onConflict((oc) =>
-            oc
-              .columns(["chain_id", "vault", "address"])
-              .doUpdateSet((eb) => ({ strategist_id: eb.ref("excluded.strategist_id") })),
+            oc.columns(["chain_id", "vault", "address"]).doUpdateSet((eb) => ({
+              strategist_id: eb.ref("excluded.strategist_id"),
+              internal_name: eb.ref("excluded.internal_name"),
+              friendly_name: eb.ref("excluded.friendly_name"),
+              subaccount_type: eb.ref("excluded.subaccount_type"),
+              min_health_factor: eb.ref("excluded.min_health_factor"),
+            })),
           )
           .execute();
         subaccounts++;
@@ -166,6 +173,24 @@ export async function loadRegistryData(db: Kysely<Database>, reg: Registry): Pro
     await sql`DELETE FROM registry.vault WHERE NOT (chain_id::text || ':' || lower(address) = ANY(${keep}))`.execute(
       trx,
     );
+    // each chain's protocols entry, as the file has it now
+    const chains = [...reg.protocols.keys()];
+    await trx
+      .deleteFrom("registry.chain_protocols")
+      .where("chain_id", "not in", chains.length ? chains : [0])
+      .execute();
+    for (const [chainId, p] of reg.protocols) {
+      await trx
+        .insertInto("registry.chain_protocols")
+        .values({ chain_id: chainId, protocols: JSON.stringify(p), updated_at: sql`now()` })
+        .onConflict((oc) =>
+          oc.column("chain_id").doUpdateSet((eb) => ({
+            protocols: eb.ref("excluded.protocols"),
+            updated_at: eb.ref("excluded.updated_at"),
+          })),
+        )
+        .execute();
+    }
     return { vaults: keep.length, strategists: strategistIds.size, subaccounts, operators };
   });
 }

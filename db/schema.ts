@@ -504,6 +504,15 @@ export interface SubaccountTable {
   status: string;
   subaccount_type: string;
   strategist_id: string | null;
+  /** the health factor its operator keeps it above (migration 0011) */
+  min_health_factor: Num | null;
+}
+
+/** registry.chain_protocols (migration 0011): a chain's `protocols` entry of the registry file. */
+export interface ChainProtocolsTable {
+  chain_id: number;
+  protocols: ColumnType<unknown, string, string>;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
 export interface OperatorTable {
@@ -599,6 +608,7 @@ export interface Database {
   "registry.strategist": StrategistTable;
   "registry.vault": RegistryVaultTable;
   "registry.subaccount": SubaccountTable;
+  "registry.chain_protocols": ChainProtocolsTable;
   "registry.operator": OperatorTable;
   "registry.strategy_apy_snapshot": StrategyApySnapshotTable;
   "registry.portfolio_cache": PortfolioCacheTable;

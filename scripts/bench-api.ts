@@ -98,9 +98,10 @@ async function main(): Promise<void> {
     },
     strategist: { name: `Strategist ${i % 3}`, address: null },
     subaccounts: [`0x${(0xe000 + i).toString(16).padStart(40, "0")}` as `0x${string}`],
+    subaccountSettings: {},
     metadata: { description: `Bench vault ${i}`, risk: "low", default_apy_horizon: 7 },
   }));
-  await loadRegistryData(admin, { path: "bench", evm, nonEvm: [] });
+  await loadRegistryData(admin, { path: "bench", evm, nonEvm: [], protocols: new Map() });
   const { key } = await createKey(admin, "bench");
   await admin.destroy();
 

@@ -10,6 +10,7 @@ import * as m0007 from "./2026-11-22-0007-points-index.js";
 import * as m0008 from "./2026-11-22-0008-jobs-progress.js";
 import * as m0009 from "./2026-11-23-0009-unrealized-pnl-alt-asset.js";
 import * as m0010 from "./2026-11-23-0010-points-entry-view.js";
+import * as m0011 from "./2026-11-23-0011-chain-protocols.js";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-22-0001-derived": m0001,
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-22-0008-jobs-progress": m0008,
   "2026-11-23-0009-unrealized-pnl-alt-asset": m0009,
   "2026-11-23-0010-points-entry-view": m0010,
+  "2026-11-23-0011-chain-protocols": m0011,
 };

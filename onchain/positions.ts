@@ -1,0 +1,462 @@
+/**
+ * A subaccount's positions on one chain at one block, read live and valued in USD through the
+ * registry's price feeds (the one valuation path of every USD figure): token balances, Aave v3
+ * supplies and debts, Morpho Blue market positions, ERC-4626 lending-vault shares and Uniswap v3
+ * positions (held or staked). Shared by the API (reads at the head) and the jobs (reads at past
+ * blocks); every read of one kind is one multicall.
+ *
+ * Health: each venue's collateral counts at its liquidation threshold (Aave's account-wide
+ * threshold, a Morpho market's LLTV); the health factor is their sum over the debts' sum, null
+ * without debt.
+ */
+import { type Address, type PublicClient, parseAbi } from "viem";
+import type { ChainProtocols } from "../config/registry.js";
+
+export const MULTICALL3: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
+
+const ERC20 = parseAbi([
+  "function balanceOf(address) view returns (uint256)",
+  "function decimals() view returns (uint8)",
+  "function symbol() view returns (string)",
+]);
+const FEED = parseAbi(["function latestAnswer() view returns (int256)"]);
+const AAVE_POOL = parseAbi([
+  "function getUserAccountData(address) view returns (uint256 totalCollateralBase, uint256 totalDebtBase, uint256 availableBorrowsBase, uint256 currentLiquidationThreshold, uint256 ltv, uint256 healthFactor)",
+  "function getReservesList() view returns (address[])",
+  "function getReserveData(address) view returns ((uint256 data) configuration, uint128 liquidityIndex, uint128 currentLiquidityRate, uint128 variableBorrowIndex, uint128 currentVariableBorrowRate, uint128 currentStableBorrowRate, uint40 lastUpdateTimestamp, uint16 id, address aTokenAddress, address stableDebtTokenAddress, address variableDebtTokenAddress, address interestRateStrategyAddress, uint128 accruedToTreasury, uint128 unbacked, uint128 isolationModeTotalDebt)",
+]);
+const MORPHO = parseAbi([
+  "function position(bytes32 id, address user) view returns (uint256 supplyShares, uint128 borrowShares, uint128 collateral)",
+  "function market(bytes32 id) view returns (uint128 totalSupplyAssets, uint128 totalSupplyShares, uint128 totalBorrowAssets, uint128 totalBorrowShares, uint128 lastUpdate, uint128 fee)",
+  "function idToMarketParams(bytes32 id) view returns (address loanToken, address collateralToken, address oracle, address irm, uint256 lltv)",
+]);
+const ERC4626 = parseAbi([
+  "function balanceOf(address) view returns (uint256)",
+  "function convertToAssets(uint256) view returns (uint256)",
+  "function asset() view returns (address)",
+]);
+const NPM = parseAbi([
+  "function balanceOf(address) view returns (uint256)",
+  "function tokenOfOwnerByIndex(address owner, uint256 index) view returns (uint256)",
+  "function positions(uint256 tokenId) view returns (uint96 nonce, address operator, address token0, address token1, uint24 fee, int24 tickLower, int24 tickUpper, uint128 liquidity, uint256 feeGrowthInside0LastX128, uint256 feeGrowthInside1LastX128, uint128 tokensOwed0, uint128 tokensOwed1)",
+]);
+const FACTORY = parseAbi(["function getPool(address, address, uint24) view returns (address)"]);
+const POOL = parseAbi([
+  "function slot0() view returns (uint160 sqrtPriceX96, int24 tick, uint16 observationIndex, uint16 observationCardinality, uint16 observationCardinalityNext, uint8 feeProtocol, bool unlocked)",
+]);
+const STAKER = parseAbi([
+  "function deposits(uint256 tokenId) view returns (address owner, uint48 numberOfStakes, int24 tickLower, int24 tickUpper)",
+]);
+
+export interface TokenRef {
+  address: Address;
+  symbol: string;
+  decimals: number;
+}
+
+export interface TokenHolding {
+  token: TokenRef;
+  raw: bigint;
+  balance: number;
+  /** USD per whole token; null without a feed */
+  price: number | null;
+  value: number | null;
+}
+
+export interface AaveReservePosition {
+  token: TokenRef;
+  supplied: bigint;
+  borrowed: bigint;
+  price: number | null;
+  suppliedValue: number | null;
+  borrowedValue: number | null;
+}
+
+export interface AavePosition {
+  collateralValue: number;
+  debtValue: number;
+  /** the account's liquidation threshold, a fraction */
+  liquidationThreshold: number;
+  /** Aave's own health factor; null without debt */
+  healthFactor: number | null;
+  reserves: AaveReservePosition[];
+}
+
+export interface MorphoPosition {
+  marketId: `0x${string}`;
+  loanToken: TokenRef;
+  collateralToken: TokenRef;
+  lltv: number;
+  supplied: bigint;
+  borrowed: bigint;
+  collateral: bigint;
+  suppliedValue: number | null;
+  borrowedValue: number | null;
+  collateralValue: number | null;
+}
+
+export interface LendingVaultPosition {
+  vault: Address;
+  asset: TokenRef;
+  shares: bigint;
+  assets: bigint;
+  value: number | null;
+}
+
+export interface UniswapPosition {
+  tokenId: bigint;
+  pool: Address;
+  token0: TokenRef;
+  token1: TokenRef;
+  fee: number;
+  tickLower: number;
+  tickUpper: number;
+  liquidity: bigint;
+  /** the position's amounts at the pool's current price, whole tokens (fees owed included) */
+  amount0: number;
+  amount1: number;
+  inRange: boolean;
+  staked: boolean;
+  value: number | null;
+}
+
+export interface SubaccountPositions {
+  chainId: number;
+  account: Address;
+  blockNumber: bigint;
+  tokens: TokenHolding[];
+  aave: AavePosition | null;
+  morpho: MorphoPosition[];
+  lendingVaults: LendingVaultPosition[];
+  uniswap: UniswapPosition[];
+  /** USD: what the account holds (tokens, supplies, collateral, LP) less what it owes */
+  totals: {
+    tokenValue: number;
+    collateralValue: number;
+    loanValue: number;
+    /** collateral counted at each venue's liquidation threshold */
+    liquidationCollateral: number;
+    totalValue: number;
+    netValue: number;
+  };
+  healthFactor: number | null;
+}
+
+const whole = (raw: bigint, decimals: number) => Number(raw) / 10 ** decimals;
+
+/** The token catalogue of a chain: registry tokens, by lower-case address. */
+function catalogue(p: ChainProtocols): Map<string, TokenRef & { feed: Address | null; feedDecimals: number }> {
+  return new Map(
+    p.tokens.map((t) => [
+      t.address,
+      {
+        address: t.address,
+        symbol: t.symbol,
+        decimals: t.decimals,
+        feed: t.priceFeed?.address ?? null,
+        feedDecimals: t.priceFeed?.decimals ?? 8,
+      },
+    ]),
+  );
+}
+
+type Call = { address: Address; abi: readonly unknown[]; functionName: string; args?: readonly unknown[] };
+
+/** Reads one subaccount's positions on one chain at `blockNumber` (default: the head). */
+export async function readPositions(
+  client: PublicClient,
+  protocols: ChainProtocols,
+  account: Address,
+  blockNumber?: bigint,
+): Promise<SubaccountPositions> {
+  const block = blockNumber ?? (await client.getBlockNumber());
+  const many = async <T>(calls: Call[]): Promise<(T | undefined)[]> => {
+    if (calls.length === 0) return [];
+    const res = (await client.multicall({
+      multicallAddress: MULTICALL3,
+      blockNumber: block,
+      allowFailure: true,
+      contracts: calls as never,
+    })) as { status: "success" | "failure"; result?: unknown }[];
+    return res.map((r) => (r.status === "success" ? (r.result as T) : undefined));
+  };
+  const tokens = catalogue(protocols);
+  const lc = (a: string) => a.toLowerCase() as Address;
+  const unknownToken = (a: Address): TokenRef => ({ address: lc(a), symbol: "?", decimals: 18 });
+  const tokenOf = (a: Address): TokenRef => {
+    const t = tokens.get(lc(a));
+    return t ? { address: t.address, symbol: t.symbol, decimals: t.decimals } : unknownToken(a);
+  };
+
+  // prices of every catalogue token, and its balance
+  const list = [...tokens.values()];
+  const [prices, balances] = await Promise.all([
+    many<bigint>(list.map((t) => ({ address: t.feed ?? t.address, abi: FEED, functionName: "latestAnswer" }))),
+    many<bigint>(list.map((t) => ({ address: t.address, abi: ERC20, functionName: "balanceOf", args: [account] }))),
+  ]);
+  const priceOf = new Map<string, number | null>();
+  list.forEach((t, i) => {
+    const p = t.feed ? prices[i] : undefined;
+    priceOf.set(t.address, p != null && p > 0n ? whole(p, t.feedDecimals) : null);
+  });
+  const price = (a: Address) => priceOf.get(lc(a)) ?? null;
+  const usd = (a: Address, amount: number) => {
+    const p = price(a);
+    return p == null ? null : amount * p;
+  };
+  const holdings: TokenHolding[] = list.flatMap((t, i) => {
+    const raw = balances[i] ?? 0n;
+    if (raw === 0n) return [];
+    const balance = whole(raw, t.decimals);
+    return [{ token: tokenOf(t.address), raw, balance, price: price(t.address), value: usd(t.address, balance) }];
+  });
+
+  const [aave, morpho, lendingVaults, uniswap] = await Promise.all([
+    readAave(),
+    readMorpho(),
+    readLendingVaults(),
+    readUniswap(),
+  ]);
+
+  async function readAave(): Promise<AavePosition | null> {
+    const pool = protocols.aave?.pool;
+    if (!pool) return null;
+    const [acct, reservesList] = await many<unknown>([
+      { address: pool, abi: AAVE_POOL, functionName: "getUserAccountData", args: [account] },
+      { address: pool, abi: AAVE_POOL, functionName: "getReservesList" },
+    ]);
+    if (!acct) return null;
+    const [collateralBase, debtBase, , threshold, , hf] = acct as readonly bigint[];
+    const assets = (reservesList as Address[] | undefined) ?? [];
+    const data = await many<{ aTokenAddress: Address; variableDebtTokenAddress: Address }>(
+      assets.map((a) => ({ address: pool, abi: AAVE_POOL, functionName: "getReserveData", args: [a] })),
+    );
+    const held = await many<bigint>(
+      assets.flatMap((_, i) => [
+        { address: data[i]?.aTokenAddress ?? pool, abi: ERC20, functionName: "balanceOf", args: [account] },
+        { address: data[i]?.variableDebtTokenAddress ?? pool, abi: ERC20, functionName: "balanceOf", args: [account] },
+      ]),
+    );
+    const reserves = assets.flatMap((a, i): AaveReservePosition[] => {
+      const supplied = held[2 * i] ?? 0n;
+      const borrowed = held[2 * i + 1] ?? 0n;
+      if (supplied === 0n && borrowed === 0n) return [];
+      const token = tokenOf(a);
+      return [
+        {
+          token,
+          supplied,
+          borrowed,
+          price: price(a),
+          suppliedValue: usd(a, whole(supplied, token.decimals)),
+          borrowedValue: usd(a, whole(borrowed, token.decimals)),
+        },
+      ];
+    });
+    return {
+      collateralValue: whole(collateralBase!, 8),
+      debtValue: whole(debtBase!, 8),
+      liquidationThreshold: Number(threshold) / 10_000,
+      healthFactor: debtBase === 0n ? null : whole(hf!, 18),
+      reserves,
+    };
+  }
+
+  async function readMorpho(): Promise<MorphoPosition[]> {
+    const m = protocols.morpho;
+    if (!m || m.markets.length === 0) return [];
+    const ids = m.markets as `0x${string}`[];
+    const reads = await many<readonly bigint[] | readonly unknown[]>(
+      ids.flatMap((id) => [
+        { address: m.address, abi: MORPHO, functionName: "position", args: [id, account] },
+        { address: m.address, abi: MORPHO, functionName: "market", args: [id] },
+        { address: m.address, abi: MORPHO, functionName: "idToMarketParams", args: [id] },
+      ]),
+    );
+    return ids.flatMap((id, i): MorphoPosition[] => {
+      const pos = reads[3 * i] as readonly bigint[] | undefined;
+      const mk = reads[3 * i + 1] as readonly bigint[] | undefined;
+      const params = reads[3 * i + 2] as readonly [Address, Address, Address, Address, bigint] | undefined;
+      if (!pos || !mk || !params) return [];
+      const [supplyShares, borrowShares, collateral] = pos as [bigint, bigint, bigint];
+      if (supplyShares === 0n && borrowShares === 0n && collateral === 0n) return [];
+      const [totalSupplyAssets, totalSupplyShares, totalBorrowAssets, totalBorrowShares] = mk as bigint[];
+      // Morpho's share math (virtual shares 1e6, virtual assets 1): assets rounded down / up
+      const supplied = (supplyShares * (totalSupplyAssets! + 1n)) / (totalSupplyShares! + 1_000_000n);
+      const bs = borrowShares * (totalBorrowAssets! + 1n);
+      const bd = totalBorrowShares! + 1_000_000n;
+      const borrowed = (bs + bd - 1n) / bd;
+      const loanToken = tokenOf(params[0]);
+      const collateralToken = tokenOf(params[1]);
+      return [
+        {
+          marketId: id,
+          loanToken,
+          collateralToken,
+          lltv: whole(params[4], 18),
+          supplied,
+          borrowed,
+          collateral,
+          suppliedValue: usd(params[0], whole(supplied, loanToken.decimals)),
+          borrowedValue: usd(params[0], whole(borrowed, loanToken.decimals)),
+          collateralValue: usd(params[1], whole(collateral, collateralToken.decimals)),
+        },
+      ];
+    });
+  }
+
+  async function readLendingVaults(): Promise<LendingVaultPosition[]> {
+    const vaults = (protocols.morpho?.lendingVaults ?? []) as Address[];
+    if (vaults.length === 0) return [];
+    const first = await many<unknown>(
+      vaults.flatMap((v) => [
+        { address: v, abi: ERC4626, functionName: "balanceOf", args: [account] },
+        { address: v, abi: ERC4626, functionName: "asset" },
+      ]),
+    );
+    const shares = vaults.map((_, i) => (first[2 * i] as bigint | undefined) ?? 0n);
+    const assetsOf = await many<bigint>(
+      vaults.map((v, i) => ({ address: v, abi: ERC4626, functionName: "convertToAssets", args: [shares[i]] })),
+    );
+    return vaults.flatMap((v, i): LendingVaultPosition[] => {
+      if (shares[i] === 0n) return [];
+      const asset = tokenOf(first[2 * i + 1] as Address);
+      const assets = assetsOf[i] ?? 0n;
+      return [
+        {
+          vault: lc(v),
+          asset,
+          shares: shares[i]!,
+          assets,
+          value: usd(asset.address, whole(assets, asset.decimals)),
+        },
+      ];
+    });
+  }
+
+  async function readUniswap(): Promise<UniswapPosition[]> {
+    const u = protocols.uniswap;
+    if (!u) return [];
+    const npm = u.positionManager;
+    const owners: { owner: Address; staked: boolean }[] = [{ owner: account, staked: false }];
+    if (u.staker) owners.push({ owner: u.staker, staked: true });
+    const counts = await many<bigint>(
+      owners.map((o) => ({ address: npm, abi: NPM, functionName: "balanceOf", args: [o.owner] })),
+    );
+    const slots = owners.flatMap((o, i) =>
+      Array.from({ length: Number(counts[i] ?? 0n) }, (_, k) => ({ ...o, index: BigInt(k) })),
+    );
+    const ids = await many<bigint>(
+      slots.map((s) => ({ address: npm, abi: NPM, functionName: "tokenOfOwnerByIndex", args: [s.owner, s.index] })),
+    );
+    let mine = slots.map((s, i) => ({ ...s, tokenId: ids[i] })).filter((s) => s.tokenId != null);
+    if (u.staker) {
+      const staked = mine.filter((s) => s.staked);
+      const deposits = await many<readonly unknown[]>(
+        staked.map((s) => ({ address: u.staker!, abi: STAKER, functionName: "deposits", args: [s.tokenId] })),
+      );
+      const ours = new Set(
+        staked.filter((_, i) => lc((deposits[i]?.[0] as Address) ?? "0x") === lc(account)).map((s) => s.tokenId),
+      );
+      mine = mine.filter((s) => !s.staked || ours.has(s.tokenId));
+    }
+    const pos = await many<readonly unknown[]>(
+      mine.map((s) => ({ address: npm, abi: NPM, functionName: "positions", args: [s.tokenId] })),
+    );
+    const withPos = mine.flatMap((s, i) => (pos[i] ? [{ ...s, p: pos[i]! }] : []));
+    const pools = await many<Address>(
+      withPos.map(({ p }) => ({ address: u.factory, abi: FACTORY, functionName: "getPool", args: [p[2], p[3], p[4]] })),
+    );
+    const slot0 = await many<readonly unknown[]>(
+      pools.map((pool) => ({ address: (pool ?? u.factory) as Address, abi: POOL, functionName: "slot0" })),
+    );
+    return withPos.flatMap(({ tokenId, staked, p }, i): UniswapPosition[] => {
+      const [, , t0, t1, fee, tickLower, tickUpper, liquidity, , , owed0, owed1] = p as [
+        bigint,
+        Address,
+        Address,
+        Address,
+        number,
+        number,
+        number,
+        bigint,
+        bigint,
+        bigint,
+        bigint,
+        bigint,
+      ];
+      const s0 = slot0[i];
+      if (!pools[i] || !s0) return [];
+      const token0 = tokenOf(t0);
+      const token1 = tokenOf(t1);
+      const sqrtP = Number(s0[0] as bigint) / 2 ** 96;
+      const sqrtA = 1.0001 ** (tickLower / 2);
+      const sqrtB = 1.0001 ** (tickUpper / 2);
+      const L = Number(liquidity);
+      let raw0 = 0;
+      let raw1 = 0;
+      if (sqrtP <= sqrtA) raw0 = L * (1 / sqrtA - 1 / sqrtB);
+      else if (sqrtP >= sqrtB) raw1 = L * (sqrtB - sqrtA);
+      else {
+        raw0 = L * (1 / sqrtP - 1 / sqrtB);
+        raw1 = L * (sqrtP - sqrtA);
+      }
+      const amount0 = (raw0 + Number(owed0)) / 10 ** token0.decimals;
+      const amount1 = (raw1 + Number(owed1)) / 10 ** token1.decimals;
+      const v0 = usd(t0, amount0);
+      const v1 = usd(t1, amount1);
+      return [
+        {
+          tokenId: tokenId!,
+          pool: lc(pools[i]!),
+          token0,
+          token1,
+          fee: Number(fee),
+          tickLower: Number(tickLower),
+          tickUpper: Number(tickUpper),
+          liquidity,
+          amount0,
+          amount1,
+          inRange: sqrtP > sqrtA && sqrtP < sqrtB,
+          staked,
+          value: v0 == null || v1 == null ? null : v0 + v1,
+        },
+      ];
+    });
+  }
+
+  const sum = (xs: (number | null)[]) => xs.reduce<number>((s, x) => s + (x ?? 0), 0);
+  const tokenValue = sum(holdings.map((h) => h.value));
+  const morphoCollateral = sum(morpho.map((m) => m.collateralValue));
+  const collateralValue = (aave?.collateralValue ?? 0) + morphoCollateral;
+  const loanValue = (aave?.debtValue ?? 0) + sum(morpho.map((m) => m.borrowedValue));
+  const liquidationCollateral =
+    (aave ? aave.collateralValue * aave.liquidationThreshold : 0) +
+    sum(morpho.map((m) => (m.collateralValue == null ? null : m.collateralValue * m.lltv)));
+  const totalValue =
+    tokenValue +
+    sum(aave?.reserves.map((r) => r.suppliedValue) ?? []) +
+    morphoCollateral +
+    sum(morpho.map((m) => m.suppliedValue)) +
+    sum(lendingVaults.map((v) => v.value)) +
+    sum(uniswap.map((p) => p.value));
+  return {
+    chainId: protocols.chainId,
+    account: lc(account),
+    blockNumber: block,
+    tokens: holdings,
+    aave,
+    morpho,
+    lendingVaults,
+    uniswap,
+    totals: {
+      tokenValue,
+      collateralValue,
+      loanValue,
+      liquidationCollateral,
+      totalValue,
+      netValue: totalValue - loanValue,
+    },
+    healthFactor: loanValue > 0 ? liquidationCollateral / loanValue : null,
+  };
+}
