@@ -158,9 +158,8 @@ contract Loan {
 
     /// Before activation the lender may walk away: what the loan holds goes back to it.
     function cancel() external onlyLender {
-        require(
-            state == State.Preapproved || state == State.Funded || state == State.FundingRequired, "Loan: not cancellable"
-        );
+        State s = state;
+        require(s == State.Preapproved || s == State.Funded || s == State.FundingRequired, "Loan: not cancellable");
         state = State.Cancelled;
         uint256 held = IERC20(principalToken).balanceOf(address(this));
         if (held > 0) {
