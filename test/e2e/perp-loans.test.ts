@@ -634,4 +634,49 @@ describe("loans", () => {
       nextPaymentDate: 0,
     });
   });
+
+  it("a lending pool's loan works as before and joins the registry by the owner", async () => {
+    const w = wA();
+    const { USDC } = w.tokens;
+    const OPERATOR = actor("operator");
+    const pool = await w.s.deploy(DEPLOYER, "LendingPool", [
+      USDC,
+      "Pool",
+      "POOL",
+      DEPLOYER,
+      OPERATOR,
+      DEPLOYER,
+      86_400n,
+      500n,
+      0n,
+      0n,
+      10n ** 15n,
+    ]);
+    await mintTo(w, USDC, LENDER, 100_000n * E6);
+    await w.s.call(LENDER, "MockERC20", USDC, "approve", [pool, 100_000n * E6]);
+    await w.s.call(LENDER, "LendingPool", pool, "deposit", [100_000n * E6, LENDER]);
+    const receipt = await w.s.call(OPERATOR, "LendingPool", pool, "deployLoan", [BORROWER, 10_000n * E6, 1_100n, 90n]);
+    const ev = w.s.events.find((e) => e.event === "NewLoanDeployedByPool" && e.txHash === receipt.transactionHash);
+    const loan = getAddress(ev?.args.loanAddr as string);
+    expect(await readLoan(w.client, loan)).toMatchObject({
+      state: "funded",
+      lender: pool,
+      paymentIntervalInSeconds: 30 * DAY,
+    });
+    await w.s.call(DEPLOYER, "LoanRegistry", w.loans.registry, "register", [loan]);
+    const regs = parseEventLogs({
+      abi: LoanRegistryAbi,
+      eventName: "LoanRegistered",
+      logs: await w.client.getLogs({ address: w.loans.registry, fromBlock: 0n }),
+    });
+    expect(regs.at(-1)?.args).toEqual({ loan, lender: pool, borrower: BORROWER });
+    await w.s.call(BORROWER, "Loan", loan, "borrowerCommitment", []);
+    await w.s.call(BORROWER, "Loan", loan, "borrowerWithdraw", [10_000n * E6]);
+    const external0 = await w.s.readBig("LendingPool", pool, "externalAssets", []);
+    await w.s.call(BORROWER, "MockERC20", USDC, "approve", [loan, 10_000n * E6]);
+    await w.s.call(BORROWER, "Loan", loan, "repayPrincipal", [4_000n * E6]);
+    // the pool hears of the repayment (onPrincipalRepaid), as before
+    expect(await w.s.readBig("LendingPool", pool, "externalAssets", [])).toBe(external0 - 4_000n * E6);
+    expect(await readLoan(w.client, loan)).toMatchObject({ state: "active", principalDebtOwed: 6_000n * E6 });
+  });
 });
