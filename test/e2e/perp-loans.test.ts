@@ -402,6 +402,29 @@ describe("perp deposits", () => {
     expect(later.actions).toMatchObject([
       { kind: "credit", deposit: { coreHash: ev?.args.coreHash, amount: 50n * E6 } },
     ]);
+
+    // two relayers race for it: one credits, the other finds it processed; the ledger credits once
+    const second = actor("relayer-2");
+    await c.s.syncClock();
+    await c.s.send(DEPLOYER, core.ledger, call(CoreLedgerAbi as Abi, "setRelayer", [second, true]), "setRelayer");
+    await c.s.rpc("anvil_setBalance", [second, toHex(E18)]);
+    await c.s.mineAt([depositTime + DELAY]);
+    const source = { client: w.client, bridges: [w.perp.bridgeA], fromBlock: from };
+    const relayer = (wallet: ReturnType<typeof createWalletClient>) =>
+      relayOnce({ sources: [source], core: { client: c.client, wallet, ledger: core.ledger }, delaySeconds: DELAY });
+    const results = await Promise.all([
+      relayer(createWalletClient({ account: relayerAccount, transport: http(c.anvil.rpcUrl) })),
+      relayer(createWalletClient({ account: second, transport: http(c.anvil.rpcUrl) })),
+    ]);
+    expect(results.map((r) => r.credited.length).sort()).toEqual([0, 1]);
+    expect(results.map((r) => r.processed.length).sort()).toEqual([0, 1]);
+    const credits = parseEventLogs({
+      abi: CoreLedgerAbi,
+      eventName: "Credited",
+      logs: await c.client.getLogs({ address: core.ledger, fromBlock: 0n }),
+    }).filter((e) => e.args.coreHash === ev?.args.coreHash);
+    expect(credits).toHaveLength(1);
+    await c.s.syncClock();
   });
 });
 

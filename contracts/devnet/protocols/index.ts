@@ -45,6 +45,7 @@ export {
   deployPerpBridges,
   LEDGER_STATUS,
   type LedgerStatus,
+  ledgerStatus,
   nextCoreHash,
   PERP_DESTINATION,
   type PerpBridgesDeployment,

@@ -240,6 +240,12 @@ export async function readDeposits(source: RelaySource): Promise<{ deposits: Bri
   return { deposits, toBlock };
 }
 
+/** What the ledger has done with a core hash. */
+export async function ledgerStatus(client: PublicClient, ledger: Address, hash: Hex): Promise<LedgerStatus> {
+  const n = await client.readContract({ address: ledger, abi: CoreLedgerAbi, functionName: "status", args: [hash] });
+  return LEDGER_STATUS[n] as LedgerStatus;
+}
+
 /** What the core side decides for a deposit: credit, or reject with a reason. */
 export function decide(d: BridgeDeposit): { kind: "credit" } | { kind: "reject"; reason: string } {
   if (d.minimum === 0n) return { kind: "reject", reason: `token ${d.token} not supported by bridge ${d.bridge}` };
@@ -257,14 +263,7 @@ export async function planRelay(opts: RelayOptions): Promise<RelayPlan> {
     const { deposits, toBlock } = await readDeposits(source);
     let next = toBlock + 1n;
     for (const d of deposits) {
-      const status = LEDGER_STATUS[
-        await opts.core.client.readContract({
-          address: opts.core.ledger,
-          abi: CoreLedgerAbi,
-          functionName: "status",
-          args: [d.coreHash],
-        })
-      ] as LedgerStatus;
+      const status = await ledgerStatus(opts.core.client, opts.core.ledger, d.coreHash);
       if (status !== "none") {
         plan.processed.push({ deposit: d, status });
       } else if (d.timestamp + opts.delaySeconds > now) {
@@ -306,15 +305,30 @@ export async function relayOnce(opts: RelayOptions): Promise<RelayResult> {
             args: [d.coreHash, d.bridge, BigInt(d.chainId), d.depositor, d.token, d.amount, d.destination],
           }
         : { functionName: "reject", args: [d.coreHash, action.reason ?? ""] };
-    const txHash = await wallet.writeContract({
-      address: opts.core.ledger,
-      abi,
-      ...call,
-      account: wallet.account,
-      chain: wallet.chain ?? null,
-    });
+    let txHash: Hex;
+    try {
+      txHash = await wallet.writeContract({
+        address: opts.core.ledger,
+        abi,
+        ...call,
+        account: wallet.account,
+        chain: wallet.chain ?? null,
+      });
+    } catch (err) {
+      // another relayer got there first (the ledger refuses with AlreadyProcessed): not an error,
+      // whether the refusal comes from the estimate or from the mined transaction
+      const status = await ledgerStatus(opts.core.client, opts.core.ledger, d.coreHash);
+      if (status === "none") throw err;
+      result.processed.push({ deposit: d, status });
+      continue;
+    }
     const receipt = await opts.core.client.waitForTransactionReceipt({ hash: txHash });
-    if (receipt.status !== "success") throw new Error(`relayOnce: ${call.functionName} ${d.coreHash} reverted`);
+    if (receipt.status !== "success") {
+      const status = await ledgerStatus(opts.core.client, opts.core.ledger, d.coreHash);
+      if (status === "none") throw new Error(`relayOnce: ${call.functionName} ${d.coreHash} reverted in ${txHash}`);
+      result.processed.push({ deposit: d, status });
+      continue;
+    }
     const done = { ...action, txHash };
     if (action.kind === "credit") result.credited.push(done);
     else result.rejected.push(done);
