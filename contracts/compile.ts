@@ -36,6 +36,10 @@ export const CONTRACTS = {
   TestUniversalResolver: "TestUniversalResolver.sol",
   SubaccountModule: "SubaccountModule.sol",
   MorphoLendingVault: "MorphoLendingVault.sol",
+  LoanRegistry: "LoanRegistry.sol",
+  PerpBridgeA: "PerpBridge.sol",
+  PerpBridgeB: "PerpBridge.sol",
+  CoreLedger: "CoreLedger.sol",
   TimelockController: "@openzeppelin/contracts/governance/TimelockController.sol",
 } as const;
 

@@ -3,11 +3,15 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Abi, Hex } from "viem";
+import { CoreLedgerAbi } from "../../abis/CoreLedgerAbi.js";
 import { LendingPoolAbi } from "../../abis/LendingPoolAbi.js";
 import { LoanAbi } from "../../abis/LoanAbi.js";
+import { LoanRegistryAbi } from "../../abis/LoanRegistryAbi.js";
 import { MockERC20Abi } from "../../abis/MockERC20Abi.js";
 import { Multicall3Abi } from "../../abis/Multicall3Abi.js";
 import { MultiSigWalletAbi } from "../../abis/MultiSigWalletAbi.js";
+import { PerpBridgeAAbi } from "../../abis/PerpBridgeAAbi.js";
+import { PerpBridgeBAbi } from "../../abis/PerpBridgeBAbi.js";
 import { PriceFeedAbi } from "../../abis/PriceFeedAbi.js";
 import { ReceiptTokenAbi } from "../../abis/ReceiptTokenAbi.js";
 import { SmartWalletAbi } from "../../abis/SmartWalletAbi.js";
@@ -16,11 +20,15 @@ import { TimelockControllerAbi } from "../../abis/TimelockControllerAbi.js";
 import { TokenizedVaultV2Abi } from "../../abis/TokenizedVaultV2Abi.js";
 
 export const ABIS = {
+  CoreLedger: CoreLedgerAbi,
   LendingPool: LendingPoolAbi,
   Loan: LoanAbi,
+  LoanRegistry: LoanRegistryAbi,
   MockERC20: MockERC20Abi,
   MultiSigWallet: MultiSigWalletAbi,
   Multicall3: Multicall3Abi,
+  PerpBridgeA: PerpBridgeAAbi,
+  PerpBridgeB: PerpBridgeBAbi,
   PriceFeed: PriceFeedAbi,
   ReceiptToken: ReceiptTokenAbi,
   SmartWallet: SmartWalletAbi,

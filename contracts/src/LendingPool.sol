@@ -8,7 +8,7 @@ import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
 import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 import {DateLib} from "./DateLib.sol";
-import {Loan} from "./Loan.sol";
+import {Loan, LoanTerms} from "./Loan.sol";
 
 /// @notice ERC-4626-style share token whose assets sit idle in the pool or with whitelisted
 /// subaccounts and loans. The operator reports what the subaccounts hold (`updateTotalAssets`,
@@ -296,7 +296,20 @@ contract LendingPool is ERC20, Ownable {
         require(
             _asset.balanceOf(address(this)) >= claimableAssets + accruedFees + principal, "LendingPool: insufficient idle"
         );
-        Loan loan = new Loan(address(this), borrower, address(_asset), principal, aprWithTwoDecimals, termDays);
+        Loan loan = new Loan(
+            address(this),
+            borrower,
+            address(_asset),
+            principal,
+            aprWithTwoDecimals,
+            termDays,
+            LoanTerms({
+                collateralToken: address(0),
+                maintenanceCollateralRatio: 0,
+                paymentIntervalInSeconds: 30 days,
+                notifyLender: true
+            })
+        );
         loanAddr = address(loan);
         isLoan[loanAddr] = true;
         externalAssets += principal;

@@ -8,7 +8,12 @@ import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Abi, Address, Hex } from "viem";
+import { CoreLedgerAbi } from "../../../abis/CoreLedgerAbi.js";
+import { LoanAbi } from "../../../abis/LoanAbi.js";
+import { LoanRegistryAbi } from "../../../abis/LoanRegistryAbi.js";
 import { MorphoLendingVaultAbi } from "../../../abis/MorphoLendingVaultAbi.js";
+import { PerpBridgeAAbi } from "../../../abis/PerpBridgeAAbi.js";
+import { PerpBridgeBAbi } from "../../../abis/PerpBridgeBAbi.js";
 import { SubaccountModuleAbi } from "../../../abis/SubaccountModuleAbi.js";
 
 const require = createRequire(import.meta.url);
@@ -108,6 +113,11 @@ function ours(name: string, abi: Abi): Artifact {
 
 export const subaccountModule = () => ours("SubaccountModule", SubaccountModuleAbi);
 export const morphoLendingVault = () => ours("MorphoLendingVault", MorphoLendingVaultAbi);
+export const perpBridgeA = () => ours("PerpBridgeA", PerpBridgeAAbi);
+export const perpBridgeB = () => ours("PerpBridgeB", PerpBridgeBAbi);
+export const coreLedger = () => ours("CoreLedger", CoreLedgerAbi);
+export const loanRegistry = () => ours("LoanRegistry", LoanRegistryAbi);
+export const loan = () => ours("Loan", LoanAbi);
 
 // ---- Morpho Blue, from source with solc 0.8.19 ---------------------------------------------------
 

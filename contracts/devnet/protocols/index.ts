@@ -1,20 +1,65 @@
 /**
  * The protocol world of a devnet chain: Uniswap v3, Aave v3, Morpho Blue with our lending vault,
- * and Safe, deployed from the npm packages' artifacts on a running anvil, plus subaccounts (Safes
- * whose only module is SubaccountModule). Tokens and price feeds are the devnet's own, given as
- * inputs.
+ * Safe, two perp deposit bridges (and, on the core chain, the core ledger) and a loan registry,
+ * deployed from the npm packages' artifacts on a running anvil, plus subaccounts (Safes whose only
+ * module is SubaccountModule). Tokens and price feeds are the devnet's own, given as inputs.
  */
 import { type Address, getAddress } from "viem";
 import type { ChainSession } from "../session.js";
 import { type AaveDeployment, deployAave } from "./aave.js";
+import { deployLoanRegistry, type LoansDeployment } from "./loans.js";
 import { deployMorpho, type MorphoDeployment } from "./morpho.js";
+import {
+  type CoreLedgerDeployment,
+  deployCoreLedger,
+  deployPerpBridges,
+  type PerpBridgesDeployment,
+  perpSubaccountCalls,
+} from "./perp.js";
 import { type AllowedCall, deploySafe, type SafeDeployment } from "./safe.js";
 import type { Ctx } from "./tx.js";
 import type { TokenInput } from "./types.js";
 import { deployUniswap, type UniswapDeployment } from "./uniswap.js";
 
 export { type AaveDeployment, deployAave } from "./aave.js";
+export {
+  createLoan,
+  deployLoanRegistry,
+  LOAN_STATES,
+  type LoanSpec,
+  type LoanStateName,
+  type LoansDeployment,
+  type LoanView,
+  loanInterest,
+  loanStateName,
+  loanSubaccountCalls,
+  readLoan,
+} from "./loans.js";
 export { deployMorpho, type MorphoDeployment, morphoMarketId, morphoOraclePrice } from "./morpho.js";
+export {
+  type BridgeDeposit,
+  type CoreLedgerDeployment,
+  coreHash,
+  decide,
+  deployCoreLedger,
+  deployPerpBridges,
+  LEDGER_STATUS,
+  type LedgerStatus,
+  ledgerStatus,
+  nextCoreHash,
+  PERP_DESTINATION,
+  type PerpBridgesDeployment,
+  type PerpDestination,
+  perpSubaccountCalls,
+  planRelay,
+  type RelayAction,
+  type RelayOptions,
+  type RelayPlan,
+  type RelayResult,
+  type RelaySource,
+  readDeposits,
+  relayOnce,
+} from "./perp.js";
 export {
   type AllowedCall,
   createSafe,
@@ -42,6 +87,10 @@ export interface ProtocolsInput {
   uniswapLiquidityUsd?: number;
   aaveSeedUsd?: number;
   morphoSeedUsd?: number;
+  /** the perp bridges' minimum deposit in USD (default 5) */
+  perpMinimumUsd?: number;
+  /** deploy the core ledger on this chain (the core chain), credited by `relayer` */
+  core?: { relayer: Address; owner?: Address };
 }
 
 export interface ProtocolsManifest {
@@ -51,6 +100,10 @@ export interface ProtocolsManifest {
   aave: AaveDeployment;
   morpho: MorphoDeployment;
   safe: SafeDeployment;
+  perp: PerpBridgesDeployment;
+  /** on the core chain only */
+  core: CoreLedgerDeployment | null;
+  loans: LoansDeployment;
   /** what the deployment cost */
   stats: { transactions: number; ms: number };
 }
@@ -91,6 +144,13 @@ export async function deployProtocols(
     collateral: bySymbol(tokens, input.morphoCollateral ?? input.weth),
     ...(input.morphoSeedUsd !== undefined ? { seedUsd: input.morphoSeedUsd } : {}),
   });
+  const perp = await deployPerpBridges(ctx, {
+    usdc: stable,
+    tokensB: [stable, weth],
+    ...(input.perpMinimumUsd !== undefined ? { minimumUsd: input.perpMinimumUsd } : {}),
+  });
+  const core = input.core ? await deployCoreLedger(ctx, input.core) : null;
+  const loans = await deployLoanRegistry(ctx);
   return {
     chainId: s.chainId,
     tokens,
@@ -98,13 +158,20 @@ export async function deployProtocols(
     aave,
     morpho,
     safe,
+    perp,
+    core,
+    loans,
     stats: { transactions: s.txCount - tx0, ms: Math.round(performance.now() - t0) },
   };
 }
 
 const MORPHO_MP = "(address,address,address,address,uint256)";
 
-/** Every call a subaccount needs on the protocol world; each has its recipients checked by the module. */
+/**
+ * Every call a subaccount needs on the protocol world; each has its recipients checked by the
+ * module, or has none (perp deposits credit the sender). Loans are added per loan
+ * (`loanSubaccountCalls`).
+ */
 export function defaultSubaccountCalls(p: ProtocolsManifest): AllowedCall[] {
   return [
     {
@@ -165,5 +232,6 @@ export function defaultSubaccountCalls(p: ProtocolsManifest): AllowedCall[] {
         "redeem(uint256,address,address)",
       ],
     },
+    ...perpSubaccountCalls(p.perp),
   ];
 }
