@@ -124,6 +124,8 @@ export interface SubaccountPositions {
   chainId: number;
   account: Address;
   blockNumber: bigint;
+  /** the chain's catalogue tokens with their USD prices at the block (null without a feed) */
+  prices: Map<string, TokenRef & { price: number | null }>;
   tokens: TokenHolding[];
   aave: AavePosition | null;
   morpho: MorphoPosition[];
@@ -162,6 +164,16 @@ function catalogue(p: ChainProtocols): Map<string, TokenRef & { feed: Address | 
 
 type Call = { address: Address; abi: readonly unknown[]; functionName: string; args?: readonly unknown[] };
 
+const multicallChecked = new WeakSet<object>();
+
+/** Throws unless the chain has Multicall3 at its canonical address (every read batches through it). */
+export async function assertMulticall(client: PublicClient): Promise<void> {
+  if (multicallChecked.has(client)) return;
+  const code = await client.getCode({ address: MULTICALL3 });
+  if (!code || code === "0x") throw new Error(`no Multicall3 at ${MULTICALL3} on this chain`);
+  multicallChecked.add(client);
+}
+
 /** Reads one subaccount's positions on one chain at `blockNumber` (default: the head). */
 export async function readPositions(
   client: PublicClient,
@@ -169,6 +181,7 @@ export async function readPositions(
   account: Address,
   blockNumber?: bigint,
 ): Promise<SubaccountPositions> {
+  await assertMulticall(client);
   const block = blockNumber ?? (await client.getBlockNumber());
   const many = async <T>(calls: Call[]): Promise<(T | undefined)[]> => {
     if (calls.length === 0) return [];
@@ -228,13 +241,14 @@ export async function readPositions(
     if (!acct) return null;
     const [collateralBase, debtBase, , threshold, , hf] = acct as readonly bigint[];
     const assets = (reservesList as Address[] | undefined) ?? [];
-    const data = await many<{ aTokenAddress: Address; variableDebtTokenAddress: Address }>(
+    // the reserve data's outputs in order: aTokenAddress is the 9th, variableDebtTokenAddress the 11th
+    const data = await many<readonly unknown[]>(
       assets.map((a) => ({ address: pool, abi: AAVE_POOL, functionName: "getReserveData", args: [a] })),
     );
     const held = await many<bigint>(
       assets.flatMap((_, i) => [
-        { address: data[i]?.aTokenAddress ?? pool, abi: ERC20, functionName: "balanceOf", args: [account] },
-        { address: data[i]?.variableDebtTokenAddress ?? pool, abi: ERC20, functionName: "balanceOf", args: [account] },
+        { address: (data[i]?.[8] as Address) ?? pool, abi: ERC20, functionName: "balanceOf", args: [account] },
+        { address: (data[i]?.[10] as Address) ?? pool, abi: ERC20, functionName: "balanceOf", args: [account] },
       ]),
     );
     const reserves = assets.flatMap((a, i): AaveReservePosition[] => {
@@ -444,6 +458,7 @@ export async function readPositions(
     chainId: protocols.chainId,
     account: lc(account),
     blockNumber: block,
+    prices: new Map(list.map((t) => [t.address, { ...tokenOf(t.address), price: price(t.address) }])),
     tokens: holdings,
     aave,
     morpho,

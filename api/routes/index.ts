@@ -5,6 +5,7 @@ import { registerGovernance } from "./governance/governance.index.js";
 import { registerPlatform } from "./platform/platform.index.js";
 import { registerPoints } from "./points/points.index.js";
 import { registerRevertReason } from "./revert_reason/revert_reason.index.js";
+import { registerSubaccounts } from "./subaccounts/subaccounts.index.js";
 import { registerSystem } from "./system/system.index.js";
 import { registerTokenizedVault } from "./tokenized_vault/tokenized_vault.index.js";
 import { registerVaults } from "./vaults/vaults.index.js";
@@ -23,6 +24,7 @@ export function registerRoutes(s: Surfaces): void {
   registerVaults(s);
   registerWithdrawals(s);
   registerRevertReason(s);
+  registerSubaccounts(s);
   registerGovernance(s);
   registerPoints(s);
 }

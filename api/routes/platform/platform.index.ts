@@ -1,5 +1,6 @@
 import type { Surfaces } from "../index.js";
 import { historicalApyChart, historicalApyChartHandler } from "./historical-apy-chart.js";
+import { loanbook, loanbookHandler, subaccountsLoanbook, subaccountsLoanbookHandler } from "./loanbook.js";
 import {
   strategistListHandler,
   strategyApyByVaultHandler,
@@ -32,4 +33,6 @@ export function registerPlatform({ inst }: Surfaces): void {
   inst.openapi(vaultHistoryArchived, vaultHistoryArchivedHandler);
   inst.openapi(vaultHistory, vaultHistoryHandler);
   inst.openapi(historicalApyChart, historicalApyChartHandler);
+  inst.openapi(loanbook, loanbookHandler);
+  inst.openapi(subaccountsLoanbook, subaccountsLoanbookHandler);
 }

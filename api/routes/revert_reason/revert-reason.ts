@@ -7,9 +7,10 @@
  * cached per chain and hash.
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
-import { createPublicClient, type Hex, http, type PublicClient } from "viem";
+import type { Hex, PublicClient } from "viem";
 import { ChainIdParam } from "../../lib/chain.js";
 import { ErrorSchema } from "../../lib/errors.js";
+import { chainClient } from "../../lib/protocols.js";
 import { type DecodedRevert, decodeRevert } from "../../lib/revert-decode.js";
 import { type AppEnv, errorResponses, jsonResponse, openReadAuthResponses } from "../../lib/router.js";
 import { openRoute } from "../../middleware/auth.js";
@@ -72,16 +73,6 @@ export const revertReason = createRoute({
     ...errorResponses,
   },
 });
-
-const clients = new Map<string, PublicClient>();
-const clientOf = (url: string): PublicClient => {
-  let c = clients.get(url);
-  if (!c) {
-    c = createPublicClient({ transport: http(url, { timeout: 10_000, retryCount: 1 }) });
-    clients.set(url, c);
-  }
-  return c;
-};
 
 const CACHE_MAX = 1000;
 const cache = new Map<string, Result>();
@@ -189,7 +180,7 @@ export const revertReasonHandler: RouteHandler<typeof revertReason, AppEnv> = as
   if (!url) return c.json({ detail: `No RPC is configured for chain ${chain} (PONDER_RPC_URL_${chain})` }, 503);
   let r: Result | null;
   try {
-    r = await explain(clientOf(url), chain, hash);
+    r = await explain(chainClient(url), chain, hash);
   } catch (err) {
     return c.json(
       { detail: `The RPC of chain ${chain} did not answer: ${(err as Error).message.split("\n")[0]}` },

@@ -1,0 +1,252 @@
+/**
+ * GET /api/v1/platform/lending_pool/loanbook and /platform/lending_pool/subaccounts_loanbook: the
+ * loans a lending pool deployed (indexed `loan` rows) and the loans its subaccounts lend (the
+ * chain's LoanRegistry), each read live at the head through the loan's own views (getDebt,
+ * getUpcomingPayment, loanState, ...). Open, as the spec leaves the loan-book routes.
+ */
+import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
+import { sql } from "kysely";
+import { type Abi, type Address, type PublicClient, parseAbi } from "viem";
+import { type LoanView, loansOf, readLoans } from "../../../onchain/loans.js";
+import { MULTICALL3 } from "../../../onchain/positions.js";
+import { ChainIdParam } from "../../lib/chain.js";
+import { ErrorSchema } from "../../lib/errors.js";
+import { chainClient, chainProtocols } from "../../lib/protocols.js";
+import {
+  type AppEnv,
+  EvmAddress,
+  errorResponses,
+  jsonResponse,
+  openReadAuthResponses,
+  QueryBool,
+} from "../../lib/router.js";
+import { openRoute } from "../../middleware/auth.js";
+
+const Loan = z
+  .object({
+    address: z.string(),
+    lender: z.string(),
+    borrower: z.string(),
+    state: z.enum([
+      "inactive",
+      "preapproved",
+      "funding_required",
+      "funded",
+      "active",
+      "cancelled",
+      "matured",
+      "closed",
+    ]),
+    total_repaid: z.number(),
+    principal_token: z.object({
+      symbol: z.string(),
+      address: z.string(),
+      decimals: z.number().int(),
+      price: z.number().nullable(),
+      chain: z.number().int(),
+    }),
+    principal_amount: z.number().openapi({ description: "Outstanding principal, whole tokens" }),
+    interest_amount: z.number().openapi({ description: "Interest accrued and not repaid, whole tokens" }),
+    upcoming_payment: z.object({
+      amount: z.number(),
+      due_date: z.string().nullable().openapi({ format: "date-time" }),
+    }),
+    apr: z.number().openapi({ description: "Percent: 12 is 12 %" }),
+    initial_principal_amount: z.number(),
+    deployed_date: z.string().nullable().openapi({ format: "date-time" }),
+    payment_interval: z.number().int().openapi({ description: "Seconds between payments" }),
+    late: z.boolean(),
+    called: z.boolean(),
+    lender_apr: z.number().optional().openapi({
+      description: "The lender's APR, percent (subaccount loan books): the loan's APR, no fee being taken",
+    }),
+  })
+  .openapi("Loan");
+
+const LoanbookResponse = z.object({ loans: z.array(Loan) }).openapi("LendingPoolLoanbookResponse");
+
+const query = (activeDefault: boolean) =>
+  z.object({
+    address: EvmAddress.openapi({ description: "The lending pool (vault) address" }),
+    chain: ChainIdParam.openapi({ type: "integer", example: 1, description: "Chain id of the pool" }),
+    active: QueryBool(activeDefault).openapi({ description: "Only the active loans" }),
+  });
+
+const responses = {
+  200: jsonResponse("Loans", LoanbookResponse),
+  404: jsonResponse("Not a vault on that chain", ErrorSchema),
+  503: jsonResponse("No RPC for the chain, or it did not answer", ErrorSchema),
+  ...openReadAuthResponses,
+  ...errorResponses,
+};
+
+export const loanbook = createRoute({
+  method: "get",
+  path: "/platform/lending_pool/loanbook",
+  tags: ["loans"],
+  summary: "The loans a lending pool deployed",
+  ...openRoute,
+  request: { query: query(false) },
+  responses,
+});
+
+export const subaccountsLoanbook = createRoute({
+  method: "get",
+  path: "/platform/lending_pool/subaccounts_loanbook",
+  tags: ["loans"],
+  summary: "The loans a vault's subaccounts lend",
+  ...openRoute,
+  request: { query: query(true) },
+  responses,
+});
+
+const ERC20 = parseAbi(["function symbol() view returns (string)", "function decimals() view returns (uint8)"]);
+const FEED = parseAbi(["function latestAnswer() view returns (int256)"]);
+
+/** Symbol, decimals and USD price of each principal token (the catalogue's feed, else none). */
+async function tokenInfo(
+  client: PublicClient,
+  chainId: number,
+  feeds: Map<string, { address: Address; decimals: number }>,
+  tokens: Address[],
+  block: bigint,
+) {
+  const uniq = [...new Set(tokens)];
+  const res = (await client.multicall({
+    multicallAddress: MULTICALL3,
+    blockNumber: block,
+    allowFailure: true,
+    contracts: uniq.flatMap((t) => {
+      const feed = feeds.get(t);
+      return [
+        { address: t, abi: ERC20 as Abi, functionName: "symbol" },
+        { address: t, abi: ERC20 as Abi, functionName: "decimals" },
+        { address: feed?.address ?? t, abi: FEED as Abi, functionName: "latestAnswer" },
+      ];
+    }) as never,
+  })) as { status: string; result?: unknown }[];
+  return new Map(
+    uniq.map((t, i) => {
+      const ok = (k: number) => (res[3 * i + k]?.status === "success" ? res[3 * i + k]!.result : undefined);
+      const feed = feeds.get(t);
+      const answer = feed ? (ok(2) as bigint | undefined) : undefined;
+      return [
+        t,
+        {
+          symbol: (ok(0) as string | undefined) ?? "?",
+          decimals: Number((ok(1) as number | bigint | undefined) ?? 18),
+          price: answer != null && answer > 0n ? Number(answer) / 10 ** feed!.decimals : null,
+          chain: chainId,
+        },
+      ];
+    }),
+  );
+}
+
+const iso = (unix: number) => (unix > 0 ? new Date(unix * 1000).toISOString() : null);
+
+async function answer(c: Parameters<RouteHandler<typeof loanbook, AppEnv>>[0], which: "pool" | "subaccounts") {
+  const { db, config } = c.var.deps;
+  const { address, chain, active } = c.req.valid("query");
+  const pool = address.toLowerCase();
+  const known = await db
+    .selectFrom("registry.vault")
+    .select("address")
+    .where("chain_id", "=", chain)
+    .where("address", "=", pool)
+    .executeTakeFirst()
+    .catch(() => undefined);
+  const indexed =
+    known ??
+    (await sql<{ address: string }>`SELECT address FROM ${sql.id(config.indexerSchema, "vault")}
+      WHERE chain_id = ${chain} AND address = ${pool}`
+      .execute(db)
+      .then((r) => r.rows[0])
+      .catch(() => undefined));
+  if (!indexed) return c.json({ detail: `No vault ${address} on chain ${chain}` }, 404);
+  const url = config.rpcUrls.get(chain);
+  if (!url) return c.json({ detail: `No RPC is configured for chain ${chain} (PONDER_RPC_URL_${chain})` }, 503);
+  const client = chainClient(url);
+  const catalogue = (await chainProtocols(db)).get(chain);
+  const feeds = new Map(
+    (catalogue?.tokens ?? []).flatMap((t) => (t.priceFeed ? [[t.address as string, t.priceFeed]] : [])),
+  );
+  try {
+    const block = await client.getBlockNumber();
+    let loans: LoanView[];
+    if (which === "pool") {
+      const rows = await sql<{ address: Address }>`SELECT address FROM ${sql.id(config.indexerSchema, "loan")}
+        WHERE chain_id = ${chain} AND vault = ${pool} ORDER BY block_number, log_index`.execute(db);
+      loans = await readLoans(
+        client,
+        rows.rows.map((r) => r.address),
+        block,
+      );
+    } else {
+      const subs = await db
+        .selectFrom("registry.subaccount")
+        .select("address")
+        .where("chain_id", "=", chain)
+        .where("vault", "=", pool)
+        .execute();
+      const registry = catalogue?.loanRegistry;
+      loans = [];
+      if (registry)
+        for (const s of subs)
+          loans.push(
+            ...(await loansOf(client, registry, s.address as Address, block)).filter((l) => l.lender === s.address),
+          );
+    }
+    if (active) loans = loans.filter((l) => l.state === "active");
+    const info = await tokenInfo(
+      client,
+      chain,
+      feeds,
+      loans.map((l) => l.principalToken),
+      block,
+    );
+    return c.json(
+      {
+        loans: loans.map((l) => {
+          const t = info.get(l.principalToken)!;
+          const whole = (v: bigint) => Number(v) / 10 ** t.decimals;
+          const apr = Number(l.apr) / 100;
+          return {
+            address: l.address,
+            lender: l.lender,
+            borrower: l.borrower,
+            state: l.state,
+            total_repaid: whole(l.totalRepaid),
+            principal_token: {
+              symbol: t.symbol,
+              address: l.principalToken,
+              decimals: t.decimals,
+              price: t.price,
+              chain,
+            },
+            principal_amount: whole(l.principalAmount),
+            interest_amount: whole(l.interestOwed),
+            upcoming_payment: { amount: whole(l.upcomingPayment.amount), due_date: iso(l.upcomingPayment.dueDate) },
+            apr,
+            initial_principal_amount: whole(l.initialPrincipalAmount),
+            deployed_date: iso(l.deployedDate),
+            payment_interval: l.paymentIntervalInSeconds,
+            late: l.late,
+            called: l.called,
+            ...(which === "subaccounts" ? { lender_apr: apr } : {}),
+          };
+        }),
+      },
+      200,
+    );
+  } catch (err) {
+    return c.json(
+      { detail: `The RPC of chain ${chain} did not answer: ${(err as Error).message.split("\n")[0]}` },
+      503,
+    );
+  }
+}
+
+export const loanbookHandler: RouteHandler<typeof loanbook, AppEnv> = (c) => answer(c, "pool") as never;
+export const subaccountsLoanbookHandler: RouteHandler<typeof subaccountsLoanbook, AppEnv> = (c) =>
+  answer(c as never, "subaccounts") as never;

@@ -1,0 +1,337 @@
+/** Handlers of /api/v1/subaccounts (subaccounts.routes.ts). */
+import type { RouteHandler, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { LoanView } from "../../../onchain/loans.js";
+import { chainProtocols, NoRpc } from "../../lib/protocols.js";
+import type { AppEnv } from "../../lib/router.js";
+import {
+  accountTotals,
+  type ChainState,
+  chainName,
+  loanDebtValue,
+  readChains,
+  type SubaccountRow,
+  subaccountRows,
+  tokenDecimals,
+  tokenPrice,
+} from "./subaccounts.lib.js";
+import type {
+  healthFactor,
+  PublicSubaccountRead,
+  SubaccountSummary,
+  subaccountList,
+  summary,
+} from "./subaccounts.routes.js";
+
+const num = (v: string | null) => (v == null ? null : Number(v));
+
+export const subaccountListHandler: RouteHandler<typeof subaccountList, AppEnv> = async (c) => {
+  const rows = await subaccountRows(c.var.deps.db);
+  const byAddress = new Map<string, SubaccountRow[]>();
+  for (const r of rows) byAddress.set(r.address, [...(byAddress.get(r.address) ?? []), r]);
+  const out: z.infer<typeof PublicSubaccountRead>[] = [...byAddress.values()].map((rs) => {
+    const first = rs[0]!;
+    const chains = new Map<number, string>();
+    for (const r of rs) if (!chains.has(r.chain_id)) chains.set(r.chain_id, r.id);
+    return {
+      id: first.id,
+      address: first.address,
+      internal_name: first.internal_name,
+      friendly_name: first.friendly_name,
+      chains: [...chains].map(([chain_id, id]) => ({ chain_id, name: chainName(chain_id), id })),
+      status: first.status,
+      subaccount_type: first.subaccount_type,
+      min_health_factor: num(first.min_health_factor),
+      estimated_apr: null,
+    };
+  });
+  return c.json(out, 200);
+};
+
+/** The subaccount's rows and its live state, or the answer when there is none (404, 503). */
+async function load(c: Context<AppEnv>, address: string) {
+  const { db, config } = c.var.deps;
+  const rows = await subaccountRows(db, address);
+  if (rows.length === 0) return { res: c.json({ detail: `${address} is not a registered subaccount` }, 404) };
+  try {
+    const states = await readChains(db, config.rpcUrls, rows);
+    return { rows, states };
+  } catch (err) {
+    const detail =
+      err instanceof NoRpc ? err.message : `A chain's RPC did not answer: ${(err as Error).message.split("\n")[0]}`;
+    return { res: c.json({ detail }, 503) };
+  }
+}
+
+export const healthFactorHandler: RouteHandler<typeof healthFactor, AppEnv> = async (c) => {
+  const address = c.req.valid("query").address.toLowerCase();
+  const r = await load(c, address);
+  if ("res" in r) return r.res as never;
+  const t = accountTotals(r.states, address);
+  const newest = Math.max(0, ...r.states.map((s) => s.timestamp));
+  return c.json(
+    {
+      id: r.rows[0]!.id,
+      datetime: new Date((newest || Date.now() / 1000) * 1000).toISOString(),
+      health_factor: t.health_factor,
+      total_collateral_value: t.total_collateral_value,
+      total_loan_value: t.total_loan_value,
+      total_account_value: t.total_account_value,
+      net_account_value: t.net_account_value,
+      min_health_factor: num(r.rows[0]!.min_health_factor),
+      chains: r.states.map((s) => ({
+        chain_id: s.chainId,
+        block_number: Number(s.positions.blockNumber),
+        health_factor: s.positions.healthFactor,
+        total_collateral_value: s.positions.totals.collateralValue,
+        total_loan_value: s.positions.totals.loanValue,
+      })),
+    },
+    200,
+  );
+};
+
+const iso = (unix: number) => (unix > 0 ? new Date(unix * 1000).toISOString() : null);
+
+/** A loan in the loan-book shape, amounts in whole tokens. */
+export function loanJson(
+  l: LoanView,
+  s: ChainState | { chainId: number; decimals: number; price: number | null; symbol: string },
+) {
+  const d = "positions" in s ? tokenDecimals(s, l.principalToken) : s.decimals;
+  const price = "positions" in s ? tokenPrice(s, l.principalToken) : s.price;
+  const symbol = "positions" in s ? (s.positions.prices.get(l.principalToken)?.symbol ?? "?") : s.symbol;
+  const whole = (v: bigint) => Number(v) / 10 ** d;
+  return {
+    address: l.address,
+    lender: l.lender,
+    borrower: l.borrower,
+    state: l.state,
+    total_repaid: whole(l.totalRepaid),
+    principal_token: { symbol, address: l.principalToken, decimals: d, price, chain: s.chainId },
+    principal_amount: whole(l.principalAmount),
+    interest_amount: whole(l.interestOwed),
+    upcoming_payment: { amount: whole(l.upcomingPayment.amount), due_date: iso(l.upcomingPayment.dueDate) },
+    apr: Number(l.apr) / 100,
+    initial_principal_amount: whole(l.initialPrincipalAmount),
+    deployed_date: iso(l.deployedDate),
+    payment_interval: l.paymentIntervalInSeconds,
+    late: l.late,
+    called: l.called,
+  };
+}
+
+export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) => {
+  const q = c.req.valid("query");
+  const address = q.address.toLowerCase();
+  // the denomination: USD, or a catalogue token of denomination_chain valued at its feed
+  let denom = { symbol: "USD", address: null as string | null, chain_id: null as number | null, price: 1 };
+  if (q.denomination_address && q.denomination_address !== "USD") {
+    const cat = (await chainProtocols(c.var.deps.db)).get(q.denomination_chain);
+    const t = cat?.tokens.find((x) => x.address === q.denomination_address!.toLowerCase());
+    if (!t?.priceFeed)
+      return c.json(
+        {
+          detail: [
+            {
+              loc: ["query", "denomination_address"],
+              msg: `Not a token with a price feed on chain ${q.denomination_chain}`,
+              type: "value_error",
+            },
+          ],
+        },
+        422,
+      ) as never;
+    denom = { symbol: t.symbol, address: t.address, chain_id: q.denomination_chain, price: Number.NaN };
+  }
+  const r = await load(c, address);
+  if ("res" in r) return r.res as never;
+  if (denom.address) {
+    const s = r.states.find((x) => x.chainId === denom.chain_id);
+    const p = s ? tokenPrice(s, denom.address) : null;
+    if (p == null || !(p > 0)) {
+      return c.json(
+        { detail: `No price for ${denom.symbol} on chain ${denom.chain_id} (the subaccount is not there)` },
+        503,
+      ) as never;
+    }
+    denom.price = p;
+  }
+  const d = (usd: number) => usd / denom.price;
+  const dn = (usd: number | null) => (usd == null ? null : usd / denom.price);
+  const t = accountTotals(r.states, address);
+  const tokens = r.states.flatMap((s) =>
+    s.positions.tokens.map((h) => ({
+      type: "erc20" as const,
+      name: h.token.symbol,
+      address: h.token.address,
+      chain: s.chainId,
+      symbol: h.token.symbol,
+      decimals: h.token.decimals,
+      img_url: null,
+      price: dn(h.price),
+      raw_balance: h.raw.toString(),
+      balance: h.balance,
+      value: dn(h.value),
+    })),
+  );
+  const defi = r.states.flatMap((s) => [
+    ...(s.positions.aave?.reserves ?? []).map((x) => ({
+      protocol: "aave_v3",
+      chain_id: s.chainId,
+      type: "lending",
+      token: x.token,
+      supplied: Number(x.supplied) / 10 ** x.token.decimals,
+      borrowed: Number(x.borrowed) / 10 ** x.token.decimals,
+      value: dn((x.suppliedValue ?? 0) - (x.borrowedValue ?? 0)),
+    })),
+    ...s.positions.morpho.map((m) => ({
+      protocol: "morpho_blue",
+      chain_id: s.chainId,
+      type: "lending",
+      market_id: m.marketId,
+      loan_token: m.loanToken,
+      collateral_token: m.collateralToken,
+      supplied: Number(m.supplied) / 10 ** m.loanToken.decimals,
+      borrowed: Number(m.borrowed) / 10 ** m.loanToken.decimals,
+      collateral: Number(m.collateral) / 10 ** m.collateralToken.decimals,
+      value: dn((m.suppliedValue ?? 0) + (m.collateralValue ?? 0) - (m.borrowedValue ?? 0)),
+    })),
+    ...s.positions.lendingVaults.map((v) => ({
+      protocol: "lending_vault",
+      chain_id: s.chainId,
+      type: "vault",
+      vault: v.vault,
+      asset: v.asset,
+      shares: v.shares.toString(),
+      assets: Number(v.assets) / 10 ** v.asset.decimals,
+      value: dn(v.value),
+    })),
+    ...s.positions.uniswap.map((u) => ({
+      protocol: "uniswap_v3",
+      chain_id: s.chainId,
+      type: "liquidity",
+      token_id: u.tokenId.toString(),
+      pool: u.pool,
+      token0: u.token0,
+      token1: u.token1,
+      fee: u.fee,
+      tick_lower: u.tickLower,
+      tick_upper: u.tickUpper,
+      in_range: u.inRange,
+      staked: u.staked,
+      amount0: u.amount0,
+      amount1: u.amount1,
+      value: dn(u.value),
+    })),
+  ]);
+  const collateral = r.states.flatMap((s) => [
+    ...(s.positions.aave?.reserves ?? [])
+      .filter((x) => x.supplied > 0n)
+      .map((x) => ({ protocol: "aave_v3", chain_id: s.chainId, token: x.token, value: dn(x.suppliedValue) })),
+    ...s.positions.morpho
+      .filter((m) => m.collateral > 0n)
+      .map((m) => ({
+        protocol: "morpho_blue",
+        chain_id: s.chainId,
+        token: m.collateralToken,
+        value: dn(m.collateralValue),
+      })),
+  ]);
+  const loans = r.states.flatMap((s) =>
+    s.loans.map((l) => {
+      const isBorrow = l.borrower === address;
+      const dec = tokenDecimals(s, l.principalToken);
+      const w = (v: bigint) => Number(v) / 10 ** dec;
+      return {
+        subaccount_address: address,
+        book: { ...loanJson(l, s), total_interest_payment_fees: 0 },
+        is_borrow: isBorrow,
+        debt_info: {
+          interest_owed: isBorrow ? w(l.interestOwed) : 0,
+          principal_debt_owed: isBorrow ? w(l.principalDebtOwed) : 0,
+          interest_repaid: isBorrow ? w(l.totalInterestRepaid) : 0,
+        },
+        credit_info: {
+          net_interest_owed: isBorrow ? 0 : w(l.interestOwed),
+          principal_debt_owed: isBorrow ? 0 : w(l.principalDebtOwed),
+          net_interest_repaid: isBorrow ? 0 : w(l.totalInterestRepaid),
+        },
+        value: loanDebtValue(l, s).value,
+      };
+    }),
+  );
+  const open = (l: (typeof loans)[number]) => !["closed", "cancelled", "inactive"].includes(String(l.book.state));
+  const totalDebt = loans.filter((l) => l.is_borrow && open(l)).reduce((x, l) => x + (l.value ?? 0), 0);
+  const totalCredit = loans.filter((l) => !l.is_borrow && open(l)).reduce((x, l) => x + (l.value ?? 0), 0);
+  const discounted = r.states.reduce(
+    (x, s) =>
+      x + s.positions.totals.totalValue - s.positions.totals.collateralValue + s.positions.totals.liquidationCollateral,
+    0,
+  );
+  const byToken = new Map<string, { token: string; symbol: string; total_debt: number; total_credit: number }>();
+  for (const l of loans.filter(open)) {
+    const k = `${l.book.principal_token.chain}:${l.book.principal_token.address}`;
+    const a = byToken.get(k) ?? {
+      token: l.book.principal_token.address,
+      symbol: l.book.principal_token.symbol,
+      total_debt: 0,
+      total_credit: 0,
+    };
+    const owed = l.is_borrow
+      ? l.debt_info.interest_owed + l.debt_info.principal_debt_owed
+      : l.credit_info.net_interest_owed + l.credit_info.principal_debt_owed;
+    if (l.is_borrow) a.total_debt += owed;
+    else a.total_credit += owed;
+    byToken.set(k, a);
+  }
+  const first = r.rows[0]!;
+  return c.json(
+    {
+      address,
+      name: first.friendly_name ?? first.internal_name,
+      type: "subaccount" as const,
+      chains: [...new Set(r.rows.map((x) => x.chain_id))].map((id) => ({ name: chainName(id), chain_id: id })),
+      denomination: { symbol: denom.symbol, address: denom.address, chain_id: denom.chain_id },
+      portfolio: {
+        tokens: tokens.map((x) => ({
+          value: x.value,
+          balance: x.balance,
+          token: {
+            type: x.type,
+            name: x.name,
+            address: x.address,
+            chain: x.chain,
+            symbol: x.symbol,
+            decimals: x.decimals,
+            img_url: x.img_url,
+          },
+        })),
+        margin_balances: [],
+        collateral_balances: collateral,
+        cefi_positions: [],
+        defi_positions: defi,
+        trs_positions: [],
+        strategy_contract_positions: [],
+        legacy_hedger_positions: [],
+        otc_positions: [],
+        total_value: d(t.total_account_value),
+        discounted_value: d(discounted + totalCredit),
+      },
+      loanbook: {
+        loans: loans.map(({ value: _v, ...l }) => l),
+        total_debt: d(totalDebt),
+        total_credit: d(totalCredit),
+        aggregates_by_token: [...byToken.values()],
+      },
+      tokens,
+      total_account_value: d(t.total_account_value),
+      total_collateral_value: d(t.total_collateral_value),
+      total_loan_value: d(t.total_loan_value),
+      health_factor: t.health_factor,
+      net_account_value: d(t.net_account_value),
+      total_equity_value: d(t.net_account_value),
+    } satisfies z.infer<typeof SubaccountSummary>,
+    200,
+  );
+};

@@ -1,0 +1,10 @@
+import type { Surfaces } from "../index.js";
+import { healthFactorHandler, subaccountListHandler, summaryHandler } from "./subaccounts.handlers.js";
+import { healthFactor, subaccountList, summary } from "./subaccounts.routes.js";
+
+/** /subaccounts: institutional surface, key required (as the spec marks them). */
+export function registerSubaccounts({ inst }: Surfaces): void {
+  inst.openapi(subaccountList, subaccountListHandler);
+  inst.openapi(healthFactor, healthFactorHandler);
+  inst.openapi(summary, summaryHandler);
+}

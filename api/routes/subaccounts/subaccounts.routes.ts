@@ -1,0 +1,199 @@
+/**
+ * Route definitions of /api/v1/subaccounts: the list, a subaccount's health factor and its
+ * summary. The spec marks all three with a key. A subaccount is a smart-contract wallet a vault
+ * owns (a Safe with our SubaccountModule), the same address on every chain it is registered on.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import { ErrorSchema } from "../../lib/errors.js";
+import { authResponses, EvmAddress, errorResponses, jsonResponse, keySecurity } from "../../lib/router.js";
+import { requireKey } from "../../middleware/auth.js";
+
+const TAGS = ["subaccounts"];
+const notFound = { 404: jsonResponse("Not a registered subaccount", ErrorSchema) };
+const unavailable = { 503: jsonResponse("No RPC for a chain of the subaccount, or it did not answer", ErrorSchema) };
+
+export const PublicSubaccountRead = z
+  .object({
+    id: z.string().openapi({ format: "uuid", description: "The subaccount's registry id (its first chain's row)" }),
+    address: z.string(),
+    internal_name: z.string().nullable(),
+    friendly_name: z.string().nullable(),
+    chains: z.array(z.object({ chain_id: z.number().int(), name: z.string(), id: z.string() })),
+    status: z.string(),
+    subaccount_type: z.string(),
+    min_health_factor: z.number().nullable().openapi({ description: "The health factor its operator keeps it above" }),
+    estimated_apr: z.number().nullable().openapi({
+      description: "Realized APR over 30 days of the subaccount's valuation series, a fraction; null until it has one",
+    }),
+  })
+  .openapi("PublicSubaccountRead");
+
+const Usd = (what: string) => z.number().openapi({ description: `${what}, USD (or the denomination asset)` });
+
+export const HealthFactor = z
+  .object({
+    id: z.string().openapi({ format: "uuid" }),
+    datetime: z.string().openapi({ format: "date-time", description: "Block time of the newest read" }),
+    health_factor: z.number().nullable().openapi({
+      description:
+        "Collateral at each venue's liquidation threshold (Aave's account threshold, a Morpho market's LLTV) over the debts (Aave, Morpho, loans it borrows); null without debt",
+    }),
+    total_collateral_value: Usd("Collateral posted (Aave, Morpho)"),
+    total_loan_value: Usd("Debt: Aave and Morpho borrows, loans it borrows (principal and interest owed)"),
+    total_account_value: Usd(
+      "Everything it holds: tokens, supplies, collateral, LP positions, lending-vault shares, loans it lends",
+    ),
+    net_account_value: Usd("total_account_value less total_loan_value"),
+    min_health_factor: z.number().nullable(),
+    chains: z.array(
+      z.object({
+        chain_id: z.number().int(),
+        block_number: z.number().int(),
+        health_factor: z.number().nullable(),
+        total_collateral_value: z.number(),
+        total_loan_value: z.number(),
+      }),
+    ),
+  })
+  .openapi("HealthFactor");
+
+const AddressQuery = z.object({
+  address: EvmAddress.openapi({ description: "The subaccount's address", example: `0x${"12".repeat(20)}` }),
+});
+
+export const subaccountList = createRoute({
+  method: "get",
+  path: "/subaccounts",
+  tags: TAGS,
+  summary: "Every subaccount of the registry",
+  description: "One entry per address, its chains listed; from the registry file (`npm run registry -- load`).",
+  middleware: [requireKey] as const,
+  security: keySecurity,
+  responses: {
+    200: jsonResponse("Subaccounts", z.array(PublicSubaccountRead)),
+    ...authResponses,
+    ...errorResponses,
+  },
+});
+
+export const healthFactor = createRoute({
+  method: "get",
+  path: "/subaccounts/health_factor",
+  tags: TAGS,
+  summary: "A subaccount's health factor, read live on every chain it is on",
+  description:
+    "Reads the subaccount's positions at each chain's head (Aave v3, Morpho Blue, ERC-4626 lending vaults, Uniswap v3, tokens, loans of the chain's loan registry) and values them through the registry's price feeds.",
+  middleware: [requireKey] as const,
+  security: keySecurity,
+  request: { query: AddressQuery },
+  responses: {
+    200: jsonResponse("Health factor", HealthFactor),
+    ...notFound,
+    ...unavailable,
+    ...authResponses,
+    ...errorResponses,
+  },
+});
+
+const TokenRef = z
+  .object({
+    type: z.literal("erc20"),
+    name: z.string(),
+    address: z.string(),
+    chain: z.number().int(),
+    symbol: z.string(),
+    decimals: z.number().int(),
+    img_url: z.string().nullable(),
+  })
+  .openapi("SubaccountToken");
+
+const LoanBookEntry = z.object({
+  subaccount_address: z.string(),
+  book: z.record(z.string(), z.unknown()).openapi({ description: "The loan (loan-book shape) and its fees" }),
+  is_borrow: z.boolean(),
+  debt_info: z.object({ interest_owed: z.number(), principal_debt_owed: z.number(), interest_repaid: z.number() }),
+  credit_info: z.object({
+    net_interest_owed: z.number(),
+    principal_debt_owed: z.number(),
+    net_interest_repaid: z.number(),
+  }),
+});
+
+export const SubaccountSummary = z
+  .object({
+    address: z.string(),
+    name: z.string().nullable(),
+    type: z.enum(["subaccount", "eoa"]),
+    chains: z.array(z.object({ name: z.string(), chain_id: z.number().int() })),
+    denomination: z.object({
+      symbol: z.string(),
+      address: z.string().nullable(),
+      chain_id: z.number().int().nullable(),
+    }),
+    portfolio: z.object({
+      tokens: z.array(z.object({ value: z.number().nullable(), balance: z.number(), token: TokenRef })),
+      margin_balances: z.array(z.unknown()),
+      collateral_balances: z.array(z.unknown()),
+      cefi_positions: z.array(z.unknown()),
+      defi_positions: z.array(z.unknown()),
+      trs_positions: z.array(z.unknown()),
+      strategy_contract_positions: z.array(z.unknown()),
+      legacy_hedger_positions: z.array(z.unknown()),
+      otc_positions: z.array(z.unknown()),
+      total_value: z.number(),
+      discounted_value: z.number().openapi({ description: "Collateral at its liquidation thresholds plus the rest" }),
+    }),
+    loanbook: z.object({
+      loans: z.array(LoanBookEntry),
+      total_debt: z.number(),
+      total_credit: z.number(),
+      aggregates_by_token: z.array(z.unknown()),
+    }),
+    tokens: z.array(
+      TokenRef.extend({
+        price: z.number().nullable(),
+        raw_balance: z.string(),
+        balance: z.number(),
+        value: z.number().nullable(),
+      }),
+    ),
+    total_account_value: z.number(),
+    total_collateral_value: z.number(),
+    total_loan_value: z.number(),
+    health_factor: z.number().nullable(),
+    net_account_value: z.number(),
+    total_equity_value: z.number(),
+  })
+  .openapi("SubaccountSummary");
+
+export const summary = createRoute({
+  method: "get",
+  path: "/subaccounts/summary",
+  tags: TAGS,
+  summary: "A subaccount's portfolio, loan book and totals, read live",
+  description:
+    "Values are USD unless `denomination_address` names a token of `denomination_chain`'s catalogue: then every value is in that token (USD value over its price). `USD` or nothing: USD.",
+  middleware: [requireKey] as const,
+  security: keySecurity,
+  request: {
+    query: AddressQuery.extend({
+      denomination_address: z
+        .union([z.literal("USD"), EvmAddress])
+        .optional()
+        .openapi({ description: "A token address, or `USD` (the default)" }),
+      denomination_chain: z
+        .string()
+        .regex(/^\d+$/, "Input should be a valid integer")
+        .transform(Number)
+        .default(1)
+        .openapi({ type: "integer", default: 1, description: "Chain of the denomination token" }),
+    }),
+  },
+  responses: {
+    200: jsonResponse("Summary", SubaccountSummary),
+    ...notFound,
+    ...unavailable,
+    ...authResponses,
+    ...errorResponses,
+  },
+});

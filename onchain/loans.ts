@@ -1,0 +1,126 @@
+/**
+ * The loans an account lends or borrows, from a chain's LoanRegistry (`loansOf`), each with every
+ * view of the original's loan contract at one block, in two multicalls. Shared by the API's loan
+ * books and subaccount summary and by the jobs.
+ */
+import type { Abi, Address, PublicClient } from "viem";
+import { LoanAbi } from "../abis/LoanAbi.js";
+import { LoanRegistryAbi } from "../abis/LoanRegistryAbi.js";
+import { MULTICALL3 } from "./positions.js";
+
+/** The original's state names, by `loanState()` number. */
+export const LOAN_STATES = [
+  "inactive",
+  "preapproved",
+  "funding_required",
+  "funded",
+  "active",
+  "cancelled",
+  "matured",
+  "closed",
+] as const;
+export type LoanStateName = (typeof LOAN_STATES)[number];
+
+export interface LoanView {
+  address: Address;
+  lender: Address;
+  borrower: Address;
+  principalToken: Address;
+  collateralToken: Address;
+  state: LoanStateName;
+  /** called by the lender (the state stays active until repaid or matured) */
+  called: boolean;
+  late: boolean;
+  initialPrincipalAmount: bigint;
+  principalAmount: bigint;
+  /** APR with two decimals: 1250 = 12.50 % */
+  apr: bigint;
+  totalRepaid: bigint;
+  totalInterestRepaid: bigint;
+  interestOwed: bigint;
+  principalDebtOwed: bigint;
+  upcomingPayment: { amount: bigint; dueDate: number };
+  paymentIntervalInSeconds: number;
+  deployedDate: number;
+  maturityDate: number;
+}
+
+const VIEWS = [
+  "lender",
+  "borrower",
+  "principalToken",
+  "collateralToken",
+  "loanState",
+  "callbackDeadline",
+  "isLate",
+  "initialPrincipalAmount",
+  "principalAmount",
+  "apr",
+  "totalRepaid",
+  "totalInterestRepaid",
+  "getDebt",
+  "getUpcomingPayment",
+  "paymentIntervalInSeconds",
+  "deployedDate",
+  "maturityDate",
+] as const;
+
+/** Every view of `loans` at `blockNumber`; a loan whose reads fail (not a loan) is left out. */
+export async function readLoans(client: PublicClient, loans: readonly Address[], blockNumber: bigint) {
+  if (loans.length === 0) return [];
+  const res = (await client.multicall({
+    multicallAddress: MULTICALL3,
+    blockNumber,
+    allowFailure: true,
+    contracts: loans.flatMap((address) =>
+      VIEWS.map((functionName) => ({ address, abi: LoanAbi as Abi, functionName })),
+    ) as never,
+  })) as { status: "success" | "failure"; result?: unknown }[];
+  return loans.flatMap((address, i): LoanView[] => {
+    const part = res.slice(i * VIEWS.length, (i + 1) * VIEWS.length);
+    if (part.some((r) => r.status !== "success")) return [];
+    const v = Object.fromEntries(VIEWS.map((n, k) => [n, part[k]!.result])) as Record<(typeof VIEWS)[number], unknown>;
+    const [interestOwed, principalDebtOwed] = v.getDebt as readonly [bigint, bigint];
+    const [amount, dueDate] = v.getUpcomingPayment as readonly [bigint, bigint];
+    return [
+      {
+        address: address.toLowerCase() as Address,
+        lender: (v.lender as Address).toLowerCase() as Address,
+        borrower: (v.borrower as Address).toLowerCase() as Address,
+        principalToken: (v.principalToken as Address).toLowerCase() as Address,
+        collateralToken: (v.collateralToken as Address).toLowerCase() as Address,
+        state: LOAN_STATES[Number(v.loanState)] ?? "inactive",
+        called: (v.callbackDeadline as bigint) > 0n,
+        late: v.isLate as boolean,
+        initialPrincipalAmount: v.initialPrincipalAmount as bigint,
+        principalAmount: v.principalAmount as bigint,
+        apr: v.apr as bigint,
+        totalRepaid: v.totalRepaid as bigint,
+        totalInterestRepaid: v.totalInterestRepaid as bigint,
+        interestOwed,
+        principalDebtOwed,
+        upcomingPayment: { amount, dueDate: Number(dueDate) },
+        paymentIntervalInSeconds: Number(v.paymentIntervalInSeconds),
+        deployedDate: Number(v.deployedDate),
+        maturityDate: Number(v.maturityDate),
+      },
+    ];
+  });
+}
+
+/** The loans `account` lends or borrows, as the chain's LoanRegistry lists them. */
+export async function loansOf(
+  client: PublicClient,
+  registry: Address,
+  account: Address,
+  blockNumber: bigint,
+): Promise<LoanView[]> {
+  const list = (await client.readContract({
+    address: registry,
+    abi: LoanRegistryAbi as Abi,
+    functionName: "loansOf",
+    args: [account],
+    blockNumber,
+  })) as Address[];
+  return readLoans(client, list, blockNumber);
+}
