@@ -308,7 +308,7 @@ export async function simulateChainWithActions(
       alt: v.reg.altAsset ? { ...v.reg.altAsset, feed: v.reg.altAsset.priceFeed.address } : null,
     })),
   });
-  const subsOf = (v: Vault) => world.result.subaccounts.filter((x) => x.vault.address === v.reg.address);
+  const subsOf = (v: Vault) => world.result.subaccounts.filter((x) => x.vault.address?.toLowerCase() === v.reg.address);
   const subBySafe = new Map<Address, WorldSubaccount>(world.result.subaccounts.map((x) => [lc(x.safe), x]));
   for (const v of vaults)
     v.reg.subaccounts = subsOf(v)

@@ -111,7 +111,8 @@ export interface WorldPosition {
 }
 
 export interface WorldResult {
-  protocols: ProtocolsManifest;
+  /** the deployment (its `stats` without the wall-clock time, so a seed gives the same manifest) */
+  protocols: Omit<ProtocolsManifest, "stats"> & { stats: { transactions: number } };
   /** tokens deployed for the world where no vault of the chain has them (WETH, a stablecoin) */
   addedTokens: TokenInput[];
   arbitrageur: Address;
@@ -233,7 +234,12 @@ export class World {
             owner: sub.owner,
             trader: sub.trader,
             relayer,
-            vault: { chainId: spec.chainId, kind: spec.kind, name: spec.name, address: here?.address ?? null },
+            vault: {
+              chainId: spec.chainId,
+              kind: spec.kind,
+              name: spec.name,
+              address: here ? getAddress(here.address) : null,
+            },
             registered: j < 2,
             role: null,
             minHealthFactor: null,
@@ -268,7 +274,7 @@ export class World {
 
       const arbitrageur = actorAddress(o.seed, "arbitrageur");
       const result: WorldResult = {
-        protocols,
+        protocols: { ...protocols, stats: { transactions: protocols.stats.transactions } },
         addedTokens: walks.map((w) => w.token),
         arbitrageur,
         subaccounts,
