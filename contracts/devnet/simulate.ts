@@ -981,7 +981,7 @@ export async function simulateChainWithActions(
     async price(at) {
       const v = rng.pick(vaults);
       await movePrice(v, at, spanDays(lastPrice, v, at));
-      await world.arbitrage(at + 2);
+      await world.arbitrage(at);
     },
     world: (at) => world.morning(at, true),
     async redemptions(at) {

@@ -365,10 +365,12 @@ export class World {
         if (held) await this.collect(trader, BigInt(held.tokenId), w++);
       }
       if (dayOffset % 10 === 5) {
+        // the lender moves some of its Aave supply into the Morpho lending vault, in two steps
         const lender = this.sub("lender");
         const amount = await this.units(this.stable, 10_000 + 30_000 * this.rng.next());
-        if ((dayOffset / 10) % 2 < 1) await this.vaultDeposit(lender, amount, w++);
-        else await this.aaveSupply(lender, this.stable, amount, w++);
+        const held = await this.balance(this.stable, lender.safe);
+        if (held >= amount) await this.vaultDeposit(lender, amount, w++);
+        else await this.aaveWithdraw(lender, this.stable, amount, w++);
       }
       if (dayOffset % 15 === 8) {
         const amount = await this.units(this.stable, 5_000 + 15_000 * this.rng.next());
@@ -651,6 +653,12 @@ export class World {
     const pool = this.result.protocols.aave.pool;
     const data = fn(aaveArt.pool().abi, "supply", [t.address, amount, sub.safe, 0]);
     await this.trade(sub, [[t, pool, amount]], pool, data, "aave:supply", at);
+  }
+
+  private async aaveWithdraw(sub: WorldSubaccount, t: TokenInput, amount: bigint, at: number) {
+    const pool = this.result.protocols.aave.pool;
+    const data = fn(aaveArt.pool().abi, "withdraw", [t.address, amount, sub.safe]);
+    await this.trade(sub, [], pool, data, "aave:withdraw", at);
   }
 
   /** Keeps the leveraged subaccount's health factor between 1.17 and 1.35, back to 1.22 when outside. */
