@@ -25,8 +25,15 @@ import { createSafe, deploySafe } from "./protocols/index.js";
 import { read as readAbi } from "./protocols/tx.js";
 import { actorAddress, actorKey, Rng } from "./random.js";
 import { type AssetSpec, VAULT_SPECS, type VaultSpec } from "./scenario.js";
-import { ChainSession, type ManifestEvent } from "./session.js";
-import { type FailedTx, subaccountExec, World, type WorldResult, type WorldSubaccount } from "./world.js";
+import { ChainSession, type ManifestEvent, type PlannedTx } from "./session.js";
+import {
+  type FailedTx,
+  subaccountExec,
+  subaccountExecData,
+  World,
+  type WorldResult,
+  type WorldSubaccount,
+} from "./world.js";
 
 export const DAY = 86_400;
 export const MULTICALL3_ADDRESS: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
@@ -864,16 +871,30 @@ export async function simulateChainWithActions(
     const sub = v.reg.subaccounts[rng.int(0, 1)]!;
     // What the subaccounts really hold follows the report, with some noise (unrealized PnL).
     const actual = (bounded * BigInt(Math.round(1000 + 80 * rng.gauss()))) / 1000n;
-    if (actual > 0n) await s.call(deployer, "MockERC20", v.reg.asset.address, "mint", [sub, actual], w);
-    else if (actual < 0n) {
-      const held = await s.readBig("MockERC20", v.reg.asset.address, "balanceOf", [sub]);
+    // The subaccount's gain or loss and the report share a block: a snapshot between them would
+    // see the loss (1-2 % of the vault) as unrealized PnL.
+    const txs: PlannedTx[] = [];
+    const token = v.reg.asset.address;
+    if (actual > 0n) {
+      const mint = encodeFunctionData({ abi: ABIS.MockERC20, functionName: "mint", args: [sub, actual] });
+      txs.push({ from: deployer, to: token, data: mint, gas: 300_000n, what: "MockERC20.mint" });
+    } else if (actual < 0n) {
+      const held = await s.readBig("MockERC20", token, "balanceOf", [sub]);
       const out = -actual > held ? held : -actual;
       if (out > 0n) {
         const transfer = encodeFunctionData({ abi: ABIS.MockERC20, functionName: "transfer", args: [lossSink, out] });
-        await subaccountExec(s, subBySafe.get(sub)!, v.reg.asset.address, transfer, w);
+        const safe = subBySafe.get(sub)!;
+        const data = subaccountExecData(safe, token, transfer);
+        txs.push({ from: safe.owner, to: safe.safe, data, gas: 500_000n, what: "subaccount loss" });
       }
     }
-    await s.call(v.operator, name, v.reg.address, "updateTotalAssets", [external + bounded], w + 1);
+    const update = encodeFunctionData({
+      abi: ABIS[name] as Abi,
+      functionName: "updateTotalAssets",
+      args: [external + bounded],
+    });
+    txs.push({ from: v.operator, to: v.reg.address, data: update, gas: 1_000_000n, what: `${name}.updateTotalAssets` });
+    await s.sendBlock(txs, w);
     count(bounded < 0n ? "report:loss" : "report:gain");
   }
 

@@ -873,8 +873,13 @@ export class World {
 
 /** Sends `data` to `to` from a subaccount Safe as its owner (the vault's own moves: approvals, losses). */
 export async function subaccountExec(s: ChainSession, sub: WorldSubaccount, to: Address, data: Hex, at: number) {
+  return s.send(sub.owner, sub.safe, subaccountExecData(sub, to, data), `${sub.label}: exec`, at);
+}
+
+/** The Safe's execTransaction calldata for `subaccountExec`, to be sent by the owner. */
+export function subaccountExecData(sub: WorldSubaccount, to: Address, data: Hex): Hex {
   const args = [to, 0n, data, 0, 0n, 0n, 0n, ZERO, ZERO, prevalidatedSignature(sub.owner)];
-  return s.send(sub.owner, sub.safe, fn(safeArt.singletonL2().abi, "execTransaction", args), `${sub.label}: exec`, at);
+  return fn(safeArt.singletonL2().abi, "execTransaction", args);
 }
 
 /** Decodes revert data: a SubaccountModule error as `Name(arg,…)`, `Error(string)` as its message. */
