@@ -3,7 +3,8 @@
  * least every `blockEveryS` seconds, timestamped by the wall clock (the history ends "now", so the
  * chain's time goes on from there), and about every `actEveryS` seconds one of the simulator's own
  * actions (simulate.ts: a wallet's deposit, share transfer or redemption request, an operator's
- * total-assets report, a price-feed move, redemptions processed and claimed). Which kind comes
+ * total-assets report, a price-feed move followed by the arbitrageur, redemptions processed and
+ * claimed, the protocol world's morning: a strategist's swap and the arbitrageur). Which kind comes
  * next and when is drawn from the seed, so two runs act alike; the details (vault, wallet,
  * amount) continue the simulation's own seeded stream.
  *
@@ -15,14 +16,18 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Rng } from "./random.js";
 import type { ChainActions } from "./simulate.js";
 
-export type LiveKind = "user" | "report" | "price" | "redemptions";
+export type LiveKind = "user" | "report" | "price" | "redemptions" | "world";
 
-/** How often each kind is drawn: mostly wallets; reports, price moves and processing between. */
+/**
+ * How often each kind is drawn: mostly wallets; reports, price moves, processing and the protocol
+ * world between.
+ */
 const KINDS: readonly { kind: LiveKind; weight: number }[] = [
-  { kind: "user", weight: 0.6 },
+  { kind: "user", weight: 0.55 },
   { kind: "report", weight: 0.2 },
   { kind: "price", weight: 0.1 },
   { kind: "redemptions", weight: 0.1 },
+  { kind: "world", weight: 0.05 },
 ];
 
 /** A chain stops acting after this many failed steps in a row (its node is gone, say). */
@@ -87,6 +92,8 @@ async function runChain(
   const gap = () => o.actEveryS * (0.5 + rng.next());
   // The history's events stay as the manifest has them; live ones are taken from here on.
   const mark = s.events.length;
+  // The protocol world's events (off the manifest) are only counted in the log line.
+  const worldMark = s.offManifestEvents.length;
   const nowS = () => Math.floor(Date.now() / 1000);
   let nextAct = nowS() + gap();
   let failures = 0;
@@ -118,12 +125,15 @@ async function runChain(
       }
     }
     const fresh = s.events.splice(mark);
-    if (fresh.length > 0) {
+    const world = s.offManifestEvents.splice(worldMark);
+    if (fresh.length > 0 || world.length > 0) {
       const names = new Map<string, number>();
       for (const e of fresh) names.set(e.event, (names.get(e.event) ?? 0) + 1);
-      const what = [...names].map(([n, k]) => (k > 1 ? `${n} x${k}` : n)).join(", ");
-      log(`chain ${s.chainId} block ${fresh.at(-1)!.blockNumber}: ${step}: ${what}`);
-      if (o.eventsFile) {
+      const what = [...names].map(([n, k]) => (k > 1 ? `${n} x${k}` : n));
+      if (world.length > 0) what.push(`${world.length} protocol-world events`);
+      const block = Math.max(fresh.at(-1)?.blockNumber ?? 0, world.at(-1)?.blockNumber ?? 0);
+      log(`chain ${s.chainId} block ${block}: ${step}: ${what.join(", ")}`);
+      if (o.eventsFile && fresh.length > 0) {
         try {
           appendFileSync(o.eventsFile, `${fresh.map((e) => JSON.stringify(e)).join("\n")}\n`);
         } catch (err) {

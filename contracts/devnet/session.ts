@@ -29,7 +29,7 @@ export interface ManifestEvent {
   logIndex: number;
 }
 
-interface RpcReceipt {
+export interface RpcReceipt {
   status: Hex;
   contractAddress: Address | null;
   blockNumber: Hex;
@@ -39,8 +39,24 @@ interface RpcReceipt {
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
+export interface PlannedTx {
+  from: Address;
+  to: Address;
+  data: Hex;
+  /** explicit gas: several transactions share a block (30 M gas) */
+  gas: bigint;
+  what: string;
+}
+
 export class ChainSession {
   readonly events: ManifestEvent[] = [];
+  /**
+   * Events of our contracts (token Transfer and Approval, mostly) caused by transactions sent inside
+   * `offManifest`: the protocol world's activity, kept out of `events` (the manifest the indexer is
+   * compared with).
+   */
+  readonly offManifestEvents: ManifestEvent[] = [];
+  private sink: ManifestEvent[] = this.events;
   private lastTimestamp = 0;
   private id = 0;
   txCount = 0;
@@ -136,6 +152,91 @@ export class ChainSession {
     return receipt;
   }
 
+  /**
+   * Runs `fn` with the events of every transaction it sends recorded in `offManifestEvents`
+   * instead of `events`. Calls on one session are sequential, so the switch is never shared.
+   */
+  async offManifest<T>(fn: () => Promise<T>): Promise<T> {
+    const before = this.sink;
+    this.sink = this.offManifestEvents;
+    try {
+      return await fn();
+    } finally {
+      this.sink = before;
+    }
+  }
+
+  /**
+   * Sends a transaction that must fail, with explicit gas (no estimate, which would refuse it), in
+   * its own block at `at`; throws if it succeeds. Returns the receipt (status 0x0).
+   */
+  async sendReverting(from: Address, to: Address, data: Hex, gas: bigint, what: string, at = 0): Promise<RpcReceipt> {
+    const t0 = performance.now();
+    const ts = this.nextTimestamp(at);
+    const tx: Record<string, Json> = { from, to, data, gas: `0x${gas.toString(16)}`, gasPrice: "0x0" };
+    const [, hash] = (await this.batch([
+      { method: "evm_setNextBlockTimestamp", params: [ts] },
+      { method: "eth_sendTransaction", params: [tx] },
+    ])) as [unknown, Hex];
+    const receipt = await this.receipt(hash, what);
+    this.txCount++;
+    this.blockCount++;
+    this.timing.send += performance.now() - t0;
+    if (receipt.status === "0x1") throw new Error(`chain ${this.chainId}: ${what} was meant to fail: tx ${hash}`);
+    return receipt;
+  }
+
+  /**
+   * Sends several transactions in one block at `at` (automine off while they are pooled; each
+   * with its explicit gas, so they must fit the block's 30 M together). Every one must succeed.
+   * From one sender they are mined in the order given.
+   */
+  async sendBlock(txs: PlannedTx[], at = 0): Promise<RpcReceipt[]> {
+    if (txs.length === 0) return [];
+    const t0 = performance.now();
+    const ts = this.nextTimestamp(at);
+    await this.rpc("evm_setAutomine", [false]);
+    let hashes: Hex[];
+    try {
+      hashes = (await this.batch(
+        txs.map((t) => ({
+          method: "eth_sendTransaction",
+          params: [{ from: t.from, to: t.to, data: t.data, gas: `0x${t.gas.toString(16)}`, gasPrice: "0x0" }],
+        })),
+      )) as Hex[];
+      await this.rpc("evm_mine", [ts]);
+    } finally {
+      await this.rpc("evm_setAutomine", [true]);
+    }
+    const receipts: RpcReceipt[] = [];
+    for (const [i, hash] of hashes.entries()) {
+      const r = await this.receipt(hash, txs[i]!.what);
+      if (r.status !== "0x1") {
+        const reason = await this.revertReason(txs[i]!.from, txs[i]!.to, txs[i]!.data, r.blockNumber);
+        throw new Error(`chain ${this.chainId}: ${txs[i]!.what} reverted (${reason}) in tx ${hash}`);
+      }
+      this.record(r, ts);
+      receipts.push(r);
+    }
+    if (new Set(receipts.map((r) => r.blockNumber)).size !== 1) {
+      throw new Error(`chain ${this.chainId}: a block of ${txs.length} transactions was split (gas?)`);
+    }
+    this.txCount += txs.length;
+    this.blockCount++;
+    this.timing.send += performance.now() - t0;
+    return receipts;
+  }
+
+  private async receipt(hash: Hex, what: string): Promise<RpcReceipt> {
+    let receipt = await this.rpc<RpcReceipt | null>("eth_getTransactionReceipt", [hash]);
+    for (let i = 0; !receipt && i < 200; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+      receipt = await this.rpc<RpcReceipt | null>("eth_getTransactionReceipt", [hash]);
+    }
+    if (!receipt) throw new Error(`chain ${this.chainId}: ${what}: no receipt for ${hash}`);
+    return receipt;
+  }
+
   private async revertReason(from: Address, to: Address | null, data: Hex, block: Hex): Promise<string> {
     try {
       const parent = `0x${(BigInt(block) - 1n).toString(16)}`;
@@ -158,7 +259,7 @@ export class ChainSession {
         (e) => e.type === "event" && e.name === decoded.eventName && matchesTopic(e, log.topics[0]),
       );
       const signature = item && item.type === "event" ? eventSignature(item) : decoded.eventName;
-      this.events.push({
+      this.sink.push({
         chainId: this.chainId,
         address: log.address.toLowerCase() as Address,
         event: decoded.eventName,

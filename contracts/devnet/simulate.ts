@@ -20,9 +20,20 @@ import {
 } from "viem";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { ABIS, bytecode } from "./artifacts.js";
+import { safe as safeArtifacts } from "./protocols/artifacts.js";
+import { createSafe, deploySafe } from "./protocols/index.js";
+import { read as readAbi } from "./protocols/tx.js";
 import { actorAddress, actorKey, Rng } from "./random.js";
 import { type AssetSpec, VAULT_SPECS, type VaultSpec } from "./scenario.js";
-import { ChainSession, type ManifestEvent } from "./session.js";
+import { ChainSession, type ManifestEvent, type PlannedTx } from "./session.js";
+import {
+  type FailedTx,
+  subaccountExec,
+  subaccountExecData,
+  World,
+  type WorldResult,
+  type WorldSubaccount,
+} from "./world.js";
 
 export const DAY = 86_400;
 export const MULTICALL3_ADDRESS: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
@@ -74,6 +85,14 @@ export interface ChainResult {
   pauses: { vault: Address; from: number; to: number }[];
   /** ENS on the devnet: a TestUniversalResolver and the names it resolves (lower-case addresses) */
   ens: EnsResult;
+  /** the governance Safe (2 of 3) proposing to the timelock, and its owners */
+  governance: { safe: Address; owners: Address[]; threshold: number };
+  /**
+   * The protocol world (world.ts): protocol addresses, the subaccount Safes and their modules, the
+   * v3 positions and the deliberately failed transactions. Its transactions' events are not in
+   * `events`.
+   */
+  world: WorldResult;
 }
 
 export interface EnsResult {
@@ -134,6 +153,8 @@ export interface ChainActions {
   price(at: number): Promise<void>;
   /** redemptions that are due are processed, and processed ones claimed */
   redemptions(at: number): Promise<void>;
+  /** the protocol world's morning: a trader's swap, then the pools and the Morpho oracle back at the feeds */
+  world(at: number): Promise<void>;
 }
 
 export async function simulateChain(opts: SimulateOptions): Promise<ChainResult> {
@@ -179,7 +200,15 @@ export async function simulateChainWithActions(
   await s.rpc("anvil_setCode", [MULTICALL3_ADDRESS, await runtimeCode(s, deployer, "Multicall3", tick())]);
 
   // ---- deployment -------------------------------------------------------------------------
-  const multisig = await s.deploy(deployer, "MultiSigWallet", [owners.map((o) => o.address), 2n], tick());
+  // Governance is a Safe 1.5.0 (2 of 3), the same address on every chain of a seed; the Safe
+  // contracts come through the CREATE2 deployer, so who sends them does not matter.
+  const protocolsDeployer = actorAddress(seed, "protocols-deployer");
+  const safeDeployment = await deploySafe({ s, from: protocolsDeployer });
+  const multisig = await createSafe({ s, from: protocolsDeployer }, safeDeployment, {
+    label: `${seed}:governance`,
+    owners: owners.map((o) => o.address),
+    threshold: 2,
+  });
   const timelock = await s.deploy(
     deployer,
     "TimelockController",
@@ -209,7 +238,6 @@ export async function simulateChainWithActions(
     const operator = actorAddress(seed, `operator-${spec.kind}`);
     const feeCollector = actorAddress(seed, `fees-${spec.kind}`);
     const strategist = actorAddress(seed, `strategist-${spec.strategist}`);
-    const subaccounts = [0, 1].map((j) => actorAddress(seed, `subaccount-${spec.kind}`, j));
     const dec = spec.asset.decimals;
     let address: Address;
     let receiptToken: Address | null = null;
@@ -258,7 +286,7 @@ export async function simulateChainWithActions(
       operator: lc(operator),
       feeCollector: lc(feeCollector),
       strategist: { name: spec.strategist, address: lc(strategist) },
-      subaccounts: subaccounts.map(lc),
+      subaccounts: [], // the Safes, once the protocol world is deployed
     };
     vaults.push({
       spec,
@@ -275,11 +303,39 @@ export async function simulateChainWithActions(
     void i;
   }
 
+  // ---- the protocol world: Uniswap v3, Aave v3, Morpho, the subaccount Safes (world.ts) -------
+  const world = await World.deploy(s, {
+    seed,
+    deployer: protocolsDeployer,
+    safe: safeDeployment,
+    vaults: vaults.map((v) => ({
+      spec: v.spec,
+      address: v.reg.address,
+      asset: { ...v.reg.asset, feed: v.reg.priceFeed.address },
+      alt: v.reg.altAsset ? { ...v.reg.altAsset, feed: v.reg.altAsset.priceFeed.address } : null,
+    })),
+  });
+  const subsOf = (v: Vault) => world.result.subaccounts.filter((x) => x.vault.address?.toLowerCase() === v.reg.address);
+  const subBySafe = new Map<Address, WorldSubaccount>(world.result.subaccounts.map((x) => [lc(x.safe), x]));
+  for (const v of vaults)
+    v.reg.subaccounts = subsOf(v)
+      .filter((x) => x.registered)
+      .map((x) => lc(x.safe));
+  log(
+    `chain ${opts.chainId}: protocol world deployed (${world.result.protocols.stats.transactions} transactions), ` +
+      `${world.result.subaccounts.length} subaccount Safes`,
+  );
+
   // ---- wiring: subaccounts, alt assets, funding, ownership to the timelock -----------------------
   for (const v of vaults) {
     const { reg } = v;
     for (const sub of reg.subaccounts) {
-      await s.call(sub, "MockERC20", reg.asset.address, "approve", [reg.address, maxUint256], tick());
+      const approve = encodeFunctionData({
+        abi: ABIS.MockERC20,
+        functionName: "approve",
+        args: [reg.address, maxUint256],
+      });
+      await subaccountExec(s, subBySafe.get(sub)!, reg.asset.address, approve, tick());
     }
     if (v.spec.family === "lendingPool") {
       await s.call(deployer, "LendingPool", reg.address, "addWhitelistedSubaccount", [reg.subaccounts], tick());
@@ -326,21 +382,26 @@ export async function simulateChainWithActions(
 
   // ---- governance helpers ------------------------------------------------------------------
   const sortedOwners = [...owners].sort((a, b) => (a.address.toLowerCase() < b.address.toLowerCase() ? -1 : 1));
+  const safeAbi = safeArtifacts.singletonL2().abi;
+  const ZERO_ADDRESS: Address = "0x0000000000000000000000000000000000000000";
   const multisigExec = async (to: Address, data: Hex, when: number, what: string) => {
-    const nonce = await s.readBig("MultiSigWallet", multisig, "nonce", []);
-    const hash = (await s.read("MultiSigWallet", multisig, "getTransactionHash", [to, 0n, data, nonce])) as Hex;
+    const ctx = { s, from: deployer };
+    const nonce = await readAbi<bigint>(ctx, multisig, safeAbi, "nonce");
+    const safeTx = [to, 0n, data, 0, 0n, 0n, 0n, ZERO_ADDRESS, ZERO_ADDRESS] as const;
+    const hash = await readAbi<Hex>(ctx, multisig, safeAbi, "getTransactionHash", [...safeTx, nonce]);
     const signers = rng.chance(0.5) ? [sortedOwners[0]!, sortedOwners[1]!] : [sortedOwners[0]!, sortedOwners[2]!];
-    const sigs = await Promise.all(signers.map((o) => o.signMessage({ message: { raw: hash } })));
-    await s.call(
-      owners[rng.int(0, 2)]!.address,
-      "MultiSigWallet",
-      multisig,
-      "execTransaction",
-      [to, 0n, data, concat(sigs)],
-      when,
-    );
+    // eth_sign-free ECDSA over the Safe transaction hash (v 27/28), ordered by owner address
+    const sigs = await Promise.all(signers.map((o) => o.sign({ hash })));
+    const sender = owners[rng.int(0, 2)]!.address;
+    const calldata = encodeFunctionData({
+      abi: safeAbi,
+      functionName: "execTransaction",
+      args: [...safeTx, concat(sigs)],
+    });
+    await s.send(sender, multisig, calldata, `governance Safe: ${what}`, when);
     count(`multisig:${what}`);
   };
+
   interface Op {
     target: Address;
     data: Hex;
@@ -437,7 +498,7 @@ export async function simulateChainWithActions(
   const cancelled = op(lp.reg.address, lpAbi, "updateMaxSupply", [units(1, 30)], "LP max supply (cancelled)");
   scheduled(D(50), cancelled, "cancel");
   scheduled(D(50) + 3, cancelled, 2);
-  const sub3 = actorAddress(seed, `subaccount-${v2.spec.kind}`, 2);
+  const sub3 = subsOf(v2).find((x) => !x.registered)!.safe;
   scheduled(D(55), op(v2.reg.address, v2Abi, "enableSubAccount", [sub3], "V2 enable subaccount"), 2);
   scheduled(D(100), op(v2.reg.address, v2Abi, "disableSubAccount", [sub3], "V2 disable subaccount"), 2);
   const newCollector = actorAddress(seed, `fees-${lp.spec.kind}`, 1);
@@ -544,6 +605,20 @@ export async function simulateChainWithActions(
   pauseVault(lp, D(60), 2);
   pauseVault(v2, D(88), 1);
 
+  // Transactions that fail on purpose, one of each kind, spread over the history.
+  const failures = new Map<number, FailedTx["kind"][]>();
+  const failPlan: [number, FailedTx["kind"]][] = [
+    [20, "module-not-trader"],
+    [35, "module-token-not-allowed"],
+    [50, "aave-36"],
+    [65, "safe-gs025"],
+    [80, "slippage"],
+  ];
+  for (const [day, kind] of failPlan) {
+    const d = Math.min(D(day), opts.days - 1);
+    failures.set(d, [...(failures.get(d) ?? []), kind]);
+  }
+
   // ---- day by day ----------------------------------------------------------------------------
   const prices = new Map<Address, number>(vaults.map((v) => [v.reg.priceFeed.address, v.spec.asset.usdPrice]));
   const lossDay = new Map<Address, number>(
@@ -569,8 +644,9 @@ export async function simulateChainWithActions(
     };
     const slotOf = (fraction: number) => Math.floor(fraction * (lastSlot + 1));
 
-    // Price feeds move once a day.
+    // Price feeds move once a day; the protocol world follows (a swap, then the arbitrageur).
     for (const v of vaults) at2(0, (w) => movePrice(v, w));
+    at2(0, (w) => world.morning(w));
     // Morning: redemptions due today are processed, then claimed through the day.
     for (const v of vaults) at2(slotOf(0.1), (w) => processRedemptions(v, day, w));
     // Users act through the day.
@@ -582,6 +658,8 @@ export async function simulateChainWithActions(
     // Governance and loans of the day.
     for (const { fraction, fn } of calendar.get(d) ?? []) at2(slotOf(fraction), fn);
     if (d > D(15) && d % 7 === 0 && loans[0]) at2(slotOf(0.4), (w) => payInterest(w));
+    // The subaccounts' institutional business of the day, and the failures planned for it.
+    at2(slotOf(0.55), (w) => world.midday(d, w, failures.get(d)));
     // Evening: the operator reports total assets, rebalances, and charges fees.
     for (const v of vaults) at2(slotOf(0.85), (w) => report(v, day, d, w));
     for (const v of vaults) at2(slotOf(0.9), (w) => rebalance(v, w));
@@ -698,7 +776,7 @@ export async function simulateChainWithActions(
     for (const [i, { sub, held: h }] of held.entries()) {
       if (gap === 0n) break;
       const last = i === held.length - 1;
-      if (last && h < gap) await s.call(sub, "MockERC20", v.reg.asset.address, "mint", [sub, gap - h], w);
+      if (last && h < gap) await s.call(deployer, "MockERC20", v.reg.asset.address, "mint", [sub, gap - h], w);
       const amount = last || h >= gap ? gap : h;
       if (amount === 0n) continue;
       await s.call(v.operator, name, v.reg.address, "withdrawFromSubaccount", [amount, sub], w + 1);
@@ -793,13 +871,30 @@ export async function simulateChainWithActions(
     const sub = v.reg.subaccounts[rng.int(0, 1)]!;
     // What the subaccounts really hold follows the report, with some noise (unrealized PnL).
     const actual = (bounded * BigInt(Math.round(1000 + 80 * rng.gauss()))) / 1000n;
-    if (actual > 0n) await s.call(sub, "MockERC20", v.reg.asset.address, "mint", [sub, actual], w);
-    else if (actual < 0n) {
-      const held = await s.readBig("MockERC20", v.reg.asset.address, "balanceOf", [sub]);
+    // The subaccount's gain or loss and the report share a block: a snapshot between them would
+    // see the loss (1-2 % of the vault) as unrealized PnL.
+    const txs: PlannedTx[] = [];
+    const token = v.reg.asset.address;
+    if (actual > 0n) {
+      const mint = encodeFunctionData({ abi: ABIS.MockERC20, functionName: "mint", args: [sub, actual] });
+      txs.push({ from: deployer, to: token, data: mint, gas: 300_000n, what: "MockERC20.mint" });
+    } else if (actual < 0n) {
+      const held = await s.readBig("MockERC20", token, "balanceOf", [sub]);
       const out = -actual > held ? held : -actual;
-      if (out > 0n) await s.call(sub, "MockERC20", v.reg.asset.address, "transfer", [lossSink, out], w);
+      if (out > 0n) {
+        const transfer = encodeFunctionData({ abi: ABIS.MockERC20, functionName: "transfer", args: [lossSink, out] });
+        const safe = subBySafe.get(sub)!;
+        const data = subaccountExecData(safe, token, transfer);
+        txs.push({ from: safe.owner, to: safe.safe, data, gas: 500_000n, what: "subaccount loss" });
+      }
     }
-    await s.call(v.operator, name, v.reg.address, "updateTotalAssets", [external + bounded], w + 1);
+    const update = encodeFunctionData({
+      abi: ABIS[name] as Abi,
+      functionName: "updateTotalAssets",
+      args: [external + bounded],
+    });
+    txs.push({ from: v.operator, to: v.reg.address, data: update, gas: 1_000_000n, what: `${name}.updateTotalAssets` });
+    await s.sendBlock(txs, w);
     count(bounded < 0n ? "report:loss" : "report:gain");
   }
 
@@ -891,6 +986,8 @@ export async function simulateChainWithActions(
     flatDays,
     pauses,
     ens,
+    governance: { safe: lc(multisig), owners: owners.map((o) => lc(o.address)), threshold: 2 },
+    world: world.result,
   };
   const spanDays = (last: Map<Vault, number>, v: Vault, at: number) =>
     Math.min(1, Math.max(0, at - last.get(v)!) / DAY);
@@ -905,7 +1002,9 @@ export async function simulateChainWithActions(
     async price(at) {
       const v = rng.pick(vaults);
       await movePrice(v, at, spanDays(lastPrice, v, at));
+      await world.arbitrage(at);
     },
+    world: (at) => world.morning(at, true),
     async redemptions(at) {
       for (const v of vaults) await processRedemptions(v, dayOf(at), at);
       await claims(dayOf(at), at);

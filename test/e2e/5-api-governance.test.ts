@@ -193,7 +193,7 @@ describe("GET /platform/governance/{vault_address}/roles", () => {
       source: "timelock",
       account_type: "multisig",
       is_safe: true,
-      safe_version: "1.4.1",
+      safe_version: "1.5.0", // the governance Safe (safe-smart-account 1.5.0)
       threshold,
     });
     expect(proposer.owners).toEqual(owners);

@@ -1,0 +1,925 @@
+/**
+ * The protocol world of a simulated chain (issue 14): Uniswap v3, Aave v3, Morpho Blue with our
+ * lending vault and Safe (contracts/devnet/protocols), the vaults' subaccounts as Safes with
+ * SubaccountModule (the same addresses on both chains), and the actors that give them life:
+ *
+ * - an arbitrageur keeping every pool's price at the feeds' (a swap to the feed price as its limit)
+ *   and the Morpho OracleMock in step with the feeds, in one block;
+ * - the strategists (TRADER) swapping, providing liquidity, supplying and borrowing through the
+ *   module: one subaccount keeps an Aave loan close to its minimum health factor, one lends on Aave
+ *   and in the Morpho lending vault, one borrows on the Morpho market, swaps and holds v3 positions;
+ * - a few transactions that fail on purpose (module refusals, Aave's '36', a Safe GS025, a slippage
+ *   failure), mined with explicit gas and recorded with the reason they revert with.
+ *
+ * The actors never change a subaccount's balance of its own vault's asset or alt asset on the
+ * vault's chain (the indexer values those as the vault's assets): they trade other tokens, with
+ * capital minted to the Safes. Their transactions' events are kept out of the manifest's `events`
+ * (ChainSession.offManifest). Randomness comes from a stream of its own, so the vaults' history
+ * draws what it drew before the world existed.
+ */
+import {
+  type Abi,
+  type Address,
+  decodeErrorResult,
+  decodeFunctionResult,
+  encodeAbiParameters,
+  encodeFunctionData,
+  getAddress,
+  type Hex,
+} from "viem";
+import { MorphoLendingVaultAbi } from "../../abis/MorphoLendingVaultAbi.js";
+import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
+import { aave as aaveArt, morphoArtifacts, safe as safeArt, uniswap as uniArt } from "./protocols/artifacts.js";
+import {
+  createSubaccount,
+  defaultSubaccountCalls,
+  deployProtocols,
+  morphoOraclePrice,
+  type ProtocolsManifest,
+  prevalidatedSignature,
+  type SafeDeployment,
+  sqrtPriceX96,
+  type TokenInput,
+} from "./protocols/index.js";
+import { ERC20_ABI, PRICE_FEED_ABI } from "./protocols/tx.js";
+import { mintedTokenId, type UniswapPool } from "./protocols/uniswap.js";
+import { actorAddress, Rng } from "./random.js";
+import { VAULT_SPECS, type VaultSpec } from "./scenario.js";
+import type { ChainSession, PlannedTx } from "./session.js";
+
+const E8 = 10n ** 8n;
+const E18 = 10n ** 18n;
+const MAX_UINT128 = 2n ** 128n - 1n;
+const ZERO: Address = "0x0000000000000000000000000000000000000000";
+/** gas of a transaction that fails on purpose (no estimate: it would refuse it) */
+const FAIL_GAS = 1_500_000n;
+/** gas of each arbitrage swap in the shared block */
+const ARB_GAS = 1_000_000n;
+/** pools within this relative price distance of the feeds are left alone (sqrt price: half of it) */
+const ARB_TOLERANCE_PPM = 250n;
+
+export type SubaccountRole = "leveraged" | "lender" | "trader";
+
+export interface WorldSubaccount {
+  label: string;
+  safe: Address;
+  module: Address;
+  /** the Safe's owner and the module's OWNER (the vault's governance key) */
+  owner: Address;
+  /** the module's TRADER: the vault's strategist */
+  trader: Address;
+  relayer: Address;
+  /** the vault it belongs to; `address` only on the vault's own chain (null elsewhere) */
+  vault: { chainId: number; kind: VaultSpec["kind"]; name: string; address: Address | null };
+  /** whether the vault whitelists it (false for the one enabled and disabled through the timelock) */
+  registered: boolean;
+  /** what the actors do with it on this chain (null: nothing beyond the vault's own moves) */
+  role: SubaccountRole | null;
+  /** the health factor its strategist keeps it above (the leveraged one) */
+  minHealthFactor: number | null;
+  /** tokens the module allows on this chain */
+  tokens: Address[];
+  /** the vault's asset and alt asset on this chain: the actors never change the Safe's balance of them */
+  protectedTokens: Address[];
+}
+
+/** The reason a deliberately failed transaction reverts with. */
+export type ExpectedRevert =
+  | { type: "custom"; contract: "SubaccountModule"; name: string; args: string[] }
+  | { type: "error"; contract: "AavePool" | "Safe" | "SwapRouter"; message: string };
+
+export interface FailedTx {
+  kind: "module-not-trader" | "module-token-not-allowed" | "aave-36" | "safe-gs025" | "slippage";
+  description: string;
+  txHash: Hex;
+  blockNumber: number;
+  timestamp: number;
+  from: Address;
+  to: Address;
+  gas: string;
+  reason: ExpectedRevert;
+  /** the reason as one line: `NotTrader(0x…)`, `36`, `GS025`, `Too little received` */
+  display: string;
+}
+
+export interface WorldPosition {
+  subaccount: Address;
+  tokenId: string;
+  pool: Address;
+  /** deposited in the v3 staker's incentive (owned by the staker, deposited for the Safe) */
+  staked: boolean;
+}
+
+export interface WorldResult {
+  /** the deployment (its `stats` without the wall-clock time, so a seed gives the same manifest) */
+  protocols: Omit<ProtocolsManifest, "stats"> & { stats: { transactions: number } };
+  /** tokens deployed for the world where no vault of the chain has them (WETH, a stablecoin) */
+  addedTokens: TokenInput[];
+  arbitrageur: Address;
+  subaccounts: WorldSubaccount[];
+  positions: WorldPosition[];
+  failures: FailedTx[];
+  /** what the actors did, by kind */
+  actions: Record<string, number>;
+}
+
+export interface WorldVault {
+  spec: VaultSpec;
+  address: Address;
+  asset: TokenInput;
+  alt: TokenInput | null;
+}
+
+export interface WorldOptions {
+  seed: string;
+  /** this chain's vaults, deployed */
+  vaults: WorldVault[];
+  /** the Safe contracts (deployed already, for the governance Safe) */
+  safe: SafeDeployment;
+  deployer: Address;
+}
+
+/** Subaccount label of a vault's j-th subaccount (j = 2: the one only the timelock enables). */
+export function subaccountLabel(seed: string, kind: VaultSpec["kind"], j: number): string {
+  return `${seed}:${kind}/subaccount-${j}`;
+}
+
+const moduleAbi = SubaccountModuleAbi as Abi;
+const fn = (abi: Abi, functionName: string, args: readonly unknown[]): Hex =>
+  encodeFunctionData({ abi, functionName, args: args as unknown[] });
+
+export class World {
+  readonly result: WorldResult;
+  private readonly rng: Rng;
+  private readonly tokens: TokenInput[];
+  private readonly weth: TokenInput;
+  private readonly stable: TokenInput;
+  private readonly disallowed: TokenInput;
+  /** the added tokens' feeds walk on their own (the vaults' feeds are moved by the simulator) */
+  private readonly walks: { token: TokenInput; usd: number; vol: number; stable: boolean }[];
+  private readonly count: (k: string) => void;
+
+  private constructor(
+    private readonly s: ChainSession,
+    private readonly seed: string,
+    private readonly deployer: Address,
+    result: WorldResult,
+    tokens: TokenInput[],
+    walks: World["walks"],
+    disallowed: TokenInput,
+  ) {
+    this.result = result;
+    this.rng = new Rng(`${seed}:${s.chainId}:world`);
+    this.tokens = tokens;
+    this.weth = bySymbol(tokens, "WETH");
+    this.stable = bySymbol(tokens, "USDC");
+    this.walks = walks;
+    this.disallowed = disallowed;
+    this.count = (k) => (result.actions[k] = (result.actions[k] ?? 0) + 1);
+  }
+
+  // ---- deployment ------------------------------------------------------------------------------
+
+  /**
+   * Deploys the protocols over the chain's tokens (adding WETH and a stablecoin where no vault has
+   * them), every vault's subaccounts of both chains as Safes, and opens the actors' positions.
+   */
+  static async deploy(s: ChainSession, o: WorldOptions): Promise<World> {
+    return s.offManifest(async () => {
+      const ctx = { s, from: o.deployer };
+      const tokens: TokenInput[] = [];
+      const norm = (t: TokenInput) => ({ ...t, address: getAddress(t.address), feed: getAddress(t.feed) });
+      for (const v of o.vaults) tokens.push(norm(v.asset), ...(v.alt ? [norm(v.alt)] : []));
+      const walks: World["walks"] = [];
+      for (const t of [
+        { name: "Wrapped Ether", symbol: "WETH", decimals: 18, usd: 3200, vol: 0.025 },
+        { name: "USD Coin", symbol: "USDC", decimals: 6, usd: 1, vol: 0 },
+      ]) {
+        if (tokens.some((x) => x.symbol === t.symbol)) continue;
+        const address = await s.deploy(o.deployer, "MockERC20", [t.name, t.symbol, t.decimals]);
+        const feed = await s.deploy(o.deployer, "PriceFeed", [8, `${t.symbol} / USD`, usd8(t.usd)]);
+        const token = { address, symbol: t.symbol, decimals: t.decimals, feed };
+        tokens.push(token);
+        walks.push({ token, usd: t.usd, vol: t.vol, stable: t.vol === 0 });
+      }
+      const protocols = await deployProtocols(s, o.deployer, { tokens, weth: "WETH", stable: "USDC" });
+      // the token the modules refuse: the chain's first alt asset (a vault's LST), else the last token
+      const alt = o.vaults.find((v) => v.alt)?.alt;
+      const disallowed = alt ? byAddress(tokens, alt.address) : (tokens.at(-1) as TokenInput);
+      const allowed = tokens.filter((t) => t.address !== disallowed.address).map((t) => t.address);
+
+      const owner = actorAddress(o.seed, "subaccount-owner");
+      const relayer = actorAddress(o.seed, "relayer");
+      const calls = defaultSubaccountCalls(protocols);
+      const subaccounts: WorldSubaccount[] = [];
+      for (const spec of VAULT_SPECS) {
+        const here = o.vaults.find((v) => v.spec === spec);
+        const trader = actorAddress(o.seed, `strategist-${spec.strategist}`);
+        const count = spec.family === "tokenizedVaultV2" ? 3 : 2;
+        for (let j = 0; j < count; j++) {
+          const label = subaccountLabel(o.seed, spec.kind, j);
+          const sub = await createSubaccount(ctx, protocols.safe, {
+            label,
+            owner,
+            trader,
+            relayer,
+            ...(here ? { vault: getAddress(here.address) } : {}),
+            tokens: allowed,
+            calls,
+          });
+          subaccounts.push({
+            label,
+            safe: sub.safe,
+            module: sub.module,
+            owner: sub.owner,
+            trader: sub.trader,
+            relayer,
+            vault: {
+              chainId: spec.chainId,
+              kind: spec.kind,
+              name: spec.name,
+              address: here ? getAddress(here.address) : null,
+            },
+            registered: j < 2,
+            role: null,
+            minHealthFactor: null,
+            tokens: allowed,
+            protectedTokens: here
+              ? [getAddress(here.asset.address), ...(here.alt ? [getAddress(here.alt.address)] : [])]
+              : [],
+          });
+        }
+      }
+      // Roles on this chain: subaccounts of the other chain's vaults are free to use any token here.
+      const free = subaccounts.filter((x) => x.registered && x.protectedTokens.length === 0);
+      const stable = bySymbol(tokens, "USDC");
+      const weth = bySymbol(tokens, "WETH");
+      const lender = subaccounts.find(
+        (x) =>
+          x.registered &&
+          x.protectedTokens.length > 0 &&
+          !x.protectedTokens.includes(stable.address) &&
+          x.label.endsWith("-1"),
+      );
+      if (free.length < 2 || !lender) throw new Error(`chain ${s.chainId}: not enough subaccounts for the actors`);
+      Object.assign(free[0] as WorldSubaccount, { role: "leveraged", minHealthFactor: 1.15 });
+      (free[1] as WorldSubaccount).role = "trader";
+      lender.role = "lender";
+      for (const x of subaccounts) {
+        const uses = x.role === "lender" ? [stable.address] : [stable.address, weth.address];
+        if (x.role && x.protectedTokens.some((t) => uses.includes(t))) {
+          throw new Error(`chain ${s.chainId}: ${x.label} would trade its vault's asset`);
+        }
+      }
+
+      const arbitrageur = actorAddress(o.seed, "arbitrageur");
+      const result: WorldResult = {
+        protocols: { ...protocols, stats: { transactions: protocols.stats.transactions } },
+        addedTokens: walks.map((w) => w.token),
+        arbitrageur,
+        subaccounts,
+        positions: [],
+        failures: [],
+        actions: {},
+      };
+      const world = new World(s, o.seed, o.deployer, result, tokens, walks, disallowed);
+      await world.open();
+      return world;
+    });
+  }
+
+  private sub(role: SubaccountRole): WorldSubaccount {
+    return this.result.subaccounts.find((x) => x.role === role) as WorldSubaccount;
+  }
+
+  /** Capital and the first positions: the arbitrageur's inventory, each actor's loans and deposits. */
+  private async open(): Promise<void> {
+    const { s } = this;
+    const p = this.result.protocols;
+    const arb = this.result.arbitrageur;
+    for (const t of this.tokens) {
+      await this.mint(t, arb, await this.units(t, 2_000_000_000));
+      await s.send(arb, t.address, fn(ERC20_ABI, "approve", [p.uniswap.swapRouter, 2n ** 256n - 1n]), "arb approve");
+    }
+    // the leveraged subaccount: WETH on Aave, a stable loan kept near its minimum health factor
+    const lev = this.sub("leveraged");
+    const collateral = await this.units(this.weth, 1_500_000);
+    await this.mint(this.weth, lev.safe, collateral);
+    await this.mint(this.stable, lev.safe, await this.units(this.stable, 300_000));
+    await this.aaveSupply(lev, this.weth, collateral, 0);
+    await this.keepHealthFactor(0, true);
+    // the lender: stable on Aave and in the Morpho lending vault
+    const lender = this.sub("lender");
+    await this.mint(this.stable, lender.safe, await this.units(this.stable, 700_000));
+    await this.aaveSupply(lender, this.stable, await this.units(this.stable, 300_000), 0);
+    await this.vaultDeposit(lender, await this.units(this.stable, 200_000), 0);
+    // the trader: WETH collateral and a stable loan on the Morpho market, two v3 positions, swaps
+    const trader = this.sub("trader");
+    await this.mint(this.weth, trader.safe, await this.units(this.weth, 1_200_000));
+    await this.mint(this.stable, trader.safe, await this.units(this.stable, 1_000_000));
+    await this.morphoCollateral(trader, await this.units(this.weth, 300_000), 0);
+    await this.morphoBorrow(trader, await this.units(this.stable, 120_000), 0);
+    const pools = p.uniswap.pools;
+    const incentivePool = pools.find((x) => x.address === p.uniswap.incentive.pool) as UniswapPool;
+    const other = pools.find((x) => x !== incentivePool && this.isWethStable(x)) as UniswapPool;
+    await this.mintPosition(trader, other, 150_000, 1200, 0);
+    const staked = await this.mintPosition(trader, incentivePool, 60_000, null, 0);
+    await this.stake(trader, staked, 0);
+  }
+
+  // ---- daily life ------------------------------------------------------------------------------
+
+  /**
+   * The morning after the vaults' feeds moved: the added tokens' feeds move, the trader may swap
+   * (at the pools' stale prices), then the arbitrageur brings every pool and the Morpho oracle back
+   * to the feeds.
+   */
+  async morning(at: number, trade = this.rng.chance(0.6)): Promise<void> {
+    await this.s.offManifest(async () => {
+      let w = at;
+      for (const walk of this.walks) {
+        const p = walk.stable
+          ? 1 + 0.0008 * this.rng.gauss()
+          : Math.max(walk.usd * (1 + walk.vol * this.rng.gauss()), 1);
+        if (!walk.stable) walk.usd = p;
+        await this.s.send(this.deployer, walk.token.feed, fn(PRICE_FEED_ABI_W, "setAnswer", [usd8(p)]), "feed", w++);
+        this.count("feed");
+      }
+      if (trade) await this.swap(w++);
+      await this.arbitrage(w);
+    });
+  }
+
+  /**
+   * The day's institutional business after the morning: the leveraged subaccount's health factor
+   * kept in its band, and now and then a deposit, a loan change or fees collected; then the
+   * failures of the kinds given.
+   */
+  async midday(dayOffset: number, at: number, fails: FailedTx["kind"][] = []): Promise<void> {
+    await this.s.offManifest(async () => {
+      let w = at;
+      await this.keepHealthFactor(w++);
+      const trader = this.sub("trader");
+      if (dayOffset % 7 === 3) {
+        const held = this.result.positions.find((x) => !x.staked && x.subaccount === trader.safe);
+        if (held) await this.collect(trader, BigInt(held.tokenId), w++);
+      }
+      if (dayOffset % 10 === 5) {
+        // the lender moves some of its Aave supply into the Morpho lending vault, in two steps
+        const lender = this.sub("lender");
+        const amount = await this.units(this.stable, 10_000 + 30_000 * this.rng.next());
+        const held = await this.balance(this.stable, lender.safe);
+        if (held >= amount) await this.vaultDeposit(lender, amount, w++);
+        else await this.aaveWithdraw(lender, this.stable, amount, w++);
+      }
+      if (dayOffset % 15 === 8) {
+        const amount = await this.units(this.stable, 5_000 + 15_000 * this.rng.next());
+        if (this.rng.chance(0.5)) await this.morphoBorrow(trader, amount, w++);
+        else await this.morphoRepay(trader, amount, w++);
+      }
+      for (const kind of fails) await this.fail(kind, w++);
+    });
+  }
+
+  /** Brings every pool whose price strays from the feeds back to them, and the Morpho oracle, in one block. */
+  async arbitrage(at: number): Promise<void> {
+    await this.s.offManifest(async () => {
+      const p = this.result.protocols;
+      const arb = this.result.arbitrageur;
+      const price = new Map<Address, bigint>();
+      for (const t of this.tokens) price.set(t.address, await this.feed(t));
+      const txs: PlannedTx[] = [];
+      for (const pool of p.uniswap.pools) {
+        const t0 = byAddress(this.tokens, pool.token0);
+        const t1 = byAddress(this.tokens, pool.token1);
+        const target = sqrtPriceX96(
+          price.get(t0.address) as bigint,
+          t0.decimals,
+          price.get(t1.address) as bigint,
+          t1.decimals,
+        );
+        const current = await this.slot0(pool);
+        const diff = target > current ? target - current : current - target;
+        if (diff * 1_000_000n <= (target * ARB_TOLERANCE_PPM) / 2n) continue;
+        // price (token1 per token0) too low: buy token0 with token1, up to the target price
+        const [tokenIn, tokenOut] = target > current ? [t1, t0] : [t0, t1];
+        const amountIn = await this.units(tokenIn, 100_000_000);
+        const data = fn(uniArt.swapRouter().abi, "exactInputSingle", [
+          {
+            tokenIn: tokenIn.address,
+            tokenOut: tokenOut.address,
+            fee: pool.fee,
+            recipient: arb,
+            deadline: BigInt(at + 3600),
+            amountIn,
+            amountOutMinimum: 0n,
+            sqrtPriceLimitX96: target,
+          },
+        ]);
+        txs.push({ from: arb, to: p.uniswap.swapRouter, data, gas: ARB_GAS, what: `arbitrage ${pool.address}` });
+      }
+      const m = p.morpho;
+      const col = byAddress(this.tokens, m.market.collateralToken);
+      const loan = byAddress(this.tokens, m.market.loanToken);
+      const oraclePrice = morphoOraclePrice(
+        price.get(col.address) as bigint,
+        col.decimals,
+        price.get(loan.address) as bigint,
+        loan.decimals,
+      );
+      const oracleAbi = morphoArtifacts().OracleMock.abi;
+      const current = await this.read<bigint>(m.oracle, oracleAbi, "price");
+      if (current !== oraclePrice) {
+        txs.push({
+          from: arb,
+          to: m.oracle,
+          data: fn(oracleAbi, "setPrice", [oraclePrice]),
+          gas: 100_000n,
+          what: "Morpho oracle",
+        });
+      }
+      if (txs.length === 0) return;
+      await this.s.sendBlock(txs, at);
+      this.count("arbitrage:block");
+      for (let i = 0; i < txs.length; i++) this.count("arbitrage:tx");
+    });
+  }
+
+  /** The trader swaps between WETH and the stable, selling what it holds more of. */
+  async swap(at: number): Promise<void> {
+    const trader = this.sub("trader");
+    const p = this.result.protocols;
+    const pools = p.uniswap.pools.filter((x) => this.isWethStable(x));
+    const pool = this.rng.pick(pools);
+    const wethUsd = ((await this.balance(this.weth, trader.safe)) * (await this.feed(this.weth))) / E18;
+    const stableUsd =
+      ((await this.balance(this.stable, trader.safe)) * (await this.feed(this.stable))) /
+      10n ** BigInt(this.stable.decimals);
+    const [tokenIn, tokenOut] = wethUsd > stableUsd ? [this.weth, this.stable] : [this.stable, this.weth];
+    const amountIn = await this.units(tokenIn, 10_000 + 40_000 * this.rng.next());
+    const quote = await this.quote(tokenIn, tokenOut, pool.fee, amountIn);
+    await this.trade(
+      trader,
+      [[tokenIn, p.uniswap.swapRouter, amountIn]],
+      p.uniswap.swapRouter,
+      this.swapData(trader, tokenIn, tokenOut, pool.fee, amountIn, (quote * 995n) / 1000n, at),
+      "swap",
+      at,
+    );
+  }
+
+  // ---- deliberate failures ---------------------------------------------------------------------
+
+  /** Sends a transaction that fails with a known reason, checked by eth_call first, and records it. */
+  async fail(kind: FailedTx["kind"], at: number): Promise<void> {
+    const p = this.result.protocols;
+    const trader = this.sub("trader");
+    const lev = this.sub("leveraged");
+    const router = p.uniswap.swapRouter;
+    let tx: { from: Address; to: Address; data: Hex; description: string; reason: ExpectedRevert };
+    if (kind === "module-not-trader") {
+      const stranger = actorAddress(this.seed, "stranger");
+      const amount = await this.units(this.stable, 1_000);
+      tx = {
+        from: stranger,
+        to: trader.module,
+        data: fn(moduleAbi, "execute", [
+          router,
+          0n,
+          this.swapData(trader, this.stable, this.weth, 500, amount, 0n, at),
+        ]),
+        description: "a stranger asks the trader's module for a swap",
+        reason: { type: "custom", contract: "SubaccountModule", name: "NotTrader", args: [stranger] },
+      };
+    } else if (kind === "module-token-not-allowed") {
+      const amount = await this.units(this.weth, 1_000);
+      const swap = this.swapData(trader, this.weth, this.disallowed, 3000, amount, 0n, at);
+      tx = {
+        from: trader.trader,
+        to: trader.module,
+        data: fn(moduleAbi, "executeWithApprovals", [
+          [{ token: this.weth.address, spender: router, amount }],
+          router,
+          0n,
+          swap,
+        ]),
+        description: `the trader swaps into ${this.disallowed.symbol}, a token its module does not allow`,
+        reason: {
+          type: "custom",
+          contract: "SubaccountModule",
+          name: "TokenNotAllowed",
+          args: [this.disallowed.address],
+        },
+      };
+    } else if (kind === "aave-36") {
+      const [collateralBase] = await this.accountData(lev.safe);
+      const amount = (collateralBase * 10n ** BigInt(this.stable.decimals)) / (await this.feed(this.stable));
+      tx = {
+        from: lev.trader,
+        to: lev.module,
+        data: fn(moduleAbi, "execute", [
+          p.aave.pool,
+          0n,
+          fn(aaveArt.pool().abi, "borrow", [this.stable.address, amount, 2n, 0, lev.safe]),
+        ]),
+        description: "the leveraged subaccount borrows as much as its whole collateral is worth",
+        reason: { type: "error", contract: "AavePool", message: "36" },
+      };
+    } else if (kind === "safe-gs025") {
+      const stranger = actorAddress(this.seed, "stranger");
+      const lender = this.sub("lender");
+      const safeAbi = safeArt.singletonL2().abi;
+      const inner = fn(ERC20_ABI, "approve", [stranger, 1n]);
+      tx = {
+        from: stranger,
+        to: lender.safe,
+        data: fn(safeAbi, "execTransaction", [
+          this.stable.address,
+          0n,
+          inner,
+          0,
+          0n,
+          0n,
+          0n,
+          ZERO,
+          ZERO,
+          prevalidatedSignature(lender.owner),
+        ]),
+        description: "a stranger sends a Safe transaction carrying the owner's pre-validated signature",
+        reason: { type: "error", contract: "Safe", message: "GS025" },
+      };
+    } else {
+      const amount = await this.units(this.stable, 5_000);
+      const quote = await this.quote(this.stable, this.weth, 500, amount);
+      const swap = this.swapData(trader, this.stable, this.weth, 500, amount, quote * 2n, at);
+      tx = {
+        from: trader.trader,
+        to: trader.module,
+        data: fn(moduleAbi, "executeWithApprovals", [
+          [{ token: this.stable.address, spender: router, amount }],
+          router,
+          0n,
+          swap,
+        ]),
+        description: "the trader swaps with a minimum twice the quote",
+        reason: { type: "error", contract: "SwapRouter", message: "Too little received" },
+      };
+    }
+    const display = revertDisplay(tx.reason);
+    const got = await this.callRevert(tx.from, tx.to, tx.data);
+    if (got !== display) {
+      throw new Error(`chain ${this.s.chainId}: ${kind} would revert with ${got}, not ${display}`);
+    }
+    const receipt = await this.s.sendReverting(tx.from, tx.to, tx.data, FAIL_GAS, kind, at);
+    this.result.failures.push({
+      kind,
+      description: tx.description,
+      txHash: receipt.transactionHash,
+      blockNumber: Number(BigInt(receipt.blockNumber)),
+      timestamp: this.s.clock,
+      from: getAddress(tx.from),
+      to: getAddress(tx.to),
+      gas: FAIL_GAS.toString(),
+      reason: tx.reason,
+      display,
+    });
+    this.count(`fail:${kind}`);
+  }
+
+  /** The reason an eth_call reverts with, as in FailedTx.display ("none" when it succeeds). */
+  private async callRevert(from: Address, to: Address, data: Hex): Promise<string> {
+    const res = await fetch(this.s.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_call", params: [{ from, to, data }, "latest"] }),
+    });
+    const body = (await res.json()) as { result?: Hex; error?: { data?: Hex } };
+    if (!body.error) return "none";
+    return decodeRevert(body.error.data ?? "0x");
+  }
+
+  // ---- actions through the module ---------------------------------------------------------------
+
+  /** A module call by the subaccount's trader, with exact approvals when given. */
+  private async trade(
+    sub: WorldSubaccount,
+    approvals: [TokenInput, Address, bigint][],
+    target: Address,
+    data: Hex,
+    what: string,
+    at: number,
+  ) {
+    for (const [t] of approvals) {
+      if (sub.protectedTokens.includes(t.address)) throw new Error(`${what}: ${sub.label} spends its vault's asset`);
+    }
+    const call =
+      approvals.length === 0
+        ? fn(moduleAbi, "execute", [target, 0n, data])
+        : fn(moduleAbi, "executeWithApprovals", [
+            approvals.map(([t, spender, amount]) => ({ token: t.address, spender, amount })),
+            target,
+            0n,
+            data,
+          ]);
+    const receipt = await this.s.send(sub.trader, sub.module, call, `${sub.label}: ${what}`, at);
+    this.count(what);
+    return receipt;
+  }
+
+  private swapData(
+    sub: WorldSubaccount,
+    tokenIn: TokenInput,
+    tokenOut: TokenInput,
+    fee: number,
+    amountIn: bigint,
+    min: bigint,
+    at: number,
+  ): Hex {
+    return fn(uniArt.swapRouter().abi, "exactInputSingle", [
+      {
+        tokenIn: tokenIn.address,
+        tokenOut: tokenOut.address,
+        fee,
+        recipient: sub.safe,
+        deadline: BigInt(Math.max(at, this.s.clock) + 3600),
+        amountIn,
+        amountOutMinimum: min,
+        sqrtPriceLimitX96: 0n,
+      },
+    ]);
+  }
+
+  private async aaveSupply(sub: WorldSubaccount, t: TokenInput, amount: bigint, at: number) {
+    const pool = this.result.protocols.aave.pool;
+    const data = fn(aaveArt.pool().abi, "supply", [t.address, amount, sub.safe, 0]);
+    await this.trade(sub, [[t, pool, amount]], pool, data, "aave:supply", at);
+  }
+
+  private async aaveWithdraw(sub: WorldSubaccount, t: TokenInput, amount: bigint, at: number) {
+    const pool = this.result.protocols.aave.pool;
+    const data = fn(aaveArt.pool().abi, "withdraw", [t.address, amount, sub.safe]);
+    await this.trade(sub, [], pool, data, "aave:withdraw", at);
+  }
+
+  /** Keeps the leveraged subaccount's health factor between 1.17 and 1.35, back to 1.22 when outside. */
+  private async keepHealthFactor(at: number, force = false): Promise<void> {
+    const lev = this.sub("leveraged");
+    const pool = this.result.protocols.aave.pool;
+    const [collateral, debt, , threshold, , hf] = await this.accountData(lev.safe);
+    const hfNum = debt === 0n ? Number.POSITIVE_INFINITY : Number((hf * 1000n) / E18) / 1000;
+    if (!force && hfNum >= 1.17 && hfNum <= 1.35) return;
+    const target = (collateral * threshold * 100n) / (10_000n * 122n); // debt (base units) at 1.22
+    const price = await this.feed(this.stable);
+    const scale = 10n ** BigInt(this.stable.decimals);
+    const abi = aaveArt.pool().abi;
+    if (target > debt) {
+      const amount = ((target - debt) * scale) / price;
+      await this.trade(
+        lev,
+        [],
+        pool,
+        fn(abi, "borrow", [this.stable.address, amount, 2n, 0, lev.safe]),
+        "aave:borrow",
+        at,
+      );
+    } else {
+      let amount = ((debt - target) * scale) / price;
+      const held = await this.balance(this.stable, lev.safe);
+      if (amount > held) amount = held;
+      if (amount === 0n) return;
+      const data = fn(abi, "repay", [this.stable.address, amount, 2n, lev.safe]);
+      await this.trade(lev, [[this.stable, pool, amount]], pool, data, "aave:repay", at);
+    }
+  }
+
+  private async vaultDeposit(sub: WorldSubaccount, amount: bigint, at: number) {
+    const vault = this.result.protocols.morpho.lendingVault;
+    const data = fn(MorphoLendingVaultAbi as Abi, "deposit", [amount, sub.safe]);
+    await this.trade(sub, [[this.stable, vault, amount]], vault, data, "lendingVault:deposit", at);
+  }
+
+  private morphoParams() {
+    const m = this.result.protocols.morpho.market;
+    return { ...m, lltv: BigInt(m.lltv) };
+  }
+
+  private async morphoCollateral(sub: WorldSubaccount, amount: bigint, at: number) {
+    const morpho = this.result.protocols.morpho.morpho;
+    const data = fn(morphoArtifacts().Morpho.abi, "supplyCollateral", [this.morphoParams(), amount, sub.safe, "0x"]);
+    await this.trade(sub, [[this.weth, morpho, amount]], morpho, data, "morpho:supplyCollateral", at);
+  }
+
+  private async morphoBorrow(sub: WorldSubaccount, amount: bigint, at: number) {
+    const morpho = this.result.protocols.morpho.morpho;
+    const data = fn(morphoArtifacts().Morpho.abi, "borrow", [this.morphoParams(), amount, 0n, sub.safe, sub.safe]);
+    await this.trade(sub, [], morpho, data, "morpho:borrow", at);
+  }
+
+  private async morphoRepay(sub: WorldSubaccount, amount: bigint, at: number) {
+    const morpho = this.result.protocols.morpho.morpho;
+    const data = fn(morphoArtifacts().Morpho.abi, "repay", [this.morphoParams(), amount, 0n, sub.safe, "0x"]);
+    await this.trade(sub, [[this.stable, morpho, amount]], morpho, data, "morpho:repay", at);
+  }
+
+  /** A position of `usd` a side: within `halfWidthTicks` of the price, or full range (null). */
+  private async mintPosition(
+    sub: WorldSubaccount,
+    pool: UniswapPool,
+    usd: number,
+    halfWidthTicks: number | null,
+    at: number,
+  ): Promise<bigint> {
+    const npm = this.result.protocols.uniswap.positionManager;
+    const t0 = byAddress(this.tokens, pool.token0);
+    const t1 = byAddress(this.tokens, pool.token1);
+    const [a0, a1] = [await this.units(t0, usd), await this.units(t1, usd)];
+    const spacing = pool.tickSpacing;
+    let lower: number;
+    let upper: number;
+    if (halfWidthTicks === null) {
+      upper = Math.floor(887272 / spacing) * spacing;
+      lower = -upper;
+    } else {
+      const tick = await this.tick(pool);
+      lower = Math.floor((tick - halfWidthTicks) / spacing) * spacing;
+      upper = Math.ceil((tick + halfWidthTicks) / spacing) * spacing;
+    }
+    const data = fn(uniArt.positionManager().abi, "mint", [
+      {
+        token0: t0.address,
+        token1: t1.address,
+        fee: pool.fee,
+        tickLower: lower,
+        tickUpper: upper,
+        amount0Desired: a0,
+        amount1Desired: a1,
+        amount0Min: 0n,
+        amount1Min: 0n,
+        recipient: sub.safe,
+        deadline: BigInt(Math.max(at, this.s.clock) + 3600),
+      },
+    ]);
+    const receipt = await this.trade(
+      sub,
+      [
+        [t0, npm, a0],
+        [t1, npm, a1],
+      ],
+      npm,
+      data,
+      "uniswap:mint",
+      at,
+    );
+    const tokenId = mintedTokenId(receipt as never, npm);
+    this.result.positions.push({
+      subaccount: sub.safe,
+      tokenId: tokenId.toString(),
+      pool: pool.address,
+      staked: false,
+    });
+    return tokenId;
+  }
+
+  private async stake(sub: WorldSubaccount, tokenId: bigint, at: number) {
+    const u = this.result.protocols.uniswap;
+    const inc = u.incentive;
+    const key = encodeAbiParameters(
+      [
+        {
+          type: "tuple",
+          components: [
+            { name: "rewardToken", type: "address" },
+            { name: "pool", type: "address" },
+            { name: "startTime", type: "uint256" },
+            { name: "endTime", type: "uint256" },
+            { name: "refundee", type: "address" },
+          ],
+        },
+      ],
+      [{ ...inc, startTime: BigInt(inc.startTime), endTime: BigInt(inc.endTime) }],
+    );
+    const data = fn(uniArt.positionManager().abi, "safeTransferFrom", [sub.safe, u.staker, tokenId, key]);
+    await this.trade(sub, [], u.positionManager, data, "uniswap:stake", at);
+    const pos = this.result.positions.find((x) => x.tokenId === tokenId.toString());
+    if (pos) pos.staked = true;
+  }
+
+  private async collect(sub: WorldSubaccount, tokenId: bigint, at: number) {
+    const npm = this.result.protocols.uniswap.positionManager;
+    const data = fn(uniArt.positionManager().abi, "collect", [
+      { tokenId, recipient: sub.safe, amount0Max: MAX_UINT128, amount1Max: MAX_UINT128 },
+    ]);
+    await this.trade(sub, [], npm, data, "uniswap:collect", at);
+  }
+
+  // ---- reads -----------------------------------------------------------------------------------
+
+  private async read<T>(to: Address, abi: Abi, functionName: string, args: readonly unknown[] = []): Promise<T> {
+    const ret = await this.s.rpc<Hex>("eth_call", [{ to, data: fn(abi, functionName, args) }, "latest"]);
+    return decodeFunctionResult({ abi, functionName, data: ret }) as T;
+  }
+
+  private feed(t: TokenInput): Promise<bigint> {
+    return this.read<bigint>(t.feed, PRICE_FEED_ABI, "latestAnswer");
+  }
+
+  private balance(t: TokenInput, who: Address): Promise<bigint> {
+    return this.read<bigint>(t.address, ERC20_ABI, "balanceOf", [who]);
+  }
+
+  /** Raw units of `t` worth `usd` at its feed. */
+  private async units(t: TokenInput, usd: number): Promise<bigint> {
+    return (BigInt(Math.round(usd)) * 10n ** BigInt(t.decimals) * E8) / (await this.feed(t));
+  }
+
+  private async slot0(pool: UniswapPool): Promise<bigint> {
+    const r = await this.read<readonly [bigint, number]>(pool.address, uniArt.pool().abi, "slot0");
+    return r[0];
+  }
+
+  private async tick(pool: UniswapPool): Promise<number> {
+    const r = await this.read<readonly [bigint, number]>(pool.address, uniArt.pool().abi, "slot0");
+    return Number(r[1]);
+  }
+
+  private accountData(who: Address) {
+    return this.read<readonly [bigint, bigint, bigint, bigint, bigint, bigint]>(
+      this.result.protocols.aave.pool,
+      aaveArt.pool().abi,
+      "getUserAccountData",
+      [who],
+    );
+  }
+
+  private async quote(tokenIn: TokenInput, tokenOut: TokenInput, fee: number, amountIn: bigint): Promise<bigint> {
+    const abi = uniArt.quoterV2().abi;
+    const data = fn(abi, "quoteExactInputSingle", [
+      { tokenIn: tokenIn.address, tokenOut: tokenOut.address, amountIn, fee, sqrtPriceLimitX96: 0n },
+    ]);
+    const ret = await this.s.rpc<Hex>("eth_call", [{ to: this.result.protocols.uniswap.quoterV2, data }, "latest"]);
+    const [out] = decodeFunctionResult({ abi, functionName: "quoteExactInputSingle", data: ret }) as readonly [bigint];
+    return out;
+  }
+
+  private isWethStable(pool: UniswapPool): boolean {
+    const pair = new Set([pool.token0, pool.token1]);
+    return pair.has(this.weth.address) && pair.has(this.stable.address);
+  }
+
+  private async mint(t: TokenInput, to: Address, amount: bigint, at = 0) {
+    await this.s.send(this.result.arbitrageur, t.address, fn(ERC20_ABI, "mint", [to, amount]), "mint", at);
+  }
+}
+
+/** Sends `data` to `to` from a subaccount Safe as its owner (the vault's own moves: approvals, losses). */
+export async function subaccountExec(s: ChainSession, sub: WorldSubaccount, to: Address, data: Hex, at: number) {
+  return s.send(sub.owner, sub.safe, subaccountExecData(sub, to, data), `${sub.label}: exec`, at);
+}
+
+/** The Safe's execTransaction calldata for `subaccountExec`, to be sent by the owner. */
+export function subaccountExecData(sub: WorldSubaccount, to: Address, data: Hex): Hex {
+  const args = [to, 0n, data, 0, 0n, 0n, 0n, ZERO, ZERO, prevalidatedSignature(sub.owner)];
+  return fn(safeArt.singletonL2().abi, "execTransaction", args);
+}
+
+/** Decodes revert data: a SubaccountModule error as `Name(arg,…)`, `Error(string)` as its message. */
+export function decodeRevert(data: Hex): string {
+  if (data === "0x") return "empty";
+  try {
+    const r = decodeErrorResult({ abi: moduleAbi, data });
+    if (r.errorName === "Error") return String((r.args as readonly unknown[])[0]);
+    return `${r.errorName}(${((r.args ?? []) as readonly unknown[]).map((a) => String(a)).join(",")})`;
+  } catch {
+    return data;
+  }
+}
+
+export function revertDisplay(r: ExpectedRevert): string {
+  return r.type === "custom" ? `${r.name}(${r.args.join(",")})` : r.message;
+}
+
+const PRICE_FEED_ABI_W = [
+  {
+    type: "function",
+    name: "setAnswer",
+    stateMutability: "nonpayable",
+    inputs: [{ name: "answer", type: "int256" }],
+    outputs: [],
+  },
+] as const satisfies Abi;
+
+function usd8(p: number): bigint {
+  return BigInt(Math.round(p * 1e8));
+}
+
+function bySymbol(tokens: TokenInput[], symbol: string): TokenInput {
+  const t = tokens.find((x) => x.symbol === symbol);
+  if (!t) throw new Error(`no token ${symbol}`);
+  return t;
+}
+
+function byAddress(tokens: TokenInput[], address: Address): TokenInput {
+  const t = tokens.find((x) => getAddress(x.address) === getAddress(address));
+  if (!t) throw new Error(`no token ${address}`);
+  return t;
+}
