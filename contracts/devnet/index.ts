@@ -1,6 +1,8 @@
 /** Runs the simulation on every devnet chain and writes the manifest and the vault registry. */
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import type { z } from "zod";
+import type { protocolsSchema } from "../../config/registry.js";
 import { type ChainActions, type ChainResult, DAY, type RegistryVault, simulateChainWithActions } from "./simulate.js";
 
 export { type Live, type LiveOptions, startLive } from "./live.js";
@@ -38,7 +40,49 @@ export interface RunDevnetOptions {
 /** A vault registry file, as read by ponder.config.ts and the API (config/registry.ts). */
 export interface RegistryFile {
   version: 1;
-  vaults: ((RegistryVault | NonEvmRegistryVault) & { metadata?: Record<string, unknown> })[];
+  vaults: ((RegistryVault | NonEvmRegistryVault) & {
+    metadata?: Record<string, unknown>;
+    subaccountSettings?: Record<string, { minHealthFactor?: number }>;
+  })[];
+  /** each chain's protocols: what its subaccounts use (config/registry.ts) */
+  protocols: ChainProtocolsEntry[];
+}
+
+type ChainProtocolsEntry = z.input<typeof protocolsSchema>;
+
+/** The registry's protocols entry of a simulated chain: its world's tokens, feeds and protocols. */
+function protocolsOf(r: ChainResult): ChainProtocolsEntry {
+  const p = r.world.protocols;
+  const lc = (a: string) => a.toLowerCase();
+  return {
+    chainId: r.chainId,
+    tokens: p.tokens.map((t) => ({
+      address: lc(t.address),
+      symbol: t.symbol,
+      decimals: t.decimals,
+      priceFeed: { address: lc(t.feed), decimals: 8 },
+    })),
+    aave: { pool: lc(p.aave.pool), dataProvider: lc(p.aave.dataProvider) },
+    morpho: { address: lc(p.morpho.morpho), markets: [p.morpho.marketId], lendingVaults: [lc(p.morpho.lendingVault)] },
+    uniswap: {
+      factory: lc(p.uniswap.factory),
+      positionManager: lc(p.uniswap.positionManager),
+      swapRouter: lc(p.uniswap.swapRouter),
+      quoterV2: lc(p.uniswap.quoterV2),
+      staker: lc(p.uniswap.staker),
+    },
+    loanRegistry: lc(p.loans.registry),
+  };
+}
+
+/** Per vault, its subaccounts' minimum health factors (those the simulator keeps above one). */
+function subaccountSettings(results: ChainResult[], v: RegistryVault) {
+  const out: Record<string, { minHealthFactor: number }> = {};
+  for (const r of results)
+    for (const x of r.world.subaccounts)
+      if (x.minHealthFactor != null && v.subaccounts.includes(x.safe.toLowerCase() as `0x${string}`))
+        out[x.safe.toLowerCase()] = { minHealthFactor: x.minHealthFactor };
+  return out;
 }
 
 export interface NonEvmRegistryVault {
@@ -91,7 +135,13 @@ export async function simulateDevnet(opts: RunDevnetOptions): Promise<{ manifest
   const registry: RegistryFile = {
     version: 1,
     vaults: [
-      ...results.flatMap((r) => r.vaults).map((v) => ({ ...v, metadata: demoMetadata(v.kind, v.name) })),
+      ...results
+        .flatMap((r) => r.vaults)
+        .map((v) => ({
+          ...v,
+          metadata: demoMetadata(v.kind, v.name),
+          subaccountSettings: subaccountSettings(results, v),
+        })),
       // A non-EVM vault: served by the API from the registry, never handed to the indexer.
       {
         chainId: -1,
@@ -113,6 +163,7 @@ export async function simulateDevnet(opts: RunDevnetOptions): Promise<{ manifest
         },
       },
     ],
+    protocols: results.map(protocolsOf),
   };
   writeAtomic(opts.manifestPath, JSON.stringify(manifest));
   writeAtomic(opts.registryPath, JSON.stringify(registry, null, 2));

@@ -4,7 +4,7 @@
  * refusal, Uniswap's slippage, Aave's '36', a Safe GSxxx), and the route names each one from the
  * call trace, or from a replay when the node lacks `debug_*`.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Abi, type Address, encodeFunctionData, getAddress, type Hex, keccak256, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -169,6 +169,30 @@ async function ask(hash: string, chain: number = CHAIN, rpcUrl: string | null = 
 }
 
 describe("GET /api/v1/revert_reason", () => {
+  it("names the reason of every deliberately failed transaction of the simulated devnet", async () => {
+    const manifest = JSON.parse(readFileSync(h.devnet.manifestFile, "utf8")) as {
+      chains: {
+        chainId: number;
+        world: { failures: { txHash: string; display: string; reason: { type: string } }[] };
+      }[];
+    };
+    let checked = 0;
+    for (const c of manifest.chains)
+      for (const f of c.world.failures) {
+        const res = await h.app.request(`/api/v1/revert_reason?tx_hash=${f.txHash}&chain=${c.chainId}`);
+        const body = (await res.json()) as Body;
+        expect(res.status, f.txHash).toBe(200);
+        expect(body.status).toBe("reverted");
+        const first = body.revert_reasons[0]!;
+        // the manifest's one-line reason: `NotTrader(0x…)`, `36`, `GS025`, `Too little received`
+        const shown = first.kind === "subaccount" ? first.message : (first.args[0] ?? first.name);
+        expect(shown?.toLowerCase(), `${f.txHash}: ${first.message}`).toBe(f.display.toLowerCase());
+        if (f.reason.type === "custom") expect(body.universal_subaccount_errors).toHaveLength(1);
+        checked++;
+      }
+    expect(checked).toBeGreaterThanOrEqual(10);
+  });
+
   it("a module refusal is a universal subaccount error, named with its argument", async () => {
     const r = await ask(failed.notTrader!);
     expect(r.status).toBe(200);
