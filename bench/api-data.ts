@@ -34,7 +34,8 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
   await client.query(`DROP SCHEMA IF EXISTS ${S} CASCADE; CREATE SCHEMA ${S}`);
   await client.query(`
     CREATE TABLE ${S}.vault (chain_id integer, address text, family text, kind text, name text, symbol text, decimals integer,
-      asset text, asset_symbol text, asset_decimals integer, share_token text, price_feed text, timelock text, start_block numeric(78),
+      asset text, asset_symbol text, asset_decimals integer, alt_asset text, alt_asset_symbol text, alt_asset_decimals integer,
+      share_token text, price_feed text, timelock text, start_block numeric(78),
       owner text, pending_owner text, operator text, fee_collector text, management_fee_percent numeric(78), max_change_percent numeric(78),
       max_supply numeric(78), deposits_paused boolean, withdrawals_paused boolean, total_assets numeric(78), total_supply numeric(78),
       asset_share_ratio numeric(78,18), last_snapshot_block numeric(78), last_snapshot_timestamp numeric(78),
