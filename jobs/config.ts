@@ -25,6 +25,8 @@ const schema = z.object({
     .max(7 * 86_400)
     .default(3600),
   JOB_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  // how often the subaccounts' portfolio data is read from the chains (registry.portfolio_cache)
+  PORTFOLIO_EVERY_S: z.coerce.number().int().min(5).max(86_400).default(300),
   WORKER_LOCK_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   JOBS_FAULT_HOLD_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   POINTS_PER_USD_PER_DAY: decimal("1"),
@@ -47,6 +49,8 @@ export interface JobsConfig {
   /** ...and every day of every vault at most this often (also on start-up and when asked) */
   fullCheckEveryMs: number;
   attempts: number;
+  /** the portfolio job's period (PORTFOLIO_EVERY_S) */
+  portfolioEveryMs: number;
   /** a job whose worker stops renewing its lock for this long is retried by another worker */
   lockMs: number;
   /** fault injection for tests: hold each vault-days write transaction open this long */
@@ -77,6 +81,7 @@ export function jobsConfig(env: NodeJS.ProcessEnv = process.env): JobsConfig {
     recentDays: e.FANOUT_RECENT_DAYS,
     fullCheckEveryMs: e.FANOUT_FULL_EVERY_S * 1000,
     attempts: e.JOB_ATTEMPTS,
+    portfolioEveryMs: e.PORTFOLIO_EVERY_S * 1000,
     lockMs: e.WORKER_LOCK_MS,
     faultHoldMs: e.JOBS_FAULT_HOLD_MS,
     points: {

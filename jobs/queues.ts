@@ -64,6 +64,13 @@ export const QUEUES = {
     output: z.object({ rulesChanged: z.boolean() }),
     concurrency: 1,
   },
+  portfolio: {
+    name: "portfolio",
+    // the subaccounts' portfolio data (registry.portfolio_cache), read live at each chain's head
+    input: z.object({ reason: z.enum(["schedule", "startup", "manual"]) }),
+    output: z.object({ subaccounts: z.number().int(), chains: z.number().int(), skipped: z.array(z.string()) }),
+    concurrency: 1,
+  },
 } as const;
 
 /**

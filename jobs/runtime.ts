@@ -13,6 +13,7 @@ import { type ChainCheckpoint, fromJson, readCheckpoints, toJson } from "../db/p
 import type { JobsConfig } from "./config.js";
 import { addFlow, buildFlow, extrasHash, planChanges } from "./fanout.js";
 import { writePointsRules } from "./points/rules-write.js";
+import { runPortfolio } from "./portfolio/job.js";
 import { recordProgress } from "./progress-write.js";
 import { type JobInput, jobOptions, PREFIX, QUEUES, type QueueKey, RETIRED_QUEUES } from "./queues.js";
 import type { Db } from "./repo.js";
@@ -177,6 +178,8 @@ export async function startWorkers(
     return out;
   });
 
+  const portfolio = processor("portfolio", async () => runPortfolio(db, cfg.rpcUrls));
+
   const workerOpts = (concurrency: number) => ({
     connection: q.connection,
     prefix: PREFIX,
@@ -189,6 +192,7 @@ export async function startWorkers(
     new Worker(QUEUES.fanout.name, fanout, workerOpts(1)),
     new Worker(QUEUES.vaultDays.name, vaultDays, workerOpts(cfg.concurrency)),
     new Worker(QUEUES.pointsRollup.name, rollup, workerOpts(1)),
+    new Worker(QUEUES.portfolio.name, portfolio, workerOpts(1)),
   ];
   for (const w of workers) {
     w.on("failed", (job, err) =>
@@ -213,6 +217,20 @@ export async function startWorkers(
       QUEUES.fanout.name,
       { reason: "startup" },
       { jobId: `fanout-startup-${Date.now()}`, removeOnComplete: { age: 3600 } },
+    );
+    await q.queues.portfolio.upsertJobScheduler(
+      "portfolio-schedule",
+      { every: cfg.portfolioEveryMs },
+      {
+        name: QUEUES.portfolio.name,
+        data: { reason: "schedule" },
+        opts: { removeOnComplete: { age: 3600, count: 100 }, removeOnFail: { age: 7 * 24 * 3600 } },
+      },
+    );
+    await q.queues.portfolio.add(
+      QUEUES.portfolio.name,
+      { reason: "startup" },
+      { jobId: `portfolio-startup-${Date.now()}`, removeOnComplete: { age: 3600 } },
     );
   };
   if (scheduled) await declare();

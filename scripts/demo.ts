@@ -153,6 +153,8 @@ async function main(): Promise<void> {
     redisUrl: redis.url,
     registryFile,
     logFile: join(logDir, "workers.log"),
+    // the chains: the portfolio job reads the subaccounts there, the metrics report indexer lag
+    env: Object.fromEntries(chains.map((c) => [`PONDER_RPC_URL_${c.chainId}`, c.rpcUrl])),
   });
   say("computing the derived tables: daily series, APY, PnL, points");
   const settled = settle(redis.url, cfg.indexTimeoutMs, (m) => say(`jobs: ${m}`));

@@ -2,6 +2,7 @@
 import type { Router } from "../lib/router.js";
 import { registerAuth } from "./auth/token.js";
 import { registerGovernance } from "./governance/governance.index.js";
+import { registerIntegrations } from "./integrations/integrations.index.js";
 import { registerPlatform } from "./platform/platform.index.js";
 import { registerPoints } from "./points/points.index.js";
 import { registerRevertReason } from "./revert_reason/revert_reason.index.js";
@@ -25,6 +26,7 @@ export function registerRoutes(s: Surfaces): void {
   registerWithdrawals(s);
   registerRevertReason(s);
   registerSubaccounts(s);
+  registerIntegrations(s);
   registerGovernance(s);
   registerPoints(s);
 }

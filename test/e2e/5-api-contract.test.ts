@@ -120,6 +120,7 @@ describe("security: every operation as documented", () => {
         "/revert_reason",
         "/platform/lending_pool/loanbook",
         "/platform/lending_pool/subaccounts_loanbook",
+        "/integrations/lending_vault/apy",
       ].sort(),
     );
   });
@@ -134,6 +135,7 @@ let wallets: string[] = [];
 let txs: { chain_id: number; tx_hash: string }[] = [];
 let subaccounts: string[] = [];
 let pools: { chain_id: number; vault: string }[] = [];
+let lendingVaults: { chain_id: number; vault: string; sub: string }[] = [];
 
 describe("types: every answer validates against its operation's response schema", () => {
   beforeAll(async () => {
@@ -144,6 +146,11 @@ describe("types: every answer validates against its operation's response schema"
     subaccounts = (await h.q<{ address: string }>("SELECT DISTINCT address FROM registry.subaccount LIMIT 3")).map(
       (r) => r.address,
     );
+    lendingVaults = await h.q(
+      `SELECT p.chain_id, p.protocols->'morpho'->'lendingVaults'->>0 AS vault, min(s.address) AS sub
+       FROM registry.chain_protocols p JOIN registry.subaccount s ON s.chain_id = p.chain_id GROUP BY 1, 2`,
+    );
+    expect(lendingVaults.length).toBeGreaterThan(0);
     pools = await h.q("SELECT DISTINCT chain_id, vault FROM indexer.loan ORDER BY chain_id, vault");
     txs = await h.q("SELECT DISTINCT ON (chain_id) chain_id, tx_hash FROM indexer.vault_event ORDER BY chain_id, id");
     expect(vaults.length).toBeGreaterThan(1);
@@ -209,6 +216,11 @@ describe("types: every answer validates against its operation's response schema"
         wallets.map((w) => `/platform/points/daily_streak/status?address=${w}`),
       "get /revert_reason": () => txs.map((t) => `/revert_reason?tx_hash=${t.tx_hash}&chain=${t.chain_id}`),
       "get /subaccounts": () => ["/subaccounts"],
+      "get /integrations/lending_vault/apy": () =>
+        lendingVaults.map(
+          (l) =>
+            `/integrations/lending_vault/apy?vault_address=${l.vault}&subaccount_address=${l.sub}&chain=${l.chain_id}`,
+        ),
       "get /platform/lending_pool/loanbook": () =>
         pools.flatMap((p) => [
           `/platform/lending_pool/loanbook?address=${p.vault}&chain=${p.chain_id}`,

@@ -293,3 +293,41 @@ describe("GET /api/v1/subaccounts/summary", () => {
     expect(bad.status).toBe(422);
   });
 });
+
+describe("GET /api/v1/integrations/lending_vault/apy", () => {
+  it("the vault's share-price APY over the last week and the subaccount's position in it", async () => {
+    const lv = w.p.morpho.lendingVault;
+    const r = await get<{
+      apy: number | null;
+      window_days: number | null;
+      share_price: number;
+      vault_positions: { subaccount: string; shares: string; assets: number; value: number | null }[];
+      token: { symbol: string };
+    }>(`/integrations/lending_vault/apy?vault_address=${lv}&subaccount_address=${w.sub.safe}&chain=8453`, null);
+    expect(r.status).toBe(200);
+    expect(r.body.token.symbol).toBe("USDC");
+    // a month passed with the market half borrowed: the shares earned interest
+    expect(r.body.share_price).toBeGreaterThan(1);
+    expect(r.body.apy).toBeGreaterThan(0);
+    // from the last block at or before a week ago: here the one before the month's jump
+    expect(r.body.window_days).toBeGreaterThanOrEqual(7);
+    expect(r.body.window_days).toBeLessThan(31);
+    const shares = await read<bigint>(lv, ERC20_ABI as Abi, "balanceOf", [w.sub.safe]);
+    const assets = await read<bigint>(
+      lv,
+      parseAbi(["function convertToAssets(uint256) view returns (uint256)"]),
+      "convertToAssets",
+      [shares],
+    );
+    expect(r.body.vault_positions[0]).toMatchObject({
+      subaccount: w.sub.safe.toLowerCase(),
+      shares: shares.toString(),
+    });
+    expect(r.body.vault_positions[0]!.assets).toBeCloseTo(Number(assets) / 1e6, 6);
+    expect(r.body.vault_positions[0]!.value).toBeCloseTo(Number(assets) / 1e6, 6);
+    const notVault = await get(
+      `/integrations/lending_vault/apy?vault_address=${w.sub.safe}&subaccount_address=${w.sub.safe}&chain=8453`,
+    );
+    expect(notVault.status).toBe(404);
+  });
+});

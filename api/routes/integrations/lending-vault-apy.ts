@@ -1,0 +1,160 @@
+/**
+ * GET /api/v1/integrations/lending_vault/apy: a lending vault's (ERC-4626 over a Morpho market)
+ * APY from its share price now and a week ago, read on the chain, and a subaccount's position in
+ * it. Open, as the spec leaves it.
+ */
+import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
+import { type Abi, type Address, type PublicClient, parseAbi } from "viem";
+import { ChainIdParam } from "../../lib/chain.js";
+import { ErrorSchema } from "../../lib/errors.js";
+import { chainClient, chainProtocols } from "../../lib/protocols.js";
+import { type AppEnv, EvmAddress, errorResponses, jsonResponse, openReadAuthResponses } from "../../lib/router.js";
+import { openRoute } from "../../middleware/auth.js";
+
+const VAULT = parseAbi([
+  "function asset() view returns (address)",
+  "function decimals() view returns (uint8)",
+  "function balanceOf(address) view returns (uint256)",
+  "function convertToAssets(uint256) view returns (uint256)",
+]);
+const ERC20 = parseAbi(["function symbol() view returns (string)", "function decimals() view returns (uint8)"]);
+const FEED = parseAbi(["function latestAnswer() view returns (int256)"]);
+const WINDOW_DAYS = 7;
+
+const LendingVaultApy = z
+  .object({
+    apy: z
+      .number()
+      .nullable()
+      .openapi({
+        description: `Compound APY of the share price over the last ${WINDOW_DAYS} days (or the vault's life when shorter), a fraction; null under a day of history`,
+      }),
+    window_days: z.number().nullable(),
+    share_price: z.number().openapi({ description: "Assets per whole share now" }),
+    vault_positions: z.array(
+      z.object({
+        subaccount: z.string(),
+        shares: z.string().openapi({ description: "Raw shares" }),
+        assets: z.number().openapi({ description: "Whole asset units" }),
+        value: z.number().nullable().openapi({ description: "USD" }),
+      }),
+    ),
+    token: z.object({
+      symbol: z.string(),
+      address: z.string(),
+      decimals: z.number().int(),
+      price: z.number().nullable(),
+    }),
+    block_number: z.number().int(),
+  })
+  .openapi("LendingVaultApy");
+
+export const lendingVaultApy = createRoute({
+  method: "get",
+  path: "/integrations/lending_vault/apy",
+  tags: ["integrations"],
+  summary: "A lending vault's APY and a subaccount's position in it",
+  ...openRoute,
+  request: {
+    query: z.object({
+      vault_address: EvmAddress.openapi({ description: "A lending vault of the chain's registry entry" }),
+      subaccount_address: EvmAddress,
+      chain: ChainIdParam.openapi({ type: "integer", example: 1 }),
+    }),
+  },
+  responses: {
+    200: jsonResponse("APY and position", LendingVaultApy),
+    404: jsonResponse("Not a lending vault of the chain's registry entry", ErrorSchema),
+    503: jsonResponse("No RPC for the chain, or it did not answer", ErrorSchema),
+    ...openReadAuthResponses,
+    ...errorResponses,
+  },
+});
+
+/** The last block at or before `ts` (binary search on block timestamps). */
+async function blockAt(client: PublicClient, ts: number, head: { number: bigint; timestamp: bigint }) {
+  let lo = 0n;
+  let hi = head.number;
+  if (Number(head.timestamp) <= ts) return head.number;
+  while (lo < hi) {
+    const mid = (lo + hi + 1n) / 2n;
+    const b = await client.getBlock({ blockNumber: mid });
+    if (Number(b.timestamp) <= ts) lo = mid;
+    else hi = mid - 1n;
+  }
+  return lo;
+}
+
+export const lendingVaultApyHandler: RouteHandler<typeof lendingVaultApy, AppEnv> = async (c) => {
+  const { db, config } = c.var.deps;
+  const q = c.req.valid("query");
+  const vault = q.vault_address.toLowerCase() as Address;
+  const sub = q.subaccount_address.toLowerCase() as Address;
+  const entry = (await chainProtocols(db)).get(q.chain);
+  if (!entry?.morpho?.lendingVaults.includes(vault))
+    return c.json({ detail: `${q.vault_address} is not a lending vault of chain ${q.chain}'s registry entry` }, 404);
+  const url = config.rpcUrls.get(q.chain);
+  if (!url) return c.json({ detail: `No RPC is configured for chain ${q.chain} (PONDER_RPC_URL_${q.chain})` }, 503);
+  const client = chainClient(url);
+  try {
+    const head = await client.getBlock();
+    const read = <T>(
+      address: Address,
+      abi: Abi,
+      functionName: string,
+      args: unknown[] = [],
+      blockNumber = head.number,
+    ) => client.readContract({ address, abi, functionName, args, blockNumber }) as Promise<T>;
+    const [asset, shareDecimals, shares] = await Promise.all([
+      read<Address>(vault, VAULT as Abi, "asset"),
+      read<number>(vault, VAULT as Abi, "decimals"),
+      read<bigint>(vault, VAULT as Abi, "balanceOf", [sub]),
+    ]);
+    const a = asset.toLowerCase() as Address;
+    const [symbol, decimals] = await Promise.all([
+      read<string>(a, ERC20 as Abi, "symbol"),
+      read<number>(a, ERC20 as Abi, "decimals"),
+    ]);
+    const feed = entry.tokens.find((t) => t.address === a)?.priceFeed;
+    const answer = feed ? await read<bigint>(feed.address, FEED as Abi, "latestAnswer") : null;
+    const price = answer != null && answer > 0n ? Number(answer) / 10 ** feed!.decimals : null;
+    const one = 10n ** BigInt(shareDecimals);
+    const pricePerShare = async (block: bigint) =>
+      Number(await read<bigint>(vault, VAULT as Abi, "convertToAssets", [one], block)) / 10 ** Number(decimals);
+    const now = await pricePerShare(head.number);
+    // a week ago, or the vault's first day when it is younger
+    let apy: number | null = null;
+    let windowDays: number | null = null;
+    for (const days of [WINDOW_DAYS, 3, 1]) {
+      const at = await blockAt(client, Number(head.timestamp) - days * 86_400, head);
+      const then = await pricePerShare(at).catch(() => null);
+      if (then == null || !(then > 0)) continue;
+      const t0 = Number((await client.getBlock({ blockNumber: at })).timestamp);
+      const span = (Number(head.timestamp) - t0) / 86_400;
+      if (span < 1) break;
+      apy = (now / then) ** (365 / span) - 1;
+      windowDays = span;
+      break;
+    }
+    const assets =
+      Number(await read<bigint>(vault, VAULT as Abi, "convertToAssets", [shares])) / 10 ** Number(decimals);
+    return c.json(
+      {
+        apy,
+        window_days: windowDays,
+        share_price: now,
+        vault_positions: [
+          { subaccount: sub, shares: shares.toString(), assets, value: price == null ? null : assets * price },
+        ],
+        token: { symbol, address: a, decimals: Number(decimals), price },
+        block_number: Number(head.number),
+      },
+      200,
+    );
+  } catch (err) {
+    return c.json(
+      { detail: `The RPC of chain ${q.chain} did not answer: ${(err as Error).message.split("\n")[0]}` },
+      503,
+    );
+  }
+};
