@@ -508,6 +508,23 @@ export interface SubaccountTable {
   min_health_factor: Num | null;
 }
 
+/** derived.subaccount_day (migration 0012): a subaccount's valuation at the end of a UTC day, USD. */
+export interface SubaccountDayTable {
+  address: string;
+  day: string;
+  total_account_value: number;
+  total_collateral_value: number;
+  total_loan_value: number;
+  total_loan_interest_amount: number;
+  liquidation_collateral: number;
+  net_account_value: number;
+  total_net_deposits: number;
+  total_pnl: number;
+  health_factor: number | null;
+  blocks: ColumnType<unknown, string, string>;
+  computed_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 /** registry.chain_protocols (migration 0011): a chain's `protocols` entry of the registry file. */
 export interface ChainProtocolsTable {
   chain_id: number;
@@ -609,6 +626,7 @@ export interface Database {
   "registry.vault": RegistryVaultTable;
   "registry.subaccount": SubaccountTable;
   "registry.chain_protocols": ChainProtocolsTable;
+  "derived.subaccount_day": SubaccountDayTable;
   "registry.operator": OperatorTable;
   "registry.strategy_apy_snapshot": StrategyApySnapshotTable;
   "registry.portfolio_cache": PortfolioCacheTable;

@@ -66,9 +66,16 @@ export const QUEUES = {
   },
   portfolio: {
     name: "portfolio",
-    // the subaccounts' portfolio data (registry.portfolio_cache), read live at each chain's head
+    // the subaccounts' portfolio data (registry.portfolio_cache) read at each chain's head, and
+    // their valuation series (derived.subaccount_day)
     input: z.object({ reason: z.enum(["schedule", "startup", "manual"]) }),
-    output: z.object({ subaccounts: z.number().int(), chains: z.number().int(), skipped: z.array(z.string()) }),
+    output: z.object({
+      subaccounts: z.number().int(),
+      chains: z.number().int(),
+      skipped: z.array(z.string()),
+      /** subaccount days (derived.subaccount_day) written */
+      days: z.number().int(),
+    }),
     concurrency: 1,
   },
 } as const;

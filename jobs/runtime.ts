@@ -17,6 +17,7 @@ import { runPortfolio } from "./portfolio/job.js";
 import { recordProgress } from "./progress-write.js";
 import { type JobInput, jobOptions, PREFIX, QUEUES, type QueueKey, RETIRED_QUEUES } from "./queues.js";
 import type { Db } from "./repo.js";
+import { runSubaccountDays } from "./subaccounts/valuation.js";
 import { runVaultDays } from "./vault/job.js";
 
 export type Log = (line: string) => void;
@@ -178,7 +179,12 @@ export async function startWorkers(
     return out;
   });
 
-  const portfolio = processor("portfolio", async () => runPortfolio(db, cfg.rpcUrls));
+  // the subaccounts: their portfolio data now, and their valuation series up to today
+  const portfolio = processor("portfolio", async () => {
+    const out = await runPortfolio(db, cfg.rpcUrls);
+    const series = await runSubaccountDays(db, cfg.indexerSchema, cfg.rpcUrls);
+    return { ...out, days: series.days };
+  });
 
   const workerOpts = (concurrency: number) => ({
     connection: q.connection,

@@ -11,6 +11,7 @@ import * as m0008 from "./2026-11-22-0008-jobs-progress.js";
 import * as m0009 from "./2026-11-23-0009-unrealized-pnl-alt-asset.js";
 import * as m0010 from "./2026-11-23-0010-points-entry-view.js";
 import * as m0011 from "./2026-11-23-0011-chain-protocols.js";
+import * as m0012 from "./2026-11-23-0012-subaccount-day.js";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-22-0001-derived": m0001,
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-23-0009-unrealized-pnl-alt-asset": m0009,
   "2026-11-23-0010-points-entry-view": m0010,
   "2026-11-23-0011-chain-protocols": m0011,
+  "2026-11-23-0012-subaccount-day": m0012,
 };

@@ -23,6 +23,15 @@ const clientOf = (url: string) => {
   return c;
 };
 
+/** One portfolio of several chains' parts: their positions and tokens side by side. */
+function merge(parts: ReturnType<typeof portfolioData>[]) {
+  return {
+    positions: parts.flatMap((p) => p.positions),
+    app_positions: [],
+    tokens: parts.flatMap((p) => p.tokens),
+  };
+}
+
 export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>) {
   const subs = await db
     .selectFrom("registry.subaccount")
@@ -37,32 +46,33 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>)
       return p.success ? [[e.chain_id, p.data] as const] : [];
     }),
   );
-  const chains = [...new Set(subs.map((s) => s.chain_id))];
-  const skipped: string[] = [];
-  const done: number[] = [];
-  const rows: PortfolioRow[] = [];
-  for (const chainId of chains) {
-    const url = rpcUrls.get(chainId);
-    const p = protocols.get(chainId);
-    if (!url || !p) {
-      skipped.push(`${chainId}: ${url ? "no protocols entry" : "no RPC"}`);
-      continue;
+  // a subaccount is one account on every chain: its data holds its positions on each chain with
+  // protocols and an RPC, whichever vault (and chain) it is registered with
+  const readable = [...protocols.keys()].filter((c) => rpcUrls.has(c)).sort((a, b) => a - b);
+  const skipped = [...new Set(subs.map((s) => s.chain_id))]
+    .filter((c) => !readable.includes(c))
+    .map((c) => `${c}: ${rpcUrls.has(c) ? "no protocols entry" : "no RPC"}`);
+  const heads = new Map<number, { number: bigint; timestamp: bigint }>();
+  for (const c of readable) heads.set(c, await clientOf(rpcUrls.get(c)!).getBlock());
+  const dataOf = new Map<string, ReturnType<typeof merge>>();
+  for (const address of new Set(subs.map((s) => s.address))) {
+    const parts = [];
+    for (const c of readable) {
+      const head = heads.get(c)!;
+      const positions = await readPositions(
+        clientOf(rpcUrls.get(c)!),
+        protocols.get(c)!,
+        address as Address,
+        head.number,
+      );
+      parts.push(portfolioData(positions, getChain(c)?.slug ?? String(c), Number(head.timestamp)));
     }
-    const client = clientOf(url);
-    const block = await client.getBlock();
-    const slug = getChain(chainId)?.slug ?? String(chainId);
-    const mine = subs.filter((s) => s.chain_id === chainId);
-    // a subaccount on several vaults of a chain is read once
-    const read = new Map<string, unknown>();
-    for (const s of mine) {
-      if (!read.has(s.address)) {
-        const positions = await readPositions(client, p, s.address as Address, block.number);
-        read.set(s.address, portfolioData(positions, slug, Number(block.timestamp)));
-      }
-      rows.push({ chain_id: chainId, vault: s.vault, subaccount: s.address, data: read.get(s.address) });
-    }
-    done.push(chainId);
+    dataOf.set(address, merge(parts));
   }
+  const done = [...new Set(subs.map((s) => s.chain_id))].filter((c) => readable.includes(c));
+  const rows: PortfolioRow[] = subs
+    .filter((s) => done.includes(s.chain_id))
+    .map((s) => ({ chain_id: s.chain_id, vault: s.vault, subaccount: s.address, data: dataOf.get(s.address) }));
   await replacePortfolios(db, done, rows);
-  return { subaccounts: new Set(rows.map((r) => r.subaccount)).size, chains: done.length, skipped };
+  return { subaccounts: dataOf.size, chains: readable.length, skipped };
 }

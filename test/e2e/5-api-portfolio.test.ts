@@ -3,10 +3,13 @@
  * at each chain's head, stored in the spec's portfolio-data shape, served by
  * /tokenized_vault/{vault_address}/portfolio_data; the figures equal what the chain says.
  */
+import { readFileSync } from "node:fs";
 import { type Abi, type Address, createPublicClient, http, parseAbi } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getChain } from "../../config/chains.js";
 import { createDb, createPool } from "../../db/client.js";
 import { runPortfolio } from "../../jobs/portfolio/job.js";
+import { runSubaccountDays } from "../../jobs/subaccounts/valuation.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
 
 let h: ApiHarness;
@@ -27,7 +30,7 @@ type Item = {
 };
 type Portfolio = {
   positions: { id: string; portfolio_item_list: Item[] }[];
-  tokens: { id: string; amount: number; raw_amount_str: string; price: number | null }[];
+  tokens: { id: string; chain: string; amount: number; raw_amount_str: string; price: number | null }[];
 };
 
 describe("the portfolio job", () => {
@@ -61,19 +64,18 @@ describe("the portfolio job", () => {
     const withAave = rows.filter((r) => r.data.positions.some((p) => p.id === "aave_v3"));
     expect(withAave.length).toBeGreaterThan(0);
     const erc20 = parseAbi(["function balanceOf(address) view returns (uint256)"]);
+    const rpcOfSlug = new Map(h.devnet.chains.map((c) => [getChain(c.chainId)!.slug, c.rpcUrl]));
     for (const r of rows.slice(0, 6)) {
-      const client = createPublicClient({
-        transport: http(h.devnet.chains.find((c) => c.chainId === r.chain_id)!.rpcUrl),
-      });
       for (const t of r.data.tokens) {
+        // a subaccount is one account on every chain: its tokens carry their chain
+        const client = createPublicClient({ transport: http(rpcOfSlug.get(t.chain)!) });
         const raw = (await client.readContract({
           address: t.id as Address,
           abi: erc20 as Abi,
           functionName: "balanceOf",
           args: [r.subaccount],
         })) as bigint;
-        // the chain moves on after the job's read only when the live demo runs: here it is still
-        expect(BigInt(t.raw_amount_str), `${r.subaccount} ${t.id}`).toBe(raw);
+        expect(BigInt(t.raw_amount_str), `${r.subaccount} ${t.chain} ${t.id}`).toBe(raw);
       }
     }
     const aave = withAave[0]!.data.positions.find((p) => p.id === "aave_v3")!.portfolio_item_list[0]!;
@@ -90,5 +92,54 @@ describe("the portfolio job", () => {
     const body = (await res.json()) as Record<string, Portfolio>;
     expect(Object.keys(body)).toContain(row!.subaccount);
     expect(body[row!.subaccount]!.tokens.length).toBeGreaterThan(0);
+  });
+});
+
+describe("the subaccount valuation series", () => {
+  it("one row per day per subaccount up to today; a second run recomputes only the last days", async () => {
+    const db = writer();
+    try {
+      const first = await runSubaccountDays(db, "indexer", rpcUrls());
+      expect(first.subaccounts).toBeGreaterThan(0);
+      const gaps = await h.q<{ address: string; n: string; span: string }>(
+        `SELECT address, count(*)::text AS n, (max(day) - min(day) + 1)::text AS span
+         FROM derived.subaccount_day GROUP BY address`,
+      );
+      expect(gaps.length).toBe(first.subaccounts);
+      for (const g of gaps) expect(g.n, g.address).toBe(g.span);
+      const again = await runSubaccountDays(db, "indexer", rpcUrls());
+      expect(again.days).toBeLessThanOrEqual(2 * again.subaccounts);
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it("today's row is the live figures; the leveraged subaccount stayed above 1 all along", async () => {
+    const manifest = JSON.parse(readFileSync(h.devnet.manifestFile, "utf8")) as {
+      chains: { world: { subaccounts: { safe: string; role: string | null; minHealthFactor: number | null }[] } }[];
+    };
+    const leveraged = manifest.chains.flatMap((c) => c.world.subaccounts).find((x) => x.role === "leveraged")!;
+    const address = leveraged.safe.toLowerCase();
+    const series = await h.q<{ day: string; health_factor: number | null; total_account_value: number }>(
+      "SELECT day::text, health_factor, total_account_value FROM derived.subaccount_day WHERE address = $1 ORDER BY day",
+      [address],
+    );
+    const withDebt = series.filter((r) => r.health_factor != null);
+    expect(withDebt.length).toBeGreaterThan(5);
+    for (const r of withDebt) expect(r.health_factor!, r.day).toBeGreaterThan(1);
+    const res = await h
+      .appWith({ rpcUrls: rpcUrls() })
+      .request(`/api/v1/subaccounts/health_factor?address=${address}`, { headers: { "x-api-key": h.key } });
+    const live = (await res.json()) as {
+      total_account_value: number;
+      health_factor: number;
+      series_as_of: string;
+      total_pnl: number | null;
+    };
+    expect(res.status).toBe(200);
+    expect(live.total_account_value).toBeCloseTo(series.at(-1)!.total_account_value, 6);
+    expect(live.health_factor).toBeCloseTo(withDebt.at(-1)!.health_factor!, 9);
+    expect(live.series_as_of).toBe(series.at(-1)!.day);
+    expect(live.total_pnl).not.toBeNull();
   });
 });

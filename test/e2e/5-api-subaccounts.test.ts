@@ -149,7 +149,12 @@ afterAll(async () => {
   await w?.anvil.stop();
 });
 
-const app = () => h.appWith({ rpcUrls: new Map([[w.s.chainId, w.anvil.rpcUrl]]) });
+// the devnet's chains, and this world's in place of the devnet's chain 8453 (a subaccount is read
+// on every chain with a protocols entry)
+const app = () =>
+  h.appWith({
+    rpcUrls: new Map([...h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const), [w.s.chainId, w.anvil.rpcUrl]]),
+  });
 async function get<T>(path: string, key: string | null = h.key) {
   const res = await app().request(`/api/v1${path}`, { headers: key ? { "x-api-key": key } : {} });
   return { status: res.status, body: (await res.json()) as T };
@@ -221,7 +226,7 @@ describe("GET /api/v1/subaccounts/health_factor", () => {
     const aaveHf = (
       await read<readonly bigint[]>(pool, aaveArt.pool().abi as Abi, "getUserAccountData", [w.sub.safe])
     )[5]!;
-    expect(r.body.chains[0]!.health_factor).toBeCloseTo(Number(aaveHf) / 1e18, 6);
+    expect(r.body.chains.find((c) => c.chain_id === 8453)!.health_factor).toBeCloseTo(Number(aaveHf) / 1e18, 6);
     expect(r.body.min_health_factor).toBe(1.3);
     expect(r.body.net_account_value).toBeCloseTo(r.body.total_account_value - r.body.total_loan_value, 6);
   });

@@ -1,20 +1,18 @@
 /** Handlers of /api/v1/subaccounts (subaccounts.routes.ts). */
 import type { RouteHandler, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { sql } from "kysely";
 import type { LoanView } from "../../../onchain/loans.js";
-import { chainProtocols, NoRpc } from "../../lib/protocols.js";
-import type { AppEnv } from "../../lib/router.js";
 import {
-  accountTotals,
+  accountFigures,
   type ChainState,
-  chainName,
   loanDebtValue,
-  readChains,
-  type SubaccountRow,
-  subaccountRows,
   tokenDecimals,
   tokenPrice,
-} from "./subaccounts.lib.js";
+} from "../../../onchain/valuation.js";
+import { chainProtocols, NoRpc } from "../../lib/protocols.js";
+import type { AppEnv } from "../../lib/router.js";
+import { chainName, readChains, type SubaccountRow, seriesFigures, subaccountRows } from "./subaccounts.lib.js";
 import type {
   healthFactor,
   PublicSubaccountRead,
@@ -27,6 +25,16 @@ const num = (v: string | null) => (v == null ? null : Number(v));
 
 export const subaccountListHandler: RouteHandler<typeof subaccountList, AppEnv> = async (c) => {
   const rows = await subaccountRows(c.var.deps.db);
+  // each subaccount's realized APR over 30 days (its lifetime APR when younger), from the series
+  const { rows: aprs } = await sql<{ address: string; apr: number | null }>`
+    SELECT l.address,
+      CASE WHEN m.net_account_value > 0 THEN (l.total_pnl - m.total_pnl) / m.net_account_value * 365 / 30
+           WHEN l.total_net_deposits > 0 AND l.day > f.day
+             THEN l.total_pnl / l.total_net_deposits * 365 / (l.day - f.day) END AS apr
+    FROM (SELECT DISTINCT ON (address) * FROM derived.subaccount_day ORDER BY address, day DESC) l
+    JOIN (SELECT DISTINCT ON (address) address, day FROM derived.subaccount_day ORDER BY address, day) f USING (address)
+    LEFT JOIN derived.subaccount_day m ON m.address = l.address AND m.day = l.day - 30`.execute(c.var.deps.db);
+  const aprOf = new Map(aprs.map((a) => [a.address, a.apr]));
   const byAddress = new Map<string, SubaccountRow[]>();
   for (const r of rows) byAddress.set(r.address, [...(byAddress.get(r.address) ?? []), r]);
   const out: z.infer<typeof PublicSubaccountRead>[] = [...byAddress.values()].map((rs) => {
@@ -42,7 +50,7 @@ export const subaccountListHandler: RouteHandler<typeof subaccountList, AppEnv> 
       status: first.status,
       subaccount_type: first.subaccount_type,
       min_health_factor: num(first.min_health_factor),
-      estimated_apr: null,
+      estimated_apr: aprOf.get(first.address) ?? null,
     };
   });
   return c.json(out, 200);
@@ -67,8 +75,9 @@ export const healthFactorHandler: RouteHandler<typeof healthFactor, AppEnv> = as
   const address = c.req.valid("query").address.toLowerCase();
   const r = await load(c, address);
   if ("res" in r) return r.res as never;
-  const t = accountTotals(r.states, address);
+  const t = accountFigures(r.states, address);
   const newest = Math.max(0, ...r.states.map((s) => s.timestamp));
+  const series = await seriesFigures(c.var.deps.db, address);
   return c.json(
     {
       id: r.rows[0]!.id,
@@ -79,6 +88,24 @@ export const healthFactorHandler: RouteHandler<typeof healthFactor, AppEnv> = as
       total_account_value: t.total_account_value,
       net_account_value: t.net_account_value,
       min_health_factor: num(r.rows[0]!.min_health_factor),
+      total_equity_value: t.net_account_value,
+      total_loan_interest_amount: t.total_loan_interest_amount,
+      margin_fraction: t.total_account_value > 0 ? t.net_account_value / t.total_account_value : null,
+      maintenance_margin_fraction:
+        t.total_loan_value > 0 && t.total_account_value > 0
+          ? 1 - t.liquidation_collateral / t.total_account_value
+          : null,
+      series_as_of: series?.as_of ?? null,
+      total_pnl: series?.total_pnl ?? null,
+      total_net_deposits: series?.total_net_deposits ?? null,
+      percent_return: series?.percent_return ?? null,
+      life_time_apr: series?.life_time_apr ?? null,
+      total_pnl_3d: series?.total_pnl_3d ?? null,
+      total_pnl_7d: series?.total_pnl_7d ?? null,
+      total_pnl_30d: series?.total_pnl_30d ?? null,
+      realized_apr_3d: series?.realized_apr_3d ?? null,
+      realized_apr_7d: series?.realized_apr_7d ?? null,
+      realized_apr_30d: series?.realized_apr_30d ?? null,
       chains: r.states.map((s) => ({
         chain_id: s.chainId,
         block_number: Number(s.positions.blockNumber),
@@ -159,7 +186,7 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
   }
   const d = (usd: number) => usd / denom.price;
   const dn = (usd: number | null) => (usd == null ? null : usd / denom.price);
-  const t = accountTotals(r.states, address);
+  const t = accountFigures(r.states, address);
   const tokens = r.states.flatMap((s) =>
     s.positions.tokens.map((h) => ({
       type: "erc20" as const,

@@ -4,8 +4,7 @@
  */
 import type { Address } from "viem";
 import { getChain } from "../../../config/chains.js";
-import { type LoanView, loansOf } from "../../../onchain/loans.js";
-import { readPositions, type SubaccountPositions } from "../../../onchain/positions.js";
+import { type ChainState, readChainState } from "../../../onchain/valuation.js";
 import type { ReadDb } from "../../lib/db.js";
 import { chainClient, chainProtocols, NoRpc } from "../../lib/protocols.js";
 
@@ -45,18 +44,9 @@ export async function subaccountRows(db: ReadDb, address?: string): Promise<Suba
 
 export const chainName = (chainId: number) => getChain(chainId)?.name ?? String(chainId);
 
-/** What a subaccount holds and owes on one chain. */
-export interface ChainState {
-  chainId: number;
-  positions: SubaccountPositions;
-  loans: LoanView[];
-  /** block time of the read, unix seconds */
-  timestamp: number;
-}
-
 /**
- * The subaccount's state on every chain it is registered on that has a protocols entry, read at
- * each chain's head. A chain without an RPC throws NoRpc.
+ * The subaccount's state on every chain that has a protocols entry, read at each chain's head. A
+ * chain without an RPC throws NoRpc.
  */
 export async function readChains(
   db: ReadDb,
@@ -64,70 +54,56 @@ export async function readChains(
   rows: readonly SubaccountRow[],
 ): Promise<ChainState[]> {
   const catalogue = await chainProtocols(db);
-  const chains = [...new Set(rows.map((r) => r.chain_id))].filter((c) => catalogue.has(c));
+  // a subaccount has the same address on every chain (one cross-chain account): it is read on
+  // every chain with a protocols entry, not only those of the vaults it is registered with
+  const chains = [...catalogue.keys()].sort((a, b) => a - b);
   const account = rows[0]!.address as Address;
   return Promise.all(
     chains.map(async (chainId): Promise<ChainState> => {
       const url = rpcUrls.get(chainId);
       if (!url) throw new NoRpc(chainId);
       const client = chainClient(url);
-      const p = catalogue.get(chainId)!;
-      const block = await client.getBlock();
-      const [positions, loans] = await Promise.all([
-        readPositions(client, p, account, block.number),
-        p.loanRegistry ? loansOf(client, p.loanRegistry, account, block.number) : Promise.resolve([]),
-      ]);
-      return { chainId, positions, loans, timestamp: Number(block.timestamp) };
+      return readChainState(client, catalogue.get(chainId)!, account, await client.getBlock());
     }),
   );
 }
 
-/** A loan's outstanding debt (interest owed and principal), in whole tokens valued in USD. */
-export function loanDebtValue(l: LoanView, s: ChainState): { debt: number; value: number | null } {
-  const t = s.positions.tokens.find((x) => x.token.address === l.principalToken);
-  const decimals = t?.token.decimals ?? tokenDecimals(s, l.principalToken);
-  const debt = Number(l.interestOwed + l.principalDebtOwed) / 10 ** decimals;
-  const price = tokenPrice(s, l.principalToken);
-  return { debt, value: price == null ? null : debt * price };
-}
-
-/** The chain catalogue's decimals of `token` (18 when unknown). */
-export function tokenDecimals(s: ChainState, token: string): number {
-  return s.positions.prices.get(token.toLowerCase())?.decimals ?? 18;
-}
-
-/** USD per whole `token` on the chain (null without a feed). */
-export function tokenPrice(s: ChainState, token: string): number | null {
-  return s.positions.prices.get(token.toLowerCase())?.price ?? null;
-}
-
-/** Loan value summed across chains, for the loans the subaccount borrows and those it lends. */
-export function loanTotals(states: readonly ChainState[], account: string) {
-  let borrowed = 0;
-  let lent = 0;
-  for (const s of states)
-    for (const l of s.loans) {
-      if (l.state === "closed" || l.state === "cancelled" || l.state === "inactive") continue;
-      const v = loanDebtValue(l, s).value ?? 0;
-      if (l.borrower === account) borrowed += v;
-      if (l.lender === account) lent += v;
-    }
-  return { borrowed, lent };
-}
-
-/** Account-wide figures across chains: the health factor counts borrowed loans as unsecured debt. */
-export function accountTotals(states: readonly ChainState[], account: string) {
-  const loans = loanTotals(states, account);
-  const sum = (f: (s: ChainState) => number) => states.reduce((t, s) => t + f(s), 0);
-  const collateral = sum((s) => s.positions.totals.collateralValue);
-  const liquidation = sum((s) => s.positions.totals.liquidationCollateral);
-  const loanValue = sum((s) => s.positions.totals.loanValue) + loans.borrowed;
-  const accountValue = sum((s) => s.positions.totals.totalValue) + loans.lent;
+/** The valuation-series figures of `address` (derived.subaccount_day), as of its last stored day. */
+export async function seriesFigures(db: ReadDb, address: string) {
+  const rows = await db
+    .selectFrom("derived.subaccount_day")
+    .select(["day", "net_account_value", "total_pnl", "total_net_deposits"])
+    .where("address", "=", address.toLowerCase())
+    .orderBy("day", "desc")
+    .execute();
+  const last = rows[0];
+  if (!last) return null;
+  const dayNum = (d: string) => Math.round(Date.parse(`${String(d).slice(0, 10)}T00:00:00Z`) / 86_400_000);
+  const lastDay = dayNum(last.day);
+  const at = (n: number) => rows.find((r) => dayNum(r.day) === lastDay - n);
+  const window = (n: number) => {
+    const then = at(n);
+    if (!then) return { pnl: null, apr: null };
+    const pnl = last.total_pnl - then.total_pnl;
+    return { pnl, apr: then.net_account_value > 0 ? (pnl / then.net_account_value) * (365 / n) : null };
+  };
+  const first = rows.at(-1)!;
+  const lifeDays = lastDay - dayNum(first.day);
+  const w3 = window(3);
+  const w7 = window(7);
+  const w30 = window(30);
+  const deposits = last.total_net_deposits;
   return {
-    total_account_value: accountValue,
-    total_collateral_value: collateral,
-    total_loan_value: loanValue,
-    net_account_value: accountValue - loanValue,
-    health_factor: loanValue > 0 ? liquidation / loanValue : null,
+    as_of: String(last.day).slice(0, 10),
+    total_pnl: last.total_pnl,
+    total_net_deposits: deposits,
+    percent_return: deposits > 0 ? last.total_pnl / deposits : null,
+    life_time_apr: deposits > 0 && lifeDays > 0 ? (last.total_pnl / deposits) * (365 / lifeDays) : null,
+    total_pnl_3d: w3.pnl,
+    total_pnl_7d: w7.pnl,
+    total_pnl_30d: w30.pnl,
+    realized_apr_3d: w3.apr,
+    realized_apr_7d: w7.apr,
+    realized_apr_30d: w30.apr,
   };
 }

@@ -23,7 +23,8 @@ export const PublicSubaccountRead = z
     subaccount_type: z.string(),
     min_health_factor: z.number().nullable().openapi({ description: "The health factor its operator keeps it above" }),
     estimated_apr: z.number().nullable().openapi({
-      description: "Realized APR over 30 days of the subaccount's valuation series, a fraction; null until it has one",
+      description:
+        "Realized APR over the last 30 days of the subaccount's valuation series (its lifetime APR when younger), a fraction; null before the series has two days",
     }),
   })
   .openapi("PublicSubaccountRead");
@@ -45,6 +46,32 @@ export const HealthFactor = z
     ),
     net_account_value: Usd("total_account_value less total_loan_value"),
     min_health_factor: z.number().nullable(),
+    total_equity_value: Usd("The same as net_account_value"),
+    total_loan_interest_amount: Usd("Interest owed on the loans it borrows"),
+    margin_fraction: z.number().nullable().openapi({ description: "net_account_value / total_account_value" }),
+    maintenance_margin_fraction: z.number().nullable().openapi({
+      description:
+        "The margin fraction at a health factor of 1 (debt equal to the collateral at its thresholds): 1 − liquidation collateral / total_account_value; null without debt",
+    }),
+    series_as_of: z
+      .string()
+      .nullable()
+      .openapi({ format: "date", description: "Day of the valuation series' figures below" }),
+    total_pnl: z.number().nullable().openapi({
+      description: "Net account value less net deposits (what its vaults moved to it, less what came back)",
+    }),
+    total_net_deposits: z.number().nullable(),
+    percent_return: z.number().nullable().openapi({ description: "total_pnl / total_net_deposits" }),
+    life_time_apr: z.number().nullable().openapi({ description: "percent_return annualized over the series' days" }),
+    total_pnl_3d: z.number().nullable(),
+    total_pnl_7d: z.number().nullable(),
+    total_pnl_30d: z.number().nullable(),
+    realized_apr_3d: z
+      .number()
+      .nullable()
+      .openapi({ description: "PnL over 3 days / the net account value 3 days ago, annualized" }),
+    realized_apr_7d: z.number().nullable(),
+    realized_apr_30d: z.number().nullable(),
     chains: z.array(
       z.object({
         chain_id: z.number().int(),

@@ -1,0 +1,98 @@
+/**
+ * A subaccount's account-wide figures from its state on each chain (positions and loans at one
+ * block per chain), shared by the live routes and the valuation series job. USD throughout.
+ *
+ * - account value: what it holds (tokens, supplies, collateral, LP positions, lending-vault
+ *   shares) plus what the loans it lends are owed;
+ * - loan value: Aave and Morpho debts plus what it owes on the loans it borrows;
+ * - health factor: collateral at each venue's liquidation threshold over the loan value (the
+ *   loans it borrows count as unsecured debt), null without debt.
+ */
+import type { Address, PublicClient } from "viem";
+import type { ChainProtocols } from "../config/registry.js";
+import { type LoanView, loansOf } from "./loans.js";
+import { readPositions, type SubaccountPositions } from "./positions.js";
+
+export interface ChainState {
+  chainId: number;
+  positions: SubaccountPositions;
+  loans: LoanView[];
+  /** block time of the read, unix seconds */
+  timestamp: number;
+}
+
+/** The subaccount's state on one chain at one block. */
+export async function readChainState(
+  client: PublicClient,
+  protocols: ChainProtocols,
+  account: Address,
+  block: { number: bigint; timestamp: bigint },
+): Promise<ChainState> {
+  const [positions, loans] = await Promise.all([
+    readPositions(client, protocols, account, block.number),
+    protocols.loanRegistry ? loansOf(client, protocols.loanRegistry, account, block.number) : Promise.resolve([]),
+  ]);
+  return { chainId: protocols.chainId, positions, loans, timestamp: Number(block.timestamp) };
+}
+
+/** The chain catalogue's decimals of `token` (18 when unknown). */
+export function tokenDecimals(s: ChainState, token: string): number {
+  return s.positions.prices.get(token.toLowerCase())?.decimals ?? 18;
+}
+
+/** USD per whole `token` on the chain (null without a feed). */
+export function tokenPrice(s: ChainState, token: string): number | null {
+  return s.positions.prices.get(token.toLowerCase())?.price ?? null;
+}
+
+const OPEN = (l: LoanView) => l.state !== "closed" && l.state !== "cancelled" && l.state !== "inactive";
+
+/** What is owed on a loan now (interest and principal), whole tokens, and its USD value. */
+export function loanDebtValue(l: LoanView, s: ChainState): { debt: number; interest: number; value: number | null } {
+  const d = tokenDecimals(s, l.principalToken);
+  const debt = Number(l.interestOwed + l.principalDebtOwed) / 10 ** d;
+  const interest = Number(l.interestOwed) / 10 ** d;
+  const price = tokenPrice(s, l.principalToken);
+  return { debt, interest, value: price == null ? null : debt * price };
+}
+
+export interface AccountFigures {
+  total_account_value: number;
+  total_collateral_value: number;
+  total_loan_value: number;
+  /** interest owed on the loans it borrows, USD */
+  total_loan_interest_amount: number;
+  liquidation_collateral: number;
+  net_account_value: number;
+  health_factor: number | null;
+}
+
+export function accountFigures(states: readonly ChainState[], account: string): AccountFigures {
+  const a = account.toLowerCase();
+  let borrowed = 0;
+  let lent = 0;
+  let interest = 0;
+  for (const s of states)
+    for (const l of s.loans.filter(OPEN)) {
+      const v = loanDebtValue(l, s);
+      const price = tokenPrice(s, l.principalToken) ?? 0;
+      if (l.borrower === a) {
+        borrowed += v.value ?? 0;
+        interest += v.interest * price;
+      }
+      if (l.lender === a) lent += v.value ?? 0;
+    }
+  const sum = (f: (s: ChainState) => number) => states.reduce((t, s) => t + f(s), 0);
+  const liquidation = sum((s) => s.positions.totals.liquidationCollateral);
+  const loanValue = sum((s) => s.positions.totals.loanValue) + borrowed;
+  const accountValue = sum((s) => s.positions.totals.totalValue) + lent;
+  return {
+    total_account_value: accountValue,
+    total_collateral_value: sum((s) => s.positions.totals.collateralValue),
+    total_loan_value: loanValue,
+    total_loan_interest_amount: interest,
+    liquidation_collateral: liquidation,
+    net_account_value: accountValue - loanValue,
+    health_factor: loanValue > 0 ? liquidation / loanValue : null,
+  };
+}
