@@ -3,8 +3,8 @@
  * client per chain RPC (PONDER_RPC_URL_<id>), for the routes that read subaccounts, loans and
  * integrations live. The catalogue is held 10 s.
  */
-import { createPublicClient, http, type PublicClient } from "viem";
 import { type ChainProtocols, protocolsSchema } from "../../config/registry.js";
+import { rpcClient } from "../../onchain/client.js";
 import type { ReadDb } from "./db.js";
 
 interface Catalogue {
@@ -28,17 +28,8 @@ export async function chainProtocols(db: ReadDb): Promise<Map<number, ChainProto
   return byChain;
 }
 
-const clients = new Map<string, PublicClient>();
-
 /** A client of `url` (one per URL for the process). */
-export function chainClient(url: string): PublicClient {
-  let c = clients.get(url);
-  if (!c) {
-    c = createPublicClient({ transport: http(url, { timeout: 10_000, retryCount: 1 }) });
-    clients.set(url, c);
-  }
-  return c;
-}
+export const chainClient = rpcClient;
 
 /** Thrown when a chain a request needs has no RPC: the route answers 503. */
 export class NoRpc extends Error {

@@ -5,23 +5,14 @@
  * through its writer. A chain without an RPC or a protocols entry keeps its earlier rows and is
  * reported as skipped.
  */
-import { type Address, createPublicClient, http, type PublicClient } from "viem";
+import type { Address } from "viem";
 import { getChain } from "../../config/chains.js";
 import { protocolsSchema } from "../../config/registry.js";
+import { rpcClient } from "../../onchain/client.js";
 import { portfolioData } from "../../onchain/portfolio.js";
 import { readPositions } from "../../onchain/positions.js";
 import type { Db } from "../repo.js";
 import { type PortfolioRow, replacePortfolios } from "./portfolio-write.js";
-
-const clients = new Map<string, PublicClient>();
-const clientOf = (url: string) => {
-  let c = clients.get(url);
-  if (!c) {
-    c = createPublicClient({ transport: http(url, { timeout: 15_000, retryCount: 2 }) });
-    clients.set(url, c);
-  }
-  return c;
-};
 
 /** One portfolio of several chains' parts: their positions and tokens side by side. */
 function merge(parts: ReturnType<typeof portfolioData>[]) {
@@ -53,14 +44,14 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>)
     .filter((c) => !readable.includes(c))
     .map((c) => `${c}: ${rpcUrls.has(c) ? "no protocols entry" : "no RPC"}`);
   const heads = new Map<number, { number: bigint; timestamp: bigint }>();
-  for (const c of readable) heads.set(c, await clientOf(rpcUrls.get(c)!).getBlock());
+  for (const c of readable) heads.set(c, await rpcClient(rpcUrls.get(c)!).getBlock());
   const dataOf = new Map<string, ReturnType<typeof merge>>();
   for (const address of new Set(subs.map((s) => s.address))) {
     const parts = [];
     for (const c of readable) {
       const head = heads.get(c)!;
       const positions = await readPositions(
-        clientOf(rpcUrls.get(c)!),
+        rpcClient(rpcUrls.get(c)!),
         protocols.get(c)!,
         address as Address,
         head.number,

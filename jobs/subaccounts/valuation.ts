@@ -8,25 +8,16 @@
  * today are recomputed on every run (a reorg or a late snapshot moves them).
  */
 import { sql } from "kysely";
-import { type Address, createPublicClient, http, type PublicClient, parseAbiItem } from "viem";
+import { type Address, type PublicClient, parseAbiItem } from "viem";
 import { type ChainProtocols, protocolsSchema } from "../../config/registry.js";
 import { dayToDate } from "../../db/days.js";
+import { rpcClient } from "../../onchain/client.js";
 import { accountFigures, type ChainState, readChainState } from "../../onchain/valuation.js";
 import type { Db } from "../repo.js";
 import { replaceSubaccountDays, type SubaccountDayRow } from "./subaccount-day-write.js";
 
 const TRANSFER = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)");
 const DAY = 86_400;
-
-const clients = new Map<string, PublicClient>();
-const clientOf = (url: string) => {
-  let c = clients.get(url);
-  if (!c) {
-    c = createPublicClient({ transport: http(url, { timeout: 15_000, retryCount: 2 }) });
-    clients.set(url, c);
-  }
-  return c;
-};
 
 interface Sub {
   chain_id: number;
@@ -100,7 +91,7 @@ export async function runSubaccountDays(
   );
   const heads = new Map<number, { number: bigint; timestamp: bigint }>();
   for (const chainId of new Set(usable.map((s) => s.chain_id)))
-    heads.set(chainId, await clientOf(rpcUrls.get(chainId)!).getBlock());
+    heads.set(chainId, await rpcClient(rpcUrls.get(chainId)!).getBlock());
   const today = Math.floor(Math.max(...[...heads.values()].map((h) => Number(h.timestamp))) / DAY);
 
   const byAddress = new Map<string, Sub[]>();
@@ -108,7 +99,7 @@ export async function runSubaccountDays(
   const rows: SubaccountDayRow[] = [];
   // a subaccount is one account on every chain: read wherever there are protocols and an RPC
   const chains = [...protocols.keys()].filter((c) => rpcUrls.has(c)).sort((a, b) => a - b);
-  for (const c of chains) if (!heads.has(c)) heads.set(c, await clientOf(rpcUrls.get(c)!).getBlock());
+  for (const c of chains) if (!heads.has(c)) heads.set(c, await rpcClient(rpcUrls.get(c)!).getBlock());
   for (const [address, list] of byAddress) {
     const first = Math.min(...chains.map((c) => Math.min(...(blocksOf.get(c)?.keys() ?? [today]))));
     const prev = stored.get(address);
@@ -126,7 +117,7 @@ export async function runSubaccountDays(
     const moved = await Promise.all(
       list.map(async (s) => {
         const asset = assetOf.get(`${s.chain_id}:${s.vault}`);
-        const client = clientOf(rpcUrls.get(s.chain_id)!);
+        const client = rpcClient(rpcUrls.get(s.chain_id)!);
         const perDay = asset
           ? await flows(client, asset, s.vault as Address, address as Address, heads.get(s.chain_id)!.number)
           : new Map<number, bigint>();
@@ -137,7 +128,7 @@ export async function runSubaccountDays(
       const states: ChainState[] = [];
       const blocks: Record<string, number> = {};
       for (const chainId of chains) {
-        const client = clientOf(rpcUrls.get(chainId)!);
+        const client = rpcClient(rpcUrls.get(chainId)!);
         const head = heads.get(chainId)!;
         // the day's last snapshot block; today (or a day without one) the head, else the last before
         let number = d === today ? head.number : blocksOf.get(chainId)?.get(d);

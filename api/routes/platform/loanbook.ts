@@ -11,6 +11,7 @@ import { type LoanView, loansOf, readLoans } from "../../../onchain/loans.js";
 import { MULTICALL3 } from "../../../onchain/positions.js";
 import { ChainIdParam } from "../../lib/chain.js";
 import { ErrorSchema } from "../../lib/errors.js";
+import { loanJson } from "../../lib/loans.js";
 import { chainClient, chainProtocols } from "../../lib/protocols.js";
 import {
   type AppEnv,
@@ -143,8 +144,6 @@ async function tokenInfo(
   );
 }
 
-const iso = (unix: number) => (unix > 0 ? new Date(unix * 1000).toISOString() : null);
-
 async function answer(c: Parameters<RouteHandler<typeof loanbook, AppEnv>>[0], which: "pool" | "subaccounts") {
   const { db, config } = c.var.deps;
   const { address, chain, active } = c.req.valid("query");
@@ -207,35 +206,10 @@ async function answer(c: Parameters<RouteHandler<typeof loanbook, AppEnv>>[0], w
     );
     return c.json(
       {
-        loans: loans.map((l) => {
-          const t = info.get(l.principalToken)!;
-          const whole = (v: bigint) => Number(v) / 10 ** t.decimals;
-          const apr = Number(l.apr) / 100;
-          return {
-            address: l.address,
-            lender: l.lender,
-            borrower: l.borrower,
-            state: l.state,
-            total_repaid: whole(l.totalRepaid),
-            principal_token: {
-              symbol: t.symbol,
-              address: l.principalToken,
-              decimals: t.decimals,
-              price: t.price,
-              chain,
-            },
-            principal_amount: whole(l.principalAmount),
-            interest_amount: whole(l.interestOwed),
-            upcoming_payment: { amount: whole(l.upcomingPayment.amount), due_date: iso(l.upcomingPayment.dueDate) },
-            apr,
-            initial_principal_amount: whole(l.initialPrincipalAmount),
-            deployed_date: iso(l.deployedDate),
-            payment_interval: l.paymentIntervalInSeconds,
-            late: l.late,
-            called: l.called,
-            ...(which === "subaccounts" ? { lender_apr: apr } : {}),
-          };
-        }),
+        loans: loans.map((l) => ({
+          ...loanJson(l, info.get(l.principalToken)!, chain),
+          ...(which === "subaccounts" ? { lender_apr: Number(l.apr) / 100 } : {}),
+        })),
       },
       200,
     );

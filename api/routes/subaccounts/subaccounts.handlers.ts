@@ -10,6 +10,7 @@ import {
   tokenDecimals,
   tokenPrice,
 } from "../../../onchain/valuation.js";
+import { loanJson } from "../../lib/loans.js";
 import { chainProtocols, NoRpc } from "../../lib/protocols.js";
 import type { AppEnv } from "../../lib/router.js";
 import { chainName, readChains, type SubaccountRow, seriesFigures, subaccountRows } from "./subaccounts.lib.js";
@@ -118,35 +119,17 @@ export const healthFactorHandler: RouteHandler<typeof healthFactor, AppEnv> = as
   );
 };
 
-const iso = (unix: number) => (unix > 0 ? new Date(unix * 1000).toISOString() : null);
-
-/** A loan in the loan-book shape, amounts in whole tokens. */
-export function loanJson(
-  l: LoanView,
-  s: ChainState | { chainId: number; decimals: number; price: number | null; symbol: string },
-) {
-  const d = "positions" in s ? tokenDecimals(s, l.principalToken) : s.decimals;
-  const price = "positions" in s ? tokenPrice(s, l.principalToken) : s.price;
-  const symbol = "positions" in s ? (s.positions.prices.get(l.principalToken)?.symbol ?? "?") : s.symbol;
-  const whole = (v: bigint) => Number(v) / 10 ** d;
-  return {
-    address: l.address,
-    lender: l.lender,
-    borrower: l.borrower,
-    state: l.state,
-    total_repaid: whole(l.totalRepaid),
-    principal_token: { symbol, address: l.principalToken, decimals: d, price, chain: s.chainId },
-    principal_amount: whole(l.principalAmount),
-    interest_amount: whole(l.interestOwed),
-    upcoming_payment: { amount: whole(l.upcomingPayment.amount), due_date: iso(l.upcomingPayment.dueDate) },
-    apr: Number(l.apr) / 100,
-    initial_principal_amount: whole(l.initialPrincipalAmount),
-    deployed_date: iso(l.deployedDate),
-    payment_interval: l.paymentIntervalInSeconds,
-    late: l.late,
-    called: l.called,
-  };
-}
+/** A loan of the subaccount's chain state in the loan-book shape. */
+const bookOf = (l: LoanView, s: ChainState) =>
+  loanJson(
+    l,
+    {
+      symbol: s.positions.prices.get(l.principalToken)?.symbol ?? "?",
+      decimals: tokenDecimals(s, l.principalToken),
+      price: tokenPrice(s, l.principalToken),
+    },
+    s.chainId,
+  );
 
 export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) => {
   const q = c.req.valid("query");
@@ -272,7 +255,7 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
       const w = (v: bigint) => Number(v) / 10 ** dec;
       return {
         subaccount_address: address,
-        book: { ...loanJson(l, s), total_interest_payment_fees: 0 },
+        book: { ...bookOf(l, s), total_interest_payment_fees: 0 },
         is_borrow: isBorrow,
         debt_info: {
           interest_owed: isBorrow ? w(l.interestOwed) : 0,

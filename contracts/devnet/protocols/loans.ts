@@ -6,6 +6,7 @@
 import { type Abi, type Address, getAddress, type Hex, type PublicClient, parseEventLogs } from "viem";
 import { LoanAbi } from "../../../abis/LoanAbi.js";
 import { LoanRegistryAbi } from "../../../abis/LoanRegistryAbi.js";
+import { LOAN_STATES, type LoanStateName } from "../../../onchain/loans.js";
 import { loanRegistry } from "./artifacts.js";
 import type { AllowedCall } from "./safe.js";
 import { type Ctx, deploy, write } from "./tx.js";
@@ -91,19 +92,9 @@ export function loanSubaccountCalls(loan: Address, role: "lender" | "borrower"):
   return { target: getAddress(loan), signatures };
 }
 
-/** The original's loan states by `loanState()` number. */
-export const LOAN_STATES = [
-  "inactive",
-  "preapproved",
-  "funding_required",
-  "funded",
-  "active",
-  "cancelled",
-  "matured",
-  "closed",
-] as const;
-export type LoanStateName = (typeof LOAN_STATES)[number];
+export { LOAN_STATES, type LoanStateName } from "../../../onchain/loans.js";
 
+/** The original's state name of a `loanState()` number. */
 export function loanStateName(n: number): LoanStateName {
   const name = LOAN_STATES[n];
   if (!name) throw new Error(`unknown loan state ${n}`);

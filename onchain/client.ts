@@ -1,0 +1,13 @@
+/** One viem client per RPC URL for the process: the API, the jobs and the CLIs share them. */
+import { createPublicClient, http, type PublicClient } from "viem";
+
+const clients = new Map<string, PublicClient>();
+
+export function rpcClient(url: string): PublicClient {
+  let c = clients.get(url);
+  if (!c) {
+    c = createPublicClient({ transport: http(url, { timeout: 15_000, retryCount: 2 }) });
+    clients.set(url, c);
+  }
+  return c;
+}
