@@ -455,7 +455,8 @@ describe("vault history", () => {
       asset_decimals: t?.decimals ?? null,
     };
   };
-  const events = (where: string, params: unknown[], order = "block_number DESC, log_index DESC") =>
+  // (ordered by the table's numeric block number, not the selected text of it: "990" > "1114")
+  const events = (where: string, params: unknown[], order = "vault_event.block_number DESC, log_index DESC") =>
     h.q<EvRow>(
       `SELECT chain_id, vault, kind, owner, receiver, sender, assets::text, tx_hash, block_number::text, timestamp::text, asset, log_index
        FROM indexer.vault_event WHERE ${where} ORDER BY ${order}`,

@@ -21,6 +21,9 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
+  // the cache and the series as the other suites expect them: empty
+  await h?.q("DELETE FROM registry.portfolio_cache");
+  await h?.q("DELETE FROM derived.subaccount_day");
   await h?.close();
 });
 
