@@ -94,7 +94,7 @@ const protocols = (chainId: number) => registry.protocols.get(chainId)!;
 const world = (chainId: number): ChainResult => manifest.chains.find((c) => c.chainId === chainId)!;
 
 describe("subaccounts", () => {
-  it("every registry subaccount has a row on each chain: its module, owners, roles and vault as the chain says", async () => {
+  it("every registry subaccount has a row per chain: module, owners, roles and vault as the chain says", async () => {
     const table = await q("SELECT * FROM indexer.subaccount");
     expect(subs.size).toBeGreaterThan(0);
     for (const c of devnet.chains) {
@@ -171,7 +171,7 @@ describe("the subaccounts' protocol events", () => {
     expect(table.size).toBe(expected);
   });
 
-  it("each subaccount's Aave supplies minus withdrawals equal its aToken balance within interest; borrows its debt", async () => {
+  it("Aave supplies minus withdrawals equal the aToken balance within interest; borrows the debt", async () => {
     const sums = await q(
       `SELECT chain_id, subaccount, reserve, kind, sum(amount)::text AS total FROM indexer.aave_event
        GROUP BY 1, 2, 3, 4`,
@@ -354,7 +354,7 @@ describe("the subaccounts' protocol events", () => {
 });
 
 describe("lending vaults, perp deposits and loan books", () => {
-  it("lending_vault_event and lending_vault_snapshot: every deposit and withdraw; totals equal eth_call at the block", async () => {
+  it("lending vaults: every deposit and withdraw; snapshot totals equal eth_call at their block", async () => {
     const events = byKey(await q("SELECT * FROM indexer.lending_vault_event"));
     const snaps = await q("SELECT * FROM indexer.lending_vault_snapshot ORDER BY chain_id, block_number");
     let expected = 0;
