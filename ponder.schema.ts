@@ -293,6 +293,13 @@ export const subaccount = onchainTable(
   (table) => ({ pk: primaryKey({ columns: [table.chain_id, table.safe] }) }),
 );
 
+/** Helper: the Safe each enabled module serves (written at EnabledModule; not documented for analysts). */
+export const subaccount_module = onchainTable(
+  "subaccount_module",
+  (t) => ({ chain_id: t.integer().notNull(), module: t.hex().notNull(), safe: t.hex().notNull() }),
+  (table) => ({ pk: primaryKey({ columns: [table.chain_id, table.module] }) }),
+);
+
 /** Every event of the subaccounts' Safes (setup, modules, owners) and of their SubaccountModules. */
 export const subaccount_event = onchainTable(
   "subaccount_event",

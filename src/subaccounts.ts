@@ -4,7 +4,7 @@
  * Safe's owners and threshold and the module's roles and vault as they are now.
  */
 import { type Context, ponder } from "ponder:registry";
-import { subaccount, subaccount_event } from "ponder:schema";
+import { subaccount, subaccount_event, subaccount_module } from "ponder:schema";
 import { type Address, decodeEventLog, type Hex, keccak256, type Log, toHex } from "viem";
 import { SubaccountModuleAbi } from "../abis/SubaccountModuleAbi";
 import { directClient, eventColumns, jsonArgs } from "./common";
@@ -89,6 +89,10 @@ ponder.on("SubaccountSafe:EnabledModule", async ({ event, context }) => {
   const row = await recordSafe(context, event, "EnabledModule");
   const module = lc(event.args.module);
   await context.db.update(subaccount, row).set({ module, updated_at: event.block.timestamp });
+  await context.db
+    .insert(subaccount_module)
+    .values({ chain_id: context.chain.id, module, safe: row.safe })
+    .onConflictDoUpdate({ safe: row.safe });
   if (event.block.number === 0n) return;
   const client = directClient(context.chain.id);
   const logs = await readAtBlock(
@@ -159,19 +163,19 @@ async function recordModule(
   }
 }
 
-/** The Safe a module serves (its immutable `safe()`), read once per module. */
-const safeOfModule = new Map<string, Promise<`0x${string}`>>();
-function moduleSafe(chainId: number, module: `0x${string}`): Promise<`0x${string}`> {
-  const key = `${chainId}:${module.toLowerCase()}`;
-  let p = safeOfModule.get(key);
-  if (!p) {
-    p = directClient(chainId)
-      .readContract({ address: module, abi: SubaccountModuleAbi, functionName: "safe" })
-      .then(lc);
-    p.catch(() => safeOfModule.delete(key));
-    safeOfModule.set(key, p);
-  }
-  return p;
+/**
+ * The Safe a module serves: recorded when the Safe enabled it (a module's events are delivered from
+ * that block on); its immutable `safe()` otherwise (enabled on another Safe too: not expected).
+ */
+async function moduleSafe(context: Context, module: `0x${string}`): Promise<`0x${string}`> {
+  const row = await context.db.find(subaccount_module, { chain_id: context.chain.id, module: lc(module) });
+  if (row) return row.safe;
+  const safe = await directClient(context.chain.id).readContract({
+    address: module,
+    abi: SubaccountModuleAbi,
+    functionName: "safe",
+  });
+  return lc(safe);
 }
 
 for (const name of [
@@ -185,7 +189,7 @@ for (const name of [
   "WithdrawnToVault",
 ] as const) {
   ponder.on(`SubaccountModule:${name}`, async ({ event, context }) => {
-    const safe = await moduleSafe(context.chain.id, event.log.address);
+    const safe = await moduleSafe(context, event.log.address);
     await recordModule(context, safe, event as Ev & { args: Record<string, unknown> }, name);
   });
 }
