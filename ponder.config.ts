@@ -1,8 +1,22 @@
 import { createConfig, factory } from "ponder";
 import { getAbiItem } from "viem";
+import { CoreLedgerAbi } from "./abis/CoreLedgerAbi";
 import { LendingPoolAbi } from "./abis/LendingPoolAbi";
 import { LoanAbi } from "./abis/LoanAbi";
+import { LoanRegistryAbi } from "./abis/LoanRegistryAbi";
+import { MorphoLendingVaultAbi } from "./abis/MorphoLendingVaultAbi";
+import { PerpBridgeAAbi } from "./abis/PerpBridgeAAbi";
+import {
+  AavePoolEventsAbi,
+  MorphoBlueEventsAbi,
+  PositionLiquidityAbi,
+  PositionTransferAbi,
+  SafeEventsAbi,
+  StakerDepositAbi,
+  StakerEventsAbi,
+} from "./abis/ProtocolEventsAbi";
 import { ReceiptTokenAbi } from "./abis/ReceiptTokenAbi";
+import { SubaccountModuleAbi } from "./abis/SubaccountModuleAbi";
 import { TimelockControllerAbi } from "./abis/TimelockControllerAbi";
 import { TokenizedVaultV2Abi } from "./abis/TokenizedVaultV2Abi";
 import { type IndexedChain, indexerPlan } from "./config/indexer";
@@ -57,6 +71,82 @@ const loans = perChain((c) => {
 });
 const snapshots = perChain((c) => ({ startBlock: c.startBlock, interval: c.snapshotInterval }));
 
+// ---- the subaccounts' protocol world (registry `protocols`; src/subaccounts.ts, src/protocols.ts) ----
+// A subaccount has the same address on every chain: each chain's sources follow every registry
+// subaccount. Only their events are fetched (indexed topics), except where a topic cannot name
+// them (position liquidity and staking by token id: kept by the handlers for their positions).
+const subs = plan.subaccounts;
+const withSubs = <T>(pick: (c: IndexedChain) => T | undefined) =>
+  perChain((c) => (subs.length > 0 ? pick(c) : undefined));
+const protocolStart = (c: IndexedChain) => c.startBlock;
+const safes = withSubs((c) => ({ address: subs, startBlock: protocolStart(c) }));
+const modules = withSubs((c) => ({
+  address: factory({
+    address: subs,
+    event: getAbiItem({ abi: SafeEventsAbi, name: "EnabledModule" }),
+    parameter: "module",
+  }),
+  startBlock: protocolStart(c),
+}));
+const aave = withSubs((c) =>
+  c.protocols?.aave ? { address: c.protocols.aave.pool, startBlock: protocolStart(c) } : undefined,
+);
+const morpho = withSubs((c) => {
+  const m = c.protocols?.morpho;
+  if (!m || m.markets.length === 0) return undefined;
+  const id = m.markets as `0x${string}`[];
+  return {
+    address: m.address,
+    startBlock: protocolStart(c),
+    filter: [
+      { event: "Supply" as const, args: { id, onBehalf: subs } },
+      { event: "Withdraw" as const, args: { id, onBehalf: subs } },
+      { event: "Borrow" as const, args: { id, onBehalf: subs } },
+      { event: "Repay" as const, args: { id, onBehalf: subs } },
+      { event: "SupplyCollateral" as const, args: { id, onBehalf: subs } },
+      { event: "WithdrawCollateral" as const, args: { id, onBehalf: subs } },
+    ],
+  };
+});
+const positionManager = withSubs((c) =>
+  c.protocols?.uniswap ? { address: c.protocols.uniswap.positionManager, startBlock: protocolStart(c) } : undefined,
+);
+const staker = withSubs((c) =>
+  c.protocols?.uniswap?.staker ? { address: c.protocols.uniswap.staker, startBlock: protocolStart(c) } : undefined,
+);
+const bridges = withSubs((c) => {
+  const p = c.protocols?.perp;
+  return p ? { address: [p.bridgeA, p.bridgeB], startBlock: protocolStart(c) } : undefined;
+});
+const coreLedgers = withSubs((c) => {
+  const ledgers = plan.coreLedgers.filter((l) => l.chainId === c.id).map((l) => l.ledger);
+  return ledgers.length > 0 ? { address: ledgers, startBlock: protocolStart(c) } : undefined;
+});
+const loanRegistries = perChain((c) =>
+  c.protocols?.loanRegistry ? { address: c.protocols.loanRegistry, startBlock: protocolStart(c) } : undefined,
+);
+const registryLoans = perChain((c) =>
+  c.protocols?.loanRegistry
+    ? {
+        address: factory({
+          address: c.protocols.loanRegistry,
+          event: getAbiItem({ abi: LoanRegistryAbi, name: "LoanRegistered" }),
+          parameter: "loan",
+        }),
+        startBlock: protocolStart(c),
+      }
+    : undefined,
+);
+const lendingVaults = perChain((c) => {
+  const address = c.protocols?.morpho?.lendingVaults ?? [];
+  return address.length > 0 ? { address, startBlock: protocolStart(c) } : undefined;
+});
+const lendingVaultSnapshots = perChain((c) =>
+  (c.protocols?.morpho?.lendingVaults ?? []).length > 0
+    ? { startBlock: protocolStart(c), interval: c.snapshotInterval }
+    : undefined,
+);
+
 export default createConfig({
   database: {
     kind: "postgres",
@@ -73,8 +163,50 @@ export default createConfig({
     ReceiptToken: { abi: ReceiptTokenAbi, chain: receiptTokens },
     Timelock: { abi: TimelockControllerAbi, chain: timelocks },
     Loan: { abi: LoanAbi, chain: loans },
+    SubaccountSafe: { abi: SafeEventsAbi, chain: safes },
+    SubaccountModule: { abi: SubaccountModuleAbi, chain: modules },
+    AavePool: {
+      abi: AavePoolEventsAbi,
+      chain: aave,
+      filter: [
+        { event: "Supply", args: { onBehalfOf: subs } },
+        { event: "Withdraw", args: { user: subs } },
+        { event: "Borrow", args: { onBehalfOf: subs } },
+        { event: "Repay", args: { user: subs } },
+        { event: "LiquidationCall", args: { user: subs } },
+      ],
+    },
+    MorphoBlue: { abi: MorphoBlueEventsAbi, chain: morpho },
+    PositionsIn: {
+      abi: PositionTransferAbi,
+      chain: positionManager,
+      filter: { event: "Transfer", args: { to: subs } },
+    },
+    PositionsOut: {
+      abi: PositionTransferAbi,
+      chain: positionManager,
+      filter: { event: "Transfer", args: { from: subs } },
+    },
+    PositionLiquidity: { abi: PositionLiquidityAbi, chain: positionManager },
+    StakerDepositsIn: {
+      abi: StakerDepositAbi,
+      chain: staker,
+      filter: { event: "DepositTransferred", args: { newOwner: subs } },
+    },
+    StakerDepositsOut: {
+      abi: StakerDepositAbi,
+      chain: staker,
+      filter: { event: "DepositTransferred", args: { oldOwner: subs } },
+    },
+    Staker: { abi: StakerEventsAbi, chain: staker, filter: { event: "RewardClaimed", args: { to: subs } } },
+    PerpBridge: { abi: PerpBridgeAAbi, chain: bridges, filter: { event: "Deposited", args: { depositor: subs } } },
+    CoreLedger: { abi: CoreLedgerAbi, chain: coreLedgers, filter: { event: "Credited", args: { depositor: subs } } },
+    LoanRegistry: { abi: LoanRegistryAbi, chain: loanRegistries },
+    RegistryLoan: { abi: LoanAbi, chain: registryLoans },
+    LendingVault: { abi: MorphoLendingVaultAbi, chain: lendingVaults },
   },
   blocks: {
     VaultSnapshot: { chain: snapshots },
+    LendingVaultSnapshot: { chain: lendingVaultSnapshots },
   },
 });

@@ -271,3 +271,282 @@ export const loan_event = onchainTable(
   }),
   (table) => ({ byLoan: index().on(table.chain_id, table.loan) }),
 );
+
+// ---- the protocol world of the subaccounts (issue 14) ----------------------------------------------
+
+/** One row per registry subaccount Safe and chain where it exists: its Safe setup and module roles now. */
+export const subaccount = onchainTable(
+  "subaccount",
+  (t) => ({
+    chain_id: t.integer().notNull(),
+    safe: t.hex().notNull(),
+    module: t.hex(), // the SubaccountModule enabled on it (null before it is enabled, or once disabled)
+    owners: t.jsonb().$type<string[]>().notNull(), // the Safe's owners
+    threshold: t.integer().notNull(),
+    // module roles: name (OWNER | TRADER | RELAYER, else the role's hash) -> accounts holding it
+    roles: t.jsonb().$type<Record<string, string[]>>().notNull(),
+    vault: t.hex(), // the module's vault (VaultSet), where withdrawToVault sends funds
+    created_block: t.bigint(), // the SafeSetup block (null: set up before the indexed range)
+    created_timestamp: t.bigint(),
+    updated_at: t.bigint().notNull(),
+  }),
+  (table) => ({ pk: primaryKey({ columns: [table.chain_id, table.safe] }) }),
+);
+
+/** Helper: the Safe each enabled module serves (written at EnabledModule; not documented for analysts). */
+export const subaccount_module = onchainTable(
+  "subaccount_module",
+  (t) => ({ chain_id: t.integer().notNull(), module: t.hex().notNull(), safe: t.hex().notNull() }),
+  (table) => ({ pk: primaryKey({ columns: [table.chain_id, table.module] }) }),
+);
+
+/** Every event of the subaccounts' Safes (setup, modules, owners) and of their SubaccountModules. */
+export const subaccount_event = onchainTable(
+  "subaccount_event",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(),
+    safe: t.hex().notNull(),
+    contract: t.hex().notNull(), // the Safe or its module
+    source: t.text().notNull(), // safe | module
+    event: t.text().notNull(),
+    args: t.jsonb().$type<Record<string, string | boolean>>().notNull(),
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+  }),
+  (table) => ({ bySafe: index().on(table.chain_id, table.safe, table.block_number) }),
+);
+
+/** The subaccounts' Aave v3 actions: supply, withdraw, borrow, repay, liquidation (where they are the user). */
+export const aave_event = onchainTable(
+  "aave_event",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(),
+    pool: t.hex().notNull(),
+    subaccount: t.hex().notNull(),
+    kind: t.text().notNull(), // supply | withdraw | borrow | repay | liquidation
+    reserve: t.hex().notNull(), // the asset (liquidation: the debt asset)
+    amount: t.bigint().notNull(), // raw reserve units (liquidation: debt covered)
+    args: t.jsonb().$type<Record<string, string | boolean>>().notNull(),
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+  }),
+  (table) => ({ bySubaccount: index().on(table.chain_id, table.subaccount, table.block_number) }),
+);
+
+/** The subaccounts' Morpho Blue actions in the registry's markets (where they are `onBehalf`). */
+export const morpho_event = onchainTable(
+  "morpho_event",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(),
+    morpho: t.hex().notNull(),
+    market_id: t.hex().notNull(),
+    subaccount: t.hex().notNull(),
+    // supply | withdraw | borrow | repay | supply_collateral | withdraw_collateral
+    kind: t.text().notNull(),
+    caller: t.hex().notNull(),
+    receiver: t.hex(), // withdraw, borrow, withdraw_collateral
+    assets: t.bigint().notNull(),
+    shares: t.bigint(), // null for collateral
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+  }),
+  (table) => ({ bySubaccount: index().on(table.chain_id, table.subaccount, table.block_number) }),
+);
+
+/** Uniswap v3 position NFTs that have been held by a subaccount, with their state now. */
+export const uniswap_position = onchainTable(
+  "uniswap_position",
+  (t) => ({
+    chain_id: t.integer().notNull(),
+    position_manager: t.hex().notNull(),
+    token_id: t.bigint().notNull(),
+    subaccount: t.hex(), // the subaccount it belongs to: holder, or depositor in the staker; null once gone
+    owner: t.hex().notNull(), // the NFT's holder (the Safe, the staker, or where it went)
+    staked: t.boolean().notNull(), // deposited in the v3 staker for the subaccount
+    token0: t.hex().notNull(),
+    token1: t.hex().notNull(),
+    fee: t.integer().notNull(),
+    tick_lower: t.integer().notNull(),
+    tick_upper: t.integer().notNull(),
+    liquidity: t.bigint().notNull(), // from IncreaseLiquidity / DecreaseLiquidity
+    block_number: t.bigint().notNull(), // when a subaccount first received it
+    updated_at: t.bigint().notNull(),
+  }),
+  (table) => ({
+    pk: primaryKey({ columns: [table.chain_id, table.position_manager, table.token_id] }),
+    bySubaccount: index().on(table.chain_id, table.subaccount),
+  }),
+);
+
+/**
+ * Events of the subaccounts' positions: position manager Transfer (to or from a subaccount),
+ * IncreaseLiquidity, DecreaseLiquidity, Collect; staker DepositTransferred, TokenStaked,
+ * TokenUnstaked, RewardClaimed (to a subaccount).
+ */
+export const uniswap_event = onchainTable(
+  "uniswap_event",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(),
+    contract: t.hex().notNull(), // the position manager or the staker
+    subaccount: t.hex().notNull(),
+    token_id: t.bigint(), // null for RewardClaimed
+    event: t.text().notNull(),
+    args: t.jsonb().$type<Record<string, string | boolean>>().notNull(),
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+  }),
+  (table) => ({
+    bySubaccount: index().on(table.chain_id, table.subaccount, table.block_number),
+    byToken: index().on(table.chain_id, table.token_id),
+  }),
+);
+
+/** The subaccounts' deposits through the perp bridges (Deposited). */
+export const perp_deposit = onchainTable(
+  "perp_deposit",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(),
+    bridge: t.hex().notNull(),
+    core_hash: t.hex().notNull(),
+    depositor: t.hex().notNull(),
+    token: t.hex().notNull(),
+    amount: t.bigint().notNull(),
+    destination: t.integer().notNull(), // 0 perp, 1 spot
+    nonce: t.bigint().notNull(),
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+  }),
+  (table) => ({ byHash: index().on(table.core_hash), byDepositor: index().on(table.depositor) }),
+);
+
+/** The core ledger's answers to deposits: Credited (subaccounts' deposits) and Rejected (every one). */
+export const perp_core_event = onchainTable(
+  "perp_core_event",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(), // the core chain
+    ledger: t.hex().notNull(),
+    core_hash: t.hex().notNull(),
+    kind: t.text().notNull(), // credited | rejected
+    depositor: t.hex(), // credited only (rejections carry the hash alone)
+    bridge: t.hex(),
+    source_chain_id: t.bigint(),
+    token: t.hex(),
+    amount: t.bigint(),
+    destination: t.integer(),
+    reason: t.text(), // rejected only
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+  }),
+  (table) => ({ byHash: index().on(table.core_hash) }),
+);
+
+/** Loans of each chain's LoanRegistry (its loan books), with their state now. */
+export const loanbook_loan = onchainTable(
+  "loanbook_loan",
+  (t) => ({
+    chain_id: t.integer().notNull(),
+    address: t.hex().notNull(),
+    registry: t.hex().notNull(),
+    vault: t.hex(), // the lending pool that deployed it (its lender); null for other loans
+    lender: t.hex().notNull(),
+    borrower: t.hex().notNull(),
+    principal_token: t.hex().notNull(),
+    collateral_token: t.hex(),
+    initial_principal: t.bigint().notNull(),
+    principal_outstanding: t.bigint().notNull(),
+    interest_repaid: t.bigint().notNull(),
+    total_repaid: t.bigint().notNull(),
+    apr_bps: t.bigint().notNull(),
+    term_days: t.bigint().notNull(),
+    payment_interval: t.bigint().notNull(), // seconds
+    deployed_date: t.bigint().notNull(), // unix seconds
+    // preapproved | funding_required | funded | active | called | cancelled | matured | closed
+    state: t.text().notNull(),
+    block_number: t.bigint().notNull(), // registration
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+    updated_at: t.bigint().notNull(),
+  }),
+  (table) => ({
+    pk: primaryKey({ columns: [table.chain_id, table.address] }),
+    byLender: index().on(table.chain_id, table.lender),
+    byBorrower: index().on(table.chain_id, table.borrower),
+  }),
+);
+
+/** Every event of a registry loan from its registration on. */
+export const loanbook_event = onchainTable(
+  "loanbook_event",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(),
+    loan: t.hex().notNull(),
+    event: t.text().notNull(),
+    args: t.jsonb().$type<Record<string, string | boolean>>().notNull(),
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+  }),
+  (table) => ({ byLoan: index().on(table.chain_id, table.loan) }),
+);
+
+/** The lending vaults' (ERC-4626 over Morpho) deposits and withdraws. */
+export const lending_vault_event = onchainTable(
+  "lending_vault_event",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(),
+    vault: t.hex().notNull(),
+    kind: t.text().notNull(), // deposit | withdraw
+    sender: t.hex().notNull(),
+    owner: t.hex().notNull(),
+    receiver: t.hex().notNull(),
+    assets: t.bigint().notNull(),
+    shares: t.bigint().notNull(),
+    snapshot_id: t.text().notNull(),
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+  }),
+  (table) => ({ byVault: index().on(table.chain_id, table.vault, table.block_number) }),
+);
+
+/** Lending-vault share price: totalAssets and totalSupply at each deposit/withdraw block and on an interval. */
+export const lending_vault_snapshot = onchainTable(
+  "lending_vault_snapshot",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(),
+    vault: t.hex().notNull(),
+    source: t.text().notNull(), // interval | flow
+    total_assets: t.bigint().notNull(),
+    total_supply: t.bigint().notNull(),
+    asset_share_ratio: t.numeric({ precision: 78, scale: 18 }), // total_assets / total_supply; null at 0 supply
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex(),
+    log_index: t.integer(),
+  }),
+  (table) => ({ byVault: index().on(table.chain_id, table.vault, table.timestamp) }),
+);

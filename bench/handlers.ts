@@ -6,9 +6,23 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { type Abi, type Hex, toEventSelector } from "viem";
+import { CoreLedgerAbi } from "../abis/CoreLedgerAbi.js";
 import { LendingPoolAbi } from "../abis/LendingPoolAbi.js";
 import { LoanAbi } from "../abis/LoanAbi.js";
+import { LoanRegistryAbi } from "../abis/LoanRegistryAbi.js";
+import { MorphoLendingVaultAbi } from "../abis/MorphoLendingVaultAbi.js";
+import { PerpBridgeAAbi } from "../abis/PerpBridgeAAbi.js";
+import {
+  AavePoolEventsAbi,
+  MorphoBlueEventsAbi,
+  PositionLiquidityAbi,
+  PositionTransferAbi,
+  SafeEventsAbi,
+  StakerDepositAbi,
+  StakerEventsAbi,
+} from "../abis/ProtocolEventsAbi.js";
 import { ReceiptTokenAbi } from "../abis/ReceiptTokenAbi.js";
+import { SubaccountModuleAbi } from "../abis/SubaccountModuleAbi.js";
 import { TimelockControllerAbi } from "../abis/TimelockControllerAbi.js";
 import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi.js";
 
@@ -19,6 +33,22 @@ export const CONTRACT_ABIS: Record<string, Abi> = {
   ReceiptToken: ReceiptTokenAbi as Abi,
   Timelock: TimelockControllerAbi as Abi,
   Loan: LoanAbi as Abi,
+  // the subaccounts' protocol world (few events next to the bench's bulk; not in its event count)
+  SubaccountSafe: SafeEventsAbi as Abi,
+  SubaccountModule: SubaccountModuleAbi as Abi,
+  AavePool: AavePoolEventsAbi as Abi,
+  MorphoBlue: MorphoBlueEventsAbi as Abi,
+  PositionsIn: PositionTransferAbi as Abi,
+  PositionsOut: PositionTransferAbi as Abi,
+  PositionLiquidity: PositionLiquidityAbi as Abi,
+  StakerDepositsIn: StakerDepositAbi as Abi,
+  StakerDepositsOut: StakerDepositAbi as Abi,
+  Staker: StakerEventsAbi as Abi,
+  PerpBridge: PerpBridgeAAbi as Abi,
+  CoreLedger: CoreLedgerAbi as Abi,
+  LoanRegistry: LoanRegistryAbi as Abi,
+  RegistryLoan: LoanAbi as Abi,
+  LendingVault: MorphoLendingVaultAbi as Abi,
 };
 
 function tsFiles(dir: string): string[] {

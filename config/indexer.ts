@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { getChain, isEvmChain } from "./chains.js";
-import { type EvmVault, loadRegistry, type Registry, registryPath } from "./registry.js";
+import { type ChainProtocols, type EvmVault, loadRegistry, type Registry, registryPath } from "./registry.js";
 
 /** Snapshot spacing in blocks when SNAPSHOT_INTERVAL_<chainId> is not set: about hourly. */
 const DEFAULT_SNAPSHOT_INTERVAL: Record<number, number> = {
@@ -34,11 +34,20 @@ export interface IndexedChain {
   flowPrefetchBlocks: number;
   startBlock: number; // earliest vault start block on the chain
   vaults: EvmVault[];
+  /** the registry's protocols entry of the chain (what its subaccounts use), if any */
+  protocols: ChainProtocols | null;
 }
 
 export interface IndexerPlan {
   registry: Registry;
   chains: IndexedChain[];
+  /**
+   * Every registry subaccount, of the vaults of every chain (lower case, sorted): a subaccount has
+   * the same address on every chain, so each indexed chain follows all of them.
+   */
+  subaccounts: `0x${string}`[];
+  /** the perp core ledgers the registry names (`protocols[].perp.core`), each once */
+  coreLedgers: { chainId: number; ledger: `0x${string}` }[];
   /** EVM vaults listed in the registry on chains without an RPC URL (not indexed). */
   skipped: EvmVault[];
 }
@@ -102,13 +111,20 @@ export function indexerPlan(env: NodeJS.ProcessEnv = process.env): IndexerPlan {
       flowPrefetchBlocks,
       startBlock: Math.min(...vaults.map((v) => v.startBlock)),
       vaults,
+      protocols: registry.protocols.get(id) ?? null,
     });
   }
   if (problems.length > 0) throw new Error(`indexer configuration is invalid:\n  ${problems.join("\n  ")}`);
   if (chains.length === 0) {
     throw new Error(`nothing to index: no chain has both a PONDER_RPC_URL_<chainId> and vaults in ${registry.path}`);
   }
-  return { registry, chains, skipped };
+  const subaccounts = [...new Set(registry.evm.flatMap((v) => v.subaccounts))].sort();
+  const coreLedgers = new Map<string, { chainId: number; ledger: `0x${string}` }>();
+  for (const p of registry.protocols.values()) {
+    const core = p.perp?.core;
+    if (core) coreLedgers.set(`${core.chainId}:${core.ledger}`, { chainId: core.chainId, ledger: core.ledger });
+  }
+  return { registry, chains, skipped, subaccounts, coreLedgers: [...coreLedgers.values()] };
 }
 
 /**

@@ -98,6 +98,15 @@ export const protocolsSchema = z.object({
     .nullable()
     .optional(),
   loanRegistry: evmAddress.nullable().optional(),
+  /** the perp deposit bridges of this chain and, where the core side is, its ledger (any chain) */
+  perp: z
+    .object({
+      bridgeA: evmAddress,
+      bridgeB: evmAddress,
+      core: z.object({ chainId: z.number().int().positive(), ledger: evmAddress }).nullable().optional(),
+    })
+    .nullable()
+    .optional(),
 });
 export type ChainProtocols = z.infer<typeof protocolsSchema>;
 

@@ -1,6 +1,6 @@
 /** Registry lookups for handlers (the same registry ponder.config.ts was built from). */
 import { type IndexedChain, indexerPlan } from "../config/indexer";
-import type { EvmVault } from "../config/registry";
+import type { ChainProtocols, EvmVault } from "../config/registry";
 
 const plan = indexerPlan();
 
@@ -55,4 +55,18 @@ export function chainOf(chainId: number): IndexedChain {
 /** The chain's RPC URL as configured (first of PONDER_RPC_URL_<id>). */
 export function rpcUrlOf(chainId: number): string {
   return chainOf(chainId).rpcUrl;
+}
+
+// ---- the protocol world (registry `protocols`) ------------------------------------------------
+
+const subaccountSet = new Set<string>(plan.subaccounts);
+
+/** Whether an address is one of the registry's subaccounts (on every chain: same address everywhere). */
+export function isSubaccount(address: string): boolean {
+  return subaccountSet.has(address.toLowerCase());
+}
+
+/** The registry's protocols entry of an indexed chain (null when it has none). */
+export function protocolsOf(chainId: number): ChainProtocols | null {
+  return chainOf(chainId).protocols;
 }

@@ -72,6 +72,11 @@ function protocolsOf(r: ChainResult): ChainProtocolsEntry {
       staker: lc(p.uniswap.staker),
     },
     loanRegistry: lc(p.loans.registry),
+    perp: {
+      bridgeA: lc(p.perp.bridgeA),
+      bridgeB: lc(p.perp.bridgeB),
+      ...(p.core ? { core: { chainId: p.core.chainId, ledger: lc(p.core.ledger) } } : {}),
+    },
   };
 }
 

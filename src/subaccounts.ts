@@ -1,0 +1,195 @@
+/**
+ * Subaccounts: the registry's subaccount Safes (setup, modules, owners) and their SubaccountModules
+ * (a factory source: each Safe's EnabledModule names its module). The `subaccount` row keeps the
+ * Safe's owners and threshold and the module's roles and vault as they are now.
+ */
+import { type Context, ponder } from "ponder:registry";
+import { subaccount, subaccount_event, subaccount_module } from "ponder:schema";
+import { type Address, decodeEventLog, type Hex, keccak256, type Log, toHex } from "viem";
+import { SubaccountModuleAbi } from "../abis/SubaccountModuleAbi";
+import { directClient, eventColumns, jsonArgs } from "./common";
+import { readAtBlock } from "./read-at-block";
+import { chainOf } from "./registry";
+
+type Ev = Parameters<typeof eventColumns>[0];
+const lc = (a: string) => a.toLowerCase() as `0x${string}`;
+
+const ROLE_NAMES = new Map<string, string>(
+  ["OWNER", "TRADER", "RELAYER"].map((n) => [keccak256(toHex(n)).toLowerCase(), n]),
+);
+const roleName = (role: string) => ROLE_NAMES.get(role.toLowerCase()) ?? role.toLowerCase();
+
+/** The subaccount row of `safe`, created empty when its setup is before the indexed range. */
+async function ensure(context: Context, safe: Address, at: bigint) {
+  const key = { chain_id: context.chain.id, safe: lc(safe) };
+  const row = await context.db.find(subaccount, key);
+  if (row) return row;
+  return context.db
+    .insert(subaccount)
+    .values({ ...key, owners: [], threshold: 0, roles: {}, updated_at: at })
+    .onConflictDoNothing()
+    .then(async () => (await context.db.find(subaccount, key))!);
+}
+
+async function recordSafe(context: Context, event: Ev & { args: Record<string, unknown> }, name: string) {
+  await context.db.insert(subaccount_event).values({
+    ...eventColumns(event, context.chain.id),
+    safe: lc(event.log.address),
+    contract: lc(event.log.address),
+    source: "safe",
+    event: name,
+    args: jsonArgs(event.args),
+  });
+  return ensure(context, event.log.address, event.block.timestamp);
+}
+
+ponder.on("SubaccountSafe:SafeSetup", async ({ event, context }) => {
+  await recordSafe(context, event, "SafeSetup");
+  await context.db.update(subaccount, { chain_id: context.chain.id, safe: lc(event.log.address) }).set({
+    owners: event.args.owners.map(lc),
+    threshold: Number(event.args.threshold),
+    created_block: event.block.number,
+    created_timestamp: event.block.timestamp,
+    updated_at: event.block.timestamp,
+  });
+});
+
+ponder.on("SubaccountSafe:AddedOwner", async ({ event, context }) => {
+  const row = await recordSafe(context, event, "AddedOwner");
+  const owners = [...new Set([...row.owners, lc(event.args.owner)])];
+  await context.db.update(subaccount, row).set({ owners, updated_at: event.block.timestamp });
+});
+
+ponder.on("SubaccountSafe:RemovedOwner", async ({ event, context }) => {
+  const row = await recordSafe(context, event, "RemovedOwner");
+  const owners = row.owners.filter((o) => o !== lc(event.args.owner));
+  await context.db.update(subaccount, row).set({ owners, updated_at: event.block.timestamp });
+});
+
+ponder.on("SubaccountSafe:ChangedThreshold", async ({ event, context }) => {
+  const row = await recordSafe(context, event, "ChangedThreshold");
+  await context.db
+    .update(subaccount, row)
+    .set({ threshold: Number(event.args.threshold), updated_at: event.block.timestamp });
+});
+
+ponder.on("SubaccountSafe:DisabledModule", async ({ event, context }) => {
+  const row = await recordSafe(context, event, "DisabledModule");
+  if (row.module === lc(event.args.module)) {
+    await context.db.update(subaccount, row).set({ module: null, updated_at: event.block.timestamp });
+  }
+});
+
+/**
+ * The module becomes a source from this block on (Ponder's factory children), so what it emitted
+ * before it was enabled (its constructor's OWNER grant, roles granted in between) is read here,
+ * with one eth_getLogs of the module's address up to the block before, and recorded as if indexed.
+ */
+ponder.on("SubaccountSafe:EnabledModule", async ({ event, context }) => {
+  const row = await recordSafe(context, event, "EnabledModule");
+  const module = lc(event.args.module);
+  await context.db.update(subaccount, row).set({ module, updated_at: event.block.timestamp });
+  await context.db
+    .insert(subaccount_module)
+    .values({ chain_id: context.chain.id, module, safe: row.safe })
+    .onConflictDoUpdate({ safe: row.safe });
+  if (event.block.number === 0n) return;
+  const client = directClient(context.chain.id);
+  const logs = await readAtBlock(
+    () =>
+      client.getLogs({
+        address: module,
+        fromBlock: BigInt(chainOf(context.chain.id).startBlock),
+        toBlock: event.block.number - 1n,
+      }),
+    `module ${module} logs before block ${event.block.number}`,
+  );
+  const timestamps = new Map<bigint, bigint>();
+  for (const log of logs) {
+    const n = log.blockNumber as bigint;
+    if (!timestamps.has(n)) {
+      const block = await client.getBlock({ blockNumber: n });
+      timestamps.set(n, block.timestamp);
+    }
+    await applyModuleLog(context, row.safe, log as Log<bigint, number, false>, timestamps.get(n)!);
+  }
+});
+
+async function applyModuleLog(context: Context, safe: `0x${string}`, log: Log<bigint, number, false>, ts: bigint) {
+  let decoded: ReturnType<typeof decodeEventLog<typeof SubaccountModuleAbi>>;
+  try {
+    decoded = decodeEventLog({ abi: SubaccountModuleAbi, data: log.data, topics: log.topics });
+  } catch {
+    return; // not one of the module's events
+  }
+  const event = {
+    id: `${context.chain.id}:${log.blockNumber}:${log.transactionIndex}:${log.logIndex}:before-enabled`,
+    block: { number: log.blockNumber, timestamp: ts, hash: log.blockHash },
+    transaction: { hash: log.transactionHash },
+    log: { logIndex: log.logIndex, address: log.address },
+    args: decoded.args as Record<string, unknown>,
+  };
+  await recordModule(context, safe, event, decoded.eventName);
+}
+
+async function recordModule(
+  context: Context,
+  safe: `0x${string}`,
+  event: Ev & { args: Record<string, unknown> },
+  name: string,
+) {
+  await context.db
+    .insert(subaccount_event)
+    .values({
+      ...eventColumns(event, context.chain.id),
+      safe,
+      contract: lc(event.log.address),
+      source: "module",
+      event: name,
+      args: jsonArgs(event.args),
+    })
+    .onConflictDoNothing();
+  const row = await ensure(context, safe, event.block.timestamp);
+  const at = { updated_at: event.block.timestamp };
+  if (name === "RoleGranted" || name === "RoleRevoked") {
+    const role = roleName(event.args.role as Hex);
+    const account = lc(event.args.account as string);
+    const holders = new Set(row.roles[role] ?? []);
+    if (name === "RoleGranted") holders.add(account);
+    else holders.delete(account);
+    await context.db.update(subaccount, row).set({ roles: { ...row.roles, [role]: [...holders].sort() }, ...at });
+  } else if (name === "VaultSet") {
+    await context.db.update(subaccount, row).set({ vault: lc(event.args.vault as string), ...at });
+  }
+}
+
+/**
+ * The Safe a module serves: recorded when the Safe enabled it (a module's events are delivered from
+ * that block on); its immutable `safe()` otherwise (enabled on another Safe too: not expected).
+ */
+async function moduleSafe(context: Context, module: `0x${string}`): Promise<`0x${string}`> {
+  const row = await context.db.find(subaccount_module, { chain_id: context.chain.id, module: lc(module) });
+  if (row) return row.safe;
+  const safe = await directClient(context.chain.id).readContract({
+    address: module,
+    abi: SubaccountModuleAbi,
+    functionName: "safe",
+  });
+  return lc(safe);
+}
+
+for (const name of [
+  "RoleGranted",
+  "RoleRevoked",
+  "TokenAllowanceSet",
+  "CallAllowanceSet",
+  "VaultSet",
+  "Executed",
+  "ApprovalSet",
+  "WithdrawnToVault",
+] as const) {
+  ponder.on(`SubaccountModule:${name}`, async ({ event, context }) => {
+    const safe = await moduleSafe(context, event.log.address);
+    await recordModule(context, safe, event as Ev & { args: Record<string, unknown> }, name);
+  });
+}

@@ -1,0 +1,452 @@
+/**
+ * The indexer's protocol-world tables against the simulated chains: every subaccount of the
+ * registry with its module, owners and roles as the chain has them now; their module, Aave,
+ * Morpho, position and staker events exactly as the chain's logs are (only the subaccounts'); the
+ * sums of the indexed events equal the positions the chain holds now; lending-vault snapshots equal
+ * eth_call at their block; perp deposits, core answers and registry loans equal the chain's logs.
+ */
+import {
+  type Abi,
+  type Address,
+  createPublicClient,
+  decodeEventLog,
+  erc20Abi,
+  getAddress,
+  http,
+  type Log,
+  type PublicClient,
+  zeroAddress,
+} from "viem";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { CoreLedgerAbi } from "../../abis/CoreLedgerAbi.js";
+import { LoanRegistryAbi } from "../../abis/LoanRegistryAbi.js";
+import { MorphoLendingVaultAbi } from "../../abis/MorphoLendingVaultAbi.js";
+import { PerpBridgeAAbi } from "../../abis/PerpBridgeAAbi.js";
+import {
+  AavePoolEventsAbi,
+  MorphoBlueEventsAbi,
+  PositionLiquidityAbi,
+  PositionTransferAbi,
+  SafeEventsAbi,
+  StakerDepositAbi,
+  StakerEventsAbi,
+} from "../../abis/ProtocolEventsAbi.js";
+import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
+import { loadRegistry, type Registry } from "../../config/registry.js";
+import type { Manifest } from "../../contracts/devnet/index.js";
+import type { ChainResult } from "../../contracts/devnet/simulate.js";
+import { key, loadManifest, rows, withDb } from "../helpers.js";
+
+const devnet = inject("devnet");
+let manifest: Manifest;
+let registry: Registry;
+let subs: Set<string>;
+const clients = new Map<number, PublicClient>();
+
+// biome-ignore lint/suspicious/noExplicitAny: rows of many tables, compared field by field
+type Row = Record<string, any>;
+type Decoded = { log: Log<bigint, number, false>; name: string; args: Record<string, unknown> };
+
+beforeAll(() => {
+  manifest = loadManifest(devnet.manifestFile);
+  registry = loadRegistry(devnet.registryFile);
+  subs = new Set(registry.evm.flatMap((v) => v.subaccounts));
+  for (const c of devnet.chains) clients.set(c.chainId, createPublicClient({ transport: http(c.rpcUrl) }));
+});
+
+const client = (chainId: number) => clients.get(chainId)!;
+const lc = (a: unknown) => String(a).toLowerCase();
+function q<T = Row>(sql: string, params: unknown[] = []) {
+  return withDb(devnet.analystUrl, (c) => rows<T>(c, sql, params));
+}
+
+/** Every log of `address` decoded with `abi` (the events it does not know are left out). */
+async function logsOf(chainId: number, address: Address | Address[], abi: Abi): Promise<Decoded[]> {
+  const list = Array.isArray(address) ? address : [address];
+  if (list.length === 0) return [];
+  const logs = await client(chainId).getLogs({ address: list, fromBlock: 0n, toBlock: "latest" });
+  const out: Decoded[] = [];
+  for (const log of logs) {
+    try {
+      const d = decodeEventLog({ abi, data: log.data, topics: log.topics });
+      const args = d.args as unknown as Record<string, unknown>;
+      out.push({ log: log as Log<bigint, number, false>, name: String(d.eventName), args });
+    } catch {
+      // another event of the contract
+    }
+  }
+  return out;
+}
+
+const logKey = (chainId: number, d: Decoded) => key(chainId, d.log.transactionHash, d.log.logIndex);
+const rowKey = (r: Row) => key(r.chain_id, r.tx_hash, r.log_index);
+
+function byKey(list: Row[]): Map<string, Row> {
+  const m = new Map<string, Row>();
+  for (const r of list) {
+    expect(m.has(rowKey(r)), `duplicate row ${rowKey(r)}`).toBe(false);
+    m.set(rowKey(r), r);
+  }
+  return m;
+}
+
+const protocols = (chainId: number) => registry.protocols.get(chainId)!;
+const world = (chainId: number): ChainResult => manifest.chains.find((c) => c.chainId === chainId)!;
+
+describe("subaccounts", () => {
+  it("every registry subaccount has a row per chain: module, owners, roles and vault as the chain says", async () => {
+    const table = await q("SELECT * FROM indexer.subaccount");
+    expect(subs.size).toBeGreaterThan(0);
+    for (const c of devnet.chains) {
+      const here = table.filter((r) => r.chain_id === c.chainId);
+      expect(new Set(here.map((r) => r.safe))).toEqual(subs);
+      for (const r of here) {
+        const w = world(c.chainId).world.subaccounts.find((x) => lc(x.safe) === r.safe)!;
+        expect(r.module, w.label).toBe(lc(w.module));
+        expect(r.owners).toEqual([lc(w.owner)]);
+        expect(r.threshold).toBe(1);
+        expect(r.roles).toEqual({ OWNER: [lc(w.owner)], TRADER: [lc(w.trader)], RELAYER: [lc(w.relayer)] });
+        const vault = await client(c.chainId).readContract({
+          address: w.module,
+          abi: SubaccountModuleAbi,
+          functionName: "vault",
+        });
+        expect(r.vault).toBe(vault === zeroAddress ? null : lc(vault));
+        expect(Number(r.created_block)).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it("subaccount_event: every event of their Safes and modules exactly once", async () => {
+    const table = byKey(await q("SELECT * FROM indexer.subaccount_event"));
+    let expected = 0;
+    for (const c of devnet.chains) {
+      const safes = [...subs].map((s) => getAddress(s));
+      const modules = (await q("SELECT module FROM indexer.subaccount WHERE chain_id = $1", [c.chainId])).map(
+        (r) => r.module as Address,
+      );
+      const safeLogs = await logsOf(c.chainId, safes, SafeEventsAbi);
+      const moduleLogs = await logsOf(c.chainId, modules, SubaccountModuleAbi);
+      expect(moduleLogs.some((d) => d.name === "Executed")).toBe(true);
+      for (const [source, list] of [
+        ["safe", safeLogs],
+        ["module", moduleLogs],
+      ] as const) {
+        for (const d of list) {
+          const r = table.get(logKey(c.chainId, d));
+          expect(r, `${d.name} ${logKey(c.chainId, d)}`).toBeDefined();
+          expect([r!.source, r!.event, r!.contract, Number(r!.block_number)]).toEqual([
+            source,
+            d.name,
+            lc(d.log.address),
+            Number(d.log.blockNumber),
+          ]);
+          expected++;
+        }
+      }
+    }
+    expect(table.size).toBe(expected);
+  });
+});
+
+describe("the subaccounts' protocol events", () => {
+  it("aave_event: exactly the pool's events where a subaccount is the user", async () => {
+    const table = byKey(await q("SELECT * FROM indexer.aave_event"));
+    let expected = 0;
+    const userOf = (d: Decoded) => lc(d.name === "Supply" || d.name === "Borrow" ? d.args.onBehalfOf : d.args.user);
+    for (const c of devnet.chains) {
+      const logs = (await logsOf(c.chainId, protocols(c.chainId).aave!.pool, AavePoolEventsAbi)).filter((d) =>
+        subs.has(userOf(d)),
+      );
+      expect(logs.some((d) => d.name === "Borrow")).toBe(true);
+      for (const d of logs) {
+        const r = table.get(logKey(c.chainId, d));
+        expect(r, `${d.name} ${logKey(c.chainId, d)}`).toBeDefined();
+        const kind = d.name === "LiquidationCall" ? "liquidation" : d.name.toLowerCase();
+        const amount = d.name === "LiquidationCall" ? d.args.debtToCover : d.args.amount;
+        expect([r!.kind, r!.subaccount, r!.amount]).toEqual([kind, userOf(d), String(amount)]);
+        expected++;
+      }
+    }
+    expect(table.size).toBe(expected);
+  });
+
+  it("Aave supplies minus withdrawals equal the aToken balance within interest; borrows the debt", async () => {
+    const sums = await q(
+      `SELECT chain_id, subaccount, reserve, kind, sum(amount)::text AS total FROM indexer.aave_event
+       GROUP BY 1, 2, 3, 4`,
+    );
+    const total = (chainId: number, sub: string, reserve: string, kind: string) =>
+      BigInt(
+        sums.find((r) => r.chain_id === chainId && r.subaccount === sub && r.reserve === reserve && r.kind === kind)
+          ?.total ?? 0,
+      );
+    let checked = 0;
+    for (const c of devnet.chains) {
+      const reserves = world(c.chainId).world.protocols.aave.reserves;
+      for (const sub of subs) {
+        for (const res of reserves) {
+          const asset = lc(res.asset);
+          const net = total(c.chainId, sub, asset, "supply") - total(c.chainId, sub, asset, "withdraw");
+          const debt = total(c.chainId, sub, asset, "borrow") - total(c.chainId, sub, asset, "repay");
+          const bal = (t: Address) =>
+            client(c.chainId).readContract({
+              address: t,
+              abi: erc20Abi,
+              functionName: "balanceOf",
+              args: [sub as Address],
+            });
+          const [aBal, dBal] = await Promise.all([bal(res.aToken), bal(res.variableDebtToken)]);
+          // interest only adds (30 days at the devnet's rates: well under 5 %)
+          for (const [indexed, onChain] of [
+            [net, aBal],
+            [debt, dBal],
+          ] as const) {
+            expect(onChain >= indexed, `${sub} ${res.symbol}`).toBe(true);
+            expect(onChain - indexed <= indexed / 20n + 1n, `${sub} ${res.symbol}: ${indexed} vs ${onChain}`).toBe(
+              true,
+            );
+            if (indexed > 0n) checked++;
+          }
+        }
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(4);
+  });
+
+  it("morpho_event: exactly the registry markets' events for subaccounts; their sums equal the positions", async () => {
+    const table = byKey(await q("SELECT * FROM indexer.morpho_event"));
+    let expected = 0;
+    const kinds: Record<string, string> = {
+      Supply: "supply",
+      Withdraw: "withdraw",
+      Borrow: "borrow",
+      Repay: "repay",
+      SupplyCollateral: "supply_collateral",
+      WithdrawCollateral: "withdraw_collateral",
+    };
+    for (const c of devnet.chains) {
+      const m = protocols(c.chainId).morpho!;
+      const markets = new Set(m.markets.map(lc));
+      const logs = (await logsOf(c.chainId, m.address, MorphoBlueEventsAbi)).filter(
+        (d) => markets.has(lc(d.args.id)) && subs.has(lc(d.args.onBehalf)),
+      );
+      expect(logs.some((d) => d.name === "SupplyCollateral")).toBe(true);
+      for (const d of logs) {
+        const r = table.get(logKey(c.chainId, d));
+        expect(r, `${d.name} ${logKey(c.chainId, d)}`).toBeDefined();
+        expect([r!.kind, r!.market_id, r!.subaccount, r!.assets, r!.shares]).toEqual([
+          kinds[d.name],
+          lc(d.args.id),
+          lc(d.args.onBehalf),
+          String(d.args.assets),
+          d.args.shares === undefined ? null : String(d.args.shares),
+        ]);
+        expected++;
+      }
+      for (const sub of subs) {
+        for (const id of m.markets) {
+          const mine = [...table.values()].filter(
+            (r) => r.chain_id === c.chainId && r.subaccount === sub && r.market_id === lc(id),
+          );
+          const sum = (kind: string, field: "assets" | "shares") =>
+            mine.filter((r) => r.kind === kind).reduce((s, r) => s + BigInt(r[field]), 0n);
+          const [supplyShares, borrowShares, collateral] = await client(c.chainId).readContract({
+            address: m.address,
+            abi: MorphoBlueEventsAbi,
+            functionName: "position",
+            args: [id as `0x${string}`, sub as Address],
+          });
+          expect(sum("supply", "shares") - sum("withdraw", "shares")).toBe(supplyShares);
+          expect(sum("borrow", "shares") - sum("repay", "shares")).toBe(borrowShares);
+          expect(sum("supply_collateral", "assets") - sum("withdraw_collateral", "assets")).toBe(collateral);
+        }
+      }
+    }
+    expect(table.size).toBe(expected);
+  });
+
+  it("uniswap_position: the positions subaccounts hold or staked, as ownerOf and the staker say", async () => {
+    const table = await q("SELECT * FROM indexer.uniswap_position");
+    for (const c of devnet.chains) {
+      const u = protocols(c.chainId).uniswap!;
+      const pm = u.positionManager;
+      const here = table.filter((r) => r.chain_id === c.chainId && r.subaccount !== null);
+      // the manifest's positions are the subaccounts' (the simulator's record of what it minted)
+      const minted = world(c.chainId).world.positions.filter((p) => subs.has(lc(p.subaccount)));
+      expect(here.map((r) => `${r.token_id}:${r.subaccount}:${r.staked}`).sort()).toEqual(
+        minted.map((p) => `${p.tokenId}:${lc(p.subaccount)}:${p.staked}`).sort(),
+      );
+      // the Transfer-derived holdings equal ownerOf (held) and the staker's deposits (staked)
+      for (const r of here) {
+        const id = BigInt(r.token_id);
+        const owner = await client(c.chainId).readContract({
+          address: pm,
+          abi: PositionLiquidityAbi,
+          functionName: "ownerOf",
+          args: [id],
+        });
+        const p = await client(c.chainId).readContract({
+          address: pm,
+          abi: PositionLiquidityAbi,
+          functionName: "positions",
+          args: [id],
+        });
+        expect([r.owner, r.liquidity, r.token0, r.token1, r.fee]).toEqual([
+          lc(owner),
+          String(p[7]),
+          lc(p[2]),
+          lc(p[3]),
+          Number(p[4]),
+        ]);
+        if (r.staked) {
+          expect(lc(owner)).toBe(lc(u.staker));
+          const [depositor] = await client(c.chainId).readContract({
+            address: u.staker!,
+            abi: StakerEventsAbi,
+            functionName: "deposits",
+            args: [id],
+          });
+          expect(lc(depositor)).toBe(r.subaccount);
+        } else {
+          expect(lc(owner)).toBe(r.subaccount);
+        }
+      }
+    }
+  });
+
+  it("uniswap_event: every position-manager and staker event of the subaccounts' positions exactly once", async () => {
+    const table = byKey(await q("SELECT * FROM indexer.uniswap_event"));
+    const positions = await q("SELECT chain_id, token_id FROM indexer.uniswap_position");
+    let expected = 0;
+    for (const c of devnet.chains) {
+      const u = protocols(c.chainId).uniswap!;
+      const ids = new Set(positions.filter((r) => r.chain_id === c.chainId).map((r) => String(r.token_id)));
+      const transfers = (await logsOf(c.chainId, u.positionManager, PositionTransferAbi)).filter(
+        (d) => subs.has(lc(d.args.from)) || subs.has(lc(d.args.to)),
+      );
+      const liquidity = (await logsOf(c.chainId, u.positionManager, PositionLiquidityAbi)).filter((d) =>
+        ids.has(String(d.args.tokenId)),
+      );
+      const deposits = (await logsOf(c.chainId, u.staker!, StakerDepositAbi)).filter(
+        (d) => subs.has(lc(d.args.oldOwner)) || subs.has(lc(d.args.newOwner)),
+      );
+      const staker = (await logsOf(c.chainId, u.staker!, StakerEventsAbi)).filter((d) =>
+        d.name === "RewardClaimed" ? subs.has(lc(d.args.to)) : ids.has(String(d.args.tokenId)),
+      );
+      expect(transfers.length).toBeGreaterThan(0);
+      expect(liquidity.some((d) => d.name === "IncreaseLiquidity")).toBe(true);
+      expect(staker.some((d) => d.name === "TokenStaked")).toBe(true);
+      for (const d of [...transfers, ...liquidity, ...deposits, ...staker]) {
+        const r = table.get(logKey(c.chainId, d));
+        expect(r, `${d.name} ${logKey(c.chainId, d)}`).toBeDefined();
+        expect([r!.event, r!.contract, r!.token_id]).toEqual([
+          d.name,
+          lc(d.log.address),
+          d.args.tokenId === undefined ? null : String(d.args.tokenId),
+        ]);
+        expect(subs.has(r!.subaccount)).toBe(true);
+        expected++;
+      }
+    }
+    expect(table.size).toBe(expected);
+  });
+});
+
+describe("lending vaults, perp deposits and loan books", () => {
+  it("lending vaults: every deposit and withdraw; snapshot totals equal eth_call at their block", async () => {
+    const events = byKey(await q("SELECT * FROM indexer.lending_vault_event"));
+    const snaps = await q("SELECT * FROM indexer.lending_vault_snapshot ORDER BY chain_id, block_number");
+    let expected = 0;
+    for (const c of devnet.chains) {
+      const vaults = protocols(c.chainId).morpho!.lendingVaults;
+      const logs = (await logsOf(c.chainId, vaults, MorphoLendingVaultAbi)).filter(
+        (d) => d.name === "Deposit" || d.name === "Withdraw",
+      );
+      expect(logs.length).toBeGreaterThan(0);
+      for (const d of logs) {
+        const r = events.get(logKey(c.chainId, d));
+        expect(r, `${d.name} ${logKey(c.chainId, d)}`).toBeDefined();
+        expect([r!.kind, r!.assets, r!.shares]).toEqual([
+          d.name.toLowerCase(),
+          String(d.args.assets),
+          String(d.args.shares),
+        ]);
+        expect(snaps.some((s) => s.id === r!.snapshot_id)).toBe(true);
+        expected++;
+      }
+      const here = snaps.filter((s) => s.chain_id === c.chainId);
+      expect(here.some((s) => s.source === "interval")).toBe(true);
+      // every flow snapshot and a sample of the interval ones
+      const sample = [
+        ...here.filter((s) => s.source === "flow"),
+        ...here.filter((s) => s.source === "interval").filter((_s, i) => i % 5 === 0),
+      ];
+      for (const s of sample) {
+        const at = { blockNumber: BigInt(s.block_number) };
+        const read = (functionName: "totalAssets" | "totalSupply") =>
+          client(c.chainId).readContract({ address: s.vault, abi: MorphoLendingVaultAbi, functionName, ...at });
+        expect([s.total_assets, s.total_supply]).toEqual([
+          String(await read("totalAssets")),
+          String(await read("totalSupply")),
+        ]);
+      }
+    }
+    expect(events.size).toBe(expected);
+  });
+
+  it("perp_deposit and perp_core_event: the subaccounts' bridge deposits and the core ledger's answers", async () => {
+    const deposits = byKey(await q("SELECT * FROM indexer.perp_deposit"));
+    const core = byKey(await q("SELECT * FROM indexer.perp_core_event"));
+    let nDeposits = 0;
+    let nCore = 0;
+    for (const c of devnet.chains) {
+      const perp = protocols(c.chainId).perp!;
+      expect(perp).toBeDefined();
+      const logs = (await logsOf(c.chainId, [perp.bridgeA, perp.bridgeB], PerpBridgeAAbi)).filter(
+        (d) => d.name === "Deposited" && subs.has(lc(d.args.depositor)),
+      );
+      for (const d of logs) {
+        const r = deposits.get(logKey(c.chainId, d));
+        expect(r, logKey(c.chainId, d)).toBeDefined();
+        expect([r!.core_hash, r!.depositor, r!.token, r!.amount]).toEqual([
+          lc(d.args.coreHash),
+          lc(d.args.depositor),
+          lc(d.args.token),
+          String(d.args.amount),
+        ]);
+        nDeposits++;
+      }
+      const ledgers = [...registry.protocols.values()]
+        .map((p) => p.perp?.core)
+        .filter((x): x is { chainId: number; ledger: `0x${string}` } => !!x && x.chainId === c.chainId);
+      const answers = (await logsOf(c.chainId, [...new Set(ledgers.map((l) => l.ledger))], CoreLedgerAbi)).filter(
+        (d) => d.name === "Rejected" || (d.name === "Credited" && subs.has(lc(d.args.depositor))),
+      );
+      for (const d of answers) {
+        const r = core.get(logKey(c.chainId, d));
+        expect(r, logKey(c.chainId, d)).toBeDefined();
+        expect([r!.kind, r!.core_hash]).toEqual([d.name.toLowerCase(), lc(d.args.coreHash)]);
+        nCore++;
+      }
+    }
+    expect(deposits.size).toBe(nDeposits);
+    expect(core.size).toBe(nCore);
+  });
+
+  it("loanbook_loan and loanbook_event: every loan of each chain's registry, with its parties", async () => {
+    const loans = await q("SELECT * FROM indexer.loanbook_loan");
+    let n = 0;
+    for (const c of devnet.chains) {
+      const reg = protocols(c.chainId).loanRegistry!;
+      const logs = (await logsOf(c.chainId, reg, LoanRegistryAbi)).filter((d) => d.name === "LoanRegistered");
+      for (const d of logs) {
+        const r = loans.find((x) => x.chain_id === c.chainId && x.address === lc(d.args.loan));
+        expect(r, lc(d.args.loan)).toBeDefined();
+        expect([r!.lender, r!.borrower, r!.registry]).toEqual([lc(d.args.lender), lc(d.args.borrower), lc(reg)]);
+        n++;
+      }
+    }
+    expect(loans.length).toBe(n);
+  });
+});
