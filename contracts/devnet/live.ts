@@ -4,7 +4,8 @@
  * chain's time goes on from there), and about every `actEveryS` seconds one of the simulator's own
  * actions (simulate.ts: a wallet's deposit, share transfer or redemption request, an operator's
  * total-assets report, a price-feed move followed by the arbitrageur, redemptions processed and
- * claimed, the protocol world's morning: a strategist's swap and the arbitrageur). Which kind comes
+ * claimed, the protocol world's morning: a strategist's swap and the arbitrageur; a subaccount's
+ * perp deposit, which the relayer worker credits after its delay). Which kind comes
  * next and when is drawn from the seed, so two runs act alike; the details (vault, wallet,
  * amount) continue the simulation's own seeded stream.
  *
@@ -16,18 +17,19 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Rng } from "./random.js";
 import type { ChainActions } from "./simulate.js";
 
-export type LiveKind = "user" | "report" | "price" | "redemptions" | "world";
+export type LiveKind = "user" | "report" | "price" | "redemptions" | "world" | "perp";
 
 /**
  * How often each kind is drawn: mostly wallets; reports, price moves, processing and the protocol
  * world between.
  */
 const KINDS: readonly { kind: LiveKind; weight: number }[] = [
-  { kind: "user", weight: 0.55 },
-  { kind: "report", weight: 0.2 },
+  { kind: "user", weight: 0.52 },
+  { kind: "report", weight: 0.18 },
   { kind: "price", weight: 0.1 },
-  { kind: "redemptions", weight: 0.1 },
+  { kind: "redemptions", weight: 0.08 },
   { kind: "world", weight: 0.05 },
+  { kind: "perp", weight: 0.07 },
 ];
 
 /** A chain stops acting after this many failed steps in a row (its node is gone, say). */
