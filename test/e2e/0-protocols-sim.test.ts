@@ -185,7 +185,7 @@ describe("the simulated protocol world", () => {
     }
   });
 
-  it("the registry loans are on chain as the manifest records them: lent and borrowed, repaid, called, late", async () => {
+  it("the registry loans are on chain as the manifest says: lent and borrowed, repaid, called, late", async () => {
     for (const c of manifest.chains) {
       const client = createPublicClient({ transport: http(rpcUrl(c.chainId)) });
       const loans = c.world.loans;
@@ -252,7 +252,7 @@ describe("the simulated protocol world", () => {
     }
   });
 
-  it("perp deposits went through the modules on both bridges, and the core ledger did what the manifest says", async () => {
+  it("perp deposits went through the modules on both bridges; the core ledger did what the manifest says", async () => {
     const core = manifest.chains.find((c) => c.world.protocols.core)!;
     const ledger = core.world.protocols.core!;
     expect(ledger.chainId).toBe(1);
