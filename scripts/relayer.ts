@@ -44,9 +44,9 @@ async function main(): Promise<void> {
   }
   installSignalHandlers();
   const redis = await resolveRedis(process.env);
-  const handle = await startRelayer({ ...cfg, redisUrl: redis.url });
+  const handle = await startRelayer({ ...cfg, redisUrl: redis.url }, (line) => console.log(line));
   registerCleanup("relayer", () => handle.close());
-  console.log(`[relayer] running (addresses from ${cfg.source}; redis ${redis.url.replace(/\/\/[^@]*@/, "//***@")})`);
+  console.log(`running (addresses from ${cfg.source}; redis ${redis.url.replace(/\/\/[^@]*@/, "//***@")})`);
 }
 
 main().catch((err) => {

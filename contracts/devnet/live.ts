@@ -101,6 +101,7 @@ async function runChain(
   let failures = 0;
   while (!signal.aborted) {
     let step = "clock";
+    let note = "";
     try {
       // Others may send transactions too (a user of the demo, a test): each step starts from the head.
       await s.syncClock();
@@ -110,7 +111,7 @@ async function runChain(
         const kind = pickKind(rng);
         step = kind;
         nextAct = t + gap();
-        await a[kind](t);
+        note = (await a[kind](t)) ?? "";
         st.actions++;
       } else if (t >= s.clock + o.blockEveryS) {
         await s.mineAt([t]);
@@ -134,7 +135,7 @@ async function runChain(
       const what = [...names].map(([n, k]) => (k > 1 ? `${n} x${k}` : n));
       if (world.length > 0) what.push(`${world.length} protocol-world events`);
       const block = Math.max(fresh.at(-1)?.blockNumber ?? 0, world.at(-1)?.blockNumber ?? 0);
-      log(`chain ${s.chainId} block ${block}: ${step}: ${what.join(", ")}`);
+      log(`chain ${s.chainId} block ${block}: ${step}: ${what.join(", ")}${note ? ` (${note})` : ""}`);
       if (o.eventsFile && fresh.length > 0) {
         try {
           appendFileSync(o.eventsFile, `${fresh.map((e) => JSON.stringify(e)).join("\n")}\n`);

@@ -161,8 +161,8 @@ export interface ChainActions {
   redemptions(at: number): Promise<void>;
   /** the protocol world's morning: a trader's swap, then the pools and the Morpho oracle back at the feeds */
   world(at: number): Promise<void>;
-  /** a subaccount's perp deposit on one of the chain's bridges (the relayer worker credits it) */
-  perp(at: number): Promise<void>;
+  /** a subaccount's perp deposit on one of the chain's bridges (the relayer worker credits it); what it was */
+  perp(at: number): Promise<string>;
 }
 
 export async function simulateChain(opts: SimulateOptions): Promise<ChainResult> {
@@ -1037,7 +1037,9 @@ async function simulate(
     },
     world: (at) => world.morning(at, true),
     async perp(at) {
-      await world.livePerpDeposit(at);
+      const d = await world.livePerpDeposit(at);
+      const below = BigInt(d.amount) < BigInt(d.minimum) ? ", below the minimum" : "";
+      return `deposit ${d.coreHash} of ${d.amount} ${d.symbol} on bridge ${d.bridgeKind} to ${d.destination}${below}`;
     },
     async redemptions(at) {
       for (const v of vaults) await processRedemptions(v, dayOf(at), at);

@@ -164,8 +164,15 @@ export async function startRelayer(
     },
     { connection, prefix: PREFIX, concurrency: 1, lockDuration: 60_000, stalledInterval: 60_000 },
   );
-  worker.on("failed", (job, err) => log(`pass ${job?.id ?? "?"} failed: ${err.message}`));
-  worker.on("error", (err) => log(`worker error: ${err.message}`));
+  // a Redis or node outage repeats the same error at every retry: said once until it changes
+  let lastError = "";
+  const logError = (line: string) => {
+    if (line !== lastError) log(line);
+    lastError = line;
+  };
+  worker.on("failed", (job, err) => logError(`pass failed (attempt ${job?.attemptsMade ?? "?"}): ${err.message}`));
+  worker.on("error", (err) => logError(`worker error: ${err.message}`));
+  worker.on("completed", () => (lastError = ""));
   await queue.upsertJobScheduler(
     SCHEDULER_ID,
     { every: cfg.pollMs },
@@ -206,7 +213,10 @@ export async function startRelayer(
     address: account.address,
     runOnce,
     async close() {
-      await worker.close();
+      // with Redis already gone (a shutdown stopping everything at once) a graceful close would wait
+      const closed = worker.close();
+      const timer = new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 5000).unref());
+      if ((await Promise.race([closed, timer])) === "timeout") await worker.close(true);
       while (running) await running.catch(() => {});
       await queue.close();
       connection.disconnect();
