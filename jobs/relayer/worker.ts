@@ -11,7 +11,7 @@
  * from block 0 again.
  */
 import { Queue, Worker } from "bullmq";
-import type { Redis } from "ioredis";
+import { Redis } from "ioredis";
 import {
   type Address,
   type Chain,
@@ -26,7 +26,6 @@ import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod";
 import { type RelayResult, type RelaySource, relayOnce } from "../../contracts/devnet/protocols/perp.js";
 import { PREFIX } from "../queues.js";
-import { redisConnection } from "../runtime.js";
 import type { RelayerConfig } from "./config.js";
 
 export const RELAYER_QUEUE = {
@@ -74,7 +73,8 @@ export async function startRelayer(
   cfg: RelayerConfig & { redisUrl: string },
   log: Log = (l) => process.stdout.write(`[relayer] ${l}\n`),
 ): Promise<RelayerHandle> {
-  const connection: Redis = redisConnection(cfg.redisUrl);
+  // as jobs/runtime.ts's connections: BullMQ needs maxRetriesPerRequest null
+  const connection = new Redis(cfg.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: true });
   connection.on("error", () => {}); // reconnects by itself; a pass fails and is retried
   const account = privateKeyToAccount(cfg.privateKey);
   const clients = new Map<number, PublicClient>();
