@@ -9,7 +9,12 @@
  *   module: one subaccount keeps an Aave loan close to its minimum health factor, one lends on Aave
  *   and in the Morpho lending vault, one borrows on the Morpho market, swaps and holds v3 positions;
  * - a few transactions that fail on purpose (module refusals, Aave's '36', a Safe GS025, a slippage
- *   failure), mined with explicit gas and recorded with the reason they revert with.
+ *   failure), mined with explicit gas and recorded with the reason they revert with;
+ * - perp deposits through the modules on both bridges (one below the minimum), credited or rejected
+ *   on the core chain's ledger by the devnet's relayer key once they are the delay old (perp-sim.ts:
+ *   the core chain's relay passes wait for the other chains, so the history stays the seed's);
+ * - six loans of the chain's LoanRegistry lent or borrowed by subaccounts, funded and repaid through
+ *   the modules: repaid and closed, active, one called, one late (`loanPlans`).
  *
  * The actors never change a subaccount's balance of its own vault's asset or alt asset on the
  * vault's chain (the indexer values those as the vault's assets): they trade other tokens, with
