@@ -23,7 +23,7 @@ function runAsync(script: string, env: Record<string, string>, args: string[]) {
   });
 }
 
-const SERVICES = ["workers", "api", "indexer", "queues-dashboard", "demo"];
+const SERVICES = ["workers", "api", "indexer", "queues-dashboard", "demo", "relayer"];
 const TOOLS = ["keys", "operators", "points", "governance-log", "registry"];
 const COMMANDS = [...TOOLS, "recompute", ...SERVICES];
 
@@ -93,6 +93,31 @@ describe("command-line configuration errors", { timeout: 60_000 }, () => {
         VAULT_REGISTRY: join(root, "config", "vaults.json"),
       }),
     ).toMatchObject({ code: 2, stderr: expect.stringMatching(/nothing to index/) });
+  });
+
+  it("the relayer refuses a bad delay, key or missing RPC, naming the setting", () => {
+    const r = run("scripts/relayer.ts", {
+      RELAYER_DELAY_S: "soon",
+      RELAYER_PRIVATE_KEY: "0x12",
+      PERP_CORE_LEDGER: "0x0000000000000000000000000000000000000001",
+      PERP_BRIDGES_8453: "0x0000000000000000000000000000000000000002",
+      CORE_CHAIN_ID: "1",
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/RELAYER_DELAY_S/);
+    expect(r.stderr).toMatch(/RELAYER_PRIVATE_KEY/);
+    const key = `0x${"11".repeat(32)}`;
+    const missing = run("scripts/relayer.ts", {
+      RELAYER_PRIVATE_KEY: key,
+      PERP_CORE_LEDGER: "0x0000000000000000000000000000000000000001",
+      PERP_BRIDGES_8453: "0x0000000000000000000000000000000000000002",
+      CORE_CHAIN_ID: "1",
+      PONDER_RPC_URL_1: undefined,
+      PONDER_RPC_URL_8453: undefined,
+    });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/PONDER_RPC_URL_1: required/);
+    expect(missing.stderr).toMatch(/PONDER_RPC_URL_8453: required/);
   });
 
   it("npm run workers: bad settings are all listed", { timeout: 60_000 }, () => {

@@ -28,7 +28,7 @@ import {
 import { ensureAnalystRole, recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
-import { startApiProcess, startWorkerProcess } from "./lib/workers.js";
+import { startApiProcess, startRelayerProcess, startWorkerProcess } from "./lib/workers.js";
 
 parseCommandLine(
   {
@@ -40,8 +40,9 @@ one READY line with every URL, and Ctrl-C stops everything it started. It drops 
 database on every run. Environment: DEMO_SEED (demo), DEMO_DAYS (125, at least 120), DEMO_WALLETS
 (60, at least 50), DEMO_PG_PORT (54320), DEMO_DATABASE (vaults), DEMO_INDEX_TIMEOUT_S (600),
 INDEXER_PORT (42069), PORT (8000), REDIS_URL (unset: a local redis-server on 127.0.0.1:63790),
-DEMO_ANVIL_PORT (8545, and the next port), DEMO_REDIS_PORT (63790), and after READY DEMO_LIVE (1; 0
-stops the world at READY), DEMO_LIVE_EVERY_S (15), DEMO_LIVE_BLOCK_S (2).`,
+DEMO_ANVIL_PORT (8545, and the next port), DEMO_REDIS_PORT (63790), DEMO_RELAYER_DELAY_S (20: the perp
+relayer's delay), and after READY DEMO_LIVE (1; 0 stops the world at READY), DEMO_LIVE_EVERY_S (15),
+DEMO_LIVE_BLOCK_S (2).`,
   },
   { options: { ...HELP_OPTION } },
 );
@@ -155,6 +156,20 @@ async function main(): Promise<void> {
     logFile: join(logDir, "workers.log"),
     // the chains: the portfolio job reads the subaccounts there, the metrics report indexer lag
     env: Object.fromEntries(chains.map((c) => [`PONDER_RPC_URL_${c.chainId}`, c.rpcUrl])),
+  });
+  // The perp relayer credits the bridges' deposits on chain 1's core ledger (its lines echo here).
+  const manifestFile = join(demoDir, "manifest.json");
+  const relayer = startRelayerProcess({
+    redisUrl: redis.url,
+    chains,
+    manifestFile,
+    delaySeconds: cfg.relayerDelayS,
+    logFile: join(logDir, "relayer.log"),
+    echo: true,
+  });
+  say(`starting the perp relayer (delay ${cfg.relayerDelayS} s); log .data/logs/relayer.log`);
+  relayer.exited.then(() => {
+    if (!stopping) say(`the relayer exited:\n${relayer.recentOutput()}`);
   });
   say("computing the derived tables: daily series, APY, PnL, points");
   const settled = settle(redis.url, cfg.indexTimeoutMs, (m) => say(`jobs: ${m}`));

@@ -3,11 +3,14 @@ import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { z } from "zod";
 import type { protocolsSchema } from "../../config/registry.js";
+import { PERP_RELAY_DELAY_S, PerpNetwork } from "./perp-sim.js";
 import { type ChainActions, type ChainResult, DAY, type RegistryVault, simulateChainWithActions } from "./simulate.js";
 
 export { type Live, type LiveOptions, startLive } from "./live.js";
+export { PERP_RELAY_DELAY_S, type PerpDepositRecord, type PerpOutcome, type WorldPerp } from "./perp-sim.js";
 export { DEVNET_CHAINS, VAULT_SPECS } from "./scenario.js";
 export { ENS_HOLDER_NAMES, type EnsResult } from "./simulate.js";
+export { relayerKey, type WorldLoan } from "./world.js";
 export { type ChainActions, type ChainResult, DAY, type RegistryVault };
 
 export interface Manifest {
@@ -35,6 +38,8 @@ export interface RunDevnetOptions {
   manifestPath: string;
   registryPath: string;
   log?: (msg: string) => void;
+  /** seconds between a perp deposit and its credit on the core chain (default PERP_RELAY_DELAY_S) */
+  perpDelayS?: number;
 }
 
 /** A vault registry file, as read by ponder.config.ts and the API (config/registry.ts). */
@@ -113,9 +118,18 @@ export async function runDevnet(opts: RunDevnetOptions): Promise<Manifest> {
  * for activity after the history (live.ts).
  */
 export async function simulateDevnet(opts: RunDevnetOptions): Promise<{ manifest: Manifest; actions: ChainActions[] }> {
+  // The core ledger lives on chain 1 when it is simulated (else on the lowest chain id).
+  const ids = opts.chains.map((c) => c.chainId);
+  const coreChainId = ids.includes(1) ? 1 : Math.min(...ids);
+  const perp = new PerpNetwork(
+    coreChainId,
+    opts.perpDelayS ?? PERP_RELAY_DELAY_S,
+    opts.chains.map((c) => ({ chainId: c.chainId, rpcUrl: c.rpcUrl })),
+  );
   const simulated = await Promise.all(
     opts.chains.map((c) =>
       simulateChainWithActions({
+        perp,
         chainId: c.chainId,
         rpcUrl: c.rpcUrl,
         blockTime: c.blockTime,

@@ -4,7 +4,8 @@
  * chain's time goes on from there), and about every `actEveryS` seconds one of the simulator's own
  * actions (simulate.ts: a wallet's deposit, share transfer or redemption request, an operator's
  * total-assets report, a price-feed move followed by the arbitrageur, redemptions processed and
- * claimed, the protocol world's morning: a strategist's swap and the arbitrageur). Which kind comes
+ * claimed, the protocol world's morning: a strategist's swap and the arbitrageur; a subaccount's
+ * perp deposit, which the relayer worker credits after its delay). Which kind comes
  * next and when is drawn from the seed, so two runs act alike; the details (vault, wallet,
  * amount) continue the simulation's own seeded stream.
  *
@@ -16,18 +17,19 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Rng } from "./random.js";
 import type { ChainActions } from "./simulate.js";
 
-export type LiveKind = "user" | "report" | "price" | "redemptions" | "world";
+export type LiveKind = "user" | "report" | "price" | "redemptions" | "world" | "perp";
 
 /**
  * How often each kind is drawn: mostly wallets; reports, price moves, processing and the protocol
  * world between.
  */
 const KINDS: readonly { kind: LiveKind; weight: number }[] = [
-  { kind: "user", weight: 0.55 },
-  { kind: "report", weight: 0.2 },
+  { kind: "user", weight: 0.52 },
+  { kind: "report", weight: 0.18 },
   { kind: "price", weight: 0.1 },
-  { kind: "redemptions", weight: 0.1 },
+  { kind: "redemptions", weight: 0.08 },
   { kind: "world", weight: 0.05 },
+  { kind: "perp", weight: 0.07 },
 ];
 
 /** A chain stops acting after this many failed steps in a row (its node is gone, say). */
@@ -99,6 +101,7 @@ async function runChain(
   let failures = 0;
   while (!signal.aborted) {
     let step = "clock";
+    let note = "";
     try {
       // Others may send transactions too (a user of the demo, a test): each step starts from the head.
       await s.syncClock();
@@ -108,7 +111,7 @@ async function runChain(
         const kind = pickKind(rng);
         step = kind;
         nextAct = t + gap();
-        await a[kind](t);
+        note = (await a[kind](t)) ?? "";
         st.actions++;
       } else if (t >= s.clock + o.blockEveryS) {
         await s.mineAt([t]);
@@ -132,7 +135,7 @@ async function runChain(
       const what = [...names].map(([n, k]) => (k > 1 ? `${n} x${k}` : n));
       if (world.length > 0) what.push(`${world.length} protocol-world events`);
       const block = Math.max(fresh.at(-1)?.blockNumber ?? 0, world.at(-1)?.blockNumber ?? 0);
-      log(`chain ${s.chainId} block ${block}: ${step}: ${what.join(", ")}`);
+      log(`chain ${s.chainId} block ${block}: ${step}: ${what.join(", ")}${note ? ` (${note})` : ""}`);
       if (o.eventsFile && fresh.length > 0) {
         try {
           appendFileSync(o.eventsFile, `${fresh.map((e) => JSON.stringify(e)).join("\n")}\n`);

@@ -20,6 +20,7 @@ import {
 } from "viem";
 import { type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { ABIS, bytecode } from "./artifacts.js";
+import { PERP_RELAY_DELAY_S, PerpNetwork } from "./perp-sim.js";
 import { safe as safeArtifacts } from "./protocols/artifacts.js";
 import { createSafe, deploySafe } from "./protocols/index.js";
 import { read as readAbi } from "./protocols/tx.js";
@@ -121,6 +122,11 @@ export interface SimulateOptions {
   endTime: number;
   wallets: number;
   log?: (msg: string) => void;
+  /**
+   * Perp deposits shared with the other chains of the simulation (perp-sim.ts); without it the
+   * chain is its own core chain.
+   */
+  perp?: PerpNetwork;
 }
 
 const PRICE_DECIMALS = 8;
@@ -155,6 +161,8 @@ export interface ChainActions {
   redemptions(at: number): Promise<void>;
   /** the protocol world's morning: a trader's swap, then the pools and the Morpho oracle back at the feeds */
   world(at: number): Promise<void>;
+  /** a subaccount's perp deposit on one of the chain's bridges (the relayer worker credits it); what it was */
+  perp(at: number): Promise<string>;
 }
 
 export async function simulateChain(opts: SimulateOptions): Promise<ChainResult> {
@@ -164,6 +172,19 @@ export async function simulateChain(opts: SimulateOptions): Promise<ChainResult>
 /** simulateChain, also handing back the simulator's actions for activity after the history. */
 export async function simulateChainWithActions(
   opts: SimulateOptions,
+): Promise<{ result: ChainResult; actions: ChainActions }> {
+  const perp =
+    opts.perp ?? new PerpNetwork(opts.chainId, PERP_RELAY_DELAY_S, [{ chainId: opts.chainId, rpcUrl: opts.rpcUrl }]);
+  try {
+    return await simulate({ ...opts, perp });
+  } finally {
+    // whatever happened, the core chain no longer waits for this one
+    perp.finish(opts.chainId);
+  }
+}
+
+async function simulate(
+  opts: SimulateOptions & { perp: PerpNetwork },
 ): Promise<{ result: ChainResult; actions: ChainActions }> {
   const log = opts.log ?? (() => {});
   const s = new ChainSession(opts.chainId, opts.rpcUrl);
@@ -306,6 +327,8 @@ export async function simulateChainWithActions(
   // ---- the protocol world: Uniswap v3, Aave v3, Morpho, the subaccount Safes (world.ts) -------
   const world = await World.deploy(s, {
     seed,
+    days: opts.days,
+    perp: opts.perp,
     deployer: protocolsDeployer,
     safe: safeDeployment,
     vaults: vaults.map((v) => ({
@@ -660,6 +683,8 @@ export async function simulateChainWithActions(
     if (d > D(15) && d % 7 === 0 && loans[0]) at2(slotOf(0.4), (w) => payInterest(w));
     // The subaccounts' institutional business of the day, and the failures planned for it.
     at2(slotOf(0.55), (w) => world.midday(d, w, failures.get(d)));
+    // The core chain's relayer credits the perp deposits of every chain once they are old enough.
+    if (world.relayDay(d)) at2(slotOf(0.8), (w) => world.relayPass(w));
     // Evening: the operator reports total assets, rebalances, and charges fees.
     for (const v of vaults) at2(slotOf(0.85), (w) => report(v, day, d, w));
     for (const v of vaults) at2(slotOf(0.9), (w) => rebalance(v, w));
@@ -676,6 +701,8 @@ export async function simulateChainWithActions(
       }
       if (empty.length) await s.mineAt(empty.splice(0));
       for (const [k, fn] of list.entries()) await fn(slotStart + 1 + k * 2);
+      // everything this chain sends up to the next slot is mined (the core chain's relayer waits on it)
+      opts.perp.advance(opts.chainId, Math.max(s.clock, slotStart + opts.blockTime));
     }
     if (empty.length) await s.mineAt(empty);
     if (d % 10 === 0 || isToday)
@@ -955,6 +982,10 @@ export async function simulateChainWithActions(
     }
   }
 
+  // ---- after the history: the relayer's last pass, the loans' final views ------------------------
+  opts.perp.finish(opts.chainId);
+  await world.finish();
+
   // ---- ENS: a Universal Resolver and a few names, in the blocks after the simulated history -----
   // (after it, so the history's blocks are the same as without ENS; a separate deployer, so the
   // resolver has the same address on every chain of a seed)
@@ -1005,6 +1036,11 @@ export async function simulateChainWithActions(
       await world.arbitrage(at);
     },
     world: (at) => world.morning(at, true),
+    async perp(at) {
+      const d = await world.livePerpDeposit(at);
+      const below = BigInt(d.amount) < BigInt(d.minimum) ? ", below the minimum" : "";
+      return `deposit ${d.coreHash} of ${d.amount} ${d.symbol} on bridge ${d.bridgeKind} to ${d.destination}${below}`;
+    },
     async redemptions(at) {
       for (const v of vaults) await processRedemptions(v, dayOf(at), at);
       await claims(dayOf(at), at);

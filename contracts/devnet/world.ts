@@ -9,7 +9,12 @@
  *   module: one subaccount keeps an Aave loan close to its minimum health factor, one lends on Aave
  *   and in the Morpho lending vault, one borrows on the Morpho market, swaps and holds v3 positions;
  * - a few transactions that fail on purpose (module refusals, Aave's '36', a Safe GS025, a slippage
- *   failure), mined with explicit gas and recorded with the reason they revert with.
+ *   failure), mined with explicit gas and recorded with the reason they revert with;
+ * - perp deposits through the modules on both bridges (one below the minimum), credited or rejected
+ *   on the core chain's ledger by the devnet's relayer key once they are the delay old (perp-sim.ts:
+ *   the core chain's relay passes wait for the other chains, so the history stays the seed's);
+ * - six loans of the chain's LoanRegistry lent or borrowed by subaccounts, funded and repaid through
+ *   the modules: repaid and closed, active, one called, one late (`loanPlans`).
  *
  * The actors never change a subaccount's balance of its own vault's asset or alt asset on the
  * vault's chain (the indexer values those as the vault's assets): they trade other tokens, with
@@ -20,30 +25,48 @@
 import {
   type Abi,
   type Address,
+  createPublicClient,
   decodeErrorResult,
   decodeFunctionResult,
   encodeAbiParameters,
   encodeFunctionData,
   getAddress,
   type Hex,
+  http,
+  type PublicClient,
+  parseEventLogs,
+  toFunctionSelector,
 } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { CoreLedgerAbi } from "../../abis/CoreLedgerAbi.js";
+import { LoanAbi } from "../../abis/LoanAbi.js";
+import { LoanRegistryAbi } from "../../abis/LoanRegistryAbi.js";
 import { MorphoLendingVaultAbi } from "../../abis/MorphoLendingVaultAbi.js";
+import { PerpBridgeAAbi } from "../../abis/PerpBridgeAAbi.js";
+import { PerpBridgeBAbi } from "../../abis/PerpBridgeBAbi.js";
 import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
+import type { PerpDepositRecord, PerpNetwork, WorldPerp } from "./perp-sim.js";
 import { aave as aaveArt, morphoArtifacts, safe as safeArt, uniswap as uniArt } from "./protocols/artifacts.js";
 import {
+  coreHash,
   createSubaccount,
   defaultSubaccountCalls,
   deployProtocols,
+  loanInterest,
+  loanSubaccountCalls,
   morphoOraclePrice,
   type ProtocolsManifest,
+  planRelay,
   prevalidatedSignature,
+  type RelaySource,
+  readLoan,
   type SafeDeployment,
   sqrtPriceX96,
   type TokenInput,
 } from "./protocols/index.js";
 import { ERC20_ABI, PRICE_FEED_ABI } from "./protocols/tx.js";
 import { mintedTokenId, type UniswapPool } from "./protocols/uniswap.js";
-import { actorAddress, Rng } from "./random.js";
+import { actorAddress, actorKey, Rng } from "./random.js";
 import { VAULT_SPECS, type VaultSpec } from "./scenario.js";
 import type { ChainSession, PlannedTx } from "./session.js";
 
@@ -110,6 +133,41 @@ export interface WorldPosition {
   staked: boolean;
 }
 
+/** A loan of the chain's LoanRegistry with a subaccount on one side (the story it plays in the history). */
+export interface WorldLoan {
+  key: LoanPlan["key"];
+  address: Address;
+  /** the subaccount lends (its Safe is the lender) or borrows */
+  side: "lent" | "borrowed";
+  lender: Address;
+  borrower: Address;
+  /** the subaccount's label */
+  subaccount: string;
+  principalToken: Address;
+  /** raw units, decimal string */
+  principal: string;
+  /** two decimals (1100 = 11.00 %) */
+  apr: number;
+  termDays: number;
+  paymentIntervalInSeconds: number;
+  createdBlock: number;
+  /** what the history did with it, in order: created, funded, committed, drawn, interest, called, repaid */
+  actions: { kind: string; blockNumber: number; timestamp: number; txHash: Hex; amount?: string }[];
+  /** the loan's views at the end of the history */
+  final: {
+    state: string;
+    called: boolean;
+    late: boolean;
+    principalAmount: string;
+    interestOwed: string;
+    principalDebtOwed: string;
+    totalRepaid: string;
+    totalInterestRepaid: string;
+    nextPaymentDate: number;
+    blockNumber: number;
+  };
+}
+
 export interface WorldResult {
   /** the deployment (its `stats` without the wall-clock time, so a seed gives the same manifest) */
   protocols: Omit<ProtocolsManifest, "stats"> & { stats: { transactions: number } };
@@ -121,6 +179,10 @@ export interface WorldResult {
   failures: FailedTx[];
   /** what the actors did, by kind */
   actions: Record<string, number>;
+  /** perp deposits through the subaccounts' modules, and what the core ledger did with them */
+  perp: WorldPerp;
+  /** the registry's loans between subaccounts and others */
+  loans: WorldLoan[];
 }
 
 export interface WorldVault {
@@ -137,6 +199,15 @@ export interface WorldOptions {
   /** the Safe contracts (deployed already, for the governance Safe) */
   safe: SafeDeployment;
   deployer: Address;
+  /** the history's length in days (the loans' and perp deposits' calendar is scaled to it) */
+  days: number;
+  /** perp deposits shared with the other chains; the core chain deploys the core ledger */
+  perp?: PerpNetwork;
+}
+
+/** The devnet's relayer key: RELAYER on the core ledger and on every subaccount module. */
+export function relayerKey(seed: string): Hex {
+  return actorKey(seed, "relayer");
 }
 
 /** Subaccount label of a vault's j-th subaccount (j = 2: the one only the timelock enables). */
@@ -158,6 +229,12 @@ export class World {
   /** the added tokens' feeds walk on their own (the vaults' feeds are moved by the simulator) */
   private readonly walks: { token: TokenInput; usd: number; vol: number; stable: boolean }[];
   private readonly count: (k: string) => void;
+  private readonly client: PublicClient;
+  /** the core chain's relay cursor: the first block to read, per source chain */
+  private readonly relayFrom = new Map<number, bigint>();
+  /** the registry loans, with what the history still has to do with them */
+  private readonly loanBook = new Map<LoanPlan["key"], LoanEntry>();
+  private readonly clients = new Map<string, PublicClient>();
 
   private constructor(
     private readonly s: ChainSession,
@@ -167,8 +244,11 @@ export class World {
     tokens: TokenInput[],
     walks: World["walks"],
     disallowed: TokenInput,
+    private readonly net: PerpNetwork | null,
+    private readonly days: number,
   ) {
     this.result = result;
+    this.client = createPublicClient({ transport: http(s.rpcUrl) });
     this.rng = new Rng(`${seed}:${s.chainId}:world`);
     this.tokens = tokens;
     this.weth = bySymbol(tokens, "WETH");
@@ -202,14 +282,23 @@ export class World {
         tokens.push(token);
         walks.push({ token, usd: t.usd, vol: t.vol, stable: t.vol === 0 });
       }
-      const protocols = await deployProtocols(s, o.deployer, { tokens, weth: "WETH", stable: "USDC" });
+      const relayer = privateKeyToAccount(relayerKey(o.seed)).address;
+      const isCore = o.perp?.coreChainId === s.chainId;
+      const protocols = await deployProtocols(s, o.deployer, {
+        tokens,
+        weth: "WETH",
+        stable: "USDC",
+        ...(isCore ? { core: { relayer } } : {}),
+      });
+      o.perp?.registerBridges(s.chainId, [protocols.perp.bridgeA, protocols.perp.bridgeB]);
+      // the relayer pays for its own transactions after the history (the simulator sends at gas price 0)
+      if (isCore) await s.rpc("anvil_setBalance", [relayer, `0x${(100n * E18).toString(16)}`]);
       // the token the modules refuse: the chain's first alt asset (a vault's LST), else the last token
       const alt = o.vaults.find((v) => v.alt)?.alt;
       const disallowed = alt ? byAddress(tokens, alt.address) : (tokens.at(-1) as TokenInput);
       const allowed = tokens.filter((t) => t.address !== disallowed.address).map((t) => t.address);
 
       const owner = actorAddress(o.seed, "subaccount-owner");
-      const relayer = actorAddress(o.seed, "relayer");
       const calls = defaultSubaccountCalls(protocols);
       const subaccounts: WorldSubaccount[] = [];
       for (const spec of VAULT_SPECS) {
@@ -281,8 +370,17 @@ export class World {
         positions: [],
         failures: [],
         actions: {},
+        perp: {
+          relayer,
+          coreChainId: o.perp?.coreChainId ?? null,
+          ledger: protocols.core?.ledger ?? null,
+          delaySeconds: o.perp?.delaySeconds ?? 0,
+          deposits: [],
+          relayPasses: 0,
+        },
+        loans: [],
       };
-      const world = new World(s, o.seed, o.deployer, result, tokens, walks, disallowed);
+      const world = new World(s, o.seed, o.deployer, result, tokens, walks, disallowed, o.perp ?? null, o.days);
       await world.open();
       return world;
     });
@@ -378,7 +476,373 @@ export class World {
         else await this.morphoRepay(trader, amount, w++);
       }
       for (const kind of fails) await this.fail(kind, w++);
+      w = await this.loansOfDay(dayOffset, w);
+      for (const p of perpPlans(this.days, this.s.chainId === this.net?.coreChainId).filter(
+        (x) => x.day === dayOffset,
+      )) {
+        await this.perpDeposit(p, w);
+        w += 3;
+      }
     });
+  }
+
+  // ---- perp deposits and the relayer --------------------------------------------------------------
+
+  /** Whether the core chain runs a relay pass on this day (a deposit of the plan may be due). */
+  relayDay(dayOffset: number): boolean {
+    if (!this.net || this.result.perp.ledger === null) return false;
+    const span = Math.ceil(this.net.delaySeconds / DAY);
+    return perpPlans(this.days, true).some((p) => dayOffset >= p.day && dayOffset <= p.day + span);
+  }
+
+  /**
+   * A deposit through a subaccount's module on one of the chain's bridges (minted to the Safe
+   * first: the actors never spend what the subaccount holds for its vault). Recorded in the
+   * manifest during the history; live ones (`record` false) only logged.
+   */
+  async perpDeposit(p: PerpPlan, at: number, record = true): Promise<PerpDepositRecord> {
+    return this.s.offManifest(async () => {
+      const sub = this.sub(p.by);
+      const perp = this.result.protocols.perp;
+      const token = p.symbol === "WETH" ? this.weth : this.stable;
+      const bridge = p.bridge === "A" ? perp.bridgeA : perp.bridgeB;
+      const minimum =
+        p.bridge === "A"
+          ? BigInt(perp.minimumA)
+          : BigInt(perp.tokensB.find((t) => t.address === token.address)?.minimum ?? "0");
+      const amount = p.below ? (minimum * 3n) / 5n : await this.units(token, p.usd);
+      const nonce = await this.read<bigint>(bridge, PerpBridgeAAbi as Abi, "nonces", [sub.safe]);
+      await this.mint(token, sub.safe, amount, at);
+      const data =
+        p.bridge === "A"
+          ? fn(PerpBridgeAAbi as Abi, "deposit", [amount])
+          : fn(PerpBridgeBAbi as Abi, "deposit", [token.address, amount, p.destination === "spot" ? 1 : 0]);
+      const receipt = await this.trade(sub, [[token, bridge, amount]], bridge, data, `perp:deposit${p.bridge}`, at + 1);
+      const rec: PerpDepositRecord = {
+        chainId: this.s.chainId,
+        bridge,
+        bridgeKind: p.bridge,
+        coreHash: coreHash(this.s.chainId, bridge, sub.safe, nonce),
+        depositor: sub.safe,
+        subaccount: sub.label,
+        token: token.address,
+        symbol: token.symbol,
+        amount: amount.toString(),
+        minimum: minimum.toString(),
+        destination: p.destination,
+        nonce: nonce.toString(),
+        blockNumber: Number(BigInt(receipt.blockNumber)),
+        timestamp: this.s.clock,
+        txHash: receipt.transactionHash,
+        outcome: { status: "pending" },
+      };
+      if (record) {
+        this.result.perp.deposits.push(rec);
+        this.net?.record(rec);
+      }
+      return rec;
+    });
+  }
+
+  /** A live deposit after the history: a random bridge and amount, now and then below the minimum. */
+  async livePerpDeposit(at: number): Promise<PerpDepositRecord> {
+    const bridge = this.rng.chance(0.5) ? "A" : "B";
+    const symbol = bridge === "B" && this.rng.chance(0.4) ? "WETH" : "USDC";
+    const p: PerpPlan = {
+      day: 0,
+      bridge,
+      symbol,
+      usd: Math.round(1_000 + 19_000 * this.rng.next()),
+      destination: bridge === "B" && this.rng.chance(0.5) ? "spot" : "perp",
+      below: this.rng.chance(0.15),
+      by: "trader",
+    };
+    return this.perpDeposit(p, at, false);
+  }
+
+  /**
+   * The relayer's pass on the core chain at `at` (planRelay over every chain's bridges): each
+   * deposit at least the delay old and not yet processed is credited, or rejected below its
+   * bridge's minimum, from the relayer's key. It first waits until the other chains have mined
+   * everything up to `at - delay`, so what it sees depends only on the seed. `final`: the pass
+   * after the history, once every other chain is done.
+   */
+  async relayPass(at: number, final = false): Promise<void> {
+    const net = this.net;
+    const ledger = this.result.perp.ledger;
+    if (!net || !ledger) return;
+    await this.s.offManifest(async () => {
+      const now = Math.max(at, this.s.clock + 1);
+      const sources: RelaySource[] = [];
+      for (const c of net.chains) {
+        const own = c.chainId === this.s.chainId;
+        if (!own) await net.waitUntil(c.chainId, final ? Number.POSITIVE_INFINITY : now - net.delaySeconds);
+        sources.push({
+          client: own ? this.client : this.clientOf(c.rpcUrl),
+          bridges: await net.bridgesOf(c.chainId),
+          fromBlock: this.relayFrom.get(c.chainId) ?? 0n,
+        });
+      }
+      const plan = await planRelay({
+        sources,
+        core: { client: this.client, ledger },
+        delaySeconds: net.delaySeconds,
+        now,
+      });
+      for (const [i, b] of plan.nextFromBlock.entries()) this.relayFrom.set(net.chains[i]?.chainId ?? 0, b);
+      let w = now;
+      for (const a of plan.actions) {
+        const d = a.deposit;
+        const data =
+          a.kind === "credit"
+            ? fn(CoreLedgerAbi as Abi, "credit", [
+                d.coreHash,
+                d.bridge,
+                BigInt(d.chainId),
+                d.depositor,
+                d.token,
+                d.amount,
+                d.destination,
+              ])
+            : fn(CoreLedgerAbi as Abi, "reject", [d.coreHash, a.reason ?? ""]);
+        const r = await this.s.send(this.result.perp.relayer, ledger, data, `relayer: ${a.kind} ${d.coreHash}`, w++);
+        const mined = {
+          chainId: this.s.chainId,
+          blockNumber: Number(BigInt(r.blockNumber)),
+          timestamp: this.s.clock,
+          txHash: r.transactionHash,
+        };
+        const rec = net.recordOf(d.coreHash);
+        if (rec) {
+          rec.outcome =
+            a.kind === "credit"
+              ? { status: "credited", ...mined }
+              : { status: "rejected", reason: a.reason ?? "", ...mined };
+        }
+        this.count(`perp:${a.kind}`);
+      }
+      this.result.perp.relayPasses++;
+    });
+  }
+
+  private clientOf(rpcUrl: string): PublicClient {
+    let c = this.clients.get(rpcUrl);
+    if (!c) {
+      c = createPublicClient({ transport: http(rpcUrl) });
+      this.clients.set(rpcUrl, c);
+    }
+    return c;
+  }
+
+  /** After the history: the core chain's last relay pass, and every loan's views at the head. */
+  async finish(): Promise<void> {
+    await this.relayPass(this.s.clock + 1, true);
+    for (const { loan } of this.loanBook.values()) {
+      const v = await readLoan(this.client, loan.address);
+      loan.final = {
+        state: v.state,
+        called: v.called,
+        late: v.late,
+        principalAmount: v.principalAmount.toString(),
+        interestOwed: v.interestOwed.toString(),
+        principalDebtOwed: v.principalDebtOwed.toString(),
+        totalRepaid: v.totalRepaid.toString(),
+        totalInterestRepaid: v.totalInterestRepaid.toString(),
+        nextPaymentDate: v.nextPaymentDate,
+        blockNumber: Number(v.blockNumber),
+      };
+    }
+  }
+
+  // ---- loans of the registry -----------------------------------------------------------------------
+
+  /** The day's loan business: loans opened, interest paid when due, a call, repayments. */
+  private async loansOfDay(dayOffset: number, at: number): Promise<number> {
+    let w = at;
+    for (const p of loanPlans(this.days).filter((x) => x.open === dayOffset)) w = await this.openLoan(p, w);
+    for (const e of this.loanBook.values()) {
+      if (e.plan.repay === dayOffset) w = await this.repayLoan(e, w);
+      else if (e.plan.call === dayOffset) w = await this.callLoan(e, w);
+      else if (e.due > 0 && w + DAY / 2 >= e.due) {
+        w = await this.payInterest(e, w);
+        if (e.plan.pays === "first") e.due = 0;
+      }
+    }
+    return w;
+  }
+
+  /** The subaccount that borrows: a free one (another chain's vault's) with no actor role. */
+  private loanBorrowerSub(): WorldSubaccount {
+    const free = this.result.subaccounts.find((x) => x.registered && x.protectedTokens.length === 0 && !x.role);
+    return free ?? this.sub("trader");
+  }
+
+  private loanAction(e: LoanEntry, kind: string, r: { blockNumber: Hex; transactionHash: Hex }, amount?: bigint) {
+    e.loan.actions.push({
+      kind,
+      blockNumber: Number(BigInt(r.blockNumber)),
+      timestamp: this.s.clock,
+      txHash: r.transactionHash,
+      ...(amount !== undefined ? { amount: amount.toString() } : {}),
+    });
+    this.count(`loan:${kind}`);
+  }
+
+  private async openLoan(p: LoanPlan, at: number): Promise<number> {
+    const { s } = this;
+    let w = at;
+    const lent = p.side === "lent";
+    const sub = lent ? this.sub("lender") : this.loanBorrowerSub();
+    const other = actorAddress(this.seed, lent ? "loan-borrower" : "loan-lender", this.loanBook.size);
+    const principal = await this.units(this.stable, p.usd);
+    const [lender, borrower] = lent ? [sub.safe, other] : [other, sub.safe];
+    const registry = this.result.protocols.loans.registry;
+    const interval = BigInt(p.intervalDays * DAY);
+    const created = await s.send(
+      this.deployer,
+      registry,
+      fn(LoanRegistryAbi as Abi, "createLoan", [
+        lender,
+        borrower,
+        this.stable.address,
+        principal,
+        p.apr,
+        p.termDays,
+        interval,
+        ZERO,
+        0n,
+      ]),
+      `loan ${p.key}: create`,
+      w++,
+    );
+    const [ev] = parseEventLogs({
+      abi: LoanRegistryAbi,
+      eventName: "LoanRegistered",
+      logs: created.logs.map((l) => ({ ...l, topics: l.topics })) as never,
+    });
+    if (!ev) throw new Error(`chain ${s.chainId}: loan ${p.key}: no LoanRegistered`);
+    const address = getAddress(ev.args.loan);
+    const loan: WorldLoan = {
+      key: p.key,
+      address,
+      side: p.side,
+      lender,
+      borrower,
+      subaccount: sub.label,
+      principalToken: this.stable.address,
+      principal: principal.toString(),
+      apr: Number(p.apr),
+      termDays: Number(p.termDays),
+      paymentIntervalInSeconds: Number(interval),
+      createdBlock: Number(BigInt(created.blockNumber)),
+      actions: [],
+      final: {
+        state: "preapproved",
+        called: false,
+        late: false,
+        principalAmount: principal.toString(),
+        interestOwed: "0",
+        principalDebtOwed: "0",
+        totalRepaid: "0",
+        totalInterestRepaid: "0",
+        nextPaymentDate: 0,
+        blockNumber: 0,
+      },
+    };
+    const e: LoanEntry = { loan, plan: p, sub, due: 0 };
+    this.loanBook.set(p.key, e);
+    this.result.loans.push(loan);
+    this.loanAction(e, "created", created);
+    // the subaccount's module learns the loan's calls (its owner, the vault's governance)
+    const calls = loanSubaccountCalls(address, lent ? "lender" : "borrower");
+    const selectors = calls.signatures.map((sig) => toFunctionSelector(sig));
+    await s.send(sub.owner, sub.module, fn(moduleAbi, "setCalls", [address, selectors, true]), "loan calls", w++);
+    const loanAbi = LoanAbi as Abi;
+    if (lent) {
+      await this.mint(this.stable, sub.safe, principal, w++);
+      const f = await this.trade(
+        sub,
+        [[this.stable, address, principal]],
+        address,
+        fn(loanAbi, "fund", []),
+        "fund",
+        w++,
+      );
+      this.loanAction(e, "funded", f, principal);
+      const c = await s.send(borrower, address, fn(loanAbi, "borrowerCommitment", []), "commit", w++);
+      this.loanAction(e, "committed", c);
+      const d = await s.send(borrower, address, fn(loanAbi, "borrowerWithdraw", [principal]), "draw", w++);
+      this.loanAction(e, "drawn", d, principal);
+    } else {
+      const c = await this.trade(sub, [], address, fn(loanAbi, "borrowerCommitment", []), "commit", w++);
+      this.loanAction(e, "committed", c);
+      await this.mint(this.stable, lender, principal, w++);
+      await s.send(lender, this.stable.address, fn(ERC20_ABI, "approve", [address, principal]), "approve", w++);
+      const f = await s.send(lender, address, fn(loanAbi, "fund", []), "fund", w++);
+      this.loanAction(e, "funded", f, principal);
+      const d = await this.trade(sub, [], address, fn(loanAbi, "borrowerWithdraw", [principal]), "draw", w++);
+      this.loanAction(e, "drawn", d, principal);
+    }
+    e.due = Number(await this.read<bigint>(address, loanAbi, "getNextPaymentDate"));
+    return w;
+  }
+
+  /** The borrower pays the interest owed at the payment's block (a few minutes' worth more: prepaid). */
+  private async payInterest(e: LoanEntry, at: number): Promise<number> {
+    let w = Math.max(at, this.s.clock + 1);
+    const loanAbi = LoanAbi as Abi;
+    const address = e.loan.address;
+    const [owed] = await this.read<readonly [bigint, bigint]>(address, loanAbi, "getDebt");
+    const principal = await this.read<bigint>(address, loanAbi, "principalAmount");
+    const apr = await this.read<bigint>(address, loanAbi, "apr");
+    const amount = owed + loanInterest(principal, apr, BigInt(w - this.s.clock + 600));
+    const data = fn(loanAbi, "repayInterests", [amount]);
+    let r: { blockNumber: Hex; transactionHash: Hex };
+    if (e.loan.side === "lent") {
+      const b = e.loan.borrower;
+      await this.mint(this.stable, b, amount, w++);
+      await this.s.send(b, this.stable.address, fn(ERC20_ABI, "approve", [address, amount]), "approve", w++);
+      r = await this.s.send(b, address, data, "interest", w++);
+    } else {
+      await this.mint(this.stable, e.sub.safe, amount, w++);
+      r = await this.trade(e.sub, [[this.stable, address, amount]], address, data, "interest", w++);
+    }
+    this.loanAction(e, "interest", r, amount);
+    e.due = Number(await this.read<bigint>(address, loanAbi, "getNextPaymentDate"));
+    return w;
+  }
+
+  /** The interest owed, then the whole principal: the loan closes. */
+  private async repayLoan(e: LoanEntry, at: number): Promise<number> {
+    let w = await this.payInterest(e, at);
+    const loanAbi = LoanAbi as Abi;
+    const address = e.loan.address;
+    const principal = await this.read<bigint>(address, loanAbi, "principalAmount");
+    const data = fn(loanAbi, "repayPrincipal", [principal]);
+    let r: { blockNumber: Hex; transactionHash: Hex };
+    if (e.loan.side === "lent") {
+      const b = e.loan.borrower;
+      await this.mint(this.stable, b, principal, w++);
+      await this.s.send(b, this.stable.address, fn(ERC20_ABI, "approve", [address, principal]), "approve", w++);
+      r = await this.s.send(b, address, data, "repay", w++);
+    } else {
+      const held = await this.balance(this.stable, e.sub.safe);
+      if (held < principal) await this.mint(this.stable, e.sub.safe, principal - held, w++);
+      r = await this.trade(e.sub, [[this.stable, address, principal]], address, data, "repay", w++);
+    }
+    this.loanAction(e, "repaid", r, principal);
+    e.due = 0;
+    return w;
+  }
+
+  /** The subaccount lender calls the loan back: 30 days to repay, 7 days' grace. */
+  private async callLoan(e: LoanEntry, at: number): Promise<number> {
+    const w = Math.max(at, this.s.clock + 1);
+    const data = fn(LoanAbi as Abi, "callLoan", [30n, 7n]);
+    const r = await this.trade(e.sub, [], e.loan.address, data, "call", w);
+    this.loanAction(e, "called", r);
+    e.due = 0;
+    return w + 1;
   }
 
   /** Brings every pool whose price strays from the feeds back to them, and the Morpho oracle, in one block. */
@@ -869,6 +1333,139 @@ export class World {
   private async mint(t: TokenInput, to: Address, amount: bigint, at = 0) {
     await this.s.send(this.result.arbitrageur, t.address, fn(ERC20_ABI, "mint", [to, amount]), "mint", at);
   }
+}
+
+const DAY = 86_400;
+
+/** A day of a 125-day history, compressed for shorter ones (and kept inside them). */
+function scaledDay(days: number, day: number): number {
+  return Math.min(days - 1, days >= 125 ? day : Math.round((day * days) / 125));
+}
+
+export interface PerpPlan {
+  day: number;
+  bridge: "A" | "B";
+  symbol: "USDC" | "WETH";
+  usd: number;
+  destination: "perp" | "spot";
+  /** three fifths of the bridge's minimum: the core side rejects it */
+  below: boolean;
+  by: "trader" | "leveraged";
+}
+
+/** The history's perp deposits on a chain (the same days on every chain; one below the minimum each). */
+export function perpPlans(days: number, core: boolean): PerpPlan[] {
+  const D = (d: number) => scaledDay(days, d);
+  return [
+    { day: D(12), bridge: "A", symbol: "USDC", usd: 25_000, destination: "perp", below: false, by: "trader" },
+    { day: D(33), bridge: "B", symbol: "WETH", usd: 40_000, destination: "spot", below: false, by: "leveraged" },
+    { day: D(57), bridge: core ? "A" : "B", symbol: "USDC", usd: 3, destination: "perp", below: true, by: "trader" },
+    { day: D(84), bridge: "B", symbol: "USDC", usd: 15_000, destination: "perp", below: false, by: "leveraged" },
+    { day: D(110), bridge: "A", symbol: "USDC", usd: 8_000, destination: "perp", below: false, by: "trader" },
+  ];
+}
+
+export interface LoanPlan {
+  key: "lent-repaid" | "lent-active" | "lent-called" | "borrowed-late" | "borrowed-repaid" | "borrowed-active";
+  side: "lent" | "borrowed";
+  usd: number;
+  /** two decimals */
+  apr: bigint;
+  termDays: bigint;
+  intervalDays: number;
+  /** the day it is created, funded and drawn */
+  open: number;
+  /** interest paid whenever due, or only the first time (the loan then goes late) */
+  pays: "due" | "first";
+  repay?: number;
+  call?: number;
+}
+
+/**
+ * The registry loans of a chain: three lent by a subaccount (one repaid and closed, one active,
+ * one called), three borrowed by one (one late: it paid once and stopped, one repaid, one active).
+ */
+export function loanPlans(days: number): LoanPlan[] {
+  const D = (d: number) => scaledDay(days, d);
+  const plans: LoanPlan[] = [
+    {
+      key: "lent-repaid",
+      side: "lent",
+      usd: 50_000,
+      apr: 900n,
+      termDays: 90n,
+      intervalDays: 30,
+      open: D(5),
+      pays: "due",
+      repay: D(60),
+    },
+    {
+      key: "borrowed-late",
+      side: "borrowed",
+      usd: 40_000,
+      apr: 1200n,
+      termDays: 365n,
+      intervalDays: 7,
+      open: D(8),
+      pays: "first",
+    },
+    {
+      key: "lent-active",
+      side: "lent",
+      usd: 80_000,
+      apr: 1100n,
+      termDays: 240n,
+      intervalDays: 30,
+      open: D(20),
+      pays: "due",
+    },
+    {
+      key: "lent-called",
+      side: "lent",
+      usd: 30_000,
+      apr: 1000n,
+      termDays: 240n,
+      intervalDays: 30,
+      open: D(30),
+      pays: "due",
+      call: D(100),
+    },
+    {
+      key: "borrowed-repaid",
+      side: "borrowed",
+      usd: 25_000,
+      apr: 800n,
+      termDays: 90n,
+      intervalDays: 30,
+      open: D(40),
+      pays: "due",
+      repay: D(95),
+    },
+    {
+      key: "borrowed-active",
+      side: "borrowed",
+      usd: 60_000,
+      apr: 750n,
+      termDays: 240n,
+      intervalDays: 30,
+      open: D(50),
+      pays: "due",
+    },
+  ];
+  // an action on the day the loan opens would come before it: one day later
+  for (const p of plans) {
+    if (p.repay !== undefined && p.repay <= p.open) p.repay = p.open + 1;
+    if (p.call !== undefined && p.call <= p.open) p.call = p.open + 1;
+  }
+  return plans;
+}
+
+interface LoanEntry {
+  loan: WorldLoan;
+  plan: LoanPlan;
+  sub: WorldSubaccount;
+  /** the next payment date the borrower pays by (0: no more payments) */
+  due: number;
 }
 
 /** Sends `data` to `to` from a subaccount Safe as its owner (the vault's own moves: approvals, losses). */

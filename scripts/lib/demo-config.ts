@@ -20,6 +20,8 @@ const schema = z.object({
   DEMO_LIVE: z.enum(["0", "1", "true", "false"]).default("1"),
   DEMO_LIVE_EVERY_S: z.coerce.number().min(1).max(3600).default(15),
   DEMO_LIVE_BLOCK_S: z.coerce.number().int().min(1).max(60).default(2),
+  // the perp relayer's delay between a deposit and its credit (npm run relayer's RELAYER_DELAY_S)
+  DEMO_RELAYER_DELAY_S: z.coerce.number().int().min(0).max(86_400).default(20),
 });
 
 export function demoConfig(env: NodeJS.ProcessEnv) {
@@ -45,6 +47,7 @@ export function demoConfig(env: NodeJS.ProcessEnv) {
     live: e.DEMO_LIVE === "1" || e.DEMO_LIVE === "true",
     liveEveryS: e.DEMO_LIVE_EVERY_S,
     liveBlockS: e.DEMO_LIVE_BLOCK_S,
+    relayerDelayS: e.DEMO_RELAYER_DELAY_S,
   };
 }
 

@@ -56,3 +56,35 @@ export function startApiProcess(o: ApiProcessOptions): ManagedProcess {
     killTimeoutMs: 10_000,
   });
 }
+
+export interface RelayerProcessOptions {
+  redisUrl: string;
+  /** the core chain and every bridge chain */
+  chains: { chainId: number; rpcUrl: string }[];
+  /** the devnet manifest giving the ledger, the bridges and the relayer key */
+  manifestFile: string;
+  delaySeconds?: number;
+  logFile?: string;
+  /** echo the relayer's lines (its credits and rejections) on stdout */
+  echo?: boolean;
+  env?: Record<string, string>;
+}
+
+/** Starts `npm run relayer` (the perp relayer worker) as a managed child process. */
+export function startRelayerProcess(o: RelayerProcessOptions): ManagedProcess {
+  const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
+  return spawnManaged("relayer", tsx, [join(REPO_ROOT, "scripts", "relayer.ts")], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      REDIS_URL: o.redisUrl,
+      DEVNET_MANIFEST: o.manifestFile,
+      ...(o.delaySeconds !== undefined ? { RELAYER_DELAY_S: String(o.delaySeconds) } : {}),
+      ...Object.fromEntries(o.chains.map((c) => [`PONDER_RPC_URL_${c.chainId}`, c.rpcUrl])),
+      ...o.env,
+    },
+    logFile: o.logFile,
+    echo: o.echo ?? false,
+    killTimeoutMs: 10_000,
+  });
+}

@@ -3,11 +3,26 @@
  * devnet at its head: the subaccounts are Safes with SubaccountModule at the same address on both
  * chains and hold Aave, Morpho and Uniswap v3 positions; the pools and the Morpho oracle sit at
  * the feeds' prices; every deliberately failed transaction of the manifest is mined, reverted,
- * and reverts with the reason the manifest records.
+ * and reverts with the reason the manifest records; the registry loans and the perp deposits with
+ * their core-ledger outcomes are on chain as the manifest records them.
  */
-import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, getAddress, type Hex } from "viem";
+import {
+  type Abi,
+  type Address,
+  createPublicClient,
+  decodeFunctionResult,
+  encodeFunctionData,
+  getAddress,
+  type Hex,
+  http,
+  parseEventLogs,
+} from "viem";
 import { beforeAll, describe, expect, inject, it } from "vitest";
+import { CoreLedgerAbi } from "../../abis/CoreLedgerAbi.js";
+import { LoanAbi } from "../../abis/LoanAbi.js";
+import { LoanRegistryAbi } from "../../abis/LoanRegistryAbi.js";
 import { MorphoLendingVaultAbi } from "../../abis/MorphoLendingVaultAbi.js";
+import { PerpBridgeAAbi } from "../../abis/PerpBridgeAAbi.js";
 import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
 import type { Manifest } from "../../contracts/devnet/index.js";
 import {
@@ -16,7 +31,7 @@ import {
   safe as safeArt,
   uniswap as uniArt,
 } from "../../contracts/devnet/protocols/artifacts.js";
-import { morphoOraclePrice, sqrtPriceX96 } from "../../contracts/devnet/protocols/index.js";
+import { morphoOraclePrice, readLoan, sqrtPriceX96 } from "../../contracts/devnet/protocols/index.js";
 import { ERC20_ABI, PRICE_FEED_ABI } from "../../contracts/devnet/protocols/tx.js";
 import type { ChainResult } from "../../contracts/devnet/simulate.js";
 import { decodeRevert, type WorldSubaccount } from "../../contracts/devnet/world.js";
@@ -168,6 +183,144 @@ describe("the simulated protocol world", () => {
         expect(decodeRevert(trace.output ?? "0x"), f.kind).toBe(f.display);
       }
     }
+  });
+
+  it("the registry loans are on chain as the manifest says: lent and borrowed, repaid, called, late", async () => {
+    for (const c of manifest.chains) {
+      const client = createPublicClient({ transport: http(rpcUrl(c.chainId)) });
+      const loans = c.world.loans;
+      expect(loans.map((l) => l.key).sort()).toEqual([
+        "borrowed-active",
+        "borrowed-late",
+        "borrowed-repaid",
+        "lent-active",
+        "lent-called",
+        "lent-repaid",
+      ]);
+      const safes = new Map(c.world.subaccounts.map((x) => [x.label, x.safe]));
+      const registry = c.world.protocols.loans.registry;
+      const registered = parseEventLogs({
+        abi: LoanRegistryAbi,
+        eventName: "LoanRegistered",
+        logs: await client.getLogs({ address: registry, fromBlock: 0n }),
+      });
+      for (const l of loans) {
+        const v = await readLoan(client, l.address);
+        const what = `${c.chainId} ${l.key}`;
+        // the subaccount is the side the manifest says, and the registry announced the loan
+        const safe = safes.get(l.subaccount);
+        expect(l.side === "lent" ? v.lender : v.borrower, what).toBe(safe);
+        expect([v.lender, v.borrower, v.principalToken], what).toEqual([l.lender, l.borrower, l.principalToken]);
+        expect(
+          registered.some((e) => getAddress(e.args.loan) === l.address),
+          what,
+        ).toBe(true);
+        expect(v.initialPrincipalAmount.toString(), what).toBe(l.principal);
+        expect(Number(v.apr), what).toBe(l.apr);
+        expect(v.paymentIntervalInSeconds, what).toBe(l.paymentIntervalInSeconds);
+        // the views now agree with the manifest's final ones (nothing acted on them since)
+        expect(v.state, what).toBe(l.final.state);
+        expect(v.called, what).toBe(l.final.called);
+        expect(v.totalInterestRepaid.toString(), what).toBe(l.final.totalInterestRepaid);
+        expect(v.principalAmount.toString(), what).toBe(l.final.principalAmount);
+        if (v.state === "active") {
+          expect(v.interestOwed + v.principalDebtOwed, what).toBeGreaterThan(0n);
+          expect(v.principalDebtOwed.toString(), what).toBe(l.principal);
+        }
+        if (v.state === "closed") expect(v.principalDebtOwed, what).toBe(0n);
+        for (const a of l.actions) {
+          const r = await client.getTransactionReceipt({ hash: a.txHash });
+          expect([r.status, Number(r.blockNumber)], `${what} ${a.kind}`).toEqual(["success", a.blockNumber]);
+        }
+      }
+      const by = (key: string) => loans.find((l) => l.key === key)!;
+      expect(["lent-repaid", "borrowed-repaid"].map((k) => by(k).final.state)).toEqual(["closed", "closed"]);
+      expect(["lent-active", "borrowed-active", "lent-called"].map((k) => by(k).final.state)).toEqual([
+        "active",
+        "active",
+        "active",
+      ]);
+      expect(by("lent-called").final.called).toBe(true);
+      const late = by("borrowed-late");
+      expect(late.final.late).toBe(true);
+      expect(await client.readContract({ address: late.address, abi: LoanAbi, functionName: "isLate" })).toBe(true);
+      expect(BigInt(late.final.totalInterestRepaid)).toBeGreaterThan(0n);
+      for (const k of ["lent-active", "borrowed-active", "lent-called"]) {
+        const isLate = await client.readContract({ address: by(k).address, abi: LoanAbi, functionName: "isLate" });
+        expect(isLate, k).toBe(false);
+      }
+    }
+  });
+
+  it("perp deposits went through the modules on both bridges; the core ledger did what the manifest says", async () => {
+    const core = manifest.chains.find((c) => c.world.protocols.core)!;
+    const ledger = core.world.protocols.core!;
+    expect(ledger.chainId).toBe(1);
+    expect(ledger.relayer).toBe(core.world.perp.relayer);
+    const coreClient = createPublicClient({ transport: http(rpcUrl(core.chainId)) });
+    const ledgerLogs = await coreClient.getLogs({ address: ledger.ledger, fromBlock: 0n });
+    const credited = parseEventLogs({ abi: CoreLedgerAbi, eventName: "Credited", logs: ledgerLogs });
+    const rejected = parseEventLogs({ abi: CoreLedgerAbi, eventName: "Rejected", logs: ledgerLogs });
+    for (const c of manifest.chains) {
+      const client = createPublicClient({ transport: http(rpcUrl(c.chainId)) });
+      const deposits = c.world.perp.deposits;
+      const perp = c.world.protocols.perp;
+      expect(new Set(deposits.map((d) => d.bridgeKind))).toEqual(new Set(["A", "B"]));
+      expect(deposits.filter((d) => BigInt(d.amount) < BigInt(d.minimum))).toHaveLength(1);
+      const logs = parseEventLogs({
+        abi: PerpBridgeAAbi,
+        eventName: "Deposited",
+        logs: await client.getLogs({ address: [perp.bridgeA, perp.bridgeB], fromBlock: 0n }),
+      });
+      for (const d of deposits) {
+        const what = `${c.chainId} ${d.coreHash}`;
+        const ev = logs.find((l) => l.args.coreHash === d.coreHash);
+        expect(ev, what).toBeDefined();
+        expect([getAddress(ev!.address), ev!.args.depositor, ev!.args.token, ev!.args.amount.toString()], what).toEqual(
+          [d.bridge, d.depositor, d.token, d.amount],
+        );
+        expect([Number(ev!.blockNumber), ev!.transactionHash], what).toEqual([d.blockNumber, d.txHash]);
+        expect(ev!.args.destination, what).toBe(d.destination === "spot" ? 1 : 0);
+        expect(c.world.subaccounts.find((x) => x.label === d.subaccount)?.safe, what).toBe(d.depositor);
+        const status = await coreClient.readContract({
+          address: ledger.ledger,
+          abi: CoreLedgerAbi,
+          functionName: "status",
+          args: [d.coreHash],
+        });
+        const o = d.outcome;
+        if (o.status === "pending") {
+          // only a deposit too young at the end of the history
+          expect(d.timestamp + c.world.perp.delaySeconds, what).toBeGreaterThan(core.headTimestamp - 86_400);
+          continue;
+        }
+        expect(o.timestamp - d.timestamp, what).toBeGreaterThanOrEqual(c.world.perp.delaySeconds);
+        if (o.status === "credited") {
+          expect(status, what).toBe(1);
+          const e = credited.find((x) => x.args.coreHash === d.coreHash)!;
+          expect([Number(e.blockNumber), e.transactionHash], what).toEqual([o.blockNumber, o.txHash]);
+          expect([e.args.amount.toString(), e.args.depositor, Number(e.args.chainId)], what).toEqual([
+            d.amount,
+            d.depositor,
+            c.chainId,
+          ]);
+          expect(BigInt(d.amount) >= BigInt(d.minimum), what).toBe(true);
+        } else {
+          expect(status, what).toBe(2);
+          const e = rejected.find((x) => x.args.coreHash === d.coreHash)!;
+          expect([Number(e.blockNumber), e.transactionHash, e.args.reason], what).toEqual([
+            o.blockNumber,
+            o.txHash,
+            o.reason,
+          ]);
+          expect(o.reason, what).toMatch(/below minimum/);
+        }
+      }
+      expect(deposits.filter((d) => d.outcome.status === "rejected")).toHaveLength(1);
+    }
+    // each core hash is processed once
+    const hashes = [...credited, ...rejected].map((e) => e.args.coreHash);
+    expect(new Set(hashes).size).toBe(hashes.length);
   });
 
   it("the manifest's events are the vaults' history only: nothing from the protocol world", () => {

@@ -79,6 +79,7 @@ describe("npm run demo", () => {
         if (child.exitCode !== null) throw new Error(`demo exited with ${child.exitCode}:\n${output.slice(-3000)}`);
         await sleep(500);
       }
+      console.log(`READY ${((Date.now() - started) / 1000).toFixed(1)} s after npm run demo`);
       const line = /^READY .*$/m.exec(output)![0];
       const pairs = Object.fromEntries(
         line

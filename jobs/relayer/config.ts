@@ -1,0 +1,162 @@
+/**
+ * The perp relayer's settings, from the environment, parsed and checked once at start-up.
+ *
+ * What to relay (the core ledger and each chain's bridges) comes from `PERP_CORE_LEDGER` and
+ * `PERP_BRIDGES_<chainId>` when set, else from the devnet's manifest (`DEVNET_MANIFEST`, default
+ * `.data/demo/manifest.json`), which also gives the devnet's relayer key when `RELAYER_PRIVATE_KEY`
+ * is unset. Every chain needs `PONDER_RPC_URL_<chainId>` (the first URL of the list is used).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { type Address, getAddress, type Hex, isAddress } from "viem";
+import { z } from "zod";
+import { actorKey } from "../../contracts/devnet/random.js";
+import { parseEnv } from "../../db/env.js";
+
+export const DEFAULT_DEVNET_MANIFEST = ".data/demo/manifest.json";
+
+const hexKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "must be a 0x-prefixed 32-byte hex private key");
+const address = z.string().refine((a) => isAddress(a, { strict: false }), "must be a 0x address");
+
+const schema = z.object({
+  RELAYER_PRIVATE_KEY: hexKey.optional(),
+  CORE_CHAIN_ID: z.coerce.number().int().positive().optional(),
+  PERP_CORE_LEDGER: address.optional(),
+  RELAYER_DELAY_S: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400)
+    .default(30),
+  RELAYER_POLL_MS: z.coerce.number().int().min(200).max(600_000).default(2000),
+  RELAYER_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
+    .optional(),
+  DEVNET_MANIFEST: z.string().optional(),
+});
+
+export interface RelayerChain {
+  chainId: number;
+  rpcUrl: string;
+  /** the bridges whose deposits are relayed (none on a chain that is only the core) */
+  bridges: Address[];
+}
+
+export interface RelayerConfig {
+  privateKey: Hex;
+  coreChainId: number;
+  ledger: Address;
+  /** the core chain and every bridge chain */
+  chains: RelayerChain[];
+  delaySeconds: number;
+  pollMs: number;
+  attempts: number;
+  redisUrl: string | undefined;
+  /** where the addresses came from, for the start-up line */
+  source: string;
+}
+
+/** What the relayer needs of a devnet manifest (contracts/devnet: `Manifest`). */
+interface ManifestLike {
+  seed: string;
+  chains: {
+    chainId: number;
+    world: {
+      protocols: {
+        perp: { bridgeA: string; bridgeB: string };
+        core: { ledger: string; chainId: number } | null;
+      };
+    };
+  }[];
+}
+
+function readManifest(path: string): ManifestLike {
+  if (!existsSync(path)) {
+    throw new Error(
+      `invalid relayer configuration:\n  DEVNET_MANIFEST: ${path} not found ` +
+        '(run "npm run demo", or set PERP_CORE_LEDGER, PERP_BRIDGES_<chainId> and RELAYER_PRIVATE_KEY)',
+    );
+  }
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as ManifestLike;
+  } catch (err) {
+    throw new Error(`invalid relayer configuration:\n  DEVNET_MANIFEST: ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** The devnet's relayer key for a seed (contracts/devnet/world.ts `relayerKey`). */
+export function devnetRelayerKey(seed: string): Hex {
+  return actorKey(seed, "relayer");
+}
+
+/** Throws one readable error listing every bad variable. */
+export function relayerConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): RelayerConfig {
+  const e = parseEnv(schema, env, "relayer configuration");
+  const problems: string[] = [];
+  const rpcUrls = new Map<number, string>();
+  const bridges = new Map<number, Address[]>();
+  for (const [k, v] of Object.entries(env)) {
+    const rpc = /^PONDER_RPC_URL_(\d+)$/.exec(k);
+    if (rpc && v) rpcUrls.set(Number(rpc[1]), v.split(",")[0]?.trim() ?? "");
+    const br = /^PERP_BRIDGES_(\d+)$/.exec(k);
+    if (br && v) {
+      const list = v
+        .split(",")
+        .map((x) => x.trim())
+        .filter(Boolean);
+      const bad = list.filter((a) => !isAddress(a, { strict: false }));
+      if (bad.length > 0) problems.push(`${k}: not addresses: ${bad.join(", ")}`);
+      else
+        bridges.set(
+          Number(br[1]),
+          list.map((a) => getAddress(a)),
+        );
+    }
+  }
+  let ledger = e.PERP_CORE_LEDGER ? getAddress(e.PERP_CORE_LEDGER) : undefined;
+  let coreChainId = e.CORE_CHAIN_ID;
+  let privateKey = e.RELAYER_PRIVATE_KEY as Hex | undefined;
+  let source = "environment";
+  if (!ledger || bridges.size === 0 || !privateKey) {
+    const path = resolve(cwd, e.DEVNET_MANIFEST ?? DEFAULT_DEVNET_MANIFEST);
+    const m = readManifest(path);
+    source = `devnet manifest ${path}`;
+    const core = m.chains.find((c) => c.world?.protocols?.core)?.world.protocols.core;
+    if (!ledger && core) ledger = getAddress(core.ledger);
+    if (coreChainId === undefined && core) coreChainId = core.chainId;
+    if (bridges.size === 0) {
+      for (const c of m.chains) {
+        const p = c.world?.protocols?.perp;
+        if (p) bridges.set(c.chainId, [getAddress(p.bridgeA), getAddress(p.bridgeB)]);
+      }
+    }
+    privateKey ??= devnetRelayerKey(m.seed);
+  }
+  if (!ledger) problems.push("PERP_CORE_LEDGER: not set, and the manifest has no core ledger");
+  if (coreChainId === undefined) problems.push("CORE_CHAIN_ID: not set, and the manifest has no core ledger");
+  if (bridges.size === 0) problems.push("PERP_BRIDGES_<chainId>: no bridges to relay");
+  const ids = [...new Set([...(coreChainId !== undefined ? [coreChainId] : []), ...bridges.keys()])].sort(
+    (a, b) => a - b,
+  );
+  for (const id of ids) if (!rpcUrls.get(id)) problems.push(`PONDER_RPC_URL_${id}: required (chain ${id})`);
+  if (problems.length > 0 || !ledger || coreChainId === undefined || !privateKey) {
+    throw new Error(`invalid relayer configuration:\n  ${problems.join("\n  ")}`);
+  }
+  return {
+    privateKey,
+    coreChainId,
+    ledger,
+    chains: ids.map((chainId) => ({
+      chainId,
+      rpcUrl: rpcUrls.get(chainId) as string,
+      bridges: bridges.get(chainId) ?? [],
+    })),
+    delaySeconds: e.RELAYER_DELAY_S,
+    pollMs: e.RELAYER_POLL_MS,
+    attempts: e.RELAYER_ATTEMPTS,
+    redisUrl: e.REDIS_URL,
+    source,
+  };
+}

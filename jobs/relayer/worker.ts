@@ -1,0 +1,225 @@
+/**
+ * The perp relayer as a BullMQ worker: a repeatable job on queue `perp-relayer` runs one
+ * `relayOnce` pass (contracts/devnet/protocols/perp.ts) over every bridge chain, from a cursor per
+ * chain kept in Redis, and credits (or rejects, below the bridge's minimum) on the core ledger each
+ * deposit at least `delaySeconds` old, from the relayer's key.
+ *
+ * Never twice: the ledger refuses a core hash it processed (`AlreadyProcessed`) and relayOnce reads
+ * its status before sending, so a pass that crashed after a credit and before saving its cursor,
+ * a restarted worker or a second relayer process only find the deposit processed. The cursor is
+ * keyed by the ledger and the chain's genesis hash: a new devnet with the same chain ids starts
+ * from block 0 again.
+ */
+import { Queue, Worker } from "bullmq";
+import { Redis } from "ioredis";
+import {
+  type Address,
+  type Chain,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  http,
+  type PublicClient,
+  type WalletClient,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { z } from "zod";
+import { type RelayResult, type RelaySource, relayOnce } from "../../contracts/devnet/protocols/perp.js";
+import { PREFIX } from "../queues.js";
+import type { RelayerConfig } from "./config.js";
+
+export const RELAYER_QUEUE = {
+  name: "perp-relayer",
+  input: z.object({ reason: z.enum(["schedule", "manual"]) }),
+  output: z.object({
+    credited: z.array(z.string()),
+    rejected: z.array(z.string()),
+    pending: z.number().int(),
+    processed: z.number().int(),
+    cursors: z.record(z.string(), z.string()),
+  }),
+} as const;
+export type RelayerJobOutput = z.infer<typeof RELAYER_QUEUE.output>;
+
+const SCHEDULER_ID = "perp-relayer-schedule";
+
+export type Log = (line: string) => void;
+
+export interface RelayerHandle {
+  queue: Queue;
+  worker: Worker;
+  /** the relayer's address (RELAYER on the ledger) */
+  address: Address;
+  /** one pass now, outside the queue (tests, the CLI's --once) */
+  runOnce(): Promise<RelayerJobOutput>;
+  close(): Promise<void>;
+}
+
+function chainOf(id: number, rpcUrl: string): Chain {
+  return defineChain({
+    id,
+    name: `chain ${id}`,
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  });
+}
+
+/** Redis key of a chain's cursor: the first block the next pass reads. */
+export function cursorKey(ledger: Address, chainId: number, genesisHash: string): string {
+  return `${PREFIX}:${RELAYER_QUEUE.name}:cursor:${ledger.toLowerCase()}:${chainId}:${genesisHash}`;
+}
+
+export async function startRelayer(
+  cfg: RelayerConfig & { redisUrl: string },
+  log: Log = (l) => process.stdout.write(`[relayer] ${l}\n`),
+): Promise<RelayerHandle> {
+  // as jobs/runtime.ts's connections: BullMQ needs maxRetriesPerRequest null
+  const connection = new Redis(cfg.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: true });
+  connection.on("error", () => {}); // reconnects by itself; a pass fails and is retried
+  const account = privateKeyToAccount(cfg.privateKey);
+  const clients = new Map<number, PublicClient>();
+  for (const c of cfg.chains) {
+    clients.set(c.chainId, createPublicClient({ chain: chainOf(c.chainId, c.rpcUrl), transport: http(c.rpcUrl) }));
+  }
+  const core = cfg.chains.find((c) => c.chainId === cfg.coreChainId);
+  if (!core) throw new Error(`relayer: no RPC for the core chain ${cfg.coreChainId}`);
+  const coreClient = clients.get(core.chainId) as PublicClient;
+  const wallet: WalletClient = createWalletClient({
+    account,
+    chain: chainOf(core.chainId, core.rpcUrl),
+    transport: http(core.rpcUrl),
+  });
+  const bridgeChains = cfg.chains.filter((c) => c.bridges.length > 0);
+  const genesis = new Map<number, string>();
+  const keyOf = async (chainId: number) => {
+    let g = genesis.get(chainId);
+    if (!g) {
+      const block = await (clients.get(chainId) as PublicClient).getBlock({ blockNumber: 0n });
+      g = block.hash;
+      genesis.set(chainId, g);
+    }
+    return cursorKey(cfg.ledger, chainId, g);
+  };
+
+  // one pass at a time in this process (the queue's worker has concurrency 1; runOnce shares it)
+  let running: Promise<RelayerJobOutput> | null = null;
+  const pass = async (): Promise<RelayerJobOutput> => {
+    const keys = await Promise.all(bridgeChains.map((c) => keyOf(c.chainId)));
+    const sources: RelaySource[] = [];
+    for (const [i, c] of bridgeChains.entries()) {
+      const stored = await connection.get(keys[i] as string);
+      sources.push({
+        client: clients.get(c.chainId) as PublicClient,
+        bridges: c.bridges,
+        fromBlock: stored ? BigInt(stored) : 0n,
+      });
+    }
+    const r: RelayResult = await relayOnce({
+      sources,
+      core: { client: coreClient, wallet, ledger: cfg.ledger },
+      delaySeconds: cfg.delaySeconds,
+    });
+    const cursors: Record<string, string> = {};
+    for (const [i, c] of bridgeChains.entries()) {
+      const next = (r.nextFromBlock[i] ?? 0n).toString();
+      await connection.set(keys[i] as string, next);
+      cursors[String(c.chainId)] = next;
+    }
+    for (const a of r.credited) {
+      const d = a.deposit;
+      log(
+        `credited ${d.coreHash} (chain ${d.chainId} block ${d.blockNumber}, ${d.amount} of ${d.token} ` +
+          `to ${d.destination === 1 ? "spot" : "perp"} for ${d.depositor}) in ${a.txHash}`,
+      );
+    }
+    for (const a of r.rejected) {
+      log(`rejected ${a.deposit.coreHash} (chain ${a.deposit.chainId}): ${a.reason} in ${a.txHash}`);
+    }
+    return {
+      credited: r.credited.map((a) => a.deposit.coreHash),
+      rejected: r.rejected.map((a) => a.deposit.coreHash),
+      pending: r.pending.length,
+      processed: r.processed.length,
+      cursors,
+    };
+  };
+  const runOnce = async (): Promise<RelayerJobOutput> => {
+    while (running) await running.catch(() => {});
+    running = pass();
+    try {
+      return await running;
+    } finally {
+      running = null;
+    }
+  };
+
+  const queue = new Queue(RELAYER_QUEUE.name, { connection, prefix: PREFIX });
+  queue.on("error", () => {});
+  const worker = new Worker(
+    RELAYER_QUEUE.name,
+    async (job) => {
+      const parsed = RELAYER_QUEUE.input.safeParse(job.data);
+      if (!parsed.success) throw new Error(`bad ${RELAYER_QUEUE.name} input: ${parsed.error.message}`);
+      return RELAYER_QUEUE.output.parse(await runOnce());
+    },
+    { connection, prefix: PREFIX, concurrency: 1, lockDuration: 60_000, stalledInterval: 60_000 },
+  );
+  // a Redis or node outage repeats the same error at every retry: said once until it changes
+  let lastError = "";
+  const logError = (line: string) => {
+    if (line !== lastError) log(line);
+    lastError = line;
+  };
+  worker.on("failed", (job, err) => logError(`pass failed (attempt ${job?.attemptsMade ?? "?"}): ${err.message}`));
+  worker.on("error", (err) => logError(`worker error: ${err.message}`));
+  worker.on("completed", () => (lastError = ""));
+  await queue.upsertJobScheduler(
+    SCHEDULER_ID,
+    { every: cfg.pollMs },
+    {
+      name: RELAYER_QUEUE.name,
+      data: { reason: "schedule" },
+      opts: {
+        attempts: cfg.attempts,
+        backoff: { type: "exponential", delay: 1000 },
+        removeOnComplete: { age: 3600, count: 100 },
+        removeOnFail: { age: 7 * 24 * 3600 },
+      },
+    },
+  );
+  // Redis lost its data (or came back): the schedule is declared again
+  let first = connection.status !== "ready";
+  connection.on("ready", () => {
+    if (first) {
+      first = false;
+      return;
+    }
+    queue
+      .upsertJobScheduler(
+        SCHEDULER_ID,
+        { every: cfg.pollMs },
+        { name: RELAYER_QUEUE.name, data: { reason: "schedule" } },
+      )
+      .catch((err: Error) => log(`cannot re-declare the schedule: ${err.message}`));
+  });
+  log(
+    `relaying ${bridgeChains.map((c) => `chain ${c.chainId} (${c.bridges.length} bridges)`).join(", ")} to ledger ` +
+      `${cfg.ledger} on chain ${cfg.coreChainId} as ${account.address}, delay ${cfg.delaySeconds} s, ` +
+      `every ${cfg.pollMs} ms`,
+  );
+  return {
+    queue,
+    worker,
+    address: account.address,
+    runOnce,
+    async close() {
+      // with Redis already gone (a shutdown stopping everything at once) a graceful close would wait
+      const closed = worker.close();
+      const timer = new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 5000).unref());
+      if ((await Promise.race([closed, timer])) === "timeout") await worker.close(true);
+      while (running) await running.catch(() => {});
+      await queue.close();
+      connection.disconnect();
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * npm run relayer: the perp relayer worker (jobs/relayer): credits the bridges' deposits on the
+ * core ledger once they are RELAYER_DELAY_S old, rejecting those below a bridge's minimum.
+ */
+import { type RelayerConfig, relayerConfig } from "../jobs/relayer/config.js";
+import { startRelayer } from "../jobs/relayer/worker.js";
+import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
+import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
+import { resolveRedis } from "./lib/redis.js";
+
+const CMD: Command = {
+  name: "relayer",
+  usage: "usage: npm run relayer   (settings from the environment; no arguments)",
+  help: `
+The perp relayer: a BullMQ repeatable job (queue perp-relayer) reads the deposits of every bridge
+chain since its cursor (kept in Redis), and credits each one at least RELAYER_DELAY_S old on the
+core ledger, or rejects it with its reason when below the bridge's minimum, from the relayer key.
+A deposit is never credited twice (the ledger refuses it; restarts resume from the cursor). Any
+number of processes may run. Runs until stopped (Ctrl-C).
+
+Environment:
+  RELAYER_PRIVATE_KEY   the relayer key (RELAYER on the ledger); unset: the devnet's key from the
+                        manifest's seed
+  PONDER_RPC_URL_<id>   JSON-RPC of the core chain and of every bridge chain (first URL of a list)
+  CORE_CHAIN_ID         the chain of the core ledger (default: the manifest's)
+  PERP_CORE_LEDGER      the core ledger's address (default: the manifest's)
+  PERP_BRIDGES_<id>     comma-separated bridge addresses on chain <id> (default: the manifest's)
+  DEVNET_MANIFEST       the devnet manifest giving the defaults (default .data/demo/manifest.json)
+  RELAYER_DELAY_S       seconds a deposit waits before it is credited, on the core chain's clock (30)
+  RELAYER_POLL_MS       how often a pass runs (2000)
+  RELAYER_ATTEMPTS      retries of a failed pass (5)
+  REDIS_URL             redis:// or rediss://; unset: a local redis-server on 127.0.0.1:63790
+A bad value stops the relayer with a message naming it (exit 2).`,
+};
+
+async function main(): Promise<void> {
+  parseCommandLine(CMD, { options: { ...HELP_OPTION } });
+  let cfg: RelayerConfig;
+  try {
+    cfg = relayerConfig(process.env);
+  } catch (err) {
+    console.error(errMessage(err));
+    process.exit(2);
+  }
+  installSignalHandlers();
+  const redis = await resolveRedis(process.env);
+  const handle = await startRelayer({ ...cfg, redisUrl: redis.url }, (line) => console.log(line));
+  registerCleanup("relayer", () => handle.close());
+  console.log(`running (addresses from ${cfg.source}; redis ${redis.url.replace(/\/\/[^@]*@/, "//***@")})`);
+}
+
+main().catch((err) => {
+  console.error(`relayer failed: ${errMessage(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,235 @@
+/**
+ * The perp relayer worker (jobs/relayer) on the shared devnet, started in-process: a deposit on a
+ * running chain is credited once it is RELAYER_DELAY_S old on the core chain's clock (not before),
+ * one below the bridge's minimum is rejected with its reason, and a restarted worker, even with
+ * its cursor lost, credits nothing twice. The chains' clocks are moved with evm_mine, so the
+ * delay is a minute of chain time and no wall-clock waiting.
+ */
+import { join } from "node:path";
+import {
+  type Abi,
+  type Address,
+  createPublicClient,
+  encodeFunctionData,
+  getAddress,
+  type Hex,
+  http,
+  parseEventLogs,
+} from "viem";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { CoreLedgerAbi } from "../../abis/CoreLedgerAbi.js";
+import { PerpBridgeAAbi } from "../../abis/PerpBridgeAAbi.js";
+import { PerpBridgeBAbi } from "../../abis/PerpBridgeBAbi.js";
+import type { Manifest } from "../../contracts/devnet/index.js";
+import { coreHash } from "../../contracts/devnet/protocols/perp.js";
+import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
+import type { ChainResult } from "../../contracts/devnet/simulate.js";
+import { relayerConfig } from "../../jobs/relayer/config.js";
+import { cursorKey, type RelayerHandle, startRelayer } from "../../jobs/relayer/worker.js";
+import { redisConnection } from "../../jobs/runtime.js";
+import { type RedisInstance, startRedis } from "../../scripts/lib/redis.js";
+import { loadManifest, rpcCall, sleep } from "../helpers.js";
+
+const devnet = inject("devnet");
+const REDIS_PORT = 63797 + Number(process.env.TEST_PORT_OFFSET ?? 0);
+const DELAY = 60;
+const DEPOSITOR = getAddress("0x00000000000000000000000000000000000d3b05");
+
+let manifest: Manifest;
+let redis: RedisInstance;
+let relayer: RelayerHandle | undefined;
+const lines: string[] = [];
+
+const rpcUrl = (chainId: number) => devnet.chains.find((c) => c.chainId === chainId)!.rpcUrl;
+const chain = (id: number) => manifest.chains.find((c) => c.chainId === id) as ChainResult;
+const client = (id: number) => createPublicClient({ transport: http(rpcUrl(id)) });
+const ledger = () => chain(1).world.protocols.core!.ledger;
+
+function config() {
+  return relayerConfig({
+    PONDER_RPC_URL_1: rpcUrl(1),
+    PONDER_RPC_URL_8453: rpcUrl(8453),
+    DEVNET_MANIFEST: devnet.manifestFile,
+    RELAYER_DELAY_S: String(DELAY),
+    RELAYER_POLL_MS: "300",
+    REDIS_URL: redis.url,
+  });
+}
+
+async function start(): Promise<RelayerHandle> {
+  return startRelayer({ ...config(), redisUrl: redis.url }, (l) => lines.push(l));
+}
+
+async function latest(chainId: number): Promise<number> {
+  const b = await rpcCall<{ timestamp: Hex }>(rpcUrl(chainId), "eth_getBlockByNumber", ["latest", false]);
+  return Number(BigInt(b.timestamp));
+}
+
+/** A transaction from an impersonated address at gas price 0, its receipt once mined. */
+async function send(chainId: number, from: Address, to: Address, data: Hex, at?: number) {
+  const url = rpcUrl(chainId);
+  if (at !== undefined) await rpcCall(url, "evm_setNextBlockTimestamp", [at]);
+  const hash = await rpcCall<Hex>(url, "eth_sendTransaction", [{ from, to, data, gas: "0x1c9c380", gasPrice: "0x0" }]);
+  for (let i = 0; i < 200; i++) {
+    const r = await rpcCall<{ status: Hex; blockNumber: Hex } | null>(url, "eth_getTransactionReceipt", [hash]);
+    if (r) {
+      expect(r.status, `${to} ${data.slice(0, 10)}`).toBe("0x1");
+      return r;
+    }
+    await sleep(10);
+  }
+  throw new Error(`no receipt for ${hash}`);
+}
+
+/**
+ * A deposit on a bridge of `chainId`, mined at a timestamp ahead of both chains' clocks; its
+ * core hash and timestamp.
+ */
+async function deposit(chainId: number, bridge: "A" | "B", amount: bigint): Promise<{ hash: Hex; at: number }> {
+  const p = chain(chainId).world.protocols.perp;
+  const address = bridge === "A" ? p.bridgeA : p.bridgeB;
+  const usdc = p.usdc;
+  await send(
+    chainId,
+    DEPOSITOR,
+    usdc,
+    encodeFunctionData({ abi: ERC20_ABI, functionName: "mint", args: [DEPOSITOR, amount] }),
+  );
+  await send(
+    chainId,
+    DEPOSITOR,
+    usdc,
+    encodeFunctionData({ abi: ERC20_ABI, functionName: "approve", args: [address, amount] }),
+  );
+  const nonce = await client(chainId).readContract({
+    address,
+    abi: PerpBridgeAAbi,
+    functionName: "nonces",
+    args: [DEPOSITOR],
+  });
+  const at = Math.max(await latest(1), await latest(8453), Math.floor(Date.now() / 1000)) + 5;
+  const data =
+    bridge === "A"
+      ? encodeFunctionData({ abi: PerpBridgeAAbi as Abi, functionName: "deposit", args: [amount] })
+      : encodeFunctionData({ abi: PerpBridgeBAbi as Abi, functionName: "deposit", args: [usdc, amount, 0] });
+  await send(chainId, DEPOSITOR, address, data, at);
+  return { hash: coreHash(chainId, address, DEPOSITOR, nonce), at };
+}
+
+async function status(hash: Hex): Promise<number> {
+  return client(1).readContract({ address: ledger(), abi: CoreLedgerAbi, functionName: "status", args: [hash] });
+}
+
+async function mineCore(at: number): Promise<void> {
+  await rpcCall(rpcUrl(1), "evm_mine", [at]);
+}
+
+async function until<T>(what: string, ms: number, f: () => Promise<T | undefined>): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms\n${lines.join("\n")}`);
+    await sleep(200);
+  }
+}
+
+async function ledgerEvents() {
+  const logs = await client(1).getLogs({ address: ledger(), fromBlock: 0n });
+  return {
+    credited: parseEventLogs({ abi: CoreLedgerAbi, eventName: "Credited", logs }),
+    rejected: parseEventLogs({ abi: CoreLedgerAbi, eventName: "Rejected", logs }),
+  };
+}
+
+const relayerNonce = async () =>
+  client(1).getTransactionCount({ address: chain(1).world.perp.relayer, blockTag: "latest" });
+
+beforeAll(async () => {
+  manifest = loadManifest(devnet.manifestFile);
+  redis = await startRedis({
+    port: REDIS_PORT,
+    dataDir: join(devnet.dir, "redis-relayer"),
+    logFile: join(devnet.dir, "redis-relayer.log"),
+  });
+  relayer = await start();
+  // the history's deposits were all relayed by the simulator: a pass sends nothing
+  const first = await relayer.runOnce();
+  expect([first.credited, first.rejected]).toEqual([[], []]);
+}, 60_000);
+
+afterAll(async () => {
+  await relayer?.close();
+  await redis?.stop();
+});
+
+describe("the perp relayer worker", () => {
+  let sent = 0;
+  let before = 0;
+
+  it("credits a deposit on a running chain once it is the delay old on the core chain, not before", async () => {
+    before = await relayerNonce();
+    expect(relayer?.address).toBe(chain(1).world.perp.relayer);
+    const { hash, at } = await deposit(8453, "B", 1_250n * 10n ** 6n);
+    await mineCore(at + DELAY - 5);
+    await sleep(1500); // several passes
+    expect(await status(hash)).toBe(0);
+    await mineCore(at + DELAY + 1);
+    await until("the credit", 20_000, async () => ((await status(hash)) === 1 ? true : undefined));
+    sent++;
+    const { credited } = await ledgerEvents();
+    const e = credited.filter((x) => x.args.coreHash === hash);
+    expect(e).toHaveLength(1);
+    expect([e[0]!.args.amount, e[0]!.args.depositor, e[0]!.args.chainId]).toEqual([
+      1_250n * 10n ** 6n,
+      DEPOSITOR,
+      8453n,
+    ]);
+    const block = await client(1).getBlock({ blockNumber: e[0]!.blockNumber });
+    expect(Number(block.timestamp)).toBeGreaterThanOrEqual(at + DELAY);
+    // the pass logs its credits once their receipts are in (after the ledger shows them)
+    await until("the credit's log line", 10_000, async () =>
+      lines.some((l) => l.startsWith(`credited ${hash}`)) ? true : undefined,
+    );
+  });
+
+  it("rejects a deposit below the bridge's minimum with its reason", async () => {
+    const minimum = BigInt(chain(1).world.protocols.perp.minimumA);
+    const { hash, at } = await deposit(1, "A", minimum - 1n);
+    await mineCore(at + DELAY + 1);
+    await until("the rejection", 20_000, async () => ((await status(hash)) === 2 ? true : undefined));
+    sent++;
+    const { rejected } = await ledgerEvents();
+    const e = rejected.filter((x) => x.args.coreHash === hash);
+    expect(e).toHaveLength(1);
+    expect(e[0]!.args.reason).toBe(
+      `deposit below minimum: ${minimum - 1n} < ${minimum} (raw units of ${chain(1).world.protocols.perp.usdc})`,
+    );
+  });
+
+  it("credits nothing twice after a restart, even with its cursor lost", async () => {
+    await relayer?.close();
+    relayer = undefined;
+    // a deposit while it is down, due by the time it is back
+    const { hash, at } = await deposit(8453, "A", 40n * 10n ** 6n);
+    await mineCore(at + DELAY + 1);
+    expect(await status(hash)).toBe(0);
+    // the cursors it saved, then lost (as if it crashed after its credits, before saving them)
+    const conn = redisConnection(redis.url);
+    const key = cursorKey(ledger(), 8453, (await client(8453).getBlock({ blockNumber: 0n })).hash);
+    expect(Number(await conn.get(key))).toBeGreaterThan(0);
+    await conn.del(key);
+    conn.disconnect();
+    relayer = await start();
+    await until("the credit after the restart", 20_000, async () => ((await status(hash)) === 1 ? true : undefined));
+    sent++;
+    const again = await relayer.runOnce();
+    expect([again.credited, again.rejected]).toEqual([[], []]);
+    await sleep(1000);
+    // every core hash once on the ledger, and the relayer sent exactly one transaction per deposit
+    const { credited, rejected } = await ledgerEvents();
+    const hashes = [...credited, ...rejected].map((e) => e.args.coreHash);
+    expect(new Set(hashes).size).toBe(hashes.length);
+    expect((await relayerNonce()) - before).toBe(sent);
+  });
+});
