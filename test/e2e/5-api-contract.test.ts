@@ -121,6 +121,8 @@ describe("security: every operation as documented", () => {
         "/platform/lending_pool/loanbook",
         "/platform/lending_pool/subaccounts_loanbook",
         "/integrations/lending_vault/apy",
+        "/integrations/perp_relayer_a/check_status",
+        "/integrations/perp_relayer_b/check_status",
       ].sort(),
     );
   });
@@ -136,6 +138,7 @@ let txs: { chain_id: number; tx_hash: string }[] = [];
 let subaccounts: string[] = [];
 let pools: { chain_id: number; vault: string }[] = [];
 let lendingVaults: { chain_id: number; vault: string; sub: string }[] = [];
+let hashes: string[] = [];
 
 describe("types: every answer validates against its operation's response schema", () => {
   beforeAll(async () => {
@@ -151,6 +154,9 @@ describe("types: every answer validates against its operation's response schema"
        FROM registry.chain_protocols p JOIN registry.subaccount s ON s.chain_id = p.chain_id GROUP BY 1, 2`,
     );
     expect(lendingVaults.length).toBeGreaterThan(0);
+    hashes = (await h.q<{ h: string }>("SELECT core_hash AS h FROM indexer.perp_deposit ORDER BY id LIMIT 4")).map(
+      (r) => r.h,
+    );
     pools = await h.q("SELECT DISTINCT chain_id, vault FROM indexer.loan ORDER BY chain_id, vault");
     txs = await h.q("SELECT DISTINCT ON (chain_id) chain_id, tx_hash FROM indexer.vault_event ORDER BY chain_id, id");
     expect(vaults.length).toBeGreaterThan(1);
@@ -216,6 +222,10 @@ describe("types: every answer validates against its operation's response schema"
         wallets.map((w) => `/platform/points/daily_streak/status?address=${w}`),
       "get /revert_reason": () => txs.map((t) => `/revert_reason?tx_hash=${t.tx_hash}&chain=${t.chain_id}`),
       "get /subaccounts": () => ["/subaccounts"],
+      "get /integrations/perp_relayer_a/check_status": () =>
+        [...hashes, `0x${"ab".repeat(32)}`].map((x) => `/integrations/perp_relayer_a/check_status?core_hash=${x}`),
+      "get /integrations/perp_relayer_b/check_status": () =>
+        hashes.map((x) => `/integrations/perp_relayer_b/check_status?core_hash=${x}`),
       "get /integrations/lending_vault/apy": () =>
         lendingVaults.map(
           (l) =>
