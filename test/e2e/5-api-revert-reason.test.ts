@@ -150,6 +150,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await anvil?.stop();
+  await h?.close();
 });
 
 type Reason = { kind: string; name: string; args: string[]; message: string; contract: string | null };

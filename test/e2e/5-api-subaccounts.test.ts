@@ -147,6 +147,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await drop?.();
   await w?.anvil.stop();
+  await h?.close();
 });
 
 // the devnet's chains, and this world's in place of the devnet's chain 8453 (a subaccount is read
