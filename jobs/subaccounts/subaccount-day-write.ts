@@ -3,20 +3,16 @@
  * transaction (the rows of the days given are deleted, then inserted).
  */
 import { sql } from "kysely";
+import type { AccountFigures } from "../../onchain/valuation.js";
 import type { Db } from "../repo.js";
 
-export interface SubaccountDayRow {
+/** One subaccount's day: its account-wide figures (onchain/valuation.ts) and its deposits and PnL. */
+export interface SubaccountDayRow extends AccountFigures {
   address: string;
   day: string;
-  total_account_value: number;
-  total_collateral_value: number;
-  total_loan_value: number;
-  total_loan_interest_amount: number;
-  liquidation_collateral: number;
-  net_account_value: number;
   total_net_deposits: number;
   total_pnl: number;
-  health_factor: number | null;
+  /** the block read on each chain, by chain id */
   blocks: Record<string, number>;
 }
 

@@ -4,36 +4,25 @@
  * refusal, Uniswap's slippage, Aave's '36', a Safe GSxxx), and the route names each one from the
  * call trace, or from a replay when the node lacks `debug_*`.
  */
-import { mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { type Abi, type Address, encodeFunctionData, getAddress, type Hex, keccak256, toHex } from "viem";
+import { readFileSync } from "node:fs";
+import type { Address, Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
 import { aave as aaveArt, safe as safeArt, uniswap as uniArt } from "../../contracts/devnet/protocols/artifacts.js";
-import {
-  createSubaccount,
-  defaultSubaccountCalls,
-  deployProtocols,
-  type ProtocolsManifest,
-  type Subaccount,
-} from "../../contracts/devnet/protocols/index.js";
+import type { ProtocolsManifest, Subaccount } from "../../contracts/devnet/protocols/index.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
-import { ChainSession } from "../../contracts/devnet/session.js";
-import { type AnvilInstance, rpc, startAnvil } from "../../scripts/lib/anvil.js";
-import { REPO_ROOT } from "../../scripts/lib/indexer.js";
+import type { ChainSession } from "../../contracts/devnet/session.js";
+import type { AnvilInstance } from "../../scripts/lib/anvil.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
+import { actor, buildWorld, call, mineRaw, moduleCall, type World } from "../protocol-world.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const CHAIN = 8453;
-const actor = (name: string): Address => getAddress(`0x${keccak256(toHex(`revert-test:${name}`)).slice(26)}`);
-const DEPLOYER = actor("deployer");
-const GOVERNANCE = actor("governance");
-const TRADER = actor("trader");
-const STRANGER = actor("stranger");
+const STRANGER = actor("revert-test:stranger");
 const E18 = 10n ** 18n;
 const E6 = 10n ** 6n;
 
 let h: ApiHarness;
+let w: World;
 let anvil: AnvilInstance;
 let s: ChainSession;
 let p: ProtocolsManifest;
@@ -43,53 +32,14 @@ let weth: Address;
 const failed: Record<string, Hex> = {};
 let succeeded: Hex;
 
-const call = (abi: Abi, functionName: string, args: readonly unknown[]): Hex =>
-  encodeFunctionData({ abi, functionName, args: args as unknown[] });
-const moduleCall = (fn: string, args: readonly unknown[]) => call(SubaccountModuleAbi as Abi, fn, args);
-
-/** Mines `data` from `from` with explicit gas (no estimate to refuse it); the hash. */
-async function mine(from: Address, to: Address, data: Hex): Promise<Hex> {
-  await rpc(anvil.rpcUrl, "anvil_impersonateAccount", [from]);
-  const hash = await rpc<Hex>(anvil.rpcUrl, "eth_sendTransaction", [
-    { from, to, data, gas: "0x4c4b40", gasPrice: "0x0" },
-  ]);
-  for (let i = 0; i < 200; i++) {
-    const r = await rpc<{ status: Hex } | null>(anvil.rpcUrl, "eth_getTransactionReceipt", [hash]);
-    if (r) {
-      await s.syncClock();
-      return hash;
-    }
-    await new Promise((res) => setTimeout(res, 5));
-  }
-  throw new Error(`no receipt for ${hash}`);
-}
+const mine = (from: Address, to: Address, data: Hex) => mineRaw(w, from, to, data);
 
 beforeAll(async () => {
   h = await setupApi();
-  const dir = join(REPO_ROOT, ".data", `revert-test-${OFFSET}`);
-  mkdirSync(dir, { recursive: true });
-  anvil = await startAnvil({ chainId: CHAIN, port: 18_730 + OFFSET, logFile: join(dir, "anvil.log") });
-  s = new ChainSession(CHAIN, anvil.rpcUrl);
-  await s.syncClock();
-  const tokens = [];
-  for (const t of [
-    { name: "USD Coin", symbol: "USDC", decimals: 6, usd: 1 },
-    { name: "Wrapped Ether", symbol: "WETH", decimals: 18, usd: 3200 },
-  ]) {
-    const address = await s.deploy(DEPLOYER, "MockERC20", [t.name, t.symbol, t.decimals]);
-    const feed = await s.deploy(DEPLOYER, "PriceFeed", [8, `${t.symbol} / USD`, BigInt(t.usd * 1e8)]);
-    tokens.push({ address, symbol: t.symbol, decimals: t.decimals, feed });
-  }
-  [usdc, weth] = [tokens[0]!.address, tokens[1]!.address];
-  p = await deployProtocols(s, DEPLOYER, { tokens, weth: "WETH", stable: "USDC" });
-  sub = await createSubaccount({ s, from: DEPLOYER }, p.safe, {
-    label: "revert-test/subaccount",
-    owner: GOVERNANCE,
-    trader: TRADER,
-    relayer: actor("relayer"),
-    tokens: [usdc, weth],
-    calls: defaultSubaccountCalls(p),
-  });
+  w = await buildWorld(`revert-test-${OFFSET}`, 18_730 + OFFSET, CHAIN);
+  ({ anvil, s, p, sub } = w);
+  const [DEPLOYER, TRADER] = [w.deployer, w.trader];
+  [usdc, weth] = [w.token("USDC"), w.token("WETH")];
   await s.send(DEPLOYER, usdc, call(ERC20_ABI, "mint", [sub.safe, 10_000n * E6]), "mint");
   await s.send(DEPLOYER, weth, call(ERC20_ABI, "mint", [sub.safe, 10n * E18]), "mint");
 

@@ -7,7 +7,7 @@
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { sql } from "kysely";
 import { type Abi, type Address, type PublicClient, parseAbi } from "viem";
-import { type LoanView, loansOf, readLoans } from "../../../onchain/loans.js";
+import { LOAN_STATES, type LoanView, loansOf, readLoans } from "../../../onchain/loans.js";
 import { MULTICALL3 } from "../../../onchain/positions.js";
 import { ChainIdParam } from "../../lib/chain.js";
 import { ErrorSchema } from "../../lib/errors.js";
@@ -28,16 +28,7 @@ const Loan = z
     address: z.string(),
     lender: z.string(),
     borrower: z.string(),
-    state: z.enum([
-      "inactive",
-      "preapproved",
-      "funding_required",
-      "funded",
-      "active",
-      "cancelled",
-      "matured",
-      "closed",
-    ]),
+    state: z.enum(LOAN_STATES),
     total_repaid: z.number(),
     principal_token: z.object({
       symbol: z.string(),
