@@ -453,6 +453,24 @@ export interface WriteAuditTable {
   detail: ColumnType<Record<string, unknown>, string | undefined, string>;
 }
 
+/** registry.build_audit: every transaction a builder route built or refused (api/lib/build/audit.ts). */
+export interface BuildAuditTable {
+  id: ColumnType<string, string, never>;
+  at: ColumnType<Date, Date | string | undefined, never>;
+  principal_kind: "api_key" | "operator";
+  principal_id: string;
+  action: string;
+  path: string;
+  chain_id: number | null;
+  subaccount: string | null;
+  status: number;
+  outcome: "built" | "refused";
+  code: string | null;
+  request_id: string | null;
+  request: ColumnType<unknown, string, string>;
+  answer: ColumnType<unknown, string, string>;
+}
+
 export interface StreakClaimTable {
   address: string;
   day: string;
@@ -637,6 +655,7 @@ export interface Database {
   "auth.api_secret": ApiSecretTable;
   "registry.idempotency": IdempotencyTable;
   "registry.write_audit": WriteAuditTable;
+  "registry.build_audit": BuildAuditTable;
   "ops.vault_backfill": VaultBackfillTable;
 }
 

@@ -116,6 +116,12 @@ contract SubaccountModule {
         uint256 amount;
     }
 
+    struct Call {
+        address target;
+        uint256 value;
+        bytes data;
+    }
+
     address public immutable safe;
     /// @notice where `withdrawToVault` sends funds (the vault that owns the subaccount)
     address public vault;
@@ -225,6 +231,30 @@ contract SubaccountModule {
             _approve(approvals[i].token, approvals[i].spender, approvals[i].amount);
         }
         result = _execute(target, value, data);
+        for (uint256 i = 0; i < approvals.length; i++) {
+            if (_allowance(approvals[i].token, approvals[i].spender) != 0) {
+                _approve(approvals[i].token, approvals[i].spender, 0);
+            }
+        }
+    }
+
+    /**
+     * @notice Several allowed calls in one transaction (a range move: decrease, collect, mint),
+     * with exact approvals for all of them, reset to 0 once the last one is done. Each call is
+     * checked as `execute` checks it; any failure reverts the whole batch with its reason.
+     */
+    function executeBatch(Approval[] calldata approvals, Call[] calldata calls)
+        external
+        onlyTrader
+        returns (bytes[] memory results)
+    {
+        for (uint256 i = 0; i < approvals.length; i++) {
+            _approve(approvals[i].token, approvals[i].spender, approvals[i].amount);
+        }
+        results = new bytes[](calls.length);
+        for (uint256 i = 0; i < calls.length; i++) {
+            results[i] = _execute(calls[i].target, calls[i].value, calls[i].data);
+        }
         for (uint256 i = 0; i < approvals.length; i++) {
             if (_allowance(approvals[i].token, approvals[i].spender) != 0) {
                 _approve(approvals[i].token, approvals[i].spender, 0);

@@ -12,6 +12,7 @@ import * as m0009 from "./2026-11-23-0009-unrealized-pnl-alt-asset.js";
 import * as m0010 from "./2026-11-23-0010-points-entry-view.js";
 import * as m0011 from "./2026-11-23-0011-chain-protocols.js";
 import * as m0012 from "./2026-11-23-0012-subaccount-day.js";
+import * as m0013 from "./2026-11-23-0013-build-audit.js";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-22-0001-derived": m0001,
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-23-0010-points-entry-view": m0010,
   "2026-11-23-0011-chain-protocols": m0011,
   "2026-11-23-0012-subaccount-day": m0012,
+  "2026-11-23-0013-build-audit": m0013,
 };

@@ -1,0 +1,107 @@
+/**
+ * The one writer of registry.build_audit, and the frame every builder route runs in: it resolves
+ * nothing itself, it runs the builder, records what was built or refused (who asked, for which
+ * subaccount, the request and the answer) and only then answers. A built transaction is never
+ * handed out without its audit row: a process without the write side answers 503.
+ */
+import { randomUUID } from "node:crypto";
+import type { Context } from "hono";
+import type { AppEnv } from "../router.js";
+import { BuildRefusal, errMessage } from "./refusal.js";
+
+export interface BuildAnswer<B> {
+  chainId: number;
+  subaccount: string;
+  /** the answer, its `build_id` filled in by `runBuild` */
+  body: (buildId: string) => B;
+}
+
+interface Row {
+  id: string;
+  action: string;
+  chain_id: number | null;
+  subaccount: string | null;
+  status: number;
+  outcome: "built" | "refused";
+  code: string | null;
+  request: unknown;
+  answer: unknown;
+}
+
+async function record(c: Context<AppEnv>, row: Row): Promise<void> {
+  const wdb = c.var.deps.wdb;
+  const p = c.var.principal;
+  if (!wdb || !p) throw new BuildRefusal(503, "read_only", "This API process has no write side: builds are disabled");
+  await wdb
+    .insertInto("registry.build_audit")
+    .values({
+      id: row.id,
+      principal_kind: p.kind,
+      principal_id: p.id,
+      action: row.action,
+      path: c.req.path,
+      chain_id: row.chain_id,
+      subaccount: row.subaccount?.toLowerCase() ?? null,
+      status: row.status,
+      outcome: row.outcome,
+      code: row.code,
+      request_id: c.var.requestId ?? null,
+      request: JSON.stringify(row.request),
+      answer: JSON.stringify(row.answer),
+    })
+    .execute();
+}
+
+/**
+ * Runs `build` for the route `action` and answers: 200 with the payload, or the refusal's status
+ * and body. Both are recorded first.
+ */
+export async function runBuild<B>(
+  c: Context<AppEnv>,
+  action: string,
+  request: { chain?: number; address?: string } & Record<string, unknown>,
+  build: () => Promise<BuildAnswer<B>>,
+) {
+  let answer: BuildAnswer<B>;
+  try {
+    answer = await build();
+  } catch (err) {
+    const refusal =
+      err instanceof BuildRefusal
+        ? err
+        : new BuildRefusal(503, "chain_unavailable", `The chain did not answer as expected: ${errMessage(err)}`);
+    if (refusal.code !== "read_only") {
+      await record(c, {
+        id: randomUUID(),
+        action,
+        chain_id: request.chain ?? null,
+        subaccount: request.address ?? null,
+        status: refusal.status,
+        outcome: "refused",
+        code: refusal.code,
+        request,
+        answer: refusal.body(),
+      });
+    }
+    return refusal.respond(c);
+  }
+  const id = randomUUID();
+  const body = answer.body(id);
+  try {
+    await record(c, {
+      id,
+      action,
+      chain_id: answer.chainId,
+      subaccount: answer.subaccount,
+      status: 200,
+      outcome: "built",
+      code: null,
+      request,
+      answer: body,
+    });
+  } catch (err) {
+    if (err instanceof BuildRefusal) return err.respond(c);
+    throw err;
+  }
+  return c.json(body as never, 200);
+}

@@ -1,0 +1,137 @@
+/**
+ * The request fields and the answer every transaction builder shares: the chain and the sender in
+ * the body; a transaction (`target`, `data`, `value`, `gas_limit`) for the trader to sign, with
+ * the inner calls and approvals it makes and its simulation. Amounts travel as raw integer
+ * strings beside decimal-normalised numbers.
+ */
+import { z } from "@hono/zod-openapi";
+import { formatUnits, parseUnits } from "viem";
+import { isChainId } from "../../../config/chains.js";
+import { EvmAddress } from "../router.js";
+import type { ModuleTransaction } from "./module-call.js";
+import { BuildRefusal } from "./refusal.js";
+import type { Simulation } from "./simulate.js";
+import type { BuildSubaccount } from "./subaccount.js";
+
+/** Body fields of every builder. */
+export const buildFields = {
+  chain: z
+    .number()
+    .int()
+    .refine((v) => isChainId(v), { message: "Input should be a supported chain id (the spec's chain list)" })
+    .openapi({ description: "Chain id the transaction is for", example: 8453 }),
+  from: EvmAddress.optional().openapi({
+    description: "The trader who will send it (a TRADER of the subaccount's module); default: the indexed trader",
+  }),
+};
+
+/** An amount: decimal units (`amount`) or raw integer units (`amount_raw`), exactly one. */
+export const amountFields = {
+  amount: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, "must be a decimal number as a string")
+    .optional()
+    .openapi({ description: 'In whole token units, e.g. "1.5"', example: "1000" }),
+  amount_raw: z
+    .string()
+    .regex(/^\d+$/, "must be an integer as a string")
+    .optional()
+    .openapi({ description: "In the token's smallest unit", example: "1000000000" }),
+};
+
+/** The raw amount of `{amount, amount_raw}` in a token of `decimals`; a 422 unless exactly one is given. */
+export function rawAmount(
+  body: { amount?: string | undefined; amount_raw?: string | undefined },
+  decimals: number,
+  loc: (string | number)[] = ["body"],
+): bigint {
+  if ((body.amount == null) === (body.amount_raw == null)) {
+    throw BuildRefusal.field([...loc, "amount"], "Give exactly one of amount and amount_raw");
+  }
+  let raw: bigint;
+  if (body.amount_raw != null) raw = BigInt(body.amount_raw);
+  else {
+    const frac = body.amount!.split(".")[1] ?? "";
+    if (frac.length > decimals) {
+      throw BuildRefusal.field(
+        [...loc, "amount"],
+        `The token has ${decimals} decimals: at most ${decimals} after the point`,
+      );
+    }
+    raw = parseUnits(body.amount!, decimals);
+  }
+  if (raw === 0n) throw BuildRefusal.field([...loc, "amount"], "Must be greater than 0", "greater_than");
+  return raw;
+}
+
+/** A decimal-normalised number beside its raw string. */
+export const units = (raw: bigint, decimals: number) => ({
+  raw: raw.toString(),
+  amount: Number(formatUnits(raw, decimals)),
+});
+
+export const Units = z
+  .object({
+    raw: z.string().openapi({ description: "In the token's smallest unit", example: "1500000" }),
+    amount: z.number().openapi({ description: "In whole token units", example: 1.5 }),
+  })
+  .openapi("Units");
+
+export const SimulationSchema = z
+  .object({
+    success: z.literal(true),
+    block_number: z.number().int().openapi({ description: "The head block it was simulated on top of" }),
+    gas_used: z.string(),
+  })
+  .openapi("BuildSimulation");
+
+export const TransactionPayloadSchema = z
+  .object({
+    build_id: z.string().openapi({ description: "Its row in the build audit (registry.build_audit)" }),
+    chain_id: z.number().int(),
+    subaccount: z.string().openapi({ description: "The Safe" }),
+    module: z.string().openapi({ description: "Its SubaccountModule (the transaction's target)" }),
+    from: z.string().openapi({ description: "Who must send it: a TRADER of the module" }),
+    target: z.string(),
+    data: z.string(),
+    value: z.string().openapi({ description: "Wei, as an integer string", example: "0" }),
+    gas_limit: z.string().openapi({ description: "The simulated gas use and a margin" }),
+    calls: z
+      .array(z.object({ target: z.string(), value: z.string(), data: z.string(), description: z.string() }))
+      .openapi({ description: "The calls the module makes as the Safe, in order" }),
+    approvals: z
+      .array(z.object({ token: z.string(), spender: z.string(), amount_raw: z.string() }))
+      .openapi({ description: "Exact approvals the module sets first and resets to 0 after" }),
+    simulation: SimulationSchema,
+  })
+  .openapi("TransactionPayload");
+
+export type TransactionPayload = z.infer<typeof TransactionPayloadSchema>;
+
+/** The shared part of a builder's answer. */
+export function transactionPayload(
+  buildId: string,
+  sub: BuildSubaccount,
+  tx: ModuleTransaction,
+  sim: Simulation,
+): TransactionPayload {
+  return {
+    build_id: buildId,
+    chain_id: sub.chainId,
+    subaccount: sub.safe,
+    module: sub.module,
+    from: sub.from,
+    target: tx.target,
+    data: tx.data,
+    value: tx.value.toString(),
+    gas_limit: sim.gasLimit.toString(),
+    calls: tx.calls.map((c) => ({
+      target: c.target,
+      value: c.value.toString(),
+      data: c.data,
+      description: c.description,
+    })),
+    approvals: tx.approvals.map((a) => ({ token: a.token, spender: a.spender, amount_raw: a.amount.toString() })),
+    simulation: { success: true, block_number: Number(sim.blockNumber), gas_used: sim.gasUsed.toString() },
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * Why a builder did not build: a 422 for a request the service can tell is wrong before asking
+ * the chain (FastAPI's body, `loc` naming the field), a 404 for something unknown, a 409 when the
+ * chain's state refuses it (each decoded reason listed), a 503 when a chain did not answer.
+ */
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { DecodedRevert } from "../revert-decode.js";
+
+/** A short message of an error (viem's `shortMessage` where it has one). */
+export function errMessage(err: unknown): string {
+  if (err && typeof err === "object" && "shortMessage" in err) return String(err.shortMessage);
+  return err instanceof Error ? err.message.split("\n")[0]! : String(err);
+}
+
+export type BuildStatus = 404 | 409 | 422 | 503;
+
+export class BuildRefusal extends Error {
+  constructor(
+    readonly status: BuildStatus,
+    readonly code: string,
+    readonly detail: string,
+    /** 422: where in the request; 409: the decoded revert reasons */
+    readonly extra: { loc?: (string | number)[]; type?: string; reasons?: RefusedReason[] } = {},
+  ) {
+    super(detail);
+  }
+
+  /** A 422 about one field of the request. */
+  static field(loc: (string | number)[], msg: string, type = "value_error"): BuildRefusal {
+    return new BuildRefusal(422, type, msg, { loc, type });
+  }
+
+  /** A 503: the chain did not answer. */
+  static chain(chainId: number, err: unknown): BuildRefusal {
+    return new BuildRefusal(503, "chain_unavailable", `Chain ${chainId} did not answer: ${errMessage(err)}`);
+  }
+
+  /** The body the refusal answers with. */
+  body(): unknown {
+    if (this.status === 422) {
+      return { detail: [{ loc: this.extra.loc ?? ["body"], msg: this.detail, type: this.extra.type ?? this.code }] };
+    }
+    return {
+      detail: this.detail,
+      code: this.code,
+      ...(this.extra.reasons ? { reasons: this.extra.reasons } : {}),
+    };
+  }
+
+  respond(c: Context) {
+    return c.json(this.body() as never, this.status);
+  }
+}
+
+/** One decoded reason a candidate or a simulation failed. */
+export interface RefusedReason {
+  /** which candidate (a swap route, or the operation) */
+  candidate: string;
+  kind: DecodedRevert["kind"] | "quote";
+  name: string;
+  message: string;
+  data: string;
+}
+
+export const RefusedReasonSchema = z
+  .object({
+    candidate: z.string(),
+    kind: z.string().openapi({ description: "subaccount (our module's errors), aave, safe, uniswap, error, panic, …" }),
+    name: z.string().openapi({ example: "TokenNotAllowed" }),
+    message: z.string(),
+    data: z.string().openapi({ description: "The raw revert data" }),
+  })
+  .openapi("RefusedReason");
+
+export const BuildRefusalSchema = z
+  .object({
+    detail: z.string(),
+    code: z.string().openapi({
+      description:
+        "unknown_subaccount, unknown_pool, unknown_market, stale_subaccount, simulation_failed, no_route, chain_unavailable, no_rpc",
+    }),
+    reasons: z.array(RefusedReasonSchema).optional().openapi({ description: "Each decoded revert reason (409)" }),
+  })
+  .openapi("BuildRefusal");
