@@ -4,8 +4,9 @@
  */
 import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import type { Address } from "viem";
+import { type Address, encodeFunctionData } from "viem";
 import { describe, expect, inject, it } from "vitest";
+import { MorphoLendingVaultAbi } from "../../abis/MorphoLendingVaultAbi.js";
 import { ChainSession } from "../../contracts/devnet/session.js";
 import {
   createViews,
@@ -30,6 +31,19 @@ const TABLES = [
   "fee_event",
   "loan",
   "loan_event",
+  // the protocol world's sources (src/subaccounts.ts, protocols.ts, loanbook.ts, lending-vaults.ts)
+  "subaccount",
+  "subaccount_event",
+  "aave_event",
+  "morpho_event",
+  "uniswap_position",
+  "uniswap_event",
+  "perp_deposit",
+  "perp_core_event",
+  "loanbook_loan",
+  "loanbook_event",
+  "lending_vault_event",
+  "lending_vault_snapshot",
 ];
 
 function baseOptions(name: string, port: number): IndexerOptions {
@@ -195,20 +209,55 @@ describe("reorg", () => {
       const r = await s.call(wallet, "LendingPool", pool.address, "deposit", [amount, wallet]);
       return r.transactionHash;
     };
+    // the protocol sources reorg too: a lending-vault deposit (its event and its flow snapshot)
+    const { morpho } = chain.world.protocols;
+    const lendingDeposit = async (wallet: Address, amount: bigint) => {
+      const token = morpho.market.loanToken;
+      await s.call(wallet, "MockERC20", token, "mint", [wallet, amount]);
+      await s.call(wallet, "MockERC20", token, "approve", [morpho.lendingVault, amount]);
+      const data = encodeFunctionData({
+        abi: MorphoLendingVaultAbi,
+        functionName: "deposit",
+        args: [amount, wallet],
+      });
+      return (await s.send(wallet, morpho.lendingVault, data, "lending vault deposit")).transactionHash;
+    };
+    const protocolRows = async (tx: string) => {
+      const out: Record<string, number> = {};
+      for (const t of ["lending_vault_event", "lending_vault_snapshot"]) {
+        const [r] = await q<{ n: string }>(`SELECT count(*) AS n FROM "${devnet.schema}".${t} WHERE tx_hash = $1`, [
+          tx,
+        ]);
+        out[t] = Number(r!.n);
+      }
+      return out;
+    };
     const [walletA, walletB] = chain.wallets as Address[];
     const base = await rpcCall<string>(chain.rpcUrl, "evm_snapshot");
     const orphanTx = await deposit(walletA!, 10n ** 18n);
+    const orphanLending = await lendingDeposit(walletA!, 10n ** 6n);
     await s.mineAt([s.clock + 60, s.clock + 120]);
     await waitUntil("the orphan-to-be deposit is indexed", () => hasEvent(orphanTx));
+    await waitUntil("the orphan-to-be lending-vault deposit is indexed", async () => {
+      const r = await protocolRows(orphanLending);
+      return r.lending_vault_event === 1 && r.lending_vault_snapshot === 1;
+    });
 
     // Replace the three newest blocks with four different ones.
     expect(await rpcCall<boolean>(chain.rpcUrl, "evm_revert", [base])).toBe(true);
     const restore = await rpcCall<string>(chain.rpcUrl, "evm_snapshot");
     await s.syncClock();
     const newTx = await deposit(walletB!, 2n * 10n ** 18n);
+    const newLending = await lendingDeposit(walletB!, 2n * 10n ** 6n);
     await s.mineAt([s.clock + 30, s.clock + 60, s.clock + 90]);
     await waitUntil("the new chain's deposit is indexed", () => hasEvent(newTx));
     expect(await hasEvent(orphanTx)).toBe(false);
+    await waitUntil(
+      "the new chain's lending-vault deposit is indexed",
+      async () => (await protocolRows(newLending)).lending_vault_event === 1,
+    );
+    expect(await protocolRows(orphanLending)).toEqual({ lending_vault_event: 0, lending_vault_snapshot: 0 });
+    expect(await protocolRows(newLending)).toEqual({ lending_vault_event: 1, lending_vault_snapshot: 1 });
     for (const t of ["share_transfer", "share_ratio_snapshot"]) {
       const [orphan] = await q<{ n: string }>(`SELECT count(*) AS n FROM "${devnet.schema}".${t} WHERE tx_hash = $1`, [
         orphanTx,
@@ -227,5 +276,6 @@ describe("reorg", () => {
     await s.syncClock();
     await s.mineAt([s.clock + 30]);
     await waitUntil("the second reorg is indexed", async () => !(await hasEvent(newTx)));
+    expect(await protocolRows(newLending)).toEqual({ lending_vault_event: 0, lending_vault_snapshot: 0 });
   }, 180_000);
 });
