@@ -30,7 +30,6 @@ export const CONTRACTS = {
   ReceiptToken: "ReceiptToken.sol",
   MockERC20: "MockERC20.sol",
   PriceFeed: "PriceFeed.sol",
-  MultiSigWallet: "MultiSigWallet.sol",
   Multicall3: "Multicall3.sol",
   SmartWallet: "SmartWallet.sol",
   TestUniversalResolver: "TestUniversalResolver.sol",

@@ -9,7 +9,6 @@ import { LoanAbi } from "../../abis/LoanAbi.js";
 import { LoanRegistryAbi } from "../../abis/LoanRegistryAbi.js";
 import { MockERC20Abi } from "../../abis/MockERC20Abi.js";
 import { Multicall3Abi } from "../../abis/Multicall3Abi.js";
-import { MultiSigWalletAbi } from "../../abis/MultiSigWalletAbi.js";
 import { PerpBridgeAAbi } from "../../abis/PerpBridgeAAbi.js";
 import { PerpBridgeBAbi } from "../../abis/PerpBridgeBAbi.js";
 import { PriceFeedAbi } from "../../abis/PriceFeedAbi.js";
@@ -25,7 +24,6 @@ export const ABIS = {
   Loan: LoanAbi,
   LoanRegistry: LoanRegistryAbi,
   MockERC20: MockERC20Abi,
-  MultiSigWallet: MultiSigWalletAbi,
   Multicall3: Multicall3Abi,
   PerpBridgeA: PerpBridgeAAbi,
   PerpBridgeB: PerpBridgeBAbi,

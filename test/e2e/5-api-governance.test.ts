@@ -7,9 +7,9 @@
 
 import { type Address, createPublicClient, http, keccak256, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MultiSigWalletAbi } from "../../abis/MultiSigWalletAbi.js";
 import { type App, createApp } from "../../api/app.js";
 import { createReadDb } from "../../api/lib/db.js";
+import { SAFE_VIEWS } from "../../api/routes/governance/governance.chain.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
 import { loadManifest } from "../helpers.js";
 
@@ -179,12 +179,12 @@ describe("GET /platform/governance/{vault_address}/roles", () => {
     expect([...proposers]).toContain(mv.multisig);
     const client = createPublicClient({ transport: http(h.devnet.chains.find((c) => c.chainId === 1)!.rpcUrl) });
     const owners = (
-      await client.readContract({ address: mv.multisig as Address, abi: MultiSigWalletAbi, functionName: "getOwners" })
+      await client.readContract({ address: mv.multisig as Address, abi: SAFE_VIEWS, functionName: "getOwners" })
     ).map((o) => o.toLowerCase());
     const threshold = Number(
       await client.readContract({
         address: mv.multisig as Address,
-        abi: MultiSigWalletAbi,
+        abi: SAFE_VIEWS,
         functionName: "getThreshold",
       }),
     );

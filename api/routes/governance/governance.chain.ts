@@ -4,9 +4,15 @@
  * multisig (`getOwners()`, `getThreshold()`, `VERSION()`), and a timelock's minimum delay.
  * Never throws: every failure comes back as a degraded result with a reason.
  */
-import { type Address, createPublicClient, http, type PublicClient } from "viem";
-import { MultiSigWalletAbi } from "../../../abis/MultiSigWalletAbi.js";
+import { type Address, createPublicClient, http, type PublicClient, parseAbi } from "viem";
 import { TimelockControllerAbi } from "../../../abis/TimelockControllerAbi.js";
+
+/** The views of a Safe (1.x) the roles route reads: owners, threshold and version. */
+export const SAFE_VIEWS = parseAbi([
+  "function getOwners() view returns (address[])",
+  "function getThreshold() view returns (uint256)",
+  "function VERSION() view returns (string)",
+]);
 
 export const RPC_TIMEOUT_MS = 2500;
 
@@ -91,9 +97,9 @@ export async function readAccount(rpcUrl: string | undefined, address: string): 
   }
   if (!code || code === "0x") return degraded("eoa", null);
   const [owners, threshold, version] = await Promise.allSettled([
-    client.readContract({ address: addr, abi: MultiSigWalletAbi, functionName: "getOwners" }),
-    client.readContract({ address: addr, abi: MultiSigWalletAbi, functionName: "getThreshold" }),
-    client.readContract({ address: addr, abi: MultiSigWalletAbi, functionName: "VERSION" }),
+    client.readContract({ address: addr, abi: SAFE_VIEWS, functionName: "getOwners" }),
+    client.readContract({ address: addr, abi: SAFE_VIEWS, functionName: "getThreshold" }),
+    client.readContract({ address: addr, abi: SAFE_VIEWS, functionName: "VERSION" }),
   ]);
   const transport = [owners, threshold, version].find((r) => r.status === "rejected" && isTransportError(r.reason)) as
     | PromiseRejectedResult
