@@ -35,10 +35,14 @@ export interface LoanView {
   principalAmount: bigint;
   /** APR with two decimals: 1250 = 12.50 % */
   apr: bigint;
+  /** two decimals; 0 for an unsecured loan */
+  maintenanceCollateralRatio: bigint;
   totalRepaid: bigint;
   totalInterestRepaid: bigint;
   interestOwed: bigint;
   principalDebtOwed: bigint;
+  /** `getNextPaymentDate()`, unix seconds */
+  nextPaymentDate: number;
   upcomingPayment: { amount: bigint; dueDate: number };
   paymentIntervalInSeconds: number;
   deployedDate: number;
@@ -56,9 +60,11 @@ const VIEWS = [
   "initialPrincipalAmount",
   "principalAmount",
   "apr",
+  "maintenanceCollateralRatio",
   "totalRepaid",
   "totalInterestRepaid",
   "getDebt",
+  "getNextPaymentDate",
   "getUpcomingPayment",
   "paymentIntervalInSeconds",
   "deployedDate",
@@ -95,10 +101,12 @@ export async function readLoans(client: PublicClient, loans: readonly Address[],
         initialPrincipalAmount: v.initialPrincipalAmount as bigint,
         principalAmount: v.principalAmount as bigint,
         apr: v.apr as bigint,
+        maintenanceCollateralRatio: v.maintenanceCollateralRatio as bigint,
         totalRepaid: v.totalRepaid as bigint,
         totalInterestRepaid: v.totalInterestRepaid as bigint,
         interestOwed,
         principalDebtOwed,
+        nextPaymentDate: Number(v.getNextPaymentDate),
         upcomingPayment: { amount, dueDate: Number(dueDate) },
         paymentIntervalInSeconds: Number(v.paymentIntervalInSeconds),
         deployedDate: Number(v.deployedDate),

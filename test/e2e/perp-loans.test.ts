@@ -56,6 +56,7 @@ import {
 } from "../../contracts/devnet/protocols/index.js";
 import { type Ctx, ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { ChainSession } from "../../contracts/devnet/session.js";
+import { MULTICALL3 } from "../../onchain/positions.js";
 import { type AnvilInstance, RpcError, rpc, startAnvil } from "../../scripts/lib/anvil.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
 
@@ -110,6 +111,9 @@ async function buildWorld(chainId: number, port: number, dir: string): Promise<W
   const anvil = await startAnvil({ chainId, port, logFile: join(dir, `anvil-${chainId}.log`) });
   const s = new ChainSession(chainId, anvil.rpcUrl);
   await s.syncClock();
+  // Multicall3 at its canonical address, as on every real chain (the loan reads batch through it)
+  const mc = await s.deploy(DEPLOYER, "Multicall3", []);
+  await s.rpc("anvil_setCode", [MULTICALL3, await s.rpc<Hex>("eth_getCode", [mc, "latest"])]);
   const ctx: Ctx = { s, from: DEPLOYER };
   const inputs = await tokensAndFeeds(s);
   const [usdc, weth] = inputs as [TokenInput, TokenInput];

@@ -31,7 +31,6 @@ export {
   type LoansDeployment,
   type LoanView,
   loanInterest,
-  loanStateName,
   loanSubaccountCalls,
   readLoan,
 } from "./loans.js";

@@ -4,9 +4,8 @@
  * the calls a subaccount lender or borrower needs, and one read of every view a loan book shows.
  */
 import { type Abi, type Address, getAddress, type Hex, type PublicClient, parseEventLogs } from "viem";
-import { LoanAbi } from "../../../abis/LoanAbi.js";
 import { LoanRegistryAbi } from "../../../abis/LoanRegistryAbi.js";
-import { LOAN_STATES, type LoanStateName } from "../../../onchain/loans.js";
+import { type LoanView as OnchainLoanView, readLoans } from "../../../onchain/loans.js";
 import { loanRegistry } from "./artifacts.js";
 import type { AllowedCall } from "./safe.js";
 import { type Ctx, deploy, write } from "./tx.js";
@@ -94,93 +93,21 @@ export function loanSubaccountCalls(loan: Address, role: "lender" | "borrower"):
 
 export { LOAN_STATES, type LoanStateName } from "../../../onchain/loans.js";
 
-/** The original's state name of a `loanState()` number. */
-export function loanStateName(n: number): LoanStateName {
-  const name = LOAN_STATES[n];
-  if (!name) throw new Error(`unknown loan state ${n}`);
-  return name;
-}
+/** Every view of a loan at one block (onchain/loans.ts), addresses checksummed, and the block. */
+export type LoanView = OnchainLoanView & { blockNumber: bigint };
 
-export interface LoanView {
-  address: Address;
-  lender: Address;
-  borrower: Address;
-  principalToken: Address;
-  collateralToken: Address;
-  state: LoanStateName;
-  /** called by the lender (state stays active until repaid or matured) */
-  called: boolean;
-  late: boolean;
-  initialPrincipalAmount: bigint;
-  principalAmount: bigint;
-  /** two decimals */
-  apr: bigint;
-  maintenanceCollateralRatio: bigint;
-  totalRepaid: bigint;
-  totalInterestRepaid: bigint;
-  interestOwed: bigint;
-  principalDebtOwed: bigint;
-  nextPaymentDate: number;
-  upcomingPayment: { amount: bigint; dueDate: number };
-  paymentIntervalInSeconds: number;
-  deployedDate: number;
-  maturityDate: number;
-  blockNumber: bigint;
-}
-
-/** Every view of a loan at one block (default latest). */
+/** Every view of a loan at one block (default latest), through the service's own reader. */
 export async function readLoan(client: PublicClient, loan: Address, blockNumber?: bigint): Promise<LoanView> {
   const block = blockNumber ?? (await client.getBlockNumber({ cacheTime: 0 }));
-  const r = <F extends string>(functionName: F) =>
-    client.readContract({ address: loan, abi: LoanAbi as Abi, functionName, blockNumber: block });
-  const names = [
-    "lender",
-    "borrower",
-    "principalToken",
-    "collateralToken",
-    "loanState",
-    "callbackDeadline",
-    "isLate",
-    "initialPrincipalAmount",
-    "principalAmount",
-    "apr",
-    "maintenanceCollateralRatio",
-    "totalRepaid",
-    "totalInterestRepaid",
-    "getDebt",
-    "getNextPaymentDate",
-    "getUpcomingPayment",
-    "paymentIntervalInSeconds",
-    "deployedDate",
-    "maturityDate",
-  ] as const;
-  const v = Object.fromEntries(
-    await Promise.all(names.map(async (n) => [n, await r(n)] as const)),
-  ) as unknown as Record<(typeof names)[number], unknown>;
-  const [interestOwed, principalDebtOwed] = v.getDebt as readonly [bigint, bigint];
-  const [amount, dueDate] = v.getUpcomingPayment as readonly [bigint, bigint];
+  const [v] = await readLoans(client, [loan], block);
+  if (!v) throw new Error(`${loan} answers no loan views at block ${block}`);
   return {
-    address: getAddress(loan),
-    lender: v.lender as Address,
-    borrower: v.borrower as Address,
-    principalToken: v.principalToken as Address,
-    collateralToken: v.collateralToken as Address,
-    state: loanStateName(Number(v.loanState)),
-    called: (v.callbackDeadline as bigint) > 0n,
-    late: v.isLate as boolean,
-    initialPrincipalAmount: v.initialPrincipalAmount as bigint,
-    principalAmount: v.principalAmount as bigint,
-    apr: v.apr as bigint,
-    maintenanceCollateralRatio: v.maintenanceCollateralRatio as bigint,
-    totalRepaid: v.totalRepaid as bigint,
-    totalInterestRepaid: v.totalInterestRepaid as bigint,
-    interestOwed,
-    principalDebtOwed,
-    nextPaymentDate: Number(v.getNextPaymentDate),
-    upcomingPayment: { amount, dueDate: Number(dueDate) },
-    paymentIntervalInSeconds: Number(v.paymentIntervalInSeconds),
-    deployedDate: Number(v.deployedDate),
-    maturityDate: Number(v.maturityDate),
+    ...v,
+    address: getAddress(v.address),
+    lender: getAddress(v.lender),
+    borrower: getAddress(v.borrower),
+    principalToken: getAddress(v.principalToken),
+    collateralToken: getAddress(v.collateralToken),
     blockNumber: block,
   };
 }
