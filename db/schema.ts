@@ -526,6 +526,20 @@ export interface SubaccountTable {
   min_health_factor: Num | null;
 }
 
+/** derived.lending_vault_day (migration 0014): a lending vault's share price at the end of a UTC day. */
+export interface LendingVaultDayTable {
+  chain_id: number;
+  vault: string;
+  day: ColumnType<string, string, string>;
+  total_assets: string;
+  total_supply: string;
+  asset_share_ratio: string | null;
+  block_number: ColumnType<string, string | bigint, string | bigint>;
+  timestamp: ColumnType<string, string | bigint, string | bigint>;
+  apy_7d: number | null;
+  computed_at: ColumnType<Date, Date | undefined, Date>;
+}
+
 /** derived.subaccount_day (migration 0012): a subaccount's valuation at the end of a UTC day, USD. */
 export interface SubaccountDayTable {
   address: string;
@@ -645,6 +659,7 @@ export interface Database {
   "registry.subaccount": SubaccountTable;
   "registry.chain_protocols": ChainProtocolsTable;
   "derived.subaccount_day": SubaccountDayTable;
+  "derived.lending_vault_day": LendingVaultDayTable;
   "registry.operator": OperatorTable;
   "registry.strategy_apy_snapshot": StrategyApySnapshotTable;
   "registry.portfolio_cache": PortfolioCacheTable;

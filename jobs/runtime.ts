@@ -12,6 +12,7 @@ import { dateToDay, today as wallToday } from "../db/days.js";
 import { type ChainCheckpoint, fromJson, readCheckpoints, toJson } from "../db/progress.js";
 import type { JobsConfig } from "./config.js";
 import { addFlow, buildFlow, extrasHash, planChanges } from "./fanout.js";
+import { replaceLendingVaultDays } from "./lending/lending-vault-day-write.js";
 import { writePointsRules } from "./points/rules-write.js";
 import { runPortfolio } from "./portfolio/job.js";
 import { recordProgress } from "./progress-write.js";
@@ -183,7 +184,8 @@ export async function startWorkers(
   const portfolio = processor("portfolio", async () => {
     const out = await runPortfolio(db, cfg.rpcUrls);
     const series = await runSubaccountDays(db, cfg.indexerSchema, cfg.rpcUrls);
-    return { ...out, days: series.days };
+    const lendingVaultDays = await replaceLendingVaultDays(db, cfg.indexerSchema);
+    return { ...out, days: series.days, lendingVaultDays };
   });
 
   const workerOpts = (concurrency: number) => ({

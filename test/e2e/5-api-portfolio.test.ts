@@ -8,6 +8,7 @@ import { type Abi, type Address, createPublicClient, http, parseAbi } from "viem
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getChain } from "../../config/chains.js";
 import { createDb, createPool } from "../../db/client.js";
+import { replaceLendingVaultDays } from "../../jobs/lending/lending-vault-day-write.js";
 import { runPortfolio } from "../../jobs/portfolio/job.js";
 import { runSubaccountDays } from "../../jobs/subaccounts/valuation.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
@@ -24,6 +25,7 @@ afterAll(async () => {
   // the cache and the series as the other suites expect them: empty
   await h?.q("DELETE FROM registry.portfolio_cache");
   await h?.q("DELETE FROM derived.subaccount_day");
+  await h?.q("DELETE FROM derived.lending_vault_day");
   await h?.close();
 });
 
@@ -144,5 +146,78 @@ describe("the subaccount valuation series", () => {
     expect(live.health_factor).toBeCloseTo(withDebt.at(-1)!.health_factor!, 9);
     expect(live.series_as_of).toBe(series.at(-1)!.day);
     expect(live.total_pnl).not.toBeNull();
+  });
+});
+
+describe("the lending-vault day series", () => {
+  it("each day is the vault's state at its last snapshot block; apy_7d is the growth from 7 days before", async () => {
+    const db = writer();
+    try {
+      const n = await replaceLendingVaultDays(db, "indexer");
+      expect(n).toBeGreaterThan(20);
+    } finally {
+      await db.destroy();
+    }
+    const days = await h.q<{
+      chain_id: number;
+      vault: string;
+      day: string;
+      total_assets: string;
+      total_supply: string;
+      asset_share_ratio: string;
+      block_number: string;
+      timestamp: string;
+      apy_7d: number | null;
+    }>(
+      "SELECT chain_id, vault, day::text AS day, total_assets::text, total_supply::text, asset_share_ratio::text, block_number::text, timestamp::text, apy_7d FROM derived.lending_vault_day ORDER BY 1, 2, 3",
+    );
+    const vaultAbi = parseAbi([
+      "function totalAssets() view returns (uint256)",
+      "function totalSupply() view returns (uint256)",
+    ]);
+    // every chain's vault, a few of its days read at their block
+    for (const chainId of new Set(days.map((d) => d.chain_id))) {
+      const client = createPublicClient({ transport: http(rpcUrls().get(chainId)!) });
+      const mine = days.filter((d) => d.chain_id === chainId);
+      for (const d of [mine[0]!, mine[Math.floor(mine.length / 2)]!, mine.at(-1)!]) {
+        const at = { address: d.vault as Address, abi: vaultAbi, blockNumber: BigInt(d.block_number) };
+        expect(String(await client.readContract({ ...at, functionName: "totalAssets" }))).toBe(d.total_assets);
+        expect(String(await client.readContract({ ...at, functionName: "totalSupply" }))).toBe(d.total_supply);
+        // the last snapshot of the day: none later that day
+        const dayEnd = Math.floor(Number(d.timestamp) / 86_400 + 1) * 86_400;
+        const [later] = await h.q<{ n: string }>(
+          `SELECT count(*)::text AS n FROM indexer.lending_vault_snapshot
+            WHERE chain_id = $1 AND vault = $2 AND block_number > $3 AND timestamp < $4`,
+          [chainId, d.vault, d.block_number, dayEnd],
+        );
+        expect(later!.n).toBe("0");
+      }
+      const byDay = new Map(mine.map((d) => [`${d.vault}:${d.day}`, d]));
+      const withApy = mine.filter((d) => d.apy_7d != null);
+      expect(withApy.length).toBeGreaterThan(5);
+      for (const d of mine) {
+        const prevDay = new Date(Date.parse(`${d.day}T00:00:00Z`) - 7 * 86_400_000).toISOString().slice(0, 10);
+        const p = byDay.get(`${d.vault}:${prevDay}`);
+        if (!p) {
+          expect(d.apy_7d).toBeNull();
+          continue;
+        }
+        const growth = Number(d.asset_share_ratio) / Number(p.asset_share_ratio);
+        const expected = growth ** ((365 * 86_400) / (Number(d.timestamp) - Number(p.timestamp))) - 1;
+        expect(d.apy_7d!).toBeCloseTo(expected, 9);
+      }
+      // the route serves the newest day's APY
+      const last = mine.filter((d) => d.vault === mine.at(-1)!.vault).at(-1)!;
+      const sub = (await h.q<{ address: string }>("SELECT address FROM registry.subaccount LIMIT 1"))[0]!.address;
+      const res = await h
+        .appWith({ rpcUrls: rpcUrls() })
+        .request(
+          `/api/v1/integrations/lending_vault/apy?vault_address=${last.vault}&subaccount_address=${sub}&chain=${chainId}`,
+        );
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { apy: number | null; apy_as_of: string | null; window_days: number | null };
+      expect(body).toMatchObject({ apy: last.apy_7d, apy_as_of: last.day });
+      expect(body.window_days).toBe(last.apy_7d == null ? null : 7);
+    }
   });
 });

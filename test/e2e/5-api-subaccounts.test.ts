@@ -301,11 +301,12 @@ describe("GET /api/v1/subaccounts/summary", () => {
 });
 
 describe("GET /api/v1/integrations/lending_vault/apy", () => {
-  it("the vault's share-price APY over the last week and the subaccount's position in it", async () => {
+  it("the vault's share price and the subaccount's position in it, read at the head", async () => {
     const lv = w.p.morpho.lendingVault;
     const r = await get<{
       apy: number | null;
       window_days: number | null;
+      apy_as_of: string | null;
       share_price: number;
       vault_positions: { subaccount: string; shares: string; assets: number; value: number | null }[];
       token: { symbol: string };
@@ -314,10 +315,9 @@ describe("GET /api/v1/integrations/lending_vault/apy", () => {
     expect(r.body.token.symbol).toBe("USDC");
     // a month passed with the market half borrowed: the shares earned interest
     expect(r.body.share_price).toBeGreaterThan(1);
-    expect(r.body.apy).toBeGreaterThan(0);
-    // from the last block at or before a week ago: here the one before the month's jump
-    expect(r.body.window_days).toBeGreaterThanOrEqual(7);
-    expect(r.body.window_days).toBeLessThan(31);
+    // the APY is the job's series of indexed snapshots (5-api-portfolio checks it on the devnet);
+    // this world's chain was never indexed, so there is none, and the answer says so
+    expect(r.body).toMatchObject({ apy: null, window_days: null, apy_as_of: null });
     const shares = await read<bigint>(lv, ERC20_ABI as Abi, "balanceOf", [w.sub.safe]);
     const assets = await read<bigint>(
       lv,

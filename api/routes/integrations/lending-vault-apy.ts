@@ -1,10 +1,10 @@
 /**
  * GET /api/v1/integrations/lending_vault/apy: a lending vault's (ERC-4626 over a Morpho market)
- * APY from its share price now and a week ago, read on the chain, and a subaccount's position in
- * it. Open, as the spec leaves it.
+ * APY, from the job's day series of its share price (derived.lending_vault_day), and its share
+ * price and a subaccount's position in it read on the chain at the head. Open, as the spec leaves it.
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
-import { type Abi, type Address, type PublicClient, parseAbi } from "viem";
+import { type Abi, type Address, parseAbi } from "viem";
 import { ChainIdParam } from "../../lib/chain.js";
 import { ErrorSchema } from "../../lib/errors.js";
 import { chainClient, chainProtocols } from "../../lib/protocols.js";
@@ -27,9 +27,13 @@ const LendingVaultApy = z
       .number()
       .nullable()
       .openapi({
-        description: `Compound APY of the share price over the last ${WINDOW_DAYS} days (or the vault's life when shorter), a fraction; null under a day of history`,
+        description: `Compound APY of the share price over the ${WINDOW_DAYS} days to the newest day of the job's series (derived.lending_vault_day), a fraction; null under ${WINDOW_DAYS} days of history`,
       }),
     window_days: z.number().nullable(),
+    apy_as_of: z.string().nullable().openapi({
+      format: "date",
+      description: "The day of the series (derived.lending_vault_day) the APY is of; null before the job ran",
+    }),
     share_price: z.number().openapi({ description: "Assets per whole share now" }),
     vault_positions: z.array(
       z.object({
@@ -71,20 +75,6 @@ export const lendingVaultApy = createRoute({
   },
 });
 
-/** The last block at or before `ts` (binary search on block timestamps). */
-async function blockAt(client: PublicClient, ts: number, head: { number: bigint; timestamp: bigint }) {
-  let lo = 0n;
-  let hi = head.number;
-  if (Number(head.timestamp) <= ts) return head.number;
-  while (lo < hi) {
-    const mid = (lo + hi + 1n) / 2n;
-    const b = await client.getBlock({ blockNumber: mid });
-    if (Number(b.timestamp) <= ts) lo = mid;
-    else hi = mid - 1n;
-  }
-  return lo;
-}
-
 export const lendingVaultApyHandler: RouteHandler<typeof lendingVaultApy, AppEnv> = async (c) => {
   const { db, config } = c.var.deps;
   const q = c.req.valid("query");
@@ -122,20 +112,17 @@ export const lendingVaultApyHandler: RouteHandler<typeof lendingVaultApy, AppEnv
     const pricePerShare = async (block: bigint) =>
       Number(await read<bigint>(vault, VAULT as Abi, "convertToAssets", [one], block)) / 10 ** Number(decimals);
     const now = await pricePerShare(head.number);
-    // a week ago, or the vault's first day when it is younger
-    let apy: number | null = null;
-    let windowDays: number | null = null;
-    for (const days of [WINDOW_DAYS, 3, 1]) {
-      const at = await blockAt(client, Number(head.timestamp) - days * 86_400, head);
-      const then = await pricePerShare(at).catch(() => null);
-      if (then == null || !(then > 0)) continue;
-      const t0 = Number((await client.getBlock({ blockNumber: at })).timestamp);
-      const span = (Number(head.timestamp) - t0) / 86_400;
-      if (span < 1) break;
-      apy = (now / then) ** (365 / span) - 1;
-      windowDays = span;
-      break;
-    }
+    // the APY is history: the job's day series (derived.lending_vault_day), its newest day
+    const [day] = await db
+      .selectFrom("derived.lending_vault_day")
+      .select(["day", "apy_7d"])
+      .where("chain_id", "=", q.chain)
+      .where("vault", "=", vault)
+      .orderBy("day", "desc")
+      .limit(1)
+      .execute();
+    const apy = day?.apy_7d ?? null;
+    const windowDays = apy == null ? null : WINDOW_DAYS;
     const assets =
       Number(await read<bigint>(vault, VAULT as Abi, "convertToAssets", [shares])) / 10 ** Number(decimals);
     return c.json(
@@ -148,6 +135,7 @@ export const lendingVaultApyHandler: RouteHandler<typeof lendingVaultApy, AppEnv
         ],
         token: { symbol, address: a, decimals: Number(decimals), price },
         block_number: Number(head.number),
+        apy_as_of: day ? String(day.day) : null,
       },
       200,
     );
