@@ -221,3 +221,99 @@ describe("the lending-vault day series", () => {
     }
   });
 });
+
+describe("the health-factor series against the indexed events", () => {
+  it("each day's health factor is the indexed Aave supplies and borrows at that day's block, within interest", async () => {
+    const db = writer();
+    try {
+      await runSubaccountDays(db, "indexer", rpcUrls());
+    } finally {
+      await db.destroy();
+    }
+    const manifest = JSON.parse(readFileSync(h.devnet.manifestFile, "utf8")) as {
+      chains: { world: { subaccounts: { safe: string; role: string | null }[] } }[];
+    };
+    const safe = manifest.chains
+      .flatMap((c) => c.world.subaccounts)
+      .find((x) => x.role === "leveraged")!
+      .safe.toLowerCase();
+    const events = await h.q<{ chain_id: number; kind: string; reserve: string; amount: string; block: string }>(
+      `SELECT chain_id, kind, reserve, amount::text, block_number::text AS block FROM indexer.aave_event
+        WHERE subaccount = $1 ORDER BY block_number, log_index`,
+      [safe],
+    );
+    expect(events.length).toBeGreaterThan(3);
+    // the leveraged subaccount's only debt and collateral are on Aave, on one chain
+    const [morpho] = await h.q<{ n: string }>(
+      "SELECT count(*)::text AS n FROM indexer.morpho_event WHERE subaccount = $1",
+      [safe],
+    );
+    expect(morpho!.n).toBe("0");
+    const chainId = events[0]!.chain_id;
+    expect(new Set(events.map((e) => e.chain_id))).toEqual(new Set([chainId]));
+    const client = createPublicClient({ transport: http(rpcUrls().get(chainId)!) });
+    const [entry] = await h.q<{
+      protocols: {
+        tokens: { address: string; decimals: number; priceFeed: { address: string; decimals: number } }[];
+        aave: { dataProvider: string };
+      };
+    }>("SELECT protocols FROM registry.chain_protocols WHERE chain_id = $1", [chainId]);
+    const tokens = new Map(entry!.protocols.tokens.map((t) => [t.address.toLowerCase(), t]));
+    const feed = parseAbi(["function latestAnswer() view returns (int256)"]);
+    const provider = parseAbi([
+      "function getReserveConfigurationData(address) view returns (uint256, uint256, uint256, uint256, uint256, bool, bool, bool, bool, bool)",
+    ]);
+    const days = await h.q<{ day: string; health_factor: number | null; blocks: Record<string, number> }>(
+      "SELECT day::text, health_factor, blocks FROM derived.subaccount_day WHERE address = $1 ORDER BY day",
+      [safe],
+    );
+    let checked = 0;
+    for (const d of days) {
+      const block = BigInt(d.blocks[String(chainId)]!);
+      const held = new Map<string, { supplied: bigint; borrowed: bigint }>();
+      for (const e of events.filter((x) => BigInt(x.block) <= block)) {
+        const h0 = held.get(e.reserve) ?? { supplied: 0n, borrowed: 0n };
+        const a = BigInt(e.amount);
+        if (e.kind === "supply") h0.supplied += a;
+        else if (e.kind === "withdraw") h0.supplied -= a;
+        else if (e.kind === "borrow") h0.borrowed += a;
+        else if (e.kind === "repay") h0.borrowed -= a;
+        held.set(e.reserve, h0);
+      }
+      let collateral = 0;
+      let debt = 0;
+      for (const [reserve, x] of held) {
+        const t = tokens.get(reserve)!;
+        const price =
+          Number(
+            await client.readContract({
+              address: t.priceFeed.address as Address,
+              abi: feed,
+              functionName: "latestAnswer",
+              blockNumber: block,
+            }),
+          ) /
+          10 ** t.priceFeed.decimals;
+        const cfg = await client.readContract({
+          address: entry!.protocols.aave.dataProvider as Address,
+          abi: provider,
+          functionName: "getReserveConfigurationData",
+          args: [reserve as Address],
+          blockNumber: block,
+        });
+        const lt = Number(cfg[2]) / 10_000;
+        collateral += (Number(x.supplied) / 10 ** t.decimals) * price * lt;
+        debt += (Number(x.borrowed) / 10 ** t.decimals) * price;
+      }
+      if (debt === 0) {
+        expect(d.health_factor, d.day).toBeNull();
+        continue;
+      }
+      // the series reads the balances with the interest accrued since; the events are principal
+      expect(d.health_factor!, d.day).toBeGreaterThan((collateral / debt) * 0.97);
+      expect(d.health_factor!, d.day).toBeLessThan((collateral / debt) * 1.03);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(5);
+  });
+});
