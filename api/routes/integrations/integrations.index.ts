@@ -1,4 +1,14 @@
 import type { Surfaces } from "../index.js";
+import {
+  lendingMarketBorrow,
+  lendingMarketBorrowHandler,
+  lendingMarketRepay,
+  lendingMarketRepayHandler,
+  lendingMarketSupply,
+  lendingMarketSupplyHandler,
+  lendingMarketWithdraw,
+  lendingMarketWithdrawHandler,
+} from "./lending-market.js";
 import { lendingVaultApy, lendingVaultApyHandler } from "./lending-vault-apy.js";
 import {
   perpRelayerAStatus,
@@ -12,4 +22,8 @@ export function registerIntegrations({ inst }: Surfaces): void {
   inst.openapi(lendingVaultApy, lendingVaultApyHandler);
   inst.openapi(perpRelayerAStatus, perpRelayerAStatusHandler);
   inst.openapi(perpRelayerBStatus, perpRelayerBStatusHandler);
+  inst.openapi(lendingMarketSupply, lendingMarketSupplyHandler);
+  inst.openapi(lendingMarketBorrow, lendingMarketBorrowHandler);
+  inst.openapi(lendingMarketRepay, lendingMarketRepayHandler);
+  inst.openapi(lendingMarketWithdraw, lendingMarketWithdrawHandler);
 }
