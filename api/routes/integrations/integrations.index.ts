@@ -11,6 +11,12 @@ import {
 } from "./lending-market.js";
 import { lendingVaultApy, lendingVaultApyHandler } from "./lending-vault-apy.js";
 import {
+  perpRelayerADeposit,
+  perpRelayerADepositHandler,
+  perpRelayerBDeposit,
+  perpRelayerBDepositHandler,
+} from "./perp-relayer-deposit.js";
+import {
   perpRelayerAStatus,
   perpRelayerAStatusHandler,
   perpRelayerBStatus,
@@ -26,4 +32,6 @@ export function registerIntegrations({ inst }: Surfaces): void {
   inst.openapi(lendingMarketBorrow, lendingMarketBorrowHandler);
   inst.openapi(lendingMarketRepay, lendingMarketRepayHandler);
   inst.openapi(lendingMarketWithdraw, lendingMarketWithdrawHandler);
+  inst.openapi(perpRelayerADeposit, perpRelayerADepositHandler);
+  inst.openapi(perpRelayerBDeposit, perpRelayerBDepositHandler);
 }
