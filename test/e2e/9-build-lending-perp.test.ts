@@ -31,6 +31,7 @@ import { relayerConfig } from "../../jobs/relayer/config.js";
 import { type RelayerHandle, startRelayer } from "../../jobs/relayer/worker.js";
 import { rpc } from "../../scripts/lib/anvil.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
+import { loadManifest, sleep } from "../helpers.js";
 import { actor, buildWorld, call, moduleCall, registerWorld, type World } from "../protocol-world.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
@@ -399,6 +400,10 @@ describe("lending market builders (Aave v3)", () => {
 });
 
 describe("perp deposit builders", () => {
+  afterAll(async () => {
+    await relayer?.close();
+    relayer = undefined;
+  });
   const deposited = async (p: Perp) => {
     const receipt = await send(p);
     const events = parseEventLogs({ abi: PerpBridgeAAbi, eventName: "Deposited", logs: receipt.logs });
@@ -489,4 +494,92 @@ describe("perp deposit builders", () => {
     expect((await perp("b", { amount: "10" })).status).toBe(422);
     expect(await head()).toBe(before);
   });
+});
+
+/**
+ * check_status reads the indexer's tables, which follow the shared devnet's chains (not this
+ * file's world): there, a deposit built for a devnet subaccount (its trader taken from the
+ * indexed module roles: no `from`), sent by that trader, is followed by check_status from
+ * unknown to pending (indexed deposit) to credited (indexed ledger event) as the relayer worker
+ * credits it on chain 1's core ledger.
+ */
+describe("perp deposit followed by check_status on the indexed devnet", () => {
+  let devRelayer: RelayerHandle | undefined;
+  afterAll(async () => {
+    await devRelayer?.close();
+  });
+
+  it("unknown, pending once indexed, credited once relayed: with the returned core_hash", async () => {
+    const manifest = loadManifest(h.devnet.manifestFile);
+    const chain1 = manifest.chains.find((c) => c.chainId === 1)!;
+    const url = h.devnet.chains.find((c) => c.chainId === 1)!.rpcUrl;
+    const sub = chain1.world.subaccounts.find((x) => x.role === "trader" && x.registered)!;
+    const usdc1 = chain1.world.protocols.perp.usdc;
+    const client = createPublicClient({ transport: http(url) });
+    const sendRaw = async (from: Address, to: Address, data: Hex, gas = "0x1c9c380") => {
+      const hash = await rpc<Hex>(url, "eth_sendTransaction", [{ from, to, data, gas, gasPrice: "0x0" }]);
+      const r = await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+      expect(r.status).toBe("success");
+      return r;
+    };
+    await sendRaw(sub.trader, usdc1, call(ERC20_ABI, "mint", [sub.safe, 300n * E6]));
+    const status = async (hash: string) =>
+      (
+        await readAnswer<{ status: string; deposit: { tx_hash: string } | null; core: { tx_hash: string } | null }>(
+          await h.app.request(`/api/v1/integrations/perp_relayer_a/check_status?core_hash=${hash}`),
+        )
+      ).body;
+    const until = async (want: string, hash: string) => {
+      const end = Date.now() + 60_000;
+      for (;;) {
+        const s2 = await status(hash);
+        if (s2.status === want || Date.now() > end) return s2;
+        await sleep(250);
+      }
+    };
+
+    const r = await readAnswer<Perp & Refused>(
+      await h.app.request("/api/v1/integrations/perp_relayer_a/deposit", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": key },
+        body: JSON.stringify({ subaccount: sub.safe, chain: 1, amount: "300" }),
+      }),
+    );
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const p = r.body;
+    expect(p.from).toBe(sub.trader); // the indexed TRADER
+    expect(p.core).toEqual({ chain_id: 1, ledger: chain1.world.protocols.core!.ledger });
+    expect((await status(p.core_hash)).status).toBe("unknown");
+    await rpc(url, "evm_setNextBlockTimestamp", [p.simulation.timestamp]);
+    const receipt = await sendRaw(p.from as Address, p.target as Address, p.data, toHex(BigInt(p.gas_limit)));
+    const [ev] = parseEventLogs({ abi: PerpBridgeAAbi, eventName: "Deposited", logs: receipt.logs });
+    expect(ev!.args.coreHash).toBe(p.core_hash);
+
+    const pending = await until("pending", p.core_hash);
+    expect(pending.status).toBe("pending");
+    expect(pending.deposit?.tx_hash).toBe(receipt.transactionHash.toLowerCase());
+
+    devRelayer = await startRelayer(
+      {
+        ...relayerConfig({
+          PONDER_RPC_URL_1: url,
+          PONDER_RPC_URL_8453: h.devnet.chains.find((c) => c.chainId === 8453)!.rpcUrl,
+          DEVNET_MANIFEST: h.devnet.manifestFile,
+          RELAYER_DELAY_S: "0",
+          RELAYER_POLL_MS: "600000",
+        }),
+        redisUrl: h.redisUrl,
+      },
+      () => {},
+    );
+    await devRelayer.runOnce();
+    const credited = await until("credited", p.core_hash);
+    expect(credited.status).toBe("credited");
+    const logs = await client.getLogs({ address: chain1.world.protocols.core!.ledger, fromBlock: receipt.blockNumber });
+    const [c] = parseEventLogs({ abi: CoreLedgerAbi, eventName: "Credited", logs }).filter(
+      (e) => e.args.coreHash === p.core_hash,
+    );
+    expect(c!.args).toMatchObject({ depositor: sub.safe, amount: 300n * E6 });
+    expect(credited.core?.tx_hash).toBe(c!.transactionHash.toLowerCase());
+  }, 180_000);
 });
