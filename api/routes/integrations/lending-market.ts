@@ -102,7 +102,7 @@ const describeOp: Record<Operation, string> = {
   borrow:
     "Borrows the underlying against the Safe's Aave collateral: `execute(pool, borrow(…, onBehalfOf = Safe))`. Beyond what the collateral covers, Aave's '36' (COLLATERAL_CANNOT_COVER_NEW_BORROW) is the 409's reason.",
   repay:
-    "Repays the Safe's debt in the underlying, with an exact approval reset to 0 after. `all: true` repays the whole debt as of the block the transaction lands in (Aave's type(uint256).max); its approval is the debt at simulation plus 0.1 % for the interest accrued until then, and the Safe must hold the debt.",
+    "Repays the Safe's debt in the underlying, with an exact approval reset to 0 after (an amount above the debt repays the debt: Aave caps it). `all: true` repays the whole debt as of the block the transaction lands in (Aave's type(uint256).max); its approval is the debt at simulation plus 0.1 % for the interest accrued until then, and the Safe must hold the debt.",
   withdraw:
     "Withdraws the underlying to the Safe. `all: true` withdraws the whole aToken balance (Aave's type(uint256).max). One that would drop the health factor below 1 is refused with Aave's '35' (HEALTH_FACTOR_LOWER_THAN_LIQUIDATION_THRESHOLD).",
 };
@@ -123,7 +123,13 @@ function route(op: Operation) {
       }),
       body: {
         required: true,
-        content: { "application/json": { schema: bodies[op].openapi({ example: example(op) }) } },
+        content: {
+          "application/json": {
+            schema: bodies[op].openapi(`LendingMarket${op[0]!.toUpperCase()}${op.slice(1)}Request`, {
+              example: example(op),
+            }),
+          },
+        },
       },
     },
     responses: {
