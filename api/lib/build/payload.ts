@@ -81,6 +81,9 @@ export const SimulationSchema = z
   .object({
     success: z.literal(true),
     block_number: z.number().int().openapi({ description: "The head block it was simulated on top of" }),
+    timestamp: z.number().int().openapi({
+      description: "The simulated block's time (the head's + 1 s): what accrues (interest) is as of then",
+    }),
     gas_used: z.string(),
   })
   .openapi("BuildSimulation");
@@ -132,6 +135,11 @@ export function transactionPayload(
       description: c.description,
     })),
     approvals: tx.approvals.map((a) => ({ token: a.token, spender: a.spender, amount_raw: a.amount.toString() })),
-    simulation: { success: true, block_number: Number(sim.blockNumber), gas_used: sim.gasUsed.toString() },
+    simulation: {
+      success: true,
+      block_number: Number(sim.blockNumber),
+      timestamp: Number(sim.timestamp),
+      gas_used: sim.gasUsed.toString(),
+    },
   };
 }

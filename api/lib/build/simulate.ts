@@ -1,9 +1,10 @@
 /**
  * Simulation of a built transaction against the chain's head, in one `eth_simulateV1` request:
  * reads before it, the transaction sent by the trader, reads after it, all in one simulated block
- * on top of the head, each call seeing the state the previous ones left. So the figures "before"
- * and "after" (balances, a health factor) are the chain's own, at the same state the transaction
- * was simulated on. A failed transaction gives its revert data decoded.
+ * right after the head (its number + 1, its time + 1 s), each call seeing the state the previous
+ * ones left. So the figures "before" and "after" (balances, a health factor) are the chain's own,
+ * at the same state the transaction was simulated on. A failed transaction gives its revert data
+ * decoded.
  */
 import type { Abi, Address, Hex } from "viem";
 import { type DecodedRevert, decodeRevert } from "../revert-decode.js";
@@ -55,10 +56,16 @@ export async function simulate(
   });
   type Block = { number: bigint | null; timestamp: bigint; calls: unknown[] };
   let block: Block | undefined;
+  let head: { number: bigint; timestamp: bigint };
   try {
+    // pinned on the head read here, as the block after it one second later: nodes differ in what
+    // they simulate by default (anvil: the head's own number and time; geth: 12 s later)
+    head = await sub.client.getBlock({ blockTag: "latest" });
     [block] = (await sub.client.simulateBlocks({
+      blockNumber: head.number,
       blocks: [
         {
+          blockOverrides: { number: head.number + 1n, time: head.timestamp + 1n },
           calls: [
             ...before.map(asCall),
             { account: sub.from, to: tx.target, data: tx.data, value: tx.value },
@@ -77,7 +84,7 @@ export async function simulate(
     c && c.status === "success" ? (c.result ?? null) : null;
   return {
     success: ok,
-    blockNumber: block!.number! - 1n,
+    blockNumber: head.number,
     timestamp: block!.timestamp,
     gasUsed: main.gasUsed,
     gasLimit: (main.gasUsed * GAS_MARGIN_NUM) / GAS_MARGIN_DEN + GAS_MARGIN_ADD,

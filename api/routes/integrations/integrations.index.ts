@@ -1,5 +1,21 @@
 import type { Surfaces } from "../index.js";
+import {
+  lendingMarketBorrow,
+  lendingMarketBorrowHandler,
+  lendingMarketRepay,
+  lendingMarketRepayHandler,
+  lendingMarketSupply,
+  lendingMarketSupplyHandler,
+  lendingMarketWithdraw,
+  lendingMarketWithdrawHandler,
+} from "./lending-market.js";
 import { lendingVaultApy, lendingVaultApyHandler } from "./lending-vault-apy.js";
+import {
+  perpRelayerADeposit,
+  perpRelayerADepositHandler,
+  perpRelayerBDeposit,
+  perpRelayerBDepositHandler,
+} from "./perp-relayer-deposit.js";
 import {
   perpRelayerAStatus,
   perpRelayerAStatusHandler,
@@ -12,4 +28,10 @@ export function registerIntegrations({ inst }: Surfaces): void {
   inst.openapi(lendingVaultApy, lendingVaultApyHandler);
   inst.openapi(perpRelayerAStatus, perpRelayerAStatusHandler);
   inst.openapi(perpRelayerBStatus, perpRelayerBStatusHandler);
+  inst.openapi(lendingMarketSupply, lendingMarketSupplyHandler);
+  inst.openapi(lendingMarketBorrow, lendingMarketBorrowHandler);
+  inst.openapi(lendingMarketRepay, lendingMarketRepayHandler);
+  inst.openapi(lendingMarketWithdraw, lendingMarketWithdrawHandler);
+  inst.openapi(perpRelayerADeposit, perpRelayerADepositHandler);
+  inst.openapi(perpRelayerBDeposit, perpRelayerBDepositHandler);
 }

@@ -1,0 +1,223 @@
+/**
+ * The lending-market builders' logic on Aave v3: the market (an aToken of the chain's Aave pool)
+ * resolved on the chain, the operation's module transaction (supply and repay with an exact
+ * approval the module resets, borrow and withdraw without), the checks made before simulating,
+ * and the account figures read before and after it in the simulated block.
+ */
+import { type Address, encodeFunctionData, getAddress, maxUint256, parseAbi } from "viem";
+import type { Approval, InnerCall } from "../../lib/build/module-call.js";
+import { rawAmount } from "../../lib/build/payload.js";
+import { BuildRefusal } from "../../lib/build/refusal.js";
+import type { SimRead } from "../../lib/build/simulate.js";
+import type { BuildSubaccount } from "../../lib/build/subaccount.js";
+import { balanceOf, chainRead, ERC20, requireAllowedToken, type TokenFacts, tokenFacts } from "./builder.lib.js";
+
+export const OPERATIONS = ["supply", "borrow", "repay", "withdraw"] as const;
+export type Operation = (typeof OPERATIONS)[number];
+export type RateMode = "variable" | "stable";
+
+const A_TOKEN = parseAbi([
+  "function UNDERLYING_ASSET_ADDRESS() view returns (address)",
+  "function POOL() view returns (address)",
+]);
+export const AAVE_POOL = parseAbi([
+  "function getUserAccountData(address user) view returns (uint256 totalCollateralBase, uint256 totalDebtBase, uint256 availableBorrowsBase, uint256 currentLiquidationThreshold, uint256 ltv, uint256 healthFactor)",
+  "function getReserveData(address asset) view returns ((uint256 data) configuration, uint128 liquidityIndex, uint128 currentLiquidityRate, uint128 variableBorrowIndex, uint128 currentVariableBorrowRate, uint128 currentStableBorrowRate, uint40 lastUpdateTimestamp, uint16 id, address aTokenAddress, address stableDebtTokenAddress, address variableDebtTokenAddress, address interestRateStrategyAddress, uint128 accruedToTreasury, uint128 unbacked, uint128 isolationModeTotalDebt)",
+  "function supply(address asset, uint256 amount, address onBehalfOf, uint16 referralCode)",
+  "function borrow(address asset, uint256 amount, uint256 interestRateMode, uint16 referralCode, address onBehalfOf)",
+  "function repay(address asset, uint256 amount, uint256 interestRateMode, address onBehalfOf) returns (uint256)",
+  "function withdraw(address asset, uint256 amount, address to) returns (uint256)",
+]);
+
+export interface Market {
+  pool: Address;
+  aToken: Address;
+  aTokenSymbol: string;
+  underlying: TokenFacts;
+  variableDebtToken: TokenFacts;
+  stableDebtToken: TokenFacts;
+}
+
+/** The aToken `market` as a reserve of the chain's Aave pool, or a 404 `unknown_market`. */
+export async function resolveMarket(sub: BuildSubaccount, market: string): Promise<Market> {
+  const pool = sub.protocols.aave?.pool;
+  const unknown = (why: string) => new BuildRefusal(404, "unknown_market", `${market} is not a lending market: ${why}`);
+  if (!pool) throw unknown(`chain ${sub.chainId} has no Aave pool in the registry's protocols entry`);
+  const aToken = getAddress(market);
+  const client = sub.client;
+  let underlying: Address;
+  let aTokenPool: Address;
+  try {
+    [underlying, aTokenPool] = await Promise.all([
+      client.readContract({ address: aToken, abi: A_TOKEN, functionName: "UNDERLYING_ASSET_ADDRESS" }),
+      client.readContract({ address: aToken, abi: A_TOKEN, functionName: "POOL" }),
+    ]);
+  } catch (err) {
+    // a contract without these views (or no contract) is not an aToken; a dead chain is a 503
+    await chainRead(sub, (c) => c.getBlockNumber());
+    throw unknown(`it is not an Aave v3 aToken (${(err as { shortMessage?: string }).shortMessage ?? "no answer"})`);
+  }
+  if (aTokenPool.toLowerCase() !== pool.toLowerCase()) {
+    throw unknown(`its pool ${aTokenPool} is not the chain's Aave pool ${getAddress(pool)}`);
+  }
+  // outputs in order: aTokenAddress is the 9th, stableDebtTokenAddress the 10th, variableDebtTokenAddress the 11th
+  const reserve = await chainRead(sub, (c) =>
+    c.readContract({ address: getAddress(pool), abi: AAVE_POOL, functionName: "getReserveData", args: [underlying] }),
+  );
+  if (reserve[8].toLowerCase() !== aToken.toLowerCase()) {
+    throw unknown(`the pool's aToken of ${underlying} is ${reserve[8]}`);
+  }
+  const [a, u, variable, stable] = await Promise.all([
+    tokenFacts(sub, aToken),
+    tokenFacts(sub, underlying),
+    tokenFacts(sub, reserve[10]),
+    tokenFacts(sub, reserve[9]),
+  ]);
+  return {
+    pool: getAddress(pool),
+    aToken,
+    aTokenSymbol: a.symbol,
+    underlying: u,
+    variableDebtToken: variable,
+    stableDebtToken: stable,
+  };
+}
+
+export interface LendingRequest {
+  amount?: string | undefined;
+  amount_raw?: string | undefined;
+  all?: boolean | undefined;
+  interest_rate_mode?: RateMode | undefined;
+}
+
+export interface LendingPlan {
+  /** the amount asked for; null for `all` */
+  amount: bigint | null;
+  rateMode: RateMode | null;
+  debtToken: Address;
+  debtSymbol: string;
+  call: InnerCall;
+  approvals: Approval[];
+}
+
+/** Interest accrued between the simulation and the block the repayment lands in: 0.1 % of the debt. */
+const REPAY_ALL_MARGIN_DEN = 1000n;
+
+/**
+ * The call of `op`, after the checks a simulation would only report less clearly: the token on
+ * the module's list, the amount within the Safe's balance (of the underlying for supply and
+ * repay, of the aToken for withdraw). 422s, before anything is simulated.
+ */
+export async function planOperation(
+  sub: BuildSubaccount,
+  m: Market,
+  op: Operation,
+  body: LendingRequest,
+): Promise<LendingPlan> {
+  await requireAllowedToken(sub, m.underlying, ["body"]);
+  const t = m.underlying;
+  const rateMode = op === "borrow" || op === "repay" ? (body.interest_rate_mode ?? "variable") : null;
+  const debtFacts = rateMode === "stable" ? m.stableDebtToken : m.variableDebtToken;
+  const debtToken = debtFacts.address;
+  const debtSymbol = debtFacts.symbol;
+  const all = body.all === true;
+  if (all && (body.amount != null || body.amount_raw != null)) {
+    throw BuildRefusal.field(["body", "all"], "Give either all: true or an amount, not both");
+  }
+  const amount = all ? null : rawAmount(body, t.decimals);
+  const short = (held: bigint, what: string) =>
+    BuildRefusal.field(
+      ["body", all ? "all" : body.amount_raw != null ? "amount_raw" : "amount"],
+      `Above the Safe's balance: it holds ${held} raw units of ${what}`,
+      "insufficient_balance",
+    );
+  const safe = sub.safe;
+  const pool = m.pool;
+  const mode = rateMode === "stable" ? 1n : 2n;
+  const call = (description: string, data: `0x${string}`): InnerCall => ({
+    target: pool,
+    value: 0n,
+    data,
+    description,
+  });
+  const enc = (functionName: "supply" | "borrow" | "repay" | "withdraw", args: readonly unknown[]) =>
+    encodeFunctionData({ abi: AAVE_POOL, functionName, args: args as never });
+  switch (op) {
+    case "supply": {
+      const held = await balanceOf(sub, t.address);
+      if (amount! > held) throw short(held, t.symbol);
+      return {
+        amount,
+        rateMode,
+        debtToken,
+        debtSymbol,
+        call: call(`supply ${amount} ${t.symbol} to Aave for the Safe`, enc("supply", [t.address, amount, safe, 0])),
+        approvals: [{ token: t.address, spender: pool, amount: amount! }],
+      };
+    }
+    case "borrow":
+      return {
+        amount,
+        rateMode,
+        debtToken,
+        debtSymbol,
+        call: call(
+          `borrow ${amount} ${t.symbol} from Aave at the ${rateMode} rate`,
+          enc("borrow", [t.address, amount, mode, 0, safe]),
+        ),
+        approvals: [],
+      };
+    case "repay": {
+      const [held, debt] = await Promise.all([balanceOf(sub, t.address), balanceOf(sub, debtToken)]);
+      let approval: bigint;
+      if (all) {
+        // Aave takes the whole debt as of the block it lands in: approve it with a margin for the
+        // interest accrued meanwhile (the module resets what is left to 0)
+        const need = debt + debt / REPAY_ALL_MARGIN_DEN + 1n;
+        if (debt > held) throw short(held, `${t.symbol} (the ${rateMode} debt is ${debt})`);
+        approval = need < held ? need : held;
+      } else {
+        if (amount! > held) throw short(held, t.symbol);
+        approval = amount!;
+      }
+      const repaid = all ? maxUint256 : amount!;
+      return {
+        amount,
+        rateMode,
+        debtToken,
+        debtSymbol,
+        call: call(
+          all ? `repay all of the ${rateMode} ${t.symbol} debt on Aave` : `repay ${amount} ${t.symbol} on Aave`,
+          enc("repay", [t.address, repaid, mode, safe]),
+        ),
+        approvals: [{ token: t.address, spender: pool, amount: approval }],
+      };
+    }
+    case "withdraw": {
+      const held = await balanceOf(sub, m.aToken);
+      if (all ? held === 0n : amount! > held) throw short(held, `the aToken of ${t.symbol}`);
+      return {
+        amount,
+        rateMode,
+        debtToken,
+        debtSymbol,
+        call: call(
+          all ? `withdraw all ${t.symbol} supplied to Aave` : `withdraw ${amount} ${t.symbol} from Aave`,
+          enc("withdraw", [t.address, all ? maxUint256 : amount, safe]),
+        ),
+        approvals: [],
+      };
+    }
+  }
+}
+
+/** Read before and after the transaction, in this order. */
+export function accountReads(sub: BuildSubaccount, m: Market, debtToken: Address): SimRead[] {
+  const bal = (token: Address): SimRead => ({ to: token, abi: ERC20, functionName: "balanceOf", args: [sub.safe] });
+  return [
+    { to: m.pool, abi: AAVE_POOL, functionName: "getUserAccountData", args: [sub.safe] },
+    bal(m.underlying.address),
+    bal(m.aToken),
+    bal(debtToken),
+  ];
+}

@@ -1,0 +1,585 @@
+/**
+ * The lending-market and perp-deposit builders on a protocol world of this file's own: every
+ * payload a route answers is sent by the subaccount's trader (with its gas_limit, in the block the
+ * simulation stood for) and the chain is held to what the answer said: aToken, debt-token and
+ * underlying balances, Aave's account data and health factor, no approval left, the bridge's
+ * Deposited event with the returned core_hash, and the core ledger crediting it through this
+ * repository's relayer worker. Every refusal is recorded in registry.build_audit and sends nothing.
+ */
+import {
+  type Abi,
+  type Address,
+  createPublicClient,
+  formatUnits,
+  getAddress,
+  type Hex,
+  http,
+  keccak256,
+  parseAbi,
+  parseEventLogs,
+  toHex,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CoreLedgerAbi } from "../../abis/CoreLedgerAbi.js";
+import { PerpBridgeAAbi } from "../../abis/PerpBridgeAAbi.js";
+import type { App } from "../../api/app.js";
+import { createKey } from "../../api/keys.js";
+import { coreHash, deployCoreLedger } from "../../contracts/devnet/protocols/index.js";
+import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
+import { relayerConfig } from "../../jobs/relayer/config.js";
+import { type RelayerHandle, startRelayer } from "../../jobs/relayer/worker.js";
+import { rpc } from "../../scripts/lib/anvil.js";
+import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
+import { loadManifest, sleep } from "../helpers.js";
+import { actor, buildWorld, call, moduleCall, registerWorld, type World } from "../protocol-world.js";
+
+const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
+const PORT = 18_740 + OFFSET + 160;
+const E18 = 10n ** 18n;
+const E6 = 10n ** 6n;
+const ERC20 = parseAbi([
+  "function balanceOf(address) view returns (uint256)",
+  "function allowance(address, address) view returns (uint256)",
+]);
+const POOL = parseAbi([
+  "function getUserAccountData(address) view returns (uint256, uint256, uint256, uint256, uint256, uint256)",
+]);
+const RELAYER_KEY = keccak256(toHex("9-build-lending-perp relayer"));
+
+let h: ApiHarness;
+let w: World;
+let app: App;
+let drop: () => Promise<void>;
+let key: string;
+let relayer: RelayerHandle | undefined;
+let ledger: Address;
+let usdc: Address;
+let weth: Address;
+const reserve = (a: Address) => w.p.aave.reserves.find((r) => r.asset === a)!;
+
+const read = async <T>(to: Address, abi: Abi, fn: string, args: readonly unknown[] = []): Promise<T> =>
+  (await createPublicClient({ transport: http(w.anvil.rpcUrl) }).readContract({
+    address: to,
+    abi,
+    functionName: fn,
+    args: args as unknown[],
+  })) as T;
+const balance = (token: Address, holder: Address = w.sub.safe) => read<bigint>(token, ERC20, "balanceOf", [holder]);
+const head = async () => BigInt(await rpc<Hex>(w.anvil.rpcUrl, "eth_blockNumber", []));
+
+interface Units {
+  raw: string;
+  amount: number;
+}
+interface Payload {
+  build_id: string;
+  chain_id: number;
+  from: string;
+  target: string;
+  data: Hex;
+  value: string;
+  gas_limit: string;
+  approvals: { token: string; spender: string; amount_raw: string }[];
+  calls: { target: string }[];
+  simulation: { block_number: number; timestamp: number; gas_used: string };
+}
+interface Account {
+  total_collateral_base: string;
+  total_debt_base: string;
+  total_collateral_usd: number;
+  total_debt_usd: number;
+  health_factor: number | null;
+  health_factor_raw: string | null;
+}
+interface Change {
+  token: string;
+  before: Units;
+  after: Units;
+  change: Units;
+}
+interface Lending extends Payload {
+  operation: string;
+  all: boolean;
+  amount: Units | null;
+  health_factor: { before: number | null; after: number | null };
+  account: { before: Account; after: Account };
+  balances: { underlying: Change; a_token: Change; debt_token: Change };
+}
+interface Perp extends Payload {
+  core_hash: Hex;
+  nonce: string;
+  bridge: string;
+  destination: string;
+  minimum: Units;
+  amount: Units;
+  status_url: string;
+  core: { chain_id: number; ledger: string } | null;
+}
+interface Refused {
+  detail: string | { loc: (string | number)[]; msg: string; type: string }[];
+  code?: string;
+  reasons?: { candidate: string; kind: string; name: string; message: string }[];
+}
+
+async function post<T>(path: string, body: unknown, k: string | null = key) {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (k) headers["x-api-key"] = k;
+  return readAnswer<T>(await app.request(`/api/v1${path}`, { method: "POST", headers, body: JSON.stringify(body) }));
+}
+const lending = (op: string, market: Address, body: Record<string, unknown>, sub: string = w.sub.safe) =>
+  post<Lending & Refused>(`/integrations/lending_market/${market}/${op}/${sub}`, {
+    chain: 8453,
+    from: w.trader,
+    ...body,
+  });
+const perp = (relayerName: "a" | "b", body: Record<string, unknown>) =>
+  post<Perp & Refused>(`/integrations/perp_relayer_${relayerName}/deposit`, {
+    subaccount: w.sub.safe,
+    chain: 8453,
+    from: w.trader,
+    ...body,
+  });
+
+/** The answer's transaction, sent by its `from` with its gas limit, in the block the simulation stood for. */
+async function send(p: Payload) {
+  expect(p.from).toBe(w.trader);
+  expect(await head()).toBe(BigInt(p.simulation.block_number));
+  await rpc(w.anvil.rpcUrl, "evm_setNextBlockTimestamp", [p.simulation.timestamp]);
+  const hash = await rpc<Hex>(w.anvil.rpcUrl, "eth_sendTransaction", [
+    {
+      from: p.from,
+      to: p.target,
+      data: p.data,
+      value: toHex(BigInt(p.value)),
+      gas: toHex(BigInt(p.gas_limit)),
+      gasPrice: "0x0",
+    },
+  ]);
+  const client = createPublicClient({ transport: http(w.anvil.rpcUrl) });
+  const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+  expect(receipt.status).toBe("success");
+  expect(receipt.blockNumber).toBe(BigInt(p.simulation.block_number) + 1n);
+  await w.s.syncClock();
+  return receipt;
+}
+
+/** The audit row of an answer (by its request id). */
+async function audit(res: Response) {
+  const rows = await h.q<{ outcome: string; status: number; code: string | null; action: string; subaccount: string }>(
+    "SELECT outcome, status, code, action, subaccount FROM registry.build_audit WHERE request_id = $1",
+    [res.headers.get("x-request-id")],
+  );
+  expect(rows).toHaveLength(1);
+  return rows[0]!;
+}
+
+/** A refusal: its status and code (or 422 type), recorded, and nothing sent. */
+async function refused(
+  r: { status: number; body: Refused; res: Response },
+  status: number,
+  code: string,
+  before: bigint,
+): Promise<Refused> {
+  expect(r.status, JSON.stringify(r.body)).toBe(status);
+  if (status === 422) expect((r.body.detail as { type: string }[])[0]!.type).toBe(code);
+  else expect(r.body.code).toBe(code);
+  const row = await audit(r.res);
+  expect(row).toMatchObject({ outcome: "refused", status, code });
+  expect(await head()).toBe(before);
+  return r.body;
+}
+
+async function accountData() {
+  const [collateral, debt, , , , hf] = await read<bigint[]>(w.p.aave.pool, POOL, "getUserAccountData", [w.sub.safe]);
+  return { collateral: collateral!, debt: debt!, hf: hf! };
+}
+
+/** The chain agrees with the answer's "after": balances, account data, health factor, no approval left. */
+async function expectAfter(a: Lending, underlying: Address) {
+  const r = reserve(underlying);
+  expect((await balance(underlying)).toString()).toBe(a.balances.underlying.after.raw);
+  expect((await balance(r.aToken)).toString()).toBe(a.balances.a_token.after.raw);
+  expect((await balance(r.variableDebtToken)).toString()).toBe(a.balances.debt_token.after.raw);
+  const acct = await accountData();
+  expect(acct.collateral.toString()).toBe(a.account.after.total_collateral_base);
+  expect(acct.debt.toString()).toBe(a.account.after.total_debt_base);
+  expect(a.account.after.health_factor_raw).toBe(acct.debt === 0n ? null : acct.hf.toString());
+  expect(await read<bigint>(underlying, ERC20, "allowance", [w.sub.safe, w.p.aave.pool])).toBe(0n);
+}
+
+beforeAll(async () => {
+  h = await setupApi();
+  w = await buildWorld(`build-lend-${OFFSET}`, PORT);
+  [usdc, weth] = [w.token("USDC"), w.token("WETH")];
+  const mint = (t: Address, amount: bigint) =>
+    w.s.send(w.deployer, t, call(ERC20_ABI, "mint", [w.sub.safe, amount]), "mint");
+  await mint(usdc, 50_000n * E6);
+  await mint(weth, 20n * E18);
+  // the core ledger on the world's own chain, credited by a relayer key of this file
+  const relayerAddress = privateKeyToAccount(RELAYER_KEY).address;
+  await rpc(w.anvil.rpcUrl, "anvil_setBalance", [relayerAddress, toHex(100n * E18)]);
+  ledger = (await deployCoreLedger({ s: w.s, from: w.deployer }, { relayer: relayerAddress })).ledger;
+  drop = await registerWorld(h, w);
+  const lc = (a: string) => a.toLowerCase();
+  await h.q(`UPDATE registry.chain_protocols SET protocols = protocols || $2::jsonb WHERE chain_id = $1`, [
+    8453,
+    JSON.stringify({
+      perp: {
+        bridgeA: lc(w.p.perp.bridgeA),
+        bridgeB: lc(w.p.perp.bridgeB),
+        core: { chainId: 8453, ledger: lc(ledger) },
+      },
+    }),
+  ]);
+  app = h.appWith({ rpcUrls: new Map([[8453, w.anvil.rpcUrl]]) });
+  key = (await createKey(h.db, "build-lend", ["transactions:build"])).key;
+}, 600_000);
+
+afterAll(async () => {
+  await relayer?.close();
+  await drop?.();
+  await w?.anvil.stop();
+  await h?.close();
+});
+
+describe("lending market builders (Aave v3)", () => {
+  it("needs a key with transactions:build: 401 without a key, 403 without the scope", async () => {
+    const aWeth = reserve(weth).aToken;
+    const path = `/integrations/lending_market/${aWeth}/supply/${w.sub.safe}`;
+    expect((await post(path, { chain: 8453, amount: "1" }, null)).status).toBe(401);
+    const r = await post<Refused>(path, { chain: 8453, amount: "1" }, h.key);
+    expect(r.status).toBe(403);
+    expect(r.body.code).toBe("insufficient_scope");
+  });
+
+  it("supply: the aToken balance grows by the amount, no debt, no approval left", async () => {
+    const r = await lending("supply", reserve(weth).aToken, { amount: "10" });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const a = r.body;
+    expect(a.operation).toBe("supply");
+    expect(a.approvals).toEqual([{ token: weth, spender: w.p.aave.pool, amount_raw: (10n * E18).toString() }]);
+    expect(a.calls.map((c) => c.target)).toEqual([w.p.aave.pool]);
+    expect(a.target).toBe(w.sub.module);
+    expect(a.health_factor).toEqual({ before: null, after: null });
+    expect(a.balances.a_token.change.raw).toBe((10n * E18).toString());
+    expect(a.balances.underlying.change.raw).toBe((-10n * E18).toString());
+    expect(a.balances.debt_token.change.raw).toBe("0");
+    expect(a.account.before.total_collateral_usd).toBe(0);
+    expect(a.account.after.total_collateral_usd).toBe(32_000);
+    expect(await audit(r.res)).toMatchObject({
+      outcome: "built",
+      status: 200,
+      action: "lending_market.supply",
+      subaccount: w.sub.safe.toLowerCase(),
+    });
+    await send(a);
+    await expectAfter(a, weth);
+  });
+
+  it("borrow: the variable debt grows by the amount; the health factor after is Aave's after sending", async () => {
+    const r = await lending("borrow", reserve(usdc).aToken, { amount: "8000" });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const a = r.body;
+    expect(a.approvals).toEqual([]);
+    expect(a.health_factor.before).toBeNull();
+    expect(a.health_factor.after).toBeGreaterThan(1);
+    expect(a.balances.debt_token.token).toBe(reserve(usdc).variableDebtToken);
+    expect(a.balances.debt_token.change.raw).toBe((8_000n * E6).toString());
+    expect(a.balances.underlying.change.raw).toBe((8_000n * E6).toString());
+    expect(a.account.after.total_debt_usd).toBe(8_000);
+    await send(a);
+    await expectAfter(a, usdc);
+    const acct = await accountData();
+    expect(a.health_factor.after).toBe(Number(formatUnits(acct.hf, 18)));
+  });
+
+  it("refuses, recorded and with nothing sent: Aave '36', '35', NotTrader, unknown markets, a token not allowed, too much", async () => {
+    const before = await head();
+    const aUsdc = reserve(usdc).aToken;
+    const aWeth = reserve(weth).aToken;
+    // beyond the collateral: Aave's '36', named
+    const b36 = await refused(await lending("borrow", aUsdc, { amount: "1000000" }), 409, "simulation_failed", before);
+    expect(b36.reasons).toEqual([
+      expect.objectContaining({ kind: "aave", name: "COLLATERAL_CANNOT_COVER_NEW_BORROW", candidate: "borrow" }),
+    ]);
+    expect(b36.reasons![0]!.message).toContain("'36'");
+    // a withdrawal that would drop the health factor below 1: '35'
+    const b35 = await refused(await lending("withdraw", aWeth, { amount: "9" }), 409, "simulation_failed", before);
+    expect(b35.reasons![0]).toMatchObject({ kind: "aave", name: "HEALTH_FACTOR_LOWER_THAN_LIQUIDATION_THRESHOLD" });
+    // a sender that is not the module's trader
+    const stranger = actor("build-lend:stranger");
+    const nt = await refused(
+      await lending("supply", aWeth, { amount: "1", from: stranger }),
+      409,
+      "simulation_failed",
+      before,
+    );
+    expect(nt.reasons![0]).toMatchObject({ kind: "subaccount", name: "NotTrader" });
+    expect(nt.reasons![0]!.message).toContain(stranger);
+    // not aTokens of the pool: a plain token, the debt token (it has UNDERLYING_ASSET_ADDRESS and POOL too)
+    for (const m of [usdc, reserve(usdc).variableDebtToken]) {
+      await refused(await lending("supply", m, { amount: "1" }), 404, "unknown_market", before);
+    }
+    // a token the module does not allow: 422 before any simulation
+    await w.s.send(w.governance, w.sub.module, moduleCall("setTokens", [[weth], false]), "disallow WETH");
+    const after = await head();
+    try {
+      const na = await refused(await lending("supply", aWeth, { amount: "1" }), 422, "token_not_allowed", after);
+      expect((na.detail as { msg: string }[])[0]!.msg).toContain("WETH");
+    } finally {
+      await w.s.send(w.governance, w.sub.module, moduleCall("setTokens", [[weth], true]), "allow WETH");
+    }
+    const now = await head();
+    // above the Safe's balance: of WETH to supply, of aWETH to withdraw, of USDC to repay
+    await refused(await lending("supply", aWeth, { amount: "1000" }), 422, "insufficient_balance", now);
+    await refused(await lending("withdraw", aWeth, { amount: "10.5" }), 422, "insufficient_balance", now);
+    await refused(await lending("repay", aUsdc, { amount: "100000" }), 422, "insufficient_balance", now);
+    // malformed: both amounts, `all` where it has no meaning, an unknown subaccount
+    await refused(await lending("supply", aWeth, { amount: "1", amount_raw: "1" }), 422, "value_error", now);
+    const strict = await lending("supply", aWeth, { all: true });
+    expect(strict.status).toBe(422);
+    await refused(await lending("withdraw", aWeth, { all: true, amount: "1" }), 422, "value_error", now);
+    await refused(
+      await lending("supply", aWeth, { amount: "1" }, actor("build-lend:nobody")),
+      404,
+      "unknown_subaccount",
+      now,
+    );
+    expect(await head()).toBe(now);
+  });
+
+  it("repay: the debt falls by the amount, with an exact approval that does not linger", async () => {
+    const r = await lending("repay", reserve(usdc).aToken, { amount_raw: (3_000n * E6).toString() });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const a = r.body;
+    expect(a.approvals).toEqual([{ token: usdc, spender: w.p.aave.pool, amount_raw: (3_000n * E6).toString() }]);
+    expect(a.balances.debt_token.change.raw).toBe((-3_000n * E6).toString());
+    expect(a.balances.underlying.change.raw).toBe((-3_000n * E6).toString());
+    expect(a.health_factor.after!).toBeGreaterThan(a.health_factor.before!);
+    await send(a);
+    await expectAfter(a, usdc);
+  });
+
+  it("repay all: no debt left, the health factor after is null, the margin's approval reset", async () => {
+    const debt = await balance(reserve(usdc).variableDebtToken);
+    const r = await lending("repay", reserve(usdc).aToken, { all: true });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const a = r.body;
+    expect(a.all).toBe(true);
+    expect(a.amount).toBeNull();
+    // the debt as of the simulated block, one second on, and a margin for interest until it lands
+    expect(BigInt(a.approvals[0]!.amount_raw)).toBeGreaterThan(debt);
+    expect(BigInt(a.balances.debt_token.before.raw)).toBeGreaterThanOrEqual(debt);
+    expect(a.balances.debt_token.after.raw).toBe("0");
+    expect(a.balances.underlying.change.raw).toBe((-BigInt(a.balances.debt_token.before.raw)).toString());
+    expect(a.health_factor.before).toBeGreaterThan(1);
+    expect(a.health_factor.after).toBeNull();
+    await send(a);
+    await expectAfter(a, usdc);
+    expect((await accountData()).debt).toBe(0n);
+  });
+
+  it("withdraw an amount, then all: the aToken balance goes to 0 and the WETH is back", async () => {
+    const aWeth = reserve(weth).aToken;
+    const part = await lending("withdraw", aWeth, { amount: "2.5" });
+    expect(part.status, JSON.stringify(part.body)).toBe(200);
+    expect(part.body.balances.a_token.change.raw).toBe(((-25n * E18) / 10n).toString());
+    await send(part.body);
+    await expectAfter(part.body, weth);
+    const rest = await lending("withdraw", aWeth, { all: true });
+    expect(rest.status, JSON.stringify(rest.body)).toBe(200);
+    expect(rest.body.balances.a_token.after.raw).toBe("0");
+    expect(rest.body.account.after.total_collateral_usd).toBe(0);
+    await send(rest.body);
+    await expectAfter(rest.body, weth);
+    expect(await balance(weth)).toBe(20n * E18);
+    // nothing left to withdraw
+    await refused(await lending("withdraw", aWeth, { all: true }), 422, "insufficient_balance", await head());
+  });
+});
+
+describe("perp deposit builders", () => {
+  afterAll(async () => {
+    await relayer?.close();
+    relayer = undefined;
+  });
+  const deposited = async (p: Perp) => {
+    const receipt = await send(p);
+    const events = parseEventLogs({ abi: PerpBridgeAAbi, eventName: "Deposited", logs: receipt.logs });
+    expect(events).toHaveLength(1);
+    expect(getAddress(events[0]!.address)).toBe(p.bridge);
+    expect(events[0]!.args).toMatchObject({ coreHash: p.core_hash, depositor: w.sub.safe, nonce: BigInt(p.nonce) });
+    expect(await read<bigint>(usdc, ERC20, "allowance", [w.sub.safe, p.bridge])).toBe(0n);
+    return events[0]!.args;
+  };
+  const ledgerRead = <T>(fn: string, args: readonly unknown[]) => read<T>(ledger, CoreLedgerAbi as Abi, fn, args);
+  const relay = async () => {
+    relayer ??= await startRelayer(
+      {
+        ...relayerConfig({
+          RELAYER_PRIVATE_KEY: RELAYER_KEY,
+          CORE_CHAIN_ID: "8453",
+          PERP_CORE_LEDGER: ledger,
+          PERP_BRIDGES_8453: `${w.p.perp.bridgeA},${w.p.perp.bridgeB}`,
+          PONDER_RPC_URL_8453: w.anvil.rpcUrl,
+          RELAYER_DELAY_S: "0",
+          RELAYER_POLL_MS: "600000",
+        }),
+        redisUrl: h.redisUrl,
+      },
+      () => {},
+    );
+    await relayer.runOnce();
+    await w.s.syncClock();
+  };
+
+  it("bridge A: the deposit emits exactly the returned core_hash, and the relayer credits it on the core ledger", async () => {
+    const r = await perp("a", { amount: "250" });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const p = r.body;
+    expect(p.bridge).toBe(w.p.perp.bridgeA);
+    expect(p.core_hash).toBe(coreHash(8453, w.p.perp.bridgeA, w.sub.safe, BigInt(p.nonce)));
+    expect(p.minimum.raw).toBe(w.p.perp.minimumA);
+    expect(p.destination).toBe("perp");
+    expect(p.core).toEqual({ chain_id: 8453, ledger });
+    expect(p.approvals).toEqual([{ token: usdc, spender: w.p.perp.bridgeA, amount_raw: (250n * E6).toString() }]);
+    expect(p.status_url).toBe(`/api/v1/integrations/perp_relayer_a/check_status?core_hash=${p.core_hash}`);
+    expect(await audit(r.res)).toMatchObject({ outcome: "built", action: "perp_relayer_a.deposit" });
+    const ev = await deposited(p);
+    expect([ev.amount, ev.token, ev.destination]).toEqual([250n * E6, usdc, 0]);
+    expect(await ledgerRead<number>("status", [p.core_hash])).toBe(0);
+    await relay();
+    expect(await ledgerRead<number>("status", [p.core_hash])).toBe(1); // credited
+    expect(await ledgerRead<bigint>("balances", [w.sub.safe, 0, 8453n, usdc])).toBe(250n * E6);
+    // check_status reads the indexer's tables, which do not follow this file's own chain: it
+    // answers for the hash, and can only say it does not know it
+    const s = await readAnswer<{ status: string; core_hash: string }>(await app.request(p.status_url));
+    expect(s.status).toBe(200);
+    expect(s.body).toMatchObject({ core_hash: p.core_hash.toLowerCase(), status: "unknown" });
+  });
+
+  it("bridge B: a deposit to spot, credited to the Safe's spot account under its core_hash", async () => {
+    const r = await perp("b", { amount: "100", token: usdc, destination: "spot" });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const p = r.body;
+    expect(p.bridge).toBe(w.p.perp.bridgeB);
+    expect(p.nonce).toBe("0");
+    expect(p.core_hash).toBe(coreHash(8453, w.p.perp.bridgeB, w.sub.safe, 0n));
+    expect(p.destination).toBe("spot");
+    const ev = await deposited(p);
+    expect([ev.amount, ev.destination]).toEqual([100n * E6, 1]);
+    await relay();
+    expect(await ledgerRead<number>("status", [p.core_hash])).toBe(1);
+    expect(await ledgerRead<bigint>("balances", [w.sub.safe, 1, 8453n, usdc])).toBe(100n * E6);
+    // the next deposit on bridge A gets the next nonce's hash
+    const next = await perp("a", { amount: "10" });
+    expect(next.body.nonce).toBe("1");
+    expect(next.body.core_hash).toBe(coreHash(8453, w.p.perp.bridgeA, w.sub.safe, 1n));
+  });
+
+  it("refuses, recorded and with nothing sent: below the minimum, a token the bridge does not take, not the trader", async () => {
+    // a token bridge B does not take
+    const dai = await w.s.deploy(w.deployer, "MockERC20", ["Dai", "DAI", 18]);
+    const before = await head();
+    const min = BigInt(w.p.perp.minimumA);
+    const below = await refused(await perp("a", { amount_raw: (min - 1n).toString() }), 422, "below_minimum", before);
+    expect((below.detail as { msg: string; loc: string[] }[])[0]).toMatchObject({ loc: ["body", "amount_raw"] });
+    await refused(await perp("b", { amount: "1", token: dai }), 422, "token_not_supported", before);
+    await refused(await perp("b", { amount: "1000000", token: usdc }), 422, "insufficient_balance", before);
+    const nt = await refused(await perp("a", { amount: "10", from: actor("x") }), 409, "simulation_failed", before);
+    expect(nt.reasons![0]).toMatchObject({ name: "NotTrader" });
+    // bridge A takes no token or destination; bridge B needs its token
+    expect((await perp("a", { amount: "10", token: usdc })).status).toBe(422);
+    expect((await perp("b", { amount: "10" })).status).toBe(422);
+    expect(await head()).toBe(before);
+  });
+});
+
+/**
+ * check_status reads the indexer's tables, which follow the shared devnet's chains (not this
+ * file's world): there, a deposit built for a devnet subaccount (its trader taken from the
+ * indexed module roles: no `from`), sent by that trader, is followed by check_status from
+ * unknown to pending (indexed deposit) to credited (indexed ledger event) as the relayer worker
+ * credits it on chain 1's core ledger.
+ */
+describe("perp deposit followed by check_status on the indexed devnet", () => {
+  let devRelayer: RelayerHandle | undefined;
+  afterAll(async () => {
+    await devRelayer?.close();
+  });
+
+  it("unknown, pending once indexed, credited once relayed: with the returned core_hash", async () => {
+    const manifest = loadManifest(h.devnet.manifestFile);
+    const chain1 = manifest.chains.find((c) => c.chainId === 1)!;
+    const url = h.devnet.chains.find((c) => c.chainId === 1)!.rpcUrl;
+    const sub = chain1.world.subaccounts.find((x) => x.role === "trader" && x.registered)!;
+    const usdc1 = chain1.world.protocols.perp.usdc;
+    const client = createPublicClient({ transport: http(url) });
+    const sendRaw = async (from: Address, to: Address, data: Hex, gas = "0x1c9c380") => {
+      const hash = await rpc<Hex>(url, "eth_sendTransaction", [{ from, to, data, gas, gasPrice: "0x0" }]);
+      const r = await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+      expect(r.status).toBe("success");
+      return r;
+    };
+    await sendRaw(sub.trader, usdc1, call(ERC20_ABI, "mint", [sub.safe, 300n * E6]));
+    const status = async (hash: string) =>
+      (
+        await readAnswer<{ status: string; deposit: { tx_hash: string } | null; core: { tx_hash: string } | null }>(
+          await h.app.request(`/api/v1/integrations/perp_relayer_a/check_status?core_hash=${hash}`),
+        )
+      ).body;
+    const until = async (want: string, hash: string) => {
+      const end = Date.now() + 60_000;
+      for (;;) {
+        const s2 = await status(hash);
+        if (s2.status === want || Date.now() > end) return s2;
+        await sleep(250);
+      }
+    };
+
+    const r = await readAnswer<Perp & Refused>(
+      await h.app.request("/api/v1/integrations/perp_relayer_a/deposit", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": key },
+        body: JSON.stringify({ subaccount: sub.safe, chain: 1, amount: "300" }),
+      }),
+    );
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const p = r.body;
+    expect(p.from).toBe(sub.trader); // the indexed TRADER
+    expect(p.core).toEqual({ chain_id: 1, ledger: chain1.world.protocols.core!.ledger });
+    expect((await status(p.core_hash)).status).toBe("unknown");
+    await rpc(url, "evm_setNextBlockTimestamp", [p.simulation.timestamp]);
+    const receipt = await sendRaw(p.from as Address, p.target as Address, p.data, toHex(BigInt(p.gas_limit)));
+    const [ev] = parseEventLogs({ abi: PerpBridgeAAbi, eventName: "Deposited", logs: receipt.logs });
+    expect(ev!.args.coreHash).toBe(p.core_hash);
+
+    const pending = await until("pending", p.core_hash);
+    expect(pending.status).toBe("pending");
+    expect(pending.deposit?.tx_hash).toBe(receipt.transactionHash.toLowerCase());
+
+    devRelayer = await startRelayer(
+      {
+        ...relayerConfig({
+          PONDER_RPC_URL_1: url,
+          PONDER_RPC_URL_8453: h.devnet.chains.find((c) => c.chainId === 8453)!.rpcUrl,
+          DEVNET_MANIFEST: h.devnet.manifestFile,
+          RELAYER_DELAY_S: "0",
+          RELAYER_POLL_MS: "600000",
+        }),
+        redisUrl: h.redisUrl,
+      },
+      () => {},
+    );
+    await devRelayer.runOnce();
+    const credited = await until("credited", p.core_hash);
+    expect(credited.status).toBe("credited");
+    const logs = await client.getLogs({ address: chain1.world.protocols.core!.ledger, fromBlock: receipt.blockNumber });
+    const [c] = parseEventLogs({ abi: CoreLedgerAbi, eventName: "Credited", logs }).filter(
+      (e) => e.args.coreHash === p.core_hash,
+    );
+    expect(c!.args).toMatchObject({ depositor: sub.safe, amount: 300n * E6 });
+    expect(credited.core?.tx_hash).toBe(c!.transactionHash.toLowerCase());
+  }, 180_000);
+});
