@@ -1,0 +1,84 @@
+/**
+ * The requests bench:builders times: for each builder, candidates made from the demo's manifest
+ * (its subaccounts, their traders, the protocol world's pools, reserves and bridges) with amounts
+ * from what the Safes hold, tried until the API builds one (200). A builder the devnet's state gives
+ * no buildable request for fails the bench, loudly.
+ */
+import { type Address, erc20Abi, type PublicClient } from "viem";
+import type { Manifest } from "../contracts/devnet/index.js";
+
+export interface BuilderRequest {
+  name: string;
+  chainId: number;
+  path: string;
+  body: Record<string, unknown>;
+}
+
+type Chain = Manifest["chains"][number];
+
+/** Each builder's candidate requests on one chain, best first. */
+export async function candidates(c: Chain, client: PublicClient): Promise<Map<string, BuilderRequest[]>> {
+  const out = new Map<string, BuilderRequest[]>();
+  const add = (r: BuilderRequest) => out.set(r.name, [...(out.get(r.name) ?? []), r]);
+  const subs = c.world.subaccounts.filter((s) => s.registered);
+  const p = c.world.protocols;
+  const balance = (token: Address, owner: Address) =>
+    client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] });
+  for (const s of subs) {
+    const base = { chain: c.chainId, from: s.trader };
+    for (const r of p.aave.reserves) {
+      const market = `/integrations/lending_market/${r.aToken}`;
+      const held = await balance(r.asset, s.safe);
+      if (held > 100n) {
+        add({
+          name: "lending supply",
+          chainId: c.chainId,
+          path: `${market}/supply/${s.safe}`,
+          body: { ...base, amount_raw: String(held / 100n) },
+        });
+      }
+      const supplied = await balance(r.aToken, s.safe);
+      if (supplied > 100n) {
+        add({
+          name: "lending withdraw",
+          chainId: c.chainId,
+          path: `${market}/withdraw/${s.safe}`,
+          body: { ...base, amount_raw: String(supplied / 100n) },
+        });
+      }
+      const owed = await balance(r.variableDebtToken, s.safe);
+      if (owed > 100n && held > owed / 100n) {
+        add({
+          name: "lending repay",
+          chainId: c.chainId,
+          path: `${market}/repay/${s.safe}`,
+          body: { ...base, amount_raw: String(owed / 100n) },
+        });
+        add({
+          name: "lending borrow",
+          chainId: c.chainId,
+          path: `${market}/borrow/${s.safe}`,
+          body: { ...base, amount_raw: String(owed / 1000n) },
+        });
+      }
+    }
+    const usdc = p.perp.usdc;
+    const cash = await balance(usdc, s.safe);
+    if (cash > 0n) {
+      const amount = String(cash / 10n);
+      add({
+        name: "perp_relayer_a deposit",
+        chainId: c.chainId,
+        path: "/integrations/perp_relayer_a/deposit",
+        body: { subaccount: s.safe, ...base, amount_raw: amount },
+      });
+      add({
+        name: "perp_relayer_b deposit",
+        chainId: c.chainId,
+        path: "/integrations/perp_relayer_b/deposit",
+        body: { subaccount: s.safe, ...base, amount_raw: amount, token: usdc },
+      });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,195 @@
+/**
+ * npm run bench:builders: times every transaction builder under 8 concurrent clients on the
+ * demo's chains (a simulated devnet with the protocol world), and in the same run its floor: the
+ * same RPC calls the builder makes (quotes, state reads, the simulation), made directly with viem,
+ * as concurrently as the builder makes them. Last line:
+ *   builders-bench: p99_ms=<slowest builder p99> floor_p99_ms=<its floor> ratio=<p99/floor>
+ *
+ * How the floor is made: the API reaches each chain through a JSON-RPC pass-through
+ * (bench/rpc-proxy.ts). One warm build of each builder is recorded there: every call, when it was
+ * sent and answered. Calls in flight together form a stage; the floor replays the stages in order,
+ * each stage's calls at once, with a viem client through the same pass-through. So the floor is the
+ * chain's own cost of the build; the rest of the builder's time is ours (HTTP, validation,
+ * encoding, the database, the audit row).
+ *
+ * BENCH_BUILDERS_DAYS (default 30) days of simulated history; BENCH_BUILDERS_REQUESTS (default 200)
+ * requests per builder, split over 8 clients.
+ */
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createPublicClient, http } from "viem";
+import { createKey } from "../api/keys.js";
+import { type BuilderRequest, candidates } from "../bench/builder-requests.js";
+import { type RecordedCall, type RpcProxy, stagesOf, startRpcProxy } from "../bench/rpc-proxy.js";
+import { loadRegistry } from "../config/registry.js";
+import { DEVNET_CHAINS, genesisTimestamp, type Manifest, runDevnet } from "../contracts/devnet/index.js";
+import { createDb, createPool, migrateToLatest } from "../db/client.js";
+import { loadRegistryData } from "../db/registry-load.js";
+import { startAnvil } from "./lib/anvil.js";
+import { httpOk, REPO_ROOT } from "./lib/indexer.js";
+import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
+import { errMessage, installSignalHandlers, stopAll } from "./lib/procs.js";
+import { startRedis } from "./lib/redis.js";
+import { startApiProcess } from "./lib/workers.js";
+
+const DAYS = Number(process.env.BENCH_BUILDERS_DAYS ?? 30);
+const REQUESTS = Number(process.env.BENCH_BUILDERS_REQUESTS ?? 200);
+const CLIENTS = 8;
+const API_PORT = 8099;
+const t0 = Date.now();
+const say = (m: string) => console.log(`[bench:builders ${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${m}`);
+
+/** p-th percentile of `xs` (nearest rank). */
+function percentile(xs: readonly number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+}
+
+/** Runs `once` REQUESTS times over CLIENTS concurrent loops; each call's milliseconds. */
+async function timed(once: () => Promise<void>): Promise<number[]> {
+  const out: number[] = [];
+  let left = REQUESTS;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (left-- > 0) {
+        const s = performance.now();
+        await once();
+        out.push(performance.now() - s);
+      }
+    }),
+  );
+  return out;
+}
+
+async function main(): Promise<void> {
+  installSignalHandlers();
+  const dir = join(REPO_ROOT, ".data", "bench-builders");
+  mkdirSync(dir, { recursive: true });
+  const pgi = await startEmbeddedPostgres({
+    port: 54371,
+    dataDir: join(dir, "postgres"),
+    database: "postgres",
+    logFile: join(dir, "postgres.log"),
+  });
+  const dbUrl = await recreateDatabase(pgi.adminUrl, "bench_builders");
+  const redis = await startRedis({ port: 63799, dataDir: join(dir, "redis"), logFile: join(dir, "redis.log") });
+  const endTime = Math.floor(Date.now() / 1000);
+  const chains = await Promise.all(
+    DEVNET_CHAINS.map(async (c) => {
+      const a = await startAnvil({
+        chainId: c.chainId,
+        port: c.port + 20_000,
+        genesisTimestamp: genesisTimestamp(endTime, DAYS),
+        logFile: join(dir, `anvil-${c.chainId}.log`),
+      });
+      return { chainId: c.chainId, rpcUrl: a.rpcUrl, blockTime: c.blockTime, snapshotInterval: c.snapshotInterval };
+    }),
+  );
+  const registryFile = join(dir, "vaults.json");
+  const manifestFile = join(dir, "manifest.json");
+  say(`simulating ${DAYS} days on chains ${chains.map((c) => c.chainId).join(", ")}`);
+  await runDevnet({
+    seed: "bench-builders",
+    days: DAYS,
+    endTime,
+    wallets: 20,
+    chains,
+    manifestPath: manifestFile,
+    registryPath: registryFile,
+  });
+  const manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as Manifest;
+
+  const db = createDb(createPool(dbUrl, 2, "bench-builders"));
+  await migrateToLatest(db);
+  await loadRegistryData(db, loadRegistry(registryFile));
+  const { key } = await createKey(db, "bench-builders", ["transactions:build"]);
+  await db.destroy();
+
+  const proxies = new Map<number, RpcProxy>();
+  for (const [i, c] of chains.entries()) proxies.set(c.chainId, await startRpcProxy(c.rpcUrl, 18_990 + i));
+  const api = startApiProcess({
+    databaseUrl: dbUrl,
+    redisUrl: redis.url,
+    port: API_PORT,
+    chains: chains.map((c) => ({ chainId: c.chainId, rpcUrl: proxies.get(c.chainId)!.url })),
+    logFile: join(dir, "api.log"),
+    env: { LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "1000000" },
+  });
+  for (let i = 0; !(await httpOk(`http://127.0.0.1:${API_PORT}/v1/`)); i++) {
+    if (api.exitInfo() || i > 600) throw new Error(`the API did not start:\n${api.recentOutput()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const base = `http://127.0.0.1:${API_PORT}/api/v1`;
+  const send = async (path: string, body: unknown) => {
+    const res = await fetch(`${base}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, text: await res.text() };
+  };
+  const post = async (path: string, body: unknown) => {
+    const r = await send(path, body);
+    if (r.status !== 200) throw new Error(`${path} answered ${r.status}: ${r.text.slice(0, 400)}`);
+  };
+
+  // one buildable request per builder, from the devnet's state
+  const byName = new Map<string, BuilderRequest[]>();
+  for (const c of manifest.chains) {
+    const client = createPublicClient({ transport: http(chains.find((x) => x.chainId === c.chainId)!.rpcUrl) });
+    for (const [name, list] of await candidates(c, client)) byName.set(name, [...(byName.get(name) ?? []), ...list]);
+  }
+  const chosen: BuilderRequest[] = [];
+  for (const [name, list] of [...byName].sort(([a], [b]) => a.localeCompare(b))) {
+    const refusals: string[] = [];
+    for (const r of list) {
+      const a = await send(r.path, r.body);
+      if (a.status === 200) {
+        chosen.push(r);
+        break;
+      }
+      refusals.push(`${a.status} ${a.text.slice(0, 160)}`);
+    }
+    if (chosen.at(-1)?.name !== name) {
+      throw new Error(`${name}: none of ${list.length} candidates builds: ${refusals.slice(0, 3).join(" | ")}`);
+    }
+  }
+  say(`builders: ${chosen.map((b) => b.name).join(", ")}`);
+
+  const lines: { name: string; p99: number; floor: number }[] = [];
+  for (const b of chosen) {
+    const proxy = proxies.get(b.chainId)!;
+    await post(b.path, b.body); // warm: module lookup, catalogue, connections
+    proxy.record();
+    await post(b.path, b.body);
+    const calls: RecordedCall[] = proxy.stop();
+    const stages = stagesOf(calls);
+    const direct = createPublicClient({ transport: http(proxy.url, { timeout: 30_000, retryCount: 0 }) });
+    const replay = async () => {
+      for (const stage of stages) {
+        await Promise.all(stage.map((c) => direct.request({ method: c.method, params: c.params } as never)));
+      }
+    };
+    const builder = await timed(() => post(b.path, b.body));
+    const floor = await timed(replay);
+    const p99 = percentile(builder, 99);
+    const fp99 = percentile(floor, 99);
+    lines.push({ name: b.name, p99, floor: fp99 });
+    say(
+      `${b.name}: p50 ${percentile(builder, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms; floor p50 ${percentile(floor, 50).toFixed(1)} ms, p99 ${fp99.toFixed(1)} ms; ${calls.length} RPC calls in ${stages.length} stages (${[...new Set(calls.map((c) => c.method))].join(", ")})`,
+    );
+  }
+  for (const p of proxies.values()) await p.close();
+  await stopAll();
+  const worst = lines.reduce((a, b) => (b.p99 > a.p99 ? b : a));
+  console.log(
+    `builders-bench: p99_ms=${worst.p99.toFixed(2)} floor_p99_ms=${worst.floor.toFixed(2)} ratio=${(worst.p99 / worst.floor).toFixed(3)}`,
+  );
+}
+
+main().catch(async (err) => {
+  console.error(`bench:builders failed: ${errMessage(err)}`);
+  await stopAll();
+  process.exit(1);
+});
