@@ -1,4 +1,14 @@
 import type { Surfaces } from "../index.js";
+import {
+  dexClaimRewards,
+  dexClaimRewardsHandler,
+  dexDeposit,
+  dexDepositHandler,
+  dexRebalance,
+  dexRebalanceHandler,
+  dexWithdraw,
+  dexWithdrawHandler,
+} from "./dex-pool.js";
 import { lendingVaultApy, lendingVaultApyHandler } from "./lending-vault-apy.js";
 import {
   perpRelayerAStatus,
@@ -12,4 +22,8 @@ export function registerIntegrations({ inst }: Surfaces): void {
   inst.openapi(lendingVaultApy, lendingVaultApyHandler);
   inst.openapi(perpRelayerAStatus, perpRelayerAStatusHandler);
   inst.openapi(perpRelayerBStatus, perpRelayerBStatusHandler);
+  inst.openapi(dexDeposit, dexDepositHandler);
+  inst.openapi(dexWithdraw, dexWithdrawHandler);
+  inst.openapi(dexRebalance, dexRebalanceHandler);
+  inst.openapi(dexClaimRewards, dexClaimRewardsHandler);
 }
