@@ -22,7 +22,7 @@ export interface Simulation {
   success: boolean;
   /** the head block the simulation ran on top of */
   blockNumber: bigint;
-  /** the simulated block's timestamp (the head's plus the node's block time) */
+  /** the simulated block's timestamp: the head's plus one second, the earliest the next block can have */
   timestamp: bigint;
   gasUsed: bigint;
   /** the gas limit to send it with: the simulated use and a margin for the 63/64 rule */
@@ -55,10 +55,16 @@ export async function simulate(
   });
   type Block = { number: bigint | null; timestamp: bigint; calls: unknown[] };
   let block: Block | undefined;
+  let head: { number: bigint | null; timestamp: bigint };
   try {
+    // on top of a head read first, as the next block: without overrides anvil runs the calls at
+    // the head's own number and time (a block that already happened)
+    head = await sub.client.getBlock();
     [block] = (await sub.client.simulateBlocks({
+      blockNumber: head.number!,
       blocks: [
         {
+          blockOverrides: { number: head.number! + 1n, time: head.timestamp + 1n },
           calls: [
             ...before.map(asCall),
             { account: sub.from, to: tx.target, data: tx.data, value: tx.value },
@@ -77,7 +83,7 @@ export async function simulate(
     c && c.status === "success" ? (c.result ?? null) : null;
   return {
     success: ok,
-    blockNumber: block!.number! - 1n,
+    blockNumber: head.number!,
     timestamp: block!.timestamp,
     gasUsed: main.gasUsed,
     gasLimit: (main.gasUsed * GAS_MARGIN_NUM) / GAS_MARGIN_DEN + GAS_MARGIN_ADD,
