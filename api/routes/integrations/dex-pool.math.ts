@@ -50,7 +50,7 @@ const divUp = (a: bigint, b: bigint) => (a + b - 1n) / b;
 export function liquidityFor0(amount0: bigint, sp: bigint, sa: bigint, sb: bigint): bigint {
   const lo = sp > sa ? sp : sa;
   if (lo >= sb) return 0n;
-  return (((amount0 * lo) / Q96) * sb) / (sb - lo);
+  return (amount0 * lo * sb) / ((sb - lo) * Q96);
 }
 
 /** Liquidity `amount1` of token1 buys over [sa, sb] when the price is `sp` (above sa). */
