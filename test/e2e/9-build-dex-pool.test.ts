@@ -6,6 +6,9 @@
  * block's time), stakes kept or moved, and no approval left behind. Each refusal is recorded in
  * registry.build_audit and changes nothing on-chain.
  */
+
+import Ajv2020 from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import {
   type Abi,
   type Address,
@@ -20,7 +23,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey } from "../../api/keys.js";
 import { uniswap as uniArt } from "../../contracts/devnet/protocols/artifacts.js";
-import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
+import { deploy, ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { rpc } from "../../scripts/lib/anvil.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
 import { actor, buildWorld, call, moduleCall, registerWorld, type World } from "../protocol-world.js";
@@ -48,11 +51,13 @@ let usdc: Address;
 let weth: Address;
 let npm: Address;
 let staker: Address;
+/** the pool's tick before the tests */
+const r0 = { tick: 0 };
 
 beforeAll(async () => {
   h = await setupApi();
   w = await buildWorld(`dex-pool-test-${OFFSET}`, 18_900 + OFFSET + 10);
-  client = createPublicClient({ transport: http(w.anvil.rpcUrl) }) as PublicClient;
+  client = createPublicClient({ transport: http(w.anvil.rpcUrl), pollingInterval: 50 }) as PublicClient;
   [usdc, weth] = [getAddress(w.token("USDC")), getAddress(w.token("WETH"))];
   npm = getAddress(w.p.uniswap.positionManager);
   staker = getAddress(w.p.uniswap.staker);
@@ -63,6 +68,12 @@ beforeAll(async () => {
   const k = await createKey(h.db, "dex-pool-builder", ["transactions:build"]);
   [key, keyId] = [k.key, k.id];
   plainKey = (await createKey(h.db, "dex-pool-plain")).key;
+  const slot0 = await read<readonly unknown[]>(
+    pool.address,
+    parseAbi(["function slot0() view returns (uint160, int24 tick, uint16, uint16, uint16, uint8, bool)"]),
+    "slot0",
+  );
+  r0.tick = Number(slot0[1]);
 }, 600_000);
 
 afterAll(async () => {
@@ -114,6 +125,39 @@ type Payload = {
   pool: { tick: number; price: number; tick_spacing: number };
   [k: string]: unknown;
 };
+/** The OpenAPI document's schema of each operation's answer by status: every answer is held to it. */
+let validators: Map<string, (body: unknown) => boolean> | undefined;
+async function validatorOf(op: string, status: number) {
+  if (!validators) {
+    validators = new Map();
+    const doc = (await (await app().request("/api/v1/openapi.json")).json()) as {
+      paths: Record<
+        string,
+        { post: { responses: Record<string, { content: { "application/json": { schema: object } } }> } }
+      >;
+      components: object;
+    };
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema({ $id: "doc", components: doc.components });
+    for (const [path, item] of Object.entries(doc.paths)) {
+      if (!path.startsWith("/integrations/dex_pool/")) continue;
+      for (const [code, res] of Object.entries(item.post.responses)) {
+        const schema = JSON.stringify(res.content["application/json"].schema);
+        const v = ajv.compile(JSON.parse(schema.replaceAll('"#/components/', '"doc#/components/')));
+        validators.set(`${path.split("/")[4]} ${code}`, (b) => {
+          const ok = v(b);
+          expect(ok ? [] : v.errors?.slice(0, 5)).toEqual([]);
+          return ok;
+        });
+      }
+    }
+  }
+  const v = validators.get(`${op} ${status}`);
+  expect(v, `${op} documents its ${status}`).toBeDefined();
+  return v!;
+}
+
 type Refusal = { detail: string; code: string; reasons?: { kind: string; name: string; message: string }[] };
 
 async function build<T = Payload>(
@@ -130,7 +174,9 @@ async function build<T = Payload>(
     headers,
     body: JSON.stringify({ chain: 8453, ...(from ? { from } : {}), ...body }),
   });
-  return readAnswer<T>(res);
+  const answer = await readAnswer<T>(res);
+  expect((await validatorOf(op, answer.status))(answer.body)).toBe(true);
+  return answer;
 }
 
 /** Sends a payload as its trader at its simulated block's time; the receipt must succeed. */
@@ -479,6 +525,55 @@ describe("an unstaked position: withdrawn whole, rewards owed claimed", () => {
   });
 });
 
+describe("ranges by price and by ticks, widened outwards to the tick spacing", () => {
+  let priced: string;
+
+  it("a mint over a price range", async () => {
+    const r = await build<Payload & { position: Pos & { price_lower: number; price_upper: number } }>("deposit", {
+      [`amount${side(usdc)}`]: "500",
+      price_lower: side(usdc) === "1" ? 2_800 : 1 / 3_600,
+      price_upper: side(usdc) === "1" ? 3_600 : 1 / 2_800,
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const p = r.body.position;
+    const step = 1.0001 ** pool.tickSpacing;
+    const [lo, hi] = side(usdc) === "1" ? [2_800, 3_600] : [1 / 3_600, 1 / 2_800];
+    expect(p.price_lower).toBeLessThanOrEqual(lo * (1 + 1e-9));
+    expect(p.price_lower * step).toBeGreaterThan(lo);
+    expect(p.price_upper).toBeGreaterThanOrEqual(hi * (1 - 1e-9));
+    expect(p.price_upper / step).toBeLessThan(hi);
+    await send(r.body);
+    priced = p.token_id;
+    expect(await position(priced)).toMatchObject({ tickLower: p.tick_lower, tickUpper: p.tick_upper });
+  });
+
+  it("a rebalance of an unstaked position to ticks off the spacing: decrease, collect, mint", async () => {
+    const tick = r0.tick;
+    const r = await build<Payload & { new_position: Pos; old_position: Pos; leftover: Pair }>("rebalance", {
+      token_id: priced,
+      tick_lower: tick - 1_234,
+      tick_upper: tick + 777,
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const b = r.body;
+    const s = pool.tickSpacing;
+    expect(b.new_position.tick_lower).toBe(Math.floor((tick - 1_234) / s) * s);
+    expect(b.new_position.tick_upper).toBe(Math.ceil((tick + 777) / s) * s);
+    expect(b.calls.map((c) => c.description.split(" ")[0])).toEqual(["take", "collect", "mint"]);
+    const before = await balances();
+    await send(b);
+    expect((await position(priced)).liquidity).toBe(0n);
+    expect(await ownerOf(b.new_position.token_id)).toBe(w.sub.safe);
+    const fresh = await position(b.new_position.token_id);
+    expect(fresh).toMatchObject({ tickLower: b.new_position.tick_lower, tickUpper: b.new_position.tick_upper });
+    expect(fresh.liquidity.toString()).toBe(b.new_position.liquidity);
+    const after = await balances();
+    expect(after.t0 - before.t0).toBe(BigInt(b.leftover.amount0.raw));
+    expect(after.t1 - before.t1).toBe(BigInt(b.leftover.amount1.raw));
+    await noLingeringApprovals();
+  });
+});
+
 describe("refusals: recorded in the build audit, nothing changed on-chain", () => {
   async function refused(
     op: string,
@@ -487,7 +582,7 @@ describe("refusals: recorded in the build audit, nothing changed on-chain", () =
     code: string,
     opts: { pool?: string; from?: Address | null } = {},
   ) {
-    const head = await client.getBlockNumber();
+    const head = await client.getBlockNumber({ cacheTime: 0 });
     const bal = await balances();
     const r = await build<Refusal & { detail: unknown }>(op, body, opts);
     expect(r.status, JSON.stringify(r.body)).toBe(status);
@@ -497,12 +592,24 @@ describe("refusals: recorded in the build audit, nothing changed on-chain", () =
     );
     expect(row).toMatchObject({ action: `dex_pool.${op}`, status, outcome: "refused", code });
     expect(row!.answer).toEqual(r.body);
-    expect(await client.getBlockNumber()).toBe(head);
+    expect(await client.getBlockNumber({ cacheTime: 0 })).toBe(head);
     expect(await balances()).toEqual(bal);
     return r.body;
   }
 
   it("a pool the chain's factory did not make: 404 unknown_pool", async () => {
+    // a real v3 pool of the same tokens, from another factory
+    const ctx = { s: w.s, from: w.deployer };
+    const factory = await deploy(ctx, uniArt.factory(), [], "second UniswapV3Factory");
+    await w.s.send(
+      w.deployer,
+      factory,
+      call(uniArt.factory().abi as Abi, "createPool", [usdc, weth, 500]),
+      "createPool",
+    );
+    const foreign = await read<Address>(factory, uniArt.factory().abi as Abi, "getPool", [usdc, weth, 500]);
+    const f = await refused("deposit", { amount0: "1", full_range: true }, 404, "unknown_pool", { pool: foreign });
+    expect(f.detail).toMatch(/its factory is/);
     for (const p of [usdc, actor("dex-pool-test:nobody")]) {
       const b = await refused("deposit", { amount0: "1", full_range: true }, 404, "unknown_pool", { pool: p });
       expect(b.detail).toMatch(/not a Uniswap v3 pool/);
@@ -562,6 +669,18 @@ describe("refusals: recorded in the build audit, nothing changed on-chain", () =
       "simulation_failed",
     );
     expect(slip.reasons![0]).toMatchObject({ kind: "uniswap", name: "Price slippage check" });
+  });
+
+  it("one token for a range that takes only the other: 422 on that amount", async () => {
+    // above the price a position holds token0 only
+    const b = (await refused(
+      "deposit",
+      { amount1: "1", tick_lower: r0.tick + 1_000, tick_upper: r0.tick + 2_000 },
+      422,
+      "value_error",
+    )) as unknown as { detail: { loc: string[]; msg: string }[] };
+    expect(b.detail[0]!.loc).toEqual(["body", "amount1"]);
+    expect(b.detail[0]!.msg).toMatch(/only token0/);
   });
 
   it("inconsistent bodies: 422 naming the field (recorded), unknown fields 422 before any build", async () => {

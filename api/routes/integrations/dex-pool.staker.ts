@@ -76,7 +76,7 @@ export async function stakerIncentives(client: PublicClient, staker: Address): P
     byStaker = new Map();
     scans.set(client, byStaker);
   }
-  const head = await client.getBlockNumber();
+  const head = await client.getBlockNumber({ cacheTime: 0 });
   let scan = byStaker.get(staker.toLowerCase());
   // a chain that went back (a reorg, a reverted devnet) is read again from the start
   if (!scan || head < scan.to) scan = { to: -1n, keys: [] };
