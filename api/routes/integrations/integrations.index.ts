@@ -1,5 +1,15 @@
 import type { Surfaces } from "../index.js";
 import {
+  dexClaimRewards,
+  dexClaimRewardsHandler,
+  dexDeposit,
+  dexDepositHandler,
+  dexRebalance,
+  dexRebalanceHandler,
+  dexWithdraw,
+  dexWithdrawHandler,
+} from "./dex-pool.js";
+import {
   lendingMarketBorrow,
   lendingMarketBorrowHandler,
   lendingMarketRepay,
@@ -34,4 +44,8 @@ export function registerIntegrations({ inst }: Surfaces): void {
   inst.openapi(lendingMarketWithdraw, lendingMarketWithdrawHandler);
   inst.openapi(perpRelayerADeposit, perpRelayerADepositHandler);
   inst.openapi(perpRelayerBDeposit, perpRelayerBDepositHandler);
+  inst.openapi(dexDeposit, dexDepositHandler);
+  inst.openapi(dexWithdraw, dexWithdrawHandler);
+  inst.openapi(dexRebalance, dexRebalanceHandler);
+  inst.openapi(dexClaimRewards, dexClaimRewardsHandler);
 }

@@ -1,0 +1,202 @@
+/**
+ * The deposit builder: a new position (NonfungiblePositionManager.mint, recipient the Safe) or
+ * more liquidity in one of the subaccount's (increaseLiquidity), with exact approvals of both
+ * tokens to the position manager. Given one side, the other is what the range needs at the
+ * current price. A first simulation without minimums learns the amounts the pool takes (and a
+ * mint's token id); the minimums sit `max_slippage_bps` below them, and the transaction with
+ * those is simulated again: that is the one returned.
+ */
+import type { z } from "@hono/zod-openapi";
+import { type Abi, type Address, encodeFunctionData } from "viem";
+import { MULTICALL3 } from "../../../onchain/positions.js";
+import { type Approval, type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
+import { units } from "../../lib/build/payload.js";
+import { BuildRefusal } from "../../lib/build/refusal.js";
+import type { Simulation } from "../../lib/build/simulate.js";
+import {
+  balanceRead,
+  type DexCtx,
+  ERC20,
+  innerResults,
+  loadPosition,
+  minOf,
+  NPM_ABI,
+  npmResult,
+  positionRead,
+  requireAllowed,
+  simulateOrRefuse,
+} from "./dex-pool.lib.js";
+import { amountsFor, liquidityFor0, liquidityFor1, sqrtAtTick } from "./dex-pool.math.js";
+import { explicitMins, resolveRange, sideAmount } from "./dex-pool.request.js";
+import { type DepositBody, pair, poolOut, positionFromRead, positionOut } from "./dex-pool.schemas.js";
+
+type Body = z.infer<typeof DepositBody>;
+
+/** The desired amounts: as given, or the given side and what the range needs of the other. */
+function desiredAmounts(ctx: DexCtx, b: Body, range: { lower: number; upper: number }) {
+  const { token0, token1, sqrtPriceX96: sp } = ctx.pool;
+  const a0 = sideAmount(b, "amount0", token0.decimals);
+  const a1 = sideAmount(b, "amount1", token1.decimals);
+  if (a0 == null && a1 == null) {
+    throw BuildRefusal.field(
+      ["body", "amount0"],
+      "Field required: give amount0, amount1 (or their _raw forms) or both",
+      "missing",
+    );
+  }
+  if (a0 != null && a1 != null) return { d0: a0, d1: a1 };
+  const [sa, sb] = [sqrtAtTick(range.lower), sqrtAtTick(range.upper)];
+  const pad = (x: bigint) => (x > 0n ? x + x / 100_000n + 1n : 0n);
+  if (a0 != null) {
+    if (sp >= sb)
+      throw BuildRefusal.field(
+        ["body", "amount0"],
+        "The range is below the current price: it takes only token1 (amount1)",
+      );
+    const l = liquidityFor0(a0, sp, sa, sb);
+    if (l === 0n) throw BuildRefusal.field(["body", "amount0"], "Too small to add any liquidity");
+    return { d0: a0, d1: pad(amountsFor(l, sp, sa, sb, true).amount1) };
+  }
+  if (sp <= sa)
+    throw BuildRefusal.field(
+      ["body", "amount1"],
+      "The range is above the current price: it takes only token0 (amount0)",
+    );
+  const l = liquidityFor1(a1!, sp, sa, sb);
+  if (l === 0n) throw BuildRefusal.field(["body", "amount1"], "Too small to add any liquidity");
+  return { d0: pad(amountsFor(l, sp, sa, sb, true).amount0), d1: a1! };
+}
+
+export async function buildDeposit(ctx: DexCtx, b: Body) {
+  const { pool, sub, uni } = ctx;
+  const npm = uni.positionManager;
+  const tokenId = b.token_id != null ? BigInt(b.token_id) : null;
+  const asked = resolveRange(pool, b);
+  let range: { lower: number; upper: number };
+  let existing = null;
+  if (tokenId != null) {
+    if (asked)
+      throw BuildRefusal.field(
+        ["body", "token_id"],
+        "An increase keeps the position's range: give no range with token_id",
+      );
+    existing = await loadPosition(ctx, tokenId);
+    range = { lower: existing.tickLower, upper: existing.tickUpper };
+  } else {
+    if (!asked) {
+      throw BuildRefusal.field(
+        ["body", "tick_lower"],
+        "Field required: the new position's range (tick_lower/tick_upper, price_lower/price_upper, width_bps or full_range)",
+        "missing",
+      );
+    }
+    range = asked;
+  }
+  const { d0, d1 } = desiredAmounts(ctx, b, range);
+  const spent = [pool.token0, pool.token1].filter((_, i) => (i === 0 ? d0 : d1) > 0n);
+  await requireAllowed(ctx, tokenId == null ? [pool.token0, pool.token1] : spent, ["path", "pool_address"]);
+  const deadline = ctx.head.timestamp + BigInt(b.deadline_seconds);
+  const approvals: Approval[] = [];
+  if (d0 > 0n) approvals.push({ token: pool.token0.address, spender: npm, amount: d0 });
+  if (d1 > 0n) approvals.push({ token: pool.token1.address, spender: npm, amount: d1 });
+  const call = (m0: bigint, m1: bigint): InnerCall =>
+    tokenId == null
+      ? {
+          target: npm,
+          value: 0n,
+          description: `mint a ${pool.token0.symbol}/${pool.token1.symbol} position [${range.lower}, ${range.upper}] for the Safe`,
+          data: encodeFunctionData({
+            abi: NPM_ABI,
+            functionName: "mint",
+            args: [
+              {
+                token0: pool.token0.address,
+                token1: pool.token1.address,
+                fee: pool.fee,
+                tickLower: range.lower,
+                tickUpper: range.upper,
+                amount0Desired: d0,
+                amount1Desired: d1,
+                amount0Min: m0,
+                amount1Min: m1,
+                recipient: sub.safe,
+                deadline,
+              },
+            ],
+          }),
+        }
+      : {
+          target: npm,
+          value: 0n,
+          description: `add liquidity to position ${tokenId}`,
+          data: encodeFunctionData({
+            abi: NPM_ABI,
+            functionName: "increaseLiquidity",
+            args: [{ tokenId, amount0Desired: d0, amount1Desired: d1, amount0Min: m0, amount1Min: m1, deadline }],
+          }),
+        };
+  const op = tokenId == null ? "deposit (mint)" : "deposit (increaseLiquidity)";
+  const balances = (await sub.client.multicall({
+    allowFailure: false,
+    multicallAddress: MULTICALL3,
+    contracts: [pool.token0, pool.token1].map((t) => ({
+      address: t.address,
+      abi: ERC20,
+      functionName: "balanceOf" as const,
+      args: [sub.safe],
+    })),
+  })) as unknown as bigint[];
+  const hint = () => {
+    const short = [pool.token0, pool.token1]
+      .map((t, i) => ({ t, have: balances[i]!, want: i === 0 ? d0 : d1 }))
+      .filter((x) => x.want > x.have)
+      .map(
+        (x) =>
+          `The Safe holds ${units(x.have, x.t.decimals).amount} ${x.t.symbol}, the deposit may take up to ${units(x.want, x.t.decimals).amount}`,
+      );
+    return short.length ? short.join("; ") : null;
+  };
+  const decode = (tx: ReturnType<typeof moduleTransaction>, sim: Simulation) => {
+    const data = innerResults(tx, sim.returnData)[0]!;
+    if (tokenId == null) {
+      const [id, l, u0, u1] = npmResult<readonly [bigint, bigint, bigint, bigint]>("mint", data);
+      return { id, l, u0, u1 };
+    }
+    const [l, u0, u1] = npmResult<readonly [bigint, bigint, bigint]>("increaseLiquidity", data);
+    return { id: tokenId, l, u0, u1 };
+  };
+  const tx1 = moduleTransaction(sub.module, [call(0n, 0n)], approvals);
+  const first = decode(tx1, await simulateOrRefuse(ctx, tx1, op, {}, hint));
+  const given = explicitMins(b);
+  const m0 = given.min0 ?? minOf(first.u0, b.max_slippage_bps);
+  const m1 = given.min1 ?? minOf(first.u1, b.max_slippage_bps);
+  const tx = moduleTransaction(sub.module, [call(m0, m1)], approvals);
+  const reads = [balanceRead(pool.token0.address, sub.safe), balanceRead(pool.token1.address, sub.safe)];
+  const after = [
+    ...reads,
+    positionRead(ctx, first.id),
+    { to: npm, abi: NPM_ABI as Abi, functionName: "ownerOf", args: [first.id] },
+  ];
+  const sim = await simulateOrRefuse(ctx, tx, op, { before: reads, after }, hint);
+  const done = decode(tx, sim);
+  const owner = (sim.after[3] as Address | null) ?? sub.safe;
+  const position = sim.after[2]
+    ? positionFromRead(done.id, sim.after[2])
+    : { tokenId: done.id, tickLower: range.lower, tickUpper: range.upper, liquidity: done.l, owed0: 0n, owed1: 0n };
+  return {
+    tx,
+    sim,
+    extra: {
+      operation: tokenId == null ? ("mint" as const) : ("increase" as const),
+      pool: poolOut(pool),
+      position: positionOut(ctx, position, owner, uni.staker != null && owner === uni.staker),
+      liquidity_added: done.l.toString(),
+      deposited: pair(ctx, done.u0, done.u1),
+      minimums: pair(ctx, m0, m1),
+      desired: pair(ctx, d0, d1),
+      max_slippage_bps: b.max_slippage_bps,
+      simulated_timestamp: Number(sim.timestamp),
+      deadline: Number(deadline),
+    },
+  };
+}

@@ -1,0 +1,175 @@
+/**
+ * The rebalance builder: a position's range moved. One executeBatch takes all its liquidity out
+ * (taken back from the v3 staker first if it is deposited there), collects what it is owed to the
+ * Safe and mints a position of the new range with what came out, approvals exact. Three
+ * simulations: the first learns what comes out (the mint's desired amounts), the second what the
+ * mint takes (its minimums, `max_slippage_bps` below), the third is the transaction returned.
+ * The range's ratio of tokens rarely matches what came out: the rest stays in the Safe.
+ */
+import type { z } from "@hono/zod-openapi";
+import { type Abi, type Address, encodeFunctionData } from "viem";
+import { type Approval, type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
+import { BuildRefusal } from "../../lib/build/refusal.js";
+import { collectCall, decreaseCall, depositCall, unstakeCalls, withdrawTokenCall } from "./dex-pool.calls.js";
+import {
+  accrualReads,
+  type DexCtx,
+  innerResults,
+  loadPosition,
+  minOf,
+  NPM_ABI,
+  npmResult,
+  positionRead,
+  requireAllowed,
+  simulateOrRefuse,
+} from "./dex-pool.lib.js";
+import { liquidityFor0, liquidityFor1, sqrtAtTick } from "./dex-pool.math.js";
+import { explicitMins, resolveRange } from "./dex-pool.request.js";
+import { incentiveOut, pair, poolOut, positionFromRead, positionOut, type RebalanceBody } from "./dex-pool.schemas.js";
+import { isActive } from "./dex-pool.staker.js";
+
+type Body = z.infer<typeof RebalanceBody>;
+
+export async function buildRebalance(ctx: DexCtx, b: Body) {
+  const { pool, sub, uni } = ctx;
+  const npm = uni.positionManager;
+  const tokenId = BigInt(b.token_id);
+  const range = resolveRange(pool, b);
+  if (!range) {
+    throw BuildRefusal.field(
+      ["body", "tick_lower"],
+      "Field required: the new range (tick_lower/tick_upper, price_lower/price_upper, width_bps or full_range)",
+      "missing",
+    );
+  }
+  const pos = await loadPosition(ctx, tokenId);
+  if (range.lower === pos.tickLower && range.upper === pos.tickUpper) {
+    throw BuildRefusal.field(
+      ["body", "tick_lower"],
+      `Position ${tokenId} already has the range [${range.lower}, ${range.upper}]`,
+    );
+  }
+  if (pos.liquidity === 0n) {
+    throw new BuildRefusal(409, "empty_position", `Position ${tokenId} holds no liquidity: there is nothing to move`);
+  }
+  if (b.restake && !pos.staked) {
+    throw BuildRefusal.field(
+      ["body", "restake"],
+      `Position ${tokenId} is not in the v3 staker: there is nothing to restake`,
+    );
+  }
+  await requireAllowed(ctx, [pool.token0, pool.token1], ["path", "pool_address"]);
+  const restakeIn = b.restake ? pos.stakes.filter((k) => isActive(k, ctx.head.timestamp)) : null;
+  const deadline = ctx.head.timestamp + BigInt(b.deadline_seconds);
+  const op = "rebalance";
+  const pre: InnerCall[] = pos.staked
+    ? [...unstakeCalls(ctx, tokenId, pos.stakes), withdrawTokenCall(ctx, tokenId)]
+    : [];
+  const out = (m0: bigint, m1: bigint) => [
+    ...pre,
+    decreaseCall(ctx, tokenId, pos.liquidity, m0, m1, deadline),
+    collectCall(ctx, tokenId),
+  ];
+  const at = { decrease: pre.length, collect: pre.length + 1, mint: pre.length + 2 };
+
+  // 1: what comes out
+  const tx1 = moduleTransaction(sub.module, out(0n, 0n));
+  const r1 = innerResults(tx1, (await simulateOrRefuse(ctx, tx1, op)).returnData);
+  const [p0, p1] = npmResult<readonly [bigint, bigint]>("decreaseLiquidity", r1[at.decrease]!);
+  const [c0, c1] = npmResult<readonly [bigint, bigint]>("collect", r1[at.collect]!);
+  const { sqrtPriceX96: sp } = pool;
+  const [sa, sb] = [sqrtAtTick(range.lower), sqrtAtTick(range.upper)];
+  const l0 = sp < sb ? liquidityFor0(c0, sp, sa, sb) : null;
+  const l1 = sp > sa ? liquidityFor1(c1, sp, sa, sb) : null;
+  // the liquidity a side buys: none from a side the range needs is no position at all
+  if ([l0, l1].some((x) => x === 0n)) {
+    throw new BuildRefusal(
+      409,
+      "range_unfundable",
+      `The new range takes ${l1 == null ? pool.token0.symbol : l0 == null ? pool.token1.symbol : "both tokens"} and the position yields too little of it`,
+    );
+  }
+  const dm0 = minOf(p0, b.max_slippage_bps);
+  const dm1 = minOf(p1, b.max_slippage_bps);
+  const approvals: Approval[] = [];
+  if (c0 > 0n) approvals.push({ token: pool.token0.address, spender: npm, amount: c0 });
+  if (c1 > 0n) approvals.push({ token: pool.token1.address, spender: npm, amount: c1 });
+  const mint = (m0: bigint, m1: bigint): InnerCall => ({
+    target: npm,
+    value: 0n,
+    description: `mint the new position [${range.lower}, ${range.upper}] for the Safe with what came out`,
+    data: encodeFunctionData({
+      abi: NPM_ABI,
+      functionName: "mint",
+      args: [
+        {
+          token0: pool.token0.address,
+          token1: pool.token1.address,
+          fee: pool.fee,
+          tickLower: range.lower,
+          tickUpper: range.upper,
+          amount0Desired: c0,
+          amount1Desired: c1,
+          amount0Min: m0,
+          amount1Min: m1,
+          recipient: sub.safe,
+          deadline,
+        },
+      ],
+    }),
+  });
+
+  // 2: what the mint takes
+  const tx2 = moduleTransaction(sub.module, [...out(dm0, dm1), mint(0n, 0n)], approvals);
+  const r2 = innerResults(tx2, (await simulateOrRefuse(ctx, tx2, op)).returnData);
+  const [newId2, , u0, u1] = npmResult<readonly [bigint, bigint, bigint, bigint]>("mint", r2[at.mint]!);
+  const given = explicitMins(b);
+  const m0 = given.min0 ?? minOf(u0, b.max_slippage_bps);
+  const m1 = given.min1 ?? minOf(u1, b.max_slippage_bps);
+  const post = restakeIn ? [depositCall(ctx, newId2, restakeIn)] : [];
+
+  // 3: the transaction
+  const tx = moduleTransaction(sub.module, [...out(dm0, dm1), mint(m0, m1), ...post], approvals);
+  const accrual = accrualReads(ctx, pos.stakes);
+  const reads = accrual.reads;
+  const after = [
+    ...reads,
+    positionRead(ctx, tokenId),
+    positionRead(ctx, newId2),
+    { to: npm, abi: NPM_ABI as Abi, functionName: "ownerOf", args: [newId2] },
+  ];
+  const k = reads.length;
+  const sim = await simulateOrRefuse(ctx, tx, op, { before: reads, after });
+  const r = innerResults(tx, sim.returnData);
+  const [newId, l, d0, d1] = npmResult<readonly [bigint, bigint, bigint, bigint]>("mint", r[at.mint]!);
+  const [w0, w1] = npmResult<readonly [bigint, bigint]>("decreaseLiquidity", r[at.decrease]!);
+  const [o0, o1] = npmResult<readonly [bigint, bigint]>("collect", r[at.collect]!);
+  const newOwner = (sim.after[k + 2] as Address | null) ?? sub.safe;
+  const newPos =
+    newId === newId2 && sim.after[k + 1]
+      ? positionFromRead(newId, sim.after[k + 1])
+      : { tokenId: newId, tickLower: range.lower, tickUpper: range.upper, liquidity: l, owed0: 0n, owed1: 0n };
+  return {
+    tx,
+    sim,
+    extra: {
+      pool: poolOut(pool),
+      old_position: positionOut(ctx, positionFromRead(tokenId, sim.after[k]), sub.safe, false),
+      new_position: positionOut(ctx, newPos, newOwner, newOwner === uni.staker),
+      position_before: positionOut(ctx, pos, pos.owner, pos.staked),
+      liquidity_removed: pos.liquidity.toString(),
+      liquidity_added: l.toString(),
+      withdrawn: pair(ctx, w0, w1),
+      fees: pair(ctx, o0 - w0, o1 - w1),
+      deposited: pair(ctx, d0, d1),
+      leftover: pair(ctx, o0 - d0, o1 - d1),
+      minimums: pair(ctx, m0, m1),
+      max_slippage_bps: b.max_slippage_bps,
+      unstaked_from: pos.stakes.map(incentiveOut),
+      restaked_in: restakeIn ? restakeIn.map(incentiveOut) : [],
+      staker_rewards_accrued: await accrual.out(sim, 0),
+      simulated_timestamp: Number(sim.timestamp),
+      deadline: Number(deadline),
+    },
+  };
+}

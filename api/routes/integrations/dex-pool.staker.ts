@@ -1,0 +1,131 @@
+/**
+ * The Uniswap v3 staker's incentives for the dex_pool builders. An incentive is named by its key
+ * (reward token, pool, start, end, refundee), which the staker does not enumerate: the keys are
+ * read from the staker's own `IncentiveCreated` logs (one eth_getLogs from block 0, then only the
+ * blocks after the last one read, cached per RPC client and staker), and a position's stakes are
+ * the keys of its pool whose `stakes(tokenId, id)` holds liquidity.
+ */
+import {
+  type Address,
+  encodeAbiParameters,
+  getAddress,
+  type Hex,
+  keccak256,
+  type PublicClient,
+  parseAbi,
+  parseAbiItem,
+} from "viem";
+import { MULTICALL3 } from "../../../onchain/positions.js";
+
+export interface IncentiveKey {
+  rewardToken: Address;
+  pool: Address;
+  startTime: bigint;
+  endTime: bigint;
+  refundee: Address;
+}
+
+export const STAKER_ABI = parseAbi([
+  "struct IncentiveKey { address rewardToken; address pool; uint256 startTime; uint256 endTime; address refundee; }",
+  "function stakeToken(IncentiveKey key, uint256 tokenId)",
+  "function unstakeToken(IncentiveKey key, uint256 tokenId)",
+  "function claimReward(address rewardToken, address to, uint256 amountRequested) returns (uint256 reward)",
+  "function withdrawToken(uint256 tokenId, address to, bytes data)",
+  "function deposits(uint256 tokenId) view returns (address owner, uint48 numberOfStakes, int24 tickLower, int24 tickUpper)",
+  "function stakes(uint256 tokenId, bytes32 incentiveId) view returns (uint160 secondsPerLiquidityInsideInitialX128, uint128 liquidity)",
+  "function rewards(address rewardToken, address owner) view returns (uint256)",
+  "function getRewardInfo(IncentiveKey key, uint256 tokenId) view returns (uint256 reward, uint160 secondsInsideX128)",
+]);
+
+const CREATED = parseAbiItem(
+  "event IncentiveCreated(address indexed rewardToken, address indexed pool, uint256 startTime, uint256 endTime, address refundee, uint256 reward)",
+);
+
+const KEY_TUPLE = {
+  type: "tuple",
+  components: [
+    { name: "rewardToken", type: "address" },
+    { name: "pool", type: "address" },
+    { name: "startTime", type: "uint256" },
+    { name: "endTime", type: "uint256" },
+    { name: "refundee", type: "address" },
+  ],
+} as const;
+
+/** The staker's id of an incentive: keccak256(abi.encode(key)). */
+export function incentiveId(key: IncentiveKey): Hex {
+  return keccak256(encodeAbiParameters([KEY_TUPLE], [key]));
+}
+
+/** The data of a deposit that stakes in `keys` (one key: the 160-byte struct; several: an array). */
+export function stakeData(keys: readonly IncentiveKey[]): Hex {
+  if (keys.length === 1) return encodeAbiParameters([KEY_TUPLE], [keys[0]!]);
+  return encodeAbiParameters([{ type: "tuple[]", components: KEY_TUPLE.components }], [keys as IncentiveKey[]]);
+}
+
+interface Scan {
+  to: bigint;
+  keys: IncentiveKey[];
+}
+const scans = new WeakMap<PublicClient, Map<string, Scan>>();
+
+/** Every incentive the staker has created, from its logs (cached, read on from the last block seen). */
+export async function stakerIncentives(client: PublicClient, staker: Address): Promise<IncentiveKey[]> {
+  let byStaker = scans.get(client);
+  if (!byStaker) {
+    byStaker = new Map();
+    scans.set(client, byStaker);
+  }
+  const head = await client.getBlockNumber({ cacheTime: 0 });
+  let scan = byStaker.get(staker.toLowerCase());
+  // a chain that went back (a reorg, a reverted devnet) is read again from the start
+  if (!scan || head < scan.to) scan = { to: -1n, keys: [] };
+  if (head > scan.to) {
+    const logs = await client.getLogs({ address: staker, event: CREATED, fromBlock: scan.to + 1n, toBlock: head });
+    const keys = [...scan.keys];
+    for (const l of logs) {
+      const a = l.args as {
+        rewardToken: Address;
+        pool: Address;
+        startTime: bigint;
+        endTime: bigint;
+        refundee: Address;
+      };
+      keys.push({
+        rewardToken: getAddress(a.rewardToken),
+        pool: getAddress(a.pool),
+        startTime: a.startTime,
+        endTime: a.endTime,
+        refundee: getAddress(a.refundee),
+      });
+    }
+    scan = { to: head, keys };
+    byStaker.set(staker.toLowerCase(), scan);
+  }
+  return scan.keys;
+}
+
+/** The incentives of `pool` position `tokenId` is staked in (`stakes` liquidity above 0). */
+export async function stakesOf(
+  client: PublicClient,
+  staker: Address,
+  pool: Address,
+  tokenId: bigint,
+): Promise<{ pool: IncentiveKey[]; staked: IncentiveKey[] }> {
+  const keys = (await stakerIncentives(client, staker)).filter((k) => k.pool === getAddress(pool));
+  if (keys.length === 0) return { pool: [], staked: [] };
+  const res = await client.multicall({
+    multicallAddress: MULTICALL3,
+    allowFailure: false,
+    contracts: keys.map((k) => ({
+      address: staker,
+      abi: STAKER_ABI,
+      functionName: "stakes",
+      args: [tokenId, incentiveId(k)],
+    })),
+  });
+  return { pool: keys, staked: keys.filter((_, i) => (res[i] as unknown as readonly [bigint, bigint])[1] > 0n) };
+}
+
+/** Whether an incentive accepts stakes at `now` (unix seconds). */
+export const isActive = (k: IncentiveKey, now: bigint) => k.startTime <= now && now < k.endTime;
