@@ -62,6 +62,39 @@ export async function candidates(c: Chain, client: PublicClient): Promise<Map<st
         });
       }
     }
+    for (const pool of p.uniswap.pools) {
+      const held0 = await balance(pool.token0, s.safe);
+      if (held0 > 1000n && (await balance(pool.token1, s.safe)) > 0n) {
+        add({
+          name: "dex_pool deposit",
+          chainId: c.chainId,
+          path: `/integrations/dex_pool/${pool.address}/deposit/${s.safe}`,
+          body: { ...base, amount0_raw: String(held0 / 1000n), width_bps: 1000 },
+        });
+      }
+    }
+    for (const pos of c.world.positions.filter((x) => x.subaccount === s.safe)) {
+      const dex = `/integrations/dex_pool/${pos.pool}`;
+      const tokenId = pos.tokenId;
+      add({
+        name: "dex_pool withdraw",
+        chainId: c.chainId,
+        path: `${dex}/withdraw/${s.safe}`,
+        body: { ...base, token_id: tokenId, fraction: 0.01 },
+      });
+      add({
+        name: "dex_pool rebalance",
+        chainId: c.chainId,
+        path: `${dex}/rebalance/${s.safe}`,
+        body: { ...base, token_id: tokenId, width_bps: 2000 },
+      });
+      add({
+        name: "dex_pool claim_rewards",
+        chainId: c.chainId,
+        path: `${dex}/claim_rewards/${s.safe}`,
+        body: { ...base, token_id: tokenId },
+      });
+    }
     const usdc = p.perp.usdc;
     const cash = await balance(usdc, s.safe);
     if (cash > 0n) {
