@@ -327,6 +327,26 @@ describe("POST /api/v1/subaccounts/{address}/swaps: the best route, sent by the 
     await sendAndCheck(large);
   });
 
+  it("routes failing their simulation lose with the decoded reason; the one that passes is chosen", async () => {
+    // at most the feeds' value: only the direct pool, where WBTC is worth 3 % more, pays that much
+    const r = await swap({ ...base(), token_in: wbtc, token_out: usdc, amount: "0.1", max_price_impact_bps: 0 });
+    expect(r.status, JSON.stringify(r.body).slice(0, 400)).toBe(200);
+    const p = r.body;
+    expect(p.quote.route).toBe("WBTC/10000/USDC");
+    expect(BigInt(p.quote.minimum_out.raw)).toBeGreaterThanOrEqual(BigInt(p.quote.fair_out!.raw));
+    expect(p.candidates.length).toBeGreaterThan(0);
+    for (const c of p.candidates) {
+      expect(c).toMatchObject({
+        kind: "exact_input",
+        outcome: "simulation_failed",
+        simulation: { success: false, amount_out: null },
+        reason: { kind: "uniswap", name: "Too little received" },
+      });
+      expect(BigInt(c.minimum_out!.raw)).toBeGreaterThan(BigInt(c.expected_out!.raw));
+    }
+    await sendAndCheck(p);
+  });
+
   it("LINK to WETH routes only through USDC: every candidate is two hops", async () => {
     const p = await expectBest(link, weth, 1_000n * E18);
     expect(p.quote.kind).toBe("exact_input");
@@ -446,8 +466,16 @@ describe("refusals: recorded, nothing simulated where it says so, nothing sent",
     expect(r.body.code).toBe("simulation_failed");
     expect(r.body.reasons!.length).toBe(4);
     for (const x of r.body.reasons!) expect(x).toMatchObject({ kind: "uniswap", name: "Too little received" });
+    await expectAudited(r, "simulation_failed");
     // the same trade without the bound builds: only the bound refused it
     expect((await swap({ ...base(), token_in: usdc, token_out: weth, amount: "2000000" })).status).toBe(200);
+  });
+
+  it("no sender where no trader is indexed: 422 on from", async () => {
+    const r = await swap<Refusal>({ chain: w.s.chainId, token_in: usdc, token_out: weth, amount: "1" });
+    expect(r.status).toBe(422);
+    expect(r.body.detail).toMatchObject([{ loc: ["body", "from"], type: "missing" }]);
+    await expectAudited(r, "missing");
   });
 
   it("an unknown subaccount: 404", async () => {
