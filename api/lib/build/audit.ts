@@ -6,6 +6,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Context } from "hono";
+import type { ZodError } from "zod";
+import { validationError, validationItems } from "../errors.js";
 import type { AppEnv } from "../router.js";
 import { BuildRefusal, errMessage } from "./refusal.js";
 
@@ -104,4 +106,37 @@ export async function runBuild<B>(
     throw err;
   }
   return c.json(body as never, 200);
+}
+
+/**
+ * The validation hook of a builder route (`inst.openapi(route, handler, auditedValidation(action))`):
+ * a malformed request is refused with the usual 422 body and recorded like any other refusal
+ * (code `validation_error`, the raw input as the request).
+ */
+export function auditedValidation(action: string) {
+  return async (result: { success: boolean; error?: ZodError; target: string; data?: unknown }, c: Context<AppEnv>) => {
+    if (result.success || !result.error) return undefined;
+    const items = validationItems(result.error, result.target);
+    const input = result.data as Record<string, unknown> | undefined;
+    const params = c.req.param() as Record<string, string>;
+    const c0 = result.target === "json" ? input?.chain : undefined;
+    const chain = typeof c0 === "number" && Number.isInteger(c0) && c0 > 0 && c0 < 2 ** 31 ? c0 : null;
+    try {
+      await record(c, {
+        id: randomUUID(),
+        action,
+        chain_id: chain,
+        subaccount: params.address ?? null,
+        status: 422,
+        outcome: "refused",
+        code: "validation_error",
+        request: { ...params, [result.target]: input ?? null },
+        answer: { detail: items },
+      });
+    } catch (err) {
+      if (!(err instanceof BuildRefusal)) throw err;
+      // no write side: the 422 stands, nothing was built
+    }
+    return validationError(c, items);
+  };
 }

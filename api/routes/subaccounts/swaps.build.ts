@@ -1,0 +1,314 @@
+/**
+ * The swaps builder: every route of swaps.lib.ts is quoted, built as the module's
+ * `executeWithApprovals` (an exact approval of the input to the SwapRouter, reset after) around
+ * an exact-input swap paying the Safe, and simulated from the trader, all simulations at once.
+ * The answer is the route whose simulation passes and gives the most out; the others are listed
+ * with why they lost. Refusals: a token the module does not allow (422, before any quote or
+ * simulation), no pool route (409 `no_route`), no simulation passing (409 `simulation_failed`,
+ * each candidate's decoded reason).
+ */
+import { type Abi, type Address, encodeFunctionData, getAddress, parseAbi } from "viem";
+import type { BuildAnswer } from "../../lib/build/audit.js";
+import { type ModuleTransaction, moduleTransaction } from "../../lib/build/module-call.js";
+import { rawAmount, transactionPayload, units } from "../../lib/build/payload.js";
+import { BuildRefusal, type RefusedReason } from "../../lib/build/refusal.js";
+import { type Simulation, simulate } from "../../lib/build/simulate.js";
+import { buildSubaccount } from "../../lib/build/subaccount.js";
+import type { DecodedRevert } from "../../lib/revert-decode.js";
+import type { AppDeps } from "../../lib/router.js";
+import type { SwapPayload, SwapQuoteBody } from "./swaps.js";
+import {
+  type Discovery,
+  discover,
+  encodePath,
+  type Quote,
+  quoteAll,
+  type SwapRoute,
+  type SwapToken,
+} from "./swaps.lib.js";
+
+const ROUTER = parseAbi([
+  "function exactInputSingle((address tokenIn, address tokenOut, uint24 fee, address recipient, uint256 deadline, uint256 amountIn, uint256 amountOutMinimum, uint160 sqrtPriceLimitX96) params) payable returns (uint256 amountOut)",
+  "function exactInput((bytes path, address recipient, uint256 deadline, uint256 amountIn, uint256 amountOutMinimum) params) payable returns (uint256 amountOut)",
+]);
+const ERC20 = parseAbi([
+  "function balanceOf(address) view returns (uint256)",
+  "function allowance(address, address) view returns (uint256)",
+]);
+const BPS = 10_000n;
+
+interface Candidate {
+  route: SwapRoute;
+  quote: Quote;
+  minimumOut: bigint | null;
+  tx: ModuleTransaction | null;
+  sim: Simulation | null;
+  /** the Safe's token_out gain and token_in spend in the simulation */
+  received: bigint | null;
+  spent: bigint | null;
+}
+
+/** amount_in valued at the feeds, in token_out raw units; null without both prices. */
+export function fairOut(amountIn: bigint, tIn: SwapToken, tOut: SwapToken): bigint | null {
+  if (tIn.price === null || tOut.price === null || !tIn.feed || !tOut.feed) return null;
+  const num = amountIn * tIn.price * 10n ** BigInt(tOut.decimals! + tOut.feed.decimals);
+  return num / (tOut.price * 10n ** BigInt(tIn.decimals! + tIn.feed.decimals));
+}
+
+/** How far below the feeds' value `out` is, in basis points (negative: above it). */
+export function impactBps(out: bigint, fair: bigint | null): number | null {
+  if (fair === null || fair === 0n) return null;
+  return Math.round(Number(((fair - out) * 1_000_000n) / fair)) / 100;
+}
+
+function swapCall(route: SwapRoute, safe: Address, deadline: bigint, amountIn: bigint, minOut: bigint) {
+  if (route.kind === "exact_input_single") {
+    return encodeFunctionData({
+      abi: ROUTER,
+      functionName: "exactInputSingle",
+      args: [
+        {
+          tokenIn: route.tokens[0]!,
+          tokenOut: route.tokens[1]!,
+          fee: route.fees[0]!,
+          recipient: safe,
+          deadline,
+          amountIn,
+          amountOutMinimum: minOut,
+          sqrtPriceLimitX96: 0n,
+        },
+      ],
+    });
+  }
+  return encodeFunctionData({
+    abi: ROUTER,
+    functionName: "exactInput",
+    args: [
+      { path: encodePath(route.tokens, route.fees), recipient: safe, deadline, amountIn, amountOutMinimum: minOut },
+    ],
+  });
+}
+
+const tokenField = (t: SwapToken) => ({
+  address: t.address,
+  symbol: t.symbol,
+  decimals: t.decimals!,
+  price_usd: t.price !== null && t.feed ? Number(t.price) / 10 ** t.feed.decimals : null,
+});
+
+const routeFields = (r: SwapRoute, symbols: (a: Address) => string) => ({
+  venue: "uniswap_v3" as const,
+  route: r.id,
+  kind: r.kind,
+  path: r.tokens,
+  symbols: r.tokens.map(symbols),
+  fees: r.fees,
+  pools: r.pools,
+});
+
+const reasonOf = (e: DecodedRevert) => ({ kind: e.kind, name: e.name, message: e.message, data: e.data });
+
+export async function buildSwap(
+  deps: AppDeps,
+  address: string,
+  body: SwapQuoteBody,
+): Promise<BuildAnswer<SwapPayload>> {
+  if (body.token_in.toLowerCase() === body.token_out.toLowerCase()) {
+    throw BuildRefusal.field(["body", "token_out"], "token_out must differ from token_in");
+  }
+  const sub = await buildSubaccount(deps, address, body.chain, body.from);
+  if (!sub.protocols.uniswap) {
+    throw new BuildRefusal(409, "no_route", `Chain ${sub.chainId} has no Uniswap v3 in its protocols entry`);
+  }
+  let d: Discovery;
+  try {
+    d = await discover(sub, getAddress(body.token_in), getAddress(body.token_out));
+  } catch (err) {
+    throw BuildRefusal.chain(sub.chainId, err);
+  }
+  for (const [field, t, ok] of [
+    ["token_in", d.tokenIn, d.allowed.in],
+    ["token_out", d.tokenOut, d.allowed.out],
+  ] as const) {
+    if (t.decimals === null) {
+      throw BuildRefusal.field(["body", field], `${t.address} is not an ERC-20 token on chain ${sub.chainId}`);
+    }
+    if (!ok) {
+      throw BuildRefusal.field(
+        ["body", field],
+        `TokenNotAllowed: the subaccount's module does not allow ${t.symbol} (${t.address})`,
+        "token_not_allowed",
+      );
+    }
+  }
+  const amountIn = rawAmount(body, d.tokenIn.decimals!);
+  if (d.routes.length === 0) {
+    throw new BuildRefusal(
+      409,
+      "no_route",
+      `No Uniswap v3 pool route from ${d.tokenIn.symbol} to ${d.tokenOut.symbol} on chain ${sub.chainId} (direct at any fee tier, or through WETH or a stablecoin)`,
+    );
+  }
+  const fair = fairOut(amountIn, d.tokenIn, d.tokenOut);
+  const deadline = d.head.timestamp + BigInt(body.deadline_s);
+  let quotes: Quote[];
+  try {
+    quotes = await quoteAll(sub, d.routes, amountIn);
+  } catch (err) {
+    throw BuildRefusal.chain(sub.chainId, err);
+  }
+  const router = getAddress(sub.protocols.uniswap.swapRouter);
+  const balance = (t: Address) => ({ to: t, abi: ERC20 as Abi, functionName: "balanceOf", args: [sub.safe] });
+  const reads = {
+    before: [balance(d.tokenIn.address), balance(d.tokenOut.address)],
+    after: [
+      balance(d.tokenIn.address),
+      balance(d.tokenOut.address),
+      { to: d.tokenIn.address, abi: ERC20 as Abi, functionName: "allowance", args: [sub.safe, router] },
+    ],
+  };
+  const candidates: Candidate[] = await Promise.all(
+    d.routes.map(async (route, i): Promise<Candidate> => {
+      const quote = quotes[i]!;
+      const c: Candidate = { route, quote, minimumOut: null, tx: null, sim: null, received: null, spent: null };
+      if (!quote.ok || quote.amountOut === 0n) return c;
+      let min = (quote.amountOut * (BPS - BigInt(body.max_slippage_bps))) / BPS;
+      if (body.max_price_impact_bps != null && fair !== null) {
+        const floor = (fair * (BPS - BigInt(body.max_price_impact_bps))) / BPS;
+        if (floor > min) min = floor;
+      }
+      c.minimumOut = min;
+      c.tx = moduleTransaction(
+        sub.module,
+        [
+          {
+            target: router,
+            value: 0n,
+            data: swapCall(route, sub.safe, deadline, amountIn, min),
+            description: `Swap ${units(amountIn, d.tokenIn.decimals!).amount} ${d.tokenIn.symbol} for at least ${units(min, d.tokenOut.decimals!).amount} ${d.tokenOut.symbol} on Uniswap v3 (${route.id}), paid to the Safe`,
+          },
+        ],
+        [{ token: d.tokenIn.address, spender: router, amount: amountIn }],
+      );
+      c.sim = await simulate(sub, c.tx, reads);
+      if (c.sim.success) {
+        const [inBefore, outBefore] = c.sim.before as (bigint | null)[];
+        const [inAfter, outAfter] = c.sim.after as (bigint | null)[];
+        if (inBefore != null && inAfter != null) c.spent = inBefore - inAfter;
+        if (outBefore != null && outAfter != null) c.received = outAfter - outBefore;
+      }
+      return c;
+    }),
+  );
+  const symbols = (a: Address) =>
+    [d.tokenIn, d.tokenOut].find((t) => t.address === a)?.symbol ??
+    sub.protocols.tokens.find((t) => t.address.toLowerCase() === a.toLowerCase())?.symbol ??
+    a;
+  const passed = candidates
+    .filter((c) => c.sim?.success)
+    .sort((a, b) => {
+      const ra = a.received ?? 0n;
+      const rb = b.received ?? 0n;
+      if (ra !== rb) return ra > rb ? -1 : 1;
+      return Number(a.sim!.gasUsed - b.sim!.gasUsed);
+    });
+  const best = passed[0];
+  if (!best) {
+    const reasons: RefusedReason[] = candidates.map((c) => {
+      const q = c.quote;
+      if (!q.ok) return { candidate: c.route.id, kind: "quote", ...quoteReason(q.error) };
+      if (q.amountOut === 0n) {
+        return { candidate: c.route.id, kind: "quote", name: "ZeroOut", message: "the route quotes 0 out", data: "0x" };
+      }
+      const e = c.sim!.revert!;
+      return { candidate: c.route.id, kind: e.kind, name: e.name, message: e.message, data: e.data };
+    });
+    throw new BuildRefusal(
+      409,
+      "simulation_failed",
+      `None of the ${candidates.length} route(s) from ${d.tokenIn.symbol} to ${d.tokenOut.symbol} passed its simulation from ${sub.from}: see each candidate's reason`,
+      { reasons },
+    );
+  }
+  const q = best.quote as Extract<Quote, { ok: true }>;
+  const sim = best.sim!;
+  const u = (raw: bigint, t: SwapToken) => units(raw, t.decimals!);
+  const [inBefore, outBefore, inAfter, outAfter] = [...sim.before, ...sim.after] as bigint[];
+  const leftover = (sim.after[2] as bigint | null) ?? null;
+  return {
+    chainId: sub.chainId,
+    subaccount: sub.safe,
+    body: (buildId) => ({
+      ...transactionPayload(buildId, sub, best.tx!, sim),
+      token_in: tokenField(d.tokenIn),
+      token_out: tokenField(d.tokenOut),
+      quote: {
+        ...routeFields(best.route, symbols),
+        amount_in: u(amountIn, d.tokenIn),
+        expected_out: u(q.amountOut, d.tokenOut),
+        minimum_out: u(best.minimumOut!, d.tokenOut),
+        fair_out: fair === null ? null : u(fair, d.tokenOut),
+        price_impact_bps: impactBps(q.amountOut, fair),
+        max_slippage_bps: body.max_slippage_bps,
+        max_price_impact_bps: body.max_price_impact_bps ?? null,
+        deadline: Number(deadline),
+        quoter_gas_estimate: q.gasEstimate.toString(),
+      },
+      simulation: {
+        success: true as const,
+        block_number: Number(sim.blockNumber),
+        gas_used: sim.gasUsed.toString(),
+        amount_in: u(best.spent ?? 0n, d.tokenIn),
+        amount_out: u(best.received ?? 0n, d.tokenOut),
+        token_in_balance: { before: u(inBefore ?? 0n, d.tokenIn), after: u(inAfter ?? 0n, d.tokenIn) },
+        token_out_balance: { before: u(outBefore ?? 0n, d.tokenOut), after: u(outAfter ?? 0n, d.tokenOut) },
+        leftover_allowance_raw: leftover === null ? null : leftover.toString(),
+      },
+      candidates: candidates.filter((c) => c !== best).map((c) => loser(c, best, fair, d, symbols)),
+    }),
+  };
+}
+
+function quoteReason(e: DecodedRevert) {
+  return { name: e.name || "QuoteFailed", message: `the quote failed: ${e.message}`, data: e.data };
+}
+
+function loser(c: Candidate, best: Candidate, fair: bigint | null, d: Discovery, symbols: (a: Address) => string) {
+  const u = (raw: bigint | null) => (raw === null ? null : units(raw, d.tokenOut.decimals!));
+  const q = c.quote;
+  const expected = q.ok ? q.amountOut : null;
+  const base = {
+    ...routeFields(c.route, symbols),
+    expected_out: u(expected),
+    minimum_out: u(c.minimumOut),
+    price_impact_bps: expected === null ? null : impactBps(expected, fair),
+    simulation: c.sim
+      ? { success: c.sim.success, gas_used: c.sim.gasUsed.toString(), amount_out: u(c.received) }
+      : null,
+  };
+  if (!q.ok) {
+    return { ...base, outcome: "quote_failed" as const, reason: reasonOf(q.error), why: quoteReason(q.error).message };
+  }
+  if (!c.sim) {
+    return { ...base, outcome: "quote_failed" as const, reason: null, why: "the route quotes 0 out" };
+  }
+  if (!c.sim.success) {
+    const e = c.sim.revert!;
+    return {
+      ...base,
+      outcome: "simulation_failed" as const,
+      reason: reasonOf(e),
+      why: `the simulation reverted: ${e.message}`,
+    };
+  }
+  const gap = (best.received ?? 0n) - (c.received ?? 0n);
+  return {
+    ...base,
+    outcome: "lower_out" as const,
+    reason: null,
+    why:
+      gap > 0n
+        ? `${units(gap, d.tokenOut.decimals!).amount} ${d.tokenOut.symbol} less out than ${best.route.id}`
+        : `the same out as ${best.route.id}, more gas`,
+  };
+}

@@ -1,0 +1,165 @@
+/**
+ * POST /api/v1/subaccounts/{address}/swaps: an exact-input swap for a subaccount, built and
+ * simulated, never sent. Every Uniswap v3 route the chain offers is quoted (each fee tier with
+ * a pool, two hops through WETH or a stablecoin), built as a call of the subaccount's module and
+ * simulated from the trader; the answer is the route whose simulation passes with the most out
+ * (swaps.build.ts). Uniswap v3 is the only venue.
+ */
+import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
+import { runBuild } from "../../lib/build/audit.js";
+import {
+  amountFields,
+  buildFields,
+  SimulationSchema,
+  TransactionPayloadSchema,
+  Units,
+} from "../../lib/build/payload.js";
+import { BuildRefusalSchema } from "../../lib/build/refusal.js";
+import { ValidationErrorSchema } from "../../lib/errors.js";
+import { type AppEnv, EvmAddress, jsonResponse, keySecurity, writeResponses } from "../../lib/router.js";
+import { requireScope } from "../../middleware/auth.js";
+import { buildSwap } from "./swaps.build.js";
+
+const USDC = "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913";
+const WETH = "0x4200000000000000000000000000000000000006";
+
+export const SwapQuoteRequest = z
+  .strictObject({
+    ...buildFields,
+    token_in: EvmAddress.openapi({ description: "The token the Safe sells", example: USDC }),
+    token_out: EvmAddress.openapi({ description: "The token the Safe buys", example: WETH }),
+    amount: amountFields.amount.openapi({ description: 'Exact input, in whole token_in units, e.g. "1000.5"' }),
+    amount_raw: amountFields.amount_raw.openapi({ description: "Exact input, in token_in's smallest unit" }),
+    max_slippage_bps: z.number().int().min(0).max(5_000).default(50).openapi({
+      description:
+        "How far below the route's quote the swap may return (the transaction's minimum out is the quote less this), in basis points",
+    }),
+    max_price_impact_bps: z.number().int().min(0).max(10_000).optional().openapi({
+      description:
+        "Optional: how far below the feeds' value of the input the swap may return, in basis points (fees included); the minimum out is raised to that floor when it is higher, so a route that cannot meet it fails its simulation",
+    }),
+    deadline_s: z.number().int().min(1).max(86_400).default(600).openapi({
+      description: "The swap's deadline, seconds after the head block's timestamp",
+    }),
+  })
+  .openapi("SwapQuoteRequest", {
+    example: { chain: 8453, token_in: USDC, token_out: WETH, amount: "1000", max_slippage_bps: 50 },
+  });
+export type SwapQuoteBody = z.infer<typeof SwapQuoteRequest>;
+
+const TokenSchema = z
+  .object({
+    address: z.string(),
+    symbol: z.string(),
+    decimals: z.number().int(),
+    price_usd: z.number().nullable().openapi({ description: "Its price feed's answer (null without a feed)" }),
+  })
+  .openapi("SwapToken");
+
+const RouteFields = {
+  venue: z.literal("uniswap_v3"),
+  route: z.string().openapi({ description: "Symbols and fee tiers", example: "USDC/500/WETH" }),
+  kind: z.enum(["exact_input_single", "exact_input"]).openapi({ description: "The SwapRouter function" }),
+  path: z.array(z.string()).openapi({ description: "Token addresses, in to out" }),
+  symbols: z.array(z.string()),
+  fees: z.array(z.number().int()).openapi({ description: "Each hop's fee tier, in hundredths of a basis point" }),
+  pools: z.array(z.string()).openapi({ description: "Each hop's pool" }),
+};
+
+const ImpactBps = z.number().nullable().openapi({
+  description:
+    "How far the expected out is below the feeds' value of the input (amount_in × price_in / price_out), in basis points, fees included; negative when above; null without both feeds",
+});
+
+const SwapQuote = z
+  .object({
+    ...RouteFields,
+    amount_in: Units,
+    expected_out: Units.openapi({ description: "QuoterV2's quote" }),
+    minimum_out: Units.openapi({ description: "The transaction's amountOutMinimum, also checked by the module" }),
+    fair_out: Units.nullable().openapi({ description: "The input valued at the feeds, in token_out" }),
+    price_impact_bps: ImpactBps,
+    max_slippage_bps: z.number().int(),
+    max_price_impact_bps: z.number().int().nullable(),
+    deadline: z.number().int().openapi({ description: "Unix seconds" }),
+    quoter_gas_estimate: z.string(),
+  })
+  .openapi("SwapQuote");
+
+const Balance = z.object({ before: Units, after: Units });
+
+const SwapSimulation = SimulationSchema.extend({
+  amount_in: Units.openapi({ description: "What the Safe spent in the simulation" }),
+  amount_out: Units.openapi({ description: "What the Safe received in the simulation" }),
+  token_in_balance: Balance,
+  token_out_balance: Balance,
+  leftover_allowance_raw: z
+    .string()
+    .nullable()
+    .openapi({ description: "The Safe's token_in allowance to the router after it: 0, the module resets it" }),
+}).openapi("SwapSimulation");
+
+const DecodedReason = z
+  .object({ kind: z.string(), name: z.string(), message: z.string(), data: z.string() })
+  .openapi("SwapDecodedReason");
+
+const SwapCandidate = z
+  .object({
+    ...RouteFields,
+    outcome: z.enum(["lower_out", "quote_failed", "simulation_failed"]),
+    why: z.string(),
+    expected_out: Units.nullable(),
+    minimum_out: Units.nullable(),
+    price_impact_bps: ImpactBps,
+    simulation: z
+      .object({ success: z.boolean(), gas_used: z.string(), amount_out: Units.nullable() })
+      .nullable()
+      .openapi({ description: "null when the route was not simulated (its quote failed)" }),
+    reason: DecodedReason.nullable().openapi({ description: "The decoded revert of its quote or simulation" }),
+  })
+  .openapi("SwapCandidate");
+
+export const SwapTransactionPayload = TransactionPayloadSchema.extend({
+  token_in: TokenSchema,
+  token_out: TokenSchema,
+  quote: SwapQuote,
+  simulation: SwapSimulation,
+  candidates: z.array(SwapCandidate).openapi({ description: "Every other route, with why it lost" }),
+}).openapi("SwapTransactionPayload");
+export type SwapPayload = z.infer<typeof SwapTransactionPayload>;
+
+export const swapRoute = createRoute({
+  method: "post",
+  path: "/subaccounts/{address}/swaps",
+  tags: ["subaccounts"],
+  summary: "Build the best swap for a subaccount",
+  description: [
+    "Requires an API key with the scope `transactions:build`. Quotes every Uniswap v3 route from `token_in` to `token_out` (each fee tier with a pool; two hops through WETH or a stablecoin of the chain), builds each as the subaccount module's `executeWithApprovals` (an exact approval of the input to the SwapRouter, reset to 0 after; the swap pays the Safe, with `amountOutMinimum` = the quote less `max_slippage_bps`), simulates each from the sender in one `eth_simulateV1` per route, and returns the route whose simulation passes with the most out, as `target`, `data` and `value` for the sender to sign. The service never sends it. Uniswap v3 is the only venue.",
+    "Refusals: 422 a token the module does not allow (before any quote or simulation; `loc` names the field), the same token in and out, a malformed body; 404 `unknown_subaccount`; 409 `no_route` (no pool route), `simulation_failed` (no route passes: each route's decoded reason in `reasons`, e.g. `NotTrader`, `STF` for a balance too low, `Too little received`), `stale_subaccount`; 503 `no_rpc`, `chain_unavailable`. Every build and refusal is recorded in the build audit.",
+  ].join("\n\n"),
+  middleware: [requireScope("transactions:build")] as const,
+  security: keySecurity,
+  request: {
+    params: z.object({
+      address: EvmAddress.openapi({ param: { in: "path" }, description: "The subaccount (its Safe)" }),
+    }),
+    body: { required: true, content: { "application/json": { schema: SwapQuoteRequest } } },
+  },
+  responses: {
+    200: jsonResponse(
+      "The chosen route's transaction, its quote and simulation, and the routes that lost",
+      SwapTransactionPayload,
+    ),
+    ...writeResponses({}),
+    404: jsonResponse("`unknown_subaccount`", BuildRefusalSchema),
+    409: jsonResponse("`no_route`, `simulation_failed` (with `reasons`), `stale_subaccount`", BuildRefusalSchema),
+    422: jsonResponse("Validation error, or a token the module does not allow", ValidationErrorSchema),
+    503: jsonResponse("`no_rpc`, `chain_unavailable`, `read_only`", BuildRefusalSchema),
+  },
+});
+
+export const swapHandler: RouteHandler<typeof swapRoute, AppEnv> = async (c) => {
+  const { address } = c.req.valid("param");
+  const body = c.req.valid("json");
+  return runBuild(c, "swap", { address, ...body }, () => buildSwap(c.var.deps, address, body)) as never;
+};

@@ -1,0 +1,536 @@
+/**
+ * POST /api/v1/subaccounts/{address}/swaps on a protocol world of its own, with more tokens and
+ * pools (test/swap-world.ts): WETH/USDC at every fee tier (a thin 0.01 % pool), WBTC deep against
+ * WETH with a thin direct USDC pool priced above the feeds, LINK only against USDC (LINK to WETH
+ * is two hops), a token the module does not allow and one without pools. Every payload is sent
+ * by the trader and checked on-chain; the chosen route is held to a brute force of every route
+ * on the same state (evm_snapshot, each route's module call from the trader, evm_revert).
+ */
+import { type Abi, type Address, type Hex, parseAbi, toHex } from "viem";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createKey } from "../../api/keys.js";
+import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
+import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
+import { actor, buildWorld, call, registerWorld, type World } from "../protocol-world.js";
+import { addPool, addToken, allRoutes, enableFeeTier100, type RpcProxy, routeCall, rpcProxy } from "../swap-world.js";
+
+const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
+const PORT = 18_740 + OFFSET + 180;
+const E18 = 10n ** 18n;
+const E8 = 10n ** 8n;
+const E6 = 10n ** 6n;
+const PRICES = { USDC: 1, WETH: 3200, WBTC: 60_000, LINK: 15, NOPE: 1, BAD: 1 };
+const ERC20 = parseAbi([
+  "function balanceOf(address) view returns (uint256)",
+  "function allowance(address, address) view returns (uint256)",
+]);
+const QUOTER_SELECTORS = ["c6a5026a", "cdca1753"]; // quoteExactInputSingle, quoteExactInput
+
+let h: ApiHarness;
+let w: World;
+let drop: () => Promise<void>;
+let proxy: RpcProxy;
+let app: ReturnType<ApiHarness["appWith"]>;
+let key: string;
+let noScopeKey: string;
+let usdc: Address;
+let weth: Address;
+let wbtc: Address;
+let link: Address;
+let nope: Address;
+let bad: Address;
+
+interface Units {
+  raw: string;
+  amount: number;
+}
+interface Candidate {
+  route: string;
+  kind: string;
+  outcome: string;
+  why: string;
+  expected_out: Units | null;
+  minimum_out: Units | null;
+  simulation: { success: boolean; gas_used: string; amount_out: Units | null } | null;
+  reason: { kind: string; name: string; message: string } | null;
+}
+interface Payload {
+  build_id: string;
+  chain_id: number;
+  subaccount: string;
+  module: string;
+  from: Address;
+  target: Address;
+  data: Hex;
+  value: string;
+  gas_limit: string;
+  calls: { target: string; value: string; data: string; description: string }[];
+  approvals: { token: string; spender: string; amount_raw: string }[];
+  token_in: { address: string; symbol: string; decimals: number; price_usd: number | null };
+  token_out: { address: string; symbol: string; decimals: number; price_usd: number | null };
+  quote: {
+    venue: string;
+    route: string;
+    kind: string;
+    path: string[];
+    fees: number[];
+    pools: string[];
+    amount_in: Units;
+    expected_out: Units;
+    minimum_out: Units;
+    fair_out: Units | null;
+    price_impact_bps: number | null;
+    max_slippage_bps: number;
+    deadline: number;
+  };
+  simulation: {
+    success: boolean;
+    block_number: number;
+    gas_used: string;
+    amount_in: Units;
+    amount_out: Units;
+    leftover_allowance_raw: string | null;
+  };
+  candidates: Candidate[];
+}
+interface Refusal {
+  detail: string | { loc: (string | number)[]; msg: string; type: string }[];
+  code?: string;
+  reasons?: { candidate: string; kind: string; name: string; message: string; data: string }[];
+}
+
+const mint = (t: Address, to: Address, amount: bigint) =>
+  w.s.send(w.deployer, t, call(ERC20_ABI, "mint", [to, amount]), "mint");
+
+async function read(to: Address, fn: string, args: readonly unknown[]): Promise<bigint> {
+  const out = await w.s.rpc<Hex>("eth_call", [{ to, data: call(ERC20 as Abi, fn, args) }, "latest"]);
+  return BigInt(out);
+}
+const balance = (t: Address) => read(t, "balanceOf", [w.sub.safe]);
+
+beforeAll(async () => {
+  h = await setupApi();
+  w = await buildWorld(`swaps-test-${OFFSET}`, PORT);
+  [usdc, weth] = [w.token("USDC"), w.token("WETH")];
+  wbtc = await addToken(w, "WBTC", 8, PRICES.WBTC);
+  link = await addToken(w, "LINK", 18, PRICES.LINK);
+  nope = await addToken(w, "NOPE", 18, PRICES.NOPE);
+  bad = await addToken(w, "BAD", 18, PRICES.BAD, false);
+  await enableFeeTier100(w);
+  // WETH/USDC at every tier: the world's deep 0.05 % and 0.3 % pools, a thin 0.01 %, a 1 %
+  await addPool(w, weth, usdc, 100, PRICES, 100_000);
+  await addPool(w, weth, usdc, 10000, PRICES, 2_000_000);
+  // WBTC: deep against WETH; a thin direct USDC pool where WBTC is worth 3 % more
+  await addPool(w, wbtc, weth, 500, PRICES, 10_000_000);
+  await addPool(w, wbtc, weth, 3000, PRICES, 10_000_000);
+  await addPool(w, wbtc, usdc, 10000, PRICES, 2_000_000, 1.03);
+  // LINK only against USDC: LINK to WETH is two hops
+  await addPool(w, link, usdc, 3000, PRICES, 5_000_000);
+  // BAD has a pool: only the module's allow-list refuses it
+  await addPool(w, bad, usdc, 3000, PRICES, 1_000_000);
+  await mint(usdc, w.sub.safe, 2_500_000n * E6);
+  await mint(weth, w.sub.safe, 100n * E18);
+  await mint(wbtc, w.sub.safe, 20n * E8);
+  await mint(link, w.sub.safe, 10_000n * E18);
+  await mint(bad, w.sub.safe, 1_000n * E18);
+  await mint(nope, w.sub.safe, 1_000n * E18);
+  proxy = await rpcProxy(w.anvil.rpcUrl);
+  drop = await registerWorld(h, w);
+  app = h.appWith({
+    rpcUrls: new Map([...h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const), [w.s.chainId, proxy.url]]),
+  });
+  key = (await createKey(h.db, "swaps-test", ["transactions:build"])).key;
+  noScopeKey = (await createKey(h.db, "swaps-test-no-scope", ["rewards:write"])).key;
+}, 900_000);
+
+afterAll(async () => {
+  await drop?.();
+  await proxy?.close();
+  await w?.anvil.stop();
+  await h?.close();
+});
+
+async function swap<T = Payload>(body: unknown, opts: { key?: string | null; address?: string } = {}) {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  const k = opts.key === undefined ? key : opts.key;
+  if (k) headers["x-api-key"] = k;
+  const res = await app.request(`/api/v1/subaccounts/${opts.address ?? w.sub.safe}/swaps`, {
+    method: "POST",
+    headers,
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  return readAnswer<T>(res);
+}
+const base = () => ({ chain: w.s.chainId, from: w.trader });
+
+/** Each route's out on the current state: its module call sent by the trader, then reverted. */
+async function bruteForce(a: Address, b: Address, amountIn: bigint): Promise<Map<string, bigint | null>> {
+  const out = new Map<string, bigint | null>();
+  for (const r of await allRoutes(w, a, b, [weth, usdc])) {
+    const snap = await w.s.rpc<string>("evm_snapshot");
+    const before = await balance(b);
+    try {
+      await w.s.send(w.trader, w.sub.module, routeCall(w, r, amountIn), `brute ${r.id}`);
+      out.set(r.id, (await balance(b)) - before);
+    } catch {
+      out.set(r.id, null);
+    }
+    await w.s.rpc("evm_revert", [snap]);
+    await w.s.syncClock();
+  }
+  return out;
+}
+
+/** Builds the swap and holds it to the brute force: every route a candidate, the chosen the max. */
+async function expectBest(a: Address, b: Address, amountIn: bigint, extra: Record<string, unknown> = {}) {
+  const r = await swap({ ...base(), token_in: a, token_out: b, amount_raw: amountIn.toString(), ...extra });
+  expect(r.status, JSON.stringify(r.body).slice(0, 600)).toBe(200);
+  const p = r.body;
+  const brute = await bruteForce(a, b, amountIn);
+  expect([p.quote.route, ...p.candidates.map((c) => c.route)].sort()).toEqual([...brute.keys()].sort());
+  const outs = [...brute.values()].filter((v): v is bigint => v !== null);
+  let max = 0n;
+  for (const v of outs) if (v > max) max = v;
+  expect(max).toBeGreaterThan(0n);
+  expect(BigInt(p.simulation.amount_out.raw)).toBe(max);
+  expect(brute.get(p.quote.route)).toBe(max);
+  for (const c of p.candidates) {
+    // every loser simulated the out the brute force measured, and no more than the chosen
+    expect(c.outcome, c.route).toBe("lower_out");
+    expect(BigInt(c.simulation!.amount_out!.raw), c.route).toBe(brute.get(c.route));
+    expect(BigInt(c.expected_out!.raw), c.route).toBe(brute.get(c.route));
+  }
+  return p;
+}
+
+/** Sends the payload from its sender and checks it did what the answer said. */
+async function sendAndCheck(p: Payload) {
+  const [a, b] = [p.token_in.address as Address, p.token_out.address as Address];
+  const [inBefore, outBefore] = [await balance(a), await balance(b)];
+  const hash = await w.s.rpc<Hex>("eth_sendTransaction", [
+    {
+      from: p.from,
+      to: p.target,
+      data: p.data,
+      value: toHex(BigInt(p.value)),
+      gas: toHex(BigInt(p.gas_limit)),
+      gasPrice: "0x0",
+    },
+  ]);
+  let receipt: { status: Hex; gasUsed: Hex } | null = null;
+  for (let i = 0; !receipt && i < 400; i++) {
+    receipt = await w.s.rpc("eth_getTransactionReceipt", [hash]);
+    if (!receipt) await new Promise((r) => setTimeout(r, 5));
+  }
+  await w.s.syncClock();
+  expect(receipt?.status).toBe("0x1");
+  const received = (await balance(b)) - outBefore;
+  expect(received).toBe(BigInt(p.simulation.amount_out.raw));
+  expect(received).toBe(BigInt(p.quote.expected_out.raw));
+  expect(received).toBeGreaterThanOrEqual(BigInt(p.quote.minimum_out.raw));
+  expect(inBefore - (await balance(a))).toBe(BigInt(p.quote.amount_in.raw));
+  expect(await read(a, "allowance", [w.sub.safe, w.p.uniswap.swapRouter])).toBe(0n);
+  return received;
+}
+
+describe("POST /api/v1/subaccounts/{address}/swaps: the best route, sent by the trader", () => {
+  // each test starts from the world as built (the trades of one do not move the next one's pools)
+  let snapshot = "";
+  beforeAll(async () => {
+    snapshot = await w.s.rpc<string>("evm_snapshot");
+  });
+  beforeEach(async () => {
+    await w.s.rpc("evm_revert", [snapshot]);
+    snapshot = await w.s.rpc<string>("evm_snapshot");
+    await w.s.syncClock();
+  });
+
+  it("answers the quote against the feeds, the module call, amounts raw and decimal, and an audit row", async () => {
+    const r = await swap({ ...base(), token_in: usdc, token_out: weth, amount: "1000.5", max_slippage_bps: 30 });
+    expect(r.status).toBe(200);
+    const p = r.body;
+    expect(p).toMatchObject({
+      chain_id: w.s.chainId,
+      subaccount: w.sub.safe,
+      module: w.sub.module,
+      from: w.trader,
+      target: w.sub.module,
+      value: "0",
+      token_in: { address: usdc, symbol: "USDC", decimals: 6, price_usd: 1 },
+      token_out: { address: weth, symbol: "WETH", decimals: 18, price_usd: 3200 },
+      approvals: [{ token: usdc, spender: w.p.uniswap.swapRouter, amount_raw: "1000500000" }],
+      simulation: { success: true, amount_in: { raw: "1000500000", amount: 1000.5 }, leftover_allowance_raw: "0" },
+    });
+    expect(p.quote).toMatchObject({ venue: "uniswap_v3", amount_in: { raw: "1000500000", amount: 1000.5 } });
+    expect(p.calls).toHaveLength(1);
+    expect(p.calls[0]!.target).toBe(w.p.uniswap.swapRouter);
+    const expected = BigInt(p.quote.expected_out.raw);
+    expect(BigInt(p.quote.minimum_out.raw)).toBe((expected * 9_970n) / 10_000n);
+    expect(p.quote.expected_out.amount).toBeCloseTo(Number(expected) / 1e18, 12);
+    // the feeds value 1000.5 USDC at 1000.5 / 3200 WETH; the 0.05 % pool's fee and a little impact
+    expect(BigInt(p.quote.fair_out!.raw)).toBe((1_000_500_000n * 10n ** 12n) / 3200n);
+    expect(p.quote.price_impact_bps).toBeGreaterThan(5);
+    expect(p.quote.price_impact_bps).toBeLessThan(8);
+    expect(p.quote.deadline).toBeGreaterThan(w.s.clock);
+    expect(Number(p.gas_limit)).toBeGreaterThan(Number(p.simulation.gas_used));
+    const [row] = await h.q<{ action: string; status: number; outcome: string; subaccount: string; chain_id: number }>(
+      "SELECT action, status, outcome, subaccount, chain_id FROM registry.build_audit WHERE id = $1",
+      [p.build_id],
+    );
+    expect(row).toEqual({
+      action: "swap",
+      status: 200,
+      outcome: "built",
+      subaccount: w.sub.safe.toLowerCase(),
+      chain_id: w.s.chainId,
+    });
+    await sendAndCheck(p);
+  });
+
+  it("max_slippage_bps 0: the minimum is the quote itself, and the swap still meets it", async () => {
+    const r = await swap({ ...base(), token_in: weth, token_out: usdc, amount: "2", max_slippage_bps: 0 });
+    expect(r.status).toBe(200);
+    expect(r.body.quote.minimum_out).toEqual(r.body.quote.expected_out);
+    await sendAndCheck(r.body);
+  });
+
+  it("keeps RPC round trips few: two multicalls (tokens and pools, quotes) and one simulation per route", async () => {
+    await swap({ ...base(), token_in: usdc, token_out: weth, amount: "1" }); // warms the module lookup
+    const from = proxy.methods.length;
+    const r = await swap({ ...base(), token_in: wbtc, token_out: usdc, amount: "0.01" });
+    expect(r.status).toBe(200);
+    const methods = proxy.methods.slice(from);
+    const routes = 1 + r.body.candidates.length;
+    expect(methods.filter((m) => m === "eth_simulateV1")).toHaveLength(routes);
+    expect(methods.filter((m) => m === "eth_call")).toHaveLength(2);
+    expect(methods.length).toBe(routes + 2);
+  });
+  it("USDC to WETH: a small trade takes the thin 0.01 % pool, a larger one the deep 0.05 % pool", async () => {
+    const small = await expectBest(usdc, weth, 10n * E6);
+    expect(small.quote.route).toBe("USDC/100/WETH");
+    expect(small.candidates).toHaveLength(3); // 500, 3000, 10000: no hub between USDC and WETH
+    await sendAndCheck(small);
+    const large = await expectBest(usdc, weth, 5_000n * E6);
+    expect(large.quote.route).toBe("USDC/500/WETH");
+    await sendAndCheck(large);
+  });
+
+  it("WBTC to USDC: the rich direct pool for a small trade, two hops through WETH for a large one", async () => {
+    const small = await expectBest(wbtc, usdc, E8 / 10n);
+    expect(small.quote).toMatchObject({ route: "WBTC/10000/USDC", kind: "exact_input_single" });
+    expect(small.candidates.some((c) => c.kind === "exact_input")).toBe(true);
+    await sendAndCheck(small);
+    const large = await expectBest(wbtc, usdc, 5n * E8);
+    expect(large.quote.kind).toBe("exact_input");
+    expect(large.quote.path).toEqual([wbtc, weth, usdc]);
+    expect(large.quote.pools).toHaveLength(2);
+    await sendAndCheck(large);
+  });
+
+  it("routes failing their simulation lose with the decoded reason; the one that passes is chosen", async () => {
+    // at most the feeds' value: only the direct pool, where WBTC is worth 3 % more, pays that much
+    const r = await swap({ ...base(), token_in: wbtc, token_out: usdc, amount: "0.1", max_price_impact_bps: 0 });
+    expect(r.status, JSON.stringify(r.body).slice(0, 400)).toBe(200);
+    const p = r.body;
+    expect(p.quote.route).toBe("WBTC/10000/USDC");
+    expect(BigInt(p.quote.minimum_out.raw)).toBeGreaterThanOrEqual(BigInt(p.quote.fair_out!.raw));
+    expect(p.candidates.length).toBeGreaterThan(0);
+    for (const c of p.candidates) {
+      expect(c).toMatchObject({
+        kind: "exact_input",
+        outcome: "simulation_failed",
+        simulation: { success: false, amount_out: null },
+        reason: { kind: "uniswap", name: "Too little received" },
+      });
+      expect(BigInt(c.minimum_out!.raw)).toBeGreaterThan(BigInt(c.expected_out!.raw));
+    }
+    await sendAndCheck(p);
+  });
+
+  it("LINK to WETH routes only through USDC: every candidate is two hops", async () => {
+    const p = await expectBest(link, weth, 1_000n * E18);
+    expect(p.quote.kind).toBe("exact_input");
+    expect(p.quote.path).toEqual([link, usdc, weth]);
+    expect(p.candidates.every((c) => c.kind === "exact_input")).toBe(true);
+    expect(p.candidates).toHaveLength(3); // USDC/WETH at the three other tiers
+    await sendAndCheck(p);
+  });
+});
+
+describe("refusals: recorded, nothing simulated where it says so, nothing sent", () => {
+  const tokens = () => [usdc, weth, wbtc, link, bad, nope];
+  let balances: bigint[] = [];
+  let head = "";
+  const audit = async (subaccount: string) =>
+    (
+      await h.q<{ id: string; status: number; outcome: string; code: string | null; request: unknown }>(
+        "SELECT id, status, outcome, code, request FROM registry.build_audit WHERE subaccount = $1 ORDER BY at DESC LIMIT 1",
+        [subaccount.toLowerCase()],
+      )
+    )[0];
+  const calls = () => {
+    const from = proxy.methods.length;
+    return () => proxy.methods.slice(from);
+  };
+  /** the request's refusal is the newest audit row of the subaccount, with its status and code */
+  async function expectAudited(r: { status: number; body: Refusal }, code: string, subaccount: string = w.sub.safe) {
+    const row = await audit(subaccount);
+    expect(row).toMatchObject({ status: r.status, outcome: "refused", code });
+    return row;
+  }
+
+  beforeAll(async () => {
+    balances = await Promise.all(tokens().map(balance));
+    head = await w.s.rpc<string>("eth_blockNumber");
+  });
+
+  it("a token the module does not allow: 422 on the field, before any quote or simulation", async () => {
+    for (const [field, body] of [
+      ["token_in", { token_in: bad, token_out: usdc }],
+      ["token_out", { token_in: usdc, token_out: bad }],
+    ] as const) {
+      const seen = calls();
+      const r = await swap<Refusal>({ ...base(), ...body, amount: "10" });
+      expect(r.status).toBe(422);
+      expect(r.body.detail).toEqual([
+        { loc: ["body", field], msg: expect.stringMatching(/TokenNotAllowed/), type: "token_not_allowed" },
+      ]);
+      const made = seen();
+      expect(made).not.toContain("eth_simulateV1");
+      expect(made.filter((m) => m === "eth_call").length).toBeLessThanOrEqual(3); // module lookup, one multicall
+      await expectAudited(r, "token_not_allowed");
+    }
+  });
+
+  it("no quote was made for a refused token (the quoter is never called)", async () => {
+    const from = proxy.bodies.length;
+    const r = await swap<Refusal>({ ...base(), token_in: bad, token_out: weth, amount: "1" });
+    expect(r.status).toBe(422);
+    const sent = proxy.bodies.slice(from).join("").toLowerCase();
+    expect(sent.length).toBeGreaterThan(0);
+    for (const sel of QUOTER_SELECTORS) expect(sent).not.toContain(sel);
+    expect(sent).not.toContain(w.p.uniswap.quoterV2.slice(2).toLowerCase());
+  });
+
+  it("the same token in and out: 422 before asking the chain", async () => {
+    const seen = calls();
+    const r = await swap<Refusal>({ ...base(), token_in: usdc, token_out: usdc.toLowerCase(), amount: "1" });
+    expect(r.status).toBe(422);
+    expect(r.body.detail).toMatchObject([{ loc: ["body", "token_out"] }]);
+    expect(seen()).toEqual([]);
+    await expectAudited(r, "value_error");
+  });
+
+  it("no pool route: 409 no_route, nothing quoted or simulated", async () => {
+    const seen = calls();
+    const r = await swap<Refusal>({ ...base(), token_in: nope, token_out: usdc, amount: "1" });
+    expect(r.status).toBe(409);
+    expect(r.body.code).toBe("no_route");
+    expect(seen()).not.toContain("eth_simulateV1");
+    await expectAudited(r, "no_route");
+  });
+
+  it("a sender that is not a trader: 409 simulation_failed, NotTrader decoded for every route", async () => {
+    const stranger = actor("swaps-test:stranger");
+    const r = await swap<Refusal>({ ...base(), from: stranger, token_in: wbtc, token_out: usdc, amount: "0.1" });
+    expect(r.status).toBe(409);
+    expect(r.body.code).toBe("simulation_failed");
+    const routes = await allRoutes(w, wbtc, usdc, [weth, usdc]);
+    expect(r.body.reasons!.map((x) => x.candidate).sort()).toEqual(routes.map((x) => x.id).sort());
+    for (const x of r.body.reasons!) {
+      expect(x).toMatchObject({ kind: "subaccount", name: "NotTrader" });
+      expect(x.message.toLowerCase()).toContain(stranger.slice(2).toLowerCase());
+    }
+    await expectAudited(r, "simulation_failed");
+  });
+
+  it("an amount above the Safe's balance: 409, each route's transfer failure decoded", async () => {
+    const have = await balance(weth);
+    const r = await swap<Refusal>({ ...base(), token_in: weth, token_out: usdc, amount_raw: (have + 1n).toString() });
+    expect(r.status).toBe(409);
+    expect(r.body.code).toBe("simulation_failed");
+    expect(r.body.reasons!.length).toBe(4);
+    for (const x of r.body.reasons!) expect(x).toMatchObject({ kind: "uniswap", name: "STF" });
+    await expectAudited(r, "simulation_failed");
+  });
+
+  it("a bound no route can meet (a huge trade, at most 1 % under the feeds): 409, Too little received", async () => {
+    const r = await swap<Refusal>({
+      ...base(),
+      token_in: usdc,
+      token_out: weth,
+      amount: "2000000",
+      max_price_impact_bps: 100,
+    });
+    expect(r.status).toBe(409);
+    expect(r.body.code).toBe("simulation_failed");
+    expect(r.body.reasons!.length).toBe(4);
+    for (const x of r.body.reasons!) expect(x).toMatchObject({ kind: "uniswap", name: "Too little received" });
+    await expectAudited(r, "simulation_failed");
+    // the same trade without the bound builds: only the bound refused it
+    expect((await swap({ ...base(), token_in: usdc, token_out: weth, amount: "2000000" })).status).toBe(200);
+  });
+
+  it("no sender where no trader is indexed: 422 on from", async () => {
+    const r = await swap<Refusal>({ chain: w.s.chainId, token_in: usdc, token_out: weth, amount: "1" });
+    expect(r.status).toBe(422);
+    expect(r.body.detail).toMatchObject([{ loc: ["body", "from"], type: "missing" }]);
+    await expectAudited(r, "missing");
+  });
+
+  it("an unknown subaccount: 404", async () => {
+    const other = actor("swaps-test:not-a-subaccount");
+    const r = await swap<Refusal>({ ...base(), token_in: usdc, token_out: weth, amount: "1" }, { address: other });
+    expect(r.status).toBe(404);
+    expect(r.body.code).toBe("unknown_subaccount");
+    await expectAudited(r, "unknown_subaccount", other);
+  });
+
+  it("credentials: 401 without a key, 403 with a key lacking transactions:build", async () => {
+    const body = { ...base(), token_in: usdc, token_out: weth, amount: "1" };
+    const before = await audit(w.sub.safe);
+    const none = await swap<Refusal>(body, { key: null });
+    expect(none.status).toBe(401);
+    const scoped = await swap<Refusal>(body, { key: noScopeKey });
+    expect(scoped.status).toBe(403);
+    expect(scoped.body.code).toBe("insufficient_scope");
+    // neither reached the builder
+    expect((await audit(w.sub.safe))?.id).toBe(before?.id);
+  });
+
+  it("malformed bodies: 422 FastAPI-style, each recorded", async () => {
+    const cases: [unknown, (string | number)[]][] = [
+      [{ ...base(), token_in: usdc, token_out: weth, amount: "1", slippage: 5 }, ["body", "slippage"]],
+      [{ ...base(), token_in: usdc, amount: "1" }, ["body", "token_out"]],
+      [{ ...base(), token_in: "0x12", token_out: weth, amount: "1" }, ["body", "token_in"]],
+      [{ ...base(), token_in: usdc, token_out: weth, amount: "1", max_slippage_bps: -1 }, ["body", "max_slippage_bps"]],
+      [{ ...base(), chain: 424242, token_in: usdc, token_out: weth, amount: "1" }, ["body", "chain"]],
+    ];
+    for (const [body, loc] of cases) {
+      const r = await swap<Refusal>(body);
+      expect(r.status, JSON.stringify(body)).toBe(422);
+      expect((r.body.detail as { loc: unknown }[]).map((d) => d.loc)).toContainEqual(loc);
+      const row = await expectAudited(r, "validation_error");
+      expect(row!.request).toMatchObject({ address: w.sub.safe, json: body as object });
+    }
+    // checked by the builder (amount in the token's decimals): also 422, also recorded
+    for (const body of [
+      { ...base(), token_in: usdc, token_out: weth, amount: "1", amount_raw: "1000000" },
+      { ...base(), token_in: usdc, token_out: weth, amount: "1.0000001" },
+      { ...base(), token_in: usdc, token_out: weth, amount_raw: "0" },
+    ]) {
+      const r = await swap<Refusal>(body);
+      expect(r.status, JSON.stringify(body)).toBe(422);
+      expect(r.body.detail).toMatchObject([{ loc: ["body", "amount"] }]);
+      expect((await audit(w.sub.safe))?.status).toBe(422);
+    }
+    const notJson = await swap<Refusal>("{not json");
+    expect([400, 422]).toContain(notJson.status);
+  });
+
+  it("nothing was sent: no block mined, the Safe's balances unchanged, no transaction method called", async () => {
+    expect(await w.s.rpc<string>("eth_blockNumber")).toBe(head);
+    expect(await Promise.all(tokens().map(balance))).toEqual(balances);
+    expect(proxy.methods.filter((m) => m.startsWith("eth_send"))).toEqual([]);
+  });
+});
