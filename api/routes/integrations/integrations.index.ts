@@ -1,3 +1,4 @@
+import { auditedValidation } from "../../lib/build/audit.js";
 import type { Surfaces } from "../index.js";
 import {
   dexClaimRewards,
@@ -33,19 +34,26 @@ import {
   perpRelayerBStatusHandler,
 } from "./perp-relayer-status.js";
 
-/** /integrations: institutional surface. */
+/**
+ * /integrations: institutional surface. The builders answer a malformed request with the 422 body
+ * and record it in the build audit.
+ */
 export function registerIntegrations({ inst }: Surfaces): void {
   inst.openapi(lendingVaultApy, lendingVaultApyHandler);
   inst.openapi(perpRelayerAStatus, perpRelayerAStatusHandler);
   inst.openapi(perpRelayerBStatus, perpRelayerBStatusHandler);
-  inst.openapi(lendingMarketSupply, lendingMarketSupplyHandler);
-  inst.openapi(lendingMarketBorrow, lendingMarketBorrowHandler);
-  inst.openapi(lendingMarketRepay, lendingMarketRepayHandler);
-  inst.openapi(lendingMarketWithdraw, lendingMarketWithdrawHandler);
-  inst.openapi(perpRelayerADeposit, perpRelayerADepositHandler);
-  inst.openapi(perpRelayerBDeposit, perpRelayerBDepositHandler);
-  inst.openapi(dexDeposit, dexDepositHandler);
-  inst.openapi(dexWithdraw, dexWithdrawHandler);
-  inst.openapi(dexRebalance, dexRebalanceHandler);
-  inst.openapi(dexClaimRewards, dexClaimRewardsHandler);
+  inst.openapi(lendingMarketSupply, lendingMarketSupplyHandler, auditedValidation("lending_market.supply") as never);
+  inst.openapi(lendingMarketBorrow, lendingMarketBorrowHandler, auditedValidation("lending_market.borrow") as never);
+  inst.openapi(lendingMarketRepay, lendingMarketRepayHandler, auditedValidation("lending_market.repay") as never);
+  inst.openapi(
+    lendingMarketWithdraw,
+    lendingMarketWithdrawHandler,
+    auditedValidation("lending_market.withdraw") as never,
+  );
+  inst.openapi(perpRelayerADeposit, perpRelayerADepositHandler, auditedValidation("perp_relayer_a.deposit") as never);
+  inst.openapi(perpRelayerBDeposit, perpRelayerBDepositHandler, auditedValidation("perp_relayer_b.deposit") as never);
+  inst.openapi(dexDeposit, dexDepositHandler, auditedValidation("dex_pool.deposit") as never);
+  inst.openapi(dexWithdraw, dexWithdrawHandler, auditedValidation("dex_pool.withdraw") as never);
+  inst.openapi(dexRebalance, dexRebalanceHandler, auditedValidation("dex_pool.rebalance") as never);
+  inst.openapi(dexClaimRewards, dexClaimRewardsHandler, auditedValidation("dex_pool.claim_rewards") as never);
 }

@@ -190,7 +190,7 @@ export async function buildSwap(
         ],
         [{ token: d.tokenIn.address, spender: router, amount: amountIn }],
       );
-      c.sim = await simulate(sub, c.tx, reads);
+      c.sim = await simulate(sub, c.tx, reads, d.head);
       if (c.sim.success) {
         const [inBefore, outBefore] = c.sim.before as (bigint | null)[];
         const [inAfter, outAfter] = c.sim.after as (bigint | null)[];
@@ -257,6 +257,7 @@ export async function buildSwap(
       simulation: {
         success: true as const,
         block_number: Number(sim.blockNumber),
+        timestamp: Number(sim.timestamp),
         gas_used: sim.gasUsed.toString(),
         amount_in: u(best.spent ?? 0n, d.tokenIn),
         amount_out: u(best.received ?? 0n, d.tokenOut),
