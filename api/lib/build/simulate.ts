@@ -45,8 +45,6 @@ export async function simulate(
   sub: BuildSubaccount,
   tx: ModuleTransaction,
   reads: { before?: readonly SimRead[]; after?: readonly SimRead[] } = {},
-  /** the head to simulate on, when the builder has read it already (else one more request) */
-  pinned?: { number: bigint; timestamp: bigint },
 ): Promise<Simulation> {
   const before = reads.before ?? [];
   const after = reads.after ?? [];
@@ -62,7 +60,7 @@ export async function simulate(
   try {
     // pinned on the head read here, as the block after it one second later: nodes differ in what
     // they simulate by default (anvil: the head's own number and time; geth: 12 s later)
-    head = pinned ?? (await sub.client.getBlock({ blockTag: "latest" }));
+    head = await sub.client.getBlock({ blockTag: "latest" });
     [block] = (await sub.client.simulateBlocks({
       blockNumber: head.number,
       blocks: [

@@ -190,7 +190,7 @@ export async function buildSwap(
         ],
         [{ token: d.tokenIn.address, spender: router, amount: amountIn }],
       );
-      c.sim = await simulate(sub, c.tx, reads, d.head);
+      c.sim = await simulate(sub, c.tx, reads);
       if (c.sim.success) {
         const [inBefore, outBefore] = c.sim.before as (bigint | null)[];
         const [inAfter, outAfter] = c.sim.after as (bigint | null)[];
