@@ -5,6 +5,8 @@
  * the protocols' own views: Aave's health factor, balances, the vault's convertToAssets, the
  * loans' getDebt.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { type Abi, type Address, createPublicClient, http, parseAbi } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LoanAbi } from "../../abis/LoanAbi.js";
@@ -234,5 +236,74 @@ describe("GET /api/v1/integrations/lending_vault/apy", () => {
       `/integrations/lending_vault/apy?vault_address=${w.sub.safe}&subaccount_address=${w.sub.safe}&chain=8453`,
     );
     expect(notVault.status).toBe(404);
+  });
+});
+
+/** A JSON-RPC proxy in front of the world's anvil that records every method it forwards. */
+async function countingProxy() {
+  const methods: string[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", async () => {
+      const body = Buffer.concat(chunks).toString();
+      const parsed = JSON.parse(body) as { method: string } | { method: string }[];
+      for (const m of Array.isArray(parsed) ? parsed : [parsed]) methods.push(m.method);
+      const up = await fetch(w.anvil.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body });
+      res.writeHead(up.status, { "content-type": "application/json" });
+      res.end(await up.text());
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, methods, close: () => new Promise((r) => server.close(r)) };
+}
+
+describe("live reads shared by concurrent requests (api/lib/chain-reads.ts)", () => {
+  it("two requests about one subaccount at one head read its state once; a new block reads it afresh", async () => {
+    const proxy = await countingProxy();
+    try {
+      // one app (its chain reads are its own), the response cache off: every request reaches the
+      // handlers and reads the head
+      const one = h.appWith({
+        responseCacheMs: 0,
+        rpcUrls: new Map([...h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const), [w.s.chainId, proxy.url]]),
+      });
+      const ask = async <T>(path: string) => {
+        const res = await one.request(`/api/v1${path}`, { headers: { "x-api-key": h.key } });
+        expect(res.status).toBe(200);
+        return (await res.json()) as T;
+      };
+      const health = `/subaccounts/health_factor?address=${w.sub.safe}`;
+      const summary = `/subaccounts/summary?address=${w.sub.safe}`;
+      const blockOf = (x: { chains: { chain_id: number; block_number: number }[] }) =>
+        x.chains.find((c) => c.chain_id === w.s.chainId)!.block_number;
+      const calls = (m: string) => proxy.methods.filter((x) => x === m).length;
+      await ask(health); // the client's first use checks Multicall3 once
+      // a new block: one read of the state at it
+      await w.s.rpc("evm_mine", []);
+      proxy.methods.length = 0;
+      const alone = await ask<Health & { chains: { chain_id: number; block_number: number }[] }>(health);
+      const oneRead = calls("eth_call");
+      expect(oneRead).toBeGreaterThan(0);
+      expect(blockOf(alone)).toBe(Number(await w.s.rpc<string>("eth_blockNumber", [])));
+      // another block; the health factor and the summary at once: still one read of the state
+      await w.s.rpc("evm_mine", []);
+      proxy.methods.length = 0;
+      const [hf] = await Promise.all([
+        ask<{ chains: { chain_id: number; block_number: number }[] }>(health),
+        ask(summary),
+      ]);
+      expect(calls("eth_call")).toBe(oneRead);
+      expect(calls("eth_getBlockByNumber")).toBeLessThanOrEqual(2);
+      expect(blockOf(hf)).toBe(blockOf(alone) + 1);
+      // no new block: the head is read, the state is not
+      proxy.methods.length = 0;
+      expect(blockOf(await ask(health))).toBe(blockOf(hf));
+      expect(calls("eth_call")).toBe(0);
+      expect(calls("eth_getBlockByNumber")).toBe(1);
+    } finally {
+      await proxy.close();
+    }
   });
 });

@@ -1,11 +1,14 @@
 /**
  * GET /api/v1/integrations/lending_vault/apy: a lending vault's (ERC-4626 over a Morpho market)
  * APY from its share price now and a week ago, read on the chain, and a subaccount's position in
- * it. Open, as the spec leaves it.
+ * it, once per head block for all the requests about them (api/lib/chain-reads.ts). Open, as the
+ * spec leaves it.
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { type Abi, type Address, type PublicClient, parseAbi } from "viem";
+import type { ChainProtocols } from "../../../config/registry.js";
 import { ChainIdParam } from "../../lib/chain.js";
+import { type Head, objectKey } from "../../lib/chain-reads.js";
 import { ErrorSchema } from "../../lib/errors.js";
 import { chainClient, chainProtocols } from "../../lib/protocols.js";
 import { type AppEnv, EvmAddress, errorResponses, jsonResponse, openReadAuthResponses } from "../../lib/router.js";
@@ -97,60 +100,10 @@ export const lendingVaultApyHandler: RouteHandler<typeof lendingVaultApy, AppEnv
   if (!url) return c.json({ detail: `No RPC is configured for chain ${q.chain} (PONDER_RPC_URL_${q.chain})` }, 503);
   const client = chainClient(url);
   try {
-    const head = await client.getBlock();
-    const read = <T>(
-      address: Address,
-      abi: Abi,
-      functionName: string,
-      args: unknown[] = [],
-      blockNumber = head.number,
-    ) => client.readContract({ address, abi, functionName, args, blockNumber }) as Promise<T>;
-    const [asset, shareDecimals, shares] = await Promise.all([
-      read<Address>(vault, VAULT as Abi, "asset"),
-      read<number>(vault, VAULT as Abi, "decimals"),
-      read<bigint>(vault, VAULT as Abi, "balanceOf", [sub]),
-    ]);
-    const a = asset.toLowerCase() as Address;
-    const [symbol, decimals] = await Promise.all([
-      read<string>(a, ERC20 as Abi, "symbol"),
-      read<number>(a, ERC20 as Abi, "decimals"),
-    ]);
-    const feed = entry.tokens.find((t) => t.address === a)?.priceFeed;
-    const answer = feed ? await read<bigint>(feed.address, FEED as Abi, "latestAnswer") : null;
-    const price = answer != null && answer > 0n ? Number(answer) / 10 ** feed!.decimals : null;
-    const one = 10n ** BigInt(shareDecimals);
-    const pricePerShare = async (block: bigint) =>
-      Number(await read<bigint>(vault, VAULT as Abi, "convertToAssets", [one], block)) / 10 ** Number(decimals);
-    const now = await pricePerShare(head.number);
-    // a week ago, or the vault's first day when it is younger
-    let apy: number | null = null;
-    let windowDays: number | null = null;
-    for (const days of [WINDOW_DAYS, 3, 1]) {
-      const at = await blockAt(client, Number(head.timestamp) - days * 86_400, head);
-      const then = await pricePerShare(at).catch(() => null);
-      if (then == null || !(then > 0)) continue;
-      const t0 = Number((await client.getBlock({ blockNumber: at })).timestamp);
-      const span = (Number(head.timestamp) - t0) / 86_400;
-      if (span < 1) break;
-      apy = (now / then) ** (365 / span) - 1;
-      windowDays = span;
-      break;
-    }
-    const assets =
-      Number(await read<bigint>(vault, VAULT as Abi, "convertToAssets", [shares])) / 10 ** Number(decimals);
-    return c.json(
-      {
-        apy,
-        window_days: windowDays,
-        share_price: now,
-        vault_positions: [
-          { subaccount: sub, shares: shares.toString(), assets, value: price == null ? null : assets * price },
-        ],
-        token: { symbol, address: a, decimals: Number(decimals), price },
-        block_number: Number(head.number),
-      },
-      200,
-    );
+    // read once per head block for every request about this vault and subaccount
+    const key = `lending-vault-apy:${vault}:${sub}:${objectKey(entry)}`;
+    const { value } = await c.var.chainReads.atHead(url, client, key, (head) => apyAt(client, entry, vault, sub, head));
+    return c.json(value, 200);
   } catch (err) {
     return c.json(
       { detail: `The RPC of chain ${q.chain} did not answer: ${(err as Error).message.split("\n")[0]}` },
@@ -158,3 +111,51 @@ export const lendingVaultApyHandler: RouteHandler<typeof lendingVaultApy, AppEnv
     );
   }
 };
+
+/** The vault's APY and the subaccount's position in it, read at `head`. */
+async function apyAt(client: PublicClient, entry: ChainProtocols, vault: Address, sub: Address, head: Head) {
+  const read = <T>(address: Address, abi: Abi, functionName: string, args: unknown[] = [], blockNumber = head.number) =>
+    client.readContract({ address, abi, functionName, args, blockNumber }) as Promise<T>;
+  const [asset, shareDecimals, shares] = await Promise.all([
+    read<Address>(vault, VAULT as Abi, "asset"),
+    read<number>(vault, VAULT as Abi, "decimals"),
+    read<bigint>(vault, VAULT as Abi, "balanceOf", [sub]),
+  ]);
+  const a = asset.toLowerCase() as Address;
+  const [symbol, decimals] = await Promise.all([
+    read<string>(a, ERC20 as Abi, "symbol"),
+    read<number>(a, ERC20 as Abi, "decimals"),
+  ]);
+  const feed = entry.tokens.find((t) => t.address === a)?.priceFeed;
+  const answer = feed ? await read<bigint>(feed.address, FEED as Abi, "latestAnswer") : null;
+  const price = answer != null && answer > 0n ? Number(answer) / 10 ** feed!.decimals : null;
+  const one = 10n ** BigInt(shareDecimals);
+  const pricePerShare = async (block: bigint) =>
+    Number(await read<bigint>(vault, VAULT as Abi, "convertToAssets", [one], block)) / 10 ** Number(decimals);
+  const now = await pricePerShare(head.number);
+  // a week ago, or the vault's first day when it is younger
+  let apy: number | null = null;
+  let windowDays: number | null = null;
+  for (const days of [WINDOW_DAYS, 3, 1]) {
+    const at = await blockAt(client, Number(head.timestamp) - days * 86_400, head);
+    const then = await pricePerShare(at).catch(() => null);
+    if (then == null || !(then > 0)) continue;
+    const t0 = Number((await client.getBlock({ blockNumber: at })).timestamp);
+    const span = (Number(head.timestamp) - t0) / 86_400;
+    if (span < 1) break;
+    apy = (now / then) ** (365 / span) - 1;
+    windowDays = span;
+    break;
+  }
+  const assets = Number(await read<bigint>(vault, VAULT as Abi, "convertToAssets", [shares])) / 10 ** Number(decimals);
+  return {
+    apy,
+    window_days: windowDays,
+    share_price: now,
+    vault_positions: [
+      { subaccount: sub, shares: shares.toString(), assets, value: price == null ? null : assets * price },
+    ],
+    token: { symbol, address: a, decimals: Number(decimals), price },
+    block_number: Number(head.number),
+  };
+}
