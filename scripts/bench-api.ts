@@ -28,6 +28,7 @@ import {
   vaultAddress,
 } from "../bench/api-data.js";
 import { buildApiBenchWorld } from "../bench/api-world.js";
+import { cpuByTree, cpuSeconds } from "../bench/cpu.js";
 import type { EvmVault } from "../config/registry.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { loadRegistryData } from "../db/registry-load.js";
@@ -68,12 +69,19 @@ interface Result {
   p99: number;
   errors: number;
   non2xx: number;
+  /** cores the bench's processes used on average during the measured run, and the others */
+  oursCores: number;
+  othersCores: number;
 }
 
 async function drive(name: string, url: string, headers: Record<string, string>, seconds: number): Promise<Result> {
   // a short warm-up (JIT, connection pools, Postgres caches), then the measured run
   await autocannon({ url, connections: 50, duration: 2, headers });
+  const before = cpuByTree(process.pid);
+  const t = performance.now();
   const r = await autocannon({ url, connections: 50, duration: seconds, headers });
+  const after = cpuByTree(process.pid);
+  const wall = (performance.now() - t) / 1000;
   return {
     name,
     bytes: r.throughput.average / Math.max(1, r.requests.average),
@@ -82,6 +90,8 @@ async function drive(name: string, url: string, headers: Record<string, string>,
     p99: r.latency.p99,
     errors: r.errors + r.timeouts,
     non2xx: r.non2xx,
+    oursCores: cpuSeconds(before.ours, after.ours) / wall,
+    othersCores: cpuSeconds(before.others, after.others) / wall,
   };
 }
 
@@ -238,12 +248,15 @@ async function main(): Promise<void> {
       throw new Error(`${name}: ${url} answered without what the bench set up: ${text.slice(0, 300)}`);
   }
   const bareResult = await drive("bare hono", "http://127.0.0.1:8098/", {}, SECONDS);
-  say(`bare hono: ${bareResult.rps.toFixed(0)} req/s, p50 ${bareResult.p50} ms, p99 ${bareResult.p99} ms`);
+  const cores = (r: Result) => `cores: bench ${r.oursCores.toFixed(2)}, other processes ${r.othersCores.toFixed(2)}`;
+  say(
+    `bare hono: ${bareResult.rps.toFixed(0)} req/s, p50 ${bareResult.p50} ms, p99 ${bareResult.p99} ms, ${cores(bareResult)}`,
+  );
   for (const [name, url] of routes) {
     const r = await drive(name, url, { "x-api-key": keyOf(name), "accept-encoding": ACCEPT_ENCODING }, SECONDS);
     results.push(r);
     say(
-      `${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${(r.bytes / 1024).toFixed(1)} KiB per answer (${ACCEPT_ENCODING}), errors ${r.errors}, non-2xx ${r.non2xx}`,
+      `${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${(r.bytes / 1024).toFixed(1)} KiB per answer (${ACCEPT_ENCODING}), errors ${r.errors}, non-2xx ${r.non2xx}, ${cores(r)}`,
     );
   }
   const worst = Math.max(...results.map((r) => r.p99));
