@@ -9,6 +9,7 @@ import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import pino from "pino";
 import { SCOPES } from "./auth/scopes.js";
+import { ChainReads } from "./lib/chain-reads.js";
 import { type AppDeps, type AppEnv, createRouter } from "./lib/router.js";
 import { installMetrics } from "./middleware/metrics.js";
 import { rateLimit } from "./middleware/rate-limit.js";
@@ -53,8 +54,11 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   const logRequests = log.isLevelEnabled("info");
   installMetrics(app, deps.config); // first: it times everything after it; GET /metrics is outside the surfaces
   app.use(responseHeaders);
+  // live chain figures are never older than a cached answer may be (at most 1 s)
+  const chainReads = new ChainReads({ headTtlMs: Math.min(1000, deps.config.responseCacheMs ?? 0) });
   app.use(async (c, next) => {
     c.set("deps", deps);
+    c.set("chainReads", chainReads);
     c.set("apiKeyId", null);
     c.set("principal", null);
     const t0 = performance.now();

@@ -1,9 +1,17 @@
 /**
  * Synthetic data for bench:api: indexed tables (a schema shaped like the `indexer` views, with
- * Ponder's indexes), derived tables and registry rows, written with COPY.
+ * Ponder's indexes), derived tables and registry rows, written with COPY; and the institutional
+ * routes' rows: the indexed perp deposits and the core ledger's answers, a lending pool's indexed
+ * loans (deployed on the bench's chain, bench/api-world.ts) and the subaccounts' valuation
+ * series (through its writer).
  */
+import { createHash } from "node:crypto";
 import type pg from "pg";
 import { type CopyValue, copyRows } from "../db/copy.js";
+import { dayToDate } from "../db/days.js";
+import type { Db } from "../jobs/repo.js";
+import { replaceSubaccountDays, type SubaccountDayRow } from "../jobs/subaccounts/subaccount-day-write.js";
+import type { PoolLoan } from "./api-world.js";
 
 export interface BenchShape {
   schema: string;
@@ -15,6 +23,7 @@ export interface BenchShape {
 
 const hex = (n: number, len = 40) => `0x${n.toString(16).padStart(len, "0")}`;
 export const vaultAddress = (i: number) => hex(0xa000 + i);
+export const subaccountAddress = (i: number) => hex(0xe000 + i);
 const wallet = (i: number) => hex(0x100000 + i);
 
 /** A tiny deterministic PRNG (mulberry32). */
@@ -399,4 +408,244 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
     SELECT address, current_date, 1 + (hashtext(address) & 31), 10, now() FROM registry.points_user WHERE hashtext(address) & 7 <> 0`);
   await client.query("ANALYZE");
   log(`derived and registry rows in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
+}
+
+export interface InstitutionalShape {
+  schema: string;
+  /** the chain of the pool's loans and of the bridges */
+  chainId: number;
+  pool: string;
+  loans: readonly PoolLoan[];
+  bridges: { a: string; b: string; usdc: string; weth: string };
+  /** the core ledger's chain */
+  coreChainId: number;
+  deposits: number;
+  days: number;
+  /** who deposits (the subaccounts) */
+  depositors: readonly string[];
+}
+
+/** A core hash as the bridges compute it: 32 bytes that look random. */
+const coreHash = (i: number) => `0x${createHash("sha256").update(`bench-perp-${i}`).digest("hex")}`;
+
+/**
+ * The lending pool's indexed loans and the perp deposits with the core ledger's answers (the
+ * newest few without one yet: pending). Returns a core hash of each status, deposited through
+ * bridge A.
+ */
+export async function buildInstitutionalBenchData(
+  client: pg.Client,
+  s: InstitutionalShape,
+): Promise<{ credited: string; rejected: string; pending: string }> {
+  const S = `"${s.schema}"`;
+  await copyRows(
+    client,
+    `${s.schema}.loan`,
+    [
+      "chain_id",
+      "address",
+      "vault",
+      "borrower",
+      "principal_token",
+      "initial_principal",
+      "principal_outstanding",
+      "interest_repaid",
+      "total_repaid",
+      "apr_bps",
+      "term_days",
+      "state",
+      "block_number",
+      "timestamp",
+      "tx_hash",
+      "log_index",
+      "updated_at",
+    ],
+    s.loans.map((l) => [
+      s.chainId,
+      l.address,
+      s.pool,
+      l.borrower,
+      l.principalToken,
+      l.principal,
+      l.state === "active" ? l.principal : 0n,
+      0n,
+      0n,
+      l.aprBps,
+      l.termDays,
+      l.state,
+      l.blockNumber,
+      l.timestamp,
+      l.txHash,
+      l.logIndex,
+      l.timestamp,
+    ]),
+  );
+  await client.query(`
+    CREATE TABLE ${S}.perp_deposit (id text PRIMARY KEY, chain_id integer, bridge text, core_hash text, depositor text, token text,
+      amount numeric(78), destination integer, nonce numeric(78), block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
+    CREATE TABLE ${S}.perp_core_event (id text PRIMARY KEY, chain_id integer, ledger text, core_hash text, kind text, depositor text,
+      bridge text, source_chain_id numeric(78), token text, amount numeric(78), destination integer, reason text,
+      block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);`);
+  const r = rng(7);
+  const now = Math.floor(Date.now() / 1000);
+  const first = now - s.days * 86_400;
+  const span = now - 60 - first;
+  const pendingFrom = s.deposits - Math.max(1, Math.floor(s.deposits / 2000));
+  const rejected = (i: number) => i % 25 === 7;
+  const at = (i: number) => first + Math.floor((i / s.deposits) * span);
+  function* deposits(): Generator<CopyValue[]> {
+    for (let i = 0; i < s.deposits; i++) {
+      const viaA = i % 3 !== 2;
+      const weth = !viaA && i % 2 === 1;
+      yield [
+        `${s.chainId}-perp-${i}`,
+        s.chainId,
+        viaA ? s.bridges.a : s.bridges.b,
+        coreHash(i),
+        s.depositors[i % s.depositors.length]!,
+        weth ? s.bridges.weth : s.bridges.usdc,
+        String(rejected(i) ? 1_000_000 + (i % 3_000_000) : Math.floor(r() * 1e11) + 5e6),
+        viaA ? 0 : i % 2,
+        i,
+        Math.floor(i * 4.3) + 1,
+        at(i),
+        hex(0x9e000000 + i, 64),
+        i % 4,
+      ];
+    }
+  }
+  await copyRows(
+    client,
+    `${s.schema}.perp_deposit`,
+    [
+      "id",
+      "chain_id",
+      "bridge",
+      "core_hash",
+      "depositor",
+      "token",
+      "amount",
+      "destination",
+      "nonce",
+      "block_number",
+      "timestamp",
+      "tx_hash",
+      "log_index",
+    ],
+    deposits(),
+  );
+  function* answers(): Generator<CopyValue[]> {
+    for (let i = 0; i < pendingFrom; i++) {
+      const viaA = i % 3 !== 2;
+      const no = rejected(i);
+      yield [
+        `${s.coreChainId}-core-${i}`,
+        s.coreChainId,
+        hex(0xc0e),
+        coreHash(i),
+        no ? "rejected" : "credited",
+        no ? null : s.depositors[i % s.depositors.length]!,
+        no ? null : viaA ? s.bridges.a : s.bridges.b,
+        no ? null : s.chainId,
+        no ? null : s.bridges.usdc,
+        no ? null : "1000000",
+        no ? null : viaA ? 0 : i % 2,
+        no ? "below the bridge's minimum deposit" : null,
+        Math.floor(i * 4.3) + 11,
+        at(i) + 20,
+        hex(0xc0000000 + i, 64),
+        0,
+      ];
+    }
+  }
+  await copyRows(
+    client,
+    `${s.schema}.perp_core_event`,
+    [
+      "id",
+      "chain_id",
+      "ledger",
+      "core_hash",
+      "kind",
+      "depositor",
+      "bridge",
+      "source_chain_id",
+      "token",
+      "amount",
+      "destination",
+      "reason",
+      "block_number",
+      "timestamp",
+      "tx_hash",
+      "log_index",
+    ],
+    answers(),
+  );
+  // the indexes Ponder declares for these tables (ponder.schema.ts)
+  await client.query(`
+    CREATE INDEX ON ${S}.loan (vault);
+    CREATE INDEX ON ${S}.perp_deposit (core_hash); CREATE INDEX ON ${S}.perp_deposit (depositor);
+    CREATE INDEX ON ${S}.perp_core_event (core_hash);
+    ANALYZE ${S}.loan; ANALYZE ${S}.perp_deposit; ANALYZE ${S}.perp_core_event;`);
+  // deposits through bridge A (perp_relayer_a) from the middle of the history, and the newest
+  const viaA = (i: number) => i % 3 !== 2;
+  const find = (from: number, ok: (i: number) => boolean, dir = 1) => {
+    let i = from;
+    while (!ok(i)) i += dir;
+    return coreHash(i);
+  };
+  const mid = Math.floor(s.deposits / 2);
+  return {
+    credited: find(mid, (i) => viaA(i) && !rejected(i)),
+    rejected: find(mid, (i) => viaA(i) && rejected(i)),
+    pending: find(s.deposits - 1, viaA, -1),
+  };
+}
+
+/**
+ * Each subaccount's valuation series over `days` days ending today, as the valuation job leaves
+ * it (written through its writer, one subaccount per transaction): a random walk of deposits and
+ * returns.
+ */
+export async function buildSubaccountDays(
+  db: Db,
+  addresses: readonly string[],
+  days: number,
+  chainId: number,
+): Promise<number> {
+  const today = Math.floor(Date.now() / 86_400_000);
+  const r = rng(11);
+  let n = 0;
+  for (const address of addresses) {
+    const rows: SubaccountDayRow[] = [];
+    let deposits = 0;
+    let value = 0;
+    for (let d = today - days + 1; d <= today; d++) {
+      if (deposits === 0 || r() < 0.05) {
+        const flow = (r() - 0.2) * 500_000;
+        deposits += flow;
+        value += flow;
+      }
+      value *= 1 + (r() - 0.45) * 0.004;
+      const collateral = value * 0.6;
+      const loans = value * 0.3;
+      rows.push({
+        address: address.toLowerCase(),
+        day: dayToDate(d),
+        total_account_value: value + loans,
+        total_collateral_value: collateral,
+        total_loan_value: loans,
+        total_loan_interest_amount: loans * 0.01,
+        liquidation_collateral: collateral * 0.8,
+        net_account_value: value,
+        total_net_deposits: deposits,
+        total_pnl: value - deposits,
+        health_factor: loans > 0 ? (collateral * 0.8) / loans : null,
+        blocks: { [String(chainId)]: 1000 + d },
+      });
+    }
+    await replaceSubaccountDays(db, rows);
+    n += rows.length;
+  }
+  return n;
 }

@@ -51,3 +51,44 @@ export function cpuDelta(
   }
   return out;
 }
+
+/**
+ * CPU seconds of every live process, split into `root`'s process tree (the bench and what it
+ * started) and the others (other work on the machine during a measurement).
+ */
+export function cpuByTree(root: number): { ours: Map<number, number>; others: Map<number, number> } {
+  const procs = new Map<number, { ppid: number; seconds: number }>();
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((p) => /^\d+$/.test(p));
+  } catch {
+    return { ours: new Map(), others: new Map() };
+  }
+  for (const p of pids) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      procs.set(Number(p), { ppid: Number(fields[1]), seconds: (Number(fields[11]) + Number(fields[12])) / TICKS });
+    } catch {
+      /* gone */
+    }
+  }
+  const inTree = (pid: number) => {
+    for (let p = pid, hops = 0; p > 1 && hops < 64; hops++) {
+      if (p === root) return true;
+      p = procs.get(p)?.ppid ?? 0;
+    }
+    return false;
+  };
+  const ours = new Map<number, number>();
+  const others = new Map<number, number>();
+  for (const [pid, x] of procs) (inTree(pid) ? ours : others).set(pid, x.seconds);
+  return { ours, others };
+}
+
+/** CPU seconds used between two snapshots of `cpuByTree` halves (new processes count from zero). */
+export function cpuSeconds(before: Map<number, number>, after: Map<number, number>): number {
+  let s = 0;
+  for (const [pid, a] of after) s += Math.max(0, a - (before.get(pid) ?? 0));
+  return s;
+}

@@ -1,9 +1,11 @@
 /** Router factory and shared schemas: every resource builds its routes with these. */
+
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Redis } from "ioredis";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema.js";
 import type { ApiConfig } from "../env.js";
+import type { ChainReads } from "./chain-reads.js";
 import type { ReadDb } from "./db.js";
 import { defaultHook, ErrorSchema, RefusalSchema, ValidationErrorSchema } from "./errors.js";
 
@@ -37,6 +39,8 @@ export type AppEnv = {
     /** headers every answer of this request gets (api/middleware/response-headers.ts) */
     responseHeaders: Record<string, string>;
     responseHeadersWritten: boolean;
+    /** this app's live chain reads, shared by concurrent requests (api/lib/chain-reads.ts) */
+    chainReads: ChainReads;
   };
 };
 

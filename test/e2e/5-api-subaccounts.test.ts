@@ -5,18 +5,17 @@
  * the protocols' own views: Aave's health factor, balances, the vault's convertToAssets, the
  * loans' getDebt.
  */
-import { type Abi, type Address, createPublicClient, http, parseAbi, toFunctionSelector } from "viem";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type Abi, type Address, createPublicClient, http, parseAbi } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LoanAbi } from "../../abis/LoanAbi.js";
-import { aave as aaveArt, uniswap as uniArt } from "../../contracts/devnet/protocols/artifacts.js";
-import { createLoan, loanSubaccountCalls } from "../../contracts/devnet/protocols/loans.js";
+import { aave as aaveArt } from "../../contracts/devnet/protocols/artifacts.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
-import { actor, buildWorld, call, moduleCall, registerWorld, type World } from "../protocol-world.js";
+import { actor, buildWorld, openPositions, registerWorld, type World } from "../protocol-world.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
-const E18 = 10n ** 18n;
-const E6 = 10n ** 6n;
 
 let h: ApiHarness;
 let w: World;
@@ -26,7 +25,6 @@ let weth: Address;
 const LENDER = actor("subaccounts-test:lender");
 const BORROWER = actor("subaccounts-test:borrower");
 
-const trade = (data: `0x${string}`) => w.s.send(w.trader, w.sub.module, data, "module call");
 const read = async <T>(to: Address, abi: Abi, fn: string, args: readonly unknown[] = []): Promise<T> =>
   (await createPublicClient({ transport: http(w.anvil.rpcUrl) }).readContract({
     address: to,
@@ -39,104 +37,7 @@ beforeAll(async () => {
   h = await setupApi();
   w = await buildWorld(`subaccounts-test-${OFFSET}`, 18_740 + OFFSET);
   [usdc, weth] = [w.token("USDC"), w.token("WETH")];
-  const mint = (t: Address, to: Address, amount: bigint) =>
-    w.s.send(w.deployer, t, call(ERC20_ABI, "mint", [to, amount]), "mint");
-  await mint(usdc, w.sub.safe, 50_000n * E6);
-  await mint(weth, w.sub.safe, 20n * E18);
-  // Aave: 10 WETH supplied, 8,000 USDC borrowed
-  const pool = w.p.aave.pool;
-  const poolAbi = aaveArt.pool().abi;
-  await trade(
-    moduleCall("executeWithApprovals", [
-      [{ token: weth, spender: pool, amount: 10n * E18 }],
-      pool,
-      0n,
-      call(poolAbi, "supply", [weth, 10n * E18, w.sub.safe, 0]),
-    ]),
-  );
-  await trade(moduleCall("execute", [pool, 0n, call(poolAbi, "borrow", [usdc, 8_000n * E6, 2n, 0, w.sub.safe])]));
-  // the Morpho lending vault: 5,000 USDC
-  const lv = w.p.morpho.lendingVault;
-  await trade(
-    moduleCall("executeWithApprovals", [
-      [{ token: usdc, spender: lv, amount: 5_000n * E6 }],
-      lv,
-      0n,
-      call(parseAbi(["function deposit(uint256,address) returns (uint256)"]), "deposit", [5_000n * E6, w.sub.safe]),
-    ]),
-  );
-  // a Uniswap v3 position in the WETH/USDC 0.3 % pool, full range
-  const npm = w.p.uniswap.positionManager;
-  const pl = w.p.uniswap.pools.find((x) => x.fee === 3000 && [x.token0, x.token1].includes(usdc));
-  if (!pl) throw new Error("no WETH/USDC 0.3 % pool");
-  const amounts = pl.token0 === usdc ? [3_200n * E6, 1n * E18] : [1n * E18, 3_200n * E6];
-  const top = Math.floor(887272 / pl.tickSpacing) * pl.tickSpacing;
-  await trade(
-    moduleCall("executeWithApprovals", [
-      [
-        { token: pl.token0, spender: npm, amount: amounts[0] },
-        { token: pl.token1, spender: npm, amount: amounts[1] },
-      ],
-      npm,
-      0n,
-      call(uniArt.positionManager().abi, "mint", [
-        {
-          token0: pl.token0,
-          token1: pl.token1,
-          fee: 3000,
-          tickLower: -top,
-          tickUpper: top,
-          amount0Desired: amounts[0],
-          amount1Desired: amounts[1],
-          amount0Min: 0n,
-          amount1Min: 0n,
-          recipient: w.sub.safe,
-          deadline: BigInt(w.s.clock + 3600),
-        },
-      ]),
-    ]),
-  );
-  // a loan the subaccount lends (funded and drawn) and one it borrows (drawn)
-  const ctx = { s: w.s, from: w.deployer };
-  const lent = await createLoan(ctx, w.p.loans.registry, {
-    lender: w.sub.safe,
-    borrower: BORROWER,
-    principalToken: usdc,
-    principal: 10_000n * E6,
-    aprWithTwoDecimals: 1_200n,
-    termDays: 90n,
-  });
-  const borrowed = await createLoan(ctx, w.p.loans.registry, {
-    lender: LENDER,
-    borrower: w.sub.safe,
-    principalToken: usdc,
-    principal: 4_000n * E6,
-    aprWithTwoDecimals: 800n,
-    termDays: 60n,
-  });
-  for (const [loan, role] of [
-    [lent, "lender"],
-    [borrowed, "borrower"],
-  ] as const) {
-    const allowed = loanSubaccountCalls(loan, role);
-    const selectors = allowed.signatures.map((sig) => toFunctionSelector(sig));
-    await w.s.send(w.governance, w.sub.module, moduleCall("setCalls", [loan, selectors, true]), "setCalls");
-  }
-  await trade(
-    moduleCall("executeWithApprovals", [
-      [{ token: usdc, spender: lent, amount: 10_000n * E6 }],
-      lent,
-      0n,
-      call(LoanAbi as Abi, "fund"),
-    ]),
-  );
-  await w.s.send(BORROWER, lent, call(LoanAbi as Abi, "borrowerCommitment"), "commit");
-  await w.s.send(BORROWER, lent, call(LoanAbi as Abi, "borrowerWithdraw", [10_000n * E6]), "draw");
-  await trade(moduleCall("execute", [borrowed, 0n, call(LoanAbi as Abi, "borrowerCommitment")]));
-  await mint(usdc, LENDER, 4_000n * E6);
-  await w.s.send(LENDER, usdc, call(ERC20_ABI, "approve", [borrowed, 4_000n * E6]), "approve");
-  await w.s.send(LENDER, borrowed, call(LoanAbi as Abi, "fund"), "fund");
-  await trade(moduleCall("execute", [borrowed, 0n, call(LoanAbi as Abi, "borrowerWithdraw", [4_000n * E6])]));
+  await openPositions(w, { lender: LENDER, borrower: BORROWER });
   // a month passes: interest accrues on both loans and on Aave
   await w.s.rpc("evm_increaseTime", [30 * 86_400]);
   await w.s.rpc("evm_mine", []);
@@ -335,5 +236,74 @@ describe("GET /api/v1/integrations/lending_vault/apy", () => {
       `/integrations/lending_vault/apy?vault_address=${w.sub.safe}&subaccount_address=${w.sub.safe}&chain=8453`,
     );
     expect(notVault.status).toBe(404);
+  });
+});
+
+/** A JSON-RPC proxy in front of the world's anvil that records every method it forwards. */
+async function countingProxy() {
+  const methods: string[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", async () => {
+      const body = Buffer.concat(chunks).toString();
+      const parsed = JSON.parse(body) as { method: string } | { method: string }[];
+      for (const m of Array.isArray(parsed) ? parsed : [parsed]) methods.push(m.method);
+      const up = await fetch(w.anvil.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body });
+      res.writeHead(up.status, { "content-type": "application/json" });
+      res.end(await up.text());
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, methods, close: () => new Promise((r) => server.close(r)) };
+}
+
+describe("live reads shared by concurrent requests (api/lib/chain-reads.ts)", () => {
+  it("two requests about one subaccount at one head read its state once; a new block reads it afresh", async () => {
+    const proxy = await countingProxy();
+    try {
+      // one app (its chain reads are its own), the response cache off: every request reaches the
+      // handlers and reads the head
+      const one = h.appWith({
+        responseCacheMs: 0,
+        rpcUrls: new Map([...h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const), [w.s.chainId, proxy.url]]),
+      });
+      const ask = async <T>(path: string) => {
+        const res = await one.request(`/api/v1${path}`, { headers: { "x-api-key": h.key } });
+        expect(res.status).toBe(200);
+        return (await res.json()) as T;
+      };
+      const health = `/subaccounts/health_factor?address=${w.sub.safe}`;
+      const summary = `/subaccounts/summary?address=${w.sub.safe}`;
+      const blockOf = (x: { chains: { chain_id: number; block_number: number }[] }) =>
+        x.chains.find((c) => c.chain_id === w.s.chainId)!.block_number;
+      const calls = (m: string) => proxy.methods.filter((x) => x === m).length;
+      await ask(health); // the client's first use checks Multicall3 once
+      // a new block: one read of the state at it
+      await w.s.rpc("evm_mine", []);
+      proxy.methods.length = 0;
+      const alone = await ask<Health & { chains: { chain_id: number; block_number: number }[] }>(health);
+      const oneRead = calls("eth_call");
+      expect(oneRead).toBeGreaterThan(0);
+      expect(blockOf(alone)).toBe(Number(await w.s.rpc<string>("eth_blockNumber", [])));
+      // another block; the health factor and the summary at once: still one read of the state
+      await w.s.rpc("evm_mine", []);
+      proxy.methods.length = 0;
+      const [hf] = await Promise.all([
+        ask<{ chains: { chain_id: number; block_number: number }[] }>(health),
+        ask(summary),
+      ]);
+      expect(calls("eth_call")).toBe(oneRead);
+      expect(calls("eth_getBlockByNumber")).toBeLessThanOrEqual(2);
+      expect(blockOf(hf)).toBe(blockOf(alone) + 1);
+      // no new block: the head is read, the state is not
+      proxy.methods.length = 0;
+      expect(blockOf(await ask(health))).toBe(blockOf(hf));
+      expect(calls("eth_call")).toBe(0);
+      expect(calls("eth_getBlockByNumber")).toBe(1);
+    } finally {
+      await proxy.close();
+    }
   });
 });

@@ -1,11 +1,14 @@
 /**
  * GET /api/v1/integrations/lending_vault/apy: a lending vault's (ERC-4626 over a Morpho market)
  * APY, from the job's day series of its share price (derived.lending_vault_day), and its share
- * price and a subaccount's position in it read on the chain at the head. Open, as the spec leaves it.
+ * price and a subaccount's position in it read on the chain at the head, once per head block for
+ * all the requests about them (api/lib/chain-reads.ts). Open, as the spec leaves it.
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
-import { type Abi, type Address, parseAbi } from "viem";
+import { type Abi, type Address, type PublicClient, parseAbi } from "viem";
+import type { ChainProtocols } from "../../../config/registry.js";
 import { ChainIdParam } from "../../lib/chain.js";
+import { type Head, objectKey } from "../../lib/chain-reads.js";
 import { ErrorSchema } from "../../lib/errors.js";
 import { chainClient, chainProtocols } from "../../lib/protocols.js";
 import { type AppEnv, EvmAddress, errorResponses, jsonResponse, openReadAuthResponses } from "../../lib/router.js";
@@ -87,31 +90,11 @@ export const lendingVaultApyHandler: RouteHandler<typeof lendingVaultApy, AppEnv
   if (!url) return c.json({ detail: `No RPC is configured for chain ${q.chain} (PONDER_RPC_URL_${q.chain})` }, 503);
   const client = chainClient(url);
   try {
-    const head = await client.getBlock();
-    const read = <T>(
-      address: Address,
-      abi: Abi,
-      functionName: string,
-      args: unknown[] = [],
-      blockNumber = head.number,
-    ) => client.readContract({ address, abi, functionName, args, blockNumber }) as Promise<T>;
-    const [asset, shareDecimals, shares] = await Promise.all([
-      read<Address>(vault, VAULT as Abi, "asset"),
-      read<number>(vault, VAULT as Abi, "decimals"),
-      read<bigint>(vault, VAULT as Abi, "balanceOf", [sub]),
-    ]);
-    const a = asset.toLowerCase() as Address;
-    const [symbol, decimals] = await Promise.all([
-      read<string>(a, ERC20 as Abi, "symbol"),
-      read<number>(a, ERC20 as Abi, "decimals"),
-    ]);
-    const feed = entry.tokens.find((t) => t.address === a)?.priceFeed;
-    const answer = feed ? await read<bigint>(feed.address, FEED as Abi, "latestAnswer") : null;
-    const price = answer != null && answer > 0n ? Number(answer) / 10 ** feed!.decimals : null;
-    const one = 10n ** BigInt(shareDecimals);
-    const pricePerShare = async (block: bigint) =>
-      Number(await read<bigint>(vault, VAULT as Abi, "convertToAssets", [one], block)) / 10 ** Number(decimals);
-    const now = await pricePerShare(head.number);
+    // read once per head block for every request about this vault and subaccount
+    const key = `lending-vault-apy:${vault}:${sub}:${objectKey(entry)}`;
+    const { value } = await c.var.chainReads.atHead(url, client, key, (head) =>
+      positionAt(client, entry, vault, sub, head),
+    );
     // the APY is history: the job's day series (derived.lending_vault_day), its newest day
     const [day] = await db
       .selectFrom("derived.lending_vault_day")
@@ -122,23 +105,13 @@ export const lendingVaultApyHandler: RouteHandler<typeof lendingVaultApy, AppEnv
       .limit(1)
       .execute();
     const apy = day?.apy_7d ?? null;
-    const windowDays = apy == null ? null : WINDOW_DAYS;
-    const assets =
-      Number(await read<bigint>(vault, VAULT as Abi, "convertToAssets", [shares])) / 10 ** Number(decimals);
-    return c.json(
-      {
-        apy,
-        window_days: windowDays,
-        share_price: now,
-        vault_positions: [
-          { subaccount: sub, shares: shares.toString(), assets, value: price == null ? null : assets * price },
-        ],
-        token: { symbol, address: a, decimals: Number(decimals), price },
-        block_number: Number(head.number),
-        apy_as_of: day ? String(day.day) : null,
-      },
-      200,
-    );
+    const answer = {
+      apy,
+      window_days: apy == null ? null : WINDOW_DAYS,
+      ...value,
+      apy_as_of: day ? String(day.day) : null,
+    };
+    return c.json(answer, 200);
   } catch (err) {
     return c.json(
       { detail: `The RPC of chain ${q.chain} did not answer: ${(err as Error).message.split("\n")[0]}` },
@@ -146,3 +119,35 @@ export const lendingVaultApyHandler: RouteHandler<typeof lendingVaultApy, AppEnv
     );
   }
 };
+
+/** The vault's share price and the subaccount's position in it, read at `head`. */
+async function positionAt(client: PublicClient, entry: ChainProtocols, vault: Address, sub: Address, head: Head) {
+  const read = <T>(address: Address, abi: Abi, functionName: string, args: unknown[] = [], blockNumber = head.number) =>
+    client.readContract({ address, abi, functionName, args, blockNumber }) as Promise<T>;
+  const [asset, shareDecimals, shares] = await Promise.all([
+    read<Address>(vault, VAULT as Abi, "asset"),
+    read<number>(vault, VAULT as Abi, "decimals"),
+    read<bigint>(vault, VAULT as Abi, "balanceOf", [sub]),
+  ]);
+  const a = asset.toLowerCase() as Address;
+  const [symbol, decimals] = await Promise.all([
+    read<string>(a, ERC20 as Abi, "symbol"),
+    read<number>(a, ERC20 as Abi, "decimals"),
+  ]);
+  const feed = entry.tokens.find((t) => t.address === a)?.priceFeed;
+  const answer = feed ? await read<bigint>(feed.address, FEED as Abi, "latestAnswer") : null;
+  const price = answer != null && answer > 0n ? Number(answer) / 10 ** feed!.decimals : null;
+  const one = 10n ** BigInt(shareDecimals);
+  const pricePerShare = async (block: bigint) =>
+    Number(await read<bigint>(vault, VAULT as Abi, "convertToAssets", [one], block)) / 10 ** Number(decimals);
+  const now = await pricePerShare(head.number);
+  const assets = Number(await read<bigint>(vault, VAULT as Abi, "convertToAssets", [shares])) / 10 ** Number(decimals);
+  return {
+    share_price: now,
+    vault_positions: [
+      { subaccount: sub, shares: shares.toString(), assets, value: price == null ? null : assets * price },
+    ],
+    token: { symbol, address: a, decimals: Number(decimals), price },
+    block_number: Number(head.number),
+  };
+}

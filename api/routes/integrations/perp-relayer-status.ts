@@ -6,7 +6,7 @@
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { sql } from "kysely";
-import { protocolsSchema } from "../../../config/registry.js";
+import { chainProtocols } from "../../lib/protocols.js";
 import { type AppEnv, errorResponses, jsonResponse, openReadAuthResponses } from "../../lib/router.js";
 import { openRoute } from "../../middleware/auth.js";
 
@@ -78,12 +78,10 @@ function handler(relayer: "perp_relayer_a" | "perp_relayer_b"): RouteHandler<typ
   return async (c) => {
     const { db, config } = c.var.deps;
     const hash = c.req.valid("query").core_hash.toLowerCase();
-    // this relayer's bridge on each chain
-    const bridges = (await db.selectFrom("registry.chain_protocols").select("protocols").execute()).flatMap((r) => {
-      const p = protocolsSchema.safeParse(r.protocols);
-      const perp = p.success ? p.data.perp : null;
-      return perp ? [relayer === "perp_relayer_a" ? perp.bridgeA : perp.bridgeB] : [];
-    });
+    // this relayer's bridge on each chain (the catalogue, held 10 s)
+    const bridges = [...(await chainProtocols(db)).values()].flatMap((p) =>
+      p.perp ? [relayer === "perp_relayer_a" ? p.perp.bridgeA : p.perp.bridgeB] : [],
+    );
     const s = config.indexerSchema;
     const read = async <T>(q: Promise<{ rows: T[] }>): Promise<T[]> => {
       try {

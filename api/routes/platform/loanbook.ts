@@ -2,7 +2,8 @@
  * GET /api/v1/platform/lending_pool/loanbook and /platform/lending_pool/subaccounts_loanbook: the
  * loans a lending pool deployed (indexed `loan` rows) and the loans its subaccounts lend (the
  * chain's LoanRegistry), each read live at the head through the loan's own views (getDebt,
- * getUpcomingPayment, loanState, ...). Open, as the spec leaves the loan-book routes.
+ * getUpcomingPayment, loanState, ...), once per head block for all the requests about a book
+ * (api/lib/chain-reads.ts). Open, as the spec leaves the loan-book routes.
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { sql } from "kysely";
@@ -10,6 +11,7 @@ import { type Abi, type Address, type PublicClient, parseAbi } from "viem";
 import { LOAN_STATES, type LoanView, loansOf, readLoans } from "../../../onchain/loans.js";
 import { MULTICALL3 } from "../../../onchain/positions.js";
 import { ChainIdParam } from "../../lib/chain.js";
+import { objectKey } from "../../lib/chain-reads.js";
 import { ErrorSchema } from "../../lib/errors.js";
 import { loanJson } from "../../lib/loans.js";
 import { chainClient, chainProtocols } from "../../lib/protocols.js";
@@ -162,39 +164,47 @@ async function answer(c: Parameters<RouteHandler<typeof loanbook, AppEnv>>[0], w
     (catalogue?.tokens ?? []).flatMap((t) => (t.priceFeed ? [[t.address as string, t.priceFeed]] : [])),
   );
   try {
-    const block = await client.getBlockNumber();
-    let loans: LoanView[];
-    if (which === "pool") {
-      const rows = await sql<{ address: Address }>`SELECT address FROM ${sql.id(config.indexerSchema, "loan")}
-        WHERE chain_id = ${chain} AND vault = ${pool} ORDER BY block_number, log_index`.execute(db);
-      loans = await readLoans(
+    // the loans are read at the head once per head block for every request about this book
+    const reads = c.var.chainReads;
+    const head = await reads.head(url, client);
+    const block = head.number;
+    const listed =
+      which === "pool"
+        ? (
+            await sql<{ address: Address }>`SELECT address FROM ${sql.id(config.indexerSchema, "loan")}
+              WHERE chain_id = ${chain} AND vault = ${pool} ORDER BY block_number, log_index`.execute(db)
+          ).rows.map((r) => r.address)
+        : (
+            await db
+              .selectFrom("registry.subaccount")
+              .select("address")
+              .where("chain_id", "=", chain)
+              .where("vault", "=", pool)
+              .execute()
+          ).map((r) => r.address as Address);
+    const key = `loanbook:${which}:${pool}:${catalogue ? objectKey(catalogue) : 0}:${listed.join(",")}`;
+    const book = await reads.at(url, head, key, async () => {
+      let loans: LoanView[];
+      if (which === "pool") loans = await readLoans(client, listed, block);
+      else {
+        // the loans each subaccount lends, from the chain's LoanRegistry
+        const registry = catalogue?.loanRegistry;
+        loans = [];
+        if (registry)
+          for (const s of listed)
+            loans.push(...(await loansOf(client, registry, s, block)).filter((l) => l.lender === s));
+      }
+      const info = await tokenInfo(
         client,
-        rows.rows.map((r) => r.address),
+        chain,
+        feeds,
+        loans.map((l) => l.principalToken),
         block,
       );
-    } else {
-      const subs = await db
-        .selectFrom("registry.subaccount")
-        .select("address")
-        .where("chain_id", "=", chain)
-        .where("vault", "=", pool)
-        .execute();
-      const registry = catalogue?.loanRegistry;
-      loans = [];
-      if (registry)
-        for (const s of subs)
-          loans.push(
-            ...(await loansOf(client, registry, s.address as Address, block)).filter((l) => l.lender === s.address),
-          );
-    }
-    if (active) loans = loans.filter((l) => l.state === "active");
-    const info = await tokenInfo(
-      client,
-      chain,
-      feeds,
-      loans.map((l) => l.principalToken),
-      block,
-    );
+      return { loans, info };
+    });
+    const info = book.info;
+    const loans = active ? book.loans.filter((l) => l.state === "active") : book.loans;
     return c.json(
       {
         loans: loans.map((l) => ({

@@ -63,7 +63,7 @@ async function load(c: Context<AppEnv>, address: string) {
   const rows = await subaccountRows(db, address);
   if (rows.length === 0) return { res: c.json({ detail: `${address} is not a registered subaccount` }, 404) };
   try {
-    const states = await readChains(db, config.rpcUrls, rows);
+    const states = await readChains(db, c.var.chainReads, config.rpcUrls, rows);
     return { rows, states };
   } catch (err) {
     const detail =

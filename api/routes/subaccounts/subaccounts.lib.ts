@@ -1,10 +1,12 @@
 /**
  * Shared by the subaccount routes: a subaccount's registry rows (one per chain it is registered
- * on) and its positions and loans read live on each of those chains at the head.
+ * on) and its positions and loans read live on each of those chains at the head, once per head
+ * block for all the requests about it (api/lib/chain-reads.ts).
  */
 import type { Address } from "viem";
 import { getChain } from "../../../config/chains.js";
 import { type ChainState, readChainState } from "../../../onchain/valuation.js";
+import { type ChainReads, objectKey } from "../../lib/chain-reads.js";
 import type { ReadDb } from "../../lib/db.js";
 import { chainClient, chainProtocols, NoRpc } from "../../lib/protocols.js";
 
@@ -45,11 +47,13 @@ export async function subaccountRows(db: ReadDb, address?: string): Promise<Suba
 export const chainName = (chainId: number) => getChain(chainId)?.name ?? String(chainId);
 
 /**
- * The subaccount's state on every chain that has a protocols entry, read at each chain's head. A
- * chain without an RPC throws NoRpc.
+ * The subaccount's state on every chain that has a protocols entry, read at each chain's head
+ * (shared through `reads` with the other requests at that head). A chain without an RPC throws
+ * NoRpc.
  */
 export async function readChains(
   db: ReadDb,
+  reads: ChainReads,
   rpcUrls: ReadonlyMap<number, string>,
   rows: readonly SubaccountRow[],
 ): Promise<ChainState[]> {
@@ -63,7 +67,9 @@ export async function readChains(
       const url = rpcUrls.get(chainId);
       if (!url) throw new NoRpc(chainId);
       const client = chainClient(url);
-      return readChainState(client, catalogue.get(chainId)!, account, await client.getBlock());
+      const entry = catalogue.get(chainId)!;
+      const key = `state:${account.toLowerCase()}:${objectKey(entry)}`;
+      return (await reads.atHead(url, client, key, (head) => readChainState(client, entry, account, head))).value;
     }),
   );
 }
