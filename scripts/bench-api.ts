@@ -18,6 +18,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import autocannon from "autocannon";
+import { sql } from "kysely";
 import pg from "pg";
 import { createKey } from "../api/keys.js";
 import {
@@ -32,6 +33,7 @@ import { cpuByTree, cpuSeconds } from "../bench/cpu.js";
 import type { EvmVault } from "../config/registry.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { loadRegistryData } from "../db/registry-load.js";
+import { replaceLendingVaultDays } from "../jobs/lending/lending-vault-day-write.js";
 import { runPortfolio } from "../jobs/portfolio/job.js";
 import { httpOk, REPO_ROOT } from "./lib/indexer.js";
 import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
@@ -162,6 +164,22 @@ async function main(): Promise<void> {
   // valuation series through its writer
   const portfolio = await runPortfolio(admin, rpcUrls);
   const seriesRows = await buildSubaccountDays(admin, subaccounts, DAYS, CHAIN);
+  // the lending vault's indexed snapshots (one a day, its share price growing 5 % a year) and
+  // its day series through the job's writer
+  await sql`
+    CREATE TABLE ${sql.id(SCHEMA, "lending_vault_snapshot")} (id text PRIMARY KEY, chain_id integer, vault text,
+      source text, total_assets numeric(78), total_supply numeric(78), asset_share_ratio numeric(78,18),
+      block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer)`.execute(admin);
+  const now = Math.floor(Date.now() / 1000);
+  for (let d = DAYS; d >= 0; d--) {
+    const supply = 10n ** 12n;
+    const ratio = 1.05 ** ((DAYS - d) / 365);
+    const assets = BigInt(Math.round(Number(supply) * ratio));
+    await sql`INSERT INTO ${sql.id(SCHEMA, "lending_vault_snapshot")} VALUES (${`bench-lv-${d}`}, ${CHAIN},
+      ${world.lendingVault.toLowerCase()}, 'interval', ${assets.toString()}, ${supply.toString()},
+      ${(Number(assets) / Number(supply)).toFixed(18)}, ${DAYS - d}, ${now - d * 86_400}, null, null)`.execute(admin);
+  }
+  await replaceLendingVaultDays(admin, SCHEMA);
   say(
     `institutional: ${world.poolLoans.length} pool loans, ${PERP_DEPOSITS} perp deposits, ${portfolio.subaccounts} portfolios, ${seriesRows} subaccount days`,
   );

@@ -13,7 +13,7 @@
  * encoding, the database, the audit row).
  *
  * BENCH_BUILDERS_DAYS (default 30) days of simulated history; BENCH_BUILDERS_REQUESTS (default 200)
- * requests per builder, split over 8 clients.
+ * requests per builder, split over BENCH_BUILDERS_CLIENTS (default 8) concurrent clients.
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -34,7 +34,7 @@ import { startApiProcess } from "./lib/workers.js";
 
 const DAYS = Number(process.env.BENCH_BUILDERS_DAYS ?? 30);
 const REQUESTS = Number(process.env.BENCH_BUILDERS_REQUESTS ?? 200);
-const CLIENTS = 8;
+const CLIENTS = Number(process.env.BENCH_BUILDERS_CLIENTS ?? 8);
 const API_PORT = 8099;
 const t0 = Date.now();
 const say = (m: string) => console.log(`[bench:builders ${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${m}`);
