@@ -95,6 +95,15 @@ export async function candidates(c: Chain, client: PublicClient): Promise<Map<st
         body: { ...base, token_id: tokenId },
       });
     }
+    // swaps between two tokens the module allows, from one the Safe holds
+    for (const tin of s.tokens) {
+      const held = await balance(tin, s.safe);
+      if (held < 1000n) continue;
+      for (const tout of s.tokens.filter((t) => t !== tin)) {
+        const body = { ...base, token_in: tin, token_out: tout, amount_raw: String(held / 1000n) };
+        add({ name: "swap", chainId: c.chainId, path: `/subaccounts/${s.safe}/swaps`, body });
+      }
+    }
     const usdc = p.perp.usdc;
     const cash = await balance(usdc, s.safe);
     if (cash > 0n) {
