@@ -4,7 +4,7 @@
  * the NFT back, claim, stake again or deposit again with the incentive keys).
  */
 import { type Address, encodeFunctionData, type Hex } from "viem";
-import type { InnerCall } from "../../lib/build/module-call.js";
+import type { Approval, InnerCall } from "../../lib/build/module-call.js";
 import { type DexCtx, MAX_UINT128, NPM_ABI } from "./dex-pool.lib.js";
 import { type IncentiveKey, incentiveId, STAKER_ABI, stakeData } from "./dex-pool.staker.js";
 
@@ -13,6 +13,51 @@ const short = (k: IncentiveKey) => `${incentiveId(k).slice(0, 10)}…`;
 function stakerOf(ctx: DexCtx): Address {
   if (!ctx.uni.staker) throw new Error("no v3 staker on this chain");
   return ctx.uni.staker;
+}
+
+/** Exact approvals of the pool's tokens to the position manager, for the amounts a mint may take. */
+export function positionApprovals(ctx: DexCtx, d0: bigint, d1: bigint): Approval[] {
+  const npm = ctx.uni.positionManager;
+  const out: Approval[] = [];
+  if (d0 > 0n) out.push({ token: ctx.pool.token0.address, spender: npm, amount: d0 });
+  if (d1 > 0n) out.push({ token: ctx.pool.token1.address, spender: npm, amount: d1 });
+  return out;
+}
+
+/** A new position of the pool over `range` for the Safe, from at most the desired amounts. */
+export function mintCall(
+  ctx: DexCtx,
+  range: { lower: number; upper: number },
+  desired: { d0: bigint; d1: bigint },
+  mins: { m0: bigint; m1: bigint },
+  deadline: bigint,
+  description: string,
+): InnerCall {
+  const { pool } = ctx;
+  return {
+    target: ctx.uni.positionManager,
+    value: 0n,
+    description,
+    data: encodeFunctionData({
+      abi: NPM_ABI,
+      functionName: "mint",
+      args: [
+        {
+          token0: pool.token0.address,
+          token1: pool.token1.address,
+          fee: pool.fee,
+          tickLower: range.lower,
+          tickUpper: range.upper,
+          amount0Desired: desired.d0,
+          amount1Desired: desired.d1,
+          amount0Min: mins.m0,
+          amount1Min: mins.m1,
+          recipient: ctx.sub.safe,
+          deadline,
+        },
+      ],
+    }),
+  };
 }
 
 export function decreaseCall(

@@ -9,10 +9,11 @@
 import type { z } from "@hono/zod-openapi";
 import { type Abi, type Address, encodeFunctionData } from "viem";
 import { MULTICALL3 } from "../../../onchain/positions.js";
-import { type Approval, type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
+import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
 import { units } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import type { Simulation } from "../../lib/build/simulate.js";
+import { mintCall, positionApprovals } from "./dex-pool.calls.js";
 import {
   balanceRead,
   type DexCtx,
@@ -96,35 +97,17 @@ export async function buildDeposit(ctx: DexCtx, b: Body) {
   const spent = [pool.token0, pool.token1].filter((_, i) => (i === 0 ? d0 : d1) > 0n);
   await requireAllowed(ctx, tokenId == null ? [pool.token0, pool.token1] : spent, ["path", "pool_address"]);
   const deadline = ctx.head.timestamp + BigInt(b.deadline_seconds);
-  const approvals: Approval[] = [];
-  if (d0 > 0n) approvals.push({ token: pool.token0.address, spender: npm, amount: d0 });
-  if (d1 > 0n) approvals.push({ token: pool.token1.address, spender: npm, amount: d1 });
+  const approvals = positionApprovals(ctx, d0, d1);
   const call = (m0: bigint, m1: bigint): InnerCall =>
     tokenId == null
-      ? {
-          target: npm,
-          value: 0n,
-          description: `mint a ${pool.token0.symbol}/${pool.token1.symbol} position [${range.lower}, ${range.upper}] for the Safe`,
-          data: encodeFunctionData({
-            abi: NPM_ABI,
-            functionName: "mint",
-            args: [
-              {
-                token0: pool.token0.address,
-                token1: pool.token1.address,
-                fee: pool.fee,
-                tickLower: range.lower,
-                tickUpper: range.upper,
-                amount0Desired: d0,
-                amount1Desired: d1,
-                amount0Min: m0,
-                amount1Min: m1,
-                recipient: sub.safe,
-                deadline,
-              },
-            ],
-          }),
-        }
+      ? mintCall(
+          ctx,
+          range,
+          { d0, d1 },
+          { m0, m1 },
+          deadline,
+          `mint a ${pool.token0.symbol}/${pool.token1.symbol} position [${range.lower}, ${range.upper}] for the Safe`,
+        )
       : {
           target: npm,
           value: 0n,

@@ -7,10 +7,18 @@
  * The range's ratio of tokens rarely matches what came out: the rest stays in the Safe.
  */
 import type { z } from "@hono/zod-openapi";
-import { type Abi, type Address, encodeFunctionData } from "viem";
-import { type Approval, type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
+import type { Abi, Address } from "viem";
+import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
-import { collectCall, decreaseCall, depositCall, unstakeCalls, withdrawTokenCall } from "./dex-pool.calls.js";
+import {
+  collectCall,
+  decreaseCall,
+  depositCall,
+  mintCall,
+  positionApprovals,
+  unstakeCalls,
+  withdrawTokenCall,
+} from "./dex-pool.calls.js";
 import {
   accrualReads,
   type DexCtx,
@@ -91,33 +99,16 @@ export async function buildRebalance(ctx: DexCtx, b: Body) {
   }
   const dm0 = minOf(p0, b.max_slippage_bps);
   const dm1 = minOf(p1, b.max_slippage_bps);
-  const approvals: Approval[] = [];
-  if (c0 > 0n) approvals.push({ token: pool.token0.address, spender: npm, amount: c0 });
-  if (c1 > 0n) approvals.push({ token: pool.token1.address, spender: npm, amount: c1 });
-  const mint = (m0: bigint, m1: bigint): InnerCall => ({
-    target: npm,
-    value: 0n,
-    description: `mint the new position [${range.lower}, ${range.upper}] for the Safe with what came out`,
-    data: encodeFunctionData({
-      abi: NPM_ABI,
-      functionName: "mint",
-      args: [
-        {
-          token0: pool.token0.address,
-          token1: pool.token1.address,
-          fee: pool.fee,
-          tickLower: range.lower,
-          tickUpper: range.upper,
-          amount0Desired: c0,
-          amount1Desired: c1,
-          amount0Min: m0,
-          amount1Min: m1,
-          recipient: sub.safe,
-          deadline,
-        },
-      ],
-    }),
-  });
+  const approvals = positionApprovals(ctx, c0, c1);
+  const mint = (m0: bigint, m1: bigint): InnerCall =>
+    mintCall(
+      ctx,
+      range,
+      { d0: c0, d1: c1 },
+      { m0, m1 },
+      deadline,
+      `mint the new position [${range.lower}, ${range.upper}] for the Safe with what came out`,
+    );
 
   // 2: what the mint takes
   const tx2 = moduleTransaction(sub.module, [...out(dm0, dm1), mint(0n, 0n)], approvals);
