@@ -2,8 +2,9 @@
  * The Uniswap v3 staker's incentives for the dex_pool builders. An incentive is named by its key
  * (reward token, pool, start, end, refundee), which the staker does not enumerate: the keys are
  * read from the staker's own `IncentiveCreated` logs (one eth_getLogs from block 0, then only the
- * blocks after the last one read, cached per RPC client and staker), and a position's stakes are
- * the keys of its pool whose `stakes(tokenId, id)` holds liquidity.
+ * blocks after the last one read, cached per RPC client and staker, and used without a new read
+ * for as long as the caller allows), and a position's stakes are the keys of its pool whose
+ * `stakes(tokenId, id)` holds liquidity (read by the builders in their read stage).
  */
 import {
   type Address,
@@ -15,7 +16,6 @@ import {
   parseAbi,
   parseAbiItem,
 } from "viem";
-import { MULTICALL3 } from "../../../onchain/positions.js";
 
 export interface IncentiveKey {
   rewardToken: Address;
@@ -66,20 +66,27 @@ export function stakeData(keys: readonly IncentiveKey[]): Hex {
 interface Scan {
   to: bigint;
   keys: IncentiveKey[];
+  /** when the scan was made (ms) */
+  at: number;
 }
 const scans = new WeakMap<PublicClient, Map<string, Scan>>();
 
-/** Every incentive the staker has created, from its logs (cached, read on from the last block seen). */
-export async function stakerIncentives(client: PublicClient, staker: Address): Promise<IncentiveKey[]> {
+/**
+ * Every incentive the staker has created, from its logs: the kept scan when it is younger than
+ * `maxAgeMs`, else read on from the last block seen.
+ */
+export async function stakerIncentives(client: PublicClient, staker: Address, maxAgeMs = 0): Promise<IncentiveKey[]> {
   let byStaker = scans.get(client);
   if (!byStaker) {
     byStaker = new Map();
     scans.set(client, byStaker);
   }
+  const kept = byStaker.get(staker.toLowerCase());
+  if (kept && Date.now() - kept.at < maxAgeMs) return kept.keys;
   const head = await client.getBlockNumber({ cacheTime: 0 });
-  let scan = byStaker.get(staker.toLowerCase());
+  let scan = kept;
   // a chain that went back (a reorg, a reverted devnet) is read again from the start
-  if (!scan || head < scan.to) scan = { to: -1n, keys: [] };
+  if (!scan || head < scan.to) scan = { to: -1n, keys: [], at: 0 };
   if (head > scan.to) {
     const logs = await client.getLogs({ address: staker, event: CREATED, fromBlock: scan.to + 1n, toBlock: head });
     const keys = [...scan.keys];
@@ -99,32 +106,10 @@ export async function stakerIncentives(client: PublicClient, staker: Address): P
         refundee: getAddress(a.refundee),
       });
     }
-    scan = { to: head, keys };
-    byStaker.set(staker.toLowerCase(), scan);
-  }
+    scan = { to: head, keys, at: Date.now() };
+  } else scan = { ...scan, at: Date.now() };
+  byStaker.set(staker.toLowerCase(), scan);
   return scan.keys;
-}
-
-/** The incentives of `pool` position `tokenId` is staked in (`stakes` liquidity above 0). */
-export async function stakesOf(
-  client: PublicClient,
-  staker: Address,
-  pool: Address,
-  tokenId: bigint,
-): Promise<{ pool: IncentiveKey[]; staked: IncentiveKey[] }> {
-  const keys = (await stakerIncentives(client, staker)).filter((k) => k.pool === getAddress(pool));
-  if (keys.length === 0) return { pool: [], staked: [] };
-  const res = await client.multicall({
-    multicallAddress: MULTICALL3,
-    allowFailure: false,
-    contracts: keys.map((k) => ({
-      address: staker,
-      abi: STAKER_ABI,
-      functionName: "stakes",
-      args: [tokenId, incentiveId(k)],
-    })),
-  });
-  return { pool: keys, staked: keys.filter((_, i) => (res[i] as unknown as readonly [bigint, bigint])[1] > 0n) };
 }
 
 /** Whether an incentive accepts stakes at `now` (unix seconds). */
