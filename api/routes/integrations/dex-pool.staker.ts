@@ -1,14 +1,16 @@
 /**
  * The Uniswap v3 staker's incentives for the dex_pool builders. An incentive is named by its key
  * (reward token, pool, start, end, refundee), which the staker does not enumerate: the keys are
- * read from the staker's own `IncentiveCreated` logs (one eth_getLogs from block 0, then only the
- * blocks after the last one read, cached per RPC client and staker, and used without a new read
- * for as long as the caller allows), and a position's stakes are the keys of its pool whose
- * `stakes(tokenId, id)` holds liquidity (read by the builders in their read stage).
+ * read from the staker's own `IncentiveCreated` logs (one eth_getLogs from block 0, split in
+ * halves where the provider refuses the range, then only the blocks after the last one read,
+ * cached per RPC client and staker, and used without a new read for as long as the caller
+ * allows), and a position's stakes are the keys of its pool whose `stakes(tokenId, id)` holds
+ * liquidity (read by the builders in their read stage).
  */
 import {
   type Address,
   encodeAbiParameters,
+  type GetLogsReturnType,
   getAddress,
   type Hex,
   keccak256,
@@ -88,7 +90,7 @@ export async function stakerIncentives(client: PublicClient, staker: Address, ma
   // a chain that went back (a reorg, a reverted devnet) is read again from the start
   if (!scan || head < scan.to) scan = { to: -1n, keys: [], at: 0 };
   if (head > scan.to) {
-    const logs = await client.getLogs({ address: staker, event: CREATED, fromBlock: scan.to + 1n, toBlock: head });
+    const logs = await createdLogs(client, staker, scan.to + 1n, head, MIN_SPLIT);
     const keys = [...scan.keys];
     for (const l of logs) {
       const a = l.args as {
@@ -110,6 +112,33 @@ export async function stakerIncentives(client: PublicClient, staker: Address, ma
   } else scan = { ...scan, at: Date.now() };
   byStaker.set(staker.toLowerCase(), scan);
   return scan.keys;
+}
+
+/** Smallest range a refused eth_getLogs is split down to before the error is the caller's. */
+const MIN_SPLIT = 1_000n;
+
+/**
+ * The staker's IncentiveCreated logs over [from, to]. A provider that refuses the range (too many
+ * blocks or results) gets its two halves instead, down to `minSplit` blocks.
+ */
+export async function createdLogs(
+  client: PublicClient,
+  staker: Address,
+  from: bigint,
+  to: bigint,
+  minSplit: bigint,
+): Promise<GetLogsReturnType<typeof CREATED>> {
+  try {
+    return await client.getLogs({ address: staker, event: CREATED, fromBlock: from, toBlock: to });
+  } catch (err) {
+    if (to - from < minSplit) throw err;
+    const mid = from + (to - from) / 2n;
+    const [a, b] = await Promise.all([
+      createdLogs(client, staker, from, mid, minSplit),
+      createdLogs(client, staker, mid + 1n, to, minSplit),
+    ]);
+    return [...a, ...b];
+  }
 }
 
 /** Whether an incentive accepts stakes at `now` (unix seconds). */
