@@ -8,6 +8,7 @@
  */
 import type { z } from "@hono/zod-openapi";
 import { type Abi, type Address, encodeFunctionData } from "viem";
+import { amountsFor, liquidityFor0, liquidityFor1, sqrtAtTick } from "../../../onchain/uniswap-math.js";
 import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
 import { units } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
@@ -25,7 +26,6 @@ import {
   requireTokens,
   simulateOrRefuse,
 } from "./dex-pool.lib.js";
-import { amountsFor, liquidityFor0, liquidityFor1, sqrtAtTick } from "./dex-pool.math.js";
 import { explicitMins, resolveRange, sideAmount } from "./dex-pool.request.js";
 import { type DepositBody, pair, poolOut, positionFromRead, positionOut } from "./dex-pool.schemas.js";
 

@@ -8,6 +8,7 @@
  */
 import type { z } from "@hono/zod-openapi";
 import type { Abi, Address } from "viem";
+import { liquidityFor0, liquidityFor1, sqrtAtTick } from "../../../onchain/uniswap-math.js";
 import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import {
@@ -31,7 +32,6 @@ import {
   requireTokens,
   simulateOrRefuse,
 } from "./dex-pool.lib.js";
-import { liquidityFor0, liquidityFor1, sqrtAtTick } from "./dex-pool.math.js";
 import { explicitMins, resolveRange } from "./dex-pool.request.js";
 import { incentiveOut, pair, poolOut, positionFromRead, positionOut, type RebalanceBody } from "./dex-pool.schemas.js";
 import { isActive } from "./dex-pool.staker.js";

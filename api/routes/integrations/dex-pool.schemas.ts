@@ -4,9 +4,9 @@
  * token0; amounts are `{raw, amount}` (api/lib/build/payload.ts `Units`).
  */
 import { z } from "@hono/zod-openapi";
+import { amountsFor, priceOfSqrt, priceOfTick, sqrtAtTick } from "../../../onchain/uniswap-math.js";
 import { buildFields, Units, units } from "../../lib/build/payload.js";
 import type { DexCtx, Pool, Token } from "./dex-pool.lib.js";
-import { amountsFor, priceOfSqrt, priceOfTick, sqrtAtTick } from "./dex-pool.math.js";
 import { type IncentiveKey, incentiveId } from "./dex-pool.staker.js";
 
 const TokenId = z
