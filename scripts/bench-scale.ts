@@ -34,7 +34,16 @@ import { type IndexerOptions, publishAtHead, REPO_ROOT, startIndexer, VIEWS_SCHE
 import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, stopAll } from "./lib/procs.js";
 import { startRedis } from "./lib/redis.js";
-import { chainsFor, formatBytes, type LinearFit, linearFit, parseSize, type ScaleSize } from "./lib/scale.js";
+import {
+  chainsFor,
+  chainVaultDayFit,
+  formatBytes,
+  type LinearFit,
+  linearFit,
+  parseSize,
+  type ScaleSize,
+  VAULTS_PER_CHAIN,
+} from "./lib/scale.js";
 
 const CMD: Command = {
   name: "bench:scale",
@@ -391,11 +400,20 @@ function printTable(results: ScaleResult[]): void {
   console.log(`| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`);
   for (const r of rows) console.log(line(r));
 
+  // Against vault-days alone, then apart from what each simulated chain (deployment, protocol
+  // world, ENS) costs once, when the sizes allow it (chains and vault-days not proportional).
   const fit = (label: string, y: (r: ScaleResult) => number, unit: (n: number) => string) => {
     const f: LinearFit | null = linearFit(results.map((r) => ({ x: r.vaultDays, y: y(r) })));
     if (!f) return;
+    const two = chainVaultDayFit(
+      results.map((r) => ({ chains: r.size.vaults / VAULTS_PER_CHAIN, vaultDays: r.vaultDays, y: y(r) })),
+    );
     console.log(
-      `fit ${label}: ${unit(f.fixed)} + ${unit(f.perUnit)} per vault-day (r² ${f.r2.toFixed(3)}, ${results.length} sizes)`,
+      `fit ${label}: ${unit(f.fixed)} + ${unit(f.perUnit)} per vault-day (r² ${f.r2.toFixed(3)}, ${results.length} sizes)` +
+        (two
+          ? `; ${unit(two.fixed)} + ${unit(two.perChain)} per chain + ${unit(two.perVaultDay)} per vault-day` +
+            (two.points === 3 ? " (exact through 3 sizes)" : ` (least squares, ${two.points} sizes)`)
+          : ""),
     );
   };
   fit("indexed schema", (r) => bytesOf(r, isDeployment), formatBytes);

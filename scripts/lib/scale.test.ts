@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { getChain, isEvmChain } from "../../config/chains.js";
-import { chainsFor, formatBytes, linearFit, MAX_VAULTS, parseSize, SCALE_CHAIN_IDS } from "./scale.js";
+import {
+  chainsFor,
+  chainVaultDayFit,
+  formatBytes,
+  linearFit,
+  MAX_VAULTS,
+  parseSize,
+  SCALE_CHAIN_IDS,
+} from "./scale.js";
 
 describe("bench:scale helpers", () => {
   it("parses sizes and refuses bad ones with a sentence", () => {
@@ -53,6 +61,42 @@ describe("bench:scale helpers", () => {
         { x: 3, y: 2 },
       ]),
     ).toBeNull();
+  });
+
+  it("separates what a chain costs once from what a vault-day adds", () => {
+    const y = (chains: number, vaultDays: number) => 2_000_000 + 300_000 * chains + 15_000 * vaultDays;
+    const sizes = [
+      [2, 120],
+      [4, 720],
+      [8, 960],
+      [2, 720],
+    ] as const;
+    const fit = chainVaultDayFit(sizes.map(([chains, vaultDays]) => ({ chains, vaultDays, y: y(chains, vaultDays) })))!;
+    expect(fit.fixed).toBeCloseTo(2_000_000, 3);
+    expect(fit.perChain).toBeCloseTo(300_000, 4);
+    expect(fit.perVaultDay).toBeCloseTo(15_000, 6);
+    expect(fit.points).toBe(4);
+    // four points off any plane (a 2x2 design with an interaction), by hand: each slope is the
+    // difference of the two means along its axis, (1 + 5) / 2 - (1 + 1) / 2 = 2, the intercept
+    // the overall mean less half of each slope, 2 - 1 - 1 = 0
+    const noisy = chainVaultDayFit([
+      { chains: 0, vaultDays: 0, y: 1 },
+      { chains: 1, vaultDays: 0, y: 1 },
+      { chains: 0, vaultDays: 1, y: 1 },
+      { chains: 1, vaultDays: 1, y: 5 },
+    ])!;
+    expect(noisy.fixed).toBeCloseTo(0, 12);
+    expect(noisy.perChain).toBeCloseTo(2, 12);
+    expect(noisy.perVaultDay).toBeCloseTo(2, 12);
+    // every point on one line in (chains, vault-days): chains and vault-days cannot be told apart
+    expect(
+      chainVaultDayFit([
+        { chains: 1, vaultDays: 30, y: 1 },
+        { chains: 2, vaultDays: 60, y: 2 },
+        { chains: 4, vaultDays: 120, y: 3 },
+      ]),
+    ).toBeNull();
+    expect(chainVaultDayFit([{ chains: 1, vaultDays: 1, y: 1 }])).toBeNull();
   });
 
   it("formats bytes", () => {

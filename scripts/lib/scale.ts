@@ -69,6 +69,61 @@ export function linearFit(points: readonly { x: number; y: number }[]): LinearFi
   return { fixed, perUnit, r2 };
 }
 
+/** Least-squares plane y = fixed + perChain * chains + perVaultDay * vaultDays. */
+export interface ChainVaultDayFit {
+  fixed: number;
+  perChain: number;
+  perVaultDay: number;
+  /** how many points the fit is over, and whether it is exact (3 points: no residual to judge it by) */
+  points: number;
+}
+
+/**
+ * The fit of y against chains and vault-days: what each simulated chain costs once (deployment,
+ * its protocol world) apart from what each vault-day adds. Needs at least three points that do
+ * not lie on one line in (chains, vault-days); null otherwise.
+ */
+export function chainVaultDayFit(
+  points: readonly { chains: number; vaultDays: number; y: number }[],
+): ChainVaultDayFit | null {
+  if (points.length < 3) return null;
+  // normal equations A^T A b = A^T y, A's rows [1, chains, vaultDays]
+  const m = [
+    [0, 0, 0],
+    [0, 0, 0],
+    [0, 0, 0],
+  ];
+  const v = [0, 0, 0];
+  for (const p of points) {
+    const row = [1, p.chains, p.vaultDays];
+    for (let i = 0; i < 3; i++) {
+      v[i]! += row[i]! * p.y;
+      for (let j = 0; j < 3; j++) m[i]![j]! += row[i]! * row[j]!;
+    }
+  }
+  const b = solve3(m, v);
+  if (!b) return null;
+  return { fixed: b[0]!, perChain: b[1]!, perVaultDay: b[2]!, points: points.length };
+}
+
+/** Solves a 3x3 system by Gaussian elimination with partial pivoting; null when singular. */
+function solve3(a: number[][], y: number[]): number[] | null {
+  const m = a.map((row, i) => [...row, y[i]!]);
+  for (let c = 0; c < 3; c++) {
+    let pivot = c;
+    for (let r = c + 1; r < 3; r++) if (Math.abs(m[r]![c]!) > Math.abs(m[pivot]![c]!)) pivot = r;
+    const scale = Math.max(...m.map((row) => Math.abs(row[c]!)), 1);
+    if (Math.abs(m[pivot]![c]!) < 1e-9 * scale) return null;
+    [m[c], m[pivot]] = [m[pivot]!, m[c]!];
+    for (let r = 0; r < 3; r++) {
+      if (r === c) continue;
+      const f = m[r]![c]! / m[c]![c]!;
+      for (let k = c; k < 4; k++) m[r]![k]! -= f * m[c]![k]!;
+    }
+  }
+  return m.map((row, i) => row[3]! / row[i]!);
+}
+
 /** Bytes as a short figure: 812 B, 3.4 KiB, 12.0 MiB, 1.25 GiB. */
 export function formatBytes(n: number): string {
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];
