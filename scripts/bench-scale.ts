@@ -52,10 +52,10 @@ const CMD: Command = {
 Simulates <vaults> vaults (two per anvil chain, up to 16 on 8 chains) over <days> days (7 to 365),
 then times the indexer's backfill to the chain heads and the workers' first full computation of
 the derived tables, and measures the database (bytes per schema and per vault-day, rows per
-table). Everything runs on fresh processes under .data/bench-scale (wiped first); the result is
-kept in .data/bench-scale/results/<size>.json, and the table printed at the end lists every kept
-result with the straight-line fit of each measure against vault-days. --report prints that table
-only. Run one size at a time on an otherwise idle machine (flock /tmp/bench.lock ...).
+table). Everything runs on fresh processes under .data/bench-scale/run (wiped first); the result
+is kept in .data/bench-scale/results/<size>.json, and the table printed at the end lists every
+kept result with the straight-line fit of each measure against vault-days, and apart per chain
+and per vault-day when the sizes allow it. --report prints that table only. Run one size at a time on an otherwise idle machine (flock /tmp/bench.lock ...).
 
 Environment (optional): BENCH_SCALE_PG_PORT (54390), BENCH_SCALE_ANVIL_PORT (18900; chain i takes
 this + i), BENCH_SCALE_REDIS_PORT (63797), BENCH_SCALE_INDEXER_PORT (42195), BENCH_SCALE_SEED
