@@ -49,6 +49,25 @@ const STAKER = parseAbi([
   "function deposits(uint256 tokenId) view returns (address owner, uint48 numberOfStakes, int24 tickLower, int24 tickUpper)",
 ]);
 
+/**
+ * What the position manager's `positions(tokenId)` answers: nonce, operator, token0, token1, fee,
+ * tickLower, tickUpper, liquidity, feeGrowthInside0/1LastX128, tokensOwed0/1.
+ */
+export type NpmPosition = readonly [
+  bigint,
+  Address,
+  Address,
+  Address,
+  number,
+  number,
+  number,
+  bigint,
+  bigint,
+  bigint,
+  bigint,
+  bigint,
+];
+
 export interface TokenRef {
   address: Address;
   symbol: string;
@@ -386,20 +405,7 @@ export async function readPositions(
       pools.map((pool) => ({ address: (pool ?? u.factory) as Address, abi: POOL, functionName: "slot0" })),
     );
     return withPos.flatMap(({ tokenId, staked, p }, i): UniswapPosition[] => {
-      const [, , t0, t1, fee, tickLower, tickUpper, liquidity, , , owed0, owed1] = p as [
-        bigint,
-        Address,
-        Address,
-        Address,
-        number,
-        number,
-        number,
-        bigint,
-        bigint,
-        bigint,
-        bigint,
-        bigint,
-      ];
+      const [, , t0, t1, fee, tickLower, tickUpper, liquidity, , , owed0, owed1] = p as NpmPosition;
       const s0 = slot0[i];
       if (!pools[i] || !s0) return [];
       const token0 = tokenOf(t0);

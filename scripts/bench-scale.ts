@@ -15,7 +15,6 @@
  * The last line is `scale-bench: <size>: backfill=<s> events=<n> db=<bytes> per_vault_day=<bytes>
  * recompute=<s>`.
  */
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
@@ -30,6 +29,7 @@ import { jobsConfig } from "../jobs/config.js";
 import { settle, startWorkers, type WorkerHandle } from "../jobs/runtime.js";
 import { assertPortFree, startAnvil } from "./lib/anvil.js";
 import { type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
+import { gitDescribe } from "./lib/git.js";
 import { type IndexerOptions, publishAtHead, REPO_ROOT, startIndexer, VIEWS_SCHEMA } from "./lib/indexer.js";
 import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, stopAll } from "./lib/procs.js";
@@ -435,20 +435,6 @@ function printTable(results: ScaleResult[]): void {
     (r) => r.recomputeSeconds,
     (n) => `${n.toFixed(4)} s`,
   );
-}
-
-/** The commit being measured, and whether the working tree differs from it. */
-function gitDescribe(): string {
-  try {
-    const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: REPO_ROOT, encoding: "utf8" }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], {
-      cwd: REPO_ROOT,
-      encoding: "utf8",
-    }).trim();
-    return dirty ? `${head}+dirty` : head;
-  } catch {
-    return "unknown";
-  }
 }
 
 main().then(

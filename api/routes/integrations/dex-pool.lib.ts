@@ -6,6 +6,7 @@
  */
 import { type Abi, type Address, decodeFunctionResult, getAddress, type Hex, parseAbi } from "viem";
 import { SubaccountModuleAbi } from "../../../abis/SubaccountModuleAbi.js";
+import type { NpmPosition } from "../../../onchain/positions.js";
 import { allowedRead, requireAllowed } from "../../lib/build/allowed.js";
 import { remember, tokenFacts } from "../../lib/build/facts.js";
 import { type Head, readAtHead } from "../../lib/build/head.js";
@@ -265,28 +266,13 @@ export interface Position {
   poolIncentives: IncentiveKey[];
 }
 
-type PositionTuple = [
-  bigint,
-  Address,
-  Address,
-  Address,
-  number,
-  number,
-  number,
-  bigint,
-  bigint,
-  bigint,
-  bigint,
-  bigint,
-];
-
 /** The build's position, as read: 404 if there is none, 409 if it is not the subaccount's. */
 export function loadPosition(ctx: DexCtx): Position {
   const read = ctx.position;
   if (!read) throw new Error("the build read no position");
   const { tokenId } = read;
   const npm = ctx.uni.positionManager;
-  const pos = readValue<PositionTuple>(read.pos);
+  const pos = readValue<NpmPosition>(read.pos);
   const ownerOf = readValue<Address>(read.owner);
   if (!pos || !ownerOf) {
     throw new BuildRefusal(404, "unknown_position", `No position ${tokenId} exists on the position manager ${npm}`);
