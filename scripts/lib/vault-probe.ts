@@ -150,8 +150,8 @@ async function roles(client: PublicClient, address: Address, abi: typeof LENDING
   };
 }
 
-/** The ERC-4626 views every family answers: asset, totals and the share price's consistency. */
-async function erc4626Views(client: PublicClient, address: Address, shareToken: Address) {
+/** The ERC-4626 views (every family has them, or their equivalent): asset, totals, one share's worth. */
+async function erc4626Views(client: PublicClient, address: Address, shareToken: Address, sharePrice?: bigint) {
   const [asset, totalAssets, totalSupply, decimals] = await Promise.all([
     tryRead(client.readContract({ address, abi: ERC4626, functionName: "asset" })),
     tryRead(client.readContract({ address, abi: ERC4626, functionName: "totalAssets" })),
@@ -159,9 +159,11 @@ async function erc4626Views(client: PublicClient, address: Address, shareToken: 
     tryRead(client.readContract({ address: shareToken, abi: ERC20, functionName: "decimals" })),
   ]);
   if (asset == null || totalAssets == null || totalSupply == null || decimals == null) return undefined;
-  const oneShare = await tryRead(
-    client.readContract({ address, abi: ERC4626, functionName: "convertToAssets", args: [10n ** BigInt(decimals)] }),
-  );
+  const oneShare =
+    sharePrice ??
+    (await tryRead(
+      client.readContract({ address, abi: ERC4626, functionName: "convertToAssets", args: [10n ** BigInt(decimals)] }),
+    ));
   if (oneShare == null) return undefined;
   return { asset: lc(asset), totalAssets, totalSupply, decimals, oneShare };
 }
@@ -195,7 +197,8 @@ export async function probeVault(client: PublicClient, address: Address): Promis
       tryRead(client.readContract({ address, abi: TOKENIZED_VAULT_V2, functionName: "getDepositAssets" })),
       tryRead(client.readContract({ address, abi: TOKENIZED_VAULT_V2, functionName: "getSharePrice" })),
     ]);
-    const views = assets && price != null ? await erc4626Views(client, address, lpToken) : undefined;
+    // its shares are the receipt token, its share price getSharePrice() (it has no convertToAssets)
+    const views = assets && price != null ? await erc4626Views(client, address, lpToken, price) : undefined;
     if (assets && views) {
       const extra: Partial<ProbedVault> = {
         receiptToken: lc(lpToken),
