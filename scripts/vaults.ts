@@ -228,8 +228,8 @@ async function loadTables(reg: Registry, chainId?: number): Promise<void> {
     const indexed = await indexedChains(url);
     if (indexed && !indexed.has(chainId)) {
       console.warn(
-        `warning: the running indexer does not index chain ${chainId} yet; it picks this vault up only if it ` +
-          `has ${env} in its environment (else restart it with that set)`,
+        `note: the running indexer does not index chain ${chainId} yet; it picks this vault up only if it ` +
+          `was started with ${env} in its environment (else restart it with that set)`,
       );
     }
   } finally {

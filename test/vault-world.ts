@@ -74,7 +74,8 @@ const ERC4626 = parseAbi(["function deposit(uint256 assets, address receiver) re
  */
 export async function deployVaultWorld(chainId: number, rpcUrl: string, wallets = 3): Promise<VaultWorld> {
   const s = new ChainSession(chainId, rpcUrl);
-  const deployer = "0x00000000000000000000000000000000000d0e01" as Address;
+  // a deployer per chain: the same one would deploy the same addresses on every chain
+  const deployer = `0x${"0".repeat(32)}d0${chainId.toString(16).padStart(6, "0")}` as Address;
   const pad = async (n: number) => s.mineAt(Array.from({ length: n }, () => 0));
   await s.syncClock();
   await pad(5);

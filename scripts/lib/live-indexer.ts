@@ -79,6 +79,8 @@ export class LiveIndexer {
   /** registry contents that were refused or whose deployment failed: retried once the file changes */
   private readonly refused = new Set<string>();
   private stopped = false;
+  /** a switch of the views is under way: the file is looked at again once it is done */
+  private switching = false;
   private loop: Promise<void> | null = null;
   private readonly snapshotDir = join(REPO_ROOT, ".data", "indexer");
 
@@ -140,7 +142,8 @@ export class LiveIndexer {
       }
     } catch (err) {
       rmSync(snapshot, { force: true });
-      throw err;
+      // the message names the file operators edit, not this deployment's copy of it
+      throw new Error(errMessage(err).replaceAll(snapshot, this.opts.registryFile));
     }
     const dep: Deployment = {
       schema,
@@ -188,6 +191,7 @@ export class LiveIndexer {
   }
 
   private async check(): Promise<void> {
+    if (this.switching) return;
     const serving = this.serving!;
     let bytes: Buffer;
     try {
@@ -248,7 +252,12 @@ export class LiveIndexer {
         isAlive: () => !dep.exited && !dep.stopping,
       });
       if (dep !== this.candidate || this.stopped) return;
-      await createViews(dep.options, dep.schema);
+      this.switching = true;
+      try {
+        await createViews(dep.options, dep.schema);
+      } finally {
+        this.switching = false;
+      }
       const old = this.serving!;
       this.serving = dep;
       this.candidate = null;
