@@ -266,9 +266,9 @@ async function list(file: string): Promise<void> {
     console.log(`(no vaults in ${file} yet: npm run vaults -- add --chain <id> --address <address>)`);
   for (const v of rows) {
     const evm = "startBlock" in v ? (v as EvmVault) : null;
-    const state = indexed
-      ? `${indexed.has(`${v.chainId}:${String(v.address).toLowerCase()}`) ? "yes" : "not yet"}\t`
-      : "";
+    // non-EVM vaults are served from the registry and never indexed
+    const isIndexed = indexed?.has(`${v.chainId}:${String(v.address).toLowerCase()}`);
+    const state = indexed ? `${!evm ? "-" : isIndexed ? "yes" : "not yet"}\t` : "";
     const kind = evm?.kind ?? "-";
     console.log(`${v.chainId}\t${v.address}\t${v.family}\t${kind}\t${evm?.startBlock ?? "-"}\t${state}${v.name}`);
   }
