@@ -123,6 +123,7 @@ describe("npm run vaults on a fresh chain", { timeout: 180_000 }, () => {
       asset: { address: w.asset, symbol: "tUSD", decimals: 6 },
       operator: w.deployer,
       feeCollector: w.deployer,
+      timelock: w.lendingPool.timelock,
       subaccounts: [],
       subaccountSettings: {},
       metadata: {},
@@ -156,6 +157,7 @@ describe("npm run vaults on a fresh chain", { timeout: 180_000 }, () => {
       asset: { address: w.asset, symbol: "tUSD", decimals: 6 },
     });
     expect(plainEntry).not.toHaveProperty("operator");
+    expect(v2Entry).not.toHaveProperty("timelock"); // owned by an account, not a timelock
     // the file is a valid registry with every vault once
     expect(loadRegistry(file).evm.map((v) => v.address)).toEqual([
       other.address,

@@ -57,7 +57,7 @@ export interface VaultWorld {
   asset: Address;
   /** a contract that is no vault (the asset itself is one too) */
   token: Address;
-  lendingPool: { address: Address; block: number };
+  lendingPool: { address: Address; block: number; timelock: Address };
   vaultV2: { address: Address; block: number; receiptToken: Address };
   erc4626: { address: Address; block: number };
   /** every deposit made, per vault address */
@@ -84,12 +84,14 @@ export async function deployVaultWorld(chainId: number, rpcUrl: string, wallets 
   await s.rpc("anvil_setCode", [MULTICALL3_ADDRESS, await s.rpc<Hex>("eth_getCode", [mc, "latest"])]);
   const asset = await s.deploy(deployer, "MockERC20", ["Test Dollar", "tUSD", 6]);
   const token = await s.deploy(deployer, "MockERC20", ["Not A Vault", "NAV", 18]);
+  // the pool is governed by a timelock (its owner), as the original's are
+  const timelock = await s.deploy(deployer, "TimelockController", [60n, [deployer], [deployer], deployer]);
   await pad(7);
   const lp = await s.deploy(deployer, "LendingPool", [
     asset,
     "Fresh Lending Pool",
     "fLP",
-    deployer,
+    timelock,
     deployer,
     deployer,
     86_400n,
@@ -149,7 +151,7 @@ export async function deployVaultWorld(chainId: number, rpcUrl: string, wallets 
     deployer,
     asset: asset.toLowerCase() as Address,
     token: token.toLowerCase() as Address,
-    lendingPool: { address: lp.toLowerCase() as Address, block: lpBlock },
+    lendingPool: { address: lp.toLowerCase() as Address, block: lpBlock, timelock: timelock.toLowerCase() as Address },
     vaultV2: {
       address: v2.toLowerCase() as Address,
       block: v2Block,

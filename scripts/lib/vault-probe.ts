@@ -26,15 +26,15 @@ const ERC4626 = parseAbi([
 const LENDING_POOL = parseAbi([
   "function getWithdrawalEpoch() view returns (uint256 year, uint256 month, uint256 day, uint256 claimableEpoch)",
   "function getRequirementByDate(uint256 year, uint256 month, uint256 day) view returns (uint256)",
-  "function operator() view returns (address)",
-  "function feeCollector() view returns (address)",
-  "function owner() view returns (address)",
 ]);
 /** TokenizedVaultV2.sol: shares are a separate receipt token; several deposit assets. */
 const TOKENIZED_VAULT_V2 = parseAbi([
   "function lpTokenAddress() view returns (address)",
   "function getDepositAssets() view returns (address[])",
   "function getSharePrice() view returns (uint256)",
+]);
+/** Both original families' roles: operator, fee collector, owner (a timelock, when governed by one). */
+const ROLES = parseAbi([
   "function operator() view returns (address)",
   "function feeCollector() view returns (address)",
   "function owner() view returns (address)",
@@ -136,11 +136,11 @@ async function timelockOf(client: PublicClient, owner: Address | undefined): Pro
   return delay == null ? undefined : lc(owner);
 }
 
-async function roles(client: PublicClient, address: Address, abi: typeof LENDING_POOL | typeof TOKENIZED_VAULT_V2) {
+async function roles(client: PublicClient, address: Address) {
   const [operator, feeCollector, owner] = await Promise.all([
-    tryRead(client.readContract({ address, abi: abi as typeof LENDING_POOL, functionName: "operator" })),
-    tryRead(client.readContract({ address, abi: abi as typeof LENDING_POOL, functionName: "feeCollector" })),
-    tryRead(client.readContract({ address, abi: abi as typeof LENDING_POOL, functionName: "owner" })),
+    tryRead(client.readContract({ address, abi: ROLES, functionName: "operator" })),
+    tryRead(client.readContract({ address, abi: ROLES, functionName: "feeCollector" })),
+    tryRead(client.readContract({ address, abi: ROLES, functionName: "owner" })),
   ]);
   const timelock = await timelockOf(client, owner);
   return {
@@ -187,7 +187,7 @@ export async function probeVault(client: PublicClient, address: Address): Promis
       }),
     );
     const views = due == null ? undefined : await erc4626Views(client, address, address);
-    if (views) return withToken(client, address, "lendingPool", views, await roles(client, address, LENDING_POOL));
+    if (views) return withToken(client, address, "lendingPool", views, await roles(client, address));
   }
   const lpToken = await tryRead(
     client.readContract({ address, abi: TOKENIZED_VAULT_V2, functionName: "lpTokenAddress" }),
@@ -202,7 +202,7 @@ export async function probeVault(client: PublicClient, address: Address): Promis
     if (assets && views) {
       const extra: Partial<ProbedVault> = {
         receiptToken: lc(lpToken),
-        ...(await roles(client, address, TOKENIZED_VAULT_V2)),
+        ...(await roles(client, address)),
       };
       // a second deposit asset the vault accepts and holds (the registry's altAsset; no USD feed)
       const alt = assets.map(lc).find((a) => a !== views.asset);
