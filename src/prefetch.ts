@@ -41,11 +41,13 @@ export const FLOW_EVENTS: Record<EvmVault["family"], readonly AbiEvent[]> = {
     getAbiItem({ abi: TokenizedVaultV2Abi, name: "Deposit" }),
     getAbiItem({ abi: TokenizedVaultV2Abi, name: "Withdraw" }),
   ],
+  erc4626: [],
 };
 
 const FLOW_TOPICS: Record<EvmVault["family"], Set<Hex>> = {
   lendingPool: new Set(FLOW_EVENTS.lendingPool.map((e) => toEventSelector(e))),
   tokenizedVaultV2: new Set(FLOW_EVENTS.tokenizedVaultV2.map((e) => toEventSelector(e))),
+  erc4626: new Set(),
 };
 
 /**
