@@ -3,7 +3,7 @@
  * SubaccountModule (found among the Safe's modules and kept: every build checks in its read stage
  * that the Safe still has it enabled, `readAtHead`), the trader who will send the transaction, the
  * chain's protocols and a client of its RPC. The registry, the trader and the module are looked
- * up at once.
+ * up at once; the registry's subaccounts and the indexed traders are kept 10 s, as the vault set is.
  *
  * Refusals: a subaccount the registry does not list is a 404; a chain without a protocols entry,
  * or no `from` where no trader is indexed, a 422; a chain without an RPC a 503; a Safe whose
@@ -71,14 +71,36 @@ async function moduleOf(client: PublicClient, chainId: number, safe: Address): P
   return module;
 }
 
-/** The first TRADER the indexer saw granted on the subaccount's module, if any. */
+/** How long the registry's subaccounts and the indexed traders are kept (as the vault set is). */
+const LOOKUP_TTL_MS = 10_000;
+const registries = new WeakMap<object, { at: number; addresses: Set<string> }>();
+const traders = new Map<string, { at: number; trader: Address | null }>();
+
+/** Whether the registry lists `address` as a subaccount (its list read at most every 10 s). */
+async function isRegistered(deps: AppDeps, address: string): Promise<boolean> {
+  let hit = registries.get(deps.db);
+  if (!hit || Date.now() - hit.at > LOOKUP_TTL_MS) {
+    const rows = await deps.db.selectFrom("registry.subaccount").select("address").execute();
+    hit = { at: Date.now(), addresses: new Set(rows.map((r) => r.address.toLowerCase())) };
+    registries.set(deps.db, hit);
+  }
+  return hit.addresses.has(address.toLowerCase());
+}
+
+/** The first TRADER the indexer saw granted on the subaccount's module, if any (kept 10 s). */
 async function indexedTrader(deps: AppDeps, chainId: number, safe: string): Promise<Address | null> {
+  const key = moduleKey(chainId, safe);
+  const hit = traders.get(key);
+  if (hit && Date.now() - hit.at < LOOKUP_TTL_MS) return hit.trader;
   const s = deps.config.indexerSchema;
   const { rows } = await sql<{ roles: Record<string, string[]> | null }>`
     SELECT roles FROM ${sql.id(s, "subaccount")}
      WHERE chain_id = ${chainId} AND safe = ${safe.toLowerCase()}`.execute(deps.db);
-  const trader = rows[0]?.roles?.TRADER?.[0];
-  return trader ? getAddress(trader) : null;
+  const first = rows[0]?.roles?.TRADER?.[0];
+  const trader = first ? getAddress(first) : null;
+  if (traders.size > 10_000) traders.clear();
+  traders.set(key, { at: Date.now(), trader });
+  return trader;
 }
 
 /** Resolves `address` on `chainId` for a builder; throws a BuildRefusal when it cannot. */
@@ -93,17 +115,12 @@ export async function buildSubaccount(
   const client = url ? chainClient(url) : null;
   // the registry, the catalogue, the trader and the module at once; refused in this order
   const [registered, catalogue, trader, module] = await Promise.all([
-    deps.db
-      .selectFrom("registry.subaccount")
-      .select("address")
-      .where("address", "=", address.toLowerCase())
-      .limit(1)
-      .execute(),
+    isRegistered(deps, address),
     chainProtocols(deps.db),
     from ? getAddress(from) : indexedTrader(deps, chainId, safe),
     client ? moduleOf(client, chainId, safe).catch((err: unknown) => err as Error) : null,
   ]);
-  if (registered.length === 0) {
+  if (!registered) {
     throw new BuildRefusal(404, "unknown_subaccount", `${address} is not a registered subaccount`);
   }
   const protocols = catalogue.get(chainId);
