@@ -23,7 +23,7 @@ const CMD: Command = {
 The indexer on its own, against any Postgres and any EVM chains: Ponder on the deployment schema
 of this build (app_<hash>); once every chain is at its head, the indexer views are re-pointed to
 it in one transaction and fully backfilled vaults are recorded in ops.vault_backfill. Runs until
-stopped (Ctrl-C); its log is .data/logs/indexer.log.
+stopped (Ctrl-C); its log is .data/logs/indexer.log (indexer-<group>.log in a group).
 
 Environment (every setting with its default: .env.example, and the README's Configuration):
   DATABASE_URL                     required: the database to index into
@@ -35,6 +35,9 @@ Environment (every setting with its default: .env.example, and the README's Conf
   FLOW_PREFETCH_BLOCKS_<chainId>   0 to 100000 (default 1000; 0 turns it off)
   INDEXER_PORT                     Ponder's HTTP port (default 42069)
   INDEXER_SCHEMA                   deployment schema override
+  INDEXER_GROUP                    this process indexes one group of chains ([a-z][a-z0-9_]{0,15}):
+                                   schema app_<hash>_<group>; the views show the union of every
+                                   group (docs/operations.md, section 3); npm run indexer-groups
 A bad value stops it with a message naming it (exit 2).`,
 };
 
@@ -47,6 +50,10 @@ const env = z
     INDEXER_SCHEMA: z
       .string()
       .regex(/^[a-z_][a-z0-9_]{0,44}$/)
+      .optional(),
+    INDEXER_GROUP: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]{0,15}$/, "a group name: a lower-case letter, then up to 15 of a-z, 0-9, _")
       .optional(),
   })
   .safeParse(process.env);
@@ -73,6 +80,7 @@ async function main(): Promise<void> {
   mkdirSync(logDir, { recursive: true });
   const chains = plan.chains.map((c) => ({ chainId: c.id, rpcUrl: c.rpcUrl, snapshotInterval: c.snapshotInterval }));
   let exited = false;
+  const logName = env.data.INDEXER_GROUP ? `indexer-${env.data.INDEXER_GROUP}.log` : "indexer.log";
   const options: IndexerOptions = {
     databaseUrl: env.data.DATABASE_URL,
     registryFile: registryPath(),
@@ -80,19 +88,28 @@ async function main(): Promise<void> {
     port: env.data.INDEXER_PORT,
     rpcLanes: "inherit",
     ...(env.data.INDEXER_SCHEMA ? { schema: env.data.INDEXER_SCHEMA } : {}),
-    logFile: join(logDir, "indexer.log"),
+    ...(env.data.INDEXER_GROUP ? { group: { name: env.data.INDEXER_GROUP } } : {}),
+    logFile: join(logDir, logName),
     echo: true,
     onExit: (code) => {
       exited = true;
-      console.error(`indexer exited (${code}); see .data/logs/indexer.log`);
+      console.error(`indexer exited (${code}); see .data/logs/${logName}`);
       process.exit(code ?? 1);
     },
   };
   const handle = startIndexer(options);
   console.log(`indexer: deployment schema ${handle.schema}, status ${handle.url}/status`);
-  const { archived } = await publishAtHead(options, handle, { timeoutMs: 24 * 3600_000, isAlive: () => !exited });
+  const { archived, group } = await publishAtHead(options, handle, {
+    timeoutMs: 24 * 3600_000,
+    isAlive: () => !exited,
+  });
+  const shown = group
+    ? group.shown
+      ? `the union of ${group.shown.map((d) => `${d.schema} (group ${d.group})`).join(", ")}`
+      : `what they showed (${handle.schema} is recorded, shown once these are solved: ${group.reasons.join("; ")})`
+    : handle.schema;
   console.log(
-    `indexer: at head on every chain; views "indexer" now show ${handle.schema}; ${archived} vaults fully backfilled`,
+    `indexer: at head on every chain; views "indexer" now show ${shown}; ${archived} vaults fully backfilled`,
   );
   await new Promise(() => {});
 }

@@ -10,6 +10,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { rpc } from "./anvil.js";
+import { groupDeploymentSchema, type PublishResult, publishGroup } from "./indexer-groups.js";
 import { type ManagedProcess, spawnManaged } from "./procs.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -62,6 +63,12 @@ export interface IndexerOptions {
    */
   viewsSchema?: string | null;
   onExit?: (code: number | null, signal: NodeJS.Signals | null) => void;
+  /**
+   * Index only these chains as one group of several processes (scripts/lib/indexer-groups.ts):
+   * the deployment schema gets the group's name (`app_<hash>_<group>`), and publishAtHead shows
+   * it in the views (default `indexer`) beside the other groups' deployments, not instead of them.
+   */
+  group?: { name: string; viewsSchema?: string };
 }
 
 export interface IndexerHandle {
@@ -93,9 +100,21 @@ export function indexerEnv(opts: IndexerOptions, schema: string): NodeJS.Process
   return env;
 }
 
+/** The deployment schema when none is given: the build's, plus the group's name in a group. */
+export function defaultSchema(opts: Pick<IndexerOptions, "registryFile" | "chains" | "group">, root = REPO_ROOT) {
+  const build = deploymentSchema(opts.registryFile, root);
+  return opts.group
+    ? groupDeploymentSchema(
+        build,
+        opts.group.name,
+        opts.chains.map((c) => c.chainId),
+      )
+    : build;
+}
+
 export function startIndexer(opts: IndexerOptions): IndexerHandle {
   const root = opts.root ?? REPO_ROOT;
-  const schema = opts.schema ?? deploymentSchema(opts.registryFile, root);
+  const schema = opts.schema ?? defaultSchema(opts, root);
   const bin = join(REPO_ROOT, "node_modules", ".bin", "ponder");
   const proc = spawnManaged("indexer", bin, ["start", "--root", root, "--log-format", "pretty"], {
     cwd: root,
@@ -258,15 +277,24 @@ export async function createViews(
 /**
  * Waits until the deployment is at every chain's head, then points the `indexer` views at it
  * (one transaction: readers never see a gap or an older state) and records the backfilled
- * vaults. Returns the progress at the switch.
+ * vaults. Returns the progress at the switch. In a group (opts.group), the views show the union
+ * of every group's deployment instead, or stay as they are for the reasons in `group`.
  */
 export async function publishAtHead(
   opts: IndexerOptions,
   handle: IndexerHandle,
   wait: { timeoutMs: number; onProgress?: (p: ChainProgress[], ready: boolean) => void; isAlive?: () => boolean },
-): Promise<{ progress: ChainProgress[]; archived: number }> {
+): Promise<{ progress: ChainProgress[]; archived: number; group?: PublishResult }> {
   const progress = await waitForHead(handle, opts.databaseUrl, opts.chains, wait);
-  await createViews(opts, handle.schema);
+  let group: PublishResult | undefined;
+  if (opts.group)
+    group = await publishGroup(opts.databaseUrl, {
+      group: opts.group.name,
+      schema: handle.schema,
+      chainIds: opts.chains.map((c) => c.chainId),
+      viewsSchema: opts.group.viewsSchema ?? VIEWS_SCHEMA,
+    });
+  else await createViews(opts, handle.schema);
   const archived = await recordBackfill(opts.databaseUrl, handle.schema, progress);
-  return { progress, archived };
+  return { progress, archived, ...(group ? { group } : {}) };
 }
