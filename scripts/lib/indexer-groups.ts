@@ -147,7 +147,14 @@ export async function deploymentShape(client: pg.ClientBase, schema: string): Pr
   return shape;
 }
 
+/**
+ * Taken (in a transaction) around every CREATE ... IF NOT EXISTS in `ops`: two processes creating
+ * the same schema or table at once fail on a unique index otherwise, IF NOT EXISTS or not.
+ */
+export const opsDdlLock = "SELECT pg_advisory_xact_lock(hashtext('vaults:ops-ddl'))";
+
 async function ensureTable(client: pg.ClientBase): Promise<void> {
+  await client.query(opsDdlLock);
   await client.query("CREATE SCHEMA IF NOT EXISTS ops");
   await client.query(`CREATE TABLE IF NOT EXISTS ${GROUP_TABLE} (
     views_schema text NOT NULL,

@@ -10,7 +10,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { rpc } from "./anvil.js";
-import { groupDeploymentSchema, type PublishResult, publishGroup } from "./indexer-groups.js";
+import { groupDeploymentSchema, opsDdlLock, type PublishResult, publishGroup } from "./indexer-groups.js";
 import { type ManagedProcess, spawnManaged } from "./procs.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -200,6 +200,9 @@ export async function recordBackfill(databaseUrl: string, schema: string, progre
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
+    // indexer groups publish at the same time: IF NOT EXISTS alone races (opsDdlLock)
+    await client.query("BEGIN");
+    await client.query(opsDdlLock);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ops`);
     await client.query(`CREATE TABLE IF NOT EXISTS ops.vault_backfill (
       chain_id integer NOT NULL,
@@ -210,6 +213,7 @@ export async function recordBackfill(databaseUrl: string, schema: string, progre
       deployment_schema text NOT NULL,
       PRIMARY KEY (chain_id, vault)
     )`);
+    await client.query("COMMIT");
     let n = 0;
     for (const p of progress) {
       const res = await client.query(
