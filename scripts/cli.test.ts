@@ -24,7 +24,7 @@ function runAsync(script: string, env: Record<string, string>, args: string[]) {
 }
 
 const SERVICES = ["workers", "api", "indexer", "queues-dashboard", "demo", "relayer"];
-const TOOLS = ["keys", "operators", "points", "governance-log", "registry", "vaults"];
+const TOOLS = ["keys", "operators", "points", "governance-log", "registry", "vaults", "indexer-groups"];
 const COMMANDS = [...TOOLS, "recompute", ...SERVICES];
 
 describe("--help and unknown options", { timeout: 120_000 }, () => {
@@ -93,6 +93,25 @@ describe("command-line configuration errors", { timeout: 60_000 }, () => {
         VAULT_REGISTRY: join(root, "config", "vaults.json"),
       }),
     ).toMatchObject({ code: 2, stderr: expect.stringMatching(/nothing to index/) });
+  });
+
+  it("indexer groups: a bad group name is refused, naming the setting", () => {
+    expect(
+      run("scripts/indexer.ts", { DATABASE_URL: "postgresql://x@127.0.0.1:1/x", INDEXER_GROUP: "Group-1" }),
+    ).toMatchObject({ code: 2, stderr: expect.stringMatching(/INDEXER_GROUP: a group name/) });
+    const url = { DATABASE_URL: "postgresql://x@127.0.0.1:1/x" };
+    expect(run("scripts/indexer-groups.ts", url, ["remove"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/remove needs the group's name/),
+    });
+    expect(run("scripts/indexer-groups.ts", url, ["remove", "B"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/"B" is not a group name/),
+    });
+    expect(run("scripts/indexer-groups.ts", url, ["list", "--views", "x;y"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--views "x;y" is not a schema name/),
+    });
   });
 
   it("the relayer refuses a bad delay, key or missing RPC, naming the setting", () => {

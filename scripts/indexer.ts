@@ -27,7 +27,7 @@ it in one transaction and fully backfilled vaults are recorded in ops.vault_back
 follows the registry file: when it changes (npm run vaults -- add, or an edit), the new registry is
 indexed in a new deployment beside the serving one, and the views switch to it once it is at
 every chain's head (a bad file is logged and ignored). Runs until stopped (Ctrl-C); its log is
-.data/logs/indexer.log.
+.data/logs/indexer.log (indexer-<group>.log in a group).
 
 Environment (every setting with its default: .env.example, and the README's Configuration):
   DATABASE_URL                     required: the database to index into
@@ -41,6 +41,9 @@ Environment (every setting with its default: .env.example, and the README's Conf
                                    changed registry takes the next port while it catches up)
   INDEXER_SCHEMA                   deployment schema override (the registry is then not followed)
   REGISTRY_POLL_S                  how often the registry file is read for changes (default 2)
+  INDEXER_GROUP                    this process indexes one group of chains ([a-z][a-z0-9_]{0,15}):
+                                   schema app_<hash>_<group>; the views show the union of every
+                                   group (docs/operations.md, section 3); npm run indexer-groups
 A bad value stops it with a message naming it (exit 2).`,
 };
 
@@ -55,6 +58,10 @@ const env = z
       .regex(/^[a-z_][a-z0-9_]{0,44}$/)
       .optional(),
     REGISTRY_POLL_S: z.coerce.number().min(0.2).max(3600).default(2),
+    INDEXER_GROUP: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]{0,15}$/, "a group name: a lower-case letter, then up to 15 of a-z, 0-9, _")
+      .optional(),
   })
   .safeParse(process.env);
 
@@ -77,27 +84,39 @@ async function main(): Promise<void> {
   const logDir = join(REPO_ROOT, ".data", "logs");
   mkdirSync(logDir, { recursive: true });
   const port = env.data.INDEXER_PORT;
+  const group = env.data.INDEXER_GROUP;
+  const logName = group ? `indexer-${group}.log` : "indexer.log";
   const live = new LiveIndexer({
     registryFile: registryPath(),
     databaseUrl: env.data.DATABASE_URL,
     ports: [port, port === 65535 ? port - 1 : port + 1],
-    base: { rpcLanes: "inherit", logFile: join(logDir, "indexer.log"), echo: true },
+    base: {
+      rpcLanes: "inherit",
+      logFile: join(logDir, logName),
+      echo: true,
+      ...(group ? { group: { name: group } } : {}),
+    },
     planEnv: process.env,
     schema: env.data.INDEXER_SCHEMA,
     pollMs: env.data.REGISTRY_POLL_S * 1000,
     timeoutMs: 24 * 3600_000,
     log: (m) => console.log(`indexer: ${m}`),
     onServingExit: (code) => {
-      console.error(`indexer exited (${code}); see .data/logs/indexer.log`);
+      console.error(`indexer exited (${code}); see .data/logs/${logName}`);
       process.exit(code ?? 1);
     },
   });
   const started = live.start(); // the first deployment is started before its first await
   const schema = live.schema;
   console.log(`indexer: deployment schema ${schema}, status ${live.handle?.url}/status`);
-  const { archived } = await started;
+  const { archived, group: published } = await started;
+  const shown = published
+    ? published.shown
+      ? `the union of ${published.shown.map((d) => `${d.schema} (group ${d.group})`).join(", ")}`
+      : `what they showed (${schema} is recorded, shown once these are solved: ${published.reasons.join("; ")})`
+    : schema;
   console.log(
-    `indexer: at head on every chain; views "indexer" now show ${schema}; ${archived} vaults fully backfilled; ` +
+    `indexer: at head on every chain; views "indexer" now show ${shown}; ${archived} vaults fully backfilled; ` +
       `following ${registryPath()} for changes`,
   );
   await new Promise(() => {});

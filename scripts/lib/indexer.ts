@@ -10,6 +10,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { rpc } from "./anvil.js";
+import { groupDeploymentSchema, opsDdlLock, type PublishResult, publishGroup } from "./indexer-groups.js";
 import { type ManagedProcess, spawnManaged } from "./procs.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -69,6 +70,12 @@ export interface IndexerOptions {
   onExit?: (code: number | null, signal: NodeJS.Signals | null) => void;
   /** the prefix of its log lines (default `indexer`) */
   name?: string;
+  /**
+   * Index only these chains as one group of several processes (scripts/lib/indexer-groups.ts):
+   * the deployment schema gets the group's name (`app_<hash>_<group>`), and publishAtHead shows
+   * it in the views (default `indexer`) beside the other groups' deployments, not instead of them.
+   */
+  group?: { name: string; viewsSchema?: string };
 }
 
 export interface IndexerHandle {
@@ -100,9 +107,21 @@ export function indexerEnv(opts: IndexerOptions, schema: string): NodeJS.Process
   return env;
 }
 
+/** The deployment schema when none is given: the build's, plus the group's name in a group. */
+export function defaultSchema(opts: Pick<IndexerOptions, "registryFile" | "chains" | "group">, root = REPO_ROOT) {
+  const build = deploymentSchema(opts.registryFile, root);
+  return opts.group
+    ? groupDeploymentSchema(
+        build,
+        opts.group.name,
+        opts.chains.map((c) => c.chainId),
+      )
+    : build;
+}
+
 export function startIndexer(opts: IndexerOptions): IndexerHandle {
   const root = opts.root ?? REPO_ROOT;
-  const schema = opts.schema ?? deploymentSchema(opts.registryFile, root);
+  const schema = opts.schema ?? defaultSchema(opts, root);
   const bin = join(REPO_ROOT, "node_modules", ".bin", "ponder");
   const proc = spawnManaged(opts.name ?? "indexer", bin, ["start", "--root", root, "--log-format", "pretty"], {
     cwd: root,
@@ -188,6 +207,9 @@ export async function recordBackfill(databaseUrl: string, schema: string, progre
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
+    // indexer groups publish at the same time: IF NOT EXISTS alone races (opsDdlLock)
+    await client.query("BEGIN");
+    await client.query(opsDdlLock);
     await client.query(`CREATE SCHEMA IF NOT EXISTS ops`);
     await client.query(`CREATE TABLE IF NOT EXISTS ops.vault_backfill (
       chain_id integer NOT NULL,
@@ -198,6 +220,7 @@ export async function recordBackfill(databaseUrl: string, schema: string, progre
       deployment_schema text NOT NULL,
       PRIMARY KEY (chain_id, vault)
     )`);
+    await client.query("COMMIT");
     let n = 0;
     for (const p of progress) {
       const res = await client.query(
@@ -265,15 +288,36 @@ export async function createViews(
 /**
  * Waits until the deployment is at every chain's head, then points the `indexer` views at it
  * (one transaction: readers never see a gap or an older state) and records the backfilled
- * vaults. Returns the progress at the switch.
+ * vaults. Returns the progress at the switch. In a group (opts.group), the views show the union
+ * of every group's deployment instead, or stay as they are for the reasons in `group`.
  */
 export async function publishAtHead(
   opts: IndexerOptions,
   handle: IndexerHandle,
   wait: { timeoutMs: number; onProgress?: (p: ChainProgress[], ready: boolean) => void; isAlive?: () => boolean },
-): Promise<{ progress: ChainProgress[]; archived: number }> {
+): Promise<{ progress: ChainProgress[]; archived: number; group?: PublishResult }> {
   const progress = await waitForHead(handle, opts.databaseUrl, opts.chains, wait);
-  await createViews(opts, handle.schema);
+  const group = await showInViews(opts, handle.schema);
   const archived = await recordBackfill(opts.databaseUrl, handle.schema, progress);
-  return { progress, archived };
+  return { progress, archived, ...(group ? { group } : {}) };
+}
+
+/**
+ * Shows a deployment that is at its heads in the views: alone (createViews), or in a group beside
+ * the other groups' deployments (publishGroup; its result says what the views show).
+ */
+export async function showInViews(
+  opts: Pick<IndexerOptions, "databaseUrl" | "chains" | "group">,
+  schema: string,
+): Promise<PublishResult | undefined> {
+  if (!opts.group) {
+    await createViews(opts, schema);
+    return undefined;
+  }
+  return publishGroup(opts.databaseUrl, {
+    group: opts.group.name,
+    schema,
+    chainIds: opts.chains.map((c) => c.chainId),
+    viewsSchema: opts.group.viewsSchema ?? VIEWS_SCHEMA,
+  });
 }

@@ -6,7 +6,7 @@
  * bad file is logged and ignored: the serving deployment runs on), starts the new registry's
  * deployment beside the serving one (its own schema `app_<hash>`, the other of two ports), waits
  * until it is at every chain's head, re-points the `indexer` views to it in one transaction
- * (createViews: readers never see a gap), records its backfilled vaults, loads the registry
+ * (showInViews: readers never see a gap; in an INDEXER_GROUP, beside the other groups'), records its backfilled vaults, loads the registry
  * tables from it, and only then stops the old deployment. A change while a new deployment
  * catches up replaces that deployment with the newer file's.
  *
@@ -22,16 +22,17 @@ import { createDb, createPool } from "../../db/client.js";
 import { loadRegistryData } from "../../db/registry-load.js";
 import {
   type ChainProgress,
-  createViews,
   deploymentSchema,
   type IndexerHandle,
   type IndexerOptions,
   publishAtHead,
   REPO_ROOT,
   recordBackfill,
+  showInViews,
   startIndexer,
   waitForHead,
 } from "./indexer.js";
+import { groupDeploymentSchema, type PublishResult } from "./indexer-groups.js";
 import { errMessage } from "./procs.js";
 
 export interface LiveIndexerOptions {
@@ -41,7 +42,7 @@ export interface LiveIndexerOptions {
   /** the two Ponder HTTP ports deployments take in turn (the serving one and the next) */
   ports: readonly [number, number];
   /** what every deployment shares: RPC lanes, log file, echo, project root */
-  base: Pick<IndexerOptions, "rpcLanes" | "logFile" | "echo" | "root">;
+  base: Pick<IndexerOptions, "rpcLanes" | "logFile" | "echo" | "root" | "group">;
   /** the environment a registry is planned with (its PONDER_RPC_URL_* decide the chains) */
   planEnv: NodeJS.ProcessEnv;
   /** snapshot intervals of chains whose interval the caller sets (the demo's, the tests') */
@@ -99,19 +100,19 @@ export class LiveIndexer {
    * Starts the deployment of the file as it is now, publishes it at the heads, then follows the
    * file. Throws when that first deployment cannot start or exits before the heads.
    */
-  async start(): Promise<{ schema: string; progress: ChainProgress[]; archived: number }> {
+  async start(): Promise<{ schema: string; progress: ChainProgress[]; archived: number; group?: PublishResult }> {
     const bytes = readFileSync(this.opts.registryFile);
     const dep = this.launch(bytes, this.opts.ports[0]);
     this.serving = dep;
     this.lastRead = dep.hash;
-    const { progress, archived } = await publishAtHead(dep.options, dep.handle, {
+    const { progress, archived, group } = await publishAtHead(dep.options, dep.handle, {
       timeoutMs: this.opts.timeoutMs,
       isAlive: () => !dep.exited,
       ...(this.opts.onProgress ? { onProgress: this.opts.onProgress } : {}),
     });
     if (this.opts.schema) this.opts.log(`INDEXER_SCHEMA is set: changes of ${this.opts.registryFile} are not followed`);
     else this.loop = this.follow();
-    return { schema: dep.schema, progress, archived };
+    return { schema: dep.schema, progress, archived, ...(group ? { group } : {}) };
   }
 
   /** Stops following the file and stops both deployments. */
@@ -124,9 +125,9 @@ export class LiveIndexer {
   /** Starts the deployment of `bytes` on `port`; throws (starting nothing) when the registry is unusable. */
   private launch(bytes: Buffer, port: number): Deployment {
     const root = this.opts.base.root ?? REPO_ROOT;
-    const schema = this.opts.schema ?? deploymentSchema(this.opts.registryFile, root, bytes);
+    const build = deploymentSchema(this.opts.registryFile, root, bytes);
     mkdirSync(this.snapshotDir, { recursive: true });
-    const snapshot = join(this.snapshotDir, `registry-${schema}.json`);
+    const snapshot = join(this.snapshotDir, `registry-${build}.json`);
     writeFileSync(snapshot, bytes);
     let chains: IndexerOptions["chains"];
     try {
@@ -145,6 +146,16 @@ export class LiveIndexer {
       // the message names the file operators edit, not this deployment's copy of it
       throw new Error(errMessage(err).replaceAll(snapshot, this.opts.registryFile));
     }
+    const group = this.opts.base.group;
+    const schema =
+      this.opts.schema ??
+      (group
+        ? groupDeploymentSchema(
+            build,
+            group.name,
+            chains.map((c) => c.chainId),
+          )
+        : build);
     const dep: Deployment = {
       schema,
       hash: sha256(bytes),
@@ -254,7 +265,7 @@ export class LiveIndexer {
       if (dep !== this.candidate || this.stopped) return;
       this.switching = true;
       try {
-        await createViews(dep.options, dep.schema);
+        await showInViews(dep.options, dep.schema);
       } finally {
         this.switching = false;
       }
