@@ -20,7 +20,12 @@ const priceFeed = z.object({ address: evmAddress, decimals: z.number().int().min
 export const evmVaultSchema = z.object({
   chainId: z.number().int().positive(),
   address: evmAddress,
-  family: z.enum(["lendingPool", "tokenizedVaultV2"]),
+  /**
+   * lendingPool and tokenizedVaultV2: the original's contracts; erc4626: any vault that follows
+   * ERC-4626 (its Deposit, Withdraw and share Transfer events, totalAssets, totalSupply,
+   * convertToAssets), without a redemption queue, timelock or subaccounts of its own.
+   */
+  family: z.enum(["lendingPool", "tokenizedVaultV2", "erc4626"]),
   kind: z.string().min(1),
   name: z.string().min(1),
   symbol: z.string().min(1),
