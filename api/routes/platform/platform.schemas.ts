@@ -330,9 +330,10 @@ export const WithdrawalQueueSchema = z
         tail: z.number().int().openapi({ description: "Requests made so far (`WithdrawalRequested` events)" }),
         length: z.number().int().openapi({ description: "tail - head: requests waiting" }),
       })
+      .nullable()
       .openapi({
         description:
-          "The FIFO queue counters of a tokenizedVaultV2 (indexer.vault); always 0 for a lendingPool, whose requests are scheduled by claimable date",
+          "The FIFO queue counters of a tokenizedVaultV2 (indexer.vault); always 0 for a lendingPool, whose requests are scheduled by claimable date; null for an erc4626 vault, which has no redemption queue (its withdraws are immediate)",
       }),
     pending_count: z.number().int().openapi({ description: "Requests with status `requested`" }),
     total_withdrawals_raw_amount: RawNumber("Assets of every pending request"),
