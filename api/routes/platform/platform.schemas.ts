@@ -164,7 +164,12 @@ export const PendingRedemptionSummarySchema = z
       name: z.string(),
       symbol: z.string(),
       chain_id: z.number().int(),
-      family: z.string().openapi({ description: "`lendingPool` or `tokenizedVaultV2`" }),
+      family: z
+        .string()
+        .openapi({
+          description:
+            "`lendingPool`, `tokenizedVaultV2` or `erc4626` (which has no redemption queue: never a pending request)",
+        }),
       strategist_name: z.string().nullable(),
     }),
     asset: z.object({ address: z.string(), symbol: z.string(), decimals: z.number().int() }),
