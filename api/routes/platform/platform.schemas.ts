@@ -164,12 +164,10 @@ export const PendingRedemptionSummarySchema = z
       name: z.string(),
       symbol: z.string(),
       chain_id: z.number().int(),
-      family: z
-        .string()
-        .openapi({
-          description:
-            "`lendingPool`, `tokenizedVaultV2` or `erc4626` (which has no redemption queue: never a pending request)",
-        }),
+      family: z.string().openapi({
+        description:
+          "`lendingPool`, `tokenizedVaultV2` or `erc4626` (which has no redemption queue: never a pending request)",
+      }),
       strategist_name: z.string().nullable(),
     }),
     asset: z.object({ address: z.string(), symbol: z.string(), decimals: z.number().int() }),
