@@ -8,7 +8,14 @@ import { requestedChain } from "../../lib/chain.js";
 import { indexer } from "../../lib/db.js";
 import { validationError } from "../../lib/errors.js";
 import type { AppEnv } from "../../lib/router.js";
-import { type AccountInfo, RPC_TIMEOUT_MS, readAccount, readMinDelay, withDeadline } from "./governance.chain.js";
+import {
+  type AccountInfo,
+  RPC_TIMEOUT_MS,
+  readAccount,
+  readMinDelay,
+  readOwner,
+  withDeadline,
+} from "./governance.chain.js";
 import {
   governanceEventsOf,
   indexerRead,
@@ -115,13 +122,26 @@ export const rolesHandler: RouteHandler<typeof roles, AppEnv> = async (c) => {
     if (address)
       holders.push({ role, address: address.toLowerCase(), source: "vault", granted_at: null, granted_tx_hash: null });
   };
-  if (!iv.owner)
-    warn(
-      v.family === "erc4626"
-        ? `${v.address} exposes no owner: no OwnershipTransferred has been indexed (an ERC-4626 vault without Ownable)`
-        : `The owner of ${v.address} is unknown: no OwnershipTransferred has been indexed`,
+  let owner = iv.owner;
+  if (!owner && v.family === "erc4626") {
+    // no OwnershipTransferred since its start block: ask the vault (an ERC-4626 need not be Ownable)
+    const rpc = config.rpcUrls.get(v.chain_id);
+    const o = await withDeadline(
+      RPC_TIMEOUT_MS + 1000,
+      () => readOwner(rpc, v.address),
+      () => ({ owner: null, exposed: null, error: "RPC timed out" }),
     );
-  fromVault("owner", iv.owner);
+    owner = o.owner;
+    if (o.owner)
+      warn(`The owner of ${v.address} is what owner() answers now: no OwnershipTransferred has been indexed`);
+    else if (o.exposed === false)
+      warn(`${v.address} exposes no owner: owner() reverts and no OwnershipTransferred has been indexed`);
+    else
+      warn(
+        `The owner of ${v.address} is unknown: no OwnershipTransferred has been indexed, owner() unread (${o.error})`,
+      );
+  } else if (!owner) warn(`The owner of ${v.address} is unknown: no OwnershipTransferred has been indexed`);
+  fromVault("owner", owner);
   fromVault("pending_owner", iv.pending_owner);
   fromVault("operator", iv.operator);
   fromVault("fee_collector", iv.fee_collector);
