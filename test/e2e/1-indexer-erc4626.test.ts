@@ -657,6 +657,34 @@ describe("the API", () => {
     expect(apys.filter((a) => a < 0).length).toBeGreaterThanOrEqual(DAYS - 2);
   });
 
+  it("vault history: the indexed deposits and withdraws, as the chain's events say", async () => {
+    for (const x of vaults.values()) {
+      const r = await json<Row[]>(`/api/v1/platform/vault_history/${x.address}`);
+      expect(r.status, x.label).toBe(200);
+      const events = await q("SELECT * FROM indexer.vault_event WHERE vault = $1", [lc(x.address)]);
+      expect(r.body.length, x.label).toBe(events.length);
+      for (const h of r.body) {
+        const e = events.find((z) => z.tx_hash === h.transaction_hash && z.log_index === h.log_index)!;
+        expect([h.type, h.wallet, h.amount_raw, h.asset_address, h.asset_decimals, h.chain_id], x.label).toEqual([
+          e.kind,
+          e.owner,
+          e.assets,
+          lc(x.asset.address),
+          x.asset.decimals,
+          CHAIN_ID,
+        ]);
+      }
+    }
+    const victim = await json<Row[]>(`/api/v1/platform/vault_history/${v("donation").address}?wallet=${VICTIM}`);
+    expect(victim.body.map((h) => h.type).sort()).toEqual(["deposit", "withdraw"]);
+  });
+
+  it("pending redemptions: none, for a vault without a redemption queue", async () => {
+    const r = await json<Row>(`/api/v1/vaults/${v("morpho").address}/pending-redemptions`);
+    expect(r.status).toBe(200);
+    expect([r.body.vault.family, r.body.redemptions_by_date]).toEqual(["erc4626", []]);
+  });
+
   it("the withdrawal queue: none (null counters, no requests)", async () => {
     const r = await json<Row>(`/api/v1/withdrawals/${CHAIN_ID}/${v("oz18").address}`);
     expect(r.status).toBe(200);
