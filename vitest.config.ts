@@ -19,6 +19,7 @@ export default defineConfig({
             "jobs/**/*.test.ts",
             "api/**/*.test.ts",
             "contracts/**/*.test.ts",
+            "onchain/**/*.test.ts",
             "scripts/**/*.test.ts",
             "test/unit/**/*.test.ts",
           ],

@@ -11,6 +11,7 @@
  */
 import { type Address, type PublicClient, parseAbi } from "viem";
 import type { ChainProtocols } from "../config/registry.js";
+import { amountsFor, sqrtAtTick } from "./uniswap-math.js";
 
 export const MULTICALL3: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
 
@@ -47,6 +48,25 @@ const POOL = parseAbi([
 const STAKER = parseAbi([
   "function deposits(uint256 tokenId) view returns (address owner, uint48 numberOfStakes, int24 tickLower, int24 tickUpper)",
 ]);
+
+/**
+ * What the position manager's `positions(tokenId)` answers: nonce, operator, token0, token1, fee,
+ * tickLower, tickUpper, liquidity, feeGrowthInside0/1LastX128, tokensOwed0/1.
+ */
+export type NpmPosition = readonly [
+  bigint,
+  Address,
+  Address,
+  Address,
+  number,
+  number,
+  number,
+  bigint,
+  bigint,
+  bigint,
+  bigint,
+  bigint,
+];
 
 export interface TokenRef {
   address: Address;
@@ -385,38 +405,17 @@ export async function readPositions(
       pools.map((pool) => ({ address: (pool ?? u.factory) as Address, abi: POOL, functionName: "slot0" })),
     );
     return withPos.flatMap(({ tokenId, staked, p }, i): UniswapPosition[] => {
-      const [, , t0, t1, fee, tickLower, tickUpper, liquidity, , , owed0, owed1] = p as [
-        bigint,
-        Address,
-        Address,
-        Address,
-        number,
-        number,
-        number,
-        bigint,
-        bigint,
-        bigint,
-        bigint,
-        bigint,
-      ];
+      const [, , t0, t1, fee, tickLower, tickUpper, liquidity, , , owed0, owed1] = p as NpmPosition;
       const s0 = slot0[i];
       if (!pools[i] || !s0) return [];
       const token0 = tokenOf(t0);
       const token1 = tokenOf(t1);
-      const sqrtP = Number(s0[0] as bigint) / 2 ** 96;
-      const sqrtA = 1.0001 ** (tickLower / 2);
-      const sqrtB = 1.0001 ** (tickUpper / 2);
-      const L = Number(liquidity);
-      let raw0 = 0;
-      let raw1 = 0;
-      if (sqrtP <= sqrtA) raw0 = L * (1 / sqrtA - 1 / sqrtB);
-      else if (sqrtP >= sqrtB) raw1 = L * (sqrtB - sqrtA);
-      else {
-        raw0 = L * (1 / sqrtP - 1 / sqrtB);
-        raw1 = L * (sqrtP - sqrtA);
-      }
-      const amount0 = (raw0 + Number(owed0)) / 10 ** token0.decimals;
-      const amount1 = (raw1 + Number(owed1)) / 10 ** token1.decimals;
+      const sqrtP = s0[0] as bigint;
+      const [sqrtA, sqrtB] = [sqrtAtTick(Number(tickLower)), sqrtAtTick(Number(tickUpper))];
+      // what burning the liquidity would give (rounded down, as the pool does), and what it is owed
+      const held = amountsFor(liquidity, sqrtP, sqrtA, sqrtB);
+      const amount0 = Number(held.amount0 + owed0) / 10 ** token0.decimals;
+      const amount1 = Number(held.amount1 + owed1) / 10 ** token1.decimals;
       const v0 = usd(t0, amount0);
       const v1 = usd(t1, amount1);
       return [

@@ -17,7 +17,6 @@
  * (54340), BENCH_ANVIL_PORT_1 (18645), BENCH_ANVIL_PORT_8453 (18646), BENCH_INDEXER_PORT (42169),
  * BENCH_SEED ("bench").
  */
-import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
@@ -32,6 +31,7 @@ import { parseMetrics, type RunMetrics, summarise } from "../bench/metrics.js";
 import { watchedFiles } from "../bench/watched.js";
 import { type ChainResult, DEVNET_CHAINS, genesisTimestamp, runDevnet } from "../contracts/devnet/index.js";
 import { assertPortFree, startAnvil } from "./lib/anvil.js";
+import { gitDescribe } from "./lib/git.js";
 import { httpOk, indexedBlocks, REPO_ROOT, startIndexer } from "./lib/indexer.js";
 import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, stopAll } from "./lib/procs.js";
@@ -285,20 +285,6 @@ async function main(): Promise<void> {
   say("stopping everything");
   await stopAll();
   console.log(`index-bench: ours=${Math.round(oursRate)} bare=${Math.round(bareRate)} ratio=${ratio.toFixed(2)}`);
-}
-
-/** The commit being measured, and whether the working tree differs from it. */
-function gitDescribe(): string {
-  try {
-    const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: REPO_ROOT, encoding: "utf8" }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], {
-      cwd: REPO_ROOT,
-      encoding: "utf8",
-    }).trim();
-    return dirty ? `${head} + uncommitted changes` : head;
-  } catch {
-    return "unknown (not a git checkout)";
-  }
 }
 
 async function runIndexer(app: App, adminUrl: string, chains: BenchChain[]): Promise<RunResult> {

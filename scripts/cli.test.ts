@@ -24,7 +24,7 @@ function runAsync(script: string, env: Record<string, string>, args: string[]) {
 }
 
 const SERVICES = ["workers", "api", "indexer", "queues-dashboard", "demo", "relayer"];
-const TOOLS = ["keys", "operators", "points", "governance-log", "registry"];
+const TOOLS = ["keys", "operators", "points", "governance-log", "registry", "vaults"];
 const COMMANDS = [...TOOLS, "recompute", ...SERVICES];
 
 describe("--help and unknown options", { timeout: 120_000 }, () => {

@@ -17,14 +17,8 @@ import { settle } from "../jobs/runtime.js";
 import { startAnvil } from "./lib/anvil.js";
 import { HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { demoConfig, ensResolverEnv } from "./lib/demo-config.js";
-import {
-  type ChainProgress,
-  httpOk,
-  type IndexerOptions,
-  publishAtHead,
-  REPO_ROOT,
-  startIndexer,
-} from "./lib/indexer.js";
+import { type ChainProgress, httpOk, REPO_ROOT } from "./lib/indexer.js";
+import { LiveIndexer } from "./lib/live-indexer.js";
 import { ensureAnalystRole, recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
@@ -118,21 +112,20 @@ async function main(): Promise<void> {
     extraSchemas: ["derived", "registry", "ops"],
   });
   say("starting the indexer (Ponder)");
-  let exited = false;
-  const indexerOptions: IndexerOptions = {
-    databaseUrl: dbUrl,
+  // It follows the registry file afterwards: `npm run vaults -- add` (VAULT_REGISTRY=.data/demo/vaults.json)
+  // is indexed in a new deployment and the views switch to it at the heads (scripts/lib/live-indexer.ts).
+  const indexer = new LiveIndexer({
     registryFile,
-    chains,
-    port: cfg.indexerPort,
-    logFile: join(logDir, "indexer.log"),
-    onExit: () => (exited = true),
-  };
-  const indexer = startIndexer(indexerOptions);
-  say(`indexer deployment schema ${indexer.schema}; log .data/logs/indexer.log`);
-  let lastLine = "";
-  const { archived } = await publishAtHead(indexerOptions, indexer, {
+    databaseUrl: dbUrl,
+    ports: [cfg.indexerPort, cfg.indexerPort + 1],
+    base: { logFile: join(logDir, "indexer.log") },
+    planEnv: { ...process.env, ...Object.fromEntries(chains.map((c) => [`PONDER_RPC_URL_${c.chainId}`, c.rpcUrl])) },
+    snapshotIntervals: new Map(chains.map((c) => [c.chainId, c.snapshotInterval])),
     timeoutMs: cfg.indexTimeoutMs,
-    isAlive: () => !exited,
+    log: (m) => say(`indexer: ${m}`),
+    onServingExit: (code) => {
+      if (!stopping) say(`the indexer exited (${code}); see .data/logs/indexer.log`);
+    },
     onProgress: (p: ChainProgress[], ready) => {
       const line =
         p.map((c) => `chain ${c.chainId} ${c.indexed}/${c.head}`).join(", ") + (ready ? " (backfill done)" : "");
@@ -140,6 +133,10 @@ async function main(): Promise<void> {
       lastLine = line;
     },
   });
+  let lastLine = "";
+  const indexing = indexer.start();
+  say(`indexer deployment schema ${indexer.schema}; log .data/logs/indexer.log`);
+  const { archived } = await indexing;
   say(`views schema "indexer" now shows ${indexer.schema}; ${archived} vaults fully backfilled`);
 
   say(process.env.REDIS_URL ? "using Redis at REDIS_URL" : `starting Redis on 127.0.0.1:${cfg.redisPort}`);

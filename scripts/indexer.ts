@@ -13,7 +13,8 @@ import { loadRegistry, registryPath } from "../config/registry.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { loadRegistryData } from "../db/registry-load.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
-import { type IndexerOptions, publishAtHead, REPO_ROOT, startIndexer } from "./lib/indexer.js";
+import { REPO_ROOT } from "./lib/indexer.js";
+import { LiveIndexer } from "./lib/live-indexer.js";
 import { errMessage, installSignalHandlers } from "./lib/procs.js";
 
 const CMD: Command = {
@@ -22,8 +23,11 @@ const CMD: Command = {
   help: `
 The indexer on its own, against any Postgres and any EVM chains: Ponder on the deployment schema
 of this build (app_<hash>); once every chain is at its head, the indexer views are re-pointed to
-it in one transaction and fully backfilled vaults are recorded in ops.vault_backfill. Runs until
-stopped (Ctrl-C); its log is .data/logs/indexer.log.
+it in one transaction and fully backfilled vaults are recorded in ops.vault_backfill. Then it
+follows the registry file: when it changes (npm run vaults -- add, or an edit), the new registry is
+indexed in a new deployment beside the serving one, and the views switch to it once it is at
+every chain's head (a bad file is logged and ignored). Runs until stopped (Ctrl-C); its log is
+.data/logs/indexer.log.
 
 Environment (every setting with its default: .env.example, and the README's Configuration):
   DATABASE_URL                     required: the database to index into
@@ -33,8 +37,10 @@ Environment (every setting with its default: .env.example, and the README's Conf
   PONDER_RPC_LANES_<chainId>       1 to 64 (default 1)
   SNAPSHOT_INTERVAL_<chainId>      blocks between share-ratio snapshots
   FLOW_PREFETCH_BLOCKS_<chainId>   0 to 100000 (default 1000; 0 turns it off)
-  INDEXER_PORT                     Ponder's HTTP port (default 42069)
-  INDEXER_SCHEMA                   deployment schema override
+  INDEXER_PORT                     Ponder's HTTP port (default 42069; a new deployment of a
+                                   changed registry takes the next port while it catches up)
+  INDEXER_SCHEMA                   deployment schema override (the registry is then not followed)
+  REGISTRY_POLL_S                  how often the registry file is read for changes (default 2)
 A bad value stops it with a message naming it (exit 2).`,
 };
 
@@ -48,6 +54,7 @@ const env = z
       .string()
       .regex(/^[a-z_][a-z0-9_]{0,44}$/)
       .optional(),
+    REGISTRY_POLL_S: z.coerce.number().min(0.2).max(3600).default(2),
   })
   .safeParse(process.env);
 
@@ -59,40 +66,39 @@ async function main(): Promise<void> {
     );
     process.exit(2);
   }
-  let plan: ReturnType<typeof indexerPlan>;
   try {
-    plan = indexerPlan(process.env);
+    indexerPlan(process.env); // checked here, so a bad setting stops it before anything starts
   } catch (err) {
     console.error(errMessage(err));
     process.exit(2);
   }
   installSignalHandlers();
   await loadRegistryTables(env.data.DATABASE_URL);
-  for (const v of plan.skipped) console.warn(`not indexed (no PONDER_RPC_URL_${v.chainId}): ${v.name} ${v.address}`);
   const logDir = join(REPO_ROOT, ".data", "logs");
   mkdirSync(logDir, { recursive: true });
-  const chains = plan.chains.map((c) => ({ chainId: c.id, rpcUrl: c.rpcUrl, snapshotInterval: c.snapshotInterval }));
-  let exited = false;
-  const options: IndexerOptions = {
-    databaseUrl: env.data.DATABASE_URL,
+  const port = env.data.INDEXER_PORT;
+  const live = new LiveIndexer({
     registryFile: registryPath(),
-    chains,
-    port: env.data.INDEXER_PORT,
-    rpcLanes: "inherit",
-    ...(env.data.INDEXER_SCHEMA ? { schema: env.data.INDEXER_SCHEMA } : {}),
-    logFile: join(logDir, "indexer.log"),
-    echo: true,
-    onExit: (code) => {
-      exited = true;
+    databaseUrl: env.data.DATABASE_URL,
+    ports: [port, port === 65535 ? port - 1 : port + 1],
+    base: { rpcLanes: "inherit", logFile: join(logDir, "indexer.log"), echo: true },
+    planEnv: process.env,
+    schema: env.data.INDEXER_SCHEMA,
+    pollMs: env.data.REGISTRY_POLL_S * 1000,
+    timeoutMs: 24 * 3600_000,
+    log: (m) => console.log(`indexer: ${m}`),
+    onServingExit: (code) => {
       console.error(`indexer exited (${code}); see .data/logs/indexer.log`);
       process.exit(code ?? 1);
     },
-  };
-  const handle = startIndexer(options);
-  console.log(`indexer: deployment schema ${handle.schema}, status ${handle.url}/status`);
-  const { archived } = await publishAtHead(options, handle, { timeoutMs: 24 * 3600_000, isAlive: () => !exited });
+  });
+  const started = live.start(); // the first deployment is started before its first await
+  const schema = live.schema;
+  console.log(`indexer: deployment schema ${schema}, status ${live.handle?.url}/status`);
+  const { archived } = await started;
   console.log(
-    `indexer: at head on every chain; views "indexer" now show ${handle.schema}; ${archived} vaults fully backfilled`,
+    `indexer: at head on every chain; views "indexer" now show ${schema}; ${archived} vaults fully backfilled; ` +
+      `following ${registryPath()} for changes`,
   );
   await new Promise(() => {});
 }

@@ -4,11 +4,12 @@ import { dirname } from "node:path";
 import type { z } from "zod";
 import type { protocolsSchema } from "../../config/registry.js";
 import { PERP_RELAY_DELAY_S, PerpNetwork } from "./perp-sim.js";
+import type { VaultSpec } from "./scenario.js";
 import { type ChainActions, type ChainResult, DAY, type RegistryVault, simulateChainWithActions } from "./simulate.js";
 
 export { type Live, type LiveOptions, startLive } from "./live.js";
 export { PERP_RELAY_DELAY_S, type PerpDepositRecord, type PerpOutcome, type WorldPerp } from "./perp-sim.js";
-export { DEVNET_CHAINS, VAULT_SPECS } from "./scenario.js";
+export { DEVNET_CHAINS, VAULT_SPECS, type VaultSpec } from "./scenario.js";
 export { ENS_HOLDER_NAMES, type EnsResult } from "./simulate.js";
 export { relayerKey, type WorldLoan } from "./world.js";
 export { type ChainActions, type ChainResult, DAY, type RegistryVault };
@@ -27,6 +28,8 @@ export interface DevnetChain {
   rpcUrl: string;
   blockTime: number;
   snapshotInterval: number;
+  /** the vaults to deploy on it (default: the VAULT_SPECS of its chain id) */
+  vaultSpecs?: readonly VaultSpec[];
 }
 
 export interface RunDevnetOptions {
@@ -134,6 +137,7 @@ export async function simulateDevnet(opts: RunDevnetOptions): Promise<{ manifest
         rpcUrl: c.rpcUrl,
         blockTime: c.blockTime,
         snapshotInterval: c.snapshotInterval,
+        ...(c.vaultSpecs ? { vaultSpecs: c.vaultSpecs } : {}),
         seed: opts.seed,
         days: opts.days,
         endTime: opts.endTime,

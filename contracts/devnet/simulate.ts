@@ -127,6 +127,11 @@ export interface SimulateOptions {
    * chain is its own core chain.
    */
   perp?: PerpNetwork;
+  /**
+   * The vaults to deploy (default: the VAULT_SPECS of `chainId`); each spec's chainId must be
+   * this chain's. bench:scale uses it to put the demo's vault pairs on more chains.
+   */
+  vaultSpecs?: readonly VaultSpec[];
 }
 
 const PRICE_DECIMALS = 8;
@@ -193,7 +198,11 @@ async function simulate(
   // the seed gave before they had feeds.
   const pegRng = new Rng(`${opts.seed}:${opts.chainId}:alt-feeds`);
   const seed = opts.seed;
-  const specs = VAULT_SPECS.filter((v) => v.chainId === opts.chainId);
+  const specs = opts.vaultSpecs ?? VAULT_SPECS.filter((v) => v.chainId === opts.chainId);
+  for (const v of specs) {
+    if (v.chainId !== opts.chainId)
+      throw new Error(`chain ${opts.chainId}: vault spec ${v.name} is for chain ${v.chainId}`);
+  }
   const slotsPerDay = Math.floor(DAY / opts.blockTime);
   const endDay = Math.floor(opts.endTime / DAY); // today (partially simulated)
   const firstDay = endDay - opts.days + 1;

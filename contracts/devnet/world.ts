@@ -302,7 +302,8 @@ export class World {
       const calls = defaultSubaccountCalls(protocols);
       const subaccounts: WorldSubaccount[] = [];
       for (const spec of VAULT_SPECS) {
-        const here = o.vaults.find((v) => v.spec === spec);
+        // a vault deployed here from a copy of the spec on another chain id (bench:scale) is its vault
+        const here = o.vaults.find((v) => v.spec === spec || v.spec.name === spec.name);
         const trader = actorAddress(o.seed, `strategist-${spec.strategist}`);
         const count = spec.family === "tokenizedVaultV2" ? 3 : 2;
         for (let j = 0; j < count; j++) {
@@ -324,7 +325,7 @@ export class World {
             trader: sub.trader,
             relayer,
             vault: {
-              chainId: spec.chainId,
+              chainId: here ? here.spec.chainId : spec.chainId,
               kind: spec.kind,
               name: spec.name,
               address: here ? getAddress(here.address) : null,

@@ -31,13 +31,18 @@ function buildFiles(root: string): string[] {
   return out;
 }
 
-/** `app_<hash>`: the deployment schema for this code and this registry. */
-export function deploymentSchema(registryFile: string, root = REPO_ROOT): string {
+/**
+ * `app_<hash>`: the deployment schema for this code and this registry (its path and content;
+ * `registryContent` when the caller read it already, so the schema names exactly those bytes).
+ */
+export function deploymentSchema(registryFile: string, root = REPO_ROOT, registryContent?: Buffer): string {
   const h = createHash("sha256");
-  for (const f of [...buildFiles(root), resolve(registryFile)]) {
+  for (const f of buildFiles(root)) {
     h.update(relative(root, f));
     h.update(readFileSync(f));
   }
+  h.update(relative(root, resolve(registryFile)));
+  h.update(registryContent ?? readFileSync(registryFile));
   return `app_${h.digest("hex").slice(0, 12)}`;
 }
 
@@ -62,6 +67,8 @@ export interface IndexerOptions {
    */
   viewsSchema?: string | null;
   onExit?: (code: number | null, signal: NodeJS.Signals | null) => void;
+  /** the prefix of its log lines (default `indexer`) */
+  name?: string;
 }
 
 export interface IndexerHandle {
@@ -97,7 +104,7 @@ export function startIndexer(opts: IndexerOptions): IndexerHandle {
   const root = opts.root ?? REPO_ROOT;
   const schema = opts.schema ?? deploymentSchema(opts.registryFile, root);
   const bin = join(REPO_ROOT, "node_modules", ".bin", "ponder");
-  const proc = spawnManaged("indexer", bin, ["start", "--root", root, "--log-format", "pretty"], {
+  const proc = spawnManaged(opts.name ?? "indexer", bin, ["start", "--root", root, "--log-format", "pretty"], {
     cwd: root,
     env: indexerEnv(opts, schema),
     logFile: opts.logFile,

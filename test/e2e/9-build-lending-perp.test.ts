@@ -33,6 +33,7 @@ import { rpc } from "../../scripts/lib/anvil.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
 import { loadManifest, sleep } from "../helpers.js";
 import { actor, buildWorld, call, moduleCall, registerWorld, type World } from "../protocol-world.js";
+import { type RpcProxy, rpcProxy } from "../swap-world.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const PORT = 18_740 + OFFSET + 160;
@@ -53,6 +54,8 @@ let app: App;
 let drop: () => Promise<void>;
 let key: string;
 let relayer: RelayerHandle | undefined;
+/** counts the API's RPC calls to the world's chain */
+let proxy: RpcProxy;
 let ledger: Address;
 let usdc: Address;
 let weth: Address;
@@ -232,11 +235,13 @@ beforeAll(async () => {
       },
     }),
   ]);
-  app = h.appWith({ rpcUrls: new Map([[8453, w.anvil.rpcUrl]]) });
+  proxy = await rpcProxy(w.anvil.rpcUrl);
+  app = h.appWith({ rpcUrls: new Map([[8453, proxy.url]]) });
   key = (await createKey(h.db, "build-lend", ["transactions:build"])).key;
 }, 600_000);
 
 afterAll(async () => {
+  await proxy?.close();
   await relayer?.close();
   await drop?.();
   await w?.anvil.stop();
@@ -396,6 +401,35 @@ describe("lending market builders (Aave v3)", () => {
     expect(await balance(weth)).toBe(20n * E18);
     // nothing left to withdraw
     await refused(await lending("withdraw", aWeth, { all: true }), 422, "insufficient_balance", await head());
+  });
+
+  it("a warm build is two RPC round trips: one multicall at the head, one simulation on it", async () => {
+    const aUsdc = reserve(usdc).aToken;
+    expect((await lending("supply", aUsdc, { amount: "1" })).status).toBe(200); // the market is known
+    const from = proxy.methods.length;
+    const r = await lending("supply", aUsdc, { amount: "2" });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(proxy.methods.slice(from)).toEqual(["eth_call", "eth_simulateV1"]);
+    expect(r.body.simulation.block_number).toBe(Number(await head()));
+  });
+
+  it("a Safe that drops its module: 409 stale_subaccount from the read stage, and builds again once it is back", async () => {
+    const SAFE = parseAbi([
+      "function disableModule(address prevModule, address module)",
+      "function enableModule(address module)",
+    ]);
+    const aUsdc = reserve(usdc).aToken;
+    expect((await lending("supply", aUsdc, { amount: "1" })).status).toBe(200); // the module is kept
+    const sentinel = "0x0000000000000000000000000000000000000001";
+    await w.s.send(w.sub.safe, w.sub.safe, call(SAFE, "disableModule", [sentinel, w.sub.module]), "disable");
+    const from = proxy.methods.length;
+    const stale = await refused(await lending("supply", aUsdc, { amount: "1" }), 409, "stale_subaccount", await head());
+    expect(stale.detail).toMatch(/no longer has its SubaccountModule/);
+    expect(proxy.methods.slice(from)).not.toContain("eth_simulateV1");
+    // looked up again: no module at all
+    await refused(await lending("supply", aUsdc, { amount: "1" }), 409, "stale_subaccount", await head());
+    await w.s.send(w.sub.safe, w.sub.safe, call(SAFE, "enableModule", [w.sub.module]), "enable");
+    expect((await lending("supply", aUsdc, { amount: "1" })).status).toBe(200);
   });
 });
 

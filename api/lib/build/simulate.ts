@@ -4,10 +4,12 @@
  * right after the head (its number + 1, its time + 1 s), each call seeing the state the previous
  * ones left. So the figures "before" and "after" (balances, a health factor) are the chain's own,
  * at the same state the transaction was simulated on. A failed transaction gives its revert data
- * decoded.
+ * decoded. The head is the one the build's read stage saw (`readAtHead`), so the simulation runs on
+ * the state the checks were made on; without one it is read here first.
  */
 import type { Abi, Address, Hex } from "viem";
 import { type DecodedRevert, decodeRevert } from "../revert-decode.js";
+import type { Head } from "./head.js";
 import type { ModuleTransaction } from "./module-call.js";
 import { BuildRefusal } from "./refusal.js";
 import type { BuildSubaccount } from "./subaccount.js";
@@ -45,6 +47,7 @@ export async function simulate(
   sub: BuildSubaccount,
   tx: ModuleTransaction,
   reads: { before?: readonly SimRead[]; after?: readonly SimRead[] } = {},
+  at?: Head,
 ): Promise<Simulation> {
   const before = reads.before ?? [];
   const after = reads.after ?? [];
@@ -56,11 +59,11 @@ export async function simulate(
   });
   type Block = { number: bigint | null; timestamp: bigint; calls: unknown[] };
   let block: Block | undefined;
-  let head: { number: bigint; timestamp: bigint };
+  let head: Head;
   try {
-    // pinned on the head read here, as the block after it one second later: nodes differ in what
-    // they simulate by default (anvil: the head's own number and time; geth: 12 s later)
-    head = await sub.client.getBlock({ blockTag: "latest" });
+    // pinned on the head, as the block after it one second later: nodes differ in what they
+    // simulate by default (anvil: the head's own number and time; geth: 12 s later)
+    head = at ?? (await sub.client.getBlock({ blockTag: "latest" }));
     [block] = (await sub.client.simulateBlocks({
       blockNumber: head.number,
       blocks: [

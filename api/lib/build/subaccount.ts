@@ -1,7 +1,9 @@
 /**
  * What every transaction builder starts from: the subaccount on the chain the request names, its
- * SubaccountModule (read live from the Safe, held 15 s), the trader who will send the
- * transaction, the chain's protocols and a client of its RPC.
+ * SubaccountModule (found among the Safe's modules and kept: every build checks in its read stage
+ * that the Safe still has it enabled, `readAtHead`), the trader who will send the transaction, the
+ * chain's protocols and a client of its RPC. The registry, the trader and the module are looked
+ * up at once; the registry's subaccounts and the indexed traders are kept 10 s, as the vault set is.
  *
  * Refusals: a subaccount the registry does not list is a 404; a chain without a protocols entry,
  * or no `from` where no trader is indexed, a 422; a chain without an RPC a 503; a Safe whose
@@ -24,6 +26,8 @@ export interface BuildSubaccount {
   from: Address;
   protocols: ChainProtocols;
   client: PublicClient;
+  /** the RPC's URL (what the kept facts of `facts.ts` are keyed by, with the chain) */
+  rpcUrl: string;
 }
 
 const SENTINEL = "0x0000000000000000000000000000000000000001";
@@ -31,12 +35,22 @@ const SAFE = parseAbi([
   "function getModulesPaginated(address start, uint256 pageSize) view returns (address[] array, address next)",
 ]);
 const MODULE = parseAbi(["function safe() view returns (address)"]);
-const MODULE_TTL_MS = 15_000;
-const modules = new Map<string, { at: number; module: Address | null }>();
+/**
+ * How long a Safe's module is kept; each build checks it is still enabled (`readAtHead`). A Safe
+ * without one is looked up again on every build, so one that enables it builds at once.
+ */
+const MODULE_TTL_MS = 600_000;
+const modules = new Map<string, { at: number; module: Address }>();
+const moduleKey = (chainId: number, safe: string) => `${chainId}:${safe.toLowerCase()}`;
+
+/** Drops the kept module of a Safe (it was found disabled): the next build looks again. */
+export function forgetModule(chainId: number, safe: string): void {
+  modules.delete(moduleKey(chainId, safe));
+}
 
 /** The Safe's enabled SubaccountModule (the one whose `safe()` is this Safe), or null. */
 async function moduleOf(client: PublicClient, chainId: number, safe: Address): Promise<Address | null> {
-  const key = `${chainId}:${safe.toLowerCase()}`;
+  const key = moduleKey(chainId, safe);
   const hit = modules.get(key);
   if (hit && Date.now() - hit.at < MODULE_TTL_MS) return hit.module;
   const [enabled] = await client.readContract({
@@ -53,18 +67,40 @@ async function moduleOf(client: PublicClient, chainId: number, safe: Address): P
       break;
     }
   }
-  modules.set(key, { at: Date.now(), module });
+  if (module) modules.set(key, { at: Date.now(), module });
   return module;
 }
 
-/** The first TRADER the indexer saw granted on the subaccount's module, if any. */
+/** How long the registry's subaccounts and the indexed traders are kept (as the vault set is). */
+const LOOKUP_TTL_MS = 10_000;
+const registries = new WeakMap<object, { at: number; addresses: Set<string> }>();
+const traders = new Map<string, { at: number; trader: Address | null }>();
+
+/** Whether the registry lists `address` as a subaccount (its list read at most every 10 s). */
+async function isRegistered(deps: AppDeps, address: string): Promise<boolean> {
+  let hit = registries.get(deps.db);
+  if (!hit || Date.now() - hit.at > LOOKUP_TTL_MS) {
+    const rows = await deps.db.selectFrom("registry.subaccount").select("address").execute();
+    hit = { at: Date.now(), addresses: new Set(rows.map((r) => r.address.toLowerCase())) };
+    registries.set(deps.db, hit);
+  }
+  return hit.addresses.has(address.toLowerCase());
+}
+
+/** The first TRADER the indexer saw granted on the subaccount's module, if any (kept 10 s). */
 async function indexedTrader(deps: AppDeps, chainId: number, safe: string): Promise<Address | null> {
+  const key = moduleKey(chainId, safe);
+  const hit = traders.get(key);
+  if (hit && Date.now() - hit.at < LOOKUP_TTL_MS) return hit.trader;
   const s = deps.config.indexerSchema;
   const { rows } = await sql<{ roles: Record<string, string[]> | null }>`
     SELECT roles FROM ${sql.id(s, "subaccount")}
      WHERE chain_id = ${chainId} AND safe = ${safe.toLowerCase()}`.execute(deps.db);
-  const trader = rows[0]?.roles?.TRADER?.[0];
-  return trader ? getAddress(trader) : null;
+  const first = rows[0]?.roles?.TRADER?.[0];
+  const trader = first ? getAddress(first) : null;
+  if (traders.size > 10_000) traders.clear();
+  traders.set(key, { at: Date.now(), trader });
+  return trader;
 }
 
 /** Resolves `address` on `chainId` for a builder; throws a BuildRefusal when it cannot. */
@@ -74,31 +110,27 @@ export async function buildSubaccount(
   chainId: number,
   from: string | undefined,
 ): Promise<BuildSubaccount> {
-  const registered = await deps.db
-    .selectFrom("registry.subaccount")
-    .select("address")
-    .where("address", "=", address.toLowerCase())
-    .limit(1)
-    .execute();
-  if (registered.length === 0) {
+  const safe = getAddress(address);
+  const url = deps.config.rpcUrls.get(chainId);
+  const client = url ? chainClient(url) : null;
+  // the registry, the catalogue, the trader and the module at once; refused in this order
+  const [registered, catalogue, trader, module] = await Promise.all([
+    isRegistered(deps, address),
+    chainProtocols(deps.db),
+    from ? getAddress(from) : indexedTrader(deps, chainId, safe),
+    client ? moduleOf(client, chainId, safe).catch((err: unknown) => err as Error) : null,
+  ]);
+  if (!registered) {
     throw new BuildRefusal(404, "unknown_subaccount", `${address} is not a registered subaccount`);
   }
-  const protocols = (await chainProtocols(deps.db)).get(chainId);
+  const protocols = catalogue.get(chainId);
   if (!protocols) {
     throw BuildRefusal.field(["body", "chain"], `Chain ${chainId} has no protocols entry in the registry`);
   }
-  const url = deps.config.rpcUrls.get(chainId);
-  if (!url) {
+  if (!url || !client) {
     throw new BuildRefusal(503, "no_rpc", `No RPC is configured for chain ${chainId} (PONDER_RPC_URL_${chainId})`);
   }
-  const client = chainClient(url);
-  const safe = getAddress(address);
-  let module: Address | null;
-  try {
-    module = await moduleOf(client, chainId, safe);
-  } catch (err) {
-    throw BuildRefusal.chain(chainId, err);
-  }
+  if (module instanceof Error) throw BuildRefusal.chain(chainId, module);
   if (!module) {
     throw new BuildRefusal(
       409,
@@ -106,13 +138,12 @@ export async function buildSubaccount(
       `${safe} has no SubaccountModule enabled on chain ${chainId}: it cannot act through the module`,
     );
   }
-  const sender = from ? getAddress(from) : await indexedTrader(deps, chainId, safe);
-  if (!sender) {
+  if (!trader) {
     throw BuildRefusal.field(
       ["body", "from"],
       "Field required: no trader of this subaccount's module is indexed on this chain; name the sender",
       "missing",
     );
   }
-  return { chainId, safe, module, from: sender, protocols, client };
+  return { chainId, safe, module, from: trader, protocols, client, rpcUrl: url };
 }

@@ -1,9 +1,9 @@
 /**
  * What the integration builders (lending market, perp deposits) share beyond the builder core:
- * their OpenAPI responses, token facts and balances read live, the module's token allow-list
- * checked before simulating (a 422), and a failed simulation turned into its 409.
+ * their OpenAPI responses, a chain read whose failure is a 503, and a failed simulation turned
+ * into its 409.
  */
-import { type Address, type PublicClient, parseAbi } from "viem";
+import { type PublicClient, parseAbi } from "viem";
 import { BuildRefusal, BuildRefusalSchema } from "../../lib/build/refusal.js";
 import type { Simulation } from "../../lib/build/simulate.js";
 import type { BuildSubaccount } from "../../lib/build/subaccount.js";
@@ -16,7 +16,6 @@ export const ERC20 = parseAbi([
   "function decimals() view returns (uint8)",
   "function symbol() view returns (string)",
 ]);
-const MODULE = parseAbi(["function tokenAllowed(address) view returns (bool)"]);
 
 /** The answers a builder route declares besides its 200. */
 export function buildResponses(refusals: { 404: string; 409: string; 422: string }) {
@@ -34,45 +33,12 @@ export function buildResponses(refusals: { 404: string; 409: string; 422: string
   };
 }
 
-export interface TokenFacts {
-  address: Address;
-  symbol: string;
-  decimals: number;
-}
-
 /** A chain read, a 503 when the chain does not answer. */
 export async function chainRead<T>(sub: BuildSubaccount, f: (c: PublicClient) => Promise<T>): Promise<T> {
   try {
     return await f(sub.client);
   } catch (err) {
     throw BuildRefusal.chain(sub.chainId, err);
-  }
-}
-
-export async function tokenFacts(sub: BuildSubaccount, token: Address): Promise<TokenFacts> {
-  return chainRead(sub, async (c) => {
-    const [symbol, decimals] = await Promise.all([
-      c.readContract({ address: token, abi: ERC20, functionName: "symbol" }),
-      c.readContract({ address: token, abi: ERC20, functionName: "decimals" }),
-    ]);
-    return { address: token, symbol, decimals };
-  });
-}
-
-export const balanceOf = (sub: BuildSubaccount, token: Address, holder: Address = sub.safe) =>
-  chainRead(sub, (c) => c.readContract({ address: token, abi: ERC20, functionName: "balanceOf", args: [holder] }));
-
-/** A 422 at `loc` unless the subaccount's module allows `token` (it would revert TokenNotAllowed). */
-export async function requireAllowedToken(sub: BuildSubaccount, token: TokenFacts, loc: (string | number)[]) {
-  const ok = await chainRead(sub, (c) =>
-    c.readContract({ address: sub.module, abi: MODULE, functionName: "tokenAllowed", args: [token.address] }),
-  );
-  if (!ok) {
-    throw BuildRefusal.field(
-      loc,
-      `The subaccount's module does not allow ${token.symbol} (${token.address}): its governance must add it to the token list first`,
-      "token_not_allowed",
-    );
   }
 }
 

@@ -10,7 +10,6 @@
  */
 import type { z } from "@hono/zod-openapi";
 import { type Abi, type Address, getAddress } from "viem";
-import { MULTICALL3 } from "../../../onchain/positions.js";
 import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
 import { units } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
@@ -24,7 +23,7 @@ import {
   NPM_ABI,
   npmResult,
   positionRead,
-  requireAllowed,
+  requireTokens,
   simulateOrRefuse,
   tokens,
 } from "./dex-pool.lib.js";
@@ -44,27 +43,14 @@ type Body = z.infer<typeof ClaimBody>;
 export async function buildClaim(ctx: DexCtx, b: Body) {
   const { pool, sub, uni } = ctx;
   const tokenId = BigInt(b.token_id);
-  const pos = await loadPosition(ctx, tokenId);
+  const pos = loadPosition(ctx);
   const staker = uni.staker;
   // reward tokens: those of the incentives it is in, and any of this pool's the Safe is owed
   const candidates = [...new Set(pos.poolIncentives.map((k) => k.rewardToken))];
-  const owed =
-    staker && candidates.length
-      ? await sub.client.multicall({
-          multicallAddress: MULTICALL3,
-          allowFailure: false,
-          contracts: candidates.map((t) => ({
-            address: staker,
-            abi: STAKER_ABI,
-            functionName: "rewards",
-            args: [t, sub.safe],
-          })),
-        })
-      : [];
   const stakedTokens = new Set(pos.stakes.map((k) => k.rewardToken));
-  const claimAddrs = candidates.filter((t, i) => stakedTokens.has(t) || (owed[i] as unknown as bigint) > 0n);
+  const claimAddrs = candidates.filter((t) => stakedTokens.has(t) || (ctx.owed.get(t) ?? 0n) > 0n);
   const claimTokens = await tokens(sub, claimAddrs);
-  if (claimTokens.length) await requireAllowed(ctx, claimTokens, ["path", "pool_address"]);
+  requireTokens(ctx, claimTokens, ["path", "pool_address"]);
   const active = pos.stakes.filter((k) => isActive(k, ctx.head.timestamp));
   const calls: InnerCall[] = [];
   let collectAt = -1;

@@ -8,7 +8,7 @@
  */
 import type { z } from "@hono/zod-openapi";
 import { type Abi, type Address, encodeFunctionData } from "viem";
-import { MULTICALL3 } from "../../../onchain/positions.js";
+import { amountsFor, liquidityFor0, liquidityFor1, sqrtAtTick } from "../../../onchain/uniswap-math.js";
 import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
 import { units } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
@@ -17,17 +17,15 @@ import { mintCall, positionApprovals } from "./dex-pool.calls.js";
 import {
   balanceRead,
   type DexCtx,
-  ERC20,
   innerResults,
   loadPosition,
   minOf,
   NPM_ABI,
   npmResult,
   positionRead,
-  requireAllowed,
+  requireTokens,
   simulateOrRefuse,
 } from "./dex-pool.lib.js";
-import { amountsFor, liquidityFor0, liquidityFor1, sqrtAtTick } from "./dex-pool.math.js";
 import { explicitMins, resolveRange, sideAmount } from "./dex-pool.request.js";
 import { type DepositBody, pair, poolOut, positionFromRead, positionOut } from "./dex-pool.schemas.js";
 
@@ -81,7 +79,7 @@ export async function buildDeposit(ctx: DexCtx, b: Body) {
         ["body", "token_id"],
         "An increase keeps the position's range: give no range with token_id",
       );
-    existing = await loadPosition(ctx, tokenId);
+    existing = loadPosition(ctx);
     range = { lower: existing.tickLower, upper: existing.tickUpper };
   } else {
     if (!asked) {
@@ -95,7 +93,7 @@ export async function buildDeposit(ctx: DexCtx, b: Body) {
   }
   const { d0, d1 } = desiredAmounts(ctx, b, range);
   const spent = [pool.token0, pool.token1].filter((_, i) => (i === 0 ? d0 : d1) > 0n);
-  await requireAllowed(ctx, tokenId == null ? [pool.token0, pool.token1] : spent, ["path", "pool_address"]);
+  requireTokens(ctx, tokenId == null ? [pool.token0, pool.token1] : spent, ["path", "pool_address"]);
   const deadline = ctx.head.timestamp + BigInt(b.deadline_seconds);
   const approvals = positionApprovals(ctx, d0, d1);
   const call = (m0: bigint, m1: bigint): InnerCall =>
@@ -119,16 +117,7 @@ export async function buildDeposit(ctx: DexCtx, b: Body) {
           }),
         };
   const op = tokenId == null ? "deposit (mint)" : "deposit (increaseLiquidity)";
-  const balances = (await sub.client.multicall({
-    allowFailure: false,
-    multicallAddress: MULTICALL3,
-    contracts: [pool.token0, pool.token1].map((t) => ({
-      address: t.address,
-      abi: ERC20,
-      functionName: "balanceOf" as const,
-      args: [sub.safe],
-    })),
-  })) as unknown as bigint[];
+  const balances = ctx.balances;
   const hint = () => {
     const short = [pool.token0, pool.token1]
       .map((t, i) => ({ t, have: balances[i]!, want: i === 0 ? d0 : d1 }))

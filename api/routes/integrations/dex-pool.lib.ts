@@ -6,13 +6,17 @@
  */
 import { type Abi, type Address, decodeFunctionResult, getAddress, type Hex, parseAbi } from "viem";
 import { SubaccountModuleAbi } from "../../../abis/SubaccountModuleAbi.js";
-import { MULTICALL3 } from "../../../onchain/positions.js";
+import type { NpmPosition } from "../../../onchain/positions.js";
+import { allowedRead, requireAllowed } from "../../lib/build/allowed.js";
+import { remember, tokenFacts } from "../../lib/build/facts.js";
+import { type Head, readAtHead } from "../../lib/build/head.js";
 import type { ModuleTransaction } from "../../lib/build/module-call.js";
+import { aggregate, type Read, type ReadResult, readValue } from "../../lib/build/multicall.js";
 import { units } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import { type SimRead, type Simulation, simulate } from "../../lib/build/simulate.js";
 import type { BuildSubaccount } from "../../lib/build/subaccount.js";
-import { type IncentiveKey, STAKER_ABI, stakesOf } from "./dex-pool.staker.js";
+import { type IncentiveKey, incentiveId, STAKER_ABI, stakerIncentives } from "./dex-pool.staker.js";
 
 export const POOL_ABI = parseAbi([
   "function factory() view returns (address)",
@@ -42,7 +46,6 @@ export const NPM_ABI = parseAbi([
   "function ownerOf(uint256 tokenId) view returns (address)",
   "function positions(uint256 tokenId) view returns (uint96 nonce, address operator, address token0, address token1, uint24 fee, int24 tickLower, int24 tickUpper, uint128 liquidity, uint256 feeGrowthInside0LastX128, uint256 feeGrowthInside1LastX128, uint128 tokensOwed0, uint128 tokensOwed1)",
 ]);
-const MODULE_ABI = parseAbi(["function tokenAllowed(address) view returns (bool)"]);
 export const MAX_UINT128 = (1n << 128n) - 1n;
 
 export interface Token {
@@ -67,19 +70,79 @@ export interface Uniswap {
   staker: Address | null;
 }
 
-/** The state a build starts from: the subaccount, the chain's Uniswap, the pool, the head block. */
+/**
+ * The state a build starts from, all read at one head (`readAtHead`): the pool's price, the
+ * module's allowance of every token the build may move, the Safe's balances of the pool's tokens,
+ * and, for a build on a position, the position (`loadPosition` checks it).
+ */
 export interface DexCtx {
   sub: BuildSubaccount;
   uni: Uniswap;
   pool: Pool;
-  head: { number: bigint; timestamp: bigint };
+  head: Head;
+  /** tokenAllowed of the pool's tokens and of the pool's incentives' reward tokens, by address */
+  allowed: Map<Address, boolean>;
+  /** the Safe's balances of token0 and token1 */
+  balances: [bigint, bigint];
+  /** the position asked for, as read (unchecked) */
+  position: PositionRead | null;
+  /** what the staker owes the Safe, by reward token of the pool's incentives */
+  owed: Map<Address, bigint>;
+}
+
+interface PoolFacts {
+  address: Address;
+  token0: Token;
+  token1: Token;
+  fee: number;
+  tickSpacing: number;
+}
+
+interface PositionRead {
+  tokenId: bigint;
+  pos: ReadResult;
+  owner: ReadResult;
+  deposit: ReadResult | null;
+  /** the pool's incentives and `stakes(tokenId, id)` of each */
+  stakes: { key: IncentiveKey; read: ReadResult }[];
+  incentives: IncentiveKey[];
 }
 
 const unknownPool = (pool: string, why: string) =>
   new BuildRefusal(404, "unknown_pool", `${pool} is not a Uniswap v3 pool of this chain's factory: ${why}`);
 
-/** Reads the pool and its tokens; a 404 `unknown_pool` unless the chain's factory made it. */
-export async function loadDexCtx(sub: BuildSubaccount, poolAddress: string): Promise<DexCtx> {
+/** What never changes of a pool: made by the chain's factory (else a 404), its tokens and fee. */
+async function poolFacts(sub: BuildSubaccount, uni: Uniswap, address: Address): Promise<PoolFacts> {
+  const read = async (reads: Read[]) => {
+    try {
+      return await aggregate(sub.client, reads);
+    } catch (err) {
+      throw BuildRefusal.chain(sub.chainId, err);
+    }
+  };
+  const fns = ["factory", "token0", "token1", "fee", "tickSpacing"] as const;
+  const state = await read(fns.map((functionName) => ({ address, abi: POOL_ABI as Abi, functionName })));
+  if (state.some((r) => !r.ok)) throw unknownPool(address, "it does not answer as a pool");
+  const [factory, t0, t1, fee, spacing] = state.map((r) => readValue(r)) as [Address, Address, Address, number, number];
+  if (getAddress(factory) !== uni.factory) throw unknownPool(address, `its factory is ${factory}`);
+  const [registered] = await read([
+    { address: uni.factory, abi: FACTORY_ABI as Abi, functionName: "getPool", args: [t0, t1, fee] },
+  ]);
+  const listed = readValue<Address>(registered);
+  if (!listed || getAddress(listed) !== address) throw unknownPool(address, "the factory does not list it");
+  const [token0, token1] = await tokenFacts(sub, [t0, t1], ["path", "pool_address"]);
+  return { address, token0: token0!, token1: token1!, fee, tickSpacing: spacing };
+}
+
+/** How long the staker's incentive keys are used without reading new logs (see `loadDexCtx`). */
+const INCENTIVES_MAX_AGE_MS = 30_000;
+
+/**
+ * The pool (kept once known) and the build's state at the head, in one read stage. The staker's
+ * incentive keys are those read from its logs in the last 30 s; a position staked in more
+ * incentives than they show (one created since) reads the logs again and the state once more.
+ */
+export async function loadDexCtx(sub: BuildSubaccount, poolAddress: string, tokenId: bigint | null): Promise<DexCtx> {
   const u = sub.protocols.uniswap;
   if (!u) throw unknownPool(poolAddress, `chain ${sub.chainId} has no Uniswap v3 in its protocols entry`);
   const address = getAddress(poolAddress);
@@ -88,93 +151,103 @@ export async function loadDexCtx(sub: BuildSubaccount, poolAddress: string): Pro
     positionManager: getAddress(u.positionManager),
     staker: u.staker ? getAddress(u.staker) : null,
   };
-  const c = sub.client;
-  const fns = ["factory", "token0", "token1", "fee", "tickSpacing", "slot0"] as const;
-  const [state, block] = await Promise.all([
-    c.multicall({
-      multicallAddress: MULTICALL3,
-      contracts: fns.map((functionName) => ({ address, abi: POOL_ABI, functionName })),
-    }),
-    c.getBlock(),
+  const staker = uni.staker;
+  const keysOf = async (maxAgeMs: number) => {
+    if (!staker) return [];
+    try {
+      return (await stakerIncentives(sub.client, staker, maxAgeMs)).filter((k) => k.pool === address);
+    } catch (err) {
+      throw BuildRefusal.chain(sub.chainId, err);
+    }
+  };
+  const [facts, keys] = await Promise.all([
+    remember(sub, `uniswap-pool:${address}`, () => poolFacts(sub, uni, address)),
+    keysOf(INCENTIVES_MAX_AGE_MS),
   ]);
-  if (state.some((r) => r.status !== "success")) throw unknownPool(address, "it does not answer as a pool");
-  const [factory, t0, t1, fee, spacing, slot0] = state.map((r) => r.result) as [
-    Address,
-    Address,
-    Address,
-    number,
-    number,
-    readonly [bigint, number],
-  ];
-  if (getAddress(factory) !== uni.factory) throw unknownPool(address, `its factory is ${factory}`);
-  const registered = await c.readContract({
-    address: uni.factory,
-    abi: FACTORY_ABI,
-    functionName: "getPool",
-    args: [t0, t1, fee],
+  let ctx = await readDexState(sub, uni, facts, tokenId, keys);
+  const deposit = ctx.position?.deposit ? readValue<readonly [Address, number]>(ctx.position.deposit) : undefined;
+  const found = ctx.position?.stakes.filter((s) => staked(s.read)).length ?? 0;
+  if (deposit && Number(deposit[1]) > found) {
+    ctx = await readDexState(sub, uni, facts, tokenId, await keysOf(0));
+  }
+  return ctx;
+}
+
+const staked = (r: ReadResult) => (readValue<readonly [bigint, bigint]>(r)?.[1] ?? 0n) > 0n;
+
+async function readDexState(
+  sub: BuildSubaccount,
+  uni: Uniswap,
+  facts: PoolFacts,
+  tokenId: bigint | null,
+  keys: readonly IncentiveKey[],
+): Promise<DexCtx> {
+  const staker = uni.staker;
+  const rewardTokens = [...new Set(keys.map((k) => k.rewardToken))];
+  const allowList = [facts.token0.address, facts.token1.address, ...rewardTokens].filter(
+    (t, i, all) => all.indexOf(t) === i,
+  );
+  const reads: Read[] = [];
+  const at = (r: Read) => reads.push(r) - 1;
+  const stakerRead = (functionName: string, args: readonly unknown[]): Read => ({
+    address: staker!,
+    abi: STAKER_ABI as Abi,
+    functionName,
+    args,
   });
-  if (getAddress(registered) !== address) throw unknownPool(address, "the factory does not list it");
-  const [token0, token1] = await tokens(sub, [t0, t1]);
+  const slot0 = at({ address: facts.address, abi: POOL_ABI as Abi, functionName: "slot0" });
+  const allowed = allowList.map((t) => at(allowedRead(sub, t)));
+  const balances = [facts.token0, facts.token1].map((t) =>
+    at({ address: t.address, abi: ERC20 as Abi, functionName: "balanceOf", args: [sub.safe] }),
+  );
+  const owed = staker ? rewardTokens.map((t) => at(stakerRead("rewards", [t, sub.safe]))) : [];
+  const npm = uni.positionManager;
+  const position =
+    tokenId == null
+      ? null
+      : {
+          pos: at({ address: npm, abi: NPM_ABI as Abi, functionName: "positions", args: [tokenId] }),
+          owner: at({ address: npm, abi: NPM_ABI as Abi, functionName: "ownerOf", args: [tokenId] }),
+          deposit: staker ? at(stakerRead("deposits", [tokenId])) : null,
+          stakes: keys.map((k) => at(stakerRead("stakes", [tokenId, incentiveId(k)]))),
+        };
+  const { head, results } = await readAtHead(sub, reads);
+  const s0 = readValue<readonly [bigint, number]>(results[slot0]);
+  if (!s0) throw unknownPool(facts.address, "it answers no slot0");
+  const big = (i: number | undefined) => (i === undefined ? 0n : (readValue<bigint>(results[i]) ?? 0n));
   return {
     sub,
     uni,
-    pool: {
-      address,
-      token0: token0!,
-      token1: token1!,
-      fee,
-      tickSpacing: spacing,
-      tick: slot0[1],
-      sqrtPriceX96: slot0[0],
-    },
-    head: { number: block.number!, timestamp: block.timestamp },
+    pool: { ...facts, tick: s0[1], sqrtPriceX96: s0[0] },
+    head,
+    allowed: new Map(allowList.map((t, i) => [t, readValue<boolean>(results[allowed[i]!]) === true])),
+    balances: [big(balances[0]), big(balances[1])],
+    owed: new Map(rewardTokens.map((t, i) => [t, big(owed[i])])),
+    position:
+      position && tokenId != null
+        ? {
+            tokenId,
+            pos: results[position.pos]!,
+            owner: results[position.owner]!,
+            deposit: position.deposit == null ? null : results[position.deposit]!,
+            stakes: keys.map((key, i) => ({ key, read: results[position.stakes[i]!]! })),
+            incentives: [...keys],
+          }
+        : null,
   };
 }
 
-/** Symbol and decimals of tokens (the protocols entry's, else read). */
-export async function tokens(sub: BuildSubaccount, addresses: readonly Address[]): Promise<Token[]> {
-  const listed = new Map((sub.protocols.tokens ?? []).map((t) => [t.address.toLowerCase(), t]));
-  const missing = addresses.filter((a) => !listed.has(a.toLowerCase()));
-  const read = missing.length
-    ? await sub.client.multicall({
-        multicallAddress: MULTICALL3,
-        allowFailure: false,
-        contracts: missing.flatMap((address) => [
-          { address, abi: ERC20, functionName: "symbol" } as const,
-          { address, abi: ERC20, functionName: "decimals" } as const,
-        ]),
-      })
-    : [];
-  return addresses.map((a) => {
-    const t = listed.get(a.toLowerCase());
-    if (t) return { address: getAddress(a), symbol: t.symbol, decimals: t.decimals };
-    const i = missing.indexOf(a);
-    return { address: getAddress(a), symbol: String(read[2 * i]), decimals: Number(read[2 * i + 1]) };
-  });
-}
+/** Symbol and decimals of tokens (the protocols entry's, else read once and kept). */
+export const tokens = (sub: BuildSubaccount, addresses: readonly Address[]): Promise<Token[]> =>
+  tokenFacts(sub, addresses);
 
 /** 422 unless the subaccount's module allows every token (its own check, made before simulating). */
-export async function requireAllowed(ctx: DexCtx, list: readonly Token[], loc: (string | number)[]): Promise<void> {
-  const allowed = await ctx.sub.client.multicall({
-    multicallAddress: MULTICALL3,
-    allowFailure: false,
-    contracts: list.map((t) => ({
-      address: ctx.sub.module,
-      abi: MODULE_ABI,
-      functionName: "tokenAllowed",
-      args: [t.address],
-    })),
-  });
-  const refused = list.filter((_, i) => !allowed[i]);
-  if (refused.length) {
-    const names = refused.map((t) => `${t.symbol} (${t.address})`).join(", ");
-    throw new BuildRefusal(
-      422,
-      "token_not_allowed",
-      `The subaccount's module does not allow ${names}: its governance must allow the token first`,
-      { loc, type: "token_not_allowed" },
-    );
-  }
+export function requireTokens(ctx: DexCtx, list: readonly Token[], loc: (string | number)[]): void {
+  requireAllowed(
+    list,
+    list.map((t) => ctx.allowed.get(t.address)),
+    loc,
+  );
 }
 
 export interface Position {
@@ -193,47 +266,37 @@ export interface Position {
   poolIncentives: IncentiveKey[];
 }
 
-/** The subaccount's position `tokenId` of the pool: 404 if there is none, 409 if not the Safe's. */
-export async function loadPosition(ctx: DexCtx, tokenId: bigint): Promise<Position> {
-  const c = ctx.sub.client;
+/** The build's position, as read: 404 if there is none, 409 if it is not the subaccount's. */
+export function loadPosition(ctx: DexCtx): Position {
+  const read = ctx.position;
+  if (!read) throw new Error("the build read no position");
+  const { tokenId } = read;
   const npm = ctx.uni.positionManager;
-  const [pos, owner] = await c.multicall({
-    multicallAddress: MULTICALL3,
-    contracts: [
-      { address: npm, abi: NPM_ABI, functionName: "positions", args: [tokenId] },
-      { address: npm, abi: NPM_ABI, functionName: "ownerOf", args: [tokenId] },
-    ],
-  });
-  if (pos.status !== "success" || owner.status !== "success") {
+  const pos = readValue<NpmPosition>(read.pos);
+  const ownerOf = readValue<Address>(read.owner);
+  if (!pos || !ownerOf) {
     throw new BuildRefusal(404, "unknown_position", `No position ${tokenId} exists on the position manager ${npm}`);
   }
-  const [, , t0, t1, fee, tickLower, tickUpper, liquidity, , , owed0, owed1] = pos.result;
+  const [, , t0, t1, fee, tickLower, tickUpper, liquidity, , , owed0, owed1] = pos;
   const p = ctx.pool;
   if (getAddress(t0) !== p.token0.address || getAddress(t1) !== p.token1.address || fee !== p.fee) {
     throw new BuildRefusal(404, "unknown_position", `Position ${tokenId} is not a position of pool ${p.address}`);
   }
-  const holder = getAddress(owner.result);
+  const holder = getAddress(ownerOf);
   const base = { tokenId, tickLower, tickUpper, liquidity, owed0, owed1, owner: holder };
   const safe = ctx.sub.safe;
   const staker = ctx.uni.staker;
-  const incentives = staker
-    ? await stakesOf(c, staker, p.address, tokenId)
-    : { pool: [] as IncentiveKey[], staked: [] as IncentiveKey[] };
-  if (holder === safe) return { ...base, staked: false, stakes: [], poolIncentives: incentives.pool };
+  if (holder === safe) return { ...base, staked: false, stakes: [], poolIncentives: read.incentives };
   if (staker && holder === staker) {
-    const [depositor] = await c.readContract({
-      address: staker,
-      abi: STAKER_ABI,
-      functionName: "deposits",
-      args: [tokenId],
-    });
-    if (getAddress(depositor) === safe) {
-      return { ...base, staked: true, stakes: incentives.staked, poolIncentives: incentives.pool };
+    const depositor = read.deposit ? readValue<readonly [Address, number]>(read.deposit)?.[0] : undefined;
+    if (depositor && getAddress(depositor) === safe) {
+      const stakes = read.stakes.filter((s) => staked(s.read)).map((s) => s.key);
+      return { ...base, staked: true, stakes, poolIncentives: read.incentives };
     }
     throw new BuildRefusal(
       409,
       "position_not_owned",
-      `Position ${tokenId} is deposited in the v3 staker by ${getAddress(depositor)}, not by the subaccount ${safe}`,
+      `Position ${tokenId} is deposited in the v3 staker by ${depositor ? getAddress(depositor) : "an unknown owner"}, not by the subaccount ${safe}`,
     );
   }
   throw new BuildRefusal(
@@ -251,7 +314,7 @@ export async function simulateOrRefuse(
   reads: { before?: readonly SimRead[]; after?: readonly SimRead[] } = {},
   hint?: (sim: Simulation) => string | null,
 ): Promise<Simulation> {
-  const sim = await simulate(ctx.sub, tx, reads);
+  const sim = await simulate(ctx.sub, tx, reads, ctx.head);
   if (sim.success) return sim;
   const r = sim.revert!;
   const extra = hint?.(sim);

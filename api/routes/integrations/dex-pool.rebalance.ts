@@ -8,6 +8,7 @@
  */
 import type { z } from "@hono/zod-openapi";
 import type { Abi, Address } from "viem";
+import { liquidityFor0, liquidityFor1, sqrtAtTick } from "../../../onchain/uniswap-math.js";
 import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import {
@@ -28,10 +29,9 @@ import {
   NPM_ABI,
   npmResult,
   positionRead,
-  requireAllowed,
+  requireTokens,
   simulateOrRefuse,
 } from "./dex-pool.lib.js";
-import { liquidityFor0, liquidityFor1, sqrtAtTick } from "./dex-pool.math.js";
 import { explicitMins, resolveRange } from "./dex-pool.request.js";
 import { incentiveOut, pair, poolOut, positionFromRead, positionOut, type RebalanceBody } from "./dex-pool.schemas.js";
 import { isActive } from "./dex-pool.staker.js";
@@ -50,7 +50,7 @@ export async function buildRebalance(ctx: DexCtx, b: Body) {
       "missing",
     );
   }
-  const pos = await loadPosition(ctx, tokenId);
+  const pos = loadPosition(ctx);
   if (range.lower === pos.tickLower && range.upper === pos.tickUpper) {
     throw BuildRefusal.field(
       ["body", "tick_lower"],
@@ -66,7 +66,7 @@ export async function buildRebalance(ctx: DexCtx, b: Body) {
       `Position ${tokenId} is not in the v3 staker: there is nothing to restake`,
     );
   }
-  await requireAllowed(ctx, [pool.token0, pool.token1], ["path", "pool_address"]);
+  requireTokens(ctx, [pool.token0, pool.token1], ["path", "pool_address"]);
   const restakeIn = b.restake ? pos.stakes.filter((k) => isActive(k, ctx.head.timestamp)) : null;
   const deadline = ctx.head.timestamp + BigInt(b.deadline_seconds);
   const op = "rebalance";

@@ -5,9 +5,9 @@
  * is a 422 naming the field.
  */
 import { parseUnits } from "viem";
+import { priceOfSqrt, roundRange, tickOfPrice, usableTicks } from "../../../onchain/uniswap-math.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import type { Pool } from "./dex-pool.lib.js";
-import { priceOfSqrt, roundRange, tickOfPrice, usableTicks } from "./dex-pool.math.js";
 
 export interface RangeInput {
   tick_lower?: number | undefined;

@@ -4,9 +4,10 @@
  * token0; amounts are `{raw, amount}` (api/lib/build/payload.ts `Units`).
  */
 import { z } from "@hono/zod-openapi";
+import type { NpmPosition } from "../../../onchain/positions.js";
+import { amountsFor, priceOfSqrt, priceOfTick, sqrtAtTick } from "../../../onchain/uniswap-math.js";
 import { buildFields, Units, units } from "../../lib/build/payload.js";
 import type { DexCtx, Pool, Token } from "./dex-pool.lib.js";
-import { amountsFor, priceOfSqrt, priceOfTick, sqrtAtTick } from "./dex-pool.math.js";
 import { type IncentiveKey, incentiveId } from "./dex-pool.staker.js";
 
 const TokenId = z
@@ -218,19 +219,6 @@ export function positionOut(
 
 /** A position read back from `positions(tokenId)` (a simulation's read). */
 export function positionFromRead(tokenId: bigint, r: unknown) {
-  const [, , , , , tickLower, tickUpper, liquidity, , , owed0, owed1] = r as readonly [
-    bigint,
-    string,
-    string,
-    string,
-    number,
-    number,
-    number,
-    bigint,
-    bigint,
-    bigint,
-    bigint,
-    bigint,
-  ];
+  const [, , , , , tickLower, tickUpper, liquidity, , , owed0, owed1] = r as NpmPosition;
   return { tokenId, tickLower, tickUpper, liquidity, owed0, owed1 };
 }

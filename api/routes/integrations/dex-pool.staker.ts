@@ -1,13 +1,16 @@
 /**
  * The Uniswap v3 staker's incentives for the dex_pool builders. An incentive is named by its key
  * (reward token, pool, start, end, refundee), which the staker does not enumerate: the keys are
- * read from the staker's own `IncentiveCreated` logs (one eth_getLogs from block 0, then only the
- * blocks after the last one read, cached per RPC client and staker), and a position's stakes are
- * the keys of its pool whose `stakes(tokenId, id)` holds liquidity.
+ * read from the staker's own `IncentiveCreated` logs (one eth_getLogs from block 0, split in
+ * halves where the provider refuses the range, then only the blocks after the last one read,
+ * cached per RPC client and staker, and used without a new read for as long as the caller
+ * allows), and a position's stakes are the keys of its pool whose `stakes(tokenId, id)` holds
+ * liquidity (read by the builders in their read stage).
  */
 import {
   type Address,
   encodeAbiParameters,
+  type GetLogsReturnType,
   getAddress,
   type Hex,
   keccak256,
@@ -15,7 +18,6 @@ import {
   parseAbi,
   parseAbiItem,
 } from "viem";
-import { MULTICALL3 } from "../../../onchain/positions.js";
 
 export interface IncentiveKey {
   rewardToken: Address;
@@ -66,22 +68,29 @@ export function stakeData(keys: readonly IncentiveKey[]): Hex {
 interface Scan {
   to: bigint;
   keys: IncentiveKey[];
+  /** when the scan was made (ms) */
+  at: number;
 }
 const scans = new WeakMap<PublicClient, Map<string, Scan>>();
 
-/** Every incentive the staker has created, from its logs (cached, read on from the last block seen). */
-export async function stakerIncentives(client: PublicClient, staker: Address): Promise<IncentiveKey[]> {
+/**
+ * Every incentive the staker has created, from its logs: the kept scan when it is younger than
+ * `maxAgeMs`, else read on from the last block seen.
+ */
+export async function stakerIncentives(client: PublicClient, staker: Address, maxAgeMs = 0): Promise<IncentiveKey[]> {
   let byStaker = scans.get(client);
   if (!byStaker) {
     byStaker = new Map();
     scans.set(client, byStaker);
   }
+  const kept = byStaker.get(staker.toLowerCase());
+  if (kept && Date.now() - kept.at < maxAgeMs) return kept.keys;
   const head = await client.getBlockNumber({ cacheTime: 0 });
-  let scan = byStaker.get(staker.toLowerCase());
+  let scan = kept;
   // a chain that went back (a reorg, a reverted devnet) is read again from the start
-  if (!scan || head < scan.to) scan = { to: -1n, keys: [] };
+  if (!scan || head < scan.to) scan = { to: -1n, keys: [], at: 0 };
   if (head > scan.to) {
-    const logs = await client.getLogs({ address: staker, event: CREATED, fromBlock: scan.to + 1n, toBlock: head });
+    const logs = await createdLogs(client, staker, scan.to + 1n, head, MIN_SPLIT);
     const keys = [...scan.keys];
     for (const l of logs) {
       const a = l.args as {
@@ -99,32 +108,37 @@ export async function stakerIncentives(client: PublicClient, staker: Address): P
         refundee: getAddress(a.refundee),
       });
     }
-    scan = { to: head, keys };
-    byStaker.set(staker.toLowerCase(), scan);
-  }
+    scan = { to: head, keys, at: Date.now() };
+  } else scan = { ...scan, at: Date.now() };
+  byStaker.set(staker.toLowerCase(), scan);
   return scan.keys;
 }
 
-/** The incentives of `pool` position `tokenId` is staked in (`stakes` liquidity above 0). */
-export async function stakesOf(
+/** Smallest range a refused eth_getLogs is split down to before the error is the caller's. */
+const MIN_SPLIT = 1_000n;
+
+/**
+ * The staker's IncentiveCreated logs over [from, to]. A provider that refuses the range (too many
+ * blocks or results) gets its two halves instead, down to `minSplit` blocks.
+ */
+export async function createdLogs(
   client: PublicClient,
   staker: Address,
-  pool: Address,
-  tokenId: bigint,
-): Promise<{ pool: IncentiveKey[]; staked: IncentiveKey[] }> {
-  const keys = (await stakerIncentives(client, staker)).filter((k) => k.pool === getAddress(pool));
-  if (keys.length === 0) return { pool: [], staked: [] };
-  const res = await client.multicall({
-    multicallAddress: MULTICALL3,
-    allowFailure: false,
-    contracts: keys.map((k) => ({
-      address: staker,
-      abi: STAKER_ABI,
-      functionName: "stakes",
-      args: [tokenId, incentiveId(k)],
-    })),
-  });
-  return { pool: keys, staked: keys.filter((_, i) => (res[i] as unknown as readonly [bigint, bigint])[1] > 0n) };
+  from: bigint,
+  to: bigint,
+  minSplit: bigint,
+): Promise<GetLogsReturnType<typeof CREATED>> {
+  try {
+    return await client.getLogs({ address: staker, event: CREATED, fromBlock: from, toBlock: to });
+  } catch (err) {
+    if (to - from < minSplit) throw err;
+    const mid = from + (to - from) / 2n;
+    const [a, b] = await Promise.all([
+      createdLogs(client, staker, from, mid, minSplit),
+      createdLogs(client, staker, mid + 1n, to, minSplit),
+    ]);
+    return [...a, ...b];
+  }
 }
 
 /** Whether an incentive accepts stakes at `now` (unix seconds). */

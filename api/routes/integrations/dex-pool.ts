@@ -120,7 +120,7 @@ interface Built {
 }
 
 /** Resolves the subaccount and the pool, runs the builder, answers through the build audit. */
-function serve<B extends { chain: number; from?: string | undefined }>(
+function serve<B extends { chain: number; from?: string | undefined; token_id?: string | number | undefined }>(
   c: Context<AppEnv>,
   action: string,
   path: { pool_address: string; address: string },
@@ -129,7 +129,7 @@ function serve<B extends { chain: number; from?: string | undefined }>(
 ) {
   return runBuild(c, action, { ...body, ...path }, async () => {
     const sub = await buildSubaccount(c.var.deps, path.address, body.chain, body.from);
-    const ctx = await loadDexCtx(sub, path.pool_address);
+    const ctx = await loadDexCtx(sub, path.pool_address, body.token_id != null ? BigInt(body.token_id) : null);
     const r = await build(ctx, body);
     return {
       chainId: sub.chainId,

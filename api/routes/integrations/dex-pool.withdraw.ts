@@ -52,7 +52,7 @@ function liquidityToRemove(b: Body, total: bigint): bigint {
 export async function buildWithdraw(ctx: DexCtx, b: Body) {
   const { pool, sub, uni } = ctx;
   const tokenId = BigInt(b.token_id);
-  const pos = await loadPosition(ctx, tokenId);
+  const pos = loadPosition(ctx);
   if (pos.liquidity === 0n) {
     throw new BuildRefusal(
       409,

@@ -5,12 +5,16 @@
  * and the account figures read before and after it in the simulated block.
  */
 import { type Address, encodeFunctionData, getAddress, maxUint256, parseAbi } from "viem";
+import { allowedRead, requireAllowed } from "../../lib/build/allowed.js";
+import { remember, type TokenFacts, tokenFacts } from "../../lib/build/facts.js";
+import { readAtHead } from "../../lib/build/head.js";
 import type { Approval, InnerCall } from "../../lib/build/module-call.js";
+import { aggregate, type Read, readValue } from "../../lib/build/multicall.js";
 import { rawAmount } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import type { SimRead } from "../../lib/build/simulate.js";
 import type { BuildSubaccount } from "../../lib/build/subaccount.js";
-import { balanceOf, chainRead, ERC20, requireAllowedToken, type TokenFacts, tokenFacts } from "./builder.lib.js";
+import { chainRead, ERC20 } from "./builder.lib.js";
 
 export const OPERATIONS = ["supply", "borrow", "repay", "withdraw"] as const;
 export type Operation = (typeof OPERATIONS)[number];
@@ -38,50 +42,86 @@ export interface Market {
   stableDebtToken: TokenFacts;
 }
 
-/** The aToken `market` as a reserve of the chain's Aave pool, or a 404 `unknown_market`. */
+/**
+ * The aToken `market` as a reserve of the chain's Aave pool, or a 404 `unknown_market`. What it
+ * resolves to never changes at the address: read once (two multicalls) and kept.
+ */
 export async function resolveMarket(sub: BuildSubaccount, market: string): Promise<Market> {
   const pool = sub.protocols.aave?.pool;
-  const unknown = (why: string) => new BuildRefusal(404, "unknown_market", `${market} is not a lending market: ${why}`);
-  if (!pool) throw unknown(`chain ${sub.chainId} has no Aave pool in the registry's protocols entry`);
-  const aToken = getAddress(market);
-  const client = sub.client;
-  let underlying: Address;
-  let aTokenPool: Address;
-  try {
-    [underlying, aTokenPool] = await Promise.all([
-      client.readContract({ address: aToken, abi: A_TOKEN, functionName: "UNDERLYING_ASSET_ADDRESS" }),
-      client.readContract({ address: aToken, abi: A_TOKEN, functionName: "POOL" }),
-    ]);
-  } catch (err) {
-    // a contract without these views (or no contract) is not an aToken; a dead chain is a 503
-    await chainRead(sub, (c) => c.getBlockNumber());
-    throw unknown(`it is not an Aave v3 aToken (${(err as { shortMessage?: string }).shortMessage ?? "no answer"})`);
+  if (!pool) {
+    throw new BuildRefusal(
+      404,
+      "unknown_market",
+      `${market} is not a lending market: chain ${sub.chainId} has no Aave pool in the registry's protocols entry`,
+    );
   }
+  const aToken = getAddress(market);
+  return remember(sub, `aave-market:${getAddress(pool)}:${aToken}`, () => readMarket(sub, getAddress(pool), aToken));
+}
+
+async function readMarket(sub: BuildSubaccount, pool: Address, aToken: Address): Promise<Market> {
+  const unknown = (why: string) => new BuildRefusal(404, "unknown_market", `${aToken} is not a lending market: ${why}`);
+  const read = (reads: Read[]) => chainRead(sub, (c) => aggregate(c, reads));
+  const [u, p] = await read([
+    { address: aToken, abi: A_TOKEN, functionName: "UNDERLYING_ASSET_ADDRESS" },
+    { address: aToken, abi: A_TOKEN, functionName: "POOL" },
+  ]);
+  const underlying = readValue<Address>(u);
+  const aTokenPool = readValue<Address>(p);
+  // a contract without these views (or no contract) is not an aToken
+  if (!underlying || !aTokenPool)
+    throw unknown("it is not an Aave v3 aToken (it answers no UNDERLYING_ASSET_ADDRESS and POOL)");
   if (aTokenPool.toLowerCase() !== pool.toLowerCase()) {
-    throw unknown(`its pool ${aTokenPool} is not the chain's Aave pool ${getAddress(pool)}`);
+    throw unknown(`its pool ${aTokenPool} is not the chain's Aave pool ${pool}`);
   }
   // outputs in order: aTokenAddress is the 9th, stableDebtTokenAddress the 10th, variableDebtTokenAddress the 11th
-  const reserve = await chainRead(sub, (c) =>
-    c.readContract({ address: getAddress(pool), abi: AAVE_POOL, functionName: "getReserveData", args: [underlying] }),
-  );
-  if (reserve[8].toLowerCase() !== aToken.toLowerCase()) {
-    throw unknown(`the pool's aToken of ${underlying} is ${reserve[8]}`);
+  const [r] = await read([{ address: pool, abi: AAVE_POOL, functionName: "getReserveData", args: [underlying] }]);
+  const reserve = readValue<readonly unknown[]>(r);
+  if (!reserve) throw unknown(`the pool has no reserve of ${underlying}`);
+  const [reserveAToken, stableDebt, variableDebt] = reserve.slice(8, 11) as Address[];
+  if (reserveAToken!.toLowerCase() !== aToken.toLowerCase()) {
+    throw unknown(`the pool's aToken of ${underlying} is ${reserveAToken}`);
   }
-  const [a, u, variable, stable] = await Promise.all([
-    tokenFacts(sub, aToken),
-    tokenFacts(sub, underlying),
-    tokenFacts(sub, reserve[10]),
-    tokenFacts(sub, reserve[9]),
-  ]);
+  const [a, und, variable, stable] = await tokenFacts(
+    sub,
+    [aToken, underlying, variableDebt!, stableDebt!],
+    ["path", "market_token_address"],
+  );
   return {
-    pool: getAddress(pool),
+    pool,
     aToken,
-    aTokenSymbol: a.symbol,
-    underlying: u,
-    variableDebtToken: variable,
-    stableDebtToken: stable,
+    aTokenSymbol: a!.symbol,
+    underlying: und!,
+    variableDebtToken: variable!,
+    stableDebtToken: stable!,
   };
 }
+
+/**
+ * The build's read stage (`readAtHead`): the module's allowance of the underlying and the Safe's
+ * balances of the underlying, the aToken and both debt tokens, with the head they were read at.
+ */
+export async function readAccount(sub: BuildSubaccount, m: Market) {
+  const bal = (token: Address): Read => ({ address: token, abi: ERC20, functionName: "balanceOf", args: [sub.safe] });
+  const { head, results } = await readAtHead(sub, [
+    allowedRead(sub, m.underlying.address),
+    bal(m.underlying.address),
+    bal(m.aToken),
+    bal(m.variableDebtToken.address),
+    bal(m.stableDebtToken.address),
+  ]);
+  const n = (i: number) => readValue<bigint>(results[i]) ?? 0n;
+  return {
+    head,
+    allowed: readValue<boolean>(results[0]) === true,
+    underlying: n(1),
+    aToken: n(2),
+    variableDebt: n(3),
+    stableDebt: n(4),
+  };
+}
+
+export type AccountState = Awaited<ReturnType<typeof readAccount>>;
 
 export interface LendingRequest {
   amount?: string | undefined;
@@ -106,15 +146,16 @@ const REPAY_ALL_MARGIN_DEN = 1000n;
 /**
  * The call of `op`, after the checks a simulation would only report less clearly: the token on
  * the module's list, the amount within the Safe's balance (of the underlying for supply and
- * repay, of the aToken for withdraw). 422s, before anything is simulated.
+ * repay, of the aToken for withdraw), all as read at the head. 422s, before anything is simulated.
  */
-export async function planOperation(
+export function planOperation(
   sub: BuildSubaccount,
   m: Market,
+  state: AccountState,
   op: Operation,
   body: LendingRequest,
-): Promise<LendingPlan> {
-  await requireAllowedToken(sub, m.underlying, ["body"]);
+): LendingPlan {
+  requireAllowed([m.underlying], [state.allowed], ["body"]);
   const t = m.underlying;
   const rateMode = op === "borrow" || op === "repay" ? (body.interest_rate_mode ?? "variable") : null;
   const debtFacts = rateMode === "stable" ? m.stableDebtToken : m.variableDebtToken;
@@ -144,7 +185,7 @@ export async function planOperation(
     encodeFunctionData({ abi: AAVE_POOL, functionName, args: args as never });
   switch (op) {
     case "supply": {
-      const held = await balanceOf(sub, t.address);
+      const held = state.underlying;
       if (amount! > held) throw short(held, t.symbol);
       return {
         amount,
@@ -168,7 +209,8 @@ export async function planOperation(
         approvals: [],
       };
     case "repay": {
-      const [held, debt] = await Promise.all([balanceOf(sub, t.address), balanceOf(sub, debtToken)]);
+      const held = state.underlying;
+      const debt = rateMode === "stable" ? state.stableDebt : state.variableDebt;
       let approval: bigint;
       if (all) {
         // Aave takes the whole debt as of the block it lands in: approve it with a margin for the
@@ -194,7 +236,7 @@ export async function planOperation(
       };
     }
     case "withdraw": {
-      const held = await balanceOf(sub, m.aToken);
+      const held = state.aToken;
       if (all ? held === 0n : amount! > held) throw short(held, `the aToken of ${t.symbol}`);
       return {
         amount,

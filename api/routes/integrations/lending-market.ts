@@ -23,7 +23,7 @@ import { buildSubaccount } from "../../lib/build/subaccount.js";
 import { type AppEnv, EvmAddress, jsonResponse, keySecurity } from "../../lib/router.js";
 import { requireScope } from "../../middleware/auth.js";
 import { buildResponses, requireSimulated } from "./builder.lib.js";
-import { accountReads, type Operation, planOperation, resolveMarket } from "./lending-market.lib.js";
+import { accountReads, type Operation, planOperation, readAccount, resolveMarket } from "./lending-market.lib.js";
 
 const rateMode = z.enum(["variable", "stable"]).optional().openapi({
   description: "Aave's interest rate mode of the debt (variable = 2, stable = 1); default variable",
@@ -203,10 +203,11 @@ function handler(op: Operation): RouteHandler<typeof lendingMarketSupply, AppEnv
     return runBuild(c, `lending_market.${op}`, { ...body, address, market }, async () => {
       const sub = await buildSubaccount(c.var.deps, address, body.chain, body.from);
       const m = await resolveMarket(sub, market);
-      const plan = await planOperation(sub, m, op, body);
+      const state = await readAccount(sub, m);
+      const plan = planOperation(sub, m, state, op, body);
       const tx = moduleTransaction(sub.module, [plan.call], plan.approvals);
       const reads = accountReads(sub, m, plan.debtToken);
-      const sim = await simulate(sub, tx, { before: reads, after: reads });
+      const sim = await simulate(sub, tx, { before: reads, after: reads }, state.head);
       requireSimulated(sim, op);
       const t = m.underlying;
       const [accB, undB, aB, debtB] = sim.before;

@@ -20,8 +20,12 @@ import {
   parseAbi,
 } from "viem";
 import { SubaccountModuleAbi } from "../../../abis/SubaccountModuleAbi.js";
+import { allowedRead, requireAllowed } from "../../lib/build/allowed.js";
 import { runBuild } from "../../lib/build/audit.js";
+import { remember, tokenFacts } from "../../lib/build/facts.js";
+import { readAtHead } from "../../lib/build/head.js";
 import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
+import { aggregate, readValue } from "../../lib/build/multicall.js";
 import {
   amountFields,
   buildFields,
@@ -36,14 +40,7 @@ import { simulate } from "../../lib/build/simulate.js";
 import { type BuildSubaccount, buildSubaccount } from "../../lib/build/subaccount.js";
 import { type AppEnv, EvmAddress, jsonResponse, keySecurity } from "../../lib/router.js";
 import { requireScope } from "../../middleware/auth.js";
-import {
-  balanceOf,
-  buildResponses,
-  chainRead,
-  requireAllowedToken,
-  requireSimulated,
-  tokenFacts,
-} from "./builder.lib.js";
+import { buildResponses, chainRead, ERC20, requireSimulated } from "./builder.lib.js";
 
 type Relayer = "perp_relayer_a" | "perp_relayer_b";
 
@@ -154,12 +151,26 @@ async function build(sub: BuildSubaccount, relayer: Relayer, body: Body) {
     throw new BuildRefusal(404, "unknown_bridge", `Chain ${sub.chainId} has no perp bridges in the registry`);
   }
   const bridge = getAddress(relayer === "perp_relayer_a" ? perp.bridgeA : perp.bridgeB);
-  const read = <T>(functionName: string, args: readonly unknown[] = []) =>
-    chainRead(sub, (c) => c.readContract({ address: bridge, abi: BRIDGE, functionName, args } as never) as Promise<T>);
-  const tokenAddress = relayer === "perp_relayer_a" ? await read<Address>("usdc") : getAddress(body.token!);
+  const tokenAddress =
+    relayer === "perp_relayer_a"
+      ? await remember(sub, `perp-usdc:${bridge}`, async () => {
+          const [usdc] = await chainRead(sub, (c) =>
+            aggregate(c, [{ address: bridge, abi: BRIDGE, functionName: "usdc" }]),
+          );
+          const a = readValue<Address>(usdc);
+          if (!a) throw new BuildRefusal(404, "unknown_bridge", `${bridge} answers no usdc(): not bridge A`);
+          return getAddress(a);
+        })
+      : getAddress(body.token!);
   const destination = relayer === "perp_relayer_a" ? "perp" : (body.destination ?? "perp");
-  const token = await tokenFacts(sub, tokenAddress);
-  const minimum = await read<bigint>("minimumDepositOf", [token.address]);
+  const tokenLoc = relayer === "perp_relayer_a" ? ["body"] : ["body", "token"];
+  const token = (await tokenFacts(sub, [tokenAddress], tokenLoc))[0]!;
+  const { head, results } = await readAtHead(sub, [
+    { address: bridge, abi: BRIDGE, functionName: "minimumDepositOf", args: [token.address] },
+    allowedRead(sub, token.address),
+    { address: token.address, abi: ERC20, functionName: "balanceOf", args: [sub.safe] },
+  ]);
+  const minimum = readValue<bigint>(results[0]) ?? 0n;
   if (minimum === 0n) {
     throw BuildRefusal.field(
       ["body", "token"],
@@ -167,7 +178,7 @@ async function build(sub: BuildSubaccount, relayer: Relayer, body: Body) {
       "token_not_supported",
     );
   }
-  await requireAllowedToken(sub, token, relayer === "perp_relayer_a" ? ["body"] : ["body", "token"]);
+  requireAllowed([token], [readValue<boolean>(results[1])], tokenLoc);
   const amount = rawAmount(body, token.decimals);
   const field = ["body", body.amount_raw != null ? "amount_raw" : "amount"];
   if (amount < minimum) {
@@ -177,7 +188,7 @@ async function build(sub: BuildSubaccount, relayer: Relayer, body: Body) {
       "below_minimum",
     );
   }
-  const held = await balanceOf(sub, token.address);
+  const held = readValue<bigint>(results[2]) ?? 0n;
   if (amount > held) {
     throw BuildRefusal.field(
       field,
@@ -200,12 +211,12 @@ async function build(sub: BuildSubaccount, relayer: Relayer, body: Body) {
     { to: bridge, abi: BRIDGE, functionName: "nextCoreHash", args: [sub.safe] },
     { to: bridge, abi: BRIDGE, functionName: "nonces", args: [sub.safe] },
   ];
-  const sim = await simulate(sub, tx, { before: reads });
+  const sim = await simulate(sub, tx, { before: reads }, head);
   requireSimulated(sim, `${relayer}.deposit`);
   const [expected, nonce] = sim.before as [Hex, bigint];
   const coreHash = returnedHash("executeWithApprovals", sim.returnData);
   if (coreHash !== expected) throw new Error(`the simulated deposit returned ${coreHash}, nextCoreHash ${expected}`);
-  return { bridge, token, amount, minimum, destination, tx, sim, coreHash, nonce };
+  return { bridge, token: token, amount, minimum, destination, tx, sim, coreHash, nonce };
 }
 
 function encode(functionName: "deposit", args: readonly unknown[]): Hex {

@@ -8,6 +8,7 @@
  * each candidate's decoded reason).
  */
 import { type Abi, type Address, encodeFunctionData, getAddress, parseAbi } from "viem";
+import { requireAllowed } from "../../lib/build/allowed.js";
 import type { BuildAnswer } from "../../lib/build/audit.js";
 import { type ModuleTransaction, moduleTransaction } from "../../lib/build/module-call.js";
 import { rawAmount, transactionPayload, units } from "../../lib/build/payload.js";
@@ -124,7 +125,7 @@ export async function buildSwap(
   try {
     d = await discover(sub, getAddress(body.token_in), getAddress(body.token_out));
   } catch (err) {
-    throw BuildRefusal.chain(sub.chainId, err);
+    throw err instanceof BuildRefusal ? err : BuildRefusal.chain(sub.chainId, err);
   }
   for (const [field, t, ok] of [
     ["token_in", d.tokenIn, d.allowed.in],
@@ -133,13 +134,7 @@ export async function buildSwap(
     if (t.decimals === null) {
       throw BuildRefusal.field(["body", field], `${t.address} is not an ERC-20 token on chain ${sub.chainId}`);
     }
-    if (!ok) {
-      throw BuildRefusal.field(
-        ["body", field],
-        `TokenNotAllowed: the subaccount's module does not allow ${t.symbol} (${t.address})`,
-        "token_not_allowed",
-      );
-    }
+    requireAllowed([t], [ok], ["body", field]);
   }
   const amountIn = rawAmount(body, d.tokenIn.decimals!);
   if (d.routes.length === 0) {
@@ -153,7 +148,7 @@ export async function buildSwap(
   const deadline = d.head.timestamp + BigInt(body.deadline_s);
   let quotes: Quote[];
   try {
-    quotes = await quoteAll(sub, d.routes, amountIn);
+    quotes = await quoteAll(sub, d.routes, amountIn, d.head);
   } catch (err) {
     throw BuildRefusal.chain(sub.chainId, err);
   }
@@ -190,7 +185,7 @@ export async function buildSwap(
         ],
         [{ token: d.tokenIn.address, spender: router, amount: amountIn }],
       );
-      c.sim = await simulate(sub, c.tx, reads);
+      c.sim = await simulate(sub, c.tx, reads, d.head);
       if (c.sim.success) {
         const [inBefore, outBefore] = c.sim.before as (bigint | null)[];
         const [inAfter, outAfter] = c.sim.after as (bigint | null)[];

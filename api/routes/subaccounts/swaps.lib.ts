@@ -1,12 +1,13 @@
 /**
  * Swap routes on Uniswap v3 for the swaps builder: which routes the chain offers between two
  * tokens (each fee tier with a pool; two hops through WETH or a stablecoin of the chain's
- * protocols entry) and what each quotes (QuoterV2). Two multicalls in all: one reads the tokens,
- * the module's allow-list, the feeds, the head and every pool the routes could use; the other
- * quotes every route that exists.
+ * protocols entry) and what each quotes (QuoterV2). Two multicalls in all: one (the build's read
+ * stage, at the head) reads the tokens, the module's allow-list, the feeds and every pool the
+ * routes could use; the other quotes every route that exists, at the same head.
  */
 import { type Abi, type Address, encodePacked, getAddress, type Hex, parseAbi, zeroAddress } from "viem";
-import { MULTICALL3 } from "../../../onchain/positions.js";
+import { allowedRead } from "../../lib/build/allowed.js";
+import { type Head, readAtHead } from "../../lib/build/head.js";
 import { aggregate, type Read, readValue } from "../../lib/build/multicall.js";
 import type { BuildSubaccount } from "../../lib/build/subaccount.js";
 import { type DecodedRevert, decodeRevert } from "../../lib/revert-decode.js";
@@ -17,12 +18,7 @@ const HUBS = ["WETH", "USDC", "USDT", "DAI", "USDBC", "USDC.E"];
 
 const ERC20 = parseAbi(["function decimals() view returns (uint8)", "function symbol() view returns (string)"]);
 const FEED = parseAbi(["function latestAnswer() view returns (int256)"]);
-const MODULE = parseAbi(["function tokenAllowed(address) view returns (bool)"]);
 const FACTORY = parseAbi(["function getPool(address, address, uint24) view returns (address)"]);
-const MC = parseAbi([
-  "function getBlockNumber() view returns (uint256)",
-  "function getCurrentBlockTimestamp() view returns (uint256)",
-]);
 export const QUOTER = parseAbi([
   "function quoteExactInputSingle((address tokenIn, address tokenOut, uint256 amountIn, uint24 fee, uint160 sqrtPriceLimitX96) params) returns (uint256 amountOut, uint160 sqrtPriceX96After, uint32 initializedTicksCrossed, uint256 gasEstimate)",
   "function quoteExactInput(bytes path, uint256 amountIn) returns (uint256 amountOut, uint160[] sqrtPriceX96AfterList, uint32[] initializedTicksCrossedList, uint256 gasEstimate)",
@@ -53,13 +49,13 @@ export interface Discovery {
   allowed: { in: boolean; out: boolean };
   routes: SwapRoute[];
   /** the head the reads saw */
-  head: { number: bigint; timestamp: bigint };
+  head: Head;
 }
 
 const lc = (a: string) => a.toLowerCase();
 const pairKey = (a: Address, b: Address, fee: number) => `${[lc(a), lc(b)].sort().join(":")}:${fee}`;
 
-/** One multicall: tokens, allow-list, feeds, head, and the pools of every possible route. */
+/** One multicall at the head: tokens, allow-list, feeds and the pools of every possible route. */
 export async function discover(sub: BuildSubaccount, tokenIn: Address, tokenOut: Address): Promise<Discovery> {
   const entry = new Map(sub.protocols.tokens.map((t) => [lc(t.address), t]));
   const factory = getAddress(sub.protocols.uniswap!.factory);
@@ -69,10 +65,7 @@ export async function discover(sub: BuildSubaccount, tokenIn: Address, tokenOut:
 
   const reads: Read[] = [];
   const at = (r: Read) => reads.push(r) - 1;
-  const head = { number: at(mc("getBlockNumber")), timestamp: at(mc("getCurrentBlockTimestamp")) };
-  const allowed = [tokenIn, tokenOut].map((t) =>
-    at({ address: sub.module, abi: MODULE as Abi, functionName: "tokenAllowed", args: [t] }),
-  );
+  const allowed = [tokenIn, tokenOut].map((t) => at(allowedRead(sub, t)));
   const meta = [tokenIn, tokenOut].map((t) => {
     const known = entry.get(lc(t));
     const feed = known?.priceFeed ? getAddress(known.priceFeed.address) : null;
@@ -96,7 +89,7 @@ export async function discover(sub: BuildSubaccount, tokenIn: Address, tokenOut:
     }
   }
 
-  const res = await aggregate(sub.client, reads);
+  const { head, results: res } = await readAtHead(sub, reads);
   const token = (t: Address, i: 0 | 1): SwapToken => {
     const known = entry.get(lc(t));
     const m = meta[i]!;
@@ -144,22 +137,14 @@ export async function discover(sub: BuildSubaccount, tokenIn: Address, tokenOut:
       }
     }
   }
-  const num = (i: number) => readValue<bigint>(res[i]);
   const bool = (i: number) => readValue<boolean>(res[i]) === true;
-  const n = num(head.number);
-  const ts = num(head.timestamp);
-  if (n === undefined || ts === undefined) throw new Error("Multicall3 did not answer the head block");
   return {
     tokenIn: tIn,
     tokenOut: tOut,
     allowed: { in: bool(allowed[0]!), out: bool(allowed[1]!) },
     routes,
-    head: { number: n, timestamp: ts },
+    head,
   };
-}
-
-function mc(functionName: string): Read {
-  return { address: MULTICALL3, abi: MC as Abi, functionName };
 }
 
 /** The packed v3 path: token, fee, token, fee, …, token. */
@@ -179,8 +164,13 @@ export function encodePath(tokens: readonly Address[], fees: readonly number[]):
 
 export type Quote = { ok: true; amountOut: bigint; gasEstimate: bigint } | { ok: false; error: DecodedRevert };
 
-/** One multicall: QuoterV2's quote of every route for `amountIn`. */
-export async function quoteAll(sub: BuildSubaccount, routes: readonly SwapRoute[], amountIn: bigint): Promise<Quote[]> {
+/** One multicall at `head`: QuoterV2's quote of every route for `amountIn`. */
+export async function quoteAll(
+  sub: BuildSubaccount,
+  routes: readonly SwapRoute[],
+  amountIn: bigint,
+  head: Head,
+): Promise<Quote[]> {
   const quoter = getAddress(sub.protocols.uniswap!.quoterV2);
   const reads = routes.map(
     (r): Read =>
@@ -198,7 +188,7 @@ export async function quoteAll(sub: BuildSubaccount, routes: readonly SwapRoute[
             args: [encodePath(r.tokens, r.fees), amountIn],
           },
   );
-  const res = await aggregate(sub.client, reads);
+  const res = await aggregate(sub.client, reads, head.number);
   return res.map((q): Quote => {
     if (!q.ok) return { ok: false, error: decodeRevert(q.data) };
     const v = q.value as readonly [bigint, unknown, unknown, bigint];

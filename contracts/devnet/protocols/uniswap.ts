@@ -4,6 +4,7 @@
  * incentive.
  */
 import { type Address, getAddress, type Hex, toEventSelector } from "viem";
+import { isqrt } from "../../../onchain/uniswap-math.js";
 import { uniswap } from "./artifacts.js";
 import { type Ctx, deploy, ERC20_ABI, MAX_UINT256, PRICE_FEED_ABI, read, write } from "./tx.js";
 import type { TokenInput } from "./types.js";
@@ -85,23 +86,12 @@ export function sortTokens(a: Address, b: Address): [Address, Address] {
   return BigInt(a) < BigInt(b) ? [getAddress(a), getAddress(b)] : [getAddress(b), getAddress(a)];
 }
 
-function sqrt(n: bigint): bigint {
-  if (n < 2n) return n;
-  let x = n;
-  let y = (x + 1n) / 2n;
-  while (y < x) {
-    x = y;
-    y = (x + n / x) / 2n;
-  }
-  return x;
-}
-
 /**
  * sqrt(price) in Q64.96, price being token1 raw units per token0 raw unit at the given USD prices
  * (any common fixed-point scale).
  */
 export function sqrtPriceX96(usd0: bigint, dec0: number, usd1: bigint, dec1: number): bigint {
-  return sqrt((usd0 * 10n ** BigInt(dec1) * 2n ** 192n) / (usd1 * 10n ** BigInt(dec0)));
+  return isqrt((usd0 * 10n ** BigInt(dec1) * 2n ** 192n) / (usd1 * 10n ** BigInt(dec0)));
 }
 
 const TRANSFER_TOPIC = toEventSelector("Transfer(address,address,uint256)");

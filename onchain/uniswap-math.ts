@@ -1,8 +1,9 @@
 /**
- * Concentrated-liquidity arithmetic for the dex_pool builders, in integers: sqrt prices at ticks
- * (Q64.96), the liquidity a token amount buys over a range and the amounts a liquidity holds, and
- * the conversions between human prices (whole token1 per whole token0) and ticks. These only size
- * requests and describe positions: the amounts a transaction moves are the simulation's.
+ * Uniswap v3 concentrated-liquidity arithmetic in integers, the one copy the service has: sqrt
+ * prices at ticks (Q64.96), the liquidity a token amount buys over a range and the amounts a
+ * liquidity holds (the subaccounts' position values, the dex_pool builders' sizing), and the
+ * conversions between human prices (whole token1 per whole token0) and ticks. The builders only
+ * size requests with it: the amounts a transaction moves are the simulation's.
  */
 
 export const Q96 = 1n << 96n;
@@ -11,7 +12,8 @@ export const MAX_TICK = 887272;
 const Q128 = 1n << 128n;
 const LOG_BASE = Math.log(1.0001);
 
-function isqrt(n: bigint): bigint {
+/** The integer square root (floor). */
+export function isqrt(n: bigint): bigint {
   if (n < 2n) return n;
   let x = n;
   let y = (x + 1n) / 2n;

@@ -1,5 +1,5 @@
 /**
- * The dex_pool builders' integer arithmetic against the pool's own figures: TickMath's sqrt
+ * The Uniswap v3 integer arithmetic against the pool's own figures: TickMath's sqrt
  * ratios at the tick bounds, a range widened outwards to the spacing, and liquidity and amounts
  * as each other's inverse.
  */
@@ -15,7 +15,7 @@ import {
   roundRange,
   sqrtAtTick,
   tickOfPrice,
-} from "./dex-pool.math.js";
+} from "./uniswap-math.js";
 
 // TickMath.MIN_SQRT_RATIO and MAX_SQRT_RATIO (Uniswap v3 core)
 const MIN_SQRT = 4295128739n;

@@ -1,0 +1,296 @@
+/** The vault registry file, one vault at a time, from what the chain says: `npm run vaults -- --help`. */
+import { sql } from "kysely";
+import { type Address, createPublicClient, http, type PublicClient } from "viem";
+import { getChain, isEvmChain } from "../config/chains.js";
+import { type EvmVault, loadRegistry, type Registry, registryPath } from "../config/registry.js";
+import { createDb, createPool, migrateToLatest } from "../db/client.js";
+import { loadRegistryData } from "../db/registry-load.js";
+import { type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
+import { errMessage } from "./lib/procs.js";
+import { readRegistryFile, sameVault, writeRegistryFile } from "./lib/registry-file.js";
+import { deploymentBlock, hasCode, ProbeRefusal, probeVault, shortError } from "./lib/vault-probe.js";
+
+const CMD: Command = {
+  name: "vaults",
+  usage:
+    "usage: npm run vaults -- add --chain <id> --address <address> [--name <text>] [--kind <text>]\n" +
+    "                             [--start-block <n>] [--registry <file>]\n" +
+    "       | list [--registry <file>] | remove --chain <id> --address <address> [--registry <file>]",
+  help: `
+The vault registry file (what the indexer indexes and the API serves), edited one vault at a time.
+
+  add      probes the contract on its chain (PONDER_RPC_URL_<id>): a LendingPool or a
+           TokenizedVaultV2 (recognised by their own views), else any ERC-4626 vault (family
+           erc4626); reads its asset, name, symbol and decimals, finds its deployment block
+           (binary search on eth_getCode; --start-block skips it, for an RPC without archive
+           state), and adds the entry to the file. --name replaces the chain's name, --kind the
+           vault kind (default: the family). Refused: a chain outside the catalogue or without an
+           RPC, an address that is no contract or no vault, a vault already listed.
+  list     every vault of the file (chain, address, family, kind, start block, name) and, with
+           DATABASE_URL, whether the running indexer's views hold it yet
+  remove   takes the vault out of the file
+
+The file is replaced in one step (a temporary file renamed over it), every other entry kept as it
+is. A running indexer (npm run indexer, the demo's) notices the change, indexes the new registry
+in a new deployment beside the old one and switches the views to it once it is at every chain's
+head (README, "Index your first real vault"); it needs PONDER_RPC_URL_<id> of a new chain in its
+own environment.
+
+Environment: VAULT_REGISTRY (the file, default config/vaults.json; --registry overrides it),
+PONDER_RPC_URL_<id> (add: the chain's JSON-RPC URL; the first of a comma-separated list),
+DATABASE_URL (optional: add and remove then load the registry tables as "npm run registry --
+load" does, migrations first, and list shows what is indexed).`,
+};
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/** Chain-side and registry-side refusals: the message, exit 1 (usage errors exit 2 through refuse). */
+function fail(msg: string): never {
+  console.error(`vaults: ${msg}`);
+  process.exit(1);
+}
+
+async function main(): Promise<void> {
+  const parsed = parseCommandLine(CMD, {
+    allowPositionals: true,
+    options: {
+      ...HELP_OPTION,
+      chain: { type: "string" },
+      address: { type: "string" },
+      name: { type: "string" },
+      kind: { type: "string" },
+      "start-block": { type: "string" },
+      registry: { type: "string" },
+    },
+  });
+  const [cmd, ...rest] = parsed.positionals;
+  const a = parsed.values;
+  if (rest.length) refuse(CMD, `unexpected arguments: ${rest.join(" ")}`);
+  if (cmd !== "add" && cmd !== "list" && cmd !== "remove") {
+    refuse(CMD, cmd ? `unknown command "${cmd}"` : "give a command: add, list or remove");
+  }
+  const options: Record<string, string[]> = {
+    add: ["chain", "address", "name", "kind", "start-block"],
+    remove: ["chain", "address"],
+    list: [],
+  };
+  const allowed = options[cmd]!;
+  for (const [k, v] of Object.entries(a)) {
+    if (v !== undefined && k !== "help" && k !== "registry" && !allowed.includes(k))
+      refuse(CMD, `${cmd} takes no --${k}`);
+  }
+  const file = a.registry ?? registryPath();
+  if (cmd === "list") return list(file);
+
+  if (a.chain === undefined) refuse(CMD, `${cmd} needs --chain <id>`);
+  if (a.address === undefined) refuse(CMD, `${cmd} needs --address <address>`);
+  if (!/^-?\d+$/.test(a.chain)) refuse(CMD, `--chain: "${a.chain}" is not a chain id (an integer)`);
+  const chainId = Number(a.chain);
+  if (!ADDRESS.test(a.address)) refuse(CMD, `--address: "${a.address}" is not a 0x-prefixed 20-byte hex address`);
+  const address = a.address.toLowerCase() as Address;
+  if (!getChain(chainId)) {
+    refuse(CMD, `--chain: ${chainId} is not a chain of the catalogue (config/chains.ts, the spec's chain list)`);
+  }
+  if (!isEvmChain(chainId)) {
+    refuse(CMD, `--chain: ${chainId} (${getChain(chainId)!.name}) is not an EVM chain; add its vaults to the file`);
+  }
+  let raw: ReturnType<typeof readRegistryFile>;
+  try {
+    raw = readRegistryFile(file);
+  } catch (err) {
+    fail(`${errMessage(err)}\n(fix the file first; nothing was changed)`);
+  }
+  const listed = raw.vaults.findIndex((v) => sameVault(v, chainId, address));
+
+  if (cmd === "remove") {
+    if (listed < 0) fail(`no vault ${address} on chain ${chainId} in ${file}; nothing was changed`);
+    const removed = raw.vaults[listed]!;
+    raw.vaults.splice(listed, 1);
+    const reg = save(file, raw);
+    console.log(`removed ${removed.name} (${removed.family}) ${address} on chain ${chainId} from ${file}`);
+    await loadTables(reg);
+    return;
+  }
+
+  if (listed >= 0) {
+    fail(
+      `vault ${address} on chain ${chainId} is already in ${file} (${raw.vaults[listed]!.name}); nothing was changed`,
+    );
+  }
+  let startBlock: number | undefined;
+  if (a["start-block"] !== undefined) {
+    if (!/^\d+$/.test(a["start-block"])) refuse(CMD, `--start-block: "${a["start-block"]}" is not a block number`);
+    startBlock = Number(a["start-block"]);
+  }
+  if (a.name !== undefined && a.name.trim() === "") refuse(CMD, "--name: give a name, or leave it out");
+  if (a.kind !== undefined && a.kind.trim() === "") refuse(CMD, "--kind: give a kind, or leave it out");
+  const rawUrl = process.env[`PONDER_RPC_URL_${chainId}`];
+  const url = rawUrl
+    ?.split(",")
+    .map((u) => u.trim())
+    .find(Boolean);
+  if (!url) {
+    refuse(
+      CMD,
+      `chain ${chainId} (${getChain(chainId)!.name}) has no RPC here: set PONDER_RPC_URL_${chainId} ` +
+        "(the indexer needs it in its environment too)",
+    );
+  }
+  if (!/^https?:\/\//.test(url)) refuse(CMD, `PONDER_RPC_URL_${chainId}: "${url}" is not an http(s) URL`);
+  const client = createPublicClient({ transport: http(url, { timeout: 20_000, retryCount: 1 }) }) as PublicClient;
+
+  const entry = await probe(client, chainId, address, url, { startBlock, name: a.name, kind: a.kind });
+  raw.vaults.push(entry);
+  const reg = save(file, raw);
+  const found = `${entry.family} "${entry.name}" (${entry.symbol}), asset ${entry.asset.symbol}`;
+  console.log(`added ${found} ${address} on chain ${chainId}, from block ${entry.startBlock}, to ${file}`);
+  await loadTables(reg, chainId);
+}
+
+async function probe(
+  client: PublicClient,
+  chainId: number,
+  address: Address,
+  url: string,
+  opts: { startBlock: number | undefined; name: string | undefined; kind: string | undefined },
+): Promise<EvmVault & { startTimestamp: number }> {
+  let head: bigint;
+  try {
+    const served = await client.getChainId();
+    if (served !== chainId) fail(`PONDER_RPC_URL_${chainId} (${url}) serves chain ${served}, not ${chainId}`);
+    head = await client.getBlockNumber();
+  } catch (err) {
+    fail(`the RPC of chain ${chainId} (${url}) does not answer: ${shortError(err)}`);
+  }
+  try {
+    if (!(await hasCode(client, address)))
+      fail(`${address} is not a contract on chain ${chainId} (no code at block ${head})`);
+    const v = await probeVault(client, address);
+    let start: { block: number; timestamp: number };
+    if (opts.startBlock !== undefined) {
+      if (BigInt(opts.startBlock) > head) fail(`--start-block ${opts.startBlock} is after the chain's head (${head})`);
+      const b = await client.getBlock({ blockNumber: BigInt(opts.startBlock) });
+      start = { block: opts.startBlock, timestamp: Number(b.timestamp) };
+    } else {
+      start = await deploymentBlock(client, address, head);
+    }
+    return {
+      chainId,
+      address,
+      family: v.family,
+      kind: opts.kind?.trim() ?? v.family,
+      name: opts.name?.trim() ?? v.name,
+      symbol: v.symbol,
+      status: "active",
+      startBlock: start.block,
+      startTimestamp: start.timestamp,
+      asset: v.asset,
+      ...(v.receiptToken ? { receiptToken: v.receiptToken } : {}),
+      ...(v.altAsset ? { altAsset: v.altAsset } : {}),
+      ...(v.timelock ? { timelock: v.timelock } : {}),
+      ...(v.operator ? { operator: v.operator } : {}),
+      ...(v.feeCollector ? { feeCollector: v.feeCollector } : {}),
+      subaccounts: [],
+      subaccountSettings: {},
+      metadata: {},
+    };
+  } catch (err) {
+    if (err instanceof ProbeRefusal) fail(`${address} on chain ${chainId}: ${err.message}; nothing was changed`);
+    fail(`reading ${address} on chain ${chainId} failed: ${shortError(err)}; nothing was changed`);
+  }
+}
+
+function save(file: string, raw: ReturnType<typeof readRegistryFile>): Registry {
+  try {
+    return writeRegistryFile(file, raw);
+  } catch (err) {
+    fail(`the new registry would be invalid, so ${file} was not changed: ${errMessage(err)}`);
+  }
+}
+
+/** With DATABASE_URL, the registry tables follow the file (as `registry load`), and a word on the indexer. */
+async function loadTables(reg: Registry, chainId?: number): Promise<void> {
+  const url = process.env.DATABASE_URL;
+  const env = `PONDER_RPC_URL_${chainId}`;
+  if (!url) {
+    console.log("DATABASE_URL is not set: the registry tables are loaded by the indexer when it picks the file up");
+    if (chainId !== undefined)
+      console.log(`the running indexer indexes chain ${chainId} only with ${env} in its environment`);
+    return;
+  }
+  if (!/^postgres(ql)?:\/\//.test(url)) fail("DATABASE_URL must be a postgres:// URL (the file was changed)");
+  const db = createDb(createPool(url, 1, "vault-vaults-cli"));
+  try {
+    await migrateToLatest(db);
+    const s = await loadRegistryData(db, reg);
+    console.log(`registry tables loaded: ${s.vaults} vaults`);
+    if (chainId === undefined) return;
+    const indexed = await indexedChains(url);
+    if (indexed && !indexed.has(chainId)) {
+      console.warn(
+        `note: the running indexer does not index chain ${chainId} yet; it picks this vault up only if it ` +
+          `was started with ${env} in its environment (else restart it with that set)`,
+      );
+    }
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** The chains the indexer views hold (null when there are none yet). */
+async function indexedChains(url: string): Promise<Set<number> | null> {
+  const db = createDb(createPool(url, 1, "vault-vaults-cli"));
+  try {
+    const { rows } = await sql<{ chain_id: string | number }>`SELECT chain_id FROM indexer._ponder_checkpoint`.execute(
+      db,
+    );
+    return new Set(rows.map((r) => Number(r.chain_id)));
+  } catch {
+    return null;
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function list(file: string): Promise<void> {
+  let reg: Registry;
+  try {
+    reg = loadRegistry(file);
+  } catch (err) {
+    fail(errMessage(err));
+  }
+  const indexed = process.env.DATABASE_URL ? await indexedVaults(process.env.DATABASE_URL) : null;
+  console.log(`chain\taddress\tfamily\tkind\tstart_block\t${indexed ? "indexed\t" : ""}name`);
+  const rows = [...reg.evm, ...reg.nonEvm];
+  if (rows.length === 0)
+    console.log(`(no vaults in ${file} yet: npm run vaults -- add --chain <id> --address <address>)`);
+  for (const v of rows) {
+    const evm = "startBlock" in v ? (v as EvmVault) : null;
+    // non-EVM vaults are served from the registry and never indexed
+    const isIndexed = indexed?.has(`${v.chainId}:${String(v.address).toLowerCase()}`);
+    const state = indexed ? `${!evm ? "-" : isIndexed ? "yes" : "not yet"}\t` : "";
+    const kind = evm?.kind ?? "-";
+    console.log(`${v.chainId}\t${v.address}\t${v.family}\t${kind}\t${evm?.startBlock ?? "-"}\t${state}${v.name}`);
+  }
+}
+
+/** `chain:address` of every vault the indexer views hold; null when there are no views yet. */
+async function indexedVaults(url: string): Promise<Set<string> | null> {
+  const db = createDb(createPool(url, 1, "vault-vaults-cli"));
+  try {
+    const { rows } = await sql<{
+      chain_id: number;
+      address: string;
+    }>`SELECT chain_id, address FROM indexer.vault`.execute(db);
+    return new Set(rows.map((r) => `${r.chain_id}:${r.address}`));
+  } catch {
+    return null;
+  } finally {
+    await db.destroy();
+  }
+}
+
+main().catch((err) => {
+  console.error(`vaults failed: ${errMessage(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,286 @@
+/**
+ * "A real vault in five minutes", end to end: a fresh chain the service has never seen (chain 10,
+ * a local anvil standing in for the remote one) with vaults deployed and deposited into before
+ * the service starts; the service (npm run indexer, the workers, npm run api) running on another
+ * chain; then `npm run vaults -- add` of a LendingPool on the fresh chain. The running indexer
+ * picks the registry change up, indexes it in a new deployment and switches the views while a
+ * reader polls them (never a gap); the vault reaches every route that applies, with its
+ * deposits, and the derived tables. `remove` takes it out the same way; a bad file is ignored.
+ */
+import { execFile } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startAnvil } from "../../scripts/lib/anvil.js";
+import { httpOk, REPO_ROOT } from "../../scripts/lib/indexer.js";
+import { type ManagedProcess, spawnManaged, stopAll } from "../../scripts/lib/procs.js";
+import { startRedis } from "../../scripts/lib/redis.js";
+import { startApiProcess, startWorkerProcess } from "../../scripts/lib/workers.js";
+import { rows, withDb } from "../helpers.js";
+import { deployVaultWorld, type VaultWorld } from "../vault-world.js";
+
+const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
+const KNOWN = 56; // the chain the service indexes from the start
+const FRESH = 10; // the chain it has never seen
+const INDEXER_PORT = 42_150 + OFFSET;
+const API_PORT = 18_780 + OFFSET;
+const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(500);
+  }
+}
+
+describe("npm run vaults: a vault on a chain the service has never seen", { timeout: 600_000 }, () => {
+  const devnet = inject("devnet");
+  const dir = join(REPO_ROOT, ".data", `vaults-e2e-${OFFSET}`);
+  const registry = join(dir, "vaults.json");
+  const dbUrl = devnet.dbUrl.replace(/\/[^/]+$/, "/vaults_cli");
+  let known: VaultWorld;
+  let fresh: VaultWorld;
+  let indexer: ManagedProcess;
+  let env: Record<string, string>;
+  const api = `http://127.0.0.1:${API_PORT}/api/v1`;
+
+  const cli = (args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const opts = { cwd: REPO_ROOT, env: { ...process.env, ...env }, encoding: "utf8", timeout: 120_000 } as const;
+      execFile(tsx, [join(REPO_ROOT, "scripts", "vaults.ts"), ...args], opts, (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === "number" ? err.code : null) : 0, stdout, stderr });
+      });
+    });
+  const q = <T>(sql: string, params: unknown[] = []) => withDb(dbUrl, (c) => rows<T>(c, sql, params));
+  /** everything npm run indexer printed (its own lines and Ponder's) */
+  const out = () => readFileSync(join(dir, "indexer-cmd.log"), "utf8");
+  /** the deployment schema the `indexer` views read */
+  const servedSchema = async () =>
+    (
+      await q<{ s: string }>(
+        `SELECT table_schema AS s FROM information_schema.view_table_usage
+          WHERE view_schema = 'indexer' AND view_name = 'vault'`,
+      )
+    )[0]?.s;
+  const get = async (path: string) => {
+    const res = await fetch(`${api}${path}`);
+    return { status: res.status, chain: res.headers.get("x-vault-chain"), body: (await res.json()) as unknown };
+  };
+
+  beforeAll(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    await withDb(devnet.dbUrl, async (c) => {
+      await c.query("DROP DATABASE IF EXISTS vaults_cli WITH (FORCE)");
+      await c.query("CREATE DATABASE vaults_cli");
+    });
+    const [a, b] = await Promise.all([
+      startAnvil({ chainId: KNOWN, port: 19_556 + OFFSET, logFile: join(dir, `anvil-${KNOWN}.log`) }),
+      startAnvil({ chainId: FRESH, port: 19_555 + OFFSET, logFile: join(dir, `anvil-${FRESH}.log`) }),
+    ]);
+    // everything on both chains happens before the service starts
+    [known, fresh] = await Promise.all([deployVaultWorld(KNOWN, a.rpcUrl), deployVaultWorld(FRESH, b.rpcUrl)]);
+    env = {
+      VAULT_REGISTRY: registry,
+      DATABASE_URL: dbUrl,
+      [`PONDER_RPC_URL_${KNOWN}`]: a.rpcUrl,
+      [`PONDER_RPC_URL_${FRESH}`]: b.rpcUrl,
+      [`PONDER_RPC_LANES_${KNOWN}`]: "8",
+      [`PONDER_RPC_LANES_${FRESH}`]: "8",
+      [`SNAPSHOT_INTERVAL_${KNOWN}`]: "10",
+      [`SNAPSHOT_INTERVAL_${FRESH}`]: "10",
+      INDEXER_PORT: String(INDEXER_PORT),
+      REGISTRY_POLL_S: "1",
+    };
+    // the service's first vault, added by the command before anything runs
+    writeFileSync(registry, JSON.stringify({ version: 1, vaults: [] }));
+    const first = await cli(["add", "--chain", String(KNOWN), "--address", known.lendingPool.address]);
+    expect(first.code, first.stderr).toBe(0);
+
+    indexer = spawnManaged("indexer-cmd", tsx, [join(REPO_ROOT, "scripts", "indexer.ts")], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      logFile: join(dir, "indexer-cmd.log"),
+    });
+    await until("the indexer at its heads", 300_000, async () => {
+      if (indexer.exitInfo()) throw new Error(`npm run indexer exited:\n${indexer.recentOutput()}`);
+      return out().includes("at head on every chain") ? true : undefined;
+    });
+    const redis = await startRedis({
+      port: 63_780 + OFFSET,
+      dataDir: join(dir, "redis"),
+      logFile: join(dir, "redis.log"),
+    });
+    const chains = [
+      { chainId: KNOWN, rpcUrl: a.rpcUrl },
+      { chainId: FRESH, rpcUrl: b.rpcUrl },
+    ];
+    startWorkerProcess({
+      databaseUrl: dbUrl,
+      redisUrl: redis.url,
+      registryFile: registry,
+      logFile: join(dir, "workers.log"),
+      env: { ...env, FANOUT_EVERY_S: "5", PROGRESS_POLL_S: "1", METRICS_PORT: "0" },
+    });
+    startApiProcess({
+      databaseUrl: dbUrl,
+      redisUrl: redis.url,
+      port: API_PORT,
+      chains,
+      logFile: join(dir, "api.log"),
+      env: { RESPONSE_CACHE_MS: "0" },
+    });
+    await until("the API", 120_000, async () => ((await httpOk(`${api}/ping`, 2000)) ? true : undefined));
+  }, 900_000);
+  afterAll(() => stopAll());
+
+  it("before: the service serves the known chain only; the fresh vault is unknown", async () => {
+    const indexed = await q<{ chain_id: number; address: string }>("SELECT chain_id, address FROM indexer.vault");
+    expect(indexed).toEqual([{ chain_id: KNOWN, address: known.lendingPool.address }]);
+    expect((await get(`/tokenized_vault/${fresh.lendingPool.address}`)).status).toBe(404);
+  });
+
+  it("add: indexed in a new deployment, the views switched with no gap, served with its deposits", async () => {
+    const before = await servedSchema();
+    // a reader polling the views all along: every read must succeed and see the known vault
+    const seen: { ok: boolean; n: number; err?: string }[] = [];
+    let reading = true;
+    const reader = withDb(dbUrl, async (c) => {
+      while (reading) {
+        try {
+          const r = await c.query<{ n: string }>(
+            `SELECT count(*) AS n FROM indexer.vault v JOIN indexer.vault_event e
+               ON e.chain_id = v.chain_id AND e.vault = v.address WHERE v.chain_id = ${KNOWN}`,
+          );
+          seen.push({ ok: true, n: Number(r.rows[0]!.n) });
+        } catch (err) {
+          seen.push({ ok: false, n: 0, err: (err as Error).message });
+        }
+        await sleep(50);
+      }
+    });
+    const t0 = Date.now();
+    const r = await cli(["add", "--chain", String(FRESH), "--address", fresh.lendingPool.address]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`added lendingPool "Fresh Lending Pool" (fLP), asset tUSD ${fresh.lendingPool.address}`);
+    expect(r.stdout).toContain("registry tables loaded: 2 vaults");
+    // the chain has no vault yet, so the indexer does not index it: the command says what it needs
+    expect(r.stderr).toContain(
+      `note: the running indexer does not index chain ${FRESH} yet; it picks this vault up only if it was ` +
+        `started with PONDER_RPC_URL_${FRESH} in its environment`,
+    );
+    await until("the fresh vault in the indexer views", 300_000, async () => {
+      const v = await q(`SELECT 1 FROM indexer.vault WHERE chain_id = ${FRESH} AND address = $1`, [
+        fresh.lendingPool.address,
+      ]);
+      return v.length > 0 ? true : undefined;
+    });
+    const switchedAfterS = (Date.now() - t0) / 1000;
+    reading = false;
+    await reader;
+    expect(seen.length).toBeGreaterThan(10);
+    expect(seen.filter((s) => !s.ok)).toEqual([]);
+    expect(new Set(seen.map((s) => s.n)).size).toBe(1); // the known vault's events, unchanged throughout
+    expect(seen[0]!.n).toBeGreaterThan(0);
+    console.log(`[vaults-e2e] add → views switched in ${switchedAfterS.toFixed(1)} s, ${seen.length} reads`);
+
+    // a new deployment, the old one's Ponder stopped
+    const after = await servedSchema();
+    expect(after).not.toBe(before);
+    expect(out()).toContain(`registry change published: views "indexer" now show ${after}`);
+    expect(out()).toContain(`stopping ${before}`);
+    await until("the old deployment's Ponder stopped", 30_000, async () =>
+      (await httpOk(`http://127.0.0.1:${INDEXER_PORT}/ready`, 1000)) ? undefined : true,
+    );
+
+    // every deposit made before the service started, exactly once
+    const deposits = fresh.deposits.filter((d) => d.vault === fresh.lendingPool.address);
+    const events = await q<{ owner: string; assets: string }>(
+      `SELECT receiver AS owner, assets::text AS assets FROM indexer.vault_event
+        WHERE chain_id = ${FRESH} AND vault = $1 AND kind = 'deposit' ORDER BY block_number`,
+      [fresh.lendingPool.address],
+    );
+    expect(events).toEqual(deposits.map((d) => ({ owner: d.wallet, assets: String(d.assets) })));
+
+    // the API: the vault set, one-vault routes with its chain, its history
+    const list = (await get("/tokenized_vault")).body as { address: string; chain: number }[];
+    expect(list.find((v) => v.address === fresh.lendingPool.address)).toMatchObject({ chain: FRESH });
+    const one = await get(`/tokenized_vault/${fresh.lendingPool.address}`);
+    expect(one).toMatchObject({ status: 200, chain: String(FRESH) });
+    const history = await get(`/platform/vault_history/${fresh.lendingPool.address}`);
+    expect(history.status).toBe(200);
+    const h = history.body as { type: string; amount_raw: string; wallet: string; chain_id: number }[];
+    expect(h.map((x) => [x.type, x.amount_raw, x.chain_id]).sort()).toEqual(
+      deposits.map((d) => ["deposit", String(d.assets), FRESH]).sort(),
+    );
+    expect((await get(`/withdrawals/${FRESH}/${fresh.lendingPool.address}`)).status).toBe(200);
+    const ping = (await get("/ping")).body as {
+      checks: { indexer: { chain_id: number; indexed_block: number | null; lag_blocks: number | null }[] };
+    };
+    expect(ping.checks.indexer.find((x) => x.chain_id === FRESH)).toMatchObject({ lag_blocks: 0 });
+
+    // the workers' fan-out computes its derived rows
+    await until("the fresh vault's daily series", 180_000, async () => {
+      const d = await q(`SELECT 1 FROM derived.vault_day WHERE chain_id = ${FRESH} AND vault = $1`, [
+        fresh.lendingPool.address,
+      ]);
+      return d.length > 0 ? true : undefined;
+    });
+    const summary = await get(`/tokenized_vault/vault_summary/${fresh.lendingPool.address}`);
+    expect(summary).toMatchObject({ status: 200, chain: String(FRESH) });
+
+    const listed = await cli(["list"]);
+    expect(listed.stdout).toContain(`${FRESH}\t${fresh.lendingPool.address}\tlendingPool\tlendingPool\t`);
+    expect(listed.stdout).toMatch(
+      new RegExp(`${fresh.lendingPool.address}\\tlendingPool\\tlendingPool\\t\\d+\\tyes\\t`),
+    );
+  });
+
+  it("a bad registry file is logged and ignored: the serving deployment runs on", async () => {
+    const good = readFileSync(registry);
+    const schema = await servedSchema();
+    writeFileSync(registry, '{"version": 1, "vaults": [{"chainId": 10, "address": "nope"}]}');
+    await until("the refusal in the indexer's log", 30_000, async () =>
+      out().includes(`registry ${registry} changed but is not usable`) ? true : undefined,
+    );
+    expect(out()).toContain(`vault registry ${registry} is invalid`);
+    expect(await servedSchema()).toBe(schema);
+    expect(indexer.exitInfo()).toBeUndefined();
+    const started = out().split("deployment ").length;
+    writeFileSync(registry, good); // back to what is served: nothing to do
+    await sleep(4000);
+    expect(out().split("deployment ").length).toBe(started);
+    expect(await servedSchema()).toBe(schema);
+  });
+
+  it("remove: out of the views and the API the same way, the known vault served throughout", async () => {
+    let reading = true;
+    const failures: string[] = [];
+    const reader = withDb(dbUrl, async (c) => {
+      while (reading) {
+        await c.query(`SELECT count(*) FROM indexer.vault_event WHERE chain_id = ${KNOWN}`).catch((err: Error) => {
+          failures.push(err.message);
+        });
+        await sleep(50);
+      }
+    });
+    const r = await cli(["remove", "--chain", String(FRESH), "--address", fresh.lendingPool.address]);
+    expect(r.code, r.stderr).toBe(0);
+    await until("the fresh vault out of the views", 300_000, async () => {
+      const v = await q(`SELECT 1 FROM indexer.vault WHERE chain_id = ${FRESH}`);
+      return v.length === 0 ? true : undefined;
+    });
+    reading = false;
+    await reader;
+    expect(failures).toEqual([]);
+    await until("a 404 for the removed vault", 30_000, async () =>
+      (await get(`/tokenized_vault/${fresh.lendingPool.address}`)).status === 404 ? true : undefined,
+    );
+    expect((await get(`/tokenized_vault/${known.lendingPool.address}`)).status).toBe(200);
+    expect(indexer.exitInfo()).toBeUndefined();
+  });
+});
