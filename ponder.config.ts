@@ -1,6 +1,7 @@
 import { createConfig, factory } from "ponder";
 import { getAbiItem } from "viem";
 import { CoreLedgerAbi } from "./abis/CoreLedgerAbi";
+import { Erc4626Abi } from "./abis/Erc4626Abi";
 import { LendingPoolAbi } from "./abis/LendingPoolAbi";
 import { LoanAbi } from "./abis/LoanAbi";
 import { LoanRegistryAbi } from "./abis/LoanRegistryAbi";
@@ -48,6 +49,10 @@ const pools = perChain((c) => {
 const v2Vaults = perChain((c) => {
   const address = addresses(c, (v) => (v.family === "tokenizedVaultV2" ? v.address : null));
   return address && { address, startBlock: startOf(c, "tokenizedVaultV2") };
+});
+const erc4626Vaults = perChain((c) => {
+  const address = addresses(c, (v) => (v.family === "erc4626" ? v.address : null));
+  return address && { address, startBlock: startOf(c, "erc4626") };
 });
 const receiptTokens = perChain((c) => {
   const address = addresses(c, (v) => (v.family === "tokenizedVaultV2" ? v.receiptToken : null));
@@ -161,6 +166,7 @@ export default createConfig({
     LendingPool: { abi: LendingPoolAbi, chain: pools },
     TokenizedVaultV2: { abi: TokenizedVaultV2Abi, chain: v2Vaults },
     ReceiptToken: { abi: ReceiptTokenAbi, chain: receiptTokens },
+    Erc4626Vault: { abi: Erc4626Abi, chain: erc4626Vaults },
     Timelock: { abi: TimelockControllerAbi, chain: timelocks },
     Loan: { abi: LoanAbi, chain: loans },
     SubaccountSafe: { abi: SafeEventsAbi, chain: safes },

@@ -71,6 +71,23 @@ describe("vault registry", () => {
     expect(() => loadRegistry(bad)).toThrow(/vaults\[0\].*altAsset\.priceFeed\.address/);
   });
 
+  it("takes an erc4626 vault with only the fields `npm run vaults -- add` writes; no other family", () => {
+    const minimal = {
+      chainId: 10,
+      address: "0x00000000000000000000000000000000000000E4",
+      family: "erc4626",
+      kind: "erc4626",
+      name: "Any ERC-4626",
+      symbol: "v4626",
+      startBlock: 12,
+      asset: { address: "0x0b2c639c533813f4aa9d7837caf62653d097ff85", symbol: "USDC", decimals: 6 },
+    };
+    const r = loadRegistry(registryFile([minimal]));
+    expect(r.evm[0]).toMatchObject({ family: "erc4626", address: "0x00000000000000000000000000000000000000e4" });
+    expect([r.evm[0]!.subaccounts, r.evm[0]!.timelock, r.evm[0]!.receiptToken]).toEqual([[], undefined, undefined]);
+    expect(() => loadRegistry(registryFile([{ ...minimal, family: "erc4262" }]))).toThrow(/vaults\[0\].*family/);
+  });
+
   it("reports every problem at once, readably", () => {
     const file = registryFile([evmVault({ address: "0x123" }), evmVault({ chainId: 777 }), evmVault(), evmVault()]);
     expect(() => loadRegistry(file)).toThrow(

@@ -39,6 +39,8 @@ export const CONTRACTS = {
   PerpBridgeA: "PerpBridge.sol",
   PerpBridgeB: "PerpBridge.sol",
   CoreLedger: "CoreLedger.sol",
+  OwnedERC4626: "TestERC4626.sol",
+  RoleManagedERC4626: "TestERC4626.sol",
   TimelockController: "@openzeppelin/contracts/governance/TimelockController.sol",
 } as const;
 

@@ -22,7 +22,16 @@ const idx = (db: AnyDb, schema: string): Idx => db.withSchema(schema) as unknown
 export async function loadVaultMetas(db: AnyDb, schema: string, registryPath?: string): Promise<VaultMeta[]> {
   const rows = await idx(db, schema)
     .selectFrom("vault")
-    .select(["chain_id", "address", "name", "decimals", "asset_symbol", "asset_decimals", "alt_asset_decimals"])
+    .select([
+      "chain_id",
+      "address",
+      "name",
+      "family",
+      "decimals",
+      "asset_symbol",
+      "asset_decimals",
+      "alt_asset_decimals",
+    ])
     .orderBy("chain_id")
     .orderBy("address")
     .execute();
@@ -44,6 +53,7 @@ export async function loadVaultMetas(db: AnyDb, schema: string, registryPath?: s
     assetSymbol: r.asset_symbol,
     altAssetDecimals: r.alt_asset_decimals,
     strategistName: strategists.get(vaultKey({ chainId: r.chain_id, address: r.address })) ?? null,
+    family: r.family,
   }));
 }
 

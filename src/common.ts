@@ -2,6 +2,7 @@
 import type { Context } from "ponder:registry";
 import { share_ratio_snapshot, vault } from "ponder:schema";
 import { type Address, createPublicClient, erc20Abi, http, type PublicClient } from "viem";
+import { Erc4626Abi } from "../abis/Erc4626Abi";
 import { LendingPoolAbi } from "../abis/LendingPoolAbi";
 import { PriceFeedAbi } from "../abis/PriceFeedAbi";
 import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi";
@@ -76,7 +77,21 @@ export interface VaultState {
   altAssets: bigint | null;
   /** The alt asset's USD price (18 decimals); null without an alt asset feed. */
   altPrice: string | null;
+  /**
+   * erc4626: the vault's own price of a share, convertToAssets(SHARE_PROBE) / SHARE_PROBE (raw
+   * assets per raw share, 18 decimals; null without supply or when the call fails). Other
+   * families: undefined, and the ratio is totalAssets / totalSupply.
+   */
+  convertedRatio?: string | null;
 }
+
+/**
+ * The shares an erc4626 snapshot prices with convertToAssets: large, so the answer (rounded down
+ * to a raw asset unit) keeps 36 digits of the price whatever the decimals; OpenZeppelin's
+ * mulDiv cannot overflow on it, and a vault multiplying plainly overflows only past 1e41 raw
+ * assets.
+ */
+export const SHARE_PROBE = 10n ** 36n;
 
 /**
  * State reads for snapshots go to the node through a client of their own, not through Ponder's
@@ -103,6 +118,7 @@ export function directClient(chainId: number): PublicClient {
  */
 export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultState> {
   const isPool = v.family === "lendingPool";
+  const isErc4626 = v.family === "erc4626";
   const subaccounts = v.subaccounts ?? [];
   const alt = v.altAsset ?? null;
   const altFeed = alt?.priceFeed ?? null;
@@ -116,12 +132,16 @@ export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultStat
   // price feed if any, then the alt asset's balanceOf(vault), balanceOf(sub) per subaccount and
   // its feed if any; results are read back with the same offsets.
   const contracts = [
-    isPool
-      ? { address: v.address, abi: LendingPoolAbi, functionName: "totalAssets" as const }
-      : { address: v.address, abi: TokenizedVaultV2Abi, functionName: "getTotalAssets" as const },
-    isPool
-      ? { address: v.address, abi: LendingPoolAbi, functionName: "totalSupply" as const }
-      : { address: v.address, abi: TokenizedVaultV2Abi, functionName: "totalSupply" as const },
+    isErc4626
+      ? { address: v.address, abi: Erc4626Abi, functionName: "totalAssets" as const }
+      : isPool
+        ? { address: v.address, abi: LendingPoolAbi, functionName: "totalAssets" as const }
+        : { address: v.address, abi: TokenizedVaultV2Abi, functionName: "getTotalAssets" as const },
+    isErc4626
+      ? { address: v.address, abi: Erc4626Abi, functionName: "totalSupply" as const }
+      : isPool
+        ? { address: v.address, abi: LendingPoolAbi, functionName: "totalSupply" as const }
+        : { address: v.address, abi: TokenizedVaultV2Abi, functionName: "totalSupply" as const },
     balance(v.asset.address, v.address),
     ...subaccounts.map((sub) => balance(v.asset.address, sub)),
     ...(v.priceFeed
@@ -129,17 +149,28 @@ export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultStat
       : []),
     ...(alt ? [v.address, ...subaccounts].map((holder) => balance(alt.address, holder)) : []),
     ...(altFeed ? [{ address: altFeed.address, abi: PriceFeedAbi, functionName: "latestRoundData" as const }] : []),
+    // erc4626, last: the vault's own share price (a vault may revert on it; that one call may fail)
+    ...(isErc4626
+      ? [{ address: v.address, abi: Erc4626Abi, functionName: "convertToAssets" as const, args: [SHARE_PROBE] }]
+      : []),
   ];
-  const results = (await readAtBlock(
+  const what = `snapshot of ${v.chainId}:${v.address} at ${JSON.stringify(at, (_k, x) => (typeof x === "bigint" ? String(x) : x))}`;
+  const answers = (await readAtBlock(
     (atBlock) =>
       directClient(v.chainId).multicall({
         contracts: contracts as never,
         multicallAddress: MULTICALL3,
-        allowFailure: false,
+        allowFailure: true,
         ...(atBlock ? at : {}),
       }),
-    `snapshot of ${v.chainId}:${v.address} at ${JSON.stringify(at, (_k, x) => (typeof x === "bigint" ? String(x) : x))}`,
-  )) as unknown[];
+    what,
+  )) as ({ status: "success"; result: unknown } | { status: "failure"; error: Error })[];
+  const optional = isErc4626 ? answers.length - 1 : -1;
+  const results = answers.map((a, i) => {
+    if (a.status === "success") return a.result;
+    if (i === optional) return null;
+    throw new Error(`${what}: ${(contracts[i] as { functionName: string }).functionName} failed: ${a.error.message}`);
+  });
   const sum = (from: number, to: number) =>
     results.slice(from, to).reduce<bigint>((total, b) => total + (b as bigint), 0n);
   const answer = (i: number) => (results[i] as readonly [bigint, bigint, bigint, bigint, bigint])[1];
@@ -155,6 +186,14 @@ export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultStat
     price: v.priceFeed ? priceToFixed18(answer(feedAt), v.priceFeed.decimals) : null,
     altAssets: alt ? sum(altAt, altFeedAt) : null,
     altPrice: altFeed ? priceToFixed18(answer(altFeedAt), altFeed.decimals) : null,
+    ...(isErc4626
+      ? {
+          convertedRatio:
+            (results[1] as bigint) === 0n || results[optional] == null
+              ? null
+              : ratio18(results[optional] as bigint, SHARE_PROBE),
+        }
+      : {}),
   };
 }
 
@@ -210,7 +249,7 @@ export async function snapshot(
     (source === "flow"
       ? await prefetcherOf(v.chainId).get(v, block)
       : await readVaultState(v, { blockNumber: block.number }));
-  const ratio = ratio18(s.totalAssets, s.totalSupply);
+  const ratio = s.convertedRatio !== undefined ? s.convertedRatio : ratio18(s.totalAssets, s.totalSupply);
   await context.db.insert(share_ratio_snapshot).values({
     id,
     chain_id: v.chainId,

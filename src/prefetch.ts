@@ -27,6 +27,7 @@
  * indexed is dropped as the handlers move on.
  */
 import { type AbiEvent, type Address, getAbiItem, type Hex, type PublicClient, toEventSelector, toHex } from "viem";
+import { Erc4626Abi } from "../abis/Erc4626Abi";
 import { LendingPoolAbi } from "../abis/LendingPoolAbi";
 import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi";
 import type { EvmVault } from "../config/registry";
@@ -41,13 +42,13 @@ export const FLOW_EVENTS: Record<EvmVault["family"], readonly AbiEvent[]> = {
     getAbiItem({ abi: TokenizedVaultV2Abi, name: "Deposit" }),
     getAbiItem({ abi: TokenizedVaultV2Abi, name: "Withdraw" }),
   ],
-  erc4626: [],
+  erc4626: [getAbiItem({ abi: Erc4626Abi, name: "Deposit" }), getAbiItem({ abi: Erc4626Abi, name: "Withdraw" })],
 };
 
 const FLOW_TOPICS: Record<EvmVault["family"], Set<Hex>> = {
   lendingPool: new Set(FLOW_EVENTS.lendingPool.map((e) => toEventSelector(e))),
   tokenizedVaultV2: new Set(FLOW_EVENTS.tokenizedVaultV2.map((e) => toEventSelector(e))),
-  erc4626: new Set(),
+  erc4626: new Set(FLOW_EVENTS.erc4626.map((e) => toEventSelector(e))),
 };
 
 /**

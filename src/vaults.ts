@@ -1,4 +1,8 @@
-/** Handlers for both vault families: deposits, withdraws, redemption queues, config and fees. */
+/**
+ * Handlers for the vault families: deposits, withdraws and share transfers; for lendingPool and
+ * tokenizedVaultV2 also redemption queues, config and fees; for erc4626 the governance it exposes
+ * (OpenZeppelin Ownable and AccessControl events).
+ */
 import { type Context, ponder } from "ponder:registry";
 import {
   fee_event,
@@ -10,6 +14,7 @@ import {
   withdrawal_match,
   withdrawal_request,
 } from "ponder:schema";
+import { Erc4626Abi } from "../abis/Erc4626Abi";
 import { LoanAbi } from "../abis/LoanAbi";
 import type { EvmVault } from "../config/registry";
 import { directClient, eventColumns, flowSnapshotId, jsonArgs, MULTICALL3, snapshot } from "./common";
@@ -19,6 +24,26 @@ import { vaultAt, vaultOfShareToken, vaultsOnChain } from "./registry";
 type Ev = Parameters<typeof eventColumns>[0];
 
 // ---- vault rows ---------------------------------------------------------------------------
+
+/**
+ * An erc4626 share token's decimals, read from the vault (immutable; OpenZeppelin adds a decimals
+ * offset to the asset's). The other families' shares have their asset's decimals.
+ */
+async function shareDecimals(v: EvmVault): Promise<number> {
+  if (v.family !== "erc4626") return v.asset.decimals;
+  try {
+    const d = await directClient(v.chainId).readContract({
+      address: v.address,
+      abi: Erc4626Abi,
+      functionName: "decimals",
+    });
+    return Number(d);
+  } catch (err) {
+    throw new Error(
+      `erc4626 vault ${v.chainId}:${v.address}: decimals() unreadable (${(err as Error).message.split("\n")[0]}); is it deployed and an ERC-4626?`,
+    );
+  }
+}
 
 async function createVaultRows(context: Context, family: EvmVault["family"]) {
   for (const v of vaultsOnChain(context.chain.id).filter((x) => x.family === family)) {
@@ -31,7 +56,7 @@ async function createVaultRows(context: Context, family: EvmVault["family"]) {
         kind: v.kind,
         name: v.name,
         symbol: v.symbol,
-        decimals: v.asset.decimals,
+        decimals: await shareDecimals(v),
         asset: v.asset.address,
         asset_symbol: v.asset.symbol,
         asset_decimals: v.asset.decimals,
@@ -56,6 +81,7 @@ async function createVaultRows(context: Context, family: EvmVault["family"]) {
 
 ponder.on("LendingPool:setup", async ({ context }) => createVaultRows(context, "lendingPool"));
 ponder.on("TokenizedVaultV2:setup", async ({ context }) => createVaultRows(context, "tokenizedVaultV2"));
+ponder.on("Erc4626Vault:setup", async ({ context }) => createVaultRows(context, "erc4626"));
 
 // ---- deposits and withdraws ------------------------------------------------------------------
 
@@ -148,6 +174,35 @@ ponder.on("TokenizedVaultV2:Withdraw", async ({ event, context }) => {
   });
 });
 
+// EIP-4626: Deposit(sender, owner, assets, shares), `owner` being who gets the shares.
+ponder.on("Erc4626Vault:Deposit", async ({ event, context }) => {
+  const v = vaultAt(context.chain.id, event.log.address);
+  const { sender, owner, assets, shares } = event.args;
+  await recordFlow(context, event, v, {
+    kind: "deposit",
+    sender,
+    owner,
+    receiver: owner,
+    assets,
+    shares,
+    asset: v.asset.address,
+  });
+});
+
+ponder.on("Erc4626Vault:Withdraw", async ({ event, context }) => {
+  const v = vaultAt(context.chain.id, event.log.address);
+  const { sender, receiver, owner, assets, shares } = event.args;
+  await recordFlow(context, event, v, {
+    kind: "withdraw",
+    sender,
+    owner,
+    receiver,
+    assets,
+    shares,
+    asset: v.asset.address,
+  });
+});
+
 // ---- share transfers ---------------------------------------------------------------------------
 
 async function recordTransfer(context: Context, event: Ev, v: EvmVault, from: string, to: string, value: bigint) {
@@ -162,6 +217,11 @@ async function recordTransfer(context: Context, event: Ev, v: EvmVault, from: st
 }
 
 ponder.on("LendingPool:Transfer", async ({ event, context }) => {
+  const v = vaultAt(context.chain.id, event.log.address);
+  await recordTransfer(context, event, v, event.args.from, event.args.to, event.args.value);
+});
+
+ponder.on("Erc4626Vault:Transfer", async ({ event, context }) => {
   const v = vaultAt(context.chain.id, event.log.address);
   await recordTransfer(context, event, v, event.args.from, event.args.to, event.args.value);
 });
@@ -345,6 +405,25 @@ for (const family of ["LendingPool", "TokenizedVaultV2"] as const) {
   ponder.on(`${family}:ManagementFeeCharged`, async ({ event, context }) =>
     recordFee(context, event, "management_fee_charged", event.args.managementFeeAmount),
   );
+}
+
+// erc4626: what the vault exposes of OpenZeppelin's Ownable (2-step) and AccessControl; a vault
+// that emits none of these has no governance rows (the roles route says so).
+ponder.on("Erc4626Vault:OwnershipTransferred", async ({ event, context }) => {
+  await governance(context, event, "OwnershipTransferred", "ownership", event.log.address);
+  await patchVault(context, event.log.address, {
+    owner: event.args.newOwner.toLowerCase() as `0x${string}`,
+    pending_owner: null,
+  });
+});
+ponder.on("Erc4626Vault:OwnershipTransferStarted", async ({ event, context }) => {
+  await governance(context, event, "OwnershipTransferStarted", "ownership", event.log.address);
+  await patchVault(context, event.log.address, { pending_owner: event.args.newOwner.toLowerCase() as `0x${string}` });
+});
+for (const name of ["RoleGranted", "RoleRevoked", "RoleAdminChanged"] as const) {
+  ponder.on(`Erc4626Vault:${name}`, async ({ event, context }) => {
+    await governance(context, event, name, "role", event.log.address);
+  });
 }
 
 ponder.on("TokenizedVaultV2:OwnershipTransferStarted", async ({ event, context }) => {

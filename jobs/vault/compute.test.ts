@@ -40,6 +40,21 @@ function snap(
   };
 }
 
+describe("computeVaultDays for an erc4626 vault", () => {
+  const snaps = [
+    snap(100, 1_000_000_000n, 1_000_000_000n, "1", "1", { idleAssets: 0n }),
+    snap(101, 1_001_000_000n, 1_000_000_000n, "1.001", "1", { idleAssets: 0n }),
+  ];
+  it("the same daily rows and APYs as any family, and no unrealized PnL records", () => {
+    const asPool = computeVaultDays(usdc, snaps, [], 100, 101);
+    const as4626 = computeVaultDays({ ...usdc, family: "erc4626" }, snaps, [], 100, 101);
+    expect(as4626.days).toEqual(asPool.days);
+    expect(as4626.apy).toEqual(asPool.apy);
+    expect(asPool.pnl.length).toBe(2);
+    expect(as4626.pnl).toEqual([]);
+  });
+});
+
 describe("computeVaultDays (6 decimals, a missing day, a loss)", () => {
   // day 0: ratio 1; day 1: +0.1%; day 2: no snapshot; day 3: falls to 1.0005 (a loss)
   const snaps = [

@@ -19,6 +19,13 @@ export interface VaultMeta {
   /** decimals of the second asset the vault holds (registry altAsset); null without one */
   altAssetDecimals: number | null;
   strategistName: string | null;
+  /**
+   * The vault's family (indexer.vault). An erc4626 vault's totalAssets is its own on-chain
+   * accounting of what it holds, wherever it holds it (a Morpho market, say), with no registry
+   * subaccounts: there is no reported figure to compare with holdings, so it has no unrealized
+   * PnL records (docs/metrics.md). Absent: treated as one of the original's families.
+   */
+  family?: string;
 }
 
 export interface SnapshotIn {
@@ -278,7 +285,7 @@ export function computeVaultDays(
       }
     }
 
-    for (const x of byDay[i]!) {
+    for (const x of meta.family === "erc4626" ? [] : byDay[i]!) {
       const tvlOnVault = rawToFixed(x.totalAssets, meta.assetDecimals);
       const baseRaw = x.idleAssets + x.subaccountAssets;
       const alt = altValueInAsset(x, meta.altAssetDecimals);

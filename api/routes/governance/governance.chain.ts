@@ -4,7 +4,15 @@
  * multisig (`getOwners()`, `getThreshold()`, `VERSION()`), and a timelock's minimum delay.
  * Never throws: every failure comes back as a degraded result with a reason.
  */
-import { type Address, createPublicClient, http, type PublicClient, parseAbi } from "viem";
+import {
+  type Address,
+  BaseError,
+  ContractFunctionRevertedError,
+  createPublicClient,
+  http,
+  type PublicClient,
+  parseAbi,
+} from "viem";
 import { TimelockControllerAbi } from "../../../abis/TimelockControllerAbi.js";
 
 /** The views of a Safe (1.x) the roles route reads: owners, threshold and version. */
@@ -136,6 +144,33 @@ export async function readMinDelay(
       value: null,
       error: isTransportError(e) ? `RPC failure: ${short(e)}` : `getMinDelay() failed: ${short(e)}`,
     };
+  }
+}
+
+const OWNER_VIEW = parseAbi(["function owner() view returns (address)"]);
+
+/**
+ * What `owner()` answers now, for an erc4626 vault whose ownership events were not indexed (its
+ * registry start block after its deployment): the owner; `exposed: false` when the call reverts
+ * (the vault has no Ownable); an error when the RPC failed.
+ */
+export async function readOwner(
+  rpcUrl: string | undefined,
+  vault: string,
+): Promise<{ owner: string | null; exposed: boolean | null; error: string | null }> {
+  if (!rpcUrl) return { owner: null, exposed: null, error: "no RPC URL is configured for the chain" };
+  try {
+    const o = await clientFor(rpcUrl).readContract({
+      address: vault as Address,
+      abi: OWNER_VIEW,
+      functionName: "owner",
+    });
+    return { owner: o.toLowerCase(), exposed: true, error: null };
+  } catch (e) {
+    // a node reports a revert as an RPC error too: the revert is looked for first
+    const reverted = e instanceof BaseError && e.walk((x) => x instanceof ContractFunctionRevertedError) != null;
+    if (!reverted && isTransportError(e)) return { owner: null, exposed: null, error: `RPC failure: ${short(e)}` };
+    return { owner: null, exposed: false, error: null };
   }
 }
 

@@ -8,7 +8,14 @@ import { requestedChain } from "../../lib/chain.js";
 import { indexer } from "../../lib/db.js";
 import { validationError } from "../../lib/errors.js";
 import type { AppEnv } from "../../lib/router.js";
-import { type AccountInfo, RPC_TIMEOUT_MS, readAccount, readMinDelay, withDeadline } from "./governance.chain.js";
+import {
+  type AccountInfo,
+  RPC_TIMEOUT_MS,
+  readAccount,
+  readMinDelay,
+  readOwner,
+  withDeadline,
+} from "./governance.chain.js";
 import {
   governanceEventsOf,
   indexerRead,
@@ -29,6 +36,49 @@ const ROLE_NAMES = new Map<string, string>([
   ),
 ]);
 export const roleName = (hash: string) => ROLE_NAMES.get(hash.toLowerCase()) ?? `timelock_role:${hash.toLowerCase()}`;
+
+/**
+ * An erc4626 vault's own OpenZeppelin AccessControl roles: DEFAULT_ADMIN_ROLE, and the usual
+ * `<NAME>_ROLE` constants recognised by their keccak (a hash matching one is that name); any
+ * other role is named by its hash.
+ */
+const VAULT_ROLE_NAMES = new Map<string, string>([
+  ["0x0000000000000000000000000000000000000000000000000000000000000000", "vault_admin"],
+  ...(
+    [
+      "MANAGER",
+      "STRATEGIST",
+      "CURATOR",
+      "ALLOCATOR",
+      "GUARDIAN",
+      "KEEPER",
+      "OPERATOR",
+      "PAUSER",
+      "MINTER",
+      "UPGRADER",
+      "EMERGENCY",
+    ] as const
+  ).map((r) => [keccak256(toHex(`${r}_ROLE`)), `vault_${r.toLowerCase()}`] as [string, string]),
+]);
+const vaultRoleName = (hash: string) => VAULT_ROLE_NAMES.get(hash.toLowerCase()) ?? `vault_role:${hash.toLowerCase()}`;
+
+type RoleEvent = { event: string; args: Record<string, unknown>; timestamp: string; tx_hash: string };
+
+/** The members of each role after replaying RoleGranted / RoleRevoked in chain order. */
+function roleMembers(events: RoleEvent[]): Map<string, Map<string, { at: string; tx: string }>> {
+  const members = new Map<string, Map<string, { at: string; tx: string }>>();
+  for (const e of events) {
+    const role = String(e.args.role ?? "").toLowerCase();
+    const account = String(e.args.account ?? "").toLowerCase();
+    if (!role || !account) continue;
+    const m = members.get(role) ?? new Map();
+    members.set(role, m);
+    if (e.event === "RoleGranted") {
+      if (!m.has(account)) m.set(account, { at: e.timestamp, tx: e.tx_hash });
+    } else m.delete(account);
+  }
+  return members;
+}
 
 /** Roles expected to be held by a multisig: an EOA or another contract there is worth a warning. */
 const MULTISIG_ROLES = new Set(["owner", "pending_owner", "timelock_proposer"]);
@@ -72,39 +122,65 @@ export const rolesHandler: RouteHandler<typeof roles, AppEnv> = async (c) => {
     if (address)
       holders.push({ role, address: address.toLowerCase(), source: "vault", granted_at: null, granted_tx_hash: null });
   };
-  if (!iv.owner) warn(`The owner of ${v.address} is unknown: no OwnershipTransferred has been indexed`);
-  fromVault("owner", iv.owner);
+  let owner = iv.owner;
+  if (!owner && v.family === "erc4626") {
+    // no OwnershipTransferred since its start block: ask the vault (an ERC-4626 need not be Ownable)
+    const rpc = config.rpcUrls.get(v.chain_id);
+    const o = await withDeadline(
+      RPC_TIMEOUT_MS + 1000,
+      () => readOwner(rpc, v.address),
+      () => ({ owner: null, exposed: null, error: "RPC timed out" }),
+    );
+    owner = o.owner;
+    if (o.owner)
+      warn(`The owner of ${v.address} is what owner() answers now: no OwnershipTransferred has been indexed`);
+    else if (o.exposed === false)
+      warn(`${v.address} exposes no owner: owner() reverts and no OwnershipTransferred has been indexed`);
+    else
+      warn(
+        `The owner of ${v.address} is unknown: no OwnershipTransferred has been indexed, owner() unread (${o.error})`,
+      );
+  } else if (!owner) warn(`The owner of ${v.address} is unknown: no OwnershipTransferred has been indexed`);
+  fromVault("owner", owner);
   fromVault("pending_owner", iv.pending_owner);
   fromVault("operator", iv.operator);
   fromVault("fee_collector", iv.fee_collector);
   fromVault("timelock", iv.timelock);
 
-  const tl = iv.timelock?.toLowerCase() ?? null;
-  if (tl) {
-    // replay RoleGranted / RoleRevoked of the timelock in chain order
-    const events = await indexerRead(
+  // RoleGranted / RoleRevoked of one contract, in chain order
+  const roleEvents = (contract: string) =>
+    indexerRead(
       () =>
         indexer(db, config.indexerSchema)
           .selectFrom("governance_event")
           .select(["event", "args", "timestamp", "tx_hash"])
           .where("chain_id", "=", v.chain_id)
-          .where("contract", "=", tl)
+          .where("contract", "=", contract)
           .where("event", "in", ["RoleGranted", "RoleRevoked"])
           .orderBy("id")
           .execute(),
-      [],
+      [] as RoleEvent[],
     );
-    const members = new Map<string, Map<string, { at: string; tx: string }>>();
-    for (const e of events) {
-      const role = String(e.args.role ?? "").toLowerCase();
-      const account = String(e.args.account ?? "").toLowerCase();
-      if (!role || !account) continue;
-      const m = members.get(role) ?? new Map();
-      members.set(role, m);
-      if (e.event === "RoleGranted") {
-        if (!m.has(account)) m.set(account, { at: e.timestamp, tx: e.tx_hash });
-      } else m.delete(account);
+
+  if (v.family === "erc4626") {
+    // the vault's own AccessControl roles, when it has them (an Ownable vault has none)
+    const members = roleMembers((await roleEvents(v.address)) as RoleEvent[]);
+    for (const [hash, m] of [...members].sort((a, b) => a[0].localeCompare(b[0]))) {
+      for (const [account, g] of m)
+        holders.push({
+          role: vaultRoleName(hash),
+          address: account,
+          source: "vault",
+          granted_at: unixToIso(g.at),
+          granted_tx_hash: g.tx,
+        });
     }
+  }
+
+  const tl = iv.timelock?.toLowerCase() ?? null;
+  if (tl) {
+    // replay RoleGranted / RoleRevoked of the timelock in chain order
+    const members = roleMembers((await roleEvents(tl)) as RoleEvent[]);
     const order = [...ROLE_NAMES.keys()];
     const roleOrder = (h: string) => (order.indexOf(h) < 0 ? order.length : order.indexOf(h));
     for (const [hash, m] of [...members].sort(

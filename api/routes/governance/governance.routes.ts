@@ -20,7 +20,7 @@ export const RoleRowSchema = z
   .object({
     role: z.string().openapi({
       description:
-        "`owner`, `pending_owner`, `operator`, `fee_collector`, `timelock`, or a role of the timelock: `timelock_admin`, `timelock_proposer`, `timelock_executor`, `timelock_canceller` (`timelock_role:<hash>` for others)",
+        "`owner`, `pending_owner`, `operator`, `fee_collector`, `timelock`, or a role of the timelock: `timelock_admin`, `timelock_proposer`, `timelock_executor`, `timelock_canceller` (`timelock_role:<hash>` for others), or an erc4626 vault's own AccessControl role (source `vault`): `vault_admin` (DEFAULT_ADMIN_ROLE), `vault_<name>` for a `<NAME>_ROLE` it recognises (manager, strategist, curator, allocator, guardian, keeper, operator, pauser, minter, upgrader, emergency), else `vault_role:<hash>`",
     }),
     address: z.string(),
     source: z.enum(["vault", "timelock"]).openapi({

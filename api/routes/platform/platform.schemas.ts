@@ -164,7 +164,10 @@ export const PendingRedemptionSummarySchema = z
       name: z.string(),
       symbol: z.string(),
       chain_id: z.number().int(),
-      family: z.string().openapi({ description: "`lendingPool` or `tokenizedVaultV2`" }),
+      family: z.string().openapi({
+        description:
+          "`lendingPool`, `tokenizedVaultV2` or `erc4626` (which has no redemption queue: never a pending request)",
+      }),
       strategist_name: z.string().nullable(),
     }),
     asset: z.object({ address: z.string(), symbol: z.string(), decimals: z.number().int() }),
@@ -330,9 +333,10 @@ export const WithdrawalQueueSchema = z
         tail: z.number().int().openapi({ description: "Requests made so far (`WithdrawalRequested` events)" }),
         length: z.number().int().openapi({ description: "tail - head: requests waiting" }),
       })
+      .nullable()
       .openapi({
         description:
-          "The FIFO queue counters of a tokenizedVaultV2 (indexer.vault); always 0 for a lendingPool, whose requests are scheduled by claimable date",
+          "The FIFO queue counters of a tokenizedVaultV2 (indexer.vault); always 0 for a lendingPool, whose requests are scheduled by claimable date; null for an erc4626 vault, which has no redemption queue (its withdraws are immediate)",
       }),
     pending_count: z.number().int().openapi({ description: "Requests with status `requested`" }),
     total_withdrawals_raw_amount: RawNumber("Assets of every pending request"),

@@ -4,7 +4,7 @@ import { dayOf, dayToDate } from "../../../db/days.js";
 import { formatFixed, parseFixed, tvlOf } from "../../../db/fixed.js";
 import { requestedChain, servedChain } from "../../lib/chain.js";
 import type { AppEnv } from "../../lib/router.js";
-import { findVault, normalizeAddress, type VaultBaseRow } from "../../lib/vaults.js";
+import { findVault, normalizeAddress, shareDecimalsOf, type VaultBaseRow } from "../../lib/vaults.js";
 import { type Batcher, batcherFor } from "./tokenized_vault.batch.js";
 import { latestSnapshot, loadVaults, portfolioCache, vaultDays } from "./tokenized_vault.queries.js";
 import type {
@@ -209,7 +209,7 @@ export const summaryInstHandler: RouteHandler<typeof summaryInst, AppEnv> = asyn
             block_id: Number(snap.block_number),
             total_assets: units(snap.total_assets, dec)!,
             total_assets_raw: snap.total_assets,
-            total_shares: units(snap.total_supply, dec)!,
+            total_shares: units(snap.total_supply, shareDecimalsOf(v))!,
             total_shares_raw: snap.total_supply,
             asset_share_ratio: num(snap.asset_share_ratio),
             underlying_price: num(snap.asset_usd_price),
@@ -251,7 +251,7 @@ export const timeseriesInstHandler: RouteHandler<typeof timeseriesInst, AppEnv> 
             daily_pnl: num(r.daily_pnl),
             share_price: num(r.share_price),
             total_assets: units(r.total_assets, dec),
-            total_shares: units(r.total_shares, dec),
+            total_shares: units(r.total_shares, shareDecimalsOf(v)),
             asset_share_ratio: num(r.asset_share_ratio),
             missing: false,
           }

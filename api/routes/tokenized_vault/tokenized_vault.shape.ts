@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { getChain } from "../../../config/chains.js";
+import { shareDecimalsOf } from "../../lib/vaults.js";
 import type { SnapshotJson, SubaccountJson, VaultRow } from "./tokenized_vault.queries.js";
 import type { TokenizedVault, TokenizedVaultPublic } from "./tokenized_vault.schemas.js";
 
@@ -64,17 +65,17 @@ const ratio = (a: Attrs, k: string, def: number) => {
   return v != null && v <= 1 ? v : def;
 };
 
-/** Decimals of the vault's asset (share tokens use their asset's decimals). */
+/** Decimals of the vault's asset (share decimals: shareDecimalsOf, api/lib/vaults.ts). */
 export function assetDecimals(attributes: Attrs): number {
   const d = objA(attributes, "asset")?.decimals;
   return Number.isInteger(d) ? (d as number) : 18;
 }
 
-export function snapshotItem(s: SnapshotJson, decimals: number) {
+export function snapshotItem(s: SnapshotJson, decimals: number, shareDecimals: number) {
   const [id, ts, block, ta, tsh, r, price, tvl] = s;
   return {
     total_assets: units(ta, decimals),
-    total_shares: units(tsh, decimals),
+    total_shares: units(tsh, shareDecimals),
     asset_share_ratio: num(r),
     underlying_price: num(price),
     tvl: num(tvl),
@@ -224,7 +225,7 @@ export function buildVault(r: VaultRow): TokenizedVault {
         : r.operators
             .filter((o) => o.operator_type === "eoa")
             .map((o) => ({ address: o.address, id: o.id, name: o.name })),
-    historical_snapshots: (r.snapshots ?? []).map((x) => snapshotItem(x, dec)),
+    historical_snapshots: (r.snapshots ?? []).map((x) => snapshotItem(x, dec, shareDecimalsOf(r))),
     lagDuration: intA(a, "lagDuration") ?? intA(a, "lag_duration"),
     asset: token(objA(a, "asset")),
     deposit_assets: [token(objA(a, "asset")), token(objA(a, "alt_asset"))].filter((t) => t != null),

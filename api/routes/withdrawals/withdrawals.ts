@@ -137,11 +137,15 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
       family: v.family,
       symbol: v.asset_symbol,
       asset: { address: v.asset, symbol: v.asset_symbol, decimals: d },
-      queue: {
-        head: v.withdrawal_queue_head,
-        tail: v.withdrawal_queue_tail,
-        length: v.withdrawal_queue_tail - v.withdrawal_queue_head,
-      },
+      // an erc4626 vault has no redemption queue: no counters, rather than zeros that suggest one
+      queue:
+        v.family === "erc4626"
+          ? null
+          : {
+              head: v.withdrawal_queue_head,
+              tail: v.withdrawal_queue_tail,
+              length: v.withdrawal_queue_tail - v.withdrawal_queue_head,
+            },
       pending_count: total.n,
       total_withdrawals_raw_amount: exactNumber(total.amount),
       normalized_total_withdrawals_amount: formatUnits(total.amount, d),
