@@ -2,9 +2,9 @@
  * "A real vault in five minutes", end to end: a fresh chain the service has never seen (chain 10,
  * a local anvil standing in for the remote one) with vaults deployed and deposited into before
  * the service starts; the service (npm run indexer, the workers, npm run api) running on another
- * chain; then `npm run vaults -- add` of a LendingPool on the fresh chain. The running indexer
- * picks the registry change up, indexes it in a new deployment and switches the views while a
- * reader polls them (never a gap); the vault reaches every route that applies, with its
+ * chain; then `npm run vaults -- add` of a LendingPool on the fresh chain, and of an ERC-4626
+ * vault. The running indexer picks the registry change up, indexes it in a new deployment and
+ * switches the views while a reader polls them (never a gap); the vault reaches every route that applies, with its
  * deposits, and the derived tables. `remove` takes it out the same way; a bad file is ignored.
  */
 import { execFile } from "node:child_process";
@@ -240,6 +240,40 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
     );
   });
 
+  it("add an ERC-4626 vault on the same chain: recognised as erc4626, indexed and served", async () => {
+    const vault = fresh.erc4626.address;
+    const before = await servedSchema();
+    const r = await cli(["add", "--chain", String(FRESH), "--address", vault]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/added erc4626 /);
+    await until("the ERC-4626 vault in the indexer views", 300_000, async () => {
+      const v = await q(`SELECT 1 FROM indexer.vault WHERE chain_id = ${FRESH} AND address = $1`, [vault]);
+      return v.length > 0 ? true : undefined;
+    });
+    expect(await servedSchema()).not.toBe(before);
+    // every deposit made before the service started, exactly once, with the chain's amounts
+    const deposits = fresh.deposits.filter((d) => d.vault === vault);
+    expect(deposits.length).toBeGreaterThan(0);
+    const events = await q<{ owner: string; assets: string }>(
+      `SELECT receiver AS owner, assets::text AS assets FROM indexer.vault_event
+        WHERE chain_id = ${FRESH} AND vault = $1 AND kind = 'deposit' ORDER BY block_number`,
+      [vault],
+    );
+    expect(events).toEqual(deposits.map((d) => ({ owner: d.wallet, assets: String(d.assets) })));
+    // served by the vault routes, with what it does not have absent rather than invented
+    const one = await get(`/tokenized_vault/${vault}`);
+    expect(one).toMatchObject({ status: 200, chain: String(FRESH) });
+    const history = await get(`/platform/vault_history/${vault}`);
+    expect((history.body as unknown[]).length).toBe(deposits.length);
+    await until("the ERC-4626 vault's daily series", 180_000, async () => {
+      const d = await q(`SELECT 1 FROM derived.vault_day WHERE chain_id = ${FRESH} AND vault = $1`, [vault]);
+      return d.length > 0 ? true : undefined;
+    });
+    expect((await get(`/tokenized_vault/vault_summary/${vault}`)).status).toBe(200);
+    const listed = await cli(["list"]);
+    expect(listed.stdout).toMatch(new RegExp(`${FRESH}\\t${vault}\\terc4626\\terc4626\\t\\d+\\tyes\\t`));
+  });
+
   it("a bad registry file is logged and ignored: the serving deployment runs on", async () => {
     const good = readFileSync(registry);
     const schema = await servedSchema();
@@ -271,7 +305,9 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
     const r = await cli(["remove", "--chain", String(FRESH), "--address", fresh.lendingPool.address]);
     expect(r.code, r.stderr).toBe(0);
     await until("the fresh vault out of the views", 300_000, async () => {
-      const v = await q(`SELECT 1 FROM indexer.vault WHERE chain_id = ${FRESH}`);
+      const v = await q(`SELECT 1 FROM indexer.vault WHERE chain_id = ${FRESH} AND address = $1`, [
+        fresh.lendingPool.address,
+      ]);
       return v.length === 0 ? true : undefined;
     });
     reading = false;
