@@ -118,19 +118,23 @@ async function recordFlow(
   });
 }
 
-ponder.on("LendingPool:Deposit", async ({ event, context }) => {
-  const v = vaultAt(context.chain.id, event.log.address);
-  const { sender, owner, assets, shares } = event.args;
-  await recordFlow(context, event, v, {
-    kind: "deposit",
-    sender,
-    owner,
-    receiver: owner,
-    assets,
-    shares,
-    asset: v.asset.address,
+// LendingPool and any ERC-4626 vault: Deposit(sender, owner, assets, shares), `owner` being who
+// gets the shares, in the vault's asset
+for (const c of ["LendingPool", "Erc4626Vault"] as const) {
+  ponder.on(`${c}:Deposit`, async ({ event, context }) => {
+    const v = vaultAt(context.chain.id, event.log.address);
+    const { sender, owner, assets, shares } = event.args;
+    await recordFlow(context, event, v, {
+      kind: "deposit",
+      sender,
+      owner,
+      receiver: owner,
+      assets,
+      shares,
+      asset: v.asset.address,
+    });
   });
-});
+}
 
 ponder.on("TokenizedVaultV2:Deposit", async ({ event, context }) => {
   const v = vaultAt(context.chain.id, event.log.address);
@@ -146,62 +150,22 @@ ponder.on("TokenizedVaultV2:Deposit", async ({ event, context }) => {
   });
 });
 
-ponder.on("LendingPool:Withdraw", async ({ event, context }) => {
-  const v = vaultAt(context.chain.id, event.log.address);
-  const { sender, receiver, owner, assets, shares } = event.args;
-  await recordFlow(context, event, v, {
-    kind: "withdraw",
-    sender,
-    owner,
-    receiver,
-    assets,
-    shares,
-    asset: v.asset.address,
+// every family: Withdraw(sender, receiver, owner, assets, shares), paid in the vault's asset
+for (const c of ["LendingPool", "TokenizedVaultV2", "Erc4626Vault"] as const) {
+  ponder.on(`${c}:Withdraw`, async ({ event, context }) => {
+    const v = vaultAt(context.chain.id, event.log.address);
+    const { sender, receiver, owner, assets, shares } = event.args;
+    await recordFlow(context, event, v, {
+      kind: "withdraw",
+      sender,
+      owner,
+      receiver,
+      assets,
+      shares,
+      asset: v.asset.address,
+    });
   });
-});
-
-ponder.on("TokenizedVaultV2:Withdraw", async ({ event, context }) => {
-  const v = vaultAt(context.chain.id, event.log.address);
-  const { sender, receiver, owner, assets, shares } = event.args;
-  await recordFlow(context, event, v, {
-    kind: "withdraw",
-    sender,
-    owner,
-    receiver,
-    assets,
-    shares,
-    asset: v.asset.address,
-  });
-});
-
-// EIP-4626: Deposit(sender, owner, assets, shares), `owner` being who gets the shares.
-ponder.on("Erc4626Vault:Deposit", async ({ event, context }) => {
-  const v = vaultAt(context.chain.id, event.log.address);
-  const { sender, owner, assets, shares } = event.args;
-  await recordFlow(context, event, v, {
-    kind: "deposit",
-    sender,
-    owner,
-    receiver: owner,
-    assets,
-    shares,
-    asset: v.asset.address,
-  });
-});
-
-ponder.on("Erc4626Vault:Withdraw", async ({ event, context }) => {
-  const v = vaultAt(context.chain.id, event.log.address);
-  const { sender, receiver, owner, assets, shares } = event.args;
-  await recordFlow(context, event, v, {
-    kind: "withdraw",
-    sender,
-    owner,
-    receiver,
-    assets,
-    shares,
-    asset: v.asset.address,
-  });
-});
+}
 
 // ---- share transfers ---------------------------------------------------------------------------
 
