@@ -5,7 +5,7 @@
  * ones left. So the figures "before" and "after" (balances, a health factor) are the chain's own,
  * at the same state the transaction was simulated on. A failed transaction gives its revert data
  * decoded. The head is the one the build's read stage saw (`readAtHead`), so the simulation runs on
- * the state the checks were made on; without one it is read here first.
+ * the state the checks were made on.
  */
 import type { Abi, Address, Hex } from "viem";
 import { type DecodedRevert, decodeRevert } from "../revert-decode.js";
@@ -46,8 +46,8 @@ const GAS_MARGIN_ADD = 30_000n;
 export async function simulate(
   sub: BuildSubaccount,
   tx: ModuleTransaction,
-  reads: { before?: readonly SimRead[]; after?: readonly SimRead[] } = {},
-  at?: Head,
+  reads: { before?: readonly SimRead[]; after?: readonly SimRead[] },
+  head: Head,
 ): Promise<Simulation> {
   const before = reads.before ?? [];
   const after = reads.after ?? [];
@@ -59,11 +59,9 @@ export async function simulate(
   });
   type Block = { number: bigint | null; timestamp: bigint; calls: unknown[] };
   let block: Block | undefined;
-  let head: Head;
   try {
     // pinned on the head, as the block after it one second later: nodes differ in what they
     // simulate by default (anvil: the head's own number and time; geth: 12 s later)
-    head = at ?? (await sub.client.getBlock({ blockTag: "latest" }));
     [block] = (await sub.client.simulateBlocks({
       blockNumber: head.number,
       blocks: [

@@ -10,6 +10,7 @@
  */
 import type { z } from "@hono/zod-openapi";
 import { type Abi, type Address, getAddress } from "viem";
+import { tokenFacts } from "../../lib/build/facts.js";
 import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
 import { units } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
@@ -25,7 +26,6 @@ import {
   positionRead,
   requireTokens,
   simulateOrRefuse,
-  tokens,
 } from "./dex-pool.lib.js";
 import {
   type ClaimBody,
@@ -49,7 +49,7 @@ export async function buildClaim(ctx: DexCtx, b: Body) {
   const candidates = [...new Set(pos.poolIncentives.map((k) => k.rewardToken))];
   const stakedTokens = new Set(pos.stakes.map((k) => k.rewardToken));
   const claimAddrs = candidates.filter((t) => stakedTokens.has(t) || (ctx.owed.get(t) ?? 0n) > 0n);
-  const claimTokens = await tokens(sub, claimAddrs);
+  const claimTokens = await tokenFacts(sub, claimAddrs);
   requireTokens(ctx, claimTokens, ["path", "pool_address"]);
   const active = pos.stakes.filter((k) => isActive(k, ctx.head.timestamp));
   const calls: InnerCall[] = [];

@@ -8,7 +8,7 @@ import { type Abi, type Address, decodeFunctionResult, getAddress, type Hex, par
 import { SubaccountModuleAbi } from "../../../abis/SubaccountModuleAbi.js";
 import type { NpmPosition } from "../../../onchain/positions.js";
 import { allowedRead, requireAllowed } from "../../lib/build/allowed.js";
-import { remember, tokenFacts } from "../../lib/build/facts.js";
+import { remember, type TokenFacts, tokenFacts } from "../../lib/build/facts.js";
 import { type Head, readAtHead } from "../../lib/build/head.js";
 import type { ModuleTransaction } from "../../lib/build/module-call.js";
 import { aggregate, type Read, type ReadResult, readValue } from "../../lib/build/multicall.js";
@@ -48,11 +48,7 @@ export const NPM_ABI = parseAbi([
 ]);
 export const MAX_UINT128 = (1n << 128n) - 1n;
 
-export interface Token {
-  address: Address;
-  symbol: string;
-  decimals: number;
-}
+export type Token = TokenFacts;
 
 export interface Pool {
   address: Address;
@@ -237,10 +233,6 @@ async function readDexState(
   };
 }
 
-/** Symbol and decimals of tokens (the protocols entry's, else read once and kept). */
-export const tokens = (sub: BuildSubaccount, addresses: readonly Address[]): Promise<Token[]> =>
-  tokenFacts(sub, addresses);
-
 /** 422 unless the subaccount's module allows every token (its own check, made before simulating). */
 export function requireTokens(ctx: DexCtx, list: readonly Token[], loc: (string | number)[]): void {
   requireAllowed(
@@ -377,7 +369,7 @@ export function accrualReads(ctx: DexCtx, stakes: readonly IncentiveKey[]) {
     args: [t, ctx.sub.safe],
   }));
   const out = async (sim: Simulation, at: number) => {
-    const meta = await tokens(ctx.sub, list);
+    const meta = await tokenFacts(ctx.sub, list);
     const n = (x: unknown) => (x as bigint | null) ?? 0n;
     return meta.map((t, i) => ({
       token: { address: t.address, symbol: t.symbol, decimals: t.decimals },
