@@ -2,8 +2,9 @@
  * What every transaction builder starts from: the subaccount on the chain the request names, its
  * SubaccountModule (found among the Safe's modules and kept: every build checks in its read stage
  * that the Safe still has it enabled, `readAtHead`), the trader who will send the transaction, the
- * chain's protocols and a client of its RPC. The registry, the trader and the module are looked
- * up at once; the registry's subaccounts and the indexed traders are kept 10 s, as the vault set is.
+ * chain's protocols and a client of its RPC. The trader and the module are looked up at once,
+ * after the registry; the registry's subaccounts and the indexed traders are kept 10 s, as the
+ * vault set is.
  *
  * Refusals: a subaccount the registry does not list is a 404; a chain without a protocols entry,
  * or no `from` where no trader is indexed, a 422; a chain without an RPC a 503; a Safe whose
@@ -113,16 +114,16 @@ export async function buildSubaccount(
   const safe = getAddress(address);
   const url = deps.config.rpcUrls.get(chainId);
   const client = url ? chainClient(url) : null;
-  // the registry, the catalogue, the trader and the module at once; refused in this order
-  const [registered, catalogue, trader, module] = await Promise.all([
-    isRegistered(deps, address),
+  // first the registry (kept in memory): an unknown address costs no chain read
+  if (!(await isRegistered(deps, address))) {
+    throw new BuildRefusal(404, "unknown_subaccount", `${address} is not a registered subaccount`);
+  }
+  // then the catalogue, the trader and the module at once; refused in this order
+  const [catalogue, trader, module] = await Promise.all([
     chainProtocols(deps.db),
     from ? getAddress(from) : indexedTrader(deps, chainId, safe),
     client ? moduleOf(client, chainId, safe).catch((err: unknown) => err as Error) : null,
   ]);
-  if (!registered) {
-    throw new BuildRefusal(404, "unknown_subaccount", `${address} is not a registered subaccount`);
-  }
   const protocols = catalogue.get(chainId);
   if (!protocols) {
     throw BuildRefusal.field(["body", "chain"], `Chain ${chainId} has no protocols entry in the registry`);
