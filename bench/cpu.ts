@@ -5,12 +5,15 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 
-export type CpuClass = "indexer" | "postgres" | "anvil" | "other";
+export type CpuClass = "indexer" | "api" | "postgres" | "redis" | "anvil" | "bench" | "other";
 
 const TICKS = 100; // USER_HZ on Linux
 
-function classify(cmdline: string): CpuClass {
+function classify(pid: number, cmdline: string): CpuClass {
+  if (pid === process.pid) return "bench";
   if (cmdline.includes("ponder") && cmdline.includes(" start")) return "indexer";
+  if (cmdline.includes("scripts/api.ts")) return "api";
+  if (cmdline.includes("redis-server")) return "redis";
   if (cmdline.startsWith("postgres") || cmdline.includes("/bin/postgres")) return "postgres";
   if (cmdline.includes("anvil")) return "anvil";
   return "other";
@@ -31,7 +34,7 @@ export function cpuSnapshot(): Map<number, { cls: CpuClass; seconds: number }> {
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       const seconds = (Number(fields[11]) + Number(fields[12])) / TICKS; // utime, stime
       const cmdline = readFileSync(`/proc/${p}/cmdline`, "utf8").replace(/\0/g, " ");
-      out.set(Number(p), { cls: classify(cmdline), seconds });
+      out.set(Number(p), { cls: classify(Number(p), cmdline), seconds });
     } catch {
       /* gone */
     }
@@ -44,7 +47,7 @@ export function cpuDelta(
   before: Map<number, { cls: CpuClass; seconds: number }>,
   after: Map<number, { cls: CpuClass; seconds: number }>,
 ): Record<CpuClass, number> {
-  const out: Record<CpuClass, number> = { indexer: 0, postgres: 0, anvil: 0, other: 0 };
+  const out: Record<CpuClass, number> = { indexer: 0, api: 0, postgres: 0, redis: 0, anvil: 0, bench: 0, other: 0 };
   for (const [pid, a] of after) {
     const b = before.get(pid);
     out[a.cls] += Math.max(0, a.seconds - (b && b.cls === a.cls ? b.seconds : 0));

@@ -12,14 +12,22 @@
  * chain's own cost of the build; the rest of the builder's time is ours (HTTP, validation,
  * encoding, the database, the audit row).
  *
+ * Each timed run is preceded by 4 untimed requests per client at the same concurrency, for the
+ * builder and for the floor alike (connections opened, code compiled). Each builder's line gives
+ * p50/p90/p99/max, and the CPU milliseconds per request of the API, anvil, Postgres, Redis and this
+ * process (the clients and the pass-through) in both runs, from /proc (Linux).
+ *
  * BENCH_BUILDERS_DAYS (default 30) days of simulated history; BENCH_BUILDERS_REQUESTS (default 200)
- * requests per builder, split over BENCH_BUILDERS_CLIENTS (default 8) concurrent clients.
+ * requests per builder, split over BENCH_BUILDERS_CLIENTS (default 8) concurrent clients;
+ * BENCH_BUILDERS_ONLY, a regular expression, times only the builders it matches;
+ * BENCH_BUILDERS_API_NODE_OPTIONS, NODE_OPTIONS of the API process (e.g. a CPU profiler).
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createPublicClient, http } from "viem";
 import { createKey } from "../api/keys.js";
 import { type BuilderRequest, candidates } from "../bench/builder-requests.js";
+import { type CpuClass, cpuDelta, cpuSnapshot } from "../bench/cpu.js";
 import { type RecordedCall, type RpcProxy, stagesOf, startRpcProxy } from "../bench/rpc-proxy.js";
 import { loadRegistry } from "../config/registry.js";
 import { DEVNET_CHAINS, genesisTimestamp, type Manifest, runDevnet } from "../contracts/devnet/index.js";
@@ -35,9 +43,17 @@ import { startApiProcess } from "./lib/workers.js";
 const DAYS = Number(process.env.BENCH_BUILDERS_DAYS ?? 30);
 const REQUESTS = Number(process.env.BENCH_BUILDERS_REQUESTS ?? 200);
 const CLIENTS = Number(process.env.BENCH_BUILDERS_CLIENTS ?? 8);
+/** untimed requests before each timed run, at the same concurrency */
+const WARM = CLIENTS * 4;
 const API_PORT = 8099;
 const t0 = Date.now();
 const say = (m: string) => console.log(`[bench:builders ${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${m}`);
+
+/** CPU milliseconds per timed request of the processes that do work, from a `cpuDelta`. */
+function cpuLine(d: Record<CpuClass, number>): string {
+  const per = (s: number) => ((s * 1000) / REQUESTS).toFixed(1);
+  return `api ${per(d.api)}, anvil ${per(d.anvil)}, postgres ${per(d.postgres)}, redis ${per(d.redis)}, bench ${per(d.bench)}`;
+}
 
 /** p-th percentile of `xs` (nearest rank). */
 function percentile(xs: readonly number[], p: number): number {
@@ -45,10 +61,10 @@ function percentile(xs: readonly number[], p: number): number {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
 }
 
-/** Runs `once` REQUESTS times over CLIENTS concurrent loops; each call's milliseconds. */
-async function timed(once: () => Promise<void>): Promise<number[]> {
+/** Runs `once` `n` times over CLIENTS concurrent loops; each call's milliseconds. */
+async function timed(once: () => Promise<void>, n = REQUESTS): Promise<number[]> {
   const out: number[] = [];
-  let left = REQUESTS;
+  let left = n;
   await Promise.all(
     Array.from({ length: CLIENTS }, async () => {
       while (left-- > 0) {
@@ -113,7 +129,11 @@ async function main(): Promise<void> {
     port: API_PORT,
     chains: chains.map((c) => ({ chainId: c.chainId, rpcUrl: proxies.get(c.chainId)!.url })),
     logFile: join(dir, "api.log"),
-    env: { LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "1000000" },
+    env: {
+      LOG_LEVEL: "warn",
+      RATE_LIMIT_PER_MINUTE: "1000000",
+      NODE_OPTIONS: process.env.BENCH_BUILDERS_API_NODE_OPTIONS ?? "",
+    },
   });
   for (let i = 0; !(await httpOk(`http://127.0.0.1:${API_PORT}/v1/`)); i++) {
     if (api.exitInfo() || i > 600) throw new Error(`the API did not start:\n${api.recentOutput()}`);
@@ -141,7 +161,9 @@ async function main(): Promise<void> {
     for (const [name, list] of await candidates(c, client)) byName.set(name, [...(byName.get(name) ?? []), ...list]);
   }
   const chosen: BuilderRequest[] = [];
+  const only = new RegExp(process.env.BENCH_BUILDERS_ONLY ?? "");
   for (const [name, list] of [...byName].sort(([a], [b]) => a.localeCompare(b))) {
+    if (!only.test(name)) continue;
     const refusals: string[] = [];
     for (const r of list) {
       const a = await send(r.path, r.body);
@@ -171,14 +193,23 @@ async function main(): Promise<void> {
         await Promise.all(stage.map((c) => direct.request({ method: c.method, params: c.params } as never)));
       }
     };
+    // both sides warmed under the same concurrency first (connections opened, code compiled)
+    await timed(() => post(b.path, b.body), WARM);
+    const c0 = cpuSnapshot();
     const builder = await timed(() => post(b.path, b.body));
+    const c1 = cpuSnapshot();
+    await timed(replay, WARM);
+    const c2 = cpuSnapshot();
     const floor = await timed(replay);
+    const c3 = cpuSnapshot();
     const p99 = percentile(builder, 99);
     const fp99 = percentile(floor, 99);
     lines.push({ name: b.name, p99, floor: fp99 });
+    const pct = (xs: number[]) => [50, 90, 99, 100].map((p) => percentile(xs, p).toFixed(1)).join("/");
     say(
-      `${b.name}: p50 ${percentile(builder, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms; floor p50 ${percentile(floor, 50).toFixed(1)} ms, p99 ${fp99.toFixed(1)} ms; ${calls.length} RPC calls in ${stages.length} stages (${[...new Set(calls.map((c) => c.method))].join(", ")})`,
+      `${b.name}: p50/p90/p99/max ${pct(builder)} ms; floor ${pct(floor)} ms; ${calls.length} RPC calls in ${stages.length} stages (${[...new Set(calls.map((c) => c.method))].join(", ")})`,
     );
+    say(`  CPU ms per request: builder ${cpuLine(cpuDelta(c0, c1))}; floor ${cpuLine(cpuDelta(c2, c3))}`);
   }
   for (const p of proxies.values()) await p.close();
   await stopAll();

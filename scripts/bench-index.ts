@@ -404,7 +404,7 @@ function report(events: number, chains: BenchChain[], ours: RunResult, bare: Run
     const mc = m.rpcActions.get("multicall");
     const c = r.cpu;
     say(
-      `  ${r.app}: CPU seconds: indexer ${c.indexer.toFixed(1)}, postgres ${c.postgres.toFixed(1)}, anvil ${c.anvil.toFixed(1)}, other ${c.other.toFixed(1)} ` +
+      `  ${r.app}: CPU seconds: indexer ${c.indexer.toFixed(1)}, postgres ${c.postgres.toFixed(1)}, anvil ${c.anvil.toFixed(1)}, other ${(c.other + c.bench + c.api + c.redis).toFixed(1)} ` +
         `(machine capacity ${(r.seconds * cpus).toFixed(0)} = ${r.seconds.toFixed(1)} s x ${cpus} cores)`,
     );
     say(
