@@ -6,6 +6,7 @@
  * Deposited event with the returned core_hash, and the core ledger crediting it through this
  * repository's relayer worker. Every refusal is recorded in registry.build_audit and sends nothing.
  */
+import { randomUUID } from "node:crypto";
 import {
   type Abi,
   type Address,
@@ -25,6 +26,7 @@ import { CoreLedgerAbi } from "../../abis/CoreLedgerAbi.js";
 import { PerpBridgeAAbi } from "../../abis/PerpBridgeAAbi.js";
 import type { App } from "../../api/app.js";
 import { createKey } from "../../api/keys.js";
+import { AuditWriter } from "../../api/lib/build/audit.js";
 import { coreHash, deployCoreLedger } from "../../contracts/devnet/protocols/index.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { relayerConfig } from "../../jobs/relayer/config.js";
@@ -411,6 +413,65 @@ describe("lending market builders (Aave v3)", () => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(proxy.methods.slice(from)).toEqual(["eth_call", "eth_simulateV1"]);
     expect(r.body.simulation.block_number).toBe(Number(await head()));
+  });
+
+  it("builds answering at once: each answers after its own audit row; a NUL in a refused input is recorded", async () => {
+    const aUsdc = reserve(usdc).aToken;
+    const [built, bad, badPath] = await Promise.all([
+      Promise.all(Array.from({ length: 12 }, (_, i) => lending("supply", aUsdc, { amount: String(i + 1) }))),
+      lending("supply", aUsdc, { amount: "1\u0000\ud800" }),
+      lending("supply", "0x%00" as Address, { amount: "1" }),
+    ]);
+    const ids = built.map((r) => {
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body.build_id;
+    });
+    const rows = await h.q<{ id: string; answer: { data: string; amount: Units } }>(
+      "SELECT id::text, answer FROM registry.build_audit WHERE id = ANY($1::uuid[])",
+      [ids],
+    );
+    expect(new Map(rows.map((r) => [r.id, r.answer.data]))).toEqual(
+      new Map(built.map((r) => [r.body.build_id, r.body.data])),
+    );
+    expect(bad.status, JSON.stringify(bad.body)).toBe(422);
+    expect(await audit(bad.res)).toMatchObject({ outcome: "refused", status: 422, code: "validation_error" });
+    expect(badPath.status, JSON.stringify(badPath.body)).toBe(422);
+    expect(await audit(badPath.res)).toMatchObject({ outcome: "refused", status: 422, code: "validation_error" });
+  });
+
+  it("the audit writer: rows written together commit together; a bad row fails alone", async () => {
+    const writer = new AuditWriter(h.db);
+    const row = (id: string, principal_kind = "api_key") => ({
+      id,
+      principal_kind: principal_kind as "api_key",
+      principal_id: "audit-writer-test",
+      action: "test",
+      path: "/test",
+      chain_id: null,
+      subaccount: null,
+      status: 200,
+      outcome: "built" as const,
+      code: null,
+      request_id: null,
+      request: "{}",
+      answer: "{}",
+    });
+    const ids = Array.from({ length: 20 }, () => randomUUID());
+    const badId = randomUUID();
+    const results = await Promise.allSettled([
+      ...ids.slice(0, 10).map((id) => writer.write(row(id))),
+      writer.write(row(badId, "nobody")), // the CHECK on principal_kind refuses it
+      ...ids.slice(10).map((id) => writer.write(row(id))),
+    ]);
+    expect(results.map((r) => r.status)).toEqual([
+      ...Array(10).fill("fulfilled"),
+      "rejected",
+      ...Array(10).fill("fulfilled"),
+    ]);
+    const stored = await h.q<{ id: string }>("SELECT id::text FROM registry.build_audit WHERE principal_id = $1", [
+      "audit-writer-test",
+    ]);
+    expect(new Set(stored.map((r) => r.id))).toEqual(new Set(ids));
   });
 
   it("a Safe that drops its module: 409 stale_subaccount from the read stage, and builds again once it is back", async () => {

@@ -6,7 +6,9 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Context } from "hono";
+import type { Insertable, Kysely } from "kysely";
 import type { ZodError } from "zod";
+import type { BuildAuditTable, Database } from "../../../db/schema.js";
 import { validationError, validationItems } from "../errors.js";
 import type { AppEnv } from "../router.js";
 import { BuildRefusal, errMessage } from "./refusal.js";
@@ -30,28 +32,97 @@ interface Row {
   answer: unknown;
 }
 
+type AuditInsert = Insertable<BuildAuditTable>;
+
+/**
+ * Group commit: the rows of builds answering at the same time go to Postgres in one INSERT (one
+ * statement, one commit), and each build still answers only once its own row is committed. A
+ * row arriving while `MAX_IN_FLIGHT` inserts run waits for the next one; at low load every row is
+ * its own insert at once. A batch that fails is retried row by row, so a bad row fails only the
+ * build it belongs to.
+ */
+export class AuditWriter {
+  static readonly MAX_BATCH = 100;
+  static readonly MAX_IN_FLIGHT = 1;
+  private queue: { row: AuditInsert; done: (err?: unknown) => void }[] = [];
+  private inFlight = 0;
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  write(row: AuditInsert): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ row, done: (err) => (err === undefined ? resolve() : reject(err)) });
+      if (this.inFlight < AuditWriter.MAX_IN_FLIGHT) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.inFlight++;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, AuditWriter.MAX_BATCH);
+        try {
+          await this.insert(batch.map((p) => p.row));
+          for (const p of batch) p.done();
+        } catch (err) {
+          if (batch.length === 1) batch[0]!.done(err);
+          else
+            await Promise.all(
+              batch.map((p) =>
+                this.insert([p.row]).then(
+                  () => p.done(),
+                  (e: unknown) => p.done(e ?? err),
+                ),
+              ),
+            );
+        }
+      }
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async insert(rows: AuditInsert[]): Promise<void> {
+    await this.db.insertInto("registry.build_audit").values(rows).execute();
+  }
+}
+
+/**
+ * JSON Postgres's jsonb takes: JSON.stringify escapes NUL and lone surrogates, which jsonb refuses,
+ * so a request carrying one would lose its audit row. They are recorded as U+FFFD.
+ */
+const jsonb = (v: unknown) =>
+  JSON.stringify(v).replace(/(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/gi, "$1\\ufffd");
+/** Text Postgres takes (no NUL). */
+const text = (v: string) => v.replaceAll("\0", "\ufffd");
+
+const writers = new WeakMap<Kysely<Database>, AuditWriter>();
+
 async function record(c: Context<AppEnv>, row: Row): Promise<void> {
   const wdb = c.var.deps.wdb;
   const p = c.var.principal;
   if (!wdb || !p) throw new BuildRefusal(503, "read_only", "This API process has no write side: builds are disabled");
-  await wdb
-    .insertInto("registry.build_audit")
-    .values({
-      id: row.id,
-      principal_kind: p.kind,
-      principal_id: p.id,
-      action: row.action,
-      path: c.req.path,
-      chain_id: row.chain_id,
-      subaccount: row.subaccount?.toLowerCase() ?? null,
-      status: row.status,
-      outcome: row.outcome,
-      code: row.code,
-      request_id: c.var.requestId ?? null,
-      request: JSON.stringify(row.request),
-      answer: JSON.stringify(row.answer),
-    })
-    .execute();
+  let writer = writers.get(wdb);
+  if (!writer) {
+    writer = new AuditWriter(wdb);
+    writers.set(wdb, writer);
+  }
+  await writer.write({
+    id: row.id,
+    at: new Date(), // when the build answered, not the batch's commit
+    principal_kind: p.kind,
+    principal_id: p.id,
+    action: row.action,
+    path: text(c.req.path),
+    chain_id: row.chain_id,
+    subaccount: row.subaccount == null ? null : text(row.subaccount.toLowerCase()),
+    status: row.status,
+    outcome: row.outcome,
+    code: row.code,
+    request_id: c.var.requestId ?? null,
+    request: jsonb(row.request),
+    answer: jsonb(row.answer),
+  });
 }
 
 /**
