@@ -29,7 +29,8 @@ interface Row {
   outcome: "built" | "refused";
   code: string | null;
   request: unknown;
-  answer: unknown;
+  /** the answer as JSON text */
+  answer: string;
 }
 
 type AuditInsert = Insertable<BuildAuditTable>;
@@ -92,7 +93,10 @@ export class AuditWriter {
  * so a request carrying one would lose its audit row. They are recorded as U+FFFD.
  */
 const jsonb = (v: unknown) =>
-  JSON.stringify(v).replace(/(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/gi, "$1\\ufffd");
+  (typeof v === "string" ? v : JSON.stringify(v)).replace(
+    /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/gi,
+    "$1\\ufffd",
+  );
 /** Text Postgres takes (no NUL). */
 const text = (v: string) => v.replaceAll("\0", "\ufffd");
 
@@ -153,13 +157,14 @@ export async function runBuild<B>(
         outcome: "refused",
         code: refusal.code,
         request,
-        answer: refusal.body(),
+        answer: JSON.stringify(refusal.body()),
       });
     }
     return refusal.respond(c);
   }
   const id = randomUUID();
-  const body = answer.body(id);
+  // serialised once, for the audit row and the answer
+  const body = JSON.stringify(answer.body(id));
   try {
     await record(c, {
       id,
@@ -176,8 +181,11 @@ export async function runBuild<B>(
     if (err instanceof BuildRefusal) return err.respond(c);
     throw err;
   }
-  return c.json(body as never, 200);
+  return c.body(body, 200, { "content-type": "application/json" }) as unknown as JsonOk;
 }
+
+/** The type `c.json(payload, 200)` has, which the routes' handlers are checked against. */
+type JsonOk = ReturnType<(c: Context<AppEnv>) => ReturnType<typeof c.json<never, 200>>>;
 
 /**
  * The validation hook of a builder route (`inst.openapi(route, handler, auditedValidation(action))`):
@@ -202,7 +210,7 @@ export function auditedValidation(action: string) {
         outcome: "refused",
         code: "validation_error",
         request: { ...params, [result.target]: input ?? null },
-        answer: { detail: items },
+        answer: JSON.stringify({ detail: items }),
       });
     } catch (err) {
       if (!(err instanceof BuildRefusal)) throw err;

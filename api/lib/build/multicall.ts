@@ -5,7 +5,6 @@
  * (QuoterV2's quotes are non-view functions meant for eth_call).
  */
 import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, type Hex, type PublicClient } from "viem";
-import { Multicall3Abi } from "../../../abis/Multicall3Abi.js";
 import { MULTICALL3 } from "../../../onchain/positions.js";
 
 export interface Read {
@@ -17,7 +16,53 @@ export interface Read {
 
 export type ReadResult = { ok: true; value: unknown } | { ok: false; data: Hex };
 
-const abi = Multicall3Abi as Abi;
+/** aggregate3((address,bool,bytes)[]): its selector */
+const AGGREGATE3 = "0x82ad56cb";
+const word = (n: number) => n.toString(16).padStart(64, "0");
+
+/**
+ * aggregate3's calldata, written directly (viem's encoder walks the ABI for every call: this is
+ * every build's read stage). Each call is allowed to fail. Checked against viem's encoding in
+ * multicall.test.ts.
+ */
+export function encodeAggregate3(calls: readonly { target: Address; callData: Hex }[]): Hex {
+  const heads: string[] = [];
+  const tails: string[] = [];
+  let offset = calls.length * 32;
+  for (const c of calls) {
+    const data = c.callData.slice(2);
+    const bytes = data.length / 2;
+    const padded = data.padEnd(Math.ceil(bytes / 32) * 64, "0");
+    heads.push(word(offset));
+    const tail = `${c.target.slice(2).toLowerCase().padStart(64, "0")}${word(1)}${word(96)}${word(bytes)}${padded}`;
+    tails.push(tail);
+    offset += tail.length / 2;
+  }
+  return `${AGGREGATE3}${word(32)}${word(calls.length)}${heads.join("")}${tails.join("")}` as Hex;
+}
+
+/** aggregate3's answer, (bool success, bytes returnData)[], read directly. */
+export function decodeAggregate3(data: Hex): { success: boolean; returnData: Hex }[] {
+  const hex = data.slice(2);
+  const at = (byte: number) => {
+    const w = hex.slice(byte * 2, byte * 2 + 64);
+    if (w.length !== 64) throw new Error("aggregate3 answer too short");
+    const n = Number.parseInt(w, 16);
+    if (!Number.isSafeInteger(n)) throw new Error("aggregate3 answer malformed");
+    return n;
+  };
+  const base = at(0);
+  const n = at(base);
+  const out: { success: boolean; returnData: Hex }[] = [];
+  for (let i = 0; i < n; i++) {
+    const tuple = base + 32 + at(base + 32 + i * 32);
+    const len = at(tuple + at(tuple + 32));
+    const start = (tuple + at(tuple + 32) + 32) * 2;
+    if (start + len * 2 > hex.length) throw new Error("aggregate3 answer too short");
+    out.push({ success: at(tuple) !== 0, returnData: `0x${hex.slice(start, start + len * 2)}` });
+  }
+  return out;
+}
 
 /** The reads' results in order; throws only when the RPC itself fails. */
 export async function aggregate(
@@ -28,18 +73,16 @@ export async function aggregate(
   if (reads.length === 0) return [];
   const calls = reads.map((r) => ({
     target: r.address,
-    allowFailure: true,
     callData: encodeFunctionData({ abi: r.abi, functionName: r.functionName, args: (r.args ?? []) as unknown[] }),
   }));
   const { data } = await client.call({
     to: MULTICALL3,
-    data: encodeFunctionData({ abi, functionName: "aggregate3", args: [calls] }),
+    data: encodeAggregate3(calls),
     ...(blockNumber !== undefined ? { blockNumber } : {}),
   });
-  const results = decodeFunctionResult({ abi, functionName: "aggregate3", data: data ?? "0x" }) as readonly {
-    success: boolean;
-    returnData: Hex;
-  }[];
+  const results = decodeAggregate3(data ?? "0x");
+  if (results.length !== reads.length)
+    throw new Error(`aggregate3 answered ${results.length} of ${reads.length} calls`);
   return results.map((res, i): ReadResult => {
     if (!res.success) return { ok: false, data: res.returnData };
     const r = reads[i]!;

@@ -7,7 +7,7 @@
  * decoded. The head is the one the build's read stage saw (`readAtHead`), so the simulation runs on
  * the state the checks were made on.
  */
-import type { Abi, Address, Hex } from "viem";
+import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, type Hex, toHex } from "viem";
 import { type DecodedRevert, decodeRevert } from "../revert-decode.js";
 import type { Head } from "./head.js";
 import type { ModuleTransaction } from "./module-call.js";
@@ -43,6 +43,24 @@ const GAS_MARGIN_NUM = 13n;
 const GAS_MARGIN_DEN = 10n;
 const GAS_MARGIN_ADD = 30_000n;
 
+/** What a node answers of each call in `eth_simulateV1` (the fields read here). */
+interface RpcSimCall {
+  status: string;
+  returnData: Hex;
+  gasUsed: Hex;
+  error?: { data?: Hex };
+}
+
+/** A read's result: decoded when it succeeded with data, else null. */
+function readResult(r: SimRead, c: RpcSimCall | undefined): unknown {
+  if (!c || c.status !== "0x1" || c.returnData === "0x") return null;
+  try {
+    return decodeFunctionResult({ abi: r.abi, functionName: r.functionName, data: c.returnData });
+  } catch {
+    return null;
+  }
+}
+
 export async function simulate(
   sub: BuildSubaccount,
   tx: ModuleTransaction,
@@ -53,45 +71,51 @@ export async function simulate(
   const after = reads.after ?? [];
   const asCall = (r: SimRead) => ({
     to: r.to,
-    abi: r.abi,
-    functionName: r.functionName,
-    args: (r.args ?? []) as unknown[],
+    data: encodeFunctionData({ abi: r.abi, functionName: r.functionName, args: (r.args ?? []) as unknown[] }),
   });
-  type Block = { number: bigint | null; timestamp: bigint; calls: unknown[] };
-  let block: Block | undefined;
+  let block: { timestamp: Hex; calls: RpcSimCall[] } | undefined;
   try {
-    // pinned on the head, as the block after it one second later: nodes differ in what they
-    // simulate by default (anvil: the head's own number and time; geth: 12 s later)
-    [block] = (await sub.client.simulateBlocks({
-      blockNumber: head.number,
-      blocks: [
+    // eth_simulateV1 itself, not viem's simulateBlocks, which formats every log and the block:
+    // pinned on the head, as the block after it one second later (nodes differ in what they
+    // simulate by default: anvil the head's own number and time, geth 12 s later)
+    [block] = (await sub.client.request({
+      method: "eth_simulateV1",
+      params: [
         {
-          blockOverrides: { number: head.number + 1n, time: head.timestamp + 1n },
-          calls: [
-            ...before.map(asCall),
-            { account: sub.from, to: tx.target, data: tx.data, value: tx.value },
-            ...after.map(asCall),
-          ] as never,
+          blockStateCalls: [
+            {
+              blockOverrides: { number: toHex(head.number + 1n), time: toHex(head.timestamp + 1n) },
+              calls: [
+                ...before.map(asCall),
+                { from: sub.from, to: tx.target, data: tx.data, value: toHex(tx.value) },
+                ...after.map(asCall),
+              ],
+            },
+          ],
         },
+        toHex(head.number),
       ],
-    })) as unknown as Block[];
+    } as never)) as { timestamp: Hex; calls: RpcSimCall[] }[];
   } catch (err) {
     throw BuildRefusal.chain(sub.chainId, err);
   }
-  const calls = block!.calls as unknown as { status: string; data: Hex; gasUsed: bigint; result?: unknown }[];
+  const calls = block?.calls;
+  if (!block || !calls || calls.length !== before.length + 1 + after.length) {
+    throw BuildRefusal.chain(sub.chainId, new Error("eth_simulateV1 answered another number of calls"));
+  }
   const main = calls[before.length]!;
-  const ok = main.status === "success";
-  const result = (c: { status: string; result?: unknown } | undefined) =>
-    c && c.status === "success" ? (c.result ?? null) : null;
+  const ok = main.status === "0x1";
+  const data = main.error?.data ?? main.returnData;
+  const gasUsed = BigInt(main.gasUsed);
   return {
     success: ok,
     blockNumber: head.number,
-    timestamp: block!.timestamp,
-    gasUsed: main.gasUsed,
-    gasLimit: (main.gasUsed * GAS_MARGIN_NUM) / GAS_MARGIN_DEN + GAS_MARGIN_ADD,
-    revert: ok ? null : decodeRevert(main.data),
-    returnData: main.data,
-    before: calls.slice(0, before.length).map(result),
-    after: ok ? calls.slice(before.length + 1).map(result) : after.map(() => null),
+    timestamp: BigInt(block.timestamp),
+    gasUsed,
+    gasLimit: (gasUsed * GAS_MARGIN_NUM) / GAS_MARGIN_DEN + GAS_MARGIN_ADD,
+    revert: ok ? null : decodeRevert(data),
+    returnData: data,
+    before: before.map((r, i) => readResult(r, calls[i])),
+    after: ok ? after.map((r, i) => readResult(r, calls[before.length + 1 + i])) : after.map(() => null),
   };
 }
