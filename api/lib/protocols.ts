@@ -1,31 +1,26 @@
 /**
  * Each chain's protocols (registry.chain_protocols, loaded from the registry file) and a viem
  * client per chain RPC (PONDER_RPC_URL_<id>), for the routes that read subaccounts, loans and
- * integrations live. The catalogue is held 10 s.
+ * integrations live. The catalogue is kept 10 s (`kept`).
  */
 import { type ChainProtocols, protocolsSchema } from "../../config/registry.js";
 import { rpcClient } from "../../onchain/client.js";
 import type { ReadDb } from "./db.js";
+import { kept } from "./kept.js";
 
-interface Catalogue {
-  at: number;
-  byChain: Map<number, ChainProtocols>;
-}
-const TTL_MS = 10_000;
-const catalogues = new WeakMap<object, Catalogue>();
+const catalogues = kept<Map<number, ChainProtocols>>(10_000, 1);
 
 /** Every chain's protocols entry. */
-export async function chainProtocols(db: ReadDb): Promise<Map<number, ChainProtocols>> {
-  const hit = catalogues.get(db);
-  if (hit && Date.now() - hit.at < TTL_MS) return hit.byChain;
-  const rows = await db.selectFrom("registry.chain_protocols").select(["chain_id", "protocols"]).execute();
-  const byChain = new Map<number, ChainProtocols>();
-  for (const r of rows) {
-    const parsed = protocolsSchema.safeParse(r.protocols);
-    if (parsed.success) byChain.set(r.chain_id, parsed.data);
-  }
-  catalogues.set(db, { at: Date.now(), byChain });
-  return byChain;
+export function chainProtocols(db: ReadDb): Promise<Map<number, ChainProtocols>> {
+  return catalogues.get(db, "catalogue", async () => {
+    const rows = await db.selectFrom("registry.chain_protocols").select(["chain_id", "protocols"]).execute();
+    const byChain = new Map<number, ChainProtocols>();
+    for (const r of rows) {
+      const parsed = protocolsSchema.safeParse(r.protocols);
+      if (parsed.success) byChain.set(r.chain_id, parsed.data);
+    }
+    return byChain;
+  });
 }
 
 /** A client of `url` (one per URL for the process). */

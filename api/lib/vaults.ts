@@ -8,6 +8,7 @@ import { type RawBuilder, type Selectable, sql } from "kysely";
 import type { RegistryVaultTable, VaultMetricsTable } from "../../db/schema.js";
 import { pickChain } from "./chain.js";
 import type { ReadDb } from "./db.js";
+import { kept } from "./kept.js";
 
 /** EVM addresses are stored lower-case; other chains' addresses are matched exactly. */
 export function normalizeAddress(a: string): string {
@@ -140,15 +141,10 @@ export async function findVault(
 
 // ---- the chains of an address, from a directory of the vault set held in memory -------------
 
-interface Directory {
-  at: number;
-  byAddress: Map<string, number[]>;
-}
-
 const DIR_TTL_MS = 10_000;
-const directories = new WeakMap<object, Directory>();
+const directories = kept<Map<string, number[]>>(DIR_TTL_MS, 100);
 
-async function loadDirectory(db: ReadDb, indexerSchema: string): Promise<Directory> {
+async function loadDirectory(db: ReadDb, indexerSchema: string): Promise<Map<string, number[]>> {
   const rows = await overVaultSet(
     indexerSchema,
     async (from) =>
@@ -159,24 +155,20 @@ async function loadDirectory(db: ReadDb, indexerSchema: string): Promise<Directo
   );
   const byAddress = new Map<string, number[]>();
   for (const r of rows) byAddress.set(r.address, [...(byAddress.get(r.address) ?? []), r.chain_id]);
-  const dir = { at: Date.now(), byAddress };
-  directories.set(db, dir);
-  return dir;
+  return byAddress;
 }
 
 /**
  * The chains on which `address` is a vault of the set (ascending), from a directory of the set
- * kept for 10 s: the routes that only need the chain pay no query. An address missing from it is
- * looked up again before the answer is "none", so a new vault is never unknown for long.
+ * kept for 10 s (`kept`): the routes that only need the chain pay no query. An address missing
+ * from it is looked up again before the answer is "none", so a new vault is never unknown for long.
  */
 export async function vaultChains(db: ReadDb, indexerSchema: string, address: string): Promise<number[]> {
   const a = normalizeAddress(address);
-  let dir = directories.get(db);
-  if (!dir || Date.now() - dir.at > DIR_TTL_MS) dir = await loadDirectory(db, indexerSchema);
-  const hit = dir.byAddress.get(a);
+  const load = () => loadDirectory(db, indexerSchema);
+  const hit = (await directories.get(db, indexerSchema, load)).get(a);
   if (hit) return hit;
-  if (Date.now() - dir.at > 1000) dir = await loadDirectory(db, indexerSchema);
-  return dir.byAddress.get(a) ?? [];
+  return (await directories.fresh(db, indexerSchema, load, 1000)).get(a) ?? [];
 }
 
 /**

@@ -53,7 +53,7 @@ interface RpcSimCall {
 
 /** A read's result: decoded when it succeeded with data, else null. */
 function readResult(r: SimRead, c: RpcSimCall | undefined): unknown {
-  if (!c || c.status !== "0x1" || c.returnData === "0x") return null;
+  if (c?.status !== "0x1" || c.returnData === "0x") return null;
   try {
     return decodeFunctionResult({ abi: r.abi, functionName: r.functionName, data: c.returnData });
   } catch {

@@ -4,7 +4,7 @@
  * that the Safe still has it enabled, `readAtHead`), the trader who will send the transaction, the
  * chain's protocols and a client of its RPC. The trader and the module are looked up at once,
  * after the registry; the registry's subaccounts and the indexed traders are kept 10 s, as the
- * vault set is.
+ * vault set is (`kept`: refreshed in the background, so no build waits on the reload).
  *
  * Refusals: a subaccount the registry does not list is a 404; a chain without a protocols entry,
  * or no `from` where no trader is indexed, a 422; a chain without an RPC a 503; a Safe whose
@@ -13,6 +13,7 @@
 import { sql } from "kysely";
 import { type Address, getAddress, type PublicClient, parseAbi } from "viem";
 import type { ChainProtocols } from "../../../config/registry.js";
+import { kept } from "../kept.js";
 import { chainClient, chainProtocols } from "../protocols.js";
 import type { AppDeps } from "../router.js";
 import { BuildRefusal } from "./refusal.js";
@@ -74,33 +75,34 @@ async function moduleOf(client: PublicClient, chainId: number, safe: Address): P
 
 /** How long the registry's subaccounts and the indexed traders are kept (as the vault set is). */
 const LOOKUP_TTL_MS = 10_000;
-const registries = new WeakMap<object, { at: number; addresses: Set<string> }>();
-const traders = new Map<string, { at: number; trader: Address | null }>();
+const registries = kept<Set<string>>(LOOKUP_TTL_MS, 1);
+const traders = kept<{ trader: Address | null }>(LOOKUP_TTL_MS);
 
-/** Whether the registry lists `address` as a subaccount (its list read at most every 10 s). */
+/**
+ * Whether the registry lists `address` as a subaccount (its list kept 10 s). An address missing
+ * from it is looked up again first when the list is over a second old, so a subaccount just
+ * registered is not refused for long.
+ */
 async function isRegistered(deps: AppDeps, address: string): Promise<boolean> {
-  let hit = registries.get(deps.db);
-  if (!hit || Date.now() - hit.at > LOOKUP_TTL_MS) {
+  const load = async () => {
     const rows = await deps.db.selectFrom("registry.subaccount").select("address").execute();
-    hit = { at: Date.now(), addresses: new Set(rows.map((r) => r.address.toLowerCase())) };
-    registries.set(deps.db, hit);
-  }
-  return hit.addresses.has(address.toLowerCase());
+    return new Set(rows.map((r) => r.address.toLowerCase()));
+  };
+  const a = address.toLowerCase();
+  if ((await registries.get(deps.db, "subaccounts", load)).has(a)) return true;
+  return (await registries.fresh(deps.db, "subaccounts", load, 1000)).has(a);
 }
 
 /** The first TRADER the indexer saw granted on the subaccount's module, if any (kept 10 s). */
 async function indexedTrader(deps: AppDeps, chainId: number, safe: string): Promise<Address | null> {
-  const key = moduleKey(chainId, safe);
-  const hit = traders.get(key);
-  if (hit && Date.now() - hit.at < LOOKUP_TTL_MS) return hit.trader;
   const s = deps.config.indexerSchema;
-  const { rows } = await sql<{ roles: Record<string, string[]> | null }>`
-    SELECT roles FROM ${sql.id(s, "subaccount")}
-     WHERE chain_id = ${chainId} AND safe = ${safe.toLowerCase()}`.execute(deps.db);
-  const first = rows[0]?.roles?.TRADER?.[0];
-  const trader = first ? getAddress(first) : null;
-  if (traders.size > 10_000) traders.clear();
-  traders.set(key, { at: Date.now(), trader });
+  const { trader } = await traders.get(deps.db, `${s}:${moduleKey(chainId, safe)}`, async () => {
+    const { rows } = await sql<{ roles: Record<string, string[]> | null }>`
+      SELECT roles FROM ${sql.id(s, "subaccount")}
+       WHERE chain_id = ${chainId} AND safe = ${safe.toLowerCase()}`.execute(deps.db);
+    const first = rows[0]?.roles?.TRADER?.[0];
+    return { trader: first ? getAddress(first) : null };
+  });
   return trader;
 }
 
