@@ -525,6 +525,8 @@ describe("POST /api/v1/platform/points/register: credentials and malformed input
       ["chain_id 0", { ...good, chain_id: 0 }, ["body", "chain_id"]],
       ["nonce too short", { ...good, nonce: "short" }, ["body", "nonce"]],
       ["nonce too long", { ...good, nonce: "n".repeat(129) }, ["body", "nonce"]],
+      // signed as it is, so only the nonce's NUL is wrong (it was a 500: Postgres text refuses NUL)
+      ["nonce with NUL", await signed(fresh(), { nonce: `w6-nul\u0000${Date.now()}` }), ["body", "nonce"]],
       ["expiry not an integer", { ...good, expiry: 1.5 }, ["body", "expiry"]],
       ["no signature", { ...good, signature: undefined }, ["body", "signature"]],
     ];

@@ -37,7 +37,11 @@ const RegisterBody = z
       .string()
       .regex(/^0x[0-9a-fA-F]+$/, "must be 0x-prefixed hex")
       .max(20_000),
-    nonce: z.string().min(8).max(128),
+    nonce: z
+      .string()
+      .min(8)
+      .max(128)
+      .refine((n) => !n.includes("\0"), "must not contain NUL (U+0000), which Postgres text cannot hold"),
     expiry: z
       .number()
       .int()
