@@ -135,9 +135,10 @@ describe("POST /api/v1/token (OAuth 2.0 password flow)", () => {
     const u = await operator("off", ["strategy_apy:write"]);
     const wrong = await token({ username: u, password: `${PASSWORD}!` });
     const unknown = await token({ username: `${u}-nobody`, password: PASSWORD });
+    const nul = await token({ username: `${u}\u0000`, password: PASSWORD }); // no name holds NUL
     await updateOperator(h.db, u, { disabled: true });
     const disabled = await token({ username: u, password: PASSWORD });
-    for (const r of [wrong, unknown, disabled]) {
+    for (const r of [wrong, unknown, nul, disabled]) {
       expect(r.status).toBe(401);
       expect(r.body).toEqual({ detail: "Incorrect username or password" });
       expect(r.res.headers.get("www-authenticate")).toBe("Bearer");

@@ -5,6 +5,7 @@
  * Issuing a token changes nothing, so Idempotency-Key does not apply here.
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
+import { usernameProblem } from "../../auth/operators.js";
 import { dummyHash, verifyPassword } from "../../auth/passwords.js";
 import { issueToken } from "../../auth/tokens.js";
 import { ErrorSchema, RefusalSchema, ValidationErrorSchema } from "../../lib/errors.js";
@@ -65,11 +66,14 @@ export const tokenHandler: RouteHandler<typeof token, AppEnv> = async (c) => {
   if (f.grant_type !== undefined && f.grant_type !== "password")
     return c.json({ detail: `grant_type must be "password"`, code: "unsupported_grant_type" }, 400);
   if (!config.tokenSecret) return c.json({ detail: "Bearer tokens are not configured on this process" }, 503);
-  const account = await db
-    .selectFrom("auth.operator_account")
-    .select(["username", "password_hash", "scopes", "disabled_at"])
-    .where("username", "=", f.username)
-    .executeTakeFirst();
+  // a name no account can have (e.g. one holding NUL, which Postgres text refuses) is unknown
+  const account = usernameProblem(f.username)
+    ? undefined
+    : await db
+        .selectFrom("auth.operator_account")
+        .select(["username", "password_hash", "scopes", "disabled_at"])
+        .where("username", "=", f.username)
+        .executeTakeFirst();
   // an unknown user costs one hash too, so timing does not tell which usernames exist
   const ok = await verifyPassword(f.password, account?.password_hash ?? (await dummyHash()));
   if (!account || !ok || account.disabled_at != null) {
