@@ -95,6 +95,7 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
       "Retry-After",
       "X-Request-Id",
       "Idempotent-Replayed",
+      "Server-Timing",
       "X-Vault-Chain",
       "X-Next-Before",
     ],

@@ -15,7 +15,8 @@
  * Each timed run is preceded by 4 untimed requests per client at the same concurrency, for the
  * builder and for the floor alike (connections opened, code compiled). Each builder's line gives
  * p50/p90/p99/max, and the CPU milliseconds per request of the API, anvil, Postgres, Redis and this
- * process (the clients and the pass-through) in both runs, from /proc (Linux).
+ * process (the clients and the pass-through) in both runs, from /proc (Linux), and the mean of the
+ * builds' own Server-Timing phases (read, simulate, build, audit).
  *
  * BENCH_BUILDERS_DAYS (default 30) days of simulated history; BENCH_BUILDERS_REQUESTS (default 200)
  * requests per builder, split over BENCH_BUILDERS_CLIENTS (default 8) concurrent clients;
@@ -147,11 +148,19 @@ async function main(): Promise<void> {
       headers: { "content-type": "application/json", "x-api-key": key },
       body: JSON.stringify(body),
     });
-    return { status: res.status, text: await res.text() };
+    return { status: res.status, text: await res.text(), timing: res.headers.get("server-timing") };
   };
+  /** the builds' Server-Timing phases, summed (ms), and how many were summed */
+  let phases = new Map<string, number>();
+  let timedBuilds = 0;
   const post = async (path: string, body: unknown) => {
     const r = await send(path, body);
     if (r.status !== 200) throw new Error(`${path} answered ${r.status}: ${r.text.slice(0, 400)}`);
+    timedBuilds++;
+    for (const part of (r.timing ?? "").split(", ")) {
+      const [name, dur] = part.split(";dur=");
+      if (name && dur) phases.set(name, (phases.get(name) ?? 0) + Number(dur));
+    }
   };
 
   // one buildable request per builder, from the devnet's state
@@ -196,8 +205,11 @@ async function main(): Promise<void> {
     // both sides warmed under the same concurrency first (connections opened, code compiled)
     await timed(() => post(b.path, b.body), WARM);
     const c0 = cpuSnapshot();
+    phases = new Map();
+    timedBuilds = 0;
     const builder = await timed(() => post(b.path, b.body));
     const c1 = cpuSnapshot();
+    const inApi = [...phases].map(([n, ms]) => `${n} ${(ms / timedBuilds).toFixed(1)}`).join(", ");
     await timed(replay, WARM);
     const c2 = cpuSnapshot();
     const floor = await timed(replay);
@@ -210,6 +222,7 @@ async function main(): Promise<void> {
       `${b.name}: p50/p90/p99/max ${pct(builder)} ms; floor ${pct(floor)} ms; ${calls.length} RPC calls in ${stages.length} stages (${[...new Set(calls.map((c) => c.method))].join(", ")})`,
     );
     say(`  CPU ms per request: builder ${cpuLine(cpuDelta(c0, c1))}; floor ${cpuLine(cpuDelta(c2, c3))}`);
+    say(`  the builds' Server-Timing, mean ms: ${inApi}`);
   }
   for (const p of proxies.values()) await p.close();
   await stopAll();

@@ -413,6 +413,11 @@ describe("lending market builders (Aave v3)", () => {
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(proxy.methods.slice(from)).toEqual(["eth_call", "eth_simulateV1"]);
     expect(r.body.simulation.block_number).toBe(Number(await head()));
+    // where its time went
+    const timing = r.res.headers.get("server-timing") ?? "";
+    expect(timing).toMatch(/^read;dur=[\d.]+, simulate;dur=[\d.]+, build;dur=[\d.]+, audit;dur=[\d.]+$/);
+    const dur = Object.fromEntries(timing.split(", ").map((p) => [p.split(";")[0], Number(p.split("=")[1])]));
+    expect(dur.read! + dur.simulate!).toBeLessThanOrEqual(dur.build! + 0.1);
   });
 
   it("builds answering at once: each answers after its own audit row; a NUL in a refused input is recorded", async () => {
@@ -484,8 +489,11 @@ describe("lending market builders (Aave v3)", () => {
     const sentinel = "0x0000000000000000000000000000000000000001";
     await w.s.send(w.sub.safe, w.sub.safe, call(SAFE, "disableModule", [sentinel, w.sub.module]), "disable");
     const from = proxy.methods.length;
-    const stale = await refused(await lending("supply", aUsdc, { amount: "1" }), 409, "stale_subaccount", await head());
+    const staleAnswer = await lending("supply", aUsdc, { amount: "1" });
+    const staleRes = staleAnswer.res;
+    const stale = await refused(staleAnswer, 409, "stale_subaccount", await head());
     expect(stale.detail).toMatch(/no longer has its SubaccountModule/);
+    expect(staleRes.headers.get("server-timing")).toMatch(/^read;dur=[\d.]+, build;dur=[\d.]+, audit;dur=[\d.]+$/);
     expect(proxy.methods.slice(from)).not.toContain("eth_simulateV1");
     // looked up again: no module at all
     await refused(await lending("supply", aUsdc, { amount: "1" }), 409, "stale_subaccount", await head());

@@ -2,7 +2,8 @@
  * The one writer of registry.build_audit, and the frame every builder route runs in: it resolves
  * nothing itself, it runs the builder, records what was built or refused (who asked, for which
  * subaccount, the request and the answer) and only then answers. A built transaction is never
- * handed out without its audit row: a process without the write side answers 503.
+ * handed out without its audit row: a process without the write side answers 503. Every answer
+ * says where its time went in a `Server-Timing` header (`timing.ts`).
  */
 import { randomUUID } from "node:crypto";
 import type { Context } from "hono";
@@ -12,6 +13,7 @@ import type { BuildAuditTable, Database } from "../../../db/schema.js";
 import { validationError, validationItems } from "../errors.js";
 import type { AppEnv } from "../router.js";
 import { BuildRefusal, errMessage } from "./refusal.js";
+import { BuildTimings } from "./timing.js";
 
 export interface BuildAnswer<B> {
   chainId: number;
@@ -139,49 +141,58 @@ export async function runBuild<B>(
   request: { chain?: number; address?: string } & Record<string, unknown>,
   build: () => Promise<BuildAnswer<B>>,
 ) {
+  const timings = new BuildTimings();
+  const answerWith = <R>(respond: () => R) => {
+    c.header("server-timing", timings.header());
+    return respond();
+  };
   let answer: BuildAnswer<B>;
   try {
-    answer = await build();
+    answer = await timings.run(build);
   } catch (err) {
     const refusal =
       err instanceof BuildRefusal
         ? err
         : new BuildRefusal(503, "chain_unavailable", `The chain did not answer as expected: ${errMessage(err)}`);
     if (refusal.code !== "read_only") {
-      await record(c, {
-        id: randomUUID(),
-        action,
-        chain_id: request.chain ?? null,
-        subaccount: request.address ?? null,
-        status: refusal.status,
-        outcome: "refused",
-        code: refusal.code,
-        request,
-        answer: JSON.stringify(refusal.body()),
-      });
+      await timings.add("audit", () =>
+        record(c, {
+          id: randomUUID(),
+          action,
+          chain_id: request.chain ?? null,
+          subaccount: request.address ?? null,
+          status: refusal.status,
+          outcome: "refused",
+          code: refusal.code,
+          request,
+          answer: JSON.stringify(refusal.body()),
+        }),
+      );
     }
-    return refusal.respond(c);
+    return answerWith(() => refusal.respond(c));
   }
   const id = randomUUID();
   // serialised once, for the audit row and the answer
   const body = JSON.stringify(answer.body(id));
   try {
-    await record(c, {
-      id,
-      action,
-      chain_id: answer.chainId,
-      subaccount: answer.subaccount,
-      status: 200,
-      outcome: "built",
-      code: null,
-      request,
-      answer: body,
-    });
+    await timings.add("audit", () =>
+      record(c, {
+        id,
+        action,
+        chain_id: answer.chainId,
+        subaccount: answer.subaccount,
+        status: 200,
+        outcome: "built",
+        code: null,
+        request,
+        answer: body,
+      }),
+    );
   } catch (err) {
-    if (err instanceof BuildRefusal) return err.respond(c);
+    if (err instanceof BuildRefusal) return answerWith(() => err.respond(c));
     throw err;
   }
-  return c.body(body, 200, { "content-type": "application/json" }) as unknown as JsonOk;
+  return answerWith(() => c.body(body, 200, { "content-type": "application/json" }) as unknown as JsonOk);
 }
 
 /** The type `c.json(payload, 200)` has, which the routes' handlers are checked against. */

@@ -10,6 +10,7 @@ import { MULTICALL3 } from "../../../onchain/positions.js";
 import { aggregate, type Read, type ReadResult, readValue } from "./multicall.js";
 import { BuildRefusal } from "./refusal.js";
 import { type BuildSubaccount, forgetModule } from "./subaccount.js";
+import { phase } from "./timing.js";
 
 export interface Head {
   number: bigint;
@@ -29,12 +30,14 @@ export async function readAtHead(
 ): Promise<{ head: Head; results: ReadResult[] }> {
   let res: ReadResult[];
   try {
-    res = await aggregate(sub.client, [
-      { address: MULTICALL3, abi: MC, functionName: "getBlockNumber" },
-      { address: MULTICALL3, abi: MC, functionName: "getCurrentBlockTimestamp" },
-      { address: sub.safe, abi: SAFE, functionName: "isModuleEnabled", args: [sub.module] },
-      ...reads,
-    ]);
+    res = await phase("read", () =>
+      aggregate(sub.client, [
+        { address: MULTICALL3, abi: MC, functionName: "getBlockNumber" },
+        { address: MULTICALL3, abi: MC, functionName: "getCurrentBlockTimestamp" },
+        { address: sub.safe, abi: SAFE, functionName: "isModuleEnabled", args: [sub.module] },
+        ...reads,
+      ]),
+    );
   } catch (err) {
     throw BuildRefusal.chain(sub.chainId, err);
   }

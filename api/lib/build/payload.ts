@@ -7,7 +7,7 @@
 import { z } from "@hono/zod-openapi";
 import { formatUnits, parseUnits } from "viem";
 import { isChainId } from "../../../config/chains.js";
-import { EvmAddress } from "../router.js";
+import { EvmAddress, jsonResponse } from "../router.js";
 import type { ModuleTransaction } from "./module-call.js";
 import { BuildRefusal } from "./refusal.js";
 import type { Simulation } from "./simulate.js";
@@ -143,3 +143,16 @@ export function transactionPayload(
     },
   };
 }
+
+/** A builder route's 200: the payload, and where the build's time went (`timing.ts`). */
+export const builtResponse = <S>(description: string, schema: S) => ({
+  ...jsonResponse(description, schema),
+  headers: {
+    "Server-Timing": {
+      description:
+        "Where the build's time went, in milliseconds: `read` (the read stage at the head), `simulate` " +
+        "(the simulations), `build` (the builder in all), `audit` (recording the answer). Also on refusals.",
+      schema: { type: "string" as const, example: "read;dur=2.1, simulate;dur=3.4, build;dur=7.9, audit;dur=1.2" },
+    },
+  },
+});

@@ -13,6 +13,7 @@ import type { Head } from "./head.js";
 import type { ModuleTransaction } from "./module-call.js";
 import { BuildRefusal } from "./refusal.js";
 import type { BuildSubaccount } from "./subaccount.js";
+import { phase } from "./timing.js";
 
 export interface SimRead {
   to: Address;
@@ -78,24 +79,26 @@ export async function simulate(
     // eth_simulateV1 itself, not viem's simulateBlocks, which formats every log and the block:
     // pinned on the head, as the block after it one second later (nodes differ in what they
     // simulate by default: anvil the head's own number and time, geth 12 s later)
-    [block] = (await sub.client.request({
-      method: "eth_simulateV1",
-      params: [
-        {
-          blockStateCalls: [
-            {
-              blockOverrides: { number: toHex(head.number + 1n), time: toHex(head.timestamp + 1n) },
-              calls: [
-                ...before.map(asCall),
-                { from: sub.from, to: tx.target, data: tx.data, value: toHex(tx.value) },
-                ...after.map(asCall),
-              ],
-            },
-          ],
-        },
-        toHex(head.number),
-      ],
-    } as never)) as { timestamp: Hex; calls: RpcSimCall[] }[];
+    [block] = (await phase("simulate", () =>
+      sub.client.request({
+        method: "eth_simulateV1",
+        params: [
+          {
+            blockStateCalls: [
+              {
+                blockOverrides: { number: toHex(head.number + 1n), time: toHex(head.timestamp + 1n) },
+                calls: [
+                  ...before.map(asCall),
+                  { from: sub.from, to: tx.target, data: tx.data, value: toHex(tx.value) },
+                  ...after.map(asCall),
+                ],
+              },
+            ],
+          },
+          toHex(head.number),
+        ],
+      } as never),
+    )) as { timestamp: Hex; calls: RpcSimCall[] }[];
   } catch (err) {
     throw BuildRefusal.chain(sub.chainId, err);
   }

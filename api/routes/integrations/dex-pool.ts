@@ -7,7 +7,7 @@
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { runBuild } from "../../lib/build/audit.js";
-import { transactionPayload } from "../../lib/build/payload.js";
+import { builtResponse, transactionPayload } from "../../lib/build/payload.js";
 import { BuildRefusalSchema } from "../../lib/build/refusal.js";
 import { buildSubaccount } from "../../lib/build/subaccount.js";
 import { type AppEnv, EvmAddress, jsonResponse, keySecurity, writeResponses } from "../../lib/router.js";
@@ -60,7 +60,7 @@ function route<B extends z.ZodType, A extends z.ZodType>(
       params,
       body: { required: true, content: { "application/json": { schema: body } } },
     },
-    responses: { 200: jsonResponse(`The ${op} transaction, simulated`, answer), ...refusalResponses },
+    responses: { 200: builtResponse(`The ${op} transaction, simulated`, answer), ...refusalResponses },
   };
 }
 

@@ -13,6 +13,7 @@ import { moduleTransaction } from "../../lib/build/module-call.js";
 import {
   amountFields,
   buildFields,
+  builtResponse,
   TransactionPayloadSchema,
   transactionPayload,
   Units,
@@ -20,7 +21,7 @@ import {
 } from "../../lib/build/payload.js";
 import { simulate } from "../../lib/build/simulate.js";
 import { buildSubaccount } from "../../lib/build/subaccount.js";
-import { type AppEnv, EvmAddress, jsonResponse, keySecurity } from "../../lib/router.js";
+import { type AppEnv, EvmAddress, keySecurity } from "../../lib/router.js";
 import { requireScope } from "../../middleware/auth.js";
 import { buildResponses, requireSimulated } from "./builder.lib.js";
 import { accountReads, type Operation, planOperation, readAccount, resolveMarket } from "./lending-market.lib.js";
@@ -133,7 +134,7 @@ function route(op: Operation) {
       },
     },
     responses: {
-      200: jsonResponse("The transaction, simulated, with the account before and after", LendingTransaction),
+      200: builtResponse("The transaction, simulated, with the account before and after", LendingTransaction),
       ...buildResponses({
         404: "`unknown_subaccount`, or `unknown_market` (not an aToken of the chain's Aave pool)",
         409: "`simulation_failed` (each decoded revert in `reasons`: Aave's numbered errors by name, the module's NotTrader, …) or `stale_subaccount`",

@@ -29,6 +29,7 @@ import { aggregate, readValue } from "../../lib/build/multicall.js";
 import {
   amountFields,
   buildFields,
+  builtResponse,
   rawAmount,
   TransactionPayloadSchema,
   transactionPayload,
@@ -38,7 +39,7 @@ import {
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import { simulate } from "../../lib/build/simulate.js";
 import { type BuildSubaccount, buildSubaccount } from "../../lib/build/subaccount.js";
-import { type AppEnv, EvmAddress, jsonResponse, keySecurity } from "../../lib/router.js";
+import { type AppEnv, EvmAddress, keySecurity } from "../../lib/router.js";
 import { requireScope } from "../../middleware/auth.js";
 import { buildResponses, chainRead, ERC20, requireSimulated } from "./builder.lib.js";
 
@@ -105,7 +106,7 @@ const describe = (relayer: Relayer) =>
   } Built as \`executeWithApprovals\` of the subaccount's module, with an exact approval of the bridge reset to 0 after; simulated on top of the head.\n\nThe answer carries the \`core_hash\` the deposit will have (${NOTE}) and the bridge's minimum. A deposit below the minimum is refused (422 \`below_minimum\`): the core side would reject it and the tokens would stay in the bridge, lost. Follow the deposit with \`GET /integrations/${relayer}/check_status?core_hash=\`. Needs an API key with the scope \`transactions:build\`; every build and refusal is recorded (registry.build_audit).`;
 
 const responses = {
-  200: jsonResponse("The deposit transaction, simulated, with its core hash", PerpDeposit),
+  200: builtResponse("The deposit transaction, simulated, with its core hash", PerpDeposit),
   ...buildResponses({
     404: "`unknown_subaccount`, or `unknown_bridge` (the chain's registry entry has no perp bridges)",
     409: "`simulation_failed` (each decoded revert in `reasons`, e.g. the module's NotTrader) or `stale_subaccount`",

@@ -10,6 +10,7 @@ import { runBuild } from "../../lib/build/audit.js";
 import {
   amountFields,
   buildFields,
+  builtResponse,
   SimulationSchema,
   TransactionPayloadSchema,
   Units,
@@ -146,7 +147,7 @@ export const swapRoute = createRoute({
     body: { required: true, content: { "application/json": { schema: SwapQuoteRequest } } },
   },
   responses: {
-    200: jsonResponse(
+    200: builtResponse(
       "The chosen route's transaction, its quote and simulation, and the routes that lost",
       SwapTransactionPayload,
     ),
