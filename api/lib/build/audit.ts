@@ -91,14 +91,10 @@ export class AuditWriter {
 }
 
 /**
- * JSON Postgres's jsonb takes: JSON.stringify escapes NUL and lone surrogates, which jsonb refuses,
- * so a request carrying one would lose its audit row. They are recorded as U+FFFD.
+ * JSON text Postgres's jsonb takes: JSON.stringify escapes NUL and lone surrogates, which jsonb
+ * refuses, so a request carrying one would lose its audit row. They are recorded as U+FFFD.
  */
-const jsonb = (v: unknown) =>
-  (typeof v === "string" ? v : JSON.stringify(v)).replace(
-    /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/gi,
-    "$1\\ufffd",
-  );
+const jsonb = (json: string) => json.replace(/(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/gi, "$1\\ufffd");
 /** Text Postgres takes (no NUL). */
 const text = (v: string) => v.replaceAll("\0", "\ufffd");
 
@@ -126,7 +122,7 @@ async function record(c: Context<AppEnv>, row: Row): Promise<void> {
     outcome: row.outcome,
     code: row.code,
     request_id: c.var.requestId ?? null,
-    request: jsonb(row.request),
+    request: jsonb(JSON.stringify(row.request)),
     answer: jsonb(row.answer),
   });
 }
