@@ -5,41 +5,39 @@ import { rowKey, vaultKey } from "../../../db/batch.js";
 import { today as dayOfTime, dayToDate } from "../../../db/days.js";
 import { resolveEnsName } from "../../ens.js";
 import { indexer, type ReadDb } from "../../lib/db.js";
+import { kept } from "../../lib/kept.js";
 import type { AppEnv } from "../../lib/router.js";
 import { type Standing, standings } from "../../lib/standings.js";
 import type { leaderboard, platformPoints, publicPoints, streakStatus } from "./points.routes.js";
 
 const num = (x: string | number | null | undefined): number => (x == null ? 0 : Number(x));
 
-// ---- vault names (indexer.vault), cached per database for a short while ------------------
+// ---- vault names (indexer.vault), kept per database and schema for 30 s (`kept`) ------------
 
 interface VaultName {
   name: string;
   asset_symbol: string;
 }
-const metaCache = new WeakMap<object, { at: number; schema: string; map: Map<string, VaultName> }>();
-const META_TTL_MS = 30_000;
+const metas = kept<Map<string, VaultName>>(30_000, 100);
 
-async function vaultMeta(db: ReadDb, schema: string): Promise<Map<string, VaultName>> {
-  const hit = metaCache.get(db);
-  if (hit && hit.schema === schema && Date.now() - hit.at < META_TTL_MS) return hit.map;
-  let rows: { chain_id: number; address: string; name: string; asset_symbol: string }[] = [];
-  try {
-    rows = await indexer(db, schema)
-      .selectFrom("vault")
-      .select(["chain_id", "address", "name", "asset_symbol"])
-      .execute();
-  } catch (e) {
-    if ((e as { code?: string })?.code !== "42P01") throw e; // views not published yet: no names
-  }
-  const map = new Map(
-    rows.map((r) => [
-      vaultKey({ chainId: r.chain_id, address: r.address }),
-      { name: r.name, asset_symbol: r.asset_symbol },
-    ]),
-  );
-  metaCache.set(db, { at: Date.now(), schema, map });
-  return map;
+function vaultMeta(db: ReadDb, schema: string): Promise<Map<string, VaultName>> {
+  return metas.get(db, schema, async () => {
+    let rows: { chain_id: number; address: string; name: string; asset_symbol: string }[] = [];
+    try {
+      rows = await indexer(db, schema)
+        .selectFrom("vault")
+        .select(["chain_id", "address", "name", "asset_symbol"])
+        .execute();
+    } catch (e) {
+      if ((e as { code?: string })?.code !== "42P01") throw e; // views not published yet: no names
+    }
+    return new Map(
+      rows.map((r) => [
+        vaultKey({ chainId: r.chain_id, address: r.address }),
+        { name: r.name, asset_symbol: r.asset_symbol },
+      ]),
+    );
+  });
 }
 
 // ---- points record -------------------------------------------------------------------------
