@@ -1,13 +1,14 @@
 /**
- * rpcFetch under viem's http transport, against a local HTTP server playing a JSON-RPC node:
- * answers, JSON-RPC errors, HTTP errors, a node that never answers, one that answers too much,
- * one that is not there, and connections kept between calls.
+ * rpcFetch under viem's http transport, and rpcCall on its own, against a local HTTP server
+ * playing a JSON-RPC node: answers, JSON-RPC errors, HTTP errors (retried or not), a node that
+ * never answers, one that answers too much, one that is not there, and connections kept between
+ * calls.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createPublicClient, HttpRequestError, http, RpcRequestError, TimeoutError } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rpcFetch } from "./rpc-fetch.js";
+import { rpcCall, rpcFetch } from "./rpc-fetch.js";
 
 let server: Server;
 let base: string;
@@ -43,8 +44,9 @@ describe("rpcFetch", () => {
     handle = (b, res) => json(res, 200, { jsonrpc: "2.0", id: b.id, result: "0x2a" });
     sockets.clear();
     const c = client();
-    for (let i = 0; i < 5; i++) expect(await c.getBlockNumber({ cacheTime: 0 })).toBe(42n);
-    expect(sockets.size).toBe(1);
+    for (let i = 0; i < 20; i++) expect(await c.getBlockNumber({ cacheTime: 0 })).toBe(42n);
+    // kept: undici may open a second one while the first is being released
+    expect(sockets.size).toBeLessThanOrEqual(2);
   });
 
   it("a JSON-RPC error is viem's RpcRequestError, with the node's code and message", async () => {
@@ -99,5 +101,103 @@ describe("rpcFetch", () => {
   it("no node there: the connection error", async () => {
     await expect(rpcFetch("http://127.0.0.1:1", { body: "{}" })).rejects.toThrow(/ECONNREFUSED/);
     await expect(rpcFetch("ws://127.0.0.1:1", { body: "{}" })).rejects.toThrow(/unsupported RPC URL scheme/);
+  });
+});
+
+describe("rpcCall", () => {
+  const isA = (err: unknown, cls: abstract new (...a: never[]) => unknown) => err instanceof cls;
+
+  it("answers the result, and keeps its connection for the next calls", async () => {
+    const seen: { method: string; params: unknown }[] = [];
+    handle = (b, res) => {
+      seen.push(b as never);
+      json(res, 200, { jsonrpc: "2.0", id: b.id, result: "0x2a" });
+    };
+    sockets.clear();
+    for (let i = 0; i < 20; i++) expect(await rpcCall(base, "eth_call", [{ to: "0x01" }, "latest"])).toBe("0x2a");
+    // kept: undici may open a second one while the first is being released
+    expect(sockets.size).toBeLessThanOrEqual(2);
+    expect(seen[0]).toMatchObject({ jsonrpc: "2.0", method: "eth_call", params: [{ to: "0x01" }, "latest"] });
+    expect(new Set(seen.map((b) => (b as unknown as { id: number }).id)).size).toBe(20);
+  });
+
+  it("a JSON-RPC error is viem's RpcRequestError with the node's code and message, not retried", async () => {
+    let calls = 0;
+    handle = (b, res) => {
+      calls++;
+      json(res, 200, { jsonrpc: "2.0", id: b.id, error: { code: -32000, message: "execution reverted" } });
+    };
+    const err = await rpcCall(base, "eth_call", []).catch((e: unknown) => e);
+    expect(isA(err, RpcRequestError)).toBe(true);
+    expect((err as RpcRequestError).code).toBe(-32000);
+    expect((err as Error).message).toMatch(/execution reverted/);
+    expect(calls).toBe(1);
+  });
+
+  it("a 503 is tried again, and answers once the node does", async () => {
+    let calls = 0;
+    handle = (b, res) => {
+      if (++calls < 3) {
+        res.writeHead(503, { "content-type": "text/plain" });
+        res.end("overloaded");
+      } else json(res, 200, { jsonrpc: "2.0", id: b.id, result: "0x1" });
+    };
+    expect(await rpcCall(base, "eth_blockNumber", [])).toBe("0x1");
+    expect(calls).toBe(3);
+  });
+
+  it("an HTTP error that persists is viem's HttpRequestError with the status; a 400 is not retried", async () => {
+    let calls = 0;
+    handle = (_b, res) => {
+      calls++;
+      res.writeHead(503, { "content-type": "text/plain" });
+      res.end("overloaded");
+    };
+    const err = await rpcCall(base, "eth_blockNumber", [], { retries: 1 }).catch((e: unknown) => e);
+    expect(isA(err, HttpRequestError)).toBe(true);
+    expect((err as HttpRequestError).status).toBe(503);
+    expect((err as Error).message).toMatch(/overloaded/);
+    expect(calls).toBe(2);
+    calls = 0;
+    handle = (_b, res) => {
+      calls++;
+      res.writeHead(400, { "content-type": "text/plain" });
+      res.end("bad request");
+    };
+    const bad = await rpcCall(base, "eth_blockNumber", []).catch((e: unknown) => e);
+    expect((bad as HttpRequestError).status).toBe(400);
+    expect(calls).toBe(1);
+  });
+
+  it("a node that never answers is viem's TimeoutError, and the connection is closed", async () => {
+    let closed = false;
+    handle = (_b, res) => {
+      res.on("close", () => {
+        closed = true;
+      });
+    };
+    const err = await rpcCall(base, "eth_blockNumber", [], { timeoutMs: 200 }).catch((e: unknown) => e);
+    expect(isA(err, TimeoutError)).toBe(true);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(closed).toBe(true);
+  });
+
+  it("an answer over 10 MiB, an answer that is not JSON, no node, a URL that is not HTTP", async () => {
+    handle = (_b, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      const chunk = "0".repeat(1 << 20);
+      for (let i = 0; i < 11; i++) res.write(chunk);
+      res.end();
+    };
+    await expect(rpcCall(base, "eth_blockNumber", [])).rejects.toThrow(/more than 10485760 bytes/);
+    handle = (_b, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end("<html>a proxy's page</html>");
+    };
+    await expect(rpcCall(base, "eth_blockNumber", [])).rejects.toThrow(/a proxy's page/);
+    const refused = await rpcCall("http://127.0.0.1:1", "eth_blockNumber", [], { retries: 1 }).catch((e: unknown) => e);
+    expect(isA(refused, HttpRequestError)).toBe(true);
+    expect((refused as Error).message).toMatch(/ECONNREFUSED/);
+    await expect(rpcCall("ws://127.0.0.1:1", "eth_blockNumber", [])).rejects.toThrow(/unsupported RPC URL scheme/);
   });
 });

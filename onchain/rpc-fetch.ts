@@ -1,21 +1,25 @@
 /**
- * The `fetchFn` of the service's viem clients (`rpcClient`): a JSON-RPC POST over node:http(s)
- * with keep-alive connections, answering the few fields of a `Response` viem reads (`ok`,
- * `status`, `statusText`, `headers.get`, `text()`). viem keeps everything else: ids, timeouts
- * (through `signal`), retries, error classes. Node's `fetch` (undici) builds Request, Headers,
- * Response and web streams around every call; measured against a local node with eight calls in
- * flight, this costs a fifth of its CPU per call (74 against 356 µs), and a build makes two to
- * four calls.
+ * How the service reaches its chains' JSON-RPC nodes: POSTs through one undici `Agent` (kept
+ * connections, per origin), in two forms.
+ *
+ * - `rpcFetch`, the `fetchFn` of the service's viem clients (`rpcClient`): it answers the few
+ *   fields of a `Response` viem reads (`ok`, `status`, `statusText`, `headers.get`, `text()`), and
+ *   viem keeps the rest (ids, timeouts, retries, error classes).
+ * - `rpcCall`, one JSON-RPC call without viem's client around it, for the transaction builders'
+ *   hot calls (their read stage's `eth_call` and their `eth_simulateV1`). viem's transport
+ *   builds three `Headers`, an abort signal and a timeout race per call; measured against a
+ *   local node with eight calls in flight, rpcCall costs 62 µs of CPU per call where viem over
+ *   rpcFetch costs about 160 and viem over node's `fetch` about 360. Its errors are viem's
+ *   classes (`RpcRequestError`, `HttpRequestError`, `TimeoutError`), so messages read the same.
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { STATUS_CODES } from "node:http";
+import { Agent, errors, request } from "undici";
+import { HttpRequestError, RpcRequestError, TimeoutError } from "viem";
 
 /** viem's default limit on an RPC answer's body (`maxResponseBodySize`). */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
-const agents = {
-  http: new HttpAgent({ keepAlive: true, maxSockets: 64 }),
-  https: new HttpsAgent({ keepAlive: true, maxSockets: 64 }),
-};
+const agent = new Agent({ connections: 64, maxResponseSize: MAX_BODY_BYTES });
+const JSON_HEADERS = { "content-type": "application/json" };
 
 export interface RpcResponse {
   ok: boolean;
@@ -33,28 +37,60 @@ interface Init {
   signal?: AbortSignal | null;
 }
 
-const urls = new Map<string, URL>();
-
-function parsed(url: string | URL): URL {
-  if (url instanceof URL) return url;
-  let u = urls.get(url);
-  if (!u) {
-    u = new URL(url);
-    if (urls.size > 1000) urls.clear();
-    urls.set(url, u);
-  }
-  return u;
+interface Posted {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
 }
 
-function answer(res: IncomingMessage, text: string): RpcResponse {
-  const status = res.statusCode ?? 0;
+/** A request that trying again would not mend: a URL that is not HTTP, an answer too large. */
+class RpcRefusal extends Error {}
+
+function checkUrl(url: string | URL): string | URL {
+  const protocol = typeof url === "string" ? url.slice(0, url.indexOf(":") + 1) : url.protocol;
+  if (protocol !== "http:" && protocol !== "https:") throw new RpcRefusal(`unsupported RPC URL scheme ${protocol}`);
+  return url;
+}
+
+function tooLarge(err: unknown): unknown {
+  return err instanceof errors.ResponseExceededMaxSizeError
+    ? new RpcRefusal(`the RPC answered more than ${MAX_BODY_BYTES} bytes`)
+    : err;
+}
+
+async function post(
+  url: string | URL,
+  body: string,
+  opts: { headers?: Record<string, string>; signal?: AbortSignal | null; timeoutMs?: number },
+): Promise<Posted> {
+  try {
+    const res = await request(checkUrl(url), {
+      method: "POST",
+      dispatcher: agent,
+      headers: opts.headers ?? JSON_HEADERS,
+      body,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.timeoutMs ? { headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs } : {}),
+    });
+    return { status: res.statusCode, headers: res.headers, text: await res.body.text() };
+  } catch (err) {
+    throw tooLarge(err);
+  }
+}
+
+/** A `fetch` for JSON-RPC POSTs (viem's `http(url, { fetchFn })`). */
+export async function rpcFetch(url: string | URL, init: Init = {}): Promise<RpcResponse> {
+  const { status, headers, text } = await post(url, init.body ?? "", {
+    headers: { ...JSON_HEADERS, ...init.headers },
+    signal: init.signal ?? null,
+  });
   return {
     ok: status >= 200 && status < 300,
     status,
-    statusText: res.statusMessage ?? "",
+    statusText: STATUS_CODES[status] ?? "",
     headers: {
       get: (name) => {
-        const v = res.headers[name.toLowerCase()];
+        const v = headers[name.toLowerCase()];
         return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v;
       },
     },
@@ -63,39 +99,64 @@ function answer(res: IncomingMessage, text: string): RpcResponse {
   };
 }
 
-/** A `fetch` for JSON-RPC POSTs (viem's `http(url, { fetchFn })`). */
-export function rpcFetch(url: string | URL, init: Init = {}): Promise<RpcResponse> {
-  const u = parsed(url);
-  const https = u.protocol === "https:";
-  if (!https && u.protocol !== "http:") return Promise.reject(new Error(`unsupported RPC URL scheme ${u.protocol}`));
-  const body = init.body ?? "";
-  return new Promise((resolve, reject) => {
-    const req = (https ? httpsRequest : httpRequest)(
-      u,
-      {
-        method: init.method ?? "POST",
-        agent: https ? agents.https : agents.http,
-        headers: { ...init.headers, "content-length": Buffer.byteLength(body) },
-        ...(init.signal ? { signal: init.signal } : {}),
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on("data", (c: Buffer) => {
-          size += c.length;
-          if (size > MAX_BODY_BYTES) {
-            reject(new Error(`the RPC answered more than ${MAX_BODY_BYTES} bytes`));
-            res.destroy();
-            return;
-          }
-          chunks.push(c);
-        });
-        res.on("end", () => resolve(answer(res, Buffer.concat(chunks).toString("utf8"))));
-        res.on("error", reject);
-        res.on("aborted", () => reject(new Error("the RPC closed the connection mid-answer")));
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
+export interface RpcCallOptions {
+  /** the longest wait for the answer's headers, and between parts of its body (default 15 s) */
+  timeoutMs?: number;
+  /** tries again after a transport error or a 429/502/503/504, this many times (default 2) */
+  retries?: number;
+}
+
+let nextId = 0;
+const RETRY_STATUS = new Set([429, 502, 503, 504]);
+const RETRY_DELAY_MS = 150;
+
+class Retryable extends Error {
+  constructor(override readonly cause: Error) {
+    super(cause.message);
+  }
+}
+
+async function callOnce(url: string, method: string, params: unknown, timeoutMs: number): Promise<unknown> {
+  const payload = { jsonrpc: "2.0", id: ++nextId, method, params };
+  const body = JSON.stringify(payload);
+  let res: Posted;
+  try {
+    res = await post(url, body, { timeoutMs });
+  } catch (err) {
+    if (err instanceof errors.HeadersTimeoutError || err instanceof errors.BodyTimeoutError) {
+      throw new TimeoutError({ body: payload, url });
+    }
+    if (err instanceof RpcRefusal) throw err;
+    const e = err as Error;
+    throw new Retryable(new HttpRequestError({ body: payload, url, details: e.message, cause: e }));
+  }
+  let data: { result?: unknown; error?: { code: number; message: string; data?: unknown } } | undefined;
+  try {
+    data = JSON.parse(res.text);
+  } catch {
+    data = undefined;
+  }
+  if (data && typeof data === "object" && data.error && typeof data.error === "object") {
+    throw new RpcRequestError({ body: payload, error: data.error, url });
+  }
+  if (res.status < 200 || res.status >= 300 || !data || typeof data !== "object") {
+    const err = new HttpRequestError({ body: payload, url, status: res.status, details: res.text.slice(0, 200) });
+    throw RETRY_STATUS.has(res.status) ? new Retryable(err) : err;
+  }
+  return data.result;
+}
+
+/** One JSON-RPC call: its `result`; a JSON-RPC error, an HTTP error or a timeout throws. */
+export async function rpcCall<T>(url: string, method: string, params: unknown, opts: RpcCallOptions = {}): Promise<T> {
+  const retries = opts.retries ?? 2;
+  const timeoutMs = opts.timeoutMs ?? 15_000;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return (await callOnce(url, method, params, timeoutMs)) as T;
+    } catch (err) {
+      if (!(err instanceof Retryable)) throw err;
+      if (attempt >= retries) throw err.cause;
+      await new Promise((r) => setTimeout(r, RETRY_DELAY_MS * 2 ** attempt));
+    }
+  }
 }

@@ -17,8 +17,8 @@
  * p50/p90/p99/max, and the CPU milliseconds per request of the API, anvil, Postgres, Redis and this
  * process (the clients and the pass-through) in both runs, from /proc (Linux), and the mean of the
  * builds' own Server-Timing phases (read, simulate, build, audit). For comparison only, the floor
- * is also run over the API's own transport (viem with `rpcFetch`, cheaper per call than `fetch`);
- * the last line keeps the floor as viem comes.
+ * is also run over the API's own transport (`rpcCall`: undici without viem's client, cheaper per
+ * call than viem over `fetch`); the last line keeps the floor as viem comes.
  *
  * BENCH_BUILDERS_DAYS (default 30) days of simulated history; BENCH_BUILDERS_REQUESTS (default 200)
  * requests per builder, split over BENCH_BUILDERS_CLIENTS (default 8) concurrent clients;
@@ -36,7 +36,7 @@ import { loadRegistry } from "../config/registry.js";
 import { DEVNET_CHAINS, genesisTimestamp, type Manifest, runDevnet } from "../contracts/devnet/index.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { loadRegistryData } from "../db/registry-load.js";
-import { rpcFetch } from "../onchain/rpc-fetch.js";
+import { rpcCall } from "../onchain/rpc-fetch.js";
 import { startAnvil } from "./lib/anvil.js";
 import { httpOk, REPO_ROOT } from "./lib/indexer.js";
 import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
@@ -199,19 +199,14 @@ async function main(): Promise<void> {
     await post(b.path, b.body);
     const calls: RecordedCall[] = proxy.stop();
     const stages = stagesOf(calls);
-    const replayWith = (client: PublicClient) => async () => {
-      for (const stage of stages) {
-        await Promise.all(stage.map((c) => client.request({ method: c.method, params: c.params } as never)));
-      }
+    const replayWith = (call: (c: RecordedCall) => Promise<unknown>) => async () => {
+      for (const stage of stages) await Promise.all(stage.map(call));
     };
-    // the floor: viem as it comes (its http transport over fetch); and, for comparison only, viem
-    // over the API's own transport (rpcFetch), which costs the client less per call
-    const replay = replayWith(createPublicClient({ transport: http(proxy.url, { timeout: 30_000, retryCount: 0 }) }));
-    const replayLean = replayWith(
-      createPublicClient({
-        transport: http(proxy.url, { timeout: 30_000, retryCount: 0, fetchFn: rpcFetch as never }),
-      }),
-    );
+    // the floor: viem as it comes (its http transport over fetch); and, for comparison only, the
+    // API's own transport (rpcCall), which costs the client less per call
+    const client: PublicClient = createPublicClient({ transport: http(proxy.url, { timeout: 30_000, retryCount: 0 }) });
+    const replay = replayWith((c) => client.request({ method: c.method, params: c.params } as never));
+    const replayLean = replayWith((c) => rpcCall(proxy.url, c.method, c.params, { timeoutMs: 30_000, retries: 0 }));
     // both sides warmed under the same concurrency first (connections opened, code compiled)
     await timed(() => post(b.path, b.body), WARM);
     const c0 = cpuSnapshot();
@@ -235,7 +230,7 @@ async function main(): Promise<void> {
     );
     say(`  CPU ms per request: builder ${cpuLine(cpuDelta(c0, c1))}; floor ${cpuLine(cpuDelta(c2, c3))}`);
     say(`  the builds' Server-Timing, mean ms: ${inApi}`);
-    say(`  floor over the API's own transport (rpcFetch), for comparison: ${pct(lean)} ms`);
+    say(`  floor over the API's own transport (rpcCall), for comparison: ${pct(lean)} ms`);
   }
   for (const p of proxies.values()) await p.close();
   await stopAll();

@@ -60,7 +60,7 @@ export async function tokenFacts(
 async function readToken(sub: BuildSubaccount, token: Address, loc: (string | number)[]): Promise<TokenFacts> {
   let res: Awaited<ReturnType<typeof aggregate>>;
   try {
-    res = await aggregate(sub.client, [
+    res = await aggregate(sub.rpcUrl, [
       { address: token, abi: ERC20, functionName: "symbol" },
       { address: token, abi: ERC20, functionName: "decimals" },
     ]);

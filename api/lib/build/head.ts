@@ -31,7 +31,7 @@ export async function readAtHead(
   let res: ReadResult[];
   try {
     res = await phase("read", () =>
-      aggregate(sub.client, [
+      aggregate(sub.rpcUrl, [
         { address: MULTICALL3, abi: MC, functionName: "getBlockNumber" },
         { address: MULTICALL3, abi: MC, functionName: "getCurrentBlockTimestamp" },
         { address: sub.safe, abi: SAFE, functionName: "isModuleEnabled", args: [sub.module] },

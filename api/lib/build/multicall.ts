@@ -4,8 +4,9 @@
  * `multicall`, a failed call hands back the bytes it reverted with, and calls need not be views
  * (QuoterV2's quotes are non-view functions meant for eth_call).
  */
-import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, type Hex, type PublicClient } from "viem";
+import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, type Hex } from "viem";
 import { MULTICALL3 } from "../../../onchain/positions.js";
+import { rpcCall } from "../../../onchain/rpc-fetch.js";
 
 export interface Read {
   address: Address;
@@ -64,22 +65,20 @@ export function decodeAggregate3(data: Hex): { success: boolean; returnData: Hex
   return out;
 }
 
-/** The reads' results in order; throws only when the RPC itself fails. */
-export async function aggregate(
-  client: PublicClient,
-  reads: readonly Read[],
-  blockNumber?: bigint,
-): Promise<ReadResult[]> {
+/**
+ * The reads' results in order, from the node at `rpcUrl` (`rpcCall`: this is every build's read
+ * stage); throws only when the RPC itself fails.
+ */
+export async function aggregate(rpcUrl: string, reads: readonly Read[], blockNumber?: bigint): Promise<ReadResult[]> {
   if (reads.length === 0) return [];
   const calls = reads.map((r) => ({
     target: r.address,
     callData: encodeFunctionData({ abi: r.abi, functionName: r.functionName, args: (r.args ?? []) as unknown[] }),
   }));
-  const { data } = await client.call({
-    to: MULTICALL3,
-    data: encodeAggregate3(calls),
-    ...(blockNumber !== undefined ? { blockNumber } : {}),
-  });
+  const data = await rpcCall<Hex | null>(rpcUrl, "eth_call", [
+    { to: MULTICALL3, data: encodeAggregate3(calls) },
+    blockNumber !== undefined ? `0x${blockNumber.toString(16)}` : "latest",
+  ]);
   const results = decodeAggregate3(data ?? "0x");
   if (results.length !== reads.length)
     throw new Error(`aggregate3 answered ${results.length} of ${reads.length} calls`);

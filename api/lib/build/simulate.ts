@@ -8,6 +8,7 @@
  * the state the checks were made on.
  */
 import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, type Hex, toHex } from "viem";
+import { rpcCall } from "../../../onchain/rpc-fetch.js";
 import { type DecodedRevert, decodeRevert } from "../revert-decode.js";
 import type { Head } from "./head.js";
 import type { ModuleTransaction } from "./module-call.js";
@@ -76,29 +77,26 @@ export async function simulate(
   });
   let block: { timestamp: Hex; calls: RpcSimCall[] } | undefined;
   try {
-    // eth_simulateV1 itself, not viem's simulateBlocks, which formats every log and the block:
+    // eth_simulateV1 itself (rpcCall), not viem's simulateBlocks, which formats every log and the block:
     // pinned on the head, as the block after it one second later (nodes differ in what they
     // simulate by default: anvil the head's own number and time, geth 12 s later)
-    [block] = (await phase("simulate", () =>
-      sub.client.request({
-        method: "eth_simulateV1",
-        params: [
-          {
-            blockStateCalls: [
-              {
-                blockOverrides: { number: toHex(head.number + 1n), time: toHex(head.timestamp + 1n) },
-                calls: [
-                  ...before.map(asCall),
-                  { from: sub.from, to: tx.target, data: tx.data, value: toHex(tx.value) },
-                  ...after.map(asCall),
-                ],
-              },
-            ],
-          },
-          toHex(head.number),
-        ],
-      } as never),
-    )) as { timestamp: Hex; calls: RpcSimCall[] }[];
+    [block] = await phase("simulate", () =>
+      rpcCall<{ timestamp: Hex; calls: RpcSimCall[] }[]>(sub.rpcUrl, "eth_simulateV1", [
+        {
+          blockStateCalls: [
+            {
+              blockOverrides: { number: toHex(head.number + 1n), time: toHex(head.timestamp + 1n) },
+              calls: [
+                ...before.map(asCall),
+                { from: sub.from, to: tx.target, data: tx.data, value: toHex(tx.value) },
+                ...after.map(asCall),
+              ],
+            },
+          ],
+        },
+        toHex(head.number),
+      ]),
+    );
   } catch (err) {
     throw BuildRefusal.chain(sub.chainId, err);
   }

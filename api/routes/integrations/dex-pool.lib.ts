@@ -111,7 +111,7 @@ const unknownPool = (pool: string, why: string) =>
 async function poolFacts(sub: BuildSubaccount, uni: Uniswap, address: Address): Promise<PoolFacts> {
   const read = async (reads: Read[]) => {
     try {
-      return await aggregate(sub.client, reads);
+      return await aggregate(sub.rpcUrl, reads);
     } catch (err) {
       throw BuildRefusal.chain(sub.chainId, err);
     }

@@ -61,7 +61,7 @@ export async function resolveMarket(sub: BuildSubaccount, market: string): Promi
 
 async function readMarket(sub: BuildSubaccount, pool: Address, aToken: Address): Promise<Market> {
   const unknown = (why: string) => new BuildRefusal(404, "unknown_market", `${aToken} is not a lending market: ${why}`);
-  const read = (reads: Read[]) => chainRead(sub, (c) => aggregate(c, reads));
+  const read = (reads: Read[]) => chainRead(sub, () => aggregate(sub.rpcUrl, reads));
   const [u, p] = await read([
     { address: aToken, abi: A_TOKEN, functionName: "UNDERLYING_ASSET_ADDRESS" },
     { address: aToken, abi: A_TOKEN, functionName: "POOL" },

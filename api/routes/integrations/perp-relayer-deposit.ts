@@ -155,8 +155,8 @@ async function build(sub: BuildSubaccount, relayer: Relayer, body: Body) {
   const tokenAddress =
     relayer === "perp_relayer_a"
       ? await remember(sub, `perp-usdc:${bridge}`, async () => {
-          const [usdc] = await chainRead(sub, (c) =>
-            aggregate(c, [{ address: bridge, abi: BRIDGE, functionName: "usdc" }]),
+          const [usdc] = await chainRead(sub, () =>
+            aggregate(sub.rpcUrl, [{ address: bridge, abi: BRIDGE, functionName: "usdc" }]),
           );
           const a = readValue<Address>(usdc);
           if (!a) throw new BuildRefusal(404, "unknown_bridge", `${bridge} answers no usdc(): not bridge A`);

@@ -188,7 +188,7 @@ export async function quoteAll(
             args: [encodePath(r.tokens, r.fees), amountIn],
           },
   );
-  const res = await aggregate(sub.client, reads, head.number);
+  const res = await aggregate(sub.rpcUrl, reads, head.number);
   return res.map((q): Quote => {
     if (!q.ok) return { ok: false, error: decodeRevert(q.data) };
     const v = q.value as readonly [bigint, unknown, unknown, bigint];
