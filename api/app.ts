@@ -62,6 +62,7 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
     c.set("apiKeyId", null);
     c.set("principal", null);
     const t0 = performance.now();
+    c.set("receivedAt", t0);
     await next();
     if (logRequests)
       log.info(

@@ -36,6 +36,8 @@ export type AppEnv = {
     apiKeyId: string | null;
     principal: Principal | null;
     requestId: string;
+    /** when this app began handling the request (performance.now()) */
+    receivedAt: number;
     /** headers every answer of this request gets (api/middleware/response-headers.ts) */
     responseHeaders: Record<string, string>;
     responseHeadersWritten: boolean;

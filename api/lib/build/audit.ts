@@ -138,6 +138,7 @@ export async function runBuild<B>(
   build: () => Promise<BuildAnswer<B>>,
 ) {
   const timings = new BuildTimings();
+  if (c.var.receivedAt !== undefined) timings.since("before", c.var.receivedAt);
   const answerWith = <R>(respond: () => R) => {
     c.header("server-timing", timings.header());
     return respond();

@@ -150,9 +150,13 @@ export const builtResponse = <S>(description: string, schema: S) => ({
   headers: {
     "Server-Timing": {
       description:
-        "Where the build's time went, in milliseconds: `read` (the read stage at the head), `simulate` " +
+        "Where the build's time went, in milliseconds: `before` (from the request's arrival to the " +
+        "builder's start: rate limit, key, validation), `read` (the read stage at the head), `simulate` " +
         "(the simulations), `build` (the builder in all), `audit` (recording the answer). Also on refusals.",
-      schema: { type: "string" as const, example: "read;dur=2.1, simulate;dur=3.4, build;dur=7.9, audit;dur=1.2" },
+      schema: {
+        type: "string" as const,
+        example: "before;dur=0.4, read;dur=2.1, simulate;dur=3.4, build;dur=7.9, audit;dur=1.2",
+      },
     },
   },
 });

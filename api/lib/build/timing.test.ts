@@ -30,4 +30,15 @@ describe("BuildTimings", () => {
     await expect(t.run(() => phase("read", () => Promise.reject(new Error("no chain"))))).rejects.toThrow("no chain");
     expect(t.header()).toMatch(/^read;dur=[\d.]+, build;dur=[\d.]+$/);
   });
+
+  it("`before` runs from the request's arrival to the build's start, and comes first", async () => {
+    const arrived = performance.now();
+    await sleep(15);
+    const t = new BuildTimings();
+    t.since("before", arrived);
+    await t.run(() => phase("read", () => sleep(5)));
+    const header = t.header();
+    expect(header).toMatch(/^before;dur=[\d.]+, read;dur=[\d.]+, build;dur=[\d.]+$/);
+    expect(durations(header).before).toBeGreaterThanOrEqual(14);
+  });
 });

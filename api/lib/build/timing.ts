@@ -1,6 +1,8 @@
 /**
  * Where a build's time went, answered in a `Server-Timing` header (W3C Server Timing) on every
  * builder answer, built or refused:
+ * - `before`: from the request's arrival in the app to the builder's start (the rate limit, the
+ *   key, the body's validation, and waiting for the CPU);
  * - `read`: the read stage at the head (`readAtHead`: the multicall, with its encoding);
  * - `simulate`: the simulations (`simulate`); several in flight at once count once;
  * - `build`: the builder from start to answer, the two above included;
@@ -54,8 +56,13 @@ export class BuildTimings {
     return store.run(this.spans, () => phase(name, fn));
   }
 
+  /** Phase `name` ran from `start` (a performance.now() time) until now. */
+  since(name: string, start: number): void {
+    this.spans.set(name, [[start, performance.now()]]);
+  }
+
   header(): string {
-    return ["read", "simulate", "build", "audit"]
+    return ["before", "read", "simulate", "build", "audit"]
       .filter((n) => this.spans.has(n))
       .map((n) => `${n};dur=${covered(this.spans.get(n)!).toFixed(1)}`)
       .join(", ");
