@@ -16,7 +16,9 @@
  * builder and for the floor alike (connections opened, code compiled). Each builder's line gives
  * p50/p90/p99/max, and the CPU milliseconds per request of the API, anvil, Postgres, Redis and this
  * process (the clients and the pass-through) in both runs, from /proc (Linux), and the mean of the
- * builds' own Server-Timing phases (read, simulate, build, audit). For comparison only, the floor
+ * builds' own Server-Timing phases (before, read, simulate, build, audit), with the three slowest builds'
+ * phases, and the event loop delay of this process (the clients' and the pass-through's). For
+ * comparison only, the floor
  * is also run over the API's own transport (`rpcCall`: undici without viem's client, cheaper per
  * call than viem over `fetch`); the last line keeps the floor as viem comes.
  *
@@ -27,6 +29,7 @@
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createPublicClient, http, type PublicClient } from "viem";
 import { createKey } from "../api/keys.js";
 import { type BuilderRequest, candidates } from "../bench/builder-requests.js";
@@ -79,6 +82,20 @@ async function timed(once: () => Promise<void>, n = REQUESTS): Promise<number[]>
     }),
   );
   return out;
+}
+
+/**
+ * Watches this process's event loop (the clients and the pass-through run on it): a stall delays
+ * every request in flight, on the builder's side and the floor's alike. Returns a stop that says
+ * the delay's p99 and max in ms.
+ */
+function stalls(): () => string {
+  const h = monitorEventLoopDelay({ resolution: 5 });
+  h.enable();
+  return () => {
+    h.disable();
+    return `${(h.percentile(99) / 1e6).toFixed(1)}/${(h.max / 1e6).toFixed(1)}`;
+  };
 }
 
 async function main(): Promise<void> {
@@ -156,15 +173,26 @@ async function main(): Promise<void> {
   /** the builds' Server-Timing phases, summed (ms), and how many were summed */
   let phases = new Map<string, number>();
   let timedBuilds = 0;
+  /** each timed build: its latency as the client saw it, and its Server-Timing */
+  let builds: { ms: number; timing: string }[] = [];
   const post = async (path: string, body: unknown) => {
+    const start = performance.now();
     const r = await send(path, body);
     if (r.status !== 200) throw new Error(`${path} answered ${r.status}: ${r.text.slice(0, 400)}`);
     timedBuilds++;
+    builds.push({ ms: performance.now() - start, timing: r.timing ?? "" });
     for (const part of (r.timing ?? "").split(", ")) {
       const [name, dur] = part.split(";dur=");
       if (name && dur) phases.set(name, (phases.get(name) ?? 0) + Number(dur));
     }
   };
+  /** the slowest builds of a run, with where the API says their time went */
+  const slowest = (n: number) =>
+    [...builds]
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, n)
+      .map((b) => `${b.ms.toFixed(1)} (${b.timing.replaceAll(";dur=", " ").replaceAll(", ", " ")})`)
+      .join("; ");
 
   // one buildable request per builder, from the devnet's state
   const byName = new Map<string, BuilderRequest[]>();
@@ -212,12 +240,17 @@ async function main(): Promise<void> {
     const c0 = cpuSnapshot();
     phases = new Map();
     timedBuilds = 0;
+    builds = [];
+    const loopB = stalls();
     const builder = await timed(() => post(b.path, b.body));
+    const stallB = loopB();
     const c1 = cpuSnapshot();
     const inApi = [...phases].map(([n, ms]) => `${n} ${(ms / timedBuilds).toFixed(1)}`).join(", ");
     await timed(replay, WARM);
     const c2 = cpuSnapshot();
+    const loopF = stalls();
     const floor = await timed(replay);
+    const stallF = loopF();
     const c3 = cpuSnapshot();
     await timed(replayLean, WARM);
     const lean = await timed(replayLean);
@@ -230,6 +263,8 @@ async function main(): Promise<void> {
     );
     say(`  CPU ms per request: builder ${cpuLine(cpuDelta(c0, c1))}; floor ${cpuLine(cpuDelta(c2, c3))}`);
     say(`  the builds' Server-Timing, mean ms: ${inApi}`);
+    say(`  the slowest builds, ms (Server-Timing): ${slowest(3)}`);
+    say(`  this process's event loop delay, p99/max ms: builder ${stallB}; floor ${stallF}`);
     say(`  floor over the API's own transport (rpcCall), for comparison: ${pct(lean)} ms`);
   }
   for (const p of proxies.values()) await p.close();
