@@ -34,6 +34,13 @@ afterAll(async () => {
 
 const client = (timeout = 2_000) =>
   createPublicClient({ transport: http(base, { timeout, retryCount: 0, fetchFn: rpcFetch as never }) });
+/** A node answering 11 MiB, over viem's (and our) 10 MiB limit. */
+const elevenMiB = (_b: unknown, res: ServerResponse) => {
+  res.writeHead(200, { "content-type": "application/json" });
+  const chunk = "0".repeat(1 << 20);
+  for (let i = 0; i < 11; i++) res.write(chunk);
+  res.end();
+};
 const json = (res: ServerResponse, status: number, body: unknown) => {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(body));
@@ -89,12 +96,7 @@ describe("rpcFetch", () => {
   });
 
   it("refuses an answer over 10 MiB", async () => {
-    handle = (_b, res) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      const chunk = "0".repeat(1 << 20);
-      for (let i = 0; i < 11; i++) res.write(chunk);
-      res.end();
-    };
+    handle = elevenMiB;
     await expect(rpcFetch(base, { body: "{}" })).rejects.toThrow(/more than 10485760 bytes/);
   });
 
@@ -183,12 +185,7 @@ describe("rpcCall", () => {
   });
 
   it("an answer over 10 MiB, an answer that is not JSON, no node, a URL that is not HTTP", async () => {
-    handle = (_b, res) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      const chunk = "0".repeat(1 << 20);
-      for (let i = 0; i < 11; i++) res.write(chunk);
-      res.end();
-    };
+    handle = elevenMiB;
     await expect(rpcCall(base, "eth_blockNumber", [])).rejects.toThrow(/more than 10485760 bytes/);
     handle = (_b, res) => {
       res.writeHead(200, { "content-type": "text/html" });
