@@ -71,11 +71,19 @@ interface Scan {
   /** when the scan was made (ms) */
   at: number;
 }
-const scans = new WeakMap<PublicClient, Map<string, Scan>>();
+interface Kept {
+  scan?: Scan;
+  /** the refresh callers that accept a kept scan share */
+  refreshing?: Promise<Scan>;
+}
+const scans = new WeakMap<PublicClient, Map<string, Kept>>();
 
 /**
  * Every incentive the staker has created, from its logs: the kept scan when it is younger than
- * `maxAgeMs`, else read on from the last block seen.
+ * `maxAgeMs`, else read on from the last block seen. Callers that accept a kept scan
+ * (`maxAgeMs` > 0) and find it too old share one refresh, so builds arriving together when it
+ * expires make one scan, not one each; a caller that asks for the head (`maxAgeMs` 0) reads its
+ * own.
  */
 export async function stakerIncentives(client: PublicClient, staker: Address, maxAgeMs = 0): Promise<IncentiveKey[]> {
   let byStaker = scans.get(client);
@@ -83,10 +91,32 @@ export async function stakerIncentives(client: PublicClient, staker: Address, ma
     byStaker = new Map();
     scans.set(client, byStaker);
   }
-  const kept = byStaker.get(staker.toLowerCase());
-  if (kept && Date.now() - kept.at < maxAgeMs) return kept.keys;
+  const id = staker.toLowerCase();
+  let kept = byStaker.get(id);
+  if (!kept) {
+    kept = {};
+    byStaker.set(id, kept);
+  }
+  if (kept.scan && Date.now() - kept.scan.at < maxAgeMs) return kept.scan.keys;
+  if (maxAgeMs === 0) return (await refresh(client, staker, kept)).keys;
+  if (!kept.refreshing) {
+    const entry = kept;
+    const p = refresh(client, staker, entry);
+    entry.refreshing = p;
+    p.then(
+      () => undefined,
+      () => undefined,
+    ).finally(() => {
+      if (entry.refreshing === p) entry.refreshing = undefined;
+    });
+  }
+  return (await kept.refreshing!).keys;
+}
+
+/** Reads the staker's logs from the kept scan's last block to the head, and keeps the result. */
+async function refresh(client: PublicClient, staker: Address, kept: Kept): Promise<Scan> {
   const head = await client.getBlockNumber({ cacheTime: 0 });
-  let scan = kept;
+  let scan = kept.scan;
   // a chain that went back (a reorg, a reverted devnet) is read again from the start
   if (!scan || head < scan.to) scan = { to: -1n, keys: [], at: 0 };
   if (head > scan.to) {
@@ -110,8 +140,9 @@ export async function stakerIncentives(client: PublicClient, staker: Address, ma
     }
     scan = { to: head, keys, at: Date.now() };
   } else scan = { ...scan, at: Date.now() };
-  byStaker.set(staker.toLowerCase(), scan);
-  return scan.keys;
+  // each scan is whole (its keys are those of its blocks), so the last one to finish is kept
+  kept.scan = scan;
+  return scan;
 }
 
 /** Smallest range a refused eth_getLogs is split down to before the error is the caller's. */

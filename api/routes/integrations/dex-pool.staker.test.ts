@@ -1,0 +1,121 @@
+/**
+ * stakerIncentives against a local HTTP server playing a JSON-RPC node (eth_blockNumber and the
+ * staker's IncentiveCreated logs): the keys decoded, the kept scan used within its age, one
+ * refresh shared by the builds that find it too old together, and the head read whenever a
+ * caller asks for it.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createPublicClient, encodeAbiParameters, http, pad, toEventSelector, toHex } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stakerIncentives } from "./dex-pool.staker.js";
+
+const STAKER = "0x1111111111111111111111111111111111111111";
+const TOKEN = "0x2222222222222222222222222222222222222222";
+const POOL = "0x3333333333333333333333333333333333333333";
+const REFUNDEE = "0x4444444444444444444444444444444444444444";
+const CREATED = toEventSelector("IncentiveCreated(address,address,uint256,uint256,address,uint256)");
+
+let server: Server;
+let url: string;
+let head = 100;
+/** the blocks that created an incentive, its start time being the block number */
+const created: number[] = [];
+const calls: { method: string; params: unknown[] }[] = [];
+
+function log(block: number) {
+  return {
+    address: STAKER,
+    blockNumber: toHex(block),
+    blockHash: pad(toHex(block)),
+    transactionHash: pad(toHex(block + 1_000_000)),
+    transactionIndex: "0x0",
+    logIndex: "0x0",
+    removed: false,
+    topics: [CREATED, pad(TOKEN), pad(POOL)],
+    data: encodeAbiParameters(
+      [{ type: "uint256" }, { type: "uint256" }, { type: "address" }, { type: "uint256" }],
+      [BigInt(block), BigInt(block) + 86_400n, REFUNDEE, 10n ** 18n],
+    ),
+  };
+}
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let text = "";
+    req.on("data", (c: Buffer) => {
+      text += c.toString("utf8");
+    });
+    req.on("end", () => {
+      const body = JSON.parse(text) as { id: number; method: string; params: unknown[] };
+      calls.push({ method: body.method, params: body.params });
+      let result: unknown = null;
+      if (body.method === "eth_blockNumber") result = toHex(head);
+      if (body.method === "eth_getLogs") {
+        const f = body.params[0] as { fromBlock: string; toBlock: string };
+        const [from, to] = [Number(f.fromBlock), Number(f.toBlock)];
+        result = created.filter((b) => b >= from && b <= to).map(log);
+      }
+      // answered a little later, so calls made together are in flight together
+      setTimeout(() => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: body.id, result }));
+      }, 20);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+const count = (method: string) => calls.filter((c) => c.method === method).length;
+
+describe("stakerIncentives", () => {
+  it("decodes the keys, keeps the scan within its age, and shares one refresh once it is older", async () => {
+    const client = createPublicClient({ transport: http(url, { retryCount: 0 }) });
+    created.push(10, 50);
+    calls.length = 0;
+    const keys = await stakerIncentives(client, STAKER, 60_000);
+    expect(keys).toEqual(
+      [10n, 50n].map((t) => ({
+        rewardToken: TOKEN,
+        pool: POOL,
+        startTime: t,
+        endTime: t + 86_400n,
+        refundee: REFUNDEE,
+      })),
+    );
+    expect([count("eth_blockNumber"), count("eth_getLogs")]).toEqual([1, 1]);
+
+    // within its age: nothing read
+    await stakerIncentives(client, STAKER, 60_000);
+    expect(calls).toHaveLength(2);
+
+    // too old for eight builds at once: one refresh, from the block after the last one read
+    created.push(120);
+    head = 130;
+    calls.length = 0;
+    await new Promise((r) => setTimeout(r, 5));
+    const all = await Promise.all(Array.from({ length: 8 }, () => stakerIncentives(client, STAKER, 1)));
+    expect([count("eth_blockNumber"), count("eth_getLogs")]).toEqual([1, 1]);
+    expect((calls[1]!.params[0] as { fromBlock: string }).fromBlock).toBe(toHex(101));
+    for (const k of all) expect(k.map((x) => x.startTime)).toEqual([10n, 50n, 120n]);
+  });
+
+  it("a caller asking for the head (maxAgeMs 0) reads it, however young the kept scan", async () => {
+    const client = createPublicClient({ transport: http(url, { retryCount: 0 }) });
+    head = 140;
+    await stakerIncentives(client, STAKER, 60_000);
+    created.push(145);
+    head = 150;
+    calls.length = 0;
+    expect((await stakerIncentives(client, STAKER, 60_000)).map((x) => x.startTime)).not.toContain(145n);
+    expect(calls).toHaveLength(0);
+    expect((await stakerIncentives(client, STAKER, 0)).map((x) => x.startTime)).toContain(145n);
+    expect([count("eth_blockNumber"), count("eth_getLogs")]).toEqual([1, 1]);
+    expect((calls[1]!.params[0] as { fromBlock: string }).fromBlock).toBe(toHex(141));
+  });
+});
