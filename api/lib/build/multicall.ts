@@ -4,7 +4,7 @@
  * `multicall`, a failed call hands back the bytes it reverted with, and calls need not be views
  * (QuoterV2's quotes are non-view functions meant for eth_call).
  */
-import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, type Hex } from "viem";
+import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, type Hex, toHex } from "viem";
 import { MULTICALL3 } from "../../../onchain/positions.js";
 import { rpcCall } from "../../../onchain/rpc-fetch.js";
 
@@ -77,7 +77,7 @@ export async function aggregate(rpcUrl: string, reads: readonly Read[], blockNum
   }));
   const data = await rpcCall<Hex | null>(rpcUrl, "eth_call", [
     { to: MULTICALL3, data: encodeAggregate3(calls) },
-    blockNumber !== undefined ? `0x${blockNumber.toString(16)}` : "latest",
+    blockNumber !== undefined ? toHex(blockNumber) : "latest",
   ]);
   const results = decodeAggregate3(data ?? "0x");
   if (results.length !== reads.length)
