@@ -16,11 +16,11 @@
  * builder and for the floor alike (connections opened, code compiled). Each builder's line gives
  * p50/p90/p99/max, and the CPU milliseconds per request of the API, anvil, Postgres, Redis and this
  * process (the clients and the pass-through) in both runs, from /proc (Linux), and the mean of the
- * builds' own Server-Timing phases (before, read, simulate, build, audit), with the three slowest builds'
- * phases, and the event loop delay of this process (the clients' and the pass-through's). For
- * comparison only, the floor
- * is also run over the API's own transport (`rpcCall`: undici without viem's client, cheaper per
- * call than viem over `fetch`); the last line keeps the floor as viem comes.
+ * builds' own Server-Timing phases (before, read, simulate, build, audit), with the three slowest
+ * builds' phases, and the event loop delay of this process (the clients' and the pass-through's).
+ * For comparison only, the floor is also run over the API's own transport (`rpcCall`: undici
+ * without viem's client, cheaper per call than viem over `fetch`); the last line keeps the floor as
+ * viem comes.
  *
  * BENCH_BUILDERS_DAYS (default 30) days of simulated history; BENCH_BUILDERS_REQUESTS (default 200)
  * requests per builder, split over BENCH_BUILDERS_CLIENTS (default 8) concurrent clients;
