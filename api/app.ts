@@ -48,6 +48,12 @@ export function isDatabaseDown(err: unknown): boolean {
   );
 }
 
+/** Postgres refusing a text value: an invalid byte sequence (NUL in text) or a \u0000 in jsonb. */
+function isUnstorableText(err: unknown): boolean {
+  const code = (err as { code?: string })?.code;
+  return code === "22021" || code === "22P05";
+}
+
 export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   const log = opts.logger ?? pino({ level: "silent" });
   const app = new OpenAPIHono<AppEnv>({ strict: false });
@@ -173,6 +179,22 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
     if (isDatabaseDown(err)) {
       log.error({ reqId: c.get("requestId"), err: (err as Error).message }, "database unavailable");
       return c.json({ detail: "Service unavailable: the database cannot be reached" }, 503);
+    }
+    if (isUnstorableText(err)) {
+      // a route whose schema let a NUL through to Postgres: the request's fault, not the server's
+      log.warn({ reqId: c.get("requestId"), err: (err as Error).message }, "text Postgres cannot hold");
+      return c.json(
+        {
+          detail: [
+            {
+              loc: ["request"],
+              msg: "A text value contains a character Postgres cannot hold (NUL, U+0000)",
+              type: "string_pattern_mismatch",
+            },
+          ],
+        },
+        422,
+      );
     }
     log.error({ reqId: c.get("requestId"), err }, "unhandled error");
     return c.json({ detail: "Internal Server Error" }, 500);

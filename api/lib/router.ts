@@ -59,6 +59,10 @@ export const VaultAddress = z
   .regex(/^[0-9A-Za-z]+$/, "must be a vault address")
   .openapi({ example: "0x2c622344b5dc29dccc034ca76f123d4479d24122" });
 
+/** Free text that is stored or looked up in Postgres, whose text cannot hold NUL (U+0000). */
+export const PgText = () => z.string().refine((s) => !s.includes("\0"), NUL_MESSAGE);
+export const NUL_MESSAGE = "must not contain NUL (U+0000), which Postgres text cannot hold";
+
 export const EvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address");
 
 /** Boolean query flags as FastAPI reads them: true/false, 1/0, yes/no, on/off. */

@@ -1,6 +1,7 @@
 /** Response shapes of the platform analytics, redemption and withdrawal routes. */
 import { z } from "@hono/zod-openapi";
 import { ErrorSchema } from "../../lib/errors.js";
+import { PgText } from "../../lib/router.js";
 
 const DateTime = z.string().openapi({ format: "date-time", example: "2026-01-31T12:00:00.000Z" });
 const Day = z.string().openapi({ format: "date", example: "2026-01-31" });
@@ -282,7 +283,7 @@ export const PendingRedemptionsBatchBodySchema = z
       .max(1000)
       .optional()
       .openapi({ description: "Vault addresses (case-insensitive for EVM); each is processed on its own" }),
-    strategist_name: z.string().min(1).optional().openapi({
+    strategist_name: PgText().min(1).optional().openapi({
       description:
         "Only the vaults of this strategist (case-insensitive); with vault_addresses, the listed vaults must be theirs",
     }),

@@ -15,6 +15,7 @@ import {
   IdempotencyHeader,
   jsonResponse,
   keySecurity,
+  PgText,
   writeResponses,
 } from "../../lib/router.js";
 import { Refusal, runWrite } from "../../lib/writes.js";
@@ -37,11 +38,7 @@ const RegisterBody = z
       .string()
       .regex(/^0x[0-9a-fA-F]+$/, "must be 0x-prefixed hex")
       .max(20_000),
-    nonce: z
-      .string()
-      .min(8)
-      .max(128)
-      .refine((n) => !n.includes("\0"), "must not contain NUL (U+0000), which Postgres text cannot hold"),
+    nonce: PgText().min(8).max(128),
     expiry: z
       .number()
       .int()
