@@ -116,8 +116,9 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
     addResponseHeaders(c, { vary: "Origin" });
     await next();
   });
-  app.use("/v1/*", rateLimit(deps.redis, deps.config.rateLimitPerMinute));
-  app.use("/api/v1/*", rateLimit(deps.redis, deps.config.rateLimitPerMinute));
+  const limit = rateLimit(deps.redis, deps.config.rateLimitPerMinute, deps.config.trustProxyHops ?? 0);
+  app.use("/v1/*", limit);
+  app.use("/api/v1/*", limit);
   const cache = responseCache(deps.config.responseCacheMs ?? 0);
   app.use("/v1/*", cache);
   app.use("/api/v1/*", cache);

@@ -51,6 +51,9 @@ const schema = z.object({
     .default("0")
     .transform((v) => v === "1" || v === "true"),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  // Proxies in front of the API that append the client to X-Forwarded-For (0: none, the TCP peer
+  // is the client): the keyless rate limit counts the address that many hops from the right.
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   RESPONSE_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   // How long the points standings (every wallet's total and ranks, computed on read) are reused
   POINTS_STANDINGS_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
@@ -77,6 +80,8 @@ export interface ApiConfig {
   indexerSchema: string;
   corsOrigins: string[];
   rateLimitPerMinute: number;
+  /** proxies that append to X-Forwarded-For in front of the API (TRUST_PROXY_HOPS) */
+  trustProxyHops: number;
   /** every institutional read needs a key (API_READS_REQUIRE_KEY); default: only marked routes */
   readsRequireKey: boolean;
   responseCacheMs: number;
@@ -120,6 +125,7 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     indexerSchema: e.INDEXER_SCHEMA,
     corsOrigins: e.CORS_ORIGINS,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    trustProxyHops: e.TRUST_PROXY_HOPS,
     readsRequireKey: e.API_READS_REQUIRE_KEY,
     responseCacheMs: e.RESPONSE_CACHE_MS,
     standingsMs: e.POINTS_STANDINGS_MS,

@@ -1,7 +1,7 @@
 /**
  * npm run api: the HTTP API (api/). Reads DATABASE_URL, REDIS_URL (rate limits; without it a
  * local redis-server on 127.0.0.1:63790), PORT (8000), HOST (127.0.0.1), CORS_ORIGINS,
- * RATE_LIMIT_PER_MINUTE, INDEXER_SCHEMA, LOG_LEVEL, PONDER_RPC_URL_<chainId> (ping's RPC check, ENS,
+ * RATE_LIMIT_PER_MINUTE, TRUST_PROXY_HOPS, INDEXER_SCHEMA, LOG_LEVEL, PONDER_RPC_URL_<chainId> (ping's RPC check, ENS,
  * contract-wallet signatures), ENS_UNIVERSAL_RESOLVER_<chainId>, TOKEN_SECRET, TOKEN_TTL_S and the
  * POINTS_* rules of the write routes.
  */
@@ -32,8 +32,8 @@ Environment (every setting with its default: .env.example, and the README's Conf
   DATABASE_URL            required
   HOST, PORT              where it listens (default 127.0.0.1:8000)
   REDIS_URL               the rate limits' store; unset: a local redis-server on 127.0.0.1:63790
-  CORS_ORIGINS, RATE_LIMIT_PER_MINUTE, RESPONSE_CACHE_MS, POINTS_STANDINGS_MS, LOG_LEVEL,
-  INDEXER_SCHEMA, PONDER_RPC_URL_<chainId>, ENS_UNIVERSAL_RESOLVER_<chainId>, TOKEN_SECRET,
+  CORS_ORIGINS, RATE_LIMIT_PER_MINUTE, TRUST_PROXY_HOPS, RESPONSE_CACHE_MS, POINTS_STANDINGS_MS,
+  LOG_LEVEL, INDEXER_SCHEMA, PONDER_RPC_URL_<chainId>, ENS_UNIVERSAL_RESOLVER_<chainId>, TOKEN_SECRET,
   TOKEN_TTL_S, POINTS_SIGNUP_BONUS, POINTS_STREAK_BASE, POINTS_STREAK_STEP, POINTS_STREAK_MAX
 A bad value stops the API with a message naming it (exit 2). Keys: npm run keys -- --help.`,
 };

@@ -14,7 +14,9 @@ export interface AppDeps {
   /** the write side (registry tables); null: this process serves reads only, writes answer 503 */
   wdb?: Kysely<Database> | null;
   config: Pick<ApiConfig, "indexerSchema" | "rpcUrls" | "corsOrigins" | "rateLimitPerMinute"> &
-    Partial<Pick<ApiConfig, "ensResolvers" | "tokenTtlS" | "points" | "standingsMs" | "readsRequireKey">> &
+    Partial<
+      Pick<ApiConfig, "ensResolvers" | "tokenTtlS" | "points" | "standingsMs" | "readsRequireKey" | "trustProxyHops">
+    > &
     Partial<Pick<ApiConfig, "metrics" | "metricsToken">> & { responseCacheMs?: number; tokenSecret?: string };
   redis: Redis | null;
   /** asks the workers for a fan-out (after a write that changes an input of the derived tables) */

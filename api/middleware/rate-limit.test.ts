@@ -1,8 +1,9 @@
 /** Batched reservations of rate-limit points: fewer shared-store calls, never more than the limit. */
 
+import { Hono } from "hono";
 import { RateLimiterMemory } from "rate-limiter-flexible";
 import { describe, expect, it } from "vitest";
-import { BatchedLimiter } from "./rate-limit.js";
+import { BatchedLimiter, clientAddress, rateLimit } from "./rate-limit.js";
 
 class Counting extends RateLimiterMemory {
   calls = 0;
@@ -85,5 +86,45 @@ describe("BatchedLimiter", () => {
     expect((await Promise.all(rest)).every((v) => !v.limited)).toBe(true);
     const state = await shared.get("k");
     expect(state!.consumedPoints).toBe(1 + 50 + 50);
+  });
+});
+
+describe("the keyless client's address (TRUST_PROXY_HOPS)", () => {
+  it("is the TCP peer without trusted proxies, whatever X-Forwarded-For says", () => {
+    expect(clientAddress("10.0.0.9", undefined, 0)).toBe("10.0.0.9");
+    expect(clientAddress("10.0.0.9", "1.2.3.4", 0)).toBe("10.0.0.9");
+  });
+
+  it("is the address the nearest trusted proxy saw; what the client wrote stays on the left", () => {
+    // client 1.2.3.4 -> balancer (appends 1.2.3.4) -> API, whose peer is the balancer
+    expect(clientAddress("10.0.0.2", "1.2.3.4", 1)).toBe("1.2.3.4");
+    // the same client forging a header of its own: the balancer appends the real address
+    expect(clientAddress("10.0.0.2", "6.6.6.6, 1.2.3.4", 1)).toBe("1.2.3.4");
+    // two proxies: CDN (appends the client) -> balancer (appends the CDN) -> API
+    expect(clientAddress("10.0.0.2", "6.6.6.6, 1.2.3.4, 172.16.0.5", 2)).toBe("1.2.3.4");
+    // fewer entries than hops (a request that bypassed a proxy): the left-most there is
+    expect(clientAddress("10.0.0.2", "1.2.3.4", 3)).toBe("1.2.3.4");
+    expect(clientAddress("10.0.0.2", " , ", 1)).toBe("10.0.0.2");
+  });
+
+  it("keyless callers behind one balancer get a counter each", async () => {
+    const app = (hops: number) => {
+      const a = new Hono();
+      a.use(rateLimit(null, 2, hops) as never);
+      a.get("/", (c) => c.text("ok"));
+      return a;
+    };
+    const hit = (a: Hono, xff: string) => a.request("/", { headers: { "x-forwarded-for": xff } });
+    const trusting = app(1);
+    for (const client of ["1.1.1.1", "2.2.2.2"]) {
+      expect((await hit(trusting, client)).status).toBe(200);
+      expect((await hit(trusting, `9.9.9.9, ${client}`)).status).toBe(200);
+      expect((await hit(trusting, client)).status).toBe(429);
+    }
+    // not trusting the header: one counter for everyone behind the balancer
+    const plain = app(0);
+    expect((await hit(plain, "1.1.1.1")).status).toBe(200);
+    expect((await hit(plain, "2.2.2.2")).status).toBe(200);
+    expect((await hit(plain, "3.3.3.3")).status).toBe(429);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Rate limits per API key (else per client address), counted in Redis so every API process
+ * Rate limits per API key (else per client address, `clientAddress`), counted in Redis so every API process
  * shares them (rate-limiter-flexible), reported in the IETF draft headers `RateLimit-Policy`,
  * `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`; 429 with a JSON body past the
  * limit. If Redis is unreachable, an in-process limiter takes over (insurance) instead of
@@ -107,7 +107,24 @@ export class BatchedLimiter {
   }
 }
 
-export function rateLimit(redis: Redis | null, perMinute: number) {
+/**
+ * The client's address: the TCP peer's, or behind `hops` proxies that each append the address
+ * they saw to X-Forwarded-For, the one `hops` places from the right of [...forwarded, peer]. What
+ * a client writes into the header itself stays on the left, so it cannot choose its counter.
+ */
+export function clientAddress(peer: string, forwarded: string | undefined, hops: number): string {
+  if (hops === 0 || !forwarded) return peer;
+  const chain = [
+    ...forwarded
+      .split(",")
+      .map((a) => a.trim())
+      .filter((a) => a !== ""),
+    peer,
+  ];
+  return chain[Math.max(0, chain.length - 1 - hops)]!;
+}
+
+export function rateLimit(redis: Redis | null, perMinute: number, trustProxyHops = 0) {
   const memory = new RateLimiterMemory({ points: perMinute, duration: 60, keyPrefix: "api-rl" });
   const shared = redis
     ? new RateLimiterRedis({
@@ -138,13 +155,13 @@ export function rateLimit(redis: Redis | null, perMinute: number) {
     let who: string;
     if (key) who = keyName(key);
     else {
-      let addr = "unknown";
+      let peer = "unknown";
       try {
-        addr = getConnInfo(c).remote.address ?? "unknown";
+        peer = getConnInfo(c).remote.address ?? "unknown";
       } catch {
         // app.request() in tests has no socket
       }
-      who = `ip:${addr}`;
+      who = `ip:${clientAddress(peer, c.req.header("x-forwarded-for"), trustProxyHops)}`;
     }
     const v = await limiter.consume(who);
     const reset = Math.max(0, Math.ceil(v.msBeforeNext / 1000));
