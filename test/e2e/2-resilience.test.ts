@@ -46,6 +46,9 @@ const TABLES = [
   "lending_vault_snapshot",
 ];
 
+/** TEST_PORT_OFFSET shifts these indexers' ports as it shifts the devnet's (test/setup/devnet.ts) */
+const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
+
 function baseOptions(name: string, port: number): IndexerOptions {
   return {
     databaseUrl: devnet.dbUrl,
@@ -76,7 +79,7 @@ const zeroDiff = Object.fromEntries(TABLES.map((t) => [t, 0]));
 describe("crash recovery", () => {
   it("a kill -9 mid-backfill, then a restart, gives the same tables as an uninterrupted run", async () => {
     const schema = `crash_${Date.now().toString(36)}`;
-    const opts = { ...baseOptions("crash", 42101), schema };
+    const opts = { ...baseOptions("crash", 42101 + OFFSET), schema };
     const first = startIndexer(opts);
     let killedAt: Map<number, number> | null = null;
     await withDb(devnet.dbUrl, async (c) => {
@@ -144,7 +147,7 @@ describe("redeploy", () => {
     expect(await viewTarget()).toContain(devnet.schema);
 
     let exited = false;
-    const opts = { ...baseOptions("redeploy", 42102), root };
+    const opts = { ...baseOptions("redeploy", 42102 + OFFSET), root };
     const nextOptions = { ...opts, onExit: () => (exited = true) };
     const next = startIndexer(nextOptions);
     expect(next.schema).not.toBe(devnet.schema);
