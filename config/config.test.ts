@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CHAINS, getChain, isEvmChain } from "./chains.js";
-import { indexerPlan, rpcLanes } from "./indexer.js";
+import { indexerPlan, planFingerprint, rpcLanes } from "./indexer.js";
 import { loadRegistry } from "./registry.js";
 
 const SPEC_CHAIN_IDS = [
@@ -178,5 +178,20 @@ describe("indexer plan", () => {
 
   it("refuses to start with nothing to index", () => {
     expect(() => indexerPlan({ VAULT_REGISTRY: twoChains() })).toThrow(/nothing to index/);
+  });
+
+  it("fingerprints what a chain set takes from the registry, not other chains' vaults or the environment", () => {
+    const SUB = "0x00000000000000000000000000000000000000a1";
+    const fp = (vaults: unknown[], env: Record<string, string> = {}) =>
+      planFingerprint(indexerPlan({ VAULT_REGISTRY: registryFile(vaults), PONDER_RPC_URL_1: "http://a:1", ...env }));
+    const base = fp([evmVault(), evmVault({ chainId: 8453 })]);
+    // another chain's vault renamed, another RPC URL, other snapshot spacing: the same
+    expect(fp([evmVault(), evmVault({ chainId: 8453, name: "Renamed" })])).toBe(base);
+    expect(
+      fp([evmVault(), evmVault({ chainId: 8453 })], { PONDER_RPC_URL_1: "http://c:3", SNAPSHOT_INTERVAL_1: "9" }),
+    ).toBe(base);
+    // its own vault renamed, or a subaccount on another chain (every chain follows them all): not
+    expect(fp([evmVault({ name: "Renamed" }), evmVault({ chainId: 8453 })])).not.toBe(base);
+    expect(fp([evmVault(), evmVault({ chainId: 8453, subaccounts: [SUB] })])).not.toBe(base);
   });
 });

@@ -3,6 +3,7 @@
  * PONDER_RPC_URL_<chainId> is set and the registry lists EVM vaults on it. Parsed and checked
  * once, when ponder.config.ts loads.
  */
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { getChain, isEvmChain } from "./chains.js";
 import { type ChainProtocols, type EvmVault, loadRegistry, type Registry, registryPath } from "./registry.js";
@@ -125,6 +126,22 @@ export function indexerPlan(env: NodeJS.ProcessEnv = process.env): IndexerPlan {
     if (core) coreLedgers.set(`${core.chainId}:${core.ledger}`, { chainId: core.chainId, ledger: core.ledger });
   }
   return { registry, chains, skipped, subaccounts, coreLedgers: [...coreLedgers.values()] };
+}
+
+/**
+ * What a deployment of the plan takes from the registry, as a sha-256: its chains' vaults and
+ * protocols, every subaccount (each chain follows all of them) and its chains' core ledgers. Not
+ * the environment's URLs, lanes or spacing, nor the registry's entries of other chains: an
+ * indexer group whose fingerprint stays the same after a registry change need not redeploy.
+ */
+export function planFingerprint(plan: IndexerPlan): string {
+  const ids = new Set(plan.chains.map((c) => c.id));
+  const body = JSON.stringify({
+    chains: plan.chains.map((c) => ({ id: c.id, startBlock: c.startBlock, vaults: c.vaults, protocols: c.protocols })),
+    subaccounts: plan.subaccounts,
+    coreLedgers: plan.coreLedgers.filter((l) => ids.has(l.chainId)),
+  });
+  return createHash("sha256").update(body).digest("hex");
 }
 
 /**

@@ -9,6 +9,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { indexerPlan, planFingerprint } from "../../config/indexer.js";
 import { rpc } from "./anvil.js";
 import { groupDeploymentSchema, opsDdlLock, type PublishResult, publishGroup } from "./indexer-groups.js";
 import { type ManagedProcess, spawnManaged } from "./procs.js";
@@ -37,14 +38,35 @@ function buildFiles(root: string): string[] {
  * `registryContent` when the caller read it already, so the schema names exactly those bytes).
  */
 export function deploymentSchema(registryFile: string, root = REPO_ROOT, registryContent?: Buffer): string {
+  const h = buildHash(root);
+  h.update(relative(root, resolve(registryFile)));
+  h.update(registryContent ?? readFileSync(registryFile));
+  return `app_${h.digest("hex").slice(0, 12)}`;
+}
+
+/**
+ * `app_<hash>` of a group's deployment: this code and what the registry gives the group's chains
+ * (`planFingerprint`), so that a registry change elsewhere leaves the group's deployment as it is.
+ */
+export function groupBuildSchema(fingerprint: string, root = REPO_ROOT): string {
+  return `app_${buildHash(root).update(fingerprint).digest("hex").slice(0, 12)}`;
+}
+
+/** The group's plan of a registry file: the chains given, planned as the indexer plans them. */
+export function groupPlan(registryFile: string, chains: IndexerOptions["chains"]) {
+  return indexerPlan({
+    VAULT_REGISTRY: resolve(registryFile),
+    ...Object.fromEntries(chains.map((c) => [`PONDER_RPC_URL_${c.chainId}`, c.rpcUrl])),
+  });
+}
+
+function buildHash(root: string) {
   const h = createHash("sha256");
   for (const f of buildFiles(root)) {
     h.update(relative(root, f));
     h.update(readFileSync(f));
   }
-  h.update(relative(root, resolve(registryFile)));
-  h.update(registryContent ?? readFileSync(registryFile));
-  return `app_${h.digest("hex").slice(0, 12)}`;
+  return h;
 }
 
 export interface IndexerOptions {
@@ -109,14 +131,13 @@ export function indexerEnv(opts: IndexerOptions, schema: string): NodeJS.Process
 
 /** The deployment schema when none is given: the build's, plus the group's name in a group. */
 export function defaultSchema(opts: Pick<IndexerOptions, "registryFile" | "chains" | "group">, root = REPO_ROOT) {
-  const build = deploymentSchema(opts.registryFile, root);
-  return opts.group
-    ? groupDeploymentSchema(
-        build,
-        opts.group.name,
-        opts.chains.map((c) => c.chainId),
-      )
-    : build;
+  if (!opts.group) return deploymentSchema(opts.registryFile, root);
+  const build = groupBuildSchema(planFingerprint(groupPlan(opts.registryFile, opts.chains)), root);
+  return groupDeploymentSchema(
+    build,
+    opts.group.name,
+    opts.chains.map((c) => c.chainId),
+  );
 }
 
 export function startIndexer(opts: IndexerOptions): IndexerHandle {

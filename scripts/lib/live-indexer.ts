@@ -6,9 +6,12 @@
  * bad file is logged and ignored: the serving deployment runs on), starts the new registry's
  * deployment beside the serving one (its own schema `app_<hash>`, the other of two ports), waits
  * until it is at every chain's head, re-points the `indexer` views to it in one transaction
- * (showInViews: readers never see a gap; in an INDEXER_GROUP, beside the other groups'), records its backfilled vaults, loads the registry
- * tables from it, and only then stops the old deployment. A change while a new deployment
- * catches up replaces that deployment with the newer file's.
+ * (showInViews: readers never see a gap; in an INDEXER_GROUP, beside the other groups'), records
+ * its backfilled vaults, loads the registry tables from it, and stops the old deployment (which
+ * goes even when the recording or the loading fails: the views show the new one). A change while
+ * a new deployment catches up replaces that deployment with the newer file's. In a group, a
+ * change that leaves the group's part of the registry as it was (`planFingerprint`) starts
+ * nothing: the serving deployment serves on.
  *
  * Each deployment reads a copy of the file taken when it started (.data/indexer/), so a later
  * edit cannot reach a deployment named after an earlier content.
@@ -16,13 +19,14 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { indexerPlan } from "../../config/indexer.js";
+import { indexerPlan, planFingerprint } from "../../config/indexer.js";
 import { loadRegistry } from "../../config/registry.js";
 import { createDb, createPool } from "../../db/client.js";
 import { loadRegistryData } from "../../db/registry-load.js";
 import {
   type ChainProgress,
   deploymentSchema,
+  groupBuildSchema,
   type IndexerHandle,
   type IndexerOptions,
   publishAtHead,
@@ -63,6 +67,8 @@ interface Deployment {
   schema: string;
   /** sha-256 of the registry bytes it indexes */
   hash: string;
+  /** in a group: what the registry gives the group's chains (`planFingerprint`) */
+  fingerprint: string | null;
   snapshot: string;
   options: IndexerOptions;
   handle: IndexerHandle;
@@ -130,8 +136,10 @@ export class LiveIndexer {
     const snapshot = join(this.snapshotDir, `registry-${build}.json`);
     writeFileSync(snapshot, bytes);
     let chains: IndexerOptions["chains"];
+    let fingerprint: string;
     try {
       const plan = indexerPlan({ ...this.opts.planEnv, VAULT_REGISTRY: snapshot });
+      fingerprint = planFingerprint(plan);
       chains = plan.chains.map((c) => {
         const interval = this.opts.snapshotIntervals?.get(c.id);
         return { chainId: c.id, rpcUrl: c.rpcUrl, ...(interval ? { snapshotInterval: interval } : {}) };
@@ -151,7 +159,7 @@ export class LiveIndexer {
       this.opts.schema ??
       (group
         ? groupDeploymentSchema(
-            build,
+            groupBuildSchema(fingerprint, root),
             group.name,
             chains.map((c) => c.chainId),
           )
@@ -159,6 +167,7 @@ export class LiveIndexer {
     const dep: Deployment = {
       schema,
       hash: sha256(bytes),
+      fingerprint: group ? fingerprint : null,
       snapshot,
       stopping: false,
       exited: false,
@@ -230,6 +239,7 @@ export class LiveIndexer {
       return;
     }
     if (this.candidate?.hash === hash || this.refused.has(hash)) return;
+    if (serving.fingerprint && (await this.unchangedForGroup(bytes, hash, serving))) return;
     if (this.candidate) {
       const c = this.candidate;
       this.candidate = null;
@@ -255,10 +265,50 @@ export class LiveIndexer {
     void this.publish(dep);
   }
 
+  /**
+   * In a group, a registry change that leaves what the group's chains index as it is (another
+   * chain's vault, say) needs no deployment: the serving one takes the file as its own, a
+   * candidate of an earlier change is stopped, and the registry tables are loaded from the file.
+   * False when the group's part changed, or when the file is not usable (`launch` says why).
+   */
+  private async unchangedForGroup(bytes: Buffer, hash: string, serving: Deployment): Promise<boolean> {
+    mkdirSync(this.snapshotDir, { recursive: true });
+    const file = join(this.snapshotDir, `registry-check-${hash.slice(0, 12)}.json`);
+    writeFileSync(file, bytes);
+    try {
+      let fingerprint: string;
+      try {
+        fingerprint = planFingerprint(indexerPlan({ ...this.opts.planEnv, VAULT_REGISTRY: file }));
+      } catch {
+        return false;
+      }
+      if (fingerprint !== serving.fingerprint) return false;
+      serving.hash = hash;
+      if (this.candidate) {
+        const c = this.candidate;
+        this.candidate = null;
+        await this.retire(c);
+        this.opts.log(`registry is back to what ${serving.schema} indexes on this group's chains: ${c.schema} stopped`);
+      }
+      const loaded = await loadTables(this.opts.databaseUrl, file).then(
+        (n) => `${n} vaults in the registry tables`,
+        (err: unknown) => `loading the registry tables failed (the next change retries): ${errMessage(err)}`,
+      );
+      const chains = serving.options.chains.map((c) => c.chainId).join(", ");
+      this.opts.log(
+        `registry changed outside this group's chains (${chains}): ${serving.schema} serves on (${loaded})`,
+      );
+      return true;
+    } finally {
+      rmSync(file, { force: true });
+    }
+  }
+
   /** Waits until `dep` is at every head, then makes it the serving deployment. */
   private async publish(dep: Deployment): Promise<void> {
+    let progress: ChainProgress[];
     try {
-      const progress = await waitForHead(dep.handle, this.opts.databaseUrl, dep.options.chains, {
+      progress = await waitForHead(dep.handle, this.opts.databaseUrl, dep.options.chains, {
         timeoutMs: this.opts.timeoutMs,
         isAlive: () => !dep.exited && !dep.stopping,
       });
@@ -269,16 +319,6 @@ export class LiveIndexer {
       } finally {
         this.switching = false;
       }
-      const old = this.serving!;
-      this.serving = dep;
-      this.candidate = null;
-      const archived = await recordBackfill(this.opts.databaseUrl, dep.schema, progress);
-      const loaded = await loadTables(this.opts.databaseUrl, dep.snapshot);
-      this.opts.log(
-        `registry change published: views "indexer" now show ${dep.schema} (${archived} vaults backfilled, ` +
-          `${loaded} in the registry tables); stopping ${old.schema}`,
-      );
-      await this.retire(old);
     } catch (err) {
       if (dep.stopping || this.stopped) return;
       this.refused.add(dep.hash);
@@ -288,7 +328,25 @@ export class LiveIndexer {
           "save the registry again (changed) to retry",
       );
       await this.retire(dep);
+      return;
     }
+    // The views show `dep` now: it serves whatever follows, and the old deployment goes.
+    const old = this.serving!;
+    this.serving = dep;
+    this.candidate = null;
+    const done: string[] = [];
+    await recordBackfill(this.opts.databaseUrl, dep.schema, progress).then(
+      (n) => done.push(`${n} vaults backfilled`),
+      (err: unknown) => done.push(`recording its backfilled vaults failed: ${errMessage(err)}`),
+    );
+    await loadTables(this.opts.databaseUrl, dep.snapshot).then(
+      (n) => done.push(`${n} in the registry tables`),
+      (err: unknown) => done.push(`loading the registry tables failed (the next change retries): ${errMessage(err)}`),
+    );
+    this.opts.log(
+      `registry change published: views "indexer" now show ${dep.schema} (${done.join(", ")}); stopping ${old.schema}`,
+    );
+    await this.retire(old);
   }
 }
 

@@ -4,16 +4,21 @@
  * equal row for row to the single-process deployment of the global setup, and a reader polling
  * them while a group republishes never sees an error or a missing chain.
  *
+ * Groups following one registry file: a change of one chain's vaults redeploys that chain's group
+ * only; the other's deployment serves on.
+ *
  * The views schema here is `indexer_groups`, not `indexer`, so the later test files keep reading
  * the single deployment.
  */
 import { execFile } from "node:child_process";
-import { appendFileSync, cpSync, mkdirSync, rmSync, symlinkSync } from "node:fs";
+import { appendFileSync, cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createDb, createPool } from "../../db/client.js";
+import { loadRegistry } from "../../config/registry.js";
+import { createDb, createPool, migrateToLatest } from "../../db/client.js";
 import { readCheckpoints } from "../../db/progress.js";
+import { loadRegistryData } from "../../db/registry-load.js";
 import {
   type IndexerHandle,
   type IndexerOptions,
@@ -23,6 +28,7 @@ import {
   startIndexer,
 } from "../../scripts/lib/indexer.js";
 import { publishGroup, removeGroup } from "../../scripts/lib/indexer-groups.js";
+import { LiveIndexer } from "../../scripts/lib/live-indexer.js";
 import { ensureAnalystRole } from "../../scripts/lib/postgres.js";
 import { rows, sleep, withDb } from "../helpers.js";
 
@@ -357,4 +363,84 @@ describe("indexer groups", () => {
       expect.stringMatching(new RegExp(`^b\\t8453\\t${b.handle.schema}\\t.*\\tshown$`)),
     ]);
   }, 300_000);
+
+  it("following one registry file, a change of chain 8453's vaults redeploys group b only", async () => {
+    for (const g of groups.splice(0)) await g.handle.stop();
+    // the registry tables each change is loaded into, as `npm run indexer` makes them at start-up
+    const db = createDb(createPool(devnet.dbUrl, 1, "groups-test-registry"));
+    await migrateToLatest(db);
+    const file = join(devnet.dir, "groups-registry.json");
+    cpSync(devnet.registryFile, file);
+    const logs: Record<string, string[]> = { a: [], b: [] };
+    const live = (name: "a" | "b", chainId: number, port: number) => {
+      const chain = devnet.chains.find((c) => c.chainId === chainId)!;
+      return new LiveIndexer({
+        registryFile: file,
+        databaseUrl: devnet.dbUrl,
+        ports: [port, port + 1],
+        base: { logFile: join(devnet.dir, `live-group-${name}.log`), group: { name, viewsSchema: VIEWS } },
+        planEnv: { [`PONDER_RPC_URL_${chainId}`]: chain.rpcUrl },
+        snapshotIntervals: new Map([[chainId, chain.snapshotInterval]]),
+        pollMs: 300,
+        timeoutMs: 300_000,
+        log: (m) => logs[name]!.push(m),
+        onServingExit: () => logs[name]!.push("exited"),
+      });
+    };
+    const la = live("a", 1, 42130 + OFFSET);
+    const lb = live("b", 8453, 42132 + OFFSET);
+    const waitFor = async (name: "a" | "b", re: RegExp) => {
+      for (let i = 0; i < 1200 && !logs[name]!.some((l) => re.test(l)); i++) await sleep(250);
+      expect(logs[name], `group ${name}: ${re}`).toContainEqual(expect.stringMatching(re));
+    };
+    try {
+      await Promise.all([la.start(), lb.start()]);
+      const [schemaA, schemaB] = [la.schema!, lb.schema!];
+      for (const s of [schemaA, schemaB]) made.add(s);
+      const health = (port: number) =>
+        fetch(`http://127.0.0.1:${port}/health`).then(
+          (r) => r.status,
+          () => "down",
+        );
+      expect(await health(42132 + OFFSET)).toBe(200);
+      // the registry tables cannot be loaded this time: the switch stands all the same
+      await withDb(devnet.dbUrl, (c) => c.query("ALTER TABLE registry.strategist RENAME TO strategist_away"));
+      try {
+        // group b's vaults change (one renamed); chain 1's do not
+        const reg = JSON.parse(readFileSync(file, "utf8")) as { vaults: { chainId: number; name: string }[] };
+        const renamed = reg.vaults.find((v) => v.chainId === 8453)!;
+        renamed.name = `${renamed.name} (renamed)`;
+        writeFileSync(file, `${JSON.stringify(reg, null, 2)}\n`);
+        await waitFor("a", /^registry changed outside this group's chains \(1\): app_\w+_a serves on \(loading/);
+        await waitFor("b", /^registry change published: views "indexer" now show app_\w+_b .*loading the registry/);
+        made.add(lb.schema!);
+      } finally {
+        await withDb(devnet.dbUrl, (c) => c.query("ALTER TABLE registry.strategist_away RENAME TO strategist"));
+      }
+      // the old deployment of b is stopped; the new one (the other port) serves
+      expect(await health(42132 + OFFSET)).toBe("down");
+      expect(await health(42133 + OFFSET)).toBe(200);
+      expect(la.schema).toBe(schemaA);
+      expect(logs.a!.filter((l) => l.includes("deployment"))).toEqual([]);
+      expect(lb.schema).not.toBe(schemaB);
+      expect((await groupRows()).filter((g) => g.published_at).map((g) => g.deployment_schema)).toEqual([
+        schemaA,
+        lb.schema,
+      ]);
+      const names = await withDb(analystUrl, (c) =>
+        rows<{ name: string }>(c, `SELECT name FROM ${VIEWS}.vault WHERE chain_id = 8453`),
+      );
+      expect(names.map((n) => n.name)).toContainEqual(expect.stringMatching(/ \(renamed\)$/));
+      expect(logs.a).not.toContain("exited");
+      expect(logs.b).not.toContain("exited");
+    } finally {
+      await Promise.all([la.stop(), lb.stop()]);
+      // the registry tables back to the devnet's registry, as the later test files expect them
+      try {
+        await loadRegistryData(db, loadRegistry(devnet.registryFile));
+      } finally {
+        await db.destroy();
+      }
+    }
+  }, 600_000);
 });
