@@ -2,7 +2,8 @@
  * Bad input on every documented operation of both surfaces never makes a 5xx: each path and
  * query parameter, in turn, carries a NUL, a byte that is not UTF-8, a lone surrogate, a very long
  * value and text where a number goes; each body is sent broken, as a JSON value of the wrong type,
- * and with a NUL in every string of the operation's own example. Every refusal is JSON with a
+ * and with a NUL in every string of the operation's own example; the credentials and every
+ * documented header carry long, control, Latin-1 and malformed values. Every refusal is JSON with a
  * `detail`, as the spec's errors are.
  */
 import { sql } from "kysely";
@@ -116,8 +117,16 @@ function* withEachString(v: unknown, s: string): Generator<unknown> {
   }
 }
 
-async function send(method: string, u: string, body?: string | Uint8Array): Promise<{ status: number; text: string }> {
-  const headers: Record<string, string> = { "x-api-key": key };
+/** header values the Fetch API lets through: long, control characters, Latin-1, malformed credentials */
+const BAD_HEADERS = ["x".repeat(5000), "a\u0001b", "caf\u00e9", " ", "Bearer", "Bearer a.b.c", `vk_${"0".repeat(300)}`];
+
+async function send(
+  method: string,
+  u: string,
+  body?: string | Uint8Array,
+  extra: Record<string, string> = {},
+): Promise<{ status: number; text: string }> {
+  const headers: Record<string, string> = { "x-api-key": key, ...extra };
   if (body !== undefined) headers["content-type"] = "application/json";
   const res = await h.app.request(u, { method: method.toUpperCase(), headers, body });
   return { status: res.status, text: await res.text() };
@@ -185,6 +194,38 @@ describe("bad input never makes a 5xx", () => {
         }
       }
       if (base === "/api/v1") expect(sent).toBeGreaterThan(200);
+      expect(failures).toEqual([]);
+    });
+  }
+});
+
+describe("bad headers never make a 5xx", () => {
+  for (const base of BASES) {
+    it(`${base}: credentials and every documented header`, async () => {
+      const failures: string[] = [];
+      for (const [path, item] of Object.entries(docs.get(base)!.paths)) {
+        for (const [method, op] of Object.entries(item)) {
+          if (!METHODS.has(method)) continue;
+          const u = url(base, path, op);
+          const body =
+            method === "get" || method === "delete" ? undefined : JSON.stringify(example(docs.get(base)!, op) ?? {});
+          const names = [
+            "x-api-key",
+            "authorization",
+            ...(op.parameters ?? []).filter((p) => p.in === "header").map((p) => p.name),
+          ];
+          for (const name of names) {
+            for (const value of BAD_HEADERS) {
+              const extra: Record<string, string> = { [name]: value };
+              check(
+                `${method.toUpperCase()} ${u} ${name}: ${value.slice(0, 20)}`,
+                await send(method, u, body, extra),
+                failures,
+              );
+            }
+          }
+        }
+      }
       expect(failures).toEqual([]);
     });
   }
