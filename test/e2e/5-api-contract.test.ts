@@ -5,7 +5,8 @@
  *   when it names the key), with reads open and with API_READS_REQUIRE_KEY=1;
  * - types: the answers on the simulated data validate against the operation's own response
  *   schema (ajv, JSON Schema 2020-12 with formats), so a field served as a string where the
- *   document says number, or a date that is not one, fails here.
+ *   document says number, or a date that is not one, fails here;
+ * - examples: every JSON request body has an example, valid against its own schema.
  */
 import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
@@ -17,6 +18,7 @@ type Security = Record<string, string[]>[];
 interface Operation {
   security?: Security;
   responses: Record<string, { content?: Record<string, { schema?: object }> }>;
+  requestBody?: { content?: Record<string, { schema?: { $ref?: string; example?: unknown }; example?: unknown }> };
 }
 interface Doc {
   paths: Record<string, Record<string, Operation>>;
@@ -293,6 +295,37 @@ describe("types: every answer validates against its operation's response schema"
       }
       expect(missing, "every read route has a sample here").toEqual([]);
       expect(checked).toBeGreaterThan(5);
+    });
+  }
+});
+
+describe("request bodies: every one has an example its schema accepts", () => {
+  for (const base of Object.keys(SURFACES) as Base[]) {
+    it(`${SURFACES[base]} surface`, () => {
+      const doc = docs.get(`open${base}`)!;
+      const ajv = new Ajv2020({ strict: false, allErrors: true });
+      addFormats(ajv);
+      ajv.addSchema({ $id: "doc", components: doc.components ?? {} });
+      const problems: string[] = [];
+      for (const { path, method, op } of operations(doc)) {
+        const content = op.requestBody?.content?.["application/json"];
+        if (!content?.schema) continue;
+        const what = `${method.toUpperCase()} ${base}${path}`;
+        const named = content.schema.$ref?.split("/").pop();
+        const example =
+          content.example ??
+          content.schema.example ??
+          (named ? (doc.components?.schemas?.[named] as { example?: unknown } | undefined)?.example : undefined);
+        if (example === undefined) {
+          problems.push(`${what}: no example`);
+          continue;
+        }
+        const validate = ajv.compile(
+          JSON.parse(JSON.stringify(content.schema).replaceAll('"#/components/', '"doc#/components/')),
+        );
+        if (!validate(example)) problems.push(`${what}: ${JSON.stringify(validate.errors!.slice(0, 3))}`);
+      }
+      expect(problems).toEqual([]);
     });
   }
 });

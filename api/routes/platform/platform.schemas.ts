@@ -289,6 +289,7 @@ export const PendingRedemptionsBatchBodySchema = z
     }),
   })
   .openapi("PendingRedemptionsBatchRequest", {
+    example: { vault_addresses: ["0x2c622344b5dc29dccc034ca76f123d4479d24122"] },
     description:
       "Both fields optional; an empty object selects every indexed vault. An unknown field is refused (422), so a misspelt filter never selects every vault.",
   });

@@ -4,7 +4,14 @@
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { sql } from "kysely";
-import { type AppEnv, IdempotencyHeader, jsonResponse, VaultAddress, writeResponses } from "../../lib/router.js";
+import {
+  type AppEnv,
+  IdempotencyHeader,
+  jsonResponse,
+  PgText,
+  VaultAddress,
+  writeResponses,
+} from "../../lib/router.js";
 import { Refusal, runWrite } from "../../lib/writes.js";
 import { requireScope } from "../../middleware/auth.js";
 import { snapshotRead } from "./platform.handlers.js";
@@ -18,8 +25,8 @@ export const StrategyApySnapshotCreateSchema = z
     vault_address: VaultAddress,
     // any chain id: non-EVM vaults of the registry have ids 0 and below; an unknown one is vault_not_found
     chain: z.number().int().openapi({ description: "Chain id of the vault (0 and below: non-EVM chains)" }),
-    platform_name: z.string().trim().min(1).max(200),
-    strategy_type: z.string().trim().min(1).max(200),
+    platform_name: PgText().trim().min(1).max(200),
+    strategy_type: PgText().trim().min(1).max(200),
     allocation: finite("Share of the vault's assets in this strategy"),
     apy: finite("APY of the strategy"),
     points_apy: finite("APY-equivalent of the points the strategy earns"),
@@ -42,7 +49,27 @@ export const strategyApyCreate = createRoute({
     headers: IdempotencyHeader,
     body: {
       required: true,
-      content: { "application/json": { schema: z.array(StrategyApySnapshotCreateSchema).min(1).max(1000) } },
+      content: {
+        "application/json": {
+          schema: z
+            .array(StrategyApySnapshotCreateSchema)
+            .min(1)
+            .max(1000)
+            .openapi({
+              example: [
+                {
+                  vault_address: "0x2c622344b5dc29dccc034ca76f123d4479d24122",
+                  chain: 1,
+                  platform_name: "Aave",
+                  strategy_type: "lending",
+                  allocation: 0.6,
+                  apy: 0.052,
+                  points_apy: 0,
+                },
+              ],
+            }),
+        },
+      },
     },
   },
   responses: {

@@ -44,7 +44,13 @@ export const streakClaim = createRoute({
     headers: IdempotencyHeader,
     body: {
       required: true,
-      content: { "application/json": { schema: z.object({ address: EvmAddress }).openapi("DailyStreakClaim") } },
+      content: {
+        "application/json": {
+          schema: z
+            .object({ address: EvmAddress })
+            .openapi("DailyStreakClaim", { example: { address: "0x929bb7dff8de498a829e27e0004d467f70b91772" } }),
+        },
+      },
     },
   },
   responses: {

@@ -45,7 +45,16 @@ const RegisterBody = z
       .min(0)
       .openapi({ description: "Unix time (seconds) after which the signature is refused" }),
   })
-  .openapi("PointsRegister");
+  .openapi("PointsRegister", {
+    example: {
+      user_address: "0x929bb7dff8de498a829e27e0004d467f70b91772",
+      referrer_address: null,
+      chain_id: 1,
+      signature: `0x${"ab".repeat(65)}`,
+      nonce: "b7e3c1f0a9d24e58",
+      expiry: 1798761600,
+    },
+  });
 
 const RegisterResult = z
   .object({

@@ -8,7 +8,14 @@ import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { type Selectable, sql } from "kysely";
 import type { RewardTable } from "../../../db/schema.js";
 import { validationError } from "../../lib/errors.js";
-import { type AppEnv, IdempotencyHeader, jsonResponse, VaultAddress, writeResponses } from "../../lib/router.js";
+import {
+  type AppEnv,
+  IdempotencyHeader,
+  jsonResponse,
+  PgText,
+  VaultAddress,
+  writeResponses,
+} from "../../lib/router.js";
 import { normalizeAddress } from "../../lib/vaults.js";
 import { Refusal, runWrite } from "../../lib/writes.js";
 import { requireScope } from "../../middleware/auth.js";
@@ -30,7 +37,7 @@ export const RewardUpsertBody = z
       .min(1)
       .optional()
       .openapi({ description: "Chain of the vault; needed only when the address is deployed on several chains" }),
-    text: z.string().trim().min(1).max(500),
+    text: PgText().trim().min(1).max(500),
     multiplier: z.number().min(0).max(1000).openapi({
       description:
         "Points multiplier (stored with 6 decimals); the multipliers of a vault's rewards in force on a day multiply",
@@ -41,7 +48,16 @@ export const RewardUpsertBody = z
       .optional()
       .openapi({ description: "Open-ended when null or absent (creation); unchanged when absent (update)" }),
   })
-  .openapi("RewardUpsert");
+  .openapi("RewardUpsert", {
+    example: {
+      vault_address: "0x2c622344b5dc29dccc034ca76f123d4479d24122",
+      text: "Double points for deposits this month",
+      multiplier: 2,
+      img_url: "https://app.example.com/rewards/double.png",
+      start_datetime: "2026-12-01T00:00:00Z",
+      end_datetime: "2027-01-01T00:00:00Z",
+    },
+  });
 
 export const RewardWrittenSchema = z
   .object({
@@ -92,7 +108,13 @@ export const deleteReward = createRoute({
     headers: IdempotencyHeader,
     body: {
       required: true,
-      content: { "application/json": { schema: z.object({ reward_id: Uuid }).openapi("RewardDelete") } },
+      content: {
+        "application/json": {
+          schema: z
+            .object({ reward_id: Uuid })
+            .openapi("RewardDelete", { example: { reward_id: "6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f" } }),
+        },
+      },
     },
   },
   responses: {
