@@ -11,6 +11,7 @@ import pino from "pino";
 import { SCOPES } from "./auth/scopes.js";
 import { ChainReads } from "./lib/chain-reads.js";
 import { type AppDeps, type AppEnv, createRouter } from "./lib/router.js";
+import { limitBody } from "./middleware/body-limit.js";
 import { installMetrics } from "./middleware/metrics.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { responseCache } from "./middleware/response-cache.js";
@@ -116,6 +117,7 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
     addResponseHeaders(c, { vary: "Origin" });
     await next();
   });
+  app.use(limitBody);
   const limit = rateLimit(deps.redis, deps.config.rateLimitPerMinute, deps.config.trustProxyHops ?? 0);
   app.use("/v1/*", limit);
   app.use("/api/v1/*", limit);

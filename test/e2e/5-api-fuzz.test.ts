@@ -6,6 +6,9 @@
  * documented header carry long, control, Latin-1 and malformed values. Every refusal is JSON with a
  * `detail`, as the spec's errors are.
  */
+import { request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCOPE_NAMES } from "../../api/auth/scopes.js";
@@ -261,5 +264,51 @@ describe("a NUL that reaches Postgres", () => {
     const body = JSON.parse(res.text) as { detail: { loc: string[]; msg: string }[] };
     expect(body.detail[0]!.loc).toEqual(["body", "strategist_name"]);
     expect(body.detail[0]!.msg).toMatch(/NUL/);
+  });
+});
+
+describe("request bodies over 1 MiB", () => {
+  it("are refused with 413 before they are read, declared or chunked; smaller ones are not", async () => {
+    const server = serve({ fetch: h.app.fetch, port: 0, hostname: "127.0.0.1" });
+    await new Promise((r) => server.once("listening", r));
+    const { port } = server.address() as AddressInfo;
+    const path = "/api/v1/vaults/pending-redemptions";
+    const big = JSON.stringify({ vault_addresses: ["x".repeat(2 << 20)] });
+    const headers = { "content-type": "application/json", "x-api-key": key };
+    try {
+      // a declared length (fetch sends Content-Length)
+      const declared = await fetch(`http://127.0.0.1:${port}${path}`, { method: "POST", headers, body: big });
+      expect(declared.status).toBe(413);
+      expect(((await declared.json()) as { detail: string }).detail).toMatch(/at most 1048576 bytes/);
+      // chunked, no length: counted as it arrives
+      const chunked = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = httpRequest(
+          { port, host: "127.0.0.1", path, method: "POST", headers: { ...headers, "transfer-encoding": "chunked" } },
+          (res) => {
+            let text = "";
+            res.on("data", (d: Buffer) => (text += d.toString()));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+          },
+        );
+        req.on("error", reject);
+        for (let i = 0; i < 40; i++) req.write("x".repeat(64 << 10));
+        req.end();
+      });
+      expect(chunked.status).toBe(413);
+      expect(JSON.parse(chunked.text).detail).toMatch(/too large/);
+      // 900 KiB is within the limit: the route answers it (200, its errors per vault)
+      const fine = JSON.stringify({
+        vault_addresses: Array.from({ length: 1000 }, (_, i) => `0x${"0".repeat(898)}${i}`),
+      });
+      expect(fine.length).toBeGreaterThan(880_000);
+      const ok = await fetch(`http://127.0.0.1:${port}${path}`, { method: "POST", headers, body: fine });
+      expect(ok.status).not.toBe(413);
+      expect(ok.status).toBeLessThan(500);
+      // in process (app.request: no Content-Length), too
+      const inProcess = await send("post", path, big);
+      expect(inProcess.status).toBe(413);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });

@@ -64,7 +64,9 @@ reports the state, so a client can throttle itself:
 | \`RateLimit-Remaining\` | requests left in the current window |
 | \`RateLimit-Reset\` | seconds until the window resets |
 
-Past the limit the answer is **429** with a \`Retry-After\` header (seconds) and a \`{"detail": "..."}\` body.`;
+Past the limit the answer is **429** with a \`Retry-After\` header (seconds) and a \`{"detail": "..."}\` body.
+
+A request body is at most **1 MiB**; a larger one is answered **413** (\`{"detail": "..."}\`) before it is read.`;
 }
 
 const CHAINS = `## Chains
