@@ -185,6 +185,9 @@ describe("bad input never makes a 5xx", () => {
             "null",
             '"x"',
             "1e999",
+            // nested 200,000 deep, within the size limit
+            `${"[".repeat(200_000)}${"]".repeat(200_000)}`,
+            `{"a":${'{"a":'.repeat(100_000)}1${"}".repeat(100_001)}`,
             '{"a":"\\u0000"}',
             new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
           ];
