@@ -66,7 +66,8 @@ reports the state, so a client can throttle itself:
 
 Past the limit the answer is **429** with a \`Retry-After\` header (seconds) and a \`{"detail": "..."}\` body.
 
-A request body is at most **1 MiB**; a larger one is answered **413** (\`{"detail": "..."}\`) before it is read.`;
+A request body is at most **1 MiB**; a larger one is answered **413** (\`{"detail": "..."}\`) before it is read.
+JSON nested deeper than 64 levels is a **422**.`;
 }
 
 const CHAINS = `## Chains
