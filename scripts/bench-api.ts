@@ -35,22 +35,37 @@ import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { loadRegistryData } from "../db/registry-load.js";
 import { replaceLendingVaultDays } from "../jobs/lending/lending-vault-day-write.js";
 import { runPortfolio } from "../jobs/portfolio/job.js";
+import { type Command, HELP_OPTION, intSetting, parseCommandLine } from "./lib/cli.js";
 import { httpOk, REPO_ROOT } from "./lib/indexer.js";
 import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, spawnManaged, stopAll } from "./lib/procs.js";
 import { startRedis } from "./lib/redis.js";
 import { startApiProcess } from "./lib/workers.js";
 
-const EVENTS = Number(process.env.BENCH_API_EVENTS ?? 1_000_000);
-const USERS = Number(process.env.BENCH_API_USERS ?? 100_000);
-const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 10);
+const CMD: Command = {
+  name: "bench:api",
+  usage: "usage: npm run bench:api   (settings from the environment; no arguments)",
+  help: `
+Loads 1,000,000 vault events and 100,000 points users into a scratch database, starts a live local
+chain for the institutional routes that read it, the API (its own process) and a bare Hono route,
+and drives each route with autocannon at 50 connections. Last line:
+  api-bench: p99_ms=<worst route p99> rps_ratio=<slowest route rps / bare rps>
+Settings (environment, all optional): BENCH_API_EVENTS (1000000), BENCH_API_USERS (100000),
+BENCH_API_SECONDS (10, per route), BENCH_API_ONLY (comma-separated prefixes of route names),
+BENCH_API_ENCODING (an Accept-Encoding; default identity), BENCH_API_ANVIL_PORT (18670). A bad
+value is refused with a message (exit 2). Figures: docs/performance.md.`,
+};
+parseCommandLine(CMD, { options: { ...HELP_OPTION } });
+const EVENTS = intSetting(CMD, "BENCH_API_EVENTS", 1_000_000, 1000, 50_000_000);
+const USERS = intSetting(CMD, "BENCH_API_USERS", 100_000, 100, 10_000_000);
+const SECONDS = intSetting(CMD, "BENCH_API_SECONDS", 10, 1, 3600);
 // uncompressed answers unless asked (see above)
-const ACCEPT_ENCODING = process.env.BENCH_API_ENCODING ?? "identity";
+const ACCEPT_ENCODING = process.env.BENCH_API_ENCODING || "identity";
 const ONLY = (process.env.BENCH_API_ONLY ?? "")
   .split(",")
   .map((x) => x.trim())
   .filter(Boolean);
-const ANVIL_PORT = Number(process.env.BENCH_API_ANVIL_PORT ?? 18670);
+const ANVIL_PORT = intSetting(CMD, "BENCH_API_ANVIL_PORT", 18670, 1, 65535);
 const VAULTS = 20;
 const DAYS = 400;
 const SCHEMA = "bench_api";

@@ -41,15 +41,37 @@ import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { loadRegistryData } from "../db/registry-load.js";
 import { rpcCall } from "../onchain/rpc-fetch.js";
 import { startAnvil } from "./lib/anvil.js";
+import { type Command, HELP_OPTION, intSetting, parseCommandLine, refuse } from "./lib/cli.js";
 import { httpOk, REPO_ROOT } from "./lib/indexer.js";
 import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, stopAll } from "./lib/procs.js";
 import { startRedis } from "./lib/redis.js";
 import { startApiProcess } from "./lib/workers.js";
 
-const DAYS = Number(process.env.BENCH_BUILDERS_DAYS ?? 30);
-const REQUESTS = Number(process.env.BENCH_BUILDERS_REQUESTS ?? 200);
-const CLIENTS = Number(process.env.BENCH_BUILDERS_CLIENTS ?? 8);
+const CMD: Command = {
+  name: "bench:builders",
+  usage: "usage: npm run bench:builders   (settings from the environment; no arguments)",
+  help: `
+Times every transaction builder under 8 concurrent clients on a simulated devnet with the protocol
+world, and in the same run its floor: the same RPC calls made directly with viem, as concurrently
+as the builder makes them. Last line:
+  builders-bench: p99_ms=<slowest builder p99> floor_p99_ms=<its floor> ratio=<p99/floor>
+Settings (environment, all optional): BENCH_BUILDERS_DAYS (30), BENCH_BUILDERS_REQUESTS (200 per
+builder), BENCH_BUILDERS_CLIENTS (8), BENCH_BUILDERS_ONLY (a regular expression of builder names),
+BENCH_BUILDERS_API_NODE_OPTIONS (NODE_OPTIONS of the API, e.g. a CPU profiler). A bad value is
+refused with a message (exit 2). Figures: docs/performance.md.`,
+};
+parseCommandLine(CMD, { options: { ...HELP_OPTION } });
+const DAYS = intSetting(CMD, "BENCH_BUILDERS_DAYS", 30, 7, 365);
+const REQUESTS = intSetting(CMD, "BENCH_BUILDERS_REQUESTS", 200, 8, 100_000);
+const CLIENTS = intSetting(CMD, "BENCH_BUILDERS_CLIENTS", 8, 1, 256);
+const ONLY = (() => {
+  try {
+    return new RegExp(process.env.BENCH_BUILDERS_ONLY ?? "");
+  } catch (err) {
+    return refuse(CMD, `BENCH_BUILDERS_ONLY: ${errMessage(err)}`);
+  }
+})();
 /** untimed requests before each timed run, at the same concurrency */
 const WARM = CLIENTS * 4;
 const API_PORT = 8099;
@@ -201,7 +223,7 @@ async function main(): Promise<void> {
     for (const [name, list] of await candidates(c, client)) byName.set(name, [...(byName.get(name) ?? []), ...list]);
   }
   const chosen: BuilderRequest[] = [];
-  const only = new RegExp(process.env.BENCH_BUILDERS_ONLY ?? "");
+  const only = ONLY;
   for (const [name, list] of [...byName].sort(([a], [b]) => a.localeCompare(b))) {
     if (!only.test(name)) continue;
     const refusals: string[] = [];

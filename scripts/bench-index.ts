@@ -31,10 +31,25 @@ import { parseMetrics, type RunMetrics, summarise } from "../bench/metrics.js";
 import { watchedFiles } from "../bench/watched.js";
 import { type ChainResult, DEVNET_CHAINS, genesisTimestamp, runDevnet } from "../contracts/devnet/index.js";
 import { assertPortFree, startAnvil } from "./lib/anvil.js";
+import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { gitDescribe } from "./lib/git.js";
 import { httpOk, indexedBlocks, REPO_ROOT, startIndexer } from "./lib/indexer.js";
 import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, stopAll } from "./lib/procs.js";
+
+const CMD: Command = {
+  name: "bench:index",
+  usage: "usage: npm run bench:index   (settings from the environment; no arguments)",
+  help: `
+Times the indexer against bare Ponder on the same simulated chains (two anvil chains, 800 bulk
+blocks of 40 transactions each by default) and prints their events per second and the ratio.
+Settings (environment, all optional): BENCH_BLOCKS, BENCH_TXS_PER_BLOCK, BENCH_WALLETS,
+BENCH_DEPOSIT_SHARE, BENCH_MIN_EVENTS, BENCH_ORDER (bare-first | ours-first), BENCH_INDEX_TIMEOUT_S,
+BENCH_PG_PORT, BENCH_ANVIL_PORT_1, BENCH_ANVIL_PORT_8453, BENCH_INDEXER_PORT, BENCH_SEED,
+BENCH_SNAPSHOT_INTERVAL_1, BENCH_SNAPSHOT_INTERVAL_8453 (scripts/bench-index.ts says what each is).
+A bad value is refused with a message (exit 2). Figures: docs/performance.md.`,
+};
+parseCommandLine(CMD, { options: { ...HELP_OPTION } });
 
 const env = z
   .object({

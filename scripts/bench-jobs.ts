@@ -48,10 +48,26 @@ import { addFlow, buildFlow, type ChangedRange, extrasHash } from "../jobs/fanou
 import { PREFIX, QUEUES, type QueueKey } from "../jobs/queues.js";
 import { loadFirstDays, loadVaultMetas } from "../jobs/repo.js";
 import { openQueues, redisConnection, startWorkers, type WorkerHandle } from "../jobs/runtime.js";
+import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { REPO_ROOT } from "./lib/indexer.js";
 import { startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, stopAll } from "./lib/procs.js";
 import { startRedis } from "./lib/redis.js";
+
+const CMD: Command = {
+  name: "bench:jobs",
+  usage: "usage: npm run bench:jobs   (settings from the environment; no arguments)",
+  help: `
+Times the jobs on a synthetic history (100 vaults x 730 days and 100,000 wallets by default): a
+full recompute of every derived table against COPY of as many rows, then one incremental day.
+Settings (environment, all optional): BENCH_JOBS_VAULTS, BENCH_JOBS_DAYS, BENCH_JOBS_WALLETS,
+BENCH_JOBS_DEPOSIT_AGE_DAYS, BENCH_JOBS_WITHDRAW_SHARE, BENCH_JOBS_HOLD_DAYS,
+BENCH_JOBS_TRANSFER_SHARE, BENCH_JOBS_REFERRERS, BENCH_JOBS_REFEREES, BENCH_JOBS_CONCURRENCY,
+BENCH_JOBS_CPU_PROFILE, BENCH_JOBS_PG_STATS, BENCH_JOBS_PG_PORT, BENCH_JOBS_REDIS_PORT,
+BENCH_JOBS_SEED, BENCH_JOBS_TIMEOUT_S (scripts/bench-jobs.ts says what each is). A bad value is
+refused with a message (exit 2). Figures: docs/performance.md.`,
+};
+parseCommandLine(CMD, { options: { ...HELP_OPTION } });
 
 const env = z
   .object({

@@ -51,6 +51,19 @@ export function parseCommandLine<const T extends ParseArgsConfig>(
   return parsed;
 }
 
+/**
+ * An integer setting from the environment: `def` when unset or empty, else refused (a message,
+ * exit 2) unless it is an integer from `min` to `max`.
+ */
+export function intSetting(cmd: Command, name: string, def: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === "") return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max)
+    refuse(cmd, `${name}="${raw}": must be an integer from ${min} to ${max}`);
+  return n;
+}
+
 export function databaseUrl(cmd: Command): string {
   const url = process.env.DATABASE_URL;
   if (!url || !/^postgres(ql)?:\/\//.test(url)) refuse(cmd, "DATABASE_URL must be set to a postgres:// URL");
