@@ -1,7 +1,7 @@
 /** Old indexer deployment schemas, listed and dropped: `npm run indexer-prune -- --help`. */
 
 import { type Command, databaseUrl, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
-import { type Deployment, dropDeployment, droppable, listDeployments } from "./lib/deployments.js";
+import { type Deployment, dropDeployment, droppable, keptBecause, listDeployments } from "./lib/deployments.js";
 import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {
@@ -28,10 +28,8 @@ Environment: DATABASE_URL (required). docs/operations.md, section 7.`,
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
 function state(d: Deployment): string {
-  if (d.views.length) return `kept: read by ${d.views.slice(0, 3).join(", ")}${d.views.length > 3 ? ", ..." : ""}`;
-  if (d.running) return "kept: a running indexer holds it";
-  if (d.group) return `kept: recorded by indexer group ${d.group}`;
-  return "unused";
+  const why = keptBecause(d);
+  return why ? `kept: ${why}` : "unused";
 }
 
 async function main(): Promise<void> {

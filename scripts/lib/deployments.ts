@@ -28,7 +28,15 @@ export interface Deployment {
   lastActive: Date | null;
 }
 
-export const droppable = (d: Deployment) => d.views.length === 0 && !d.running && d.group === null;
+/** Why a deployment is kept, or null when nothing needs it. */
+export function keptBecause(d: Deployment): string | null {
+  if (d.views.length) return `read by ${d.views.slice(0, 3).join(", ")}${d.views.length > 3 ? ", ..." : ""}`;
+  if (d.running) return "a running indexer holds it";
+  if (d.group) return `recorded by indexer group ${d.group}`;
+  return null;
+}
+
+export const droppable = (d: Deployment) => keptBecause(d) === null;
 
 /** Views in other schemas that depend on relations of `schema`. */
 const DEPENDENT_VIEWS = `
@@ -51,7 +59,7 @@ const DEPENDENT_VIEWS = `
   WHERE k.contype = 'f' AND tn.nspname = $1 AND cn.nspname <> $1
   ORDER BY 1`;
 
-async function describe(c: pg.ClientBase, schema: string, groups: Map<string, string>): Promise<Deployment> {
+async function deploymentState(c: pg.ClientBase, schema: string, groups: Map<string, string>): Promise<Deployment> {
   const views = (await c.query<{ name: string }>(DEPENDENT_VIEWS, [schema])).rows.map((r) => r.name);
   const size = await c.query<{ bytes: string }>(
     `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::text AS bytes
@@ -94,7 +102,7 @@ export async function listDeployments(databaseUrl: string): Promise<Deployment[]
     );
     const groups = await recordedGroups(c);
     const out: Deployment[] = [];
-    for (const r of rows) if (DEPLOYMENT.test(r.schema)) out.push(await describe(c, r.schema, groups));
+    for (const r of rows) if (DEPLOYMENT.test(r.schema)) out.push(await deploymentState(c, r.schema, groups));
     return out;
   } finally {
     await c.end();
@@ -122,14 +130,7 @@ export async function dropDeployment(databaseUrl: string, schema: string): Promi
       const list = tables.rows.map((t) => `"${schema}"."${t.relname.replaceAll('"', '""')}"`).join(", ");
       await c.query(`LOCK TABLE ${list} IN ACCESS EXCLUSIVE MODE`);
     }
-    const d = await describe(c, schema, await recordedGroups(c));
-    const why = d.views.length
-      ? `read by ${d.views.join(", ")}`
-      : d.running
-        ? "a running indexer holds it"
-        : d.group
-          ? `recorded by indexer group ${d.group}`
-          : null;
+    const why = keptBecause(await deploymentState(c, schema, await recordedGroups(c)));
     if (why) {
       await c.query("ROLLBACK");
       return why;
