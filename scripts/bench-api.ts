@@ -20,6 +20,7 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import { sql } from "kysely";
 import pg from "pg";
+import { z } from "zod";
 import { createKey } from "../api/keys.js";
 import {
   buildApiBenchData,
@@ -35,7 +36,7 @@ import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { loadRegistryData } from "../db/registry-load.js";
 import { replaceLendingVaultDays } from "../jobs/lending/lending-vault-day-write.js";
 import { runPortfolio } from "../jobs/portfolio/job.js";
-import { type Command, HELP_OPTION, intSetting, parseCommandLine } from "./lib/cli.js";
+import { type Command, HELP_OPTION, parseCommandLine, settings } from "./lib/cli.js";
 import { httpOk, REPO_ROOT } from "./lib/indexer.js";
 import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, spawnManaged, stopAll } from "./lib/procs.js";
@@ -56,16 +57,25 @@ BENCH_API_ENCODING (an Accept-Encoding; default identity), BENCH_API_ANVIL_PORT 
 value is refused with a message (exit 2). Figures: docs/performance.md.`,
 };
 parseCommandLine(CMD, { options: { ...HELP_OPTION } });
-const EVENTS = intSetting(CMD, "BENCH_API_EVENTS", 1_000_000, 1000, 50_000_000);
-const USERS = intSetting(CMD, "BENCH_API_USERS", 100_000, 100, 10_000_000);
-const SECONDS = intSetting(CMD, "BENCH_API_SECONDS", 10, 1, 3600);
+const env = settings(
+  CMD,
+  z.object({
+    BENCH_API_EVENTS: z.coerce.number().int().min(1000).max(50_000_000).default(1_000_000),
+    BENCH_API_USERS: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
+    BENCH_API_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
+    BENCH_API_ANVIL_PORT: z.coerce.number().int().min(1).max(65535).default(18670),
+  }),
+);
+const EVENTS = env.BENCH_API_EVENTS;
+const USERS = env.BENCH_API_USERS;
+const SECONDS = env.BENCH_API_SECONDS;
 // uncompressed answers unless asked (see above)
 const ACCEPT_ENCODING = process.env.BENCH_API_ENCODING || "identity";
 const ONLY = (process.env.BENCH_API_ONLY ?? "")
   .split(",")
   .map((x) => x.trim())
   .filter(Boolean);
-const ANVIL_PORT = intSetting(CMD, "BENCH_API_ANVIL_PORT", 18670, 1, 65535);
+const ANVIL_PORT = env.BENCH_API_ANVIL_PORT;
 const VAULTS = 20;
 const DAYS = 400;
 const SCHEMA = "bench_api";

@@ -31,6 +31,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createPublicClient, http, type PublicClient } from "viem";
+import { z } from "zod";
 import { createKey } from "../api/keys.js";
 import { type BuilderRequest, candidates } from "../bench/builder-requests.js";
 import { type CpuClass, cpuDelta, cpuSnapshot } from "../bench/cpu.js";
@@ -41,7 +42,7 @@ import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { loadRegistryData } from "../db/registry-load.js";
 import { rpcCall } from "../onchain/rpc-fetch.js";
 import { startAnvil } from "./lib/anvil.js";
-import { type Command, HELP_OPTION, intSetting, parseCommandLine, refuse } from "./lib/cli.js";
+import { type Command, HELP_OPTION, parseCommandLine, settings } from "./lib/cli.js";
 import { httpOk, REPO_ROOT } from "./lib/indexer.js";
 import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, stopAll } from "./lib/procs.js";
@@ -62,16 +63,27 @@ BENCH_BUILDERS_API_NODE_OPTIONS (NODE_OPTIONS of the API, e.g. a CPU profiler). 
 refused with a message (exit 2). Figures: docs/performance.md.`,
 };
 parseCommandLine(CMD, { options: { ...HELP_OPTION } });
-const DAYS = intSetting(CMD, "BENCH_BUILDERS_DAYS", 30, 7, 365);
-const REQUESTS = intSetting(CMD, "BENCH_BUILDERS_REQUESTS", 200, 8, 100_000);
-const CLIENTS = intSetting(CMD, "BENCH_BUILDERS_CLIENTS", 8, 1, 256);
-const ONLY = (() => {
+const isRegExp = (s: string) => {
   try {
-    return new RegExp(process.env.BENCH_BUILDERS_ONLY ?? "");
-  } catch (err) {
-    return refuse(CMD, `BENCH_BUILDERS_ONLY: ${errMessage(err)}`);
+    new RegExp(s);
+    return true;
+  } catch {
+    return false;
   }
-})();
+};
+const env = settings(
+  CMD,
+  z.object({
+    BENCH_BUILDERS_DAYS: z.coerce.number().int().min(7).max(365).default(30),
+    BENCH_BUILDERS_REQUESTS: z.coerce.number().int().min(8).max(100_000).default(200),
+    BENCH_BUILDERS_CLIENTS: z.coerce.number().int().min(1).max(256).default(8),
+    BENCH_BUILDERS_ONLY: z.string().default("").refine(isRegExp, "must be a regular expression"),
+  }),
+);
+const DAYS = env.BENCH_BUILDERS_DAYS;
+const REQUESTS = env.BENCH_BUILDERS_REQUESTS;
+const CLIENTS = env.BENCH_BUILDERS_CLIENTS;
+const ONLY = new RegExp(env.BENCH_BUILDERS_ONLY);
 /** untimed requests before each timed run, at the same concurrency */
 const WARM = CLIENTS * 4;
 const API_PORT = 8099;

@@ -5,6 +5,8 @@
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { type Kysely, sql } from "kysely";
+import type { z } from "zod";
+import { parseEnv } from "../../db/env.js";
 import { errMessage } from "./procs.js";
 
 export interface Command {
@@ -51,17 +53,13 @@ export function parseCommandLine<const T extends ParseArgsConfig>(
   return parsed;
 }
 
-/**
- * An integer setting from the environment: `def` when unset or empty, else refused (a message,
- * exit 2) unless it is an integer from `min` to `max`.
- */
-export function intSetting(cmd: Command, name: string, def: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === "") return def;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max)
-    refuse(cmd, `${name}="${raw}": must be an integer from ${min} to ${max}`);
-  return n;
+/** A command's settings from the environment (`parseEnv`); a bad one is refused by name (exit 2). */
+export function settings<S extends z.ZodType>(cmd: Command, schema: S): z.output<S> {
+  try {
+    return parseEnv(schema, process.env, `${cmd.name} settings`);
+  } catch (err) {
+    return refuse(cmd, errMessage(err));
+  }
 }
 
 export function databaseUrl(cmd: Command): string {
