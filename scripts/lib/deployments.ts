@@ -9,7 +9,7 @@
  * indexer group records it (shown or pending, `ops.indexer_group`).
  */
 import pg from "pg";
-import { GROUP_TABLE } from "./indexer-groups.js";
+import { GROUP_TABLE, ident } from "./indexer-groups.js";
 
 /** Ponder's own lock expiry (databaseHeartbeatTimeout): a heartbeat older than this is a stopped instance. */
 const HEARTBEAT_TIMEOUT_MS = 25_000;
@@ -68,7 +68,7 @@ async function deploymentState(c: pg.ClientBase, schema: string, groups: Map<str
     [schema],
   );
   const meta = await c.query<{ value: { is_locked?: number; heartbeat_at?: number } }>(
-    `SELECT value FROM "${schema}"._ponder_meta WHERE key = 'app'`,
+    `SELECT value FROM ${ident(schema)}._ponder_meta WHERE key = 'app'`,
   );
   const app = meta.rows[0]?.value;
   const beat = typeof app?.heartbeat_at === "number" ? app.heartbeat_at : null;
@@ -127,7 +127,7 @@ export async function dropDeployment(databaseUrl: string, schema: string): Promi
       [schema],
     );
     if (tables.rows.length > 0) {
-      const list = tables.rows.map((t) => `"${schema}"."${t.relname.replaceAll('"', '""')}"`).join(", ");
+      const list = tables.rows.map((t) => `${ident(schema)}.${ident(t.relname)}`).join(", ");
       await c.query(`LOCK TABLE ${list} IN ACCESS EXCLUSIVE MODE`);
     }
     const why = keptBecause(await deploymentState(c, schema, await recordedGroups(c)));
@@ -135,7 +135,7 @@ export async function dropDeployment(databaseUrl: string, schema: string): Promi
       await c.query("ROLLBACK");
       return why;
     }
-    await c.query(`DROP SCHEMA "${schema}" CASCADE`);
+    await c.query(`DROP SCHEMA ${ident(schema)} CASCADE`);
     await c.query("COMMIT");
     return null;
   } catch (err) {
