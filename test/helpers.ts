@@ -1,5 +1,6 @@
 /** Shared helpers for the end-to-end tests. */
 import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import pg from "pg";
 import type { Manifest } from "../contracts/devnet/index.js";
 
@@ -57,4 +58,20 @@ export function parseExact<T>(text: string, keys: readonly string[]): { body: T;
   };
   const body = JSON.parse(text, reviver as (k: string, v: unknown) => unknown) as T;
   return { body, notNumbers };
+}
+
+/**
+ * A port no socket holds now, as the kernel picks it. A fixed port in the ephemeral range can be
+ * the local port of some outgoing connection; Ponder then listens on the next port instead and a
+ * caller waiting on the fixed one waits in vain.
+ */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
 }

@@ -17,7 +17,7 @@ import {
   startIndexer,
   waitForHead,
 } from "../../scripts/lib/indexer.js";
-import { loadManifest, rows, rpcCall, sleep, withDb } from "../helpers.js";
+import { freePort, loadManifest, rows, rpcCall, sleep, withDb } from "../helpers.js";
 
 const devnet = inject("devnet");
 const TABLES = [
@@ -45,9 +45,6 @@ const TABLES = [
   "lending_vault_event",
   "lending_vault_snapshot",
 ];
-
-/** TEST_PORT_OFFSET shifts these indexers' ports as it shifts the devnet's (test/setup/devnet.ts) */
-const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 
 function baseOptions(name: string, port: number): IndexerOptions {
   return {
@@ -79,7 +76,7 @@ const zeroDiff = Object.fromEntries(TABLES.map((t) => [t, 0]));
 describe("crash recovery", () => {
   it("a kill -9 mid-backfill, then a restart, gives the same tables as an uninterrupted run", async () => {
     const schema = `crash_${Date.now().toString(36)}`;
-    const opts = { ...baseOptions("crash", 42101 + OFFSET), schema };
+    const opts = { ...baseOptions("crash", await freePort()), schema };
     const first = startIndexer(opts);
     let killedAt: Map<number, number> | null = null;
     await withDb(devnet.dbUrl, async (c) => {
@@ -147,7 +144,7 @@ describe("redeploy", () => {
     expect(await viewTarget()).toContain(devnet.schema);
 
     let exited = false;
-    const opts = { ...baseOptions("redeploy", 42102 + OFFSET), root };
+    const opts = { ...baseOptions("redeploy", await freePort()), root };
     const nextOptions = { ...opts, onExit: () => (exited = true) };
     const next = startIndexer(nextOptions);
     expect(next.schema).not.toBe(devnet.schema);
