@@ -38,7 +38,8 @@ Environment (every setting with its default: .env.example, and the README's Conf
   SNAPSHOT_INTERVAL_<chainId>      blocks between share-ratio snapshots
   FLOW_PREFETCH_BLOCKS_<chainId>   0 to 100000 (default 1000; 0 turns it off)
   INDEXER_PORT                     Ponder's HTTP port (default 42069; a new deployment of a
-                                   changed registry takes the next port while it catches up)
+                                   changed registry takes the next port while it catches up;
+                                   Ponder takes the port after one in use, and says so)
   INDEXER_SCHEMA                   deployment schema override (the registry is then not followed)
   REGISTRY_POLL_S                  how often the registry file is read for changes (default 2)
   INDEXER_GROUP                    this process indexes one group of chains ([a-z][a-z0-9_]{0,15}):
@@ -117,7 +118,7 @@ async function main(): Promise<void> {
     : schema;
   console.log(
     `indexer: at head on every chain; views "indexer" now show ${shown}; ${archived} vaults fully backfilled; ` +
-      `following ${registryPath()} for changes`,
+      `status ${live.handle?.url}/status; following ${registryPath()} for changes`,
   );
   await new Promise(() => {});
 }

@@ -1,7 +1,11 @@
-/** assertPortFree: a listening port fails at once; one held only by a TIME_WAIT connection is waited for. */
+/**
+ * assertPortFree: a listening port fails at once; one held only by a TIME_WAIT connection is
+ * waited for. listeningPort: the port Ponder took, which the indexer handle follows.
+ */
 import { connect, createServer, type Server } from "node:net";
 import { describe, expect, it } from "vitest";
 import { assertPortFree } from "./lib/anvil.js";
+import { listeningPort } from "./lib/indexer.js";
 
 const listen = (port: number) =>
   new Promise<Server>((resolve, reject) => {
@@ -43,5 +47,15 @@ describe("assertPortFree", () => {
     const t0 = Date.now();
     await expect(assertPortFree("127.0.0.1", localPort, "test server", 2000)).rejects.toThrow(/already in use/);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(1900);
+  });
+});
+
+describe("listeningPort: the port Ponder reports it took", () => {
+  it("reads the pretty and the JSON form of its line, and nothing from other lines", () => {
+    expect(listeningPort("18:45:33.794 INFO  Created HTTP server port=42195 (78ms)")).toBe(42195);
+    const json = '{"level":30,"time":1,"msg":"Created HTTP server","port":42070,"hostname":"::"}';
+    expect(listeningPort(json)).toBe(42070);
+    expect(listeningPort("18:45:33.700 WARN  Port in use port=42069")).toBeUndefined();
+    expect(listeningPort("Created HTTP server")).toBeUndefined();
   });
 });

@@ -60,10 +60,29 @@ export function parseExact<T>(text: string, keys: readonly string[]): { body: T;
   return { body, notNumbers };
 }
 
+/** The first of `n` consecutive ports no socket holds now (the first one picked by the kernel). */
+export async function freePorts(n: number): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const first = await freePort();
+    if (first + n - 1 > 65_535) continue;
+    const rest = await Promise.all(Array.from({ length: n - 1 }, (_, i) => bindable(first + 1 + i)));
+    if (rest.every(Boolean)) return first;
+  }
+  throw new Error(`no ${n} consecutive free ports found`);
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
 /**
  * A port no socket holds now, as the kernel picks it. A fixed port in the ephemeral range can be
- * the local port of some outgoing connection; Ponder then listens on the next port instead and a
- * caller waiting on the fixed one waits in vain.
+ * the local port of some outgoing connection; a server asked to listen there fails, or (Ponder)
+ * takes the next port instead.
  */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -102,7 +102,11 @@ export interface IndexerOptions {
 
 export interface IndexerHandle {
   schema: string;
-  url: string;
+  /**
+   * Where Ponder answers: the port asked for, or the one it took instead. Ponder does not fail
+   * on a port in use, it takes the next free one and logs it; the handle follows.
+   */
+  readonly url: string;
   process: ManagedProcess;
   stop(): Promise<void>;
 }
@@ -144,14 +148,33 @@ export function startIndexer(opts: IndexerOptions): IndexerHandle {
   const root = opts.root ?? REPO_ROOT;
   const schema = opts.schema ?? defaultSchema(opts, root);
   const bin = join(REPO_ROOT, "node_modules", ".bin", "ponder");
+  let port = opts.port;
   const proc = spawnManaged(opts.name ?? "indexer", bin, ["start", "--root", root, "--log-format", "pretty"], {
     cwd: root,
     env: indexerEnv(opts, schema),
     logFile: opts.logFile,
     echo: opts.echo ?? false,
     onExit: opts.onExit,
+    onLine: (line) => {
+      const taken = listeningPort(line);
+      if (taken !== undefined) port = taken;
+    },
   });
-  return { schema, url: `http://127.0.0.1:${opts.port}`, process: proc, stop: () => proc.stop() };
+  return {
+    schema,
+    get url() {
+      return `http://127.0.0.1:${port}`;
+    },
+    process: proc,
+    stop: () => proc.stop(),
+  };
+}
+
+/** The port in Ponder's "Created HTTP server port=N" line (pretty or JSON log format). */
+export function listeningPort(line: string): number | undefined {
+  if (!line.includes("Created HTTP server")) return undefined;
+  const m = /"?port"?[=:](\d{1,5})\b/.exec(line);
+  return m ? Number(m[1]) : undefined;
 }
 
 export interface ChainProgress {

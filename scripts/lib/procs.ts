@@ -31,6 +31,8 @@ export interface LineLoggerOptions {
   echo?: boolean | undefined;
   /** How many recent lines to keep in memory for error messages. Default 50. */
   keepLines?: number | undefined;
+  /** Called with each complete line (without prefix), e.g. to follow what the child reports. */
+  onLine?: ((line: string) => void) | undefined;
 }
 
 export interface LineLogger {
@@ -63,6 +65,7 @@ export function createLineLogger(name: string, opts: LineLoggerOptions = {}): Li
     const out = `[${name}] ${line}\n`;
     file?.write(out);
     if (opts.echo) process.stdout.write(out);
+    opts.onLine?.(line);
   };
   return {
     write(chunk) {
@@ -105,6 +108,8 @@ export interface SpawnManagedOptions {
   killTimeoutMs?: number | undefined;
   /** Called once when the child exits (for any reason). */
   onExit?: ((code: number | null, signal: NodeJS.Signals | null) => void) | undefined;
+  /** Called with each complete line of the child's output (stdout and stderr). */
+  onLine?: ((line: string) => void) | undefined;
 }
 
 export interface ExitInfo {
@@ -165,7 +170,7 @@ export function spawnManaged(
   args: readonly string[],
   opts: SpawnManagedOptions = {},
 ): ManagedProcess {
-  const log = createLineLogger(name, { logFile: opts.logFile, echo: opts.echo });
+  const log = createLineLogger(name, { logFile: opts.logFile, echo: opts.echo, onLine: opts.onLine });
   log.write(`$ ${[cmd, ...args].join(" ")}\n`);
 
   const child = spawn(cmd, args, {

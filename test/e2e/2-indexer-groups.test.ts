@@ -12,6 +12,7 @@
  */
 import { execFile } from "node:child_process";
 import { appendFileSync, cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -30,10 +31,9 @@ import {
 import { publishGroup, removeGroup } from "../../scripts/lib/indexer-groups.js";
 import { LiveIndexer } from "../../scripts/lib/live-indexer.js";
 import { ensureAnalystRole } from "../../scripts/lib/postgres.js";
-import { rows, sleep, withDb } from "../helpers.js";
+import { freePort, freePorts, rows, sleep, withDb } from "../helpers.js";
 
 const devnet = inject("devnet");
-const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const VIEWS = "indexer_groups";
 const TABLES = [
   "vault",
@@ -159,8 +159,13 @@ afterAll(async () => {
 
 describe("indexer groups", () => {
   it("two processes, one chain each, publish one union equal to a single deployment", async () => {
-    const a = startGroup("a", 1, 42120 + OFFSET);
-    const b = startGroup("b", 8453, 42121 + OFFSET);
+    // a's port is held by something else: Ponder takes the next one, and a's handle follows it
+    // (Ponder walks one port only: a second port in use stops it)
+    const port = await freePorts(4);
+    const holder = createServer();
+    await new Promise<void>((r) => holder.listen(port, r));
+    const a = startGroup("a", 1, port);
+    const b = startGroup("b", 8453, port + 3);
     groups.push(a, b);
     expect(a.handle.schema).toMatch(/^app_[0-9a-f]{12}_a$/);
     expect(b.handle.schema).toMatch(/^app_[0-9a-f]{12}_b$/);
@@ -176,7 +181,9 @@ describe("indexer groups", () => {
       await sleep(500);
     } finally {
       await (reader as ReturnType<typeof startReader> | null)?.stop();
+      holder.close();
     }
+    expect([a.handle.url, b.handle.url]).toEqual([`http://127.0.0.1:${port + 1}`, `http://127.0.0.1:${port + 3}`]);
     // each process indexed only its own chain
     for (const [g, id] of [
       [a, 1],
@@ -250,7 +257,7 @@ describe("indexer groups", () => {
     appendFileSync(join(root, "src", "snapshots.ts"), "\n// changed build for the indexer groups test\n");
 
     const [a, b] = groups as [Group, Group];
-    const next = startGroup("a", 1, 42122 + OFFSET, undefined, root);
+    const next = startGroup("a", 1, await freePort(), undefined, root);
     groups.push(next);
     expect(next.handle.schema).toMatch(/_a$/);
     expect(next.handle.schema).not.toBe(a.handle.schema);
@@ -280,7 +287,7 @@ describe("indexer groups", () => {
     await b.handle.stop();
     const reader = startReader();
     try {
-      startGroup("b", 8453, 42121 + OFFSET, b);
+      startGroup("b", 8453, await freePort(), b);
       await publish(b);
       await sleep(500);
     } finally {
@@ -387,8 +394,9 @@ describe("indexer groups", () => {
         onServingExit: () => logs[name]!.push("exited"),
       });
     };
-    const la = live("a", 1, 42130 + OFFSET);
-    const lb = live("b", 8453, 42132 + OFFSET);
+    const port = await freePorts(4); // two for each group's deployments in turn
+    const la = live("a", 1, port);
+    const lb = live("b", 8453, port + 2);
     const waitFor = async (name: "a" | "b", re: RegExp) => {
       for (let i = 0; i < 1200 && !logs[name]!.some((l) => re.test(l)); i++) await sleep(250);
       expect(logs[name], `group ${name}: ${re}`).toContainEqual(expect.stringMatching(re));
@@ -397,12 +405,13 @@ describe("indexer groups", () => {
       await Promise.all([la.start(), lb.start()]);
       const [schemaA, schemaB] = [la.schema!, lb.schema!];
       for (const s of [schemaA, schemaB]) made.add(s);
-      const health = (port: number) =>
-        fetch(`http://127.0.0.1:${port}/health`).then(
+      const health = (url: string) =>
+        fetch(`${url}/health`).then(
           (r) => r.status,
           () => "down",
         );
-      expect(await health(42132 + OFFSET)).toBe(200);
+      const oldB = lb.handle!.url; // Ponder's port: the one asked for, or the next free one
+      expect(await health(oldB)).toBe(200);
       // the registry tables cannot be loaded this time: the switch stands all the same
       await withDb(devnet.dbUrl, (c) => c.query("ALTER TABLE registry.strategist RENAME TO strategist_away"));
       try {
@@ -418,8 +427,9 @@ describe("indexer groups", () => {
         await withDb(devnet.dbUrl, (c) => c.query("ALTER TABLE registry.strategist_away RENAME TO strategist"));
       }
       // the old deployment of b is stopped; the new one (the other port) serves
-      expect(await health(42132 + OFFSET)).toBe("down");
-      expect(await health(42133 + OFFSET)).toBe(200);
+      expect(await health(oldB)).toBe("down");
+      expect(lb.handle!.url).not.toBe(oldB);
+      expect(await health(lb.handle!.url)).toBe(200);
       expect(la.schema).toBe(schemaA);
       expect(logs.a!.filter((l) => l.includes("deployment"))).toEqual([]);
       expect(lb.schema).not.toBe(schemaB);

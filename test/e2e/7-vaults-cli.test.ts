@@ -12,25 +12,30 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startAnvil } from "../../scripts/lib/anvil.js";
-import { httpOk, REPO_ROOT } from "../../scripts/lib/indexer.js";
+import { httpOk, listeningPort, REPO_ROOT } from "../../scripts/lib/indexer.js";
 import { type ManagedProcess, spawnManaged, stopAll } from "../../scripts/lib/procs.js";
 import { startRedis } from "../../scripts/lib/redis.js";
 import { startApiProcess, startWorkerProcess } from "../../scripts/lib/workers.js";
-import { rows, withDb } from "../helpers.js";
+import { freePorts, rows, withDb } from "../helpers.js";
 import { deployVaultWorld, type VaultWorld } from "../vault-world.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const KNOWN = 56; // the chain the service indexes from the start
 const FRESH = 10; // the chain it has never seen
-const INDEXER_PORT = 42_150 + OFFSET;
 const API_PORT = 18_780 + OFFSET;
 const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Thrown by a probe to stop waiting at once (other probe errors count as "not yet"). */
+class GiveUp extends Error {}
+
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const v = await probe().catch(() => undefined);
+    const v = await probe().catch((err: unknown) => {
+      if (err instanceof GiveUp) throw err;
+      return undefined;
+    });
     if (v !== undefined) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(500);
@@ -93,7 +98,8 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
       [`PONDER_RPC_LANES_${FRESH}`]: "8",
       [`SNAPSHOT_INTERVAL_${KNOWN}`]: "10",
       [`SNAPSHOT_INTERVAL_${FRESH}`]: "10",
-      INDEXER_PORT: String(INDEXER_PORT),
+      // two ports in turn (the serving deployment and the next): free now, out of the way of others
+      INDEXER_PORT: String(await freePorts(2)),
       REGISTRY_POLL_S: "1",
     };
     // the service's first vault, added by the command before anything runs
@@ -107,8 +113,10 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
       logFile: join(dir, "indexer-cmd.log"),
     });
     await until("the indexer at its heads", 300_000, async () => {
-      if (indexer.exitInfo()) throw new Error(`npm run indexer exited:\n${indexer.recentOutput()}`);
+      if (indexer.exitInfo()) throw new GiveUp(`npm run indexer exited:\n${indexer.recentOutput()}`);
       return out().includes("at head on every chain") ? true : undefined;
+    }).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\nlast lines of npm run indexer:\n${indexer.recentOutput()}`);
     });
     const redis = await startRedis({
       port: 63_780 + OFFSET,
@@ -191,10 +199,17 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
     // a new deployment, the old one's Ponder stopped
     const after = await servedSchema();
     expect(after).not.toBe(before);
-    expect(out()).toContain(`registry change published: views "indexer" now show ${after}`);
+    // logged once the backfill is recorded and the registry tables loaded, after the switch
+    const published = `registry change published: views "indexer" now show ${after}`;
+    await until("the switch in the indexer's log", 30_000, async () => (out().includes(published) ? true : undefined));
     expect(out()).toContain(`stopping ${before}`);
+    const firstPort = out()
+      .split("\n")
+      .map(listeningPort)
+      .find((p) => p !== undefined);
+    expect(firstPort).toBeDefined();
     await until("the old deployment's Ponder stopped", 30_000, async () =>
-      (await httpOk(`http://127.0.0.1:${INDEXER_PORT}/ready`, 1000)) ? undefined : true,
+      (await httpOk(`http://127.0.0.1:${firstPort}/ready`, 1000)) ? undefined : true,
     );
 
     // every deposit made before the service started, exactly once
