@@ -4,8 +4,10 @@
  * deposit made then shows through the indexer, the jobs and the API within seconds), and Ctrl-C
  * leaves nothing running.
  *
- * TEST_PORT_OFFSET shifts every port of the demo (54320, 8545, 8546, 42069, 63790, 8000), so the
- * test can run beside a demo or another test run.
+ * TEST_PORT_OFFSET shifts the demo's ports below the ephemeral range (8545, 8546, 63790, 8000), so
+ * the test can run beside a demo or another test run; Postgres and the indexer (54320 and 42069 by
+ * default, inside that range, where an outgoing connection can hold them) get free ports from the
+ * kernel.
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -15,15 +17,12 @@ import { encodeFunctionData, type Hex } from "viem";
 import { describe, expect, it } from "vitest";
 import { LendingPoolAbi } from "../../abis/LendingPoolAbi.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
-import { loadManifest, rows, rpcCall, sleep, withDb } from "../helpers.js";
+import { freePorts, loadManifest, rows, rpcCall, sleep, withDb } from "../helpers.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
-const PG_PORT = 54320 + OFFSET;
 const ANVIL_PORT = 8545 + OFFSET;
-const INDEXER_PORT = 42069 + OFFSET;
 const REDIS_PORT = 63790 + OFFSET;
 const API_PORT = 8000 + OFFSET;
-const PORTS = [PG_PORT, ANVIL_PORT, ANVIL_PORT + 1, INDEXER_PORT, REDIS_PORT, API_PORT];
 const LIVE_EVERY_S = 5;
 
 /** Polls `fn` until it gives a value, for at most `ms`; the error says what did not arrive. */
@@ -50,6 +49,9 @@ function portOpen(port: number): Promise<boolean> {
 
 describe("npm run demo", () => {
   it("prints READY within 5 minutes and Ctrl-C stops everything", async () => {
+    const PG_PORT = await freePorts(3);
+    const INDEXER_PORT = PG_PORT + 1; // and the next, for a changed registry's deployment
+    const PORTS = [PG_PORT, ANVIL_PORT, ANVIL_PORT + 1, INDEXER_PORT, REDIS_PORT, API_PORT];
     for (const p of PORTS) expect(await portOpen(p), `port ${p} is already in use`).toBe(false);
     const env: NodeJS.ProcessEnv = {
       ...process.env,

@@ -11,6 +11,7 @@ import { startAnvil } from "../../scripts/lib/anvil.js";
 import { type IndexerOptions, publishAtHead, REPO_ROOT, startIndexer } from "../../scripts/lib/indexer.js";
 import { ensureAnalystRole, startEmbeddedPostgres } from "../../scripts/lib/postgres.js";
 import { killAllSync, stopAll } from "../../scripts/lib/procs.js";
+import { freePort } from "../helpers.js";
 
 export interface DevnetInfo {
   dbUrl: string;
@@ -40,8 +41,9 @@ declare module "vitest" {
 export const TEST_DAYS = 30;
 
 /**
- * TEST_PORT_OFFSET (default 0) shifts every port and the data directory, so several test runs
- * can share a machine (e.g. 100: Postgres 54430, anvil 18645/18646, indexer 42200).
+ * TEST_PORT_OFFSET (default 0) shifts the anvil ports and the data directory, so several test runs
+ * can share a machine (e.g. 100: anvil 18645/18646). Postgres and the indexer take ports the kernel
+ * picks: fixed ones in the ephemeral range (32768-60999) can be held by an outgoing connection.
  */
 export const PORT_OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 
@@ -53,7 +55,7 @@ export default async function setup(project: TestProject) {
   const log = (m: string) => process.stdout.write(`[devnet] ${m}\n`);
   try {
     const pgi = await startEmbeddedPostgres({
-      port: 54330 + PORT_OFFSET,
+      port: await freePort(),
       dataDir: join(dir, "postgres"),
       database: "vaults",
       logFile: join(dir, "postgres.log"),
@@ -92,7 +94,7 @@ export default async function setup(project: TestProject) {
       databaseUrl: pgi.url,
       registryFile,
       chains,
-      port: 42100 + PORT_OFFSET,
+      port: await freePort(),
       logFile: join(dir, "indexer.log"),
       onExit: () => (exited = true),
     };
