@@ -17,6 +17,27 @@ export interface LoadSummary {
   operators: number;
 }
 
+const EVM_VAULT_COLUMNS = [
+  "family",
+  "kind",
+  "name",
+  "symbol",
+  "status",
+  "strategist_id",
+  "start_datetime",
+  "attributes",
+] as const;
+const NON_EVM_VAULT_COLUMNS = ["family", "name", "symbol", "status", "chain_type", "attributes"] as const;
+
+/**
+ * The condition of an upsert's update: some of `columns` differ from the proposed row. A load of
+ * an unchanged file then rewrites nothing, and `updated_at` says when an entry last changed.
+ */
+function changed(table: string, columns: readonly string[]) {
+  const row = (prefix: string) => sql.join(columns.map((c) => sql.ref(`${prefix}.${c}`)));
+  return sql<boolean>`(${row(table)}) IS DISTINCT FROM (${row("excluded")})`;
+}
+
 export async function loadRegistryData(db: Kysely<Database>, reg: Registry): Promise<LoadSummary> {
   return db.transaction().execute(async (trx) => {
     const strategistIds = new Map<string, string>();
@@ -65,17 +86,20 @@ export async function loadRegistryData(db: Kysely<Database>, reg: Registry): Pro
           attributes: JSON.stringify(attributes),
         })
         .onConflict((oc) =>
-          oc.columns(["chain_id", "address"]).doUpdateSet((eb) => ({
-            family: eb.ref("excluded.family"),
-            kind: eb.ref("excluded.kind"),
-            name: eb.ref("excluded.name"),
-            symbol: eb.ref("excluded.symbol"),
-            status: eb.ref("excluded.status"),
-            strategist_id: eb.ref("excluded.strategist_id"),
-            start_datetime: eb.ref("excluded.start_datetime"),
-            attributes: eb.ref("excluded.attributes"),
-            updated_at: sql`now()`,
-          })),
+          oc
+            .columns(["chain_id", "address"])
+            .doUpdateSet((eb) => ({
+              family: eb.ref("excluded.family"),
+              kind: eb.ref("excluded.kind"),
+              name: eb.ref("excluded.name"),
+              symbol: eb.ref("excluded.symbol"),
+              status: eb.ref("excluded.status"),
+              strategist_id: eb.ref("excluded.strategist_id"),
+              start_datetime: eb.ref("excluded.start_datetime"),
+              attributes: eb.ref("excluded.attributes"),
+              updated_at: sql`now()`,
+            }))
+            .where(changed("vault", [...EVM_VAULT_COLUMNS])),
         )
         .execute();
       keep.push(vaultKey(v));
@@ -157,15 +181,18 @@ export async function loadRegistryData(db: Kysely<Database>, reg: Registry): Pro
           attributes: JSON.stringify({ ...rest, ...(metadata ?? {}) }),
         })
         .onConflict((oc) =>
-          oc.columns(["chain_id", "address"]).doUpdateSet((eb) => ({
-            family: eb.ref("excluded.family"),
-            name: eb.ref("excluded.name"),
-            symbol: eb.ref("excluded.symbol"),
-            status: eb.ref("excluded.status"),
-            chain_type: eb.ref("excluded.chain_type"),
-            attributes: eb.ref("excluded.attributes"),
-            updated_at: sql`now()`,
-          })),
+          oc
+            .columns(["chain_id", "address"])
+            .doUpdateSet((eb) => ({
+              family: eb.ref("excluded.family"),
+              name: eb.ref("excluded.name"),
+              symbol: eb.ref("excluded.symbol"),
+              status: eb.ref("excluded.status"),
+              chain_type: eb.ref("excluded.chain_type"),
+              attributes: eb.ref("excluded.attributes"),
+              updated_at: sql`now()`,
+            }))
+            .where(changed("vault", [...NON_EVM_VAULT_COLUMNS])),
         )
         .execute();
       keep.push(vaultKey({ chainId, address }));
@@ -184,10 +211,13 @@ export async function loadRegistryData(db: Kysely<Database>, reg: Registry): Pro
         .insertInto("registry.chain_protocols")
         .values({ chain_id: chainId, protocols: JSON.stringify(p), updated_at: sql`now()` })
         .onConflict((oc) =>
-          oc.column("chain_id").doUpdateSet((eb) => ({
-            protocols: eb.ref("excluded.protocols"),
-            updated_at: eb.ref("excluded.updated_at"),
-          })),
+          oc
+            .column("chain_id")
+            .doUpdateSet((eb) => ({
+              protocols: eb.ref("excluded.protocols"),
+              updated_at: eb.ref("excluded.updated_at"),
+            }))
+            .where(changed("chain_protocols", ["protocols"])),
         )
         .execute();
     }

@@ -1142,3 +1142,36 @@ describe("one vault set", () => {
     expect(back.body.vault_name).toBe(v.name);
   });
 });
+
+describe("loading the registry file again (npm run indexer's start, npm run registry -- load)", () => {
+  it("rewrites no unchanged entry: a vault's updated_at says when its entry last changed", async () => {
+    const stamps = async () =>
+      new Map(
+        (
+          await h.q<{ k: string; u: Date }>(
+            `SELECT chain_id || ':' || address AS k, updated_at AS u FROM registry.vault
+             UNION ALL SELECT 'protocols:' || chain_id, updated_at FROM registry.chain_protocols`,
+          )
+        ).map((r) => [r.k, r.u.getTime()]),
+      );
+    const reg = loadRegistry(h.devnet.registryFile);
+    await loadRegistryData(h.db, reg);
+    const first = await stamps();
+    expect(first.size).toBeGreaterThan(2);
+    await loadRegistryData(h.db, reg);
+    expect(await stamps()).toEqual(first);
+    // one vault renamed: its stamp alone moves
+    const v = reg.evm[0]!;
+    try {
+      await loadRegistryData(h.db, {
+        ...reg,
+        evm: reg.evm.map((x) => (x === v ? { ...x, name: `${x.name} (r)` } : x)),
+      });
+      const after = await stamps();
+      const moved = [...after].filter(([k, u]) => first.get(k) !== u).map(([k]) => k);
+      expect(moved).toEqual([`${v.chainId}:${v.address}`]);
+    } finally {
+      await loadRegistryData(h.db, reg);
+    }
+  });
+});
