@@ -432,4 +432,52 @@ describe("the analyst role", () => {
       await cleanup();
     }
   }, 90_000);
+
+  it("npm run analyst-role: makes the role on a new database; reads where it should, and nowhere else", async () => {
+    const DB = "ops_analyst_cli_e2e";
+    const ROLE = "ops_e2e_cli_analyst";
+    const cleanup = async () => {
+      await h.q(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
+      await h.q(`DROP ROLE IF EXISTS ${ROLE}`);
+    };
+    await cleanup();
+    try {
+      await h.q(`CREATE DATABASE ${DB}`);
+      const admin = new URL(h.devnet.dbUrl);
+      admin.pathname = `/${DB}`;
+      const run = (args: string[], env: Record<string, string>) =>
+        cli("analyst-role.ts", args, undefined, { DATABASE_URL: admin.toString(), ...env });
+      // refused before anything is done: no password, a short one, a bad role or timeout
+      expect(run(["--role", ROLE], {})).toMatchObject({ code: 2, err: expect.stringMatching(/ANALYST_PASSWORD/) });
+      const pw = { ANALYST_PASSWORD: "a-long-enough-secret" };
+      expect(run(["--role", ROLE], { ANALYST_PASSWORD: "short" })).toMatchObject({ code: 2 });
+      expect(run(["--role", "Bad-Role"], pw)).toMatchObject({ code: 2, err: expect.stringMatching(/--role/) });
+      expect(run(["--role", ROLE, "--statement-timeout", "soon"], pw)).toMatchObject({ code: 2 });
+      expect(await h.q("SELECT 1 FROM pg_roles WHERE rolname = $1", [ROLE])).toEqual([]);
+
+      const made = run(["--role", ROLE, "--statement-timeout", "5s"], pw);
+      expect(made.code, made.err).toBe(0);
+      expect(made.out).toContain(`role "${ROLE}" reads indexer, derived, registry, ops; connect as postgresql://`);
+      expect(made.out).not.toContain(pw.ANALYST_PASSWORD);
+      // tables the owner makes afterwards: readable in the service's schemas, not in auth
+      await withDb(admin.toString(), async (c) => {
+        await c.query("CREATE TABLE derived.later (x int); INSERT INTO derived.later VALUES (1)");
+        await c.query("CREATE SCHEMA auth; CREATE TABLE auth.secret (x int)");
+      });
+      const analyst = new URL(admin);
+      analyst.username = ROLE;
+      analyst.password = pw.ANALYST_PASSWORD;
+      const url = analyst.toString();
+      expect(await withDb(url, (c) => rows(c, "SELECT x FROM derived.later"))).toEqual([{ x: 1 }]);
+      await expect(withDb(url, (c) => rows(c, "SELECT x FROM auth.secret"))).rejects.toThrow(/permission denied/);
+      await expect(withDb(url, (c) => rows(c, "INSERT INTO derived.later VALUES (2)"))).rejects.toThrow(/read-only/);
+      const [t] = await withDb(url, (c) => rows<{ statement_timeout: string }>(c, "SHOW statement_timeout"));
+      expect(t!.statement_timeout).toBe("5s");
+      // again, with a new password: the old one stops working
+      expect(run(["--role", ROLE], { ANALYST_PASSWORD: "another-long-secret" }).code).toBe(0);
+      await expect(withDb(url, (c) => rows(c, "SELECT 1"))).rejects.toThrow(/password authentication failed/);
+    } finally {
+      await cleanup();
+    }
+  }, 90_000);
 });

@@ -1,0 +1,61 @@
+/** The analysts' read-only login role, created or brought up to date: `npm run analyst-role -- --help`. */
+
+import { z } from "zod";
+import { type Command, databaseUrl, HELP_OPTION, parseCommandLine, refuse, settings } from "./lib/cli.js";
+import { ensureAnalystRole } from "./lib/postgres.js";
+import { errMessage } from "./lib/procs.js";
+
+const SCHEMAS = ["derived", "registry", "ops"];
+
+const CMD: Command = {
+  name: "analyst-role",
+  usage: "usage: npm run analyst-role -- [--role <name>] [--statement-timeout <duration>]",
+  help: `
+Creates the login role analysts connect with, or brings it up to date (its password, its grants):
+SELECT on the indexer views and on ${SCHEMAS.join(", ")}, including what the service creates
+there later; no other schema (auth stays closed), nothing it can write, no temporary tables; its
+statements cancelled after the statement timeout, its idle transactions after 60 s. Run it once
+on a new database, after a restore (roles and their grants live in the cluster, not in the
+dumps: docs/operations.md, section 5), and to change the password. Idempotent.
+
+  --role <name>                   the role (default analyst; not the owner's)
+  --statement-timeout <duration>  a Postgres duration (default 60s), e.g. 5min
+
+Environment: DATABASE_URL (required: the database's owner or a superuser; a role with CREATEROLE
+that owns the schemas also does), ANALYST_PASSWORD (required, at least 12 characters; read from
+the environment so that it stays out of the shell history and the process list).`,
+};
+
+const env = z.object({
+  ANALYST_PASSWORD: z.string({ error: "required: the analyst role's password" }).min(12, "at least 12 characters"),
+});
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseCommandLine(CMD, {
+    allowPositionals: true,
+    options: { ...HELP_OPTION, role: { type: "string" }, "statement-timeout": { type: "string" } },
+  });
+  if (positionals.length) refuse(CMD, `unexpected arguments: ${positionals.join(" ")}`);
+  const role = values.role ?? "analyst";
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(role)) refuse(CMD, `--role "${role}": a lower-case name ([a-z_][a-z0-9_]*)`);
+  const timeout = values["statement-timeout"] ?? "60s";
+  if (!/^\d+\s*(ms|s|min|h|d)?$/.test(timeout))
+    refuse(CMD, `--statement-timeout "${timeout}" is not a duration such as 60s or 5min`);
+  const url = databaseUrl(CMD);
+  const { ANALYST_PASSWORD } = settings(CMD, env);
+  const analystUrl = await ensureAnalystRole(url, {
+    role,
+    password: ANALYST_PASSWORD,
+    viewsSchema: "indexer",
+    extraSchemas: SCHEMAS,
+    statementTimeout: timeout,
+  });
+  const shown = new URL(analystUrl);
+  shown.password = "";
+  console.log(`role "${role}" reads indexer, ${SCHEMAS.join(", ")}; connect as ${shown.toString()}`);
+}
+
+main().catch((err) => {
+  console.error(`analyst-role: ${errMessage(err)}`);
+  process.exit(1);
+});
