@@ -94,3 +94,20 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** Thrown by an `until` probe to stop waiting at once (other probe errors count as "not yet"). */
+export class GiveUp extends Error {}
+
+/** Polls `probe` every 500 ms until it gives a value; throws naming `what` after `timeoutMs`. */
+export async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe().catch((err: unknown) => {
+      if (err instanceof GiveUp) throw err;
+      return undefined;
+    });
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(500);
+  }
+}

@@ -25,7 +25,7 @@ import { type PostgresInstance, startEmbeddedPostgres } from "../../scripts/lib/
 import { type ManagedProcess, spawnManaged, stopAll } from "../../scripts/lib/procs.js";
 import { startRedis } from "../../scripts/lib/redis.js";
 import { startApiProcess, startWorkerProcess } from "../../scripts/lib/workers.js";
-import { freePort, freePorts, rows, sleep, withDb } from "../helpers.js";
+import { freePort, freePorts, GiveUp, rows, until, withDb } from "../helpers.js";
 import { deployVaultWorld, type VaultWorld } from "../vault-world.js";
 
 const run = promisify(execFile);
@@ -43,16 +43,6 @@ const dumps = join(dir, "dumps");
 const CLOCKS = new Set(["derived.jobs_progress", "indexer._ponder_meta", "indexer._ponder_checkpoint"]);
 /** Columns of views that are the time of the query (`now()`), left out of the rows compared. */
 const NOW_COLUMNS: Record<string, string[]> = { "derived.points_balance": ["computed_at"] };
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(500);
-  }
-}
 
 /** Each table's and view's row count and a hash of its rows, by `schema.name`. */
 async function contents(dbUrl: string): Promise<Record<string, { n: number; h: string }>> {
@@ -94,7 +84,8 @@ describe("backup and restore (operations §5) on Postgres 15", { timeout: 900_00
   let before: Record<string, { n: number; h: string }>;
   let answers: Record<string, { status: number; body: unknown }>;
   let dumped: { indexed: string; state: string } | undefined;
-  const takeDumpsOnce = async () => {
+  let sourceSchema: string | undefined;
+  const theDumps = () => {
     expect(dumped, "the dumps of the first test").toBeDefined();
     return dumped!;
   };
@@ -144,7 +135,7 @@ describe("backup and restore (operations §5) on Postgres 15", { timeout: 900_00
     });
     const indexerLog = () => readFileSync(logFile, "utf8");
     await until("the indexer at its heads", 300_000, async () => {
-      if (indexer.exitInfo()) throw new Error("exited");
+      if (indexer.exitInfo()) throw new GiveUp("npm run indexer exited");
       return indexerLog().includes("at head on every chain") ? true : undefined;
     }).catch((err: unknown) => {
       throw new Error(`${(err as Error).message}\n${indexer.recentOutput()}`);
@@ -273,6 +264,8 @@ describe("backup and restore (operations §5) on Postgres 15", { timeout: 900_00
       expect(before["indexer.vault_event"]!.n).toBeGreaterThan(0);
       expect(before["derived.vault_day"]!.n).toBeGreaterThan(0);
       expect(before["registry.reward"]!.n).toBe(1);
+      sourceSchema = servedSchemaIn(svc.indexerLog());
+      expect(sourceSchema).toBeDefined();
       dumped = await takeDumps(source.url);
     } finally {
       await svc.stop();
@@ -280,7 +273,7 @@ describe("backup and restore (operations §5) on Postgres 15", { timeout: 900_00
   });
 
   it("both dumps into a new cluster: the same deployment resumes, nothing is recomputed, the same answers", async () => {
-    const { indexed, state } = await takeDumpsOnce();
+    const { indexed, state } = theDumps();
     target = await startPg("pg-target");
     await restore(target.url, state);
     await restore(target.url, indexed);
@@ -288,9 +281,8 @@ describe("backup and restore (operations §5) on Postgres 15", { timeout: 900_00
     const svc = await startService(target.url, "both");
     try {
       // Ponder took the restored deployment up where it was: no backfill
-      const schema = servedSchemaIn(svc.indexerLog());
       expect(svc.indexerLog()).toContain("Detected crash recovery");
-      expect(svc.indexerLog()).toContain(`views "indexer" now show ${schema}`);
+      expect(servedSchemaIn(svc.indexerLog())).toBe(sourceSchema);
       expect(svc.runs.filter((r) => !/: 0 vaults, 0 vault-days$/.test(r))).toEqual([]);
       expect(await contents(target.url)).toEqual(before);
       expect(await answersNow()).toEqual(answers);
@@ -312,7 +304,7 @@ describe("backup and restore (operations §5) on Postgres 15", { timeout: 900_00
   });
 
   it("the state dump alone: the indexer backfills again, and still nothing is recomputed", async () => {
-    const { state } = await takeDumpsOnce();
+    const { state } = theDumps();
     const url = target.url.replace(/\/vaults$/, "/state_only");
     await withDb(target.url, (c) => c.query("CREATE DATABASE state_only"));
     await restore(url, state);
@@ -320,6 +312,7 @@ describe("backup and restore (operations §5) on Postgres 15", { timeout: 900_00
     const svc = await startService(url, "state-only");
     try {
       expect(svc.indexerLog()).not.toContain("Detected crash recovery");
+      expect(servedSchemaIn(svc.indexerLog())).toBe(sourceSchema); // the same build, backfilled
       expect(svc.runs.filter((r) => !/: 0 vaults, 0 vault-days$/.test(r))).toEqual([]);
       expect(await contents(url)).toEqual(before);
       expect(await answersNow()).toEqual(answers);

@@ -16,7 +16,7 @@ import { httpOk, listeningPort, REPO_ROOT } from "../../scripts/lib/indexer.js";
 import { type ManagedProcess, spawnManaged, stopAll } from "../../scripts/lib/procs.js";
 import { startRedis } from "../../scripts/lib/redis.js";
 import { startApiProcess, startWorkerProcess } from "../../scripts/lib/workers.js";
-import { freePorts, rows, withDb } from "../helpers.js";
+import { freePorts, GiveUp, rows, sleep, until, withDb } from "../helpers.js";
 import { deployVaultWorld, type VaultWorld } from "../vault-world.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
@@ -24,23 +24,6 @@ const KNOWN = 56; // the chain the service indexes from the start
 const FRESH = 10; // the chain it has never seen
 const API_PORT = 18_780 + OFFSET;
 const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Thrown by a probe to stop waiting at once (other probe errors count as "not yet"). */
-class GiveUp extends Error {}
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe().catch((err: unknown) => {
-      if (err instanceof GiveUp) throw err;
-      return undefined;
-    });
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(500);
-  }
-}
 
 describe("npm run vaults: a vault on a chain the service has never seen", { timeout: 600_000 }, () => {
   const devnet = inject("devnet");
