@@ -83,9 +83,21 @@ async function main(): Promise<void> {
     purgeIdempotency(wdb).catch((err) => logger.warn({ err: errMessage(err) }, "idempotency purge failed"));
   }, 3600_000);
   purge.unref();
-  const server = serve({ fetch: app.fetch, port: cfg.port, hostname: cfg.host }, (info) => {
-    logger.info(`API listening on http://${info.address}:${info.port} (docs: /v1/docs, /api/v1/docs)`);
+  const server = serve({ fetch: app.fetch, port: cfg.port, hostname: cfg.host });
+  await new Promise<void>((resolve, reject) => {
+    server.once("listening", resolve);
+    server.once("error", (err: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          `cannot listen on ${cfg.host}:${cfg.port}: ` +
+            (err.code === "EADDRINUSE"
+              ? "the port is in use (another API process?); set PORT to a free one"
+              : err.message),
+        ),
+      ),
+    );
   });
+  logger.info(`API listening on http://${cfg.host}:${cfg.port} (docs: /v1/docs, /api/v1/docs)`);
   registerCleanup("api", async () => {
     await new Promise<void>((r) => server.close(() => r()));
     clearInterval(purge);

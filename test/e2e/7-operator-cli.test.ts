@@ -8,6 +8,7 @@
  */
 import { execFile, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,7 +17,7 @@ import { dayToDate, today } from "../../db/days.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
 import { ensureAnalystRole } from "../../scripts/lib/postgres.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
-import { rows, withDb } from "../helpers.js";
+import { freePort, rows, withDb } from "../helpers.js";
 
 let h: ApiHarness;
 const USER = "cli-operator-e2e";
@@ -241,6 +242,24 @@ describe("npm run operators", () => {
       err: expect.stringMatching(/no operator "nobody-here"/),
     });
   });
+});
+
+describe("npm run api on a port something else holds", () => {
+  it("says which address and what to do, and exits 1", async () => {
+    const port = await freePort();
+    const holder = createServer();
+    await new Promise<void>((r) => holder.listen(port, "127.0.0.1", r));
+    try {
+      const r = cli("api.ts", [], undefined, { REDIS_URL: h.redisUrl, PORT: String(port), HOST: "127.0.0.1" });
+      expect(r.code).toBe(1);
+      expect(r.err).toContain(
+        `api failed: cannot listen on 127.0.0.1:${port}: the port is in use (another API process?); set PORT`,
+      );
+      expect(r.err).not.toMatch(/uncaught|at Server\./);
+    } finally {
+      holder.close();
+    }
+  }, 90_000);
 });
 
 describe("npm run keys -- create --scope", () => {
