@@ -194,6 +194,22 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
 }
 
+/**
+ * Drops the tables `up` made, not the schema: `derived` also holds the migrator's own table, and
+ * dropping it made this `down` fail under Kysely's migrateDown (fixed in place in session 18: a
+ * `down` changes no database that applied the `up`; test/e2e/7-migrations.test.ts runs every one).
+ */
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await sql`DROP SCHEMA IF EXISTS derived CASCADE`.execute(db);
+  for (const t of [
+    "points_balance",
+    "points_referral",
+    "points_pool",
+    "points_ledger",
+    "vault_metrics",
+    "unrealized_pnl",
+    "vault_apy",
+    "vault_day",
+  ]) {
+    await db.schema.withSchema("derived").dropTable(t).execute();
+  }
 }
