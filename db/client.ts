@@ -46,8 +46,9 @@ const provider: MigrationProvider = { getMigrations: async () => migrations };
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 // biome-ignore lint/suspicious/noExplicitAny: Kysely's Migrator takes a database of any schema
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  // Kysely creates the schema of its table itself, tolerating a simultaneous start doing the same
+  // (a CREATE SCHEMA IF NOT EXISTS of our own here failed one of two such starts)
   const migrator = new Migrator({ db, provider, migrationTableSchema: "derived" });
-  await db.schema.createSchema("derived").ifNotExists().execute();
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === "Error");
   if (error || failed) {
