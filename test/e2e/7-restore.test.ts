@@ -108,6 +108,13 @@ describe("backup and restore (operations §5) on Postgres 15", { timeout: 900_00
     `/tokenized_vault/${world.vaultV2.address}`,
     "/platform/points/leaderboard",
   ];
+  /** A reward on `vault` written through the API with the test's key. */
+  const writeReward = (vault: string, multiplier: number) =>
+    fetch(`${api}/tokenized_vault/rewards`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key },
+      body: JSON.stringify({ vault_address: vault, chain_id: CHAIN, text: `x${multiplier}`, multiplier }),
+    });
   const answersNow = async () => {
     const out: Record<string, { status: number; body: unknown }> = {};
     for (const p of paths()) {
@@ -249,11 +256,7 @@ describe("backup and restore (operations §5) on Postgres 15", { timeout: 900_00
     try {
       const made = await cli("keys.ts", ["create", "restore-e2e", "--scope", "rewards:write"], source.url);
       key = made.trim().split("\n").at(-1)!;
-      const res = await fetch(`${api}/tokenized_vault/rewards`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "x-api-key": key },
-        body: JSON.stringify({ vault_address: world.lendingPool.address, chain_id: CHAIN, text: "x2", multiplier: 2 }),
-      });
+      const res = await writeReward(world.lendingPool.address, 2);
       expect(res.status, await res.clone().text()).toBe(200);
       svc.runs.length = 0;
       // the reward's fan-out, then nothing left
@@ -287,11 +290,7 @@ describe("backup and restore (operations §5) on Postgres 15", { timeout: 900_00
       expect(await contents(target.url)).toEqual(before);
       expect(await answersNow()).toEqual(answers);
       // the key was restored with its scope: it writes
-      const res = await fetch(`${api}/tokenized_vault/rewards`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "x-api-key": key },
-        body: JSON.stringify({ vault_address: world.vaultV2.address, chain_id: CHAIN, text: "x3", multiplier: 3 }),
-      });
+      const res = await writeReward(world.vaultV2.address, 3);
       expect(res.status, await res.clone().text()).toBe(200);
       // and an analyst reads the restored tables
       const [n] = await withDb(asAnalyst(target.url), (c) =>
@@ -316,6 +315,7 @@ describe("backup and restore (operations §5) on Postgres 15", { timeout: 900_00
       expect(svc.runs.filter((r) => !/: 0 vaults, 0 vault-days$/.test(r))).toEqual([]);
       expect(await contents(url)).toEqual(before);
       expect(await answersNow()).toEqual(answers);
+      expect((await writeReward(world.vaultV2.address, 3)).status).toBe(200); // the key, from the state dump
     } finally {
       await svc.stop();
     }
