@@ -85,17 +85,16 @@ async function main(): Promise<void> {
   purge.unref();
   const server = serve({ fetch: app.fetch, port: cfg.port, hostname: cfg.host });
   await new Promise<void>((resolve, reject) => {
-    server.once("listening", resolve);
-    server.once("error", (err: NodeJS.ErrnoException) =>
-      reject(
-        new Error(
-          `cannot listen on ${cfg.host}:${cfg.port}: ` +
-            (err.code === "EADDRINUSE"
-              ? "the port is in use (another API process?); set PORT to a free one"
-              : err.message),
-        ),
-      ),
-    );
+    const failed = (err: NodeJS.ErrnoException) => {
+      const why =
+        err.code === "EADDRINUSE" ? "the port is in use (another API process?); set PORT to a free one" : err.message;
+      reject(new Error(`cannot listen on ${cfg.host}:${cfg.port}: ${why}`));
+    };
+    server.once("error", failed);
+    server.once("listening", () => {
+      server.off("error", failed); // later server errors are not a failed start
+      resolve();
+    });
   });
   logger.info(`API listening on http://${cfg.host}:${cfg.port} (docs: /v1/docs, /api/v1/docs)`);
   registerCleanup("api", async () => {
