@@ -5,10 +5,10 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { freePort } from "../test/helpers.js";
 import { REPO_ROOT } from "./lib/indexer.js";
 import { isPortOpen, waitFor } from "./lib/procs.js";
 
@@ -33,12 +33,7 @@ describe("scripts/lib/postgres.ts", () => {
   });
 
   it("a process that exits without stopping its cluster still shuts the postmaster down", async () => {
-    const port = await new Promise<number>((resolve) => {
-      const s = createServer().listen(0, "127.0.0.1", () => {
-        const p = (s.address() as { port: number }).port;
-        s.close(() => resolve(p));
-      });
-    });
+    const port = await freePort();
     const dataDir = join(REPO_ROOT, ".data", "test-postgres-exit");
     rmSync(dataDir, { recursive: true, force: true });
     try {

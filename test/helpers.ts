@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import pg from "pg";
 import type { Manifest } from "../contracts/devnet/index.js";
+import { waitFor } from "../scripts/lib/procs.js";
 
 export function loadManifest(path: string): Manifest {
   return JSON.parse(readFileSync(path, "utf8")) as Manifest;
@@ -95,19 +96,6 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Thrown by an `until` probe to stop waiting at once (other probe errors count as "not yet"). */
-export class GiveUp extends Error {}
-
-/** Polls `probe` every 500 ms until it gives a value; throws naming `what` after `timeoutMs`. */
-export async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe().catch((err: unknown) => {
-      if (err instanceof GiveUp) throw err;
-      return undefined;
-    });
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(500);
-  }
-}
+/** procs' `waitFor`, polled every 500 ms, with its arguments in the order the e2e tests read best. */
+export const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>) =>
+  waitFor(probe, { what, timeoutMs, intervalMs: 500 });

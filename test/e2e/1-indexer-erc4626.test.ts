@@ -8,7 +8,6 @@
  * and the API's answers are compared with reads of the chain.
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
 import {
@@ -47,7 +46,7 @@ import { redisConnection, settle, startWorkers } from "../../jobs/runtime.js";
 import { type AnvilInstance, startAnvil } from "../../scripts/lib/anvil.js";
 import { type IndexerHandle, type IndexerOptions, publishAtHead, startIndexer } from "../../scripts/lib/indexer.js";
 import { type RedisInstance, startRedis } from "../../scripts/lib/redis.js";
-import { rows, withDb } from "../helpers.js";
+import { freePort, rows, withDb } from "../helpers.js";
 
 const devnet = inject("devnet");
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
@@ -106,21 +105,6 @@ const artifact = (name: string) =>
     abi: Abi;
     bytecode: Hex;
   };
-
-/**
- * A port free now, for Ponder's HTTP server: a fixed one can be taken by another run on the
- * machine, and Ponder then moves to the next port without a word while we poll the first.
- */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function json<T = Row>(path: string): Promise<{ status: number; body: T }> {
   const res = await app.request(path);

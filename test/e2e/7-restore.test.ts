@@ -25,7 +25,7 @@ import { type PostgresInstance, startEmbeddedPostgres } from "../../scripts/lib/
 import { type ManagedProcess, spawnManaged, stopAll } from "../../scripts/lib/procs.js";
 import { startRedis } from "../../scripts/lib/redis.js";
 import { startApiProcess, startWorkerProcess } from "../../scripts/lib/workers.js";
-import { freePort, freePorts, GiveUp, rows, until, withDb } from "../helpers.js";
+import { freePort, freePorts, rows, until, withDb } from "../helpers.js";
 import { deployVaultWorld, type VaultWorld } from "../vault-world.js";
 
 const run = promisify(execFile);
@@ -141,12 +141,12 @@ describe("backup and restore (operations §5) on Postgres 15", { timeout: 900_00
       logFile,
     });
     const indexerLog = () => readFileSync(logFile, "utf8");
-    await until("the indexer at its heads", 300_000, async () => {
-      if (indexer.exitInfo()) throw new GiveUp("npm run indexer exited");
-      return indexerLog().includes("at head on every chain") ? true : undefined;
-    }).catch((err: unknown) => {
+    const head = await until("the indexer at its heads", 300_000, async () =>
+      indexer.exitInfo() ? "exited" : indexerLog().includes("at head on every chain") ? "at head" : undefined,
+    ).catch((err: unknown) => {
       throw new Error(`${(err as Error).message}\n${indexer.recentOutput()}`);
     });
+    if (head === "exited") throw new Error(`npm run indexer exited:\n${indexer.recentOutput()}`);
     const redis = await startRedis({
       port: REDIS_PORT,
       dataDir: join(dir, `redis-${tag}`),

@@ -16,7 +16,7 @@ import { httpOk, listeningPort, REPO_ROOT } from "../../scripts/lib/indexer.js";
 import { type ManagedProcess, spawnManaged, stopAll } from "../../scripts/lib/procs.js";
 import { startRedis } from "../../scripts/lib/redis.js";
 import { startApiProcess, startWorkerProcess } from "../../scripts/lib/workers.js";
-import { freePorts, GiveUp, rows, sleep, until, withDb } from "../helpers.js";
+import { freePorts, rows, sleep, until, withDb } from "../helpers.js";
 import { deployVaultWorld, type VaultWorld } from "../vault-world.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
@@ -95,12 +95,12 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
       env: { ...process.env, ...env },
       logFile: join(dir, "indexer-cmd.log"),
     });
-    await until("the indexer at its heads", 300_000, async () => {
-      if (indexer.exitInfo()) throw new GiveUp(`npm run indexer exited:\n${indexer.recentOutput()}`);
-      return out().includes("at head on every chain") ? true : undefined;
-    }).catch((err: unknown) => {
+    const head = await until("the indexer at its heads", 300_000, async () =>
+      indexer.exitInfo() ? "exited" : out().includes("at head on every chain") ? "at head" : undefined,
+    ).catch((err: unknown) => {
       throw new Error(`${(err as Error).message}\nlast lines of npm run indexer:\n${indexer.recentOutput()}`);
     });
+    if (head === "exited") throw new Error(`npm run indexer exited:\n${indexer.recentOutput()}`);
     const redis = await startRedis({
       port: 63_780 + OFFSET,
       dataDir: join(dir, "redis"),
