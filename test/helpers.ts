@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import pg from "pg";
 import type { Manifest } from "../contracts/devnet/index.js";
+import { tryBind } from "../scripts/lib/anvil.js";
 import { waitFor } from "../scripts/lib/procs.js";
 
 export function loadManifest(path: string): Manifest {
@@ -66,18 +67,10 @@ export async function freePorts(n: number): Promise<number> {
   for (let attempt = 0; attempt < 100; attempt++) {
     const first = await freePort();
     if (first + n - 1 > 65_535) continue;
-    const rest = await Promise.all(Array.from({ length: n - 1 }, (_, i) => bindable(first + 1 + i)));
-    if (rest.every(Boolean)) return first;
+    const rest = await Promise.all(Array.from({ length: n - 1 }, (_, i) => tryBind("127.0.0.1", first + 1 + i)));
+    if (rest.every((err) => err === null)) return first;
   }
   throw new Error(`no ${n} consecutive free ports found`);
-}
-
-function bindable(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
 }
 
 /**

@@ -175,7 +175,7 @@ export interface AnvilInstance {
 }
 
 /** Tries to bind host:port once: null when it can be bound, else the bind error. */
-function tryBind(host: string, port: number): Promise<NodeJS.ErrnoException | null> {
+export function tryBind(host: string, port: number): Promise<NodeJS.ErrnoException | null> {
   return new Promise((resolvePromise) => {
     const srv = createServer();
     srv.unref();
