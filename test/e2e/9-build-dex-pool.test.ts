@@ -28,6 +28,7 @@ import { deploy, ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { rpc } from "../../scripts/lib/anvil.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
 import { actor, buildWorld, call, moduleCall, registerWorld, type World } from "../protocol-world.js";
+import { type RpcProxy, rpcProxy } from "../swap-world.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const E18 = 10n ** 18n;
@@ -42,6 +43,8 @@ const STAKER = parseAbi([
 
 let h: ApiHarness;
 let w: World;
+/** counts the API's RPC calls to the world's chain */
+let proxy: RpcProxy;
 let drop: () => Promise<void>;
 let client: PublicClient;
 let key: string;
@@ -66,6 +69,7 @@ beforeAll(async () => {
   await mint(usdc, w.sub.safe, 100_000n * E6);
   await mint(weth, w.sub.safe, 30n * E18);
   drop = await registerWorld(h, w);
+  proxy = await rpcProxy(w.anvil.rpcUrl);
   const k = await createKey(h.db, "dex-pool-builder", ["transactions:build"]);
   [key, keyId] = [k.key, k.id];
   plainKey = (await createKey(h.db, "dex-pool-plain")).key;
@@ -78,6 +82,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
+  await proxy?.close();
   await drop?.();
   await w?.anvil.stop();
   await h?.close();
@@ -99,7 +104,7 @@ const side = (t: Address) => (pool.token0 === t ? "0" : "1");
 
 const app = () =>
   h.appWith({
-    rpcUrls: new Map([...h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const), [w.s.chainId, w.anvil.rpcUrl]]),
+    rpcUrls: new Map([...h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const), [w.s.chainId, proxy.url]]),
   });
 
 type Units = { raw: string; amount: number };
@@ -177,7 +182,33 @@ async function build<T = Payload>(
   });
   const answer = await readAnswer<T>(res);
   expect((await validatorOf(op, answer.status))(answer.body)).toBe(true);
+  if (answer.status === 200 && body.amount0_min_raw == null && body.amount1_min_raw == null) {
+    expectExactMinimums(op, answer.body as Payload, Number(body.max_slippage_bps ?? 50));
+  }
   return answer;
+}
+
+/**
+ * The builders set the minimums from what they compute the pool will move, before simulating:
+ * the pool's own arithmetic on the state they read. It is exact, so the minimums sit exactly
+ * `bps` below the amounts the simulation moved; a rebalance's mint is given exactly what the
+ * decrease and collect yield (its approvals).
+ */
+function expectExactMinimums(op: string, b: Payload, bps: number) {
+  const moved = { deposit: "deposited", withdraw: "withdrawn", rebalance: "deposited" }[op];
+  if (!moved) return;
+  const min = (u: Units) => ((BigInt(u.raw) * BigInt(10_000 - bps)) / 10_000n).toString();
+  const amounts = b[moved] as Pair;
+  const mins = b.minimums as Pair;
+  expect([mins.amount0.raw, mins.amount1.raw]).toEqual([min(amounts.amount0), min(amounts.amount1)]);
+  if (op === "rebalance") {
+    const [w, f] = [b.withdrawn as Pair, b.fees as Pair];
+    const out = (i: 0 | 1) => {
+      const k = `amount${i}` as const;
+      return (BigInt(w[k].raw) + BigInt(f[k].raw)).toString();
+    };
+    expect(b.approvals.map((a) => a.amount_raw)).toEqual([out(0), out(1)].filter((x) => x !== "0"));
+  }
 }
 
 /** Sends a payload as its trader at its simulated block's time; the receipt must succeed. */
@@ -550,6 +581,7 @@ describe("ranges by price and by ticks, widened outwards to the tick spacing", (
 
   it("a rebalance of an unstaked position to ticks off the spacing: decrease, collect, mint", async () => {
     const tick = r0.tick;
+    const from = proxy.methods.length;
     const r = await build<Payload & { new_position: Pos; old_position: Pos; leftover: Pair }>("rebalance", {
       token_id: priced,
       tick_lower: tick - 1_234,
@@ -561,6 +593,8 @@ describe("ranges by price and by ticks, widened outwards to the tick spacing", (
     expect(b.new_position.tick_lower).toBe(Math.floor((tick - 1_234) / s) * s);
     expect(b.new_position.tick_upper).toBe(Math.ceil((tick + 777) / s) * s);
     expect(b.calls.map((c) => c.description.split(" ")[0])).toEqual(["take", "collect", "mint"]);
+    // the first build to read this position learns its range, then reads the fee growth over it
+    expect(roundTrips(from)).toEqual(["eth_call", "eth_call", "eth_simulateV1"]);
     const before = await balances();
     await send(b);
     expect((await position(priced)).liquidity).toBe(0n);
@@ -572,8 +606,70 @@ describe("ranges by price and by ticks, widened outwards to the tick spacing", (
     expect(after.t0 - before.t0).toBe(BigInt(b.leftover.amount0.raw));
     expect(after.t1 - before.t1).toBe(BigInt(b.leftover.amount1.raw));
     await noLingeringApprovals();
+    priced = b.new_position.token_id;
+  });
+
+  it("warm builds on a known position are two RPC round trips: the state at the head, one simulation", async () => {
+    const ops: [string, Record<string, unknown>][] = [
+      ["deposit", { token_id: priced, [`amount${side(usdc)}`]: "100" }],
+      ["withdraw", { token_id: priced, fraction: 0.25 }],
+      ["rebalance", { token_id: priced, width_bps: 800 }],
+    ];
+    for (const [op, body] of ops) {
+      if (op === "rebalance") await churn(20_000n); // fees for it to reinvest
+      const from = proxy.methods.length;
+      const r = await build<Payload & { fees?: Pair }>(op, body);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(roundTrips(from), op).toEqual(["eth_call", "eth_simulateV1"]);
+      if (op === "rebalance") {
+        expect(BigInt(r.body.fees!.amount0.raw) + BigInt(r.body.fees!.amount1.raw)).toBeGreaterThan(0n);
+      }
+      await send(r.body);
+      if (op === "rebalance") priced = (r.body as unknown as { new_position: Pos }).new_position.token_id;
+    }
+    await noLingeringApprovals();
   });
 });
+
+describe("the pool's arithmetic, held to the chain", () => {
+  it("mints over ranges below, around and above the price: minimums exactly below the simulated amounts", async () => {
+    const spacing = pool.tickSpacing;
+    const t = Math.floor(r0.tick / spacing) * spacing;
+    // ranges of every kind relative to the price, amounts of both sides, a few of them tiny
+    const cases: [number, number, Record<string, string>][] = [
+      [t - 20 * spacing, t - 2 * spacing, { [`amount${side(usdc)}`]: "250" }],
+      [t - 20 * spacing, t - 2 * spacing, { [`amount${side(weth)}`]: "0.1" }],
+      [t + spacing, t + 30 * spacing, { [`amount${side(usdc)}`]: "250" }],
+      [t + spacing, t + 30 * spacing, { [`amount${side(weth)}`]: "0.1" }],
+      [t - spacing, t + spacing, { [`amount${side(usdc)}`]: "77.777777" }],
+      [t - 700 * spacing, t + 3 * spacing, { [`amount${side(weth)}`]: "0.000123456789" }],
+      [t, t + spacing, { [`amount${side(usdc)}_raw`]: "987654321", [`amount${side(weth)}_raw`]: "123456789012345" }],
+      [
+        t - 5 * spacing,
+        t + 9 * spacing,
+        { [`amount${side(usdc)}_raw`]: "1", [`amount${side(weth)}_raw`]: `${E18 / 10n}` },
+      ],
+    ];
+    let built = 0;
+    for (const [lower, upper, amounts] of cases) {
+      const r = await build<Payload & { deposited: Pair }>("deposit", {
+        tick_lower: lower,
+        tick_upper: upper,
+        max_slippage_bps: built * 7,
+        ...amounts,
+      });
+      // a range that takes only the other token is refused (422); every other case builds
+      if (r.status === 422) continue;
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      built++;
+    }
+    expect(built).toBeGreaterThanOrEqual(6);
+  });
+});
+
+/** The builds' RPC calls through the proxy since `from`, less the staker's incentive scan (kept 30 s). */
+const roundTrips = (from: number) =>
+  proxy.methods.slice(from).filter((m) => m !== "eth_getLogs" && m !== "eth_blockNumber");
 
 describe("refusals: recorded in the build audit, nothing changed on-chain", () => {
   async function refused(

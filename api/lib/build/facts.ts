@@ -4,6 +4,9 @@
  * and chain and kept, so a warm build spends its RPC round trips on the state it acts on (read at
  * the head in one multicall, `readAtHead`) and on its simulation. Failed reads are not kept; the
  * store is bounded (emptied past MAX_ENTRIES), and concurrent builds share one read in flight.
+ * Some facts come with a read a build makes anyway (a position's range, with the position):
+ * `learn` keeps them and `learnt` gives them back at once, so a later build can plan its reads
+ * on them.
  */
 import { type Address, getAddress, parseAbi } from "viem";
 import { aggregate, readValue } from "./multicall.js";
@@ -23,6 +26,19 @@ export function remember<T>(sub: BuildSubaccount, key: string, load: () => Promi
   store.set(k, p);
   p.catch(() => store.delete(k));
   return p;
+}
+
+const learnedStore = new Map<string, unknown>();
+
+/** Keeps a fact read on the way (it must be one that never changes at its key). */
+export function learn<T>(sub: BuildSubaccount, key: string, value: T): void {
+  if (learnedStore.size >= MAX_ENTRIES) learnedStore.clear();
+  learnedStore.set(`${sub.chainId}:${sub.rpcUrl}:${key}`, value);
+}
+
+/** A fact `learn` kept, if it has been learnt. */
+export function learnt<T>(sub: BuildSubaccount, key: string): T | undefined {
+  return learnedStore.get(`${sub.chainId}:${sub.rpcUrl}:${key}`) as T | undefined;
 }
 
 export interface TokenFacts {

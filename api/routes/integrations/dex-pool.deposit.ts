@@ -2,13 +2,13 @@
  * The deposit builder: a new position (NonfungiblePositionManager.mint, recipient the Safe) or
  * more liquidity in one of the subaccount's (increaseLiquidity), with exact approvals of both
  * tokens to the position manager. Given one side, the other is what the range needs at the
- * current price. A first simulation without minimums learns the amounts the pool takes (and a
- * mint's token id); the minimums sit `max_slippage_bps` below them, and the transaction with
- * those is simulated again: that is the one returned.
+ * current price. What the pool will take is computed from the state the build read (the pool's
+ * own arithmetic, `mintAmounts`); the minimums sit `max_slippage_bps` below it, and the transaction
+ * with those is simulated once: that is the one returned, with the amounts the simulation moved.
  */
 import type { z } from "@hono/zod-openapi";
 import { type Abi, type Address, encodeFunctionData } from "viem";
-import { amountsFor, liquidityFor0, liquidityFor1, sqrtAtTick } from "../../../onchain/uniswap-math.js";
+import { amountsFor, liquidityFor0, liquidityFor1, mintAmounts, sqrtAtTick } from "../../../onchain/uniswap-math.js";
 import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
 import { units } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
@@ -137,21 +137,25 @@ export async function buildDeposit(ctx: DexCtx, b: Body) {
     const [l, u0, u1] = npmResult<readonly [bigint, bigint, bigint]>("increaseLiquidity", data);
     return { id: tokenId, l, u0, u1 };
   };
-  const tx1 = moduleTransaction(sub.module, [call(0n, 0n)], approvals);
-  const first = decode(tx1, await simulateOrRefuse(ctx, tx1, op, {}, hint));
+  const expected = mintAmounts(pool, range.lower, range.upper, d0, d1);
   const given = explicitMins(b);
-  const m0 = given.min0 ?? minOf(first.u0, b.max_slippage_bps);
-  const m1 = given.min1 ?? minOf(first.u1, b.max_slippage_bps);
+  const m0 = given.min0 ?? minOf(expected.amount0, b.max_slippage_bps);
+  const m1 = given.min1 ?? minOf(expected.amount1, b.max_slippage_bps);
   const tx = moduleTransaction(sub.module, [call(m0, m1)], approvals);
   const reads = [balanceRead(pool.token0.address, sub.safe), balanceRead(pool.token1.address, sub.safe)];
-  const after = [
-    ...reads,
-    positionRead(ctx, first.id),
-    { to: npm, abi: NPM_ABI as Abi, functionName: "ownerOf", args: [first.id] },
-  ];
+  // an increase reads its position after; a mint's new position is what the mint returned, the
+  // Safe its recipient, nothing owed yet (its id is not known before the simulation)
+  const after =
+    tokenId == null
+      ? reads
+      : [
+          ...reads,
+          positionRead(ctx, tokenId),
+          { to: npm, abi: NPM_ABI as Abi, functionName: "ownerOf", args: [tokenId] },
+        ];
   const sim = await simulateOrRefuse(ctx, tx, op, { before: reads, after }, hint);
   const done = decode(tx, sim);
-  const owner = (sim.after[3] as Address | null) ?? sub.safe;
+  const owner = (sim.after[3] as Address | null | undefined) ?? sub.safe;
   const position = sim.after[2]
     ? positionFromRead(done.id, sim.after[2])
     : { tokenId: done.id, tickLower: range.lower, tickUpper: range.upper, liquidity: done.l, owed0: 0n, owed1: 0n };

@@ -7,8 +7,9 @@
 import { type Abi, type Address, decodeFunctionResult, getAddress, type Hex, parseAbi } from "viem";
 import { SubaccountModuleAbi } from "../../../abis/SubaccountModuleAbi.js";
 import type { NpmPosition } from "../../../onchain/positions.js";
+import { type FeeGrowth, feeGrowthInside, feesEarned } from "../../../onchain/uniswap-math.js";
 import { allowedRead, requireAllowed } from "../../lib/build/allowed.js";
-import { remember, type TokenFacts, tokenFacts } from "../../lib/build/facts.js";
+import { learn, learnt, remember, type TokenFacts, tokenFacts } from "../../lib/build/facts.js";
 import { type Head, readAtHead } from "../../lib/build/head.js";
 import type { ModuleTransaction } from "../../lib/build/module-call.js";
 import { aggregate, type Read, type ReadResult, readValue } from "../../lib/build/multicall.js";
@@ -16,6 +17,7 @@ import { units } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import { type SimRead, type Simulation, simulate } from "../../lib/build/simulate.js";
 import type { BuildSubaccount } from "../../lib/build/subaccount.js";
+import { phase } from "../../lib/build/timing.js";
 import { type IncentiveKey, incentiveId, STAKER_ABI, stakerIncentives } from "./dex-pool.staker.js";
 
 export const POOL_ABI = parseAbi([
@@ -25,6 +27,9 @@ export const POOL_ABI = parseAbi([
   "function fee() view returns (uint24)",
   "function tickSpacing() view returns (int24)",
   "function slot0() view returns (uint160 sqrtPriceX96, int24 tick, uint16, uint16, uint16, uint8, bool)",
+  "function feeGrowthGlobal0X128() view returns (uint256)",
+  "function feeGrowthGlobal1X128() view returns (uint256)",
+  "function ticks(int24 tick) view returns (uint128 liquidityGross, int128 liquidityNet, uint256 feeGrowthOutside0X128, uint256 feeGrowthOutside1X128, int56, uint160, uint32, bool)",
 ]);
 const FACTORY_ABI = parseAbi(["function getPool(address, address, uint24) view returns (address)"]);
 export const ERC20 = parseAbi([
@@ -84,6 +89,15 @@ export interface DexCtx {
   position: PositionRead | null;
   /** what the staker owes the Safe, by reward token of the pool's incentives */
   owed: Map<Address, bigint>;
+  /** the pool's fee growth over the position's range, when its range was known before the read */
+  fees: RangeFees | null;
+}
+
+/** The pool's fee growth of both tokens over one range, at the build's head. */
+export interface RangeFees {
+  lower: number;
+  upper: number;
+  growth: [FeeGrowth, FeeGrowth];
 }
 
 interface PoolFacts {
@@ -198,6 +212,8 @@ async function readDexState(
   );
   const owed = staker ? rewardTokens.map((t) => at(stakerRead("rewards", [t, sub.safe]))) : [];
   const npm = uni.positionManager;
+  const range = tokenId == null ? undefined : learnt<Range>(sub, rangeKey(npm, tokenId));
+  const fees = range ? feeReads(facts.address, range).map(at) : null;
   const position =
     tokenId == null
       ? null
@@ -208,6 +224,10 @@ async function readDexState(
           stakes: keys.map((k) => at(stakerRead("stakes", [tokenId, incentiveId(k)]))),
         };
   const { head, results } = await readAtHead(sub, reads);
+  if (position && tokenId != null) {
+    const p = readValue<NpmPosition>(results[position.pos]);
+    if (p) learn<Range>(sub, rangeKey(npm, tokenId), { lower: p[5], upper: p[6] });
+  }
   const s0 = readValue<readonly [bigint, number]>(results[slot0]);
   if (!s0) throw unknownPool(facts.address, "it answers no slot0");
   const big = (i: number | undefined) => (i === undefined ? 0n : (readValue<bigint>(results[i]) ?? 0n));
@@ -219,6 +239,13 @@ async function readDexState(
     allowed: new Map(allowList.map((t, i) => [t, readValue<boolean>(results[allowed[i]!]) === true])),
     balances: [big(balances[0]), big(balances[1])],
     owed: new Map(rewardTokens.map((t, i) => [t, big(owed[i])])),
+    fees:
+      range && fees
+        ? rangeFees(
+            range,
+            fees.map((i) => results[i]!),
+          )
+        : null,
     position:
       position && tokenId != null
         ? {
@@ -231,6 +258,58 @@ async function readDexState(
           }
         : null,
   };
+}
+
+type Range = { lower: number; upper: number };
+/** A position's range never changes: it is kept by token id once read (`learn`). */
+const rangeKey = (npm: Address, tokenId: bigint) => `uniswap-position-range:${npm}:${tokenId}`;
+
+/** Reads of the pool's fee growth over a range: both globals, then both ticks. */
+const feeReads = (pool: Address, r: Range): Read[] => [
+  { address: pool, abi: POOL_ABI as Abi, functionName: "feeGrowthGlobal0X128" },
+  { address: pool, abi: POOL_ABI as Abi, functionName: "feeGrowthGlobal1X128" },
+  { address: pool, abi: POOL_ABI as Abi, functionName: "ticks", args: [r.lower] },
+  { address: pool, abi: POOL_ABI as Abi, functionName: "ticks", args: [r.upper] },
+];
+
+function rangeFees(r: Range, res: readonly ReadResult[]): RangeFees | null {
+  const [g0, g1] = [readValue<bigint>(res[0]), readValue<bigint>(res[1])];
+  type Tick = readonly [bigint, bigint, bigint, bigint];
+  const [lo, hi] = [readValue<Tick>(res[2]), readValue<Tick>(res[3])];
+  if (g0 === undefined || g1 === undefined || !lo || !hi) return null;
+  return {
+    ...r,
+    growth: [
+      { global: g0, outsideLower: lo[2], outsideUpper: hi[2] },
+      { global: g1, outsideLower: lo[3], outsideUpper: hi[3] },
+    ],
+  };
+}
+
+/**
+ * What a position's liquidity has earned in fees since the position manager last counted them
+ * (its tokensOwed do not hold these yet): the pool's fee growth inside the range now, less the
+ * position's last, times its liquidity, as decreaseLiquidity and collect count them. The fee
+ * growth comes with the build's read when the range was known before it, else from one read at
+ * the same head.
+ */
+export async function positionFees(ctx: DexCtx, pos: Position): Promise<[bigint, bigint]> {
+  const range = { lower: pos.tickLower, upper: pos.tickUpper };
+  let fees = ctx.fees?.lower === range.lower && ctx.fees.upper === range.upper ? ctx.fees : null;
+  if (!fees) {
+    let res: ReadResult[];
+    try {
+      res = await phase("read", () => aggregate(ctx.sub.rpcUrl, feeReads(ctx.pool.address, range), ctx.head.number));
+    } catch (err) {
+      throw BuildRefusal.chain(ctx.sub.chainId, err);
+    }
+    fees = rangeFees(range, res);
+    if (!fees) throw BuildRefusal.chain(ctx.sub.chainId, new Error("the pool answered no fee growth"));
+  }
+  const g = fees.growth;
+  const earned = (i: 0 | 1) =>
+    feesEarned(feeGrowthInside(ctx.pool.tick, range.lower, range.upper, g[i]), pos.feeGrowthLast[i], pos.liquidity);
+  return [earned(0), earned(1)];
 }
 
 /** 422 unless the subaccount's module allows every token (its own check, made before simulating). */
@@ -249,6 +328,8 @@ export interface Position {
   liquidity: bigint;
   owed0: bigint;
   owed1: bigint;
+  /** the pool's fee growth inside the range when the manager last counted the position's fees */
+  feeGrowthLast: [bigint, bigint];
   /** the NFT's holder: the Safe, or the staker holding it as the Safe's deposit */
   owner: Address;
   staked: boolean;
@@ -269,13 +350,22 @@ export function loadPosition(ctx: DexCtx): Position {
   if (!pos || !ownerOf) {
     throw new BuildRefusal(404, "unknown_position", `No position ${tokenId} exists on the position manager ${npm}`);
   }
-  const [, , t0, t1, fee, tickLower, tickUpper, liquidity, , , owed0, owed1] = pos;
+  const [, , t0, t1, fee, tickLower, tickUpper, liquidity, last0, last1, owed0, owed1] = pos;
   const p = ctx.pool;
   if (getAddress(t0) !== p.token0.address || getAddress(t1) !== p.token1.address || fee !== p.fee) {
     throw new BuildRefusal(404, "unknown_position", `Position ${tokenId} is not a position of pool ${p.address}`);
   }
   const holder = getAddress(ownerOf);
-  const base = { tokenId, tickLower, tickUpper, liquidity, owed0, owed1, owner: holder };
+  const base = {
+    tokenId,
+    tickLower,
+    tickUpper,
+    liquidity,
+    owed0,
+    owed1,
+    feeGrowthLast: [last0, last1] as [bigint, bigint],
+    owner: holder,
+  };
   const safe = ctx.sub.safe;
   const staker = ctx.uni.staker;
   if (holder === safe) return { ...base, staked: false, stakes: [], poolIncentives: read.incentives };

@@ -1,14 +1,17 @@
 /**
  * The rebalance builder: a position's range moved. One executeBatch takes all its liquidity out
  * (taken back from the v3 staker first if it is deposited there), collects what it is owed to the
- * Safe and mints a position of the new range with what came out, approvals exact. Three
- * simulations: the first learns what comes out (the mint's desired amounts), the second what the
- * mint takes (its minimums, `max_slippage_bps` below), the third is the transaction returned.
+ * Safe and mints a position of the new range with what came out, approvals exact. What comes out
+ * (the liquidity's amounts, the fees it earned and what the position was already owed: the
+ * mint's desired amounts) and what the mint takes (its minimums, `max_slippage_bps` below) are
+ * computed from the state the build read, with the pool's own arithmetic; the transaction is
+ * simulated once. Restaking the new position needs its token id in the transaction, which only a
+ * simulation tells: then a first simulation without the restake learns it.
  * The range's ratio of tokens rarely matches what came out: the rest stays in the Safe.
  */
 import type { z } from "@hono/zod-openapi";
 import type { Abi, Address } from "viem";
-import { liquidityFor0, liquidityFor1, sqrtAtTick } from "../../../onchain/uniswap-math.js";
+import { liquidityFor0, liquidityFor1, mintAmounts, poolAmounts, sqrtAtTick } from "../../../onchain/uniswap-math.js";
 import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import {
@@ -28,6 +31,7 @@ import {
   minOf,
   NPM_ABI,
   npmResult,
+  positionFees,
   positionRead,
   requireTokens,
   simulateOrRefuse,
@@ -73,18 +77,13 @@ export async function buildRebalance(ctx: DexCtx, b: Body) {
   const pre: InnerCall[] = pos.staked
     ? [...unstakeCalls(ctx, tokenId, pos.stakes), withdrawTokenCall(ctx, tokenId)]
     : [];
-  const out = (m0: bigint, m1: bigint) => [
-    ...pre,
-    decreaseCall(ctx, tokenId, pos.liquidity, m0, m1, deadline),
-    collectCall(ctx, tokenId),
-  ];
   const at = { decrease: pre.length, collect: pre.length + 1, mint: pre.length + 2 };
 
-  // 1: what comes out
-  const tx1 = moduleTransaction(sub.module, out(0n, 0n));
-  const r1 = innerResults(tx1, (await simulateOrRefuse(ctx, tx1, op)).returnData);
-  const [p0, p1] = npmResult<readonly [bigint, bigint]>("decreaseLiquidity", r1[at.decrease]!);
-  const [c0, c1] = npmResult<readonly [bigint, bigint]>("collect", r1[at.collect]!);
+  // what comes out: the liquidity's amounts, the fees it earned, what the position was owed
+  const burn = poolAmounts(pool, pos.tickLower, pos.tickUpper, pos.liquidity, false);
+  const earned = await positionFees(ctx, pos);
+  const c0 = pos.owed0 + burn.amount0 + earned[0];
+  const c1 = pos.owed1 + burn.amount1 + earned[1];
   const { sqrtPriceX96: sp } = pool;
   const [sa, sb] = [sqrtAtTick(range.lower), sqrtAtTick(range.upper)];
   const l0 = sp < sb ? liquidityFor0(c0, sp, sa, sb) : null;
@@ -97,10 +96,18 @@ export async function buildRebalance(ctx: DexCtx, b: Body) {
       `The new range takes ${l1 == null ? pool.token0.symbol : l0 == null ? pool.token1.symbol : "both tokens"} and the position yields too little of it`,
     );
   }
-  const dm0 = minOf(p0, b.max_slippage_bps);
-  const dm1 = minOf(p1, b.max_slippage_bps);
+  const dm0 = minOf(burn.amount0, b.max_slippage_bps);
+  const dm1 = minOf(burn.amount1, b.max_slippage_bps);
   const approvals = positionApprovals(ctx, c0, c1);
-  const mint = (m0: bigint, m1: bigint): InnerCall =>
+  // what the mint takes
+  const minted = mintAmounts(pool, range.lower, range.upper, c0, c1);
+  const given = explicitMins(b);
+  const m0 = given.min0 ?? minOf(minted.amount0, b.max_slippage_bps);
+  const m1 = given.min1 ?? minOf(minted.amount1, b.max_slippage_bps);
+  const calls = [
+    ...pre,
+    decreaseCall(ctx, tokenId, pos.liquidity, dm0, dm1, deadline),
+    collectCall(ctx, tokenId),
     mintCall(
       ctx,
       range,
@@ -108,26 +115,27 @@ export async function buildRebalance(ctx: DexCtx, b: Body) {
       { m0, m1 },
       deadline,
       `mint the new position [${range.lower}, ${range.upper}] for the Safe with what came out`,
-    );
-
-  // 2: what the mint takes
-  const tx2 = moduleTransaction(sub.module, [...out(dm0, dm1), mint(0n, 0n)], approvals);
-  const r2 = innerResults(tx2, (await simulateOrRefuse(ctx, tx2, op)).returnData);
-  const [newId2, , u0, u1] = npmResult<readonly [bigint, bigint, bigint, bigint]>("mint", r2[at.mint]!);
-  const given = explicitMins(b);
-  const m0 = given.min0 ?? minOf(u0, b.max_slippage_bps);
-  const m1 = given.min1 ?? minOf(u1, b.max_slippage_bps);
-  const post = restakeIn ? [depositCall(ctx, newId2, restakeIn)] : [];
-
-  // 3: the transaction
-  const tx = moduleTransaction(sub.module, [...out(dm0, dm1), mint(m0, m1), ...post], approvals);
+    ),
+  ];
+  let post: InnerCall[] = [];
+  let restakedId: bigint | null = null;
+  if (restakeIn) {
+    const tx1 = moduleTransaction(sub.module, calls, approvals);
+    const r1 = innerResults(tx1, (await simulateOrRefuse(ctx, tx1, op)).returnData);
+    [restakedId] = npmResult<readonly [bigint, bigint, bigint, bigint]>("mint", r1[at.mint]!);
+    post = [depositCall(ctx, restakedId, restakeIn)];
+  }
+  const tx = moduleTransaction(sub.module, [...calls, ...post], approvals);
   const accrual = accrualReads(ctx, pos.stakes);
   const reads = accrual.reads;
+  // the new position is read after only when its id is known (restaked: the staker holds it);
+  // else it is what the mint returned, the Safe its holder, nothing owed yet
   const after = [
     ...reads,
     positionRead(ctx, tokenId),
-    positionRead(ctx, newId2),
-    { to: npm, abi: NPM_ABI as Abi, functionName: "ownerOf", args: [newId2] },
+    ...(restakedId == null
+      ? []
+      : [positionRead(ctx, restakedId), { to: npm, abi: NPM_ABI as Abi, functionName: "ownerOf", args: [restakedId] }]),
   ];
   const k = reads.length;
   const sim = await simulateOrRefuse(ctx, tx, op, { before: reads, after });
@@ -135,9 +143,9 @@ export async function buildRebalance(ctx: DexCtx, b: Body) {
   const [newId, l, d0, d1] = npmResult<readonly [bigint, bigint, bigint, bigint]>("mint", r[at.mint]!);
   const [w0, w1] = npmResult<readonly [bigint, bigint]>("decreaseLiquidity", r[at.decrease]!);
   const [o0, o1] = npmResult<readonly [bigint, bigint]>("collect", r[at.collect]!);
-  const newOwner = (sim.after[k + 2] as Address | null) ?? sub.safe;
+  const newOwner = (sim.after[k + 2] as Address | null | undefined) ?? sub.safe;
   const newPos =
-    newId === newId2 && sim.after[k + 1]
+    newId === restakedId && sim.after[k + 1]
       ? positionFromRead(newId, sim.after[k + 1])
       : { tokenId: newId, tickLower: range.lower, tickUpper: range.upper, liquidity: l, owed0: 0n, owed1: 0n };
   return {

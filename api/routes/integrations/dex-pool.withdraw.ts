@@ -4,10 +4,12 @@
  * out and the fees), in one executeBatch. A position deposited in the v3 staker is unstaked from
  * each incentive it is in and taken back first (its rewards accrue to the Safe in the staker,
  * claimable with claim_rewards); with `restake` and liquidity left it goes back in, staked in
- * those incentives that still run. Minimums `max_slippage_bps` below a first simulation's amounts.
+ * those incentives that still run. Minimums `max_slippage_bps` below what the pool gives for the
+ * liquidity on the state the build read (`poolAmounts`); the one simulation is of that transaction.
  */
 import type { z } from "@hono/zod-openapi";
 import type { Abi, Address } from "viem";
+import { poolAmounts } from "../../../onchain/uniswap-math.js";
 import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import { collectCall, decreaseCall, depositCall, unstakeCalls, withdrawTokenCall } from "./dex-pool.calls.js";
@@ -69,23 +71,16 @@ export async function buildWithdraw(ctx: DexCtx, b: Body) {
     ? [...unstakeCalls(ctx, tokenId, pos.stakes), withdrawTokenCall(ctx, tokenId)]
     : [];
   const post: InnerCall[] = restakeIn ? [depositCall(ctx, tokenId, restakeIn)] : [];
-  const calls = (m0: bigint, m1: bigint) => [
+  const out = poolAmounts(pool, pos.tickLower, pos.tickUpper, liquidity, false);
+  const given = explicitMins(b);
+  const m0 = given.min0 ?? minOf(out.amount0, b.max_slippage_bps);
+  const m1 = given.min1 ?? minOf(out.amount1, b.max_slippage_bps);
+  const tx = moduleTransaction(sub.module, [
     ...pre,
     decreaseCall(ctx, tokenId, liquidity, m0, m1, deadline),
     collectCall(ctx, tokenId),
     ...post,
-  ];
-  const op = "withdraw";
-  const tx1 = moduleTransaction(sub.module, calls(0n, 0n));
-  const sim1 = await simulateOrRefuse(ctx, tx1, op);
-  const [out0, out1] = npmResult<readonly [bigint, bigint]>(
-    "decreaseLiquidity",
-    innerResults(tx1, sim1.returnData)[pre.length]!,
-  );
-  const given = explicitMins(b);
-  const m0 = given.min0 ?? minOf(out0, b.max_slippage_bps);
-  const m1 = given.min1 ?? minOf(out1, b.max_slippage_bps);
-  const tx = moduleTransaction(sub.module, calls(m0, m1));
+  ]);
   const accrual = accrualReads(ctx, pos.stakes);
   const reads = [
     balanceRead(pool.token0.address, sub.safe),
@@ -97,7 +92,7 @@ export async function buildWithdraw(ctx: DexCtx, b: Body) {
     positionRead(ctx, tokenId),
     { to: uni.positionManager, abi: NPM_ABI as Abi, functionName: "ownerOf", args: [tokenId] },
   ];
-  const sim = await simulateOrRefuse(ctx, tx, op, { before: reads, after });
+  const sim = await simulateOrRefuse(ctx, tx, "withdraw", { before: reads, after });
   const results = innerResults(tx, sim.returnData);
   const [p0, p1] = npmResult<readonly [bigint, bigint]>("decreaseLiquidity", results[pre.length]!);
   const [c0, c1] = npmResult<readonly [bigint, bigint]>("collect", results[pre.length + 1]!);
