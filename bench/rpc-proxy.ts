@@ -7,7 +7,9 @@
  * It stands for the network between the clients and the node, on both sides of the comparison,
  * so it should cost as little as it can: it forwards with undici's `request`, not `fetch`, whose
  * answers are tracked until a full collection and made this process stall 10–17 ms in every
- * scavenge while the clients waited.
+ * scavenge while the clients waited. With `latencyMs` it also stands for distance: each answer
+ * is held that long before it is sent, as a node a round trip away (a hosted provider) would
+ * answer.
  */
 import { createServer, type Server } from "node:http";
 import { Agent, request } from "undici";
@@ -27,7 +29,7 @@ export interface RpcProxy {
   close(): Promise<void>;
 }
 
-export async function startRpcProxy(target: string, port: number): Promise<RpcProxy> {
+export async function startRpcProxy(target: string, port: number, latencyMs = 0): Promise<RpcProxy> {
   let recording: RecordedCall[] | null = null;
   const agent = new Agent({ connections: 64 });
   const server: Server = createServer((req, res) => {
@@ -44,6 +46,7 @@ export async function startRpcProxy(target: string, port: number): Promise<RpcPr
           body,
         });
         const text = await upstream.body.text();
+        if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
         const end = performance.now();
         if (recording) {
           const parsed = JSON.parse(body) as

@@ -25,7 +25,9 @@
  * BENCH_BUILDERS_DAYS (default 30) days of simulated history; BENCH_BUILDERS_REQUESTS (default 200)
  * requests per builder, split over BENCH_BUILDERS_CLIENTS (default 8) concurrent clients;
  * BENCH_BUILDERS_ONLY, a regular expression, times only the builders it matches;
- * BENCH_BUILDERS_API_NODE_OPTIONS, NODE_OPTIONS of the API process (e.g. a CPU profiler).
+ * BENCH_BUILDERS_API_NODE_OPTIONS, NODE_OPTIONS of the API process (e.g. a CPU profiler);
+ * BENCH_BUILDERS_RPC_LATENCY_MS (default 0) holds every RPC answer that long in the pass-through,
+ * for the builder and the floor alike: the builds against a node a round trip away.
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -59,8 +61,9 @@ as the builder makes them. Last line:
   builders-bench: p99_ms=<slowest builder p99> floor_p99_ms=<its floor> ratio=<p99/floor>
 Settings (environment, all optional): BENCH_BUILDERS_DAYS (30), BENCH_BUILDERS_REQUESTS (200 per
 builder), BENCH_BUILDERS_CLIENTS (8), BENCH_BUILDERS_ONLY (a regular expression of builder names),
-BENCH_BUILDERS_API_NODE_OPTIONS (NODE_OPTIONS of the API, e.g. a CPU profiler). A bad value is
-refused with a message (exit 2). Figures: docs/performance.md.`,
+BENCH_BUILDERS_API_NODE_OPTIONS (NODE_OPTIONS of the API, e.g. a CPU profiler),
+BENCH_BUILDERS_RPC_LATENCY_MS (0: every RPC answer held that long, for both sides, as from a node a
+round trip away). A bad value is refused with a message (exit 2). Figures: docs/performance.md.`,
 };
 parseCommandLine(CMD, { options: { ...HELP_OPTION } });
 const isRegExp = (s: string) => {
@@ -78,12 +81,14 @@ const env = settings(
     BENCH_BUILDERS_REQUESTS: z.coerce.number().int().min(8).max(100_000).default(200),
     BENCH_BUILDERS_CLIENTS: z.coerce.number().int().min(1).max(256).default(8),
     BENCH_BUILDERS_ONLY: z.string().default("").refine(isRegExp, "must be a regular expression"),
+    BENCH_BUILDERS_RPC_LATENCY_MS: z.coerce.number().int().min(0).max(2_000).default(0),
   }),
 );
 const DAYS = env.BENCH_BUILDERS_DAYS;
 const REQUESTS = env.BENCH_BUILDERS_REQUESTS;
 const CLIENTS = env.BENCH_BUILDERS_CLIENTS;
 const ONLY = new RegExp(env.BENCH_BUILDERS_ONLY);
+const LATENCY = env.BENCH_BUILDERS_RPC_LATENCY_MS;
 /** untimed requests before each timed run, at the same concurrency */
 const WARM = CLIENTS * 4;
 const API_PORT = 8099;
@@ -177,7 +182,7 @@ async function main(): Promise<void> {
   await db.destroy();
 
   const proxies = new Map<number, RpcProxy>();
-  for (const [i, c] of chains.entries()) proxies.set(c.chainId, await startRpcProxy(c.rpcUrl, 18_990 + i));
+  for (const [i, c] of chains.entries()) proxies.set(c.chainId, await startRpcProxy(c.rpcUrl, 18_990 + i, LATENCY));
   const api = startApiProcess({
     databaseUrl: dbUrl,
     redisUrl: redis.url,
@@ -252,6 +257,7 @@ async function main(): Promise<void> {
     }
   }
   say(`builders: ${chosen.map((b) => b.name).join(", ")}`);
+  if (LATENCY > 0) say(`every RPC answer held ${LATENCY} ms (a node a round trip away), for builder and floor`);
 
   const lines: { name: string; p99: number; floor: number; lean: number }[] = [];
   for (const b of chosen) {
