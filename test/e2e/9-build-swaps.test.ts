@@ -294,19 +294,35 @@ describe("POST /api/v1/subaccounts/{address}/swaps: the best route, sent by the 
     await sendAndCheck(r.body);
   });
 
-  it("keeps RPC round trips few: two multicalls (tokens and pools, quotes) and one simulation per route", async () => {
+  it("keeps RPC round trips few: reads and quotes in one multicall, one simulation per route", async () => {
     // the simulations are pinned on the head the first multicall read (api/lib/build/head.ts)
     await swap({ ...base(), token_in: usdc, token_out: weth, amount: "1" }); // warms the module lookup
-    const from = proxy.methods.length;
-    const r = await swap({ ...base(), token_in: wbtc, token_out: usdc, amount: "0.01" });
-    expect(r.status).toBe(200);
-    const methods = proxy.methods.slice(from);
-    const routes = 1 + r.body.candidates.length;
-    expect(methods.filter((m) => m === "eth_simulateV1")).toHaveLength(routes);
-    expect(methods.filter((m) => m === "eth_call")).toHaveLength(2);
-    expect(methods.filter((m) => m === "eth_getBlockByNumber")).toHaveLength(0);
-    expect(methods.length).toBe(routes + 2);
+    /** a LINK to WBTC quote's calls: its multicalls, and that nothing else was called */
+    const linkToWbtc = async () => {
+      const from = proxy.methods.length;
+      const r = await swap({ ...base(), token_in: link, token_out: wbtc, amount: "10" });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const methods = proxy.methods.slice(from);
+      const routes = [r.body.quote.route, ...r.body.candidates.map((c) => c.route)];
+      expect(methods.filter((m) => m === "eth_simulateV1")).toHaveLength(routes.length);
+      const multicalls = methods.filter((m) => m === "eth_call").length;
+      expect(methods.length).toBe(routes.length + multicalls);
+      return { routes, multicalls };
+    };
+    // the pair's first build finds its pools with the reads and quotes them in a second multicall
+    const first = await linkToWbtc();
+    expect(first.routes).toEqual(["LINK/3000/USDC/10000/WBTC"]);
+    expect(first.multicalls).toBe(2);
+    // the next quotes them with the reads
+    expect(await linkToWbtc()).toEqual({ ...first, multicalls: 1 });
+    // a pool made since: found by the reads, quoted in a second multicall; then with the reads
+    await addPool(w, link, wbtc, 3000, PRICES, 1_000_000);
+    const grown = await linkToWbtc();
+    expect(grown.routes.sort()).toEqual(["LINK/3000/USDC/10000/WBTC", "LINK/3000/WBTC"]);
+    expect(grown.multicalls).toBe(2);
+    expect((await linkToWbtc()).multicalls).toBe(1);
   });
+
   it("USDC to WETH: a small trade takes the thin 0.01 % pool, a larger one the deep 0.05 % pool", async () => {
     const small = await expectBest(usdc, weth, 10n * E6);
     expect(small.quote.route).toBe("USDC/100/WETH");

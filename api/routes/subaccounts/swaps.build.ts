@@ -121,9 +121,17 @@ export async function buildSwap(
   if (!sub.protocols.uniswap) {
     throw new BuildRefusal(409, "no_route", `Chain ${sub.chainId} has no Uniswap v3 in its protocols entry`);
   }
+  // the amount, when token_in's decimals are known before the read, lets the read quote too
+  const listed = sub.protocols.tokens.find((t) => t.address.toLowerCase() === body.token_in.toLowerCase());
+  let early: bigint | null = null;
+  try {
+    early = listed ? rawAmount(body, listed.decimals) : null;
+  } catch {
+    // a bad amount is refused below, in its turn
+  }
   let d: Discovery;
   try {
-    d = await discover(sub, getAddress(body.token_in), getAddress(body.token_out));
+    d = await discover(sub, getAddress(body.token_in), getAddress(body.token_out), early);
   } catch (err) {
     throw err instanceof BuildRefusal ? err : BuildRefusal.chain(sub.chainId, err);
   }
@@ -137,6 +145,8 @@ export async function buildSwap(
     requireAllowed([t], [ok], ["body", field]);
   }
   const amountIn = rawAmount(body, d.tokenIn.decimals!);
+  if (amountIn !== early) d.quoted.clear();
+  d.keepPools();
   if (d.routes.length === 0) {
     throw new BuildRefusal(
       409,
@@ -148,7 +158,7 @@ export async function buildSwap(
   const deadline = d.head.timestamp + BigInt(body.deadline_s);
   let quotes: Quote[];
   try {
-    quotes = await quoteAll(sub, d.routes, amountIn, d.head);
+    quotes = await quoteAll(sub, d, amountIn);
   } catch (err) {
     throw BuildRefusal.chain(sub.chainId, err);
   }

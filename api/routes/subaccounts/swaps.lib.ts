@@ -1,14 +1,18 @@
 /**
  * Swap routes on Uniswap v3 for the swaps builder: which routes the chain offers between two
  * tokens (each fee tier with a pool; two hops through WETH or a stablecoin of the chain's
- * protocols entry) and what each quotes (QuoterV2). Two multicalls in all: one (the build's read
- * stage, at the head) reads the tokens, the module's allow-list, the feeds and every pool the
- * routes could use; the other quotes every route that exists, at the same head.
+ * protocols entry) and what each quotes (QuoterV2). The build's read stage (one multicall at the
+ * head) reads the tokens, the module's allow-list, the feeds and every pool the routes could use,
+ * and quotes the routes whose pools earlier builds found (a pool, once made, is at its address
+ * for good; the pools are kept only from builds whose tokens the module allowed). Routes it
+ * finds that were not quoted (a first build, a pool made since) are quoted in a second multicall
+ * at the same head.
  */
 import { type Abi, type Address, encodePacked, getAddress, type Hex, parseAbi, zeroAddress } from "viem";
 import { allowedRead } from "../../lib/build/allowed.js";
+import { learn, learnt } from "../../lib/build/facts.js";
 import { type Head, readAtHead } from "../../lib/build/head.js";
-import { aggregate, type Read, readValue } from "../../lib/build/multicall.js";
+import { aggregate, type Read, type ReadResult, readValue } from "../../lib/build/multicall.js";
 import type { BuildSubaccount } from "../../lib/build/subaccount.js";
 import { type DecodedRevert, decodeRevert } from "../../lib/revert-decode.js";
 
@@ -50,13 +54,30 @@ export interface Discovery {
   routes: SwapRoute[];
   /** the head the reads saw */
   head: Head;
+  /** the quotes made with the reads, by route key (`routeKey`) */
+  quoted: Map<string, Quote>;
+  /** keeps the pools found, for later builds to quote with their reads (once the tokens are allowed) */
+  keepPools(): void;
 }
+
+/** A route's identity: its tokens and fee tiers. */
+export const routeKey = (r: { tokens: readonly Address[]; fees: readonly number[] }) =>
+  `${r.tokens.map(lc).join(">")}:${r.fees.join(">")}`;
 
 const lc = (a: string) => a.toLowerCase();
 const pairKey = (a: Address, b: Address, fee: number) => `${[lc(a), lc(b)].sort().join(":")}:${fee}`;
 
-/** One multicall at the head: tokens, allow-list, feeds and the pools of every possible route. */
-export async function discover(sub: BuildSubaccount, tokenIn: Address, tokenOut: Address): Promise<Discovery> {
+/**
+ * One multicall at the head: tokens, allow-list, feeds, the pools of every possible route, and,
+ * when the amount is known before the read (`amountIn`), the quotes of the routes whose pools are
+ * kept from earlier builds.
+ */
+export async function discover(
+  sub: BuildSubaccount,
+  tokenIn: Address,
+  tokenOut: Address,
+  amountIn: bigint | null,
+): Promise<Discovery> {
   const entry = new Map(sub.protocols.tokens.map((t) => [lc(t.address), t]));
   const factory = getAddress(sub.protocols.uniswap!.factory);
   const hubs = HUBS.flatMap((sym) =>
@@ -88,6 +109,16 @@ export async function discover(sub: BuildSubaccount, tokenIn: Address, tokenOut:
       pool(h, tokenOut, fee);
     }
   }
+  const poolFact = (k: string) => `uniswap-pool:${factory}:${k}`;
+  const kept = (a: Address, b: Address, fee: number) => learnt<Address>(sub, poolFact(pairKey(a, b, fee))) ?? null;
+  const quoter = getAddress(sub.protocols.uniswap!.quoterV2);
+  const early =
+    amountIn === null
+      ? []
+      : candidateRoutes(tokenIn, tokenOut, hubs, kept).map((r) => ({
+          key: routeKey(r),
+          at: at(quoteRead(quoter, r, amountIn)),
+        }));
 
   const { head, results: res } = await readAtHead(sub, reads);
   const token = (t: Address, i: 0 | 1): SwapToken => {
@@ -122,21 +153,7 @@ export async function discover(sub: BuildSubaccount, tokenIn: Address, tokenOut:
     fees,
     pools: ps,
   });
-  const routes: SwapRoute[] = [];
-  for (const fee of FEE_TIERS) {
-    const p = poolAt(tokenIn, tokenOut, fee);
-    if (p) routes.push(route([tokenIn, tokenOut], [fee], [p]));
-  }
-  for (const h of hubs) {
-    for (const f1 of FEE_TIERS) {
-      const p1 = poolAt(tokenIn, h, f1);
-      if (!p1) continue;
-      for (const f2 of FEE_TIERS) {
-        const p2 = poolAt(h, tokenOut, f2);
-        if (p2) routes.push(route([tokenIn, h, tokenOut], [f1, f2], [p1, p2]));
-      }
-    }
-  }
+  const routes = candidateRoutes(tokenIn, tokenOut, hubs, poolAt).map((r) => route(r.tokens, r.fees, r.pools));
   const bool = (i: number) => readValue<boolean>(res[i]) === true;
   return {
     tokenIn: tIn,
@@ -144,7 +161,39 @@ export async function discover(sub: BuildSubaccount, tokenIn: Address, tokenOut:
     allowed: { in: bool(allowed[0]!), out: bool(allowed[1]!) },
     routes,
     head,
+    quoted: new Map(early.map((q) => [q.key, toQuote(res[q.at]!)])),
+    keepPools: () => {
+      for (const [k, i] of pools) {
+        const v = readValue<Address>(res[i]);
+        if (v && v !== zeroAddress) learn(sub, poolFact(k), getAddress(v));
+      }
+    },
   };
+}
+
+/** Every route whose pools `poolAt` gives: direct at each fee tier, then through each hub. */
+function candidateRoutes(
+  tokenIn: Address,
+  tokenOut: Address,
+  hubs: readonly Address[],
+  poolAt: (a: Address, b: Address, fee: number) => Address | null,
+): { tokens: Address[]; fees: number[]; pools: Address[] }[] {
+  const out: { tokens: Address[]; fees: number[]; pools: Address[] }[] = [];
+  for (const fee of FEE_TIERS) {
+    const p = poolAt(tokenIn, tokenOut, fee);
+    if (p) out.push({ tokens: [tokenIn, tokenOut], fees: [fee], pools: [p] });
+  }
+  for (const h of hubs) {
+    for (const f1 of FEE_TIERS) {
+      const p1 = poolAt(tokenIn, h, f1);
+      if (!p1) continue;
+      for (const f2 of FEE_TIERS) {
+        const p2 = poolAt(h, tokenOut, f2);
+        if (p2) out.push({ tokens: [tokenIn, h, tokenOut], fees: [f1, f2], pools: [p1, p2] });
+      }
+    }
+  }
+  return out;
 }
 
 /** The packed v3 path: token, fee, token, fee, …, token. */
@@ -164,34 +213,47 @@ export function encodePath(tokens: readonly Address[], fees: readonly number[]):
 
 export type Quote = { ok: true; amountOut: bigint; gasEstimate: bigint } | { ok: false; error: DecodedRevert };
 
-/** One multicall at `head`: QuoterV2's quote of every route for `amountIn`. */
-export async function quoteAll(
-  sub: BuildSubaccount,
-  routes: readonly SwapRoute[],
+/** QuoterV2's quote of `r` for `amountIn`, as a read. */
+function quoteRead(
+  quoter: Address,
+  r: { tokens: readonly Address[]; fees: readonly number[] },
   amountIn: bigint,
-  head: Head,
-): Promise<Quote[]> {
-  const quoter = getAddress(sub.protocols.uniswap!.quoterV2);
-  const reads = routes.map(
-    (r): Read =>
-      r.kind === "exact_input_single"
-        ? {
-            address: quoter,
-            abi: QUOTER as Abi,
-            functionName: "quoteExactInputSingle",
-            args: [{ tokenIn: r.tokens[0], tokenOut: r.tokens[1], amountIn, fee: r.fees[0], sqrtPriceLimitX96: 0n }],
-          }
-        : {
-            address: quoter,
-            abi: QUOTER as Abi,
-            functionName: "quoteExactInput",
-            args: [encodePath(r.tokens, r.fees), amountIn],
-          },
-  );
-  const res = await aggregate(sub.rpcUrl, reads, head.number);
-  return res.map((q): Quote => {
-    if (!q.ok) return { ok: false, error: decodeRevert(q.data) };
-    const v = q.value as readonly [bigint, unknown, unknown, bigint];
-    return { ok: true, amountOut: v[0], gasEstimate: v[3] };
-  });
+): Read {
+  return r.fees.length === 1
+    ? {
+        address: quoter,
+        abi: QUOTER as Abi,
+        functionName: "quoteExactInputSingle",
+        args: [{ tokenIn: r.tokens[0], tokenOut: r.tokens[1], amountIn, fee: r.fees[0], sqrtPriceLimitX96: 0n }],
+      }
+    : {
+        address: quoter,
+        abi: QUOTER as Abi,
+        functionName: "quoteExactInput",
+        args: [encodePath(r.tokens, r.fees), amountIn],
+      };
+}
+
+function toQuote(q: ReadResult): Quote {
+  if (!q.ok) return { ok: false, error: decodeRevert(q.data) };
+  const v = q.value as readonly [bigint, unknown, unknown, bigint];
+  return { ok: true, amountOut: v[0], gasEstimate: v[3] };
+}
+
+/**
+ * Each route's quote for `amountIn` at `head`: those the read stage made, and the others in one
+ * multicall.
+ */
+export async function quoteAll(sub: BuildSubaccount, d: Discovery, amountIn: bigint): Promise<Quote[]> {
+  const missing = d.routes.filter((r) => !d.quoted.has(routeKey(r)));
+  if (missing.length > 0) {
+    const quoter = getAddress(sub.protocols.uniswap!.quoterV2);
+    const res = await aggregate(
+      sub.rpcUrl,
+      missing.map((r) => quoteRead(quoter, r, amountIn)),
+      d.head.number,
+    );
+    for (const [i, r] of missing.entries()) d.quoted.set(routeKey(r), toQuote(res[i]!));
+  }
+  return d.routes.map((r) => d.quoted.get(routeKey(r))!);
 }
