@@ -177,22 +177,34 @@ export interface RpcProxy {
   requests: number;
   /** each request's body, in order */
   bodies: string[];
+  /** methods answered with JSON-RPC's "method not found", as a node without them answers */
+  refuse: Set<string>;
   close(): Promise<void>;
 }
 
 /** A proxy in front of `target` counting the JSON-RPC calls made through it. */
 export async function rpcProxy(target: string): Promise<RpcProxy> {
   const p = { methods: [] as string[], requests: 0, bodies: [] as string[] };
+  const refuse = new Set<string>();
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString();
     p.requests++;
     p.bodies.push(body);
+    let calls: { id: unknown; method: string }[] = [];
     try {
-      for (const m of [JSON.parse(body)].flat() as { method: string }[]) p.methods.push(m.method);
+      calls = [JSON.parse(body)].flat() as { id: unknown; method: string }[];
+      for (const m of calls) p.methods.push(m.method);
     } catch {
       p.methods.push("<unparsable>");
+    }
+    const [single] = calls;
+    if (calls.length === 1 && single && refuse.has(single.method)) {
+      res.writeHead(200, { "content-type": "application/json" });
+      const error = { code: -32601, message: `the method ${single.method} does not exist/is not available` };
+      res.end(JSON.stringify({ jsonrpc: "2.0", id: single.id, error }));
+      return;
     }
     const r = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body });
     res.writeHead(r.status, { "content-type": "application/json" });
@@ -211,6 +223,7 @@ export async function rpcProxy(target: string): Promise<RpcProxy> {
     get bodies() {
       return p.bodies;
     },
+    refuse,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

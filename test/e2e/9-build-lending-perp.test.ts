@@ -422,6 +422,20 @@ describe("lending market builders (Aave v3)", () => {
     expect(dur.read! + dur.simulate!).toBeLessThanOrEqual(dur.build! + 0.1);
   });
 
+  it("a node without eth_simulateV1: 503 simulation_unsupported naming what to change, recorded", async () => {
+    const aUsdc = reserve(usdc).aToken;
+    proxy.refuse.add("eth_simulateV1");
+    try {
+      const r = await lending("supply", aUsdc, { amount: "1" });
+      const body = await refused(r, 503, "simulation_unsupported", await head());
+      expect(body.detail).toMatch(/chain 8453 does not offer eth_simulateV1/);
+      expect(body.detail).toMatch(/PONDER_RPC_URL_8453/);
+    } finally {
+      proxy.refuse.clear();
+    }
+    expect((await lending("supply", aUsdc, { amount: "1" })).status).toBe(200);
+  });
+
   it("builds answering at once: each answers after its own audit row; a NUL in a refused input is recorded", async () => {
     const aUsdc = reserve(usdc).aToken;
     const [built, bad, badPath] = await Promise.all([

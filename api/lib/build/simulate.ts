@@ -5,7 +5,9 @@
  * ones left. So the figures "before" and "after" (balances, a health factor) are the chain's own,
  * at the same state the transaction was simulated on. A failed transaction gives its revert data
  * decoded. The head is the one the build's read stage saw (`readAtHead`), so the simulation runs on
- * the state the checks were made on.
+ * the state the checks were made on. A node without `eth_simulateV1` (before geth 1.14.9 and
+ * Nethermind 1.28, and some providers and L2 clients still) is a 503 `simulation_unsupported`
+ * that says so, rather than a chain that did not answer.
  */
 import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, type Hex, toHex } from "viem";
 import { rpcCall } from "../../../onchain/rpc-fetch.js";
@@ -63,6 +65,19 @@ function readResult(r: SimRead, c: RpcSimCall | undefined): unknown {
   }
 }
 
+/**
+ * A node refusing the method itself: JSON-RPC's "method not found" (-32601) or EIP-1474's "method
+ * not supported" (-32004), or a provider's words for either.
+ */
+export function methodMissing(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  if (code === -32601 || code === -32004) return true;
+  const text = `${(err as { details?: unknown })?.details ?? ""} ${(err as Error)?.message ?? ""}`;
+  return /method\b.*\b(not found|does not exist|not available|not supported|unsupported)|unsupported method/i.test(
+    text,
+  );
+}
+
 export async function simulate(
   sub: BuildSubaccount,
   tx: ModuleTransaction,
@@ -98,6 +113,14 @@ export async function simulate(
       ]),
     );
   } catch (err) {
+    if (methodMissing(err)) {
+      throw new BuildRefusal(
+        503,
+        "simulation_unsupported",
+        `The RPC node of chain ${sub.chainId} does not offer eth_simulateV1, which every build is simulated with: ` +
+          `point PONDER_RPC_URL_${sub.chainId} at a node that does (geth 1.14.9 or later, Nethermind 1.28 or later, anvil)`,
+      );
+    }
     throw BuildRefusal.chain(sub.chainId, err);
   }
   const calls = block?.calls;

@@ -27,7 +27,7 @@ export function buildResponses(refusals: { 404: string; 409: string; 422: string
     422: jsonResponse(refusals[422], ValidationErrorSchema),
     429: jsonResponse("Rate limit exceeded", ErrorSchema),
     503: jsonResponse(
-      "No RPC for the chain, it did not answer, or this process cannot write the audit",
+      "`no_rpc`, `chain_unavailable` (it did not answer), `simulation_unsupported` (its node has no eth_simulateV1), `read_only` (this process cannot write the audit)",
       BuildRefusalSchema,
     ),
   };

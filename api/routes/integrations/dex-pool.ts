@@ -34,13 +34,13 @@ const params = z.object({
 });
 
 const REFUSALS =
-  "Refusals: 404 `unknown_subaccount`, `unknown_pool` (not a pool of the chain's factory), `unknown_position`; 409 `position_not_owned` (neither held by the Safe nor its deposit in the v3 staker), `stale_subaccount`, `empty_position` (no liquidity to take out or move), `range_unfundable` (a rebalance whose range takes a token the position yields none of), `nothing_to_claim`, `simulation_failed` (each decoded revert in `reasons`: `NotTrader`, slippage, balances); 422 a bad body, `token_not_allowed` (the module's allow-list, checked before simulating); 503 the chain did not answer.";
+  "Refusals: 404 `unknown_subaccount`, `unknown_pool` (not a pool of the chain's factory), `unknown_position`; 409 `position_not_owned` (neither held by the Safe nor its deposit in the v3 staker), `stale_subaccount`, `empty_position` (no liquidity to take out or move), `range_unfundable` (a rebalance whose range takes a token the position yields none of), `nothing_to_claim`, `simulation_failed` (each decoded revert in `reasons`: `NotTrader`, slippage, balances); 422 a bad body, `token_not_allowed` (the module's allow-list, checked before simulating); 503 the chain did not answer, or its node has no eth_simulateV1 (`simulation_unsupported`).";
 
 const refusalResponses = {
   ...writeResponses({}),
   404: jsonResponse("`unknown_subaccount`, `unknown_pool`, `unknown_position`", BuildRefusalSchema),
   409: jsonResponse("`position_not_owned`, `stale_subaccount`, `simulation_failed`, …", BuildRefusalSchema),
-  503: jsonResponse("`chain_unavailable`, `no_rpc`", BuildRefusalSchema),
+  503: jsonResponse("`chain_unavailable`, `no_rpc`, `simulation_unsupported`, `read_only`", BuildRefusalSchema),
 };
 
 function route<B extends z.ZodType, A extends z.ZodType>(

@@ -136,7 +136,7 @@ export const swapRoute = createRoute({
   summary: "Build the best swap for a subaccount",
   description: [
     "Requires an API key with the scope `transactions:build`. Quotes every Uniswap v3 route from `token_in` to `token_out` (each fee tier with a pool; two hops through WETH or a stablecoin of the chain), builds each as the subaccount module's `executeWithApprovals` (an exact approval of the input to the SwapRouter, reset to 0 after; the swap pays the Safe, with `amountOutMinimum` = the quote less `max_slippage_bps`), simulates each from the sender in one `eth_simulateV1` per route, and returns the route whose simulation passes with the most out, as `target`, `data` and `value` for the sender to sign. The service never sends it. Uniswap v3 is the only venue.",
-    "Refusals: 422 a token the module does not allow (before any quote or simulation; `loc` names the field), the same token in and out, a malformed body; 404 `unknown_subaccount`; 409 `no_route` (no pool route), `simulation_failed` (no route passes: each route's decoded reason in `reasons`, e.g. `NotTrader`, `STF` for a balance too low, `Too little received`), `stale_subaccount`; 503 `no_rpc`, `chain_unavailable`. Every build and refusal is recorded in the build audit.",
+    "Refusals: 422 a token the module does not allow (before any quote or simulation; `loc` names the field), the same token in and out, a malformed body; 404 `unknown_subaccount`; 409 `no_route` (no pool route), `simulation_failed` (no route passes: each route's decoded reason in `reasons`, e.g. `NotTrader`, `STF` for a balance too low, `Too little received`), `stale_subaccount`; 503 `no_rpc`, `chain_unavailable`, `simulation_unsupported` (the node has no eth_simulateV1). Every build and refusal is recorded in the build audit.",
   ].join("\n\n"),
   middleware: [requireScope("transactions:build")] as const,
   security: keySecurity,
@@ -155,7 +155,7 @@ export const swapRoute = createRoute({
     404: jsonResponse("`unknown_subaccount`", BuildRefusalSchema),
     409: jsonResponse("`no_route`, `simulation_failed` (with `reasons`), `stale_subaccount`", BuildRefusalSchema),
     422: jsonResponse("Validation error, or a token the module does not allow", ValidationErrorSchema),
-    503: jsonResponse("`no_rpc`, `chain_unavailable`, `read_only`", BuildRefusalSchema),
+    503: jsonResponse("`no_rpc`, `chain_unavailable`, `simulation_unsupported`, `read_only`", BuildRefusalSchema),
   },
 });
 
