@@ -11,13 +11,13 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { createConnection } from "node:net";
 import { join } from "node:path";
 import { encodeFunctionData, type Hex } from "viem";
 import { describe, expect, it } from "vitest";
 import { LendingPoolAbi } from "../../abis/LendingPoolAbi.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
-import { freePorts, loadManifest, rows, rpcCall, sleep, withDb } from "../helpers.js";
+import { isPortOpen } from "../../scripts/lib/procs.js";
+import { freePorts, loadManifest, rows, rpcCall, sleep, until, withDb } from "../helpers.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const ANVIL_PORT = 8545 + OFFSET;
@@ -26,33 +26,12 @@ const API_PORT = 8000 + OFFSET;
 const LIVE_EVERY_S = 5;
 
 /** Polls `fn` until it gives a value, for at most `ms`; the error says what did not arrive. */
-async function waitUntil<T>(what: string, ms: number, fn: () => Promise<T | undefined>): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`${what}: nothing within ${ms / 1000} s`);
-    await sleep(500);
-  }
-}
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createConnection({ host: "127.0.0.1", port });
-    s.once("connect", () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once("error", () => resolve(false));
-  });
-}
-
 describe("npm run demo", () => {
   it("prints READY within 5 minutes and Ctrl-C stops everything", async () => {
     const PG_PORT = await freePorts(3);
     const INDEXER_PORT = PG_PORT + 1; // and the next, for a changed registry's deployment
     const PORTS = [PG_PORT, ANVIL_PORT, ANVIL_PORT + 1, INDEXER_PORT, REDIS_PORT, API_PORT];
-    for (const p of PORTS) expect(await portOpen(p), `port ${p} is already in use`).toBe(false);
+    for (const p of PORTS) expect(await isPortOpen("127.0.0.1", p), `port ${p} is already in use`).toBe(false);
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       DEMO_PG_PORT: String(PG_PORT),
@@ -181,7 +160,7 @@ describe("npm run demo", () => {
       const tx = { from: wallet, to: pool.address, data, gas: "0x1c9c380", gasPrice: "0x0" };
       const hash = await rpcCall<Hex>(pairs.chain1!, "eth_sendTransaction", [tx]);
       type Receipt = { status: Hex; blockNumber: Hex };
-      const receipt = await waitUntil(
+      const receipt = await until(
         "deposit receipt",
         10_000,
         async () => (await rpcCall<Receipt | null>(pairs.chain1!, "eth_getTransactionReceipt", [hash])) ?? undefined,
@@ -196,7 +175,7 @@ describe("npm run demo", () => {
         block_number: number;
       };
       const historyUrl = `${pairs.api}/api/v1/platform/vault_history/${pool.address}?chain_id=1&limit=50`;
-      const record = await waitUntil("the deposit in vault_history", 60_000, async () => {
+      const record = await until("the deposit in vault_history", 60_000, async () => {
         const res = await fetch(historyUrl, { headers: { "x-api-key": pairs.key! } });
         expect(res.status).toBe(200);
         const records = (await res.json()) as HistoryRecord[];
@@ -205,7 +184,7 @@ describe("npm run demo", () => {
       expect(record).toMatchObject({ type: "deposit", wallet, block_number: depositBlock });
       expect(String(record.amount_raw)).toBe(amount.toString());
       // the workers recompute today's row of the vault from a snapshot at or after the deposit
-      await waitUntil("today's vault_day recomputed after the deposit", 60_000, async () => {
+      await until("today's vault_day recomputed after the deposit", 60_000, async () => {
         const [day] = await withDb(pairs.analyst!, (c) =>
           rows<{ block_number: string }>(
             c,
@@ -221,7 +200,7 @@ describe("npm run demo", () => {
 
       // the simulated wallets and operators act too, on both chains, recorded beside the manifest
       const liveFile = join(REPO_ROOT, ".data", "demo", "live-events.jsonl");
-      await waitUntil("live events on both chains", 60_000, async () => {
+      await until("live events on both chains", 60_000, async () => {
         if (!existsSync(liveFile)) return undefined;
         const lines = readFileSync(liveFile, "utf8").trim().split("\n");
         const events = lines.map((l) => JSON.parse(l) as { chainId: number });
@@ -233,7 +212,7 @@ describe("npm run demo", () => {
       if (code === "timeout") process.kill(-child.pid!, "SIGKILL");
     }
     await sleep(1000);
-    for (const p of PORTS) expect(await portOpen(p), `port ${p} still open after Ctrl-C`).toBe(false);
+    for (const p of PORTS) expect(await isPortOpen("127.0.0.1", p), `port ${p} still open after Ctrl-C`).toBe(false);
     expect(() => process.kill(-child.pid!, 0), "processes of the demo left after Ctrl-C").toThrow();
     // the live activity stopped first, having acted on both chains, without failing on their nodes stopping
     const chain = (id: number) => `chain ${id} (\\d+) blocks, (\\d+) actions, \\d+ failed`;

@@ -16,7 +16,7 @@ import { jobsConfig } from "../../jobs/config.js";
 import { PREFIX, QUEUES } from "../../jobs/queues.js";
 import { redisConnection, settle, startWorkers, type WorkerHandle } from "../../jobs/runtime.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
-import { sleep } from "../helpers.js";
+import { until } from "../helpers.js";
 import { auditOf, dropCredentialTraces, type Invalid, newAudits, type Refused, send } from "../write-helpers.js";
 
 const REWARDS = "/api/v1/tokenized_vault/rewards";
@@ -58,15 +58,6 @@ const track = <T extends { status: number; body: { id?: string } }>(r: T): T => 
 const iso = (day: number) => new Date(day * DAY_SECONDS * 1000).toISOString();
 /** a window far in the future: in force on no day the workers compute */
 const FUTURE = { start_datetime: "2031-01-01T00:00:00Z", end_datetime: "2031-02-01T00:00:00Z" };
-
-async function waitFor(what: string, fn: () => Promise<boolean>, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await fn()) return;
-    await sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 beforeAll(async () => {
   h = await setupApi();
@@ -224,7 +215,9 @@ describe("rewards change the points of the days they cover (workers running)", (
         }),
       ]);
       // the write asked the workers for a fan-out (queued after the answer, so wait for it)
-      await waitFor("a fanout-write job", async () => [...(await writeJobs())].some((id) => !jobsBefore.has(id)));
+      await until("a fanout-write job", 60_000, async () =>
+        [...(await writeJobs())].some((id) => !jobsBefore.has(id)) ? true : undefined,
+      );
     } finally {
       await queue.close();
     }
