@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics of the API at GET /metrics (text exposition format, outside both surfaces:
- * no key, no rate limit): requests and their latencies by method, route pattern and status, and
- * the Node process's own metrics. `API_METRICS=0` leaves the route out; `API_METRICS_TOKEN`
+ * no key, no rate limit): requests and their latencies by method, route pattern and status, the
+ * transaction builders' builds and phases (`api/lib/build/metrics.ts`), and the Node process's own
+ * metrics. `API_METRICS=0` leaves the route out; `API_METRICS_TOKEN`
  * makes it ask for `Authorization: Bearer <token>`.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
@@ -9,6 +10,7 @@ import type { Context, Env, Hono, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import { Counter, Histogram, Registry } from "prom-client";
 import { processMetrics } from "../../db/process-metrics.js";
+import { buildMetrics } from "../lib/build/metrics.js";
 
 export interface MetricsSettings {
   /** serve GET /metrics (default true) */
@@ -49,7 +51,7 @@ export function installMetrics<E extends Env>(app: Hono<E>, settings: MetricsSet
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  const all = Registry.merge([processMetrics(), registry]);
+  const all = Registry.merge([processMetrics(), registry, buildMetrics]);
   const token = settings.metricsToken ? sha256(settings.metricsToken) : null;
 
   const count: MiddlewareHandler = async (c, next) => {

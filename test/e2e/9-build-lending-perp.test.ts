@@ -436,6 +436,33 @@ describe("lending market builders (Aave v3)", () => {
     expect((await lending("supply", aUsdc, { amount: "1" })).status).toBe(200);
   });
 
+  it("GET /metrics counts the builds by action, chain, outcome and code, and times their phases", async () => {
+    const metric = async (name: string, labels: string) => {
+      const text = await (await app.request("/metrics")).text();
+      const line = text.split("\n").find((l) => l.startsWith(`${name}{${labels}}`));
+      return line ? Number(line.split(" ").pop()) : 0;
+    };
+    const built = 'action="lending_market.supply",chain="8453",outcome="built",code=""';
+    const unsupported = 'action="lending_market.supply",chain="8453",outcome="refused",code="simulation_unsupported"';
+    const [b0, u0] = [await metric("builder_builds_total", built), await metric("builder_builds_total", unsupported)];
+    expect(u0).toBeGreaterThanOrEqual(1); // the test above
+    const aUsdc = reserve(usdc).aToken;
+    expect((await lending("supply", aUsdc, { amount: "1" })).status).toBe(200);
+    expect(await lending("supply", aUsdc, { amount: "1", chain: 10 })).toMatchObject({ status: 422 });
+    expect(await metric("builder_builds_total", built)).toBe(b0 + 1);
+    expect(await metric("builder_builds_total", unsupported)).toBe(u0);
+    // a chain without an RPC here is one label, whatever chain was asked for (10: no protocols entry)
+    const other = 'action="lending_market.supply",chain="other",outcome="refused",code="value_error"';
+    expect(await metric("builder_builds_total", other)).toBeGreaterThanOrEqual(1);
+    for (const phase of ["read", "simulate", "build", "audit"]) {
+      const n = await metric(
+        "builder_phase_seconds_count",
+        `action="lending_market.supply",chain="8453",phase="${phase}"`,
+      );
+      expect(n, phase).toBeGreaterThanOrEqual(b0 + 1);
+    }
+  });
+
   it("builds answering at once: each answers after its own audit row; a NUL in a refused input is recorded", async () => {
     const aUsdc = reserve(usdc).aToken;
     const [built, bad, badPath] = await Promise.all([

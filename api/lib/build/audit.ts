@@ -12,6 +12,7 @@ import type { ZodError } from "zod";
 import type { BuildAuditTable, Database } from "../../../db/schema.js";
 import { validationError, validationItems } from "../errors.js";
 import type { AppEnv } from "../router.js";
+import { recordBuild } from "./metrics.js";
 import { BuildRefusal, errMessage } from "./refusal.js";
 import { BuildTimings } from "./timing.js";
 
@@ -127,6 +128,12 @@ async function record(c: Context<AppEnv>, row: Row): Promise<void> {
   });
 }
 
+/** A chain as a metrics label: a configured chain's id, else `other` (any number may be asked for). */
+function chainLabel(c: Context<AppEnv>, chain: number | null | undefined): string {
+  if (chain == null) return "";
+  return c.var.deps.config.rpcUrls.has(chain) ? String(chain) : "other";
+}
+
 /**
  * Runs `build` for the route `action` and answers: 200 with the payload, or the refusal's status
  * and body. Both are recorded first.
@@ -139,8 +146,10 @@ export async function runBuild<B>(
 ) {
   const timings = new BuildTimings();
   if (c.var.receivedAt !== undefined) timings.since("before", c.var.receivedAt);
-  const answerWith = <R>(respond: () => R) => {
+  const answerWith = <R>(respond: () => R, chain: number | null, refusal: BuildRefusal | null) => {
     c.header("server-timing", timings.header());
+    const outcome = refusal ? "refused" : "built";
+    recordBuild(action, chainLabel(c, chain), outcome, refusal?.code ?? null, timings.durations());
     return respond();
   };
   let answer: BuildAnswer<B>;
@@ -166,7 +175,7 @@ export async function runBuild<B>(
         }),
       );
     }
-    return answerWith(() => refusal.respond(c));
+    return answerWith(() => refusal.respond(c), request.chain ?? null, refusal);
   }
   const id = randomUUID();
   // serialised once, for the audit row and the answer
@@ -186,10 +195,14 @@ export async function runBuild<B>(
       }),
     );
   } catch (err) {
-    if (err instanceof BuildRefusal) return answerWith(() => err.respond(c));
+    if (err instanceof BuildRefusal) return answerWith(() => err.respond(c), answer.chainId, err);
     throw err;
   }
-  return answerWith(() => c.body(body, 200, { "content-type": "application/json" }) as unknown as JsonOk);
+  return answerWith(
+    () => c.body(body, 200, { "content-type": "application/json" }) as unknown as JsonOk,
+    answer.chainId,
+    null,
+  );
 }
 
 /** The type `c.json(payload, 200)` has, which the routes' handlers are checked against. */
@@ -224,6 +237,7 @@ export function auditedValidation(action: string) {
       if (!(err instanceof BuildRefusal)) throw err;
       // no write side: the 422 stands, nothing was built
     }
+    recordBuild(action, chainLabel(c, chain), "refused", "validation_error", {});
     return validationError(c, items);
   };
 }

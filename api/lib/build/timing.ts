@@ -61,10 +61,18 @@ export class BuildTimings {
     this.spans.set(name, [[start, performance.now()]]);
   }
 
+  /** Each phase that ran, in milliseconds (overlaps counted once). */
+  durations(): Record<string, number> {
+    return Object.fromEntries(
+      ["before", "read", "simulate", "build", "audit"]
+        .filter((n) => this.spans.has(n))
+        .map((n) => [n, covered(this.spans.get(n)!)]),
+    );
+  }
+
   header(): string {
-    return ["before", "read", "simulate", "build", "audit"]
-      .filter((n) => this.spans.has(n))
-      .map((n) => `${n};dur=${covered(this.spans.get(n)!).toFixed(1)}`)
+    return Object.entries(this.durations())
+      .map(([n, ms]) => `${n};dur=${ms.toFixed(1)}`)
       .join(", ");
   }
 }
