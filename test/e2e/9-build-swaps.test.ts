@@ -323,6 +323,22 @@ describe("POST /api/v1/subaccounts/{address}/swaps: the best route, sent by the 
     expect((await linkToWbtc()).multicalls).toBe(1);
   });
 
+  it("a token its protocols entry does not list: read once with the pools, then quoted with the reads", async () => {
+    const unl = await addToken(w, "UNL", 9, 2); // after the registry was loaded: not in the entry
+    await addPool(w, unl, usdc, 3000, { ...PRICES, UNL: 2 }, 1_000_000);
+    await mint(unl, w.sub.safe, 1_000n * 10n ** 9n);
+    const multicalls = async () => {
+      const from = proxy.methods.length;
+      const r = await swap({ ...base(), token_in: unl, token_out: usdc, amount: "5" });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.token_in).toMatchObject({ symbol: "UNL", decimals: 9, price_usd: null });
+      expect(r.body.quote.amount_in.raw).toBe((5n * 10n ** 9n).toString());
+      return proxy.methods.slice(from).filter((m) => m === "eth_call").length;
+    };
+    expect(await multicalls()).toBe(2); // its symbol and decimals with the pools, then the quotes
+    expect(await multicalls()).toBe(1);
+  });
+
   it("USDC to WETH: a small trade takes the thin 0.01 % pool, a larger one the deep 0.05 % pool", async () => {
     const small = await expectBest(usdc, weth, 10n * E6);
     expect(small.quote.route).toBe("USDC/100/WETH");

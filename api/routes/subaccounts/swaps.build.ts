@@ -22,6 +22,7 @@ import {
   type Discovery,
   discover,
   encodePath,
+  knownToken,
   type Quote,
   quoteAll,
   type SwapRoute,
@@ -122,7 +123,7 @@ export async function buildSwap(
     throw new BuildRefusal(409, "no_route", `Chain ${sub.chainId} has no Uniswap v3 in its protocols entry`);
   }
   // the amount, when token_in's decimals are known before the read, lets the read quote too
-  const listed = sub.protocols.tokens.find((t) => t.address.toLowerCase() === body.token_in.toLowerCase());
+  const listed = knownToken(sub, body.token_in);
   let early: bigint | null = null;
   try {
     early = listed ? rawAmount(body, listed.decimals) : null;

@@ -6,7 +6,8 @@
  * and quotes the routes whose pools earlier builds found (a pool, once made, is at its address
  * for good; the pools are kept only from builds whose tokens the module allowed). Routes it
  * finds that were not quoted (a first build, a pool made since) are quoted in a second multicall
- * at the same head.
+ * at the same head. Quoting with the reads needs the amount before them: token_in's decimals from
+ * the protocols entry, or, for a token it does not list, kept from the first build that read them.
  */
 import { type Abi, type Address, encodePacked, getAddress, type Hex, parseAbi, zeroAddress } from "viem";
 import { allowedRead } from "../../lib/build/allowed.js";
@@ -65,6 +66,21 @@ export const routeKey = (r: { tokens: readonly Address[]; fees: readonly number[
   `${r.tokens.map(lc).join(">")}:${r.fees.join(">")}`;
 
 const lc = (a: string) => a.toLowerCase();
+
+/** A token's symbol and decimals: its protocols entry's, or read once and kept. */
+interface SwapTokenFacts {
+  symbol: string;
+  decimals: number;
+  priceFeed?: { address: string; decimals: number } | null;
+}
+const tokenFact = (t: Address) => `erc20:${lc(t)}`;
+
+/** A token's symbol and decimals if known before any read: listed in the protocols entry, or kept. */
+export function knownToken(sub: BuildSubaccount, t: string): SwapTokenFacts | undefined {
+  return (
+    sub.protocols.tokens.find((x) => lc(x.address) === lc(t)) ?? learnt<SwapTokenFacts>(sub, tokenFact(t as Address))
+  );
+}
 const pairKey = (a: Address, b: Address, fee: number) => `${[lc(a), lc(b)].sort().join(":")}:${fee}`;
 
 /**
@@ -78,7 +94,11 @@ export async function discover(
   tokenOut: Address,
   amountIn: bigint | null,
 ): Promise<Discovery> {
-  const entry = new Map(sub.protocols.tokens.map((t) => [lc(t.address), t]));
+  const entry = new Map<string, SwapTokenFacts>(sub.protocols.tokens.map((t) => [lc(t.address), t]));
+  for (const t of [tokenIn, tokenOut]) {
+    const kept = learnt<SwapTokenFacts>(sub, tokenFact(t));
+    if (kept && !entry.has(lc(t))) entry.set(lc(t), kept);
+  }
   const factory = getAddress(sub.protocols.uniswap!.factory);
   const hubs = HUBS.flatMap((sym) =>
     sub.protocols.tokens.filter((t) => t.symbol.toUpperCase() === sym).map((t) => getAddress(t.address)),
@@ -127,6 +147,9 @@ export async function discover(
     const answer = m.price === null ? undefined : readValue<bigint>(res[m.price]);
     const decimals = known ? known.decimals : readValue<number>(res[m.decimals!]);
     const symbol = known ? known.symbol : readValue<string>(res[m.symbol!]);
+    if (!known && decimals !== undefined && symbol !== undefined) {
+      learn<SwapTokenFacts>(sub, tokenFact(t), { symbol, decimals: Number(decimals) });
+    }
     return {
       address: getAddress(t),
       symbol: symbol ?? `${t.slice(0, 8)}…`,
