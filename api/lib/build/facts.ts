@@ -16,9 +16,12 @@ import type { BuildSubaccount } from "./subaccount.js";
 const MAX_ENTRIES = 10_000;
 const store = new Map<string, Promise<unknown>>();
 
+/** A fact's key in the stores: per chain and node. */
+const factKey = (sub: BuildSubaccount, key: string) => `${sub.chainId}:${sub.rpcUrl}:${key}`;
+
 /** `load()`'s answer for `key` on the subaccount's chain, read once and kept. */
 export function remember<T>(sub: BuildSubaccount, key: string, load: () => Promise<T>): Promise<T> {
-  const k = `${sub.chainId}:${sub.rpcUrl}:${key}`;
+  const k = factKey(sub, key);
   const hit = store.get(k);
   if (hit) return hit as Promise<T>;
   if (store.size >= MAX_ENTRIES) store.clear();
@@ -33,12 +36,12 @@ const learnedStore = new Map<string, unknown>();
 /** Keeps a fact read on the way (it must be one that never changes at its key). */
 export function learn<T>(sub: BuildSubaccount, key: string, value: T): void {
   if (learnedStore.size >= MAX_ENTRIES) learnedStore.clear();
-  learnedStore.set(`${sub.chainId}:${sub.rpcUrl}:${key}`, value);
+  learnedStore.set(factKey(sub, key), value);
 }
 
 /** A fact `learn` kept, if it has been learnt. */
 export function learnt<T>(sub: BuildSubaccount, key: string): T | undefined {
-  return learnedStore.get(`${sub.chainId}:${sub.rpcUrl}:${key}`) as T | undefined;
+  return learnedStore.get(factKey(sub, key)) as T | undefined;
 }
 
 export interface TokenFacts {
@@ -49,28 +52,40 @@ export interface TokenFacts {
 
 const ERC20 = parseAbi(["function symbol() view returns (string)", "function decimals() view returns (uint8)"]);
 
+const tokenKey = (address: string) => `token:${address.toLowerCase()}`;
+
+/** A token's symbol and decimals if known without a read: its protocols entry's, or kept. */
+export function knownToken(sub: BuildSubaccount, address: string): TokenFacts | undefined {
+  const t = (sub.protocols.tokens ?? []).find((x) => x.address.toLowerCase() === address.toLowerCase());
+  if (t) return { address: getAddress(address), symbol: t.symbol, decimals: t.decimals };
+  return learnt<TokenFacts>(sub, tokenKey(address));
+}
+
+/** Keeps a token's symbol and decimals read along with other state (a swap's read stage). */
+export function keepToken(sub: BuildSubaccount, t: TokenFacts): void {
+  learn(sub, tokenKey(t.address), t);
+}
+
 /**
- * Symbol and decimals of each token: the chain's protocols entry, else read (one multicall for all
- * that are missing) and kept. A token that does not answer both is a 422 at `loc`.
+ * Symbol and decimals of each token: the chain's protocols entry, else kept, else read (one
+ * multicall for all that are missing) and kept. A token that does not answer both is a 422 at
+ * `loc`.
  */
 export async function tokenFacts(
   sub: BuildSubaccount,
   addresses: readonly Address[],
   loc: (string | number)[] = ["body"],
 ): Promise<TokenFacts[]> {
-  const listed = new Map((sub.protocols.tokens ?? []).map((t) => [t.address.toLowerCase(), t]));
-  const missing = [...new Set(addresses.map((a) => a.toLowerCase()))].filter((a) => !listed.has(a));
-  const read = new Map<string, TokenFacts>();
+  const known = new Map(addresses.map((a) => [a.toLowerCase(), knownToken(sub, a)]));
+  const missing = [...known].filter(([, t]) => !t).map(([a]) => a);
   await Promise.all(
     missing.map(async (a) => {
-      read.set(a, await remember(sub, `token:${a}`, () => readToken(sub, getAddress(a), loc)));
+      const t = await remember(sub, tokenKey(a), () => readToken(sub, getAddress(a), loc));
+      keepToken(sub, t);
+      known.set(a, t);
     }),
   );
-  return addresses.map((a) => {
-    const t = listed.get(a.toLowerCase());
-    if (t) return { address: getAddress(a), symbol: t.symbol, decimals: t.decimals };
-    return read.get(a.toLowerCase())!;
-  });
+  return addresses.map((a) => known.get(a.toLowerCase())!);
 }
 
 async function readToken(sub: BuildSubaccount, token: Address, loc: (string | number)[]): Promise<TokenFacts> {

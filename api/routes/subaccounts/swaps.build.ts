@@ -10,6 +10,7 @@
 import { type Abi, type Address, encodeFunctionData, getAddress, parseAbi } from "viem";
 import { requireAllowed } from "../../lib/build/allowed.js";
 import type { BuildAnswer } from "../../lib/build/audit.js";
+import { knownToken } from "../../lib/build/facts.js";
 import { type ModuleTransaction, moduleTransaction } from "../../lib/build/module-call.js";
 import { rawAmount, transactionPayload, units } from "../../lib/build/payload.js";
 import { BuildRefusal, type RefusedReason } from "../../lib/build/refusal.js";
@@ -22,7 +23,6 @@ import {
   type Discovery,
   discover,
   encodePath,
-  knownToken,
   type Quote,
   quoteAll,
   type SwapRoute,

@@ -11,7 +11,7 @@
  */
 import { type Abi, type Address, encodePacked, getAddress, type Hex, parseAbi, zeroAddress } from "viem";
 import { allowedRead } from "../../lib/build/allowed.js";
-import { learn, learnt } from "../../lib/build/facts.js";
+import { keepToken, knownToken, learn, learnt } from "../../lib/build/facts.js";
 import { type Head, readAtHead } from "../../lib/build/head.js";
 import { aggregate, type Read, type ReadResult, readValue } from "../../lib/build/multicall.js";
 import type { BuildSubaccount } from "../../lib/build/subaccount.js";
@@ -66,21 +66,6 @@ export const routeKey = (r: { tokens: readonly Address[]; fees: readonly number[
   `${r.tokens.map(lc).join(">")}:${r.fees.join(">")}`;
 
 const lc = (a: string) => a.toLowerCase();
-
-/** A token's symbol and decimals: its protocols entry's, or read once and kept. */
-interface SwapTokenFacts {
-  symbol: string;
-  decimals: number;
-  priceFeed?: { address: string; decimals: number } | null;
-}
-const tokenFact = (t: Address) => `erc20:${lc(t)}`;
-
-/** A token's symbol and decimals if known before any read: listed in the protocols entry, or kept. */
-export function knownToken(sub: BuildSubaccount, t: string): SwapTokenFacts | undefined {
-  return (
-    sub.protocols.tokens.find((x) => lc(x.address) === lc(t)) ?? learnt<SwapTokenFacts>(sub, tokenFact(t as Address))
-  );
-}
 const pairKey = (a: Address, b: Address, fee: number) => `${[lc(a), lc(b)].sort().join(":")}:${fee}`;
 
 /**
@@ -94,9 +79,10 @@ export async function discover(
   tokenOut: Address,
   amountIn: bigint | null,
 ): Promise<Discovery> {
-  const entry = new Map<string, SwapTokenFacts>(sub.protocols.tokens.map((t) => [lc(t.address), t]));
+  type Known = { symbol: string; decimals: number; priceFeed?: { address: string; decimals: number } | null };
+  const entry = new Map<string, Known>(sub.protocols.tokens.map((t) => [lc(t.address), t]));
   for (const t of [tokenIn, tokenOut]) {
-    const kept = learnt<SwapTokenFacts>(sub, tokenFact(t));
+    const kept = knownToken(sub, t);
     if (kept && !entry.has(lc(t))) entry.set(lc(t), kept);
   }
   const factory = getAddress(sub.protocols.uniswap!.factory);
@@ -148,7 +134,7 @@ export async function discover(
     const decimals = known ? known.decimals : readValue<number>(res[m.decimals!]);
     const symbol = known ? known.symbol : readValue<string>(res[m.symbol!]);
     if (!known && decimals !== undefined && symbol !== undefined) {
-      learn<SwapTokenFacts>(sub, tokenFact(t), { symbol, decimals: Number(decimals) });
+      keepToken(sub, { address: getAddress(t), symbol, decimals: Number(decimals) });
     }
     return {
       address: getAddress(t),
