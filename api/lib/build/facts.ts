@@ -3,18 +3,20 @@
  * aToken's pool and underlying, a pool's tokens and fee, a bridge's token. Read once per process
  * and chain and kept, so a warm build spends its RPC round trips on the state it acts on (read at
  * the head in one multicall, `readAtHead`) and on its simulation. Failed reads are not kept; the
- * store is bounded (emptied past MAX_ENTRIES), and concurrent builds share one read in flight.
+ * stores are bounded (MAX_ENTRIES each, the least recently used going first), and concurrent
+ * builds share one read in flight.
  * Some facts come with a read a build makes anyway (a position's range, with the position):
  * `learn` keeps them and `learnt` gives them back at once, so a later build can plan its reads
  * on them.
  */
+import { LRUCache } from "lru-cache";
 import { type Address, getAddress, parseAbi } from "viem";
 import { aggregate, readValue } from "./multicall.js";
 import { BuildRefusal } from "./refusal.js";
 import type { BuildSubaccount } from "./subaccount.js";
 
-const MAX_ENTRIES = 10_000;
-const store = new Map<string, Promise<unknown>>();
+export const MAX_ENTRIES = 10_000;
+const store = new LRUCache<string, Promise<unknown>>({ max: MAX_ENTRIES });
 
 /** A fact's key in the stores: per chain and node. */
 const factKey = (sub: BuildSubaccount, key: string) => `${sub.chainId}:${sub.rpcUrl}:${key}`;
@@ -24,24 +26,24 @@ export function remember<T>(sub: BuildSubaccount, key: string, load: () => Promi
   const k = factKey(sub, key);
   const hit = store.get(k);
   if (hit) return hit as Promise<T>;
-  if (store.size >= MAX_ENTRIES) store.clear();
   const p = load();
   store.set(k, p);
-  p.catch(() => store.delete(k));
+  p.catch(() => {
+    if (store.peek(k) === p) store.delete(k);
+  });
   return p;
 }
 
-const learnedStore = new Map<string, unknown>();
+const learnedStore = new LRUCache<string, { value: unknown }>({ max: MAX_ENTRIES });
 
 /** Keeps a fact read on the way (it must be one that never changes at its key). */
 export function learn<T>(sub: BuildSubaccount, key: string, value: T): void {
-  if (learnedStore.size >= MAX_ENTRIES) learnedStore.clear();
-  learnedStore.set(factKey(sub, key), value);
+  learnedStore.set(factKey(sub, key), { value });
 }
 
 /** A fact `learn` kept, if it has been learnt. */
 export function learnt<T>(sub: BuildSubaccount, key: string): T | undefined {
-  return learnedStore.get(factKey(sub, key)) as T | undefined;
+  return learnedStore.get(factKey(sub, key))?.value as T | undefined;
 }
 
 export interface TokenFacts {
