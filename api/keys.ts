@@ -1,12 +1,14 @@
 /**
  * API keys: `vk_<prefix>_<secret>`, shown once at creation, stored as a SHA-256 hash (the secret
  * has 160 random bits, so a fast hash is enough), looked up by prefix and compared in constant
- * time. Revocation takes effect within KEY_CACHE_MS.
+ * time. Revocation takes effect within KEY_CACHE_MS; a key in use is re-read in the background
+ * before then, so its requests do not wait on the table (`recent` in lib/kept.ts).
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.js";
 import type { ReadDb } from "./lib/db.js";
+import { recent } from "./lib/kept.js";
 
 export const KEY_CACHE_MS = 2000;
 const KEY_RE = /^vk_([0-9a-f]{12})_([0-9a-f]{40})$/;
@@ -38,11 +40,14 @@ export async function revokeKey(db: Kysely<Database>, idOrPrefix: string): Promi
   return Number(res.numUpdatedRows);
 }
 
-interface Cached {
-  at: number;
-  row: { id: string; hash: Buffer; revoked: boolean; scopes: string[] } | null;
+interface KeyRow {
+  id: string;
+  hash: Buffer;
+  revoked: boolean;
+  scopes: string[];
 }
-const cache = new Map<string, Cached>();
+/** by prefix; `false`: no such key (so a stream of made-up keys reads the table once each) */
+const rows = recent<KeyRow | false>(KEY_CACHE_MS);
 const DUMMY = sha256("no such key");
 
 export type KeyCheck =
@@ -57,23 +62,21 @@ export async function checkKey(db: ReadDb, key: string, now = Date.now()): Promi
     return { ok: false, reason: "malformed" };
   }
   const prefix = m[1]!;
-  let c = cache.get(prefix);
-  if (!c || now - c.at > KEY_CACHE_MS) {
-    const r = await db
-      .selectFrom("auth.api_key")
-      .select(["id", "key_hash", "revoked_at", "scopes"])
-      .where("prefix", "=", prefix)
-      .executeTakeFirst();
-    c = {
-      at: now,
-      row: r
-        ? { id: r.id, hash: Buffer.from(r.key_hash, "hex"), revoked: r.revoked_at != null, scopes: r.scopes }
-        : null,
-    };
-    cache.set(prefix, c);
-  }
-  const equal = timingSafeEqual(given, c.row?.hash ?? DUMMY);
-  if (!c.row || !equal) return { ok: false, reason: "unknown" };
-  if (c.row.revoked) return { ok: false, reason: "revoked" };
-  return { ok: true, id: c.row.id, scopes: c.row.scopes };
+  const row = await rows.get(
+    prefix,
+    async () => {
+      const r = await db
+        .selectFrom("auth.api_key")
+        .select(["id", "key_hash", "revoked_at", "scopes"])
+        .where("prefix", "=", prefix)
+        .executeTakeFirst();
+      if (!r) return false;
+      return { id: r.id, hash: Buffer.from(r.key_hash, "hex"), revoked: r.revoked_at != null, scopes: r.scopes };
+    },
+    now,
+  );
+  const equal = timingSafeEqual(given, row ? row.hash : DUMMY);
+  if (!row || !equal) return { ok: false, reason: "unknown" };
+  if (row.revoked) return { ok: false, reason: "revoked" };
+  return { ok: true, id: row.id, scopes: row.scopes };
 }

@@ -3,7 +3,8 @@
  * operator (`sub`) and the scopes of the account, valid TOKEN_TTL_S (default 15 min). The signing
  * key is TOKEN_SECRET or, unset, a random key created once in auth.api_secret, so every API
  * process of a deployment accepts every token. A disabled account's tokens stop working within
- * ACCOUNT_CACHE_MS, and a token grants only the scopes its account still holds: one taken away
+ * ACCOUNT_CACHE_MS (an account in use is re-read in the background before then: `recent` in
+ * lib/kept.ts), and a token grants only the scopes its account still holds: one taken away
  * (`npm run operators -- scopes`) stops working as quickly. A password change ends the tokens
  * issued in an earlier second.
  */
@@ -12,6 +13,7 @@ import { sign, verify } from "hono/jwt";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema.js";
 import type { ReadDb } from "../lib/db.js";
+import { recent } from "../lib/kept.js";
 
 const ISSUER = "vault-yield-service";
 const AUDIENCE = "vault-yield-api";
@@ -60,13 +62,12 @@ export type TokenCheck =
   | { ok: false; reason: "invalid" | "expired" | "disabled" | "revoked" };
 
 interface Account {
-  at: number;
   active: boolean;
   scopes: ReadonlySet<string>;
   /** unix seconds of the last password change */
   passwordChangedS: number;
 }
-const accounts = new Map<string, Account>();
+const accounts = recent<Account>(ACCOUNT_CACHE_MS);
 
 export async function checkToken(db: ReadDb, secret: string, token: string, now = Date.now()): Promise<TokenCheck> {
   let payload: Awaited<ReturnType<typeof verify>>;
@@ -77,22 +78,22 @@ export async function checkToken(db: ReadDb, secret: string, token: string, now 
   }
   const username = typeof payload.sub === "string" ? payload.sub : null;
   if (!username) return { ok: false, reason: "invalid" };
-  let a = accounts.get(username);
-  if (!a || now - a.at > ACCOUNT_CACHE_MS) {
-    const row = await db
-      .selectFrom("auth.operator_account")
-      .select(["disabled_at", "scopes", "password_changed_at"])
-      .where("username", "=", username)
-      .executeTakeFirst();
-    a = {
-      at: now,
-      active: row != null && row.disabled_at == null,
-      scopes: new Set(row?.scopes ?? []),
-      passwordChangedS: row ? Math.floor(new Date(row.password_changed_at).getTime() / 1000) : 0,
-    };
-    if (accounts.size >= 10_000) accounts.clear();
-    accounts.set(username, a);
-  }
+  const a = await accounts.get(
+    username,
+    async () => {
+      const row = await db
+        .selectFrom("auth.operator_account")
+        .select(["disabled_at", "scopes", "password_changed_at"])
+        .where("username", "=", username)
+        .executeTakeFirst();
+      return {
+        active: row != null && row.disabled_at == null,
+        scopes: new Set(row?.scopes ?? []),
+        passwordChangedS: row ? Math.floor(new Date(row.password_changed_at).getTime() / 1000) : 0,
+      };
+    },
+    now,
+  );
   if (!a.active) return { ok: false, reason: "disabled" };
   // issued in a second before the password changed (tokens of that very second stay valid)
   if (typeof payload.iat !== "number" || payload.iat < a.passwordChangedS) return { ok: false, reason: "revoked" };

@@ -1,6 +1,9 @@
-/** kept: stale-while-revalidate with one load at a time, and a forced fresh read. */
+/**
+ * kept: stale-while-revalidate with one load at a time, and a forced fresh read. recent: never
+ * older than its bound, re-read ahead in the background.
+ */
 import { describe, expect, it } from "vitest";
-import { kept } from "./kept.js";
+import { kept, recent } from "./kept.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -53,5 +56,116 @@ describe("kept", () => {
     expect((await k.fresh(owner, "a", load, 10)).n).toBe(2);
     await expect(k.get(owner, "b", async () => Promise.reject(new Error("db down")))).rejects.toThrow("db down");
     expect((await k.get(owner, "b", load)).n).toBe(3);
+  });
+});
+
+/** A read whose answer the test gives when it chooses. */
+function gatedReads() {
+  const pending: ((v: { n: number } | Error) => void)[] = [];
+  let sent = 0;
+  const read = () => {
+    sent++;
+    return new Promise<{ n: number }>((resolve, reject) =>
+      pending.push((v) => (v instanceof Error ? reject(v) : resolve(v))),
+    );
+  };
+  const answer = async (v: { n: number } | Error) => {
+    pending.shift()!(v);
+    await sleep(0);
+  };
+  return { read, answer, sent: () => sent, waiting: () => pending.length };
+}
+
+describe("recent", () => {
+  const AGE = 1000;
+
+  it("one read for callers arriving together, then none until half the age", async () => {
+    const r = recent<{ n: number }>(AGE);
+    const g = gatedReads();
+    const got = Promise.all(Array.from({ length: 8 }, () => r.get("k", g.read, 0)));
+    expect(g.sent()).toBe(1);
+    await g.answer({ n: 1 });
+    expect((await got).map((v) => v.n)).toEqual(Array(8).fill(1));
+    expect((await r.get("k", g.read, AGE / 2)).n).toBe(1);
+    expect(g.sent()).toBe(1);
+  });
+
+  it("past half the age: served at once while one read replaces it", async () => {
+    const r = recent<{ n: number }>(AGE);
+    const g = gatedReads();
+    const first = r.get("k", g.read, 0);
+    await g.answer({ n: 1 });
+    await first;
+    // nobody waits on the read: these answer before it does
+    expect((await r.get("k", g.read, 600)).n).toBe(1);
+    expect((await r.get("k", g.read, 700)).n).toBe(1);
+    expect(g.sent()).toBe(2);
+    await g.answer({ n: 2 });
+    // the new value counts from when its read was sent (600), not from when it came back
+    expect((await r.get("k", g.read, 1100)).n).toBe(2);
+    expect(g.sent()).toBe(2);
+    const late = r.get("k", g.read, 1601);
+    expect(g.waiting()).toBe(1); // past the whole age: the caller waits for a new read
+    await g.answer({ n: 3 });
+    expect((await late).n).toBe(3);
+  });
+
+  it("never serves a value older than the age: a revocation shows in time", async () => {
+    const r = recent<{ n: number }>(AGE);
+    const g = gatedReads();
+    const first = r.get("k", g.read, 0);
+    await g.answer({ n: 1 });
+    await first;
+    const after = r.get("k", g.read, AGE + 1);
+    let settled = false;
+    void after.then(() => (settled = true));
+    await sleep(5);
+    expect(settled).toBe(false);
+    await g.answer({ n: 2 });
+    expect((await after).n).toBe(2);
+  });
+
+  it("a read in flight since too long ago is not taken: it reads once more", async () => {
+    const r = recent<{ n: number }>(AGE);
+    const g = gatedReads();
+    const first = r.get("k", g.read, 0);
+    await g.answer({ n: 1 });
+    await first;
+    expect((await r.get("k", g.read, 900)).n).toBe(1); // background read sent at 900
+    const caller = r.get("k", g.read, 2000); // waits for the read in flight, sent 1100 ms before
+    await g.answer({ n: 2 });
+    expect(g.waiting()).toBe(1);
+    await g.answer({ n: 3 });
+    expect((await caller).n).toBe(3);
+  });
+
+  it("a failed background read leaves the value; a failed read a caller waits for is thrown", async () => {
+    const r = recent<{ n: number }>(AGE);
+    const g = gatedReads();
+    const first = r.get("k", g.read, 0);
+    await g.answer({ n: 1 });
+    await first;
+    expect((await r.get("k", g.read, 600)).n).toBe(1);
+    await g.answer(new Error("db down"));
+    expect((await r.get("k", g.read, 900)).n).toBe(1); // and a new background read
+    await g.answer(new Error("db down"));
+    const late = expect(r.get("k", g.read, 1100)).rejects.toThrow("db down");
+    await g.answer(new Error("db down"));
+    await late;
+  });
+
+  it("keeps at most `max` values, the least recently used going first", async () => {
+    const r = recent<{ n: number }>(AGE, 2);
+    let reads = 0;
+    const read = async () => ({ n: ++reads });
+    await r.get("a", read, 0);
+    await r.get("b", read, 0);
+    await r.get("a", read, 1); // a used last
+    await r.get("c", read, 2); // b goes
+    expect(reads).toBe(3);
+    await r.get("a", read, 3);
+    expect(reads).toBe(3);
+    await r.get("b", read, 4);
+    expect(reads).toBe(4);
   });
 });

@@ -49,3 +49,51 @@ export function kept<V extends {}>(ttlMs: number, max = 10_000): Kept<V> {
     },
   };
 }
+
+export interface Recent<V> {
+  /**
+   * The value of `key`, read by `read` at most `maxAgeMs` before `now`. Past half that age, the
+   * kept value is still served while one read replaces it in the background.
+   */
+  get(key: string, read: () => Promise<V>, now?: number): Promise<V>;
+}
+
+/**
+ * What must be recent rather than merely kept (an API key's revocation, an operator account's
+ * scopes): never served older than `maxAgeMs`, counted from when its read was sent. A value in
+ * steady use is read again from half that age on, in the background, so a caller waits on the
+ * database only for a value it has not asked for lately. Callers arriving together share one
+ * read; at most `max` values are kept, the least recently used going first.
+ */
+export function recent<V extends {}>(maxAgeMs: number, max = 10_000): Recent<V> {
+  const values = new LRUCache<string, { at: number; value: V }>({ max });
+  const reading = new Map<string, Promise<{ at: number; value: V }>>();
+  const load = (key: string, read: () => Promise<V>, at: number) => {
+    let p = reading.get(key);
+    if (!p) {
+      p = read()
+        .then((value) => {
+          const e = { at, value };
+          const kept = values.peek(key);
+          if (!kept || kept.at <= at) values.set(key, e);
+          return e;
+        })
+        .finally(() => reading.delete(key));
+      reading.set(key, p);
+    }
+    return p;
+  };
+  return {
+    async get(key, read, now = Date.now()) {
+      const e = values.get(key);
+      if (e && now - e.at <= maxAgeMs) {
+        if (now - e.at > maxAgeMs / 2 && !reading.has(key)) load(key, read, now).catch(() => {});
+        return e.value;
+      }
+      // a read already in flight may have been sent too long ago: then read once more
+      let got = await load(key, read, now);
+      if (now - got.at > maxAgeMs) got = await load(key, read, now);
+      return got.value;
+    },
+  };
+}

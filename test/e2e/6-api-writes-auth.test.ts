@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOperator, updateOperator } from "../../api/auth/operators.js";
 import { SCOPE_NAMES } from "../../api/auth/scopes.js";
 import { ACCOUNT_CACHE_MS, ensureTokenSecret, issueToken } from "../../api/auth/tokens.js";
-import { createKey } from "../../api/keys.js";
+import { createKey, KEY_CACHE_MS, revokeKey } from "../../api/keys.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
 import {
   auditOf,
@@ -320,6 +320,29 @@ describe("POST /api/v1/platform/strategy_apy with a bearer token or an API key",
     }
     expect((await postApy([snapshot()], { "x-api-key": h.revokedKey })).status).toBe(403);
     expect(await snapshotCount()).toBe(n0);
+  });
+
+  it("a key revoked while in steady use is refused within KEY_CACHE_MS", async () => {
+    // requests every 200 ms keep the key re-read in the background: none of them waits on the
+    // table, and none past KEY_CACHE_MS after the revocation gets through
+    const k = await createKey(h.db, "w6-steady", ["strategy_apy:write"]);
+    keyIds.push(k.id);
+    const sent: { at: number; status: number }[] = [];
+    const until = async (t: number) => {
+      while (Date.now() < t) {
+        const at = Date.now();
+        sent.push({ at, status: (await postApy([snapshot()], { "x-api-key": k.key })).status });
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    await until(Date.now() + 1500);
+    expect(sent.every((s) => s.status === 201)).toBe(true);
+    const revokedAt = Date.now();
+    expect(await revokeKey(h.db, k.id)).toBe(1);
+    await until(revokedAt + KEY_CACHE_MS + 600);
+    const late = sent.filter((s) => s.at > revokedAt + KEY_CACHE_MS);
+    expect(late.length).toBeGreaterThan(0);
+    expect(late.every((s) => s.status === 403)).toBe(true);
   });
 
   it("a non-EVM vault of the registry takes snapshots too (its chain id is 0 or below, its address keeps its case)", async () => {
