@@ -1,8 +1,8 @@
 /**
  * stakerIncentives against a local HTTP server playing a JSON-RPC node (eth_blockNumber and the
- * staker's IncentiveCreated logs): the keys decoded, the kept scan used within its age, one
- * refresh shared by the builds that find it too old together, and the head read whenever a
- * caller asks for it.
+ * staker's IncentiveCreated logs): the keys decoded, the kept scan used within its age and
+ * refreshed in the background from half of it, one refresh shared by the builds that find it too
+ * old together, and the head read whenever a caller asks for it.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -22,6 +22,8 @@ let head = 100;
 /** the blocks that created an incentive, its start time being the block number */
 const created: number[] = [];
 const calls: { method: string; params: unknown[] }[] = [];
+/** how many calls the node has answered */
+let answered = 0;
 
 function log(block: number) {
   return {
@@ -60,6 +62,7 @@ beforeAll(async () => {
       setTimeout(() => {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify({ jsonrpc: "2.0", id: body.id, result }));
+        answered++;
       }, 20);
     });
   });
@@ -117,5 +120,24 @@ describe("stakerIncentives", () => {
     expect((await stakerIncentives(client, STAKER, 0)).map((x) => x.startTime)).toContain(145n);
     expect([count("eth_blockNumber"), count("eth_getLogs")]).toEqual([1, 1]);
     expect((calls[1]!.params[0] as { fromBlock: string }).fromBlock).toBe(toHex(141));
+  });
+
+  it("from half its age on, the kept scan is served at once while one refresh replaces it", async () => {
+    const client = createPublicClient({ transport: http(url, { retryCount: 0 }) });
+    const AGE = 400;
+    head = 160;
+    await stakerIncentives(client, STAKER, AGE);
+    created.push(165);
+    head = 170;
+    calls.length = 0;
+    await new Promise((r) => setTimeout(r, AGE / 2 + 10));
+    const before = answered;
+    const served = await Promise.all(Array.from({ length: 8 }, () => stakerIncentives(client, STAKER, AGE)));
+    expect(answered).toBe(before); // served before the node answered the refresh's first call
+    for (const k of served) expect(k.map((x) => x.startTime)).not.toContain(165n);
+    await new Promise((r) => setTimeout(r, 100));
+    expect([count("eth_blockNumber"), count("eth_getLogs")]).toEqual([1, 1]);
+    expect((await stakerIncentives(client, STAKER, AGE)).map((x) => x.startTime)).toContain(165n);
+    expect(calls).toHaveLength(2);
   });
 });

@@ -68,7 +68,7 @@ export function stakeData(keys: readonly IncentiveKey[]): Hex {
 interface Scan {
   to: bigint;
   keys: IncentiveKey[];
-  /** when the scan was made (ms) */
+  /** when the scan was begun (ms): its head is at least that recent */
   at: number;
 }
 interface Kept {
@@ -81,9 +81,10 @@ const scans = new WeakMap<PublicClient, Map<string, Kept>>();
 /**
  * Every incentive the staker has created, from its logs: the kept scan when it is younger than
  * `maxAgeMs`, else read on from the last block seen. Callers that accept a kept scan
- * (`maxAgeMs` > 0) and find it too old share one refresh, so builds arriving together when it
- * expires make one scan, not one each; a caller that asks for the head (`maxAgeMs` 0) reads its
- * own.
+ * (`maxAgeMs` > 0) share one refresh: from half that age on it runs in the background while the
+ * kept scan is still served, so builds in steady use never wait on it; builds arriving together
+ * after it expired wait on one scan, not one each. A caller that asks for the head (`maxAgeMs` 0)
+ * reads its own.
  */
 export async function stakerIncentives(client: PublicClient, staker: Address, maxAgeMs = 0): Promise<IncentiveKey[]> {
   let byStaker = scans.get(client);
@@ -97,24 +98,32 @@ export async function stakerIncentives(client: PublicClient, staker: Address, ma
     kept = {};
     byStaker.set(id, kept);
   }
-  if (kept.scan && Date.now() - kept.scan.at < maxAgeMs) return kept.scan.keys;
   if (maxAgeMs === 0) return (await refresh(client, staker, kept)).keys;
-  if (!kept.refreshing) {
-    const entry = kept;
-    const p = refresh(client, staker, entry);
-    entry.refreshing = p;
-    p.then(
-      () => undefined,
-      () => undefined,
-    ).finally(() => {
-      if (entry.refreshing === p) entry.refreshing = undefined;
-    });
+  const age = kept.scan ? Date.now() - kept.scan.at : Number.POSITIVE_INFINITY;
+  if (age < maxAgeMs) {
+    if (age >= maxAgeMs / 2) sharedRefresh(client, staker, kept).catch(() => {}); // the next caller's
+    return kept.scan!.keys;
   }
-  return (await kept.refreshing!).keys;
+  return (await sharedRefresh(client, staker, kept)).keys;
+}
+
+/** The refresh in flight for callers that accept a kept scan, else a new one. */
+function sharedRefresh(client: PublicClient, staker: Address, kept: Kept): Promise<Scan> {
+  if (kept.refreshing) return kept.refreshing;
+  const p = refresh(client, staker, kept);
+  kept.refreshing = p;
+  p.then(
+    () => undefined,
+    () => undefined,
+  ).finally(() => {
+    if (kept.refreshing === p) kept.refreshing = undefined;
+  });
+  return p;
 }
 
 /** Reads the staker's logs from the kept scan's last block to the head, and keeps the result. */
 async function refresh(client: PublicClient, staker: Address, kept: Kept): Promise<Scan> {
+  const at = Date.now();
   const head = await client.getBlockNumber({ cacheTime: 0 });
   let scan = kept.scan;
   // a chain that went back (a reorg, a reverted devnet) is read again from the start
@@ -138,8 +147,8 @@ async function refresh(client: PublicClient, staker: Address, kept: Kept): Promi
         refundee: getAddress(a.refundee),
       });
     }
-    scan = { to: head, keys, at: Date.now() };
-  } else scan = { ...scan, at: Date.now() };
+    scan = { to: head, keys, at };
+  } else scan = { ...scan, at };
   // each scan is whole (its keys are those of its blocks), so the last one to finish is kept
   kept.scan = scan;
   return scan;
