@@ -78,6 +78,15 @@ function gatedReads() {
 
 describe("recent", () => {
   const AGE = 1000;
+  /** a store holding `{ n: 1 }` for "k", read at 0 */
+  const primed = async () => {
+    const r = recent<{ n: number }>(AGE);
+    const g = gatedReads();
+    const first = r.get("k", g.read, 0);
+    await g.answer({ n: 1 });
+    await first;
+    return { r, g };
+  };
 
   it("one read for callers arriving together, then none until half the age", async () => {
     const r = recent<{ n: number }>(AGE);
@@ -91,11 +100,7 @@ describe("recent", () => {
   });
 
   it("past half the age: served at once while one read replaces it", async () => {
-    const r = recent<{ n: number }>(AGE);
-    const g = gatedReads();
-    const first = r.get("k", g.read, 0);
-    await g.answer({ n: 1 });
-    await first;
+    const { r, g } = await primed();
     // nobody waits on the read: these answer before it does
     expect((await r.get("k", g.read, 600)).n).toBe(1);
     expect((await r.get("k", g.read, 700)).n).toBe(1);
@@ -111,11 +116,7 @@ describe("recent", () => {
   });
 
   it("never serves a value older than the age: a revocation shows in time", async () => {
-    const r = recent<{ n: number }>(AGE);
-    const g = gatedReads();
-    const first = r.get("k", g.read, 0);
-    await g.answer({ n: 1 });
-    await first;
+    const { r, g } = await primed();
     const after = r.get("k", g.read, AGE + 1);
     let settled = false;
     void after.then(() => (settled = true));
@@ -126,11 +127,7 @@ describe("recent", () => {
   });
 
   it("a read in flight since too long ago is not taken: it reads once more", async () => {
-    const r = recent<{ n: number }>(AGE);
-    const g = gatedReads();
-    const first = r.get("k", g.read, 0);
-    await g.answer({ n: 1 });
-    await first;
+    const { r, g } = await primed();
     expect((await r.get("k", g.read, 900)).n).toBe(1); // background read sent at 900
     const caller = r.get("k", g.read, 2000); // waits for the read in flight, sent 1100 ms before
     await g.answer({ n: 2 });
@@ -140,11 +137,7 @@ describe("recent", () => {
   });
 
   it("a failed background read leaves the value; a failed read a caller waits for is thrown", async () => {
-    const r = recent<{ n: number }>(AGE);
-    const g = gatedReads();
-    const first = r.get("k", g.read, 0);
-    await g.answer({ n: 1 });
-    await first;
+    const { r, g } = await primed();
     expect((await r.get("k", g.read, 600)).n).toBe(1);
     await g.answer(new Error("db down"));
     expect((await r.get("k", g.read, 900)).n).toBe(1); // and a new background read
