@@ -161,4 +161,20 @@ describe("recent", () => {
     await r.get("b", read, 4);
     expect(reads).toBe(4);
   });
+
+  it("forget: the next caller reads again, and a read in flight then keeps nothing", async () => {
+    const { r, g } = await primed();
+    r.forget("k");
+    const next = r.get("k", g.read, 100);
+    expect(g.waiting()).toBe(1);
+    r.forget("k"); // while that read is in flight
+    await g.answer({ n: 2 });
+    expect((await next).n).toBe(2); // its caller has it
+    const after = r.get("k", g.read, 200); // but it was not kept
+    expect(g.waiting()).toBe(1);
+    await g.answer({ n: 3 });
+    expect((await after).n).toBe(3);
+    expect((await r.get("k", g.read, 300)).n).toBe(3);
+    expect(g.sent()).toBe(3);
+  });
 });

@@ -56,6 +56,8 @@ export interface Recent<V> {
    * kept value is still served while one read replaces it in the background.
    */
   get(key: string, read: () => Promise<V>, now?: number): Promise<V>;
+  /** Drops the value of `key` (and a read in flight for it): the next caller reads again. */
+  forget(key: string): void;
 }
 
 /**
@@ -69,18 +71,20 @@ export function recent<V extends {}>(maxAgeMs: number, max = 10_000): Recent<V> 
   const values = new LRUCache<string, { at: number; value: V }>({ max });
   const reading = new Map<string, Promise<{ at: number; value: V }>>();
   const load = (key: string, read: () => Promise<V>, at: number) => {
-    let p = reading.get(key);
-    if (!p) {
-      p = read()
-        .then((value) => {
-          const e = { at, value };
-          const kept = values.peek(key);
-          if (!kept || kept.at <= at) values.set(key, e);
-          return e;
-        })
-        .finally(() => reading.delete(key));
-      reading.set(key, p);
-    }
+    const inFlight = reading.get(key);
+    if (inFlight) return inFlight;
+    const p: Promise<{ at: number; value: V }> = read()
+      .then((value) => {
+        const e = { at, value };
+        // a read forgotten meanwhile keeps nothing
+        const kept = values.peek(key);
+        if (reading.get(key) === p && (!kept || kept.at <= at)) values.set(key, e);
+        return e;
+      })
+      .finally(() => {
+        if (reading.get(key) === p) reading.delete(key);
+      });
+    reading.set(key, p);
     return p;
   };
   return {
@@ -94,6 +98,10 @@ export function recent<V extends {}>(maxAgeMs: number, max = 10_000): Recent<V> 
       let got = await load(key, read, now);
       if (now - got.at > maxAgeMs) got = await load(key, read, now);
       return got.value;
+    },
+    forget(key) {
+      values.delete(key);
+      reading.delete(key);
     },
   };
 }

@@ -13,7 +13,7 @@
 import { sql } from "kysely";
 import { type Address, getAddress, type PublicClient, parseAbi } from "viem";
 import type { ChainProtocols } from "../../../config/registry.js";
-import { kept } from "../kept.js";
+import { kept, recent } from "../kept.js";
 import { chainClient, chainProtocols } from "../protocols.js";
 import type { AppDeps } from "../router.js";
 import { BuildRefusal } from "./refusal.js";
@@ -38,39 +38,40 @@ const SAFE = parseAbi([
 ]);
 const MODULE = parseAbi(["function safe() view returns (address)"]);
 /**
- * How long a Safe's module is kept; each build checks it is still enabled (`readAtHead`). A Safe
- * without one is looked up again on every build, so one that enables it builds at once.
+ * How long a Safe's module is kept; each build checks it is still enabled (`readAtHead`), and a
+ * module kept past half this age is looked up again in the background (`recent`), so no build
+ * waits on the lookup's two round trips once the Safe is known. A Safe without one is looked up
+ * again on every build, so one that enables it builds at once.
  */
 const MODULE_TTL_MS = 600_000;
-const modules = new Map<string, { at: number; module: Address }>();
+const modules = recent<{ module: Address | null }>(MODULE_TTL_MS);
 const moduleKey = (chainId: number, safe: string) => `${chainId}:${safe.toLowerCase()}`;
 
 /** Drops the kept module of a Safe (it was found disabled): the next build looks again. */
 export function forgetModule(chainId: number, safe: string): void {
-  modules.delete(moduleKey(chainId, safe));
+  modules.forget(moduleKey(chainId, safe));
 }
 
 /** The Safe's enabled SubaccountModule (the one whose `safe()` is this Safe), or null. */
 async function moduleOf(client: PublicClient, chainId: number, safe: Address): Promise<Address | null> {
   const key = moduleKey(chainId, safe);
-  const hit = modules.get(key);
-  if (hit && Date.now() - hit.at < MODULE_TTL_MS) return hit.module;
+  const { module } = await modules.get(key, () => lookupModule(client, safe));
+  if (!module) modules.forget(key);
+  return module;
+}
+
+async function lookupModule(client: PublicClient, safe: Address): Promise<{ module: Address | null }> {
   const [enabled] = await client.readContract({
     address: safe,
     abi: SAFE,
     functionName: "getModulesPaginated",
     args: [SENTINEL, 10n],
   });
-  let module: Address | null = null;
   for (const m of enabled) {
     const owner = await client.readContract({ address: m, abi: MODULE, functionName: "safe" }).catch(() => null);
-    if (owner && owner.toLowerCase() === safe.toLowerCase()) {
-      module = getAddress(m);
-      break;
-    }
+    if (owner && owner.toLowerCase() === safe.toLowerCase()) return { module: getAddress(m) };
   }
-  if (module) modules.set(key, { at: Date.now(), module });
-  return module;
+  return { module: null };
 }
 
 /** How long the registry's subaccounts and the indexed traders are kept (as the vault set is). */
