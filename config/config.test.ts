@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { CHAINS, getChain, isEvmChain } from "./chains.js";
 import { indexerPlan, planFingerprint, rpcLanes } from "./indexer.js";
 import { loadRegistry } from "./registry.js";
@@ -23,8 +23,12 @@ const evmVault = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
+// every registry file of these tests, under one directory removed after them
+const root = mkdtempSync(join(tmpdir(), "registry-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
 function registryFile(vaults: unknown[], version: unknown = 1): string {
-  const dir = mkdtempSync(join(tmpdir(), "registry-"));
+  const dir = mkdtempSync(join(root, "r-"));
   const file = join(dir, "vaults.json");
   writeFileSync(file, JSON.stringify({ version, vaults }));
   return file;
@@ -97,7 +101,7 @@ describe("vault registry", () => {
 
   it("refuses a missing file, bad JSON and a wrong version", () => {
     expect(() => loadRegistry("/nonexistent/vaults.json")).toThrow(/not found/);
-    const dir = mkdtempSync(join(tmpdir(), "registry-"));
+    const dir = mkdtempSync(join(root, "r-"));
     writeFileSync(join(dir, "bad.json"), "{");
     expect(() => loadRegistry(join(dir, "bad.json"))).toThrow(/not valid JSON/);
     expect(() => loadRegistry(registryFile([], 2))).toThrow(/version/);

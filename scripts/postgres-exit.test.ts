@@ -7,16 +7,19 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { freePort } from "../test/helpers.js";
 import { REPO_ROOT } from "./lib/indexer.js";
 import { isPortOpen, waitFor } from "./lib/procs.js";
 
 const POSTGRES_TS = JSON.stringify(join(REPO_ROOT, "scripts", "lib", "postgres.ts"));
 
+const probes = mkdtempSync(join(tmpdir(), "pg-exit-"));
+afterAll(() => rmSync(probes, { recursive: true, force: true }));
+
 /** Runs `source` (an ES module) with tsx in a process of its own. */
 function runModule(source: string, timeoutMs: number) {
-  const script = join(mkdtempSync(join(tmpdir(), "pg-exit-")), "probe.mts");
+  const script = join(mkdtempSync(join(probes, "p-")), "probe.mts");
   writeFileSync(script, source);
   return spawnSync(join(REPO_ROOT, "node_modules", ".bin", "tsx"), [script], {
     cwd: REPO_ROOT,
