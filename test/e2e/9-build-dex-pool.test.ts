@@ -799,6 +799,34 @@ describe("refusals: recorded in the build audit, nothing changed on-chain", () =
     expect(extra.body.detail[0]).toMatchObject({ loc: ["body", "slippage"], type: "extra_forbidden" });
   });
 
+  it("integers a uint cannot hold: 422 on the field, before any chain call", async () => {
+    const over = (bits: number) => (1n << BigInt(bits)).toString();
+    const detail = async (op: string, body: Record<string, unknown>, code: string) =>
+      ((await refused(op, body, 422, code)) as unknown as { detail: { loc: string[]; msg: string }[] }).detail[0]!;
+    const calls = proxy.methods.length;
+    // token ids and minimums are uint256, liquidity uint128 (decreaseLiquidity's argument)
+    expect(await detail("withdraw", { token_id: over(256), fraction: 0.5 }, "validation_error")).toMatchObject({
+      loc: ["body", "token_id"],
+      msg: "must be at most 2^256 - 1 (uint256)",
+    });
+    expect(await detail("claim_rewards", { token_id: over(256) }, "validation_error")).toMatchObject({
+      loc: ["body", "token_id"],
+    });
+    expect(await detail("withdraw", { token_id: minted, liquidity: over(128) }, "validation_error")).toMatchObject({
+      loc: ["body", "liquidity"],
+      msg: "must be at most 2^128 - 1 (uint128)",
+    });
+    const min = { token_id: minted, fraction: 0.5, amount0_min_raw: over(256) };
+    expect(await detail("withdraw", min, "validation_error")).toMatchObject({ loc: ["body", "amount0_min_raw"] });
+    expect(proxy.methods.length).toBe(calls);
+    // in whole units, known too large once the token's decimals are
+    const whole = { [`amount${side(usdc)}`]: `1${"0".repeat(72)}`, width_bps: 500 };
+    expect(await detail("deposit", whole, "less_than_equal")).toMatchObject({
+      loc: ["body", `amount${side(usdc)}`],
+      msg: "Too large: more than 2^256 - 1 raw units",
+    });
+  });
+
   it("keys: none 401, one without transactions:build 403", async () => {
     expect((await build("deposit", { amount0: "1", full_range: true }, { key: null })).status).toBe(401);
     const r = await build<Refusal>("deposit", { amount0: "1", full_range: true }, { key: plainKey });

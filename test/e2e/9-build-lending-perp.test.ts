@@ -342,6 +342,12 @@ describe("lending market builders (Aave v3)", () => {
     await refused(await lending("supply", aWeth, { amount: "1000" }), 422, "insufficient_balance", now);
     await refused(await lending("withdraw", aWeth, { amount: "10.5" }), 422, "insufficient_balance", now);
     await refused(await lending("repay", aUsdc, { amount: "100000" }), 422, "insufficient_balance", now);
+    // more than a uint256 holds: raw, a 422 of the schema; in whole units, once the decimals are known
+    const over = await lending("borrow", aUsdc, { amount_raw: (1n << 256n).toString() });
+    expect(over.status, JSON.stringify(over.body)).toBe(422);
+    expect((over.body.detail as { loc: string[] }[])[0]!.loc).toEqual(["body", "amount_raw"]);
+    expect(await audit(over.res)).toMatchObject({ outcome: "refused", status: 422, code: "validation_error" });
+    await refused(await lending("borrow", aUsdc, { amount: `1${"0".repeat(72)}` }), 422, "less_than_equal", now);
     // malformed: both amounts, `all` where it has no meaning, an unknown subaccount
     await refused(await lending("supply", aWeth, { amount: "1", amount_raw: "1" }), 422, "value_error", now);
     const strict = await lending("supply", aWeth, { all: true });

@@ -25,6 +25,27 @@ export const buildFields = {
   }),
 };
 
+/** The largest value of a Solidity uint of `bits` bits. */
+export const maxUint = (bits: 128 | 256) => (1n << BigInt(bits)) - 1n;
+
+/**
+ * An unsigned integer as a decimal string that fits a Solidity uint of `bits` bits: a larger one
+ * is a 422 on its field, not an encoding error of the chain call it would go into.
+ */
+export const uintString = (bits: 128 | 256) =>
+  z
+    .string()
+    .regex(/^\d+$/, "must be an integer as a string")
+    .refine((v) => v.length <= 80 && BigInt(v) <= maxUint(bits), {
+      message: `must be at most 2^${bits} - 1 (uint${bits})`,
+    });
+
+/** A 422 on `loc` when an amount given in whole units comes to more than a uint256 holds. */
+export function fitsUint256(raw: bigint, loc: (string | number)[]): bigint {
+  if (raw > maxUint(256)) throw BuildRefusal.field(loc, "Too large: more than 2^256 - 1 raw units", "less_than_equal");
+  return raw;
+}
+
 /** An amount: decimal units (`amount`) or raw integer units (`amount_raw`), exactly one. */
 export const amountFields = {
   amount: z
@@ -32,9 +53,7 @@ export const amountFields = {
     .regex(/^\d+(\.\d+)?$/, "must be a decimal number as a string")
     .optional()
     .openapi({ description: 'In whole token units, e.g. "1.5"', example: "1000" }),
-  amount_raw: z
-    .string()
-    .regex(/^\d+$/, "must be an integer as a string")
+  amount_raw: uintString(256)
     .optional()
     .openapi({ description: "In the token's smallest unit", example: "1000000000" }),
 };
@@ -58,7 +77,7 @@ export function rawAmount(
         `The token has ${decimals} decimals: at most ${decimals} after the point`,
       );
     }
-    raw = parseUnits(body.amount!, decimals);
+    raw = fitsUint256(parseUnits(body.amount!, decimals), [...loc, "amount"]);
   }
   if (raw === 0n) throw BuildRefusal.field([...loc, "amount"], "Must be greater than 0", "greater_than");
   return raw;

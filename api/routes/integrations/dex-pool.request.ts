@@ -6,6 +6,7 @@
  */
 import { parseUnits } from "viem";
 import { priceOfSqrt, roundRange, tickOfPrice, usableTicks } from "../../../onchain/uniswap-math.js";
+import { fitsUint256 } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import type { Pool } from "./dex-pool.lib.js";
 
@@ -78,7 +79,7 @@ export function sideAmount(b: Record<string, unknown>, side: "amount0" | "amount
     const frac = whole!.split(".")[1] ?? "";
     if (frac.length > decimals)
       throw field(side, `The token has ${decimals} decimals: at most ${decimals} after the point`);
-    v = parseUnits(whole!, decimals);
+    v = fitsUint256(parseUnits(whole!, decimals), ["body", side]);
   }
   if (v === 0n)
     throw BuildRefusal.field(["body", raw != null ? `${side}_raw` : side], "Must be greater than 0", "greater_than");

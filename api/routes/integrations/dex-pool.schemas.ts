@@ -6,14 +6,14 @@
 import { z } from "@hono/zod-openapi";
 import type { NpmPosition } from "../../../onchain/positions.js";
 import { amountsFor, priceOfSqrt, priceOfTick, sqrtAtTick } from "../../../onchain/uniswap-math.js";
-import { buildFields, Units, units } from "../../lib/build/payload.js";
+import { buildFields, Units, uintString, units } from "../../lib/build/payload.js";
 import type { DexCtx, Pool, Token } from "./dex-pool.lib.js";
 import { type IncentiveKey, incentiveId } from "./dex-pool.staker.js";
 
-const TokenId = z
-  .string()
-  .regex(/^\d+$/, "must be an integer as a string")
-  .openapi({ description: "The position's NFT id on the chain's NonfungiblePositionManager", example: "42" });
+const TokenId = uintString(256).openapi({
+  description: "The position's NFT id on the chain's NonfungiblePositionManager",
+  example: "42",
+});
 const Bps = (def: number, description: string) =>
   z.number().int().min(0).max(10_000).default(def).openapi({ description, example: def });
 const Decimal = (description: string) =>
@@ -22,8 +22,8 @@ const Decimal = (description: string) =>
     .regex(/^\d+(\.\d+)?$/, "must be a decimal number as a string")
     .optional()
     .openapi({ description, example: "1.5" });
-const Raw = (description: string) =>
-  z.string().regex(/^\d+$/, "must be an integer as a string").optional().openapi({ description, example: "1500000" });
+const Raw = (description: string, bits: 128 | 256 = 256) =>
+  uintString(bits).optional().openapi({ description, example: "1500000" });
 
 /** The range of a new position: exactly one of these ways. */
 export const rangeFields = {
@@ -78,7 +78,7 @@ export const WithdrawBody = z
       description: "The share of the position's liquidity to take out (1: all of it)",
       example: 0.5,
     }),
-    liquidity: Raw("Liquidity to take out, in the pool's units"),
+    liquidity: Raw("Liquidity to take out, in the pool's units", 128),
     restake: z.boolean().default(true).openapi({
       description: "A staked position that keeps liquidity is deposited again in the incentives it was staked in",
     }),
