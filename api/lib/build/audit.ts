@@ -13,7 +13,7 @@ import type { BuildAuditTable, Database } from "../../../db/schema.js";
 import { validationError, validationItems } from "../errors.js";
 import type { AppEnv } from "../router.js";
 import { recordBuild } from "./metrics.js";
-import { BuildRefusal, errMessage } from "./refusal.js";
+import { BuildRefusal, errMessage, serviceFault } from "./refusal.js";
 import { BuildTimings } from "./timing.js";
 
 export interface BuildAnswer<B> {
@@ -156,6 +156,26 @@ export async function runBuild<B>(
   try {
     answer = await timings.run(build);
   } catch (err) {
+    if (!(err instanceof BuildRefusal) && serviceFault(err)) {
+      // not the chain's doing: recorded, then answered (500) and logged by the app's error handler
+      await timings
+        .add("audit", () =>
+          record(c, {
+            id: randomUUID(),
+            action,
+            chain_id: request.chain ?? null,
+            subaccount: request.address ?? null,
+            status: 500,
+            outcome: "refused",
+            code: "build_failed",
+            request,
+            answer: JSON.stringify({ detail: "Internal Server Error" }),
+          }),
+        )
+        .catch(() => {});
+      recordBuild(action, chainLabel(c, request.chain), "refused", "build_failed", timings.durations());
+      throw err;
+    }
     const refusal =
       err instanceof BuildRefusal
         ? err

@@ -13,6 +13,33 @@ export function errMessage(err: unknown): string {
   return err instanceof Error ? err.message.split("\n")[0]! : String(err);
 }
 
+/** viem's errors for values it cannot encode into a call: never the chain's doing. */
+const ENCODING_ERRORS = new Set([
+  "AbiEncodingArrayLengthMismatchError",
+  "AbiEncodingBytesSizeMismatchError",
+  "AbiEncodingLengthMismatchError",
+  "AbiFunctionNotFoundError",
+  "IntegerOutOfRangeError",
+  "InvalidAbiEncodingTypeError",
+  "InvalidAddressError",
+  "InvalidArrayError",
+  "SizeOverflowError",
+]);
+
+/**
+ * Whether a builder's error is the service's own fault rather than the chain's: a value it could
+ * not encode (a request its validation let through) or a programming error, anywhere in the
+ * error's causes. Such a build is a 500, logged, not a 503 `chain_unavailable`.
+ */
+export function serviceFault(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
+    if (ENCODING_ERRORS.has(e.name)) return true;
+    if (e instanceof TypeError || e instanceof RangeError || e instanceof ReferenceError) return true;
+    if (e instanceof SyntaxError && !/JSON/.test(e.message)) return true;
+  }
+  return false;
+}
+
 export type BuildStatus = 404 | 409 | 422 | 503;
 
 export class BuildRefusal extends Error {
@@ -31,8 +58,12 @@ export class BuildRefusal extends Error {
     return new BuildRefusal(422, type, msg, { loc, type });
   }
 
-  /** A 503: the chain did not answer. */
-  static chain(chainId: number, err: unknown): BuildRefusal {
+  /**
+   * What to throw for an error of a chain call: a 503, the chain did not answer; or the error
+   * itself when it is the service's fault (`serviceFault`), for `runBuild` to answer 500.
+   */
+  static chain(chainId: number, err: unknown): unknown {
+    if (serviceFault(err)) return err;
     return new BuildRefusal(503, "chain_unavailable", `Chain ${chainId} did not answer: ${errMessage(err)}`);
   }
 
