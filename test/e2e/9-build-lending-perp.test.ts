@@ -7,6 +7,7 @@
  * repository's relayer worker. Every refusal is recorded in registry.build_audit and sends nothing.
  */
 import { randomUUID } from "node:crypto";
+import { type Context, Hono } from "hono";
 import {
   type Abi,
   type Address,
@@ -14,7 +15,9 @@ import {
   formatUnits,
   getAddress,
   type Hex,
+  HttpRequestError,
   http,
+  IntegerOutOfRangeError,
   keccak256,
   parseAbi,
   parseEventLogs,
@@ -26,7 +29,8 @@ import { CoreLedgerAbi } from "../../abis/CoreLedgerAbi.js";
 import { PerpBridgeAAbi } from "../../abis/PerpBridgeAAbi.js";
 import type { App } from "../../api/app.js";
 import { createKey } from "../../api/keys.js";
-import { AuditWriter } from "../../api/lib/build/audit.js";
+import { AuditWriter, runBuild } from "../../api/lib/build/audit.js";
+import type { AppDeps, AppEnv } from "../../api/lib/router.js";
 import { coreHash, deployCoreLedger } from "../../contracts/devnet/protocols/index.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { relayerConfig } from "../../jobs/relayer/config.js";
@@ -491,6 +495,35 @@ describe("lending market builders (Aave v3)", () => {
     expect(await audit(bad.res)).toMatchObject({ outcome: "refused", status: 422, code: "validation_error" });
     expect(badPath.status, JSON.stringify(badPath.body)).toBe(422);
     expect(await audit(badPath.res)).toMatchObject({ outcome: "refused", status: 422, code: "validation_error" });
+  });
+
+  it("a build failing on the service's own error: recorded, 500; a chain's error stays 503", async () => {
+    const app = new Hono<AppEnv>();
+    app.use(async (c, next) => {
+      c.set("deps", { wdb: h.db, config: { rpcUrls: new Map() } } as unknown as AppDeps);
+      c.set("principal", { kind: "api_key", id: "build-fault-test", scopes: [] });
+      await next();
+    });
+    const thrower = (err: unknown) => (c: Context<AppEnv>) =>
+      runBuild(c, "test.fault", { chain: 1 }, async () => {
+        throw err;
+      });
+    const encoding = new Error("wrapped", { cause: new IntegerOutOfRangeError({ max: "1", min: "0", value: "2" }) });
+    app.post("/ours", thrower(encoding));
+    app.post("/chain", thrower(new HttpRequestError({ url: "http://127.0.0.1:1", details: "ECONNREFUSED" })));
+    app.onError((_err, c) => c.json({ detail: "Internal Server Error" }, 500));
+    const ours = await app.request("/ours", { method: "POST" });
+    const chain = await app.request("/chain", { method: "POST" });
+    expect([ours.status, chain.status]).toEqual([500, 503]);
+    expect(await chain.json()).toMatchObject({ code: "chain_unavailable" });
+    const rows = await h.q<{ status: number; code: string }>(
+      "SELECT status, code FROM registry.build_audit WHERE principal_id = $1 ORDER BY at",
+      ["build-fault-test"],
+    );
+    expect(rows).toEqual([
+      { status: 500, code: "build_failed" },
+      { status: 503, code: "chain_unavailable" },
+    ]);
   });
 
   it("the audit writer: rows written together commit together; a bad row fails alone", async () => {
