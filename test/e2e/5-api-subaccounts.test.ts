@@ -198,6 +198,12 @@ describe("GET /api/v1/subaccounts/summary", () => {
     expect(inWeth.body.health_factor).toBeCloseTo(usd.body.health_factor!, 9);
     const bad = await get(`/subaccounts/summary?address=${w.sub.safe}&denomination_address=0x${"99".repeat(20)}`);
     expect(bad.status).toBe(422);
+    for (const chain of ["99999999999999999999999", "12345"]) {
+      const q = `address=${w.sub.safe}&denomination_address=${weth}&denomination_chain=${chain}`;
+      const r = await get<{ detail: { loc: string[] }[] }>(`/subaccounts/summary?${q}`);
+      expect(r.status).toBe(422);
+      expect(r.body.detail[0]!.loc).toEqual(["query", "denomination_chain"]);
+    }
   });
 });
 

@@ -4,6 +4,7 @@
  * owns (a Safe with our SubaccountModule), the same address on every chain it is registered on.
  */
 import { createRoute, z } from "@hono/zod-openapi";
+import { ChainIdParam } from "../../lib/chain.js";
 import { ErrorSchema } from "../../lib/errors.js";
 import { authResponses, EvmAddress, errorResponses, jsonResponse, keySecurity } from "../../lib/router.js";
 import { requireKey } from "../../middleware/auth.js";
@@ -208,12 +209,11 @@ export const summary = createRoute({
         .union([z.literal("USD"), EvmAddress])
         .optional()
         .openapi({ description: "A token address, or `USD` (the default)" }),
-      denomination_chain: z
-        .string()
-        .regex(/^\d+$/, "Input should be a valid integer")
-        .transform(Number)
-        .default(1)
-        .openapi({ type: "integer", default: 1, description: "Chain of the denomination token" }),
+      denomination_chain: ChainIdParam.default(1).openapi({
+        type: "integer",
+        default: 1,
+        description: "Chain of the denomination token",
+      }),
     }),
   },
   responses: {
