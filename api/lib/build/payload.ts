@@ -36,7 +36,8 @@ export const uintString = (bits: 128 | 256) =>
   z
     .string()
     .regex(/^\d+$/, "must be an integer as a string")
-    .refine((v) => v.length <= 80 && BigInt(v) <= maxUint(bits), {
+    // zod runs the refinement after a failed regex too: BigInt only of digits
+    .refine((v) => !/^\d+$/.test(v) || BigInt(v) <= maxUint(bits), {
       message: `must be at most 2^${bits} - 1 (uint${bits})`,
     });
 
