@@ -7,7 +7,7 @@ import {
   TimeoutError,
 } from "viem";
 import { describe, expect, it } from "vitest";
-import { serviceFault } from "./refusal.js";
+import { BuildRefusal, encodingFault, serviceFault } from "./refusal.js";
 
 const ABI = parseAbi(["function f(uint128 a, address b)"]);
 const thrown = (f: () => unknown): unknown => {
@@ -29,6 +29,16 @@ describe("serviceFault: the service's own errors, not the chain's", () => {
     expect(serviceFault(addr)).toBe(true);
     expect(serviceFault(thrown(() => (null as unknown as { x: number }).x))).toBe(true);
     expect(serviceFault(thrown(() => BigInt("1.5")))).toBe(true);
+  });
+
+  it("a chain call's error is the chain's unless viem could not encode the call", () => {
+    const big = thrown(() => encodeFunctionData({ abi: ABI, functionName: "f", args: [1n << 128n, "0x01"] }));
+    expect(encodingFault(big)).toBe(true);
+    expect(BuildRefusal.chain(1, big)).toBe(big);
+    // a node's malformed answer that trips the decoding: still the chain's
+    const malformed = thrown(() => BigInt((undefined as unknown as { gasUsed: string })?.gasUsed as string));
+    expect(encodingFault(malformed)).toBe(false);
+    expect(BuildRefusal.chain(1, malformed)).toMatchObject({ status: 503, code: "chain_unavailable" });
   });
 
   it("the chain's errors: transport, node, timeouts, answers that do not decode or parse", () => {

@@ -26,18 +26,22 @@ const ENCODING_ERRORS = new Set([
   "SizeOverflowError",
 ]);
 
+/** Whether viem refused to encode a value the service put into a call, anywhere in the causes. */
+export function encodingFault(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++)
+    if (ENCODING_ERRORS.has(e.name)) return true;
+  return false;
+}
+
 /**
- * Whether a builder's error is the service's own fault rather than the chain's: a value it could
- * not encode (a request its validation let through) or a programming error, anywhere in the
- * error's causes. Such a build is a 500, logged, not a 503 `chain_unavailable`.
+ * Whether a build's error, not wrapped as a refusal, is the service's own fault rather than the
+ * chain's: an encoding fault (a request its validation let through) or a programming error. Such
+ * a build is a 500, logged, not a 503 `chain_unavailable`.
  */
 export function serviceFault(err: unknown): boolean {
-  for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
-    if (ENCODING_ERRORS.has(e.name)) return true;
-    if (e instanceof TypeError || e instanceof RangeError || e instanceof ReferenceError) return true;
-    if (e instanceof SyntaxError && !/JSON/.test(e.message)) return true;
-  }
-  return false;
+  if (encodingFault(err)) return true;
+  if (err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError) return true;
+  return err instanceof SyntaxError && !/JSON/.test(err.message);
 }
 
 export type BuildStatus = 404 | 409 | 422 | 503;
@@ -60,10 +64,11 @@ export class BuildRefusal extends Error {
 
   /**
    * What to throw for an error of a chain call: a 503, the chain did not answer; or the error
-   * itself when it is the service's fault (`serviceFault`), for `runBuild` to answer 500.
+   * itself when viem could not encode the call (`encodingFault`), for `runBuild` to answer 500.
+   * Other errors there (a node's malformed answer included) are the chain's.
    */
   static chain(chainId: number, err: unknown): unknown {
-    if (serviceFault(err)) return err;
+    if (encodingFault(err)) return err;
     return new BuildRefusal(503, "chain_unavailable", `Chain ${chainId} did not answer: ${errMessage(err)}`);
   }
 
