@@ -156,44 +156,33 @@ export async function runBuild<B>(
   try {
     answer = await timings.run(build);
   } catch (err) {
-    if (!(err instanceof BuildRefusal) && serviceFault(err)) {
-      // not the chain's doing: recorded, then answered (500) and logged by the app's error handler
-      await timings
-        .add("audit", () =>
-          record(c, {
-            id: randomUUID(),
-            action,
-            chain_id: request.chain ?? null,
-            subaccount: request.address ?? null,
-            status: 500,
-            outcome: "refused",
-            code: "build_failed",
-            request,
-            answer: JSON.stringify({ detail: "Internal Server Error" }),
-          }),
-        )
-        .catch(() => {});
-      recordBuild(action, chainLabel(c, request.chain), "refused", "build_failed", timings.durations());
-      throw err;
-    }
+    // the service's own fault: recorded, then answered (500) and logged by the app's error handler
+    const fault = !(err instanceof BuildRefusal) && serviceFault(err);
     const refusal =
       err instanceof BuildRefusal
         ? err
         : new BuildRefusal(503, "chain_unavailable", `The chain did not answer as expected: ${errMessage(err)}`);
-    if (refusal.code !== "read_only") {
-      await timings.add("audit", () =>
+    const [status, code] = fault ? [500, "build_failed"] : [refusal.status, refusal.code];
+    if (code !== "read_only") {
+      const recorded = timings.add("audit", () =>
         record(c, {
           id: randomUUID(),
           action,
           chain_id: request.chain ?? null,
           subaccount: request.address ?? null,
-          status: refusal.status,
+          status,
           outcome: "refused",
-          code: refusal.code,
+          code,
           request,
-          answer: JSON.stringify(refusal.body()),
+          answer: JSON.stringify(fault ? { detail: "Internal Server Error" } : refusal.body()),
         }),
       );
+      // a fault's own error is what the answer is about, not the audit's
+      await (fault ? recorded.catch(() => {}) : recorded);
+    }
+    if (fault) {
+      recordBuild(action, chainLabel(c, request.chain), "refused", code, timings.durations());
+      throw err;
     }
     return answerWith(() => refusal.respond(c), request.chain ?? null, refusal);
   }
