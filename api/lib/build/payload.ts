@@ -41,8 +41,15 @@ export const uintString = (bits: 128 | 256) =>
       message: `must be at most 2^${bits} - 1 (uint${bits})`,
     });
 
-/** A 422 on `loc` when an amount given in whole units comes to more than a uint256 holds. */
-export function fitsUint256(raw: bigint, loc: (string | number)[]): bigint {
+/**
+ * An amount in whole units (a decimal string) in raw units of a token of `decimals`: a 422 on
+ * `loc` for more decimals than the token has or more than a uint256 holds.
+ */
+export function wholeToRaw(whole: string, decimals: number, loc: (string | number)[]): bigint {
+  const frac = whole.split(".")[1] ?? "";
+  if (frac.length > decimals)
+    throw BuildRefusal.field(loc, `The token has ${decimals} decimals: at most ${decimals} after the point`);
+  const raw = parseUnits(whole, decimals);
   if (raw > maxUint(256)) throw BuildRefusal.field(loc, "Too large: more than 2^256 - 1 raw units", "less_than_equal");
   return raw;
 }
@@ -70,16 +77,7 @@ export function rawAmount(
   }
   let raw: bigint;
   if (body.amount_raw != null) raw = BigInt(body.amount_raw);
-  else {
-    const frac = body.amount!.split(".")[1] ?? "";
-    if (frac.length > decimals) {
-      throw BuildRefusal.field(
-        [...loc, "amount"],
-        `The token has ${decimals} decimals: at most ${decimals} after the point`,
-      );
-    }
-    raw = fitsUint256(parseUnits(body.amount!, decimals), [...loc, "amount"]);
-  }
+  else raw = wholeToRaw(body.amount!, decimals, [...loc, "amount"]);
   if (raw === 0n) throw BuildRefusal.field([...loc, "amount"], "Must be greater than 0", "greater_than");
   return raw;
 }

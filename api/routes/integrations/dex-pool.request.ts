@@ -4,9 +4,8 @@
  * pool's tick spacing; token amounts in whole or raw units; explicit minimums. Every inconsistency
  * is a 422 naming the field.
  */
-import { parseUnits } from "viem";
 import { priceOfSqrt, roundRange, tickOfPrice, usableTicks } from "../../../onchain/uniswap-math.js";
-import { fitsUint256 } from "../../lib/build/payload.js";
+import { wholeToRaw } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import type { Pool } from "./dex-pool.lib.js";
 
@@ -75,12 +74,7 @@ export function sideAmount(b: Record<string, unknown>, side: "amount0" | "amount
   if (whole == null && raw == null) return null;
   let v: bigint;
   if (raw != null) v = BigInt(raw);
-  else {
-    const frac = whole!.split(".")[1] ?? "";
-    if (frac.length > decimals)
-      throw field(side, `The token has ${decimals} decimals: at most ${decimals} after the point`);
-    v = fitsUint256(parseUnits(whole!, decimals), ["body", side]);
-  }
+  else v = wholeToRaw(whole!, decimals, ["body", side]);
   if (v === 0n)
     throw BuildRefusal.field(["body", raw != null ? `${side}_raw` : side], "Must be greater than 0", "greater_than");
   return v;
