@@ -818,7 +818,7 @@ describe("refusals: recorded in the build audit, nothing changed on-chain", () =
     });
     const min = { token_id: minted, fraction: 0.5, amount0_min_raw: over(256) };
     expect(await detail("withdraw", min, "validation_error")).toMatchObject({ loc: ["body", "amount0_min_raw"] });
-    expect(proxy.methods.length).toBe(calls);
+    expect(roundTrips(calls)).toEqual([]); // the staker scan may refresh in the background
     // in whole units, known too large once the token's decimals are
     const whole = { [`amount${side(usdc)}`]: `1${"0".repeat(72)}`, width_bps: 500 };
     expect(await detail("deposit", whole, "less_than_equal")).toMatchObject({
