@@ -523,6 +523,8 @@ describe("POST /api/v1/platform/points/register: credentials and malformed input
       ["bad referrer", { ...good, referrer_address: "nope" }, ["body", "referrer_address"]],
       ["chain_id as text", { ...good, chain_id: "1" }, ["body", "chain_id"]],
       ["chain_id 0", { ...good, chain_id: 0 }, ["body", "chain_id"]],
+      // signed for that chain, so only the column's range is wrong (it was a 500: integer overflow)
+      ["chain_id past a 32-bit column", await signed(fresh(), { chainId: 2 ** 31 }), ["body", "chain_id"]],
       ["nonce too short", { ...good, nonce: "short" }, ["body", "nonce"]],
       ["nonce too long", { ...good, nonce: "n".repeat(129) }, ["body", "nonce"]],
       // signed as it is, so only the nonce's NUL is wrong (it was a 500: Postgres text refuses NUL)

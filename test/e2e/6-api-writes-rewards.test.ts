@@ -397,6 +397,7 @@ describe("rewards: refusals, 422, credentials", () => {
       ["reward_id not a uuid", { ...base(), reward_id: "123" }, ["body", "reward_id"]],
       ["img_url not a URL", { ...base(), img_url: "not a url" }, ["body", "img_url"]],
       ["chain_id 0", { ...base(), chain_id: 0 }, ["body", "chain_id"]],
+      ["chain_id past a 32-bit column", { ...base(), chain_id: 2 ** 31 }, ["body", "chain_id"]],
     ];
     for (const [what, body, loc] of cases) {
       const r = await post(body);

@@ -11,6 +11,7 @@ import { REGISTER_DOMAIN_NAME, REGISTER_DOMAIN_VERSION, verifyRegistration } fro
 import { DEFAULT_POINTS_AWARDS } from "../../env.js";
 import {
   type AppEnv,
+  ChainIdBody,
   EvmAddress,
   IdempotencyHeader,
   jsonResponse,
@@ -29,11 +30,9 @@ const RegisterBody = z
     referrer_address: EvmAddress.nullable()
       .optional()
       .openapi({ description: "A registered wallet that referred this one" }),
-    chain_id: z
-      .number()
-      .int()
-      .min(1)
-      .openapi({ description: "Chain of the EIP-712 domain; a smart-contract wallet's signature is checked on it" }),
+    chain_id: ChainIdBody().openapi({
+      description: "Chain of the EIP-712 domain; a smart-contract wallet's signature is checked on it",
+    }),
     signature: z
       .string()
       .regex(/^0x[0-9a-fA-F]+$/, "must be 0x-prefixed hex")

@@ -10,6 +10,7 @@ import type { RewardTable } from "../../../db/schema.js";
 import { validationError } from "../../lib/errors.js";
 import {
   type AppEnv,
+  ChainIdBody,
   IdempotencyHeader,
   jsonResponse,
   PgText,
@@ -31,10 +32,7 @@ export const RewardUpsertBody = z
   .object({
     reward_id: Uuid.optional().openapi({ description: "Update this reward; a new id (or none) creates one" }),
     vault_address: VaultAddress,
-    chain_id: z
-      .number()
-      .int()
-      .min(1)
+    chain_id: ChainIdBody()
       .optional()
       .openapi({ description: "Chain of the vault; needed only when the address is deployed on several chains" }),
     text: PgText().trim().min(1).max(500),
