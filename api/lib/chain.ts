@@ -19,6 +19,12 @@ export const ChainIdParam = z
   .transform(Number)
   .refine((v) => isChainId(v), { message: "Input should be a supported chain id (the spec's chain list)" });
 
+/**
+ * A chain id in a body that is stored or looked up in Postgres, whose chain columns are 32-bit
+ * integers (every chain of the catalogue fits): a larger one is a 422, not an overflow.
+ */
+export const ChainIdBody = () => z.number().int().min(1).max(2_147_483_647);
+
 const RULE =
   "Without it, the vault on the lowest chain id its address has is served; header `X-Vault-Chain` says which.";
 

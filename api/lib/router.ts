@@ -65,12 +65,6 @@ export const VaultAddress = z
 export const PgText = () => z.string().refine((s) => !s.includes("\0"), NUL_MESSAGE);
 export const NUL_MESSAGE = "must not contain NUL (U+0000), which Postgres text cannot hold";
 
-/**
- * A chain id in a body that is stored or looked up in Postgres, whose chain columns are 32-bit
- * integers (every chain of the catalogue fits): a larger one is a 422, not an overflow.
- */
-export const ChainIdBody = () => z.number().int().min(1).max(2_147_483_647);
-
 export const EvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address");
 
 /** Boolean query flags as FastAPI reads them: true/false, 1/0, yes/no, on/off. */

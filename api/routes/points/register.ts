@@ -9,9 +9,9 @@ import type { Hex } from "viem";
 import { parseFixed } from "../../../db/fixed.js";
 import { REGISTER_DOMAIN_NAME, REGISTER_DOMAIN_VERSION, verifyRegistration } from "../../auth/register-message.js";
 import { DEFAULT_POINTS_AWARDS } from "../../env.js";
+import { ChainIdBody } from "../../lib/chain.js";
 import {
   type AppEnv,
-  ChainIdBody,
   EvmAddress,
   IdempotencyHeader,
   jsonResponse,

@@ -7,10 +7,10 @@
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { type Selectable, sql } from "kysely";
 import type { RewardTable } from "../../../db/schema.js";
+import { ChainIdBody } from "../../lib/chain.js";
 import { validationError } from "../../lib/errors.js";
 import {
   type AppEnv,
-  ChainIdBody,
   IdempotencyHeader,
   jsonResponse,
   PgText,
