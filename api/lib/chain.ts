@@ -23,7 +23,7 @@ export const ChainIdParam = z
  * A chain id in a body that is stored or looked up in Postgres, whose chain columns are 32-bit
  * integers (every chain of the catalogue fits): a larger one is a 422, not an overflow.
  */
-export const ChainIdBody = () => z.number().int().min(1).max(2_147_483_647);
+export const ChainIdBody = z.number().int().min(1).max(2_147_483_647);
 
 const RULE =
   "Without it, the vault on the lowest chain id its address has is served; header `X-Vault-Chain` says which.";

@@ -10,6 +10,7 @@ import type { Context } from "hono";
 import type { Insertable, Kysely } from "kysely";
 import type { ZodError } from "zod";
 import type { BuildAuditTable, Database } from "../../../db/schema.js";
+import { ChainIdBody } from "../chain.js";
 import { validationError, validationItems } from "../errors.js";
 import type { AppEnv } from "../router.js";
 import { recordBuild } from "./metrics.js";
@@ -229,7 +230,8 @@ export function auditedValidation(action: string) {
     const input = result.data as Record<string, unknown> | undefined;
     const params = c.req.param() as Record<string, string>;
     const c0 = result.target === "json" ? input?.chain : undefined;
-    const chain = typeof c0 === "number" && Number.isInteger(c0) && c0 > 0 && c0 < 2 ** 31 ? c0 : null;
+    // the audit row's chain_id column takes what a body's chain id may be
+    const chain = ChainIdBody.safeParse(c0).success ? (c0 as number) : null;
     try {
       await record(c, {
         id: randomUUID(),

@@ -30,7 +30,7 @@ const RegisterBody = z
     referrer_address: EvmAddress.nullable()
       .optional()
       .openapi({ description: "A registered wallet that referred this one" }),
-    chain_id: ChainIdBody().openapi({
+    chain_id: ChainIdBody.openapi({
       description: "Chain of the EIP-712 domain; a smart-contract wallet's signature is checked on it",
     }),
     signature: z

@@ -32,9 +32,9 @@ export const RewardUpsertBody = z
   .object({
     reward_id: Uuid.optional().openapi({ description: "Update this reward; a new id (or none) creates one" }),
     vault_address: VaultAddress,
-    chain_id: ChainIdBody()
-      .optional()
-      .openapi({ description: "Chain of the vault; needed only when the address is deployed on several chains" }),
+    chain_id: ChainIdBody.optional().openapi({
+      description: "Chain of the vault; needed only when the address is deployed on several chains",
+    }),
     text: PgText().trim().min(1).max(500),
     multiplier: z.number().min(0).max(1000).openapi({
       description:
