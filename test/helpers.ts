@@ -62,13 +62,27 @@ export function parseExact<T>(text: string, keys: readonly string[]): { body: T;
   return { body, notNumbers };
 }
 
-/** The first of `n` consecutive ports no socket holds now (the first one picked by the kernel). */
+/** The kernel's first ephemeral port (the local ports of outgoing connections start there). */
+function ephemeralStart(): number {
+  try {
+    const first = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+    return Number.isInteger(first) && first > 21_000 ? first : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/**
+ * The first of `n` consecutive ports no socket holds now, below the ephemeral range: the tests
+ * that take them start servers on them seconds later, and a port in the ephemeral range can be
+ * taken meanwhile as an outgoing connection's local port (Ponder then moves to the next one).
+ */
 export async function freePorts(n: number): Promise<number> {
+  const top = ephemeralStart() - n;
   for (let attempt = 0; attempt < 100; attempt++) {
-    const first = await freePort();
-    if (first + n - 1 > 65_535) continue;
-    const rest = await Promise.all(Array.from({ length: n - 1 }, (_, i) => tryBind("127.0.0.1", first + 1 + i)));
-    if (rest.every((err) => err === null)) return first;
+    const first = 20_000 + Math.floor(Math.random() * (top - 20_000));
+    const all = await Promise.all(Array.from({ length: n }, (_, i) => tryBind("127.0.0.1", first + i)));
+    if (all.every((err) => err === null)) return first;
   }
   throw new Error(`no ${n} consecutive free ports found`);
 }
