@@ -9,7 +9,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { isChainId } from "../../config/chains.js";
+import { getChain, isChainId } from "../../config/chains.js";
 import type { AppEnv } from "./router.js";
 
 /** A chain id of the catalogue (config/chains.ts), as a query or path integer. */
@@ -18,6 +18,14 @@ export const ChainIdParam = z
   .regex(/^-?\d+$/, "Input should be a valid integer")
   .transform(Number)
   .refine((v) => isChainId(v), { message: "Input should be a supported chain id (the spec's chain list)" });
+
+/**
+ * A chain id of one of the catalogue's EVM chains: for a route that reads an EVM node. A non-EVM
+ * chain (id 0 and below) has no node to ask, so it is the caller's error (422), not an outage.
+ */
+export const EvmChainIdParam = ChainIdParam.refine((v) => getChain(v)?.kind === "evm", {
+  message: "Input should be an EVM chain id (the catalogue's non-EVM chains have no transactions here)",
+});
 
 /**
  * A chain id in a body that is stored or looked up in Postgres, whose chain columns are 32-bit

@@ -210,5 +210,12 @@ describe("GET /api/v1/revert_reason", () => {
     expect((await ask(`0x${"34".repeat(32)}`, CHAIN, null)).status).toBe(503);
     expect((await ask("0x1234")).status).toBe(422);
     expect((await ask(failed.notTrader!, 999_999)).status).toBe(422);
+    // a non-EVM chain of the catalogue has no node to ask: the caller's error, not an outage
+    for (const chain of [0, -1]) {
+      const r = await ask(`0x${"34".repeat(32)}`, chain);
+      expect(r.status).toBe(422);
+      expect(r.body.detail).toMatchObject([{ loc: ["query", "chain"] }]);
+      expect(JSON.stringify(r.body.detail)).toContain("EVM chain");
+    }
   });
 });

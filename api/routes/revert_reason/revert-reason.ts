@@ -8,7 +8,7 @@
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import type { Hex, PublicClient } from "viem";
-import { ChainIdParam } from "../../lib/chain.js";
+import { EvmChainIdParam } from "../../lib/chain.js";
 import { ErrorSchema } from "../../lib/errors.js";
 import { chainClient } from "../../lib/protocols.js";
 import { type DecodedRevert, decodeRevert } from "../../lib/revert-decode.js";
@@ -62,7 +62,11 @@ export const revertReason = createRoute({
         .string()
         .regex(/^0x[0-9a-fA-F]{64}$/, "must be a 0x-prefixed 32-byte hex transaction hash")
         .openapi({ example: `0x${"ab".repeat(32)}` }),
-      chain: ChainIdParam.openapi({ type: "integer", example: 1, description: "Chain id of the transaction" }),
+      chain: EvmChainIdParam.openapi({
+        type: "integer",
+        example: 1,
+        description: "Chain id of the transaction (an EVM chain of the catalogue)",
+      }),
     }),
   },
   responses: {
