@@ -25,6 +25,26 @@ describe("validation error items (FastAPI's shape)", () => {
       { loc: ["query", "n_days"], msg: "Input should be greater than or equal to 1", type: "greater_than_equal" },
     ]);
   });
+  it("a query integer is decimal digits: empty, exponent, hex and fractions are malformed", () => {
+    const q = z.object({ n: QueryInt({ def: 30, min: -1 }) });
+    for (const bad of ["", " ", "1e3", "0x10", "1.5", "1.0", "NaN", "Infinity", "12a", "--1", "99999999999999999"]) {
+      const r = q.safeParse({ n: bad });
+      expect(r.success, JSON.stringify(bad)).toBe(false);
+      expect(validationItems(r.error!, "query")).toEqual([
+        { loc: ["query", "n"], msg: "Input should be a valid integer", type: "int_parsing" },
+      ]);
+    }
+    for (const [text, n] of [
+      ["12", 12],
+      [" 12 ", 12],
+      ["+7", 7],
+      ["-1", -1],
+      ["007", 7],
+    ] as const) {
+      expect(q.parse({ n: text })).toEqual({ n });
+    }
+    expect(q.parse({})).toEqual({ n: 30 });
+  });
   it("path parameters are reported under 'path', bodies under 'body'", () => {
     const e = z.object({ a: z.string() }).safeParse({}).error!;
     expect(validationItems(e, "param")[0]!.loc).toEqual(["path", "a"]);

@@ -75,11 +75,24 @@ export const QueryBool = (def: boolean) =>
     .transform((v) => ["true", "1", "yes", "on", "True"].includes(v))
     .openapi({ type: "boolean", default: def });
 
+const INT_TEXT = /^\s*[+-]?\d+\s*$/;
+/**
+ * A query string's integer, as FastAPI reads one: decimal digits with an optional sign. Empty,
+ * `1e3`, `0x10` or `1.5` is malformed (422 `int_parsing`), not the number JavaScript would make
+ * of it (an empty value would otherwise be 0, not the default). Past 2^53 it is malformed too.
+ */
+const intText = (v: unknown) => {
+  if (typeof v !== "string") return v;
+  const n = INT_TEXT.test(v) ? Number(v) : Number.NaN;
+  return Number.isSafeInteger(n) ? n : Number.NaN;
+};
+
 export const QueryInt = (o: { def?: number; min?: number; max?: number }) => {
-  let s = z.coerce.number({ error: "Input should be a valid integer" }).int("Input should be a valid integer");
+  let s = z.number({ error: "Input should be a valid integer" }).int("Input should be a valid integer");
   if (o.min != null) s = s.min(o.min, `Input should be greater than or equal to ${o.min}`);
   if (o.max != null) s = s.max(o.max, `Input should be less than or equal to ${o.max}`);
-  return o.def != null ? s.default(o.def) : s;
+  const q = z.preprocess(intText, s);
+  return o.def != null ? q.default(o.def) : q;
 };
 
 /** The error responses every route declares. */

@@ -209,7 +209,9 @@ describe("strategists (no key)", () => {
   it("422 on a malformed offset or limit", async () => {
     for (const qs of ["limit=0", "limit=1001", "limit=abc", "limit=1.5"])
       await expect422(`${API}/platform/strategist?${qs}`, "limit");
-    for (const qs of ["offset=-1", "offset=x"]) await expect422(`${API}/platform/strategist?${qs}`, "offset");
+    // an empty offset is malformed, not 0
+    for (const qs of ["offset=-1", "offset=x", "offset=", "offset=1e1"])
+      await expect422(`${API}/platform/strategist?${qs}`, "offset");
   });
 });
 

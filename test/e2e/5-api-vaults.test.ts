@@ -857,7 +857,7 @@ describe("historical time series", () => {
 
   it("bad n_days answers 422 at [query, n_days]; unknown vault 404; key required", async () => {
     const base = `/api/v1/tokenized_vault/${evm()[0]!.address}/historical-timeseries`;
-    for (const bad of ["0", "-3", "abc", "1.5", "", "1e999"]) {
+    for (const bad of ["0", "-3", "abc", "1.5", "", "1e999", "1e1", "0x10"]) {
       const e = await expect422(`${base}?n_days=${bad}`, "n_days");
       expect(e.loc).toEqual(["query", "n_days"]);
     }
@@ -1035,6 +1035,10 @@ describe("historical APY chart (deprecated)", () => {
     ]);
     expect((await expect422(`${base}&days_ago=-2`, "days_ago")).loc).toEqual(["query", "days_ago"]);
     expect((await expect422(`${base}&days_ago=1.5`, "days_ago")).loc).toEqual(["query", "days_ago"]);
+    // an empty value is malformed, not 0 (an empty chart), as are forms JavaScript reads as numbers
+    for (const bad of ["", "1e1", "0x10", "+"]) {
+      expect((await expect422(`${base}&days_ago=${bad}`, "days_ago")).type).toBe("int_parsing");
+    }
     expect((await expect422(`${base}&apply_smoothing=maybe`, "apply_smoothing")).loc).toEqual([
       "query",
       "apply_smoothing",

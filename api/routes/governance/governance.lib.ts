@@ -21,17 +21,11 @@ export const GovernanceParams = z.object({
   }),
 });
 
-/** An empty query value is malformed, not 0 (what a bare coercion would make of it). */
-export const emptyIsInvalid = (v: unknown) => (typeof v === "string" && v.trim() === "" ? Number.NaN : v);
-
 /** A chain id of the catalogue (config/chains.ts), from a query string. */
 export const KnownChainId = (def?: number) =>
-  z.preprocess(
-    emptyIsInvalid,
-    (def != null ? QueryInt({ def }) : QueryInt({})).refine((v) => getChain(v) !== undefined, {
-      message: "Input should be a known chain id",
-    }),
-  );
+  (def != null ? QueryInt({ def }) : QueryInt({})).refine((v) => getChain(v) !== undefined, {
+    message: "Input should be a known chain id",
+  });
 
 export type IndexedVault = IndexerTables["vault"];
 
