@@ -586,6 +586,10 @@ describe("GET /platform/governance/{vault_address}/audit_log", () => {
     for (const [q, field] of [
       ["before=yesterday", "before"],
       ["before=2026-13-01", "before"],
+      // days the calendar does not have and hour 24: refused, not rolled over into the next day
+      ["before=2026-02-30", "before"],
+      ["before=2026-04-31T10:00:00Z", "before"],
+      ["before=2026-01-01T24:00:00Z", "before"],
       ["limit=0", "limit"],
       ["limit=501", "limit"],
       ["limit=ten", "limit"],

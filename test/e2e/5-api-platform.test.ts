@@ -367,6 +367,7 @@ describe("unrealized PnL", () => {
     await expect422(`${base}?vault_address=${lending.address}&limit=x`, "limit");
     await expect422(`${base}?vault_address=${lending.address}&start_date=yesterday`, "start_date");
     await expect422(`${base}?vault_address=${lending.address}&end_date=2026-02-30`, "end_date");
+    await expect422(`${base}?vault_address=${lending.address}&end_date=2026-01-01T24:00:00`, "end_date");
     await expect422(`${base}?vault_address=${lending.address}&fields=all`, "fields");
     await expect422(`${base}?vault_address=${lending.address}&chain_id=123456789`, "chain_id");
     await expect422(`${base}?vault_address=${lending.address}&start_date=2026-01-02&end_date=2026-01-01`, "start_date");

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { vaultChainQuery } from "../../lib/chain.js";
+import { parseDateOrDateTime } from "../../lib/query-dates.js";
 import {
   errorResponses,
   notFoundResponse,
@@ -132,29 +133,15 @@ export const AuditLogSchema = z
   })
   .openapi("GovernanceAuditLog");
 
-const ISO_DT = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)([Zz]|[+-]\d{2}:?\d{2})?)?$/;
-
-/** An ISO 8601 date or date-time; without an offset it is UTC. */
-export function parseIsoUtc(s: string): Date | null {
-  const m = ISO_DT.exec(s.trim());
-  if (!m) return null;
-  const t = Date.parse(
-    m[2]
-      ? `${m[1]}T${m[2]}${m[3] ? m[3].toUpperCase().replace(/^([+-]\d{2})(\d{2})$/, "$1:$2") : "Z"}`
-      : `${m[1]}T00:00:00Z`,
-  );
-  return Number.isNaN(t) ? null : new Date(t);
-}
-
 export const BeforeQuery = z
   .string()
   .transform((s, ctx) => {
-    const d = parseIsoUtc(s);
+    const d = parseDateOrDateTime(s);
     if (!d) {
       ctx.addIssue({ code: "custom", message: "Input should be a valid ISO 8601 date-time" });
       return z.NEVER;
     }
-    return d;
+    return new Date(d.ms);
   })
   .optional()
   .openapi({

@@ -5,6 +5,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import type { DateBound } from "../../lib/query-dates.js";
 import type { AppEnv } from "../../lib/router.js";
 import { isMissingRelation } from "../../lib/vaults.js";
 
@@ -77,45 +78,6 @@ export const daysBetween = (a: string, b: string): number =>
 /** `YYYY-MM-DD` shifted by n days. */
 export const addDays = (day: string, n: number): string =>
   utcDay(new Date(Date.parse(`${day}T00:00:00Z`) + n * 86_400_000));
-
-const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
-const DATETIME_RE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
-
-function validDay(s: string): boolean {
-  const t = Date.parse(`${s}T00:00:00Z`);
-  return Number.isFinite(t) && utcDay(new Date(t)) === s;
-}
-
-/**
- * A query date bound: a date (`YYYY-MM-DD`, a whole UTC day) or an ISO 8601 date-time (UTC when
- * it carries no offset). Parsed to `{kind, ms}`; the handlers turn it into inclusive bounds on
- * unix seconds.
- */
-export const DateOrDateTime = z
-  .string()
-  .transform((s, ctx) => {
-    const v = s.trim();
-    if (DATE_RE.test(v) && validDay(v)) return { kind: "date" as const, ms: Date.parse(`${v}T00:00:00Z`), text: v };
-    if (DATETIME_RE.test(v) && validDay(v.slice(0, 10))) {
-      let t = v.replace(" ", "T");
-      if (!/(Z|[+-]\d{2}:?\d{2})$/i.test(t)) t += "Z";
-      const ms = Date.parse(t);
-      if (Number.isFinite(ms)) return { kind: "datetime" as const, ms, text: v };
-    }
-    ctx.addIssue({
-      code: "custom",
-      message: "Input should be a valid date (YYYY-MM-DD) or ISO 8601 date-time",
-      input: s,
-    });
-    return z.NEVER;
-  })
-  .openapi({
-    type: "string",
-    description: "A date `YYYY-MM-DD` (a whole UTC day) or an ISO 8601 date-time (UTC if no offset is given)",
-    example: "2026-01-31",
-  });
-
-export type DateBound = { kind: "date" | "datetime"; ms: number; text: string };
 
 /** Inclusive lower bound in unix seconds. */
 export const lowerBoundSec = (b: DateBound): number => Math.ceil(b.ms / 1000);

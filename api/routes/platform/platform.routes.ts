@@ -5,6 +5,7 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { vaultChainQuery } from "../../lib/chain.js";
+import { DateOrDateTime } from "../../lib/query-dates.js";
 import {
   EvmAddress,
   errorResponses,
@@ -15,7 +16,7 @@ import {
   VaultAddress,
 } from "../../lib/router.js";
 import { openRoute, readKey } from "../../middleware/auth.js";
-import { DateOrDateTime, HistoryCursor } from "./platform.lib.js";
+import { HistoryCursor } from "./platform.lib.js";
 import {
   notFoundResponse,
   StrategistListItemSchema,
