@@ -263,6 +263,14 @@ describe("command-line configuration errors", { timeout: 60_000 }, () => {
       code: 2,
       stderr: expect.stringMatching(/--time: "yesterday" is not an ISO 8601 date-time/),
     });
+    // a day the calendar lacks is refused, not stored as the day Date.parse rolls it over to
+    for (const time of ["2026-09-31T10:00:00Z", "2026-10-01T24:00:00Z"]) {
+      const add = ["add", "--vault", `0x${"1".repeat(40)}`, "--category", "note", "--text", "x", "--time", time];
+      expect(run("scripts/governance-log.ts", db, add)).toMatchObject({
+        code: 2,
+        stderr: expect.stringMatching(new RegExp(`--time: "${time}" is not an ISO 8601 date-time`)),
+      });
+    }
     expect(run("scripts/governance-log.ts", db, ["remove", "42"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/remove needs the entry id/),

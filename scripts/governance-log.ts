@@ -1,6 +1,7 @@
 /** Manual entries of a vault's governance audit log (registry.audit_entry): `npm run governance-log -- --help`. */
 import { userInfo } from "node:os";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
+import { parseDateOrDateTime } from "../db/days.js";
 import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
@@ -74,10 +75,11 @@ async function main(): Promise<void> {
     if (a.text.length > 5000) refuse(CMD, "--text is longer than 5000 characters");
     if (a.author !== undefined && !a.author.trim()) refuse(CMD, "--author is empty");
     if (a.time !== undefined) {
-      if (!ISO.test(a.time) || Number.isNaN(Date.parse(a.time))) {
+      const t = ISO.test(a.time) ? parseDateOrDateTime(a.time) : null;
+      if (!t) {
         refuse(CMD, `--time: "${a.time}" is not an ISO 8601 date-time with a time zone (e.g. 2026-11-20T14:00:00Z)`);
       }
-      at = new Date(a.time);
+      at = new Date(t.ms);
     } else at = new Date();
   } else if (cmd === "list" && (a.category || a.text || a.time || a.author)) {
     refuse(CMD, "list takes only --vault and --chain");

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { parseDateOrDateTime } from "../../../db/days.js";
 import { vaultChainQuery } from "../../lib/chain.js";
-import { parseDateOrDateTime } from "../../lib/query-dates.js";
 import {
   errorResponses,
   notFoundResponse,

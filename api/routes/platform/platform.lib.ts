@@ -5,7 +5,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { DateBound } from "../../lib/query-dates.js";
+import type { DateBound } from "../../../db/days.js";
 import type { AppEnv } from "../../lib/router.js";
 import { isMissingRelation } from "../../lib/vaults.js";
 
