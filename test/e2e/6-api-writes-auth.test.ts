@@ -164,6 +164,18 @@ describe("POST /api/v1/token (OAuth 2.0 password flow)", () => {
     const json = await send<Invalid>(h.app, "POST", TOKEN, { username: u, password: PASSWORD });
     expect(json.status).toBe(422);
     expect(json.body.detail[0]!.loc[0]).toBe("body");
+    // the answer asks for a form, the body this route takes, not for JSON
+    expect(json.body.detail[0]!.msg).toMatch(/form body.*x-www-form-urlencoded/);
+    const bare = await h.app.request(TOKEN, { method: "POST", body: `username=${u}&password=${PASSWORD}` });
+    expect(bare.status).toBe(422);
+    expect(((await bare.json()) as Invalid).detail[0]!.msg).toMatch(/form body/);
+    // a content type with parameters is still a form
+    const withCharset = await h.app.request(TOKEN, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded; charset=utf-8" },
+      body: `username=${encodeURIComponent(u)}&password=${encodeURIComponent(PASSWORD)}`,
+    });
+    expect(withCharset.status).toBe(200);
   });
 });
 

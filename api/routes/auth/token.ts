@@ -5,6 +5,7 @@
  * Issuing a token changes nothing, so Idempotency-Key does not apply here.
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
 import { usernameProblem } from "../../auth/operators.js";
 import { dummyHash, verifyPassword } from "../../auth/passwords.js";
 import { issueToken } from "../../auth/tokens.js";
@@ -25,6 +26,18 @@ const TokenForm = z
   })
   .openapi("TokenRequest");
 
+const FORM_TYPES = /^\s*(application\/x-www-form-urlencoded|multipart\/form-data)\s*(;|$)/i;
+
+/**
+ * The body must be a form. Any other content type is answered here with a 422 naming the form
+ * types: the app's generic answer to an undeclared content type asks for JSON.
+ */
+const formBody: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (FORM_TYPES.test(c.req.header("content-type") ?? "")) return next();
+  const msg = "Input should be a form body (content-type: application/x-www-form-urlencoded or multipart/form-data)";
+  return c.json({ detail: [{ loc: ["body"], msg, type: "model_attributes_type" }] }, 422);
+};
+
 const TokenSchema = z
   .object({
     access_token: z.string(),
@@ -38,6 +51,7 @@ export const token = createRoute({
   method: "post",
   path: "/token",
   tags: ["auth"],
+  middleware: [formBody] as const,
   summary: "Bearer token for an operator account (OAuth 2.0 password flow)",
   description:
     "Send the form fields `username` and `password` (application/x-www-form-urlencoded or multipart/form-data). The token is an HS256 JWT valid `expires_in` seconds (TOKEN_TTL_S, default 900); send it as `Authorization: Bearer <token>` to the routes that accept it (POST /platform/strategy_apy). Wrong credentials, an unknown or a disabled account all answer 401. Refusals (`code`): 400 `unsupported_grant_type`, 400 `invalid_scope` (a scope the account does not hold).",
