@@ -863,7 +863,15 @@ describe("POST /vaults/pending-redemptions", () => {
     const [nonEvm] = await h.q<{ address: string }>(
       "SELECT address FROM registry.vault WHERE chain_type <> 'evm' LIMIT 1",
     );
-    const list = [upper(v2.address), UNKNOWN, "definitely-not", ...(nonEvm ? [nonEvm.address] : []), v2.address];
+    const list = [
+      upper(v2.address),
+      UNKNOWN,
+      "definitely-not",
+      ...(nonEvm ? [nonEvm.address] : []),
+      v2.address,
+      // a NUL no table can hold is one more address in errors, not a failed request
+      "bad\u0000addr",
+    ];
     const r = await post({ vault_addresses: list });
     expect(r.status).toBe(200);
     const deployments = vaults.filter((v) => v.address === v2.address);
@@ -872,7 +880,9 @@ describe("POST /vaults/pending-redemptions", () => {
       UNKNOWN,
       "definitely-not",
       ...(nonEvm ? [nonEvm.address] : []),
+      "bad\u0000addr",
     ]);
+    expect(r.body.errors.at(-1)!.reason).toMatch(/not a valid EVM address/);
     expect(r.body.errors[0]!.reason).toMatch(/not found/);
     expect(r.body.errors[1]!.reason).toMatch(/not a valid EVM address/);
     if (nonEvm) expect(r.body.errors[2]!.reason).toMatch(/not an EVM vault/);

@@ -136,12 +136,14 @@ export const pendingRedemptionsBatchHandler: RouteHandler<typeof pendingRedempti
     const errors: { address: string; reason: string }[] = [];
     const seen = [...new Set(body.vault_addresses.map((a) => normAddress(a.trim())))];
     const evm = seen.filter(isEvmAddress);
+    // an address Postgres text cannot hold (NUL) is in no table: it goes to errors unqueried
+    const storable = seen.filter((a) => !a.includes("\0"));
     const [inputs, reg] = await Promise.all([
       evm.length
         ? loadSummaryInputs(db, config.indexerSchema, { addresses: evm })
         : Promise.resolve({ vaults: [], groups: [], liquidity: [], subaccounts: [] }),
-      seen.length
-        ? db.selectFrom("registry.vault").select(["address", "chain_type"]).where("address", "in", seen).execute()
+      storable.length
+        ? db.selectFrom("registry.vault").select(["address", "chain_type"]).where("address", "in", storable).execute()
         : Promise.resolve([]),
     ]);
     const registered = new Map(reg.map((x) => [x.address, x.chain_type]));
