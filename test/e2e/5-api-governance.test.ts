@@ -582,10 +582,11 @@ describe("GET /platform/governance/{vault_address}/audit_log", () => {
     expect(r.body).toEqual({ entries: [], next_before: null });
   });
 
-  it("422 for a malformed before or a limit out of 1..500", async () => {
+  it("422 for a malformed before or category, or a limit out of 1..500", async () => {
     for (const [q, field] of [
       ["before=yesterday", "before"],
       ["before=2026-13-01", "before"],
+      ["category=a%00b", "category"],
       // days the calendar does not have and hour 24: refused, not rolled over into the next day
       ["before=2026-02-30", "before"],
       ["before=2026-04-31T10:00:00Z", "before"],

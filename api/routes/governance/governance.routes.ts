@@ -6,6 +6,7 @@ import {
   notFoundResponse,
   openReadAuthResponses,
   openReadSecurity,
+  PgText,
   QueryInt,
 } from "../../lib/router.js";
 import { readKey } from "../../middleware/auth.js";
@@ -218,8 +219,7 @@ export const auditLog = createRoute({
   request: {
     ...withVault,
     query: vaultChainQuery({
-      category: z
-        .string()
+      category: PgText()
         .min(1)
         .max(64)
         .optional()
