@@ -154,7 +154,17 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   app.route("/v1", pub);
   app.route("/api/v1", inst);
 
-  app.notFound((c) => c.json({ detail: "Not Found" }, 404));
+  // A path the app serves asked with another method: 405 with the methods it takes (as
+  // FastAPI answers), not a 404 that says the path does not exist.
+  let routes: { re: RegExp; method: string }[] | undefined;
+  app.notFound((c) => {
+    routes ??= app.routes.filter((r) => r.method !== "ALL").map((r) => ({ re: pathPattern(r.path), method: r.method }));
+    const allow = new Set(routes.filter((r) => r.re.test(c.req.path)).map((r) => r.method));
+    if (allow.size === 0) return c.json({ detail: "Not Found" }, 404);
+    if (allow.has("GET")) allow.add("HEAD");
+    c.header("Allow", [...allow].sort().join(", "));
+    return c.json({ detail: "Method Not Allowed" }, 405);
+  });
   app.onError((err, c: Context) => {
     if (err instanceof HTTPException && err.status === 400) {
       // hono's JSON validator: a body that is not JSON
@@ -205,3 +215,11 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   return app;
 }
 export type App = ReturnType<typeof createApp>;
+
+/** A hono route path (`/v1/tokenized_vaults/:vault_address`) as a regular expression. */
+function pathPattern(path: string): RegExp {
+  const parts = path
+    .split("/")
+    .map((seg) => (seg === "*" ? ".*" : seg.startsWith(":") ? "[^/]+" : seg.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+  return new RegExp(`^${parts.join("/")}/?$`);
+}

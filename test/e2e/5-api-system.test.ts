@@ -193,6 +193,24 @@ describe("system routes", () => {
     expect(r.body.detail).toBe("Not Found");
   });
 
+  it("a served path asked with another method answers 405 with the methods it takes", async () => {
+    for (const [method, path, allow] of [
+      ["POST", "/api/v1/tokenized_vault", "GET, HEAD"],
+      ["DELETE", "/v1/tokenized_vaults/", "GET, HEAD"],
+      ["GET", "/api/v1/token", "POST"],
+      ["PUT", "/api/v1/platform/strategy_apy", "GET, HEAD, POST"],
+      ["PATCH", "/api/v1/integrations/perp_relayer_a/deposit", "POST"],
+    ] as const) {
+      const r = await h.app.request(path, { method });
+      expect(r.status, `${method} ${path}`).toBe(405);
+      expect(r.headers.get("allow"), `${method} ${path}`).toBe(allow);
+      expect(await r.json()).toEqual({ detail: "Method Not Allowed" });
+    }
+    // the methods a path takes still answer
+    expect((await h.app.request("/api/v1/tokenized_vault", { method: "HEAD" })).status).toBe(200);
+    expect((await h.app.request("/api/v1/no/such/route", { method: "POST" })).status).toBe(404);
+  });
+
   it("a body that is not JSON, or not sent as JSON, answers 422", async () => {
     const url = "/api/v1/vaults/pending-redemptions";
     const bad = await h.json<{ detail: { loc: string[]; type: string }[] }>(url, {
