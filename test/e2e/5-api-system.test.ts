@@ -182,6 +182,30 @@ describe("system routes", () => {
       const list = await app.request("/v1/tokenized_vaults");
       expect(list.status).toBe(503);
       expect(((await list.json()) as { detail: string }).detail).toMatch(/database/);
+      // every read of both surfaces, asked well-formed: 503, never a 404 or 200 made of a failed query
+      const vault = `0x${"12".repeat(20)}`;
+      const fill: Record<string, string> = {
+        chain: "1",
+        tx_hash: `0x${"ab".repeat(32)}`,
+        core_hash: `0x${"ab".repeat(32)}`,
+      };
+      for (const prefix of ["/v1", "/api/v1"]) {
+        const doc = (await (await app.request(`${prefix}/openapi.json`)).json()) as {
+          paths: Record<string, Record<string, { parameters?: { name: string; in: string; required?: boolean }[] }>>;
+        };
+        for (const [path, ops] of Object.entries(doc.paths)) {
+          const op = ops.get;
+          if (!op || path === "/" || path === "/ping") continue;
+          const q = new URLSearchParams();
+          for (const p of op.parameters ?? []) if (p.in === "query" && p.required) q.set(p.name, fill[p.name] ?? vault);
+          const url = `${prefix}${path.replace(/\{[a-z_]+\}/g, (m) => (m === "{chain}" ? "1" : vault))}?${q}`;
+          // the open reads without a key, so their own queries are the ones that fail; the routes
+          // that want a key with one (its check is then the query that fails)
+          let r = await app.request(url);
+          if (r.status === 401) r = await app.request(url, { headers: { "x-api-key": h.key } });
+          expect(r.status, url).toBe(503);
+        }
+      }
     } finally {
       await dead.destroy();
     }

@@ -23,6 +23,7 @@ import {
   openReadAuthResponses,
   QueryBool,
 } from "../../lib/router.js";
+import { isMissingRelation } from "../../lib/vaults.js";
 import { openRoute } from "../../middleware/auth.js";
 
 const Loan = z
@@ -137,6 +138,12 @@ async function tokenInfo(
   );
 }
 
+/** A table not made yet (no indexer run) holds no vault; any other error (the database down) is thrown. */
+const noTable = (err: unknown): undefined => {
+  if (isMissingRelation(err)) return undefined;
+  throw err;
+};
+
 async function answer(c: Parameters<RouteHandler<typeof loanbook, AppEnv>>[0], which: "pool" | "subaccounts") {
   const { db, config } = c.var.deps;
   const { address, chain, active } = c.req.valid("query");
@@ -147,14 +154,14 @@ async function answer(c: Parameters<RouteHandler<typeof loanbook, AppEnv>>[0], w
     .where("chain_id", "=", chain)
     .where("address", "=", pool)
     .executeTakeFirst()
-    .catch(() => undefined);
+    .catch(noTable);
   const indexed =
     known ??
     (await sql<{ address: string }>`SELECT address FROM ${sql.id(config.indexerSchema, "vault")}
       WHERE chain_id = ${chain} AND address = ${pool}`
       .execute(db)
       .then((r) => r.rows[0])
-      .catch(() => undefined));
+      .catch(noTable));
   if (!indexed) return c.json({ detail: `No vault ${address} on chain ${chain}` }, 404);
   const url = config.rpcUrls.get(chain);
   if (!url) return c.json({ detail: `No RPC is configured for chain ${chain} (PONDER_RPC_URL_${chain})` }, 503);
