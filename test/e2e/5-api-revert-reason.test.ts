@@ -200,7 +200,7 @@ describe("GET /api/v1/revert_reason", () => {
     }
   });
 
-  it("a successful transaction has no reasons; unknown 404, no RPC 503, bad input 422", async () => {
+  it("a successful transaction has no reasons; unknown 404, no or a dead RPC 503, bad input 422", async () => {
     const ok = await ask(succeeded);
     expect(ok.body).toMatchObject({ status: "success", error_messages: [], revert_reasons: [] });
     expect((await ask(`0x${"12".repeat(32)}`)).status).toBe(404);
@@ -208,6 +208,10 @@ describe("GET /api/v1/revert_reason", () => {
     // (answered from the cache of the first ask: a mined transaction's reasons do not change)
     expect(noRpc.status).toBe(200);
     expect((await ask(`0x${"34".repeat(32)}`, CHAIN, null)).status).toBe(503);
+    // a node that does not answer is an outage (503), not a transaction it does not have (404)
+    const dead = await ask(`0x${"56".repeat(32)}`, CHAIN, "http://127.0.0.1:1");
+    expect(dead.status).toBe(503);
+    expect(dead.body.detail).toMatch(/did not answer/);
     expect((await ask("0x1234")).status).toBe(422);
     expect((await ask(failed.notTrader!, 999_999)).status).toBe(422);
     // a non-EVM chain of the catalogue has no node to ask: the caller's error, not an outage

@@ -7,7 +7,7 @@
  * cached per chain and hash.
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
-import type { Hex, PublicClient } from "viem";
+import { type Hex, type PublicClient, TransactionReceiptNotFoundError } from "viem";
 import { EvmChainIdParam } from "../../lib/chain.js";
 import { ErrorSchema } from "../../lib/errors.js";
 import { chainClient } from "../../lib/protocols.js";
@@ -109,7 +109,11 @@ const isMissingMethod = (err: unknown) =>
   /not (found|supported|available)|does not exist|unsupported|-32601/i.test(String((err as Error)?.message ?? err));
 
 async function explain(client: PublicClient, chainId: number, hash: Hex): Promise<Result | null> {
-  const receipt = await client.getTransactionReceipt({ hash }).catch(() => null);
+  // not mined (or unknown) is a 404; a node that does not answer is thrown (503)
+  const receipt = await client.getTransactionReceipt({ hash }).catch((err: unknown) => {
+    if (err instanceof TransactionReceiptNotFoundError) return null;
+    throw err;
+  });
   if (!receipt) return null;
   const base = { tx_hash: hash, chain_id: chainId };
   if (receipt.status === "success") {
