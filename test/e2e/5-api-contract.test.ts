@@ -16,6 +16,8 @@ import { type ApiHarness, setupApi } from "../api-harness.js";
 
 type Security = Record<string, string[]>[];
 interface Operation {
+  summary?: string;
+  description?: string;
   security?: Security;
   responses: Record<string, { content?: Record<string, { schema?: object }> }>;
   requestBody?: { content?: Record<string, { schema?: { $ref?: string; example?: unknown }; example?: unknown }> };
@@ -299,6 +301,18 @@ describe("types: every answer validates against its operation's response schema"
   }
 });
 
+describe("documents: every operation says what it does", () => {
+  for (const base of Object.keys(SURFACES) as Base[]) {
+    it(`${SURFACES[base]} surface: a summary and a description`, () => {
+      const doc = docs.get(`open${base}`)!;
+      const missing = operations(doc)
+        .filter(({ op }) => !op.summary?.trim() || !op.description?.trim())
+        .map(({ path, method }) => `${method.toUpperCase()} ${base}${path}`);
+      expect(missing).toEqual([]);
+    });
+  }
+});
+
 describe("request bodies: every one has an example its schema accepts", () => {
   for (const base of Object.keys(SURFACES) as Base[]) {
     it(`${SURFACES[base]} surface`, () => {
@@ -307,10 +321,11 @@ describe("request bodies: every one has an example its schema accepts", () => {
       addFormats(ajv);
       ajv.addSchema({ $id: "doc", components: doc.components ?? {} });
       const problems: string[] = [];
-      for (const { path, method, op } of operations(doc)) {
-        const content = op.requestBody?.content?.["application/json"];
+      for (const { path, method, content, type } of operations(doc).flatMap((o) =>
+        Object.entries(o.op.requestBody?.content ?? {}).map(([type, content]) => ({ ...o, content, type })),
+      )) {
         if (!content?.schema) continue;
-        const what = `${method.toUpperCase()} ${base}${path}`;
+        const what = `${method.toUpperCase()} ${base}${path} (${type})`;
         const named = content.schema.$ref?.split("/").pop();
         const example =
           content.example ??

@@ -24,7 +24,9 @@ const TokenForm = z
       .optional()
       .openapi({ description: "Space-separated scopes wanted; default: every scope of the account" }),
   })
-  .openapi("TokenRequest");
+  .openapi("TokenRequest", {
+    example: { username: "ops-alice", password: "correct horse battery staple", grant_type: "password" },
+  });
 
 const FORM_TYPES = /^\s*(application\/x-www-form-urlencoded|multipart\/form-data)\s*(;|$)/i;
 
