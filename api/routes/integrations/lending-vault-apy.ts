@@ -62,7 +62,12 @@ export const lendingVaultApy = createRoute({
   tags: ["integrations"],
   summary: "A lending vault's APY and a subaccount's position in it",
   description:
-    "The APY is history: the compound growth of the vault's share price over the 7 days to the newest day of the job's series (derived.lending_vault_day), null under 7 days. The share price and the subaccount's shares, assets and USD value are read on the chain at its head (`block_number`), once per head block for every request about them. 404 when `vault_address` is not a lending vault (ERC-4626 over a Morpho market) of the chain's registry entry; 503 when the chain has no RPC or it does not answer.",
+    "The APY is history: the compound growth of the vault's share price over the 7 days to the " +
+    "newest day of the job's series (derived.lending_vault_day), null under 7 days. The share " +
+    "price and the subaccount's shares, assets and USD value are read on the chain at its head " +
+    "(`block_number`), once per head block for every request about them. 404 when " +
+    "`vault_address` is not a lending vault (ERC-4626 over a Morpho market) of the chain's " +
+    "registry entry; 503 when the chain has no RPC or it does not answer.",
   ...openRoute,
   request: {
     query: z.object({

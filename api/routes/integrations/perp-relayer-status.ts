@@ -52,7 +52,11 @@ const common = (relayer: string) => ({
   tags: ["integrations"],
   summary: `Where a deposit through ${relayer} stands on the core side`,
   description:
-    "From the indexed bridge deposits and the core ledger's events: `credited` or `rejected` (with the ledger's reason) once the core side answered, `pending` while the deposit is on the bridge without an answer, `unknown` when no deposit through this relayer's bridge has this `core_hash` (not made, made through the other relayer, or not indexed yet). `deposit` and `core` carry the events found.",
+    "From the indexed bridge deposits and the core ledger's events: `credited` or `rejected` " +
+    "(with the ledger's reason) once the core side answered, `pending` while the deposit is on " +
+    "the bridge without an answer, `unknown` when no deposit through this relayer's bridge has " +
+    "this `core_hash` (not made, made through the other relayer, or not indexed yet). `deposit` " +
+    "and `core` carry the events found.",
   ...openRoute,
   request: { query },
   responses: {

@@ -81,7 +81,12 @@ export const loanbook = createRoute({
   tags: ["loans"],
   summary: "The loans a lending pool deployed",
   description:
-    "The loans the pool deployed (indexed `loan` rows, in the order they were deployed), each read live at the chain's head through the loan's own views: state, outstanding principal and interest, the upcoming payment and its due date, APR, late and called. Amounts are whole tokens, priced through the token's feed where the chain's registry entry has one. `active` (default false) keeps the active loans only. 404 when `address` is not a vault on `chain`; 503 when the chain has no RPC or it does not answer.",
+    "The loans the pool deployed (indexed `loan` rows, in the order they were deployed), each " +
+    "read live at the chain's head through the loan's own views: state, outstanding principal " +
+    "and interest, the upcoming payment and its due date, APR, late and called. Amounts are " +
+    "whole tokens, priced through the token's feed where the chain's registry entry has one. " +
+    "`active` (default false) keeps the active loans only. 404 when `address` is not a vault on " +
+    "`chain`; 503 when the chain has no RPC or it does not answer.",
   ...openRoute,
   request: { query: query(false) },
   responses,
@@ -93,7 +98,10 @@ export const subaccountsLoanbook = createRoute({
   tags: ["loans"],
   summary: "The loans a vault's subaccounts lend",
   description:
-    "The loans whose lender is one of the vault's subaccounts (registry.subaccount), found in the chain's LoanRegistry and read live at the head as in the pool's loan book, each with the lender's APR (`lender_apr`). `active` defaults to true here. 404 when `address` is not a vault on `chain`; 503 when the chain has no RPC or it does not answer.",
+    "The loans whose lender is one of the vault's subaccounts (registry.subaccount), found in " +
+    "the chain's LoanRegistry and read live at the head as in the pool's loan book, each with " +
+    "the lender's APR (`lender_apr`). `active` defaults to true here. 404 when `address` is not " +
+    "a vault on `chain`; 503 when the chain has no RPC or it does not answer.",
   ...openRoute,
   request: { query: query(true) },
   responses,

@@ -38,7 +38,8 @@ export const strategyApyList = createRoute({
   tags: ["platform"],
   summary: "Strategy APY snapshots of every vault, newest first",
   description:
-    "Every snapshot posted with POST /platform/strategy_apy (registry.strategy_apy_snapshot), newest `snapshot_datetime` first, ties by id. An empty array when none was posted.",
+    "Every snapshot posted with POST /platform/strategy_apy (registry.strategy_apy_snapshot), " +
+    "newest `snapshot_datetime` first, ties by id. An empty array when none was posted.",
   ...openRoute,
   responses: {
     200: json("Snapshots, newest first", z.array(StrategyApySnapshotReadSchema)),
@@ -69,7 +70,8 @@ export const strategistList = createRoute({
   tags: ["platform"],
   summary: "Strategists, by name",
   description:
-    "The strategists of the registry (registry.strategist), ordered by name then id; `offset` skips that many, `limit` caps the page (default 100, at most 1000).",
+    "The strategists of the registry (registry.strategist), ordered by name then id; `offset` " +
+    "skips that many, `limit` caps the page (default 100, at most 1000).",
   request: {
     query: z.object({
       offset: QueryInt({ def: 0, min: 0 }).openapi({ type: "integer", default: 0, minimum: 0 }),
@@ -135,7 +137,9 @@ export const unrealizedPnlLatest = createRoute({
   tags: ["platform"],
   summary: "The newest unrealized PnL record of every vault",
   description:
-    "For every vault deployment (chain and address), its newest derived.unrealized_pnl record: the same fields as GET /platform/unrealized_pnl, defined in docs/metrics.md. Ordered by chain id, then address. 503 when the derived tables cannot be read.",
+    "For every vault deployment (chain and address), its newest derived.unrealized_pnl record: " +
+    "the same fields as GET /platform/unrealized_pnl, defined in docs/metrics.md. Ordered by " +
+    "chain id, then address. 503 when the derived tables cannot be read.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   responses: {

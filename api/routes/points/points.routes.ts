@@ -204,7 +204,9 @@ export const streakStatus = createRoute({
   tags: TAG,
   summary: "Daily streak status of a wallet",
   description:
-    "Whether the wallet can claim today's streak (UTC days) and, when it cannot, why: not registered, no vault shares held, or claimed today; the claim route refuses with the same code. With the streak, the points it earned and the seconds until the next UTC midnight.",
+    "Whether the wallet can claim today's streak (UTC days) and, when it cannot, why: not " +
+    "registered, no vault shares held, or claimed today; the claim route refuses with the same " +
+    "code. With the streak, the points it earned and the seconds until the next UTC midnight.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: { query: z.object({ address: EvmAddress }) },

@@ -61,7 +61,8 @@ export const root = createRoute({
   tags: ["system"],
   summary: "Health of the public surface",
   description:
-    "Answers while the process serves requests, with the interface version and the time; GET /api/v1/ping checks the database, the chains, the indexer and the jobs.",
+    "Answers while the process serves requests, with the interface version and the time; GET " +
+    "/api/v1/ping checks the database, the chains, the indexer and the jobs.",
   ...openRoute,
   responses: {
     200: { description: "The service answers", content: { "application/json": { schema: HealthSchema } } },
