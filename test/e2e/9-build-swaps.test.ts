@@ -6,7 +6,7 @@
  * by the trader and checked on-chain; the chosen route is held to a brute force of every route
  * on the same state (evm_snapshot, each route's module call from the trader, evm_revert).
  */
-import { type Abi, type Address, type Hex, parseAbi, toHex } from "viem";
+import { type Abi, type Address, formatUnits, type Hex, parseAbi, toHex } from "viem";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createKey } from "../../api/keys.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
@@ -478,14 +478,28 @@ describe("refusals: recorded, nothing simulated where it says so, nothing sent",
     await expectAudited(r, "simulation_failed");
   });
 
-  it("an amount above the Safe's balance: 409, each route's transfer failure decoded", async () => {
+  it("an amount above the Safe's balance: 422 insufficient_balance on the field, nothing simulated", async () => {
     const have = await balance(weth);
-    const r = await swap<Refusal>({ ...base(), token_in: weth, token_out: usdc, amount_raw: (have + 1n).toString() });
-    expect(r.status).toBe(409);
-    expect(r.body.code).toBe("simulation_failed");
-    expect(r.body.reasons!.length).toBe(4);
-    for (const x of r.body.reasons!) expect(x).toMatchObject({ kind: "uniswap", name: "STF" });
-    await expectAudited(r, "simulation_failed");
+    for (const [field, amount] of [
+      ["amount_raw", { amount_raw: (have + 1n).toString() }],
+      ["amount", { amount: formatUnits(have + 10n ** 12n, 18) }],
+    ] as const) {
+      const seen = calls();
+      const r = await swap<Refusal>({ ...base(), token_in: weth, token_out: usdc, ...amount });
+      expect(r.status).toBe(422);
+      expect(r.body.detail).toEqual([
+        {
+          loc: ["body", field],
+          msg: `Above the Safe's balance: it holds ${have} raw units of WETH`,
+          type: "insufficient_balance",
+        },
+      ]);
+      expect(seen()).not.toContain("eth_simulateV1");
+      await expectAudited(r, "insufficient_balance");
+    }
+    // the whole balance is not above it
+    const all = await swap<Refusal>({ ...base(), token_in: weth, token_out: usdc, amount_raw: have.toString() });
+    expect(all.body.detail).not.toEqual([expect.objectContaining({ type: "insufficient_balance" })]);
   });
 
   it("a bound no route can meet (a huge trade, at most 1 % under the feeds): 409, Too little received", async () => {

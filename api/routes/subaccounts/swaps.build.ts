@@ -146,6 +146,14 @@ export async function buildSwap(
     requireAllowed([t], [ok], ["body", field]);
   }
   const amountIn = rawAmount(body, d.tokenIn.decimals!);
+  // an amount the Safe does not hold fails every route alike (STF): refused before quoting
+  if (d.balanceIn !== null && amountIn > d.balanceIn) {
+    throw BuildRefusal.field(
+      ["body", body.amount_raw != null ? "amount_raw" : "amount"],
+      `Above the Safe's balance: it holds ${d.balanceIn} raw units of ${d.tokenIn.symbol}`,
+      "insufficient_balance",
+    );
+  }
   if (amountIn !== early) d.quoted.clear();
   d.keepPools();
   if (d.routes.length === 0) {

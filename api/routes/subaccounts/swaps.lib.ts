@@ -21,7 +21,11 @@ export const FEE_TIERS = [100, 500, 3000, 10000] as const;
 /** the hubs of two-hop routes: the wrapped ether, then the stablecoins, by symbol */
 const HUBS = ["WETH", "USDC", "USDT", "DAI", "USDBC", "USDC.E"];
 
-const ERC20 = parseAbi(["function decimals() view returns (uint8)", "function symbol() view returns (string)"]);
+const ERC20 = parseAbi([
+  "function decimals() view returns (uint8)",
+  "function symbol() view returns (string)",
+  "function balanceOf(address) view returns (uint256)",
+]);
 const FEED = parseAbi(["function latestAnswer() view returns (int256)"]);
 const FACTORY = parseAbi(["function getPool(address, address, uint24) view returns (address)"]);
 export const QUOTER = parseAbi([
@@ -52,6 +56,8 @@ export interface Discovery {
   tokenIn: SwapToken;
   tokenOut: SwapToken;
   allowed: { in: boolean; out: boolean };
+  /** what the Safe holds of token_in at the head; null when the token did not answer */
+  balanceIn: bigint | null;
   routes: SwapRoute[];
   /** the head the reads saw */
   head: Head;
@@ -93,6 +99,7 @@ export async function discover(
   const reads: Read[] = [];
   const at = (r: Read) => reads.push(r) - 1;
   const allowed = [tokenIn, tokenOut].map((t) => at(allowedRead(sub, t)));
+  const heldIn = at({ address: tokenIn, abi: ERC20 as Abi, functionName: "balanceOf", args: [sub.safe] });
   const meta = [tokenIn, tokenOut].map((t) => {
     const known = entry.get(lc(t));
     const feed = known?.priceFeed ? getAddress(known.priceFeed.address) : null;
@@ -168,6 +175,7 @@ export async function discover(
     tokenIn: tIn,
     tokenOut: tOut,
     allowed: { in: bool(allowed[0]!), out: bool(allowed[1]!) },
+    balanceIn: readValue<bigint>(res[heldIn]) ?? null,
     routes,
     head,
     quoted: new Map(early.map((q) => [q.key, toQuote(res[q.at]!)])),
