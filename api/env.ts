@@ -1,5 +1,6 @@
 /** The API's settings, from the environment, parsed and checked once at start-up. */
 import { z } from "zod";
+import { primaryUrls, rpcUrlsFromEnv } from "../config/rpc-urls.js";
 import { decimal, parseEnv } from "../db/env.js";
 
 /** Points rules of the write routes, as decimal strings (18 decimals at most). */
@@ -102,21 +103,17 @@ export interface ApiConfig {
 }
 
 export function apiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
-  const e = parseEnv(schema, env, "API configuration");
-  const rpcUrls = new Map<number, string>();
-  for (const [k, v] of Object.entries(env)) {
-    const m = /^PONDER_RPC_URL_(\d+)$/.exec(k);
-    if (m && v) rpcUrls.set(Number(m[1]), v.split(",")[0]!.trim());
-  }
+  const rpc = rpcUrlsFromEnv(env);
   const ensResolvers = new Map<number, `0x${string}`>();
-  const bad: string[] = [];
+  const bad: string[] = [...rpc.problems];
   for (const [k, v] of Object.entries(env)) {
     const m = /^ENS_UNIVERSAL_RESOLVER_(\d+)$/.exec(k);
     if (!m || !v) continue;
-    if (!/^0x[0-9a-fA-F]{40}$/.test(v.trim())) bad.push(`  ${k}: must be a 0x-prefixed 20-byte contract address`);
+    if (!/^0x[0-9a-fA-F]{40}$/.test(v.trim())) bad.push(`${k}: must be a 0x-prefixed 20-byte contract address`);
     else ensResolvers.set(Number(m[1]), v.trim() as `0x${string}`);
   }
-  if (bad.length) throw new Error(`invalid API configuration:\n${bad.join("\n")}`);
+  const e = parseEnv(schema, env, "API configuration", bad);
+  const rpcUrls = primaryUrls(rpc);
   return {
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,

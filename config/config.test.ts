@@ -2,9 +2,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { apiConfig } from "../api/env.js";
+import { jobsConfig } from "../jobs/config.js";
+import { relayerConfig } from "../jobs/relayer/config.js";
 import { CHAINS, getChain, isEvmChain } from "./chains.js";
 import { indexerPlan, planFingerprint, rpcLanes } from "./indexer.js";
 import { loadRegistry } from "./registry.js";
+import { rpcUrlsFromEnv } from "./rpc-urls.js";
 
 const SPEC_CHAIN_IDS = [
   1, -1, -2, -3, -4, 42161, 43114, 8453, 56, 534352, 59144, 10, 137, 2222, 0, 1101, 48900, 1923, 43111, 80094, 146, 999,
@@ -197,5 +201,52 @@ describe("indexer plan", () => {
     // its own vault renamed, or a subaccount on another chain (every chain follows them all): not
     expect(fp([evmVault({ name: "Renamed" }), evmVault({ chainId: 8453 })])).not.toBe(base);
     expect(fp([evmVault(), evmVault({ chainId: 8453, subaccounts: [SUB] })])).not.toBe(base);
+  });
+});
+
+describe("PONDER_RPC_URL_<chainId>, read the same by every process", () => {
+  const DB = "postgresql://u:p@127.0.0.1:5432/db";
+  it("lists each chain's URLs, the first the primary", () => {
+    const r = rpcUrlsFromEnv({
+      PONDER_RPC_URL_1: "http://a:1, https://b.example/rpc ",
+      PONDER_RPC_URL_8453: "http://127.0.0.1:8546",
+      PONDER_RPC_URL_10: "",
+      OTHER: "x",
+    });
+    expect(r.problems).toEqual([]);
+    expect(r.urls).toEqual(
+      new Map([
+        [1, ["http://a:1", "https://b.example/rpc"]],
+        [8453, ["http://127.0.0.1:8546"]],
+      ]),
+    );
+  });
+  it("refuses what no node answers at: a bad URL, a chain off the catalogue, a non-EVM chain", () => {
+    const env = {
+      PONDER_RPC_URL_1: "foo",
+      PONDER_RPC_URL_8453: "http://ok:1,ws://nope",
+      PONDER_RPC_URL_99999: "http://x",
+      PONDER_RPC_URL_0: "http://x",
+    };
+    const want = [
+      'PONDER_RPC_URL_1: "foo" is not an http(s) URL',
+      'PONDER_RPC_URL_8453: "ws://nope" is not an http(s) URL',
+      "PONDER_RPC_URL_99999: chain 99999 is not in the catalogue (config/chains.ts)",
+      "PONDER_RPC_URL_0: chain 0 (Bitcoin) is not an EVM chain",
+    ];
+    expect(rpcUrlsFromEnv(env).problems.sort()).toEqual([...want].sort());
+    // the API, the workers and the relayer refuse to start on them, naming each
+    for (const start of [
+      () => apiConfig({ ...env, DATABASE_URL: DB }),
+      () => jobsConfig({ ...env, DATABASE_URL: DB }),
+      () => relayerConfig({ ...env, DATABASE_URL: DB }),
+    ]) {
+      expect(start).toThrow(/^invalid (API|worker|relayer) configuration:/);
+      try {
+        start();
+      } catch (err) {
+        for (const line of want) expect((err as Error).message).toContain(`  ${line}`);
+      }
+    }
   });
 });

@@ -5,8 +5,9 @@
  */
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { getChain, isEvmChain } from "./chains.js";
+import { getChain } from "./chains.js";
 import { type ChainProtocols, type EvmVault, loadRegistry, type Registry, registryPath } from "./registry.js";
+import { rpcUrlsFromEnv } from "./rpc-urls.js";
 
 /** Snapshot spacing in blocks when SNAPSHOT_INTERVAL_<chainId> is not set: about hourly. */
 const DEFAULT_SNAPSHOT_INTERVAL: Record<number, number> = {
@@ -59,28 +60,16 @@ export function indexerPlan(env: NodeJS.ProcessEnv = process.env): IndexerPlan {
   const registry = loadRegistry(registryPath(env));
   const byChain = new Map<number, EvmVault[]>();
   for (const v of registry.evm) byChain.set(v.chainId, [...(byChain.get(v.chainId) ?? []), v]);
-  const problems: string[] = [];
-  for (const key of Object.keys(env)) {
-    const m = /^PONDER_RPC_URL_(-?\d+)$/.exec(key);
-    if (!m) continue;
-    const id = Number(m[1]);
-    if (!getChain(id)) problems.push(`${key}: chain ${id} is not in the catalogue (config/chains.ts)`);
-    else if (!isEvmChain(id)) problems.push(`${key}: chain ${id} (${getChain(id)!.name}) is not an EVM chain`);
-  }
+  const rpc = rpcUrlsFromEnv(env);
+  const problems: string[] = [...rpc.problems];
   const chains: IndexedChain[] = [];
   const skipped: EvmVault[] = [];
   for (const [id, vaults] of [...byChain.entries()].sort((a, b) => a[0] - b[0])) {
-    const raw = env[`PONDER_RPC_URL_${id}`];
-    if (!raw) {
-      skipped.push(...vaults);
+    const urls = rpc.urls.get(id);
+    if (!urls) {
+      // unset, or refused above (then the plan throws with the problem)
+      if (!env[`PONDER_RPC_URL_${id}`]?.trim()) skipped.push(...vaults);
       continue;
-    }
-    const urls = raw
-      .split(",")
-      .map((u) => u.trim())
-      .filter(Boolean);
-    for (const u of urls) {
-      if (!/^https?:\/\//.test(u)) problems.push(`PONDER_RPC_URL_${id}: "${u}" is not an http(s) URL`);
     }
     let lanes = 1;
     const rawLanes = env[`PONDER_RPC_LANES_${id}`];

@@ -2,11 +2,20 @@
 import { z } from "zod";
 
 /** `schema` applied to `env`; throws one readable error listing every bad variable. */
-export function parseEnv<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv, what: string): z.output<S> {
+export function parseEnv<S extends z.ZodType>(
+  schema: S,
+  env: NodeJS.ProcessEnv,
+  what: string,
+  /** problems found outside the schema (`NAME: why`), listed in the same message */
+  more: readonly string[] = [],
+): z.output<S> {
   const parsed = schema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
-    throw new Error(`invalid ${what}:\n${lines.join("\n")}`);
+  if (!parsed.success || more.length > 0) {
+    const lines = [
+      ...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`)),
+      ...more,
+    ];
+    throw new Error(`invalid ${what}:\n${lines.map((l) => `  ${l}`).join("\n")}`);
   }
   return parsed.data;
 }

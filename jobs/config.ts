@@ -1,5 +1,6 @@
 /** The workers' settings, from the environment, parsed and checked once at start-up. */
 import { z } from "zod";
+import { primaryUrls, rpcUrlsFromEnv } from "../config/rpc-urls.js";
 import { decimal, parseEnv } from "../db/env.js";
 import { parseFixed } from "../db/fixed.js";
 
@@ -64,12 +65,9 @@ export interface JobsConfig {
 
 /** Throws one readable error listing every bad variable. */
 export function jobsConfig(env: NodeJS.ProcessEnv = process.env): JobsConfig {
-  const e = parseEnv(schema, env, "worker configuration");
-  const rpcUrls = new Map<number, string>();
-  for (const [k, v] of Object.entries(env)) {
-    const m = /^PONDER_RPC_URL_(\d+)$/.exec(k);
-    if (m && v) rpcUrls.set(Number(m[1]), v.split(",")[0]!.trim());
-  }
+  const rpc = rpcUrlsFromEnv(env);
+  const e = parseEnv(schema, env, "worker configuration", rpc.problems);
+  const rpcUrls = primaryUrls(rpc);
   return {
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,

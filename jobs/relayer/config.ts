@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Address, getAddress, type Hex, isAddress } from "viem";
 import { z } from "zod";
+import { primaryUrls, rpcUrlsFromEnv } from "../../config/rpc-urls.js";
 import { actorKey } from "../../contracts/devnet/random.js";
 import { parseEnv } from "../../db/env.js";
 
@@ -93,13 +94,12 @@ export function devnetRelayerKey(seed: string): Hex {
 
 /** Throws one readable error listing every bad variable. */
 export function relayerConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): RelayerConfig {
-  const e = parseEnv(schema, env, "relayer configuration");
+  const rpc = rpcUrlsFromEnv(env);
+  const e = parseEnv(schema, env, "relayer configuration", rpc.problems);
   const problems: string[] = [];
-  const rpcUrls = new Map<number, string>();
+  const rpcUrls = primaryUrls(rpc);
   const bridges = new Map<number, Address[]>();
   for (const [k, v] of Object.entries(env)) {
-    const rpc = /^PONDER_RPC_URL_(\d+)$/.exec(k);
-    if (rpc && v) rpcUrls.set(Number(rpc[1]), v.split(",")[0]?.trim() ?? "");
     const br = /^PERP_BRIDGES_(\d+)$/.exec(k);
     if (br && v) {
       const list = v
