@@ -211,6 +211,16 @@ describe("command-line configuration errors", { timeout: 60_000 }, () => {
     });
   });
 
+  it("npm run vaults add: a PONDER_RPC_URL that is not http(s) is refused before any call", () => {
+    const args = ["add", "--chain", "1", "--address", `0x${"2".repeat(40)}`, "--registry", "config/vaults.json"];
+    for (const url of ["foo", "ws://127.0.0.1:8545"]) {
+      expect(run("scripts/vaults.ts", { PONDER_RPC_URL_1: url }, args)).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining(`PONDER_RPC_URL_1: "${url}" is not an http(s) URL`),
+      });
+    }
+  });
+
   it("npm run operators / governance-log / keys: bad arguments", { timeout: 90_000 }, () => {
     const db = { DATABASE_URL: "postgresql://x@127.0.0.1:1/x" };
     expect(run("scripts/operators.ts", db, ["grant", "alice"])).toMatchObject({

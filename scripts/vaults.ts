@@ -3,6 +3,7 @@ import { sql } from "kysely";
 import { type Address, createPublicClient, http, type PublicClient } from "viem";
 import { getChain, isEvmChain } from "../config/chains.js";
 import { type EvmVault, loadRegistry, type Registry, registryPath } from "../config/registry.js";
+import { rpcUrlsFromEnv } from "../config/rpc-urls.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { loadRegistryData } from "../db/registry-load.js";
 import { type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
@@ -124,11 +125,10 @@ async function main(): Promise<void> {
   }
   if (a.name !== undefined && a.name.trim() === "") refuse(CMD, "--name: give a name, or leave it out");
   if (a.kind !== undefined && a.kind.trim() === "") refuse(CMD, "--kind: give a kind, or leave it out");
-  const rawUrl = process.env[`PONDER_RPC_URL_${chainId}`];
-  const url = rawUrl
-    ?.split(",")
-    .map((u) => u.trim())
-    .find(Boolean);
+  const key = `PONDER_RPC_URL_${chainId}`;
+  const rpc = rpcUrlsFromEnv({ [key]: process.env[key] });
+  if (rpc.problems.length > 0) refuse(CMD, rpc.problems.join("; "));
+  const url = rpc.urls.get(chainId)?.[0];
   if (!url) {
     refuse(
       CMD,
@@ -136,7 +136,6 @@ async function main(): Promise<void> {
         "(the indexer needs it in its environment too)",
     );
   }
-  if (!/^https?:\/\//.test(url)) refuse(CMD, `PONDER_RPC_URL_${chainId}: "${url}" is not an http(s) URL`);
   const client = createPublicClient({ transport: http(url, { timeout: 20_000, retryCount: 1 }) }) as PublicClient;
 
   const entry = await probe(client, chainId, address, url, { startBlock, name: a.name, kind: a.kind });
