@@ -250,3 +250,14 @@ describe("PONDER_RPC_URL_<chainId>, read the same by every process", () => {
     }
   });
 });
+
+describe("settings", () => {
+  it("a variable set to nothing counts as unset: its default, not 0", () => {
+    const c = apiConfig({ DATABASE_URL: "postgresql://u@h/db", RESPONSE_CACHE_MS: "", PORT: " ", TOKEN_SECRET: "" });
+    expect(c.responseCacheMs).toBe(1000);
+    expect(c.port).toBe(8000);
+    expect(c.tokenSecret).toBeUndefined();
+    expect(jobsConfig({ DATABASE_URL: "postgresql://u@h/db", WORKER_CONCURRENCY: "" }).concurrency).toBe(2);
+    expect(() => apiConfig({ DATABASE_URL: "" })).toThrow(/DATABASE_URL: required/);
+  });
+});

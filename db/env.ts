@@ -1,7 +1,11 @@
 /** Settings from the environment, parsed and checked once at start-up. */
 import { z } from "zod";
 
-/** `schema` applied to `env`; throws one readable error listing every bad variable. */
+/**
+ * `schema` applied to `env`; throws one readable error listing every bad variable. A variable
+ * set to nothing (`RESPONSE_CACHE_MS=`) counts as unset, so it takes its default: not the 0 that
+ * a number coercion would make of it.
+ */
 export function parseEnv<S extends z.ZodType>(
   schema: S,
   env: NodeJS.ProcessEnv,
@@ -9,7 +13,8 @@ export function parseEnv<S extends z.ZodType>(
   /** problems found outside the schema (`NAME: why`), listed in the same message */
   more: readonly string[] = [],
 ): z.output<S> {
-  const parsed = schema.safeParse(env);
+  const set = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v.trim() !== ""));
+  const parsed = schema.safeParse(set);
   if (!parsed.success || more.length > 0) {
     const lines = [
       ...(parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`)),
