@@ -227,8 +227,10 @@ describe("PONDER_RPC_URL_<chainId>, read the same by every process", () => {
       PONDER_RPC_URL_8453: "http://ok:1,ws://nope",
       PONDER_RPC_URL_99999: "http://x",
       PONDER_RPC_URL_0: "http://x",
+      PONDER_RPC_URL_10: " , ",
     };
     const want = [
+      'PONDER_RPC_URL_10: " , " holds no URL',
       'PONDER_RPC_URL_1: "foo" is not an http(s) URL',
       'PONDER_RPC_URL_8453: "ws://nope" is not an http(s) URL',
       "PONDER_RPC_URL_99999: chain 99999 is not in the catalogue (config/chains.ts)",

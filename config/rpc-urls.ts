@@ -43,6 +43,10 @@ export function rpcUrlsFromEnv(env: NodeJS.ProcessEnv): RpcUrls {
       .split(",")
       .map((u) => u.trim())
       .filter(Boolean);
+    if (list.length === 0) {
+      problems.push(`${key}: "${raw}" holds no URL`);
+      continue;
+    }
     const bad = list.filter((u) => !isHttpUrl(u));
     for (const u of bad) problems.push(`${key}: "${u}" is not an http(s) URL`);
     if (bad.length === 0) urls.set(id, list);
