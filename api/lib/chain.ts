@@ -24,7 +24,7 @@ export const ChainIdParam = z
  * chain (id 0 and below) has no node to ask, so it is the caller's error (422), not an outage.
  */
 export const EvmChainIdParam = ChainIdParam.refine((v) => getChain(v)?.kind === "evm", {
-  message: "Input should be an EVM chain id (the catalogue's non-EVM chains have no transactions here)",
+  message: "Input should be an EVM chain id of the catalogue (its non-EVM chains have no node to ask)",
 });
 
 /**

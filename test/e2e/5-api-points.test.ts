@@ -414,6 +414,9 @@ describe("GET /api/v1/platform/points/leaderboard", () => {
       ["wallet_address=0x12", "wallet_address"],
       ["chain=12345", "chain"],
       ["chain=abc", "chain"],
+      // a non-EVM chain of the catalogue has no ENS to ask
+      ["chain=0", "chain"],
+      ["chain=-1", "chain"],
     ] as const) {
       const r = await h.json<{ detail: { loc: string[] }[] }>(`/api/v1/platform/points/leaderboard?${q}`);
       expect(r.status, q).toBe(422);

@@ -6,12 +6,11 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { type RawBuilder, sql } from "kysely";
-import { getChain } from "../../../config/chains.js";
 import type { IndexerTables } from "../../../db/schema.js";
 import { servedChain } from "../../lib/chain.js";
 import { indexer } from "../../lib/db.js";
 import { notFound } from "../../lib/errors.js";
-import { type AppEnv, QueryInt, VaultAddress } from "../../lib/router.js";
+import { type AppEnv, VaultAddress } from "../../lib/router.js";
 import { findVault } from "../../lib/vaults.js";
 
 export const GovernanceParams = z.object({
@@ -20,12 +19,6 @@ export const GovernanceParams = z.object({
     description: "Vault contract address (case-insensitive for EVM addresses)",
   }),
 });
-
-/** A chain id of the catalogue (config/chains.ts), from a query string. */
-export const KnownChainId = (def?: number) =>
-  (def != null ? QueryInt({ def }) : QueryInt({})).refine((v) => getChain(v) !== undefined, {
-    message: "Input should be a known chain id",
-  });
 
 export type IndexedVault = IndexerTables["vault"];
 

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { EvmChainIdParam } from "../../lib/chain.js";
 import { EvmAddress, errorResponses, openReadAuthResponses, openReadSecurity, QueryInt } from "../../lib/router.js";
 import { openRoute, readKey } from "../../middleware/auth.js";
-import { KnownChainId } from "../governance/governance.lib.js";
 
 const TAG = ["points"];
 
@@ -161,10 +161,10 @@ export const leaderboard = createRoute({
           "ENS name (e.g. `vitalik.eth`, normalised per ENSIP-15) or a 0x address; empty or longer than 255 characters is a 422",
         example: "wallet0.eth",
       }),
-      chain: KnownChainId(1).openapi({
+      chain: EvmChainIdParam.default(1).openapi({
         type: "integer",
         default: 1,
-        description: "Chain for name resolution (a catalogue chain id)",
+        description: "Chain for name resolution (an EVM chain of the catalogue)",
       }),
     }),
   },
