@@ -1,7 +1,7 @@
 /** The API's settings, from the environment, parsed and checked once at start-up. */
 import { z } from "zod";
 import { primaryUrls, rpcUrlsFromEnv } from "../config/rpc-urls.js";
-import { decimal, parseEnv } from "../db/env.js";
+import { decimal, envNum, parseEnv } from "../db/env.js";
 
 /** Points rules of the write routes, as decimal strings (18 decimals at most). */
 export interface PointsAwardRules {
@@ -27,7 +27,7 @@ const schema = z.object({
     .string()
     .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
     .optional(),
-  PORT: z.coerce.number().int().min(1).max(65535).default(8000),
+  PORT: envNum((n) => n.int().min(1).max(65535)).default(8000),
   HOST: z.string().min(1).default("127.0.0.1"),
   INDEXER_SCHEMA: z
     .string()
@@ -51,13 +51,13 @@ const schema = z.object({
     .enum(["0", "1", "true", "false"], { error: "must be 0 or 1" })
     .default("0")
     .transform((v) => v === "1" || v === "true"),
-  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  RATE_LIMIT_PER_MINUTE: envNum((n) => n.int().min(1).max(1_000_000)).default(600),
   // Proxies in front of the API that append the client to X-Forwarded-For (0: none, the TCP peer
   // is the client): the keyless rate limit counts the address that many hops from the right.
-  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
-  RESPONSE_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  TRUST_PROXY_HOPS: envNum((n) => n.int().min(0).max(10)).default(0),
+  RESPONSE_CACHE_MS: envNum((n) => n.int().min(0).max(60_000)).default(1000),
   // How long the points standings (every wallet's total and ranks, computed on read) are reused
-  POINTS_STANDINGS_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
+  POINTS_STANDINGS_MS: envNum((n) => n.int().min(0).max(3_600_000)).default(10_000),
   // GET /metrics (Prometheus): 0 leaves it out; with a token it wants Authorization: Bearer <token>
   API_METRICS: z.enum(["0", "1"]).default("1"),
   API_METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
@@ -65,7 +65,7 @@ const schema = z.object({
   // Signing key of the bearer tokens of POST /api/v1/token; unset: a random key generated once and
   // kept in the database (auth.api_secret), so every API process of a deployment shares it.
   TOKEN_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
-  TOKEN_TTL_S: z.coerce.number().int().min(30).max(86_400).default(900),
+  TOKEN_TTL_S: envNum((n) => n.int().min(30).max(86_400)).default(900),
   // Points the API awards: a registration's signup bonus and the daily streak claims.
   POINTS_SIGNUP_BONUS: decimal("100"),
   POINTS_STREAK_BASE: decimal("10"),

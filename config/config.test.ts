@@ -262,4 +262,16 @@ describe("settings", () => {
     expect(jobsConfig({ DATABASE_URL: "postgresql://u@h/db", WORKER_CONCURRENCY: "" }).concurrency).toBe(2);
     expect(() => apiConfig({ DATABASE_URL: "" })).toThrow(/DATABASE_URL: required/);
   });
+  it("a number is decimal text: hex or an exponent is refused, not read as 8080 or 1000", () => {
+    const DB = { DATABASE_URL: "postgresql://u@h/db" };
+    expect(apiConfig({ ...DB, PORT: " 8080 ", TOKEN_TTL_S: "+1000" })).toMatchObject({ port: 8080, tokenTtlS: 1000 });
+    expect(jobsConfig({ ...DB, PROGRESS_POLL_S: "0.5" }).progressPollMs).toBe(500);
+    expect(() => apiConfig({ ...DB, PORT: "0x1F90", TOKEN_TTL_S: "1e3" })).toThrow(
+      /PORT: must be a decimal number\n {2}TOKEN_TTL_S: must be a decimal number/,
+    );
+    expect(() => apiConfig({ ...DB, PORT: "80.5" })).toThrow(/PORT: Invalid input: expected int/);
+    expect(() => jobsConfig({ ...DB, WORKER_CONCURRENCY: "two" })).toThrow(
+      /WORKER_CONCURRENCY: must be a decimal number/,
+    );
+  });
 });

@@ -25,6 +25,15 @@ export function parseEnv<S extends z.ZodType>(
   return parsed.data;
 }
 
+const NUMBER_TEXT = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+
+/**
+ * A number setting: decimal text only, so `1e3` or `0x1F90` is refused, not read as 1000 or 8080
+ * (what a bare coercion makes of them). `rules` adds the bounds: `envNum((n) => n.int().min(1))`.
+ */
+export const envNum = <T extends z.ZodType<number, number>>(rules: (n: z.ZodNumber) => T) =>
+  z.string().trim().regex(NUMBER_TEXT, "must be a decimal number").transform(Number).pipe(rules(z.number()));
+
 /** A non-negative decimal setting with up to 18 decimals (the API reads some of the same). */
 export const decimal = (def: string) =>
   z

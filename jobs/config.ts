@@ -1,7 +1,7 @@
 /** The workers' settings, from the environment, parsed and checked once at start-up. */
 import { z } from "zod";
 import { primaryUrls, rpcUrlsFromEnv } from "../config/rpc-urls.js";
-import { decimal, parseEnv } from "../db/env.js";
+import { decimal, envNum, parseEnv } from "../db/env.js";
 import { parseFixed } from "../db/fixed.js";
 
 const schema = z.object({
@@ -15,25 +15,25 @@ const schema = z.object({
     .regex(/^[a-z_][a-z0-9_]*$/, "must be a plain schema name")
     .default("indexer"),
   VAULT_REGISTRY: z.string().optional(),
-  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
-  FANOUT_EVERY_S: z.coerce.number().int().min(1).max(86_400).default(60),
-  PROGRESS_POLL_S: z.coerce.number().min(0.2).max(3600).default(5),
-  FANOUT_RECENT_DAYS: z.coerce.number().int().min(1).max(3650).default(7),
+  WORKER_CONCURRENCY: envNum((n) => n.int().min(1).max(64)).default(2),
+  FANOUT_EVERY_S: envNum((n) => n.int().min(1).max(86_400)).default(60),
+  PROGRESS_POLL_S: envNum((n) => n.min(0.2).max(3600)).default(5),
+  FANOUT_RECENT_DAYS: envNum((n) => n.int().min(1).max(3650)).default(7),
   FANOUT_FULL_EVERY_S: z.coerce
     .number()
     .int()
     .min(0)
     .max(7 * 86_400)
     .default(3600),
-  JOB_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  JOB_ATTEMPTS: envNum((n) => n.int().min(1).max(100)).default(5),
   // how often the subaccounts' portfolio data is read from the chains (registry.portfolio_cache)
-  PORTFOLIO_EVERY_S: z.coerce.number().int().min(5).max(86_400).default(300),
-  WORKER_LOCK_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
-  JOBS_FAULT_HOLD_MS: z.coerce.number().int().min(0).max(600_000).default(0),
+  PORTFOLIO_EVERY_S: envNum((n) => n.int().min(5).max(86_400)).default(300),
+  WORKER_LOCK_MS: envNum((n) => n.int().min(1000).max(600_000)).default(30_000),
+  JOBS_FAULT_HOLD_MS: envNum((n) => n.int().min(0).max(600_000)).default(0),
   POINTS_PER_USD_PER_DAY: decimal("1"),
   POINTS_REFERRAL_SHARE: decimal("0.1").refine((v) => Number(v) <= 1, "must be at most 1"),
   // Prometheus metrics of `npm run workers` (jobs/metrics.ts); port 0 turns them off
-  METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  METRICS_PORT: envNum((n) => n.int().min(0).max(65535)).default(9464),
   METRICS_HOST: z.string().min(1).default("127.0.0.1"),
 });
 

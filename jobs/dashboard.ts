@@ -11,7 +11,7 @@ import { serveStatic } from "@hono/node-server/serve-static";
 import { Hono } from "hono";
 import { basicAuth } from "hono/basic-auth";
 import { z } from "zod";
-import { parseEnv } from "../db/env.js";
+import { envNum, parseEnv } from "../db/env.js";
 import { QUEUES, type QueueKey } from "./queues.js";
 import { openQueues } from "./runtime.js";
 
@@ -51,7 +51,7 @@ const envSchema = z
       .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
       .optional(),
     QUEUES_DASHBOARD_HOST: z.string().min(1).default("127.0.0.1"),
-    QUEUES_DASHBOARD_PORT: z.coerce.number().int().min(1).max(65535).default(8090),
+    QUEUES_DASHBOARD_PORT: envNum((n) => n.int().min(1).max(65535)).default(8090),
     QUEUES_DASHBOARD_PASSWORD: z.string().min(12, "must be at least 12 characters").optional(),
     QUEUES_DASHBOARD_READ_ONLY: z.enum(["0", "1", "true", "false"]).default("0"),
   })

@@ -11,6 +11,7 @@ import { z } from "zod";
 import { indexerPlan } from "../config/indexer.js";
 import { loadRegistry, registryPath } from "../config/registry.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
+import { envNum } from "../db/env.js";
 import { loadRegistryData } from "../db/registry-load.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { REPO_ROOT } from "./lib/indexer.js";
@@ -53,12 +54,12 @@ const env = z
     DATABASE_URL: z
       .string({ error: "required: the postgres:// URL of the database to index into" })
       .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
-    INDEXER_PORT: z.coerce.number().int().min(1).max(65535).default(42069),
+    INDEXER_PORT: envNum((n) => n.int().min(1).max(65535)).default(42069),
     INDEXER_SCHEMA: z
       .string()
       .regex(/^[a-z_][a-z0-9_]{0,44}$/)
       .optional(),
-    REGISTRY_POLL_S: z.coerce.number().min(0.2).max(3600).default(2),
+    REGISTRY_POLL_S: envNum((n) => n.min(0.2).max(3600)).default(2),
     INDEXER_GROUP: z
       .string()
       .regex(/^[a-z][a-z0-9_]{0,15}$/, "a group name: a lower-case letter, then up to 15 of a-z, 0-9, _")

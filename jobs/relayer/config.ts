@@ -12,7 +12,7 @@ import { type Address, getAddress, type Hex, isAddress } from "viem";
 import { z } from "zod";
 import { primaryUrls, rpcUrlsFromEnv } from "../../config/rpc-urls.js";
 import { actorKey } from "../../contracts/devnet/random.js";
-import { parseEnv } from "../../db/env.js";
+import { envNum, parseEnv } from "../../db/env.js";
 
 export const DEFAULT_DEVNET_MANIFEST = ".data/demo/manifest.json";
 
@@ -21,7 +21,7 @@ const address = z.string().refine((a) => isAddress(a, { strict: false }), "must 
 
 const schema = z.object({
   RELAYER_PRIVATE_KEY: hexKey.optional(),
-  CORE_CHAIN_ID: z.coerce.number().int().positive().optional(),
+  CORE_CHAIN_ID: envNum((n) => n.int().positive()).optional(),
   PERP_CORE_LEDGER: address.optional(),
   RELAYER_DELAY_S: z.coerce
     .number()
@@ -29,8 +29,8 @@ const schema = z.object({
     .min(0)
     .max(7 * 86_400)
     .default(30),
-  RELAYER_POLL_MS: z.coerce.number().int().min(200).max(600_000).default(2000),
-  RELAYER_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  RELAYER_POLL_MS: envNum((n) => n.int().min(200).max(600_000)).default(2000),
+  RELAYER_ATTEMPTS: envNum((n) => n.int().min(1).max(100)).default(5),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")

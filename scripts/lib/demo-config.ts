@@ -1,27 +1,28 @@
 /** The demo's settings, from the environment, checked once at start-up. */
 import { z } from "zod";
+import { envNum } from "../../db/env.js";
 
 const schema = z.object({
   DEMO_SEED: z.string().min(1).default("demo"),
-  DEMO_DAYS: z.coerce.number().int().min(120, "at least 120 days of history").max(730).default(125),
-  DEMO_WALLETS: z.coerce.number().int().min(50).max(1000).default(60),
-  DEMO_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54320),
+  DEMO_DAYS: envNum((n) => n.int().min(120, "at least 120 days of history").max(730)).default(125),
+  DEMO_WALLETS: envNum((n) => n.int().min(50).max(1000)).default(60),
+  DEMO_PG_PORT: envNum((n) => n.int().min(1).max(65535)).default(54320),
   DEMO_DATABASE: z
     .string()
     .regex(/^[a-z_][a-z0-9_]*$/)
     .default("vaults"),
-  INDEXER_PORT: z.coerce.number().int().min(1).max(65535).default(42069),
-  DEMO_INDEX_TIMEOUT_S: z.coerce.number().int().positive().default(600),
-  PORT: z.coerce.number().int().min(1).max(65535).default(8000),
+  INDEXER_PORT: envNum((n) => n.int().min(1).max(65535)).default(42069),
+  DEMO_INDEX_TIMEOUT_S: envNum((n) => n.int().positive()).default(600),
+  PORT: envNum((n) => n.int().min(1).max(65535)).default(8000),
   // the first chain's anvil port; the next chains take the ports after it
-  DEMO_ANVIL_PORT: z.coerce.number().int().min(1).max(65000).default(8545),
+  DEMO_ANVIL_PORT: envNum((n) => n.int().min(1).max(65000)).default(8545),
   // the local redis-server's port when REDIS_URL is unset
-  DEMO_REDIS_PORT: z.coerce.number().int().min(1).max(65535).default(63790),
+  DEMO_REDIS_PORT: envNum((n) => n.int().min(1).max(65535)).default(63790),
   DEMO_LIVE: z.enum(["0", "1", "true", "false"]).default("1"),
-  DEMO_LIVE_EVERY_S: z.coerce.number().min(1).max(3600).default(15),
-  DEMO_LIVE_BLOCK_S: z.coerce.number().int().min(1).max(60).default(2),
+  DEMO_LIVE_EVERY_S: envNum((n) => n.min(1).max(3600)).default(15),
+  DEMO_LIVE_BLOCK_S: envNum((n) => n.int().min(1).max(60)).default(2),
   // the perp relayer's delay between a deposit and its credit (npm run relayer's RELAYER_DELAY_S)
-  DEMO_RELAYER_DELAY_S: z.coerce.number().int().min(0).max(86_400).default(20),
+  DEMO_RELAYER_DELAY_S: envNum((n) => n.int().min(0).max(86_400)).default(20),
 });
 
 export function demoConfig(env: NodeJS.ProcessEnv) {
