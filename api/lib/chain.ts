@@ -9,7 +9,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { getChain, isChainId } from "../../config/chains.js";
+import { isChainId, isEvmChain } from "../../config/chains.js";
 import type { AppEnv } from "./router.js";
 
 /** A chain id of the catalogue (config/chains.ts), as a query or path integer. */
@@ -23,7 +23,7 @@ export const ChainIdParam = z
  * A chain id of one of the catalogue's EVM chains: for a route that reads an EVM node. A non-EVM
  * chain (id 0 and below) has no node to ask, so it is the caller's error (422), not an outage.
  */
-export const EvmChainIdParam = ChainIdParam.refine((v) => getChain(v)?.kind === "evm", {
+export const EvmChainIdParam = ChainIdParam.refine((v) => isEvmChain(v), {
   message: "Input should be an EVM chain id of the catalogue (its non-EVM chains have no node to ask)",
 });
 
