@@ -4,8 +4,9 @@
  * once, when ponder.config.ts loads.
  */
 import { createHash } from "node:crypto";
-import { z } from "zod";
+import type { z } from "zod";
 import { getChain } from "./chains.js";
+import { envNum } from "./env.js";
 import { type ChainProtocols, type EvmVault, loadRegistry, type Registry, registryPath } from "./registry.js";
 import { rpcUrlsFromEnv } from "./rpc-urls.js";
 
@@ -54,7 +55,27 @@ export interface IndexerPlan {
   skipped: EvmVault[];
 }
 
-const positiveInt = z.coerce.number().int().positive();
+type NumberRules = (n: z.ZodNumber) => z.ZodType<number, number>;
+
+/**
+ * A per-chain number setting, read as every other setting is (`envNum`): decimal text only, and
+ * set to nothing counts as unset. A bad value is added to `problems`; the default stands in.
+ */
+function chainSetting(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  rules: NumberRules,
+  what: string,
+  def: number,
+  problems: string[],
+): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return def;
+  const parsed = envNum(rules).safeParse(raw);
+  if (parsed.success) return parsed.data;
+  problems.push(`${name}: "${raw}" is not ${what}`);
+  return def;
+}
 
 export function indexerPlan(env: NodeJS.ProcessEnv = process.env): IndexerPlan {
   const registry = loadRegistry(registryPath(env));
@@ -71,27 +92,21 @@ export function indexerPlan(env: NodeJS.ProcessEnv = process.env): IndexerPlan {
       if (!env[`PONDER_RPC_URL_${id}`]?.trim()) skipped.push(...vaults);
       continue;
     }
-    let lanes = 1;
-    const rawLanes = env[`PONDER_RPC_LANES_${id}`];
-    if (rawLanes !== undefined) {
-      const parsed = z.coerce.number().int().min(1).max(64).safeParse(rawLanes);
-      if (parsed.success) lanes = parsed.data;
-      else problems.push(`PONDER_RPC_LANES_${id}: "${rawLanes}" is not an integer from 1 to 64`);
-    }
-    const rawInterval = env[`SNAPSHOT_INTERVAL_${id}`];
-    let snapshotInterval = DEFAULT_SNAPSHOT_INTERVAL[id] ?? 1800;
-    if (rawInterval !== undefined) {
-      const parsed = positiveInt.safeParse(rawInterval);
-      if (parsed.success) snapshotInterval = parsed.data;
-      else problems.push(`SNAPSHOT_INTERVAL_${id}: "${rawInterval}" is not a positive integer`);
-    }
-    const rawPrefetch = env[`FLOW_PREFETCH_BLOCKS_${id}`];
-    let flowPrefetchBlocks = DEFAULT_FLOW_PREFETCH_BLOCKS;
-    if (rawPrefetch !== undefined) {
-      const parsed = z.coerce.number().int().min(0).max(100_000).safeParse(rawPrefetch);
-      if (parsed.success) flowPrefetchBlocks = parsed.data;
-      else problems.push(`FLOW_PREFETCH_BLOCKS_${id}: "${rawPrefetch}" is not an integer from 0 to 100000`);
-    }
+    const setting = (name: string, rules: NumberRules, what: string, def: number) =>
+      chainSetting(env, `${name}_${id}`, rules, what, def, problems);
+    const lanes = setting("PONDER_RPC_LANES", (n) => n.int().min(1).max(64), "an integer from 1 to 64", 1);
+    const snapshotInterval = setting(
+      "SNAPSHOT_INTERVAL",
+      (n) => n.int().positive(),
+      "a positive integer",
+      DEFAULT_SNAPSHOT_INTERVAL[id] ?? 1800,
+    );
+    const flowPrefetchBlocks = setting(
+      "FLOW_PREFETCH_BLOCKS",
+      (n) => n.int().min(0).max(100_000),
+      "an integer from 0 to 100000",
+      DEFAULT_FLOW_PREFETCH_BLOCKS,
+    );
     chains.push({
       id,
       name: getChain(id)!.slug,

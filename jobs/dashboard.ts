@@ -11,7 +11,7 @@ import { serveStatic } from "@hono/node-server/serve-static";
 import { Hono } from "hono";
 import { basicAuth } from "hono/basic-auth";
 import { z } from "zod";
-import { envNum, parseEnv } from "../db/env.js";
+import { envNum, parseEnv } from "../config/env.js";
 import { QUEUES, type QueueKey } from "./queues.js";
 import { openQueues } from "./runtime.js";
 

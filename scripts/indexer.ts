@@ -8,10 +8,10 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
+import { envNum } from "../config/env.js";
 import { indexerPlan } from "../config/indexer.js";
 import { loadRegistry, registryPath } from "../config/registry.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
-import { envNum } from "../db/env.js";
 import { loadRegistryData } from "../db/registry-load.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { REPO_ROOT } from "./lib/indexer.js";

@@ -6,7 +6,7 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { type Kysely, sql } from "kysely";
 import type { z } from "zod";
-import { parseEnv } from "../../db/env.js";
+import { parseEnv } from "../../config/env.js";
 import { errMessage } from "./procs.js";
 
 export interface Command {

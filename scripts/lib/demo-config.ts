@@ -1,6 +1,6 @@
 /** The demo's settings, from the environment, checked once at start-up. */
 import { z } from "zod";
-import { envNum } from "../../db/env.js";
+import { envNum } from "../../config/env.js";
 
 const schema = z.object({
   DEMO_SEED: z.string().min(1).default("demo"),
