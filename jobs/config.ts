@@ -1,7 +1,7 @@
 /** The workers' settings, from the environment, parsed and checked once at start-up. */
 import { z } from "zod";
+import { decimal, envNum, parseEnv } from "../config/env.js";
 import { primaryUrls, rpcUrlsFromEnv } from "../config/rpc-urls.js";
-import { decimal, envNum, parseEnv } from "../db/env.js";
 import { parseFixed } from "../db/fixed.js";
 
 const schema = z.object({
@@ -19,12 +19,12 @@ const schema = z.object({
   FANOUT_EVERY_S: envNum((n) => n.int().min(1).max(86_400)).default(60),
   PROGRESS_POLL_S: envNum((n) => n.min(0.2).max(3600)).default(5),
   FANOUT_RECENT_DAYS: envNum((n) => n.int().min(1).max(3650)).default(7),
-  FANOUT_FULL_EVERY_S: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(7 * 86_400)
-    .default(3600),
+  FANOUT_FULL_EVERY_S: envNum((n) =>
+    n
+      .int()
+      .min(0)
+      .max(7 * 86_400),
+  ).default(3600),
   JOB_ATTEMPTS: envNum((n) => n.int().min(1).max(100)).default(5),
   // how often the subaccounts' portfolio data is read from the chains (registry.portfolio_cache)
   PORTFOLIO_EVERY_S: envNum((n) => n.int().min(5).max(86_400)).default(300),

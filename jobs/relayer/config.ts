@@ -10,9 +10,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Address, getAddress, type Hex, isAddress } from "viem";
 import { z } from "zod";
+import { envNum, parseEnv } from "../../config/env.js";
 import { primaryUrls, rpcUrlsFromEnv } from "../../config/rpc-urls.js";
 import { actorKey } from "../../contracts/devnet/random.js";
-import { envNum, parseEnv } from "../../db/env.js";
 
 export const DEFAULT_DEVNET_MANIFEST = ".data/demo/manifest.json";
 
@@ -23,12 +23,12 @@ const schema = z.object({
   RELAYER_PRIVATE_KEY: hexKey.optional(),
   CORE_CHAIN_ID: envNum((n) => n.int().positive()).optional(),
   PERP_CORE_LEDGER: address.optional(),
-  RELAYER_DELAY_S: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(7 * 86_400)
-    .default(30),
+  RELAYER_DELAY_S: envNum((n) =>
+    n
+      .int()
+      .min(0)
+      .max(7 * 86_400),
+  ).default(30),
   RELAYER_POLL_MS: envNum((n) => n.int().min(200).max(600_000)).default(2000),
   RELAYER_ATTEMPTS: envNum((n) => n.int().min(1).max(100)).default(5),
   REDIS_URL: z
