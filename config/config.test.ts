@@ -184,6 +184,24 @@ describe("indexer plan", () => {
     );
   });
 
+  it("reads its per-chain numbers as every setting: decimal text, nothing set is unset", () => {
+    const env = { VAULT_REGISTRY: twoChains(), PONDER_RPC_URL_1: "http://a:1", PONDER_RPC_URL_8453: "http://b:2" };
+    // set to nothing: the default, not 0 (FLOW_PREFETCH_BLOCKS 0 would turn the prefetch off)
+    const plan = indexerPlan({ ...env, FLOW_PREFETCH_BLOCKS_1: "", SNAPSHOT_INTERVAL_1: " ", PONDER_RPC_LANES_1: "" });
+    expect(plan.chains[0]).toMatchObject({ flowPrefetchBlocks: 1000, snapshotInterval: 300 });
+    expect(plan.chains[0]!.rpc).toHaveLength(1);
+    expect(indexerPlan({ ...env, SNAPSHOT_INTERVAL_1: " 60 " }).chains[0]!.snapshotInterval).toBe(60);
+    let message = "";
+    try {
+      indexerPlan({ ...env, SNAPSHOT_INTERVAL_1: "0x10", PONDER_RPC_LANES_8453: "1e1", FLOW_PREFETCH_BLOCKS_1: "2.5" });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain('SNAPSHOT_INTERVAL_1: "0x10" is not a positive integer');
+    expect(message).toContain('PONDER_RPC_LANES_8453: "1e1" is not an integer from 1 to 64');
+    expect(message).toContain('FLOW_PREFETCH_BLOCKS_1: "2.5" is not an integer from 0 to 100000');
+  });
+
   it("refuses to start with nothing to index", () => {
     expect(() => indexerPlan({ VAULT_REGISTRY: twoChains() })).toThrow(/nothing to index/);
   });
@@ -273,5 +291,18 @@ describe("settings", () => {
     expect(() => jobsConfig({ ...DB, WORKER_CONCURRENCY: "two" })).toThrow(
       /WORKER_CONCURRENCY: must be a decimal number/,
     );
+    expect(() => jobsConfig({ ...DB, FANOUT_FULL_EVERY_S: "1e3" })).toThrow(/FANOUT_FULL_EVERY_S: must be a decimal/);
+    expect(jobsConfig({ ...DB, FANOUT_FULL_EVERY_S: "" }).fullCheckEveryMs).toBe(3_600_000);
+    expect(() => relayerConfig({ ...DB, RELAYER_DELAY_S: "0x1e" })).toThrow(/RELAYER_DELAY_S: must be a decimal/);
+    const relayer = {
+      ...DB,
+      RELAYER_PRIVATE_KEY: `0x${"11".repeat(32)}`,
+      CORE_CHAIN_ID: "1",
+      PERP_CORE_LEDGER: `0x${"22".repeat(20)}`,
+      PERP_BRIDGES_1: `0x${"33".repeat(20)}`,
+      PONDER_RPC_URL_1: "http://a:1",
+    };
+    expect(relayerConfig({ ...relayer, RELAYER_DELAY_S: "" }).delaySeconds).toBe(30);
+    expect(relayerConfig({ ...relayer, RELAYER_DELAY_S: "45" }).delaySeconds).toBe(45);
   });
 });
