@@ -31,6 +31,7 @@ import {
 } from "../bench/api-data.js";
 import { buildApiBenchWorld } from "../bench/api-world.js";
 import { cpuByTree, cpuSeconds } from "../bench/cpu.js";
+import { envNum } from "../config/env.js";
 import type { EvmVault } from "../config/registry.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { loadRegistryData } from "../db/registry-load.js";
@@ -60,10 +61,10 @@ parseCommandLine(CMD, { options: { ...HELP_OPTION } });
 const env = settings(
   CMD,
   z.object({
-    BENCH_API_EVENTS: z.coerce.number().int().min(1000).max(50_000_000).default(1_000_000),
-    BENCH_API_USERS: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
-    BENCH_API_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
-    BENCH_API_ANVIL_PORT: z.coerce.number().int().min(1).max(65535).default(18670),
+    BENCH_API_EVENTS: envNum((n) => n.int().min(1000).max(50_000_000)).default(1_000_000),
+    BENCH_API_USERS: envNum((n) => n.int().min(100).max(10_000_000)).default(100_000),
+    BENCH_API_SECONDS: envNum((n) => n.int().min(1).max(3600)).default(10),
+    BENCH_API_ANVIL_PORT: envNum((n) => n.int().min(1).max(65535)).default(18670),
   }),
 );
 const EVENTS = env.BENCH_API_EVENTS;

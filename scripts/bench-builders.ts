@@ -38,6 +38,7 @@ import { createKey } from "../api/keys.js";
 import { type BuilderRequest, candidates } from "../bench/builder-requests.js";
 import { type CpuClass, cpuDelta, cpuSnapshot } from "../bench/cpu.js";
 import { type RecordedCall, type RpcProxy, stagesOf, startRpcProxy } from "../bench/rpc-proxy.js";
+import { envNum } from "../config/env.js";
 import { loadRegistry } from "../config/registry.js";
 import { DEVNET_CHAINS, genesisTimestamp, type Manifest, runDevnet } from "../contracts/devnet/index.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
@@ -77,11 +78,11 @@ const isRegExp = (s: string) => {
 const env = settings(
   CMD,
   z.object({
-    BENCH_BUILDERS_DAYS: z.coerce.number().int().min(7).max(365).default(30),
-    BENCH_BUILDERS_REQUESTS: z.coerce.number().int().min(8).max(100_000).default(200),
-    BENCH_BUILDERS_CLIENTS: z.coerce.number().int().min(1).max(256).default(8),
+    BENCH_BUILDERS_DAYS: envNum((n) => n.int().min(7).max(365)).default(30),
+    BENCH_BUILDERS_REQUESTS: envNum((n) => n.int().min(8).max(100_000)).default(200),
+    BENCH_BUILDERS_CLIENTS: envNum((n) => n.int().min(1).max(256)).default(8),
     BENCH_BUILDERS_ONLY: z.string().default("").refine(isRegExp, "must be a regular expression"),
-    BENCH_BUILDERS_RPC_LATENCY_MS: z.coerce.number().int().min(0).max(2_000).default(0),
+    BENCH_BUILDERS_RPC_LATENCY_MS: envNum((n) => n.int().min(0).max(2_000)).default(0),
   }),
 );
 const DAYS = env.BENCH_BUILDERS_DAYS;

@@ -29,9 +29,10 @@ import { type CpuClass, cpuDelta, cpuSnapshot } from "../bench/cpu.js";
 import { handledSelectors, registeredHandlerNames } from "../bench/handlers.js";
 import { parseMetrics, type RunMetrics, summarise } from "../bench/metrics.js";
 import { watchedFiles } from "../bench/watched.js";
+import { envNum } from "../config/env.js";
 import { type ChainResult, DEVNET_CHAINS, genesisTimestamp, runDevnet } from "../contracts/devnet/index.js";
 import { assertPortFree, startAnvil } from "./lib/anvil.js";
-import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
+import { type Command, HELP_OPTION, parseCommandLine, settings } from "./lib/cli.js";
 import { gitDescribe } from "./lib/git.js";
 import { httpOk, indexedBlocks, REPO_ROOT, startIndexer } from "./lib/indexer.js";
 import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
@@ -51,31 +52,25 @@ A bad value is refused with a message (exit 2). Figures: docs/performance.md.`,
 };
 parseCommandLine(CMD, { options: { ...HELP_OPTION } });
 
-const env = z
-  .object({
-    BENCH_BLOCKS: z.coerce.number().int().min(1).max(1800).default(800),
-    BENCH_TXS_PER_BLOCK: z.coerce.number().int().min(1).max(180).default(40),
-    BENCH_WALLETS: z.coerce.number().int().min(1).max(5000).default(200),
-    BENCH_DEPOSIT_SHARE: z.coerce.number().min(0).max(1).default(0.65),
-    BENCH_MIN_EVENTS: z.coerce.number().int().min(0).default(100_000),
+const cfg = settings(
+  CMD,
+  z.object({
+    BENCH_BLOCKS: envNum((n) => n.int().min(1).max(1800)).default(800),
+    BENCH_TXS_PER_BLOCK: envNum((n) => n.int().min(1).max(180)).default(40),
+    BENCH_WALLETS: envNum((n) => n.int().min(1).max(5000)).default(200),
+    BENCH_DEPOSIT_SHARE: envNum((n) => n.min(0).max(1)).default(0.65),
+    BENCH_MIN_EVENTS: envNum((n) => n.int().min(0)).default(100_000),
     BENCH_ORDER: z.enum(["bare-first", "ours-first"]).default("bare-first"),
-    BENCH_INDEX_TIMEOUT_S: z.coerce.number().int().positive().default(900),
-    BENCH_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54340),
-    BENCH_ANVIL_PORT_1: z.coerce.number().int().min(1).max(65535).default(18645),
-    BENCH_ANVIL_PORT_8453: z.coerce.number().int().min(1).max(65535).default(18646),
-    BENCH_INDEXER_PORT: z.coerce.number().int().min(1).max(65535).default(42169),
+    BENCH_INDEX_TIMEOUT_S: envNum((n) => n.int().positive()).default(900),
+    BENCH_PG_PORT: envNum((n) => n.int().min(1).max(65535)).default(54340),
+    BENCH_ANVIL_PORT_1: envNum((n) => n.int().min(1).max(65535)).default(18645),
+    BENCH_ANVIL_PORT_8453: envNum((n) => n.int().min(1).max(65535)).default(18646),
+    BENCH_INDEXER_PORT: envNum((n) => n.int().min(1).max(65535)).default(42169),
     BENCH_SEED: z.string().min(1).default("bench"),
-    BENCH_SNAPSHOT_INTERVAL_1: z.coerce.number().int().positive().optional(),
-    BENCH_SNAPSHOT_INTERVAL_8453: z.coerce.number().int().positive().optional(),
-  })
-  .safeParse(process.env);
-if (!env.success) {
-  console.error(
-    `index-bench: invalid settings:\n  ${env.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n  ")}`,
-  );
-  process.exit(2);
-}
-const cfg = env.data;
+    BENCH_SNAPSHOT_INTERVAL_1: envNum((n) => n.int().positive()).optional(),
+    BENCH_SNAPSHOT_INTERVAL_8453: envNum((n) => n.int().positive()).optional(),
+  }),
+);
 
 const BENCH_DIR = join(REPO_ROOT, ".data", "bench");
 const LOG_DIR = join(BENCH_DIR, "logs");

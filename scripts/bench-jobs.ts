@@ -39,6 +39,7 @@ import { join } from "node:path";
 import { Job, QueueEvents } from "bullmq";
 import pg from "pg";
 import { z } from "zod";
+import { envNum } from "../config/env.js";
 import { vaultKey } from "../db/batch.js";
 import { type CopyValue, copyRows } from "../db/copy.js";
 import { dayToDate } from "../db/days.js";
@@ -48,7 +49,7 @@ import { addFlow, buildFlow, type ChangedRange, extrasHash } from "../jobs/fanou
 import { PREFIX, QUEUES, type QueueKey } from "../jobs/queues.js";
 import { loadFirstDays, loadVaultMetas } from "../jobs/repo.js";
 import { openQueues, redisConnection, startWorkers, type WorkerHandle } from "../jobs/runtime.js";
-import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
+import { type Command, HELP_OPTION, parseCommandLine, settings } from "./lib/cli.js";
 import { REPO_ROOT } from "./lib/indexer.js";
 import { startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, stopAll } from "./lib/procs.js";
@@ -69,33 +70,27 @@ refused with a message (exit 2). Figures: docs/performance.md.`,
 };
 parseCommandLine(CMD, { options: { ...HELP_OPTION } });
 
-const env = z
-  .object({
-    BENCH_JOBS_VAULTS: z.coerce.number().int().min(1).max(1000).default(100),
-    BENCH_JOBS_DAYS: z.coerce.number().int().min(10).max(3650).default(730),
-    BENCH_JOBS_WALLETS: z.coerce.number().int().min(1000).max(2_000_000).default(100_000),
-    BENCH_JOBS_DEPOSIT_AGE_DAYS: z.coerce.number().positive().default(60),
-    BENCH_JOBS_WITHDRAW_SHARE: z.coerce.number().min(0).max(1).default(0.4),
-    BENCH_JOBS_HOLD_DAYS: z.coerce.number().positive().default(75),
-    BENCH_JOBS_TRANSFER_SHARE: z.coerce.number().min(0).max(1).default(0.1),
-    BENCH_JOBS_REFERRERS: z.coerce.number().int().min(1).default(50),
-    BENCH_JOBS_REFEREES: z.coerce.number().int().min(0).default(950),
-    BENCH_JOBS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+const cfg = settings(
+  CMD,
+  z.object({
+    BENCH_JOBS_VAULTS: envNum((n) => n.int().min(1).max(1000)).default(100),
+    BENCH_JOBS_DAYS: envNum((n) => n.int().min(10).max(3650)).default(730),
+    BENCH_JOBS_WALLETS: envNum((n) => n.int().min(1000).max(2_000_000)).default(100_000),
+    BENCH_JOBS_DEPOSIT_AGE_DAYS: envNum((n) => n.positive()).default(60),
+    BENCH_JOBS_WITHDRAW_SHARE: envNum((n) => n.min(0).max(1)).default(0.4),
+    BENCH_JOBS_HOLD_DAYS: envNum((n) => n.positive()).default(75),
+    BENCH_JOBS_TRANSFER_SHARE: envNum((n) => n.min(0).max(1)).default(0.1),
+    BENCH_JOBS_REFERRERS: envNum((n) => n.int().min(1)).default(50),
+    BENCH_JOBS_REFEREES: envNum((n) => n.int().min(0)).default(950),
+    BENCH_JOBS_CONCURRENCY: envNum((n) => n.int().min(1).max(64)).default(2),
     BENCH_JOBS_PG_STATS: z.enum(["0", "1"]).default("0"),
     BENCH_JOBS_CPU_PROFILE: z.string().min(1).optional(),
-    BENCH_JOBS_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54350),
-    BENCH_JOBS_REDIS_PORT: z.coerce.number().int().min(1).max(65535).default(63799),
+    BENCH_JOBS_PG_PORT: envNum((n) => n.int().min(1).max(65535)).default(54350),
+    BENCH_JOBS_REDIS_PORT: envNum((n) => n.int().min(1).max(65535)).default(63799),
     BENCH_JOBS_SEED: z.string().min(1).default("bench-jobs"),
-    BENCH_JOBS_TIMEOUT_S: z.coerce.number().int().positive().default(3600),
-  })
-  .safeParse(process.env);
-if (!env.success) {
-  console.error(
-    `jobs-bench: invalid settings:\n  ${env.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n  ")}`,
-  );
-  process.exit(2);
-}
-const cfg = env.data;
+    BENCH_JOBS_TIMEOUT_S: envNum((n) => n.int().positive()).default(3600),
+  }),
+);
 if (cfg.BENCH_JOBS_WALLETS < cfg.BENCH_JOBS_VAULTS + cfg.BENCH_JOBS_REFERRERS + cfg.BENCH_JOBS_REFEREES) {
   console.error("jobs-bench: BENCH_JOBS_WALLETS must exceed vaults + referrers + referees");
   process.exit(2);

@@ -21,6 +21,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { z } from "zod";
 import { parseMetrics, summarise } from "../bench/metrics.js";
+import { envNum } from "../config/env.js";
 import { loadRegistry } from "../config/registry.js";
 import { DEVNET_CHAINS, genesisTimestamp, runDevnet, VAULT_SPECS } from "../contracts/devnet/index.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
@@ -28,7 +29,7 @@ import { loadRegistryData } from "../db/registry-load.js";
 import { jobsConfig } from "../jobs/config.js";
 import { settle, startWorkers, type WorkerHandle } from "../jobs/runtime.js";
 import { assertPortFree, startAnvil } from "./lib/anvil.js";
-import { type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
+import { type Command, HELP_OPTION, parseCommandLine, refuse, settings } from "./lib/cli.js";
 import { gitDescribe } from "./lib/git.js";
 import { type IndexerOptions, publishAtHead, REPO_ROOT, startIndexer, VIEWS_SCHEMA } from "./lib/indexer.js";
 import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
@@ -62,17 +63,15 @@ this + i), BENCH_SCALE_REDIS_PORT (63797), BENCH_SCALE_INDEXER_PORT (42195), BEN
 ("scale"), BENCH_SCALE_WALLETS (50 per chain), BENCH_SCALE_TIMEOUT_S (600 per phase).`,
 };
 
-const envParsed = z
-  .object({
-    BENCH_SCALE_PG_PORT: z.coerce.number().int().min(1).max(65535).default(54390),
-    BENCH_SCALE_ANVIL_PORT: z.coerce.number().int().min(1).max(65520).default(18900),
-    BENCH_SCALE_REDIS_PORT: z.coerce.number().int().min(1).max(65535).default(63797),
-    BENCH_SCALE_INDEXER_PORT: z.coerce.number().int().min(1).max(65535).default(42195),
-    BENCH_SCALE_SEED: z.string().min(1).default("scale"),
-    BENCH_SCALE_WALLETS: z.coerce.number().int().min(50).max(500).default(50),
-    BENCH_SCALE_TIMEOUT_S: z.coerce.number().int().positive().default(600),
-  })
-  .safeParse(process.env);
+const envSchema = z.object({
+  BENCH_SCALE_PG_PORT: envNum((n) => n.int().min(1).max(65535)).default(54390),
+  BENCH_SCALE_ANVIL_PORT: envNum((n) => n.int().min(1).max(65520)).default(18900),
+  BENCH_SCALE_REDIS_PORT: envNum((n) => n.int().min(1).max(65535)).default(63797),
+  BENCH_SCALE_INDEXER_PORT: envNum((n) => n.int().min(1).max(65535)).default(42195),
+  BENCH_SCALE_SEED: z.string().min(1).default("scale"),
+  BENCH_SCALE_WALLETS: envNum((n) => n.int().min(50).max(500)).default(50),
+  BENCH_SCALE_TIMEOUT_S: envNum((n) => n.int().positive()).default(600),
+});
 
 const BENCH_DIR = join(REPO_ROOT, ".data", "bench-scale");
 const RUN_DIR = join(BENCH_DIR, "run");
@@ -115,12 +114,7 @@ async function main(): Promise<void> {
     options: { ...HELP_OPTION, report: { type: "boolean" } },
     allowPositionals: true,
   });
-  if (!envParsed.success)
-    refuse(
-      CMD,
-      `invalid settings: ${envParsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
-    );
-  const cfg = envParsed.data;
+  const cfg = settings(CMD, envSchema);
   if (values.report) {
     if (positionals.length > 0) refuse(CMD, "--report takes no size");
     printTable(readResults());
