@@ -2,7 +2,7 @@
  * Every setting the code reads from the environment is documented: in the README's configuration
  * table and in .env.example, or, for the benchmarks' own, in docs/performance.md. Names are found
  * as `process.env.NAME` and as the keys of the zod schemas the settings are parsed with
- * (`NAME: z...`); names built at run time (`PONDER_RPC_URL_<chainId>`) are documented by hand.
+ * (`NAME: z...`, `NAME: envNum(...)`, `NAME: decimal(...)`); names built at run time (`PONDER_RPC_URL_<chainId>`) are documented by hand.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -26,7 +26,7 @@ function settingNames(): Set<string> {
   const files = [...DIRS.flatMap((d) => sources(join(REPO_ROOT, d))), join(REPO_ROOT, "ponder.config.ts")];
   for (const file of files) {
     const text = readFileSync(file, "utf8");
-    for (const m of text.matchAll(/process\.env\.([A-Z][A-Z0-9_]+)|\b([A-Z][A-Z0-9_]{2,}): z\b/g))
+    for (const m of text.matchAll(/process\.env\.([A-Z][A-Z0-9_]+)|\b([A-Z][A-Z0-9_]{2,}): (?:z|envNum|decimal)\b/g))
       names.add((m[1] ?? m[2])!);
   }
   for (const n of NOT_SETTINGS) names.delete(n);
