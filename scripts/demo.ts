@@ -11,7 +11,7 @@ import { SCOPE_NAMES } from "../api/auth/scopes.js";
 import { createKey } from "../api/keys.js";
 import { loadRegistry } from "../config/registry.js";
 import { DEVNET_CHAINS, genesisTimestamp, type Live, simulateDevnet, startLive } from "../contracts/devnet/index.js";
-import { createDb, createPool } from "../db/client.js";
+import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { loadRegistryData } from "../db/registry-load.js";
 import { settle } from "../jobs/runtime.js";
 import { startAnvil } from "./lib/anvil.js";
@@ -145,6 +145,18 @@ async function main(): Promise<void> {
     dataDir: join(dataDir, "redis"),
     logFile: join(logDir, "redis.log"),
   });
+  // Registry data (vault metadata, strategists, subaccounts, operators) and a key, before the
+  // workers start: their first portfolio run reads the subaccounts from it (else it finds none
+  // and the subaccounts' series wait for the next run, PORTFOLIO_EVERY_S later).
+  const admin = createDb(createPool(dbUrl, 1, "vault-demo"));
+  await migrateToLatest(admin);
+  const loaded = await loadRegistryData(admin, loadRegistry(registryFile));
+  // the demo's key may also write (every scope), so the write routes can be tried at once
+  const { key } = await createKey(admin, "demo", [...SCOPE_NAMES]);
+  await admin.destroy();
+  say(
+    `registry loaded: ${loaded.vaults} vaults, ${loaded.strategists} strategists, ${loaded.subaccounts} subaccounts; API key created (all scopes: ${SCOPE_NAMES.join(", ")})`,
+  );
   say("starting the workers (BullMQ); log .data/logs/workers.log");
   const workers = startWorkerProcess({
     databaseUrl: dbUrl,
@@ -178,15 +190,6 @@ async function main(): Promise<void> {
   died.catch((err: Error) => say(err.message));
   say("derived tables computed");
 
-  // Registry data for the API (vault metadata, strategists, subaccounts, operators) and a key.
-  const admin = createDb(createPool(dbUrl, 1, "vault-demo"));
-  const loaded = await loadRegistryData(admin, loadRegistry(registryFile));
-  // the demo's key may also write (every scope), so the write routes can be tried at once
-  const { key } = await createKey(admin, "demo", [...SCOPE_NAMES]);
-  await admin.destroy();
-  say(
-    `registry loaded: ${loaded.vaults} vaults, ${loaded.strategists} strategists, ${loaded.subaccounts} subaccounts; API key created (all scopes: ${SCOPE_NAMES.join(", ")})`,
-  );
   say(`starting the API on 127.0.0.1:${cfg.apiPort}; log .data/logs/api.log`);
   // ENS names on the simulated chains resolve through the resolver the simulator deployed on each
   const api = startApiProcess({

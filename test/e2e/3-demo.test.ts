@@ -99,6 +99,19 @@ describe("npm run demo", () => {
       expect(Number(derived!.days)).toBeGreaterThanOrEqual(4 * 120);
       expect(Number(derived!.balances)).toBeGreaterThan(0);
 
+      // the registry is loaded before the workers start, so their first portfolio run values every
+      // subaccount (it found none when the registry came after them, and waited PORTFOLIO_EVERY_S)
+      await until("every subaccount's valuation series", 60_000, async () => {
+        const [s] = await withDb(pairs.analyst!, (c) =>
+          rows<{ registered: string; valued: string }>(
+            c,
+            `SELECT (SELECT count(DISTINCT address) FROM registry.subaccount) AS registered,
+                    (SELECT count(DISTINCT address) FROM derived.subaccount_day) AS valued`,
+          ),
+        );
+        return Number(s!.registered) > 0 && s!.valued === s!.registered ? true : undefined;
+      });
+
       // the API process writes: the READY key holds every scope; the write and its audit row land
       const [vault] = await withDb(pairs.analyst!, (c) =>
         rows<{ address: string; chain_id: number }>(
