@@ -257,6 +257,10 @@ async function main(): Promise<void> {
       throw new Error(`${name}: none of ${list.length} candidates builds: ${refusals.slice(0, 3).join(" | ")}`);
     }
   }
+  if (chosen.length === 0) {
+    const names = [...byName.keys()].sort().join(", ");
+    throw new Error(`BENCH_BUILDERS_ONLY=${env.BENCH_BUILDERS_ONLY} matches no builder (they are: ${names})`);
+  }
   say(`builders: ${chosen.map((b) => b.name).join(", ")}`);
   if (LATENCY > 0) say(`every RPC answer held ${LATENCY} ms (a node a round trip away), for builder and floor`);
 
