@@ -44,6 +44,12 @@ describe("validation error items (FastAPI's shape)", () => {
       expect(q.parse({ n: text })).toEqual({ n });
     }
     expect(q.parse({})).toEqual({ n: 30 });
+    // one without a default, absent: FastAPI's `missing`, not a malformed integer
+    const required = z.object({ n: QueryInt({ min: 0 }) });
+    expect(validationItems(required.safeParse({}).error!, "query")).toEqual([
+      { loc: ["query", "n"], msg: "Field required", type: "missing" },
+    ]);
+    expect(validationItems(required.safeParse({ n: "x" }).error!, "query")[0]!.type).toBe("int_parsing");
   });
   it("path parameters are reported under 'path', bodies under 'body'", () => {
     const e = z.object({ a: z.string() }).safeParse({}).error!;

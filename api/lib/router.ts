@@ -88,7 +88,10 @@ const intText = (v: unknown) => {
 };
 
 export const QueryInt = (o: { def?: number; min?: number; max?: number }) => {
-  let s = z.number({ error: "Input should be a valid integer" }).int("Input should be a valid integer");
+  // an absent value keeps zod's own message, which the 422 reports as FastAPI's `missing`
+  let s = z
+    .number({ error: (iss) => (iss.input === undefined ? undefined : "Input should be a valid integer") })
+    .int("Input should be a valid integer");
   if (o.min != null) s = s.min(o.min, `Input should be greater than or equal to ${o.min}`);
   if (o.max != null) s = s.max(o.max, `Input should be less than or equal to ${o.max}`);
   const q = z.preprocess(intText, s);
