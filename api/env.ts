@@ -1,7 +1,7 @@
 /** The API's settings, from the environment, parsed and checked once at start-up. */
 import { z } from "zod";
-import { primaryUrls, rpcUrlsFromEnv } from "../config/rpc-urls.js";
 import { decimal, envNum, parseEnv } from "../config/env.js";
+import { primaryUrls, rpcUrlsFromEnv } from "../config/rpc-urls.js";
 
 /** Points rules of the write routes, as decimal strings (18 decimals at most). */
 export interface PointsAwardRules {
