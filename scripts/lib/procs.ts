@@ -327,18 +327,29 @@ export interface SignalHandlerOptions {
  * immediately. On any `process.exit`, remaining groups are SIGKILLed
  * synchronously. Idempotent.
  */
+/** A second signal this soon after the first is the first one relayed (see `shutdown`). */
+const RELAYED_WITHIN_MS = 1000;
+
 export function installSignalHandlers(opts: SignalHandlerOptions = {}): void {
   if (handlersInstalled) return;
   handlersInstalled = true;
   let shuttingDown = false;
+  let firstAt = 0;
 
   const shutdown = (reason: string, exitCode: number) => {
     if (shuttingDown) {
+      // the same signal relayed by a parent (tsx relays a signal its child has not reported
+      // within 30 ms, as under load; a process-group signal reaches both): not a second request
+      if (Date.now() - firstAt < RELAYED_WITHIN_MS) {
+        process.stderr.write(`[procs] ${reason} repeated within 1 s (relayed): still stopping in order\n`);
+        return;
+      }
       process.stderr.write(`[procs] ${reason} again: killing everything now\n`);
       killAllSync();
       process.exit(exitCode);
     }
     shuttingDown = true;
+    firstAt = Date.now();
     process.stderr.write(`[procs] ${reason}: stopping ${managed.size} managed process(es)...\n`);
     void (async () => {
       try {
