@@ -5,6 +5,7 @@
  * contract-wallet signatures), ENS_UNIVERSAL_RESOLVER_<chainId>, TOKEN_SECRET, TOKEN_TTL_S and the
  * POINTS_* rules of the write routes.
  */
+import type { Server } from "node:http";
 import { serve } from "@hono/node-server";
 import { Redis } from "ioredis";
 import pino from "pino";
@@ -16,6 +17,7 @@ import { purgeIdempotency } from "../api/lib/writes.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { fanoutRequester } from "../jobs/request.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
+import { gracefulCloser } from "./lib/http-close.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
 
@@ -83,7 +85,8 @@ async function main(): Promise<void> {
     purgeIdempotency(wdb).catch((err) => logger.warn({ err: errMessage(err) }, "idempotency purge failed"));
   }, 3600_000);
   purge.unref();
-  const server = serve({ fetch: app.fetch, port: cfg.port, hostname: cfg.host });
+  const server = serve({ fetch: app.fetch, port: cfg.port, hostname: cfg.host }) as Server;
+  const closeServer = gracefulCloser(server);
   await new Promise<void>((resolve, reject) => {
     const failed = (err: NodeJS.ErrnoException) => {
       const why =
@@ -98,7 +101,8 @@ async function main(): Promise<void> {
   });
   logger.info(`API listening on http://${cfg.host}:${cfg.port} (docs: /v1/docs, /api/v1/docs)`);
   registerCleanup("api", async () => {
-    await new Promise<void>((r) => server.close(() => r()));
+    // the requests in flight are answered (6 s at most), then the pools close
+    await closeServer(6000);
     clearInterval(purge);
     redis.disconnect();
     await fanout.close();

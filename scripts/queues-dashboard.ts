@@ -5,9 +5,11 @@
  * any other host needs a password), QUEUES_DASHBOARD_PORT (8090), QUEUES_DASHBOARD_PASSWORD
  * (basic auth, user `operator`) and QUEUES_DASHBOARD_READ_ONLY (0).
  */
+import type { Server } from "node:http";
 import { serve } from "@hono/node-server";
 import { dashboardConfig, queuesDashboard } from "../jobs/dashboard.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
+import { gracefulCloser } from "./lib/http-close.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { checkRedis, parseRedisUrl, probeRedis } from "./lib/redis.js";
 
@@ -56,13 +58,14 @@ async function main(): Promise<void> {
   }
   installSignalHandlers();
   const board = queuesDashboard(redisUrl, { password: cfg.password, readOnly: cfg.readOnly });
-  const server = serve({ fetch: board.app.fetch, hostname: cfg.host, port: cfg.port });
+  const server = serve({ fetch: board.app.fetch, hostname: cfg.host, port: cfg.port }) as Server;
+  const closeServer = gracefulCloser(server);
   await new Promise<void>((resolve, reject) => {
     server.once("listening", resolve);
     server.once("error", reject);
   });
   registerCleanup("queues dashboard", async () => {
-    await new Promise<void>((r) => server.close(() => r()));
+    await closeServer(6000);
     await board.close();
   });
   console.log(`queues dashboard on http://${cfg.host}:${cfg.port}/queues${cfg.readOnly ? " (read-only)" : ""}`);

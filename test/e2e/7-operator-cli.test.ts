@@ -6,8 +6,9 @@
  * create nothing, and on an empty one print their header and say there is nothing; a recompute
  * reports its progress. The analyst role creates no temporary table and has a statement timeout.
  */
-import { execFile, spawnSync } from "node:child_process";
+import { execFile, spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { Agent, get as httpGet } from "node:http";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -17,7 +18,7 @@ import { dayToDate, today } from "../../db/days.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
 import { ensureAnalystRole } from "../../scripts/lib/postgres.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
-import { freePort, rows, withDb } from "../helpers.js";
+import { freePort, freePorts, rows, sleep, until, withDb } from "../helpers.js";
 
 let h: ApiHarness;
 const USER = "cli-operator-e2e";
@@ -260,6 +261,80 @@ describe("npm run api on a port something else holds", () => {
       holder.close();
     }
   }, 90_000);
+});
+
+describe("npm run api stopped while clients keep sending (SIGTERM to its process group)", () => {
+  it("answers every request it took, cuts none, and exits within its grace period", async () => {
+    const port = await freePorts(1);
+    const base = `http://127.0.0.1:${port}`;
+    const api = spawn(join(REPO_ROOT, "node_modules", ".bin", "tsx"), [join("scripts", "api.ts")], {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: h.devnet.dbUrl,
+        REDIS_URL: h.redisUrl,
+        PORT: String(port),
+        RATE_LIMIT_PER_MINUTE: "1000000",
+      },
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let log = "";
+    for (const s of [api.stdout, api.stderr]) s.on("data", (d: Buffer) => (log += d.toString()));
+    const exited = new Promise<number | null>((r) => api.once("exit", (code) => r(code)));
+    try {
+      await until("the API", 60_000, async () =>
+        (await fetch(`${base}/api/v1/ping`).catch(() => null))?.ok ? true : undefined,
+      );
+      // a client holding a kept-alive connection idle (it does not send again)
+      const idle = new Agent({ keepAlive: true });
+      await new Promise<void>((resolve, reject) =>
+        httpGet(`${base}/api/v1/ping`, { agent: idle }, (res) => res.resume().on("end", resolve)).on("error", reject),
+      );
+      // eight clients sending one request after another on kept-alive connections
+      const statuses = new Map<number, number>();
+      const failures = new Map<string, number>();
+      let stop = false;
+      let termAt = 0;
+      let closeAnswers = 0;
+      const client = async () => {
+        while (!stop) {
+          try {
+            const res = await fetch(`${base}/api/v1/tokenized_vault`);
+            await res.arrayBuffer();
+            statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+            if (termAt && res.headers.get("connection") === "close") closeAnswers++;
+          } catch (err) {
+            const code = String((err as { cause?: { code?: string } }).cause?.code ?? err);
+            failures.set(code, (failures.get(code) ?? 0) + 1);
+            await sleep(20);
+          }
+        }
+      };
+      const clients = Array.from({ length: 8 }, client);
+      await sleep(1500);
+      termAt = Date.now();
+      process.kill(-api.pid!, "SIGTERM");
+      const code = await Promise.race([exited, sleep(20_000).then(() => "still running")]);
+      const tookMs = Date.now() - termAt;
+      stop = true;
+      await Promise.all(clients);
+      idle.destroy();
+      expect(code, log).toBe(143);
+      // the idle connection closes at the keep-alive timeout (5 s), the grace period is 6 s
+      expect(tookMs, log).toBeLessThan(8000);
+      expect([...statuses.keys()], log).toEqual([200]);
+      // after the close only refused connections: no request cut (reset) or lost mid-answer
+      expect(
+        [...failures.keys()].filter((c) => c !== "ECONNREFUSED"),
+        log,
+      ).toEqual([]);
+      expect(closeAnswers, "answers after SIGTERM say Connection: close").toBeGreaterThan(0);
+      expect(log).not.toMatch(/killing everything now|cleanup "api" failed/);
+    } finally {
+      if (api.exitCode === null) process.kill(-api.pid!, "SIGKILL");
+    }
+  }, 120_000);
 });
 
 describe("npm run keys -- create --scope", () => {
