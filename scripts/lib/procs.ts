@@ -321,26 +321,28 @@ export interface SignalHandlerOptions {
   beforeStop?: (() => Promise<void> | void) | undefined;
 }
 
+/** The same signal again this soon after the first is the first one relayed (see `shutdown`). */
+const RELAYED_WITHIN_MS = 1000;
+
 /**
  * SIGINT/SIGTERM/SIGHUP, uncaught exceptions and unhandled rejections call
- * `stopAll()` and exit (130/143/129/1). A second Ctrl-C SIGKILLs everything
- * immediately. On any `process.exit`, remaining groups are SIGKILLed
- * synchronously. Idempotent.
+ * `stopAll()` and exit (130/143/129/1). A second Ctrl-C (a second after the
+ * first, or later) SIGKILLs everything immediately. On any `process.exit`,
+ * remaining groups are SIGKILLed synchronously. Idempotent.
  */
-/** A second signal this soon after the first is the first one relayed (see `shutdown`). */
-const RELAYED_WITHIN_MS = 1000;
 
 export function installSignalHandlers(opts: SignalHandlerOptions = {}): void {
   if (handlersInstalled) return;
   handlersInstalled = true;
   let shuttingDown = false;
   let firstAt = 0;
+  let firstReason = "";
 
   const shutdown = (reason: string, exitCode: number) => {
     if (shuttingDown) {
       // the same signal relayed by a parent (tsx relays a signal its child has not reported
       // within 30 ms, as under load; a process-group signal reaches both): not a second request
-      if (Date.now() - firstAt < RELAYED_WITHIN_MS) {
+      if (reason === firstReason && Date.now() - firstAt < RELAYED_WITHIN_MS) {
         process.stderr.write(`[procs] ${reason} repeated within 1 s (relayed): still stopping in order\n`);
         return;
       }
@@ -350,6 +352,7 @@ export function installSignalHandlers(opts: SignalHandlerOptions = {}): void {
     }
     shuttingDown = true;
     firstAt = Date.now();
+    firstReason = reason;
     process.stderr.write(`[procs] ${reason}: stopping ${managed.size} managed process(es)...\n`);
     void (async () => {
       try {
