@@ -42,7 +42,7 @@ import { httpOk, REPO_ROOT } from "./lib/indexer.js";
 import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, spawnManaged, stopAll } from "./lib/procs.js";
 import { startRedis } from "./lib/redis.js";
-import { startApiProcess } from "./lib/workers.js";
+import { startApiProcess, tsxNode } from "./lib/workers.js";
 
 const CMD: Command = {
   name: "bench:api",
@@ -223,16 +223,11 @@ async function main(): Promise<void> {
     logFile: join(dir, "api.log"),
     env: { INDEXER_SCHEMA: SCHEMA, LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "1000000" },
   });
-  const bare = spawnManaged(
-    "bare",
-    join(REPO_ROOT, "node_modules", ".bin", "tsx"),
-    [join(REPO_ROOT, "bench", "bare-api.ts")],
-    {
-      cwd: REPO_ROOT,
-      env: { ...process.env, PORT: "8098" },
-      logFile: join(dir, "bare.log"),
-    },
-  );
+  const bare = spawnManaged("bare", ...tsxNode("bench/bare-api.ts"), {
+    cwd: REPO_ROOT,
+    env: { ...process.env, PORT: "8098" },
+    logFile: join(dir, "bare.log"),
+  });
   for (const [name, url, proc] of [
     ["api", "http://127.0.0.1:8097/v1/", api],
     ["bare", "http://127.0.0.1:8098/", bare],

@@ -1,7 +1,17 @@
-/** Starts `npm run workers` as a managed child process (demo and tests). */
+/** Starts the services (`npm run workers`, `api`, `relayer`) as managed child processes. */
 import { join } from "node:path";
 import { REPO_ROOT } from "./indexer.js";
 import { type ManagedProcess, spawnManaged } from "./procs.js";
+
+/**
+ * How a TypeScript script of the repository runs as a service: node with tsx's loader, as the
+ * npm scripts run it, not under the tsx CLI. The CLI is a second process that relays a signal
+ * its child has not acknowledged within 30 ms and SIGKILLs the child when the relay is not
+ * acknowledged either: on a loaded machine, a stop cut short.
+ */
+export function tsxNode(script: string): [command: string, args: string[]] {
+  return [process.execPath, ["--import", "tsx", join(REPO_ROOT, script)]];
+}
 
 export interface WorkersOptions {
   databaseUrl: string;
@@ -13,8 +23,7 @@ export interface WorkersOptions {
 }
 
 export function startWorkerProcess(o: WorkersOptions): ManagedProcess {
-  const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
-  return spawnManaged("workers", tsx, [join(REPO_ROOT, "scripts", "workers.ts")], {
+  return spawnManaged("workers", ...tsxNode("scripts/workers.ts"), {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
@@ -40,8 +49,7 @@ export interface ApiProcessOptions {
 
 /** Starts `npm run api` as a managed child process. */
 export function startApiProcess(o: ApiProcessOptions): ManagedProcess {
-  const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
-  return spawnManaged("api", tsx, [join(REPO_ROOT, "scripts", "api.ts")], {
+  return spawnManaged("api", ...tsxNode("scripts/api.ts"), {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
@@ -72,8 +80,7 @@ export interface RelayerProcessOptions {
 
 /** Starts `npm run relayer` (the perp relayer worker) as a managed child process. */
 export function startRelayerProcess(o: RelayerProcessOptions): ManagedProcess {
-  const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
-  return spawnManaged("relayer", tsx, [join(REPO_ROOT, "scripts", "relayer.ts")], {
+  return spawnManaged("relayer", ...tsxNode("scripts/relayer.ts"), {
     cwd: REPO_ROOT,
     env: {
       ...process.env,

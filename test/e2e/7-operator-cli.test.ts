@@ -267,7 +267,8 @@ describe("npm run api stopped while clients keep sending (SIGTERM to its process
   it("answers every request it took, cuts none, and exits within its grace period", async () => {
     const port = await freePorts(1);
     const base = `http://127.0.0.1:${port}`;
-    const api = spawn(join(REPO_ROOT, "node_modules", ".bin", "tsx"), [join("scripts", "api.ts")], {
+    // as `npm run api` runs it: node with tsx's loader
+    const api = spawn(process.execPath, ["--import", "tsx", join("scripts", "api.ts")], {
       cwd: REPO_ROOT,
       env: {
         ...process.env,
