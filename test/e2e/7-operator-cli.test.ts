@@ -17,6 +17,7 @@ import { createDb, createPool, migrateToLatest } from "../../db/client.js";
 import { dayToDate, today } from "../../db/days.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
 import { ensureAnalystRole } from "../../scripts/lib/postgres.js";
+import { tsxNode } from "../../scripts/lib/workers.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
 import { freePort, freePorts, rows, sleep, until, withDb } from "../helpers.js";
 
@@ -268,7 +269,7 @@ describe("npm run api stopped while clients keep sending (SIGTERM to its process
     const port = await freePorts(1);
     const base = `http://127.0.0.1:${port}`;
     // as `npm run api` runs it: node with tsx's loader
-    const api = spawn(process.execPath, ["--import", "tsx", join("scripts", "api.ts")], {
+    const api = spawn(...tsxNode("scripts/api.ts"), {
       cwd: REPO_ROOT,
       env: {
         ...process.env,
