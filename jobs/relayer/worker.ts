@@ -41,7 +41,7 @@ export const RELAYER_QUEUE = {
 } as const;
 export type RelayerJobOutput = z.infer<typeof RELAYER_QUEUE.output>;
 
-const SCHEDULER_ID = "perp-relayer-schedule";
+export const RELAYER_SCHEDULER_ID = "perp-relayer-schedule";
 
 export type Log = (line: string) => void;
 
@@ -173,34 +173,31 @@ export async function startRelayer(
   worker.on("failed", (job, err) => logError(`pass failed (attempt ${job?.attemptsMade ?? "?"}): ${err.message}`));
   worker.on("error", (err) => logError(`worker error: ${err.message}`));
   worker.on("completed", () => (lastError = ""));
-  await queue.upsertJobScheduler(
-    SCHEDULER_ID,
-    { every: cfg.pollMs },
-    {
-      name: RELAYER_QUEUE.name,
-      data: { reason: "schedule" },
-      opts: {
-        attempts: cfg.attempts,
-        backoff: { type: "exponential", delay: 1000 },
-        removeOnComplete: { age: 3600, count: 100 },
-        removeOnFail: { age: 7 * 24 * 3600 },
+  // declared at start, and whenever Redis comes back (it may have lost its data): the same
+  // template both times, so the retries and the retention of finished passes stay
+  const declare = () =>
+    queue.upsertJobScheduler(
+      RELAYER_SCHEDULER_ID,
+      { every: cfg.pollMs },
+      {
+        name: RELAYER_QUEUE.name,
+        data: { reason: "schedule" },
+        opts: {
+          attempts: cfg.attempts,
+          backoff: { type: "exponential", delay: 1000 },
+          removeOnComplete: { age: 3600, count: 100 },
+          removeOnFail: { age: 7 * 24 * 3600 },
+        },
       },
-    },
-  );
-  // Redis lost its data (or came back): the schedule is declared again
+    );
+  await declare();
   let first = connection.status !== "ready";
   connection.on("ready", () => {
     if (first) {
       first = false;
       return;
     }
-    queue
-      .upsertJobScheduler(
-        SCHEDULER_ID,
-        { every: cfg.pollMs },
-        { name: RELAYER_QUEUE.name, data: { reason: "schedule" } },
-      )
-      .catch((err: Error) => log(`cannot re-declare the schedule: ${err.message}`));
+    declare().catch((err: Error) => log(`cannot re-declare the schedule: ${err.message}`));
   });
   log(
     `relaying ${bridgeChains.map((c) => `chain ${c.chainId} (${c.bridges.length} bridges)`).join(", ")} to ledger ` +

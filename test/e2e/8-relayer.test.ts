@@ -2,10 +2,12 @@
  * The perp relayer worker (jobs/relayer) on the shared devnet, started in-process: a deposit on a
  * running chain is credited once it is RELAYER_DELAY_S old on the core chain's clock (not before),
  * one below the bridge's minimum is rejected with its reason, and a restarted worker, even with
- * its cursor lost, credits nothing twice. The chains' clocks are moved with evm_mine, so the
+ * its cursor lost, credits nothing twice; a Redis back without its data gets the same schedule
+ * again. The chains' clocks are moved with evm_mine, so the
  * delay is a minute of chain time and no wall-clock waiting.
  */
 import { join } from "node:path";
+import { Queue } from "bullmq";
 import {
   type Abi,
   type Address,
@@ -24,8 +26,15 @@ import type { Manifest } from "../../contracts/devnet/index.js";
 import { coreHash } from "../../contracts/devnet/protocols/perp.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import type { ChainResult } from "../../contracts/devnet/simulate.js";
+import { PREFIX } from "../../jobs/queues.js";
 import { relayerConfig } from "../../jobs/relayer/config.js";
-import { cursorKey, type RelayerHandle, startRelayer } from "../../jobs/relayer/worker.js";
+import {
+  cursorKey,
+  RELAYER_QUEUE,
+  RELAYER_SCHEDULER_ID,
+  type RelayerHandle,
+  startRelayer,
+} from "../../jobs/relayer/worker.js";
 import { redisConnection } from "../../jobs/runtime.js";
 import { type RedisInstance, startRedis } from "../../scripts/lib/redis.js";
 import { loadManifest, rpcCall, sleep } from "../helpers.js";
@@ -231,5 +240,37 @@ describe("the perp relayer worker", () => {
     const hashes = [...credited, ...rejected].map((e) => e.args.coreHash);
     expect(new Set(hashes).size).toBe(hashes.length);
     expect((await relayerNonce()) - before).toBe(sent);
+  });
+
+  it("declares its schedule again, with its retries and retention, when Redis comes back empty", async () => {
+    const conn = redisConnection(redis.url);
+    const queue = new Queue(RELAYER_QUEUE.name, { connection: conn, prefix: PREFIX });
+    try {
+      const opts = (await queue.getJobScheduler(RELAYER_SCHEDULER_ID))?.template?.opts;
+      expect(opts).toMatchObject({
+        attempts: 5,
+        backoff: { type: "exponential", delay: 1000 },
+        removeOnComplete: { age: 3600, count: 100 },
+      });
+      // as a Redis that restarted without its data: the schedule gone, the relayer reconnecting
+      const killedAt = Date.now();
+      await queue.removeJobScheduler(RELAYER_SCHEDULER_ID);
+      await conn.call("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes");
+      const back = await until(
+        "the schedule declared again",
+        10_000,
+        async () => (await queue.getJobScheduler(RELAYER_SCHEDULER_ID)) ?? undefined,
+      );
+      expect(back.every).toBe(300);
+      expect(back.template?.opts).toEqual(opts);
+      // and it runs: the next passes complete
+      await until("a scheduled pass after the reconnect", 10_000, async () => {
+        const [last] = await queue.getJobs(["completed"], 0, 0);
+        return (last?.finishedOn ?? 0) > killedAt ? true : undefined;
+      });
+    } finally {
+      await queue.close();
+      conn.disconnect();
+    }
   });
 });
