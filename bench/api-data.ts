@@ -642,6 +642,7 @@ export async function buildSubaccountDays(
         total_pnl: value - deposits,
         health_factor: loans > 0 ? (collateral * 0.8) / loans : null,
         blocks: { [String(chainId)]: 1000 + d },
+        funding: [],
       });
     }
     await replaceSubaccountDays(db, rows);

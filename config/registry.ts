@@ -48,7 +48,7 @@ export const evmVaultSchema = z.object({
   feeCollector: evmAddress.nullable().optional(),
   strategist: z.object({ name: z.string(), address: evmAddress.nullable().optional() }).nullable().optional(),
   subaccounts: z.array(evmAddress).default([]),
-  /** per subaccount address (any case): its names, type and the health factor it is kept above */
+  /** per subaccount address (any case): its names, type, the health factor it is kept above, funding */
   subaccountSettings: z
     .record(
       z.string(),
@@ -57,6 +57,11 @@ export const evmVaultSchema = z.object({
         friendlyName: z.string().min(1).optional(),
         type: z.string().min(1).optional(),
         minHealthFactor: z.number().positive().optional(),
+        /**
+         * the wallets that fund it besides its vault (custody, treasury): every priced token they
+         * send it, less what it sends back, counts in its net deposits on every chain
+         */
+        funding: z.array(evmAddress).max(20).optional(),
       }),
     )
     .default({}),

@@ -124,6 +124,7 @@ export async function loadRegistryData(db: Kysely<Database>, reg: Registry): Pro
             subaccount_type: set?.type ?? "strategy",
             strategist_id: strategistId,
             min_health_factor: set?.minHealthFactor == null ? null : String(set.minHealthFactor),
+            funding: [...new Set(set?.funding ?? [])].sort(),
           })
           .onConflict((oc) =>
             oc.columns(["chain_id", "vault", "address"]).doUpdateSet((eb) => ({
@@ -132,6 +133,7 @@ export async function loadRegistryData(db: Kysely<Database>, reg: Registry): Pro
               friendly_name: eb.ref("excluded.friendly_name"),
               subaccount_type: eb.ref("excluded.subaccount_type"),
               min_health_factor: eb.ref("excluded.min_health_factor"),
+              funding: eb.ref("excluded.funding"),
             })),
           )
           .execute();

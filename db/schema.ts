@@ -524,6 +524,8 @@ export interface SubaccountTable {
   strategist_id: string | null;
   /** the health factor its operator keeps it above (migration 0011) */
   min_health_factor: Num | null;
+  /** the wallets that fund it besides its vault, lower case (migration 0015) */
+  funding: ColumnType<string[], string[] | undefined, string[]>;
 }
 
 /** derived.lending_vault_day (migration 0014): a lending vault's share price at the end of a UTC day. */
@@ -554,6 +556,8 @@ export interface SubaccountDayTable {
   total_pnl: number;
   health_factor: number | null;
   blocks: ColumnType<unknown, string, string>;
+  /** the funding wallets its net deposits count, sorted (migration 0015) */
+  funding: ColumnType<string[], string[] | undefined, string[]>;
   computed_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 

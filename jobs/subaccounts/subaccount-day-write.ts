@@ -14,6 +14,8 @@ export interface SubaccountDayRow extends AccountFigures {
   total_pnl: number;
   /** the block read on each chain, by chain id */
   blocks: Record<string, number>;
+  /** the funding wallets its net deposits count (sorted, lower case) */
+  funding: string[];
 }
 
 export async function replaceSubaccountDays(db: Db, rows: readonly SubaccountDayRow[]): Promise<void> {

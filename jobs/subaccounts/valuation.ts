@@ -2,10 +2,11 @@
  * The subaccount valuation series: for every registered subaccount, one row per UTC day
  * (derived.subaccount_day) with its account-wide figures (onchain/valuation.ts) read at the day's
  * last snapshot block of every chain with protocols and an RPC (today: the head; a subaccount has
- * one address on every chain), its net deposits (what its vaults
- * moved to it, less what it moved back, each transfer valued at its day's price) and its PnL
- * (net account value less net deposits). Past days are computed once; the last stored day and
- * today are recomputed on every run (a reorg or a late snapshot moves them).
+ * one address on every chain), its net deposits (what its vaults moved to it of their asset, and
+ * its funding wallets, the registry's `funding`, of any catalogue token on any chain, less what it
+ * moved back, each transfer valued at its day's price) and its PnL (net account value less net
+ * deposits). Past days are computed once; the last stored day and today are recomputed on every
+ * run (a reorg or a late snapshot moves them), and every day when its funding list has changed.
  */
 import { sql } from "kysely";
 import { type Address, type PublicClient, parseAbiItem } from "viem";
@@ -23,29 +24,44 @@ interface Sub {
   chain_id: number;
   vault: string;
   address: string;
+  funding: string[];
 }
 
-/** Per day, the raw units of `asset` the vault moved to `safe` less those it got back. */
-async function flows(client: PublicClient, asset: Address, vault: Address, safe: Address, toBlock: bigint) {
-  const [inLogs, outLogs] = await Promise.all([
-    client.getLogs({ address: asset, event: TRANSFER, args: { from: vault, to: safe }, fromBlock: 0n, toBlock }),
-    client.getLogs({ address: asset, event: TRANSFER, args: { from: safe, to: vault }, fromBlock: 0n, toBlock }),
-  ]);
+/** Where a subaccount's capital comes from on one chain: `from` sending any of `tokens`. */
+interface Source {
+  from: Address;
+  tokens: Address[];
+}
+
+/**
+ * Per day, the raw units of each token (lower case) the sources moved to `safe` less those it
+ * sent back to them.
+ */
+async function flows(client: PublicClient, sources: readonly Source[], safe: Address, toBlock: bigint) {
+  const moves = (tokens: Address[], from: Address, to: Address, sign: bigint) =>
+    client
+      .getLogs({ address: tokens, event: TRANSFER, args: { from, to }, fromBlock: 0n, toBlock })
+      .then((l) => l.map((log) => ({ log, sign })));
+  const logs = (
+    await Promise.all(
+      sources
+        .filter((src) => src.tokens.length > 0)
+        .flatMap((src) => [moves(src.tokens, src.from, safe, 1n), moves(src.tokens, safe, src.from, -1n)]),
+    )
+  ).flat();
   const blockTime = new Map<bigint, number>();
-  const byDay = new Map<number, bigint>();
-  for (const [logs, sign] of [
-    [inLogs, 1n],
-    [outLogs, -1n],
-  ] as const) {
-    for (const l of logs) {
-      let t = blockTime.get(l.blockNumber!);
-      if (t == null) {
-        t = Number((await client.getBlock({ blockNumber: l.blockNumber! })).timestamp);
-        blockTime.set(l.blockNumber!, t);
-      }
-      const d = Math.floor(t / DAY);
-      byDay.set(d, (byDay.get(d) ?? 0n) + sign * (l.args.value ?? 0n));
+  const byDay = new Map<number, Map<string, bigint>>();
+  for (const { log, sign } of logs) {
+    let t = blockTime.get(log.blockNumber!);
+    if (t == null) {
+      t = Number((await client.getBlock({ blockNumber: log.blockNumber! })).timestamp);
+      blockTime.set(log.blockNumber!, t);
     }
+    const d = Math.floor(t / DAY);
+    const perToken = byDay.get(d) ?? new Map<string, bigint>();
+    const token = log.address.toLowerCase();
+    perToken.set(token, (perToken.get(token) ?? 0n) + sign * (log.args.value ?? 0n));
+    byDay.set(d, perToken);
   }
   return byDay;
 }
@@ -57,7 +73,7 @@ export async function runSubaccountDays(
 ): Promise<{ subaccounts: number; days: number }> {
   const subs = (await db
     .selectFrom("registry.subaccount")
-    .select(["chain_id", "vault", "address"])
+    .select(["chain_id", "vault", "address", "funding"])
     .orderBy("address")
     .execute()) as Sub[];
   const protocols = new Map<number, ChainProtocols>();
@@ -84,8 +100,8 @@ export async function runSubaccountDays(
   const assetOf = new Map(vaultAssets.map((v) => [`${v.chain_id}:${v.address}`, v.asset as Address]));
   const stored = new Map(
     (
-      await sql<{ address: string; last: number; deposits: number }>`
-        SELECT DISTINCT ON (address) address, day - date '1970-01-01' AS last, total_net_deposits AS deposits
+      await sql<{ address: string; last: number; funding: string[] }>`
+        SELECT DISTINCT ON (address) address, day - date '1970-01-01' AS last, funding
         FROM derived.subaccount_day ORDER BY address, day DESC`.execute(db)
     ).rows.map((r) => [r.address, r]),
   );
@@ -102,28 +118,36 @@ export async function runSubaccountDays(
   for (const c of chains) if (!heads.has(c)) heads.set(c, await rpcClient(rpcUrls.get(c)!).getBlock());
   for (const [address, list] of byAddress) {
     const first = Math.min(...chains.map((c) => Math.min(...(blocksOf.get(c)?.keys() ?? [today]))));
+    const funding = [...new Set(list.flatMap((s) => s.funding.map((a) => a.toLowerCase())))].sort();
     const prev = stored.get(address);
-    // the last stored day is recomputed, and the cumulative deposits continue from the day before it
-    const from = prev ? Math.max(first, prev.last) : first;
+    // the last stored day is recomputed, and the cumulative deposits continue from the day before
+    // it; a changed funding list values every day again
+    const same = prev != null && prev.funding.join() === funding.join();
+    const from = prev && same ? Math.max(first, prev.last) : first;
     let deposits = 0;
-    if (prev && from > first) {
+    if (prev && same && from > first) {
       const [before] = (
         await sql<{ deposits: number }>`SELECT total_net_deposits AS deposits FROM derived.subaccount_day
           WHERE address = ${address} AND day < ${dayToDate(from)}::date ORDER BY day DESC LIMIT 1`.execute(db)
       ).rows;
       deposits = before?.deposits ?? 0;
     }
-    // what its vaults moved to it, per chain and day, in raw asset units
+    // what its vaults (their asset) and its funding wallets (any catalogue token) moved to it, per
+    // chain, day and token, in raw units
     const moved = await Promise.all(
-      list.map(async (s) => {
-        const asset = assetOf.get(`${s.chain_id}:${s.vault}`);
-        const client = rpcClient(rpcUrls.get(s.chain_id)!);
-        const perDay = asset
-          ? await flows(client, asset, s.vault as Address, address as Address, heads.get(s.chain_id)!.number)
-          : new Map<number, bigint>();
-        return { chainId: s.chain_id, asset, perDay };
+      chains.map(async (chainId) => {
+        const vaults = new Set(list.filter((s) => s.chain_id === chainId).map((s) => s.vault.toLowerCase()));
+        const sources: Source[] = [...vaults].flatMap((vault) => {
+          const asset = assetOf.get(`${chainId}:${vault}`);
+          return asset ? [{ from: vault as Address, tokens: [asset] }] : [];
+        });
+        const catalogue = protocols.get(chainId)!.tokens.map((t) => t.address.toLowerCase() as Address);
+        for (const f of funding) if (!vaults.has(f)) sources.push({ from: f as Address, tokens: catalogue });
+        const client = rpcClient(rpcUrls.get(chainId)!);
+        return { chainId, perDay: await flows(client, sources, address as Address, heads.get(chainId)!.number) };
       }),
     );
+    const counted = new Map<number, number>();
     for (let d = from; d <= today; d++) {
       const states: ChainState[] = [];
       const blocks: Record<string, number> = {};
@@ -144,12 +168,20 @@ export async function runSubaccountDays(
         blocks[String(chainId)] = Number(number);
       }
       if (states.length === 0) continue;
+      // the flows of the days since the last one counted (on the first day, of every day before
+      // it too: capital that arrived before the chain's first snapshot), at this day's prices
       for (const m of moved) {
-        const units = m.perDay.get(d);
-        if (!units || !m.asset) continue;
         const s = states.find((x) => x.chainId === m.chainId);
-        const t = s?.positions.prices.get(m.asset);
-        if (t?.price != null) deposits += (Number(units) / 10 ** t.decimals) * t.price;
+        if (!s) continue; // no state of that chain yet: counted on the first day that has one
+        const since = counted.get(m.chainId) ?? (from > first ? from - 1 : Number.NEGATIVE_INFINITY);
+        for (const [day, perToken] of m.perDay) {
+          if (day <= since || day > d) continue;
+          for (const [token, units] of perToken) {
+            const t = s.positions.prices.get(token);
+            if (t?.price != null) deposits += (Number(units) / 10 ** t.decimals) * t.price;
+          }
+        }
+        counted.set(m.chainId, d);
       }
       const f = accountFigures(states, address);
       rows.push({
@@ -159,6 +191,7 @@ export async function runSubaccountDays(
         total_net_deposits: deposits,
         total_pnl: f.net_account_value - deposits,
         blocks,
+        funding,
       });
     }
   }

@@ -59,7 +59,8 @@ export const HealthFactor = z
       .nullable()
       .openapi({ format: "date", description: "Day of the valuation series' figures below" }),
     total_pnl: z.number().nullable().openapi({
-      description: "Net account value less net deposits (what its vaults moved to it, less what came back)",
+      description:
+        "Net account value less net deposits (what its vaults and funding wallets moved to it, less what went back)",
     }),
     total_net_deposits: z.number().nullable(),
     percent_return: z.number().nullable().openapi({ description: "total_pnl / total_net_deposits" }),
