@@ -50,7 +50,7 @@ export interface RegistryFile {
   version: 1;
   vaults: ((RegistryVault | NonEvmRegistryVault) & {
     metadata?: Record<string, unknown>;
-    subaccountSettings?: Record<string, { minHealthFactor?: number }>;
+    subaccountSettings?: Record<string, { minHealthFactor?: number; funding?: string[] }>;
   })[];
   /** each chain's protocols: what its subaccounts use (config/registry.ts) */
   protocols: ChainProtocolsEntry[];
@@ -88,13 +88,19 @@ function protocolsOf(r: ChainResult): ChainProtocolsEntry {
   };
 }
 
-/** Per vault, its subaccounts' minimum health factors (those the simulator keeps above one). */
+/**
+ * Per vault, its subaccounts' settings: the minimum health factor of those the simulator keeps
+ * above one, and the custody wallet that funds them (one per seed, the same on every chain).
+ */
 function subaccountSettings(results: ChainResult[], v: RegistryVault) {
-  const out: Record<string, { minHealthFactor: number }> = {};
+  const out: Record<string, { minHealthFactor?: number; funding: string[] }> = {};
+  const funding = [...new Set(results.map((r) => r.world.custody.toLowerCase()))].sort();
   for (const r of results)
-    for (const x of r.world.subaccounts)
-      if (x.minHealthFactor != null && v.subaccounts.includes(x.safe.toLowerCase() as `0x${string}`))
-        out[x.safe.toLowerCase()] = { minHealthFactor: x.minHealthFactor };
+    for (const x of r.world.subaccounts) {
+      const safe = x.safe.toLowerCase() as `0x${string}`;
+      if (!v.subaccounts.includes(safe)) continue;
+      out[safe] = { ...(x.minHealthFactor != null ? { minHealthFactor: x.minHealthFactor } : {}), funding };
+    }
   return out;
 }
 

@@ -18,8 +18,8 @@
  *
  * The actors never change a subaccount's balance of its own vault's asset or alt asset on the
  * vault's chain (the indexer values those as the vault's assets): they trade other tokens, with
- * capital minted to the Safes. Their transactions' events are kept out of the manifest's `events`
- * (ChainSession.offManifest). Randomness comes from a stream of its own, so the vaults' history
+ * capital sent to the Safes from the operator's custody wallet (`custody`). Their transactions'
+ * events are kept out of the manifest's `events` (ChainSession.offManifest). Randomness comes from a stream of its own, so the vaults' history
  * draws what it drew before the world existed.
  */
 import {
@@ -174,6 +174,11 @@ export interface WorldResult {
   /** tokens deployed for the world where no vault of the chain has them (WETH, a stablecoin) */
   addedTokens: TokenInput[];
   arbitrageur: Address;
+  /**
+   * The operator's custody wallet: every token the actors put into a Safe comes from it (the
+   * registry lists it as the subaccounts' funding, so their net deposits count it)
+   */
+  custody: Address;
   subaccounts: WorldSubaccount[];
   positions: WorldPosition[];
   failures: FailedTx[];
@@ -367,6 +372,7 @@ export class World {
         protocols: { ...protocols, stats: { transactions: protocols.stats.transactions } },
         addedTokens: walks.map((w) => w.token),
         arbitrageur,
+        custody: actorAddress(o.seed, "custody"),
         subaccounts,
         positions: [],
         failures: [],
@@ -400,22 +406,25 @@ export class World {
       await this.mint(t, arb, await this.units(t, 2_000_000_000));
       await s.send(arb, t.address, fn(ERC20_ABI, "approve", [p.uniswap.swapRouter, 2n ** 256n - 1n]), "arb approve");
     }
+    // the custody wallet's reserve, from which every Safe is funded (fund)
+    for (const t of [this.weth, this.stable])
+      await this.mint(t, this.result.custody, await this.units(t, 100_000_000_000));
     // the leveraged subaccount: WETH on Aave, a stable loan kept near its minimum health factor
     const lev = this.sub("leveraged");
     const collateral = await this.units(this.weth, 1_500_000);
-    await this.mint(this.weth, lev.safe, collateral);
-    await this.mint(this.stable, lev.safe, await this.units(this.stable, 300_000));
+    await this.fund(this.weth, lev.safe, collateral);
+    await this.fund(this.stable, lev.safe, await this.units(this.stable, 300_000));
     await this.aaveSupply(lev, this.weth, collateral, 0);
     await this.keepHealthFactor(0, true);
     // the lender: stable on Aave and in the Morpho lending vault
     const lender = this.sub("lender");
-    await this.mint(this.stable, lender.safe, await this.units(this.stable, 700_000));
+    await this.fund(this.stable, lender.safe, await this.units(this.stable, 700_000));
     await this.aaveSupply(lender, this.stable, await this.units(this.stable, 300_000), 0);
     await this.vaultDeposit(lender, await this.units(this.stable, 200_000), 0);
     // the trader: WETH collateral and a stable loan on the Morpho market, two v3 positions, swaps
     const trader = this.sub("trader");
-    await this.mint(this.weth, trader.safe, await this.units(this.weth, 1_200_000));
-    await this.mint(this.stable, trader.safe, await this.units(this.stable, 1_000_000));
+    await this.fund(this.weth, trader.safe, await this.units(this.weth, 1_200_000));
+    await this.fund(this.stable, trader.safe, await this.units(this.stable, 1_000_000));
     await this.morphoCollateral(trader, await this.units(this.weth, 300_000), 0);
     await this.morphoBorrow(trader, await this.units(this.stable, 120_000), 0);
     const pools = p.uniswap.pools;
@@ -497,8 +506,8 @@ export class World {
   }
 
   /**
-   * A deposit through a subaccount's module on one of the chain's bridges (minted to the Safe
-   * first: the actors never spend what the subaccount holds for its vault). Recorded in the
+   * A deposit through a subaccount's module on one of the chain's bridges (sent to the Safe
+   * from the custody wallet first: the actors never spend what the subaccount holds for its vault). Recorded in the
    * manifest during the history; live ones (`record` false) only logged.
    */
   async perpDeposit(p: PerpPlan, at: number, record = true): Promise<PerpDepositRecord> {
@@ -513,7 +522,7 @@ export class World {
           : BigInt(perp.tokensB.find((t) => t.address === token.address)?.minimum ?? "0");
       const amount = p.below ? (minimum * 3n) / 5n : await this.units(token, p.usd);
       const nonce = await this.read<bigint>(bridge, PerpBridgeAAbi as Abi, "nonces", [sub.safe]);
-      await this.mint(token, sub.safe, amount, at);
+      await this.fund(token, sub.safe, amount, at);
       const data =
         p.bridge === "A"
           ? fn(PerpBridgeAAbi as Abi, "deposit", [amount])
@@ -760,7 +769,7 @@ export class World {
     await s.send(sub.owner, sub.module, fn(moduleAbi, "setCalls", [address, selectors, true]), "loan calls", w++);
     const loanAbi = LoanAbi as Abi;
     if (lent) {
-      await this.mint(this.stable, sub.safe, principal, w++);
+      await this.fund(this.stable, sub.safe, principal, w++);
       const f = await this.trade(
         sub,
         [[this.stable, address, principal]],
@@ -805,7 +814,7 @@ export class World {
       await this.s.send(b, this.stable.address, fn(ERC20_ABI, "approve", [address, amount]), "approve", w++);
       r = await this.s.send(b, address, data, "interest", w++);
     } else {
-      await this.mint(this.stable, e.sub.safe, amount, w++);
+      await this.fund(this.stable, e.sub.safe, amount, w++);
       r = await this.trade(e.sub, [[this.stable, address, amount]], address, data, "interest", w++);
     }
     this.loanAction(e, "interest", r, amount);
@@ -828,7 +837,7 @@ export class World {
       r = await this.s.send(b, address, data, "repay", w++);
     } else {
       const held = await this.balance(this.stable, e.sub.safe);
-      if (held < principal) await this.mint(this.stable, e.sub.safe, principal - held, w++);
+      if (held < principal) await this.fund(this.stable, e.sub.safe, principal - held, w++);
       r = await this.trade(e.sub, [[this.stable, address, principal]], address, data, "repay", w++);
     }
     this.loanAction(e, "repaid", r, principal);
@@ -1333,6 +1342,11 @@ export class World {
 
   private async mint(t: TokenInput, to: Address, amount: bigint, at = 0) {
     await this.s.send(this.result.arbitrageur, t.address, fn(ERC20_ABI, "mint", [to, amount]), "mint", at);
+  }
+
+  /** Capital for a Safe, sent from the custody wallet (as an operator funds a subaccount). */
+  private async fund(t: TokenInput, safe: Address, amount: bigint, at = 0) {
+    await this.s.send(this.result.custody, t.address, fn(ERC20_ABI, "transfer", [safe, amount]), "fund", at);
   }
 }
 

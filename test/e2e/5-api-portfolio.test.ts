@@ -149,6 +149,114 @@ describe("the subaccount valuation series", () => {
   });
 });
 
+describe("the subaccount net deposits", () => {
+  type Row = {
+    day: string;
+    total_net_deposits: number;
+    total_pnl: number;
+    blocks: Record<string, number>;
+    funding: string[];
+  };
+  type World = {
+    custody: string;
+    subaccounts: { safe: string; role: string | null }[];
+    protocols: { tokens: { address: string; decimals: number; feed: string }[] };
+  };
+  const TRANSFER = parseAbi(["event Transfer(address indexed from, address indexed to, uint256 value)"]);
+  const FEED = parseAbi(["function latestAnswer() view returns (int256)"]);
+
+  /**
+   * Straight from the chains: the USD value the custody wallet moved to `safe` (less what came
+   * back) by each row's day, each day's transfers valued at the feed price at the block of the
+   * row that counts them (the first row counts every earlier day's).
+   */
+  async function custodyFlows(chains: { chainId: number; world: World }[], safe: Address, rows: Row[]) {
+    const day = (r: Row) => Math.round(Date.parse(`${r.day}T00:00:00Z`) / 86_400_000);
+    const out = rows.map(() => 0);
+    for (const c of chains) {
+      const client = createPublicClient({ transport: http(rpcUrls().get(c.chainId)!) });
+      const custody = c.world.custody as Address;
+      const tokens = c.world.protocols.tokens;
+      const logs = [
+        ...(await client.getLogs({ event: TRANSFER[0], args: { from: custody, to: safe }, fromBlock: 0n })).map(
+          (l) => ({ l, sign: 1n }),
+        ),
+        ...(await client.getLogs({ event: TRANSFER[0], args: { from: safe, to: custody }, fromBlock: 0n })).map(
+          (l) => ({ l, sign: -1n }),
+        ),
+      ];
+      for (const { l, sign } of logs) {
+        const token = tokens.find((t) => t.address.toLowerCase() === l.address.toLowerCase());
+        expect(token, `custody moved ${l.address}, a token off the catalogue`).toBeDefined();
+        const at = Number((await client.getBlock({ blockNumber: l.blockNumber })).timestamp);
+        const i = rows.findIndex((r) => day(r) >= Math.floor(at / 86_400));
+        if (i < 0) continue; // after the series' last day
+        const price = await client.readContract({
+          address: token!.feed as Address,
+          abi: FEED,
+          functionName: "latestAnswer",
+          blockNumber: BigInt(rows[i]!.blocks[String(c.chainId)]!),
+        });
+        const usd = (Number(sign * l.args.value!) / 10 ** token!.decimals) * (Number(price) / 1e8);
+        for (let j = i; j < out.length; j++) out[j]! += usd;
+      }
+    }
+    return out;
+  }
+
+  it("count what the registry's funding wallets send; a changed list values every day again", async () => {
+    const manifest = JSON.parse(readFileSync(h.devnet.manifestFile, "utf8")) as {
+      chains: { chainId: number; world: World }[];
+    };
+    const custody = manifest.chains[0]!.world.custody.toLowerCase();
+    const lender = manifest.chains[0]!.world.subaccounts.find((x) => x.role === "lender")!.safe.toLowerCase();
+    expect(await h.q("SELECT DISTINCT funding FROM registry.subaccount WHERE address = $1", [lender])).toEqual([
+      { funding: [custody] },
+    ]);
+    const series = () =>
+      h.q<Row>(
+        `SELECT day::text, total_net_deposits, total_pnl, blocks, funding FROM derived.subaccount_day
+         WHERE address = $1 ORDER BY day`,
+        [lender],
+      );
+    const db = writer();
+    try {
+      await runSubaccountDays(db, "indexer", rpcUrls());
+      const funded = await series();
+      expect(funded.length).toBeGreaterThan(20);
+      for (const r of funded) expect(r.funding).toEqual([custody]);
+      // its capital came from custody before its first day: a deposit, not a profit
+      expect(funded[0]!.total_net_deposits).toBeGreaterThan(100_000);
+      expect(Math.abs(funded[0]!.total_pnl)).toBeLessThan(1e-5 * funded[0]!.total_net_deposits);
+
+      await h.q("UPDATE registry.subaccount SET funding = '{}' WHERE address = $1", [lender]);
+      await runSubaccountDays(db, "indexer", rpcUrls());
+      const alone = await series();
+      expect(alone.map((r) => r.day)).toEqual(funded.map((r) => r.day));
+      for (const r of alone) expect(r.funding).toEqual([]);
+      const flows = await custodyFlows(manifest.chains, lender as Address, funded);
+      expect(flows[0]).toBeGreaterThan(100_000);
+      for (const [i, r] of funded.entries()) {
+        const diff = r.total_net_deposits - alone[i]!.total_net_deposits;
+        expect(Math.abs(diff - flows[i]!), r.day).toBeLessThan(1e-6 * Math.abs(flows[i]!) + 1e-6);
+        expect(alone[i]!.total_pnl - r.total_pnl, r.day).toBeCloseTo(diff, 4);
+      }
+
+      await h.q("UPDATE registry.subaccount SET funding = $2 WHERE address = $1", [lender, [custody]]);
+      await runSubaccountDays(db, "indexer", rpcUrls());
+      const again = await series();
+      // every day but today (read at the head, which other suites may move) as it was
+      for (const [i, r] of again.slice(0, -1).entries()) {
+        expect(r.funding).toEqual([custody]);
+        expect(r.total_net_deposits, r.day).toBeCloseTo(funded[i]!.total_net_deposits, 6);
+      }
+    } finally {
+      await h.q("UPDATE registry.subaccount SET funding = $2 WHERE address = $1", [lender, [custody]]);
+      await db.destroy();
+    }
+  });
+});
+
 describe("the lending-vault day series", () => {
   it("each day is the vault's state at its last snapshot block; apy_7d is the growth from 7 days before", async () => {
     const db = writer();
