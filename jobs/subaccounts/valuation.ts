@@ -35,12 +35,18 @@ interface Source {
 
 /**
  * Per day, the raw units of each token (lower case) the sources moved to `safe` less those it
- * sent back to them.
+ * sent back to them, in blocks `fromBlock` to `toBlock`.
  */
-async function flows(client: PublicClient, sources: readonly Source[], safe: Address, toBlock: bigint) {
+async function flows(
+  client: PublicClient,
+  sources: readonly Source[],
+  safe: Address,
+  fromBlock: bigint,
+  toBlock: bigint,
+) {
   const moves = (tokens: Address[], from: Address, to: Address, sign: bigint) =>
     client
-      .getLogs({ address: tokens, event: TRANSFER, args: { from, to }, fromBlock: 0n, toBlock })
+      .getLogs({ address: tokens, event: TRANSFER, args: { from, to }, fromBlock, toBlock })
       .then((l) => l.map((log) => ({ log, sign })));
   const logs = (
     await Promise.all(
@@ -125,12 +131,21 @@ export async function runSubaccountDays(
     const same = prev != null && prev.funding.join() === funding.join();
     const from = prev && same ? Math.max(first, prev.last) : first;
     let deposits = 0;
+    // the logs to read start after the blocks the row before `from` read (its day's flows are in
+    // its deposits); with no such row, at genesis
+    let readFrom: Record<string, number> = {};
+    let countedTo = Number.NEGATIVE_INFINITY;
     if (prev && same && from > first) {
       const [before] = (
-        await sql<{ deposits: number }>`SELECT total_net_deposits AS deposits FROM derived.subaccount_day
+        await sql<{ d: number; deposits: number; blocks: Record<string, number> }>`
+          SELECT day - date '1970-01-01' AS d, total_net_deposits AS deposits, blocks FROM derived.subaccount_day
           WHERE address = ${address} AND day < ${dayToDate(from)}::date ORDER BY day DESC LIMIT 1`.execute(db)
       ).rows;
-      deposits = before?.deposits ?? 0;
+      if (before) {
+        deposits = before.deposits;
+        readFrom = before.blocks;
+        countedTo = before.d;
+      }
     }
     // what its vaults (their asset) and its funding wallets (any catalogue token) moved to it, per
     // chain, day and token, in raw units
@@ -144,7 +159,10 @@ export async function runSubaccountDays(
         const catalogue = protocols.get(chainId)!.tokens.map((t) => t.address.toLowerCase() as Address);
         for (const f of funding) if (!vaults.has(f)) sources.push({ from: f as Address, tokens: catalogue });
         const client = rpcClient(rpcUrls.get(chainId)!);
-        return { chainId, perDay: await flows(client, sources, address as Address, heads.get(chainId)!.number) };
+        const after = readFrom[String(chainId)];
+        const fromBlock = after == null ? 0n : BigInt(after) + 1n;
+        const toBlock = heads.get(chainId)!.number;
+        return { chainId, perDay: await flows(client, sources, address as Address, fromBlock, toBlock) };
       }),
     );
     const counted = new Map<number, number>();
@@ -173,7 +191,7 @@ export async function runSubaccountDays(
       for (const m of moved) {
         const s = states.find((x) => x.chainId === m.chainId);
         if (!s) continue; // no state of that chain yet: counted on the first day that has one
-        const since = counted.get(m.chainId) ?? (from > first ? from - 1 : Number.NEGATIVE_INFINITY);
+        const since = counted.get(m.chainId) ?? countedTo;
         for (const [day, perToken] of m.perDay) {
           if (day <= since || day > d) continue;
           for (const [token, units] of perToken) {
