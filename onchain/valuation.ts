@@ -3,7 +3,7 @@
  * block per chain), shared by the live routes and the valuation series job. USD throughout.
  *
  * - account value: what it holds (tokens, supplies, collateral, LP positions, lending-vault
- *   shares) plus what the loans it lends are owed;
+ *   shares), what the loans it lends are owed and its balances on the perp core ledger;
  * - loan value: Aave and Morpho debts plus what it owes on the loans it borrows;
  * - health factor: collateral at each venue's liquidation threshold over the loan value (the
  *   loans it borrows count as unsecured debt), null without debt.
@@ -11,28 +11,39 @@
 import type { Address, PublicClient } from "viem";
 import type { ChainProtocols } from "../config/registry.js";
 import { type LoanView, loansOf } from "./loans.js";
+import { type MarginBalance, type MarginKey, readMargin } from "./margin.js";
 import { readPositions, type SubaccountPositions } from "./positions.js";
 
 export interface ChainState {
   chainId: number;
   positions: SubaccountPositions;
   loans: LoanView[];
+  /** its balances on the perp core ledger, when this chain holds it (else empty) */
+  margin: MarginBalance[];
   /** block time of the read, unix seconds */
   timestamp: number;
 }
 
-/** The subaccount's state on one chain at one block. */
+/**
+ * The subaccount's state on one chain at one block. `marginKeys`: its core-ledger credits, when
+ * read once for a series of blocks (else read up to the block).
+ */
 export async function readChainState(
   client: PublicClient,
   protocols: ChainProtocols,
   account: Address,
   block: { number: bigint; timestamp: bigint },
+  marginKeys?: readonly MarginKey[],
 ): Promise<ChainState> {
-  const [positions, loans] = await Promise.all([
+  const core = protocols.perp?.core;
+  const [positions, loans, margin] = await Promise.all([
     readPositions(client, protocols, account, block.number),
     protocols.loanRegistry ? loansOf(client, protocols.loanRegistry, account, block.number) : Promise.resolve([]),
+    core && core.chainId === protocols.chainId
+      ? readMargin(client, core.ledger, account, block.number, marginKeys)
+      : Promise.resolve([]),
   ]);
-  return { chainId: protocols.chainId, positions, loans, timestamp: Number(block.timestamp) };
+  return { chainId: protocols.chainId, positions, loans, margin, timestamp: Number(block.timestamp) };
 }
 
 /** The chain catalogue's decimals of `token` (18 when unknown). */
@@ -54,6 +65,21 @@ export function loanDebtValue(l: LoanView, s: ChainState): { debt: number; inter
   const interest = Number(l.interestOwed) / 10 ** d;
   const price = tokenPrice(s, l.principalToken);
   return { debt, interest, value: price == null ? null : debt * price };
+}
+
+/**
+ * A core-ledger balance in whole tokens and USD, priced on its source chain (the value is null
+ * without that chain's state or a feed for the token).
+ */
+export function marginValue(
+  m: MarginBalance,
+  states: readonly ChainState[],
+): { decimals: number; balance: number; value: number | null } {
+  const source = states.find((s) => s.chainId === m.chainId);
+  const decimals = source ? tokenDecimals(source, m.token) : 18;
+  const balance = Number(m.raw) / 10 ** decimals;
+  const price = source ? tokenPrice(source, m.token) : null;
+  return { decimals, balance, value: price == null ? null : balance * price };
 }
 
 export interface AccountFigures {
@@ -85,7 +111,8 @@ export function accountFigures(states: readonly ChainState[], account: string): 
   const sum = (f: (s: ChainState) => number) => states.reduce((t, s) => t + f(s), 0);
   const liquidation = sum((s) => s.positions.totals.liquidationCollateral);
   const loanValue = sum((s) => s.positions.totals.loanValue) + borrowed;
-  const accountValue = sum((s) => s.positions.totals.totalValue) + lent;
+  const margin = sum((s) => s.margin.reduce((t, m) => t + (marginValue(m, states).value ?? 0), 0));
+  const accountValue = sum((s) => s.positions.totals.totalValue) + lent + margin;
   return {
     total_account_value: accountValue,
     total_collateral_value: sum((s) => s.positions.totals.collateralValue),

@@ -13,6 +13,7 @@ import { type Address, type PublicClient, parseAbiItem } from "viem";
 import { type ChainProtocols, protocolsSchema } from "../../config/registry.js";
 import { dayToDate } from "../../db/days.js";
 import { rpcClient } from "../../onchain/client.js";
+import { type MarginKey, marginKeys } from "../../onchain/margin.js";
 import { accountFigures, type ChainState, readChainState } from "../../onchain/valuation.js";
 import type { Db } from "../repo.js";
 import { replaceSubaccountDays, type SubaccountDayRow } from "./subaccount-day-write.js";
@@ -165,6 +166,15 @@ export async function runSubaccountDays(
         return { chainId, perDay: await flows(client, sources, address as Address, fromBlock, toBlock) };
       }),
     );
+    // its core-ledger credits up to the head, once: each day reads their balances at its block
+    const margin = new Map<number, MarginKey[]>();
+    for (const chainId of chains) {
+      const core = protocols.get(chainId)!.perp?.core;
+      if (core && core.chainId === chainId) {
+        const client = rpcClient(rpcUrls.get(chainId)!);
+        margin.set(chainId, await marginKeys(client, core.ledger, address as Address, heads.get(chainId)!.number));
+      }
+    }
     const counted = new Map<number, number>();
     for (let d = from; d <= today; d++) {
       const states: ChainState[] = [];
@@ -182,7 +192,9 @@ export async function runSubaccountDays(
           number = earlier[0]![1];
         }
         const block = number === head.number ? head : await client.getBlock({ blockNumber: number });
-        states.push(await readChainState(client, protocols.get(chainId)!, address as Address, block));
+        states.push(
+          await readChainState(client, protocols.get(chainId)!, address as Address, block, margin.get(chainId) ?? []),
+        );
         blocks[String(chainId)] = Number(number);
       }
       if (states.length === 0) continue;

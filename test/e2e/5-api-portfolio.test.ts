@@ -126,9 +126,15 @@ describe("the subaccount valuation series", () => {
         const urls = new Map(h.devnet.chains.map((c, i) => [c.chainId, proxies[i]!.url]));
         const again = await runSubaccountDays(db, "indexer", urls);
         expect(again.days).toBeLessThanOrEqual(2 * again.subaccounts);
+        const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
         const getLogs = proxies.flatMap((p) => p.stop()).filter((c) => c.method === "eth_getLogs");
-        expect(getLogs.length).toBeGreaterThan(0);
-        for (const c of getLogs) {
+        const [transfers, others] = [true, false].map((t) =>
+          getLogs.filter((c) => ((c.params as [{ topics: string[] }])[0].topics[0] === TRANSFER_TOPIC) === t),
+        );
+        // the core ledger's credits are read once per subaccount and run, up to the head
+        expect(others!.length).toBeLessThanOrEqual(again.subaccounts);
+        expect(transfers!.length).toBeGreaterThan(0);
+        for (const c of transfers!) {
           const [{ fromBlock }] = c.params as [{ fromBlock: string }];
           expect(Number(fromBlock), JSON.stringify(c.params)).toBeGreaterThan(0);
         }
@@ -284,6 +290,96 @@ describe("the subaccount net deposits", () => {
       await h.q("UPDATE registry.subaccount SET funding = $2 WHERE address = $1", [lender, [custody]]);
       await db.destroy();
     }
+  });
+});
+
+describe("the perp core ledger in a subaccount's value", () => {
+  it("its credited deposits are margin balances, priced on their source chain and in its value", async () => {
+    type Deposit = {
+      chainId: number;
+      depositor: string;
+      token: string;
+      amount: string;
+      destination: "perp" | "spot";
+      outcome: { status: string };
+    };
+    const manifest = JSON.parse(readFileSync(h.devnet.manifestFile, "utf8")) as {
+      chains: {
+        chainId: number;
+        world: {
+          perp: { deposits: Deposit[]; ledger: string | null };
+          protocols: { tokens: { address: string; decimals: number; feed: string }[] };
+        };
+      }[];
+    };
+    const credited = manifest.chains
+      .flatMap((c) => c.world.perp.deposits)
+      .filter((d) => d.outcome.status === "credited");
+    const safe = credited[0]!.depositor.toLowerCase();
+    const mine = credited.filter((d) => d.depositor.toLowerCase() === safe);
+    const ledger = manifest.chains.map((c) => c.world.perp.ledger).find((l) => l != null)! as Address;
+    const res = await h
+      .appWith({ rpcUrls: rpcUrls() })
+      .request(`/api/v1/subaccounts/summary?address=${safe}`, { headers: { "x-api-key": h.key } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as {
+      tokens: { value: number | null }[];
+      portfolio: {
+        margin_balances: {
+          chain_id: number;
+          account_type: string;
+          source_chain_id: number;
+          token: { address: string; decimals: number };
+          raw_balance: string;
+          balance: number;
+          value: number | null;
+        }[];
+        defi_positions: { value: number | null }[];
+      };
+      loanbook: { total_debt: number; total_credit: number };
+      net_account_value: number;
+    };
+    // one balance per source chain, token and destination: the sum of its credits, as the ledger says
+    const want = new Map<string, bigint>();
+    for (const d of mine) {
+      const k = `${d.chainId}:${d.token.toLowerCase()}:${d.destination}`;
+      want.set(k, (want.get(k) ?? 0n) + BigInt(d.amount));
+    }
+    const got = body.portfolio.margin_balances;
+    expect(
+      new Map(got.map((m) => [`${m.source_chain_id}:${m.token.address}:${m.account_type}`, BigInt(m.raw_balance)])),
+    ).toEqual(want);
+    const LEDGER = parseAbi(["function balances(address, uint8, uint256, address) view returns (uint256)"]);
+    const FEED = parseAbi(["function latestAnswer() view returns (int256)"]);
+    for (const m of got) {
+      const core = createPublicClient({ transport: http(rpcUrls().get(m.chain_id)!) });
+      const args = [
+        safe as Address,
+        m.account_type === "spot" ? 1 : 0,
+        BigInt(m.source_chain_id),
+        m.token.address as Address,
+      ] as const;
+      expect(await core.readContract({ address: ledger, abi: LEDGER, functionName: "balances", args })).toBe(
+        BigInt(m.raw_balance),
+      );
+      const source = manifest.chains.find((c) => c.chainId === m.source_chain_id)!;
+      const token = source.world.protocols.tokens.find((t) => t.address.toLowerCase() === m.token.address)!;
+      const client = createPublicClient({ transport: http(rpcUrls().get(m.source_chain_id)!) });
+      const price =
+        Number(await client.readContract({ address: token.feed as Address, abi: FEED, functionName: "latestAnswer" })) /
+        1e8;
+      expect(m.balance).toBeCloseTo(Number(m.raw_balance) / 10 ** token.decimals, 9);
+      expect(m.value!).toBeCloseTo(m.balance * price, 6);
+    }
+    // the net account value is everything listed: tokens, positions, margin, loans lent less borrowed
+    const sum = (xs: { value: number | null }[]) => xs.reduce((t, x) => t + (x.value ?? 0), 0);
+    const listed =
+      sum(body.tokens) +
+      sum(body.portfolio.defi_positions) +
+      sum(got) +
+      body.loanbook.total_credit -
+      body.loanbook.total_debt;
+    expect(body.net_account_value).toBeCloseTo(listed, 4);
   });
 });
 

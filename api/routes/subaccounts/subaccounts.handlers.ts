@@ -7,6 +7,7 @@ import {
   accountFigures,
   type ChainState,
   loanDebtValue,
+  marginValue,
   tokenDecimals,
   tokenPrice,
 } from "../../../onchain/valuation.js";
@@ -185,6 +186,28 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
       value: dn(h.value),
     })),
   );
+  // its balances on the perp core ledger, each priced on the chain its deposit came from
+  const margin = r.states.flatMap((s) =>
+    s.margin.map((m) => {
+      const v = marginValue(m, r.states);
+      const source = r.states.find((x) => x.chainId === m.chainId);
+      return {
+        venue: "perp_core" as const,
+        chain_id: s.chainId,
+        account_type: m.destination,
+        source_chain_id: m.chainId,
+        token: {
+          address: m.token,
+          symbol: source?.positions.prices.get(m.token)?.symbol ?? null,
+          decimals: v.decimals,
+        },
+        raw_balance: m.raw.toString(),
+        balance: v.balance,
+        value: dn(v.value),
+        usd: v.value ?? 0,
+      };
+    }),
+  );
   const defi = r.states.flatMap((s) => [
     ...(s.positions.aave?.reserves ?? []).map((x) => ({
       protocol: "aave_v3",
@@ -274,11 +297,15 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
   const open = (l: (typeof loans)[number]) => !["closed", "cancelled", "inactive"].includes(String(l.book.state));
   const totalDebt = loans.filter((l) => l.is_borrow && open(l)).reduce((x, l) => x + (l.value ?? 0), 0);
   const totalCredit = loans.filter((l) => !l.is_borrow && open(l)).reduce((x, l) => x + (l.value ?? 0), 0);
-  const discounted = r.states.reduce(
-    (x, s) =>
-      x + s.positions.totals.totalValue - s.positions.totals.collateralValue + s.positions.totals.liquidationCollateral,
-    0,
-  );
+  const discounted =
+    r.states.reduce(
+      (x, s) =>
+        x +
+        s.positions.totals.totalValue -
+        s.positions.totals.collateralValue +
+        s.positions.totals.liquidationCollateral,
+      0,
+    ) + margin.reduce((x, m) => x + m.usd, 0);
   const byToken = new Map<string, { token: string; symbol: string; total_debt: number; total_credit: number }>();
   for (const l of loans.filter(open)) {
     const k = `${l.book.principal_token.chain}:${l.book.principal_token.address}`;
@@ -317,7 +344,7 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
             img_url: x.img_url,
           },
         })),
-        margin_balances: [],
+        margin_balances: margin.map(({ usd: _usd, ...m }) => m),
         collateral_balances: collateral,
         cefi_positions: [],
         defi_positions: defi,

@@ -161,7 +161,23 @@ export const SubaccountSummary = z
     }),
     portfolio: z.object({
       tokens: z.array(z.object({ value: z.number().nullable(), balance: z.number(), token: TokenRef })),
-      margin_balances: z.array(z.unknown()),
+      margin_balances: z
+        .array(
+          z.object({
+            venue: z.literal("perp_core"),
+            chain_id: z.number().int().openapi({ description: "The chain holding the core ledger" }),
+            account_type: z.enum(["perp", "spot"]),
+            source_chain_id: z.number().int().openapi({ description: "The chain of the bridge deposits" }),
+            token: z.object({ address: z.string(), symbol: z.string().nullable(), decimals: z.number().int() }),
+            raw_balance: z.string(),
+            balance: z.number(),
+            value: z.number().nullable(),
+          }),
+        )
+        .openapi({
+          description:
+            "Its balances on the perp core ledger (bridge deposits the relayer credited), read at the core chain's head; part of total_value",
+        }),
       collateral_balances: z.array(z.unknown()),
       cefi_positions: z.array(z.unknown()),
       defi_positions: z.array(z.unknown()),
