@@ -66,10 +66,11 @@ export async function readMargin(
 ): Promise<MarginBalance[]> {
   const list = keys ?? (await marginKeys(client, ledger, account, blockNumber));
   if (list.length === 0) return [];
-  const raws = await client.multicall({
+  // a call that fails (the ledger not yet deployed at that block) is no balance
+  const res = await client.multicall({
     multicallAddress: MULTICALL3,
     blockNumber,
-    allowFailure: false,
+    allowFailure: true,
     contracts: list.map((k) => ({
       address: ledger,
       abi: LEDGER,
@@ -82,7 +83,7 @@ export async function readMargin(
       chainId: Number(k.chainId),
       token: k.token.toLowerCase() as Address,
       destination: k.destination === 1 ? ("spot" as const) : ("perp" as const),
-      raw: raws[i] as bigint,
+      raw: res[i]?.status === "success" ? (res[i]!.result as bigint) : 0n,
     }))
     .filter((m) => m.raw > 0n)
     .sort(
