@@ -12,6 +12,7 @@ import { createDb, createPool } from "../../db/client.js";
 import { replaceLendingVaultDays } from "../../jobs/lending/lending-vault-day-write.js";
 import { runPortfolio } from "../../jobs/portfolio/job.js";
 import { runSubaccountDays } from "../../jobs/subaccounts/valuation.js";
+import { marginKeys, readMargin } from "../../onchain/margin.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
 import { freePorts } from "../helpers.js";
 
@@ -371,6 +372,13 @@ describe("the perp core ledger in a subaccount's value", () => {
       expect(m.balance).toBeCloseTo(Number(m.raw_balance) / 10 ** token.decimals, 9);
       expect(m.value!).toBeCloseTo(m.balance * price, 6);
     }
+    // at a block before the ledger was deployed: no balance, not a failed read
+    const coreChain = got[0]!.chain_id;
+    const coreClient = createPublicClient({ transport: http(rpcUrls().get(coreChain)!) });
+    const keys = await marginKeys(coreClient, ledger, safe as Address, await coreClient.getBlockNumber());
+    expect(keys.length).toBe(got.length);
+    expect(await coreClient.getCode({ address: ledger, blockNumber: 1n })).toBeUndefined();
+    expect(await readMargin(coreClient, ledger, safe as Address, 1n, keys)).toEqual([]);
     // the net account value is everything listed: tokens, positions, margin, loans lent less borrowed
     const sum = (xs: { value: number | null }[]) => xs.reduce((t, x) => t + (x.value ?? 0), 0);
     const listed =
