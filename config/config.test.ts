@@ -96,6 +96,19 @@ describe("vault registry", () => {
     expect(() => loadRegistry(registryFile([{ ...minimal, family: "erc4262" }]))).toThrow(/vaults\[0\].*family/);
   });
 
+  it("takes each subaccount's funding wallets, lower-cased; refuses one that is not an address", () => {
+    const sub = "0x00000000000000000000000000000000000000a1";
+    const custody = "0x00000000000000000000000000000000000000C0";
+    const ok = loadRegistry(
+      registryFile([evmVault({ subaccounts: [sub], subaccountSettings: { [sub]: { funding: [custody] } } })]),
+    );
+    expect(ok.evm[0]!.subaccountSettings[sub]!.funding).toEqual([custody.toLowerCase()]);
+    const bad = registryFile([
+      evmVault({ subaccounts: [sub], subaccountSettings: { [sub]: { funding: ["custody"] } } }),
+    ]);
+    expect(() => loadRegistry(bad)).toThrow(/vaults\[0\][\s\S]*must be a 0x[\s\S]*funding\[0\]/);
+  });
+
   it("reports every problem at once, readably", () => {
     const file = registryFile([evmVault({ address: "0x123" }), evmVault({ chainId: 777 }), evmVault(), evmVault()]);
     expect(() => loadRegistry(file)).toThrow(
