@@ -19,8 +19,8 @@
  * The actors never change a subaccount's balance of its own vault's asset or alt asset on the
  * vault's chain (the indexer values those as the vault's assets): they trade other tokens, with
  * capital sent to the Safes from the operator's custody wallet (`custody`). Their transactions'
- * events are kept out of the manifest's `events` (ChainSession.offManifest). Randomness comes from a stream of its own, so the vaults' history
- * draws what it drew before the world existed.
+ * events are kept out of the manifest's `events` (ChainSession.offManifest). Randomness comes
+ * from a stream of its own, so the vaults' history draws what it drew before the world existed.
  */
 import {
   type Abi,
@@ -506,9 +506,9 @@ export class World {
   }
 
   /**
-   * A deposit through a subaccount's module on one of the chain's bridges (sent to the Safe
-   * from the custody wallet first: the actors never spend what the subaccount holds for its vault). Recorded in the
-   * manifest during the history; live ones (`record` false) only logged.
+   * A deposit through a subaccount's module on one of the chain's bridges (sent to the Safe from
+   * the custody wallet first: the actors never spend what the subaccount holds for its vault).
+   * Recorded in the manifest during the history; live ones (`record` false) only logged.
    */
   async perpDeposit(p: PerpPlan, at: number, record = true): Promise<PerpDepositRecord> {
     return this.s.offManifest(async () => {
