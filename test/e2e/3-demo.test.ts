@@ -111,6 +111,20 @@ describe("npm run demo", () => {
         );
         return Number(s!.registered) > 0 && s!.valued === s!.registered ? true : undefined;
       });
+      // the subaccounts are funded from the demo's custody wallet, which its registry lists as
+      // their funding: on each one's first valued day its capital is a deposit, not a profit
+      const firsts = await withDb(pairs.analyst!, (c) =>
+        rows<{ address: string; funding: string[]; deposits: number; pnl: number }>(
+          c,
+          `SELECT DISTINCT ON (address) address, funding, total_net_deposits AS deposits, total_pnl AS pnl
+           FROM derived.subaccount_day ORDER BY address, day`,
+        ),
+      );
+      for (const f of firsts) {
+        expect(f.funding, f.address).toHaveLength(1);
+        expect(Math.abs(f.pnl), f.address).toBeLessThanOrEqual(1e-5 * Math.max(f.deposits, 1));
+      }
+      expect(firsts.filter((f) => f.deposits > 100_000).length).toBeGreaterThanOrEqual(3);
 
       // the API process writes: the READY key holds every scope; the write and its audit row land
       const [vault] = await withDb(pairs.analyst!, (c) =>
