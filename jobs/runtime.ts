@@ -20,6 +20,7 @@ import { type JobInput, jobOptions, PREFIX, QUEUES, type QueueKey, RETIRED_QUEUE
 import type { Db } from "./repo.js";
 import { runSubaccountDays } from "./subaccounts/valuation.js";
 import { runVaultDays } from "./vault/job.js";
+import { closeWorker } from "./worker-close.js";
 
 export type Log = (line: string) => void;
 const defaultLog: Log = (line) => process.stdout.write(`[jobs] ${line}\n`);
@@ -292,7 +293,7 @@ export async function startWorkers(
     workers,
     async close() {
       clearInterval(poll);
-      await Promise.all(workers.map((w) => w.close()));
+      await Promise.all(workers.map((w) => closeWorker(w, 8000, log)));
       await q.close();
       await db.destroy();
     },

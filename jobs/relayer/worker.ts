@@ -26,6 +26,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod";
 import { type RelayResult, type RelaySource, relayOnce } from "../../contracts/devnet/protocols/perp.js";
 import { PREFIX } from "../queues.js";
+import { closeWorker } from "../worker-close.js";
 import type { RelayerConfig } from "./config.js";
 
 export const RELAYER_QUEUE = {
@@ -210,10 +211,8 @@ export async function startRelayer(
     address: account.address,
     runOnce,
     async close() {
-      // with Redis already gone (a shutdown stopping everything at once) a graceful close would wait
-      const closed = worker.close();
-      const timer = new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 5000).unref());
-      if ((await Promise.race([closed, timer])) === "timeout") await worker.close(true);
+      // bounded: with Redis already gone (a shutdown stopping everything at once) it would wait
+      await closeWorker(worker, 5000, log);
       while (running) await running.catch(() => {});
       await queue.close();
       connection.disconnect();

@@ -4,7 +4,7 @@
  * /tokenized_vault/{vault_address}/portfolio_data; the figures equal what the chain says.
  */
 import { readFileSync } from "node:fs";
-import { type Abi, type Address, createPublicClient, http, parseAbi } from "viem";
+import { type Abi, type Address, createPublicClient, http, parseAbi, toEventSelector } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRpcProxy } from "../../bench/rpc-proxy.js";
 import { getChain } from "../../config/chains.js";
@@ -19,6 +19,8 @@ import { freePorts } from "../helpers.js";
 let h: ApiHarness;
 const writer = () => createDb(createPool(h.devnet.dbUrl, 2, "portfolio-test"));
 const rpcUrls = () => new Map(h.devnet.chains.map((c) => [c.chainId, c.rpcUrl]));
+const TRANSFER = parseAbi(["event Transfer(address indexed from, address indexed to, uint256 value)"]);
+const FEED = parseAbi(["function latestAnswer() view returns (int256)"]);
 
 beforeAll(async () => {
   h = await setupApi();
@@ -127,7 +129,7 @@ describe("the subaccount valuation series", () => {
         const urls = new Map(h.devnet.chains.map((c, i) => [c.chainId, proxies[i]!.url]));
         const again = await runSubaccountDays(db, "indexer", urls);
         expect(again.days).toBeLessThanOrEqual(2 * again.subaccounts);
-        const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
+        const TRANSFER_TOPIC = toEventSelector(TRANSFER[0]);
         const getLogs = proxies.flatMap((p) => p.stop()).filter((c) => c.method === "eth_getLogs");
         const [transfers, others] = [true, false].map((t) =>
           getLogs.filter((c) => ((c.params as [{ topics: string[] }])[0].topics[0] === TRANSFER_TOPIC) === t),
@@ -199,8 +201,6 @@ describe("the subaccount net deposits", () => {
     subaccounts: { safe: string; role: string | null }[];
     protocols: { tokens: { address: string; decimals: number; feed: string }[] };
   };
-  const TRANSFER = parseAbi(["event Transfer(address indexed from, address indexed to, uint256 value)"]);
-  const FEED = parseAbi(["function latestAnswer() view returns (int256)"]);
 
   /**
    * Straight from the chains: the USD value the custody wallet moved to `safe` (less what came
@@ -351,7 +351,6 @@ describe("the perp core ledger in a subaccount's value", () => {
       new Map(got.map((m) => [`${m.source_chain_id}:${m.token.address}:${m.account_type}`, BigInt(m.raw_balance)])),
     ).toEqual(want);
     const LEDGER = parseAbi(["function balances(address, uint8, uint256, address) view returns (uint256)"]);
-    const FEED = parseAbi(["function latestAnswer() view returns (int256)"]);
     for (const m of got) {
       const core = createPublicClient({ transport: http(rpcUrls().get(m.chain_id)!) });
       const args = [
