@@ -1,13 +1,22 @@
 /**
- * A subaccount's balances on the perp core ledger (contracts/src/CoreLedger.sol): what the
- * relayer credited it for its bridge deposits, per destination (perp or spot margin), source
- * chain and source token. The keys come from its `Credited` events (the depositor is indexed),
- * the amounts from the ledger's `balances` at the block read, so a credit after that block does
- * not count. The ledger holds them for the account: they are part of its value, priced with the
- * source token's feed on its source chain.
+ * A subaccount's money on the perp side (contracts/src/CoreLedger.sol, PerpBridge.sol):
+ *
+ * - its balances on the core ledger, what the relayer credited it for its bridge deposits, per
+ *   destination (perp or spot margin), source chain and source token, read with the ledger's
+ *   `balances` at the block read (a credit after that block does not count);
+ * - its deposits in transit: made on a bridge, not yet credited (nor rejected) on the core ledger
+ *   at the block read. The tokens have left the account and are its own on the core side once
+ *   credited; a rejected deposit is lost (below the bridge's minimum).
+ *
+ * Both are part of its value, priced with the source token's feed on its source chain. The
+ * deposits come from the indexer (db/perp-deposits.ts), completed against each bridge's nonce
+ * at the block read when the indexer has not caught up.
  */
-import { type Address, type PublicClient, parseAbi, parseAbiItem } from "viem";
+import { type Address, type Hex, type PublicClient, parseAbi, parseAbiItem } from "viem";
+import type { PerpDeposit } from "../db/perp-deposits.js";
 import { MULTICALL3 } from "./positions.js";
+
+export type { PerpDeposit };
 
 export interface MarginBalance {
   /** the chain of the bridge the deposit was made on, and its token there */
@@ -17,68 +26,57 @@ export interface MarginBalance {
   raw: bigint;
 }
 
-const CREDITED = parseAbiItem(
-  "event Credited(bytes32 indexed coreHash, address indexed depositor, address indexed bridge, uint256 chainId, address token, uint256 amount, uint8 destination)",
-);
-const LEDGER = parseAbi([
-  "function balances(address account, uint8 destination, uint256 chainId, address token) view returns (uint256)",
-]);
-
-/** What the ledger credited `account` with, by source chain, token and destination. */
+/** A ledger balance's key: source chain, source token, destination (0 perp, 1 spot). */
 export interface MarginKey {
   chainId: bigint;
   token: Address;
   destination: number;
 }
 
-/** The keys of every credit to `account` on `ledger` up to `toBlock` (its `Credited` events). */
-export async function marginKeys(
-  client: PublicClient,
-  ledger: Address,
-  account: Address,
-  toBlock: bigint,
-): Promise<MarginKey[]> {
-  const logs = await client.getLogs({
-    address: ledger,
-    event: CREDITED,
-    args: { depositor: account },
-    fromBlock: 0n,
-    toBlock,
-  });
+const LEDGER = parseAbi([
+  "function balances(address account, uint8 destination, uint256 chainId, address token) view returns (uint256)",
+  "function status(bytes32 coreHash) view returns (uint8)",
+]);
+const BRIDGE = parseAbi(["function nonces(address depositor) view returns (uint256)"]);
+const DEPOSITED = parseAbiItem(
+  "event Deposited(bytes32 indexed coreHash, address indexed depositor, address indexed token, uint256 amount, uint8 destination, uint256 nonce)",
+);
+
+/**
+ * The ledger keys `deposits` can have credited: one per source chain, token and destination (the
+ * relayer credits a deposit to its depositor under its chain, token and destination).
+ */
+export function marginKeysOf(deposits: readonly PerpDeposit[]): MarginKey[] {
   const keys = new Map<string, MarginKey>();
-  for (const l of logs) {
-    const { chainId, token, destination } = l.args as MarginKey;
-    keys.set(`${chainId}:${token.toLowerCase()}:${destination}`, { chainId, token, destination });
+  for (const d of deposits) {
+    const destination = d.destination === "spot" ? 1 : 0;
+    keys.set(`${d.chainId}:${d.token}:${destination}`, { chainId: BigInt(d.chainId), token: d.token, destination });
   }
   return [...keys.values()];
 }
 
-/**
- * The non-zero balances of `account` on `ledger` at `blockNumber`: of `keys` when given (read
- * once up to a later block, for a series of earlier blocks), else of its credits up to the block.
- */
+/** The non-zero balances of `account` on `ledger` at `blockNumber`, of `keys`. */
 export async function readMargin(
   client: PublicClient,
   ledger: Address,
   account: Address,
   blockNumber: bigint,
-  keys?: readonly MarginKey[],
+  keys: readonly MarginKey[],
 ): Promise<MarginBalance[]> {
-  const list = keys ?? (await marginKeys(client, ledger, account, blockNumber));
-  if (list.length === 0) return [];
+  if (keys.length === 0) return [];
   // a call that fails (the ledger not yet deployed at that block) is no balance
   const res = await client.multicall({
     multicallAddress: MULTICALL3,
     blockNumber,
     allowFailure: true,
-    contracts: list.map((k) => ({
+    contracts: keys.map((k) => ({
       address: ledger,
       abi: LEDGER,
       functionName: "balances",
       args: [account, k.destination, k.chainId, k.token],
     })),
   });
-  return list
+  return keys
     .map((k, i) => ({
       chainId: Number(k.chainId),
       token: k.token.toLowerCase() as Address,
@@ -89,4 +87,84 @@ export async function readMargin(
     .sort(
       (a, b) => a.chainId - b.chainId || a.token.localeCompare(b.token) || a.destination.localeCompare(b.destination),
     );
+}
+
+/**
+ * Every deposit of `account` through `bridges` (on chain `chainId`) up to `blockNumber`: the
+ * indexed ones, and when a bridge's nonce at the block counts more, the rest from its
+ * `Deposited` logs after the last indexed one (the indexer behind the chain).
+ */
+export async function readDeposits(
+  client: PublicClient,
+  chainId: number,
+  bridges: readonly Address[],
+  account: Address,
+  blockNumber: bigint,
+  indexed: readonly PerpDeposit[],
+): Promise<PerpDeposit[]> {
+  const lower = bridges.map((b) => b.toLowerCase() as Address);
+  const known = indexed.filter(
+    (d) => d.chainId === chainId && d.blockNumber <= blockNumber && lower.includes(d.bridge),
+  );
+  // a bridge not deployed at that block has had no deposit
+  const nonces = await client.multicall({
+    multicallAddress: MULTICALL3,
+    blockNumber,
+    allowFailure: true,
+    contracts: lower.map((b) => ({ address: b, abi: BRIDGE, functionName: "nonces", args: [account] })),
+  });
+  const out = [...known];
+  await Promise.all(
+    lower.map(async (bridge, i) => {
+      const n = nonces[i]?.status === "success" ? (nonces[i]!.result as bigint) : 0n;
+      const mine = known.filter((d) => d.bridge === bridge);
+      if (BigInt(mine.length) >= n) return;
+      const fromBlock = mine.reduce((m, d) => (d.blockNumber > m ? d.blockNumber : m), 0n);
+      const logs = await client.getLogs({
+        address: bridge,
+        event: DEPOSITED,
+        args: { depositor: account },
+        fromBlock,
+        toBlock: blockNumber,
+      });
+      const seen = new Set(mine.map((d) => d.coreHash));
+      for (const l of logs) {
+        const hash = l.args.coreHash!.toLowerCase() as Hex;
+        if (seen.has(hash)) continue;
+        out.push({
+          chainId,
+          bridge,
+          token: l.args.token!.toLowerCase() as Address,
+          destination: l.args.destination === 1 ? "spot" : "perp",
+          raw: l.args.amount!,
+          coreHash: hash,
+          blockNumber: l.blockNumber!,
+          answeredAt: null,
+        });
+      }
+    }),
+  );
+  return out;
+}
+
+/**
+ * Of `deposits`, those `ledger` had neither credited nor rejected at `blockNumber` (its chain's
+ * block): the ones without an indexed answer at or before it, checked with the ledger's `status`.
+ */
+export async function readInTransit(
+  client: PublicClient,
+  ledger: Address,
+  deposits: readonly PerpDeposit[],
+  blockNumber: bigint,
+): Promise<PerpDeposit[]> {
+  const open = deposits.filter((d) => d.answeredAt == null || d.answeredAt > blockNumber);
+  if (open.length === 0) return [];
+  // a failed call (the ledger not yet deployed at that block) is no answer
+  const res = await client.multicall({
+    multicallAddress: MULTICALL3,
+    blockNumber,
+    allowFailure: true,
+    contracts: open.map((d) => ({ address: ledger, abi: LEDGER, functionName: "status", args: [d.coreHash] })),
+  });
+  return open.filter((_, i) => res[i]?.status !== "success" || Number(res[i]!.result) === 0);
 }

@@ -3,7 +3,8 @@
  * block per chain), shared by the live routes and the valuation series job. USD throughout.
  *
  * - account value: what it holds (tokens, supplies, collateral, LP positions, lending-vault
- *   shares), what the loans it lends are owed and its balances on the perp core ledger;
+ *   shares), what the loans it lends are owed, its balances on the perp core ledger and its
+ *   bridge deposits on their way there;
  * - loan value: Aave and Morpho debts plus what it owes on the loans it borrows;
  * - health factor: collateral at each venue's liquidation threshold over the loan value (the
  *   loans it borrows count as unsecured debt), null without debt.
@@ -11,39 +12,90 @@
 import type { Address, PublicClient } from "viem";
 import type { ChainProtocols } from "../config/registry.js";
 import { type LoanView, loansOf } from "./loans.js";
-import { type MarginBalance, type MarginKey, readMargin } from "./margin.js";
+import {
+  type MarginBalance,
+  marginKeysOf,
+  type PerpDeposit,
+  readDeposits,
+  readInTransit,
+  readMargin,
+} from "./margin.js";
 import { readPositions, type SubaccountPositions } from "./positions.js";
 
 export interface ChainState {
   chainId: number;
   positions: SubaccountPositions;
   loans: LoanView[];
+  /** the perp core ledger, when this chain holds it */
+  ledger: Address | null;
   /** its balances on the perp core ledger, when this chain holds it (else empty) */
   margin: MarginBalance[];
+  /** its deposits through this chain's perp bridges up to the block, and the ledger they go to */
+  deposits: PerpDeposit[];
+  depositsTo: { chainId: number; ledger: Address } | null;
+  /** on the ledger's chain: the deposits of every chain not answered at its block (withInTransit) */
+  inTransit: PerpDeposit[];
+  blockNumber: bigint;
   /** block time of the read, unix seconds */
   timestamp: number;
 }
 
 /**
- * The subaccount's state on one chain at one block. `marginKeys`: its core-ledger credits, when
- * read once for a series of blocks (else read up to the block).
+ * The subaccount's state on one chain at one block. `perp`: its indexed bridge deposits on every
+ * chain (db/perp-deposits.ts), whose chains, tokens and destinations are the ledger keys read.
  */
 export async function readChainState(
   client: PublicClient,
   protocols: ChainProtocols,
   account: Address,
   block: { number: bigint; timestamp: bigint },
-  marginKeys?: readonly MarginKey[],
+  perp: readonly PerpDeposit[],
 ): Promise<ChainState> {
   const core = protocols.perp?.core;
-  const [positions, loans, margin] = await Promise.all([
+  const ledger = core && core.chainId === protocols.chainId ? core.ledger : null;
+  // deposits whose ledger the catalogue does not name cannot be followed: none is read
+  const bridges = protocols.perp && core ? [protocols.perp.bridgeA, protocols.perp.bridgeB] : [];
+  const [positions, loans, margin, deposits] = await Promise.all([
     readPositions(client, protocols, account, block.number),
     protocols.loanRegistry ? loansOf(client, protocols.loanRegistry, account, block.number) : Promise.resolve([]),
-    core && core.chainId === protocols.chainId
-      ? readMargin(client, core.ledger, account, block.number, marginKeys)
+    ledger ? readMargin(client, ledger, account, block.number, marginKeysOf(perp)) : Promise.resolve([]),
+    bridges.length > 0
+      ? readDeposits(client, protocols.chainId, bridges, account, block.number, perp)
       : Promise.resolve([]),
   ]);
-  return { chainId: protocols.chainId, positions, loans, margin, timestamp: Number(block.timestamp) };
+  return {
+    chainId: protocols.chainId,
+    positions,
+    loans,
+    ledger,
+    margin,
+    deposits,
+    depositsTo: core ? { chainId: core.chainId, ledger: core.ledger.toLowerCase() as Address } : null,
+    inTransit: [],
+    blockNumber: block.number,
+    timestamp: Number(block.timestamp),
+  };
+}
+
+/**
+ * `states` with each ledger's chain's `inTransit` filled: the deposits read on the chains whose
+ * bridges go to that ledger, not answered by it at its block. Without the ledger's chain in
+ * `states` none of them is counted.
+ */
+export async function withInTransit(
+  states: readonly ChainState[],
+  clientOf: (chainId: number) => PublicClient,
+): Promise<ChainState[]> {
+  return Promise.all(
+    states.map(async (s) => {
+      const ledger = s.ledger?.toLowerCase();
+      const deposits = states
+        .filter((x) => x.depositsTo?.chainId === s.chainId && x.depositsTo.ledger === ledger)
+        .flatMap((x) => x.deposits);
+      if (s.ledger == null || deposits.length === 0) return s;
+      return { ...s, inTransit: await readInTransit(clientOf(s.chainId), s.ledger, deposits, s.blockNumber) };
+    }),
+  );
 }
 
 /** The chain catalogue's decimals of `token` (18 when unknown). */
@@ -68,8 +120,8 @@ export function loanDebtValue(l: LoanView, s: ChainState): { debt: number; inter
 }
 
 /**
- * A core-ledger balance in whole tokens and USD, priced on its source chain (the value is null
- * without that chain's state or a feed for the token).
+ * A core-ledger balance (or a deposit in transit) in whole tokens and USD, priced on its source
+ * chain (the value is null without that chain's state or a feed for the token).
  */
 export function marginValue(
   m: MarginBalance,
@@ -111,7 +163,8 @@ export function accountFigures(states: readonly ChainState[], account: string): 
   const sum = (f: (s: ChainState) => number) => states.reduce((t, s) => t + f(s), 0);
   const liquidation = sum((s) => s.positions.totals.liquidationCollateral);
   const loanValue = sum((s) => s.positions.totals.loanValue) + borrowed;
-  const margin = sum((s) => s.margin.reduce((t, m) => t + (marginValue(m, states).value ?? 0), 0));
+  const perp = (list: readonly MarginBalance[]) => list.reduce((t, m) => t + (marginValue(m, states).value ?? 0), 0);
+  const margin = sum((s) => perp(s.margin) + perp(s.inTransit));
   const accountValue = sum((s) => s.positions.totals.totalValue) + lent + margin;
   return {
     total_account_value: accountValue,

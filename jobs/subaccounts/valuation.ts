@@ -12,9 +12,9 @@ import { sql } from "kysely";
 import { type Address, type PublicClient, parseAbiItem } from "viem";
 import { type ChainProtocols, protocolsSchema } from "../../config/registry.js";
 import { dayToDate } from "../../db/days.js";
+import { indexedPerpDeposits } from "../../db/perp-deposits.js";
 import { rpcClient } from "../../onchain/client.js";
-import { type MarginKey, marginKeys } from "../../onchain/margin.js";
-import { accountFigures, type ChainState, readChainState } from "../../onchain/valuation.js";
+import { accountFigures, type ChainState, readChainState, withInTransit } from "../../onchain/valuation.js";
 import type { Db } from "../repo.js";
 import { replaceSubaccountDays, type SubaccountDayRow } from "./subaccount-day-write.js";
 
@@ -166,18 +166,11 @@ export async function runSubaccountDays(
         return { chainId, perDay: await flows(client, sources, address as Address, fromBlock, toBlock) };
       }),
     );
-    // its core-ledger credits up to the head, once: each day reads their balances at its block
-    const margin = new Map<number, MarginKey[]>();
-    for (const chainId of chains) {
-      const core = protocols.get(chainId)!.perp?.core;
-      if (core && core.chainId === chainId) {
-        const client = rpcClient(rpcUrls.get(chainId)!);
-        margin.set(chainId, await marginKeys(client, core.ledger, address as Address, heads.get(chainId)!.number));
-      }
-    }
+    // its perp bridge deposits as indexed, once: each day's reads complete them at its blocks
+    const perp = await indexedPerpDeposits(db, indexerSchema, address);
     const counted = new Map<number, number>();
     for (let d = from; d <= today; d++) {
-      const states: ChainState[] = [];
+      let states: ChainState[] = [];
       const blocks: Record<string, number> = {};
       for (const chainId of chains) {
         const client = rpcClient(rpcUrls.get(chainId)!);
@@ -192,12 +185,11 @@ export async function runSubaccountDays(
           number = earlier[0]![1];
         }
         const block = number === head.number ? head : await client.getBlock({ blockNumber: number });
-        states.push(
-          await readChainState(client, protocols.get(chainId)!, address as Address, block, margin.get(chainId) ?? []),
-        );
+        states.push(await readChainState(client, protocols.get(chainId)!, address as Address, block, perp));
         blocks[String(chainId)] = Number(number);
       }
       if (states.length === 0) continue;
+      states = await withInTransit(states, (chainId) => rpcClient(rpcUrls.get(chainId)!));
       // the flows of the days since the last one counted (on the first day, of every day before
       // it too: capital that arrived before the chain's first snapshot), at this day's prices
       for (const m of moved) {

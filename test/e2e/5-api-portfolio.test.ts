@@ -4,23 +4,37 @@
  * /tokenized_vault/{vault_address}/portfolio_data; the figures equal what the chain says.
  */
 import { readFileSync } from "node:fs";
-import { type Abi, type Address, createPublicClient, http, parseAbi, toEventSelector } from "viem";
+import {
+  type Abi,
+  type Address,
+  createPublicClient,
+  encodeFunctionData,
+  type Hex,
+  http,
+  parseAbi,
+  toEventSelector,
+  toHex,
+} from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CoreLedgerAbi } from "../../abis/CoreLedgerAbi.js";
+import { createKey } from "../../api/keys.js";
 import { startRpcProxy } from "../../bench/rpc-proxy.js";
 import { getChain } from "../../config/chains.js";
+import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { createDb, createPool } from "../../db/client.js";
 import { replaceLendingVaultDays } from "../../jobs/lending/lending-vault-day-write.js";
 import { runPortfolio } from "../../jobs/portfolio/job.js";
 import { runSubaccountDays } from "../../jobs/subaccounts/valuation.js";
-import { marginKeys, readMargin } from "../../onchain/margin.js";
-import { type ApiHarness, setupApi } from "../api-harness.js";
-import { freePorts } from "../helpers.js";
+import { readDeposits, readInTransit, readMargin } from "../../onchain/margin.js";
+import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
+import { freePorts, loadManifest, rpcCall, until } from "../helpers.js";
 
 let h: ApiHarness;
 const writer = () => createDb(createPool(h.devnet.dbUrl, 2, "portfolio-test"));
 const rpcUrls = () => new Map(h.devnet.chains.map((c) => [c.chainId, c.rpcUrl]));
 const TRANSFER = parseAbi(["event Transfer(address indexed from, address indexed to, uint256 value)"]);
 const FEED = parseAbi(["function latestAnswer() view returns (int256)"]);
+const AMOUNT = 300n * 10n ** 6n;
 
 beforeAll(async () => {
   h = await setupApi();
@@ -331,6 +345,8 @@ describe("the perp core ledger in a subaccount's value", () => {
           account_type: string;
           source_chain_id: number;
           token: { address: string; decimals: number };
+          status: string;
+          core_hash: string | null;
           raw_balance: string;
           balance: number;
           value: number | null;
@@ -347,6 +363,8 @@ describe("the perp core ledger in a subaccount's value", () => {
       want.set(k, (want.get(k) ?? 0n) + BigInt(d.amount));
     }
     const got = body.portfolio.margin_balances;
+    // the history's last relay pass answered every deposit: none is in transit
+    expect(got.every((m) => m.status === "credited" && m.core_hash === null)).toBe(true);
     expect(
       new Map(got.map((m) => [`${m.source_chain_id}:${m.token.address}:${m.account_type}`, BigInt(m.raw_balance)])),
     ).toEqual(want);
@@ -374,8 +392,11 @@ describe("the perp core ledger in a subaccount's value", () => {
     // at a block before the ledger was deployed: no balance, not a failed read
     const coreChain = got[0]!.chain_id;
     const coreClient = createPublicClient({ transport: http(rpcUrls().get(coreChain)!) });
-    const keys = await marginKeys(coreClient, ledger, safe as Address, await coreClient.getBlockNumber());
-    expect(keys.length).toBe(got.length);
+    const keys = got.map((m) => ({
+      chainId: BigInt(m.source_chain_id),
+      token: m.token.address as Address,
+      destination: m.account_type === "spot" ? 1 : 0,
+    }));
     expect(await coreClient.getCode({ address: ledger, blockNumber: 1n })).toBeUndefined();
     expect(await readMargin(coreClient, ledger, safe as Address, 1n, keys)).toEqual([]);
     // the net account value is everything listed: tokens, positions, margin, loans lent less borrowed
@@ -556,5 +577,128 @@ describe("the health-factor series against the indexed events", () => {
       checked++;
     }
     expect(checked).toBeGreaterThan(5);
+  });
+});
+
+describe("a perp deposit on its way to the core ledger", () => {
+  it("is in transit in the value, the summary and the series until credited, then a balance", async () => {
+    const manifest = loadManifest(h.devnet.manifestFile);
+    const chain1 = manifest.chains.find((c) => c.chainId === 1)!;
+    const url = rpcUrls().get(1)!;
+    const client = createPublicClient({ transport: http(url) });
+    const sub = chain1.world.subaccounts.find((x) => x.role === "trader" && x.registered)!;
+    const safe = sub.safe.toLowerCase() as Address;
+    const usdc = chain1.world.protocols.perp.usdc.toLowerCase() as Address;
+    const ledger = chain1.world.protocols.core!.ledger as Address;
+    const app = h.appWith({ rpcUrls: rpcUrls() });
+    const build = (await createKey(h.db, "perp-transit", ["transactions:build"])).key;
+    const send = async (from: Address, to: Address, data: Hex, gas = "0x1c9c380") => {
+      const hash = await rpcCall<Hex>(url, "eth_sendTransaction", [{ from, to, data, gas, gasPrice: "0x0" }]);
+      const r = await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+      expect(r.status).toBe("success");
+      return r;
+    };
+    type Margin = {
+      status: string;
+      core_hash: string | null;
+      source_chain_id: number;
+      account_type: string;
+      token: { address: string };
+      raw_balance: string;
+      value: number | null;
+    };
+    type Summary = {
+      tokens: { chain: number; address: string; price: number | null }[];
+      portfolio: { margin_balances: Margin[] };
+      total_account_value: number;
+    };
+    const summary = async () => {
+      const a = await readAnswer<Summary>(
+        await app.request(`/api/v1/subaccounts/summary?address=${safe}`, { headers: { "x-api-key": h.key } }),
+      );
+      expect(a.status).toBe(200);
+      return a.body;
+    };
+    const status = async (hash: string) =>
+      (
+        await readAnswer<{ status: string }>(
+          await app.request(`/api/v1/integrations/perp_relayer_a/check_status?core_hash=${hash}`),
+        )
+      ).body.status;
+
+    await send(sub.trader, usdc, encodeFunctionData({ abi: ERC20_ABI, functionName: "mint", args: [safe, AMOUNT] }));
+    // its value with the 300 USDC in the Safe: the deposit moves it, it does not lose it
+    const held = await summary();
+    const price = held.tokens.find((t) => t.chain === 1 && t.address === usdc)!.price!;
+    const built = await readAnswer<{ core_hash: Hex; from: Address; target: Address; data: Hex; gas_limit: string }>(
+      await app.request("/api/v1/integrations/perp_relayer_a/deposit", {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": build },
+        body: JSON.stringify({ subaccount: safe, chain: 1, amount: "300" }),
+      }),
+    );
+    expect(built.status, JSON.stringify(built.body)).toBe(200);
+    const p = built.body;
+    const receipt = await send(p.from, p.target, p.data, toHex(BigInt(p.gas_limit)));
+    await until("the deposit indexed", 60_000, async () =>
+      (await status(p.core_hash)) === "pending" ? true : undefined,
+    );
+
+    const onWay = await summary();
+    const byHash = (b: Summary) => b.portfolio.margin_balances.filter((m) => m.core_hash === p.core_hash);
+    expect(byHash(onWay)).toEqual([
+      expect.objectContaining({
+        status: "in_transit",
+        source_chain_id: 1,
+        account_type: "perp",
+        raw_balance: AMOUNT.toString(),
+        value: expect.closeTo(300 * price, 6),
+      }),
+    ]);
+    expect(onWay.total_account_value).toBeCloseTo(held.total_account_value, 1);
+    // the series' today, at the same heads, counts it too
+    const db = writer();
+    try {
+      await runSubaccountDays(db, "indexer", rpcUrls());
+    } finally {
+      await db.destroy();
+    }
+    const [today] = await h.q<{ total_account_value: number }>(
+      "SELECT total_account_value FROM derived.subaccount_day WHERE address = $1 ORDER BY day DESC LIMIT 1",
+      [safe],
+    );
+    expect(today!.total_account_value).toBeCloseTo(onWay.total_account_value, 6);
+    // with nothing indexed (an indexer behind the chain) the bridge's nonce and logs find it
+    const bridges = [chain1.world.protocols.perp.bridgeA, chain1.world.protocols.perp.bridgeB] as Address[];
+    const read = await readDeposits(client, 1, bridges, safe, receipt.blockNumber, []);
+    expect(read.find((d) => d.coreHash === p.core_hash)).toMatchObject({ raw: AMOUNT, answeredAt: null });
+    const open = await readInTransit(client, ledger, read, receipt.blockNumber);
+    expect(open.map((d) => d.coreHash)).toEqual([p.core_hash]);
+
+    // the relayer credits it: a ledger balance, no longer in transit, the value the same
+    const credit = encodeFunctionData({
+      abi: CoreLedgerAbi,
+      functionName: "credit",
+      args: [p.core_hash, chain1.world.protocols.perp.bridgeA as Address, 1n, safe, usdc, AMOUNT, 0],
+    });
+    await send(chain1.world.perp.relayer, ledger, credit);
+    await until("the credit indexed", 60_000, async () =>
+      (await status(p.core_hash)) === "credited" ? true : undefined,
+    );
+    const landed = await summary();
+    expect(byHash(landed)).toEqual([]);
+    const perpUsdc = (b: Summary) =>
+      BigInt(
+        b.portfolio.margin_balances.find(
+          (m) =>
+            m.status === "credited" && m.source_chain_id === 1 && m.account_type === "perp" && m.token.address === usdc,
+        )?.raw_balance ?? "0",
+      );
+    expect(perpUsdc(landed) - perpUsdc(onWay)).toBe(AMOUNT);
+    expect(landed.total_account_value).toBeCloseTo(held.total_account_value, 1);
+    expect(await readInTransit(client, ledger, read, await client.getBlockNumber())).toEqual([]);
+    expect((await readInTransit(client, ledger, read, receipt.blockNumber)).map((d) => d.coreHash)).toEqual([
+      p.core_hash,
+    ]);
   });
 });

@@ -64,7 +64,7 @@ async function load(c: Context<AppEnv>, address: string) {
   const rows = await subaccountRows(db, address);
   if (rows.length === 0) return { res: c.json({ detail: `${address} is not a registered subaccount` }, 404) };
   try {
-    const states = await readChains(db, c.var.chainReads, config.rpcUrls, rows);
+    const states = await readChains(db, config.indexerSchema, c.var.chainReads, config.rpcUrls, rows);
     return { rows, states };
   } catch (err) {
     const detail =
@@ -186,9 +186,13 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
       value: dn(h.value),
     })),
   );
-  // its balances on the perp core ledger, each priced on the chain its deposit came from
+  // its balances on the perp core ledger and its deposits on their way there, each priced on the
+  // chain the deposit came from
   const margin = r.states.flatMap((s) =>
-    s.margin.map((m) => {
+    [
+      ...s.margin.map((m) => ({ ...m, status: "credited" as const, coreHash: null })),
+      ...s.inTransit.map((m) => ({ ...m, status: "in_transit" as const })),
+    ].map((m) => {
       const v = marginValue(m, r.states);
       const source = r.states.find((x) => x.chainId === m.chainId);
       return {
@@ -201,6 +205,8 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
           symbol: source?.positions.prices.get(m.token)?.symbol ?? null,
           decimals: v.decimals,
         },
+        status: m.status,
+        core_hash: m.coreHash as string | null,
         raw_balance: m.raw.toString(),
         balance: v.balance,
         value: dn(v.value),

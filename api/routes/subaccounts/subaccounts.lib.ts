@@ -5,7 +5,8 @@
  */
 import type { Address } from "viem";
 import { getChain } from "../../../config/chains.js";
-import { type ChainState, readChainState } from "../../../onchain/valuation.js";
+import { indexedPerpDeposits } from "../../../db/perp-deposits.js";
+import { type ChainState, readChainState, withInTransit } from "../../../onchain/valuation.js";
 import { type ChainReads, objectKey } from "../../lib/chain-reads.js";
 import type { ReadDb } from "../../lib/db.js";
 import { chainClient, chainProtocols, NoRpc } from "../../lib/protocols.js";
@@ -48,11 +49,12 @@ export const chainName = (chainId: number) => getChain(chainId)?.name ?? String(
 
 /**
  * The subaccount's state on every chain that has a protocols entry, read at each chain's head
- * (shared through `reads` with the other requests at that head). A chain without an RPC throws
- * NoRpc.
+ * (shared through `reads` with the other requests at that head), with its perp deposits in
+ * transit on the ledger's chain. A chain without an RPC throws NoRpc.
  */
 export async function readChains(
   db: ReadDb,
+  indexerSchema: string,
   reads: ChainReads,
   rpcUrls: ReadonlyMap<number, string>,
   rows: readonly SubaccountRow[],
@@ -61,17 +63,23 @@ export async function readChains(
   // a subaccount has the same address on every chain (one cross-chain account): it is read on
   // every chain with a protocols entry, not only those of the vaults it is registered with
   const chains = [...catalogue.keys()].sort((a, b) => a - b);
+  for (const chainId of chains) if (!rpcUrls.has(chainId)) throw new NoRpc(chainId);
   const account = rows[0]!.address as Address;
-  return Promise.all(
+  const perp = await indexedPerpDeposits(db, indexerSchema, account);
+  // the reads depend on what is indexed: a new deposit or answer is a new key
+  const indexed = `${perp.length}:${perp.filter((d) => d.answeredAt != null).length}`;
+  const client = (chainId: number) => chainClient(rpcUrls.get(chainId)!);
+  const states = await Promise.all(
     chains.map(async (chainId): Promise<ChainState> => {
-      const url = rpcUrls.get(chainId);
-      if (!url) throw new NoRpc(chainId);
-      const client = chainClient(url);
+      const url = rpcUrls.get(chainId)!;
       const entry = catalogue.get(chainId)!;
-      const key = `state:${account.toLowerCase()}:${objectKey(entry)}`;
-      return (await reads.atHead(url, client, key, (head) => readChainState(client, entry, account, head))).value;
+      const key = `state:${account.toLowerCase()}:${objectKey(entry)}:${indexed}`;
+      const read = (head: { number: bigint; timestamp: bigint }) =>
+        readChainState(client(chainId), entry, account, head, perp);
+      return (await reads.atHead(url, client(chainId), key, read)).value;
     }),
   );
+  return withInTransit(states, client);
 }
 
 /** The valuation-series figures of `address` (derived.subaccount_day), as of its last stored day. */

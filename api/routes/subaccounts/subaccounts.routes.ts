@@ -169,6 +169,11 @@ export const SubaccountSummary = z
             account_type: z.enum(["perp", "spot"]),
             source_chain_id: z.number().int().openapi({ description: "The chain of the bridge deposits" }),
             token: z.object({ address: z.string(), symbol: z.string().nullable(), decimals: z.number().int() }),
+            status: z.enum(["credited", "in_transit"]).openapi({
+              description:
+                "`credited`: a balance on the ledger; `in_transit`: a deposit that left the subaccount on a bridge, not yet credited (nor rejected) on the ledger",
+            }),
+            core_hash: z.string().nullable().openapi({ description: "The deposit's core hash, when in transit" }),
             raw_balance: z.string(),
             balance: z.number(),
             value: z.number().nullable(),
@@ -176,7 +181,7 @@ export const SubaccountSummary = z
         )
         .openapi({
           description:
-            "Its balances on the perp core ledger (bridge deposits the relayer credited), read at the core chain's head; part of total_value",
+            "Its balances on the perp core ledger (bridge deposits the relayer credited), read at the core chain's head, and its bridge deposits still in transit to it; part of total_value",
         }),
       collateral_balances: z.array(z.unknown()),
       cefi_positions: z.array(z.unknown()),
