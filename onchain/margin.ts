@@ -14,6 +14,7 @@
  */
 import { type Address, type Hex, type PublicClient, parseAbi, parseAbiItem } from "viem";
 import type { PerpDeposit } from "../db/perp-deposits.js";
+import { logsInRange } from "./logs.js";
 import { MULTICALL3 } from "./positions.js";
 
 export type { PerpDeposit };
@@ -120,13 +121,9 @@ export async function readDeposits(
       const mine = known.filter((d) => d.bridge === bridge);
       if (BigInt(mine.length) >= n) return;
       const fromBlock = mine.reduce((m, d) => (d.blockNumber > m ? d.blockNumber : m), 0n);
-      const logs = await client.getLogs({
-        address: bridge,
-        event: DEPOSITED,
-        args: { depositor: account },
-        fromBlock,
-        toBlock: blockNumber,
-      });
+      const read = (a: bigint, b: bigint) =>
+        client.getLogs({ address: bridge, event: DEPOSITED, args: { depositor: account }, fromBlock: a, toBlock: b });
+      const logs = await logsInRange(read, fromBlock, blockNumber);
       const seen = new Set(mine.map((d) => d.coreHash));
       for (const l of logs) {
         const hash = l.args.coreHash!.toLowerCase() as Hex;

@@ -14,6 +14,7 @@ import { type ChainProtocols, protocolsSchema } from "../../config/registry.js";
 import { dayToDate } from "../../db/days.js";
 import { indexedPerpDeposits } from "../../db/perp-deposits.js";
 import { rpcClient } from "../../onchain/client.js";
+import { logsInRange } from "../../onchain/logs.js";
 import { accountFigures, type ChainState, readChainState, withInTransit } from "../../onchain/valuation.js";
 import type { Db } from "../repo.js";
 import { replaceSubaccountDays, type SubaccountDayRow } from "./subaccount-day-write.js";
@@ -45,10 +46,13 @@ async function flows(
   fromBlock: bigint,
   toBlock: bigint,
 ) {
+  // the first run reads from genesis: in halves where a provider refuses the range
   const moves = (tokens: Address[], from: Address, to: Address, sign: bigint) =>
-    client
-      .getLogs({ address: tokens, event: TRANSFER, args: { from, to }, fromBlock, toBlock })
-      .then((l) => l.map((log) => ({ log, sign })));
+    logsInRange(
+      (a, b) => client.getLogs({ address: tokens, event: TRANSFER, args: { from, to }, fromBlock: a, toBlock: b }),
+      fromBlock,
+      toBlock,
+    ).then((l) => l.map((log) => ({ log, sign })));
   const logs = (
     await Promise.all(
       sources

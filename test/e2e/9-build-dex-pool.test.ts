@@ -27,6 +27,7 @@ import { uniswap as uniArt } from "../../contracts/devnet/protocols/artifacts.js
 import { deploy, ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { rpc } from "../../scripts/lib/anvil.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
+import { limitedRpc } from "../limited-rpc.js";
 import { actor, buildWorld, call, moduleCall, registerWorld, type World } from "../protocol-world.js";
 import { type RpcProxy, rpcProxy } from "../swap-world.js";
 
@@ -837,47 +838,20 @@ describe("refusals: recorded in the build audit, nothing changed on-chain", () =
 
 describe("the staker's incentive keys from a provider that limits log ranges", () => {
   it("a refused eth_getLogs range is read in halves, with the same logs as one read", async () => {
-    const { createServer } = await import("node:http");
-    const LIMIT = 8n; // blocks a request may span
-    let refusals = 0;
-    const server = createServer(async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
-      const body = JSON.parse(Buffer.concat(chunks).toString()) as {
-        id: number;
-        method: string;
-        params: { fromBlock: Hex; toBlock: Hex }[];
-      };
-      const q = body.params[0];
-      if (body.method === "eth_getLogs" && q && BigInt(q.toBlock) - BigInt(q.fromBlock) >= LIMIT) {
-        refusals++;
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ jsonrpc: "2.0", id: body.id, error: { code: -32005, message: "range too wide" } }));
-        return;
-      }
-      const r = await fetch(w.anvil.rpcUrl, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      res.writeHead(r.status, { "content-type": "application/json" });
-      res.end(await r.text());
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const port = (server.address() as { port: number }).port;
+    const limited = await limitedRpc(w.anvil.rpcUrl, 8n, -32005); // blocks a request may span
     try {
       const direct = createPublicClient({ transport: http(w.anvil.rpcUrl) });
-      const limited = createPublicClient({ transport: http(`http://127.0.0.1:${port}`, { retryCount: 0 }) });
+      const client = createPublicClient({ transport: http(limited.url, { retryCount: 0 }) });
       const to = await direct.getBlockNumber();
       const all = await createdLogs(direct, staker, 0n, to, 1n);
       expect(all.length).toBeGreaterThan(0);
-      const split = await createdLogs(limited, staker, 0n, to, 1n);
-      expect(refusals).toBeGreaterThan(0);
+      const split = await createdLogs(client, staker, 0n, to, 1n);
+      expect(limited.refusals).toBeGreaterThan(0);
       expect(split.map((l) => l.transactionHash)).toEqual(all.map((l) => l.transactionHash));
       // below the smallest range it splits to, the provider's refusal is the caller's
-      await expect(createdLogs(limited, staker, 0n, to, to)).rejects.toThrow(/range too wide/);
+      await expect(createdLogs(client, staker, 0n, to, to)).rejects.toThrow(/range too wide/);
     } finally {
-      server.close();
+      await limited.close();
     }
   });
 });

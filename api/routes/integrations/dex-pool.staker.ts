@@ -18,6 +18,7 @@ import {
   parseAbi,
   parseAbiItem,
 } from "viem";
+import { logsInRange, MIN_SPLIT } from "../../../onchain/logs.js";
 
 export interface IncentiveKey {
   rewardToken: Address;
@@ -129,7 +130,7 @@ async function refresh(client: PublicClient, staker: Address, kept: Kept): Promi
   // a chain that went back (a reorg, a reverted devnet) is read again from the start
   if (!scan || head < scan.to) scan = { to: -1n, keys: [], at: 0 };
   if (head > scan.to) {
-    const logs = await createdLogs(client, staker, scan.to + 1n, head, MIN_SPLIT);
+    const logs = await createdLogs(client, staker, scan.to + 1n, head);
     const keys = [...scan.keys];
     for (const l of logs) {
       const a = l.args as {
@@ -154,31 +155,20 @@ async function refresh(client: PublicClient, staker: Address, kept: Kept): Promi
   return scan;
 }
 
-/** Smallest range a refused eth_getLogs is split down to before the error is the caller's. */
-const MIN_SPLIT = 1_000n;
-
 /**
- * The staker's IncentiveCreated logs over [from, to]. A provider that refuses the range (too many
- * blocks or results) gets its two halves instead, down to `minSplit` blocks.
+ * The staker's IncentiveCreated logs over [from, to], in halves where a provider refuses the range
+ * (onchain/logs.ts), down to `minSplit` blocks.
  */
-export async function createdLogs(
+export function createdLogs(
   client: PublicClient,
   staker: Address,
   from: bigint,
   to: bigint,
-  minSplit: bigint,
+  minSplit: bigint = MIN_SPLIT,
 ): Promise<GetLogsReturnType<typeof CREATED>> {
-  try {
-    return await client.getLogs({ address: staker, event: CREATED, fromBlock: from, toBlock: to });
-  } catch (err) {
-    if (to - from < minSplit) throw err;
-    const mid = from + (to - from) / 2n;
-    const [a, b] = await Promise.all([
-      createdLogs(client, staker, from, mid, minSplit),
-      createdLogs(client, staker, mid + 1n, to, minSplit),
-    ]);
-    return [...a, ...b];
-  }
+  const read = (fromBlock: bigint, toBlock: bigint) =>
+    client.getLogs({ address: staker, event: CREATED, fromBlock, toBlock });
+  return logsInRange(read, from, to, minSplit);
 }
 
 /** Whether an incentive accepts stakes at `now` (unix seconds). */
