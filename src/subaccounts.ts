@@ -7,7 +7,6 @@ import { type Context, ponder } from "ponder:registry";
 import { subaccount, subaccount_event, subaccount_module } from "ponder:schema";
 import { type Address, decodeEventLog, type Hex, keccak256, type Log, toHex } from "viem";
 import { SubaccountModuleAbi } from "../abis/SubaccountModuleAbi";
-import { logsInRange } from "../onchain/logs";
 import { directClient, eventColumns, jsonArgs } from "./common";
 import { readAtBlock } from "./read-at-block";
 import { chainOf } from "./registry";
@@ -96,14 +95,13 @@ ponder.on("SubaccountSafe:EnabledModule", async ({ event, context }) => {
     .onConflictDoUpdate({ safe: row.safe });
   if (event.block.number === 0n) return;
   const client = directClient(context.chain.id);
-  // in halves where a provider refuses the range (onchain/logs.ts)
   const logs = await readAtBlock(
     () =>
-      logsInRange(
-        (fromBlock, toBlock) => client.getLogs({ address: module, fromBlock, toBlock }),
-        BigInt(chainOf(context.chain.id).startBlock),
-        event.block.number - 1n,
-      ),
+      client.getLogs({
+        address: module,
+        fromBlock: BigInt(chainOf(context.chain.id).startBlock),
+        toBlock: event.block.number - 1n,
+      }),
     `module ${module} logs before block ${event.block.number}`,
   );
   const timestamps = new Map<bigint, bigint>();
