@@ -8,6 +8,7 @@ import { subaccount, subaccount_event, subaccount_module } from "ponder:schema";
 import { type Address, decodeEventLog, type Hex, keccak256, type Log, toHex } from "viem";
 import { SubaccountModuleAbi } from "../abis/SubaccountModuleAbi";
 import { directClient, eventColumns, jsonArgs } from "./common";
+import { logsSinceDeployment } from "./module-logs";
 import { readAtBlock } from "./read-at-block";
 import { chainOf } from "./registry";
 
@@ -83,7 +84,8 @@ ponder.on("SubaccountSafe:DisabledModule", async ({ event, context }) => {
 /**
  * The module becomes a source from this block on (Ponder's factory children), so what it emitted
  * before it was enabled (its constructor's OWNER grant, roles granted in between) is read here,
- * with one eth_getLogs of the module's address up to the block before, and recorded as if indexed.
+ * from its deployment block up to the block before (src/module-logs.ts), and recorded as if
+ * indexed.
  */
 ponder.on("SubaccountSafe:EnabledModule", async ({ event, context }) => {
   const row = await recordSafe(context, event, "EnabledModule");
@@ -97,11 +99,12 @@ ponder.on("SubaccountSafe:EnabledModule", async ({ event, context }) => {
   const client = directClient(context.chain.id);
   const logs = await readAtBlock(
     () =>
-      client.getLogs({
-        address: module,
-        fromBlock: BigInt(chainOf(context.chain.id).startBlock),
-        toBlock: event.block.number - 1n,
-      }),
+      logsSinceDeployment(
+        client,
+        module as Address,
+        BigInt(chainOf(context.chain.id).startBlock),
+        event.block.number - 1n,
+      ),
     `module ${module} logs before block ${event.block.number}`,
   );
   const timestamps = new Map<bigint, bigint>();

@@ -35,7 +35,9 @@ import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
 import { loadRegistry, type Registry } from "../../config/registry.js";
 import type { Manifest } from "../../contracts/devnet/index.js";
 import type { ChainResult } from "../../contracts/devnet/simulate.js";
+import { deploymentBlock, logsSinceDeployment } from "../../src/module-logs.js";
 import { key, loadManifest, rows, withDb } from "../helpers.js";
+import { limitedRpc } from "../limited-rpc.js";
 
 const devnet = inject("devnet");
 let manifest: Manifest;
@@ -146,6 +148,41 @@ describe("subaccounts", () => {
       }
     }
     expect(table.size).toBe(expected);
+  });
+
+  it("a module's logs before it was enabled come from its deployment block on, in a range a capped provider takes", async () => {
+    const LIMIT = 64n; // blocks one eth_getLogs may span
+    for (const c of devnet.chains) {
+      const [enabled] = await q<{ module: string; block: string }>(
+        `SELECT s.module, min(e.block_number)::text AS block FROM indexer.subaccount s
+         JOIN indexer.subaccount_event e ON e.chain_id = s.chain_id AND e.contract = s.safe AND e.event = 'EnabledModule'
+         WHERE s.chain_id = $1 GROUP BY s.module ORDER BY 2 DESC LIMIT 1`,
+        [c.chainId],
+      );
+      const module = enabled!.module as Address;
+      const before = BigInt(enabled!.block) - 1n;
+      expect(before).toBeGreaterThan(LIMIT); // one read from block 0 would be refused
+      const direct = await client(c.chainId).getLogs({ address: module, fromBlock: 0n, toBlock: before });
+      expect(direct.length).toBeGreaterThan(0); // at least the constructor's OWNER grant
+      const capped = await limitedRpc(c.rpcUrl, LIMIT);
+      try {
+        const through = createPublicClient({ transport: http(capped.url, { retryCount: 0 }) });
+        await expect(through.getLogs({ address: module, fromBlock: 0n, toBlock: before })).rejects.toThrow(
+          /range too wide/,
+        );
+        const deployed = await deploymentBlock(through, module, 0n, before);
+        expect(await client(c.chainId).getCode({ address: module, blockNumber: deployed! })).toBeDefined();
+        expect(await client(c.chainId).getCode({ address: module, blockNumber: deployed! - 1n })).toBeUndefined();
+        const got = await logsSinceDeployment(through, module, 0n, before);
+        expect(got.map((l) => `${l.transactionHash}:${l.logIndex}`)).toEqual(
+          direct.map((l) => `${l.transactionHash}:${l.logIndex}`),
+        );
+        // no code at the end of the range: nothing to read, and nothing asked
+        expect(await logsSinceDeployment(through, module, 0n, deployed! - 1n)).toEqual([]);
+      } finally {
+        await capped.close();
+      }
+    }
   });
 });
 

@@ -1,0 +1,37 @@
+/**
+ * What a contract emitted up to a block, read from the block it was deployed in. The deployment
+ * block is found by bisecting `eth_getCode` over the range (an archive read, as the indexer's
+ * others): a few calls, then one `eth_getLogs` over the blocks the contract existed in, where one
+ * request from the chain's start block is refused by providers that cap a request's blocks.
+ */
+import type { Address, Log, PublicClient } from "viem";
+
+/** The first block in [fromBlock, toBlock] at which `address` has code; null if none at `toBlock`. */
+export async function deploymentBlock(
+  client: PublicClient,
+  address: Address,
+  fromBlock: bigint,
+  toBlock: bigint,
+): Promise<bigint | null> {
+  const hasCode = async (blockNumber: bigint) => ((await client.getCode({ address, blockNumber })) ?? "0x") !== "0x";
+  if (toBlock < fromBlock || !(await hasCode(toBlock))) return null;
+  let lo = fromBlock;
+  let hi = toBlock; // it has code at `hi`
+  while (lo < hi) {
+    const mid = lo + (hi - lo) / 2n;
+    if (await hasCode(mid)) hi = mid;
+    else lo = mid + 1n;
+  }
+  return hi;
+}
+
+/** Every log of `address` in [fromBlock, toBlock], read from its deployment block on. */
+export async function logsSinceDeployment(
+  client: PublicClient,
+  address: Address,
+  fromBlock: bigint,
+  toBlock: bigint,
+): Promise<Log[]> {
+  const from = await deploymentBlock(client, address, fromBlock, toBlock);
+  return from == null ? [] : client.getLogs({ address, fromBlock: from, toBlock });
+}
