@@ -10,11 +10,12 @@ import { join } from "node:path";
 import { createPublicClient, http } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadRegistry } from "../config/registry.js";
+import { firstBlockWhere } from "../src/module-logs.js";
 import { deployVaultWorld, type VaultWorld } from "../test/vault-world.js";
 import { startAnvil } from "./lib/anvil.js";
 import { REPO_ROOT } from "./lib/indexer.js";
 import { stopAll } from "./lib/procs.js";
-import { consistent, firstBlockWhere } from "./lib/vault-probe.js";
+import { consistent } from "./lib/vault-probe.js";
 
 const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
@@ -41,6 +42,11 @@ describe("deployment block: binary search on a monotone predicate", () => {
     };
     expect(await firstBlockWhere(20_000_000n, atOrAfter)).toBe(12_345_678n);
     expect(reads).toBeLessThanOrEqual(25);
+    // from a later block on (a module's logs: from the Safe's creation), never below it
+    reads = 0;
+    expect(await firstBlockWhere(20_000_000n, atOrAfter, 12_000_000n)).toBe(12_345_678n);
+    expect(reads).toBeLessThanOrEqual(24);
+    expect(await firstBlockWhere(20_000_000n, async () => true, 19_000_000n)).toBe(19_000_000n);
   });
 
   it("ERC-4626 views agree when the supply at the quoted price is the total assets", () => {

@@ -6,6 +6,26 @@
  */
 import type { Address, Log, PublicClient } from "viem";
 
+/**
+ * The lowest block in [from, to] at which `holds(block)` is true, given that it is true at `to`
+ * and stays true after the first such block (a contract's code, from its deployment on). About
+ * log2(to - from) calls. The vaults CLI finds a vault's start block with it too.
+ */
+export async function firstBlockWhere(
+  to: bigint,
+  holds: (block: bigint) => Promise<boolean>,
+  from = 0n,
+): Promise<bigint> {
+  let lo = from;
+  let hi = to;
+  while (lo < hi) {
+    const mid = lo + (hi - lo) / 2n;
+    if (await holds(mid)) hi = mid;
+    else lo = mid + 1n;
+  }
+  return lo;
+}
+
 /** The first block in [fromBlock, toBlock] at which `address` has code; null if none at `toBlock`. */
 export async function deploymentBlock(
   client: PublicClient,
@@ -15,14 +35,7 @@ export async function deploymentBlock(
 ): Promise<bigint | null> {
   const hasCode = async (blockNumber: bigint) => ((await client.getCode({ address, blockNumber })) ?? "0x") !== "0x";
   if (toBlock < fromBlock || !(await hasCode(toBlock))) return null;
-  let lo = fromBlock;
-  let hi = toBlock; // it has code at `hi`
-  while (lo < hi) {
-    const mid = lo + (hi - lo) / 2n;
-    if (await hasCode(mid)) hi = mid;
-    else lo = mid + 1n;
-  }
-  return hi;
+  return firstBlockWhere(toBlock, hasCode, fromBlock);
 }
 
 /** Every log of `address` in [fromBlock, toBlock], read from its deployment block on. */

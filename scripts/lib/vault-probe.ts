@@ -5,6 +5,7 @@
  */
 import { type Address, type Hex, type PublicClient, parseAbi } from "viem";
 import type { EvmVault } from "../../config/registry.js";
+import { firstBlockWhere } from "../../src/module-logs.js";
 
 export type VaultFamily = EvmVault["family"];
 
@@ -54,22 +55,6 @@ async function tryRead<T>(p: Promise<T>): Promise<T | undefined> {
 export async function hasCode(client: PublicClient, address: Address, blockNumber?: bigint): Promise<boolean> {
   const code: Hex | undefined = await client.getCode(blockNumber == null ? { address } : { address, blockNumber });
   return code != null && code !== "0x";
-}
-
-/**
- * The lowest block in [0, head] at which `deployed(block)` is true, given that it is true at
- * `head` and stays true after the first such block (a contract's code, from its deployment on).
- * About log2(head) calls.
- */
-export async function firstBlockWhere(head: bigint, deployed: (block: bigint) => Promise<boolean>): Promise<bigint> {
-  let lo = 0n;
-  let hi = head;
-  while (lo < hi) {
-    const mid = (lo + hi) / 2n;
-    if (await deployed(mid)) hi = mid;
-    else lo = mid + 1n;
-  }
-  return lo;
 }
 
 /** The block the contract at `address` was deployed in, and its timestamp. */
