@@ -455,7 +455,7 @@ export const perp_core_event = onchainTable(
     tx_hash: t.hex().notNull(),
     log_index: t.integer().notNull(),
   }),
-  (table) => ({ byHash: index().on(table.core_hash) }),
+  (table) => ({ byHash: index().on(table.core_hash), byDepositor: index().on(table.depositor) }),
 );
 
 /** Loans of each chain's LoanRegistry (its loan books), with their state now. */

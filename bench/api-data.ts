@@ -585,7 +585,7 @@ export async function buildInstitutionalBenchData(
   await client.query(`
     CREATE INDEX ON ${S}.loan (vault);
     CREATE INDEX ON ${S}.perp_deposit (core_hash); CREATE INDEX ON ${S}.perp_deposit (depositor);
-    CREATE INDEX ON ${S}.perp_core_event (core_hash);
+    CREATE INDEX ON ${S}.perp_core_event (core_hash); CREATE INDEX ON ${S}.perp_core_event (depositor);
     ANALYZE ${S}.loan; ANALYZE ${S}.perp_deposit; ANALYZE ${S}.perp_core_event;`);
   // deposits through bridge A (perp_relayer_a) from the middle of the history, and the newest
   const viaA = (i: number) => i % 3 !== 2;

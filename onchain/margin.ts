@@ -13,11 +13,11 @@
  * at the block read when the indexer has not caught up.
  */
 import { type Address, type Hex, type PublicClient, parseAbi, parseAbiItem } from "viem";
-import type { PerpDeposit } from "../db/perp-deposits.js";
+import type { PerpDeposit, PerpKey } from "../db/perp-deposits.js";
 import { logsInRange } from "./logs.js";
 import { MULTICALL3 } from "./positions.js";
 
-export type { PerpDeposit };
+export type { PerpDeposit, PerpKey };
 
 export interface MarginBalance {
   /** the chain of the bridge the deposit was made on, and its token there */
@@ -44,16 +44,16 @@ const DEPOSITED = parseAbiItem(
 );
 
 /**
- * The ledger keys `deposits` can have credited: one per source chain, token and destination (the
- * relayer credits a deposit to its depositor under its chain, token and destination).
+ * The distinct ledger keys of `keys`: its deposits' (the relayer credits a deposit to its
+ * depositor under its chain, token and destination) and its credits'.
  */
-export function marginKeysOf(deposits: readonly PerpDeposit[]): MarginKey[] {
-  const keys = new Map<string, MarginKey>();
-  for (const d of deposits) {
+export function marginKeysOf(keys: readonly PerpKey[]): MarginKey[] {
+  const out = new Map<string, MarginKey>();
+  for (const d of keys) {
     const destination = d.destination === "spot" ? 1 : 0;
-    keys.set(`${d.chainId}:${d.token}:${destination}`, { chainId: BigInt(d.chainId), token: d.token, destination });
+    out.set(`${d.chainId}:${d.token}:${destination}`, { chainId: BigInt(d.chainId), token: d.token, destination });
   }
-  return [...keys.values()];
+  return [...out.values()];
 }
 
 /** The non-zero balances of `account` on `ledger` at `blockNumber`, of `keys`. */

@@ -11,6 +11,7 @@
  */
 import type { Address, PublicClient } from "viem";
 import type { ChainProtocols } from "../config/registry.js";
+import type { IndexedPerp } from "../db/perp-deposits.js";
 import { type LoanView, loansOf } from "./loans.js";
 import {
   type MarginBalance,
@@ -42,14 +43,15 @@ export interface ChainState {
 
 /**
  * The subaccount's state on one chain at one block. `perp`: its indexed bridge deposits on every
- * chain (db/perp-deposits.ts), whose chains, tokens and destinations are the ledger keys read.
+ * chain and the ledger's indexed credits to it (db/perp-deposits.ts), whose chains, tokens and
+ * destinations are the ledger keys read.
  */
 export async function readChainState(
   client: PublicClient,
   protocols: ChainProtocols,
   account: Address,
   block: { number: bigint; timestamp: bigint },
-  perp: readonly PerpDeposit[],
+  perp: IndexedPerp,
 ): Promise<ChainState> {
   const core = protocols.perp?.core;
   const ledger = core && core.chainId === protocols.chainId ? core.ledger : null;
@@ -58,9 +60,11 @@ export async function readChainState(
   const [positions, loans, margin, deposits] = await Promise.all([
     readPositions(client, protocols, account, block.number),
     protocols.loanRegistry ? loansOf(client, protocols.loanRegistry, account, block.number) : Promise.resolve([]),
-    ledger ? readMargin(client, ledger, account, block.number, marginKeysOf(perp)) : Promise.resolve([]),
+    ledger
+      ? readMargin(client, ledger, account, block.number, marginKeysOf([...perp.deposits, ...perp.credits]))
+      : Promise.resolve([]),
     bridges.length > 0
-      ? readDeposits(client, protocols.chainId, bridges, account, block.number, perp)
+      ? readDeposits(client, protocols.chainId, bridges, account, block.number, perp.deposits)
       : Promise.resolve([]),
   ]);
   return {

@@ -12,7 +12,7 @@ import { sql } from "kysely";
 import { type Address, type PublicClient, parseAbiItem } from "viem";
 import { type ChainProtocols, protocolsSchema } from "../../config/registry.js";
 import { dayToDate } from "../../db/days.js";
-import { indexedPerpDeposits } from "../../db/perp-deposits.js";
+import { indexedPerp } from "../../db/perp-deposits.js";
 import { rpcClient } from "../../onchain/client.js";
 import { logsInRange } from "../../onchain/logs.js";
 import { accountFigures, type ChainState, readChainState, withInTransit } from "../../onchain/valuation.js";
@@ -170,8 +170,9 @@ export async function runSubaccountDays(
         return { chainId, perDay: await flows(client, sources, address as Address, fromBlock, toBlock) };
       }),
     );
-    // its perp bridge deposits as indexed, once: each day's reads complete them at its blocks
-    const perp = await indexedPerpDeposits(db, indexerSchema, address);
+    // its perp bridge deposits and ledger credits as indexed, once: each day's reads complete them
+    // at its blocks
+    const perp = await indexedPerp(db, indexerSchema, address);
     const counted = new Map<number, number>();
     for (let d = from; d <= today; d++) {
       let states: ChainState[] = [];

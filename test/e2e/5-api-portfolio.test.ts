@@ -11,6 +11,7 @@ import {
   encodeFunctionData,
   type Hex,
   http,
+  keccak256,
   parseAbi,
   toEventSelector,
   toHex,
@@ -718,6 +719,34 @@ describe("a perp deposit on its way to the core ledger", () => {
       );
     expect(perpUsdc(landed) - perpUsdc(onWay)).toBe(AMOUNT);
     expect(landed.total_account_value).toBeCloseTo(held.total_account_value, 1);
+    // a credit of no indexed deposit (not through the catalogue's bridges): its balance is read
+    // under the key of the ledger's indexed credit, and counts in the value
+    const accepted = [usdc, ...chain1.world.protocols.perp.tokensB.map((t) => t.address.toLowerCase())];
+    const other = chain1.world.protocols.tokens.find((t) => !accepted.includes(t.address.toLowerCase()))!;
+    const units = 5n * 10n ** BigInt(other.decimals);
+    const unknownHash = keccak256(toHex("a credit of no indexed deposit"));
+    const stranger = "0x00000000000000000000000000000000000b41d6";
+    const args = [unknownHash, stranger, 1n, safe, other.address as Address, units, 1] as const;
+    await send(
+      chain1.world.perp.relayer,
+      ledger,
+      encodeFunctionData({ abi: CoreLedgerAbi, functionName: "credit", args }),
+    );
+    await until("the other credit indexed", 60_000, async () =>
+      (await h.q("SELECT 1 FROM indexer.perp_core_event WHERE core_hash = $1", [unknownHash])).length
+        ? true
+        : undefined,
+    );
+    const otherPrice =
+      Number(await client.readContract({ address: other.feed as Address, abi: FEED, functionName: "latestAnswer" })) /
+      1e8;
+    const extra = await summary();
+    const spot = extra.portfolio.margin_balances.find(
+      (m) => m.source_chain_id === 1 && m.account_type === "spot" && m.token.address === other.address.toLowerCase(),
+    );
+    expect(spot).toMatchObject({ status: "credited", core_hash: null, raw_balance: units.toString() });
+    expect(spot!.value).toBeCloseTo(5 * otherPrice, 6);
+    expect(extra.total_account_value).toBeCloseTo(landed.total_account_value + 5 * otherPrice, 1);
     expect(await readInTransit(client, ledger, read, await client.getBlockNumber({ cacheTime: 0 }))).toEqual([]);
     expect((await readInTransit(client, ledger, read, receipt.blockNumber)).map((d) => d.coreHash)).toEqual([
       p.core_hash,

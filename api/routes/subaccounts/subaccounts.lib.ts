@@ -5,7 +5,7 @@
  */
 import type { Address } from "viem";
 import { getChain } from "../../../config/chains.js";
-import { indexedPerpDeposits } from "../../../db/perp-deposits.js";
+import { indexedPerp } from "../../../db/perp-deposits.js";
 import { type ChainState, readChainState, withInTransit } from "../../../onchain/valuation.js";
 import { type ChainReads, objectKey } from "../../lib/chain-reads.js";
 import type { ReadDb } from "../../lib/db.js";
@@ -65,9 +65,10 @@ export async function readChains(
   const chains = [...catalogue.keys()].sort((a, b) => a - b);
   for (const chainId of chains) if (!rpcUrls.has(chainId)) throw new NoRpc(chainId);
   const account = rows[0]!.address as Address;
-  const perp = await indexedPerpDeposits(db, indexerSchema, account);
-  // the reads depend on what is indexed: a new deposit or answer is a new key
-  const indexed = `${perp.length}:${perp.filter((d) => d.answeredAt != null).length}`;
+  const perp = await indexedPerp(db, indexerSchema, account);
+  // the reads depend on what is indexed: a new deposit, answer or credit key is a new key
+  const answered = perp.deposits.filter((d) => d.answeredAt != null).length;
+  const indexed = `${perp.deposits.length}:${answered}:${perp.credits.length}`;
   const client = (chainId: number) => chainClient(rpcUrls.get(chainId)!);
   const states = await Promise.all(
     chains.map(async (chainId): Promise<ChainState> => {
