@@ -6,10 +6,11 @@ import { type EvmVault, loadRegistry, type Registry, registryPath } from "../con
 import { rpcUrlsFromEnv } from "../config/rpc-urls.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { loadRegistryData } from "../db/registry-load.js";
+import { hasCode } from "../src/module-logs.js";
 import { type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 import { readRegistryFile, sameVault, writeRegistryFile } from "./lib/registry-file.js";
-import { deploymentBlock, hasCode, ProbeRefusal, probeVault, shortError } from "./lib/vault-probe.js";
+import { deploymentBlock, ProbeRefusal, probeVault, shortError } from "./lib/vault-probe.js";
 
 const CMD: Command = {
   name: "vaults",

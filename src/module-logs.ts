@@ -26,6 +26,12 @@ export async function firstBlockWhere(
   return lo;
 }
 
+/** Whether `address` has code at `blockNumber` (the head when not given). */
+export async function hasCode(client: PublicClient, address: Address, blockNumber?: bigint): Promise<boolean> {
+  const code = await client.getCode(blockNumber == null ? { address } : { address, blockNumber });
+  return code != null && code !== "0x";
+}
+
 /** The first block in [fromBlock, toBlock] at which `address` has code; null if none at `toBlock`. */
 export async function deploymentBlock(
   client: PublicClient,
@@ -33,9 +39,9 @@ export async function deploymentBlock(
   fromBlock: bigint,
   toBlock: bigint,
 ): Promise<bigint | null> {
-  const hasCode = async (blockNumber: bigint) => ((await client.getCode({ address, blockNumber })) ?? "0x") !== "0x";
-  if (toBlock < fromBlock || !(await hasCode(toBlock))) return null;
-  return firstBlockWhere(toBlock, hasCode, fromBlock);
+  const at = (blockNumber: bigint) => hasCode(client, address, blockNumber);
+  if (toBlock < fromBlock || !(await at(toBlock))) return null;
+  return firstBlockWhere(toBlock, at, fromBlock);
 }
 
 /** Every log of `address` in [fromBlock, toBlock], read from its deployment block on. */

@@ -3,9 +3,9 @@
  * vault family it belongs to (by views only that family has), its asset, name, symbol and
  * decimals, and the block it was deployed in (a binary search on eth_getCode).
  */
-import { type Address, type Hex, type PublicClient, parseAbi } from "viem";
+import { type Address, type PublicClient, parseAbi } from "viem";
 import type { EvmVault } from "../../config/registry.js";
-import { firstBlockWhere } from "../../src/module-logs.js";
+import { firstBlockWhere, hasCode } from "../../src/module-logs.js";
 
 export type VaultFamily = EvmVault["family"];
 
@@ -50,11 +50,6 @@ async function tryRead<T>(p: Promise<T>): Promise<T | undefined> {
   } catch {
     return undefined;
   }
-}
-
-export async function hasCode(client: PublicClient, address: Address, blockNumber?: bigint): Promise<boolean> {
-  const code: Hex | undefined = await client.getCode(blockNumber == null ? { address } : { address, blockNumber });
-  return code != null && code !== "0x";
 }
 
 /** The block the contract at `address` was deployed in, and its timestamp. */
