@@ -4,8 +4,8 @@
  * last snapshot block of every chain with protocols and an RPC (today: the head; a subaccount has
  * one address on every chain), its net deposits (what its vaults moved to it of their asset, and
  * its funding wallets, the registry's `funding`, of any catalogue token on any chain, less what it
- * moved back, each transfer valued at its day's price) and its PnL (net account value less net
- * deposits). Past days are computed once; the last stored day and today are recomputed on every
+ * moved back, up to the blocks the day's figures are read at, each transfer valued at the
+ * prices of the day that counts it) and its PnL (net account value less net deposits). Past days are computed once; the last stored day and today are recomputed on every
  * run (a reorg or a late snapshot moves them), and every day when its funding list has changed.
  */
 import { sql } from "kysely";
@@ -35,9 +35,16 @@ interface Source {
   tokens: Address[];
 }
 
+/** Raw units of one token (lower case) the sources moved to the Safe (negative: it sent back). */
+interface Flow {
+  block: bigint;
+  token: string;
+  units: bigint;
+}
+
 /**
- * Per day, the raw units of each token (lower case) the sources moved to `safe` less those it
- * sent back to them, in blocks `fromBlock` to `toBlock`.
+ * What the sources moved to `safe` less what it sent back to them, in blocks `fromBlock` to
+ * `toBlock`, in block order: a day counts those up to the block its figures are read at.
  */
 async function flows(
   client: PublicClient,
@@ -45,36 +52,28 @@ async function flows(
   safe: Address,
   fromBlock: bigint,
   toBlock: bigint,
-) {
+): Promise<Flow[]> {
   // the first run reads from genesis: in halves where a provider refuses the range
   const moves = (tokens: Address[], from: Address, to: Address, sign: bigint) =>
     logsInRange(
       (a, b) => client.getLogs({ address: tokens, event: TRANSFER, args: { from, to }, fromBlock: a, toBlock: b }),
       fromBlock,
       toBlock,
-    ).then((l) => l.map((log) => ({ log, sign })));
-  const logs = (
+    ).then((l) =>
+      l.map((log) => ({
+        block: log.blockNumber!,
+        token: log.address.toLowerCase(),
+        units: sign * (log.args.value ?? 0n),
+      })),
+    );
+  const out = (
     await Promise.all(
       sources
         .filter((src) => src.tokens.length > 0)
         .flatMap((src) => [moves(src.tokens, src.from, safe, 1n), moves(src.tokens, safe, src.from, -1n)]),
     )
   ).flat();
-  const blockTime = new Map<bigint, number>();
-  const byDay = new Map<number, Map<string, bigint>>();
-  for (const { log, sign } of logs) {
-    let t = blockTime.get(log.blockNumber!);
-    if (t == null) {
-      t = Number((await client.getBlock({ blockNumber: log.blockNumber! })).timestamp);
-      blockTime.set(log.blockNumber!, t);
-    }
-    const d = Math.floor(t / DAY);
-    const perToken = byDay.get(d) ?? new Map<string, bigint>();
-    const token = log.address.toLowerCase();
-    perToken.set(token, (perToken.get(token) ?? 0n) + sign * (log.args.value ?? 0n));
-    byDay.set(d, perToken);
-  }
-  return byDay;
+  return out.sort((a, b) => (a.block < b.block ? -1 : a.block > b.block ? 1 : 0));
 }
 
 export async function runSubaccountDays(
@@ -139,21 +138,19 @@ export async function runSubaccountDays(
     // the logs to read start after the blocks the row before `from` read (its day's flows are in
     // its deposits); with no such row, at genesis
     let readFrom: Record<string, number> = {};
-    let countedTo = Number.NEGATIVE_INFINITY;
     if (prev && same && from > first) {
       const [before] = (
-        await sql<{ d: number; deposits: number; blocks: Record<string, number> }>`
-          SELECT day - date '1970-01-01' AS d, total_net_deposits AS deposits, blocks FROM derived.subaccount_day
+        await sql<{ deposits: number; blocks: Record<string, number> }>`
+          SELECT total_net_deposits AS deposits, blocks FROM derived.subaccount_day
           WHERE address = ${address} AND day < ${dayToDate(from)}::date ORDER BY day DESC LIMIT 1`.execute(db)
       ).rows;
       if (before) {
         deposits = before.deposits;
         readFrom = before.blocks;
-        countedTo = before.d;
       }
     }
     // what its vaults (their asset) and its funding wallets (any catalogue token) moved to it, per
-    // chain, day and token, in raw units
+    // chain, in block order
     const moved = await Promise.all(
       chains.map(async (chainId) => {
         const vaults = new Set(list.filter((s) => s.chain_id === chainId).map((s) => s.vault.toLowerCase()));
@@ -167,12 +164,13 @@ export async function runSubaccountDays(
         const after = readFrom[String(chainId)];
         const fromBlock = after == null ? 0n : BigInt(after) + 1n;
         const toBlock = heads.get(chainId)!.number;
-        return { chainId, perDay: await flows(client, sources, address as Address, fromBlock, toBlock) };
+        return { chainId, flows: await flows(client, sources, address as Address, fromBlock, toBlock) };
       }),
     );
     // its perp bridge deposits and ledger credits as indexed, once: each day's reads complete them
     // at its blocks
     const perp = await indexedPerp(db, indexerSchema, address);
+    // per chain, how many of its flows (in block order) are in `deposits`
     const counted = new Map<number, number>();
     for (let d = from; d <= today; d++) {
       let states: ChainState[] = [];
@@ -195,20 +193,21 @@ export async function runSubaccountDays(
       }
       if (states.length === 0) continue;
       states = await withInTransit(states, (chainId) => rpcClient(rpcUrls.get(chainId)!));
-      // the flows of the days since the last one counted (on the first day, of every day before
-      // it too: capital that arrived before the chain's first snapshot), at this day's prices
+      // the flows up to the block each chain's figures are read at, not yet counted (on the first
+      // day, every earlier one too: capital that arrived before the chain's first snapshot), at
+      // this day's prices; a transfer after the day's last snapshot block counts the next day,
+      // with the state that holds it
       for (const m of moved) {
         const s = states.find((x) => x.chainId === m.chainId);
         if (!s) continue; // no state of that chain yet: counted on the first day that has one
-        const since = counted.get(m.chainId) ?? countedTo;
-        for (const [day, perToken] of m.perDay) {
-          if (day <= since || day > d) continue;
-          for (const [token, units] of perToken) {
-            const t = s.positions.prices.get(token);
-            if (t?.price != null) deposits += (Number(units) / 10 ** t.decimals) * t.price;
-          }
+        const upTo = BigInt(blocks[String(m.chainId)]!);
+        let i = counted.get(m.chainId) ?? 0;
+        for (; i < m.flows.length && m.flows[i]!.block <= upTo; i++) {
+          const { token, units } = m.flows[i]!;
+          const t = s.positions.prices.get(token);
+          if (t?.price != null) deposits += (Number(units) / 10 ** t.decimals) * t.price;
         }
-        counted.set(m.chainId, d);
+        counted.set(m.chainId, i);
       }
       const f = accountFigures(states, address);
       rows.push({

@@ -239,44 +239,104 @@ describe("the subaccount net deposits", () => {
     protocols: { tokens: { address: string; decimals: number; feed: string }[] };
   };
 
+  /** Where capital comes from: `from` sending any of `tokens` (lower case) on `chainId`. */
+  type Source = { chainId: number; from: Address; tokens: string[] };
+
   /**
-   * Straight from the chains: the USD value the custody wallet moved to `safe` (less what came
-   * back) by each row's day, each day's transfers valued at the feed price at the block of the
-   * row that counts them (the first row counts every earlier day's).
+   * Straight from the chains: the USD value the sources moved to `safe` (less what came back) by
+   * each row, each transfer counted by the first row whose block on its chain holds it and valued
+   * at the feed price at that block. `late`: the transfers made after the last block their own
+   * day's row read (so counted the next day).
    */
-  async function custodyFlows(chains: { chainId: number; world: World }[], safe: Address, rows: Row[]) {
+  async function flowsTo(chains: { chainId: number; world: World }[], safe: Address, rows: Row[], sources: Source[]) {
     const day = (r: Row) => Math.round(Date.parse(`${r.day}T00:00:00Z`) / 86_400_000);
     const out = rows.map(() => 0);
-    for (const c of chains) {
-      const client = createPublicClient({ transport: http(rpcUrls().get(c.chainId)!) });
-      const custody = c.world.custody as Address;
-      const tokens = c.world.protocols.tokens;
+    let late = 0;
+    for (const src of sources) {
+      const client = createPublicClient({ transport: http(rpcUrls().get(src.chainId)!) });
+      const tokens = chains.find((c) => c.chainId === src.chainId)!.world.protocols.tokens;
+      const address = src.tokens as Address[];
       const logs = [
-        ...(await client.getLogs({ event: TRANSFER[0], args: { from: custody, to: safe }, fromBlock: 0n })).map(
-          (l) => ({ l, sign: 1n }),
-        ),
-        ...(await client.getLogs({ event: TRANSFER[0], args: { from: safe, to: custody }, fromBlock: 0n })).map(
-          (l) => ({ l, sign: -1n }),
-        ),
+        ...(
+          await client.getLogs({ address, event: TRANSFER[0], args: { from: src.from, to: safe }, fromBlock: 0n })
+        ).map((l) => ({ l, sign: 1n })),
+        ...(
+          await client.getLogs({ address, event: TRANSFER[0], args: { from: safe, to: src.from }, fromBlock: 0n })
+        ).map((l) => ({ l, sign: -1n })),
       ];
       for (const { l, sign } of logs) {
         const token = tokens.find((t) => t.address.toLowerCase() === l.address.toLowerCase());
-        expect(token, `custody moved ${l.address}, a token off the catalogue`).toBeDefined();
+        expect(token, `${src.from} moved ${l.address}, a token off the catalogue`).toBeDefined();
+        const i = rows.findIndex((r) => BigInt(r.blocks[String(src.chainId)] ?? -1) >= l.blockNumber);
+        if (i < 0) continue; // after the series' last row
         const at = Number((await client.getBlock({ blockNumber: l.blockNumber })).timestamp);
-        const i = rows.findIndex((r) => day(r) >= Math.floor(at / 86_400));
-        if (i < 0) continue; // after the series' last day
+        if (day(rows[i]!) > Math.floor(at / 86_400)) late++;
         const price = await client.readContract({
           address: token!.feed as Address,
           abi: FEED,
           functionName: "latestAnswer",
-          blockNumber: BigInt(rows[i]!.blocks[String(c.chainId)]!),
+          blockNumber: BigInt(rows[i]!.blocks[String(src.chainId)]!),
         });
         const usd = (Number(sign * l.args.value!) / 10 ** token!.decimals) * (Number(price) / 1e8);
         for (let j = i; j < out.length; j++) out[j]! += usd;
       }
     }
-    return out;
+    return { out, late };
   }
+
+  /** What the custody wallet sent, of any catalogue token, on every chain. */
+  const custodySources = (chains: { chainId: number; world: World }[]): Source[] =>
+    chains.map((c) => ({
+      chainId: c.chainId,
+      from: c.world.custody as Address,
+      tokens: c.world.protocols.tokens.map((t) => t.address.toLowerCase()),
+    }));
+
+  it("each day's are what its vaults and funding sent up to the blocks its figures are read at", async () => {
+    const manifest = JSON.parse(readFileSync(h.devnet.manifestFile, "utf8")) as {
+      chains: { chainId: number; world: World }[];
+    };
+    const custody = manifest.chains[0]!.world.custody.toLowerCase();
+    const subs = await h.q<{ address: string; chain_id: number; vault: string; funding: string[]; asset: string }>(
+      `SELECT s.address, s.chain_id, lower(s.vault) AS vault, s.funding, lower(v.asset) AS asset
+       FROM registry.subaccount s JOIN indexer.vault v ON v.chain_id = s.chain_id AND lower(v.address) = lower(s.vault)`,
+    );
+    const db = writer();
+    try {
+      await runSubaccountDays(db, "indexer", rpcUrls());
+    } finally {
+      await db.destroy();
+    }
+    let late = 0;
+    let checked = 0;
+    for (const address of [...new Set(subs.map((s) => s.address))]) {
+      const mine = subs.filter((s) => s.address === address);
+      const funding = [...new Set(mine.flatMap((s) => s.funding))];
+      for (const f of funding) expect(f, `${address}'s funding`).toBe(custody);
+      const sources: Source[] = [
+        ...mine.map((s) => ({ chainId: s.chain_id, from: s.vault as Address, tokens: [s.asset] })),
+        ...(funding.length > 0 ? custodySources(manifest.chains) : []),
+      ];
+      const rows = await h.q<Row>(
+        `SELECT day::text, total_net_deposits, total_pnl, blocks, funding FROM derived.subaccount_day
+         WHERE address = $1 ORDER BY day`,
+        [address],
+      );
+      // today's row reads the head, which the other suites move: the days before it
+      const past = rows.slice(0, -1);
+      const flows = await flowsTo(manifest.chains, address as Address, past, sources);
+      late += flows.late;
+      for (const [i, r] of past.entries()) {
+        const want = flows.out[i]!;
+        expect(Math.abs(r.total_net_deposits - want), `${address} ${r.day}`).toBeLessThan(1e-6 * Math.abs(want) + 1e-6);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(50);
+    // the vaults send their subaccounts capital after the day's last snapshot: counted on their
+    // own day, that day's PnL would fall by it, and rise back the next
+    expect(late).toBeGreaterThan(0);
+  });
 
   it("count what the registry's funding wallets send; a changed list values every day again", async () => {
     const manifest = JSON.parse(readFileSync(h.devnet.manifestFile, "utf8")) as {
@@ -284,48 +344,60 @@ describe("the subaccount net deposits", () => {
     };
     const custody = manifest.chains[0]!.world.custody.toLowerCase();
     const lender = manifest.chains[0]!.world.subaccounts.find((x) => x.role === "lender")!.safe.toLowerCase();
-    expect(await h.q("SELECT DISTINCT funding FROM registry.subaccount WHERE address = $1", [lender])).toEqual([
-      { funding: [custody] },
-    ]);
-    const series = () =>
+    // every subaccount custody funds: the lender, and those it sends loans, interest and bridge
+    // deposits to during the history
+    const funded = (
+      await h.q<{ address: string }>(
+        "SELECT DISTINCT address FROM registry.subaccount WHERE funding = $1 ORDER BY address",
+        [[custody]],
+      )
+    ).map((r) => r.address);
+    expect(funded).toContain(lender);
+    expect(funded.length).toBeGreaterThan(1);
+    const series = (address: string) =>
       h.q<Row>(
         `SELECT day::text, total_net_deposits, total_pnl, blocks, funding FROM derived.subaccount_day
          WHERE address = $1 ORDER BY day`,
-        [lender],
+        [address],
       );
     const db = writer();
     try {
       await runSubaccountDays(db, "indexer", rpcUrls());
-      const funded = await series();
-      expect(funded.length).toBeGreaterThan(20);
-      for (const r of funded) expect(r.funding).toEqual([custody]);
+      const withFunding = new Map<string, Row[]>();
+      for (const a of funded) withFunding.set(a, await series(a));
+      const lenderRows = withFunding.get(lender)!;
+      expect(lenderRows.length).toBeGreaterThan(20);
       // its capital came from custody before its first day: a deposit, not a profit
-      expect(funded[0]!.total_net_deposits).toBeGreaterThan(100_000);
-      expect(Math.abs(funded[0]!.total_pnl)).toBeLessThan(1e-5 * funded[0]!.total_net_deposits);
+      expect(lenderRows[0]!.total_net_deposits).toBeGreaterThan(100_000);
+      expect(Math.abs(lenderRows[0]!.total_pnl)).toBeLessThan(1e-5 * lenderRows[0]!.total_net_deposits);
 
-      await h.q("UPDATE registry.subaccount SET funding = '{}' WHERE address = $1", [lender]);
+      await h.q("UPDATE registry.subaccount SET funding = '{}' WHERE address = ANY($1)", [funded]);
       await runSubaccountDays(db, "indexer", rpcUrls());
-      const alone = await series();
-      expect(alone.map((r) => r.day)).toEqual(funded.map((r) => r.day));
-      for (const r of alone) expect(r.funding).toEqual([]);
-      const flows = await custodyFlows(manifest.chains, lender as Address, funded);
-      expect(flows[0]).toBeGreaterThan(100_000);
-      for (const [i, r] of funded.entries()) {
-        const diff = r.total_net_deposits - alone[i]!.total_net_deposits;
-        expect(Math.abs(diff - flows[i]!), r.day).toBeLessThan(1e-6 * Math.abs(flows[i]!) + 1e-6);
-        expect(alone[i]!.total_pnl - r.total_pnl, r.day).toBeCloseTo(diff, 4);
+      for (const a of funded) {
+        const rows = withFunding.get(a)!;
+        for (const r of rows) expect(r.funding).toEqual([custody]);
+        const alone = await series(a);
+        expect(alone.map((r) => r.day)).toEqual(rows.map((r) => r.day));
+        for (const r of alone) expect(r.funding).toEqual([]);
+        const flows = await flowsTo(manifest.chains, a as Address, rows, custodySources(manifest.chains));
+        for (const [i, r] of rows.entries()) {
+          const diff = r.total_net_deposits - alone[i]!.total_net_deposits;
+          const want = flows.out[i]!;
+          expect(Math.abs(diff - want), `${a} ${r.day}`).toBeLessThan(1e-6 * Math.abs(want) + 1e-6);
+          expect(alone[i]!.total_pnl - r.total_pnl, `${a} ${r.day}`).toBeCloseTo(diff, 4);
+        }
       }
 
-      await h.q("UPDATE registry.subaccount SET funding = $2 WHERE address = $1", [lender, [custody]]);
+      await h.q("UPDATE registry.subaccount SET funding = $2 WHERE address = ANY($1)", [funded, [custody]]);
       await runSubaccountDays(db, "indexer", rpcUrls());
-      const again = await series();
+      const again = await series(lender);
       // every day but today (read at the head, which other suites may move) as it was
       for (const [i, r] of again.slice(0, -1).entries()) {
         expect(r.funding).toEqual([custody]);
-        expect(r.total_net_deposits, r.day).toBeCloseTo(funded[i]!.total_net_deposits, 6);
+        expect(r.total_net_deposits, r.day).toBeCloseTo(lenderRows[i]!.total_net_deposits, 6);
       }
     } finally {
-      await h.q("UPDATE registry.subaccount SET funding = $2 WHERE address = $1", [lender, [custody]]);
+      await h.q("UPDATE registry.subaccount SET funding = $2 WHERE address = ANY($1)", [funded, [custody]]);
       await db.destroy();
     }
   });
