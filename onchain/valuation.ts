@@ -6,8 +6,10 @@
  *   shares), what the loans it lends are owed, its balances on the perp core ledger and its
  *   bridge deposits on their way there;
  * - loan value: Aave and Morpho debts plus what it owes on the loans it borrows;
- * - health factor: collateral at each venue's liquidation threshold over the loan value (the
- *   loans it borrows count as unsecured debt), null without debt.
+ * - health factor: the lower of the venues' (collateral at each venue's liquidation threshold
+ *   over the Aave and Morpho debts) and the loans' (what the account holds less those debts, over
+ *   what it owes on the loans it borrows: their lenders' recourse is the account, as a
+ *   cross-margin account's), null without debt.
  */
 import type { Address, PublicClient } from "viem";
 import type { ChainProtocols } from "../config/registry.js";
@@ -147,6 +149,8 @@ export interface AccountFigures {
   liquidation_collateral: number;
   net_account_value: number;
   health_factor: number | null;
+  /** the margin fraction (net / account value) at which the health factor is 1; null without debt */
+  maintenance_margin_fraction: number | null;
 }
 
 export function accountFigures(states: readonly ChainState[], account: string): AccountFigures {
@@ -166,10 +170,25 @@ export function accountFigures(states: readonly ChainState[], account: string): 
     }
   const sum = (f: (s: ChainState) => number) => states.reduce((t, s) => t + f(s), 0);
   const liquidation = sum((s) => s.positions.totals.liquidationCollateral);
-  const loanValue = sum((s) => s.positions.totals.loanValue) + borrowed;
+  const venueDebt = sum((s) => s.positions.totals.loanValue);
+  const loanValue = venueDebt + borrowed;
   const perp = (list: readonly MarginBalance[]) => list.reduce((t, m) => t + (marginValue(m, states).value ?? 0), 0);
   const margin = sum((s) => perp(s.margin) + perp(s.inTransit));
   const accountValue = sum((s) => s.positions.totals.totalValue) + lent + margin;
+  // each kind of debt against what secures it: a venue's collateral at its threshold; for the loans
+  // it borrows, the account less the venues' debts (1: nothing left once they are repaid)
+  const factors: number[] = [];
+  // the margin fraction at which each reaches 1: the venues' when their debts rise to the
+  // collateral at its thresholds, the loans' when the account's net value is 0
+  const margins: number[] = [];
+  if (venueDebt > 0) {
+    factors.push(liquidation / venueDebt);
+    if (accountValue > 0) margins.push(1 - (liquidation + borrowed) / accountValue);
+  }
+  if (borrowed > 0) {
+    factors.push((accountValue - venueDebt) / borrowed);
+    margins.push(0);
+  }
   return {
     total_account_value: accountValue,
     total_collateral_value: sum((s) => s.positions.totals.collateralValue),
@@ -177,6 +196,7 @@ export function accountFigures(states: readonly ChainState[], account: string): 
     total_loan_interest_amount: interest,
     liquidation_collateral: liquidation,
     net_account_value: accountValue - loanValue,
-    health_factor: loanValue > 0 ? liquidation / loanValue : null,
+    health_factor: factors.length > 0 ? Math.min(...factors) : null,
+    maintenance_margin_fraction: margins.length > 0 && accountValue > 0 ? Math.max(...margins) : null,
   };
 }

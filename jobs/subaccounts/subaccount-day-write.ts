@@ -6,8 +6,11 @@ import { sql } from "kysely";
 import type { AccountFigures } from "../../onchain/valuation.js";
 import type { Db } from "../repo.js";
 
-/** One subaccount's day: its account-wide figures (onchain/valuation.ts) and its deposits and PnL. */
-export interface SubaccountDayRow extends AccountFigures {
+/**
+ * One subaccount's day: its account-wide figures (onchain/valuation.ts; not the maintenance margin
+ * fraction, which the live routes serve) and its deposits and PnL.
+ */
+export interface SubaccountDayRow extends Omit<AccountFigures, "maintenance_margin_fraction"> {
   address: string;
   day: string;
   total_net_deposits: number;

@@ -209,7 +209,7 @@ export async function runSubaccountDays(
         }
         counted.set(m.chainId, i);
       }
-      const f = accountFigures(states, address);
+      const { maintenance_margin_fraction: _, ...f } = accountFigures(states, address);
       rows.push({
         address,
         day: dayToDate(d),

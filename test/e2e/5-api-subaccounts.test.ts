@@ -70,6 +70,7 @@ type Health = {
   total_account_value: number;
   net_account_value: number;
   min_health_factor: number | null;
+  maintenance_margin_fraction: number | null;
   chains: { chain_id: number; health_factor: number | null }[];
 };
 
@@ -120,15 +121,23 @@ describe("GET /api/v1/subaccounts/health_factor", () => {
     const aaveDebt = Number(debtBase) / 1e8;
     expect(r.body.total_collateral_value).toBeCloseTo(aaveCollateral, 6);
     expect(r.body.total_loan_value).toBeCloseTo(aaveDebt + borrowedLoan, 4);
-    expect(r.body.health_factor).toBeCloseTo(
-      (aaveCollateral * Number(threshold)) / 10_000 / (aaveDebt + borrowedLoan),
-      6,
+    // the lower of Aave's (its collateral at its threshold over its debt) and the loan's (what the
+    // account holds less the Aave debt, over what it owes on the loan it borrows)
+    const venue = (aaveCollateral * Number(threshold)) / 10_000 / aaveDebt;
+    const loans = (r.body.total_account_value - aaveDebt) / borrowedLoan;
+    expect(r.body.health_factor).toBeCloseTo(Math.min(venue, loans), 6);
+    // and the margin fraction where the first of them reaches 1
+    const liquidation = (aaveCollateral * Number(threshold)) / 10_000;
+    expect(r.body.maintenance_margin_fraction).toBeCloseTo(
+      Math.max(1 - (liquidation + borrowedLoan) / r.body.total_account_value, 0),
+      9,
     );
     // on its own chain, without the loans, it is Aave's health factor
     const aaveHf = (
       await read<readonly bigint[]>(pool, aaveArt.pool().abi as Abi, "getUserAccountData", [w.sub.safe])
     )[5]!;
     expect(r.body.chains.find((c) => c.chain_id === 8453)!.health_factor).toBeCloseTo(Number(aaveHf) / 1e18, 6);
+    expect(venue).toBeCloseTo(Number(aaveHf) / 1e18, 6);
     expect(r.body.min_health_factor).toBe(1.3);
     expect(r.body.net_account_value).toBeCloseTo(r.body.total_account_value - r.body.total_loan_value, 6);
   });

@@ -93,10 +93,7 @@ export const healthFactorHandler: RouteHandler<typeof healthFactor, AppEnv> = as
       total_equity_value: t.net_account_value,
       total_loan_interest_amount: t.total_loan_interest_amount,
       margin_fraction: t.total_account_value > 0 ? t.net_account_value / t.total_account_value : null,
-      maintenance_margin_fraction:
-        t.total_loan_value > 0 && t.total_account_value > 0
-          ? 1 - t.liquidation_collateral / t.total_account_value
-          : null,
+      maintenance_margin_fraction: t.maintenance_margin_fraction,
       series_as_of: series?.as_of ?? null,
       total_pnl: series?.total_pnl ?? null,
       total_net_deposits: series?.total_net_deposits ?? null,

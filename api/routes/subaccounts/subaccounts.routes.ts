@@ -38,7 +38,7 @@ export const HealthFactor = z
     datetime: z.string().openapi({ format: "date-time", description: "Block time of the newest read" }),
     health_factor: z.number().nullable().openapi({
       description:
-        "Collateral at each venue's liquidation threshold (Aave's account threshold, a Morpho market's LLTV) over the debts (Aave, Morpho, loans it borrows); null without debt",
+        "The lower of the venues' (collateral at each venue's liquidation threshold, Aave's account threshold or a Morpho market's LLTV, over the Aave and Morpho debts) and the loans' (total_account_value less those debts, over what it owes on the loans it borrows: the account is their lenders' recourse); below 1, a venue can liquidate or the account cannot repay its loans; null without debt",
     }),
     total_collateral_value: Usd("Collateral posted (Aave, Morpho)"),
     total_loan_value: Usd("Debt: Aave and Morpho borrows, loans it borrows (principal and interest owed)"),
@@ -52,7 +52,7 @@ export const HealthFactor = z
     margin_fraction: z.number().nullable().openapi({ description: "net_account_value / total_account_value" }),
     maintenance_margin_fraction: z.number().nullable().openapi({
       description:
-        "The margin fraction at a health factor of 1 (debt equal to the collateral at its thresholds): 1 − liquidation collateral / total_account_value; null without debt",
+        "The margin fraction at which the health factor reaches 1: for the venues' debts, 1 − (liquidation collateral + loans it borrows) / total_account_value; for the loans it borrows, 0 (no net value left); the higher of those that apply; null without debt",
     }),
     series_as_of: z
       .string()

@@ -1,0 +1,126 @@
+/**
+ * accountFigures' health factor and maintenance margin fraction on states built by hand: each kind
+ * of debt against what secures it, and the lower of the two.
+ */
+import type { Address } from "viem";
+import { describe, expect, it } from "vitest";
+import type { LoanView } from "./loans.js";
+import { accountFigures, type ChainState } from "./valuation.js";
+
+const ACCOUNT = `0x${"aa".repeat(20)}` as Address;
+const LENDER = `0x${"bb".repeat(20)}` as Address;
+const USDC = `0x${"cc".repeat(20)}` as Address;
+
+/** One chain's state: `held` USD in tokens, Aave collateral and debt, and loans it borrows (USDC). */
+function state(o: { held: number; collateral?: number; threshold?: number; venueDebt?: number; loans?: number[] }) {
+  const collateral = o.collateral ?? 0;
+  const venueDebt = o.venueDebt ?? 0;
+  const loans: LoanView[] = (o.loans ?? []).map((usd, i) => ({
+    address: `0x${String(i + 1).padStart(40, "0")}` as Address,
+    lender: LENDER,
+    borrower: ACCOUNT,
+    principalToken: USDC,
+    collateralToken: `0x${"00".repeat(20)}` as Address,
+    state: "active",
+    called: false,
+    late: false,
+    initialPrincipalAmount: BigInt(usd * 1e6),
+    principalAmount: BigInt(usd * 1e6),
+    apr: 1000n,
+    maintenanceCollateralRatio: 0n,
+    totalRepaid: 0n,
+    totalInterestRepaid: 0n,
+    interestOwed: 0n,
+    principalDebtOwed: BigInt(usd * 1e6),
+    nextPaymentDate: 0,
+    upcomingPayment: { amount: 0n, dueDate: 0 },
+    paymentIntervalInSeconds: 86_400,
+    deployedDate: 0,
+    maturityDate: 0,
+  }));
+  return {
+    chainId: 1,
+    positions: {
+      chainId: 1,
+      account: ACCOUNT,
+      blockNumber: 1n,
+      prices: new Map([[USDC, { address: USDC, symbol: "USDC", decimals: 6, price: 1 }]]),
+      tokens: [],
+      aave: null,
+      morpho: [],
+      lendingVaults: [],
+      uniswap: [],
+      totals: {
+        tokenValue: o.held,
+        collateralValue: collateral,
+        loanValue: venueDebt,
+        liquidationCollateral: collateral * (o.threshold ?? 0.8),
+        totalValue: o.held + collateral,
+        netValue: o.held + collateral - venueDebt,
+      },
+      healthFactor: venueDebt > 0 ? (collateral * (o.threshold ?? 0.8)) / venueDebt : null,
+    },
+    loans,
+    ledger: null,
+    margin: [],
+    deposits: [],
+    depositsTo: null,
+    inTransit: [],
+    blockNumber: 1n,
+    timestamp: 0,
+  } satisfies ChainState;
+}
+
+describe("accountFigures: health factor", () => {
+  it("is null without debt", () => {
+    const f = accountFigures([state({ held: 1000, collateral: 500 })], ACCOUNT);
+    expect(f.health_factor).toBeNull();
+    expect(f.maintenance_margin_fraction).toBeNull();
+  });
+
+  it("with venue debt only, is the venue's: collateral at its threshold over its debt", () => {
+    const f = accountFigures([state({ held: 10_000, collateral: 1000, threshold: 0.8, venueDebt: 500 })], ACCOUNT);
+    expect(f.health_factor).toBeCloseTo(1.6, 12);
+    // at a health factor of 1 the debt is 800: net 11,000 − 800 over 11,000
+    expect(f.maintenance_margin_fraction).toBeCloseTo(1 - 800 / 11_000, 12);
+  });
+
+  it("with loans it borrows only, is the account over what it owes on them, not 0", () => {
+    const f = accountFigures([state({ held: 850_000, loans: [100_000] })], ACCOUNT);
+    expect(f.total_loan_value).toBeCloseTo(100_000, 6);
+    expect(f.health_factor).toBeCloseTo(8.5, 12);
+    // it reaches 1 when nothing is left once the loans are repaid: a net value of 0
+    expect(f.maintenance_margin_fraction).toBe(0);
+    expect(f.total_account_value - f.total_loan_value).toBeCloseTo(750_000, 6);
+  });
+
+  it("with both, is the lower: the venue's, or the loans' on what the venue's debt leaves", () => {
+    // the venue binds: 800 / 500 = 1.6 against (11,000 − 500) / 1,000 = 10.5
+    const venue = accountFigures(
+      [state({ held: 10_000, collateral: 1000, threshold: 0.8, venueDebt: 500, loans: [1000] })],
+      ACCOUNT,
+    );
+    expect(venue.health_factor).toBeCloseTo(1.6, 12);
+    expect(venue.maintenance_margin_fraction).toBeCloseTo(1 - (800 + 1000) / 11_000, 12);
+    // the loans bind: (1,100 − 500) / 1,000 = 0.6 against 1.6
+    const loans = accountFigures(
+      [state({ held: 100, collateral: 1000, threshold: 0.8, venueDebt: 500, loans: [1000] })],
+      ACCOUNT,
+    );
+    expect(loans.health_factor).toBeCloseTo(0.6, 12);
+    // the venue's margin fraction at 1 would be negative: the loans' 0 is reached first
+    expect(loans.maintenance_margin_fraction).toBe(0);
+    expect(loans.net_account_value).toBeLessThan(0);
+  });
+
+  it("sums every chain's debts and holdings before comparing", () => {
+    const f = accountFigures(
+      [
+        state({ held: 0, collateral: 1000, threshold: 0.8, venueDebt: 400 }),
+        { ...state({ held: 3000, loans: [2000] }), chainId: 8453 },
+      ],
+      ACCOUNT,
+    );
+    expect(f.health_factor).toBeCloseTo(Math.min(800 / 400, (4000 - 400) / 2000), 12);
+  });
+});
