@@ -19,6 +19,12 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CoreLedgerAbi } from "../../abis/CoreLedgerAbi.js";
 import { createKey } from "../../api/keys.js";
+import {
+  estimatedApr,
+  lifetimeReturn,
+  type SeriesDay,
+  windowReturn,
+} from "../../api/routes/subaccounts/subaccounts.returns.js";
 import { startRpcProxy } from "../../bench/rpc-proxy.js";
 import { getChain } from "../../config/chains.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
@@ -222,6 +228,42 @@ describe("the subaccount valuation series", () => {
     expect(live.health_factor).toBeCloseTo(withDebt.at(-1)!.health_factor!, 9);
     expect(live.series_as_of).toBe(series.at(-1)!.day);
     expect(live.total_pnl).not.toBeNull();
+  });
+
+  it("the realized APRs and the list's estimated_apr are the series' returns (modified Dietz)", async () => {
+    const days = await h.q<SeriesDay & { address: string }>(
+      `SELECT address, day - date '1970-01-01' AS day, net_account_value, total_pnl, total_net_deposits
+       FROM derived.subaccount_day ORDER BY address, day`,
+    );
+    const byAddress = new Map<string, SeriesDay[]>();
+    for (const d of days) byAddress.set(d.address, [...(byAddress.get(d.address) ?? []), d]);
+    expect(byAddress.size).toBeGreaterThan(1);
+    const headers = { "x-api-key": h.key };
+    const app = h.appWith({ rpcUrls: rpcUrls() });
+    const list = (await (await app.request("/api/v1/subaccounts", { headers })).json()) as {
+      address: string;
+      estimated_apr: number | null;
+    }[];
+    let with30 = 0;
+    for (const [address, rows] of byAddress) {
+      expect(list.find((x) => x.address === address)!.estimated_apr, address).toBeCloseTo(estimatedApr(rows)!, 12);
+      const res = await app.request(`/api/v1/subaccounts/health_factor?address=${address}`, { headers });
+      const live = (await res.json()) as Record<string, number | null>;
+      for (const n of [3, 7, 30]) {
+        const want = windowReturn(rows, n);
+        expect(live[`total_pnl_${n}d`], `${address} ${n}d`).toBeCloseTo(want.pnl!, 6);
+        expect(live[`realized_apr_${n}d`], `${address} ${n}d`).toBeCloseTo(want.apr!, 12);
+      }
+      expect(live.life_time_apr, address).toBeCloseTo(lifetimeReturn(rows).apr!, 12);
+      // the 30-day window of a subaccount whose capital moved in it: not the start's value alone
+      const start = rows.at(-31);
+      if (start && rows.at(-1)!.total_net_deposits !== start.total_net_deposits) {
+        const naive = ((rows.at(-1)!.total_pnl - start.total_pnl) / start.net_account_value) * (365 / 30);
+        expect(live.realized_apr_30d, address).not.toBeCloseTo(naive, 6);
+        with30++;
+      }
+    }
+    expect(with30).toBeGreaterThan(0);
   });
 });
 

@@ -15,6 +15,7 @@ import { loanJson } from "../../lib/loans.js";
 import { chainProtocols, NoRpc } from "../../lib/protocols.js";
 import type { AppEnv } from "../../lib/router.js";
 import { chainName, readChains, type SubaccountRow, seriesFigures, subaccountRows } from "./subaccounts.lib.js";
+import { estimatedApr, type SeriesDay } from "./subaccounts.returns.js";
 import type {
   healthFactor,
   PublicSubaccountRead,
@@ -27,16 +28,19 @@ const num = (v: string | null) => (v == null ? null : Number(v));
 
 export const subaccountListHandler: RouteHandler<typeof subaccountList, AppEnv> = async (c) => {
   const rows = await subaccountRows(c.var.deps.db);
-  // each subaccount's realized APR over 30 days (its lifetime APR when younger), from the series
-  const { rows: aprs } = await sql<{ address: string; apr: number | null }>`
-    SELECT l.address,
-      CASE WHEN m.net_account_value > 0 THEN (l.total_pnl - m.total_pnl) / m.net_account_value * 365 / 30
-           WHEN l.total_net_deposits > 0 AND l.day > f.day
-             THEN l.total_pnl / l.total_net_deposits * 365 / (l.day - f.day) END AS apr
-    FROM (SELECT DISTINCT ON (address) * FROM derived.subaccount_day ORDER BY address, day DESC) l
-    JOIN (SELECT DISTINCT ON (address) address, day FROM derived.subaccount_day ORDER BY address, day) f USING (address)
-    LEFT JOIN derived.subaccount_day m ON m.address = l.address AND m.day = l.day - 30`.execute(c.var.deps.db);
-  const aprOf = new Map(aprs.map((a) => [a.address, a.apr]));
+  // each subaccount's realized APR over 30 days (its lifetime APR when younger): its last 31 days
+  const { rows: days } = await sql<SeriesDay & { address: string }>`
+    SELECT d.address, d.day - date '1970-01-01' AS day, d.net_account_value, d.total_pnl, d.total_net_deposits
+    FROM derived.subaccount_day d
+    JOIN (SELECT address, max(day) AS last FROM derived.subaccount_day GROUP BY address) l USING (address)
+    WHERE d.day >= l.last - 30 ORDER BY d.address, d.day`.execute(c.var.deps.db);
+  const seriesOf = new Map<string, SeriesDay[]>();
+  for (const d of days) {
+    const list = seriesOf.get(d.address) ?? [];
+    list.push(d);
+    seriesOf.set(d.address, list);
+  }
+  const aprOf = new Map([...seriesOf].map(([address, rows]) => [address, estimatedApr(rows)]));
   const byAddress = new Map<string, SubaccountRow[]>();
   for (const r of rows) byAddress.set(r.address, [...(byAddress.get(r.address) ?? []), r]);
   const out: z.infer<typeof PublicSubaccountRead>[] = [...byAddress.values()].map((rs) => {

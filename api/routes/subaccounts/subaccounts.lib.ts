@@ -3,13 +3,16 @@
  * on) and its positions and loans read live on each of those chains at the head, once per head
  * block for all the requests about it (api/lib/chain-reads.ts).
  */
+import { sql } from "kysely";
 import type { Address } from "viem";
 import { getChain } from "../../../config/chains.js";
+import { dayToDate } from "../../../db/days.js";
 import { indexedPerp } from "../../../db/perp-deposits.js";
 import { type ChainState, readChainState, withInTransit } from "../../../onchain/valuation.js";
 import { type ChainReads, objectKey } from "../../lib/chain-reads.js";
 import type { ReadDb } from "../../lib/db.js";
 import { chainClient, chainProtocols, NoRpc } from "../../lib/protocols.js";
+import { lifetimeReturn, type SeriesDay, windowReturn } from "./subaccounts.returns.js";
 
 export interface SubaccountRow {
   id: string;
@@ -85,40 +88,27 @@ export async function readChains(
 
 /** The valuation-series figures of `address` (derived.subaccount_day), as of its last stored day. */
 export async function seriesFigures(db: ReadDb, address: string) {
-  const rows = await db
+  const rows = (await db
     .selectFrom("derived.subaccount_day")
-    .select(["day", "net_account_value", "total_pnl", "total_net_deposits"])
+    .select([sql<number>`day - date '1970-01-01'`.as("day"), "net_account_value", "total_pnl", "total_net_deposits"])
     .where("address", "=", address.toLowerCase())
-    .orderBy("day", "desc")
-    .execute();
-  const last = rows[0];
+    .orderBy("day")
+    .execute()) as SeriesDay[];
+  const last = rows.at(-1);
   if (!last) return null;
-  const dayNum = (d: string) => Math.round(Date.parse(`${String(d).slice(0, 10)}T00:00:00Z`) / 86_400_000);
-  const lastDay = dayNum(last.day);
-  const at = (n: number) => rows.find((r) => dayNum(r.day) === lastDay - n);
-  const window = (n: number) => {
-    const then = at(n);
-    if (!then) return { pnl: null, apr: null };
-    const pnl = last.total_pnl - then.total_pnl;
-    return { pnl, apr: then.net_account_value > 0 ? (pnl / then.net_account_value) * (365 / n) : null };
-  };
-  const first = rows.at(-1)!;
-  const lifeDays = lastDay - dayNum(first.day);
-  const w3 = window(3);
-  const w7 = window(7);
-  const w30 = window(30);
+  const [w3, w7, w30] = [3, 7, 30].map((n) => windowReturn(rows, n));
   const deposits = last.total_net_deposits;
   return {
-    as_of: String(last.day).slice(0, 10),
+    as_of: dayToDate(last.day),
     total_pnl: last.total_pnl,
     total_net_deposits: deposits,
     percent_return: deposits > 0 ? last.total_pnl / deposits : null,
-    life_time_apr: deposits > 0 && lifeDays > 0 ? (last.total_pnl / deposits) * (365 / lifeDays) : null,
-    total_pnl_3d: w3.pnl,
-    total_pnl_7d: w7.pnl,
-    total_pnl_30d: w30.pnl,
-    realized_apr_3d: w3.apr,
-    realized_apr_7d: w7.apr,
-    realized_apr_30d: w30.apr,
+    life_time_apr: lifetimeReturn(rows).apr,
+    total_pnl_3d: w3!.pnl,
+    total_pnl_7d: w7!.pnl,
+    total_pnl_30d: w30!.pnl,
+    realized_apr_3d: w3!.apr,
+    realized_apr_7d: w7!.apr,
+    realized_apr_30d: w30!.apr,
   };
 }

@@ -25,7 +25,7 @@ export const PublicSubaccountRead = z
     min_health_factor: z.number().nullable().openapi({ description: "The health factor its operator keeps it above" }),
     estimated_apr: z.number().nullable().openapi({
       description:
-        "Realized APR over the last 30 days of the subaccount's valuation series (its lifetime APR when younger), a fraction; null before the series has two days",
+        "Realized APR over the last 30 days of the subaccount's valuation series (its lifetime APR when younger; modified Dietz, as realized_apr_30d), a fraction; null before the series has two days or without capital",
     }),
   })
   .openapi("PublicSubaccountRead");
@@ -64,14 +64,16 @@ export const HealthFactor = z
     }),
     total_net_deposits: z.number().nullable(),
     percent_return: z.number().nullable().openapi({ description: "total_pnl / total_net_deposits" }),
-    life_time_apr: z.number().nullable().openapi({ description: "percent_return annualized over the series' days" }),
+    life_time_apr: z.number().nullable().openapi({
+      description: "The realized APR over the whole series (as realized_apr_3d, from its first day)",
+    }),
     total_pnl_3d: z.number().nullable(),
     total_pnl_7d: z.number().nullable(),
     total_pnl_30d: z.number().nullable(),
-    realized_apr_3d: z
-      .number()
-      .nullable()
-      .openapi({ description: "PnL over 3 days / the net account value 3 days ago, annualized" }),
+    realized_apr_3d: z.number().nullable().openapi({
+      description:
+        "PnL over 3 days / the window's capital (the net account value 3 days ago plus each day's net deposits weighted by the part of the window left after it: modified Dietz), annualized; null without a row 3 days ago or without capital",
+    }),
     realized_apr_7d: z.number().nullable(),
     realized_apr_30d: z.number().nullable(),
     chains: z.array(
