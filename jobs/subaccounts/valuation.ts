@@ -5,8 +5,9 @@
  * one address on every chain), its net deposits (what its vaults moved to it of their asset, and
  * its funding wallets, the registry's `funding`, of any catalogue token on any chain, less what it
  * moved back, up to the blocks the day's figures are read at, each transfer valued at the
- * prices of the day that counts it) and its PnL (net account value less net deposits). Past days are computed once; the last stored day and today are recomputed on every
- * run (a reorg or a late snapshot moves them), and every day when its funding list has changed.
+ * prices of the day that counts it) and its PnL (net account value less net deposits). Past days
+ * are computed once; the last stored day and today are recomputed on every run (a reorg or a late
+ * snapshot moves them), and every day when its funding list has changed.
  */
 import { sql } from "kysely";
 import { type Address, type PublicClient, parseAbiItem } from "viem";
