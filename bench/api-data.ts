@@ -11,6 +11,7 @@ import { type CopyValue, copyRows } from "../db/copy.js";
 import { dayToDate } from "../db/days.js";
 import type { Db } from "../jobs/repo.js";
 import { replaceSubaccountDays, type SubaccountDayRow } from "../jobs/subaccounts/subaccount-day-write.js";
+import { VALUATION_METHOD } from "../jobs/subaccounts/valuation.js";
 import type { PoolLoan } from "./api-world.js";
 
 export interface BenchShape {
@@ -643,6 +644,7 @@ export async function buildSubaccountDays(
         health_factor: loans > 0 ? (collateral * 0.8) / loans : null,
         blocks: { [String(chainId)]: 1000 + d },
         funding: [],
+        method: VALUATION_METHOD,
       });
     }
     await replaceSubaccountDays(db, rows);

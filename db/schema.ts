@@ -558,6 +558,8 @@ export interface SubaccountDayTable {
   blocks: ColumnType<unknown, string, string>;
   /** the funding wallets its net deposits count, sorted (migration 0015) */
   funding: ColumnType<string[], string[] | undefined, string[]>;
+  /** the valuation method the row was computed with (migration 0016; VALUATION_METHOD) */
+  method: ColumnType<number, number | undefined, number>;
   computed_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 

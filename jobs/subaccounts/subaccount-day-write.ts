@@ -19,6 +19,8 @@ export interface SubaccountDayRow extends Omit<AccountFigures, "maintenance_marg
   blocks: Record<string, number>;
   /** the funding wallets its net deposits count (sorted, lower case) */
   funding: string[];
+  /** the valuation method it was computed with (jobs/subaccounts/valuation.ts) */
+  method: number;
 }
 
 export async function replaceSubaccountDays(db: Db, rows: readonly SubaccountDayRow[]): Promise<void> {

@@ -7,7 +7,8 @@
  * moved back, up to the blocks the day's figures are read at, each transfer valued at the
  * prices of the day that counts it) and its PnL (net account value less net deposits). Past days
  * are computed once; the last stored day and today are recomputed on every run (a reorg or a late
- * snapshot moves them), and every day when its funding list has changed.
+ * snapshot moves them), and every day when its funding list has changed or its rows were computed
+ * with an older method (VALUATION_METHOD).
  */
 import { sql } from "kysely";
 import { type Address, type PublicClient, parseAbiItem } from "viem";
@@ -22,6 +23,13 @@ import { replaceSubaccountDays, type SubaccountDayRow } from "./subaccount-day-w
 
 const TRANSFER = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)");
 const DAY = 86_400;
+
+/**
+ * The valuation method the rows are computed with (derived.subaccount_day.method, migration 0016):
+ * a subaccount with a row of another is valued again from its first day. 2: net deposits up
+ * to the blocks read, loan-book debt held against the account in the health factor.
+ */
+export const VALUATION_METHOD = 2;
 
 interface Sub {
   chain_id: number;
@@ -110,9 +118,11 @@ export async function runSubaccountDays(
   );
   const assetOf = new Map(vaultAssets.map((v) => [`${v.chain_id}:${v.address}`, v.asset as Address]));
   const stored = new Map(
+    // its last day with that day's funding list, and the oldest method of any of its rows
     (
-      await sql<{ address: string; last: number; funding: string[] }>`
-        SELECT DISTINCT ON (address) address, day - date '1970-01-01' AS last, funding
+      await sql<{ address: string; last: number; funding: string[]; method: number }>`
+        SELECT DISTINCT ON (address) address, day - date '1970-01-01' AS last, funding,
+          min(method) OVER (PARTITION BY address) AS method
         FROM derived.subaccount_day ORDER BY address, day DESC`.execute(db)
     ).rows.map((r) => [r.address, r]),
   );
@@ -132,8 +142,8 @@ export async function runSubaccountDays(
     const funding = [...new Set(list.flatMap((s) => s.funding.map((a) => a.toLowerCase())))].sort();
     const prev = stored.get(address);
     // the last stored day is recomputed, and the cumulative deposits continue from the day before
-    // it; a changed funding list values every day again
-    const same = prev != null && prev.funding.join() === funding.join();
+    // it; a changed funding list or an older method values every day again
+    const same = prev != null && prev.funding.join() === funding.join() && prev.method === VALUATION_METHOD;
     const from = prev && same ? Math.max(first, prev.last) : first;
     let deposits = 0;
     // the logs to read start after the blocks the row before `from` read (its day's flows are in
@@ -219,6 +229,7 @@ export async function runSubaccountDays(
         total_pnl: f.net_account_value - deposits,
         blocks,
         funding,
+        method: VALUATION_METHOD,
       });
     }
   }

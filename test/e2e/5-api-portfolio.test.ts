@@ -31,7 +31,7 @@ import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { createDb, createPool } from "../../db/client.js";
 import { replaceLendingVaultDays } from "../../jobs/lending/lending-vault-day-write.js";
 import { runPortfolio } from "../../jobs/portfolio/job.js";
-import { runSubaccountDays } from "../../jobs/subaccounts/valuation.js";
+import { runSubaccountDays, VALUATION_METHOD } from "../../jobs/subaccounts/valuation.js";
 import { readDeposits, readInTransit, readMargin } from "../../onchain/margin.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
 import { freePorts, loadManifest, rpcCall, until } from "../helpers.js";
@@ -195,6 +195,51 @@ describe("the subaccount valuation series", () => {
       for (const [i, r] of after.slice(0, -1).entries()) {
         if (r.address !== after[i + 1]!.address) continue; // each subaccount's today: the head
         expect(r.total_net_deposits, `${r.address} ${r.day}`).toBeCloseTo(stored[i]!.total_net_deposits, 6);
+      }
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it("a subaccount whose rows an older method computed is valued again from its first day", async () => {
+    const db = writer();
+    try {
+      await runSubaccountDays(db, "indexer", rpcUrls());
+      const [top] = await h.q<{ address: string }>(
+        "SELECT address FROM derived.subaccount_day GROUP BY address ORDER BY count(*) DESC, address LIMIT 1",
+      );
+      const address = top!.address;
+      const figures = () =>
+        h.q<{ day: string; total_net_deposits: number; health_factor: number | null; method: number }>(
+          `SELECT day::text, total_net_deposits, health_factor, method FROM derived.subaccount_day
+           WHERE address = $1 ORDER BY day`,
+          [address],
+        );
+      const before = await figures();
+      expect(before.length).toBeGreaterThan(20);
+      for (const r of before) expect(r.method).toBe(VALUATION_METHOD);
+      // a past day's row of the current method is kept as stored: only the last days are valued again
+      const past = before[5]!.day;
+      const tamper = (method: number) =>
+        h.q(
+          `UPDATE derived.subaccount_day SET total_net_deposits = total_net_deposits + 12345, method = $3
+           WHERE address = $1 AND day <= $2::date`,
+          [address, past, method],
+        );
+      await tamper(VALUATION_METHOD);
+      await runSubaccountDays(db, "indexer", rpcUrls());
+      const kept = await figures();
+      expect(kept[5]!.total_net_deposits).toBeCloseTo(before[5]!.total_net_deposits + 12345, 6);
+      // rows as an older worker wrote them (method 1, the column's default): every day again
+      await tamper(1);
+      await runSubaccountDays(db, "indexer", rpcUrls());
+      const again = await figures();
+      expect(again.map((r) => r.day)).toEqual(before.map((r) => r.day));
+      // every day but today (read at the head, which other suites may move) as it was
+      for (const [i, r] of again.slice(0, -1).entries()) {
+        expect(r.method, r.day).toBe(VALUATION_METHOD);
+        expect(r.total_net_deposits, r.day).toBeCloseTo(before[i]!.total_net_deposits, 6);
+        expect(r.health_factor, r.day).toEqual(before[i]!.health_factor);
       }
     } finally {
       await db.destroy();
