@@ -117,6 +117,8 @@ describe("GET /api/v1/subaccounts/health_factor", () => {
     const borrowedLoan = Number(interestOwed! + principalOwed!) / 1e6; // USDC at 1 USD
     const r = await get<Health>(`/subaccounts/health_factor?address=${w.sub.safe}`);
     expect(r.status).toBe(200);
+    // HealthFactorMinimal's id is the subaccount's address (the original client's type)
+    expect(r.body.id).toBe(w.sub.safe.toLowerCase());
     const aaveCollateral = Number(collateralBase) / 1e8;
     const aaveDebt = Number(debtBase) / 1e8;
     expect(r.body.total_collateral_value).toBeCloseTo(aaveCollateral, 6);

@@ -86,7 +86,7 @@ export const healthFactorHandler: RouteHandler<typeof healthFactor, AppEnv> = as
   const series = await seriesFigures(c.var.deps.db, address);
   return c.json(
     {
-      id: r.rows[0]!.id,
+      id: address,
       datetime: new Date((newest || Date.now() / 1000) * 1000).toISOString(),
       health_factor: t.health_factor,
       total_collateral_value: t.total_collateral_value,

@@ -34,7 +34,10 @@ const Usd = (what: string) => z.number().openapi({ description: `${what}, USD (o
 
 export const HealthFactor = z
   .object({
-    id: z.string().openapi({ format: "uuid" }),
+    id: z.string().openapi({
+      description: "The subaccount's address, lower case (the original client types HealthFactorMinimal.id as one)",
+      example: `0x${"12".repeat(20)}`,
+    }),
     datetime: z.string().openapi({ format: "date-time", description: "Block time of the newest read" }),
     health_factor: z.number().nullable().openapi({
       description:
