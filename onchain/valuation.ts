@@ -5,7 +5,8 @@
  * - account value: what it holds (tokens, supplies, collateral, LP positions, lending-vault
  *   shares), what the loans it lends are owed, its balances on the perp core ledger and its
  *   bridge deposits on their way there;
- * - loan value: Aave and Morpho debts plus what it owes on the loans it borrows;
+ * - loan value: Aave and Morpho debts plus what it owes on the loans it borrows (those of the
+ *   chain's loan registry and the lending pools' loans indexed to it);
  * - health factor: the lower of the venues' (collateral at each venue's liquidation threshold
  *   over the Aave and Morpho debts) and the loans' (what the account holds less those debts, over
  *   what it owes on the loans it borrows: their lenders' recourse is the account, as a
@@ -14,7 +15,7 @@
 import type { Address, PublicClient } from "viem";
 import type { ChainProtocols } from "../config/registry.js";
 import type { IndexedPerp } from "../db/perp-deposits.js";
-import { type LoanView, loansOf } from "./loans.js";
+import { type LoanView, loansOf, readLoans } from "./loans.js";
 import {
   type MarginBalance,
   marginKeysOf,
@@ -46,7 +47,8 @@ export interface ChainState {
 /**
  * The subaccount's state on one chain at one block. `perp`: its indexed bridge deposits on every
  * chain and the ledger's indexed credits to it (db/perp-deposits.ts), whose chains, tokens and
- * destinations are the ledger keys read.
+ * destinations are the ledger keys read. `poolLoans`: the lending-pool loans on this chain it
+ * borrows, as indexed (db/loan-parties.ts): a pool's loans are not in the loan registry.
  */
 export async function readChainState(
   client: PublicClient,
@@ -54,14 +56,17 @@ export async function readChainState(
   account: Address,
   block: { number: bigint; timestamp: bigint },
   perp: IndexedPerp,
+  poolLoans: readonly Address[] = [],
 ): Promise<ChainState> {
   const core = protocols.perp?.core;
   const ledger = core && core.chainId === protocols.chainId ? core.ledger : null;
   // deposits whose ledger the catalogue does not name cannot be followed: none is read
   const bridges = protocols.perp && core ? [protocols.perp.bridgeA, protocols.perp.bridgeB] : [];
-  const [positions, loans, margin, deposits] = await Promise.all([
+  const [positions, registered, pooled, margin, deposits] = await Promise.all([
     readPositions(client, protocols, account, block.number),
     protocols.loanRegistry ? loansOf(client, protocols.loanRegistry, account, block.number) : Promise.resolve([]),
+    // a loan not deployed yet at the block reads as no loan (readLoans leaves it out)
+    readLoans(client, poolLoans, block.number),
     ledger
       ? readMargin(client, ledger, account, block.number, marginKeysOf([...perp.deposits, ...perp.credits]))
       : Promise.resolve([]),
@@ -69,6 +74,7 @@ export async function readChainState(
       ? readDeposits(client, protocols.chainId, bridges, account, block.number, perp.deposits)
       : Promise.resolve([]),
   ]);
+  const loans = [...registered, ...pooled.filter((l) => !registered.some((r) => r.address === l.address))];
   return {
     chainId: protocols.chainId,
     positions,

@@ -14,6 +14,7 @@ import { sql } from "kysely";
 import { type Address, type PublicClient, parseAbiItem } from "viem";
 import { type ChainProtocols, protocolsSchema } from "../../config/registry.js";
 import { dayToDate } from "../../db/days.js";
+import { indexedLoans } from "../../db/loan-parties.js";
 import { indexedPerp } from "../../db/perp-deposits.js";
 import { rpcClient } from "../../onchain/client.js";
 import { logsInRange } from "../../onchain/logs.js";
@@ -27,9 +28,10 @@ const DAY = 86_400;
 /**
  * The valuation method the rows are computed with (derived.subaccount_day.method, migration 0016):
  * a subaccount with a row of another is valued again from its first day. 2: net deposits up
- * to the blocks read, loan-book debt held against the account in the health factor.
+ * to the blocks read, loan-book debt held against the account in the health factor. 3: the
+ * lending pools' loans it borrows count as its debt (they are not in the loan registries).
  */
-export const VALUATION_METHOD = 2;
+export const VALUATION_METHOD = 3;
 
 interface Sub {
   chain_id: number;
@@ -178,9 +180,10 @@ export async function runSubaccountDays(
         return { chainId, flows: await flows(client, sources, address as Address, fromBlock, toBlock) };
       }),
     );
-    // its perp bridge deposits and ledger credits as indexed, once: each day's reads complete them
-    // at its blocks
+    // its perp bridge deposits and ledger credits, and the lending-pool loans it borrows, as
+    // indexed, once: each day's reads complete them at its blocks
     const perp = await indexedPerp(db, indexerSchema, address);
+    const { poolBorrowed } = await indexedLoans(db, indexerSchema, address);
     // per chain, how many of its flows (in block order) are in `deposits`
     const counted = new Map<number, number>();
     for (let d = from; d <= today; d++) {
@@ -199,7 +202,8 @@ export async function runSubaccountDays(
           number = earlier[0]![1];
         }
         const block = number === head.number ? head : await client.getBlock({ blockNumber: number });
-        states.push(await readChainState(client, protocols.get(chainId)!, address as Address, block, perp));
+        const pool = poolBorrowed.get(chainId) ?? [];
+        states.push(await readChainState(client, protocols.get(chainId)!, address as Address, block, perp, pool));
         blocks[String(chainId)] = Number(number);
       }
       if (states.length === 0) continue;

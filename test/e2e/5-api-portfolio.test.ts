@@ -18,6 +18,7 @@ import {
 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CoreLedgerAbi } from "../../abis/CoreLedgerAbi.js";
+import { LoanAbi } from "../../abis/LoanAbi.js";
 import { createKey } from "../../api/keys.js";
 import {
   estimatedApr,
@@ -487,6 +488,188 @@ describe("the subaccount net deposits", () => {
       await h.q("UPDATE registry.subaccount SET funding = $2 WHERE address = ANY($1)", [funded, [custody]]);
       await db.destroy();
     }
+  });
+});
+
+async function devnetGet<T>(path: string) {
+  const { status, body } = await h.json<T>(`/api/v1${path}`);
+  return { status, body };
+}
+
+type Token = { address: string; decimals: number; priceFeed?: { address: Address; decimals: number } };
+type Health = {
+  id: string;
+  health_factor: number | null;
+  total_loan_value: number;
+  total_account_value: number;
+  min_health_factor: number | null;
+  chains: { chain_id: number; health_factor: number | null }[];
+};
+type Summary = {
+  type: string;
+  name: string | null;
+  chains: { chain_id: number }[];
+  loanbook: { loans: { is_borrow: boolean; book: { address: string } }[]; total_debt: number };
+};
+
+type PoolLoan = {
+  address: string;
+  borrower: string;
+  state: string;
+  principal_amount: number;
+  interest_amount: number;
+  principal_token: { price: number | null };
+};
+const OPEN = (l: { state: string }) => !["closed", "cancelled", "inactive"].includes(l.state);
+
+describe("accounts beyond the registry's subaccounts", () => {
+  it("a lending pool's borrower: its health factor holds the pool's open loans on every chain", async () => {
+    // what the original's client does: a vault's loan book, then each borrower's health factor
+    const pools = await h.q<{ chain_id: number; vault: string }>(
+      "SELECT DISTINCT chain_id, vault FROM indexer.loan ORDER BY chain_id, vault",
+    );
+    expect(pools.length).toBeGreaterThan(0);
+    const loans: PoolLoan[] = [];
+    for (const p of pools) {
+      const r = await devnetGet<{ loans: PoolLoan[] }>(
+        `/platform/lending_pool/loanbook?address=${p.vault}&chain=${p.chain_id}`,
+      );
+      expect(r.status).toBe(200);
+      loans.push(...r.body.loans);
+    }
+    const borrowers = [...new Set(loans.filter(OPEN).map((l) => l.borrower))];
+    expect(borrowers.length).toBeGreaterThan(0);
+    for (const b of borrowers) {
+      // not a subaccount, and no loan registry's party: its debt is the pools' loans alone
+      expect(await h.q("SELECT 1 FROM registry.subaccount WHERE address = $1", [b])).toEqual([]);
+      expect(await h.q("SELECT 1 FROM indexer.loanbook_loan WHERE borrower = $1 OR lender = $1", [b])).toEqual([]);
+      const owed = loans
+        .filter((l) => l.borrower === b && OPEN(l))
+        .reduce((t, l) => t + (l.principal_amount + l.interest_amount) * l.principal_token.price!, 0);
+      expect(owed).toBeGreaterThan(0);
+      const r = await devnetGet<Health>(`/subaccounts/health_factor?address=${b}`);
+      expect(r.status).toBe(200);
+      expect(r.body.id).toBe(b);
+      // interest accrues by the second: the same within a millionth
+      expect(Math.abs(r.body.total_loan_value / owed - 1)).toBeLessThan(1e-6);
+      expect(r.body.min_health_factor).toBeNull();
+      // no venue debt: what the account holds over what it owes on the loans
+      for (const c of r.body.chains) expect(c.health_factor).toBeNull();
+      expect(r.body.health_factor).toBeCloseTo(r.body.total_account_value / r.body.total_loan_value, 9);
+      const sum = await devnetGet<Summary>(`/subaccounts/summary?address=${b}`);
+      expect(sum.status).toBe(200);
+      expect(sum.body).toMatchObject({ type: "eoa", name: null });
+      const chains = [...new Set(pools.map((p) => p.chain_id))];
+      expect(sum.body.chains.map((c) => c.chain_id)).toEqual(chains);
+      const mine = loans.filter((l) => l.borrower === b).map((l) => l.address);
+      const listed = sum.body.loanbook.loans.map((l) => l.book.address);
+      expect([...new Set(listed)].sort()).toEqual([...new Set(mine)].sort());
+      for (const l of sum.body.loanbook.loans) expect(l.is_borrow).toBe(true);
+      expect(Math.abs(sum.body.loanbook.total_debt / owed - 1)).toBeLessThan(1e-6);
+    }
+  });
+
+  it("registered, the pool's borrower's series counts the pool's open loans at each day's blocks", async () => {
+    const [loan] = await h.q<{ vault: string; borrower: string }>(
+      "SELECT vault, borrower FROM indexer.loan WHERE chain_id = 1 ORDER BY address LIMIT 1",
+    );
+    const b = loan!.borrower;
+    const poolLoans = await h.q<{ chain_id: number; address: Address; principal_token: string }>(
+      "SELECT chain_id, address, principal_token FROM indexer.loan WHERE borrower = $1 ORDER BY chain_id, address",
+      [b],
+    );
+    const feeds = new Map<string, { address: Address; decimals: number; tokenDecimals: number }>();
+    for (const r of await h.q<{ chain_id: number; protocols: { tokens: Token[] } }>(
+      "SELECT chain_id, protocols FROM registry.chain_protocols",
+    ))
+      for (const t of r.protocols.tokens)
+        if (t.priceFeed)
+          feeds.set(`${r.chain_id}:${t.address.toLowerCase()}`, { ...t.priceFeed, tokenDecimals: t.decimals });
+    const clients = new Map(h.devnet.chains.map((c) => [c.chainId, createPublicClient({ transport: http(c.rpcUrl) })]));
+    /** what it owes on the pool's open loans at `blocks`, USD at the feeds there */
+    const owedAt = async (blocks: Record<string, number>) => {
+      let usd = 0;
+      for (const l of poolLoans) {
+        const at = blocks[String(l.chain_id)];
+        if (at == null) continue;
+        const client = clients.get(l.chain_id)!;
+        const blockNumber = BigInt(at);
+        if ((await client.getCode({ address: l.address, blockNumber })) == null) continue; // not deployed yet
+        const read = (functionName: string) =>
+          client.readContract({ address: l.address, abi: LoanAbi as Abi, functionName, blockNumber });
+        if ([0, 5, 7].includes(Number(await read("loanState")))) continue; // not open
+        const [interest, principal] = (await read("getDebt")) as readonly [bigint, bigint];
+        const f = feeds.get(`${l.chain_id}:${l.principal_token}`)!;
+        const price = (await client.readContract({
+          address: f.address,
+          abi: FEED,
+          functionName: "latestAnswer",
+          blockNumber,
+        }))!;
+        usd += (Number(interest + principal) / 10 ** f.tokenDecimals) * (Number(price) / 10 ** f.decimals);
+      }
+      return usd;
+    };
+    await h.q("INSERT INTO registry.subaccount (chain_id, vault, address, internal_name) VALUES (1, $1, $2, $3)", [
+      loan!.vault,
+      b,
+      "pool-borrower",
+    ]);
+    const db = writer();
+    try {
+      await runSubaccountDays(db, "indexer", rpcUrls());
+      const rows = await h.q<{ day: string; total_loan_value: number; blocks: Record<string, number> }>(
+        "SELECT day::text, total_loan_value, blocks FROM derived.subaccount_day WHERE address = $1 ORDER BY day",
+        [b],
+      );
+      expect(rows.length).toBeGreaterThan(20);
+      let withDebt = 0;
+      for (const r of rows) {
+        const want = await owedAt(r.blocks);
+        if (want > 0) withDebt++;
+        expect(Math.abs(r.total_loan_value - want), r.day).toBeLessThan(1e-9 * want + 1e-9);
+      }
+      // days before its first loan and days with one
+      expect(withDebt).toBeGreaterThan(5);
+      expect(withDebt).toBeLessThan(rows.length);
+    } finally {
+      await h.q("DELETE FROM registry.subaccount WHERE address = $1", [b]);
+      await h.q("DELETE FROM derived.subaccount_day WHERE address = $1", [b]);
+      await db.destroy();
+    }
+  });
+
+  it("a loan registry's party and a vault's EOA operator answer; an unknown address is 404", async () => {
+    const [party] = await h.q<{ borrower: string }>(
+      `SELECT borrower FROM indexer.loanbook_loan
+       WHERE borrower NOT IN (SELECT address FROM registry.subaccount) ORDER BY borrower LIMIT 1`,
+    );
+    expect(party).toBeDefined();
+    const registered = await h.q<{ address: string }>(
+      "SELECT address FROM indexer.loanbook_loan WHERE borrower = $1 OR lender = $1",
+      [party!.borrower],
+    );
+    const sum = await devnetGet<Summary>(`/subaccounts/summary?address=${party!.borrower}`);
+    expect(sum.status).toBe(200);
+    expect(sum.body.type).toBe("eoa");
+    expect(sum.body.loanbook.loans.map((l) => l.book.address).sort()).toEqual(registered.map((r) => r.address).sort());
+
+    const [op] = await h.q<{ address: string; name: string; chains: number[] }>(
+      `SELECT address, min(name) AS name, array_agg(DISTINCT chain_id ORDER BY chain_id) AS chains
+       FROM registry.operator WHERE operator_type = 'eoa'
+         AND address NOT IN (SELECT address FROM registry.subaccount)
+       GROUP BY address ORDER BY address LIMIT 1`,
+    );
+    expect(op).toBeDefined();
+    const opSum = await devnetGet<Summary>(`/subaccounts/summary?address=${op!.address}`);
+    expect(opSum.status).toBe(200);
+    expect(opSum.body).toMatchObject({ type: "eoa", name: op!.name });
+    expect(opSum.body.chains.map((c) => c.chain_id)).toEqual(op!.chains);
+    expect((await devnetGet<Health>(`/subaccounts/health_factor?address=${op!.address}`)).status).toBe(200);
+
+    const unknown = await devnetGet<{ detail: string }>(`/subaccounts/summary?address=0x${"78".repeat(20)}`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.detail).toMatch(/not a registered subaccount/);
   });
 });
 

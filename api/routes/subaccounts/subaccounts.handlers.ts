@@ -12,9 +12,17 @@ import {
   tokenPrice,
 } from "../../../onchain/valuation.js";
 import { loanJson } from "../../lib/loans.js";
-import { chainProtocols, NoRpc } from "../../lib/protocols.js";
+import { chainClient, chainProtocols, NoRpc } from "../../lib/protocols.js";
 import type { AppEnv } from "../../lib/router.js";
-import { chainName, readChains, type SubaccountRow, seriesFigures, subaccountRows } from "./subaccounts.lib.js";
+import {
+  type Account,
+  chainName,
+  findAccount,
+  readChains,
+  type SubaccountRow,
+  seriesFigures,
+  subaccountRows,
+} from "./subaccounts.lib.js";
 import { estimatedApr, type SeriesDay } from "./subaccounts.returns.js";
 import type {
   healthFactor,
@@ -62,14 +70,20 @@ export const subaccountListHandler: RouteHandler<typeof subaccountList, AppEnv> 
   return c.json(out, 200);
 };
 
-/** The subaccount's rows and its live state, or the answer when there is none (404, 503). */
+/** The account and its live state, or the answer when there is none (404, 503). */
 async function load(c: Context<AppEnv>, address: string) {
   const { db, config } = c.var.deps;
-  const rows = await subaccountRows(db, address);
-  if (rows.length === 0) return { res: c.json({ detail: `${address} is not a registered subaccount` }, 404) };
+  const account = await findAccount(db, config.indexerSchema, address);
+  if (!account)
+    return {
+      res: c.json(
+        { detail: `${address} is not a registered subaccount, a vault's operator or a party to an indexed loan` },
+        404,
+      ),
+    };
   try {
-    const states = await readChains(db, config.indexerSchema, c.var.chainReads, config.rpcUrls, rows);
-    return { rows, states };
+    const states = await readChains(db, config.indexerSchema, c.var.chainReads, config.rpcUrls, account);
+    return { account, states };
   } catch (err) {
     const detail =
       err instanceof NoRpc ? err.message : `A chain's RPC did not answer: ${(err as Error).message.split("\n")[0]}`;
@@ -93,7 +107,7 @@ export const healthFactorHandler: RouteHandler<typeof healthFactor, AppEnv> = as
       total_loan_value: t.total_loan_value,
       total_account_value: t.total_account_value,
       net_account_value: t.net_account_value,
-      min_health_factor: num(r.rows[0]!.min_health_factor),
+      min_health_factor: num(r.account.minHealthFactor),
       total_equity_value: t.net_account_value,
       total_loan_interest_amount: t.total_loan_interest_amount,
       margin_fraction: t.total_account_value > 0 ? t.net_account_value / t.total_account_value : null,
@@ -121,7 +135,24 @@ export const healthFactorHandler: RouteHandler<typeof healthFactor, AppEnv> = as
   );
 };
 
-/** A loan of the subaccount's chain state in the loan-book shape. */
+/**
+ * The summary's `type`: `subaccount` for a registered one, `eoa` for a vault's EOA operator; a
+ * loan's party is `eoa` when it has no code on any chain read, else `subaccount` (a smart account).
+ */
+async function accountType(c: Context<AppEnv>, account: Account, states: readonly ChainState[]) {
+  if (account.kind !== "loan_party") return account.kind === "subaccount" ? "subaccount" : "eoa";
+  const codes = await Promise.all(
+    states.map((s) =>
+      chainClient(c.var.deps.config.rpcUrls.get(s.chainId)!).getCode({
+        address: account.address as `0x${string}`,
+        blockNumber: s.blockNumber,
+      }),
+    ),
+  );
+  return codes.some((x) => x != null && x !== "0x") ? "subaccount" : "eoa";
+}
+
+/** A loan of the account's chain state in the loan-book shape. */
 const bookOf = (l: LoanView, s: ChainState) =>
   loanJson(
     l,
@@ -171,6 +202,12 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
   }
   const d = (usd: number) => usd / denom.price;
   const dn = (usd: number | null) => (usd == null ? null : usd / denom.price);
+  let type: "subaccount" | "eoa";
+  try {
+    type = await accountType(c, r.account, r.states);
+  } catch (err) {
+    return c.json({ detail: `A chain's RPC did not answer: ${(err as Error).message.split("\n")[0]}` }, 503) as never;
+  }
   const t = accountFigures(r.states, address);
   const tokens = r.states.flatMap((s) =>
     s.positions.tokens.map((h) => ({
@@ -329,13 +366,12 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
     else a.total_credit += owed;
     byToken.set(k, a);
   }
-  const first = r.rows[0]!;
   return c.json(
     {
       address,
-      name: first.friendly_name ?? first.internal_name,
-      type: "subaccount" as const,
-      chains: [...new Set(r.rows.map((x) => x.chain_id))].map((id) => ({ name: chainName(id), chain_id: id })),
+      name: r.account.name,
+      type,
+      chains: r.account.chains.map((id) => ({ name: chainName(id), chain_id: id })),
       denomination: { symbol: denom.symbol, address: denom.address, chain_id: denom.chain_id },
       portfolio: {
         tokens: tokens.map((x) => ({

@@ -1,12 +1,14 @@
 /**
  * Shared by the subaccount routes: a subaccount's registry rows (one per chain it is registered
- * on) and its positions and loans read live on each of those chains at the head, once per head
- * block for all the requests about it (api/lib/chain-reads.ts).
+ * on), the accounts the health factor and summary also answer for (a vault's EOA operators, the
+ * parties to indexed loans), and an account's positions and loans read live on every chain at
+ * the head, once per head block for all the requests about it (api/lib/chain-reads.ts).
  */
 import { sql } from "kysely";
 import type { Address } from "viem";
 import { getChain } from "../../../config/chains.js";
 import { dayToDate } from "../../../db/days.js";
+import { type IndexedLoans, indexedLoans } from "../../../db/loan-parties.js";
 import { indexedPerp } from "../../../db/perp-deposits.js";
 import { type ChainState, readChainState, withInTransit } from "../../../onchain/valuation.js";
 import { type ChainReads, objectKey } from "../../lib/chain-reads.js";
@@ -51,7 +53,62 @@ export async function subaccountRows(db: ReadDb, address?: string): Promise<Suba
 export const chainName = (chainId: number) => getChain(chainId)?.name ?? String(chainId);
 
 /**
- * The subaccount's state on every chain that has a protocols entry, read at each chain's head
+ * An account the health factor and summary answer for: a registered subaccount; else an EOA
+ * operator of a vault (the registry's `operator`); else a party to a loan indexed on a chain (a
+ * lending pool's borrower, a loan registry's lender or borrower), whose health factor a loan
+ * book's reader checks.
+ */
+export interface Account {
+  address: string;
+  kind: "subaccount" | "operator" | "loan_party";
+  name: string | null;
+  /** the chains it is registered on, an operator of a vault on, or a party to a loan on */
+  chains: number[];
+  minHealthFactor: string | null;
+  loans: IndexedLoans;
+}
+
+/** The account `address` (lower-cased) is, or null when the service knows no such account. */
+export async function findAccount(db: ReadDb, indexerSchema: string, address: string): Promise<Account | null> {
+  const a = address.toLowerCase();
+  const [rows, operators, loans] = await Promise.all([
+    subaccountRows(db, a),
+    db
+      .selectFrom("registry.operator")
+      .select(["chain_id", "name"])
+      .where("address", "=", a)
+      .where("operator_type", "=", "eoa")
+      .orderBy("chain_id")
+      .execute(),
+    indexedLoans(db, indexerSchema, a),
+  ]);
+  const first = rows[0];
+  if (first)
+    return {
+      address: a,
+      kind: "subaccount",
+      name: first.friendly_name ?? first.internal_name,
+      chains: [...new Set(rows.map((r) => r.chain_id))],
+      minHealthFactor: first.min_health_factor,
+      loans,
+    };
+  const op = operators[0];
+  if (op)
+    return {
+      address: a,
+      kind: "operator",
+      name: op.name,
+      chains: [...new Set(operators.map((r) => r.chain_id))],
+      minHealthFactor: null,
+      loans,
+    };
+  if (loans.partyChains.length > 0)
+    return { address: a, kind: "loan_party", name: null, chains: loans.partyChains, minHealthFactor: null, loans };
+  return null;
+}
+
+/**
+ * The account's state on every chain that has a protocols entry, read at each chain's head
  * (shared through `reads` with the other requests at that head), with its perp deposits in
  * transit on the ledger's chain. A chain without an RPC throws NoRpc.
  */
@@ -60,16 +117,16 @@ export async function readChains(
   indexerSchema: string,
   reads: ChainReads,
   rpcUrls: ReadonlyMap<number, string>,
-  rows: readonly SubaccountRow[],
+  account: Account,
 ): Promise<ChainState[]> {
   const catalogue = await chainProtocols(db);
   // a subaccount has the same address on every chain (one cross-chain account): it is read on
   // every chain with a protocols entry, not only those of the vaults it is registered with
   const chains = [...catalogue.keys()].sort((a, b) => a - b);
   for (const chainId of chains) if (!rpcUrls.has(chainId)) throw new NoRpc(chainId);
-  const account = rows[0]!.address as Address;
-  const perp = await indexedPerp(db, indexerSchema, account);
-  // the reads depend on what is indexed: a new deposit, answer or credit key is a new key
+  const address = account.address as Address;
+  const perp = await indexedPerp(db, indexerSchema, address);
+  // the reads depend on what is indexed: a new deposit, answer, credit key or pool loan is a new key
   const answered = perp.deposits.filter((d) => d.answeredAt != null).length;
   const indexed = `${perp.deposits.length}:${answered}:${perp.credits.length}`;
   const client = (chainId: number) => chainClient(rpcUrls.get(chainId)!);
@@ -77,9 +134,10 @@ export async function readChains(
     chains.map(async (chainId): Promise<ChainState> => {
       const url = rpcUrls.get(chainId)!;
       const entry = catalogue.get(chainId)!;
-      const key = `state:${account.toLowerCase()}:${objectKey(entry)}:${indexed}`;
+      const pool = account.loans.poolBorrowed.get(chainId) ?? [];
+      const key = `state:${address}:${objectKey(entry)}:${indexed}:${pool.join(",")}`;
       const read = (head: { number: bigint; timestamp: bigint }) =>
-        readChainState(client(chainId), entry, account, head, perp);
+        readChainState(client(chainId), entry, address, head, perp, pool);
       return (await reads.atHead(url, client(chainId), key, read)).value;
     }),
   );

@@ -10,7 +10,12 @@ import { authResponses, EvmAddress, errorResponses, jsonResponse, keySecurity } 
 import { requireKey } from "../../middleware/auth.js";
 
 const TAGS = ["subaccounts"];
-const notFound = { 404: jsonResponse("Not a registered subaccount", ErrorSchema) };
+const notFound = {
+  404: jsonResponse("Not a registered subaccount, a vault's EOA operator or a party to an indexed loan", ErrorSchema),
+};
+/** Who the health factor and summary answer for, beyond the registry's subaccounts. */
+const ACCOUNTS =
+  "Besides the registry's subaccounts it answers for a vault's EOA operators (the registry's `operator`) and for the parties to the loans indexed on the chains (a lending pool's borrowers, a loan registry's lenders and borrowers): the original's client reads the health factor of each borrower of a vault's loan book. An account's debt counts the lending pools' loans it borrows as well as the loan registries'. Any other address is a 404.";
 const unavailable = { 503: jsonResponse("No RPC for a chain of the subaccount, or it did not answer", ErrorSchema) };
 
 export const PublicSubaccountRead = z
@@ -92,7 +97,10 @@ export const HealthFactor = z
   .openapi("HealthFactor");
 
 const AddressQuery = z.object({
-  address: EvmAddress.openapi({ description: "The subaccount's address", example: `0x${"12".repeat(20)}` }),
+  address: EvmAddress.openapi({
+    description: "The subaccount's address (or an operator's, or a loan party's)",
+    example: `0x${"12".repeat(20)}`,
+  }),
 });
 
 export const subaccountList = createRoute({
@@ -115,8 +123,7 @@ export const healthFactor = createRoute({
   path: "/subaccounts/health_factor",
   tags: TAGS,
   summary: "A subaccount's health factor, read live on every chain it is on",
-  description:
-    "Reads the subaccount's positions at each chain's head (Aave v3, Morpho Blue, ERC-4626 lending vaults, Uniswap v3, tokens, loans of the chain's loan registry) and values them through the registry's price feeds.",
+  description: `Reads the account's positions at each chain's head (Aave v3, Morpho Blue, ERC-4626 lending vaults, Uniswap v3, tokens, loans of the chain's loan registry and of its lending pools) and values them through the registry's price feeds.\n\n${ACCOUNTS}`,
   middleware: [requireKey] as const,
   security: keySecurity,
   request: { query: AddressQuery },
@@ -157,7 +164,10 @@ export const SubaccountSummary = z
   .object({
     address: z.string(),
     name: z.string().nullable(),
-    type: z.enum(["subaccount", "eoa"]),
+    type: z.enum(["subaccount", "eoa"]).openapi({
+      description:
+        "`subaccount`: registered; `eoa`: a vault's EOA operator, or a loan's party without code (one with code, a smart account, is `subaccount`)",
+    }),
     chains: z.array(z.object({ name: z.string(), chain_id: z.number().int() })),
     denomination: z.object({
       symbol: z.string(),
@@ -226,8 +236,7 @@ export const summary = createRoute({
   path: "/subaccounts/summary",
   tags: TAGS,
   summary: "A subaccount's portfolio, loan book and totals, read live",
-  description:
-    "Values are USD unless `denomination_address` names a token of `denomination_chain`'s catalogue: then every value is in that token (USD value over its price). `USD` or nothing: USD.",
+  description: `Values are USD unless \`denomination_address\` names a token of \`denomination_chain\`'s catalogue: then every value is in that token (USD value over its price). \`USD\` or nothing: USD.\n\n${ACCOUNTS}`,
   middleware: [requireKey] as const,
   security: keySecurity,
   request: {
