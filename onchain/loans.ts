@@ -1,9 +1,9 @@
 /**
  * The loans an account lends or borrows, from a chain's LoanRegistry (`loansOf`), each with every
- * view of the original's loan contract at one block, in two multicalls. Shared by the API's loan
- * books and subaccount summary and by the jobs.
+ * view of the original's loan contract at one block, in two or three multicalls. Shared by the
+ * API's loan books and subaccount summary and by the jobs.
  */
-import type { Abi, Address, PublicClient } from "viem";
+import { type Abi, type Address, type PublicClient, parseAbi } from "viem";
 import { LoanAbi } from "../abis/LoanAbi.js";
 import { LoanRegistryAbi } from "../abis/LoanRegistryAbi.js";
 import { MULTICALL3 } from "./positions.js";
@@ -41,6 +41,11 @@ export interface LoanView {
   totalInterestRepaid: bigint;
   interestOwed: bigint;
   principalDebtOwed: bigint;
+  /**
+   * the principal the loan holds that its borrower may still draw (`borrowerWithdraw`: active and
+   * not called), in the principal token; 0 otherwise. The borrower owes it and holds a claim to it.
+   */
+  undrawn: bigint;
   /** `getNextPaymentDate()`, unix seconds */
   nextPaymentDate: number;
   upcomingPayment: { amount: bigint; dueDate: number };
@@ -71,8 +76,34 @@ const VIEWS = [
   "maturityDate",
 ] as const;
 
-/** Every view of `loans` at `blockNumber`; a loan whose reads fail (not a loan) is left out. */
+const BALANCE_OF = parseAbi(["function balanceOf(address) view returns (uint256)"]);
+
+/**
+ * Every view of `loans` at `blockNumber`, and what the borrower may still draw of each (a second
+ * multicall, for the loans it can draw from); a loan whose reads fail (not a loan) is left out.
+ */
 export async function readLoans(client: PublicClient, loans: readonly Address[], blockNumber: bigint) {
+  const views = await readLoanViews(client, loans, blockNumber);
+  const drawable = views.filter((l) => l.state === "active" && !l.called);
+  if (drawable.length === 0) return views;
+  const held = (await client.multicall({
+    multicallAddress: MULTICALL3,
+    blockNumber,
+    allowFailure: false,
+    contracts: drawable.map((l) => ({
+      address: l.principalToken,
+      abi: BALANCE_OF,
+      functionName: "balanceOf",
+      args: [l.address],
+    })),
+  })) as bigint[];
+  drawable.forEach((l, i) => {
+    l.undrawn = held[i]!;
+  });
+  return views;
+}
+
+async function readLoanViews(client: PublicClient, loans: readonly Address[], blockNumber: bigint) {
   if (loans.length === 0) return [];
   const res = (await client.multicall({
     multicallAddress: MULTICALL3,
@@ -106,6 +137,7 @@ export async function readLoans(client: PublicClient, loans: readonly Address[],
         totalInterestRepaid: v.totalInterestRepaid as bigint,
         interestOwed,
         principalDebtOwed,
+        undrawn: 0n,
         nextPaymentDate: Number(v.getNextPaymentDate),
         upcomingPayment: { amount, dueDate: Number(dueDate) },
         paymentIntervalInSeconds: Number(v.paymentIntervalInSeconds),

@@ -11,8 +11,18 @@ const ACCOUNT = `0x${"aa".repeat(20)}` as Address;
 const LENDER = `0x${"bb".repeat(20)}` as Address;
 const USDC = `0x${"cc".repeat(20)}` as Address;
 
-/** One chain's state: `held` USD in tokens, Aave collateral and debt, and loans it borrows (USDC). */
-function state(o: { held: number; collateral?: number; threshold?: number; venueDebt?: number; loans?: number[] }) {
+/**
+ * One chain's state: `held` USD in tokens, Aave collateral and debt, and loans it borrows (USDC),
+ * of which `undrawn` USD each still in the loan.
+ */
+function state(o: {
+  held: number;
+  collateral?: number;
+  threshold?: number;
+  venueDebt?: number;
+  loans?: number[];
+  undrawn?: number;
+}) {
   const collateral = o.collateral ?? 0;
   const venueDebt = o.venueDebt ?? 0;
   const loans: LoanView[] = (o.loans ?? []).map((usd, i) => ({
@@ -32,6 +42,7 @@ function state(o: { held: number; collateral?: number; threshold?: number; venue
     totalInterestRepaid: 0n,
     interestOwed: 0n,
     principalDebtOwed: BigInt(usd * 1e6),
+    undrawn: BigInt((o.undrawn ?? 0) * 1e6),
     nextPaymentDate: 0,
     upcomingPayment: { amount: 0n, dueDate: 0 },
     paymentIntervalInSeconds: 86_400,
@@ -111,6 +122,21 @@ describe("accountFigures: health factor", () => {
     // the venue's margin fraction at 1 would be negative: the loans' 0 is reached first
     expect(loans.maintenance_margin_fraction).toBe(0);
     expect(loans.net_account_value).toBeLessThan(0);
+  });
+
+  it("counts what the borrower may still draw of a loan as its own: an undrawn line is no loss", () => {
+    // 100,000 borrowed, 60,000 of it not drawn yet: the account holds 40,000 + 60,000
+    const f = accountFigures([state({ held: 40_000, loans: [100_000], undrawn: 60_000 })], ACCOUNT);
+    expect(f.total_account_value).toBeCloseTo(100_000, 6);
+    expect(f.total_loan_value).toBeCloseTo(100_000, 6);
+    expect(f.health_factor).toBeCloseTo(1, 12);
+    // not for a loan it lends: the lender is owed the principal, drawn or not
+    const lent = state({ held: 0, loans: [100_000], undrawn: 60_000 });
+    const lender = accountFigures(
+      [{ ...lent, loans: lent.loans.map((l) => ({ ...l, lender: ACCOUNT, borrower: LENDER })) }],
+      ACCOUNT,
+    );
+    expect(lender.total_account_value).toBeCloseTo(100_000, 6);
   });
 
   it("sums every chain's debts and holdings before comparing", () => {

@@ -4,7 +4,7 @@
  *
  * - account value: what it holds (tokens, supplies, collateral, LP positions, lending-vault
  *   shares), what the loans it lends are owed, its balances on the perp core ledger and its
- *   bridge deposits on their way there;
+ *   bridge deposits on their way there, and what it may still draw of the loans it borrows;
  * - loan value: Aave and Morpho debts plus what it owes on the loans it borrows (those of the
  *   chain's loan registry and the lending pools' loans indexed to it);
  * - health factor: the lower of the venues' (collateral at each venue's liquidation threshold
@@ -164,6 +164,7 @@ export function accountFigures(states: readonly ChainState[], account: string): 
   let borrowed = 0;
   let lent = 0;
   let interest = 0;
+  let undrawn = 0;
   for (const s of states)
     for (const l of s.loans.filter(OPEN)) {
       const v = loanDebtValue(l, s);
@@ -171,6 +172,8 @@ export function accountFigures(states: readonly ChainState[], account: string): 
       if (l.borrower === a) {
         borrowed += v.value ?? 0;
         interest += v.interest * price;
+        // the principal it has not drawn yet: still in the loan, its own to draw
+        undrawn += (Number(l.undrawn) / 10 ** tokenDecimals(s, l.principalToken)) * price;
       }
       if (l.lender === a) lent += v.value ?? 0;
     }
@@ -180,7 +183,7 @@ export function accountFigures(states: readonly ChainState[], account: string): 
   const loanValue = venueDebt + borrowed;
   const perp = (list: readonly MarginBalance[]) => list.reduce((t, m) => t + (marginValue(m, states).value ?? 0), 0);
   const margin = sum((s) => perp(s.margin) + perp(s.inTransit));
-  const accountValue = sum((s) => s.positions.totals.totalValue) + lent + margin;
+  const accountValue = sum((s) => s.positions.totals.totalValue) + lent + undrawn + margin;
   // each kind of debt against what secures it: a venue's collateral at its threshold; for the loans
   // it borrows, the account less the venues' debts (1: nothing left once they are repaid)
   const factors: number[] = [];

@@ -29,7 +29,8 @@ const DAY = 86_400;
  * The valuation method the rows are computed with (derived.subaccount_day.method, migration 0016):
  * a subaccount with a row of another is valued again from its first day. 2: net deposits up
  * to the blocks read, loan-book debt held against the account in the health factor. 3: the
- * lending pools' loans it borrows count as its debt (they are not in the loan registries).
+ * lending pools' loans it borrows count as its debt (they are not in the loan registries), and
+ * the principal it may still draw of a loan as its own.
  */
 export const VALUATION_METHOD = 3;
 

@@ -7,13 +7,14 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type Abi, type Address, createPublicClient, http, parseAbi } from "viem";
+import { type Abi, type Address, createPublicClient, type Hex, http, parseAbi, toFunctionSelector } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LoanAbi } from "../../abis/LoanAbi.js";
 import { aave as aaveArt } from "../../contracts/devnet/protocols/artifacts.js";
+import { createLoan, loanSubaccountCalls } from "../../contracts/devnet/protocols/loans.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
-import { actor, buildWorld, openPositions, registerWorld, type World } from "../protocol-world.js";
+import { actor, buildWorld, call, moduleCall, openPositions, registerWorld, type World } from "../protocol-world.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 
@@ -324,3 +325,46 @@ describe("live reads shared by concurrent requests (api/lib/chain-reads.ts)", ()
     }
   });
 });
+
+describe("a loan the subaccount borrows and has not drawn", () => {
+  it("counts in its debt and, still in the loan for it to draw, in its value; drawing moves nothing", async () => {
+    const before = await get<Health>(`/subaccounts/health_factor?address=${w.sub.safe}`);
+    const loan = await createLoan({ s: w.s, from: w.deployer }, w.p.loans.registry, {
+      lender: LENDER,
+      borrower: w.sub.safe,
+      principalToken: usdc,
+      principal: 3_000_000_000n,
+      aprWithTwoDecimals: 600n,
+      termDays: 30n,
+    });
+    const selectors = loanSubaccountCalls(loan, "borrower").signatures.map((sig) => toFunctionSelector(sig));
+    await w.s.send(w.governance, w.sub.module, moduleCall("setCalls", [loan, selectors, true]), "setCalls");
+    const trade = (data: Hex) => w.s.send(w.trader, w.sub.module, data, "module call");
+    await trade(moduleCall("execute", [loan, 0n, call(LoanAbi as Abi, "borrowerCommitment")]));
+    await w.s.send(w.deployer, usdc, call(ERC20_ABI as Abi, "mint", [LENDER, 3_000_000_000n]), "mint");
+    await w.s.send(LENDER, usdc, call(ERC20_ABI as Abi, "approve", [loan, 3_000_000_000n]), "approve");
+    await w.s.send(LENDER, loan, call(LoanAbi as Abi, "fund"), "fund");
+    const undrawn = await get<Health>(`/subaccounts/health_factor?address=${w.sub.safe}`);
+    expect(undrawn.status).toBe(200);
+    // 3,000 owed (and a few seconds' interest on the others), 3,000 its own in the loan
+    expect(undrawn.body.total_loan_value - before.body.total_loan_value).toBeCloseTo(3_000, 0);
+    expect(undrawn.body.total_account_value - before.body.total_account_value).toBeCloseTo(3_000, 0);
+    const summary = await get<{ loanbook: { loans: { book: { address: string }; debt_info: Debt }[] } }>(
+      `/subaccounts/summary?address=${w.sub.safe}`,
+    );
+    const entry = summary.body.loanbook.loans.find((l) => l.book.address === loan.toLowerCase())!;
+    expect(entry.debt_info).toMatchObject({ principal_debt_owed: 3_000, principal_undrawn: 3_000 });
+    // drawing 1,000: from the loan to its wallet, the same account value and debt
+    await trade(moduleCall("execute", [loan, 0n, call(LoanAbi as Abi, "borrowerWithdraw", [1_000_000_000n])]));
+    const drawn = await get<Health>(`/subaccounts/health_factor?address=${w.sub.safe}`);
+    expect(drawn.body.total_account_value).toBeCloseTo(undrawn.body.total_account_value, 0);
+    expect(drawn.body.total_loan_value).toBeCloseTo(undrawn.body.total_loan_value, 0);
+    const after = await get<{ loanbook: { loans: { book: { address: string }; debt_info: Debt }[] } }>(
+      `/subaccounts/summary?address=${w.sub.safe}`,
+    );
+    const again = after.body.loanbook.loans.find((l) => l.book.address === loan.toLowerCase())!;
+    expect(again.debt_info.principal_undrawn).toBe(2_000);
+  });
+});
+
+type Debt = { principal_debt_owed: number; principal_undrawn: number };

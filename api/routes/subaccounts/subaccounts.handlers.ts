@@ -328,6 +328,7 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
           interest_owed: isBorrow ? w(l.interestOwed) : 0,
           principal_debt_owed: isBorrow ? w(l.principalDebtOwed) : 0,
           interest_repaid: isBorrow ? w(l.totalInterestRepaid) : 0,
+          principal_undrawn: isBorrow ? w(l.undrawn) : 0,
         },
         credit_info: {
           net_interest_owed: isBorrow ? 0 : w(l.interestOwed),

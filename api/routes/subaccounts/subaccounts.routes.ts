@@ -152,7 +152,14 @@ const LoanBookEntry = z.object({
   subaccount_address: z.string(),
   book: z.record(z.string(), z.unknown()).openapi({ description: "The loan (loan-book shape) and its fees" }),
   is_borrow: z.boolean(),
-  debt_info: z.object({ interest_owed: z.number(), principal_debt_owed: z.number(), interest_repaid: z.number() }),
+  debt_info: z.object({
+    interest_owed: z.number(),
+    principal_debt_owed: z.number(),
+    interest_repaid: z.number(),
+    principal_undrawn: z.number().openapi({
+      description: "Of the principal owed, what is still in the loan for it to draw (counted in its account value)",
+    }),
+  }),
   credit_info: z.object({
     net_interest_owed: z.number(),
     principal_debt_owed: z.number(),
