@@ -599,6 +599,8 @@ async function simulate(
     const ta = await s.readBig("LendingPool", lp.reg.address, "totalAssets", []);
     const loan = await deployLoan(ta / 20n, 950n, w);
     await s.call(borrower, "Loan", loan, "borrowerCommitment", [], w + 2);
+    // drawn, as the first: a called loan's undrawn principal can no longer be drawn
+    await s.call(borrower, "Loan", loan, "borrowerWithdraw", [ta / 20n], w + 3);
   });
   plan(D(60), async (w) => {
     const loan = loans[0];
