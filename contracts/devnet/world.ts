@@ -779,6 +779,9 @@ export class World {
         w++,
       );
       this.loanAction(e, "funded", f, principal);
+      // the borrower's own capital, half the principal: an institution borrows against its equity
+      // (its health factor, which a loan book's reader checks, about 1.5 rather than 1)
+      await this.mint(this.stable, borrower, principal / 2n, w++);
       const c = await s.send(borrower, address, fn(loanAbi, "borrowerCommitment", []), "commit", w++);
       this.loanAction(e, "committed", c);
       const d = await s.send(borrower, address, fn(loanAbi, "borrowerWithdraw", [principal]), "draw", w++);
