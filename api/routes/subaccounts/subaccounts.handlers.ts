@@ -77,7 +77,7 @@ async function load(c: Context<AppEnv>, address: string) {
   if (!account)
     return {
       res: c.json(
-        { detail: `${address} is not a registered subaccount, a vault's operator or a party to an indexed loan` },
+        { detail: `${address} is not a registered subaccount, a vault's EOA operator or a party to an indexed loan` },
         404,
       ),
     };
