@@ -616,9 +616,14 @@ async function simulate(
   plan(D(105), async (w) => {
     const loan = loans[0];
     if (!loan) return;
-    const { principal } = loanState.get(loan)!;
-    await s.call(borrower, "MockERC20", lp.reg.asset.address, "mint", [borrower, principal], w);
-    await s.call(borrower, "Loan", loan, "repayPrincipal", [principal], w + 1);
+    const { principal, apr } = loanState.get(loan)!;
+    // the interest owed first (and a day's more: the loan accrues until it closes), then the
+    // principal: a loan closed on its principal alone would leave its interest unpaid for good
+    const [owed] = (await s.read("Loan", loan, "getDebt", [])) as readonly [bigint, bigint];
+    const interest = owed + (principal * apr) / (10_000n * 365n);
+    await s.call(borrower, "MockERC20", lp.reg.asset.address, "mint", [borrower, principal + interest], w);
+    await s.call(borrower, "Loan", loan, "repayInterests", [interest], w + 1);
+    await s.call(borrower, "Loan", loan, "repayPrincipal", [principal], w + 2);
     count("loan:repaid");
   });
 
