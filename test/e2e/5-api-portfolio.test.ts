@@ -639,6 +639,38 @@ describe("accounts beyond the registry's subaccounts", () => {
     }
   });
 
+  it("a summary's chains: those it is registered on and every chain it holds or owes on", async () => {
+    type Full = {
+      chains: { chain_id: number }[];
+      tokens: { chain: number }[];
+      portfolio: { defi_positions: { chain_id: number }[]; margin_balances: { chain_id: number }[] };
+      loanbook: { loans: { book: { principal_token: { chain: number } } }[] };
+    };
+    const subs = await h.q<{ address: string; chains: number[] }>(
+      `SELECT address, array_agg(DISTINCT chain_id ORDER BY chain_id) AS chains
+       FROM registry.subaccount GROUP BY address ORDER BY address`,
+    );
+    let beyond = 0;
+    for (const sub of subs) {
+      const r = await devnetGet<Full>(`/subaccounts/summary?address=${sub.address}`);
+      expect(r.status).toBe(200);
+      const held = [
+        ...r.body.tokens.map((t) => t.chain),
+        ...r.body.portfolio.defi_positions.map((p) => p.chain_id),
+        ...r.body.portfolio.margin_balances.map((m) => m.chain_id),
+        ...r.body.loanbook.loans.map((l) => l.book.principal_token.chain),
+      ];
+      const want = [...new Set([...sub.chains, ...held])].sort((a, b) => a - b);
+      expect(
+        r.body.chains.map((c) => c.chain_id),
+        sub.address,
+      ).toEqual(want);
+      if (want.length > sub.chains.length) beyond++;
+    }
+    // the devnet's subaccounts hold on a chain they are not registered on (its Base funds)
+    expect(beyond).toBeGreaterThan(0);
+  });
+
   it("a loan registry's party and a vault's EOA operator answer; an unknown address is 404", async () => {
     const [party] = await h.q<{ borrower: string }>(
       `SELECT borrower FROM indexer.loanbook_loan
@@ -664,7 +696,8 @@ describe("accounts beyond the registry's subaccounts", () => {
     const opSum = await devnetGet<Summary>(`/subaccounts/summary?address=${op!.address}`);
     expect(opSum.status).toBe(200);
     expect(opSum.body).toMatchObject({ type: "eoa", name: op!.name });
-    expect(opSum.body.chains.map((c) => c.chain_id)).toEqual(op!.chains);
+    // its operator rows' chains, and any other it holds something on
+    for (const c of op!.chains) expect(opSum.body.chains.map((x) => x.chain_id)).toContain(c);
     expect((await devnetGet<Health>(`/subaccounts/health_factor?address=${op!.address}`)).status).toBe(200);
 
     const unknown = await devnetGet<{ detail: string }>(`/subaccounts/summary?address=0x${"78".repeat(20)}`);

@@ -152,6 +152,17 @@ async function accountType(c: Context<AppEnv>, account: Account, states: readonl
   return codes.some((x) => x != null && x !== "0x") ? "subaccount" : "eoa";
 }
 
+/** Whether the account holds, lends or owes anything on the chain (one account on every chain). */
+const holdsOrOwes = (s: ChainState) =>
+  s.positions.tokens.length > 0 ||
+  (s.positions.aave?.reserves.length ?? 0) > 0 ||
+  s.positions.morpho.length > 0 ||
+  s.positions.lendingVaults.length > 0 ||
+  s.positions.uniswap.length > 0 ||
+  s.loans.length > 0 ||
+  s.margin.length > 0 ||
+  s.inTransit.length > 0;
+
 /** A loan of the account's chain state in the loan-book shape. */
 const bookOf = (l: LoanView, s: ChainState) =>
   loanJson(
@@ -372,7 +383,9 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
       address,
       name: r.account.name,
       type,
-      chains: r.account.chains.map((id) => ({ name: chainName(id), chain_id: id })),
+      chains: [...new Set([...r.account.chains, ...r.states.filter(holdsOrOwes).map((x) => x.chainId)])]
+        .sort((a, b) => a - b)
+        .map((id) => ({ name: chainName(id), chain_id: id })),
       denomination: { symbol: denom.symbol, address: denom.address, chain_id: denom.chain_id },
       portfolio: {
         tokens: tokens.map((x) => ({

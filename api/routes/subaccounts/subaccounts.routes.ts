@@ -175,7 +175,10 @@ export const SubaccountSummary = z
       description:
         "`subaccount`: registered; `eoa`: a vault's EOA operator, or a loan's party without code (one with code, a smart account, is `subaccount`)",
     }),
-    chains: z.array(z.object({ name: z.string(), chain_id: z.number().int() })),
+    chains: z.array(z.object({ name: z.string(), chain_id: z.number().int() })).openapi({
+      description:
+        "The chains it is registered on (an operator's, a loan's) and every chain where it holds, lends or owes something: one address on every chain",
+    }),
     denomination: z.object({
       symbol: z.string(),
       address: z.string().nullable(),
