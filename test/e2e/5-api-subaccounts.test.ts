@@ -329,6 +329,10 @@ describe("live reads shared by concurrent requests (api/lib/chain-reads.ts)", ()
 describe("a loan the subaccount borrows and has not drawn", () => {
   it("counts in its debt and, still in the loan for it to draw, in its value; drawing moves nothing", async () => {
     const before = await get<Health>(`/subaccounts/health_factor?address=${w.sub.safe}`);
+    const discounted = async () =>
+      (await get<{ portfolio: { discounted_value: number } }>(`/subaccounts/summary?address=${w.sub.safe}`)).body
+        .portfolio.discounted_value;
+    const discountedBefore = await discounted();
     const loan = await createLoan({ s: w.s, from: w.deployer }, w.p.loans.registry, {
       lender: LENDER,
       borrower: w.sub.safe,
@@ -354,6 +358,8 @@ describe("a loan the subaccount borrows and has not drawn", () => {
     );
     const entry = summary.body.loanbook.loans.find((l) => l.book.address === loan.toLowerCase())!;
     expect(entry.debt_info).toMatchObject({ principal_debt_owed: 3_000, principal_undrawn: 3_000 });
+    // the discounted value counts it as the total value does (a deposit's seconds of interest apart)
+    expect((await discounted()) - discountedBefore).toBeCloseTo(3_000, 0);
     // drawing 1,000: from the loan to its wallet, the same account value and debt
     await trade(moduleCall("execute", [loan, 0n, call(LoanAbi as Abi, "borrowerWithdraw", [1_000_000_000n])]));
     const drawn = await get<Health>(`/subaccounts/health_factor?address=${w.sub.safe}`);

@@ -347,12 +347,15 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
           net_interest_repaid: isBorrow ? 0 : w(l.totalInterestRepaid),
         },
         value: loanDebtValue(l, s).value,
+        undrawnUsd: isBorrow ? w(l.undrawn) * (tokenPrice(s, l.principalToken) ?? 0) : 0,
       };
     }),
   );
   const open = (l: (typeof loans)[number]) => !["closed", "cancelled", "inactive"].includes(String(l.book.state));
   const totalDebt = loans.filter((l) => l.is_borrow && open(l)).reduce((x, l) => x + (l.value ?? 0), 0);
   const totalCredit = loans.filter((l) => !l.is_borrow && open(l)).reduce((x, l) => x + (l.value ?? 0), 0);
+  // what it may still draw of the loans it borrows: its own, as in total_value
+  const undrawn = loans.filter(open).reduce((x, l) => x + l.undrawnUsd, 0);
   const discounted =
     r.states.reduce(
       (x, s) =>
@@ -410,10 +413,10 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
         legacy_hedger_positions: [],
         otc_positions: [],
         total_value: d(t.total_account_value),
-        discounted_value: d(discounted + totalCredit),
+        discounted_value: d(discounted + totalCredit + undrawn),
       },
       loanbook: {
-        loans: loans.map(({ value: _v, ...l }) => l),
+        loans: loans.map(({ value: _v, undrawnUsd: _u, ...l }) => l),
         total_debt: d(totalDebt),
         total_credit: d(totalCredit),
         aggregates_by_token: [...byToken.values()],
