@@ -5,7 +5,7 @@
 import type { Address } from "viem";
 import { describe, expect, it } from "vitest";
 import type { LoanView } from "./loans.js";
-import { accountFigures, type ChainState } from "./valuation.js";
+import { accountFigures, type ChainState, withVenueChange } from "./valuation.js";
 
 const ACCOUNT = `0x${"aa".repeat(20)}` as Address;
 const LENDER = `0x${"bb".repeat(20)}` as Address;
@@ -148,5 +148,38 @@ describe("accountFigures: health factor", () => {
       ACCOUNT,
     );
     expect(f.health_factor).toBeCloseTo(Math.min(800 / 400, (4000 - 400) / 2000), 12);
+  });
+});
+
+describe("withVenueChange: the figures once a simulated venue change lands", () => {
+  const chains = () => [
+    state({ held: 10_000, collateral: 1000, threshold: 0.8, venueDebt: 400, loans: [2000] }),
+    { ...state({ held: 3000 }), chainId: 8453 },
+  ];
+
+  it("a borrow: debt and holdings up alike, so the venue's factor falls and the loans' does not move", () => {
+    const before = accountFigures(chains(), ACCOUNT);
+    const change = { chainId: 1, collateral: 0, debt: 200, liquidation: 0, value: 200 };
+    const after = accountFigures(withVenueChange(chains(), change), ACCOUNT);
+    expect(before.health_factor).toBeCloseTo(800 / 400, 12);
+    expect(after.health_factor).toBeCloseTo(800 / 600, 12);
+    expect(after.total_loan_value - before.total_loan_value).toBeCloseTo(200, 9);
+    expect(after.net_account_value).toBeCloseTo(before.net_account_value, 9);
+  });
+
+  it("a withdrawal: collateral out, tokens in; the loans bind once the venue no longer does", () => {
+    const change = { chainId: 1, collateral: -500, debt: 0, liquidation: -400, value: 0 };
+    const after = accountFigures(withVenueChange(chains(), change), ACCOUNT);
+    // venue: 400 / 400 = 1; loans: (14,000 − 400) / 2,000 = 6.8
+    expect(after.health_factor).toBeCloseTo(1, 12);
+    expect(after.total_collateral_value).toBeCloseTo(500, 9);
+  });
+
+  it("leaves the other chains and the states it was given as they were", () => {
+    const states = chains();
+    const out = withVenueChange(states, { chainId: 8453, collateral: 1, debt: 1, liquidation: 1, value: 1 });
+    expect(out[0]).toBe(states[0]);
+    expect(out[1]!.positions.totals.loanValue).toBe(1);
+    expect(states[1]!.positions.totals.loanValue).toBe(0);
   });
 });

@@ -209,3 +209,35 @@ export function accountFigures(states: readonly ChainState[], account: string): 
     maintenance_margin_fraction: margins.length > 0 && accountValue > 0 ? Math.max(...margins) : null,
   };
 }
+
+/**
+ * A change at one chain's lending venue, USD: its collateral, its debt, its collateral at the
+ * liquidation threshold, and the account value (what the account holds there, supplies included).
+ */
+export interface VenueChange {
+  chainId: number;
+  collateral: number;
+  debt: number;
+  liquidation: number;
+  value: number;
+}
+
+/**
+ * The states with a venue change applied to its chain's totals: what `accountFigures` sees once
+ * a transaction the change was simulated from lands (a borrow, a withdrawal).
+ */
+export function withVenueChange(states: readonly ChainState[], c: VenueChange): ChainState[] {
+  return states.map((s) => {
+    if (s.chainId !== c.chainId) return s;
+    const t = s.positions.totals;
+    const totals = {
+      ...t,
+      collateralValue: t.collateralValue + c.collateral,
+      loanValue: t.loanValue + c.debt,
+      liquidationCollateral: t.liquidationCollateral + c.liquidation,
+      totalValue: t.totalValue + c.value,
+      netValue: t.netValue + c.value - c.debt,
+    };
+    return { ...s, positions: { ...s.positions, totals } };
+  });
+}

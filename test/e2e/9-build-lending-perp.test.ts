@@ -113,6 +113,7 @@ interface Lending extends Payload {
   amount: Units | null;
   health_factor: { before: number | null; after: number | null };
   account: { before: Account; after: Account };
+  subaccount_health_factor: { minimum: number; before: number | null; after: number | null } | null;
   balances: { underlying: Change; a_token: Change; debt_token: Change };
 }
 interface Perp extends Payload {
@@ -200,8 +201,8 @@ async function refused(
 }
 
 async function accountData() {
-  const [collateral, debt, , , , hf] = await read<bigint[]>(w.p.aave.pool, POOL, "getUserAccountData", [w.sub.safe]);
-  return { collateral: collateral!, debt: debt!, hf: hf! };
+  const [collateral, debt, , lt, , hf] = await read<bigint[]>(w.p.aave.pool, POOL, "getUserAccountData", [w.sub.safe]);
+  return { collateral: collateral!, debt: debt!, lt: lt!, hf: hf! };
 }
 
 /** The chain agrees with the answer's "after": balances, account data, health factor, no approval left. */
@@ -242,7 +243,9 @@ beforeAll(async () => {
     }),
   ]);
   proxy = await rpcProxy(w.anvil.rpcUrl);
-  app = h.appWith({ rpcUrls: new Map([[8453, proxy.url]]) });
+  // the devnet's chains too: a borrow's floor check reads the subaccount on every catalogue chain
+  const devnet = h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const);
+  app = h.appWith({ rpcUrls: new Map([...devnet, [8453, proxy.url]]) });
   key = (await createKey(h.db, "build-lend", ["transactions:build"])).key;
 }, 600_000);
 
@@ -278,6 +281,7 @@ describe("lending market builders (Aave v3)", () => {
     expect(a.balances.debt_token.change.raw).toBe("0");
     expect(a.account.before.total_collateral_usd).toBe(0);
     expect(a.account.after.total_collateral_usd).toBe(32_000);
+    expect(a.subaccount_health_factor).toBeNull(); // a supply cannot lower it
     expect(await audit(r.res)).toMatchObject({
       outcome: "built",
       status: 200,
@@ -303,6 +307,54 @@ describe("lending market builders (Aave v3)", () => {
     await expectAfter(a, usdc);
     const acct = await accountData();
     expect(a.health_factor.after).toBe(Number(formatUnits(acct.hf, 18)));
+    // the registry's floor (1.2), checked against the account-wide figure: its only debt is here
+    expect(a.subaccount_health_factor).toEqual({ minimum: 1.2, before: null, after: expect.any(Number) });
+    expect(a.subaccount_health_factor!.after!).toBeCloseTo(a.health_factor.after!, 9);
+  });
+
+  it("below the subaccount's min_health_factor: 409 unless allowed; then the route's figure is the answer's", async () => {
+    const aUsdc = reserve(usdc).aToken;
+    const aWeth = reserve(weth).aToken;
+    // USD, 8 decimals: the collateral at its liquidation threshold, and the debt
+    const acct = await accountData();
+    const liquidation = (acct.collateral * acct.lt) / 10_000n;
+    // a borrow to a health factor of 1.1, under the floor of 1.2 but well above Aave's 1
+    const usd = (liquidation * 10n) / 11n - acct.debt;
+    const amount_raw = (usd / 100n).toString(); // USDC at $1: 6 decimals
+    const before = await head();
+    const no = await refused(await lending("borrow", aUsdc, { amount_raw }), 409, "below_min_health_factor", before);
+    expect(no.detail).toMatch(/from 3\.\d{4} to 1\.1\d{3}, below its min_health_factor 1\.2/);
+    // so is a withdrawal of the WETH that leaves a health factor of about 1.15
+    const wethLeft = (acct.debt * 115n * acct.collateral) / (100n * liquidation); // USD, 8 decimals
+    const price = acct.collateral / 10n; // 10 WETH supplied
+    const withdraw = ((acct.collateral - wethLeft) * E18) / price;
+    const wd = { amount_raw: withdraw.toString() };
+    await refused(await lending("withdraw", aWeth, wd), 409, "below_min_health_factor", before);
+    const allowedWd = await lending("withdraw", aWeth, { ...wd, allow_below_min_health_factor: true });
+    expect(allowedWd.status, JSON.stringify(allowedWd.body)).toBe(200);
+    expect(allowedWd.body.subaccount_health_factor!.after!).toBeCloseTo(1.15, 3);
+    // allowed: built, reported, and once sent the health factor route reads what it said
+    const yes = await lending("borrow", aUsdc, { amount_raw, allow_below_min_health_factor: true });
+    expect(yes.status, JSON.stringify(yes.body)).toBe(200);
+    const f = yes.body.subaccount_health_factor!;
+    expect(f.minimum).toBe(1.2);
+    expect(f.after!).toBeCloseTo(1.1, 4);
+    expect(f.after!).toBeCloseTo(yes.body.health_factor.after!, 9);
+    expect(await audit(yes.res)).toMatchObject({ outcome: "built", action: "lending_market.borrow" });
+    await send(yes.body);
+    await expectAfter(yes.body, usdc);
+    const route = await app.request(`/api/v1/subaccounts/health_factor?address=${w.sub.safe}`, {
+      headers: { "x-api-key": h.key },
+    });
+    expect(route.status).toBe(200);
+    const hf = (await route.json()) as { health_factor: number; min_health_factor: number };
+    expect(hf.min_health_factor).toBe(1.2);
+    expect(hf.health_factor).toBeCloseTo(f.after!, 9);
+    // repaid, the account is as the tests after this one expect it
+    const back = await lending("repay", aUsdc, { amount_raw });
+    expect(back.status, JSON.stringify(back.body)).toBe(200);
+    expect(back.body.subaccount_health_factor).toBeNull();
+    await send(back.body);
   });
 
   it("refuses, recorded and with nothing sent: Aave '36', '35', NotTrader, unknown markets, a token not allowed, too much", async () => {

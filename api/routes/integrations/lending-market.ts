@@ -25,6 +25,7 @@ import { type AppEnv, EvmAddress, keySecurity } from "../../lib/router.js";
 import { requireScope } from "../../middleware/auth.js";
 import { buildResponses, requireSimulated } from "./builder.lib.js";
 import { accountReads, type Operation, planOperation, readAccount, resolveMarket } from "./lending-market.lib.js";
+import { belowMinimum, floorCheck } from "./lending-market.minimum.js";
 
 const rateMode = z.enum(["variable", "stable"]).optional().openapi({
   description: "Aave's interest rate mode of the debt (variable = 2, stable = 1); default variable",
@@ -36,12 +37,18 @@ const all = z.boolean().optional().openapi({
   example: true,
 });
 
+const allowBelow = z.boolean().optional().openapi({
+  description:
+    "true: build it even if it takes the subaccount's health factor below its min_health_factor (the answer still reports it)",
+  example: false,
+});
+
 const base = { ...buildFields, ...amountFields };
 const bodies = {
   supply: z.strictObject(base),
-  borrow: z.strictObject({ ...base, interest_rate_mode: rateMode }),
+  borrow: z.strictObject({ ...base, interest_rate_mode: rateMode, allow_below_min_health_factor: allowBelow }),
   repay: z.strictObject({ ...base, all, interest_rate_mode: rateMode }),
-  withdraw: z.strictObject({ ...base, all }),
+  withdraw: z.strictObject({ ...base, all, allow_below_min_health_factor: allowBelow }),
 } as const;
 
 const example = (op: Operation) => ({
@@ -92,6 +99,17 @@ const LendingTransaction = TransactionPayloadSchema.extend({
     description: "Aave's health factor of the Safe before and after, in the simulated block; null: no debt",
   }),
   account: z.object({ before: Account, after: Account }),
+  subaccount_health_factor: z
+    .object({
+      minimum: z.number().openapi({ description: "The registry's min_health_factor of the subaccount" }),
+      before: z.number().nullable().openapi({ description: "null: no debt" }),
+      after: z.number().nullable(),
+    })
+    .nullable()
+    .openapi({
+      description:
+        "The subaccount's account-wide health factor (as GET /subaccounts/health_factor computes it: every chain, venue and loan it borrows) before and after, against its min_health_factor. After: this chain's Aave figures as the simulation read them after the transaction. null: supply and repay (they cannot lower it), or no minimum in the registry",
+    }),
   balances: z
     .object({ underlying: Change, a_token: Change, debt_token: Change })
     .openapi({ description: "The Safe's balances before and after, in the simulated block" }),
@@ -108,11 +126,14 @@ const describeOp: Record<Operation, string> = {
     "Withdraws the underlying to the Safe. `all: true` withdraws the whole aToken balance (Aave's type(uint256).max). One that would drop the health factor below 1 is refused with Aave's '35' (HEALTH_FACTOR_LOWER_THAN_LIQUIDATION_THRESHOLD).",
 };
 
+const floorText =
+  "\n\nWhen the registry sets the subaccount a `min_health_factor`, its account-wide health factor (every chain, venue and loan it borrows) is read beside the simulation and reported before and after (`subaccount_health_factor`); one the transaction would take below the minimum, and lower than it was, is a 409 `below_min_health_factor` unless `allow_below_min_health_factor` is true.";
+
 function route(op: Operation) {
   return {
     tags: ["integrations"],
     summary: `Build an Aave v3 ${op} of a subaccount`,
-    description: `${describeOp[op]}\n\nThe answer is a transaction of the subaccount's SubaccountModule for its trader (\`from\`) to sign and send with \`gas_limit\`; the service never sends it. It was simulated (eth_simulateV1) on top of the head, and the figures before and after (health factor, collateral and debt in USD, the Safe's underlying, aToken and debt-token balances) are read in that simulated block. Needs an API key with the scope \`transactions:build\`; every build and refusal is recorded (registry.build_audit, \`build_id\`).`,
+    description: `${describeOp[op]}${op === "borrow" || op === "withdraw" ? floorText : ""}\n\nThe answer is a transaction of the subaccount's SubaccountModule for its trader (\`from\`) to sign and send with \`gas_limit\`; the service never sends it. It was simulated (eth_simulateV1) on top of the head, and the figures before and after (health factor, collateral and debt in USD, the Safe's underlying, aToken and debt-token balances) are read in that simulated block. Needs an API key with the scope \`transactions:build\`; every build and refusal is recorded (registry.build_audit, \`build_id\`).`,
     middleware: [requireScope("transactions:build")],
     security: keySecurity,
     request: {
@@ -137,7 +158,7 @@ function route(op: Operation) {
       200: builtResponse("The transaction, simulated, with the account before and after", LendingTransaction),
       ...buildResponses({
         404: "`unknown_subaccount`, or `unknown_market` (not an aToken of the chain's Aave pool)",
-        409: "`simulation_failed` (each decoded revert in `reasons`: Aave's numbered errors by name, the module's NotTrader, …) or `stale_subaccount`",
+        409: "`simulation_failed` (each decoded revert in `reasons`: Aave's numbered errors by name, the module's NotTrader, …), `stale_subaccount`, or for borrow and withdraw `below_min_health_factor`",
         422: "Validation error; also a token the module does not allow (`token_not_allowed`) or an amount above the Safe's balance (`insufficient_balance`), before any simulation",
       }),
     },
@@ -200,14 +221,16 @@ function change(token: Address, symbol: string, decimals: number, before: unknow
 function handler(op: Operation): RouteHandler<typeof lendingMarketSupply, AppEnv> {
   return async (c) => {
     const { market_token_address: market, address } = c.req.valid("param");
-    const body = c.req.valid("json") as z.infer<(typeof bodies)["repay"]>;
+    const body = c.req.valid("json") as z.infer<(typeof bodies)["repay"]> & { allow_below_min_health_factor?: boolean };
     return runBuild(c, `lending_market.${op}`, { ...body, address, market }, async () => {
+      const floor = floorCheck(c, op, address);
       const sub = await buildSubaccount(c.var.deps, address, body.chain, body.from);
       const m = await resolveMarket(sub, market);
       const state = await readAccount(sub, m);
       const plan = planOperation(sub, m, state, op, body);
       const tx = moduleTransaction(sub.module, [plan.call], plan.approvals);
       const reads = accountReads(sub, m, plan.debtToken);
+      await floor.start();
       const sim = await simulate(sub, tx, { before: reads, after: reads }, state.head);
       requireSimulated(sim, op);
       const t = m.underlying;
@@ -215,6 +238,13 @@ function handler(op: Operation): RouteHandler<typeof lendingMarketSupply, AppEnv
       const [accA, undA, aA, debtA] = sim.after;
       const before = account(accB as AccountData | null);
       const after = account(accA as AccountData | null);
+      const bal = (v: unknown) => (v as bigint | null) ?? 0n;
+      const health = await floor.check(sub.chainId, {
+        before: { account: accB as AccountData, underlying: bal(undB), aToken: bal(aB) },
+        after: { account: accA as AccountData, underlying: bal(undA), aToken: bal(aA) },
+        underlying: t,
+      });
+      if (health?.below && body.allow_below_min_health_factor !== true) throw belowMinimum(op, health);
       return {
         chainId: sub.chainId,
         subaccount: sub.safe,
@@ -232,6 +262,7 @@ function handler(op: Operation): RouteHandler<typeof lendingMarketSupply, AppEnv
           all: plan.amount === null,
           health_factor: { before: before.health_factor, after: after.health_factor },
           account: { before, after },
+          subaccount_health_factor: health && { minimum: health.minimum, before: health.before, after: health.after },
           balances: {
             underlying: change(t.address, t.symbol, t.decimals, undB, undA),
             a_token: change(m.aToken, m.aTokenSymbol, t.decimals, aB, aA),

@@ -1,0 +1,110 @@
+/**
+ * The operator's floor of a lending-market borrow or withdrawal: the subaccount's registry
+ * `min_health_factor` against its account-wide health factor, as GET /subaccounts/health_factor
+ * computes it (every chain, venue and loan it borrows), before and after. After: this chain's
+ * Aave figures change by what the simulation read before and after the transaction. Below the
+ * minimum and lower than before, the build is a 409 `below_min_health_factor`, unless the
+ * request allows it. Supply and repay cannot lower it: they are not checked.
+ */
+import type { Context } from "hono";
+import { accountFigures, type ChainState, tokenPrice, withVenueChange } from "../../../onchain/valuation.js";
+import { BuildRefusal, errMessage } from "../../lib/build/refusal.js";
+import { NoRpc } from "../../lib/protocols.js";
+import type { AppEnv } from "../../lib/router.js";
+import { type Account, findAccount, readChains } from "../subaccounts/subaccounts.lib.js";
+import type { Operation } from "./lending-market.lib.js";
+
+export interface AccountHealth {
+  minimum: number;
+  before: number | null;
+  after: number | null;
+  below: boolean;
+}
+
+type Settled<T> = { value: T } | { error: unknown };
+const settle = <T>(p: Promise<T>): Promise<Settled<T>> =>
+  p.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+const unwrap = <T>(s: Settled<T>): T => {
+  if ("error" in s) throw s.error;
+  return s.value;
+};
+
+/** Aave's getUserAccountData: collateral, debt (base, 8 decimals), …, liquidation threshold (bps). */
+type AccountData = readonly [bigint, bigint, bigint, bigint, bigint, bigint];
+
+/** What the simulation read, before and after: account data, underlying and aToken balances. */
+export interface SimulatedAave {
+  before: { account: AccountData; underlying: bigint; aToken: bigint };
+  after: { account: AccountData; underlying: bigint; aToken: bigint };
+  underlying: { address: string; decimals: number };
+}
+
+/**
+ * The floor check of one build, started at once (its registry lookup runs beside the build's
+ * own reads): `states()` reads the account on every chain when the registry sets a minimum,
+ * beside the simulation; `check()` then compares. Errors wait for the step that needs them.
+ */
+export function floorCheck(c: Context<AppEnv>, op: Operation, address: string) {
+  const { db, config } = c.var.deps;
+  const lowers = op === "borrow" || op === "withdraw";
+  const account = lowers ? settle(findAccount(db, config.indexerSchema, address)) : null;
+  let states: Promise<Settled<{ account: Account; states: ChainState[] }>> | null = null;
+  return {
+    /** Starts the account's reads on every chain, if a minimum applies. */
+    async start(): Promise<void> {
+      const a = account ? unwrap(await account) : null;
+      if (!a || a.minHealthFactor == null) return;
+      const read = readChains(db, config.indexerSchema, c.var.chainReads, config.rpcUrls, a);
+      states = settle(read.then((s) => ({ account: a, states: s })));
+    },
+    /** The health factor before and after against the minimum; null when none applies. */
+    async check(chainId: number, sim: SimulatedAave): Promise<AccountHealth | null> {
+      if (!states) return null;
+      const s = await states;
+      if ("error" in s) throw unavailable(s.error);
+      return compare(s.value.account, s.value.states, chainId, sim);
+    },
+  };
+}
+
+function unavailable(err: unknown): BuildRefusal {
+  const why = "the subaccount's health factor is read on every chain for its min_health_factor";
+  if (err instanceof NoRpc) return new BuildRefusal(503, "no_rpc", `${err.message}: ${why}`);
+  return new BuildRefusal(503, "chain_unavailable", `A chain did not answer (${errMessage(err)}): ${why}`);
+}
+
+function compare(account: Account, states: ChainState[], chainId: number, sim: SimulatedAave): AccountHealth {
+  const [collB, debtB, , ltB] = sim.before.account;
+  const [collA, debtA, , ltA] = sim.after.account;
+  const base = (v: bigint) => Number(v) / 1e8;
+  const state = states.find((s) => s.chainId === chainId);
+  const price = state ? (tokenPrice(state, sim.underlying.address) ?? 0) : 0;
+  const held = (x: SimulatedAave["before"]) => x.underlying + x.aToken;
+  const moved = Number(held(sim.after) - held(sim.before)) / 10 ** sim.underlying.decimals;
+  const after = withVenueChange(states, {
+    chainId,
+    collateral: base(collA) - base(collB),
+    debt: base(debtA) - base(debtB),
+    liquidation: (base(collA) * Number(ltA)) / 10_000 - (base(collB) * Number(ltB)) / 10_000,
+    value: moved * price,
+  });
+  const minimum = Number(account.minHealthFactor);
+  const hfBefore = accountFigures(states, account.address).health_factor;
+  const hfAfter = accountFigures(after, account.address).health_factor;
+  const below = hfAfter != null && hfAfter < minimum && (hfBefore == null || hfAfter < hfBefore);
+  return { minimum, before: hfBefore, after: hfAfter, below };
+}
+
+/** The 409 of a build that would take the account below its minimum. */
+export function belowMinimum(op: Operation, h: AccountHealth): BuildRefusal {
+  const f = (x: number | null) => (x == null ? "none (no debt)" : x.toFixed(4));
+  return new BuildRefusal(
+    409,
+    "below_min_health_factor",
+    `The ${op} would take the subaccount's health factor from ${f(h.before)} to ${f(h.after)}, ` +
+      `below its min_health_factor ${h.minimum} (registry): send allow_below_min_health_factor: true to build it anyway`,
+  );
+}
