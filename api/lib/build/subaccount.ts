@@ -30,6 +30,8 @@ export interface BuildSubaccount {
   client: PublicClient;
   /** the RPC's URL (what the kept facts of `facts.ts` are keyed by, with the chain) */
   rpcUrl: string;
+  /** the registry's min_health_factor of the subaccount (its first row's, as GET /subaccounts shows it) */
+  minHealthFactor: number | null;
 }
 
 const SENTINEL = "0x0000000000000000000000000000000000000001";
@@ -76,22 +78,36 @@ async function lookupModule(client: PublicClient, safe: Address): Promise<{ modu
 
 /** How long the registry's subaccounts and the indexed traders are kept (as the vault set is). */
 const LOOKUP_TTL_MS = 10_000;
-const registries = kept<Set<string>>(LOOKUP_TTL_MS, 1);
+/** the registry's subaccounts: each one's min_health_factor (null: none) */
+const registries = kept<Map<string, number | null>>(LOOKUP_TTL_MS, 1);
 const traders = kept<{ trader: Address | null }>(LOOKUP_TTL_MS);
 
 /**
- * Whether the registry lists `address` as a subaccount (its list kept 10 s). An address missing
- * from it is looked up again first when the list is over a second old, so a subaccount just
- * registered is not refused for long.
+ * The registry's entry of `address`, its min_health_factor, or undefined when the registry does
+ * not list it as a subaccount (the list kept 10 s). An address missing from it is looked up
+ * again first when the list is over a second old, so a subaccount just registered is not refused
+ * for long.
  */
-async function isRegistered(deps: AppDeps, address: string): Promise<boolean> {
+async function registered(deps: AppDeps, address: string): Promise<{ minHealthFactor: number | null } | undefined> {
   const load = async () => {
-    const rows = await deps.db.selectFrom("registry.subaccount").select("address").execute();
-    return new Set(rows.map((r) => r.address.toLowerCase()));
+    const rows = await deps.db
+      .selectFrom("registry.subaccount")
+      .select(["address", "min_health_factor"])
+      .orderBy("address")
+      .orderBy("chain_id")
+      .orderBy("vault")
+      .execute();
+    const out = new Map<string, number | null>();
+    for (const r of rows) {
+      const a = r.address.toLowerCase();
+      if (!out.has(a)) out.set(a, r.min_health_factor == null ? null : Number(r.min_health_factor));
+    }
+    return out;
   };
   const a = address.toLowerCase();
-  if ((await registries.get(deps.db, "subaccounts", load)).has(a)) return true;
-  return (await registries.fresh(deps.db, "subaccounts", load, 1000)).has(a);
+  const list = await registries.get(deps.db, "subaccounts", load);
+  const found = list.has(a) ? list : await registries.fresh(deps.db, "subaccounts", load, 1000);
+  return found.has(a) ? { minHealthFactor: found.get(a)! } : undefined;
 }
 
 /** The first TRADER the indexer saw granted on the subaccount's module, if any (kept 10 s). */
@@ -118,7 +134,8 @@ export async function buildSubaccount(
   const url = deps.config.rpcUrls.get(chainId);
   const client = url ? chainClient(url) : null;
   // first the registry (kept in memory): an unknown address costs no chain read
-  if (!(await isRegistered(deps, address))) {
+  const entry = await registered(deps, address);
+  if (!entry) {
     throw new BuildRefusal(404, "unknown_subaccount", `${address} is not a registered subaccount`);
   }
   // then the catalogue, the trader and the module at once; refused in this order
@@ -149,5 +166,5 @@ export async function buildSubaccount(
       "missing",
     );
   }
-  return { chainId, safe, module, from: trader, protocols, client, rpcUrl: url };
+  return { chainId, safe, module, from: trader, protocols, client, rpcUrl: url, ...entry };
 }

@@ -7,11 +7,13 @@
  * request allows it. Supply and repay cannot lower it: they are not checked.
  */
 import type { Context } from "hono";
+import { indexedLoans } from "../../../db/loan-parties.js";
 import { accountFigures, type ChainState, tokenPrice, withVenueChange } from "../../../onchain/valuation.js";
 import { BuildRefusal, errMessage } from "../../lib/build/refusal.js";
+import type { BuildSubaccount } from "../../lib/build/subaccount.js";
 import { NoRpc } from "../../lib/protocols.js";
 import type { AppEnv } from "../../lib/router.js";
-import { type Account, findAccount, readChains } from "../subaccounts/subaccounts.lib.js";
+import { readChains } from "../subaccounts/subaccounts.lib.js";
 import type { Operation } from "./lending-market.lib.js";
 
 export interface AccountHealth {
@@ -27,10 +29,6 @@ const settle = <T>(p: Promise<T>): Promise<Settled<T>> =>
     (value) => ({ value }),
     (error: unknown) => ({ error }),
   );
-const unwrap = <T>(s: Settled<T>): T => {
-  if ("error" in s) throw s.error;
-  return s.value;
-};
 
 /** Aave's getUserAccountData: collateral, debt (base, 8 decimals), …, liquidation threshold (bps). */
 type AccountData = readonly [bigint, bigint, bigint, bigint, bigint, bigint];
@@ -43,29 +41,38 @@ export interface SimulatedAave {
 }
 
 /**
- * The floor check of one build, started at once (its registry lookup runs beside the build's
- * own reads): `states()` reads the account on every chain when the registry sets a minimum,
- * beside the simulation; `check()` then compares. Errors wait for the step that needs them.
+ * The floor check of one build, started once the subaccount is resolved: when the registry sets
+ * it a minimum and the operation can lower the health factor, the account is read on every chain
+ * (shared with the health factor route at each head) beside the build's own reads and simulation;
+ * `check()` then compares. An error waits for `check()`: none goes unhandled.
  */
-export function floorCheck(c: Context<AppEnv>, op: Operation, address: string) {
+export function floorCheck(c: Context<AppEnv>, op: Operation, sub: BuildSubaccount) {
   const { db, config } = c.var.deps;
+  const minimum = sub.minHealthFactor;
   const lowers = op === "borrow" || op === "withdraw";
-  const account = lowers ? settle(findAccount(db, config.indexerSchema, address)) : null;
-  let states: Promise<Settled<{ account: Account; states: ChainState[] }>> | null = null;
+  const address = sub.safe.toLowerCase();
+  const states =
+    lowers && minimum != null
+      ? settle(
+          indexedLoans(db, config.indexerSchema, address).then((loans) =>
+            readChains(db, config.indexerSchema, c.var.chainReads, config.rpcUrls, {
+              address,
+              kind: "subaccount",
+              name: null,
+              chains: [],
+              minHealthFactor: String(minimum),
+              loans,
+            }),
+          ),
+        )
+      : null;
   return {
-    /** Starts the account's reads on every chain, if a minimum applies. */
-    async start(): Promise<void> {
-      const a = account ? unwrap(await account) : null;
-      if (!a || a.minHealthFactor == null) return;
-      const read = readChains(db, config.indexerSchema, c.var.chainReads, config.rpcUrls, a);
-      states = settle(read.then((s) => ({ account: a, states: s })));
-    },
     /** The health factor before and after against the minimum; null when none applies. */
-    async check(chainId: number, sim: SimulatedAave): Promise<AccountHealth | null> {
-      if (!states) return null;
+    async check(sim: SimulatedAave): Promise<AccountHealth | null> {
+      if (!states || minimum == null) return null;
       const s = await states;
       if ("error" in s) throw unavailable(s.error);
-      return compare(s.value.account, s.value.states, chainId, sim);
+      return compare(address, minimum, s.value, sub.chainId, sim);
     },
   };
 }
@@ -76,7 +83,13 @@ function unavailable(err: unknown): BuildRefusal {
   return new BuildRefusal(503, "chain_unavailable", `A chain did not answer (${errMessage(err)}): ${why}`);
 }
 
-function compare(account: Account, states: ChainState[], chainId: number, sim: SimulatedAave): AccountHealth {
+function compare(
+  address: string,
+  minimum: number,
+  states: ChainState[],
+  chainId: number,
+  sim: SimulatedAave,
+): AccountHealth {
   const [collB, debtB, , ltB] = sim.before.account;
   const [collA, debtA, , ltA] = sim.after.account;
   const base = (v: bigint) => Number(v) / 1e8;
@@ -91,9 +104,8 @@ function compare(account: Account, states: ChainState[], chainId: number, sim: S
     liquidation: (base(collA) * Number(ltA)) / 10_000 - (base(collB) * Number(ltB)) / 10_000,
     value: moved * price,
   });
-  const minimum = Number(account.minHealthFactor);
-  const hfBefore = accountFigures(states, account.address).health_factor;
-  const hfAfter = accountFigures(after, account.address).health_factor;
+  const hfBefore = accountFigures(states, address).health_factor;
+  const hfAfter = accountFigures(after, address).health_factor;
   const below = hfAfter != null && hfAfter < minimum && (hfBefore == null || hfAfter < hfBefore);
   return { minimum, before: hfBefore, after: hfAfter, below };
 }

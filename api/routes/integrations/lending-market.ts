@@ -223,14 +223,13 @@ function handler(op: Operation): RouteHandler<typeof lendingMarketSupply, AppEnv
     const { market_token_address: market, address } = c.req.valid("param");
     const body = c.req.valid("json") as z.infer<(typeof bodies)["repay"]> & { allow_below_min_health_factor?: boolean };
     return runBuild(c, `lending_market.${op}`, { ...body, address, market }, async () => {
-      const floor = floorCheck(c, op, address);
       const sub = await buildSubaccount(c.var.deps, address, body.chain, body.from);
+      const floor = floorCheck(c, op, sub);
       const m = await resolveMarket(sub, market);
       const state = await readAccount(sub, m);
       const plan = planOperation(sub, m, state, op, body);
       const tx = moduleTransaction(sub.module, [plan.call], plan.approvals);
       const reads = accountReads(sub, m, plan.debtToken);
-      await floor.start();
       const sim = await simulate(sub, tx, { before: reads, after: reads }, state.head);
       requireSimulated(sim, op);
       const t = m.underlying;
@@ -239,7 +238,7 @@ function handler(op: Operation): RouteHandler<typeof lendingMarketSupply, AppEnv
       const before = account(accB as AccountData | null);
       const after = account(accA as AccountData | null);
       const bal = (v: unknown) => (v as bigint | null) ?? 0n;
-      const health = await floor.check(sub.chainId, {
+      const health = await floor.check({
         before: { account: accB as AccountData, underlying: bal(undB), aToken: bal(aB) },
         after: { account: accA as AccountData, underlying: bal(undA), aToken: bal(aA) },
         underlying: t,
