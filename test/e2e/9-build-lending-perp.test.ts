@@ -357,6 +357,23 @@ describe("lending market builders (Aave v3)", () => {
     await send(back.body);
   });
 
+  it("the floor check reads every chain: without a chain's RPC, 503 no_rpc for a borrow; a supply builds", async () => {
+    const only = h.appWith({ rpcUrls: new Map([[8453, proxy.url]]) });
+    const send = async (op: string, market: Address, body: Record<string, unknown>) =>
+      readAnswer<Refused>(
+        await only.request(`/api/v1/integrations/lending_market/${market}/${op}/${w.sub.safe}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-api-key": key },
+          body: JSON.stringify({ chain: 8453, from: w.trader, ...body }),
+        }),
+      );
+    const other = h.devnet.chains.find((c) => c.chainId !== 8453)!.chainId;
+    const no = await refused(await send("borrow", reserve(usdc).aToken, { amount: "1" }), 503, "no_rpc", await head());
+    expect(no.detail).toContain(`PONDER_RPC_URL_${other}`);
+    expect(no.detail).toContain("min_health_factor");
+    expect((await send("supply", reserve(weth).aToken, { amount: "0.001" })).status).toBe(200);
+  });
+
   it("refuses, recorded and with nothing sent: Aave '36', '35', NotTrader, unknown markets, a token not allowed, too much", async () => {
     const before = await head();
     const aUsdc = reserve(usdc).aToken;
