@@ -23,6 +23,9 @@ export interface AccountHealth {
   below: boolean;
 }
 
+/** The operations that can lower the health factor: the ones checked. */
+export const lowersHealth = (op: Operation) => op === "borrow" || op === "withdraw";
+
 type Settled<T> = { value: T } | { error: unknown };
 const settle = <T>(p: Promise<T>): Promise<Settled<T>> =>
   p.then(
@@ -49,20 +52,12 @@ export interface SimulatedAave {
 export function floorCheck(c: Context<AppEnv>, op: Operation, sub: BuildSubaccount) {
   const { db, config } = c.var.deps;
   const minimum = sub.minHealthFactor;
-  const lowers = op === "borrow" || op === "withdraw";
   const address = sub.safe.toLowerCase();
   const states =
-    lowers && minimum != null
+    lowersHealth(op) && minimum != null
       ? settle(
           indexedLoans(db, config.indexerSchema, address).then((loans) =>
-            readChains(db, config.indexerSchema, c.var.chainReads, config.rpcUrls, {
-              address,
-              kind: "subaccount",
-              name: null,
-              chains: [],
-              minHealthFactor: String(minimum),
-              loans,
-            }),
+            readChains(db, config.indexerSchema, c.var.chainReads, config.rpcUrls, { address, loans }),
           ),
         )
       : null;

@@ -25,7 +25,7 @@ import { type AppEnv, EvmAddress, keySecurity } from "../../lib/router.js";
 import { requireScope } from "../../middleware/auth.js";
 import { buildResponses, requireSimulated } from "./builder.lib.js";
 import { accountReads, type Operation, planOperation, readAccount, resolveMarket } from "./lending-market.lib.js";
-import { belowMinimum, floorCheck } from "./lending-market.minimum.js";
+import { belowMinimum, floorCheck, lowersHealth } from "./lending-market.minimum.js";
 
 const rateMode = z.enum(["variable", "stable"]).optional().openapi({
   description: "Aave's interest rate mode of the debt (variable = 2, stable = 1); default variable",
@@ -133,7 +133,7 @@ function route(op: Operation) {
   return {
     tags: ["integrations"],
     summary: `Build an Aave v3 ${op} of a subaccount`,
-    description: `${describeOp[op]}${op === "borrow" || op === "withdraw" ? floorText : ""}\n\nThe answer is a transaction of the subaccount's SubaccountModule for its trader (\`from\`) to sign and send with \`gas_limit\`; the service never sends it. It was simulated (eth_simulateV1) on top of the head, and the figures before and after (health factor, collateral and debt in USD, the Safe's underlying, aToken and debt-token balances) are read in that simulated block. Needs an API key with the scope \`transactions:build\`; every build and refusal is recorded (registry.build_audit, \`build_id\`).`,
+    description: `${describeOp[op]}${lowersHealth(op) ? floorText : ""}\n\nThe answer is a transaction of the subaccount's SubaccountModule for its trader (\`from\`) to sign and send with \`gas_limit\`; the service never sends it. It was simulated (eth_simulateV1) on top of the head, and the figures before and after (health factor, collateral and debt in USD, the Safe's underlying, aToken and debt-token balances) are read in that simulated block. Needs an API key with the scope \`transactions:build\`; every build and refusal is recorded (registry.build_audit, \`build_id\`).`,
     middleware: [requireScope("transactions:build")],
     security: keySecurity,
     request: {

@@ -117,7 +117,7 @@ export async function readChains(
   indexerSchema: string,
   reads: ChainReads,
   rpcUrls: ReadonlyMap<number, string>,
-  account: Account,
+  account: Pick<Account, "address" | "loans">,
 ): Promise<ChainState[]> {
   const catalogue = await chainProtocols(db);
   // a subaccount has the same address on every chain (one cross-chain account): it is read on
