@@ -4,7 +4,9 @@
  * computes it (every chain, venue and loan it borrows), before and after. After: this chain's
  * Aave figures change by what the simulation read before and after the transaction. Below the
  * minimum and lower than before, the build is a 409 `below_min_health_factor`, unless the
- * request allows it. Supply and repay cannot lower it: they are not checked.
+ * request allows it. Supply and repay cannot lower it: they are not checked. The minimum is the
+ * one the builders' registry list holds (kept 10 s, `buildSubaccount`), so a change to it applies
+ * within 10 s.
  */
 import type { Context } from "hono";
 import { indexedLoans } from "../../../db/loan-parties.js";
