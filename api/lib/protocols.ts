@@ -1,9 +1,10 @@
 /**
- * Each chain's protocols (registry.chain_protocols, loaded from the registry file) and a viem
- * client per chain RPC (PONDER_RPC_URL_<id>), for the routes that read subaccounts, loans and
- * integrations live. The catalogue is kept 10 s (`kept`).
+ * Each chain's protocols (registry.chain_protocols, loaded from the registry file, as
+ * db/chain-protocols.ts reads it) and a viem client per chain RPC (PONDER_RPC_URL_<id>), for the
+ * routes that read subaccounts, loans and integrations live. The catalogue is kept 10 s (`kept`).
  */
-import { type ChainProtocols, protocolsSchema } from "../../config/registry.js";
+import type { ChainProtocols } from "../../config/registry.js";
+import { readChainProtocols } from "../../db/chain-protocols.js";
 import { rpcClient } from "../../onchain/client.js";
 import type { ReadDb } from "./db.js";
 import { kept } from "./kept.js";
@@ -12,15 +13,7 @@ const catalogues = kept<Map<number, ChainProtocols>>(10_000, 1);
 
 /** Every chain's protocols entry. */
 export function chainProtocols(db: ReadDb): Promise<Map<number, ChainProtocols>> {
-  return catalogues.get(db, "catalogue", async () => {
-    const rows = await db.selectFrom("registry.chain_protocols").select(["chain_id", "protocols"]).execute();
-    const byChain = new Map<number, ChainProtocols>();
-    for (const r of rows) {
-      const parsed = protocolsSchema.safeParse(r.protocols);
-      if (parsed.success) byChain.set(r.chain_id, parsed.data);
-    }
-    return byChain;
-  });
+  return catalogues.get(db, "catalogue", () => readChainProtocols(db));
 }
 
 /** A client of `url` (one per URL for the process). */

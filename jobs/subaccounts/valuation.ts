@@ -12,7 +12,7 @@
  */
 import { sql } from "kysely";
 import { type Address, type PublicClient, parseAbiItem } from "viem";
-import { type ChainProtocols, protocolsSchema } from "../../config/registry.js";
+import { readChainProtocols } from "../../db/chain-protocols.js";
 import { dayToDate } from "../../db/days.js";
 import { indexedLoans } from "../../db/loan-parties.js";
 import { indexedPerp } from "../../db/perp-deposits.js";
@@ -30,9 +30,11 @@ const DAY = 86_400;
  * a subaccount with a row of another is valued again from its first day. 2: net deposits up
  * to the blocks read, loan-book debt held against the account in the health factor. 3: the
  * lending pools' loans it borrows count as its debt (they are not in the loan registries), and
- * the principal it may still draw of a loan as its own.
+ * the principal it may still draw of a loan as its own. 4: a deposit through the bridges of a
+ * chain whose entry names no core ledger is followed to the registry's one ledger
+ * (db/chain-protocols.ts), in transit until credited.
  */
-export const VALUATION_METHOD = 3;
+export const VALUATION_METHOD = 4;
 
 interface Sub {
   chain_id: number;
@@ -98,11 +100,7 @@ export async function runSubaccountDays(
     .select(["chain_id", "vault", "address", "funding"])
     .orderBy("address")
     .execute()) as Sub[];
-  const protocols = new Map<number, ChainProtocols>();
-  for (const e of await db.selectFrom("registry.chain_protocols").select(["chain_id", "protocols"]).execute()) {
-    const p = protocolsSchema.safeParse(e.protocols);
-    if (p.success) protocols.set(e.chain_id, p.data);
-  }
+  const protocols = await readChainProtocols(db);
   const usable = subs.filter((s) => protocols.has(s.chain_id) && rpcUrls.has(s.chain_id));
   if (usable.length === 0) return { subaccounts: 0, days: 0 };
   // the last snapshot block of each day of each chain

@@ -979,82 +979,68 @@ describe("the health-factor series against the indexed events", () => {
 });
 
 describe("a perp deposit on its way to the core ledger", () => {
-  it("is in transit in the value, the summary and the series until credited, then a balance", async () => {
-    const manifest = loadManifest(h.devnet.manifestFile);
-    const chain1 = manifest.chains.find((c) => c.chainId === 1)!;
-    const url = rpcUrls().get(1)!;
+  type Margin = {
+    status: string;
+    core_hash: string | null;
+    source_chain_id: number;
+    account_type: string;
+    token: { address: string };
+    raw_balance: string;
+    value: number | null;
+  };
+  type Summary = {
+    tokens: { chain: number; address: string; price: number | null }[];
+    portfolio: { margin_balances: Margin[] };
+    total_account_value: number;
+  };
+  const app = () => h.appWith({ rpcUrls: rpcUrls() });
+  const summaryOf = async (safe: string) => {
+    const a = await readAnswer<Summary>(
+      await app().request(`/api/v1/subaccounts/summary?address=${safe}`, { headers: { "x-api-key": h.key } }),
+    );
+    expect(a.status).toBe(200);
+    return a.body;
+  };
+  const status = async (hash: string) =>
+    (
+      await readAnswer<{ status: string }>(
+        await app().request(`/api/v1/integrations/perp_relayer_a/check_status?core_hash=${hash}`),
+      )
+    ).body.status;
+  /** Sends on `chainId`'s devnet, from an unlocked account, and waits for its success. */
+  const sender = (chainId: number) => {
+    const url = rpcUrls().get(chainId)!;
     const client = createPublicClient({ transport: http(url) });
-    const sub = chain1.world.subaccounts.find((x) => x.role === "trader" && x.registered)!;
-    const safe = sub.safe.toLowerCase() as Address;
-    const usdc = chain1.world.protocols.perp.usdc.toLowerCase() as Address;
-    const ledger = chain1.world.protocols.core!.ledger as Address;
-    const app = h.appWith({ rpcUrls: rpcUrls() });
-    const build = (await createKey(h.db, "perp-transit", ["transactions:build"])).key;
-    const send = async (from: Address, to: Address, data: Hex, gas = "0x1c9c380") => {
+    return async (from: Address, to: Address, data: Hex, gas = "0x1c9c380") => {
       const hash = await rpcCall<Hex>(url, "eth_sendTransaction", [{ from, to, data, gas, gasPrice: "0x0" }]);
       const r = await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
       expect(r.status).toBe("success");
       return r;
     };
-    type Margin = {
-      status: string;
-      core_hash: string | null;
-      source_chain_id: number;
-      account_type: string;
-      token: { address: string };
-      raw_balance: string;
-      value: number | null;
-    };
-    type Summary = {
-      tokens: { chain: number; address: string; price: number | null }[];
-      portfolio: { margin_balances: Margin[] };
-      total_account_value: number;
-    };
-    const summary = async () => {
-      const a = await readAnswer<Summary>(
-        await app.request(`/api/v1/subaccounts/summary?address=${safe}`, { headers: { "x-api-key": h.key } }),
-      );
-      expect(a.status).toBe(200);
-      return a.body;
-    };
-    const status = async (hash: string) =>
-      (
-        await readAnswer<{ status: string }>(
-          await app.request(`/api/v1/integrations/perp_relayer_a/check_status?core_hash=${hash}`),
-        )
-      ).body.status;
-
-    await send(sub.trader, usdc, encodeFunctionData({ abi: ERC20_ABI, functionName: "mint", args: [safe, AMOUNT] }));
-    // its value with the 300 USDC in the Safe: the deposit moves it, it does not lose it
-    const held = await summary();
-    const price = held.tokens.find((t) => t.chain === 1 && t.address === usdc)!.price!;
-    const built = await readAnswer<{ core_hash: Hex; from: Address; target: Address; data: Hex; gas_limit: string }>(
-      await app.request("/api/v1/integrations/perp_relayer_a/deposit", {
+  };
+  /** A perp_relayer_a deposit of 300 USDC built for `safe` on `chainId`. */
+  const buildDeposit = async (safe: string, chainId: number) => {
+    const build = (await createKey(h.db, `perp-transit-${chainId}`, ["transactions:build"])).key;
+    const built = await readAnswer<{
+      core_hash: Hex;
+      from: Address;
+      target: Address;
+      data: Hex;
+      gas_limit: string;
+      core: { chain_id: number; ledger: string } | null;
+    }>(
+      await app().request("/api/v1/integrations/perp_relayer_a/deposit", {
         method: "POST",
         headers: { "content-type": "application/json", "x-api-key": build },
-        body: JSON.stringify({ subaccount: safe, chain: 1, amount: "300" }),
+        body: JSON.stringify({ subaccount: safe, chain: chainId, amount: "300" }),
       }),
     );
     expect(built.status, JSON.stringify(built.body)).toBe(200);
-    const p = built.body;
-    const receipt = await send(p.from, p.target, p.data, toHex(BigInt(p.gas_limit)));
-    await until("the deposit indexed", 60_000, async () =>
-      (await status(p.core_hash)) === "pending" ? true : undefined,
-    );
-
-    const onWay = await summary();
-    const byHash = (b: Summary) => b.portfolio.margin_balances.filter((m) => m.core_hash === p.core_hash);
-    expect(byHash(onWay)).toEqual([
-      expect.objectContaining({
-        status: "in_transit",
-        source_chain_id: 1,
-        account_type: "perp",
-        raw_balance: AMOUNT.toString(),
-        value: expect.closeTo(300 * price, 6),
-      }),
-    ]);
-    expect(onWay.total_account_value).toBeCloseTo(held.total_account_value, 1);
-    // the series' today, at the same heads, counts it too
+    return built.body;
+  };
+  const byHash = (b: Summary, hash: string) => b.portfolio.margin_balances.filter((m) => m.core_hash === hash);
+  /** The series' today for `safe`, computed now. */
+  const seriesToday = async (safe: string) => {
     const db = writer();
     try {
       await runSubaccountDays(db, "indexer", rpcUrls());
@@ -1065,7 +1051,43 @@ describe("a perp deposit on its way to the core ledger", () => {
       "SELECT total_account_value FROM derived.subaccount_day WHERE address = $1 ORDER BY day DESC LIMIT 1",
       [safe],
     );
-    expect(today!.total_account_value).toBeCloseTo(onWay.total_account_value, 6);
+    return today!.total_account_value;
+  };
+
+  it("is in transit in the value, the summary and the series until credited, then a balance", async () => {
+    const manifest = loadManifest(h.devnet.manifestFile);
+    const chain1 = manifest.chains.find((c) => c.chainId === 1)!;
+    const client = createPublicClient({ transport: http(rpcUrls().get(1)!) });
+    const sub = chain1.world.subaccounts.find((x) => x.role === "trader" && x.registered)!;
+    const safe = sub.safe.toLowerCase() as Address;
+    const usdc = chain1.world.protocols.perp.usdc.toLowerCase() as Address;
+    const ledger = chain1.world.protocols.core!.ledger as Address;
+    const send = sender(1);
+    const summary = () => summaryOf(safe);
+
+    await send(sub.trader, usdc, encodeFunctionData({ abi: ERC20_ABI, functionName: "mint", args: [safe, AMOUNT] }));
+    // its value with the 300 USDC in the Safe: the deposit moves it, it does not lose it
+    const held = await summary();
+    const price = held.tokens.find((t) => t.chain === 1 && t.address === usdc)!.price!;
+    const p = await buildDeposit(safe, 1);
+    const receipt = await send(p.from, p.target, p.data, toHex(BigInt(p.gas_limit)));
+    await until("the deposit indexed", 60_000, async () =>
+      (await status(p.core_hash)) === "pending" ? true : undefined,
+    );
+
+    const onWay = await summary();
+    expect(byHash(onWay, p.core_hash)).toEqual([
+      expect.objectContaining({
+        status: "in_transit",
+        source_chain_id: 1,
+        account_type: "perp",
+        raw_balance: AMOUNT.toString(),
+        value: expect.closeTo(300 * price, 6),
+      }),
+    ]);
+    expect(onWay.total_account_value).toBeCloseTo(held.total_account_value, 1);
+    // the series' today, at the same heads, counts it too
+    expect(await seriesToday(safe)).toBeCloseTo(onWay.total_account_value, 6);
     // with nothing indexed (an indexer behind the chain) the bridge's nonce and logs find it
     const bridges = [chain1.world.protocols.perp.bridgeA, chain1.world.protocols.perp.bridgeB] as Address[];
     const read = await readDeposits(client, 1, bridges, safe, receipt.blockNumber, []);
@@ -1084,7 +1106,7 @@ describe("a perp deposit on its way to the core ledger", () => {
       (await status(p.core_hash)) === "credited" ? true : undefined,
     );
     const landed = await summary();
-    expect(byHash(landed)).toEqual([]);
+    expect(byHash(landed, p.core_hash)).toEqual([]);
     const perpUsdc = (b: Summary) =>
       BigInt(
         b.portfolio.margin_balances.find(
@@ -1126,5 +1148,57 @@ describe("a perp deposit on its way to the core ledger", () => {
     expect((await readInTransit(client, ledger, read, receipt.blockNumber)).map((d) => d.coreHash)).toEqual([
       p.core_hash,
     ]);
+  });
+
+  it("from a chain whose protocols entry names no ledger: followed to the registry's one ledger", async () => {
+    // the demo's Base entry lists its bridges and no core: the relayer credits them on chain 1
+    const [stored] = await h.q<{ core: unknown }>(
+      "SELECT protocols->'perp'->'core' AS core FROM registry.chain_protocols WHERE chain_id = 8453",
+    );
+    expect(stored!.core).toBeNull();
+    const manifest = loadManifest(h.devnet.manifestFile);
+    const base = manifest.chains.find((c) => c.chainId === 8453)!;
+    const chain1 = manifest.chains.find((c) => c.chainId === 1)!;
+    const ledger = chain1.world.protocols.core!.ledger as Address;
+    const sub = base.world.subaccounts.find((x) => x.role === "trader" && x.registered)!;
+    const safe = sub.safe.toLowerCase() as Address;
+    const usdc = base.world.protocols.perp.usdc.toLowerCase() as Address;
+    const send = sender(8453);
+    const mint = encodeFunctionData({ abi: ERC20_ABI, functionName: "mint", args: [safe, AMOUNT] });
+    await send(sub.trader, usdc, mint);
+    const held = await summaryOf(safe);
+    const price = held.tokens.find((t) => t.chain === 8453 && t.address === usdc)!.price!;
+    const p = await buildDeposit(safe, 8453);
+    expect(p.core).toEqual({ chain_id: 1, ledger: chain1.world.protocols.core!.ledger });
+    await send(p.from, p.target, p.data, toHex(BigInt(p.gas_limit)));
+    await until("the deposit indexed", 60_000, async () =>
+      (await status(p.core_hash)) === "pending" ? true : undefined,
+    );
+    // on its way: in the value at Base's price, not missing from it
+    const onWay = await summaryOf(safe);
+    expect(byHash(onWay, p.core_hash)).toEqual([
+      expect.objectContaining({
+        status: "in_transit",
+        source_chain_id: 8453,
+        account_type: "perp",
+        raw_balance: AMOUNT.toString(),
+        value: expect.closeTo(300 * price, 6),
+      }),
+    ]);
+    expect(onWay.total_account_value).toBeCloseTo(held.total_account_value, 1);
+    expect(await seriesToday(safe)).toBeCloseTo(onWay.total_account_value, 6);
+    // credited on chain 1: a balance from Base, the value the same
+    const credit = encodeFunctionData({
+      abi: CoreLedgerAbi,
+      functionName: "credit",
+      args: [p.core_hash, base.world.protocols.perp.bridgeA as Address, 8453n, safe, usdc, AMOUNT, 0],
+    });
+    await sender(1)(chain1.world.perp.relayer, ledger, credit);
+    await until("the credit indexed", 60_000, async () =>
+      (await status(p.core_hash)) === "credited" ? true : undefined,
+    );
+    const landed = await summaryOf(safe);
+    expect(byHash(landed, p.core_hash)).toEqual([]);
+    expect(landed.total_account_value).toBeCloseTo(held.total_account_value, 1);
   });
 });
