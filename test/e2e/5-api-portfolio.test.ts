@@ -1053,6 +1053,25 @@ describe("a perp deposit on its way to the core ledger", () => {
     );
     return today!.total_account_value;
   };
+  /**
+   * The summary with the deposit `hash` on its way from `source`: one in-transit row of AMOUNT at
+   * `price`, the account's value as it was (`held`), and the series' today the same.
+   */
+  const inTransit = async (safe: string, hash: string, source: number, price: number, held: Summary) => {
+    const onWay = await summaryOf(safe);
+    expect(byHash(onWay, hash)).toEqual([
+      expect.objectContaining({
+        status: "in_transit",
+        source_chain_id: source,
+        account_type: "perp",
+        raw_balance: AMOUNT.toString(),
+        value: expect.closeTo(300 * price, 6),
+      }),
+    ]);
+    expect(onWay.total_account_value).toBeCloseTo(held.total_account_value, 1);
+    expect(await seriesToday(safe)).toBeCloseTo(onWay.total_account_value, 6);
+    return onWay;
+  };
 
   it("is in transit in the value, the summary and the series until credited, then a balance", async () => {
     const manifest = loadManifest(h.devnet.manifestFile);
@@ -1075,19 +1094,8 @@ describe("a perp deposit on its way to the core ledger", () => {
       (await status(p.core_hash)) === "pending" ? true : undefined,
     );
 
-    const onWay = await summary();
-    expect(byHash(onWay, p.core_hash)).toEqual([
-      expect.objectContaining({
-        status: "in_transit",
-        source_chain_id: 1,
-        account_type: "perp",
-        raw_balance: AMOUNT.toString(),
-        value: expect.closeTo(300 * price, 6),
-      }),
-    ]);
-    expect(onWay.total_account_value).toBeCloseTo(held.total_account_value, 1);
-    // the series' today, at the same heads, counts it too
-    expect(await seriesToday(safe)).toBeCloseTo(onWay.total_account_value, 6);
+    // in the value, the summary and the series' today (at the same heads)
+    const onWay = await inTransit(safe, p.core_hash, 1, price, held);
     // with nothing indexed (an indexer behind the chain) the bridge's nonce and logs find it
     const bridges = [chain1.world.protocols.perp.bridgeA, chain1.world.protocols.perp.bridgeB] as Address[];
     const read = await readDeposits(client, 1, bridges, safe, receipt.blockNumber, []);
@@ -1175,18 +1183,7 @@ describe("a perp deposit on its way to the core ledger", () => {
       (await status(p.core_hash)) === "pending" ? true : undefined,
     );
     // on its way: in the value at Base's price, not missing from it
-    const onWay = await summaryOf(safe);
-    expect(byHash(onWay, p.core_hash)).toEqual([
-      expect.objectContaining({
-        status: "in_transit",
-        source_chain_id: 8453,
-        account_type: "perp",
-        raw_balance: AMOUNT.toString(),
-        value: expect.closeTo(300 * price, 6),
-      }),
-    ]);
-    expect(onWay.total_account_value).toBeCloseTo(held.total_account_value, 1);
-    expect(await seriesToday(safe)).toBeCloseTo(onWay.total_account_value, 6);
+    await inTransit(safe, p.core_hash, 8453, price, held);
     // credited on chain 1: a balance from Base, the value the same
     const credit = encodeFunctionData({
       abi: CoreLedgerAbi,
