@@ -1,6 +1,6 @@
 /**
  * Each chain's protocols entry (registry.chain_protocols, written by db/registry-load.ts from the
- * registry file), as the API's live reads and the valuation series job read it.
+ * registry file), as the API's live reads and the portfolio and valuation series jobs read it.
  *
  * A chain whose perp bridges name no core ledger gets the registry's ledger when it names exactly
  * one: the relayer credits every chain's bridge deposits to its one ledger (jobs/relayer), so a

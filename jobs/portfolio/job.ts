@@ -7,7 +7,7 @@
  */
 import type { Address } from "viem";
 import { getChain } from "../../config/chains.js";
-import { protocolsSchema } from "../../config/registry.js";
+import { readChainProtocols } from "../../db/chain-protocols.js";
 import { rpcClient } from "../../onchain/client.js";
 import { portfolioData } from "../../onchain/portfolio.js";
 import { readPositions } from "../../onchain/positions.js";
@@ -30,13 +30,7 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>)
     .orderBy("chain_id")
     .orderBy("address")
     .execute();
-  const entries = await db.selectFrom("registry.chain_protocols").select(["chain_id", "protocols"]).execute();
-  const protocols = new Map(
-    entries.flatMap((e) => {
-      const p = protocolsSchema.safeParse(e.protocols);
-      return p.success ? [[e.chain_id, p.data] as const] : [];
-    }),
-  );
+  const protocols = await readChainProtocols(db);
   // a subaccount is one account on every chain: its data holds its positions on each chain with
   // protocols and an RPC, whichever vault (and chain) it is registered with
   const readable = [...protocols.keys()].filter((c) => rpcUrls.has(c)).sort((a, b) => a - b);
