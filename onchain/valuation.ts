@@ -122,13 +122,20 @@ export function tokenPrice(s: ChainState, token: string): number | null {
 
 const OPEN = (l: LoanView) => l.state !== "closed" && l.state !== "cancelled" && l.state !== "inactive";
 
-/** What is owed on a loan now (interest and principal), whole tokens, and its USD value. */
-export function loanDebtValue(l: LoanView, s: ChainState): { debt: number; interest: number; value: number | null } {
+/**
+ * What is owed on a loan now (interest and principal), whole tokens, and its USD value; and the
+ * USD value of the principal its borrower may still draw (0 without a price).
+ */
+export function loanDebtValue(
+  l: LoanView,
+  s: ChainState,
+): { debt: number; interest: number; value: number | null; undrawnValue: number } {
   const d = tokenDecimals(s, l.principalToken);
   const debt = Number(l.interestOwed + l.principalDebtOwed) / 10 ** d;
   const interest = Number(l.interestOwed) / 10 ** d;
   const price = tokenPrice(s, l.principalToken);
-  return { debt, interest, value: price == null ? null : debt * price };
+  const undrawnValue = (Number(l.undrawn) / 10 ** d) * (price ?? 0);
+  return { debt, interest, value: price == null ? null : debt * price, undrawnValue };
 }
 
 /**
@@ -173,7 +180,7 @@ export function accountFigures(states: readonly ChainState[], account: string): 
         borrowed += v.value ?? 0;
         interest += v.interest * price;
         // the principal it has not drawn yet: still in the loan, its own to draw
-        undrawn += (Number(l.undrawn) / 10 ** tokenDecimals(s, l.principalToken)) * price;
+        undrawn += v.undrawnValue;
       }
       if (l.lender === a) lent += v.value ?? 0;
     }

@@ -330,7 +330,8 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
     s.loans.map((l) => {
       const isBorrow = l.borrower === address;
       const dec = tokenDecimals(s, l.principalToken);
-      const w = (v: bigint) => Number(v) / 10 ** dec;
+      const w = (x: bigint) => Number(x) / 10 ** dec;
+      const v = loanDebtValue(l, s);
       return {
         subaccount_address: address,
         book: { ...bookOf(l, s), total_interest_payment_fees: 0 },
@@ -346,8 +347,8 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
           principal_debt_owed: isBorrow ? 0 : w(l.principalDebtOwed),
           net_interest_repaid: isBorrow ? 0 : w(l.totalInterestRepaid),
         },
-        value: loanDebtValue(l, s).value,
-        undrawnUsd: isBorrow ? w(l.undrawn) * (tokenPrice(s, l.principalToken) ?? 0) : 0,
+        value: v.value,
+        undrawnUsd: isBorrow ? v.undrawnValue : 0,
       };
     }),
   );
