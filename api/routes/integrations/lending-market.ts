@@ -9,6 +9,13 @@
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { type Address, formatUnits } from "viem";
 import { runBuild } from "../../lib/build/audit.js";
+import {
+  accountHealthSchema,
+  allowBelowField,
+  belowMinimum,
+  healthField,
+  healthFloor,
+} from "../../lib/build/health-floor.js";
 import { moduleTransaction } from "../../lib/build/module-call.js";
 import {
   amountFields,
@@ -25,7 +32,7 @@ import { type AppEnv, EvmAddress, keySecurity } from "../../lib/router.js";
 import { requireScope } from "../../middleware/auth.js";
 import { buildResponses, requireSimulated } from "./builder.lib.js";
 import { accountReads, type Operation, planOperation, readAccount, resolveMarket } from "./lending-market.lib.js";
-import { belowMinimum, floorCheck, lowersHealth } from "./lending-market.minimum.js";
+import { type AccountData, aaveChange, lowersHealth } from "./lending-market.minimum.js";
 
 const rateMode = z.enum(["variable", "stable"]).optional().openapi({
   description: "Aave's interest rate mode of the debt (variable = 2, stable = 1); default variable",
@@ -37,18 +44,12 @@ const all = z.boolean().optional().openapi({
   example: true,
 });
 
-const allowBelow = z.boolean().optional().openapi({
-  description:
-    "true: build it even if it takes the subaccount's health factor below its min_health_factor (the answer still reports it)",
-  example: false,
-});
-
 const base = { ...buildFields, ...amountFields };
 const bodies = {
   supply: z.strictObject(base),
-  borrow: z.strictObject({ ...base, interest_rate_mode: rateMode, allow_below_min_health_factor: allowBelow }),
+  borrow: z.strictObject({ ...base, interest_rate_mode: rateMode, allow_below_min_health_factor: allowBelowField }),
   repay: z.strictObject({ ...base, all, interest_rate_mode: rateMode }),
-  withdraw: z.strictObject({ ...base, all, allow_below_min_health_factor: allowBelow }),
+  withdraw: z.strictObject({ ...base, all, allow_below_min_health_factor: allowBelowField }),
 } as const;
 
 const example = (op: Operation) => ({
@@ -99,17 +100,10 @@ const LendingTransaction = TransactionPayloadSchema.extend({
     description: "Aave's health factor of the Safe before and after, in the simulated block; null: no debt",
   }),
   account: z.object({ before: Account, after: Account }),
-  subaccount_health_factor: z
-    .object({
-      minimum: z.number().openapi({ description: "The registry's min_health_factor of the subaccount" }),
-      before: z.number().nullable().openapi({ description: "null: no debt" }),
-      after: z.number().nullable(),
-    })
-    .nullable()
-    .openapi({
-      description:
-        "The subaccount's account-wide health factor (as GET /subaccounts/health_factor computes it: every chain, venue and loan it borrows) before and after, against its min_health_factor. After: this chain's Aave figures as the simulation read them after the transaction. null: supply and repay (they cannot lower it), or no minimum in the registry",
-    }),
+  subaccount_health_factor: accountHealthSchema(
+    "this chain's Aave figures as the simulation read them after the transaction",
+    "supply and repay (they cannot lower it), or ",
+  ),
   balances: z
     .object({ underlying: Change, a_token: Change, debt_token: Change })
     .openapi({ description: "The Safe's balances before and after, in the simulated block" }),
@@ -186,8 +180,6 @@ export const lendingMarketWithdraw = createRoute({
   ...route("withdraw"),
 });
 
-type AccountData = readonly [bigint, bigint, bigint, bigint, bigint, bigint];
-
 function account(a: AccountData | null) {
   if (!a) throw new Error("getUserAccountData did not answer in the simulation");
   const [collateral, debt, available, threshold, ltv, hf] = a;
@@ -224,7 +216,7 @@ function handler(op: Operation): RouteHandler<typeof lendingMarketSupply, AppEnv
     const body = c.req.valid("json") as z.infer<(typeof bodies)["repay"]> & { allow_below_min_health_factor?: boolean };
     return runBuild(c, `lending_market.${op}`, { ...body, address, market }, async () => {
       const sub = await buildSubaccount(c.var.deps, address, body.chain, body.from);
-      const floor = floorCheck(c, op, sub);
+      const floor = healthFloor(c.var.deps, c.var.chainReads, sub, lowersHealth(op));
       const m = await resolveMarket(sub, market);
       const state = await readAccount(sub, m);
       const plan = planOperation(sub, m, state, op, body);
@@ -238,12 +230,14 @@ function handler(op: Operation): RouteHandler<typeof lendingMarketSupply, AppEnv
       const before = account(accB as AccountData | null);
       const after = account(accA as AccountData | null);
       const bal = (v: unknown) => (v as bigint | null) ?? 0n;
-      const health = await floor.check({
-        before: { account: accB as AccountData, underlying: bal(undB), aToken: bal(aB) },
-        after: { account: accA as AccountData, underlying: bal(undA), aToken: bal(aA) },
-        underlying: t,
-      });
-      if (health?.below && body.allow_below_min_health_factor !== true) throw belowMinimum(op, health);
+      const health = await floor.check(
+        aaveChange(sub.chainId, {
+          before: { account: accB as AccountData, underlying: bal(undB), aToken: bal(aB) },
+          after: { account: accA as AccountData, underlying: bal(undA), aToken: bal(aA) },
+          underlying: t,
+        }),
+      );
+      if (health?.below && body.allow_below_min_health_factor !== true) throw belowMinimum(`The ${op}`, health);
       return {
         chainId: sub.chainId,
         subaccount: sub.safe,
@@ -261,7 +255,7 @@ function handler(op: Operation): RouteHandler<typeof lendingMarketSupply, AppEnv
           all: plan.amount === null,
           health_factor: { before: before.health_factor, after: after.health_factor },
           account: { before, after },
-          subaccount_health_factor: health && { minimum: health.minimum, before: health.before, after: health.after },
+          subaccount_health_factor: healthField(health),
           balances: {
             underlying: change(t.address, t.symbol, t.decimals, undB, undA),
             a_token: change(m.aToken, m.aTokenSymbol, t.decimals, aB, aA),

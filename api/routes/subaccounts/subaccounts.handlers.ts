@@ -11,6 +11,7 @@ import {
   tokenDecimals,
   tokenPrice,
 } from "../../../onchain/valuation.js";
+import { readChains } from "../../lib/account-chains.js";
 import { loanJson } from "../../lib/loans.js";
 import { chainClient, chainProtocols, NoRpc } from "../../lib/protocols.js";
 import type { AppEnv } from "../../lib/router.js";
@@ -18,7 +19,6 @@ import {
   type Account,
   chainName,
   findAccount,
-  readChains,
   type SubaccountRow,
   seriesFigures,
   subaccountRows,

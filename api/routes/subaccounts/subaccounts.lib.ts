@@ -1,19 +1,14 @@
 /**
  * Shared by the subaccount routes: a subaccount's registry rows (one per chain it is registered
  * on), the accounts the health factor and summary also answer for (a vault's EOA operators, the
- * parties to indexed loans), and an account's positions and loans read live on every chain at
- * the head, once per head block for all the requests about it (api/lib/chain-reads.ts).
+ * parties to indexed loans) and their valuation-series figures. The account's live state on
+ * every chain is read by api/lib/account-chains.ts.
  */
 import { sql } from "kysely";
-import type { Address } from "viem";
 import { getChain } from "../../../config/chains.js";
 import { dayToDate } from "../../../db/days.js";
 import { type IndexedLoans, indexedLoans } from "../../../db/loan-parties.js";
-import { indexedPerp } from "../../../db/perp-deposits.js";
-import { type ChainState, readChainState, withInTransit } from "../../../onchain/valuation.js";
-import { type ChainReads, objectKey } from "../../lib/chain-reads.js";
 import type { ReadDb } from "../../lib/db.js";
-import { chainClient, chainProtocols, NoRpc } from "../../lib/protocols.js";
 import { lifetimeReturn, type SeriesDay, windowReturn } from "./subaccounts.returns.js";
 
 export interface SubaccountRow {
@@ -105,43 +100,6 @@ export async function findAccount(db: ReadDb, indexerSchema: string, address: st
   if (loans.partyChains.length > 0)
     return { address: a, kind: "loan_party", name: null, chains: loans.partyChains, minHealthFactor: null, loans };
   return null;
-}
-
-/**
- * The account's state on every chain that has a protocols entry, read at each chain's head
- * (shared through `reads` with the other requests at that head), with its perp deposits in
- * transit on the ledger's chain. A chain without an RPC throws NoRpc.
- */
-export async function readChains(
-  db: ReadDb,
-  indexerSchema: string,
-  reads: ChainReads,
-  rpcUrls: ReadonlyMap<number, string>,
-  account: Pick<Account, "address" | "loans">,
-): Promise<ChainState[]> {
-  const catalogue = await chainProtocols(db);
-  // a subaccount has the same address on every chain (one cross-chain account): it is read on
-  // every chain with a protocols entry, not only those of the vaults it is registered with
-  const chains = [...catalogue.keys()].sort((a, b) => a - b);
-  for (const chainId of chains) if (!rpcUrls.has(chainId)) throw new NoRpc(chainId);
-  const address = account.address as Address;
-  const perp = await indexedPerp(db, indexerSchema, address);
-  // the reads depend on what is indexed: a new deposit, answer, credit key or pool loan is a new key
-  const answered = perp.deposits.filter((d) => d.answeredAt != null).length;
-  const indexed = `${perp.deposits.length}:${answered}:${perp.credits.length}`;
-  const client = (chainId: number) => chainClient(rpcUrls.get(chainId)!);
-  const states = await Promise.all(
-    chains.map(async (chainId): Promise<ChainState> => {
-      const url = rpcUrls.get(chainId)!;
-      const entry = catalogue.get(chainId)!;
-      const pool = account.loans.poolBorrowed.get(chainId) ?? [];
-      const key = `state:${address}:${objectKey(entry)}:${indexed}:${pool.join(",")}`;
-      const read = (head: { number: bigint; timestamp: bigint }) =>
-        readChainState(client(chainId), entry, address, head, perp, pool);
-      return (await reads.atHead(url, client(chainId), key, read)).value;
-    }),
-  );
-  return withInTransit(states, client);
 }
 
 /** The valuation-series figures of `address` (derived.subaccount_day), as of its last stored day. */

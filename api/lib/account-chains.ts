@@ -1,0 +1,50 @@
+/**
+ * An account's state on every chain (positions, loans, perp balances and deposits in transit),
+ * read live at each chain's head and shared by every request at that head (chain-reads.ts): the
+ * subaccount routes' health factor and summary, and the builders' check of a subaccount's
+ * min_health_factor (build/health-floor.ts).
+ */
+import type { Address } from "viem";
+import type { IndexedLoans } from "../../db/loan-parties.js";
+import { indexedPerp } from "../../db/perp-deposits.js";
+import { type ChainState, readChainState, withInTransit } from "../../onchain/valuation.js";
+import { type ChainReads, objectKey } from "./chain-reads.js";
+import type { ReadDb } from "./db.js";
+import { chainClient, chainProtocols, NoRpc } from "./protocols.js";
+
+/**
+ * The account's state on every chain that has a protocols entry, read at each chain's head
+ * (shared through `reads` with the other requests at that head), with its perp deposits in
+ * transit on the ledger's chain. A chain without an RPC throws NoRpc.
+ */
+export async function readChains(
+  db: ReadDb,
+  indexerSchema: string,
+  reads: ChainReads,
+  rpcUrls: ReadonlyMap<number, string>,
+  account: { address: string; loans: IndexedLoans },
+): Promise<ChainState[]> {
+  const catalogue = await chainProtocols(db);
+  // a subaccount has the same address on every chain (one cross-chain account): it is read on
+  // every chain with a protocols entry, not only those of the vaults it is registered with
+  const chains = [...catalogue.keys()].sort((a, b) => a - b);
+  for (const chainId of chains) if (!rpcUrls.has(chainId)) throw new NoRpc(chainId);
+  const address = account.address as Address;
+  const perp = await indexedPerp(db, indexerSchema, address);
+  // the reads depend on what is indexed: a new deposit, answer, credit key or pool loan is a new key
+  const answered = perp.deposits.filter((d) => d.answeredAt != null).length;
+  const indexed = `${perp.deposits.length}:${answered}:${perp.credits.length}`;
+  const client = (chainId: number) => chainClient(rpcUrls.get(chainId)!);
+  const states = await Promise.all(
+    chains.map(async (chainId): Promise<ChainState> => {
+      const url = rpcUrls.get(chainId)!;
+      const entry = catalogue.get(chainId)!;
+      const pool = account.loans.poolBorrowed.get(chainId) ?? [];
+      const key = `state:${address}:${objectKey(entry)}:${indexed}:${pool.join(",")}`;
+      const read = (head: { number: bigint; timestamp: bigint }) =>
+        readChainState(client(chainId), entry, address, head, perp, pool);
+      return (await reads.atHead(url, client(chainId), key, read)).value;
+    }),
+  );
+  return withInTransit(states, client);
+}
