@@ -48,6 +48,11 @@ export interface ApiHarness {
   expectOpenRead(path: string, init?: RequestInit): Promise<void>;
   /** another app over the same database and Redis, with some dependencies changed (e.g. the clock) */
   appWithDeps(deps: Partial<AppDeps>): App;
+  /**
+   * another app with its own read pool, as another API process has: nothing the others keep in
+   * memory per database handle (the registry's subaccounts, the chains' protocols) is shared
+   */
+  appApart(config: Partial<AppDeps["config"]>): App;
   redisUrl: string;
   close(): Promise<void>;
 }
@@ -131,6 +136,7 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
     return Promise.resolve(app.request(path, { ...init, headers }));
   };
   const appWith = (over: Partial<AppDeps["config"]>) => createApp(deps({ config: { ...config, ...over } }));
+  const apart: { destroy: () => Promise<void> }[] = [];
   let closedApp: App | undefined;
   const withKey = (k: string | null, init: RequestInit = {}) => {
     const headers = new Headers(init.headers);
@@ -168,10 +174,16 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
     q: <T>(sql: string, params: unknown[] = []) => withDb(devnet.dbUrl, (c) => rows<T>(c, sql, params)),
     appWith,
     appWithDeps: (over) => createApp(deps(over)),
+    appApart(over) {
+      const own = createReadDb(devnet.dbUrl, 2);
+      apart.push(own);
+      return createApp(deps({ db: own.db, config: { ...config, ...over } }));
+    },
     redisUrl: redis.url,
     async close() {
       client.disconnect();
       await fanout.close();
+      for (const own of apart) await own.destroy();
       await read.destroy();
       await db.destroy();
       if (!redis.reused) await redis.stop();

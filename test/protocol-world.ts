@@ -8,6 +8,7 @@ import type { ApiHarness } from "./api-harness.js";
 
 export {
   actor,
+  borrowLoan,
   buildWorld,
   call,
   mineRaw,
@@ -17,8 +18,15 @@ export {
   type World,
 } from "../scripts/lib/protocol-world.js";
 
-/** Registers the world's subaccount (under a vault of the devnet on its chain) and its chain's protocols. */
-export async function registerWorld(h: ApiHarness, w: World, minHealthFactor = 1.2): Promise<() => Promise<void>> {
+/**
+ * Registers the world's subaccount (under a vault of the devnet on its chain, with the registry's
+ * min_health_factor given: null for none) and its chain's protocols.
+ */
+export async function registerWorld(
+  h: ApiHarness,
+  w: World,
+  minHealthFactor: number | null = 1.2,
+): Promise<() => Promise<void>> {
   const chainId = w.s.chainId;
   const [vault] = await h.q<{ address: string }>(
     "SELECT address FROM registry.vault WHERE chain_id = $1 ORDER BY address LIMIT 1",

@@ -242,22 +242,7 @@ export async function openPositions(w: World, parties: { lender: Address; borrow
     aprWithTwoDecimals: 1_200n,
     termDays: 90n,
   });
-  const borrowed = await createLoan(ctx, w.p.loans.registry, {
-    lender,
-    borrower: w.sub.safe,
-    principalToken: usdc,
-    principal: 4_000n * E6,
-    aprWithTwoDecimals: 800n,
-    termDays: 60n,
-  });
-  for (const [loan, role] of [
-    [lent, "lender"],
-    [borrowed, "borrower"],
-  ] as const) {
-    const allowed = loanSubaccountCalls(loan, role);
-    const selectors = allowed.signatures.map((sig) => toFunctionSelector(sig));
-    await w.s.send(w.governance, w.sub.module, moduleCall("setCalls", [loan, selectors, true]), "setCalls");
-  }
+  await allowLoanCalls(w, lent, "lender");
   await trade(
     moduleCall("executeWithApprovals", [
       [{ token: usdc, spender: lent, amount: 10_000n * E6 }],
@@ -268,10 +253,40 @@ export async function openPositions(w: World, parties: { lender: Address; borrow
   );
   await w.s.send(borrower, lent, call(LoanAbi as Abi, "borrowerCommitment"), "commit");
   await w.s.send(borrower, lent, call(LoanAbi as Abi, "borrowerWithdraw", [10_000n * E6]), "draw");
-  await trade(moduleCall("execute", [borrowed, 0n, call(LoanAbi as Abi, "borrowerCommitment")]));
-  await mint(usdc, lender, 4_000n * E6);
-  await w.s.send(lender, usdc, call(ERC20_ABI, "approve", [borrowed, 4_000n * E6]), "approve");
-  await w.s.send(lender, borrowed, call(LoanAbi as Abi, "fund"), "fund");
-  await trade(moduleCall("execute", [borrowed, 0n, call(LoanAbi as Abi, "borrowerWithdraw", [4_000n * E6])]));
+  const borrowed = await borrowLoan(w, lender, 4_000n * E6, { aprWithTwoDecimals: 800n, termDays: 60n });
   return { lent, borrowed };
+}
+
+/** The governance lets the subaccount's module make the calls of `role` on `loan`. */
+async function allowLoanCalls(w: World, loan: Address, role: "lender" | "borrower") {
+  const selectors = loanSubaccountCalls(loan, role).signatures.map((sig) => toFunctionSelector(sig));
+  await w.s.send(w.governance, w.sub.module, moduleCall("setCalls", [loan, selectors, true]), "setCalls");
+}
+
+/**
+ * A USDC loan the world's subaccount borrows from `lender`, through its module as its trader:
+ * created, committed to, funded by the lender (minted to it) and drawn whole into the Safe.
+ */
+export async function borrowLoan(
+  w: World,
+  lender: Address,
+  principal: bigint,
+  terms: { aprWithTwoDecimals: bigint; termDays: bigint },
+): Promise<Address> {
+  const usdc = w.token("USDC");
+  const trade = (data: Hex) => w.s.send(w.trader, w.sub.module, data, "module call");
+  const loan = await createLoan({ s: w.s, from: w.deployer }, w.p.loans.registry, {
+    lender,
+    borrower: w.sub.safe,
+    principalToken: usdc,
+    principal,
+    ...terms,
+  });
+  await allowLoanCalls(w, loan, "borrower");
+  await trade(moduleCall("execute", [loan, 0n, call(LoanAbi as Abi, "borrowerCommitment")]));
+  await w.s.send(w.deployer, usdc, call(ERC20_ABI, "mint", [lender, principal]), "mint");
+  await w.s.send(lender, usdc, call(ERC20_ABI, "approve", [loan, principal]), "approve");
+  await w.s.send(lender, loan, call(LoanAbi as Abi, "fund"), "fund");
+  await trade(moduleCall("execute", [loan, 0n, call(LoanAbi as Abi, "borrowerWithdraw", [principal])]));
+  return loan;
 }
