@@ -11,7 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createKey } from "../../api/keys.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
-import { actor, buildWorld, call, registerWorld, type World } from "../protocol-world.js";
+import { actor, borrowLoan, buildWorld, call, registerWorld, type World } from "../protocol-world.js";
 import { addPool, addToken, allRoutes, enableFeeTier100, type RpcProxy, routeCall, rpcProxy } from "../swap-world.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
@@ -31,6 +31,7 @@ let w: World;
 let drop: () => Promise<void>;
 let proxy: RpcProxy;
 let app: ReturnType<ApiHarness["appWith"]>;
+let rpcUrls: Map<number, string>;
 let key: string;
 let noScopeKey: string;
 let usdc: Address;
@@ -92,6 +93,7 @@ interface Payload {
     leftover_allowance_raw: string | null;
   };
   candidates: Candidate[];
+  subaccount_health_factor: { minimum: number; before: number | null; after: number | null } | null;
 }
 interface Refusal {
   detail: string | { loc: (string | number)[]; msg: string; type: string }[];
@@ -135,10 +137,10 @@ beforeAll(async () => {
   await mint(bad, w.sub.safe, 1_000n * E18);
   await mint(nope, w.sub.safe, 1_000n * E18);
   proxy = await rpcProxy(w.anvil.rpcUrl);
-  drop = await registerWorld(h, w);
-  app = h.appWith({
-    rpcUrls: new Map([...h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const), [w.s.chainId, proxy.url]]),
-  });
+  // no min_health_factor: the last describe sets one
+  drop = await registerWorld(h, w, null);
+  rpcUrls = new Map([...h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const), [w.s.chainId, proxy.url]]);
+  app = h.appWith({ rpcUrls });
   key = (await createKey(h.db, "swaps-test", ["transactions:build"])).key;
   noScopeKey = (await createKey(h.db, "swaps-test-no-scope", ["rewards:write"])).key;
 }, 900_000);
@@ -150,11 +152,14 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function swap<T = Payload>(body: unknown, opts: { key?: string | null; address?: string } = {}) {
+async function swap<T = Payload>(
+  body: unknown,
+  opts: { key?: string | null; address?: string; via?: typeof app } = {},
+) {
   const headers: Record<string, string> = { "content-type": "application/json" };
   const k = opts.key === undefined ? key : opts.key;
   if (k) headers["x-api-key"] = k;
-  const res = await app.request(`/api/v1/subaccounts/${opts.address ?? w.sub.safe}/swaps`, {
+  const res = await (opts.via ?? app).request(`/api/v1/subaccounts/${opts.address ?? w.sub.safe}/swaps`, {
     method: "POST",
     headers,
     body: typeof body === "string" ? body : JSON.stringify(body),
@@ -273,6 +278,7 @@ describe("POST /api/v1/subaccounts/{address}/swaps: the best route, sent by the 
     expect(p.quote.price_impact_bps).toBeLessThan(8);
     expect(p.quote.deadline).toBeGreaterThan(w.s.clock);
     expect(Number(p.gas_limit)).toBeGreaterThan(Number(p.simulation.gas_used));
+    expect(p.subaccount_health_factor).toBeNull(); // no min_health_factor in the registry
     const [row] = await h.q<{ action: string; status: number; outcome: string; subaccount: string; chain_id: number }>(
       "SELECT action, status, outcome, subaccount, chain_id FROM registry.build_audit WHERE id = $1",
       [p.build_id],
@@ -580,5 +586,102 @@ describe("refusals: recorded, nothing simulated where it says so, nothing sent",
     expect(await w.s.rpc<string>("eth_blockNumber")).toBe(head);
     expect(await Promise.all(tokens().map(balance))).toEqual(balances);
     expect(proxy.methods.filter((m) => m.startsWith("eth_send"))).toEqual([]);
+  });
+});
+
+describe("a subaccount's min_health_factor: what a swap gives up lowers what secures its loans", () => {
+  const LENDER = actor("swaps-test:lender");
+  let snapshot = "";
+  let apart: typeof app;
+  let minimum = 0;
+  interface Health {
+    health_factor: number;
+    total_account_value: number;
+    total_loan_value: number;
+    min_health_factor: number | null;
+  }
+  const health = async () => {
+    const res = await apart.request(`/api/v1/subaccounts/health_factor?address=${w.sub.safe}`, {
+      headers: { "x-api-key": h.key },
+    });
+    const r = await readAnswer<Health>(res);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body;
+  };
+  const usd = (u: Units, price: number) => u.amount * price;
+
+  beforeAll(async () => {
+    snapshot = await w.s.rpc<string>("evm_snapshot");
+    // 3,000,000 USDC borrowed and drawn: the loans' factor is what the Safe holds over it
+    await borrowLoan(w, LENDER, 3_000_000n * E6, { aprWithTwoDecimals: 800n, termDays: 60n });
+    await w.s.syncClock();
+    // an API process of its own: it reads the registry's minimum fresh, not the others' kept list
+    apart = h.appApart({ rpcUrls });
+    const before = await health();
+    expect(before.min_health_factor).toBeNull();
+    expect(before.health_factor).toBeCloseTo(before.total_account_value / before.total_loan_value, 9);
+    // the operator's floor at the health factor now: the loan's interest only lowers it from here
+    minimum = before.health_factor;
+    await h.q("UPDATE registry.subaccount SET min_health_factor = $2 WHERE address = $1", [
+      w.sub.safe.toLowerCase(),
+      minimum,
+    ]);
+    expect((await health()).min_health_factor).toBe(minimum);
+  });
+
+  afterAll(async () => {
+    await h.q("UPDATE registry.subaccount SET min_health_factor = NULL WHERE address = $1", [w.sub.safe.toLowerCase()]);
+    await w.s.rpc("evm_revert", [snapshot]);
+    await w.s.syncClock();
+  });
+
+  const sell = () => ({ ...base(), token_in: usdc, token_out: weth, amount: "200000", max_slippage_bps: 100 });
+
+  it("a swap that would take it below: 409 below_min_health_factor, recorded, nothing sent", async () => {
+    const head = await w.s.rpc<string>("eth_blockNumber");
+    const r = await swap<Refusal & { code: string }>(sell(), { via: apart });
+    expect(r.status, JSON.stringify(r.body)).toBe(409);
+    expect(r.body.code).toBe("below_min_health_factor");
+    expect(r.body.detail).toMatch(
+      /^The swap would take the subaccount's health factor from \d+\.\d{4} to \d+\.\d{4}, below its min_health_factor /,
+    );
+    const [row] = await h.q<{ outcome: string; code: string; action: string }>(
+      "SELECT outcome, code, action FROM registry.build_audit WHERE subaccount = $1 ORDER BY at DESC LIMIT 1",
+      [w.sub.safe.toLowerCase()],
+    );
+    expect(row).toEqual({ outcome: "refused", code: "below_min_health_factor", action: "swap" });
+    expect(await w.s.rpc<string>("eth_blockNumber")).toBe(head);
+  });
+
+  it("allowed: built, the drop is what it gives up at the feeds; sent, the route reads its after", async () => {
+    const r = await swap({ ...sell(), allow_below_min_health_factor: true }, { via: apart });
+    expect(r.status, JSON.stringify(r.body).slice(0, 600)).toBe(200);
+    const p = r.body;
+    const f = p.subaccount_health_factor!;
+    expect(f.minimum).toBe(minimum);
+    expect(f.before!).toBeLessThanOrEqual(minimum);
+    expect(f.after!).toBeLessThan(f.before!);
+    // what the swap gives up: the USDC spent less the WETH received, at the feeds
+    const given = usd(p.simulation.amount_in, PRICES.USDC) - usd(p.simulation.amount_out, PRICES.WETH);
+    expect(given).toBeGreaterThan(100); // at least the 0.05 % pool's fee
+    const now = await health();
+    expect(f.before! - f.after!).toBeCloseTo(given / now.total_loan_value, 9);
+    await sendAndCheck(p);
+    const sent = await health();
+    expect(sent.health_factor).toBeCloseTo(f.after!, 6);
+    expect(sent.health_factor).toBeLessThan(minimum);
+  });
+
+  it("a swap the feeds value above its input raises it: built without being allowed", async () => {
+    // WBTC sells richer in the thin direct USDC pool than at the feeds
+    const r = await swap({ ...base(), token_in: wbtc, token_out: usdc, amount: "0.1" }, { via: apart });
+    expect(r.status, JSON.stringify(r.body).slice(0, 600)).toBe(200);
+    const p = r.body;
+    expect(usd(p.simulation.amount_out, PRICES.USDC)).toBeGreaterThan(usd(p.simulation.amount_in, PRICES.WBTC));
+    const f = p.subaccount_health_factor!;
+    expect(f.minimum).toBe(minimum);
+    expect(f.after!).toBeGreaterThan(f.before!);
+    await sendAndCheck(p);
+    expect((await health()).health_factor).toBeCloseTo(f.after!, 6);
   });
 });

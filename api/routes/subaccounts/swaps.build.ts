@@ -3,19 +3,24 @@
  * `executeWithApprovals` (an exact approval of the input to the SwapRouter, reset after) around
  * an exact-input swap paying the Safe, and simulated from the trader, all simulations at once.
  * The answer is the route whose simulation passes and gives the most out; the others are listed
- * with why they lost. Refusals: a token the module does not allow (422, before any quote or
- * simulation), no pool route (409 `no_route`), no simulation passing (409 `simulation_failed`,
- * each candidate's decoded reason).
+ * with why they lost. When the registry sets the subaccount a min_health_factor, the chosen route
+ * is checked against it (api/lib/build/health-floor.ts). Refusals: a token the module does not
+ * allow (422, before any quote or simulation), no pool route (409 `no_route`), no simulation
+ * passing (409 `simulation_failed`, each candidate's decoded reason), below the minimum (409
+ * `below_min_health_factor`).
  */
 import { type Abi, type Address, encodeFunctionData, getAddress, parseAbi } from "viem";
+import { tokenDecimals, tokenPrice } from "../../../onchain/valuation.js";
 import { requireAllowed } from "../../lib/build/allowed.js";
 import type { BuildAnswer } from "../../lib/build/audit.js";
 import { knownToken } from "../../lib/build/facts.js";
+import { belowMinimum, type Change, healthField, healthFloor } from "../../lib/build/health-floor.js";
 import { type ModuleTransaction, moduleTransaction } from "../../lib/build/module-call.js";
 import { rawAmount, transactionPayload, units } from "../../lib/build/payload.js";
 import { BuildRefusal, type RefusedReason } from "../../lib/build/refusal.js";
 import { type Simulation, simulate } from "../../lib/build/simulate.js";
 import { buildSubaccount } from "../../lib/build/subaccount.js";
+import type { ChainReads } from "../../lib/chain-reads.js";
 import type { DecodedRevert } from "../../lib/revert-decode.js";
 import type { AppDeps } from "../../lib/router.js";
 import type { SwapPayload, SwapQuoteBody } from "./swaps.js";
@@ -112,6 +117,7 @@ const reasonOf = (e: DecodedRevert) => ({ kind: e.kind, name: e.name, message: e
 
 export async function buildSwap(
   deps: AppDeps,
+  chainReads: ChainReads,
   address: string,
   body: SwapQuoteBody,
 ): Promise<BuildAnswer<SwapPayload>> {
@@ -119,6 +125,8 @@ export async function buildSwap(
     throw BuildRefusal.field(["body", "token_out"], "token_out must differ from token_in");
   }
   const sub = await buildSubaccount(deps, address, body.chain, body.from);
+  // a swap gives up fees and price impact: that lowers what secures the loans it borrows
+  const floor = healthFloor(deps, chainReads, sub, true);
   if (!sub.protocols.uniswap) {
     throw new BuildRefusal(409, "no_route", `Chain ${sub.chainId} has no Uniswap v3 in its protocols entry`);
   }
@@ -246,6 +254,11 @@ export async function buildSwap(
   }
   const q = best.quote as Extract<Quote, { ok: true }>;
   const sim = best.sim!;
+  // the best route gives the most out: no other one lowers the health factor less
+  const health = await floor.check(
+    heldChange(sub.chainId, [d.tokenIn.address, best.spent ?? 0n], [d.tokenOut.address, best.received ?? 0n]),
+  );
+  if (health?.below && body.allow_below_min_health_factor !== true) throw belowMinimum("The swap", health);
   const u = (raw: bigint, t: SwapToken) => units(raw, t.decimals!);
   const [inBefore, outBefore, inAfter, outAfter] = [...sim.before, ...sim.after] as bigint[];
   const leftover = (sim.after[2] as bigint | null) ?? null;
@@ -280,7 +293,22 @@ export async function buildSwap(
         leftover_allowance_raw: leftover === null ? null : leftover.toString(),
       },
       candidates: candidates.filter((c) => c !== best).map((c) => loser(c, best, fair, d, symbols)),
+      subaccount_health_factor: healthField(health),
     }),
+  };
+}
+
+/**
+ * A swap's change to what the Safe holds on `chainId`, USD: token_out received less token_in
+ * spent, at the prices and decimals the account is valued with (a token without a feed counts 0,
+ * as it does in the account's value).
+ */
+function heldChange(chainId: number, spent: [Address, bigint], received: [Address, bigint]): Change {
+  return (states) => {
+    const s = states.find((x) => x.chainId === chainId);
+    const usd = ([token, raw]: [Address, bigint]) =>
+      s ? ((tokenPrice(s, token) ?? 0) * Number(raw)) / 10 ** tokenDecimals(s, token) : 0;
+    return { collateral: 0, debt: 0, liquidation: 0, value: usd(received) - usd(spent) };
   };
 }
 

@@ -3,10 +3,12 @@
  * simulated, never sent. Every Uniswap v3 route the chain offers is quoted (each fee tier with
  * a pool, two hops through WETH or a stablecoin), built as a call of the subaccount's module and
  * simulated from the trader; the answer is the route whose simulation passes with the most out
- * (swaps.build.ts). Uniswap v3 is the only venue.
+ * (swaps.build.ts), checked against the subaccount's min_health_factor. Uniswap v3 is the only
+ * venue.
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { runBuild } from "../../lib/build/audit.js";
+import { accountHealthSchema, allowBelowField } from "../../lib/build/health-floor.js";
 import {
   amountFields,
   buildFields,
@@ -42,6 +44,7 @@ export const SwapQuoteRequest = z
     deadline_s: z.number().int().min(1).max(86_400).default(600).openapi({
       description: "The swap's deadline, seconds after the head block's timestamp",
     }),
+    allow_below_min_health_factor: allowBelowField,
   })
   .openapi("SwapQuoteRequest", {
     example: { chain: 8453, token_in: USDC, token_out: WETH, amount: "1000", max_slippage_bps: 50 },
@@ -126,6 +129,10 @@ export const SwapTransactionPayload = TransactionPayloadSchema.extend({
   quote: SwapQuote,
   simulation: SwapSimulation,
   candidates: z.array(SwapCandidate).openapi({ description: "Every other route, with why it lost" }),
+  subaccount_health_factor: accountHealthSchema(
+    "what the Safe holds changes by the simulation's amounts in and out, valued at the feeds the account is valued at (a swap's fees and price impact lower it)",
+    "",
+  ),
 }).openapi("SwapTransactionPayload");
 export type SwapPayload = z.infer<typeof SwapTransactionPayload>;
 
@@ -136,7 +143,8 @@ export const swapRoute = createRoute({
   summary: "Build the best swap for a subaccount",
   description: [
     "Requires an API key with the scope `transactions:build`. Quotes every Uniswap v3 route from `token_in` to `token_out` (each fee tier with a pool; two hops through WETH or a stablecoin of the chain), builds each as the subaccount module's `executeWithApprovals` (an exact approval of the input to the SwapRouter, reset to 0 after; the swap pays the Safe, with `amountOutMinimum` = the quote less `max_slippage_bps`), simulates each from the sender in one `eth_simulateV1` per route, and returns the route whose simulation passes with the most out, as `target`, `data` and `value` for the sender to sign. The service never sends it. Uniswap v3 is the only venue.",
-    "Refusals: 422 a token the module does not allow (before any quote or simulation; `loc` names the field), `insufficient_balance` (an amount above the Safe's token_in balance, before any simulation), the same token in and out, a malformed body; 404 `unknown_subaccount`; 409 `no_route` (no pool route), `simulation_failed` (no route passes: each route's decoded reason in `reasons`, e.g. `NotTrader`, `Too little received`), `stale_subaccount`; 503 `no_rpc`, `chain_unavailable`, `simulation_unsupported` (the node has no eth_simulateV1). Every build and refusal is recorded in the build audit.",
+    "Refusals: 422 a token the module does not allow (before any quote or simulation; `loc` names the field), `insufficient_balance` (an amount above the Safe's token_in balance, before any simulation), the same token in and out, a malformed body; 404 `unknown_subaccount`; 409 `no_route` (no pool route), `simulation_failed` (no route passes: each route's decoded reason in `reasons`, e.g. `NotTrader`, `Too little received`), `below_min_health_factor` (below), `stale_subaccount`; 503 `no_rpc`, `chain_unavailable` (also for any chain of the account when its minimum is checked), `simulation_unsupported` (the node has no eth_simulateV1). Every build and refusal is recorded in the build audit.",
+    "When the registry sets the subaccount a `min_health_factor`, its account-wide health factor (every chain, venue and loan it borrows) is read beside the simulations and reported before and after the chosen route (`subaccount_health_factor`): what the swap gives up to fees and price impact lowers what secures the loans it borrows (the venues' factors count only their own collateral, which a swap does not touch). One the swap would take below the minimum, and lower than it was, is a 409 `below_min_health_factor` unless `allow_below_min_health_factor` is true (no other route does better: the chosen one gives the most out).",
   ].join("\n\n"),
   middleware: [requireScope("transactions:build")] as const,
   security: keySecurity,
@@ -153,7 +161,10 @@ export const swapRoute = createRoute({
     ),
     ...writeResponses({}),
     404: jsonResponse("`unknown_subaccount`", BuildRefusalSchema),
-    409: jsonResponse("`no_route`, `simulation_failed` (with `reasons`), `stale_subaccount`", BuildRefusalSchema),
+    409: jsonResponse(
+      "`no_route`, `simulation_failed` (with `reasons`), `below_min_health_factor`, `stale_subaccount`",
+      BuildRefusalSchema,
+    ),
     422: jsonResponse("Validation error, or a token the module does not allow", ValidationErrorSchema),
     503: jsonResponse("`no_rpc`, `chain_unavailable`, `simulation_unsupported`, `read_only`", BuildRefusalSchema),
   },
@@ -162,5 +173,7 @@ export const swapRoute = createRoute({
 export const swapHandler: RouteHandler<typeof swapRoute, AppEnv> = async (c) => {
   const { address } = c.req.valid("param");
   const body = c.req.valid("json");
-  return runBuild(c, "swap", { address, ...body }, () => buildSwap(c.var.deps, address, body)) as never;
+  return runBuild(c, "swap", { address, ...body }, () =>
+    buildSwap(c.var.deps, c.var.chainReads, address, body),
+  ) as never;
 };
