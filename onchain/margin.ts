@@ -144,6 +144,10 @@ export async function readDeposits(
   return out;
 }
 
+/** Of `deposits`, those without an indexed answer at or before `blockNumber` (the ledger's chain's). */
+export const unansweredAt = (deposits: readonly PerpDeposit[], blockNumber: bigint) =>
+  deposits.filter((d) => d.answeredAt == null || d.answeredAt > blockNumber);
+
 /**
  * Of `deposits`, those `ledger` had neither credited nor rejected at `blockNumber` (its chain's
  * block): the ones without an indexed answer at or before it, checked with the ledger's `status`.
@@ -154,7 +158,7 @@ export async function readInTransit(
   deposits: readonly PerpDeposit[],
   blockNumber: bigint,
 ): Promise<PerpDeposit[]> {
-  const open = deposits.filter((d) => d.answeredAt == null || d.answeredAt > blockNumber);
+  const open = unansweredAt(deposits, blockNumber);
   if (open.length === 0) return [];
   // a failed call (the ledger not yet deployed at that block) is no answer
   const res = await client.multicall({

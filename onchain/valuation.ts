@@ -89,15 +89,26 @@ export async function readChainState(
   };
 }
 
+/** Reads which of `deposits` the ledger on `chainId` had not answered at `blockNumber`. */
+export type TransitReader = (
+  chainId: number,
+  ledger: Address,
+  deposits: readonly PerpDeposit[],
+  blockNumber: bigint,
+) => Promise<PerpDeposit[]>;
+
+/** The reader straight from each chain's client. */
+export const transitFrom =
+  (clientOf: (chainId: number) => PublicClient): TransitReader =>
+  (chainId, ledger, deposits, blockNumber) =>
+    readInTransit(clientOf(chainId), ledger, deposits, blockNumber);
+
 /**
  * `states` with each ledger's chain's `inTransit` filled: the deposits read on the chains whose
  * bridges go to that ledger, not answered by it at its block. Without the ledger's chain in
  * `states` none of them is counted.
  */
-export async function withInTransit(
-  states: readonly ChainState[],
-  clientOf: (chainId: number) => PublicClient,
-): Promise<ChainState[]> {
+export async function withInTransit(states: readonly ChainState[], read: TransitReader): Promise<ChainState[]> {
   return Promise.all(
     states.map(async (s) => {
       const ledger = s.ledger?.toLowerCase();
@@ -105,7 +116,7 @@ export async function withInTransit(
         .filter((x) => x.depositsTo?.chainId === s.chainId && x.depositsTo.ledger === ledger)
         .flatMap((x) => x.deposits);
       if (s.ledger == null || deposits.length === 0) return s;
-      return { ...s, inTransit: await readInTransit(clientOf(s.chainId), s.ledger, deposits, s.blockNumber) };
+      return { ...s, inTransit: await read(s.chainId, s.ledger, deposits, s.blockNumber) };
     }),
   );
 }

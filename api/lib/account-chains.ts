@@ -7,7 +7,8 @@
 import type { Address } from "viem";
 import type { IndexedLoans } from "../../db/loan-parties.js";
 import { indexedPerp } from "../../db/perp-deposits.js";
-import { type ChainState, readChainState, withInTransit } from "../../onchain/valuation.js";
+import { readInTransit, unansweredAt } from "../../onchain/margin.js";
+import { type ChainState, readChainState, type TransitReader, withInTransit } from "../../onchain/valuation.js";
 import { type ChainReads, objectKey } from "./chain-reads.js";
 import type { ReadDb } from "./db.js";
 import { chainClient, chainProtocols, NoRpc } from "./protocols.js";
@@ -35,16 +36,26 @@ export async function readChains(
   const answered = perp.deposits.filter((d) => d.answeredAt != null).length;
   const indexed = `${perp.deposits.length}:${answered}:${perp.credits.length}`;
   const client = (chainId: number) => chainClient(rpcUrls.get(chainId)!);
-  const states = await Promise.all(
-    chains.map(async (chainId): Promise<ChainState> => {
+  const read = await Promise.all(
+    chains.map(async (chainId) => {
       const url = rpcUrls.get(chainId)!;
       const entry = catalogue.get(chainId)!;
       const pool = account.loans.poolBorrowed.get(chainId) ?? [];
       const key = `state:${address}:${objectKey(entry)}:${indexed}:${pool.join(",")}`;
-      const read = (head: { number: bigint; timestamp: bigint }) =>
+      const at = (head: { number: bigint; timestamp: bigint }) =>
         readChainState(client(chainId), entry, address, head, perp, pool);
-      return (await reads.atHead(url, client(chainId), key, read)).value;
+      return { chainId, url, ...(await reads.atHead(url, client(chainId), key, at)) };
     }),
   );
-  return withInTransit(states, client);
+  // the ledger's answers to the deposits still open at its head: read once per head and list
+  const transit: TransitReader = (chainId, ledger, deposits, blockNumber) => {
+    const r = read.find((x) => x.chainId === chainId)!;
+    const open = unansweredAt(deposits, blockNumber);
+    const key = `transit:${ledger}:${open.map((d) => d.coreHash).join(",")}`;
+    return reads.at(r.url, r.head, key, () => readInTransit(client(chainId), ledger, open, blockNumber));
+  };
+  return withInTransit(
+    read.map((x) => x.value),
+    transit,
+  );
 }

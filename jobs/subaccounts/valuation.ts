@@ -18,7 +18,13 @@ import { indexedLoans } from "../../db/loan-parties.js";
 import { indexedPerp } from "../../db/perp-deposits.js";
 import { rpcClient } from "../../onchain/client.js";
 import { logsInRange } from "../../onchain/logs.js";
-import { accountFigures, type ChainState, readChainState, withInTransit } from "../../onchain/valuation.js";
+import {
+  accountFigures,
+  type ChainState,
+  readChainState,
+  transitFrom,
+  withInTransit,
+} from "../../onchain/valuation.js";
 import type { Db } from "../repo.js";
 import { replaceSubaccountDays, type SubaccountDayRow } from "./subaccount-day-write.js";
 
@@ -206,7 +212,10 @@ export async function runSubaccountDays(
         blocks[String(chainId)] = Number(number);
       }
       if (states.length === 0) continue;
-      states = await withInTransit(states, (chainId) => rpcClient(rpcUrls.get(chainId)!));
+      states = await withInTransit(
+        states,
+        transitFrom((chainId) => rpcClient(rpcUrls.get(chainId)!)),
+      );
       // the flows up to the block each chain's figures are read at, not yet counted (on the first
       // day, every earlier one too: capital that arrived before the chain's first snapshot), at
       // this day's prices; a transfer after the day's last snapshot block counts the next day,

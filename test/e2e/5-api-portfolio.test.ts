@@ -1096,6 +1096,26 @@ describe("a perp deposit on its way to the core ledger", () => {
 
     // in the value, the summary and the series' today (at the same heads)
     const onWay = await inTransit(safe, p.core_hash, 1, price, held);
+    // the ledger's answer to it is read once per head block, as the state is: a second request
+    // at the same head reads only the head
+    const proxy = await startRpcProxy(rpcUrls().get(1)!, await freePorts(1));
+    try {
+      const one = h.appWith({ responseCacheMs: 0, rpcUrls: new Map([...rpcUrls(), [1, proxy.url]]) });
+      const health = async () => {
+        const res = await one.request(`/api/v1/subaccounts/health_factor?address=${safe}`, {
+          headers: { "x-api-key": h.key },
+        });
+        expect(res.status).toBe(200);
+      };
+      proxy.record();
+      await health();
+      expect(proxy.stop().filter((c) => c.method === "eth_call").length).toBeGreaterThan(1);
+      proxy.record();
+      await health();
+      expect(proxy.stop().map((c) => c.method)).toEqual(["eth_getBlockByNumber"]);
+    } finally {
+      await proxy.close();
+    }
     // with nothing indexed (an indexer behind the chain) the bridge's nonce and logs find it
     const bridges = [chain1.world.protocols.perp.bridgeA, chain1.world.protocols.perp.bridgeB] as Address[];
     const read = await readDeposits(client, 1, bridges, safe, receipt.blockNumber, []);
