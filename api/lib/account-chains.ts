@@ -31,7 +31,7 @@ export async function readChains(
   const chains = [...catalogue.keys()].sort((a, b) => a - b);
   for (const chainId of chains) if (!rpcUrls.has(chainId)) throw new NoRpc(chainId);
   const address = account.address as Address;
-  const perp = await indexedPerp(db, indexerSchema, address);
+  const perp = await reads.recent(`perp:${address}`, () => indexedPerp(db, indexerSchema, address));
   // the reads depend on what is indexed: a new deposit, answer, credit key or pool loan is a new key
   const answered = perp.deposits.filter((d) => d.answeredAt != null).length;
   const indexed = `${perp.deposits.length}:${answered}:${perp.credits.length}`;

@@ -153,3 +153,40 @@ describe("objectKey", () => {
     expect(objectKey(a)).not.toBe(objectKey(b));
   });
 });
+
+describe("ChainReads: recent reads not of a chain (the index's rows about an account)", () => {
+  it("shared for the head's TTL and while under way; a new one after; per key", async () => {
+    let t = 0;
+    const reads = new ChainReads({ headTtlMs: 1000, now: () => t });
+    let n = 0;
+    const read = async () => ++n;
+    const [a, b] = await Promise.all([reads.recent("loans:a", read), reads.recent("loans:a", read)]);
+    expect([a, b]).toEqual([1, 1]);
+    t = 999;
+    expect(await reads.recent("loans:a", read)).toBe(1);
+    expect(await reads.recent("loans:b", read)).toBe(2);
+    t = 1000;
+    expect(await reads.recent("loans:a", read)).toBe(3);
+  });
+
+  it("with no TTL every request reads, but one under way is still shared; a failure is not kept", async () => {
+    const reads = new ChainReads({ headTtlMs: 0 });
+    let n = 0;
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const held = async () => {
+      await gate;
+      return ++n;
+    };
+    const both = Promise.all([reads.recent("k", held), reads.recent("k", held)]);
+    await tick();
+    open();
+    expect(await both).toEqual([1, 1]);
+    expect(await reads.recent("k", async () => ++n)).toBe(2);
+    const failing = reads.recent("k", async () => {
+      throw new Error("db down");
+    });
+    await expect(failing).rejects.toThrow("db down");
+    expect(await reads.recent("k", async () => ++n)).toBe(3);
+  });
+});

@@ -9,6 +9,8 @@
  * - A read at a head (keyed by what it reads) is made once per head block: requests at the same
  *   head share its result, or the read under way; a new head (another block hash, so a reorg too)
  *   reads afresh. Only the newest block's result is kept per key. A failed read is not kept.
+ * - A read of what the indexer wrote about an account (`recent`, which decides what is read at the
+ *   heads) is shared for as long as a head is: an index behind the chain is no older for it.
  *
  * Every answer built from these reads still names the block it was read at.
  */
@@ -39,6 +41,12 @@ interface HeadEntry {
   done: boolean;
 }
 
+interface RecentEntry {
+  at: number;
+  value: Promise<unknown>;
+  done: boolean;
+}
+
 interface ReadEntry {
   block: bigint;
   hash: string;
@@ -48,6 +56,7 @@ interface ReadEntry {
 export class ChainReads {
   private readonly heads = new Map<string, HeadEntry>();
   private readonly reads = new Map<string, ReadEntry>();
+  private readonly recents = new Map<string, RecentEntry>();
   private readonly headTtlMs: number;
   private readonly maxEntries: number;
   private readonly now: () => number;
@@ -77,6 +86,32 @@ export class ChainReads {
     );
     this.heads.set(url, entry);
     return entry.head;
+  }
+
+  /**
+   * `read` (not of a chain: e.g. the index's rows about an account), shared by the requests of the
+   * next `headTtlMs` and with the read under way. A failed read is not kept.
+   */
+  recent<T>(key: string, read: () => Promise<T>): Promise<T> {
+    const now = this.now();
+    const hit = this.recents.get(key);
+    if (hit && (!hit.done || now - hit.at < this.headTtlMs)) return hit.value as Promise<T>;
+    const entry = { at: now, done: false } as RecentEntry;
+    entry.value = read().then(
+      (v) => {
+        entry.done = true;
+        return v;
+      },
+      (err: unknown) => {
+        entry.done = true;
+        if (this.recents.get(key) === entry) this.recents.delete(key);
+        throw err;
+      },
+    );
+    this.recents.delete(key);
+    if (this.recents.size >= this.maxEntries) this.recents.delete(this.recents.keys().next().value!);
+    this.recents.set(key, entry);
+    return entry.value as Promise<T>;
   }
 
   /** `read` at `head` of the chain behind `url`, once per head block and `key`. */

@@ -69,7 +69,7 @@ export function healthFloor(deps: AppDeps, reads: ChainReads, sub: BuildSubaccou
   const minimum = sub.minHealthFactor;
   const address = sub.safe.toLowerCase();
   const read = async () => {
-    const loans = await indexedLoans(db, config.indexerSchema, address);
+    const loans = await reads.recent(`loans:${address}`, () => indexedLoans(db, config.indexerSchema, address));
     return readChains(db, config.indexerSchema, reads, config.rpcUrls, { address, loans });
   };
   const states = lowers && minimum != null ? settle(read()) : null;
