@@ -90,7 +90,9 @@ function protocolsOf(r: ChainResult): ChainProtocolsEntry {
 
 /**
  * Per vault, its subaccounts' settings: the minimum health factor of those the simulator keeps
- * above one, and the custody wallet that funds them (one per seed, the same on every chain).
+ * above one, and the custody wallet that funds them (one per seed, the same on every chain). A
+ * Safe has one address on every chain and is in each chain's world, with its role on one: the
+ * minimum is the one any chain's world gives it.
  */
 function subaccountSettings(results: ChainResult[], v: RegistryVault) {
   const out: Record<string, { minHealthFactor?: number; funding: string[] }> = {};
@@ -99,7 +101,8 @@ function subaccountSettings(results: ChainResult[], v: RegistryVault) {
     for (const x of r.world.subaccounts) {
       const safe = x.safe.toLowerCase() as `0x${string}`;
       if (!v.subaccounts.includes(safe)) continue;
-      out[safe] = { ...(x.minHealthFactor != null ? { minHealthFactor: x.minHealthFactor } : {}), funding };
+      const minHealthFactor = x.minHealthFactor ?? out[safe]?.minHealthFactor;
+      out[safe] = { ...(minHealthFactor != null ? { minHealthFactor } : {}), funding };
     }
   return out;
 }

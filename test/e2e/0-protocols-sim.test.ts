@@ -24,6 +24,7 @@ import { LoanRegistryAbi } from "../../abis/LoanRegistryAbi.js";
 import { MorphoLendingVaultAbi } from "../../abis/MorphoLendingVaultAbi.js";
 import { PerpBridgeAAbi } from "../../abis/PerpBridgeAAbi.js";
 import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
+import { loadRegistry, type Registry } from "../../config/registry.js";
 import type { Manifest } from "../../contracts/devnet/index.js";
 import {
   aave as aaveArt,
@@ -39,9 +40,11 @@ import { loadManifest, rpcCall } from "../helpers.js";
 
 const devnet = inject("devnet");
 let manifest: Manifest;
+let registry: Registry;
 
 beforeAll(() => {
   manifest = loadManifest(devnet.manifestFile);
+  registry = loadRegistry(devnet.registryFile);
 });
 
 function rpcUrl(chainId: number): string {
@@ -112,6 +115,10 @@ describe("the simulated protocol world", () => {
       );
       const hf = Number(account[5]! / 10n ** 14n) / 10_000;
       expect(lev.minHealthFactor).toBe(1.15);
+      // the registry gives it that minimum under its vault, on whichever chain the vault is
+      const safe = lev.safe.toLowerCase() as Address;
+      const entry = registry.evm.find((v) => v.subaccounts.includes(safe));
+      expect(entry?.subaccountSettings?.[safe]?.minHealthFactor).toBe(1.15);
       expect(hf).toBeGreaterThan(1.0);
       expect(hf).toBeLessThan(1.5);
       // a held position owned by the Safe, a staked one deposited for it
