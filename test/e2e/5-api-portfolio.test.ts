@@ -310,6 +310,13 @@ describe("the subaccount valuation series", () => {
       }
     }
     expect(with30).toBeGreaterThan(0);
+    // the institutional vault objects' subaccount items give the same estimated APR
+    const vaults = (await (await app.request("/api/v1/tokenized_vault", { headers })).json()) as {
+      subaccounts: { address: string; estimated_apr: number | null }[];
+    }[];
+    const items = vaults.flatMap((v) => v.subaccounts).filter((x) => byAddress.has(x.address));
+    expect(items.length).toBeGreaterThan(1);
+    for (const x of items) expect(x.estimated_apr, x.address).toBeCloseTo(estimatedApr(byAddress.get(x.address)!)!, 12);
   });
 });
 

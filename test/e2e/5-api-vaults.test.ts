@@ -297,12 +297,14 @@ async function checkVault(
     friendly_name: string;
     status: string;
     subaccount_type: string;
+    min: number | null;
     s_id: string | null;
     s_name: string | null;
     s_logo: string | null;
     s_web: string | null;
   }>(
-    `SELECT sa.id, sa.address, sa.internal_name, sa.friendly_name, sa.status, sa.subaccount_type, s.id AS s_id, s.name AS s_name, s.logo_url AS s_logo, s.website_url AS s_web
+    `SELECT sa.id, sa.address, sa.internal_name, sa.friendly_name, sa.status, sa.subaccount_type,
+       sa.min_health_factor::float8 AS min, s.id AS s_id, s.name AS s_name, s.logo_url AS s_logo, s.website_url AS s_web
      FROM registry.subaccount sa LEFT JOIN registry.strategist s ON s.id = sa.strategist_id WHERE sa.chain_id = $1 AND sa.vault = $2 ORDER BY sa.address`,
     [v.chain_id, v.address],
   );
@@ -316,6 +318,9 @@ async function checkVault(
   } else {
     const pubStrat = (s: (typeof subs)[number]) =>
       s.s_id ? { strategist_name: s.s_name, strategist_logo: s.s_logo, id: s.s_id } : null;
+    // the subaccount list's estimated APRs: the vault's subaccount items give the same
+    const listed = await h.json<{ address: string; estimated_apr: number | null }[]>("/api/v1/subaccounts");
+    const aprs = new Map(listed.body.map((x) => [x.address, x.estimated_apr]));
     if (shape === "public")
       expect(item.subaccounts).toEqual(subs.map((s) => ({ address: s.address, strategist: pubStrat(s) })));
     else
@@ -327,8 +332,8 @@ async function checkVault(
           chains: [{ chain_id: v.chain_id, name: expect.any(String) }],
           status: s.status,
           subaccount_type: s.subaccount_type,
-          min_health_factor: null,
-          estimated_apr: null,
+          min_health_factor: s.min,
+          estimated_apr: aprs.get(s.address) ?? null,
           id: s.id,
           strategist: s.s_id
             ? { strategist_name: s.s_name, strategist_logo: s.s_logo, website_url: s.s_web, id: s.s_id }
@@ -480,6 +485,10 @@ describe("vault list", () => {
       for (const k of SPEC_FIELDS) expect(item, k).toHaveProperty(k);
       await checkVault(item, registry[i]!, "inst", { subaccounts: true, snapshots: true });
     }
+    // what the registry gives them, not a null: the leveraged subaccounts' minimum (their
+    // estimated APRs are checked against the series in 5-api-portfolio)
+    const subs = r.body.flatMap((v) => v.subaccounts as { min_health_factor: number | null }[]);
+    expect(subs.filter((s) => s.min_health_factor === 1.15).length).toBe(2);
     const sol = r.body.find((x) => x.chain <= 0)!;
     const meta = nonEvm().attributes.solana_vault_metadata as Json;
     expect(sol.solana_vault_metadata).toMatchObject({ ...meta, tokenized_vault_id: sol.id });

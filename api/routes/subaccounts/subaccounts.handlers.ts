@@ -1,7 +1,6 @@
 /** Handlers of /api/v1/subaccounts (subaccounts.routes.ts). */
 import type { RouteHandler, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { sql } from "kysely";
 import type { LoanView } from "../../../onchain/loans.js";
 import {
   accountFigures,
@@ -18,12 +17,12 @@ import type { AppEnv } from "../../lib/router.js";
 import {
   type Account,
   chainName,
+  estimatedAprs,
   findAccount,
   type SubaccountRow,
   seriesFigures,
   subaccountRows,
 } from "./subaccounts.lib.js";
-import { estimatedApr, type SeriesDay } from "./subaccounts.returns.js";
 import type {
   healthFactor,
   PublicSubaccountRead,
@@ -35,20 +34,7 @@ import type {
 const num = (v: string | null) => (v == null ? null : Number(v));
 
 export const subaccountListHandler: RouteHandler<typeof subaccountList, AppEnv> = async (c) => {
-  const rows = await subaccountRows(c.var.deps.db);
-  // each subaccount's realized APR over 30 days (its lifetime APR when younger): its last 31 days
-  const { rows: days } = await sql<SeriesDay & { address: string }>`
-    SELECT d.address, d.day - date '1970-01-01' AS day, d.net_account_value, d.total_pnl, d.total_net_deposits
-    FROM derived.subaccount_day d
-    JOIN (SELECT address, max(day) AS last FROM derived.subaccount_day GROUP BY address) l USING (address)
-    WHERE d.day >= l.last - 30 ORDER BY d.address, d.day`.execute(c.var.deps.db);
-  const seriesOf = new Map<string, SeriesDay[]>();
-  for (const d of days) {
-    const list = seriesOf.get(d.address) ?? [];
-    list.push(d);
-    seriesOf.set(d.address, list);
-  }
-  const aprOf = new Map([...seriesOf].map(([address, rows]) => [address, estimatedApr(rows)]));
+  const [rows, aprOf] = await Promise.all([subaccountRows(c.var.deps.db), estimatedAprs(c.var.deps.db)]);
   const byAddress = new Map<string, SubaccountRow[]>();
   for (const r of rows) byAddress.set(r.address, [...(byAddress.get(r.address) ?? []), r]);
   const out: z.infer<typeof PublicSubaccountRead>[] = [...byAddress.values()].map((rs) => {

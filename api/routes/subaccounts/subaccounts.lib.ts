@@ -9,7 +9,7 @@ import { getChain } from "../../../config/chains.js";
 import { dayToDate } from "../../../db/days.js";
 import { type IndexedLoans, indexedLoans } from "../../../db/loan-parties.js";
 import type { ReadDb } from "../../lib/db.js";
-import { lifetimeReturn, type SeriesDay, windowReturn } from "./subaccounts.returns.js";
+import { estimatedApr, lifetimeReturn, type SeriesDay, windowReturn } from "./subaccounts.returns.js";
 
 export interface SubaccountRow {
   id: string;
@@ -100,6 +100,27 @@ export async function findAccount(db: ReadDb, indexerSchema: string, address: st
   if (loans.partyChains.length > 0)
     return { address: a, kind: "loan_party", name: null, chains: loans.partyChains, minHealthFactor: null, loans };
   return null;
+}
+
+/**
+ * Each subaccount's `estimated_apr` (`addresses`, lower case; all when not given): its realized
+ * APR over 30 days, or its lifetime APR when younger, from its last 31 stored days.
+ */
+export async function estimatedAprs(db: ReadDb, addresses?: readonly string[]): Promise<Map<string, number | null>> {
+  if (addresses?.length === 0) return new Map();
+  const only = addresses ? sql`WHERE address = ANY(${[...addresses]}::text[])` : sql``;
+  const { rows: days } = await sql<SeriesDay & { address: string }>`
+    SELECT d.address, d.day - date '1970-01-01' AS day, d.net_account_value, d.total_pnl, d.total_net_deposits
+    FROM derived.subaccount_day d
+    JOIN (SELECT address, max(day) AS last FROM derived.subaccount_day ${only} GROUP BY address) l USING (address)
+    WHERE d.day >= l.last - 30 ORDER BY d.address, d.day`.execute(db);
+  const seriesOf = new Map<string, SeriesDay[]>();
+  for (const d of days) {
+    const list = seriesOf.get(d.address) ?? [];
+    list.push(d);
+    seriesOf.set(d.address, list);
+  }
+  return new Map([...seriesOf].map(([address, rows]) => [address, estimatedApr(rows)]));
 }
 
 /** The valuation-series figures of `address` (derived.subaccount_day), as of its last stored day. */

@@ -5,6 +5,7 @@ import { formatFixed, parseFixed, tvlOf } from "../../../db/fixed.js";
 import { requestedChain, servedChain } from "../../lib/chain.js";
 import type { AppEnv } from "../../lib/router.js";
 import { findVault, normalizeAddress, shareDecimalsOf, type VaultBaseRow } from "../../lib/vaults.js";
+import { estimatedAprs } from "../subaccounts/subaccounts.lib.js";
 import { type Batcher, batcherFor } from "./tokenized_vault.batch.js";
 import { latestSnapshot, loadVaults, portfolioCache, vaultDays } from "./tokenized_vault.queries.js";
 import type {
@@ -71,7 +72,10 @@ function vaultBody(
       loadSnapshots: f.load_snapshots,
       ...(single ? { limit: 1 } : {}),
     });
-    const vaults = rows.map((r) => (surface === "public" ? toPublic(buildVault(r)) : buildVault(r)));
+    // the institutional shape's subaccounts carry their estimated APR (the subaccount list's)
+    const subs = surface === "inst" ? rows.flatMap((r) => (r.subaccounts ?? []).map((s) => s.address)) : [];
+    const aprOf = await estimatedAprs(db, [...new Set(subs.map((a) => a.toLowerCase()))]);
+    const vaults = rows.map((r) => (surface === "public" ? toPublic(buildVault(r)) : buildVault(r, aprOf)));
     if (single) return vaults.length ? { json: JSON.stringify(vaults[0]), chain: vaults[0]!.chain ?? null } : null;
     return { json: JSON.stringify(vaults), chain: null };
   });

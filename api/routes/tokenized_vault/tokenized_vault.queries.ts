@@ -37,6 +37,8 @@ export interface SubaccountJson {
   friendly_name: string | null;
   status: string;
   subaccount_type: string;
+  /** numeric as text */
+  min_health_factor: string | null;
   s_id: string | null;
   s_name: string | null;
   s_logo: string | null;
@@ -75,7 +77,7 @@ export async function loadVaults(
     ? sql`(SELECT coalesce(json_agg(json_build_object(
           'id', sa.id, 'chain_id', sa.chain_id, 'address', sa.address, 'internal_name', sa.internal_name,
           'friendly_name', sa.friendly_name, 'status', sa.status, 'subaccount_type', sa.subaccount_type,
-          's_id', ss.id, 's_name', ss.name, 's_logo', ss.logo_url, 's_web', ss.website_url) ORDER BY sa.address), '[]'::json)
+          'min_health_factor', sa.min_health_factor::text, 's_id', ss.id, 's_name', ss.name, 's_logo', ss.logo_url, 's_web', ss.website_url) ORDER BY sa.address), '[]'::json)
         FROM registry.subaccount sa LEFT JOIN registry.strategist ss ON ss.id = sa.strategist_id
         WHERE sa.chain_id = rv.chain_id AND sa.vault = rv.address)`
     : sql`NULL::json`;

@@ -220,8 +220,14 @@ export const SubaccountSchema = z
     chains: z.array(z.object({ chain_id: z.number().int(), name: z.string().nullable() })),
     status: z.string(),
     subaccount_type: z.string(),
-    min_health_factor: z.number().nullable(),
-    estimated_apr: z.number().nullable(),
+    min_health_factor: z
+      .number()
+      .nullable()
+      .openapi({ description: "The health factor its operator keeps it above (registry); null: none" }),
+    estimated_apr: z.number().nullable().openapi({
+      description:
+        "Its realized APR over 30 days (its lifetime APR while younger), as GET /subaccounts lists it; null before its series has a day",
+    }),
     id: Uuid,
     strategist: StrategistSchema.nullable(),
   })

@@ -89,7 +89,7 @@ function strategist(id: string | null, name: string | null, logo: string | null,
   return id == null ? null : { strategist_name: name, strategist_logo: logo, website_url: web, id };
 }
 
-function subaccount(s: SubaccountJson) {
+function subaccount(s: SubaccountJson, aprOf: ReadonlyMap<string, number | null>) {
   return {
     address: s.address,
     internal_name: s.internal_name,
@@ -97,8 +97,8 @@ function subaccount(s: SubaccountJson) {
     chains: [{ chain_id: s.chain_id, name: getChain(s.chain_id)?.name ?? null }],
     status: s.status,
     subaccount_type: s.subaccount_type,
-    min_health_factor: null,
-    estimated_apr: null,
+    min_health_factor: num(s.min_health_factor),
+    estimated_apr: aprOf.get(s.address.toLowerCase()) ?? null,
     id: s.id,
     strategist: strategist(s.s_id, s.s_name, s.s_logo, s.s_web),
   };
@@ -110,7 +110,7 @@ const withIds = (o: Record<string, unknown> | null, kind: string, vaultId: strin
     : { ...o, id: typeof o.id === "string" ? o.id : uuidFrom(`${kind}:${vaultId}`), tokenized_vault_id: vaultId };
 
 /** The institutional vault object. */
-export function buildVault(r: VaultRow): TokenizedVault {
+export function buildVault(r: VaultRow, aprOf: ReadonlyMap<string, number | null> = new Map()): TokenizedVault {
   const a: Attrs = r.attributes ?? {};
   const dec = assetDecimals(a);
   const rep = objA(a, "reported_apy");
@@ -217,7 +217,7 @@ export function buildVault(r: VaultRow): TokenizedVault {
     receipt_token_integrations: objects(a, "receipt_token_integrations"),
     composability_integrations: objects(a, "composability_integrations"),
     hardcoded_strategists: s ? [s] : [],
-    subaccounts: (r.subaccounts ?? []).map(subaccount),
+    subaccounts: (r.subaccounts ?? []).map((s) => subaccount(s, aprOf)),
     operators: r.operators.map((o) => ({ address: o.address, operator_type: o.operator_type })),
     eoa_operators:
       r.subaccounts == null
