@@ -1,8 +1,9 @@
 /**
  * Shared by the subaccount routes: a subaccount's registry rows (one per chain it is registered
  * on), the accounts the health factor and summary also answer for (a vault's EOA operators, the
- * parties to indexed loans) and their valuation-series figures. The account's live state on
- * every chain is read by api/lib/account-chains.ts.
+ * parties to indexed loans) and their valuation-series figures, whose estimated APRs the vault
+ * objects' subaccount items give too. The account's live state on every chain is read by
+ * api/lib/account-chains.ts.
  */
 import { sql } from "kysely";
 import { getChain } from "../../../config/chains.js";
