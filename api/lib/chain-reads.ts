@@ -34,16 +34,11 @@ export interface ChainReadsOptions {
   now?: () => number;
 }
 
-interface HeadEntry {
-  at: number;
-  head: Promise<Head>;
-  /** the read has finished (a read under way is shared whatever its age) */
-  done: boolean;
-}
-
+/** A read kept for `headTtlMs` from its start (a head, or a `recent` read). */
 interface RecentEntry {
   at: number;
   value: Promise<unknown>;
+  /** the read has finished (a read under way is shared whatever its age) */
   done: boolean;
 }
 
@@ -54,7 +49,7 @@ interface ReadEntry {
 }
 
 export class ChainReads {
-  private readonly heads = new Map<string, HeadEntry>();
+  private readonly heads = new Map<string, RecentEntry>();
   private readonly reads = new Map<string, ReadEntry>();
   private readonly recents = new Map<string, RecentEntry>();
   private readonly headTtlMs: number;
@@ -69,23 +64,9 @@ export class ChainReads {
 
   /** The head of the chain behind `url` (`client` is that URL's client). */
   head(url: string, client: HeadClient): Promise<Head> {
-    const now = this.now();
-    const hit = this.heads.get(url);
-    if (hit && (!hit.done || now - hit.at < this.headTtlMs)) return hit.head;
-    const entry = { at: now, done: false } as HeadEntry;
-    entry.head = client.getBlock().then(
-      (b) => {
-        entry.done = true;
-        return { number: b.number, hash: b.hash, timestamp: b.timestamp };
-      },
-      (err: unknown) => {
-        entry.done = true;
-        if (this.heads.get(url) === entry) this.heads.delete(url);
-        throw err;
-      },
+    return this.kept(this.heads, url, () =>
+      client.getBlock().then((b) => ({ number: b.number, hash: b.hash, timestamp: b.timestamp })),
     );
-    this.heads.set(url, entry);
-    return entry.head;
   }
 
   /**
@@ -93,8 +74,13 @@ export class ChainReads {
    * next `headTtlMs` and with the read under way. A failed read is not kept.
    */
   recent<T>(key: string, read: () => Promise<T>): Promise<T> {
+    return this.kept(this.recents, key, read);
+  }
+
+  /** `read` under `key` in `map`, shared while under way and for `headTtlMs` after it started. */
+  private kept<T>(map: Map<string, RecentEntry>, key: string, read: () => Promise<T>): Promise<T> {
     const now = this.now();
-    const hit = this.recents.get(key);
+    const hit = map.get(key);
     if (hit && (!hit.done || now - hit.at < this.headTtlMs)) return hit.value as Promise<T>;
     const entry = { at: now, done: false } as RecentEntry;
     entry.value = read().then(
@@ -104,13 +90,13 @@ export class ChainReads {
       },
       (err: unknown) => {
         entry.done = true;
-        if (this.recents.get(key) === entry) this.recents.delete(key);
+        if (map.get(key) === entry) map.delete(key);
         throw err;
       },
     );
-    this.recents.delete(key);
-    if (this.recents.size >= this.maxEntries) this.recents.delete(this.recents.keys().next().value!);
-    this.recents.set(key, entry);
+    map.delete(key);
+    if (map.size >= this.maxEntries) map.delete(map.keys().next().value!);
+    map.set(key, entry);
     return entry.value as Promise<T>;
   }
 
