@@ -1,10 +1,11 @@
 /**
- * The protocol world of a simulated chain (issue 14): Uniswap v3, Aave v3, Morpho Blue with our
+ * The protocol world of a simulated chain (issue 14): Uniswap v3 and v2, Aave v3, Morpho Blue with our
  * lending vault and Safe (contracts/devnet/protocols), the vaults' subaccounts as Safes with
  * SubaccountModule (the same addresses on both chains), and the actors that give them life:
  *
- * - an arbitrageur keeping every pool's price at the feeds' (a swap to the feed price as its limit)
- *   and the Morpho OracleMock in step with the feeds, in one block;
+ * - an arbitrageur keeping every pool's price at the feeds' (a swap to the feed price as its limit;
+ *   on a v2 pair, the amount that moves its reserves there) and the Morpho OracleMock in step with
+ *   the feeds, in one block;
  * - the strategists (TRADER) swapping, providing liquidity, supplying and borrowing through the
  *   module: one subaccount keeps an Aave loan close to its minimum health factor, one lends on Aave
  *   and in the Morpho lending vault, one borrows on the Morpho market, swaps and holds v3 positions;
@@ -46,7 +47,13 @@ import { PerpBridgeAAbi } from "../../abis/PerpBridgeAAbi.js";
 import { PerpBridgeBAbi } from "../../abis/PerpBridgeBAbi.js";
 import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
 import type { PerpDepositRecord, PerpNetwork, WorldPerp } from "./perp-sim.js";
-import { aave as aaveArt, morphoArtifacts, safe as safeArt, uniswap as uniArt } from "./protocols/artifacts.js";
+import {
+  aave as aaveArt,
+  morphoArtifacts,
+  safe as safeArt,
+  uniswap as uniArt,
+  uniswapV2 as uniV2Art,
+} from "./protocols/artifacts.js";
 import {
   coreHash,
   createSubaccount,
@@ -63,6 +70,7 @@ import {
   type SafeDeployment,
   sqrtPriceX96,
   type TokenInput,
+  v2Rebalance,
 } from "./protocols/index.js";
 import { ERC20_ABI, PRICE_FEED_ABI } from "./protocols/tx.js";
 import { mintedTokenId, type UniswapPool } from "./protocols/uniswap.js";
@@ -405,6 +413,7 @@ export class World {
     for (const t of this.tokens) {
       await this.mint(t, arb, await this.units(t, 2_000_000_000));
       await s.send(arb, t.address, fn(ERC20_ABI, "approve", [p.uniswap.swapRouter, 2n ** 256n - 1n]), "arb approve");
+      await s.send(arb, t.address, fn(ERC20_ABI, "approve", [p.uniswapV2.router, 2n ** 256n - 1n]), "arb approve");
     }
     // the custody wallet's reserve, from which every Safe is funded (fund)
     for (const t of [this.weth, this.stable])
@@ -894,6 +903,32 @@ export class World {
           },
         ]);
         txs.push({ from: arb, to: p.uniswap.swapRouter, data, gas: ARB_GAS, what: `arbitrage ${pool.address}` });
+      }
+      for (const pair of p.uniswapV2.pairs) {
+        const t0 = byAddress(this.tokens, pair.token0);
+        const t1 = byAddress(this.tokens, pair.token1);
+        const [p0, p1] = [price.get(t0.address) as bigint, price.get(t1.address) as bigint];
+        const [r0, r1] = await this.read<readonly [bigint, bigint, number]>(
+          pair.address,
+          uniV2Art.pair().abi,
+          "getReserves",
+        );
+        // token1 per token0 at the reserves against the feeds, both scaled alike
+        const at0 = r1 * p1 * 10n ** BigInt(t0.decimals);
+        const feed0 = r0 * p0 * 10n ** BigInt(t1.decimals);
+        const diff = at0 > feed0 ? at0 - feed0 : feed0 - at0;
+        if (diff * 1_000_000n <= feed0 * ARB_TOLERANCE_PPM) continue;
+        const move = v2Rebalance({ r0, r1 }, p0, t0.decimals, p1, t1.decimals);
+        if (move.amountIn === 0n) continue;
+        const path = move.in0 ? [t0.address, t1.address] : [t1.address, t0.address];
+        const data = fn(uniV2Art.router02().abi, "swapExactTokensForTokens", [
+          move.amountIn,
+          0n,
+          path,
+          arb,
+          BigInt(at + 3600),
+        ]);
+        txs.push({ from: arb, to: p.uniswapV2.router, data, gas: ARB_GAS, what: `arbitrage ${pair.address}` });
       }
       const m = p.morpho;
       const col = byAddress(this.tokens, m.market.collateralToken);

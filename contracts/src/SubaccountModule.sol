@@ -38,6 +38,10 @@ contract SubaccountModule {
     bytes4 internal constant EXACT_INPUT = 0xc04b8d59;
     bytes4 internal constant EXACT_OUTPUT_SINGLE = 0xdb3e2198;
     bytes4 internal constant EXACT_OUTPUT = 0xf28c0498;
+    // Uniswap v2 Router02: swapExactTokensForTokens(uint256,uint256,address[],address,uint256)
+    bytes4 internal constant V2_SWAP_EXACT_TOKENS = 0x38ed1739;
+    // ...and swapTokensForExactTokens(uint256 amountOut,uint256 amountInMax,address[],address,uint256)
+    bytes4 internal constant V2_SWAP_FOR_EXACT_TOKENS = 0x8803dbee;
     // Uniswap v3 NonfungiblePositionManager
     bytes4 internal constant NPM_MINT = 0x88316456;
     bytes4 internal constant NPM_COLLECT = 0xfc6f7865;
@@ -325,6 +329,18 @@ contract SubaccountModule {
             (address first, address last) = _pathTokens(p.path);
             // a circular path spends what it buys: the router's own minimum check is the only one
             if (sel == EXACT_INPUT && first != last) return (last, p.amountOutMinimum);
+        } else if (sel == V2_SWAP_EXACT_TOKENS || sel == V2_SWAP_FOR_EXACT_TOKENS) {
+            // both are (uint256, uint256, address[] path, address to, uint256 deadline)
+            (, uint256 second, address[] memory path, address to) =
+                abi.decode(args, (uint256, uint256, address[], address));
+            if (path.length < 2) revert InvalidPath();
+            for (uint256 i = 0; i < path.length; i++) {
+                _token(path[i]);
+            }
+            _recipient(to);
+            // exact input: the second word is the minimum out (a circular path: the router's check)
+            address last = path[path.length - 1];
+            if (sel == V2_SWAP_EXACT_TOKENS && path[0] != last) return (last, second);
         } else if (sel == NPM_MINT) {
             MintParams memory p = abi.decode(args, (MintParams));
             _token(p.token0);

@@ -21,7 +21,12 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MorphoLendingVaultAbi } from "../../abis/MorphoLendingVaultAbi.js";
 import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
-import { aave as aaveArt, safe as safeArt, uniswap as uniArt } from "../../contracts/devnet/protocols/artifacts.js";
+import {
+  aave as aaveArt,
+  safe as safeArt,
+  uniswap as uniArt,
+  uniswapV2 as uniV2Art,
+} from "../../contracts/devnet/protocols/artifacts.js";
 import {
   createSafe,
   createSubaccount,
@@ -30,6 +35,7 @@ import {
   type ProtocolsManifest,
   type Subaccount,
   type TokenInput,
+  v2Rebalance,
 } from "../../contracts/devnet/protocols/index.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { mintedTokenId } from "../../contracts/devnet/protocols/uniswap.js";
@@ -324,6 +330,69 @@ describe("protocol world", () => {
       args: [USDC, router, 1n],
     });
     await trade(w, moduleCall("approve", [USDC, router, 0n]));
+  });
+
+  it("a Uniswap v2 pair at the feeds: a v2 swap through the module pays the Safe; refusals", async () => {
+    const w = w0();
+    const { USDC, WETH, wstETH } = w.tokens;
+    const v2 = w.p.uniswapV2;
+    const pair = v2.pairs.find((x) => new Set([x.token0, x.token1]).has(USDC)) as (typeof v2.pairs)[number];
+    expect(v2.pairs).toHaveLength(2); // WETH/USDC, wstETH/WETH
+    const reserves = async () => {
+      const [r0, r1] = await readAbi<[bigint, bigint]>(w, pair.address, uniV2Art.pair().abi, "getReserves");
+      return pair.token0 === USDC ? { usdc: r0, weth: r1 } : { usdc: r1, weth: r0 };
+    };
+    const r = await reserves();
+    // 3200 USDC per WETH, to 1e-6
+    expect(Number((r.usdc * E18 * 1_000_000n) / (r.weth * E6)) / 1e6).toBeCloseTo(3200, 4);
+    const amountIn = 1_000n * E6;
+    const path = [USDC, WETH];
+    const router = uniV2Art.router02().abi;
+    const [, expected] = await readAbi<bigint[]>(w, v2.router, router, "getAmountsOut", [amountIn, path]);
+    const deadline = BigInt(w.s.clock + 3600);
+    const swap = (min: bigint, p: Address[] = path, to: Address = w.sub.safe) =>
+      moduleCall("executeWithApprovals", [
+        [{ token: p[0], spender: v2.router, amount: amountIn }],
+        v2.router,
+        0n,
+        call(router, "swapExactTokensForTokens", [amountIn, min, p, to, deadline]),
+      ]);
+    expect(decode(await revertData(w, TRADER, w.sub.module, swap(0n, [USDC, WETH, wstETH])))).toEqual({
+      errorName: "TokenNotAllowed",
+      args: [wstETH],
+    });
+    expect(decode(await revertData(w, TRADER, w.sub.module, swap(0n, path, TRADER)))).toEqual({
+      errorName: "ExternalRecipient",
+      args: [TRADER],
+    });
+    const tooMuch = decodeErrorResult({ abi: [], data: await revertData(w, TRADER, w.sub.module, swap(E18)) });
+    expect(tooMuch.args).toEqual(["UniswapV2Router: INSUFFICIENT_OUTPUT_AMOUNT"]);
+    const [usdc0, weth0] = [await balance(w, USDC, w.sub.safe), await balance(w, WETH, w.sub.safe)];
+    await mintTo(w, USDC, w.sub.safe, amountIn);
+    await trade(w, swap((expected! * 99n) / 100n));
+    expect(await balance(w, USDC, w.sub.safe)).toBe(usdc0);
+    expect(await balance(w, WETH, w.sub.safe)).toBe(weth0 + expected!);
+    expect(await readAbi<bigint>(w, USDC, ERC20_ABI, "allowance", [w.sub.safe, v2.router])).toBe(0n);
+    // the arbitrageur's move (the simulator's) brings a skewed pair back to the feeds
+    const whale = actor("v2-whale");
+    await mintTo(w, WETH, whale, 200n * E18);
+    await w.s.send(whale, WETH, call(ERC20_ABI, "approve", [v2.router, 200n * E18]), "approve");
+    const sell = (amount: bigint, p: Address[]) =>
+      w.s.send(whale, v2.router, call(router, "swapExactTokensForTokens", [amount, 0n, p, whale, deadline]), "v2");
+    await sell(200n * E18, [WETH, USDC]);
+    const skewed = await reserves();
+    expect(Number((skewed.usdc * E18) / skewed.weth) / 1e6).toBeLessThan(3000);
+    const [r0, r1] = pair.token0 === USDC ? [skewed.usdc, skewed.weth] : [skewed.weth, skewed.usdc];
+    const [d0, d1, p0, p1] =
+      pair.token0 === USDC ? [6, 18, 10n ** 8n, 3200n * 10n ** 8n] : [18, 6, 3200n * 10n ** 8n, 10n ** 8n];
+    const move = v2Rebalance({ r0, r1 }, p0, d0, p1, d1);
+    const tokenIn = move.in0 ? pair.token0 : pair.token1;
+    expect(tokenIn).toBe(USDC); // WETH is cheap in the pair: buy it back with USDC
+    await mintTo(w, USDC, whale, move.amountIn);
+    await w.s.send(whale, USDC, call(ERC20_ABI, "approve", [v2.router, move.amountIn]), "approve");
+    await sell(move.amountIn, [USDC, WETH]);
+    const back = await reserves();
+    expect(Number((back.usdc * E18 * 1_000_000n) / (back.weth * E6)) / 1e6).toBeCloseTo(3200, 2);
   });
 
   it("a swap with an impossible minimum fails with Uniswap's reason, in estimates and mined", async () => {

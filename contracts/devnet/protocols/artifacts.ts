@@ -1,7 +1,8 @@
 /**
  * Protocol bytecode, loaded at run time from the npm packages pinned in package.json (never copied
- * into the repository): hardhat artifacts of Uniswap v3, Aave v3 and Safe, and Morpho Blue compiled
- * from the package's source with the exact solc it pins (cached in contracts/out).
+ * into the repository): hardhat artifacts of Uniswap v3, Aave v3 and Safe, Waffle builds of
+ * Uniswap v2, and Morpho Blue compiled from the package's source with the exact solc it pins
+ * (cached in contracts/out).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -55,6 +56,28 @@ export const uniswap = {
   swapRouter: () => npmArtifact("@uniswap/v3-periphery", "artifacts/contracts/SwapRouter.sol/SwapRouter"),
   quoterV2: () => npmArtifact("@uniswap/v3-periphery", "artifacts/contracts/lens/QuoterV2.sol/QuoterV2"),
   staker: () => npmArtifact("@uniswap/v3-staker", "artifacts/contracts/UniswapV3Staker.sol/UniswapV3Staker"),
+};
+
+/** A Waffle build (Uniswap v2's `build/*.json`: bytecode without its 0x) of an npm package. */
+function waffleArtifact(pkg: string, name: string): Artifact {
+  const key = `${pkg}/build/${name}`;
+  let a = cache.get(key);
+  if (!a) {
+    const j = JSON.parse(readFileSync(require.resolve(`${pkg}/build/${name}.json`), "utf8")) as {
+      abi: Abi;
+      bytecode: string;
+    };
+    a = { abi: j.abi, bytecode: `0x${j.bytecode.replace(/^0x/, "")}` };
+    cache.set(key, a);
+  }
+  return a;
+}
+
+/** Uniswap v2: the factory's pair init code hashes to what the router's library hard-codes. */
+export const uniswapV2 = {
+  factory: () => waffleArtifact("@uniswap/v2-core", "UniswapV2Factory"),
+  pair: () => waffleArtifact("@uniswap/v2-core", "UniswapV2Pair"),
+  router02: () => waffleArtifact("@uniswap/v2-periphery", "UniswapV2Router02"),
 };
 
 const aavePath = (p: string) => {

@@ -1,5 +1,5 @@
 /**
- * The protocol world of a devnet chain: Uniswap v3, Aave v3, Morpho Blue with our lending vault,
+ * The protocol world of a devnet chain: Uniswap v3 and v2, Aave v3, Morpho Blue with our lending vault,
  * Safe, two perp deposit bridges (and, on the core chain, the core ledger) and a loan registry,
  * deployed from the npm packages' artifacts on a running anvil, plus subaccounts (Safes whose only
  * module is SubaccountModule). Tokens and price feeds are the devnet's own, given as inputs.
@@ -20,6 +20,7 @@ import { type AllowedCall, deploySafe, type SafeDeployment } from "./safe.js";
 import type { Ctx } from "./tx.js";
 import type { TokenInput } from "./types.js";
 import { deployUniswap, type UniswapDeployment } from "./uniswap.js";
+import { deployUniswapV2, type UniswapV2Deployment } from "./uniswap-v2.js";
 
 export { type AaveDeployment, deployAave } from "./aave.js";
 export {
@@ -74,6 +75,12 @@ export {
 export { CREATE2_DEPLOYER, type Ctx } from "./tx.js";
 export type { TokenInput } from "./types.js";
 export { defaultPools, deployUniswap, sortTokens, sqrtPriceX96, type UniswapDeployment } from "./uniswap.js";
+export {
+  deployUniswapV2,
+  type UniswapV2Deployment,
+  type UniswapV2Pair,
+  v2Rebalance,
+} from "./uniswap-v2.js";
 
 export interface ProtocolsInput {
   tokens: TokenInput[];
@@ -84,6 +91,8 @@ export interface ProtocolsInput {
   /** symbol of the Morpho market's collateral (default the WETH) */
   morphoCollateral?: string;
   uniswapLiquidityUsd?: number;
+  /** USD value of each Uniswap v2 pair's reserves (default 5 million) */
+  uniswapV2LiquidityUsd?: number;
   aaveSeedUsd?: number;
   morphoSeedUsd?: number;
   /** the perp bridges' minimum deposit in USD (default 5) */
@@ -96,6 +105,8 @@ export interface ProtocolsManifest {
   chainId: number;
   tokens: TokenInput[];
   uniswap: UniswapDeployment;
+  /** the second swap venue, deployed last (the other protocols' addresses are as before it) */
+  uniswapV2: UniswapV2Deployment;
   aave: AaveDeployment;
   morpho: MorphoDeployment;
   safe: SafeDeployment;
@@ -150,10 +161,17 @@ export async function deployProtocols(
   });
   const core = input.core ? await deployCoreLedger(ctx, input.core) : null;
   const loans = await deployLoanRegistry(ctx);
+  const uniswapV2 = await deployUniswapV2(ctx, {
+    tokens,
+    weth: weth.address,
+    stable: stable.address,
+    ...(input.uniswapV2LiquidityUsd !== undefined ? { liquidityUsd: input.uniswapV2LiquidityUsd } : {}),
+  });
   return {
     chainId: s.chainId,
     tokens,
     uniswap,
+    uniswapV2,
     aave,
     morpho,
     safe,
@@ -181,6 +199,10 @@ export function defaultSubaccountCalls(p: ProtocolsManifest): AllowedCall[] {
         "exactOutputSingle((address,address,uint24,address,uint256,uint256,uint256,uint160))",
         "exactOutput((bytes,address,uint256,uint256,uint256))",
       ],
+    },
+    {
+      target: p.uniswapV2.router,
+      signatures: ["swapExactTokensForTokens(uint256,uint256,address[],address,uint256)"],
     },
     {
       target: p.uniswap.positionManager,
