@@ -107,6 +107,8 @@ export const protocolsSchema = z.object({
     })
     .nullable()
     .optional(),
+  /** the swaps builder's second venue: a Uniswap v2 factory and its Router02 */
+  uniswapV2: z.object({ factory: evmAddress, router: evmAddress }).nullable().optional(),
   loanRegistry: evmAddress.nullable().optional(),
   /** the perp deposit bridges of this chain and, where the core side is, its ledger (any chain) */
   perp: z

@@ -1,13 +1,13 @@
 /**
  * What the swaps builder's tests add to a protocol world: more tokens with feeds, more Uniswap v3
- * pools on the world's factory (any fee tier, any liquidity, a price off the feeds), every swap
- * route between two tokens found independently of the service (for a brute-force comparison),
- * and a counting proxy in front of the world's RPC (which methods a build called).
+ * pools on the world's factory (any fee tier, any liquidity, a price off the feeds) and v2 pairs,
+ * every swap route between two tokens found independently of the service (for a brute-force
+ * comparison), and a counting proxy in front of the world's RPC (which methods a build called).
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Abi, type Address, encodePacked, getAddress, type Hex, zeroAddress } from "viem";
-import { uniswap as uniArt } from "../contracts/devnet/protocols/artifacts.js";
+import { uniswap as uniArt, uniswapV2 as uniV2Art } from "../contracts/devnet/protocols/artifacts.js";
 import { ERC20_ABI } from "../contracts/devnet/protocols/tx.js";
 import { sortTokens, sqrtPriceX96 } from "../contracts/devnet/protocols/uniswap.js";
 import { call, moduleCall, type World } from "./protocol-world.js";
@@ -104,63 +104,121 @@ export async function poolOf(w: World, a: Address, b: Address, fee: number): Pro
   return getAddress(`0x${out.slice(26)}`);
 }
 
+/**
+ * A Uniswap v2 pair of (a, b) on the world's v2 factory holding about `liquidityUsd`, `a` worth
+ * `skew` times its feed price: made by the factory, its tokens minted into it.
+ */
+export async function addPair(
+  w: World,
+  a: Address,
+  b: Address,
+  prices: Record<string, number>,
+  liquidityUsd: number,
+  skew = 1,
+): Promise<Address> {
+  const factory = uniV2Art.factory().abi as Abi;
+  await w.s.send(w.deployer, w.p.uniswapV2.factory, call(factory, "createPair", [a, b]), "createPair");
+  const pair = await pairOf(w, a, b);
+  for (const [t, k] of [
+    [a, skew],
+    [b, 1],
+  ] as const) {
+    const tok = usdOf(w, t);
+    const usd = BigInt(Math.round(prices[tok.symbol]! * k * 1e8));
+    const amount = (BigInt(Math.round(liquidityUsd / 2)) * USD * 10n ** BigInt(tok.decimals)) / usd;
+    await w.s.send(w.deployer, t, call(ERC20_ABI, "mint", [pair, amount]), "mint");
+  }
+  await w.s.send(w.deployer, pair, call(uniV2Art.pair().abi as Abi, "mint", [w.deployer]), "pair mint");
+  return pair;
+}
+
+export async function pairOf(w: World, a: Address, b: Address): Promise<Address> {
+  const data = call(uniV2Art.factory().abi as Abi, "getPair", [a, b]);
+  const out = await w.s.rpc<Hex>("eth_call", [{ to: w.p.uniswapV2.factory, data }, "latest"]);
+  return getAddress(`0x${out.slice(26)}`);
+}
+
 export interface BruteRoute {
   id: string;
+  venue: "uniswap_v3" | "uniswap_v2";
   tokens: Address[];
   fees: number[];
 }
 
-/** Every route the chain offers from `a` to `b`: direct at each fee tier, two hops through each hub. */
+/**
+ * Every route the chain offers from `a` to `b`: on v3 direct at each fee tier and two hops
+ * through each hub; on v2 the same with its one fee (3000).
+ */
 export async function allRoutes(w: World, a: Address, b: Address, hubs: Address[]): Promise<BruteRoute[]> {
   const sym = (t: Address) => usdOf(w, t).symbol;
-  const has = async (x: Address, y: Address, fee: number) => (await poolOf(w, x, y, fee)) !== zeroAddress;
   const out: BruteRoute[] = [];
-  for (const fee of FEES)
-    if (await has(a, b, fee)) out.push({ id: `${sym(a)}/${fee}/${sym(b)}`, tokens: [a, b], fees: [fee] });
-  for (const h of hubs) {
-    if (getAddress(h) === getAddress(a) || getAddress(h) === getAddress(b)) continue;
-    for (const f1 of FEES) {
-      if (!(await has(a, h, f1))) continue;
-      for (const f2 of FEES) {
-        if (await has(h, b, f2))
-          out.push({ id: `${sym(a)}/${f1}/${sym(h)}/${f2}/${sym(b)}`, tokens: [a, h, b], fees: [f1, f2] });
+  const venues = [
+    { venue: "uniswap_v3", fees: FEES, hop: String, pool: (x: Address, y: Address, f: number) => poolOf(w, x, y, f) },
+    { venue: "uniswap_v2", fees: [3000], hop: () => "v2", pool: (x: Address, y: Address) => pairOf(w, x, y) },
+  ] as const;
+  for (const v of venues) {
+    const has = async (x: Address, y: Address, fee: number) => (await v.pool(x, y, fee)) !== zeroAddress;
+    const id = (ts: Address[], fs: number[]) =>
+      ts.map((t, i) => (i < fs.length ? `${sym(t)}/${v.hop(fs[i]!)}` : sym(t))).join("/");
+    for (const fee of v.fees)
+      if (await has(a, b, fee)) out.push({ id: id([a, b], [fee]), venue: v.venue, tokens: [a, b], fees: [fee] });
+    for (const h of hubs) {
+      if (getAddress(h) === getAddress(a) || getAddress(h) === getAddress(b)) continue;
+      for (const f1 of v.fees) {
+        if (!(await has(a, h, f1))) continue;
+        for (const f2 of v.fees) {
+          if (await has(h, b, f2))
+            out.push({ id: id([a, h, b], [f1, f2]), venue: v.venue, tokens: [a, h, b], fees: [f1, f2] });
+        }
       }
     }
   }
   return out;
 }
 
+/** The router a venue's swaps are approved to and sent through. */
+export const routerOf = (w: World, venue: string) =>
+  venue === "uniswap_v2" ? w.p.uniswapV2.router : w.p.uniswap.swapRouter;
+
 /** The module call of `route` for `amountIn`, with no minimum (the brute force measures the out). */
 export function routeCall(w: World, route: BruteRoute, amountIn: bigint): Hex {
-  const router = w.p.uniswap.swapRouter;
+  const router = routerOf(w, route.venue);
   const abi = uniArt.swapRouter().abi as Abi;
   const deadline = BigInt(w.s.clock + 3600);
   const swap =
-    route.fees.length === 1
-      ? call(abi, "exactInputSingle", [
-          {
-            tokenIn: route.tokens[0],
-            tokenOut: route.tokens[1],
-            fee: route.fees[0],
-            recipient: w.sub.safe,
-            deadline,
-            amountIn,
-            amountOutMinimum: 0n,
-            sqrtPriceLimitX96: 0n,
-          },
+    route.venue === "uniswap_v2"
+      ? call(uniV2Art.router02().abi as Abi, "swapExactTokensForTokens", [
+          amountIn,
+          0n,
+          route.tokens,
+          w.sub.safe,
+          deadline,
         ])
-      : call(abi, "exactInput", [
-          {
-            path: encodePacked(
-              ["address", "uint24", "address", "uint24", "address"],
-              [route.tokens[0]!, route.fees[0]!, route.tokens[1]!, route.fees[1]!, route.tokens[2]!],
-            ),
-            recipient: w.sub.safe,
-            deadline,
-            amountIn,
-            amountOutMinimum: 0n,
-          },
-        ]);
+      : route.fees.length === 1
+        ? call(abi, "exactInputSingle", [
+            {
+              tokenIn: route.tokens[0],
+              tokenOut: route.tokens[1],
+              fee: route.fees[0],
+              recipient: w.sub.safe,
+              deadline,
+              amountIn,
+              amountOutMinimum: 0n,
+              sqrtPriceLimitX96: 0n,
+            },
+          ])
+        : call(abi, "exactInput", [
+            {
+              path: encodePacked(
+                ["address", "uint24", "address", "uint24", "address"],
+                [route.tokens[0]!, route.fees[0]!, route.tokens[1]!, route.fees[1]!, route.tokens[2]!],
+              ),
+              recipient: w.sub.safe,
+              deadline,
+              amountIn,
+              amountOutMinimum: 0n,
+            },
+          ]);
   return moduleCall("executeWithApprovals", [
     [{ token: route.tokens[0], spender: router, amount: amountIn }],
     router,

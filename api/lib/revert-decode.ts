@@ -69,7 +69,7 @@ const SAFE: Record<string, string> = {
   GS400: "Fallback handler cannot be set to self",
 };
 
-// Uniswap v3's short require codes (core and periphery)
+// Uniswap v3's short require codes (core and periphery), and v2's reasons
 const UNISWAP: Record<string, string> = {
   STF: "Uniswap: token transferFrom failed (allowance or balance too low)",
   ST: "Uniswap: token transfer failed",
@@ -89,6 +89,20 @@ const UNISWAP: Record<string, string> = {
   "Price slippage check": "Uniswap: the position's amounts are below the minimums (slippage)",
   "Transaction too old": "Uniswap: the deadline has passed",
   "Not approved": "Uniswap: the caller may not manage this position",
+  // Uniswap v2's router, library and pair
+  "UniswapV2Router: INSUFFICIENT_OUTPUT_AMOUNT":
+    "Uniswap v2: the swap would return less than the minimum out (slippage)",
+  "UniswapV2Router: EXCESSIVE_INPUT_AMOUNT": "Uniswap v2: the swap would need more than the maximum in (slippage)",
+  "UniswapV2Router: EXPIRED": "Uniswap v2: the deadline has passed",
+  "UniswapV2Router: INVALID_PATH": "Uniswap v2: the path is not valid",
+  "UniswapV2Library: INSUFFICIENT_LIQUIDITY": "Uniswap v2: a pair of the path has no liquidity",
+  "UniswapV2Library: INSUFFICIENT_INPUT_AMOUNT": "Uniswap v2: the amount in is zero",
+  "UniswapV2Library: INSUFFICIENT_OUTPUT_AMOUNT": "Uniswap v2: the amount out is zero",
+  "UniswapV2Library: IDENTICAL_ADDRESSES": "Uniswap v2: a hop has the same token in and out",
+  "TransferHelper: TRANSFER_FROM_FAILED": "Uniswap v2: token transferFrom failed (allowance or balance too low)",
+  "UniswapV2: K": "Uniswap v2: the pair's constant product would fall",
+  "UniswapV2: LOCKED": "Uniswap v2: the pair is locked (reentrancy)",
+  "UniswapV2: INSUFFICIENT_LIQUIDITY": "Uniswap v2: the pair has too little liquidity for the amount out",
 };
 
 const PANIC: Record<number, string> = {

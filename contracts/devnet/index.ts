@@ -79,6 +79,7 @@ function protocolsOf(r: ChainResult): ChainProtocolsEntry {
       quoterV2: lc(p.uniswap.quoterV2),
       staker: lc(p.uniswap.staker),
     },
+    uniswapV2: { factory: lc(p.uniswapV2.factory), router: lc(p.uniswapV2.router) },
     loanRegistry: lc(p.loans.registry),
     perp: {
       bridgeA: lc(p.perp.bridgeA),

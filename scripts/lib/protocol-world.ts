@@ -136,6 +136,7 @@ export function protocolsEntry(w: World): ChainProtocols {
       quoterV2: lc(w.p.uniswap.quoterV2),
       staker: lc(w.p.uniswap.staker),
     },
+    uniswapV2: { factory: lc(w.p.uniswapV2.factory), router: lc(w.p.uniswapV2.router) },
     loanRegistry: lc(w.p.loans.registry),
   };
 }

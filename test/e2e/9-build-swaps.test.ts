@@ -2,7 +2,8 @@
  * POST /api/v1/subaccounts/{address}/swaps on a protocol world of its own, with more tokens and
  * pools (test/swap-world.ts): WETH/USDC at every fee tier (a thin 0.01 % pool), WBTC deep against
  * WETH with a thin direct USDC pool priced above the feeds, LINK only against USDC (LINK to WETH
- * is two hops), a token the module does not allow and one without pools. Every payload is sent
+ * is two hops), a token the module does not allow and one without pools; on Uniswap v2, the
+ * world's WETH/USDC pair (and, in one test, a WBTC/USDC pair). Every payload is sent
  * by the trader and checked on-chain; the chosen route is held to a brute force of every route
  * on the same state (evm_snapshot, each route's module call from the trader, evm_revert).
  */
@@ -12,7 +13,17 @@ import { createKey } from "../../api/keys.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
 import { actor, borrowLoan, buildWorld, call, registerWorld, type World } from "../protocol-world.js";
-import { addPool, addToken, allRoutes, enableFeeTier100, type RpcProxy, routeCall, rpcProxy } from "../swap-world.js";
+import {
+  addPair,
+  addPool,
+  addToken,
+  allRoutes,
+  enableFeeTier100,
+  type RpcProxy,
+  routeCall,
+  routerOf,
+  rpcProxy,
+} from "../swap-world.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const PORT = 18_740 + OFFSET + 180;
@@ -24,7 +35,8 @@ const ERC20 = parseAbi([
   "function balanceOf(address) view returns (uint256)",
   "function allowance(address, address) view returns (uint256)",
 ]);
-const QUOTER_SELECTORS = ["c6a5026a", "cdca1753"]; // quoteExactInputSingle, quoteExactInput
+// quoteExactInputSingle, quoteExactInput, and v2 Router02's getAmountsOut
+const QUOTER_SELECTORS = ["c6a5026a", "cdca1753", "d06ca61f"];
 
 let h: ApiHarness;
 let w: World;
@@ -76,6 +88,7 @@ interface Payload {
     path: string[];
     fees: number[];
     pools: string[];
+    quoter_gas_estimate: string | null;
     amount_in: Units;
     expected_out: Units;
     minimum_out: Units;
@@ -234,7 +247,7 @@ async function sendAndCheck(p: Payload) {
   expect(received).toBe(BigInt(p.quote.expected_out.raw));
   expect(received).toBeGreaterThanOrEqual(BigInt(p.quote.minimum_out.raw));
   expect(inBefore - (await balance(a))).toBe(BigInt(p.quote.amount_in.raw));
-  expect(await read(a, "allowance", [w.sub.safe, w.p.uniswap.swapRouter])).toBe(0n);
+  expect(await read(a, "allowance", [w.sub.safe, routerOf(w, p.quote.venue)])).toBe(0n);
   return received;
 }
 
@@ -348,7 +361,13 @@ describe("POST /api/v1/subaccounts/{address}/swaps: the best route, sent by the 
   it("USDC to WETH: a small trade takes the thin 0.01 % pool, a larger one the deep 0.05 % pool", async () => {
     const small = await expectBest(usdc, weth, 10n * E6);
     expect(small.quote.route).toBe("USDC/100/WETH");
-    expect(small.candidates).toHaveLength(3); // 500, 3000, 10000: no hub between USDC and WETH
+    // 500, 3000, 10000 and the v2 pair: no hub between USDC and WETH
+    expect(small.candidates.map((c) => c.route).sort()).toEqual([
+      "USDC/10000/WETH",
+      "USDC/3000/WETH",
+      "USDC/500/WETH",
+      "USDC/v2/WETH",
+    ]);
     await sendAndCheck(small);
     const large = await expectBest(usdc, weth, 5_000n * E6);
     expect(large.quote.route).toBe("USDC/500/WETH");
@@ -384,6 +403,29 @@ describe("POST /api/v1/subaccounts/{address}/swaps: the best route, sent by the 
       });
       expect(BigInt(c.minimum_out!.raw)).toBeGreaterThan(BigInt(c.expected_out!.raw));
     }
+    await sendAndCheck(p);
+  });
+
+  it("a v2 pair the market prices better wins over every v3 route; sent, it does what it quoted", async () => {
+    // WBTC/USDC on v2 where WBTC is worth 4 % more: above the v3 direct pool's 3 %, less its 1 % fee
+    await addPair(w, wbtc, usdc, PRICES, 4_000_000, 1.04);
+    const p = await expectBest(wbtc, usdc, E8 / 10n);
+    expect(p.quote).toMatchObject({
+      venue: "uniswap_v2",
+      route: "WBTC/v2/USDC",
+      kind: "swap_exact_tokens_for_tokens",
+      path: [wbtc, usdc],
+      fees: [3000],
+      quoter_gas_estimate: null,
+    });
+    expect(p.quote.price_impact_bps).toBeLessThan(-300); // above the feeds
+    expect(p.approvals).toEqual([{ token: wbtc, spender: w.p.uniswapV2.router, amount_raw: (E8 / 10n).toString() }]);
+    expect(p.calls[0]).toMatchObject({ target: w.p.uniswapV2.router });
+    expect(p.calls[0]!.description).toContain("on Uniswap v2 (WBTC/v2/USDC)");
+    // the v3 routes lost to it, each simulated
+    const v3 = p.candidates.filter((c) => !c.route.includes("/v2/"));
+    expect(v3.length).toBeGreaterThanOrEqual(3);
+    expect(v3.every((c) => c.outcome === "lower_out")).toBe(true);
     await sendAndCheck(p);
   });
 
@@ -518,8 +560,11 @@ describe("refusals: recorded, nothing simulated where it says so, nothing sent",
     });
     expect(r.status).toBe(409);
     expect(r.body.code).toBe("simulation_failed");
-    expect(r.body.reasons!.length).toBe(4);
-    for (const x of r.body.reasons!) expect(x).toMatchObject({ kind: "uniswap", name: "Too little received" });
+    expect(r.body.reasons!.length).toBe(5);
+    for (const x of r.body.reasons!) {
+      const name = x.candidate.includes("/v2/") ? "UniswapV2Router: INSUFFICIENT_OUTPUT_AMOUNT" : "Too little received";
+      expect(x).toMatchObject({ kind: "uniswap", name });
+    }
     await expectAudited(r, "simulation_failed");
     // the same trade without the bound builds: only the bound refused it
     expect((await swap({ ...base(), token_in: usdc, token_out: weth, amount: "2000000" })).status).toBe(200);

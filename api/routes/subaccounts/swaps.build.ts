@@ -1,7 +1,8 @@
 /**
- * The swaps builder: every route of swaps.lib.ts is quoted, built as the module's
- * `executeWithApprovals` (an exact approval of the input to the SwapRouter, reset after) around
- * an exact-input swap paying the Safe, and simulated from the trader, all simulations at once.
+ * The swaps builder: every route of swaps.lib.ts (Uniswap v3, and v2 where the chain has it) is
+ * quoted, built as the module's `executeWithApprovals` (an exact approval of the input to the
+ * venue's router, reset after) around an exact-input swap paying the Safe, and simulated from the
+ * trader, all simulations at once.
  * The answer is the route whose simulation passes and gives the most out; the others are listed
  * with why they lost. When the registry sets the subaccount a min_health_factor, the chosen route
  * is checked against it (api/lib/build/health-floor.ts). Refusals: a token the module does not
@@ -32,6 +33,7 @@ import {
   quoteAll,
   type SwapRoute,
   type SwapToken,
+  V2_ROUTER,
 } from "./swaps.lib.js";
 
 const ROUTER = parseAbi([
@@ -69,6 +71,13 @@ export function impactBps(out: bigint, fair: bigint | null): number | null {
 }
 
 function swapCall(route: SwapRoute, safe: Address, deadline: bigint, amountIn: bigint, minOut: bigint) {
+  if (route.kind === "swap_exact_tokens_for_tokens") {
+    return encodeFunctionData({
+      abi: V2_ROUTER,
+      functionName: "swapExactTokensForTokens",
+      args: [amountIn, minOut, route.tokens, safe, deadline],
+    });
+  }
   if (route.kind === "exact_input_single") {
     return encodeFunctionData({
       abi: ROUTER,
@@ -103,8 +112,10 @@ const tokenField = (t: SwapToken) => ({
   price_usd: t.price !== null && t.feed ? Number(t.price) / 10 ** t.feed.decimals : null,
 });
 
+const VENUE_NAME = { uniswap_v3: "Uniswap v3", uniswap_v2: "Uniswap v2" } as const;
+
 const routeFields = (r: SwapRoute, symbols: (a: Address) => string) => ({
-  venue: "uniswap_v3" as const,
+  venue: r.venue,
   route: r.id,
   kind: r.kind,
   path: r.tokens,
@@ -127,8 +138,8 @@ export async function buildSwap(
   const sub = await buildSubaccount(deps, address, body.chain, body.from);
   // a swap gives up fees and price impact: that lowers what secures the loans it borrows
   const floor = healthFloor(deps, chainReads, sub, true);
-  if (!sub.protocols.uniswap) {
-    throw new BuildRefusal(409, "no_route", `Chain ${sub.chainId} has no Uniswap v3 in its protocols entry`);
+  if (!sub.protocols.uniswap && !sub.protocols.uniswapV2) {
+    throw new BuildRefusal(409, "no_route", `Chain ${sub.chainId} has no Uniswap v3 or v2 in its protocols entry`);
   }
   // the amount, when token_in's decimals are known before the read, lets the read quote too
   const listed = knownToken(sub, body.token_in);
@@ -168,7 +179,7 @@ export async function buildSwap(
     throw new BuildRefusal(
       409,
       "no_route",
-      `No Uniswap v3 pool route from ${d.tokenIn.symbol} to ${d.tokenOut.symbol} on chain ${sub.chainId} (direct at any fee tier, or through WETH or a stablecoin)`,
+      `No Uniswap pool route from ${d.tokenIn.symbol} to ${d.tokenOut.symbol} on chain ${sub.chainId} (direct on either venue at any fee tier, or through WETH or a stablecoin)`,
     );
   }
   const fair = fairOut(amountIn, d.tokenIn, d.tokenOut);
@@ -179,16 +190,19 @@ export async function buildSwap(
   } catch (err) {
     throw BuildRefusal.chain(sub.chainId, err);
   }
-  const router = getAddress(sub.protocols.uniswap.swapRouter);
+  const routers = {
+    uniswap_v3: sub.protocols.uniswap ? getAddress(sub.protocols.uniswap.swapRouter) : null,
+    uniswap_v2: sub.protocols.uniswapV2 ? getAddress(sub.protocols.uniswapV2.router) : null,
+  };
   const balance = (t: Address) => ({ to: t, abi: ERC20 as Abi, functionName: "balanceOf", args: [sub.safe] });
-  const reads = {
+  const readsFor = (router: Address) => ({
     before: [balance(d.tokenIn.address), balance(d.tokenOut.address)],
     after: [
       balance(d.tokenIn.address),
       balance(d.tokenOut.address),
       { to: d.tokenIn.address, abi: ERC20 as Abi, functionName: "allowance", args: [sub.safe, router] },
     ],
-  };
+  });
   const candidates: Candidate[] = await Promise.all(
     d.routes.map(async (route, i): Promise<Candidate> => {
       const quote = quotes[i]!;
@@ -200,6 +214,8 @@ export async function buildSwap(
         if (floor > min) min = floor;
       }
       c.minimumOut = min;
+      // a route's venue is in the protocols entry: discover only reads the venues it names
+      const router = routers[route.venue]!;
       c.tx = moduleTransaction(
         sub.module,
         [
@@ -207,12 +223,12 @@ export async function buildSwap(
             target: router,
             value: 0n,
             data: swapCall(route, sub.safe, deadline, amountIn, min),
-            description: `Swap ${units(amountIn, d.tokenIn.decimals!).amount} ${d.tokenIn.symbol} for at least ${units(min, d.tokenOut.decimals!).amount} ${d.tokenOut.symbol} on Uniswap v3 (${route.id}), paid to the Safe`,
+            description: `Swap ${units(amountIn, d.tokenIn.decimals!).amount} ${d.tokenIn.symbol} for at least ${units(min, d.tokenOut.decimals!).amount} ${d.tokenOut.symbol} on ${VENUE_NAME[route.venue]} (${route.id}), paid to the Safe`,
           },
         ],
         [{ token: d.tokenIn.address, spender: router, amount: amountIn }],
       );
-      c.sim = await simulate(sub, c.tx, reads, d.head);
+      c.sim = await simulate(sub, c.tx, readsFor(router), d.head);
       if (c.sim.success) {
         const [inBefore, outBefore] = c.sim.before as (bigint | null)[];
         const [inAfter, outAfter] = c.sim.after as (bigint | null)[];
@@ -279,7 +295,7 @@ export async function buildSwap(
         max_slippage_bps: body.max_slippage_bps,
         max_price_impact_bps: body.max_price_impact_bps ?? null,
         deadline: Number(deadline),
-        quoter_gas_estimate: q.gasEstimate.toString(),
+        quoter_gas_estimate: q.gasEstimate === null ? null : q.gasEstimate.toString(),
       },
       simulation: {
         success: true as const,

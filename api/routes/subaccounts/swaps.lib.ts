@@ -1,7 +1,8 @@
 /**
- * Swap routes on Uniswap v3 for the swaps builder: which routes the chain offers between two
- * tokens (each fee tier with a pool; two hops through WETH or a stablecoin of the chain's
- * protocols entry) and what each quotes (QuoterV2). The build's read stage (one multicall at the
+ * Swap routes for the swaps builder: which routes the chain offers between two tokens on each
+ * venue of its protocols entry (Uniswap v3: each fee tier with a pool; Uniswap v2: the pair;
+ * direct, or two hops through WETH or a stablecoin, one venue a route) and what each quotes
+ * (v3's QuoterV2, v2's Router02 `getAmountsOut`). The build's read stage (one multicall at the
  * head) reads the tokens, the module's allow-list, the feeds and every pool the routes could use,
  * and quotes the routes whose pools earlier builds found (a pool, once made, is at its address
  * for good; the pools are kept only from builds whose tokens the module allowed). Routes it
@@ -18,6 +19,8 @@ import type { BuildSubaccount } from "../../lib/build/subaccount.js";
 import { type DecodedRevert, decodeRevert } from "../../lib/revert-decode.js";
 
 export const FEE_TIERS = [100, 500, 3000, 10000] as const;
+/** a v2 pair's fee (0.3 %), in v3's unit (hundredths of a basis point) */
+export const V2_FEE = 3000;
 /** the hubs of two-hop routes: the wrapped ether, then the stablecoins, by symbol */
 const HUBS = ["WETH", "USDC", "USDT", "DAI", "USDBC", "USDC.E"];
 
@@ -28,6 +31,11 @@ const ERC20 = parseAbi([
 ]);
 const FEED = parseAbi(["function latestAnswer() view returns (int256)"]);
 const FACTORY = parseAbi(["function getPool(address, address, uint24) view returns (address)"]);
+const V2_FACTORY = parseAbi(["function getPair(address, address) view returns (address)"]);
+export const V2_ROUTER = parseAbi([
+  "function getAmountsOut(uint256 amountIn, address[] path) view returns (uint256[] amounts)",
+  "function swapExactTokensForTokens(uint256 amountIn, uint256 amountOutMin, address[] path, address to, uint256 deadline) returns (uint256[] amounts)",
+]);
 export const QUOTER = parseAbi([
   "function quoteExactInputSingle((address tokenIn, address tokenOut, uint256 amountIn, uint24 fee, uint160 sqrtPriceLimitX96) params) returns (uint256 amountOut, uint160 sqrtPriceX96After, uint32 initializedTicksCrossed, uint256 gasEstimate)",
   "function quoteExactInput(bytes path, uint256 amountIn) returns (uint256 amountOut, uint160[] sqrtPriceX96AfterList, uint32[] initializedTicksCrossedList, uint256 gasEstimate)",
@@ -43,10 +51,14 @@ export interface SwapToken {
   price: bigint | null;
 }
 
+export type Venue = "uniswap_v3" | "uniswap_v2";
+
 export interface SwapRoute {
-  /** symbols and fee tiers, e.g. `USDC/500/WETH` */
+  venue: Venue;
+  /** symbols and fee tiers, e.g. `USDC/500/WETH`; on v2, `USDC/v2/WETH` */
   id: string;
-  kind: "exact_input_single" | "exact_input";
+  /** the router function: SwapRouter's on v3, Router02's on v2 */
+  kind: "exact_input_single" | "exact_input" | "swap_exact_tokens_for_tokens";
   tokens: Address[];
   fees: number[];
   pools: Address[];
@@ -67,17 +79,63 @@ export interface Discovery {
   keepPools(): void;
 }
 
-/** A route's identity: its tokens and fee tiers. */
-export const routeKey = (r: { tokens: readonly Address[]; fees: readonly number[] }) =>
-  `${r.tokens.map(lc).join(">")}:${r.fees.join(">")}`;
+type RouteShape = { venue: Venue; tokens: Address[]; fees: number[]; pools: Address[] };
+
+/** A route's identity: its venue, tokens and fee tiers. */
+export const routeKey = (r: { venue: Venue; tokens: readonly Address[]; fees: readonly number[] }) =>
+  `${r.venue}:${r.tokens.map(lc).join(">")}:${r.fees.join(">")}`;
 
 const lc = (a: string) => a.toLowerCase();
-const pairKey = (a: Address, b: Address, fee: number) => `${[lc(a), lc(b)].sort().join(":")}:${fee}`;
+const pairKey = (venue: Venue, a: Address, b: Address, fee: number) =>
+  `${venue}:${[lc(a), lc(b)].sort().join(":")}:${fee}`;
+/** each venue's fee tiers: v2 has one */
+const TIERS: Record<Venue, readonly number[]> = { uniswap_v3: FEE_TIERS, uniswap_v2: [V2_FEE] };
+
+/** A venue of the chain's protocols entry: how to find its pools and quote its routes. */
+interface VenueReads {
+  venue: Venue;
+  factory: Address;
+  /** the pool (v3) or pair (v2) of two tokens at a fee tier, as a read */
+  lookup(a: Address, b: Address, fee: number): Read;
+  quote(r: { tokens: readonly Address[]; fees: readonly number[] }, amountIn: bigint): Read;
+}
+
+function venuesOf(sub: BuildSubaccount): VenueReads[] {
+  const out: VenueReads[] = [];
+  const v3 = sub.protocols.uniswap;
+  if (v3) {
+    const factory = getAddress(v3.factory);
+    const quoter = getAddress(v3.quoterV2);
+    out.push({
+      venue: "uniswap_v3",
+      factory,
+      lookup: (a, b, fee) => ({ address: factory, abi: FACTORY as Abi, functionName: "getPool", args: [a, b, fee] }),
+      quote: (r, amountIn) => quoteRead(quoter, r, amountIn),
+    });
+  }
+  const v2 = sub.protocols.uniswapV2;
+  if (v2) {
+    const factory = getAddress(v2.factory);
+    const router = getAddress(v2.router);
+    out.push({
+      venue: "uniswap_v2",
+      factory,
+      lookup: (a, b) => ({ address: factory, abi: V2_FACTORY as Abi, functionName: "getPair", args: [a, b] }),
+      quote: (r, amountIn) => ({
+        address: router,
+        abi: V2_ROUTER as Abi,
+        functionName: "getAmountsOut",
+        args: [amountIn, r.tokens],
+      }),
+    });
+  }
+  return out;
+}
 
 /**
- * One multicall at the head: tokens, allow-list, feeds, the pools of every possible route, and,
- * when the amount is known before the read (`amountIn`), the quotes of the routes whose pools are
- * kept from earlier builds.
+ * One multicall at the head: tokens, allow-list, feeds, the pools of every possible route on
+ * every venue, and, when the amount is known before the read (`amountIn`), the quotes of the
+ * routes whose pools are kept from earlier builds.
  */
 export async function discover(
   sub: BuildSubaccount,
@@ -91,7 +149,7 @@ export async function discover(
     const kept = knownToken(sub, t);
     if (kept && !entry.has(lc(t))) entry.set(lc(t), kept);
   }
-  const factory = getAddress(sub.protocols.uniswap!.factory);
+  const venues = venuesOf(sub);
   const hubs = HUBS.flatMap((sym) =>
     sub.protocols.tokens.filter((t) => t.symbol.toUpperCase() === sym).map((t) => getAddress(t.address)),
   ).filter((a) => lc(a) !== lc(tokenIn) && lc(a) !== lc(tokenOut));
@@ -109,29 +167,30 @@ export async function discover(
       price: feed ? at({ address: feed, abi: FEED as Abi, functionName: "latestAnswer" }) : null,
     };
   });
-  const pools = new Map<string, number>();
-  const pool = (a: Address, b: Address, fee: number) => {
-    const k = pairKey(a, b, fee);
-    if (!pools.has(k))
-      pools.set(k, at({ address: factory, abi: FACTORY as Abi, functionName: "getPool", args: [a, b, fee] }));
-  };
-  for (const fee of FEE_TIERS) {
-    pool(tokenIn, tokenOut, fee);
-    for (const h of hubs) {
-      pool(tokenIn, h, fee);
-      pool(h, tokenOut, fee);
+  /** pool key -> its read, and the fact name it is kept under */
+  const pools = new Map<string, { at: number; fact: string }>();
+  for (const v of venues) {
+    const pool = (a: Address, b: Address, fee: number) => {
+      const k = pairKey(v.venue, a, b, fee);
+      if (!pools.has(k)) pools.set(k, { at: at(v.lookup(a, b, fee)), fact: `uniswap-pool:${v.factory}:${k}` });
+    };
+    for (const fee of TIERS[v.venue]) {
+      pool(tokenIn, tokenOut, fee);
+      for (const h of hubs) {
+        pool(tokenIn, h, fee);
+        pool(h, tokenOut, fee);
+      }
     }
   }
-  const poolFact = (k: string) => `uniswap-pool:${factory}:${k}`;
-  const kept = (a: Address, b: Address, fee: number) => learnt<Address>(sub, poolFact(pairKey(a, b, fee))) ?? null;
-  const quoter = getAddress(sub.protocols.uniswap!.quoterV2);
   const early =
     amountIn === null
       ? []
-      : candidateRoutes(tokenIn, tokenOut, hubs, kept).map((r) => ({
-          key: routeKey(r),
-          at: at(quoteRead(quoter, r, amountIn)),
-        }));
+      : venues.flatMap((v) =>
+          candidateRoutes(v.venue, tokenIn, tokenOut, hubs, (a, b, fee) => {
+            const p = pools.get(pairKey(v.venue, a, b, fee));
+            return (p && learnt<Address>(sub, p.fact)) ?? null;
+          }).map((r) => ({ key: routeKey(r), venue: v.venue, at: at(v.quote(r, amountIn)) })),
+        );
 
   const { head, results: res } = await readAtHead(sub, reads);
   const token = (t: Address, i: 0 | 1): SwapToken => {
@@ -158,18 +217,30 @@ export async function discover(
   const tOut = token(tokenOut, 1);
   symbols.set(lc(tokenIn), tIn.symbol);
   symbols.set(lc(tokenOut), tOut.symbol);
-  const poolAt = (a: Address, b: Address, fee: number): Address | null => {
-    const v = readValue<Address>(res[pools.get(pairKey(a, b, fee))!]);
+  const poolRead = (i: number): Address | null => {
+    const v = readValue<Address>(res[i]);
     return v && v !== zeroAddress ? getAddress(v) : null;
   };
-  const route = (tokens: Address[], fees: number[], ps: Address[]): SwapRoute => ({
-    id: tokens.map((t, i) => (i < fees.length ? `${symbols.get(lc(t))}/${fees[i]}` : symbols.get(lc(t)))).join("/"),
-    kind: fees.length === 1 ? "exact_input_single" : "exact_input",
-    tokens: tokens.map((t) => getAddress(t)),
-    fees,
-    pools: ps,
-  });
-  const routes = candidateRoutes(tokenIn, tokenOut, hubs, poolAt).map((r) => route(r.tokens, r.fees, r.pools));
+  const route = (r: RouteShape): SwapRoute => {
+    const sym = (t: Address) => symbols.get(lc(t));
+    const hop = (fee: number) => (r.venue === "uniswap_v2" ? "v2" : String(fee));
+    return {
+      ...r,
+      id: r.tokens.map((t, i) => (i < r.fees.length ? `${sym(t)}/${hop(r.fees[i]!)}` : sym(t))).join("/"),
+      kind:
+        r.venue === "uniswap_v2"
+          ? "swap_exact_tokens_for_tokens"
+          : r.fees.length === 1
+            ? "exact_input_single"
+            : "exact_input",
+      tokens: r.tokens.map((t) => getAddress(t)),
+    };
+  };
+  const routes = venues.flatMap((v) =>
+    candidateRoutes(v.venue, tokenIn, tokenOut, hubs, (a, b, fee) =>
+      poolRead(pools.get(pairKey(v.venue, a, b, fee))!.at),
+    ).map(route),
+  );
   const bool = (i: number) => readValue<boolean>(res[i]) === true;
   return {
     tokenIn: tIn,
@@ -178,35 +249,37 @@ export async function discover(
     balanceIn: readValue<bigint>(res[heldIn]) ?? null,
     routes,
     head,
-    quoted: new Map(early.map((q) => [q.key, toQuote(res[q.at]!)])),
+    quoted: new Map(early.map((q) => [q.key, toQuote(q.venue, res[q.at]!)])),
     keepPools: () => {
-      for (const [k, i] of pools) {
-        const v = readValue<Address>(res[i]);
-        if (v && v !== zeroAddress) learn(sub, poolFact(k), getAddress(v));
+      for (const p of pools.values()) {
+        const v = poolRead(p.at);
+        if (v) learn(sub, p.fact, v);
       }
     },
   };
 }
 
-/** Every route whose pools `poolAt` gives: direct at each fee tier, then through each hub. */
+/** Every route of `venue` whose pools `poolAt` gives: direct at each fee tier, then through each hub. */
 function candidateRoutes(
+  venue: Venue,
   tokenIn: Address,
   tokenOut: Address,
   hubs: readonly Address[],
   poolAt: (a: Address, b: Address, fee: number) => Address | null,
-): { tokens: Address[]; fees: number[]; pools: Address[] }[] {
-  const out: { tokens: Address[]; fees: number[]; pools: Address[] }[] = [];
-  for (const fee of FEE_TIERS) {
+): RouteShape[] {
+  const out: RouteShape[] = [];
+  const tiers = TIERS[venue];
+  for (const fee of tiers) {
     const p = poolAt(tokenIn, tokenOut, fee);
-    if (p) out.push({ tokens: [tokenIn, tokenOut], fees: [fee], pools: [p] });
+    if (p) out.push({ venue, tokens: [tokenIn, tokenOut], fees: [fee], pools: [p] });
   }
   for (const h of hubs) {
-    for (const f1 of FEE_TIERS) {
+    for (const f1 of tiers) {
       const p1 = poolAt(tokenIn, h, f1);
       if (!p1) continue;
-      for (const f2 of FEE_TIERS) {
+      for (const f2 of tiers) {
         const p2 = poolAt(h, tokenOut, f2);
-        if (p2) out.push({ tokens: [tokenIn, h, tokenOut], fees: [f1, f2], pools: [p1, p2] });
+        if (p2) out.push({ venue, tokens: [tokenIn, h, tokenOut], fees: [f1, f2], pools: [p1, p2] });
       }
     }
   }
@@ -228,7 +301,8 @@ export function encodePath(tokens: readonly Address[], fees: readonly number[]):
   return encodePacked(types, values);
 }
 
-export type Quote = { ok: true; amountOut: bigint; gasEstimate: bigint } | { ok: false; error: DecodedRevert };
+/** A route's quote; v2's has no gas estimate. */
+export type Quote = { ok: true; amountOut: bigint; gasEstimate: bigint | null } | { ok: false; error: DecodedRevert };
 
 /** QuoterV2's quote of `r` for `amountIn`, as a read. */
 function quoteRead(
@@ -251,8 +325,12 @@ function quoteRead(
       };
 }
 
-function toQuote(q: ReadResult): Quote {
+function toQuote(venue: Venue, q: ReadResult): Quote {
   if (!q.ok) return { ok: false, error: decodeRevert(q.data) };
+  if (venue === "uniswap_v2") {
+    const amounts = q.value as readonly bigint[];
+    return { ok: true, amountOut: amounts[amounts.length - 1] ?? 0n, gasEstimate: null };
+  }
   const v = q.value as readonly [bigint, unknown, unknown, bigint];
   return { ok: true, amountOut: v[0], gasEstimate: v[3] };
 }
@@ -264,13 +342,13 @@ function toQuote(q: ReadResult): Quote {
 export async function quoteAll(sub: BuildSubaccount, d: Discovery, amountIn: bigint): Promise<Quote[]> {
   const missing = d.routes.filter((r) => !d.quoted.has(routeKey(r)));
   if (missing.length > 0) {
-    const quoter = getAddress(sub.protocols.uniswap!.quoterV2);
+    const venues = new Map(venuesOf(sub).map((v) => [v.venue, v]));
     const res = await aggregate(
       sub.rpcUrl,
-      missing.map((r) => quoteRead(quoter, r, amountIn)),
+      missing.map((r) => venues.get(r.venue)!.quote(r, amountIn)),
       d.head.number,
     );
-    for (const [i, r] of missing.entries()) d.quoted.set(routeKey(r), toQuote(res[i]!));
+    for (const [i, r] of missing.entries()) d.quoted.set(routeKey(r), toQuote(r.venue, res[i]!));
   }
   return d.routes.map((r) => d.quoted.get(routeKey(r))!);
 }

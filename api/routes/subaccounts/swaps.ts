@@ -1,10 +1,10 @@
 /**
  * POST /api/v1/subaccounts/{address}/swaps: an exact-input swap for a subaccount, built and
- * simulated, never sent. Every Uniswap v3 route the chain offers is quoted (each fee tier with
- * a pool, two hops through WETH or a stablecoin), built as a call of the subaccount's module and
- * simulated from the trader; the answer is the route whose simulation passes with the most out
- * (swaps.build.ts), checked against the subaccount's min_health_factor. Uniswap v3 is the only
- * venue.
+ * simulated, never sent. Every route the chain offers is quoted (Uniswap v3 at each fee tier
+ * with a pool, Uniswap v2 pairs; direct or two hops through WETH or a stablecoin), built as a
+ * call of the subaccount's module and simulated from the trader; the answer is the route whose
+ * simulation passes with the most out (swaps.build.ts), checked against the subaccount's
+ * min_health_factor.
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { runBuild } from "../../lib/build/audit.js";
@@ -61,13 +61,20 @@ const TokenSchema = z
   .openapi("SwapToken");
 
 const RouteFields = {
-  venue: z.literal("uniswap_v3"),
-  route: z.string().openapi({ description: "Symbols and fee tiers", example: "USDC/500/WETH" }),
-  kind: z.enum(["exact_input_single", "exact_input"]).openapi({ description: "The SwapRouter function" }),
+  venue: z.enum(["uniswap_v3", "uniswap_v2"]).openapi({ description: "One venue a route" }),
+  route: z.string().openapi({
+    description: "Symbols and fee tiers (`v2` for a Uniswap v2 pair's hop)",
+    example: "USDC/500/WETH",
+  }),
+  kind: z.enum(["exact_input_single", "exact_input", "swap_exact_tokens_for_tokens"]).openapi({
+    description: "The router function: v3 SwapRouter's, or v2 Router02's `swapExactTokensForTokens`",
+  }),
   path: z.array(z.string()).openapi({ description: "Token addresses, in to out" }),
   symbols: z.array(z.string()),
-  fees: z.array(z.number().int()).openapi({ description: "Each hop's fee tier, in hundredths of a basis point" }),
-  pools: z.array(z.string()).openapi({ description: "Each hop's pool" }),
+  fees: z.array(z.number().int()).openapi({
+    description: "Each hop's fee tier, in hundredths of a basis point (3000 on a v2 pair: its 0.3 %)",
+  }),
+  pools: z.array(z.string()).openapi({ description: "Each hop's pool (v3) or pair (v2)" }),
 };
 
 const ImpactBps = z.number().nullable().openapi({
@@ -79,14 +86,17 @@ const SwapQuote = z
   .object({
     ...RouteFields,
     amount_in: Units,
-    expected_out: Units.openapi({ description: "QuoterV2's quote" }),
+    expected_out: Units.openapi({ description: "QuoterV2's quote (v3), Router02's getAmountsOut (v2)" }),
     minimum_out: Units.openapi({ description: "The transaction's amountOutMinimum, also checked by the module" }),
     fair_out: Units.nullable().openapi({ description: "The input valued at the feeds, in token_out" }),
     price_impact_bps: ImpactBps,
     max_slippage_bps: z.number().int(),
     max_price_impact_bps: z.number().int().nullable(),
     deadline: z.number().int().openapi({ description: "Unix seconds" }),
-    quoter_gas_estimate: z.string(),
+    quoter_gas_estimate: z
+      .string()
+      .nullable()
+      .openapi({ description: "QuoterV2's gas estimate of the swap; null on v2 (its quote gives none)" }),
   })
   .openapi("SwapQuote");
 
@@ -142,7 +152,7 @@ export const swapRoute = createRoute({
   tags: ["subaccounts"],
   summary: "Build the best swap for a subaccount",
   description: [
-    "Requires an API key with the scope `transactions:build`. Quotes every Uniswap v3 route from `token_in` to `token_out` (each fee tier with a pool; two hops through WETH or a stablecoin of the chain), builds each as the subaccount module's `executeWithApprovals` (an exact approval of the input to the SwapRouter, reset to 0 after; the swap pays the Safe, with `amountOutMinimum` = the quote less `max_slippage_bps`), simulates each from the sender in one `eth_simulateV1` per route, and returns the route whose simulation passes with the most out, as `target`, `data` and `value` for the sender to sign. The service never sends it. Uniswap v3 is the only venue.",
+    "Requires an API key with the scope `transactions:build`. Quotes every route from `token_in` to `token_out` on the venues of the chain's protocols entry (Uniswap v3 at each fee tier with a pool, with QuoterV2; Uniswap v2 pairs, with Router02's `getAmountsOut`; direct or two hops through WETH or a stablecoin of the chain, one venue a route), builds each as the subaccount module's `executeWithApprovals` (an exact approval of the input to the venue's router, reset to 0 after; the swap pays the Safe, with its minimum out = the quote less `max_slippage_bps`), simulates each from the sender in one `eth_simulateV1` per route, and returns the route whose simulation passes with the most out, as `target`, `data` and `value` for the sender to sign. The service never sends it.",
     "Refusals: 422 a token the module does not allow (before any quote or simulation; `loc` names the field), `insufficient_balance` (an amount above the Safe's token_in balance, before any simulation), the same token in and out, a malformed body; 404 `unknown_subaccount`; 409 `no_route` (no pool route), `simulation_failed` (no route passes: each route's decoded reason in `reasons`, e.g. `NotTrader`, `Too little received`), `below_min_health_factor` (below), `stale_subaccount`; 503 `no_rpc`, `chain_unavailable` (also for any chain of the account when its minimum is checked), `simulation_unsupported` (the node has no eth_simulateV1). Every build and refusal is recorded in the build audit.",
     "When the registry sets the subaccount a `min_health_factor`, its account-wide health factor (every chain, venue and loan it borrows) is read beside the simulations and reported before and after the chosen route (`subaccount_health_factor`): what the swap gives up to fees and price impact lowers what secures the loans it borrows (the venues' factors count only their own collateral, which a swap does not touch). One the swap would take below the minimum, and lower than it was, is a 409 `below_min_health_factor` unless `allow_below_min_health_factor` is true (no other route does better: the chosen one gives the most out).",
   ].join("\n\n"),
