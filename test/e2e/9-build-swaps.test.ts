@@ -409,6 +409,8 @@ describe("POST /api/v1/subaccounts/{address}/swaps: the best route, sent by the 
   it("a v2 pair the market prices better wins over every v3 route; sent, it does what it quoted", async () => {
     // WBTC/USDC on v2 where WBTC is worth 4 % more: above the v3 direct pool's 3 %, less its 1 % fee
     await addPair(w, wbtc, usdc, PRICES, 4_000_000, 1.04);
+    // and a v2 route of two hops, through the world's WETH/USDC pair
+    await addPair(w, wbtc, weth, PRICES, 4_000_000);
     const p = await expectBest(wbtc, usdc, E8 / 10n);
     expect(p.quote).toMatchObject({
       venue: "uniswap_v2",
@@ -422,6 +424,10 @@ describe("POST /api/v1/subaccounts/{address}/swaps: the best route, sent by the 
     expect(p.approvals).toEqual([{ token: wbtc, spender: w.p.uniswapV2.router, amount_raw: (E8 / 10n).toString() }]);
     expect(p.calls[0]).toMatchObject({ target: w.p.uniswapV2.router });
     expect(p.calls[0]!.description).toContain("on Uniswap v2 (WBTC/v2/USDC)");
+    expect(p.candidates.find((c) => c.route === "WBTC/v2/WETH/v2/USDC")).toMatchObject({
+      kind: "swap_exact_tokens_for_tokens",
+      outcome: "lower_out",
+    });
     // the v3 routes lost to it, each simulated
     const v3 = p.candidates.filter((c) => !c.route.includes("/v2/"));
     expect(v3.length).toBeGreaterThanOrEqual(3);
