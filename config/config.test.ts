@@ -31,10 +31,10 @@ const evmVault = (over: Record<string, unknown> = {}) => ({
 const root = mkdtempSync(join(tmpdir(), "registry-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-function registryFile(vaults: unknown[], version: unknown = 1): string {
+function registryFile(vaults: unknown[], version: unknown = 1, protocols: unknown[] = []): string {
   const dir = mkdtempSync(join(root, "r-"));
   const file = join(dir, "vaults.json");
-  writeFileSync(file, JSON.stringify({ version, vaults }));
+  writeFileSync(file, JSON.stringify({ version, vaults, protocols }));
   return file;
 }
 
@@ -114,6 +114,39 @@ describe("vault registry", () => {
     expect(() => loadRegistry(file)).toThrow(
       /vaults\[0\].*address[\s\S]*vaults\[1\]\.chainId: 777 is not a chain[\s\S]*duplicate vault 1:0xbaf6/,
     );
+  });
+
+  it("refuses bridges that name no core ledger when the registry names two; one is theirs", () => {
+    const addr = (n: number) => `0x${n.toString(16).padStart(40, "0")}`;
+    const perp = (n: number, core?: { chainId: number; ledger: string }) => ({
+      bridgeA: addr(n),
+      bridgeB: addr(n + 1),
+      ...(core ? { core } : {}),
+    });
+    const one = { chainId: 1, ledger: addr(100) };
+    const other = { chainId: 8453, ledger: addr(200) };
+    const sole = loadRegistry(
+      registryFile([], 1, [
+        { chainId: 1, perp: perp(10, one) },
+        { chainId: 8453, perp: perp(20) },
+      ]),
+    );
+    expect(sole.protocols.get(8453)!.perp!.core).toBeUndefined(); // followed to the one (db/chain-protocols.ts)
+    const two = registryFile([], 1, [
+      { chainId: 1, perp: perp(10, one) },
+      { chainId: 10, perp: perp(30) },
+      { chainId: 8453, perp: perp(20, other) },
+    ]);
+    expect(() => loadRegistry(two)).toThrow(
+      /protocols\[1\]\.perp\.core: chain 10's bridges name no core ledger and the registry names 2 \(chain 1 0x0+64, chain 8453 0x0+c8\): name the one/,
+    );
+    // naming it settles it
+    const named = registryFile([], 1, [
+      { chainId: 1, perp: perp(10, one) },
+      { chainId: 10, perp: perp(30, other) },
+      { chainId: 8453, perp: perp(20, other) },
+    ]);
+    expect(loadRegistry(named).protocols.get(10)!.perp!.core).toEqual(other);
   });
 
   it("refuses a missing file, bad JSON and a wrong version", () => {

@@ -187,6 +187,27 @@ export function loadRegistry(path = registryPath()): Registry {
     else if (protocols.has(parsed.data.chainId)) problems.push(`protocols[${i}]: chain ${parsed.data.chainId} twice`);
     else protocols.set(parsed.data.chainId, parsed.data);
   });
+  problems.push(...unnamedLedgers(top.data.protocols, protocols));
   if (problems.length > 0) throw new Error(`vault registry ${path} is invalid:\n  ${problems.join("\n  ")}`);
   return { path, evm, nonEvm, protocols };
+}
+
+/**
+ * A chain whose perp bridges name no core ledger is followed to the registry's one ledger
+ * (db/chain-protocols.ts). With two or more, which one its deposits are credited to is the
+ * operator's to say: each such chain is a problem, not a chain left unfollowed.
+ */
+function unnamedLedgers(items: unknown[], protocols: Map<number, ChainProtocols>): string[] {
+  const ledgers = new Set<string>();
+  for (const p of protocols.values()) {
+    if (p.perp?.core) ledgers.add(`chain ${p.perp.core.chainId} ${p.perp.core.ledger}`);
+  }
+  if (ledgers.size < 2) return [];
+  const named = [...ledgers].sort().join(", ");
+  return [...protocols.values()]
+    .filter((p) => p.perp && !p.perp.core)
+    .map((p) => {
+      const i = items.findIndex((x) => (x as { chainId?: unknown })?.chainId === p.chainId);
+      return `protocols[${i}].perp.core: chain ${p.chainId}'s bridges name no core ledger and the registry names ${ledgers.size} (${named}): name the one its deposits are credited to`;
+    });
 }

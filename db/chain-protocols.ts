@@ -6,7 +6,8 @@
  * one: the relayer credits every chain's bridge deposits to its one ledger (jobs/relayer), so a
  * deposit from such a chain is followed there like the core chain's own, in transit and then
  * credited. Without this, a deposit on its way from that chain was missing from the account's
- * value until the ledger credited it.
+ * value until the ledger credited it. A registry that names two ledgers must name each chain's:
+ * loadRegistry refuses it otherwise.
  */
 import { type QueryExecutorProvider, sql } from "kysely";
 import { type ChainProtocols, protocolsSchema } from "../config/registry.js";
