@@ -433,6 +433,18 @@ describe("POST /api/v1/subaccounts/{address}/swaps: the best route, sent by the 
     expect(v3.length).toBeGreaterThanOrEqual(3);
     expect(v3.every((c) => c.outcome === "lower_out")).toBe(true);
     await sendAndCheck(p);
+    // a pair made but never funded: its quote fails with the library's reason, decoded
+    const factory = parseAbi(["function createPair(address, address) returns (address)"]);
+    await w.s.send(w.deployer, w.p.uniswapV2.factory, call(factory, "createPair", [link, weth]), "createPair");
+    const empty = await swap({ ...base(), token_in: link, token_out: weth, amount: "100" });
+    expect(empty.status).toBe(200);
+    expect(empty.body.quote.venue).toBe("uniswap_v3");
+    expect(empty.body.candidates.find((c) => c.route === "LINK/v2/WETH")).toMatchObject({
+      outcome: "quote_failed",
+      simulation: null,
+      reason: { kind: "uniswap", name: "UniswapV2Library: INSUFFICIENT_LIQUIDITY" },
+      why: "the quote failed: Uniswap v2: a pair of the path has no liquidity",
+    });
   });
 
   it("LINK to WETH routes only through USDC: every candidate is two hops", async () => {
