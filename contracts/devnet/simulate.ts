@@ -652,6 +652,7 @@ async function simulate(
     [50, "aave-36"],
     [65, "safe-gs025"],
     [80, "slippage"],
+    [88, "v2-slippage"],
   ];
   for (const [day, kind] of failPlan) {
     const d = Math.min(D(day), opts.days - 1);

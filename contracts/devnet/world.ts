@@ -8,9 +8,10 @@
  *   the feeds, in one block;
  * - the strategists (TRADER) swapping, providing liquidity, supplying and borrowing through the
  *   module: one subaccount keeps an Aave loan close to its minimum health factor, one lends on Aave
- *   and in the Morpho lending vault, one borrows on the Morpho market, swaps and holds v3 positions;
+ *   and in the Morpho lending vault, one borrows on the Morpho market, swaps (on v3, every third
+ *   day on the v2 pair) and holds v3 positions;
  * - a few transactions that fail on purpose (module refusals, Aave's '36', a Safe GS025, a slippage
- *   failure), mined with explicit gas and recorded with the reason they revert with;
+ *   failure on each Uniswap), mined with explicit gas and recorded with the reason they revert with;
  * - perp deposits through the modules on both bridges (one below the minimum), credited or rejected
  *   on the core chain's ledger by the devnet's relayer key once they are the delay old (perp-sim.ts:
  *   the core chain's relay passes wait for the other chains, so the history stays the seed's);
@@ -117,10 +118,10 @@ export interface WorldSubaccount {
 /** The reason a deliberately failed transaction reverts with. */
 export type ExpectedRevert =
   | { type: "custom"; contract: "SubaccountModule"; name: string; args: string[] }
-  | { type: "error"; contract: "AavePool" | "Safe" | "SwapRouter"; message: string };
+  | { type: "error"; contract: "AavePool" | "Safe" | "SwapRouter" | "UniswapV2Router"; message: string };
 
 export interface FailedTx {
-  kind: "module-not-trader" | "module-token-not-allowed" | "aave-36" | "safe-gs025" | "slippage";
+  kind: "module-not-trader" | "module-token-not-allowed" | "aave-36" | "safe-gs025" | "slippage" | "v2-slippage";
   description: string;
   txHash: Hex;
   blockNumber: number;
@@ -957,7 +958,10 @@ export class World {
     });
   }
 
-  /** The trader swaps between WETH and the stable, selling what it holds more of. */
+  /**
+   * The trader swaps between WETH and the stable, selling what it holds more of: on a v3 pool, or
+   * every third day on the v2 pair.
+   */
   async swap(at: number): Promise<void> {
     const trader = this.sub("trader");
     const p = this.result.protocols;
@@ -969,6 +973,13 @@ export class World {
       10n ** BigInt(this.stable.decimals);
     const [tokenIn, tokenOut] = wethUsd > stableUsd ? [this.weth, this.stable] : [this.stable, this.weth];
     const amountIn = await this.units(tokenIn, 10_000 + 40_000 * this.rng.next());
+    if (Math.floor(at / 86_400) % 3 === 0) {
+      const quote = await this.quoteV2(tokenIn, tokenOut, amountIn);
+      const router = p.uniswapV2.router;
+      const data = this.swapDataV2(trader, tokenIn, tokenOut, amountIn, (quote * 995n) / 1000n, at);
+      await this.trade(trader, [[tokenIn, router, amountIn]], router, data, "swap", at);
+      return;
+    }
     const quote = await this.quote(tokenIn, tokenOut, pool.fee, amountIn);
     await this.trade(
       trader,
@@ -1060,7 +1071,7 @@ export class World {
         description: "a stranger sends a Safe transaction carrying the owner's pre-validated signature",
         reason: { type: "error", contract: "Safe", message: "GS025" },
       };
-    } else {
+    } else if (kind === "slippage") {
       const amount = await this.units(this.stable, 5_000);
       const quote = await this.quote(this.stable, this.weth, 500, amount);
       const swap = this.swapData(trader, this.stable, this.weth, 500, amount, quote * 2n, at);
@@ -1075,6 +1086,22 @@ export class World {
         ]),
         description: "the trader swaps with a minimum twice the quote",
         reason: { type: "error", contract: "SwapRouter", message: "Too little received" },
+      };
+    } else {
+      const amount = await this.units(this.stable, 5_000);
+      const v2 = p.uniswapV2.router;
+      const quote = await this.quoteV2(this.stable, this.weth, amount);
+      tx = {
+        from: trader.trader,
+        to: trader.module,
+        data: fn(moduleAbi, "executeWithApprovals", [
+          [{ token: this.stable.address, spender: v2, amount }],
+          v2,
+          0n,
+          this.swapDataV2(trader, this.stable, this.weth, amount, quote * 2n, at),
+        ]),
+        description: "the trader swaps on Uniswap v2 with a minimum twice the quote",
+        reason: { type: "error", contract: "UniswapV2Router", message: "UniswapV2Router: INSUFFICIENT_OUTPUT_AMOUNT" },
       };
     }
     const display = revertDisplay(tx.reason);
@@ -1158,6 +1185,25 @@ export class World {
         amountOutMinimum: min,
         sqrtPriceLimitX96: 0n,
       },
+    ]);
+  }
+
+  /** Router02's exact-input swap of one hop, paying the Safe. */
+  private swapDataV2(
+    sub: WorldSubaccount,
+    tokenIn: TokenInput,
+    tokenOut: TokenInput,
+    amountIn: bigint,
+    min: bigint,
+    at: number,
+  ): Hex {
+    const deadline = BigInt(Math.max(at, this.s.clock) + 3600);
+    return fn(uniV2Art.router02().abi, "swapExactTokensForTokens", [
+      amountIn,
+      min,
+      [tokenIn.address, tokenOut.address],
+      sub.safe,
+      deadline,
     ]);
   }
 
@@ -1371,6 +1417,17 @@ export class World {
     const ret = await this.s.rpc<Hex>("eth_call", [{ to: this.result.protocols.uniswap.quoterV2, data }, "latest"]);
     const [out] = decodeFunctionResult({ abi, functionName: "quoteExactInputSingle", data: ret }) as readonly [bigint];
     return out;
+  }
+
+  /** Router02's getAmountsOut of the one-hop v2 path. */
+  private async quoteV2(tokenIn: TokenInput, tokenOut: TokenInput, amountIn: bigint): Promise<bigint> {
+    const amounts = await this.read<readonly bigint[]>(
+      this.result.protocols.uniswapV2.router,
+      uniV2Art.router02().abi,
+      "getAmountsOut",
+      [amountIn, [tokenIn.address, tokenOut.address]],
+    );
+    return amounts[amounts.length - 1] as bigint;
   }
 
   private isWethStable(pool: UniswapPool): boolean {

@@ -174,7 +174,14 @@ describe("the simulated protocol world", () => {
   it("every failed transaction of the manifest is mined, reverted, with the reason the manifest records", async () => {
     for (const c of manifest.chains) {
       const kinds = c.world.failures.map((f) => f.kind).sort();
-      expect(kinds).toEqual(["aave-36", "module-not-trader", "module-token-not-allowed", "safe-gs025", "slippage"]);
+      expect(kinds).toEqual([
+        "aave-36",
+        "module-not-trader",
+        "module-token-not-allowed",
+        "safe-gs025",
+        "slippage",
+        "v2-slippage",
+      ]);
       for (const f of c.world.failures) {
         const url = rpcUrl(c.chainId);
         const receipt = await rpcCall<{ status: Hex; blockNumber: Hex }>(url, "eth_getTransactionReceipt", [f.txHash]);
