@@ -999,6 +999,17 @@ export class World {
     const trader = this.sub("trader");
     const lev = this.sub("leveraged");
     const router = p.uniswap.swapRouter;
+    /** the trader's module call of `swap` on `target`, approving it `amount` of `token` */
+    const traderSwap = (token: TokenInput, target: Address, amount: bigint, swap: Hex) => ({
+      from: trader.trader,
+      to: trader.module,
+      data: fn(moduleAbi, "executeWithApprovals", [
+        [{ token: token.address, spender: target, amount }],
+        target,
+        0n,
+        swap,
+      ]),
+    });
     let tx: { from: Address; to: Address; data: Hex; description: string; reason: ExpectedRevert };
     if (kind === "module-not-trader") {
       const stranger = actorAddress(this.seed, "stranger");
@@ -1018,14 +1029,7 @@ export class World {
       const amount = await this.units(this.weth, 1_000);
       const swap = this.swapData(trader, this.weth, this.disallowed, 3000, amount, 0n, at);
       tx = {
-        from: trader.trader,
-        to: trader.module,
-        data: fn(moduleAbi, "executeWithApprovals", [
-          [{ token: this.weth.address, spender: router, amount }],
-          router,
-          0n,
-          swap,
-        ]),
+        ...traderSwap(this.weth, router, amount, swap),
         description: `the trader swaps into ${this.disallowed.symbol}, a token its module does not allow`,
         reason: {
           type: "custom",
@@ -1076,14 +1080,7 @@ export class World {
       const quote = await this.quote(this.stable, this.weth, 500, amount);
       const swap = this.swapData(trader, this.stable, this.weth, 500, amount, quote * 2n, at);
       tx = {
-        from: trader.trader,
-        to: trader.module,
-        data: fn(moduleAbi, "executeWithApprovals", [
-          [{ token: this.stable.address, spender: router, amount }],
-          router,
-          0n,
-          swap,
-        ]),
+        ...traderSwap(this.stable, router, amount, swap),
         description: "the trader swaps with a minimum twice the quote",
         reason: { type: "error", contract: "SwapRouter", message: "Too little received" },
       };
@@ -1091,15 +1088,9 @@ export class World {
       const amount = await this.units(this.stable, 5_000);
       const v2 = p.uniswapV2.router;
       const quote = await this.quoteV2(this.stable, this.weth, amount);
+      const swap = this.swapDataV2(trader, this.stable, this.weth, amount, quote * 2n, at);
       tx = {
-        from: trader.trader,
-        to: trader.module,
-        data: fn(moduleAbi, "executeWithApprovals", [
-          [{ token: this.stable.address, spender: v2, amount }],
-          v2,
-          0n,
-          this.swapDataV2(trader, this.stable, this.weth, amount, quote * 2n, at),
-        ]),
+        ...traderSwap(this.stable, v2, amount, swap),
         description: "the trader swaps on Uniswap v2 with a minimum twice the quote",
         reason: { type: "error", contract: "UniswapV2Router", message: "UniswapV2Router: INSUFFICIENT_OUTPUT_AMOUNT" },
       };
