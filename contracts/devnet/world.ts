@@ -1,6 +1,6 @@
 /**
- * The protocol world of a simulated chain (issue 14): Uniswap v3 and v2, Aave v3, Morpho Blue with our
- * lending vault and Safe (contracts/devnet/protocols), the vaults' subaccounts as Safes with
+ * The protocol world of a simulated chain (issue 14): Uniswap v3 and v2, Aave v3, Morpho Blue with
+ * our lending vault and Safe (contracts/devnet/protocols), the vaults' subaccounts as Safes with
  * SubaccountModule (the same addresses on both chains), and the actors that give them life:
  *
  * - an arbitrageur keeping every pool's price at the feeds' (a swap to the feed price as its limit;
@@ -973,6 +973,7 @@ export class World {
       10n ** BigInt(this.stable.decimals);
     const [tokenIn, tokenOut] = wethUsd > stableUsd ? [this.weth, this.stable] : [this.stable, this.weth];
     const amountIn = await this.units(tokenIn, 10_000 + 40_000 * this.rng.next());
+    // the venue by the day, after the draws: the seed's draws are the same on either venue
     if (Math.floor(at / 86_400) % 3 === 0) {
       const quote = await this.quoteV2(tokenIn, tokenOut, amountIn);
       const router = p.uniswapV2.router;

@@ -1,7 +1,7 @@
 /**
  * Uniswap v2 from the npm Waffle builds, the swaps builder's second venue: the factory, Router02
  * and pairs at the feeds' prices. A pair is made by the factory, its tokens minted straight into
- * it (MockERC20) and its liquidity minted to the provider.
+ * it (MockERC20) and its liquidity minted to the deployer.
  */
 import { type Address, getAddress } from "viem";
 import { isqrt } from "../../../onchain/uniswap-math.js";
@@ -29,8 +29,6 @@ export interface UniswapV2Options {
   stable: Address;
   /** USD value of each pair's reserves (default 5 million) */
   liquidityUsd?: number;
-  /** who holds the liquidity (default the deployer) */
-  liquidityProvider?: Address;
 }
 
 /** WETH/stable, and every other asset against WETH: v2's usual shape, beside v3's pools. */
@@ -66,7 +64,6 @@ export function v2Rebalance(
 }
 
 export async function deployUniswapV2(ctx: Ctx, opts: UniswapV2Options): Promise<UniswapV2Deployment> {
-  const lp = opts.liquidityProvider ?? ctx.from;
   const factoryA = uniswapV2.factory();
   const factory = await deploy(ctx, factoryA, [ctx.from], "UniswapV2Factory");
   const router = await deploy(ctx, uniswapV2.router02(), [factory, opts.weth], "UniswapV2Router02");
@@ -85,7 +82,7 @@ export async function deployUniswapV2(ctx: Ctx, opts: UniswapV2Options): Promise
       const units = (usd * 10n ** BigInt(token.decimals) * 10n ** 8n) / (2n * price);
       await write(ctx, t, ERC20_ABI, "mint", [address, units]);
     }
-    await write(ctx, address, uniswapV2.pair().abi, "mint", [lp]);
+    await write(ctx, address, uniswapV2.pair().abi, "mint", [ctx.from]);
     pairs.push({ address, token0, token1 });
   }
   return { factory, router, pairs };
