@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { validationItems } from "./errors.js";
-import { QueryInt } from "./router.js";
+import { QueryBool, QueryInt } from "./router.js";
 
 describe("validation error items (FastAPI's shape)", () => {
   const schema = z.object({
@@ -24,6 +24,28 @@ describe("validation error items (FastAPI's shape)", () => {
     expect(low).toEqual([
       { loc: ["query", "n_days"], msg: "Input should be greater than or equal to 1", type: "greater_than_equal" },
     ]);
+  });
+  it("a query flag reads pydantic's spellings in any case; anything else is bool_parsing", () => {
+    const q = z.object({ active: QueryBool(true) });
+    expect(q.parse({}).active).toBe(true);
+    expect(z.object({ active: QueryBool(false) }).parse({}).active).toBe(false);
+    for (const t of ["true", "TRUE", "True", "t", "T", "1", "yes", "Y", "on", "ON"]) {
+      expect(q.parse({ active: t }).active, t).toBe(true);
+    }
+    for (const f of ["false", "FALSE", "f", "0", "no", "N", "off", "Off"]) {
+      expect(q.parse({ active: f }).active, f).toBe(false);
+    }
+    for (const bad of ["", "2", "yes please", "tru", " true"]) {
+      const r = q.safeParse({ active: bad });
+      expect(r.success, JSON.stringify(bad)).toBe(false);
+      expect(validationItems(r.error!, "query")).toEqual([
+        {
+          loc: ["query", "active"],
+          msg: "Input should be a valid boolean, unable to interpret input",
+          type: "bool_parsing",
+        },
+      ]);
+    }
   });
   it("a query integer is decimal digits: empty, exponent, hex and fractions are malformed", () => {
     const q = z.object({ n: QueryInt({ def: 30, min: -1 }) });

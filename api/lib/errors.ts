@@ -64,6 +64,8 @@ function typeOf(issue: ZodError["issues"][number]): string {
       return "string_pattern_mismatch";
     case "unrecognized_keys":
       return "extra_forbidden";
+    case "custom":
+      return typeof issue.params?.type === "string" ? issue.params.type : "value_error";
     default:
       return "value_error";
   }

@@ -67,12 +67,21 @@ export const NUL_MESSAGE = "must not contain NUL (U+0000), which Postgres text c
 
 export const EvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address");
 
-/** Boolean query flags as FastAPI reads them: true/false, 1/0, yes/no, on/off. */
+const TRUE_TEXT = new Set(["1", "on", "t", "true", "y", "yes"]);
+const BOOL_TEXT = new Set([...TRUE_TEXT, "0", "off", "f", "false", "n", "no"]);
+/**
+ * Boolean query flags as FastAPI (pydantic) reads them: in any case, true/false, t/f, yes/no, y/n,
+ * on/off, 1/0; anything else is a 422 `bool_parsing`.
+ */
 export const QueryBool = (def: boolean) =>
   z
-    .enum(["true", "false", "1", "0", "yes", "no", "on", "off", "True", "False"])
+    .string()
     .default(def ? "true" : "false")
-    .transform((v) => ["true", "1", "yes", "on", "True"].includes(v))
+    .refine((v) => BOOL_TEXT.has(v.toLowerCase()), {
+      message: "Input should be a valid boolean, unable to interpret input",
+      params: { type: "bool_parsing" },
+    })
+    .transform((v) => TRUE_TEXT.has(v.toLowerCase()))
     .openapi({ type: "boolean", default: def });
 
 const INT_TEXT = /^\s*[+-]?\d+\s*$/;
