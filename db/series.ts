@@ -3,9 +3,15 @@ export interface SeriesPoint {
   day: number;
   /** asset_share_ratio of the day's last snapshot; null on a missing day or without supply */
   ratio: number | null;
+  /** no snapshot that day (derived.vault_day.missing): sp carried from the day before */
+  missing: boolean;
 }
 
-/** sp(D) with missing days carried from the last day that had a snapshot. */
+/**
+ * sp(D) for each day from the first of the series to its last, as the APY job reads it
+ * (jobs/vault/compute.ts): a missing day carries the last snapshot's ratio; a day whose snapshot
+ * has no ratio (no supply) has none, and neither have the missing days after it.
+ */
 export function carried(series: readonly SeriesPoint[]): Map<number, number> {
   const out = new Map<number, number>();
   let last: number | null = null;
@@ -13,7 +19,8 @@ export function carried(series: readonly SeriesPoint[]): Map<number, number> {
   if (sorted.length === 0) return out;
   for (let d = sorted[0]!.day, i = 0; d <= sorted[sorted.length - 1]!.day; d++) {
     while (i < sorted.length && sorted[i]!.day <= d) {
-      if (sorted[i]!.ratio != null && sorted[i]!.ratio! > 0) last = sorted[i]!.ratio;
+      const p = sorted[i]!;
+      if (!p.missing) last = p.ratio != null && p.ratio > 0 ? p.ratio : null;
       i++;
     }
     if (last != null) out.set(d, last);

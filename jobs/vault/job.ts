@@ -44,6 +44,7 @@ import {
 } from "../repo.js";
 import { computeVaultDays, type FeeIn, type SnapshotIn, type VaultMeta } from "./compute.js";
 import { replaceSeries } from "./series-write.js";
+import type { SeriesPoint } from "./summary.js";
 import { loadSummaryInputs, type SummaryInput, writeSummaries } from "./summary-write.js";
 
 export interface VaultDaysContext {
@@ -329,10 +330,13 @@ function summaryFromMemory(c: Computed, now: string): SummaryInput | null {
     const d = dayOf(s.timestamp);
     if (d < input.from) earlier.set(d, s.ratio == null ? null : (s.ratioNumber ?? toNumber(s.ratio)));
   }
-  const days = [];
-  for (let d = out.firstDay!; d < out.days[0]!.day; d++) days.push({ day: d, ratio: earlier.get(d) ?? null });
-  for (const d of out.days)
-    days.push({ day: d.day, ratio: d.assetShareRatio == null ? null : Number(d.assetShareRatio) });
+  const days: SeriesPoint[] = [];
+  for (let d = out.firstDay!; d < out.days[0]!.day; d++) {
+    days.push({ day: d, ratio: earlier.get(d) ?? null, missing: !earlier.has(d) });
+  }
+  for (const d of out.days) {
+    days.push({ day: d.day, ratio: d.assetShareRatio == null ? null : Number(d.assetShareRatio), missing: d.missing });
+  }
   const apy = out.apy.filter((a) => a.day === input.to);
   return {
     vault: input.vault,

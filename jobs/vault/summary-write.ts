@@ -16,7 +16,7 @@ import { type ApyPoint, computeVaultSummary, type SeriesPoint } from "./summary.
 /** What one vault's summary is computed from. */
 export interface SummaryInput {
   vault: VaultRef;
-  /** every stored day, first to last, with its ratio (null on a missing day) */
+  /** every stored day, first to last, with its ratio (null on a missing day or without supply) */
   days: SeriesPoint[];
   /** the last day with a snapshot: its TVL and share price (text as stored) and snapshot time */
   lastWithData: { tvl: string | null; sharePrice: string | null; snapshotTimestamp: number | null } | null;
@@ -35,14 +35,20 @@ export async function loadSummaryInputs(
 ): Promise<{ inputs: SummaryInput[]; empty: VaultRef[] }> {
   const db = onClient(client);
   // Every day's ratio (days as integers, ratios as text: a date column costs a Date object per row)
-  const { rows } = await sql<{ chain_id: number; vault: string; d: number; ratio: string | null }>`
-    SELECT d.chain_id, d.vault, (d.day - date '1970-01-01') AS d, d.asset_share_ratio::text AS ratio
+  const { rows } = await sql<{
+    chain_id: number;
+    vault: string;
+    d: number;
+    ratio: string | null;
+    missing: boolean;
+  }>`
+    SELECT d.chain_id, d.vault, (d.day - date '1970-01-01') AS d, d.asset_share_ratio::text AS ratio, d.missing
     FROM ${vaultBatch(vaults, (v) => v)}
     CROSS JOIN LATERAL (SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault OFFSET 0) d
     ORDER BY d.chain_id, d.vault, d.day`.execute(db);
   const daysOf = groupByVault(
     rows,
-    (r): SeriesPoint => ({ day: r.d, ratio: r.ratio == null ? null : Number(r.ratio) }),
+    (r): SeriesPoint => ({ day: r.d, ratio: r.ratio == null ? null : Number(r.ratio), missing: r.missing }),
   );
   const withDays = vaults.filter((v) => daysOf.has(vaultKey(v)));
   const empty = vaults.filter((v) => !daysOf.has(vaultKey(v)));

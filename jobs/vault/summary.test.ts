@@ -5,12 +5,12 @@ import { computeVaultSummary, drawdowns } from "./summary.js";
 describe("drawdowns", () => {
   it("max drawdown from the running peak and the largest one-day fall", () => {
     const s = [
-      { day: 1, ratio: 1.0 },
-      { day: 2, ratio: 1.1 },
-      { day: 3, ratio: 0.99 }, // -10% from the peak 1.1, in one day
-      { day: 4, ratio: null }, // missing
-      { day: 5, ratio: 0.88 }, // -20% from the peak, -11.1% from day 3
-      { day: 6, ratio: 1.2 },
+      { day: 1, ratio: 1.0, missing: false },
+      { day: 2, ratio: 1.1, missing: false },
+      { day: 3, ratio: 0.99, missing: false }, // -10% from the peak 1.1, in one day
+      { day: 4, ratio: null, missing: true },
+      { day: 5, ratio: 0.88, missing: false }, // -20% from the peak, -11.1% from day 3
+      { day: 6, ratio: 1.2, missing: false },
     ];
     const d = drawdowns(s);
     expect(d.maxDrawdown).toBeCloseTo(0.2, 12);
@@ -19,16 +19,20 @@ describe("drawdowns", () => {
   it("never falling gives 0; a single point gives null", () => {
     expect(
       drawdowns([
-        { day: 1, ratio: 1 },
-        { day: 2, ratio: 1.1 },
+        { day: 1, ratio: 1, missing: false },
+        { day: 2, ratio: 1.1, missing: false },
       ]),
     ).toEqual({ maxDrawdown: 0, maxDailyDrawdown: 0 });
-    expect(drawdowns([{ day: 1, ratio: 1 }])).toEqual({ maxDrawdown: null, maxDailyDrawdown: null });
+    expect(drawdowns([{ day: 1, ratio: 1, missing: false }])).toEqual({ maxDrawdown: null, maxDailyDrawdown: null });
   });
 });
 
 describe("summary and chart", () => {
-  const series = Array.from({ length: 40 }, (_, i) => ({ day: 100 + i, ratio: i === 20 ? null : 1 + i * 0.001 }));
+  const series = Array.from({ length: 40 }, (_, i) => ({
+    day: 100 + i,
+    ratio: i === 20 ? null : 1 + i * 0.001,
+    missing: i === 20,
+  }));
   it("returns over 1/7/30 days; absent when the history is shorter", () => {
     const s = computeVaultSummary(series, 139, []);
     expect(s.returns["1"]).toBe(1.039 / 1.038 - 1);
@@ -47,5 +51,35 @@ describe("summary and chart", () => {
     const all = apyChart(series, { period: 7, smoothing: false, daysAgo: -1, asOf: 139 });
     expect(all[0]!.day).toBe(107);
     expect(all.find((p) => p.day === 120)!.value).toBe(((1.019 / 1.013 - 1) * 365) / 7);
+  });
+  it("chart: a smoothed day has the same value whatever window shows it", () => {
+    const wavy = series.map((p, i) => ({ ...p, ratio: p.ratio == null ? null : p.ratio + (i % 3) * 0.0004 }));
+    const opts = { period: 7, smoothing: true, asOf: 139 };
+    const short = apyChart(wavy, { ...opts, daysAgo: 5 });
+    const long = apyChart(wavy, { ...opts, daysAgo: 7 });
+    const raw = apyChart(wavy, { ...opts, smoothing: false, daysAgo: 8 });
+    expect(short[0]!.day).toBe(135);
+    expect(short[0]!.value).toBe(long.find((p) => p.day === 135)!.value);
+    const at = (d: number) => raw.find((p) => p.day === d)!.value;
+    expect(short[0]!.value).toBeCloseTo((at(134) + at(135) + at(136)) / 3, 12);
+    // a window of one day is the last point, never smoothed
+    expect(apyChart(wavy, { ...opts, daysAgo: 1 })).toEqual([{ day: 139, value: at(139) }]);
+  });
+  it("a day without supply has no share price: not carried, as the APY job reads it", () => {
+    // day 130 has a snapshot without supply; day 131 has none; 132 has supply again
+    const gap = series.map((p) =>
+      p.day === 130 ? { ...p, ratio: null } : p.day === 131 ? { ...p, ratio: null, missing: true } : p,
+    );
+    const pts = apyChart(gap, { period: 1, smoothing: false, daysAgo: 6, asOf: 135 });
+    // 130 and 131 have no sp; 132's base (131) has none either
+    expect(pts.map((p) => p.day)).toEqual([133, 134, 135]);
+    const smooth = apyChart(gap, { period: 1, smoothing: true, daysAgo: 6, asOf: 135 });
+    // 133's neighbours: only 134 has a value
+    expect(smooth[0]!.value).toBeCloseTo((pts[0]!.value + pts[1]!.value) / 2, 12);
+    expect(computeVaultSummary(gap, 131, []).returns).toEqual({});
+    expect(computeVaultSummary(gap, 132, []).returns["1"]).toBeUndefined();
+    expect(computeVaultSummary(gap, 132, []).returns["7"]).toBe(1.032 / 1.025 - 1);
+    // a missing day carries the last snapshot's ratio
+    expect(computeVaultSummary(series, 121, []).returns["1"]).toBe(1.021 / 1.019 - 1);
   });
 });

@@ -948,35 +948,36 @@ describe("historical APY chart (deprecated)", () => {
     error: string | null;
   };
 
-  /** The chart recomputed from derived.vault_day ratios: simple APY over `p` days, missing days carried. */
+  /**
+   * The chart recomputed from derived.vault_day ratios: simple APY over `p` days, missing days
+   * carried, a day without supply without sp; smoothed over the days with a value, the day
+   * before the window included.
+   */
   async function expected(v: RegistryVault, p: number, daysAgo: number, smoothing: boolean) {
     const rows = await days(v);
     const sp = new Map<number, number>();
     let last: number | null = null;
     for (let d = dayNum(rows[0]!.day), i = 0; d <= dayNum(rows.at(-1)!.day); d++) {
       const r = rows[i] && dayNum(rows[i]!.day) === d ? rows[i++] : undefined;
-      if (r?.asset_share_ratio != null && Number(r.asset_share_ratio) > 0) last = Number(r.asset_share_ratio);
+      if (r && !r.missing)
+        last = r.asset_share_ratio != null && Number(r.asset_share_ratio) > 0 ? Number(r.asset_share_ratio) : null;
       if (last != null) sp.set(d, last);
     }
     const asOf = dayNum(metricsOf(v).as_of_day);
     const firstValid = Math.min(...sp.keys());
     const from = Math.max(daysAgo < 0 ? firstValid + p : asOf - daysAgo + 1, firstValid + p);
+    const apyAt = (d: number) =>
+      sp.has(d) && sp.has(d - p) ? ((sp.get(d)! / sp.get(d - p)! - 1) * 365) / p : undefined;
     const raw: { day: number; value: number }[] = [];
-    for (let d = from; d <= asOf; d++)
-      if (sp.has(d) && sp.has(d - p)) raw.push({ day: d, value: ((sp.get(d)! / sp.get(d - p)! - 1) * 365) / p });
-    const pts =
-      !smoothing || raw.length < 3
-        ? raw
-        : raw.map((x, i) =>
-            i === raw.length - 1
-              ? x
-              : {
-                  day: x.day,
-                  value:
-                    raw.slice(Math.max(0, i - 1), i + 2).reduce((s, y) => s + y.value, 0) /
-                    raw.slice(Math.max(0, i - 1), i + 2).length,
-                },
-          );
+    for (let d = from; d <= asOf; d++) {
+      const value = apyAt(d);
+      if (value !== undefined) raw.push({ day: d, value });
+    }
+    const smoothed = (x: { day: number; value: number }) => {
+      const near = [apyAt(x.day - 1), x.value, apyAt(x.day + 1)].filter((y) => y !== undefined);
+      return { day: x.day, value: near.reduce((s, y) => s + y, 0) / near.length };
+    };
+    const pts = smoothing ? raw.map((x, i) => (i === raw.length - 1 ? x : smoothed(x))) : raw;
     return { labels: pts.map((x) => dayStr(x.day)), values: pts.map((x) => x.value), firstValid, asOf };
   }
 

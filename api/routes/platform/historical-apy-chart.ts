@@ -64,7 +64,7 @@ export const historicalApyChart = createRoute({
   tags: ["platform"],
   summary: "Historical APY chart (deprecated)",
   description:
-    "One point per calendar day (the last `days_ago` days, or since inception with -1): the simple APY over the preceding `averaging_period_in_days` days, missing days carried. The last point equals the vault's published `historical_apy` for that horizon; smoothing (3-day centred mean) never changes the last point. `average_apy` is the mean of the values (0 when empty). Deprecated: use `/tokenized_vault/{vault_address}/historical-timeseries`.",
+    "One point per calendar day (the last `days_ago` days, or since inception with -1): the simple APY over the preceding `averaging_period_in_days` days, missing days carried (a day without supply has no point). The last point equals the vault's published `historical_apy` for that horizon; smoothing (3-day centred mean of the days with a value, the day before the window included, so a day's value does not depend on `days_ago`) never changes the last point. `average_apy` is the mean of the values (0 when empty). Deprecated: use `/tokenized_vault/{vault_address}/historical-timeseries`.",
   deprecated: true,
   ...inst,
   request: { query: ChartQuery },
@@ -84,12 +84,16 @@ export const historicalApyChartHandler: RouteHandler<typeof historicalApyChart, 
   servedChain(c, v.chain_id);
   const days = await db
     .selectFrom("derived.vault_day")
-    .select(["day", sql<string | null>`asset_share_ratio::text`.as("ratio")])
+    .select(["day", "missing", sql<string | null>`asset_share_ratio::text`.as("ratio")])
     .where("chain_id", "=", v.chain_id)
     .where("vault", "=", v.address)
     .orderBy("day")
     .execute();
-  const series = days.map((d) => ({ day: dateToDay(d.day), ratio: d.ratio == null ? null : Number(d.ratio) }));
+  const series = days.map((d) => ({
+    day: dateToDay(d.day),
+    ratio: d.ratio == null ? null : Number(d.ratio),
+    missing: d.missing,
+  }));
   const points =
     series.length === 0
       ? []
