@@ -159,9 +159,13 @@ type Summary = {
   tokens: { address: string; raw_balance: string; value: number | null; price: number | null }[];
   portfolio: { defi_positions: { protocol: string; value: number | null }[]; total_value: number };
   loanbook: {
-    loans: { is_borrow: boolean; book: { address: string; state: string; apr: number } }[];
+    loans: {
+      is_borrow: boolean;
+      book: { address: string; state: string; apr: number; principal_token: { price: number | null } };
+    }[];
     total_debt: number;
     total_credit: number;
+    aggregates_by_token: { token: string; chain_id: number; symbol: string }[];
   };
   total_account_value: number;
   total_loan_value: number;
@@ -196,6 +200,8 @@ describe("GET /api/v1/subaccounts/summary", () => {
     ]);
     expect(r.body.loanbook.total_credit).toBeGreaterThan(10_000); // principal and a month's interest
     expect(r.body.loanbook.total_debt).toBeGreaterThan(4_000);
+    // both loans are in this world's USDC: one aggregate, which names its chain
+    expect(r.body.loanbook.aggregates_by_token).toMatchObject([{ token: usdc.toLowerCase(), chain_id: 8453 }]);
     expect(r.body.total_account_value).toBeCloseTo(r.body.portfolio.total_value, 6);
   });
 
@@ -208,6 +214,10 @@ describe("GET /api/v1/subaccounts/summary", () => {
     expect(inWeth.body.denomination.symbol).toBe("WETH");
     expect(inWeth.body.total_account_value).toBeCloseTo(usd.body.total_account_value / 3200, 6);
     expect(inWeth.body.health_factor).toBeCloseTo(usd.body.health_factor!, 9);
+    // prices too: the loans' USDC at 1/3200 WETH, like the token rows'
+    const usdcInWeth = inWeth.body.tokens.find((t) => t.address === usdc.toLowerCase())!.price!;
+    expect(usdcInWeth).toBeCloseTo(1 / 3200, 9);
+    for (const l of inWeth.body.loanbook.loans) expect(l.book.principal_token.price).toBe(usdcInWeth);
     const bad = await get(`/subaccounts/summary?address=${w.sub.safe}&denomination_address=0x${"99".repeat(20)}`);
     expect(bad.status).toBe(422);
     for (const chain of ["99999999999999999999999", "12345"]) {

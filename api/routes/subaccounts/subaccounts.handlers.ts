@@ -149,14 +149,14 @@ const holdsOrOwes = (s: ChainState) =>
   s.margin.length > 0 ||
   s.inTransit.length > 0;
 
-/** A loan of the account's chain state in the loan-book shape. */
-const bookOf = (l: LoanView, s: ChainState) =>
+/** A loan of the account's chain state in the loan-book shape, its token's price through `price`. */
+const bookOf = (l: LoanView, s: ChainState, price: (usd: number | null) => number | null) =>
   loanJson(
     l,
     {
       symbol: s.positions.prices.get(l.principalToken)?.symbol ?? "?",
       decimals: tokenDecimals(s, l.principalToken),
-      price: tokenPrice(s, l.principalToken),
+      price: price(tokenPrice(s, l.principalToken)),
     },
     s.chainId,
   );
@@ -320,7 +320,7 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
       const v = loanDebtValue(l, s);
       return {
         subaccount_address: address,
-        book: { ...bookOf(l, s), total_interest_payment_fees: 0 },
+        book: { ...bookOf(l, s, dn), total_interest_payment_fees: 0 },
         is_borrow: isBorrow,
         debt_info: {
           interest_owed: isBorrow ? w(l.interestOwed) : 0,
@@ -352,11 +352,13 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
         s.positions.totals.liquidationCollateral,
       0,
     ) + margin.reduce((x, m) => x + m.usd, 0);
-  const byToken = new Map<string, { token: string; symbol: string; total_debt: number; total_credit: number }>();
+  type Aggregate = { token: string; chain_id: number; symbol: string; total_debt: number; total_credit: number };
+  const byToken = new Map<string, Aggregate>();
   for (const l of loans.filter(open)) {
     const k = `${l.book.principal_token.chain}:${l.book.principal_token.address}`;
     const a = byToken.get(k) ?? {
       token: l.book.principal_token.address,
+      chain_id: l.book.principal_token.chain,
       symbol: l.book.principal_token.symbol,
       total_debt: 0,
       total_credit: 0,

@@ -222,7 +222,17 @@ export const SubaccountSummary = z
       loans: z.array(LoanBookEntry),
       total_debt: z.number(),
       total_credit: z.number(),
-      aggregates_by_token: z.array(z.unknown()),
+      aggregates_by_token: z
+        .array(
+          z.object({
+            token: z.string(),
+            chain_id: z.number().int(),
+            symbol: z.string(),
+            total_debt: z.number().openapi({ description: "Owed on the open loans it borrows, token units" }),
+            total_credit: z.number().openapi({ description: "Owed to it on the open loans it lends, token units" }),
+          }),
+        )
+        .openapi({ description: "The open loans' principal and interest owed, per principal token and chain" }),
     }),
     tokens: z.array(
       TokenRef.extend({
