@@ -5,11 +5,13 @@
  * 422/404/401/403 answers.
  */
 
-import { type Address, createPublicClient, http, keccak256, toHex } from "viem";
+import { type Address, createPublicClient, http, keccak256, toFunctionSelector, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
 import { type App, createApp } from "../../api/app.js";
 import { createReadDb } from "../../api/lib/db.js";
 import { SAFE_VIEWS } from "../../api/routes/governance/governance.chain.js";
+import { defaultSubaccountCalls, loanSubaccountCalls } from "../../contracts/devnet/protocols/index.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
 import { loadManifest } from "../helpers.js";
 
@@ -253,16 +255,120 @@ describe("GET /platform/governance/{vault_address}/roles", () => {
 });
 
 describe("GET /platform/governance/{vault_address}/permissions", () => {
-  it("no integrations are configured: an empty list", async () => {
-    for (const path of [
-      `${base(pool)}/permissions?chain_id=1`,
-      `${base(v2)}/permissions?chain_id=8453`,
-      `/api/v1/platform/governance/${SOLANA}/permissions`,
-    ]) {
-      const r = await h.json<{ permissions: unknown[] }>(path);
+  type Row = {
+    integration: string;
+    chain_id: number;
+    tokens: string[];
+    roles: string[];
+    spenders: string[];
+    contracts: { address: string; functions: string[] }[];
+    subaccounts: string[];
+  };
+
+  it("what each subaccount's module allows, grouped by (integration, chain), as the chains answer", async () => {
+    const manifest = loadManifest(h.devnet.manifestFile);
+    const clients = new Map(
+      h.devnet.chains.map((c) => [c.chainId, createPublicClient({ transport: http(c.rpcUrl) })] as const),
+    );
+    // every call the devnet lets a module allow, by chain: (target, selector, function name)
+    const known = new Map(
+      manifest.chains.map((c) => {
+        const lists = [
+          ...defaultSubaccountCalls(c.world.protocols),
+          ...c.world.loans.flatMap((l) =>
+            (["lender", "borrower"] as const).map((role) => loanSubaccountCalls(l.address as Address, role)),
+          ),
+        ];
+        const calls = lists.flatMap((l) =>
+          l.signatures.map((sig) => ({
+            target: l.target.toLowerCase(),
+            selector: toFunctionSelector(sig),
+            name: sig.slice(0, sig.indexOf("(")),
+          })),
+        );
+        return [c.chainId, calls] as const;
+      }),
+    );
+    const catalogue = (
+      await h.q<{ chain_id: number; tokens: { address: string; symbol: string }[] }>(
+        "SELECT chain_id, protocols->'tokens' AS tokens FROM registry.chain_protocols",
+      )
+    ).flatMap((r) => r.tokens.map((t) => ({ chain: r.chain_id, address: t.address.toLowerCase(), symbol: t.symbol })));
+    const vaults = await h.q<{ chain_id: number; vault: string }>(
+      "SELECT DISTINCT chain_id, vault FROM registry.subaccount WHERE chain_id > 0 ORDER BY 1, 2",
+    );
+    expect(vaults.length).toBeGreaterThan(0);
+    let checked = 0;
+    for (const v of vaults) {
+      const r = await h.json<{ permissions: Row[] }>(
+        `/api/v1/platform/governance/${v.vault}/permissions?chain_id=${v.chain_id}`,
+      );
       expect(r.status).toBe(200);
-      expect(r.body).toEqual({ permissions: [] });
+      const modules = await h.q<{ chain_id: number; safe: string; module: string }>(
+        `SELECT s.chain_id, s.safe, s.module FROM indexer.subaccount s
+          JOIN registry.subaccount r ON r.address = s.safe AND r.chain_id = $1 AND r.vault = $2
+         WHERE s.module IS NOT NULL`,
+        [v.chain_id, v.vault],
+      );
+      expect(modules.length).toBeGreaterThan(0);
+      // from the chains: each module's allowed calls and tokens now
+      const want = new Set<string>();
+      const tokensOf = new Map<string, Set<string>>();
+      for (const m of modules) {
+        const client = clients.get(m.chain_id)!;
+        const allowed = (fn: "callAllowed" | "tokenAllowed", args: readonly unknown[]) =>
+          client.readContract({
+            address: m.module as Address,
+            abi: SubaccountModuleAbi,
+            functionName: fn,
+            args: args as never,
+          }) as Promise<boolean>;
+        const mine = new Set<string>();
+        for (const t of catalogue.filter((x) => x.chain === m.chain_id)) {
+          if (await allowed("tokenAllowed", [t.address])) mine.add(t.symbol);
+        }
+        for (const k of known.get(m.chain_id) ?? []) {
+          if (!(await allowed("callAllowed", [k.target, k.selector]))) continue;
+          want.add(`${m.chain_id} ${k.target} ${k.name} ${m.safe}`);
+          const tk = `${m.chain_id} ${k.target}`;
+          tokensOf.set(tk, new Set([...(tokensOf.get(tk) ?? []), ...mine]));
+        }
+      }
+      const got = new Set<string>();
+      for (const row of r.body.permissions) {
+        expect(row.spenders).toEqual(row.contracts.map((c) => c.address));
+        expect(row.roles).toEqual(expect.arrayContaining(["OWNER", "TRADER"]));
+        for (const c of row.contracts) {
+          // the row's tokens are those allowed by the modules that allow its calls
+          expect(row.tokens).toEqual(expect.arrayContaining([...(tokensOf.get(`${row.chain_id} ${c.address}`) ?? [])]));
+          for (const f of c.functions) {
+            for (const safe of row.subaccounts) {
+              if (want.has(`${row.chain_id} ${c.address} ${f} ${safe}`))
+                got.add(`${row.chain_id} ${c.address} ${f} ${safe}`);
+            }
+          }
+        }
+      }
+      // every allowed call is listed, and each listed one is allowed on a module of its row
+      expect([...got].sort()).toEqual([...want].sort());
+      const listed = r.body.permissions.flatMap((row) =>
+        row.contracts.flatMap((c) => c.functions.map((f) => `${row.chain_id} ${c.address} ${f}`)),
+      );
+      const allowedAnywhere = new Set([...want].map((w) => w.split(" ").slice(0, 3).join(" ")));
+      for (const l of listed) expect(allowedAnywhere.has(l), l).toBe(true);
+      const integrations = new Set(r.body.permissions.map((row) => row.integration));
+      for (const i of ["dex_pool", "swap", "lending_market", "perp_relayer_a", "perp_relayer_b"]) {
+        expect(integrations.has(i), `${v.vault} ${i}`).toBe(true);
+      }
+      checked += r.body.permissions.length;
     }
+    expect(checked).toBeGreaterThan(0);
+  });
+
+  it("a vault without subaccounts (the non-EVM one): an empty list", async () => {
+    const r = await h.json<{ permissions: unknown[] }>(`/api/v1/platform/governance/${SOLANA}/permissions`);
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ permissions: [] });
   });
 });
 

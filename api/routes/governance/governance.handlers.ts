@@ -25,6 +25,7 @@ import {
   timelockOpsOf,
   unixToIso,
 } from "./governance.lib.js";
+import { vaultPermissions } from "./governance.permissions.js";
 import type { auditLog, permissions, roles, timelocks } from "./governance.routes.js";
 
 // ---- timelock roles ------------------------------------------------------------------------
@@ -275,9 +276,9 @@ export const permissionsHandler: RouteHandler<typeof permissions, AppEnv> = asyn
   const { vault_address } = c.req.valid("param");
   const r = await resolveVault(c, vault_address, requestedChain(c.req.valid("query")));
   if (!r.ok) return r.res as never;
-  // No protocol integration is configured in the registry: every vault has none, and the spec's
-  // answer for a vault without configured integrations is an empty list.
-  return c.json({ permissions: [] }, 200);
+  const { db, config } = c.var.deps;
+  const v = r.vault;
+  return c.json({ permissions: await vaultPermissions(db, config.indexerSchema, v.chain_id, v.address) }, 200);
 };
 
 // ---- timelocks -----------------------------------------------------------------------------

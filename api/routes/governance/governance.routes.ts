@@ -64,11 +64,43 @@ export const RolesSchema = z
 
 export const PermissionRowSchema = z
   .object({
-    integration: z.string(),
-    chain_id: z.number().int(),
-    tokens: z.array(z.string()).openapi({ description: "Token symbols, unioned over the group" }),
-    roles: z.array(z.string()).openapi({ description: "Account-abstraction role names, unioned" }),
-    spenders: z.array(z.string()).openapi({ description: "Approved spenders, unioned" }),
+    integration: z
+      .enum([
+        "dex_pool",
+        "swap",
+        "lending_market",
+        "morpho_market",
+        "lending_vault",
+        "perp_relayer_a",
+        "perp_relayer_b",
+        "loan",
+        "vault",
+        "other",
+      ])
+      .openapi({
+        description:
+          "What the allowed targets are, from their chain's registry `protocols` entry (Uniswap v3 positions and staker: `dex_pool`; the v3 and v2 routers: `swap`; Aave v3: `lending_market`; Morpho Blue: `morpho_market`; its lending vaults: `lending_vault`; the perp bridges), the registry's loans (`loan`) and vaults (`vault`); `other`: a contract the registry does not name",
+        example: "lending_market",
+      }),
+    chain_id: z.number().int().openapi({ example: 1 }),
+    protocol: z.string().openapi({ example: "Aave v3" }),
+    tokens: z.array(z.string()).openapi({
+      description:
+        "Symbols (the chain's catalogue; else the address) of the tokens the modules allowing this integration allow, unioned; a module allows its tokens for every call",
+      example: ["USDC", "WETH"],
+    }),
+    roles: z.array(z.string()).openapi({
+      description: "The module roles held on those subaccounts (OWNER, TRADER, RELAYER), unioned",
+      example: ["OWNER", "TRADER"],
+    }),
+    spenders: z.array(z.string()).openapi({
+      description:
+        "The integration's contracts the modules may approve a token to (those with an allowed call), unioned",
+    }),
+    contracts: z
+      .array(z.object({ address: z.string(), functions: z.array(z.string()) }))
+      .openapi({ description: "Each allowed contract and its allowed functions (a selector when not a known one)" }),
+    subaccounts: z.array(z.string()).openapi({ description: "The vault's subaccounts whose module allows it" }),
   })
   .openapi("GovernancePermission");
 
@@ -179,7 +211,7 @@ export const permissions = createRoute({
   tags: TAG,
   summary: "Vault-wide permissions grouped by (integration, chain)",
   description:
-    "The flat permissions list, one row per (integration, chain) with token symbols, account-abstraction role names and spenders unioned. No protocol integration is configured in the registry yet, so every vault answers `{permissions: []}` (the spec's answer for a vault without configured integrations); its on-chain roles are served by `/roles`.",
+    "The flat permissions list of the vault's registry subaccounts, one row per (integration, chain) with token symbols, account-abstraction role names and spenders unioned: what each Safe's enabled SubaccountModule allows now (its allowed calls, tokens and roles, replayed from the indexed module events), on every chain the Safe is on. A vault without subaccounts, or whose modules allow no call, answers `{permissions: []}`. The vault's own roles are served by `/roles`.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: { ...withVault, query: vaultChainQuery({}) },

@@ -189,7 +189,9 @@ const MORPHO_MP = "(address,address,address,address,uint256)";
  * module, or has none (perp deposits credit the sender). Loans are added per loan
  * (`loanSubaccountCalls`).
  */
-export function defaultSubaccountCalls(p: ProtocolsManifest): AllowedCall[] {
+export function defaultSubaccountCalls(
+  p: Pick<ProtocolsManifest, "uniswap" | "uniswapV2" | "aave" | "morpho" | "perp">,
+): AllowedCall[] {
   return [
     {
       target: p.uniswap.swapRouter,
