@@ -177,24 +177,39 @@ export interface AccountFigures {
   maintenance_margin_fraction: number | null;
 }
 
-export function accountFigures(states: readonly ChainState[], account: string): AccountFigures {
+/**
+ * What `account` owes and is owed on the open loans of one chain, USD: `borrowed` (principal and
+ * interest owed on the loans it borrows), `interest` (of which interest), `undrawn` (principal of
+ * those it has not drawn yet: still in the loan, its own to draw) and `lent` (owed to it).
+ */
+export function chainLoanTotals(s: ChainState, account: string) {
   const a = account.toLowerCase();
+  const t = { borrowed: 0, lent: 0, interest: 0, undrawn: 0 };
+  for (const l of s.loans.filter(OPEN)) {
+    const v = loanDebtValue(l, s);
+    const price = tokenPrice(s, l.principalToken) ?? 0;
+    if (l.borrower === a) {
+      t.borrowed += v.value ?? 0;
+      t.interest += v.interest * price;
+      t.undrawn += v.undrawnValue;
+    }
+    if (l.lender === a) t.lent += v.value ?? 0;
+  }
+  return t;
+}
+
+export function accountFigures(states: readonly ChainState[], account: string): AccountFigures {
   let borrowed = 0;
   let lent = 0;
   let interest = 0;
   let undrawn = 0;
-  for (const s of states)
-    for (const l of s.loans.filter(OPEN)) {
-      const v = loanDebtValue(l, s);
-      const price = tokenPrice(s, l.principalToken) ?? 0;
-      if (l.borrower === a) {
-        borrowed += v.value ?? 0;
-        interest += v.interest * price;
-        // the principal it has not drawn yet: still in the loan, its own to draw
-        undrawn += v.undrawnValue;
-      }
-      if (l.lender === a) lent += v.value ?? 0;
-    }
+  for (const s of states) {
+    const t = chainLoanTotals(s, account);
+    borrowed += t.borrowed;
+    lent += t.lent;
+    interest += t.interest;
+    undrawn += t.undrawn;
+  }
   const sum = (f: (s: ChainState) => number) => states.reduce((t, s) => t + f(s), 0);
   const liquidation = sum((s) => s.positions.totals.liquidationCollateral);
   const venueDebt = sum((s) => s.positions.totals.loanValue);

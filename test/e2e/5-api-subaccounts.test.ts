@@ -72,7 +72,13 @@ type Health = {
   net_account_value: number;
   min_health_factor: number | null;
   maintenance_margin_fraction: number | null;
-  chains: { chain_id: number; health_factor: number | null }[];
+  chains: {
+    chain_id: number;
+    health_factor: number | null;
+    total_loan_value: number;
+    venue_loan_value: number;
+    borrowed_loan_value: number;
+  }[];
 };
 
 describe("GET /api/v1/subaccounts", () => {
@@ -139,8 +145,15 @@ describe("GET /api/v1/subaccounts/health_factor", () => {
     const aaveHf = (
       await read<readonly bigint[]>(pool, aaveArt.pool().abi as Abi, "getUserAccountData", [w.sub.safe])
     )[5]!;
-    expect(r.body.chains.find((c) => c.chain_id === 8453)!.health_factor).toBeCloseTo(Number(aaveHf) / 1e18, 6);
+    const own = r.body.chains.find((c) => c.chain_id === 8453)!;
+    expect(own.health_factor).toBeCloseTo(Number(aaveHf) / 1e18, 6);
     expect(venue).toBeCloseTo(Number(aaveHf) / 1e18, 6);
+    // the chain's debts: Aave's and the loan it borrows there, which the chains sum to
+    expect(own.venue_loan_value).toBeCloseTo(aaveDebt, 4);
+    expect(own.borrowed_loan_value).toBeCloseTo(borrowedLoan, 4);
+    expect(own.total_loan_value).toBeCloseTo(aaveDebt + borrowedLoan, 4);
+    const sum = r.body.chains.reduce((t, c) => t + c.total_loan_value, 0);
+    expect(sum).toBeCloseTo(r.body.total_loan_value, 6);
     expect(r.body.min_health_factor).toBe(1.3);
     expect(r.body.net_account_value).toBeCloseTo(r.body.total_account_value - r.body.total_loan_value, 6);
   });

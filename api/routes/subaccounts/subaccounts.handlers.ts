@@ -5,6 +5,7 @@ import type { LoanView } from "../../../onchain/loans.js";
 import {
   accountFigures,
   type ChainState,
+  chainLoanTotals,
   loanDebtValue,
   marginValue,
   tokenDecimals,
@@ -109,13 +110,18 @@ export const healthFactorHandler: RouteHandler<typeof healthFactor, AppEnv> = as
       realized_apr_3d: series?.realized_apr_3d ?? null,
       realized_apr_7d: series?.realized_apr_7d ?? null,
       realized_apr_30d: series?.realized_apr_30d ?? null,
-      chains: r.states.map((s) => ({
-        chain_id: s.chainId,
-        block_number: Number(s.positions.blockNumber),
-        health_factor: s.positions.healthFactor,
-        total_collateral_value: s.positions.totals.collateralValue,
-        total_loan_value: s.positions.totals.loanValue,
-      })),
+      chains: r.states.map((s) => {
+        const borrowed = chainLoanTotals(s, address).borrowed;
+        return {
+          chain_id: s.chainId,
+          block_number: Number(s.positions.blockNumber),
+          health_factor: s.positions.healthFactor,
+          total_collateral_value: s.positions.totals.collateralValue,
+          total_loan_value: s.positions.totals.loanValue + borrowed,
+          venue_loan_value: s.positions.totals.loanValue,
+          borrowed_loan_value: borrowed,
+        };
+      }),
     },
     200,
   );

@@ -84,15 +84,27 @@ export const HealthFactor = z
     }),
     realized_apr_7d: z.number().nullable(),
     realized_apr_30d: z.number().nullable(),
-    chains: z.array(
-      z.object({
-        chain_id: z.number().int(),
-        block_number: z.number().int(),
-        health_factor: z.number().nullable(),
-        total_collateral_value: z.number(),
-        total_loan_value: z.number(),
-      }),
-    ),
+    chains: z
+      .array(
+        z.object({
+          chain_id: z.number().int(),
+          block_number: z.number().int().openapi({ description: "The block the chain was read at" }),
+          health_factor: z.number().nullable().openapi({
+            description:
+              "The lending venues' on this chain (Aave's own with Aave debt only): their collateral at its thresholds over `venue_loan_value`; null without venue debt. The loans it borrows are secured by the whole account, so only the top-level `health_factor` holds them",
+          }),
+          total_collateral_value: z.number().openapi({ description: "The venues' collateral on this chain, USD" }),
+          total_loan_value: z.number().openapi({
+            description:
+              "What it owes on this chain, USD: `venue_loan_value` + `borrowed_loan_value` (the chains sum to the top level's)",
+          }),
+          venue_loan_value: z.number().openapi({ description: "Its Aave and Morpho debts on this chain, USD" }),
+          borrowed_loan_value: z.number().openapi({
+            description: "Principal and interest owed on the open loans it borrows on this chain, USD",
+          }),
+        }),
+      )
+      .openapi({ description: "Each chain's part, read at its block" }),
   })
   .openapi("HealthFactor");
 
