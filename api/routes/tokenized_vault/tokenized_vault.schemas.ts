@@ -51,7 +51,8 @@ export const TimeseriesQuery = vaultChainQuery({
     default: 30,
     minimum: 1,
     maximum: 3650,
-    description: "Number of days up to today (UTC), one key per day.",
+    description:
+      "Number of days up to today (UTC), one key per day. At most 3650: the spec sets no maximum, but every day is a key, so the bound keeps one answer's size finite (ten years is more than any vault's history).",
   }),
 });
 
