@@ -34,6 +34,7 @@ export const vault = onchainTable(
     management_fee_percent: t.bigint(),
     max_change_percent: t.bigint(),
     max_supply: t.bigint(),
+    lag_duration: t.bigint(), // lendingPool, tokenizedVaultV2: lagDuration() in seconds (immutable)
     deposits_paused: t.boolean().notNull(),
     withdrawals_paused: t.boolean().notNull(),
     total_assets: t.bigint(),
@@ -148,6 +149,9 @@ export const share_ratio_snapshot = onchainTable(
     asset_share_ratio: t.numeric({ precision: 78, scale: 18 }),
     idle_assets: t.bigint().notNull(),
     subaccount_assets: t.bigint().notNull(), // sum of asset balanceOf over the registry's subaccounts
+    // of idle_assets, what is owed: accrued fees and a lendingPool's processed, unclaimed claims
+    // (null: the vault does not answer accruedFees/claimableAssets)
+    reserved_assets: t.bigint(),
     asset_usd_price: t.numeric({ precision: 78, scale: 18 }),
     // alt asset balanceOf, vault + registry subaccounts (null: the vault has no alt asset)
     alt_assets: t.bigint(),

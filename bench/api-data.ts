@@ -54,7 +54,7 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
       assets numeric(78), shares numeric(78), asset text, snapshot_id text, block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
     CREATE TABLE ${S}.share_ratio_snapshot (id text PRIMARY KEY, chain_id integer, vault text, source text, total_assets numeric(78),
       total_supply numeric(78), asset_share_ratio numeric(78,18), idle_assets numeric(78), subaccount_assets numeric(78),
-      asset_usd_price numeric(78,18), block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
+      reserved_assets numeric(78), asset_usd_price numeric(78,18), block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
     CREATE TABLE ${S}.withdrawal_request (id text PRIMARY KEY, chain_id integer, vault text, owner text, receiver text, shares numeric(78),
       assets numeric(78), fee numeric(78), claimable_date text, status text, processed_assets numeric(78), processed_block_number numeric(78),
       processed_timestamp numeric(78), processed_tx_hash text, block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
@@ -209,6 +209,7 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
             ratio.toFixed(18),
             "100000000000",
             "850000000000",
+            "1000000000",
             vv.dec === 6 ? "1.000000000000000000" : "3000.000000000000000000",
             (d - first) * 7200 + h * 1800,
             ts,
@@ -232,6 +233,7 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
       "asset_share_ratio",
       "idle_assets",
       "subaccount_assets",
+      "reserved_assets",
       "asset_usd_price",
       "block_number",
       "timestamp",

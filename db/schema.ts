@@ -35,6 +35,7 @@ export interface IndexerTables {
     management_fee_percent: Num | null;
     max_change_percent: Num | null;
     max_supply: Num | null;
+    lag_duration: Num | null;
     deposits_paused: boolean;
     withdrawals_paused: boolean;
     total_assets: Num | null;
@@ -131,6 +132,7 @@ export interface IndexerTables {
     asset_share_ratio: Num | null;
     idle_assets: Num;
     subaccount_assets: Num;
+    reserved_assets: Num | null;
     asset_usd_price: Num | null;
     alt_assets: Num | null;
     alt_asset_usd_price: Num | null;

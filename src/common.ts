@@ -72,6 +72,12 @@ export interface VaultState {
   idle: bigint;
   /** Sum of the asset's balanceOf over the registry's subaccounts (0 when it lists none). */
   subaccountAssets: bigint;
+  /**
+   * Of `idle`, what is already owed: accrued fees (lendingPool, tokenizedVaultV2) and a
+   * lendingPool's processed redemptions not yet claimed (`claimableAssets`); 0 for erc4626; null
+   * when the vault does not answer those views.
+   */
+  reserved: bigint | null;
   price: string | null;
   /** The alt asset's balanceOf the vault plus its registry subaccounts; null without an alt asset. */
   altAssets: bigint | null;
@@ -130,7 +136,8 @@ export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultStat
   });
   // Call order: totalAssets, totalSupply, balanceOf(vault), balanceOf(sub) per subaccount, the
   // price feed if any, then the alt asset's balanceOf(vault), balanceOf(sub) per subaccount and
-  // its feed if any; results are read back with the same offsets.
+  // its feed if any, then what is reserved of the idle balance (not erc4626); results are read
+  // back with the same offsets.
   const contracts = [
     isErc4626
       ? { address: v.address, abi: Erc4626Abi, functionName: "totalAssets" as const }
@@ -149,6 +156,15 @@ export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultStat
       : []),
     ...(alt ? [v.address, ...subaccounts].map((holder) => balance(alt.address, holder)) : []),
     ...(altFeed ? [{ address: altFeed.address, abi: PriceFeedAbi, functionName: "latestRoundData" as const }] : []),
+    // what of the idle balance is already owed: fees, and a lendingPool's processed claims
+    ...(isPool
+      ? [
+          { address: v.address, abi: LendingPoolAbi, functionName: "accruedFees" as const },
+          { address: v.address, abi: LendingPoolAbi, functionName: "claimableAssets" as const },
+        ]
+      : isErc4626
+        ? []
+        : [{ address: v.address, abi: TokenizedVaultV2Abi, functionName: "accruedFees" as const }]),
     // erc4626, last: the vault's own share price (a vault may revert on it; that one call may fail)
     ...(isErc4626
       ? [{ address: v.address, abi: Erc4626Abi, functionName: "convertToAssets" as const, args: [SHARE_PROBE] }]
@@ -165,33 +181,38 @@ export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultStat
       }),
     what,
   )) as ({ status: "success"; result: unknown } | { status: "failure"; error: Error })[];
-  const optional = isErc4626 ? answers.length - 1 : -1;
+  const firstSub = 3;
+  const feedAt = firstSub + subaccounts.length;
+  const altAt = feedAt + (v.priceFeed ? 1 : 0);
+  const altFeedAt = altAt + (alt ? 1 + subaccounts.length : 0);
+  const reservedAt = altFeedAt + (altFeed ? 1 : 0);
+  const reservedEnd = reservedAt + (isPool ? 2 : isErc4626 ? 0 : 1);
+  // calls a vault may not answer: erc4626's convertToAssets; the reserved amounts (our contracts
+  // have them, the original's views do not list them)
+  const optional = (i: number) => (isErc4626 ? i === answers.length - 1 : i >= reservedAt && i < reservedEnd);
   const results = answers.map((a, i) => {
     if (a.status === "success") return a.result;
-    if (i === optional) return null;
+    if (optional(i)) return null;
     throw new Error(`${what}: ${(contracts[i] as { functionName: string }).functionName} failed: ${a.error.message}`);
   });
   const sum = (from: number, to: number) =>
     results.slice(from, to).reduce<bigint>((total, b) => total + (b as bigint), 0n);
   const answer = (i: number) => (results[i] as readonly [bigint, bigint, bigint, bigint, bigint])[1];
-  const firstSub = 3;
-  const feedAt = firstSub + subaccounts.length;
-  const altAt = feedAt + (v.priceFeed ? 1 : 0);
-  const altFeedAt = altAt + (alt ? 1 + subaccounts.length : 0);
   return {
     totalAssets: results[0] as bigint,
     totalSupply: results[1] as bigint,
     idle: results[2] as bigint,
     subaccountAssets: sum(firstSub, feedAt),
+    reserved: results.slice(reservedAt, reservedEnd).includes(null) ? null : sum(reservedAt, reservedEnd),
     price: v.priceFeed ? priceToFixed18(answer(feedAt), v.priceFeed.decimals) : null,
     altAssets: alt ? sum(altAt, altFeedAt) : null,
     altPrice: altFeed ? priceToFixed18(answer(altFeedAt), altFeed.decimals) : null,
     ...(isErc4626
       ? {
           convertedRatio:
-            (results[1] as bigint) === 0n || results[optional] == null
+            (results[1] as bigint) === 0n || results.at(-1) == null
               ? null
-              : ratio18(results[optional] as bigint, SHARE_PROBE),
+              : ratio18(results.at(-1) as bigint, SHARE_PROBE),
         }
       : {}),
   };
@@ -260,6 +281,7 @@ export async function snapshot(
     asset_share_ratio: ratio,
     idle_assets: s.idle,
     subaccount_assets: s.subaccountAssets,
+    reserved_assets: s.reserved,
     asset_usd_price: s.price,
     alt_assets: s.altAssets,
     alt_asset_usd_price: s.altPrice,

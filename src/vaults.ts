@@ -15,7 +15,9 @@ import {
   withdrawal_request,
 } from "ponder:schema";
 import { Erc4626Abi } from "../abis/Erc4626Abi";
+import { LendingPoolAbi } from "../abis/LendingPoolAbi";
 import { LoanAbi } from "../abis/LoanAbi";
+import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi";
 import type { EvmVault } from "../config/registry";
 import { directClient, eventColumns, flowSnapshotId, jsonArgs, MULTICALL3, snapshot } from "./common";
 import { readAtBlock } from "./read-at-block";
@@ -45,6 +47,23 @@ async function shareDecimals(v: EvmVault): Promise<number> {
   }
 }
 
+/**
+ * The redemption lag of a lendingPool or tokenizedVaultV2 (`lagDuration()`, seconds: set at
+ * deployment, with no setter); null for erc4626, or where the view does not answer.
+ */
+async function lagDuration(v: EvmVault): Promise<bigint | null> {
+  if (v.family === "erc4626") return null;
+  try {
+    return await directClient(v.chainId).readContract({
+      address: v.address,
+      abi: v.family === "lendingPool" ? LendingPoolAbi : TokenizedVaultV2Abi,
+      functionName: "lagDuration",
+    });
+  } catch {
+    return null;
+  }
+}
+
 async function createVaultRows(context: Context, family: EvmVault["family"]) {
   for (const v of vaultsOnChain(context.chain.id).filter((x) => x.family === family)) {
     await context.db
@@ -57,6 +76,7 @@ async function createVaultRows(context: Context, family: EvmVault["family"]) {
         name: v.name,
         symbol: v.symbol,
         decimals: await shareDecimals(v),
+        lag_duration: await lagDuration(v),
         asset: v.asset.address,
         asset_symbol: v.asset.symbol,
         asset_decimals: v.asset.decimals,

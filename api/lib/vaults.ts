@@ -53,6 +53,8 @@ export interface VaultBaseRow
    * asset's); null for a vault the indexer does not hold. See shareDecimalsOf.
    */
   share_decimals: number | null;
+  /** the indexer's `lagDuration()` of a lendingPool or tokenizedVaultV2 (seconds, as text); else null */
+  lag_duration: string | null;
 }
 
 /** The share token's decimals: the indexer's, else (not indexed) the asset's, else 18. */
@@ -63,7 +65,7 @@ export function shareDecimalsOf(v: Pick<VaultBaseRow, "share_decimals" | "attrib
 }
 
 export const BASE_COLUMNS = sql`rv.id, rv.chain_id, rv.address, rv.family, rv.kind, rv.name, rv.symbol, rv.status, rv.chain_type,
-  rv.start_datetime, rv.attributes, rv.updated_at, rv.share_decimals,
+  rv.start_datetime, rv.attributes, rv.updated_at, rv.share_decimals, rv.lag_duration::text AS lag_duration,
   m.as_of_day, m.tvl::text AS tvl, m.historical_apy, m.historical_compound_apy, m.gross_apy, m.gross_compound_apy,
   m.pnl_per_share, m.daily_pnl_per_share, m.returns, m.liquid_apy_7d, m.liquid_apy_30d, m.max_drawdown,
   m.max_daily_drawdown, m.apy_computed_at, m.share_ratio_snapshot_at, m.cached_at`;
@@ -91,13 +93,15 @@ export function where(f: VaultFilter): RawBuilder<unknown> {
  * served whether or not `npm run registry -- load` has run.
  */
 export function vaultSet(indexerSchema: string | null): RawBuilder<unknown> {
-  if (indexerSchema == null) return sql`(SELECT *, NULL::integer AS share_decimals FROM registry.vault)`;
+  if (indexerSchema == null) {
+    return sql`(SELECT *, NULL::integer AS share_decimals, NULL::numeric AS lag_duration FROM registry.vault)`;
+  }
   const iv = sql.id(indexerSchema, "vault");
   return sql`(
     SELECT r.id, r.chain_id, r.address, r.family, r.kind, r.name, r.symbol, r.status, r.chain_type, r.strategist_id,
-           r.start_datetime, r.attributes, r.updated_at,
-           (SELECT x.decimals FROM ${iv} x WHERE x.chain_id = r.chain_id AND x.address = r.address) AS share_decimals
+           r.start_datetime, r.attributes, r.updated_at, x.decimals AS share_decimals, x.lag_duration
     FROM registry.vault r
+    LEFT JOIN ${iv} x ON x.chain_id = r.chain_id AND x.address = r.address
     UNION ALL
     SELECT md5('vault:' || v.chain_id || ':' || v.address)::uuid, v.chain_id, v.address, v.family, v.kind, v.name,
            v.symbol, 'active', 'evm', NULL::uuid, NULL::timestamptz,
@@ -106,7 +110,7 @@ export function vaultSet(indexerSchema: string | null): RawBuilder<unknown> {
            || CASE WHEN v.alt_asset IS NULL THEN '{}'::jsonb
                    ELSE jsonb_build_object('alt_asset', jsonb_build_object('address', v.alt_asset,
                           'symbol', v.alt_asset_symbol, 'decimals', v.alt_asset_decimals)) END,
-           now(), v.decimals
+           now(), v.decimals, v.lag_duration
     FROM ${iv} v
     WHERE NOT EXISTS (SELECT 1 FROM registry.vault r WHERE r.chain_id = v.chain_id AND r.address = v.address)
   )`;

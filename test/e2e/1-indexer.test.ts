@@ -372,8 +372,23 @@ describe("snapshots and positions", () => {
     expect(counts!.snaps).toBe(counts!.blocks);
   });
 
+  it("vault rows: lag_duration is each vault's lagDuration() on its chain", async () => {
+    const vaults = await q<Row>("SELECT chain_id, address, family, lag_duration FROM indexer.vault");
+    expect(vaults.length).toBeGreaterThan(0);
+    for (const r of vaults) {
+      const c = manifest.chains.find((x) => x.chainId === Number(r.chain_id))!;
+      const abi = r.family === "lendingPool" ? LendingPoolAbi : TokenizedVaultV2Abi;
+      const ret = await rpcCall<Hex>(c.rpcUrl, "eth_call", [
+        { to: r.address, data: encodeFunctionData({ abi, functionName: "lagDuration" }) },
+        "latest",
+      ]);
+      expect(r.lag_duration, `${r.chain_id}:${r.address}`).toBe(BigInt(ret).toString());
+    }
+  });
+
   it("snapshot figures equal on-chain reads at their block", async () => {
     const sample = await q<Row>("SELECT * FROM indexer.share_ratio_snapshot ORDER BY md5(id) LIMIT 40");
+    let reservedSeen = 0;
     for (const s of sample) {
       const c = manifest.chains.find((x) => x.chainId === Number(s.chain_id))!;
       const v = c.vaults.find((x) => x.address === s.vault)!;
@@ -388,6 +403,12 @@ describe("snapshots and positions", () => {
       );
       const idle = decodeFunctionResult({ abi: erc20Abi, functionName: "balanceOf", data: idleRet });
       expect([s.total_assets, s.total_supply, s.idle_assets]).toEqual([ta.toString(), ts.toString(), idle.toString()]);
+      // of the idle balance, what is owed already: fees, and a pool's processed claims unclaimed
+      const owed = async (fn: "accruedFees" | "claimableAssets") =>
+        BigInt(await call(v.address, encodeFunctionData({ abi: LendingPoolAbi, functionName: fn })));
+      const reserved = (await owed("accruedFees")) + (v.family === "lendingPool" ? await owed("claimableAssets") : 0n);
+      expect(s.reserved_assets).toBe(reserved.toString());
+      if (reserved > 0n) reservedSeen++;
       if (ts === 0n) {
         expect(s.asset_share_ratio).toBeNull();
         continue;
@@ -396,6 +417,7 @@ describe("snapshots and positions", () => {
       const expected = `${scaled / 10n ** 18n}.${(scaled % 10n ** 18n).toString().padStart(18, "0")}`;
       expect(s.asset_share_ratio).toBe(expected);
     }
+    expect(reservedSeen).toBeGreaterThan(0);
   });
 
   it("subaccount_assets equals the registry subaccounts' balanceOf at the snapshot's block", async () => {

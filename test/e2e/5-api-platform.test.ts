@@ -669,11 +669,18 @@ async function checkSummary(s: Summary, v: VaultRow, pastDays: number, futureDay
     const g = groups.find((x) => x.d === e.date)!;
     expect(e).toMatchObject({ count: g.n, assets_raw: g.assets, shares_raw: g.shares, is_overdue: e.date < t });
   }
-  const [snap] = await h.q<{ idle: string; sub: string; ts: string }>(
-    "SELECT idle_assets::text AS idle, subaccount_assets::text AS sub, timestamp::text AS ts FROM indexer.share_ratio_snapshot WHERE chain_id = $1 AND vault = $2 ORDER BY timestamp DESC, block_number DESC, id DESC LIMIT 1",
+  const [snap] = await h.q<{ idle: string; sub: string; reserved: string; ts: string }>(
+    "SELECT idle_assets::text AS idle, subaccount_assets::text AS sub, reserved_assets::text AS reserved, timestamp::text AS ts FROM indexer.share_ratio_snapshot WHERE chain_id = $1 AND vault = $2 ORDER BY timestamp DESC, block_number DESC, id DESC LIMIT 1",
     [v.chain_id, v.address],
   );
-  expect(s.liquidity.available_raw).toBe(snap!.idle);
+  // what it holds less what it owes already (fees, processed claims not yet claimed)
+  const avail = BigInt(snap!.idle) - BigInt(snap!.reserved);
+  expect(avail).toBeGreaterThan(0n);
+  expect(s.liquidity).toMatchObject({
+    available_raw: avail.toString(),
+    held_raw: snap!.idle,
+    reserved_raw: snap!.reserved,
+  });
   expect(s.liquidity.as_of).toBe(iso(snap!.ts));
   expect(s.idle_balances.total_raw).toBe((BigInt(snap!.idle) + BigInt(snap!.sub)).toString());
   expect(s.idle_balances.subaccounts.amount_raw).toBe(snap!.sub);
@@ -683,7 +690,6 @@ async function checkSummary(s: Summary, v: VaultRow, pastDays: number, futureDay
   );
   expect(s.idle_balances.subaccounts.addresses).toEqual(subs.map((x) => x.address));
   const pending = BigInt(s.summary.total_pending_raw);
-  const avail = BigInt(snap!.idle);
   expect(s.summary.is_liquidity_sufficient).toBe(avail >= pending);
   expect(s.summary.shortfall_raw).toBe((pending > avail ? pending - avail : 0n).toString());
 }
@@ -772,6 +778,7 @@ describe("pending redemption buckets (synthetic requests, fixed clock)", () => {
       vault: "0xv",
       idle_assets: "4000000",
       subaccount_assets: "1000000",
+      reserved_assets: "500000",
       timestamp: "1773100000",
     };
     const s = buildSummary(v, groups, liq, ["0xs"], new Date("2026-03-10T15:00:00Z"), { pastDays: 7, futureDays: 14 });
@@ -786,10 +793,10 @@ describe("pending redemption buckets (synthetic requests, fixed clock)", () => {
       total_pending: 15.25,
       total_pending_raw: "15250000",
       pending_count: 11,
-      pending_to_liquidity_ratio: 3.8125,
+      pending_to_liquidity_ratio: 15.25 / 3.5,
       is_liquidity_sufficient: false,
-      shortfall: 11.25,
-      shortfall_raw: "11250000",
+      shortfall: 11.75,
+      shortfall_raw: "11750000",
       next_redemption_date: "2026-03-10",
       is_overdue: true,
     });
@@ -803,11 +810,29 @@ describe("pending redemption buckets (synthetic requests, fixed clock)", () => {
       ["2026-03-10", 0, false, 1],
       ["2026-03-20", 10, false, 3],
     ]);
+    // the vault holds 4 and owes 0.5 of it already (fees, unclaimed processed claims)
     expect(s.liquidity).toEqual({
-      available: 4,
-      available_raw: "4000000",
+      available: 3.5,
+      available_raw: "3500000",
+      held: 4,
+      held_raw: "4000000",
+      reserved: 0.5,
+      reserved_raw: "500000",
       as_of: new Date(1773100000 * 1000).toISOString(),
     });
+    const owing = buildSummary(
+      v,
+      groups,
+      { ...liq, reserved_assets: "4000001" },
+      ["0xs"],
+      new Date("2026-03-10T15:00:00Z"),
+      {
+        pastDays: 7,
+        futureDays: 14,
+      },
+    );
+    expect(owing.liquidity).toMatchObject({ available: 0, available_raw: "0", reserved_raw: "4000001" });
+    expect(owing.summary).toMatchObject({ pending_to_liquidity_ratio: null, shortfall_raw: "15250000" });
     expect(s.idle_balances).toEqual({
       total: 5,
       total_raw: "5000000",
@@ -824,7 +849,15 @@ describe("pending redemption buckets (synthetic requests, fixed clock)", () => {
       next_redemption_date: null,
       is_overdue: false,
     });
-    expect(empty.liquidity).toEqual({ available: 0, available_raw: "0", as_of: null });
+    expect(empty.liquidity).toEqual({
+      available: 0,
+      available_raw: "0",
+      held: 0,
+      held_raw: "0",
+      reserved: 0,
+      reserved_raw: "0",
+      as_of: null,
+    });
     expect(empty.redemptions_by_date).toEqual([]);
   });
 });

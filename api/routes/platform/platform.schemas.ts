@@ -185,9 +185,16 @@ export const PendingRedemptionSummarySchema = z
       .object({
         available: z.number().openapi({
           description:
-            "Base asset held by the vault contract at its latest snapshot, asset units: what claims can be paid from now",
+            "What pending claims can be paid from now, asset units: the base asset the vault contract held at its latest snapshot (`held`) less what it already owed of it (`reserved`), at least 0",
         }),
-        available_raw: Raw("Base asset held by the vault contract"),
+        available_raw: Raw("held less reserved, at least 0"),
+        held: z.number().openapi({ description: "Base asset held by the vault contract, asset units" }),
+        held_raw: Raw("Base asset held by the vault contract"),
+        reserved: z.number().nullable().openapi({
+          description:
+            "Of it, what the vault already owes: accrued fees, and a lendingPool's processed redemptions not yet claimed (claimableAssets), asset units; null when the vault does not answer those views (then nothing is taken off)",
+        }),
+        reserved_raw: Raw("Accrued fees plus unclaimed processed claims").nullable(),
         as_of: DateTime.nullable().openapi({
           description: "Block time of that snapshot; null (and 0 available) before the first",
         }),

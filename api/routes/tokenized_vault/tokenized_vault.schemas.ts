@@ -309,7 +309,10 @@ const publicFields = {
   eoa_operators: z
     .array(EoaOperatorSchema)
     .openapi({ description: "Filled with `load_subaccounts=true`, else empty." }),
-  lagDuration: z.number().int().nullable().openapi({ description: "Redemption lag in seconds; null when not known." }),
+  lagDuration: z.number().int().nullable().openapi({
+    description:
+      "Redemption lag in seconds: the vault's `lagDuration()` as the indexer read it (lendingPool, tokenizedVaultV2), else the registry metadata's; null when not known.",
+  }),
   asset: TokenSchema.nullable().openapi({
     description:
       "The vault's base asset: the unit of its total assets, share price and `amount_raw` figures (null for a vault the registry gives none)",

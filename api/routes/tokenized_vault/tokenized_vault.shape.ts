@@ -226,7 +226,8 @@ export function buildVault(r: VaultRow, aprOf: ReadonlyMap<string, number | null
             .filter((o) => o.operator_type === "eoa")
             .map((o) => ({ address: o.address, id: o.id, name: o.name })),
     historical_snapshots: (r.snapshots ?? []).map((x) => snapshotItem(x, dec, shareDecimalsOf(r))),
-    lagDuration: intA(a, "lagDuration") ?? intA(a, "lag_duration"),
+    // the chain's, as the indexer read it; else what the registry's metadata says
+    lagDuration: r.lag_duration != null ? Number(r.lag_duration) : (intA(a, "lagDuration") ?? intA(a, "lag_duration")),
     asset: token(objA(a, "asset")),
     deposit_assets: [token(objA(a, "asset")), token(objA(a, "alt_asset"))].filter((t) => t != null),
   };

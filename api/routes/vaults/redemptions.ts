@@ -41,6 +41,8 @@ export interface Liquidity {
   vault: string;
   idle_assets: string;
   subaccount_assets: string;
+  /** of idle_assets, what is owed already: accrued fees, a lendingPool's unclaimed processed claims */
+  reserved_assets: string | null;
   timestamp: string;
 }
 
@@ -83,9 +85,10 @@ export async function loadSummaryInputs(
       FROM sel v JOIN ${sql.id(schema, "withdrawal_request")} r ON r.chain_id = v.chain_id AND r.vault = v.address AND r.status = 'requested'
       GROUP BY r.chain_id, r.vault, r.claimable_date
     ), liq AS (
-      SELECT v.chain_id, v.address AS vault, x.idle_assets::text AS idle_assets, x.subaccount_assets::text AS subaccount_assets, x.timestamp::text AS timestamp
+      SELECT v.chain_id, v.address AS vault, x.idle_assets::text AS idle_assets, x.subaccount_assets::text AS subaccount_assets,
+             x.reserved_assets::text AS reserved_assets, x.timestamp::text AS timestamp
       FROM sel v CROSS JOIN LATERAL (
-        SELECT s.idle_assets, s.subaccount_assets, s.timestamp FROM ${sql.id(schema, "share_ratio_snapshot")} s
+        SELECT s.idle_assets, s.subaccount_assets, s.reserved_assets, s.timestamp FROM ${sql.id(schema, "share_ratio_snapshot")} s
         WHERE s.chain_id = v.chain_id AND s.vault = v.address
         ORDER BY s.timestamp DESC, s.block_number DESC, s.id DESC LIMIT 1
       ) x
@@ -184,7 +187,11 @@ export function buildSummary(
     shares: human(a.shares, sd),
     shares_raw: a.shares.toString(),
   });
-  const available = liq ? BigInt(liq.idle_assets) : 0n;
+  const idle = liq ? BigInt(liq.idle_assets) : 0n;
+  // what the vault holds less what it already owes (fees, processed claims not yet claimed);
+  // a vault that does not say what it owes (null) is taken to owe nothing
+  const reserved = liq?.reserved_assets != null ? BigInt(liq.reserved_assets) : liq ? null : 0n;
+  const available = idle > (reserved ?? 0n) ? idle - (reserved ?? 0n) : 0n;
   const subAssets = liq ? BigInt(liq.subaccount_assets) : 0n;
   const shortfall = total.assets > available ? total.assets - available : 0n;
   const dates = [...byDate.keys()].sort();
@@ -212,6 +219,10 @@ export function buildSummary(
     liquidity: {
       available: human(available, ad),
       available_raw: available.toString(),
+      held: human(idle, ad),
+      held_raw: idle.toString(),
+      reserved: reserved == null ? null : human(reserved, ad),
+      reserved_raw: reserved == null ? null : reserved.toString(),
       as_of: liq ? isoFromUnix(liq.timestamp) : null,
     },
     summary: {
@@ -234,11 +245,9 @@ export function buildSummary(
     },
     redemptions_by_date,
     idle_balances: {
-      total: human(available + subAssets, ad),
-      total_raw: (available + subAssets).toString(),
-      wallets: [
-        { address: v.address, wallet_type: "vault", amount: human(available, ad), amount_raw: available.toString() },
-      ],
+      total: human(idle + subAssets, ad),
+      total_raw: (idle + subAssets).toString(),
+      wallets: [{ address: v.address, wallet_type: "vault", amount: human(idle, ad), amount_raw: idle.toString() }],
       subaccounts: { addresses: subaccounts, amount: human(subAssets, ad), amount_raw: subAssets.toString() },
     },
   };
