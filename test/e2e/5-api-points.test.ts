@@ -179,6 +179,37 @@ describe("points record: /v1/points/{user_address} and /api/v1/platform/points/{
     }
   });
 
+  it("topVault: the vault of the largest lifetime deposit in USD, not in asset units", async () => {
+    const deposits = await h.q<{ wallet: string; chain_id: number; vault: string; amount: string; usd: string | null }>(
+      `SELECT d.wallet, d.chain_id, d.vault, d.lifetime_deposit::text AS amount, (d.lifetime_deposit * pv.price)::text AS usd
+         FROM derived.points_deposit d
+         LEFT JOIN derived.points_vault pv ON pv.chain_id = d.chain_id AND pv.vault = d.vault
+        WHERE d.lifetime_deposit > 0`,
+    );
+    const byWallet = new Map<string, typeof deposits>();
+    for (const d of deposits) byWallet.set(d.wallet, [...(byWallet.get(d.wallet) ?? []), d]);
+    const top = new Map(
+      (
+        await h.q<{ wallet: string; chain_id: number; vault: string }>(
+          "SELECT wallet, top_vault_chain_id AS chain_id, top_vault AS vault FROM derived.points_total WHERE top_vault IS NOT NULL",
+        )
+      ).map((t) => [t.wallet, `${t.chain_id}:${t.vault}`]),
+    );
+    let differs = 0;
+    for (const [wallet, list] of byWallet) {
+      const usd = (d: (typeof list)[number]) => (d.usd == null ? -1 : Number(d.usd));
+      const best = list.reduce((a, b) => (usd(b) > usd(a) ? b : a));
+      expect(top.get(wallet), wallet).toBe(`${best.chain_id}:${best.vault}`);
+      const byUnits = list.reduce((a, b) => (Number(b.amount) > Number(a.amount) ? b : a));
+      if (byUnits !== best) differs++;
+    }
+    // the demo's wallets hold USDC and ETH vaults: the two orders disagree for some of them
+    expect(differs).toBeGreaterThan(0);
+    const [w] = [...byWallet.keys()];
+    const r = await h.json<Record_>(`/v1/points/${w}`);
+    expect(`${r.body.topVault!.chainId}:${r.body.topVault!.address}`).toBe(top.get(w!));
+  });
+
   it("hasPendingRewards: true while a reward of the vault is in force", async () => {
     const w = free[1]!;
     const pools = await poolsOf(w);

@@ -59,7 +59,10 @@ export const PointsRecordSchema = z
     topVault: z
       .object({ lifetimeDeposit: z.number(), address: z.string(), chainId: z.number().int() })
       .nullable()
-      .openapi({ description: "Vault with the largest lifetime deposit; null when none" }),
+      .openapi({
+        description:
+          "Vault with the largest lifetime deposit valued in USD (at its asset's latest points-index price); `lifetimeDeposit` in that vault's asset units; null when none",
+      }),
   })
   .openapi("PointsRecord");
 
