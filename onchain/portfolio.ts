@@ -1,8 +1,9 @@
 /**
  * A subaccount's positions on one chain (positions.ts) in the spec's portfolio-data shape (the
  * third-party portfolio tracker's: `positions` per protocol with their portfolio items, `tokens`
- * held in the wallet). Figures the chain cannot give (logos, a token's credit score, its creation
- * time, its 24 h change) are null.
+ * held in the wallet). A token's `price_24h_change` is its feed's price now over its price at the
+ * chain's last block a day before (a fraction: 0.01 is +1 %), when the caller read those prices.
+ * Figures the chain cannot give (logos, a token's credit score, its creation time) are null.
  */
 import type { SubaccountPositions, TokenRef } from "./positions.js";
 
@@ -28,7 +29,17 @@ const tokenItem = (chain: string, t: TokenRef, amount: number, price: number | n
   amount,
 });
 
-export function portfolioData(p: SubaccountPositions, chain: string, updateAt: number) {
+export function portfolioData(
+  p: SubaccountPositions,
+  chain: string,
+  updateAt: number,
+  /** each catalogue token's USD price a day before, by address (readPrices), if read */
+  dayAgo?: ReadonlyMap<string, number | null>,
+) {
+  const change = (t: TokenRef, now: number | null) => {
+    const then = dayAgo?.get(t.address) ?? null;
+    return now != null && then != null && then > 0 ? now / then - 1 : null;
+  };
   const price = (t: TokenRef) => p.prices.get(t.address)?.price ?? null;
   const whole = (raw: bigint, t: TokenRef) => Number(raw) / 10 ** t.decimals;
   const items = new Map<ProtocolId, unknown[]>();
@@ -162,7 +173,7 @@ export function portfolioData(p: SubaccountPositions, chain: string, updateAt: n
       is_suspicious: false,
       is_wallet: true,
       time_at: null,
-      price_24h_change: null,
+      price_24h_change: change(h.token, h.price),
       credit_score: null,
       raw_amount: Number(h.raw),
       raw_amount_str: h.raw.toString(),

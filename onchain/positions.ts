@@ -195,6 +195,34 @@ export async function assertMulticall(client: PublicClient): Promise<void> {
 }
 
 /** Reads one subaccount's positions on one chain at `blockNumber` (default: the head). */
+/**
+ * The USD price (per whole token) of each catalogue token of `protocols` at `block`, from its
+ * feed's latestAnswer, by address; null without a feed or without a positive answer.
+ */
+export async function readPrices(
+  client: PublicClient,
+  protocols: ChainProtocols,
+  block: bigint,
+): Promise<Map<string, number | null>> {
+  const list = [...catalogue(protocols).values()];
+  const priced = list.filter((t) => t.feed != null);
+  const res =
+    priced.length === 0
+      ? []
+      : ((await client.multicall({
+          multicallAddress: MULTICALL3,
+          blockNumber: block,
+          allowFailure: true,
+          contracts: priced.map((t) => ({ address: t.feed!, abi: FEED, functionName: "latestAnswer" })) as never,
+        })) as { status: "success" | "failure"; result?: unknown }[]);
+  const out = new Map<string, number | null>(list.map((t) => [t.address, null]));
+  priced.forEach((t, i) => {
+    const p = res[i]?.status === "success" ? (res[i]!.result as bigint) : undefined;
+    out.set(t.address, p != null && p > 0n ? whole(p, t.feedDecimals) : null);
+  });
+  return out;
+}
+
 export async function readPositions(
   client: PublicClient,
   protocols: ChainProtocols,
@@ -223,15 +251,10 @@ export async function readPositions(
 
   // prices of every catalogue token, and its balance
   const list = [...tokens.values()];
-  const [prices, balances] = await Promise.all([
-    many<bigint>(list.map((t) => ({ address: t.feed ?? t.address, abi: FEED, functionName: "latestAnswer" }))),
+  const [priceOf, balances] = await Promise.all([
+    readPrices(client, protocols, block),
     many<bigint>(list.map((t) => ({ address: t.address, abi: ERC20, functionName: "balanceOf", args: [account] }))),
   ]);
-  const priceOf = new Map<string, number | null>();
-  list.forEach((t, i) => {
-    const p = t.feed ? prices[i] : undefined;
-    priceOf.set(t.address, p != null && p > 0n ? whole(p, t.feedDecimals) : null);
-  });
   const price = (a: Address) => priceOf.get(lc(a)) ?? null;
   const usd = (a: Address, amount: number) => {
     const p = price(a);

@@ -8,9 +8,10 @@
 import type { Address } from "viem";
 import { getChain } from "../../config/chains.js";
 import { readChainProtocols } from "../../db/chain-protocols.js";
+import { blockAtOrBefore } from "../../onchain/blocks.js";
 import { rpcClient } from "../../onchain/client.js";
 import { portfolioData } from "../../onchain/portfolio.js";
-import { readPositions } from "../../onchain/positions.js";
+import { readPositions, readPrices } from "../../onchain/positions.js";
 import type { Db } from "../repo.js";
 import { type PortfolioRow, replacePortfolios } from "./portfolio-write.js";
 
@@ -38,7 +39,15 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>)
     .filter((c) => !readable.includes(c))
     .map((c) => `${c}: ${rpcUrls.has(c) ? "no protocols entry" : "no RPC"}`);
   const heads = new Map<number, { number: bigint; timestamp: bigint }>();
-  for (const c of readable) heads.set(c, await rpcClient(rpcUrls.get(c)!).getBlock());
+  // each chain's catalogue prices a day before its head, for the tokens' 24 h change
+  const dayAgo = new Map<number, Map<string, number | null>>();
+  for (const c of readable) {
+    const client = rpcClient(rpcUrls.get(c)!);
+    const head = await client.getBlock();
+    heads.set(c, head);
+    const then = await blockAtOrBefore(client, head.timestamp - 86_400n, head);
+    if (then) dayAgo.set(c, await readPrices(client, protocols.get(c)!, then.number));
+  }
   const dataOf = new Map<string, ReturnType<typeof merge>>();
   for (const address of new Set(subs.map((s) => s.address))) {
     const parts = [];
@@ -50,7 +59,7 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>)
         address as Address,
         head.number,
       );
-      parts.push(portfolioData(positions, getChain(c)?.slug ?? String(c), Number(head.timestamp)));
+      parts.push(portfolioData(positions, getChain(c)?.slug ?? String(c), Number(head.timestamp), dayAgo.get(c)));
     }
     dataOf.set(address, merge(parts));
   }

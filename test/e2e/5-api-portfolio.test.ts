@@ -33,6 +33,7 @@ import { createDb, createPool } from "../../db/client.js";
 import { replaceLendingVaultDays } from "../../jobs/lending/lending-vault-day-write.js";
 import { runPortfolio } from "../../jobs/portfolio/job.js";
 import { runSubaccountDays, VALUATION_METHOD } from "../../jobs/subaccounts/valuation.js";
+import { blockAtOrBefore } from "../../onchain/blocks.js";
 import { readDeposits, readInTransit, readMargin } from "../../onchain/margin.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
 import { freePorts, loadManifest, rpcCall, until } from "../helpers.js";
@@ -114,6 +115,46 @@ describe("the portfolio job", () => {
     const aave = withAave[0]!.data.positions.find((p) => p.id === "aave_v3")!.portfolio_item_list[0]!;
     expect(aave.stats.asset_usd_value).toBeGreaterThan(0);
     expect(aave.stats.net_usd_value).toBeCloseTo(aave.stats.asset_usd_value - aave.stats.debt_usd_value, 6);
+  });
+
+  it("each token's price_24h_change is its feed now over its feed at the last block a day before", async () => {
+    const rows = await h.q<{ data: { tokens: (Portfolio["tokens"][number] & { price_24h_change: number | null })[] } }>(
+      "SELECT data FROM registry.portfolio_cache ORDER BY chain_id, subaccount LIMIT 4",
+    );
+    const feeds = new Map(
+      (
+        await h.q<{ chain_id: number; protocols: { tokens: { address: string; priceFeed?: { address: string } }[] } }>(
+          "SELECT chain_id, protocols FROM registry.chain_protocols",
+        )
+      ).flatMap((r) =>
+        r.protocols.tokens.map((t) => [
+          `${getChain(r.chain_id)!.slug}:${t.address.toLowerCase()}`,
+          t.priceFeed?.address,
+        ]),
+      ),
+    );
+    const rpcOfSlug = new Map(h.devnet.chains.map((c) => [getChain(c.chainId)!.slug, c.rpcUrl]));
+    let seen = 0;
+    for (const t of rows.flatMap((r) => r.data.tokens)) {
+      const feed = feeds.get(`${t.chain}:${t.id.toLowerCase()}`) as Address | undefined;
+      if (!feed) {
+        expect(t.price_24h_change).toBeNull();
+        continue;
+      }
+      const client = createPublicClient({ transport: http(rpcOfSlug.get(t.chain)!) });
+      const head = await client.getBlock();
+      const then = (await blockAtOrBefore(client, head.timestamp - 86_400n, head))!;
+      const next = await client.getBlock({ blockNumber: then.number + 1n });
+      expect(then.timestamp).toBeLessThanOrEqual(head.timestamp - 86_400n);
+      expect(next.timestamp).toBeGreaterThan(head.timestamp - 86_400n);
+      const answer = (blockNumber: bigint) =>
+        client.readContract({ address: feed, abi: FEED, functionName: "latestAnswer", blockNumber });
+      const want = Number(await answer(head.number)) / Number(await answer(then.number)) - 1;
+      expect(t.price_24h_change, `${t.chain} ${t.id}`).toBeCloseTo(want, 12);
+      if (want !== 0) seen++;
+    }
+    // the simulated feeds move every day
+    expect(seen).toBeGreaterThan(0);
   });
 
   it("/portfolio_data serves the stored data keyed by subaccount", async () => {

@@ -477,7 +477,10 @@ export const PortfolioDataSchema = z
       .looseObject({
         positions: z.array(z.unknown()).optional(),
         app_positions: z.array(z.unknown()).optional(),
-        tokens: z.array(z.unknown()).optional(),
+        tokens: z.array(z.unknown()).optional().openapi({
+          description:
+            "Wallet tokens in the tracker's token shape. `price_24h_change`: the feed's price now over its price at the chain's last block a day before (a fraction: 0.01 is +1 %); `time_at`, `credit_score` and `logo_url` are null (the chain does not give them)",
+        }),
       })
       .openapi("PortfolioData"),
   )
