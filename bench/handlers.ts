@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { type Abi, type Hex, toEventSelector } from "viem";
 import { CoreLedgerAbi } from "../abis/CoreLedgerAbi.js";
+import { Erc4626Abi } from "../abis/Erc4626Abi.js";
 import { LendingPoolAbi } from "../abis/LendingPoolAbi.js";
 import { LoanAbi } from "../abis/LoanAbi.js";
 import { LoanRegistryAbi } from "../abis/LoanRegistryAbi.js";
@@ -31,6 +32,7 @@ export const CONTRACT_ABIS: Record<string, Abi> = {
   LendingPool: LendingPoolAbi as Abi,
   TokenizedVaultV2: TokenizedVaultV2Abi as Abi,
   ReceiptToken: ReceiptTokenAbi as Abi,
+  Erc4626Vault: Erc4626Abi as Abi,
   Timelock: TimelockControllerAbi as Abi,
   Loan: LoanAbi as Abi,
   // the subaccounts' protocol world (few events next to the bench's bulk; not in its event count)
