@@ -47,7 +47,7 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
       asset text, asset_symbol text, asset_decimals integer, alt_asset text, alt_asset_symbol text, alt_asset_decimals integer,
       share_token text, price_feed text, timelock text, start_block numeric(78),
       owner text, pending_owner text, operator text, fee_collector text, management_fee_percent numeric(78), max_change_percent numeric(78),
-      max_supply numeric(78), deposits_paused boolean, withdrawals_paused boolean, total_assets numeric(78), total_supply numeric(78),
+      max_supply numeric(78), lag_duration numeric(78), deposits_paused boolean, withdrawals_paused boolean, total_assets numeric(78), total_supply numeric(78),
       asset_share_ratio numeric(78,18), last_snapshot_block numeric(78), last_snapshot_timestamp numeric(78),
       withdrawal_queue_head integer, withdrawal_queue_tail integer, PRIMARY KEY (chain_id, address));
     CREATE TABLE ${S}.vault_event (id text PRIMARY KEY, chain_id integer, vault text, kind text, sender text, owner text, receiver text,
@@ -108,6 +108,7 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
       "last_snapshot_timestamp",
       "withdrawal_queue_head",
       "withdrawal_queue_tail",
+      "lag_duration",
     ],
     vaults.map((v, i) => [
       v.chainId,
@@ -133,6 +134,7 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
       now,
       0,
       100,
+      7 * 86400,
     ]),
   );
   // vault events: deposits and withdraws spread over the days and vaults
