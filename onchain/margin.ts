@@ -120,6 +120,7 @@ export async function readDeposits(
       const n = nonces[i]?.status === "success" ? (nonces[i]!.result as bigint) : 0n;
       const mine = known.filter((d) => d.bridge === bridge);
       if (BigInt(mine.length) >= n) return;
+      // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.max does not take
       const fromBlock = mine.reduce((m, d) => (d.blockNumber > m ? d.blockNumber : m), 0n);
       const read = (a: bigint, b: bigint) =>
         client.getLogs({ address: bridge, event: DEPOSITED, args: { depositor: account }, fromBlock: a, toBlock: b });

@@ -45,8 +45,14 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>)
     const client = rpcClient(rpcUrls.get(c)!);
     const head = await client.getBlock();
     heads.set(c, head);
-    const then = await blockAtOrBefore(client, head.timestamp - 86_400n, head);
-    if (then) dayAgo.set(c, await readPrices(client, protocols.get(c)!, then.number));
+    try {
+      const then = await blockAtOrBefore(client, head.timestamp - 86_400n, head);
+      if (then) dayAgo.set(c, await readPrices(client, protocols.get(c)!, then.number));
+    } catch {
+      // the block search failed (an RPC error): the 24 h changes stay null. A node without the
+      // state of a day ago (not an archive node) fails the price reads, which readPrices gives
+      // as null prices: the same outcome.
+    }
   }
   const dataOf = new Map<string, ReturnType<typeof merge>>();
   for (const address of new Set(subs.map((s) => s.address))) {

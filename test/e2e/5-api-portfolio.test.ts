@@ -37,7 +37,7 @@ import { blockAtOrBefore } from "../../onchain/blocks.js";
 import { readDeposits, readInTransit, readMargin } from "../../onchain/margin.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
 import { freePorts, loadManifest, rpcCall, until } from "../helpers.js";
-import { limitedRpc } from "../limited-rpc.js";
+import { limitedRpc, prunedRpc } from "../limited-rpc.js";
 
 let h: ApiHarness;
 const writer = () => createDb(createPool(h.devnet.dbUrl, 2, "portfolio-test"));
@@ -155,6 +155,28 @@ describe("the portfolio job", () => {
     }
     // the simulated feeds move every day
     expect(seen).toBeGreaterThan(0);
+  });
+
+  it("against a node without the state of a day ago, the job still runs; the 24 h changes are null", async () => {
+    const pruned = await Promise.all(h.devnet.chains.map((c) => prunedRpc(c.rpcUrl, 4n)));
+    const db = writer();
+    try {
+      const urls = new Map(h.devnet.chains.map((c, i) => [c.chainId, pruned[i]!.url]));
+      const out = await runPortfolio(db, urls);
+      expect(out.skipped).toEqual([]);
+      expect(pruned.reduce((n, p) => n + p.refusals, 0)).toBeGreaterThan(0);
+      const rows = await h.q<{ data: { tokens: { price_24h_change: number | null }[] } }>(
+        "SELECT data FROM registry.portfolio_cache",
+      );
+      const tokens = rows.flatMap((r) => r.data.tokens);
+      expect(tokens.length).toBeGreaterThan(0);
+      for (const t of tokens) expect(t.price_24h_change).toBeNull();
+      // back to the archive node, as the tests after this one expect
+      await runPortfolio(db, rpcUrls());
+    } finally {
+      await db.destroy();
+      await Promise.all(pruned.map((p) => p.close()));
+    }
   });
 
   it("/portfolio_data serves the stored data keyed by subaccount", async () => {
