@@ -353,10 +353,12 @@ describe("rewards: refusals, 422, credentials", () => {
   });
 
   it("concurrent writes naming one new reward_id: one creates it, the others update it (one row, no error)", async () => {
-    // a few rounds: each is a race the route must win every time
+    // a few rounds: each is a race the route must win every time, the id in either case
     for (let round = 0; round < 5; round++) {
       const id = randomUUID();
-      const rs = await Promise.all([1, 2, 3, 4].map((m) => post({ ...base(), reward_id: id, multiplier: m })));
+      const rs = await Promise.all(
+        [1, 2, 3, 4].map((m) => post({ ...base(), reward_id: m % 2 ? id.toUpperCase() : id, multiplier: m })),
+      );
       rs.forEach(track);
       expect(
         rs.map((r) => r.status),

@@ -172,7 +172,9 @@ export const upsertRewardHandler: RouteHandler<typeof upsertReward, AppEnv> = as
     // Writes naming the same reward_id run one after the other: FOR UPDATE alone locks nothing
     // while the reward does not exist yet, and concurrent creations of one id then collided (500).
     if (b.reward_id)
-      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`registry.reward:${b.reward_id}`}, 0))`.execute(trx);
+      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`registry.reward:${b.reward_id.toLowerCase()}`}, 0))`.execute(
+        trx,
+      );
     const prev = b.reward_id
       ? await trx.selectFrom("registry.reward").selectAll().where("id", "=", b.reward_id).forUpdate().executeTakeFirst()
       : undefined;
