@@ -34,7 +34,8 @@ This surface needs no credentials. ${checked}`;
   const reads = readsRequireKey
     ? `This deployment also requires a key on **every other read** of this surface (the operator set
 \`API_READS_REQUIRE_KEY=1\`): without one such a read answers **401**. \`/ping\`, the strategy APY
-reads and the strategist list stay open, as the interface leaves them.`
+reads, the strategist list, the loan books, \`/revert_reason\`, the lending-vault APY and the relayers'
+status checks stay open, as the interface leaves them.`
     : `Every other read answers without a key. An operator can require a key on every read of this
 surface with the setting \`API_READS_REQUIRE_KEY=1\`.`;
   return `## API keys
@@ -43,6 +44,8 @@ Send your key in the \`x-api-key\` header. Keys are issued per integration by th
 
 - **Required** (401 without one) on the routes the interface marks: ${MARKED}; and on every write,
   where the key must also hold the scope the operation names (403 \`insufficient_scope\` otherwise).
+  The transaction builders (swaps, pool, lending-market and relayer deposits) need the scope
+  \`transactions:build\`.
   Strategy APY create also accepts an operator's bearer token from \`POST /api/v1/token\`.
 - ${reads}
 - ${checked}
