@@ -213,7 +213,9 @@ async function write<B, S extends 200 | 201>(
         if (p) return p; // an identical request answered meanwhile: its answer stands
       }
       await audit(trx, err.status, "refused", err.code, null, {});
-      await remember(trx, err.status, resBody);
+      // a 5xx (a node or the write pool unavailable) changed nothing and may pass on a retry:
+      // not kept, so the retry with the same key acts
+      if (err.status < 500) await remember(trx, err.status, resBody);
       return null;
     });
     if (prev) return replay(prev);

@@ -449,6 +449,29 @@ describe("POST /api/v1/platform/points/register: a smart-contract wallet (EIP-12
     }
   }, 20_000);
 
+  it("a 503 is not kept under its Idempotency-Key: the retry, once the node answers, registers", async () => {
+    const body = await signed(owner, { user: walletAddr, chainId: 10 });
+    const headers = { "idempotency-key": `retry-after-503-${body.nonce}` };
+    const first = await register(body, pointsKey.key, headers);
+    expect(first.status).toBe(503);
+    // the node of "chain 10" answers now (chain 1's: the wallet and its owner are there)
+    const chain1 = h.devnet.chains.find((c) => c.chainId === 1)!.rpcUrl;
+    const app = h.appWith({
+      rpcUrls: new Map([
+        [1, chain1],
+        [10, chain1],
+      ]),
+    });
+    const again = await send<Registered>(app, "POST", REGISTER, body, { "x-api-key": pointsKey.key, ...headers });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.res.headers.get("idempotent-replayed")).toBeNull();
+    // and that answer is the one kept
+    const third = await send<Registered>(app, "POST", REGISTER, body, { "x-api-key": pointsKey.key, ...headers });
+    expect([third.status, third.res.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
+    // as the next test expects: the wallet not registered yet
+    await h.q("DELETE FROM registry.points_user WHERE address = $1", [lc(walletAddr)]);
+  });
+
   it("the owner's signature registers the contract wallet (checked on chain 1 through isValidSignature)", async () => {
     const body = await signed(owner, { user: walletAddr });
     const r = await register(body);
