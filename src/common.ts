@@ -116,6 +116,14 @@ export function directClient(chainId: number): PublicClient {
   return c;
 }
 
+const warned = new Set<string>();
+/** One warning per key for the life of the process (a failing feed fails at every snapshot). */
+function warnOnce(key: string, message: string) {
+  if (warned.has(key)) return;
+  warned.add(key);
+  console.warn(message);
+}
+
 /**
  * Reads a vault's totals, idle asset balance, the asset balances of its registry subaccounts, the
  * asset USD price, and for a vault with an alt asset the alt asset's balances (vault and
@@ -190,23 +198,37 @@ export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultStat
   // calls a vault may not answer: erc4626's convertToAssets; the reserved amounts (our contracts
   // have them, the original's views do not list them)
   const optional = (i: number) => (isErc4626 ? i === answers.length - 1 : i >= reservedAt && i < reservedEnd);
+  // a price feed that does not answer (deployed after this block, or reverting) leaves the price
+  // null: the snapshot's amounts stand without it
+  const feeds = new Map<number, Address>();
+  if (v.priceFeed) feeds.set(feedAt, v.priceFeed.address);
+  if (altFeed) feeds.set(altFeedAt, altFeed.address);
   const results = answers.map((a, i) => {
     if (a.status === "success") return a.result;
     if (optional(i)) return null;
+    const feed = feeds.get(i);
+    if (feed) {
+      warnOnce(`${v.chainId}:${feed}`, `${what}: price feed ${feed} failed, price left null: ${a.error.message}`);
+      return null;
+    }
     throw new Error(`${what}: ${(contracts[i] as { functionName: string }).functionName} failed: ${a.error.message}`);
   });
   const sum = (from: number, to: number) =>
     results.slice(from, to).reduce<bigint>((total, b) => total + (b as bigint), 0n);
-  const answer = (i: number) => (results[i] as readonly [bigint, bigint, bigint, bigint, bigint])[1];
+  const answer = (i: number) => (results[i] as readonly [bigint, bigint, bigint, bigint, bigint] | null)?.[1];
+  const priceAt = (i: number, decimals: number) => {
+    const a = answer(i);
+    return a == null ? null : priceToFixed18(a, decimals);
+  };
   return {
     totalAssets: results[0] as bigint,
     totalSupply: results[1] as bigint,
     idle: results[2] as bigint,
     subaccountAssets: sum(firstSub, feedAt),
     reserved: results.slice(reservedAt, reservedEnd).includes(null) ? null : sum(reservedAt, reservedEnd),
-    price: v.priceFeed ? priceToFixed18(answer(feedAt), v.priceFeed.decimals) : null,
+    price: v.priceFeed ? priceAt(feedAt, v.priceFeed.decimals) : null,
     altAssets: alt ? sum(altAt, altFeedAt) : null,
-    altPrice: altFeed ? priceToFixed18(answer(altFeedAt), altFeed.decimals) : null,
+    altPrice: altFeed ? priceAt(altFeedAt, altFeed.decimals) : null,
     ...(isErc4626
       ? {
           convertedRatio:
