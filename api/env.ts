@@ -1,6 +1,6 @@
 /** The API's settings, from the environment, parsed and checked once at start-up. */
 import { z } from "zod";
-import { decimal, envNum, parseEnv } from "../config/env.js";
+import { decimal, envNum, envPostgresUrl, envRedisUrl, parseEnv } from "../config/env.js";
 import { primaryUrls, rpcUrlsFromEnv } from "../config/rpc-urls.js";
 
 /** Points rules of the write routes, as decimal strings (18 decimals at most). */
@@ -20,13 +20,8 @@ export const DEFAULT_POINTS_AWARDS: PointsAwardRules = {
 };
 
 const schema = z.object({
-  DATABASE_URL: z
-    .string({ error: "required: the postgres:// URL of the service's database" })
-    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
-  REDIS_URL: z
-    .string()
-    .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
-    .optional(),
+  DATABASE_URL: envPostgresUrl("the service's database"),
+  REDIS_URL: envRedisUrl,
   PORT: envNum((n) => n.int().min(1).max(65535)).default(8000),
   HOST: z.string().min(1).default("127.0.0.1"),
   INDEXER_SCHEMA: z

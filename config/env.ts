@@ -40,3 +40,33 @@ export const decimal = (def: string) =>
     .string()
     .regex(/^\d+(\.\d{1,18})?$/, "must be a non-negative decimal number")
     .default(def);
+
+/**
+ * DATABASE_URL of every process (API, workers, indexer): a postgres:// or postgresql:// URL that pg
+ * can read (with `new URL`, and again with a placeholder host when it has none: `postgres://u@/db`),
+ * so a malformed one is refused by name at start-up, not at the first query. `what` is the database
+ * it names, for the message when it is unset. The message never holds the URL: it has a password.
+ */
+export const envPostgresUrl = (what: string) =>
+  z
+    .string({ error: `required: the postgres:// URL of ${what}` })
+    .trim()
+    .regex(/^postgres(ql)?:\/\//, { error: "must be a postgres:// URL", abort: true })
+    .refine(
+      (s) => URL.canParse(s) || URL.canParse(s.replace("@/", "@___DUMMY___/")),
+      "is not a valid URL (postgres://user:password@host:port/database, special characters percent-encoded)",
+    );
+
+/**
+ * REDIS_URL of every process (API, workers, relayer, demo): a redis:// or rediss:// URL with a
+ * host, as scripts/lib/redis.ts `parseRedisUrl` reads it; unset, a local redis-server.
+ */
+export const envRedisUrl = z
+  .string()
+  .trim()
+  .regex(/^rediss?:\/\//, { error: "must be a redis:// or rediss:// URL", abort: true })
+  .refine(
+    (s) => URL.canParse(s) && new URL(s).hostname !== "",
+    "is not a valid URL (redis://[user:password@]host:port[/db], special characters percent-encoded)",
+  )
+  .optional();

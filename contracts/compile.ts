@@ -3,13 +3,15 @@
  *  - contracts/out/<Name>.json: { abi, bytecode } for the deploy scripts (not committed), and
  *  - abis/<Name>Abi.ts: one `as const` ABI per file for Ponder and viem (committed, generated).
  * Run by `npm install` (postinstall) and `npm run build:contracts`; `--check` only verifies
- * that the committed ABIs match the sources and exits 1 when they do not.
+ * that the committed ABIs match the sources and exits 1 when they do not. Any other argument is
+ * refused (exit 2) before anything is compiled or written.
  */
 
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type Command, HELP_OPTION, parseCommandLine } from "../scripts/lib/cli.js";
 
 const require = createRequire(import.meta.url);
 const solc = require("solc") as {
@@ -90,8 +92,20 @@ function abiModule(name: string, abi: unknown[]): string {
   );
 }
 
+const CMD: Command = {
+  name: "build:contracts",
+  usage: "usage: npm run build:contracts [-- --check]",
+  help: `
+Compiles contracts/src with the pinned solc and writes contracts/out/<Name>.json (abi and
+bytecode, for the deploy scripts) and abis/<Name>Abi.ts (committed). Also npm install's
+postinstall step.
+  --check   write nothing: exit 1 when a committed ABI differs from the sources`,
+};
+
 function main(): void {
-  const check = process.argv.includes("--check");
+  // before anything is compiled or written: a mistyped flag must not rewrite the ABIs
+  const check =
+    parseCommandLine(CMD, { options: { ...HELP_OPTION, check: { type: "boolean" } } }).values.check === true;
   const artifacts = compile();
   let stale = 0;
   for (const [name, { abi, bytecode }] of Object.entries(artifacts)) {

@@ -52,9 +52,8 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === "Error");
   if (error || failed) {
-    throw new Error(
-      `migration ${failed?.migrationName ?? ""} failed: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    const which = failed ? `migration ${failed.migrationName}` : "migration";
+    throw new Error(`${which} failed: ${error instanceof Error ? error.message : String(error)}`);
   }
   return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
 }

@@ -1,15 +1,12 @@
 /** The workers' settings, from the environment, parsed and checked once at start-up. */
 import { z } from "zod";
-import { decimal, envNum, parseEnv } from "../config/env.js";
+import { decimal, envNum, envPostgresUrl, envRedisUrl, parseEnv } from "../config/env.js";
 import { primaryUrls, rpcUrlsFromEnv } from "../config/rpc-urls.js";
 import { parseFixed } from "../db/fixed.js";
 
 const schema = z.object({
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
-  REDIS_URL: z
-    .string()
-    .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
-    .optional(),
+  DATABASE_URL: envPostgresUrl("the database holding the indexer views"),
+  REDIS_URL: envRedisUrl,
   INDEXER_SCHEMA: z
     .string()
     .regex(/^[a-z_][a-z0-9_]*$/, "must be a plain schema name")

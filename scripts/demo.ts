@@ -40,7 +40,14 @@ DEMO_LIVE_BLOCK_S (2).`,
   },
   { options: { ...HELP_OPTION } },
 );
-const cfg = demoConfig(process.env);
+const cfg = (() => {
+  try {
+    return demoConfig(process.env);
+  } catch (err) {
+    console.error(errMessage(err));
+    process.exit(2);
+  }
+})();
 const dataDir = join(REPO_ROOT, ".data");
 const demoDir = join(dataDir, "demo");
 const logDir = join(dataDir, "logs");
@@ -139,7 +146,7 @@ async function main(): Promise<void> {
   const { archived } = await indexing;
   say(`views schema "indexer" now shows ${indexer.schema}; ${archived} vaults fully backfilled`);
 
-  say(process.env.REDIS_URL ? "using Redis at REDIS_URL" : `starting Redis on 127.0.0.1:${cfg.redisPort}`);
+  say(cfg.redisUrl ? "using Redis at REDIS_URL" : `starting Redis on 127.0.0.1:${cfg.redisPort}`);
   const redis = await resolveRedis(process.env, {
     port: cfg.redisPort,
     dataDir: join(dataDir, "redis"),

@@ -8,7 +8,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { envNum } from "../config/env.js";
+import { envNum, envPostgresUrl, parseEnv } from "../config/env.js";
 import { indexerPlan } from "../config/indexer.js";
 import { loadRegistry, registryPath } from "../config/registry.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
@@ -49,30 +49,27 @@ Environment (every setting with its default: .env.example, and the README's Conf
 A bad value stops it with a message naming it (exit 2).`,
 };
 
-const env = z
-  .object({
-    DATABASE_URL: z
-      .string({ error: "required: the postgres:// URL of the database to index into" })
-      .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL"),
-    INDEXER_PORT: envNum((n) => n.int().min(1).max(65535)).default(42069),
-    INDEXER_SCHEMA: z
-      .string()
-      .regex(/^[a-z_][a-z0-9_]{0,44}$/)
-      .optional(),
-    REGISTRY_POLL_S: envNum((n) => n.min(0.2).max(3600)).default(2),
-    INDEXER_GROUP: z
-      .string()
-      .regex(/^[a-z][a-z0-9_]{0,15}$/, "a group name: a lower-case letter, then up to 15 of a-z, 0-9, _")
-      .optional(),
-  })
-  .safeParse(process.env);
+const envSchema = z.object({
+  DATABASE_URL: envPostgresUrl("the database to index into"),
+  INDEXER_PORT: envNum((n) => n.int().min(1).max(65535)).default(42069),
+  INDEXER_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,44}$/)
+    .optional(),
+  REGISTRY_POLL_S: envNum((n) => n.min(0.2).max(3600)).default(2),
+  INDEXER_GROUP: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,15}$/, "a group name: a lower-case letter, then up to 15 of a-z, 0-9, _")
+    .optional(),
+});
 
 async function main(): Promise<void> {
   parseCommandLine(CMD, { options: { ...HELP_OPTION } });
-  if (!env.success) {
-    console.error(
-      `invalid configuration:\n${env.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n")}`,
-    );
+  let env: z.output<typeof envSchema>;
+  try {
+    env = parseEnv(envSchema, process.env, "indexer configuration");
+  } catch (err) {
+    console.error(errMessage(err));
     process.exit(2);
   }
   try {
@@ -82,15 +79,15 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   installSignalHandlers();
-  await loadRegistryTables(env.data.DATABASE_URL);
+  await loadRegistryTables(env.DATABASE_URL);
   const logDir = join(REPO_ROOT, ".data", "logs");
   mkdirSync(logDir, { recursive: true });
-  const port = env.data.INDEXER_PORT;
-  const group = env.data.INDEXER_GROUP;
+  const port = env.INDEXER_PORT;
+  const group = env.INDEXER_GROUP;
   const logName = group ? `indexer-${group}.log` : "indexer.log";
   const live = new LiveIndexer({
     registryFile: registryPath(),
-    databaseUrl: env.data.DATABASE_URL,
+    databaseUrl: env.DATABASE_URL,
     ports: [port, port === 65535 ? port - 1 : port + 1],
     base: {
       rpcLanes: "inherit",
@@ -99,8 +96,8 @@ async function main(): Promise<void> {
       ...(group ? { group: { name: group } } : {}),
     },
     planEnv: process.env,
-    schema: env.data.INDEXER_SCHEMA,
-    pollMs: env.data.REGISTRY_POLL_S * 1000,
+    schema: env.INDEXER_SCHEMA,
+    pollMs: env.REGISTRY_POLL_S * 1000,
     timeoutMs: 24 * 3600_000,
     log: (m) => console.log(`indexer: ${m}`),
     onServingExit: (code) => {

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Address, getAddress, type Hex, isAddress } from "viem";
 import { z } from "zod";
-import { envNum, parseEnv } from "../../config/env.js";
+import { envNum, envRedisUrl, parseEnv } from "../../config/env.js";
 import { primaryUrls, rpcUrlsFromEnv } from "../../config/rpc-urls.js";
 import { actorKey } from "../../contracts/devnet/random.js";
 
@@ -31,10 +31,7 @@ const schema = z.object({
   ).default(30),
   RELAYER_POLL_MS: envNum((n) => n.int().min(200).max(600_000)).default(2000),
   RELAYER_ATTEMPTS: envNum((n) => n.int().min(1).max(100)).default(5),
-  REDIS_URL: z
-    .string()
-    .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
-    .optional(),
+  REDIS_URL: envRedisUrl,
   DEVNET_MANIFEST: z.string().optional(),
 });
 
@@ -59,32 +56,49 @@ export interface RelayerConfig {
   source: string;
 }
 
-/** What the relayer needs of a devnet manifest (contracts/devnet: `Manifest`). */
-interface ManifestLike {
-  seed: string;
-  chains: {
-    chainId: number;
-    world: {
-      protocols: {
-        perp: { bridgeA: string; bridgeB: string };
-        core: { ledger: string; chainId: number } | null;
-      };
-    };
-  }[];
-}
+const manifestAddress = z.string().refine((a) => isAddress(a, { strict: false }), "not a 0x address");
 
-function readManifest(path: string): ManifestLike {
+/** What the relayer needs of a devnet manifest (contracts/devnet: `Manifest`). */
+const manifestSchema = z.object({
+  seed: z.string().min(1),
+  chains: z.array(
+    z.object({
+      chainId: z.number().int().positive(),
+      world: z
+        .object({
+          protocols: z
+            .object({
+              perp: z.object({ bridgeA: manifestAddress, bridgeB: manifestAddress }).optional(),
+              core: z.object({ ledger: manifestAddress, chainId: z.number().int().positive() }).nullish(),
+            })
+            .optional(),
+        })
+        .optional(),
+    }),
+  ),
+});
+
+/** The manifest at `path`; throws one readable line naming DEVNET_MANIFEST and the file. */
+function readManifest(path: string): z.output<typeof manifestSchema> {
+  const bad = (why: string) => new Error(`invalid relayer configuration:\n  DEVNET_MANIFEST: ${path}: ${why}`);
   if (!existsSync(path)) {
     throw new Error(
       `invalid relayer configuration:\n  DEVNET_MANIFEST: ${path} not found ` +
         '(run "npm run demo", or set PERP_CORE_LEDGER, PERP_BRIDGES_<chainId> and RELAYER_PRIVATE_KEY)',
     );
   }
+  let raw: unknown;
   try {
-    return JSON.parse(readFileSync(path, "utf8")) as ManifestLike;
+    raw = JSON.parse(readFileSync(path, "utf8"));
   } catch (err) {
-    throw new Error(`invalid relayer configuration:\n  DEVNET_MANIFEST: ${path}: ${(err as Error).message}`);
+    throw bad((err as Error).message);
   }
+  const parsed = manifestSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(the file)"}: ${i.message}`);
+    throw bad(`not a devnet manifest (${issues.join("; ")}${parsed.error.issues.length > 3 ? "; ..." : ""})`);
+  }
+  return parsed.data;
 }
 
 /** The devnet's relayer key for a seed (contracts/devnet/world.ts `relayerKey`). */
@@ -123,7 +137,7 @@ export function relayerConfig(env: NodeJS.ProcessEnv = process.env, cwd = proces
     const path = resolve(cwd, e.DEVNET_MANIFEST ?? DEFAULT_DEVNET_MANIFEST);
     const m = readManifest(path);
     source = `devnet manifest ${path}`;
-    const core = m.chains.find((c) => c.world?.protocols?.core)?.world.protocols.core;
+    const core = m.chains.map((c) => c.world?.protocols?.core).find((c) => c != null);
     if (!ledger && core) ledger = getAddress(core.ledger);
     if (coreChainId === undefined && core) coreChainId = core.chainId;
     if (bridges.size === 0) {

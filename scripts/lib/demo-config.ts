@@ -1,6 +1,6 @@
 /** The demo's settings, from the environment, checked once at start-up. */
 import { z } from "zod";
-import { envNum } from "../../config/env.js";
+import { envNum, envRedisUrl, parseEnv } from "../../config/env.js";
 
 const schema = z.object({
   DEMO_SEED: z.string().min(1).default("demo"),
@@ -16,6 +16,8 @@ const schema = z.object({
   PORT: envNum((n) => n.int().min(1).max(65535)).default(8000),
   // the first chain's anvil port; the next chains take the ports after it
   DEMO_ANVIL_PORT: envNum((n) => n.int().min(1).max(65000)).default(8545),
+  // an external Redis (the workers' rule); unset: a local redis-server on DEMO_REDIS_PORT
+  REDIS_URL: envRedisUrl,
   // the local redis-server's port when REDIS_URL is unset
   DEMO_REDIS_PORT: envNum((n) => n.int().min(1).max(65535)).default(63790),
   DEMO_LIVE: z.enum(["0", "1", "true", "false"]).default("1"),
@@ -25,14 +27,9 @@ const schema = z.object({
   DEMO_RELAYER_DELAY_S: envNum((n) => n.int().min(0).max(86_400)).default(20),
 });
 
+/** Throws one readable error listing every bad variable; one set to nothing counts as unset. */
 export function demoConfig(env: NodeJS.ProcessEnv) {
-  const parsed = schema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
-    console.error(`invalid demo configuration:\n${lines.join("\n")}`);
-    process.exit(2);
-  }
-  const e = parsed.data;
+  const e = parseEnv(schema, env, "demo configuration");
   return {
     seed: e.DEMO_SEED,
     days: e.DEMO_DAYS,
@@ -43,6 +40,8 @@ export function demoConfig(env: NodeJS.ProcessEnv) {
     indexTimeoutMs: e.DEMO_INDEX_TIMEOUT_S * 1000,
     apiPort: e.PORT,
     anvilPort: e.DEMO_ANVIL_PORT,
+    /** unset: the demo starts a local redis-server on redisPort */
+    redisUrl: e.REDIS_URL,
     redisPort: e.DEMO_REDIS_PORT,
     /** after READY: blocks and simulated activity in real time (live.ts) */
     live: e.DEMO_LIVE === "1" || e.DEMO_LIVE === "true",
