@@ -9,23 +9,32 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { isChainId, isEvmChain } from "../../config/chains.js";
-import type { AppEnv } from "./router.js";
+import { CHAIN_IDS, EVM_CHAIN_IDS } from "../../config/chains.js";
+import { type AppEnv, QueryInt } from "./router.js";
 
-/** A chain id of the catalogue (config/chains.ts), as a query or path integer. */
-export const ChainIdParam = z
-  .string()
-  .regex(/^-?\d+$/, "Input should be a valid integer")
-  .transform(Number)
-  .refine((v) => isChainId(v), { message: "Input should be a supported chain id (the spec's chain list)" });
+/**
+ * A chain id of `ids`, as a query or path integer: read as every query integer is (FastAPI's
+ * rule, `QueryInt`: a malformed one is `int_parsing`), then one of `ids` (else `enum`, one error
+ * item). The document lists `ids` as the parameter's `enum`.
+ */
+function chainIdParam(ids: readonly number[], message: string) {
+  const known = new Set(ids);
+  return QueryInt({})
+    .refine((v) => known.has(v), { message, params: { type: "enum" } })
+    .openapi({ type: "integer", enum: [...ids] });
+}
+
+/** A chain id of the catalogue (config/chains.ts: the spec's chain list), as a query or path integer. */
+export const ChainIdParam = chainIdParam(CHAIN_IDS, "Input should be a supported chain id (the spec's chain list)");
 
 /**
  * A chain id of one of the catalogue's EVM chains: for a route that reads an EVM node. A non-EVM
  * chain (id 0 and below) has no node to ask, so it is the caller's error (422), not an outage.
  */
-export const EvmChainIdParam = ChainIdParam.refine((v) => isEvmChain(v), {
-  message: "Input should be an EVM chain id of the catalogue (its non-EVM chains have no node to ask)",
-});
+export const EvmChainIdParam = chainIdParam(
+  EVM_CHAIN_IDS,
+  "Input should be an EVM chain id of the catalogue (its non-EVM chains have no node to ask)",
+);
 
 /**
  * A chain id in a body that is stored or looked up in Postgres, whose chain columns are 32-bit
@@ -64,10 +73,10 @@ function sameChain(q: ChainFields, ctx: z.RefinementCtx): void {
 
 /**
  * A one-vault query: `shape` plus the chain fields, their agreement checked. A parameter it does
- * not know is refused (422), so a misspelt one (`chian=8453`) never silently serves another vault.
+ * not know is ignored, as FastAPI and every other query of the API ignore one.
  */
 export function vaultChainQuery<S extends z.ZodRawShape>(shape: S) {
-  return z.strictObject({ ...shape, ...vaultChainFields }).superRefine((q, ctx) => sameChain(q as ChainFields, ctx));
+  return z.object({ ...shape, ...vaultChainFields }).superRefine((q, ctx) => sameChain(q as ChainFields, ctx));
 }
 
 /** The chain a request asked for, whichever spelling it used. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { validationItems } from "./errors.js";
-import { QueryBool, QueryInt } from "./router.js";
+import { INT_PARSING, QueryBool, QueryInt } from "./router.js";
 
 describe("validation error items (FastAPI's shape)", () => {
   const schema = z.object({
@@ -15,7 +15,7 @@ describe("validation error items (FastAPI's shape)", () => {
     const items = validationItems(r.error!, "query");
     expect(items).toContainEqual({
       loc: ["query", "n_days"],
-      msg: "Input should be a valid integer",
+      msg: "Input should be a valid integer, unable to parse string as an integer",
       type: "int_parsing",
     });
     expect(items).toContainEqual({ loc: ["query", "status"], msg: expect.any(String), type: "enum" });
@@ -53,7 +53,7 @@ describe("validation error items (FastAPI's shape)", () => {
       const r = q.safeParse({ n: bad });
       expect(r.success, JSON.stringify(bad)).toBe(false);
       expect(validationItems(r.error!, "query")).toEqual([
-        { loc: ["query", "n"], msg: "Input should be a valid integer", type: "int_parsing" },
+        { loc: ["query", "n"], msg: INT_PARSING, type: "int_parsing" },
       ]);
     }
     for (const [text, n] of [

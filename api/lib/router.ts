@@ -61,6 +61,16 @@ export const VaultAddress = z
   .regex(/^[0-9A-Za-z]+$/, "must be a vault address")
   .openapi({ example: "0x2c622344b5dc29dccc034ca76f123d4479d24122" });
 
+/**
+ * `schema` or null, for a named schema (one given a name with `.openapi("Name")`): OpenAPI 3.1's
+ * `anyOf: [{$ref}, {type: "null"}]`. Never `.nullable()` a named schema: zod-to-openapi writes it
+ * as `allOf: [{$ref}, {type: [..., "null"]}]` (null still fails the `$ref`), as a bare `$ref` (a
+ * named schema with no top-level `type`, e.g. an `.extend()` of another named one), or, when the
+ * nullable use is the first it meets, makes the named component itself nullable for every use. A
+ * union with `z.null()` is written right, and parses and infers as `.nullable()` does.
+ */
+export const nullableRef = <S extends z.ZodType>(schema: S) => z.union([schema, z.null()]);
+
 /** Free text that is stored or looked up in Postgres, whose text cannot hold NUL (U+0000). */
 export const PgText = () => z.string().refine((s) => !s.includes("\0"), NUL_MESSAGE);
 export const NUL_MESSAGE = "must not contain NUL (U+0000), which Postgres text cannot hold";
@@ -96,11 +106,12 @@ const intText = (v: unknown) => {
   return Number.isSafeInteger(n) ? n : Number.NaN;
 };
 
+/** FastAPI's message for a query or path integer that is not one (type `int_parsing`). */
+export const INT_PARSING = "Input should be a valid integer, unable to parse string as an integer";
+
 export const QueryInt = (o: { def?: number; min?: number; max?: number }) => {
   // an absent value keeps zod's own message, which the 422 reports as FastAPI's `missing`
-  let s = z
-    .number({ error: (iss) => (iss.input === undefined ? undefined : "Input should be a valid integer") })
-    .int("Input should be a valid integer");
+  let s = z.number({ error: (iss) => (iss.input === undefined ? undefined : INT_PARSING) }).int(INT_PARSING);
   if (o.min != null) s = s.min(o.min, `Input should be greater than or equal to ${o.min}`);
   if (o.max != null) s = s.max(o.max, `Input should be less than or equal to ${o.max}`);
   const q = z.preprocess(intText, s);

@@ -560,12 +560,10 @@ describe("vault history", () => {
     await expect422(`${base}?chain_id=999999999`, "chain_id");
     await expect422(`${base}?chain_id=eth`, "chain_id");
     await expect422(`${base}?before=yesterday`, "before");
-    // a parameter the route does not know is refused, not ignored
-    const extra = await h.json<{ detail: { loc: string[]; type: string }[] }>(`${base}?strategist=x`);
-    expect(extra.status).toBe(422);
-    expect(extra.body.detail).toEqual([
-      expect.objectContaining({ loc: ["query", "strategist"], type: "extra_forbidden" }),
-    ]);
+    // a parameter the route does not know is ignored, as FastAPI does (a cache buster, say)
+    const extra = await h.json<unknown[]>(`${base}?strategist=x&limit=3`);
+    expect(extra.status).toBe(200);
+    expect(extra.body).toEqual((await h.json<unknown[]>(`${base}?limit=3`)).body);
     await expect422(`${API}/platform/vault_history/bad%20address`, "vault_address");
     expect((await h.json(`${API}/platform/vault_history/${UNKNOWN}`)).status).toBe(404);
     const absent = [1, 8453, 42161].find(

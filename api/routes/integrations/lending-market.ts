@@ -28,7 +28,7 @@ import {
 } from "../../lib/build/payload.js";
 import { simulate } from "../../lib/build/simulate.js";
 import { buildSubaccount } from "../../lib/build/subaccount.js";
-import { type AppEnv, EvmAddress, keySecurity } from "../../lib/router.js";
+import { type AppEnv, EvmAddress, keySecurity, nullableRef } from "../../lib/router.js";
 import { requireScope } from "../../middleware/auth.js";
 import { buildResponses, requireSimulated } from "./builder.lib.js";
 import { accountReads, type Operation, planOperation, readAccount, resolveMarket } from "./lending-market.lib.js";
@@ -94,7 +94,7 @@ const LendingTransaction = TransactionPayloadSchema.extend({
       .openapi({ description: "The debt token of the rate mode (variable unless stable was asked)" }),
     interest_rate_mode: z.enum(["variable", "stable"]).nullable().openapi({ description: "borrow and repay" }),
   }),
-  amount: Units.nullable().openapi({ description: "As asked; null with all: true" }),
+  amount: nullableRef(Units).openapi({ description: "As asked; null with all: true" }),
   all: z.boolean(),
   health_factor: z.object({ before: z.number().nullable(), after: z.number().nullable() }).openapi({
     description: "Aave's health factor of the Safe before and after, in the simulated block; null: no debt",

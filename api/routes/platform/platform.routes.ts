@@ -175,7 +175,7 @@ export const vaultHistory = createRoute({
     "Each record names its asset (`asset_address`, `asset_symbol`, `asset_decimals`) and gives `amount`, the raw amount in whole tokens. " +
     "Paging: a full page comes with header `X-Next-Before`; pass it as `before` for the next, older page. " +
     "An address deployed on several chains: `chain_id` (or `chain`) picks one, else the lowest chain id is served (header `X-Vault-Chain`). " +
-    "404 for an unknown vault, or for a known vault not deployed on `chain_id`; 422 for a parameter the route does not know.",
+    "404 for an unknown vault, or for a known vault not deployed on `chain_id`; a parameter the route does not know is ignored.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: {

@@ -19,7 +19,7 @@ import {
 } from "../../lib/build/payload.js";
 import { BuildRefusalSchema } from "../../lib/build/refusal.js";
 import { ValidationErrorSchema } from "../../lib/errors.js";
-import { type AppEnv, EvmAddress, jsonResponse, keySecurity, writeResponses } from "../../lib/router.js";
+import { type AppEnv, EvmAddress, jsonResponse, keySecurity, nullableRef, writeResponses } from "../../lib/router.js";
 import { requireScope } from "../../middleware/auth.js";
 import { buildSwap } from "./swaps.build.js";
 
@@ -88,7 +88,7 @@ const SwapQuote = z
     amount_in: Units,
     expected_out: Units.openapi({ description: "QuoterV2's quote (v3), Router02's getAmountsOut (v2)" }),
     minimum_out: Units.openapi({ description: "The transaction's amountOutMinimum, also checked by the module" }),
-    fair_out: Units.nullable().openapi({ description: "The input valued at the feeds, in token_out" }),
+    fair_out: nullableRef(Units).openapi({ description: "The input valued at the feeds, in token_out" }),
     price_impact_bps: ImpactBps,
     max_slippage_bps: z.number().int(),
     max_price_impact_bps: z.number().int().nullable(),
@@ -122,14 +122,14 @@ const SwapCandidate = z
     ...RouteFields,
     outcome: z.enum(["lower_out", "quote_failed", "simulation_failed"]),
     why: z.string(),
-    expected_out: Units.nullable(),
-    minimum_out: Units.nullable(),
+    expected_out: nullableRef(Units),
+    minimum_out: nullableRef(Units),
     price_impact_bps: ImpactBps,
     simulation: z
-      .object({ success: z.boolean(), gas_used: z.string(), amount_out: Units.nullable() })
+      .object({ success: z.boolean(), gas_used: z.string(), amount_out: nullableRef(Units) })
       .nullable()
       .openapi({ description: "null when the route was not simulated (its quote failed)" }),
-    reason: DecodedReason.nullable().openapi({ description: "The decoded revert of its quote or simulation" }),
+    reason: nullableRef(DecodedReason).openapi({ description: "The decoded revert of its quote or simulation" }),
   })
   .openapi("SwapCandidate");
 

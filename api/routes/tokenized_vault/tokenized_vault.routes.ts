@@ -7,6 +7,7 @@ import {
   AnnualizedApySchema,
   ChainOnlyQuery,
   PortfolioDataSchema,
+  PublicVaultListQuery,
   TimeseriesQuery,
   TimeseriesSchema,
   TokenizedVaultPublicSchema,
@@ -48,7 +49,7 @@ export const listPublic = createRoute({
   tags: TAGS,
   summary: "List tokenized vaults",
   description: LIST_DESCRIPTION,
-  request: { query: VaultListQuery },
+  request: { query: PublicVaultListQuery },
   ...openRoute,
   responses: {
     200: jsonResponse("Vaults (public shape)", z.array(TokenizedVaultPublicSchema)),

@@ -5,7 +5,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { vaultChainQuery } from "../../lib/chain.js";
-import { QueryBool, QueryInt, VaultAddress } from "../../lib/router.js";
+import { nullableRef, QueryBool, QueryInt, VaultAddress } from "../../lib/router.js";
 
 /** A token: address, symbol and decimals (raw amounts are integers in units of 10^-decimals). */
 const TokenSchema = z
@@ -32,11 +32,19 @@ const LoadSnapshots = QueryBool(true).openapi({
   param: { deprecated: true },
 });
 
-export const VaultListQuery = z.object({
-  status: z.enum(["active", "closed"]).optional().openapi({ description: "Only vaults in this status." }),
-  load_subaccounts: LoadSubaccounts(true),
-  load_snapshots: LoadSnapshots,
-});
+/**
+ * The list's query. Its `status` filter takes the statuses the spec lists for it: `active` or
+ * `closed` on the public list, any vault status (`active`, `closed`, `migrated`) on the
+ * institutional one (the spec's "e.g. `active`, `closed`" there, an equality on the status).
+ */
+const vaultListQuery = (statuses: readonly [string, ...string[]]) =>
+  z.object({
+    status: z.enum(statuses).optional().openapi({ description: "Only vaults in this status." }),
+    load_subaccounts: LoadSubaccounts(true),
+    load_snapshots: LoadSnapshots,
+  });
+export const PublicVaultListQuery = vaultListQuery(["active", "closed"]);
+export const VaultListQuery = vaultListQuery(["active", "closed", "migrated"]);
 
 export const VaultReadQuery = vaultChainQuery({
   load_subaccounts: LoadSubaccounts(false),
@@ -211,7 +219,7 @@ export const HistoricalSnapshotSchema = z
   .openapi("HistoricalSnapshot");
 
 export const SubaccountPublicSchema = z
-  .object({ address: z.string(), strategist: StrategistPublicSchema.nullable() })
+  .object({ address: z.string(), strategist: nullableRef(StrategistPublicSchema) })
   .openapi("VaultSubaccountPublic");
 export const SubaccountSchema = z
   .object({
@@ -230,7 +238,7 @@ export const SubaccountSchema = z
         "Its realized APR over 30 days (its lifetime APR while younger), as GET /subaccounts lists it; null before its series has a day",
     }),
     id: Uuid,
-    strategist: StrategistSchema.nullable(),
+    strategist: nullableRef(StrategistSchema),
   })
   .openapi("VaultSubaccount");
 
@@ -298,9 +306,9 @@ const publicFields = {
   pnl_per_share: HorizonMap,
   daily_pnl_per_share: HorizonMap,
   cached_at: DateTime.nullable(),
-  instant_redeem_config: InstantRedeemConfigSchema.nullable(),
+  instant_redeem_config: nullableRef(InstantRedeemConfigSchema),
   rewards: z.array(RewardSchema),
-  reported_apy: ReportedApySchema.nullable(),
+  reported_apy: nullableRef(ReportedApySchema),
   receipt_token_integrations: z.array(ReceiptTokenIntegrationSchema),
   composability_integrations: z.array(ComposabilityIntegrationSchema),
   historical_snapshots: z
@@ -313,7 +321,7 @@ const publicFields = {
     description:
       "Redemption lag in seconds: the vault's `lagDuration()` as the indexer read it (lendingPool, tokenizedVaultV2), else the registry metadata's; null when not known.",
   }),
-  asset: TokenSchema.nullable().openapi({
+  asset: nullableRef(TokenSchema).openapi({
     description:
       "The vault's base asset: the unit of its total assets, share price and `amount_raw` figures (null for a vault the registry gives none)",
   }),
@@ -347,8 +355,8 @@ export const TokenizedVaultSchema = z
     nav_base_asset_token_id: Uuid.nullable(),
     nav_pricing_overrides: z.record(z.string(), z.unknown()).nullable(),
     freshness: FreshnessSchema,
-    solana_vault_metadata: SolanaVaultMetadataSchema.nullable(),
-    stellar_vault_metadata: StellarVaultMetadataSchema.nullable(),
+    solana_vault_metadata: nullableRef(SolanaVaultMetadataSchema),
+    stellar_vault_metadata: nullableRef(StellarVaultMetadataSchema),
     operators: z.array(OperatorSchema),
   })
   .openapi("TokenizedVault");
@@ -423,7 +431,7 @@ export const VaultSummarySchema = z
     kind: z.string().nullable(),
     status: z.string(),
     asset_symbol: z.string().nullable(),
-    latest_snapshot: LatestSnapshotSchema.nullable().openapi({
+    latest_snapshot: nullableRef(LatestSnapshotSchema).openapi({
       description: "The newest indexed share-ratio snapshot; null for a vault without one (e.g. non-EVM).",
     }),
     returns: z.object({ "1": z.number().nullable(), "7": z.number().nullable(), "30": z.number().nullable() }).openapi({
@@ -442,7 +450,9 @@ export const TimeseriesPointSchema = z
     daily_apy: z
       .number()
       .nullable()
-      .openapi({ description: `The day's share-price change, annualized (simple). ${FRACTION}` }),
+      .openapi({
+        description: `The day's share-price growth compounded over 365 days: (sp(D) / sp(D - 1))^365 - 1. ${FRACTION}`,
+      }),
     daily_pnl: z.number().nullable().openapi({
       description: "In asset units: the day's share-price change times the shares outstanding the day before",
     }),
