@@ -4,9 +4,10 @@
  * vault's published historical_apy for that horizon. Smoothing replaces every point but the
  * last by the mean of itself and its neighbours that have a value (a 3-day centred moving
  * average, the day before the window included), so the series loses day-to-day noise while the
- * last point stays the published figure. Days without sp (no supply) have no point.
+ * last point stays the published figure. Days without sp (no supply) have no point, nor has a
+ * day whose period spans one (the shares after it are a new start, as the APY job reads them).
  */
-import { carried, type SeriesPoint } from "./series.js";
+import { carried, resetBetween, type SeriesPoint } from "./series.js";
 
 export interface ChartOptions {
   period: number;
@@ -29,10 +30,11 @@ export function apyChart(series: readonly SeriesPoint[], o: ChartOptions): Chart
   // the day before the window too: the first point's smoothing takes it as a neighbour, so a
   // day's value is the same whatever window it is shown in
   const raw = new Map<number, number>();
+  const crosses = resetBetween(series);
   for (let d = from - 1; d <= o.asOf; d++) {
     const now = sp.get(d);
     const base = sp.get(d - o.period);
-    if (now != null && base != null) raw.set(d, ((now / base - 1) * 365) / o.period);
+    if (now != null && base != null && !crosses(d - o.period, d)) raw.set(d, ((now / base - 1) * 365) / o.period);
   }
   const shown = [...raw].filter(([d]) => d >= from).map(([day, value]) => ({ day, value }));
   if (!o.smoothing) return shown;

@@ -27,3 +27,18 @@ export function carried(series: readonly SeriesPoint[]): Map<number, number> {
   }
   return out;
 }
+
+/**
+ * Whether the day's snapshot shows no supply. Shares minted after such a day are a new start (a
+ * LendingPool mints 1:1 again): no share price is compared across it (jobs/vault/compute.ts).
+ */
+export const isReset = (p: SeriesPoint) => !p.missing && !(p.ratio != null && p.ratio > 0);
+
+/** Whether a day of `series` in (from, to] shows no supply: no figure spans from `from` to `to`. */
+export function resetBetween(series: readonly SeriesPoint[]): (from: number, to: number) => boolean {
+  const days = series
+    .filter(isReset)
+    .map((p) => p.day)
+    .sort((a, b) => a - b);
+  return (from, to) => days.some((d) => d > from && d <= to);
+}

@@ -55,6 +55,55 @@ describe("computeVaultDays for an erc4626 vault", () => {
   });
 });
 
+describe("computeVaultDays across a zero supply: shares minted after it are a new start", () => {
+  // 1.08 on days 0-2; day 3: everything redeemed (supply 0, no ratio); day 5: a new deposit at
+  // 1.0 (a LendingPool mints 1:1 again), 1.001 on day 6; day 8: redeemed and refilled within the day
+  const empty = (day: number) => snap(day, 0n, 0n, "0", "1", { ratio: null });
+  const snaps = [
+    snap(100, 1_080_000_000n, 1_000_000_000n, "1.08", "1"),
+    snap(101, 1_080_000_000n, 1_000_000_000n, "1.08", "1"),
+    snap(102, 1_080_000_000n, 1_000_000_000n, "1.08", "1"),
+    empty(103),
+    snap(105, 500_000_000n, 500_000_000n, "1", "1"),
+    snap(106, 500_500_000n, 500_000_000n, "1.001", "1"),
+    snap(107, 500_500_000n, 500_000_000n, "1.001", "1"),
+    { ...empty(108), id: "e108", timestamp: 108 * DAY + 60 },
+    snap(108, 200_000_000n, 200_000_000n, "1", "1", { timestamp: 108 * DAY + 7200 }),
+    snap(109, 200_200_000n, 200_000_000n, "1.001", "1"),
+  ];
+  const out = computeVaultDays(usdc, snaps, [], 100, 109);
+  const apy = (day: number, h: string) => out.apy.find((a) => a.day === day && a.horizon === h);
+
+  it("no APY window spans a day the supply went to 0: not the 7-day, not inception before it", () => {
+    // day 106: 1.001 against day 105's 1.0 is the 1-day figure; 7 days back is before the reset
+    expect(apy(106, "1")!.simpleApy).toBeCloseTo(0.001 * 365, 10);
+    expect(apy(106, "7")).toBeUndefined();
+    // inception restarts at day 105's snapshot, the first of the new start
+    expect(apy(106, "inception")).toMatchObject({ spanDays: 1 });
+    expect(apy(107, "inception")!.spanDays).toBe(2);
+    expect(out.apy.filter((a) => a.simpleApy < 0)).toEqual([]); // 1.0 after 1.08 is no loss
+  });
+
+  it("a day the supply went to 0 and back has no daily figures against the day before", () => {
+    const d108 = out.days.find((d) => d.day === 108)!;
+    expect(d108).toMatchObject({
+      sharePrice: "1.000000000000000000",
+      dailyApy: null,
+      dailyPnl: null,
+      grossDailyApy: null,
+    });
+    expect(apy(108, "1")).toBeUndefined();
+    expect(apy(109, "1")!.simpleApy).toBeCloseTo(0.001 * 365, 10);
+    expect(apy(109, "inception")!.spanDays).toBe(1);
+    expect(out.days.find((d) => d.day === 105)!.dailyApy).toBeNull(); // after day 4 without a ratio
+  });
+
+  it("the gross index carries over the resets: no fall is invented", () => {
+    const gross = out.apy.filter((a) => a.horizon === "1").map((a) => a.grossSimpleApy);
+    expect(Math.min(...gross)).toBeGreaterThanOrEqual(0);
+  });
+});
+
 describe("computeVaultDays (6 decimals, a missing day, a loss)", () => {
   // day 0: ratio 1; day 1: +0.1%; day 2: no snapshot; day 3: falls to 1.0005 (a loss)
   const snaps = [
@@ -80,7 +129,8 @@ describe("computeVaultDays (6 decimals, a missing day, a loss)", () => {
       dailyPnl: null,
       totalAssets: null,
     });
-    expect(d3!.dailyApy).toBe((1.0005 / 1.001) ** 365 - 1); // against the carried sp(day 2)
+    // against the carried sp (day 1's snapshot): two days of change, annualized over two days
+    expect(d3!.dailyApy).toBe((1.0005 / 1.001) ** (365 / 2) - 1);
     expect(d3!.dailyApy!).toBeLessThan(0);
     expect(d3!.dailyPnl).toBe("-0.500000000000000000");
     expect(d3!.tvl).toBe("999.499500000000000000"); // 1000.5 x 0.999

@@ -176,6 +176,18 @@ export function computeVaultDays(
     inDay[i] = byDay[i]!.length > 0;
     last[i] = cur;
   }
+  // resets[i]: the days up to firstDay+i on which the supply was 0 at some snapshot. Shares minted
+  // after that are a new start (LendingPool mints 1:1 again), so no share price is compared across
+  // one: not in a day's figures, not in an APY window, and the gross index carries over it.
+  const resets: number[] = new Array(n);
+  for (let i = 0, count = 0; i < n; i++) {
+    if (byDay[i]!.some((x) => x.totalSupply === 0n || x.ratio == null)) count++;
+    resets[i] = count;
+  }
+  const resetOn = (i: number) => resets[i]! > (i > 0 ? resets[i - 1]! : 0);
+  const crossesReset = (j: number, i: number) => resets[i]! > resets[j]!;
+  // days from the day of the snapshot sp(i - 1) comes from to day i (1, or more after missing days)
+  const stepDays = (i: number) => i - (dayOf(last[i - 1]!.timestamp) - firstDay);
   const feeByDay = new Array<bigint>(n).fill(0n);
   for (const f of fees) {
     const i = dayOf(f.timestamp) - firstDay;
@@ -204,8 +216,8 @@ export function computeVaultDays(
     const prev = sp(i - 1);
     const ta = last[i]!.totalAssets;
     const feeFactor = ta > 0n && feeByDay[i]! !== 0n ? 1 + toNumber((feeByDay[i]! * SCALE) / ta) : 1;
-    // After a day without a ratio (supply back to 0) the index carries on from its last value.
-    lastGross = prev == null ? lastGross : lastGross * (spN(i) / spN(i - 1)) * feeFactor;
+    // Over a day without a ratio, or one the supply went to 0 on, the index carries its last value.
+    lastGross = prev == null || resetOn(i) ? lastGross : lastGross * (spN(i) / spN(i - 1)) * feeFactor;
     gross[i] = lastGross;
   }
 
@@ -213,11 +225,13 @@ export function computeVaultDays(
   const apy: ApyOut[] = [];
   const pnl: PnlOut[] = [];
   const start = Math.max(from, firstDay) - firstDay;
+  let since = Math.max(firstValid, 0);
   for (let i = start; i < n; i++) {
     const d = firstDay + i;
     const s = last[i]!;
     const r = sp(i);
-    const rPrev = sp(i - 1);
+    // the day before's sp, unless the supply went to 0 today (then today's figures start afresh)
+    const rPrev = resetOn(i) ? null : sp(i - 1);
     if (inDay[i]) {
       const price = s.price;
       const prevShares = i > 0 ? last[i - 1]!.totalSupply : null;
@@ -233,13 +247,14 @@ export function computeVaultDays(
         assetShareRatio: s.ratio == null ? null : formatFixed(s.ratio),
         assetUsdPrice: price == null ? null : formatFixed(price),
         tvl: price == null ? null : formatFixed(tvlOf(s.totalAssets, price, meta.assetDecimals)),
-        dailyApy: r != null && rPrev != null ? annualize(spN(i) / spN(i - 1), 1).compound : null,
+        // after missing days the growth since sp(i - 1)'s day, annualized over those days
+        dailyApy: r != null && rPrev != null ? annualize(spN(i) / spN(i - 1), stepDays(i)).compound : null,
         dailyPnl:
           r != null && rPrev != null && prevShares != null
             ? formatFixed(((r - rPrev) * prevShares) / pow10(meta.assetDecimals))
             : null,
         feesCharged: feeByDay[i]!.toString(),
-        grossDailyApy: r != null && rPrev != null ? (gross[i]! / gross[i - 1]!) ** 365 - 1 : null,
+        grossDailyApy: r != null && rPrev != null ? annualize(gross[i]! / gross[i - 1]!, stepDays(i)).compound : null,
       });
     } else {
       days.push({
@@ -262,11 +277,14 @@ export function computeVaultDays(
     }
 
     if (r != null && firstValid >= 0) {
+      // inception: since the first day with a ratio, or since the last day the supply went to 0
+      // (its last snapshot is the new start's); `since` only moves forward as i does
+      while (since < i && (crossesReset(since, i) || sp(since) == null)) since++;
       const horizons: [string, number][] = HORIZONS.map((h) => [String(h), h]);
-      if (i - firstValid >= 1) horizons.push(["inception", i - firstValid]);
+      if (i - since >= 1) horizons.push(["inception", i - since]);
       for (const [name, h] of horizons) {
         const j = i - h;
-        const rBase = j >= firstValid ? sp(j) : null;
+        const rBase = j >= firstValid && !crossesReset(j, i) ? sp(j) : null;
         if (rBase == null || gross[j] == null || gross[i] == null) continue;
         const net = annualize(spN(i) / spN(j), h);
         const g = annualize(gross[i]! / gross[j]!, h);

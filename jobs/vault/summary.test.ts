@@ -25,6 +25,19 @@ describe("drawdowns", () => {
     ).toEqual({ maxDrawdown: 0, maxDailyDrawdown: 0 });
     expect(drawdowns([{ day: 1, ratio: 1, missing: false }])).toEqual({ maxDrawdown: null, maxDailyDrawdown: null });
   });
+  it("a day without supply starts afresh: 1.0 minted after 1.08 is no fall", () => {
+    const s = [
+      { day: 1, ratio: 1.08, missing: false },
+      { day: 2, ratio: 1.07, missing: false }, // the one real fall
+      { day: 3, ratio: null, missing: false }, // everything redeemed
+      { day: 4, ratio: 1.0, missing: false },
+      { day: 5, ratio: 1.001, missing: false },
+    ];
+    const d = drawdowns(s);
+    expect(d.maxDrawdown).toBeCloseTo(1 - 1.07 / 1.08, 12);
+    expect(d.maxDailyDrawdown).toBeCloseTo(1 - 1.07 / 1.08, 12);
+    expect(drawdowns(s.slice(2))).toEqual({ maxDrawdown: 0, maxDailyDrawdown: 0 });
+  });
 });
 
 describe("summary and chart", () => {
@@ -78,7 +91,12 @@ describe("summary and chart", () => {
     expect(smooth[0]!.value).toBeCloseTo((pts[0]!.value + pts[1]!.value) / 2, 12);
     expect(computeVaultSummary(gap, 131, []).returns).toEqual({});
     expect(computeVaultSummary(gap, 132, []).returns["1"]).toBeUndefined();
-    expect(computeVaultSummary(gap, 132, []).returns["7"]).toBe(1.032 / 1.025 - 1);
+    // nor does a window that spans it: the shares after it are a new start
+    expect(computeVaultSummary(gap, 132, []).returns["7"]).toBeUndefined();
+    expect(computeVaultSummary(gap, 139, []).returns["7"]).toBe(1.039 / 1.032 - 1);
+    // 133-136 span day 130; 137 and 138 have no base (130 and 131 have no sp)
+    const week = apyChart(gap, { period: 7, smoothing: false, daysAgo: 10, asOf: 139 });
+    expect(week.map((p) => p.day)).toEqual([139]);
     // a missing day carries the last snapshot's ratio
     expect(computeVaultSummary(series, 121, []).returns["1"]).toBe(1.021 / 1.019 - 1);
   });

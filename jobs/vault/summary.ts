@@ -1,5 +1,5 @@
 /** The latest figures of a vault from its daily series (pure: no I/O). */
-import { carried, type SeriesPoint } from "../../db/series.js";
+import { carried, isReset, resetBetween, type SeriesPoint } from "../../db/series.js";
 
 export type { SeriesPoint };
 
@@ -31,22 +31,30 @@ export interface VaultSummary {
  * max_drawdown: the largest fall of sp from its running peak, 1 - sp(D)/max(sp(d <= D));
  * max_daily_drawdown: the largest fall from one day with a snapshot to the next,
  * 1 - sp(D)/sp(previous day with a snapshot). Both are >= 0 (0: never fell), null with
- * fewer than two days of ratios.
+ * fewer than two days of ratios in a row. A day without supply starts afresh: the peak and the
+ * day before are forgotten (a LendingPool mints 1:1 again after it, which is no fall).
  */
 export function drawdowns(series: readonly SeriesPoint[]): {
   maxDrawdown: number | null;
   maxDailyDrawdown: number | null;
 } {
-  const pts = [...series].filter((p) => p.ratio != null && p.ratio > 0).sort((a, b) => a.day - b.day);
-  if (pts.length < 2) return { maxDrawdown: null, maxDailyDrawdown: null };
-  let peak = pts[0]!.ratio!;
-  let maxDd = 0;
-  let maxDaily = 0;
-  for (let i = 1; i < pts.length; i++) {
-    const r = pts[i]!.ratio!;
-    peak = Math.max(peak, r);
-    maxDd = Math.max(maxDd, 1 - r / peak);
-    maxDaily = Math.max(maxDaily, 1 - r / pts[i - 1]!.ratio!);
+  const pts = [...series].filter((p) => !p.missing).sort((a, b) => a.day - b.day);
+  let peak: number | null = null;
+  let prev: number | null = null;
+  let maxDd: number | null = null;
+  let maxDaily: number | null = null;
+  for (const p of pts) {
+    if (isReset(p)) {
+      peak = prev = null;
+      continue;
+    }
+    const r = p.ratio!;
+    if (prev != null && peak != null) {
+      peak = Math.max(peak, r);
+      maxDd = Math.max(maxDd ?? 0, 1 - r / peak);
+      maxDaily = Math.max(maxDaily ?? 0, 1 - r / prev);
+    } else peak = r;
+    prev = r;
   }
   return { maxDrawdown: maxDd, maxDailyDrawdown: maxDaily };
 }
@@ -60,10 +68,11 @@ export function computeVaultSummary(
   const pick = (f: (a: ApyPoint) => number) => Object.fromEntries(apy.map((a) => [a.horizon, f(a)]));
   const returns: Record<string, number> = {};
   const now = sp.get(asOf);
+  const crosses = resetBetween(series);
   for (const h of [1, 7, 30]) {
     const base = sp.get(asOf - h);
-    if (now != null && base != null && series.some((p) => p.day <= asOf - h && p.ratio != null))
-      returns[String(h)] = now / base - 1;
+    const since = series.some((p) => p.day <= asOf - h && p.ratio != null);
+    if (now != null && base != null && since && !crosses(asOf - h, asOf)) returns[String(h)] = now / base - 1;
   }
   const byH = new Map(apy.map((a) => [a.horizon, a]));
   return {

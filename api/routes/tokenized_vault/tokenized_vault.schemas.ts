@@ -451,7 +451,9 @@ export const TimeseriesPointSchema = z
       .number()
       .nullable()
       .openapi({
-        description: `The day's share-price growth compounded over 365 days: (sp(D) / sp(D - 1))^365 - 1. ${FRACTION}`,
+        description:
+          "The day's share-price growth compounded over 365 days: (sp(D) / sp(D - 1))^365 - 1; after " +
+          `days without a snapshot, the growth since over those n days: ^(365 / n). ${FRACTION}`,
       }),
     daily_pnl: z.number().nullable().openapi({
       description: "In asset units: the day's share-price change times the shares outstanding the day before",
