@@ -82,6 +82,9 @@ async function record(
     event: name,
     args: jsonArgs(event.args),
   });
+  // the terms were read at the end of the registration block: a later event of that block is in them
+  const inRead = event.block.number === row.block_number && event.log.logIndex > row.log_index;
+  if (inRead) return;
   await context.db.update(loanbook_loan, key).set({ ...(patch ? patch(row) : {}), updated_at: event.block.timestamp });
 }
 

@@ -3,15 +3,19 @@
  * registry with its module, owners and roles as the chain has them now; their module, Aave,
  * Morpho, position and staker events exactly as the chain's logs are (only the subaccounts'); the
  * sums of the indexed events equal the positions the chain holds now; lending-vault snapshots equal
- * eth_call at their block; perp deposits, core answers and registry loans equal the chain's logs.
+ * eth_call at their block; perp deposits, core answers and registry loans equal the chain's logs;
+ * a loan registered, funded and repaid in one block has the figures its views give.
  */
 import {
   type Abi,
   type Address,
   createPublicClient,
   decodeEventLog,
+  encodeFunctionData,
   erc20Abi,
   getAddress,
+  getContractAddress,
+  type Hex,
   http,
   type Log,
   type PublicClient,
@@ -19,6 +23,7 @@ import {
 } from "viem";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { CoreLedgerAbi } from "../../abis/CoreLedgerAbi.js";
+import { LoanAbi } from "../../abis/LoanAbi.js";
 import { LoanRegistryAbi } from "../../abis/LoanRegistryAbi.js";
 import { MorphoLendingVaultAbi } from "../../abis/MorphoLendingVaultAbi.js";
 import { PerpBridgeAAbi } from "../../abis/PerpBridgeAAbi.js";
@@ -34,9 +39,10 @@ import {
 import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
 import { loadRegistry, type Registry } from "../../config/registry.js";
 import type { Manifest } from "../../contracts/devnet/index.js";
+import { ChainSession } from "../../contracts/devnet/session.js";
 import type { ChainResult } from "../../contracts/devnet/simulate.js";
 import { deploymentBlock, logsSinceDeployment } from "../../src/module-logs.js";
-import { key, loadManifest, rows, withDb } from "../helpers.js";
+import { key, loadManifest, rows, until, withDb } from "../helpers.js";
 import { limitedRpc } from "../limited-rpc.js";
 
 const devnet = inject("devnet");
@@ -485,5 +491,62 @@ describe("lending vaults, perp deposits and loan books", () => {
       }
     }
     expect(loans.length).toBe(n);
+  });
+
+  it("a loan registered and repaid in one block: its figures are the chain's, each event counted once", async () => {
+    // the terms are read at the end of the registration block, so that block's later events are in them
+    const c = devnet.chains[0]!;
+    const reg = protocols(c.chainId).loanRegistry!;
+    const s = new ChainSession(c.chainId, c.rpcUrl);
+    await s.syncClock();
+    const lender = getAddress("0x00000000000000000000000000000000000b10c1");
+    const borrower = getAddress("0x00000000000000000000000000000000000b10c2");
+    const token = await s.deploy(lender, "MockERC20", ["One Block", "OB", 6]);
+    const fn = (abi: Abi, name: string, args: unknown[] = []) =>
+      encodeFunctionData({ abi, functionName: name, args } as never) as Hex;
+    const nonce = await client(c.chainId).getTransactionCount({ address: reg });
+    const loan = getContractAddress({ from: reg, nonce: BigInt(nonce) });
+    for (const who of [lender, borrower]) {
+      await s.call(who, "MockERC20", token, "mint", [who, 10_000n]);
+      await s.call(who, "MockERC20", token, "approve", [loan, 10_000n]);
+    }
+    const tx = (from: Address, what: string, to: Address, data: Hex, gas = 300_000n) => ({ from, to, data, gas, what });
+    const terms = [lender, borrower, token, 5_000n, 1_000n, 30n, 86_400n, zeroAddress, 0n];
+    // one block, in this order: the lender creates and funds it, the borrower commits and repays
+    const [created] = await s.sendBlock([
+      tx(lender, "createLoan", reg, fn(LoanRegistryAbi as Abi, "createLoan", terms), 6_000_000n),
+      tx(lender, "fund", loan, fn(LoanAbi as Abi, "fund")),
+      tx(borrower, "borrowerCommitment", loan, fn(LoanAbi as Abi, "borrowerCommitment")),
+      tx(borrower, "repayInterests", loan, fn(LoanAbi as Abi, "repayInterests", [40n])),
+      tx(borrower, "repayPrincipal", loan, fn(LoanAbi as Abi, "repayPrincipal", [700n])),
+    ]);
+    const block = BigInt(created!.blockNumber);
+    await s.mineAt([s.clock + 12]);
+    const [row] = await until("the one-block loan indexed", 120_000, async () => {
+      const r = await q("SELECT * FROM indexer.loanbook_loan WHERE chain_id = $1 AND address = $2", [
+        c.chainId,
+        lc(loan),
+      ]);
+      return r.length > 0 ? r : undefined;
+    });
+    const view = (name: string) =>
+      client(c.chainId).readContract({ address: loan, abi: LoanAbi as Abi, functionName: name, blockNumber: block });
+    const [principal, repaid, interest] = (await Promise.all(
+      ["principalAmount", "totalRepaid", "totalInterestRepaid"].map(view),
+    )) as bigint[];
+    expect([principal, repaid, interest]).toEqual([4_300n, 740n, 40n]);
+    expect([row!.principal_outstanding, row!.total_repaid, row!.interest_repaid, row!.state]).toEqual([
+      String(principal),
+      String(repaid),
+      String(interest),
+      "active",
+    ]);
+    const events = await q("SELECT event FROM indexer.loanbook_event WHERE loan = $1 ORDER BY log_index", [lc(loan)]);
+    expect(events.map((e) => e.event)).toEqual([
+      "OnLoanFunded",
+      "OnBorrowerCommitment",
+      "OnInterestsRepayment",
+      "OnPrincipalRepayment",
+    ]);
   });
 });
