@@ -58,9 +58,11 @@ const receiptTokens = perChain((c) => {
   const address = addresses(c, (v) => (v.family === "tokenizedVaultV2" ? v.receiptToken : null));
   return address && { address, startBlock: startOf(c, "tokenizedVaultV2") };
 });
+// from the earliest timelock's deployment, where the registry knows it (its constructor's roles)
 const timelocks = perChain((c) => {
   const address = addresses(c, (v) => v.timelock);
-  return address && { address, startBlock: Math.max(0, c.startBlock - 64) };
+  const starts = c.vaults.filter((v) => v.timelock).map((v) => v.timelockStartBlock ?? c.startBlock - 64);
+  return address && { address, startBlock: Math.max(0, Math.min(...starts)) };
 });
 const loans = perChain((c) => {
   const poolAddresses = addresses(c, (v) => (v.family === "lendingPool" ? v.address : null));

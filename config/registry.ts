@@ -43,6 +43,11 @@ export const evmVaultSchema = z.object({
   receiptToken: evmAddress.nullable().optional(),
   priceFeed: priceFeed.nullable().optional(),
   timelock: evmAddress.nullable().optional(),
+  /**
+   * The block the timelock was deployed in: its events are indexed from there, so the roles its
+   * constructor granted are seen. Absent: from 64 blocks before the chain's first start block.
+   */
+  timelockStartBlock: z.number().int().min(0).optional(),
   multisig: evmAddress.nullable().optional(),
   operator: evmAddress.nullable().optional(),
   feeCollector: evmAddress.nullable().optional(),

@@ -130,6 +130,7 @@ describe("npm run vaults on a fresh chain", { timeout: 180_000 }, () => {
       operator: w.deployer,
       feeCollector: w.deployer,
       timelock: w.lendingPool.timelock,
+      timelockStartBlock: w.lendingPool.timelockBlock,
       subaccounts: [],
       subaccountSettings: {},
       metadata: {},

@@ -147,6 +147,25 @@ async function main(): Promise<void> {
   await loadTables(reg, chainId);
 }
 
+/**
+ * The block the vault's timelock was deployed in, so its constructor's role grants are indexed.
+ * Without an archive node the search cannot run: the timelock is then followed from near the
+ * vault's start block, and the command says what that leaves out.
+ */
+async function timelockStartBlock(client: PublicClient, timelock: Address, head: bigint) {
+  try {
+    return (await deploymentBlock(client, timelock, head)).block;
+  } catch (err) {
+    if (!(err instanceof ProbeRefusal)) throw err;
+    console.error(
+      `note: the timelock ${timelock}'s deployment block could not be found (${err.message.split(";")[0]}); ` +
+        "its events are followed from 64 blocks before the chain's first start block, so roles it granted " +
+        "before that are not seen by the governance routes",
+    );
+    return undefined;
+  }
+}
+
 async function probe(
   client: PublicClient,
   chainId: number,
@@ -174,6 +193,7 @@ async function probe(
     } else {
       start = await deploymentBlock(client, address, head);
     }
+    const timelockStart = v.timelock ? await timelockStartBlock(client, v.timelock, head) : undefined;
     return {
       chainId,
       address,
@@ -188,6 +208,7 @@ async function probe(
       ...(v.receiptToken ? { receiptToken: v.receiptToken } : {}),
       ...(v.altAsset ? { altAsset: v.altAsset } : {}),
       ...(v.timelock ? { timelock: v.timelock } : {}),
+      ...(timelockStart !== undefined ? { timelockStartBlock: timelockStart } : {}),
       ...(v.operator ? { operator: v.operator } : {}),
       ...(v.feeCollector ? { feeCollector: v.feeCollector } : {}),
       subaccounts: [],

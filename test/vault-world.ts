@@ -57,7 +57,7 @@ export interface VaultWorld {
   asset: Address;
   /** a contract that is no vault (the asset itself is one too) */
   token: Address;
-  lendingPool: { address: Address; block: number; timelock: Address };
+  lendingPool: { address: Address; block: number; timelock: Address; timelockBlock: number };
   vaultV2: { address: Address; block: number; receiptToken: Address };
   erc4626: { address: Address; block: number };
   /** every deposit made, per vault address */
@@ -86,7 +86,9 @@ export async function deployVaultWorld(chainId: number, rpcUrl: string, wallets 
   const token = await s.deploy(deployer, "MockERC20", ["Not A Vault", "NAV", 18]);
   // the pool is governed by a timelock (its owner), as the original's are
   const timelock = await s.deploy(deployer, "TimelockController", [60n, [deployer], [deployer], deployer]);
-  await pad(7);
+  const timelockBlock = await s.blockNumber();
+  // more than 64 blocks: the roles its constructor grants are before any default look-back
+  await pad(70);
   const lp = await s.deploy(deployer, "LendingPool", [
     asset,
     "Fresh Lending Pool",
@@ -151,7 +153,12 @@ export async function deployVaultWorld(chainId: number, rpcUrl: string, wallets 
     deployer,
     asset: asset.toLowerCase() as Address,
     token: token.toLowerCase() as Address,
-    lendingPool: { address: lp.toLowerCase() as Address, block: lpBlock, timelock: timelock.toLowerCase() as Address },
+    lendingPool: {
+      address: lp.toLowerCase() as Address,
+      block: lpBlock,
+      timelock: timelock.toLowerCase() as Address,
+      timelockBlock,
+    },
     vaultV2: {
       address: v2.toLowerCase() as Address,
       block: v2Block,

@@ -2,15 +2,20 @@
  * "A real vault in five minutes", end to end: a fresh chain the service has never seen (chain 10,
  * a local anvil standing in for the remote one) with vaults deployed and deposited into before
  * the service starts; the service (npm run indexer, the workers, npm run api) running on another
- * chain; then `npm run vaults -- add` of a LendingPool on the fresh chain, and of an ERC-4626
- * vault. The running indexer picks the registry change up, indexes it in a new deployment and
- * switches the views while a reader polls them (never a gap); the vault reaches every route that applies, with its
- * deposits, and the derived tables. `remove` takes it out the same way; a bad file is ignored.
+ * chain; then `npm run vaults -- add` of a LendingPool on the fresh chain (its timelock's roles
+ * from the timelock's own deployment), of an ERC-4626 vault, and of a TokenizedVaultV2 from a
+ * later --start-block (a request made before it must not shift its queue). The running indexer
+ * picks each registry change up, indexes it in a new deployment and switches the views while a
+ * reader polls them (never a gap); the vault reaches every route that applies, with its deposits,
+ * and the derived tables. `remove` takes it out the same way; a bad file is ignored.
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type Address, createPublicClient, erc20Abi, http, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { TokenizedVaultV2Abi } from "../../abis/TokenizedVaultV2Abi.js";
+import { ChainSession } from "../../contracts/devnet/session.js";
 import { startAnvil } from "../../scripts/lib/anvil.js";
 import { httpOk, listeningPort, REPO_ROOT } from "../../scripts/lib/indexer.js";
 import { type ManagedProcess, spawnManaged, stopAll } from "../../scripts/lib/procs.js";
@@ -216,6 +221,17 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
       deposits.map((d) => ["deposit", String(d.assets), FRESH]).sort(),
     );
     expect((await get(`/withdrawals/${FRESH}/${fresh.lendingPool.address}`)).status).toBe(200);
+    // its timelock, deployed 70 blocks before it, followed from its own deployment: the roles its
+    // constructor granted are there
+    const roles = (await get(`/platform/governance/${fresh.lendingPool.address}/roles`)).body as {
+      roles: { role: string; address: string }[];
+    };
+    const held = (role: string) => roles.roles.filter((x) => x.role === role).map((x) => x.address);
+    expect([held("timelock"), held("timelock_proposer"), held("timelock_executor")]).toEqual([
+      [fresh.lendingPool.timelock],
+      [fresh.deployer.toLowerCase()],
+      [fresh.deployer.toLowerCase()],
+    ]);
     const ping = (await get("/ping")).body as {
       checks: { indexer: { chain_id: number; indexed_block: number | null; lag_blocks: number | null }[] };
     };
@@ -270,6 +286,47 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
     expect((await get(`/tokenized_vault/vault_summary/${vault}`)).status).toBe(200);
     const listed = await cli(["list"]);
     expect(listed.stdout).toMatch(new RegExp(`${FRESH}\\t${vault}\\terc4626\\terc4626\\t\\d+\\tyes\\t`));
+  });
+
+  it("add a tokenizedVaultV2 from a later --start-block: requests made before it do not shift the queue", async () => {
+    const v2 = fresh.vaultV2.address;
+    const s = new ChainSession(FRESH, fresh.rpcUrl);
+    await s.syncClock();
+    const chain = createPublicClient({ transport: http(fresh.rpcUrl) });
+    const sharesOf = (w: Address) =>
+      chain.readContract({ address: fresh.vaultV2.receiptToken, abi: erc20Abi, functionName: "balanceOf", args: [w] });
+    const [early, late] = fresh.deposits.filter((d) => d.vault === v2).map((d) => d.wallet);
+    // a request the indexer will never see: made before the vault's start block, still waiting
+    await s.call(early!, "TokenizedVaultV2", v2, "requestWithdrawal", [(await sharesOf(early!)) / 2n, early!]);
+    await s.mineAt([s.clock + 12]);
+    const start = await s.blockNumber();
+    const r = await cli(["add", "--chain", String(FRESH), "--address", v2, "--start-block", String(start)]);
+    expect(r.code, r.stderr).toBe(0);
+    await until("the V2 vault in the indexer views", 300_000, async () => {
+      const v = await q(`SELECT 1 FROM indexer.vault WHERE chain_id = ${FRESH} AND address = $1`, [v2]);
+      return v.length > 0 ? true : undefined;
+    });
+    // a request it sees, then both processed: the contract pays the earlier one first
+    await s.call(late!, "TokenizedVaultV2", v2, "requestWithdrawal", [await sharesOf(late!), late!]);
+    await s.mineAt([s.clock + 2 * 86_400]);
+    const processed = await s.call(fresh.deployer, "TokenizedVaultV2", v2, "processAllClaims", [10n]);
+    const paid = parseEventLogs({
+      abi: TokenizedVaultV2Abi,
+      eventName: "WithdrawalProcessed",
+      logs: processed.logs as never,
+    }).map((e) => [e.args.receiverAddr.toLowerCase(), String(e.args.assetsAmount)]);
+    expect(paid.map(([w]) => w)).toEqual([early, late]);
+    await s.mineAt([s.clock + 12]);
+    const requests = await until("the seen request processed", 120_000, async () => {
+      const rows = await q<{ receiver: string; status: string; processed_assets: string | null }>(
+        `SELECT receiver, status, processed_assets::text AS processed_assets FROM indexer.withdrawal_request
+          WHERE chain_id = ${FRESH} AND vault = $1`,
+        [v2],
+      );
+      return rows.some((x) => x.status === "processed") ? rows : undefined;
+    });
+    // settled with its own payment, not the earlier request's
+    expect(requests).toEqual([{ receiver: late, status: "processed", processed_assets: paid[1]![1] }]);
   });
 
   it("a bad registry file is logged and ignored: the serving deployment runs on", async () => {
