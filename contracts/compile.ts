@@ -43,6 +43,7 @@ export const CONTRACTS = {
   CoreLedger: "CoreLedger.sol",
   OwnedERC4626: "TestERC4626.sol",
   RoleManagedERC4626: "TestERC4626.sol",
+  TwoStepERC4626: "TestERC4626.sol",
   TimelockController: "@openzeppelin/contracts/governance/TimelockController.sol",
 } as const;
 

@@ -64,6 +64,38 @@ async function lagDuration(v: EvmVault): Promise<bigint | null> {
   }
 }
 
+/**
+ * A tokenizedVaultV2's requests still waiting when its events start being indexed (the chain's
+ * V2 source starts at its vaults' first start block): they were made before, so are not indexed,
+ * but the contract processes them first. The queue counters start past them, so that each
+ * `WithdrawalProcessed` (which names no request) is matched with the request it settles.
+ * `pendingRequests()` at the block before; 0 where the vault did not exist yet. A vault that has
+ * code then but no such view is matched from an empty queue, with a warning.
+ */
+async function pendingAtStart(v: EvmVault, chainId: number): Promise<number> {
+  const v2 = vaultsOnChain(chainId).filter((x) => x.family === "tokenizedVaultV2");
+  const before = BigInt(Math.min(...v2.map((x) => x.startBlock))) - 1n;
+  if (before < 0n) return 0;
+  const client = directClient(chainId);
+  const code = await client.getCode({ address: v.address, blockNumber: before });
+  if (!code || code === "0x") return 0;
+  try {
+    const n = await client.readContract({
+      address: v.address,
+      abi: TokenizedVaultV2Abi,
+      functionName: "pendingRequests",
+      blockNumber: before,
+    });
+    return Number(n);
+  } catch {
+    console.warn(
+      `tokenizedVaultV2 ${chainId}:${v.address}: pendingRequests() unreadable at block ${before}; ` +
+        "requests made before the start block and processed after it are not told apart",
+    );
+    return 0;
+  }
+}
+
 async function createVaultRows(context: Context, family: EvmVault["family"]) {
   for (const v of vaultsOnChain(context.chain.id).filter((x) => x.family === family)) {
     await context.db
@@ -92,8 +124,9 @@ async function createVaultRows(context: Context, family: EvmVault["family"]) {
         fee_collector: v.feeCollector ?? null,
         deposits_paused: false,
         withdrawals_paused: false,
+        // positions in the V2 queue: the requests waiting at the start are before the first indexed
         withdrawal_queue_head: 0,
-        withdrawal_queue_tail: 0,
+        withdrawal_queue_tail: v.family === "tokenizedVaultV2" ? await pendingAtStart(v, context.chain.id) : 0,
       })
       .onConflictDoNothing();
   }
@@ -318,6 +351,15 @@ ponder.on("TokenizedVaultV2:WithdrawalProcessed", async ({ event, context }) => 
   const head = before?.withdrawal_queue_head ?? 0;
   await context.db.update(vault, { chain_id: v.chainId, address: v.address }).set({ withdrawal_queue_head: head + 1 });
   const id = await popMatch(context, `${v.chainId}:${v.address}:q:${head}`);
+  const request = id === undefined ? undefined : await context.db.find(withdrawal_request, { id });
+  if (request && request.receiver !== event.args.receiverAddr.toLowerCase()) {
+    // the queue is out of step (a request this indexer never saw): settle nothing rather than the wrong one
+    console.warn(
+      `TokenizedVaultV2:WithdrawalProcessed to ${event.args.receiverAddr} settles queue position ${head}, ` +
+        `but the request there pays ${request.receiver} (tx ${event.transaction.hash}); left unmatched`,
+    );
+    return;
+  }
   await markProcessed(context, event, id, event.args.assetsAmount, "TokenizedVaultV2:WithdrawalProcessed");
 });
 
@@ -391,6 +433,9 @@ for (const family of ["LendingPool", "TokenizedVaultV2"] as const) {
   );
 }
 
+/** Ownable2Step's pending owner: a transfer started to the zero address cancels the handover. */
+const pendingOwner = (a: `0x${string}`) => (BigInt(a) === 0n ? null : (a.toLowerCase() as `0x${string}`));
+
 // erc4626: what the vault exposes of OpenZeppelin's Ownable (2-step) and AccessControl; a vault
 // that emits none of these has no governance rows (the roles route says so).
 ponder.on("Erc4626Vault:OwnershipTransferred", async ({ event, context }) => {
@@ -402,7 +447,7 @@ ponder.on("Erc4626Vault:OwnershipTransferred", async ({ event, context }) => {
 });
 ponder.on("Erc4626Vault:OwnershipTransferStarted", async ({ event, context }) => {
   await governance(context, event, "OwnershipTransferStarted", "ownership", event.log.address);
-  await patchVault(context, event.log.address, { pending_owner: event.args.newOwner.toLowerCase() as `0x${string}` });
+  await patchVault(context, event.log.address, { pending_owner: pendingOwner(event.args.newOwner) });
 });
 for (const name of ["RoleGranted", "RoleRevoked", "RoleAdminChanged"] as const) {
   ponder.on(`Erc4626Vault:${name}`, async ({ event, context }) => {
@@ -412,7 +457,7 @@ for (const name of ["RoleGranted", "RoleRevoked", "RoleAdminChanged"] as const) 
 
 ponder.on("TokenizedVaultV2:OwnershipTransferStarted", async ({ event, context }) => {
   await governance(context, event, "OwnershipTransferStarted", "ownership", event.log.address);
-  await patchVault(context, event.log.address, { pending_owner: event.args.newOwner.toLowerCase() as `0x${string}` });
+  await patchVault(context, event.log.address, { pending_owner: pendingOwner(event.args.newOwner) });
 });
 
 ponder.on("LendingPool:FeesCollected", async ({ event, context }) =>

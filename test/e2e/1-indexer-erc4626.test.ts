@@ -23,12 +23,14 @@ import {
   keccak256,
   type PublicClient,
   toHex,
+  zeroAddress,
 } from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { Erc4626Abi } from "../../abis/Erc4626Abi.js";
 import { MorphoLendingVaultAbi } from "../../abis/MorphoLendingVaultAbi.js";
 import { OwnedERC4626Abi } from "../../abis/OwnedERC4626Abi.js";
 import { RoleManagedERC4626Abi } from "../../abis/RoleManagedERC4626Abi.js";
+import { TwoStepERC4626Abi } from "../../abis/TwoStepERC4626Abi.js";
 import { type App, createApp } from "../../api/app.js";
 import { ensureTokenSecret } from "../../api/auth/tokens.js";
 import { createReadDb } from "../../api/lib/db.js";
@@ -117,7 +119,7 @@ async function json<T = Row>(path: string): Promise<{ status: number; body: T }>
 
 async function deployVault(
   ctx: Ctx,
-  name: "OwnedERC4626" | "RoleManagedERC4626",
+  name: "OwnedERC4626" | "RoleManagedERC4626" | "TwoStepERC4626",
   args: readonly unknown[],
 ): Promise<{ address: Address; block: number }> {
   const a = artifact(name);
@@ -158,7 +160,13 @@ async function buildWorld(s: ChainSession, genesis: number): Promise<void> {
   // before every vault's start block, so not indexed, and the roles route asks owner()
   const oz18 = await deployVault(ctx, "OwnedERC4626", [dai, "OZ DAI Vault", "ozDAI", 0, OWNER]);
   await add("oz18", DAI, null, { ...oz18, block: oz18.block + 1 });
-  await add("oz6", USDC, usdcFeed, await deployVault(ctx, "OwnedERC4626", [usdc, "OZ USDC Vault", "ozUSDC", 3, OWNER]));
+  // two-step ownership (Ownable2Step): a transfer is pending until accepted; one to 0x0 cancels it
+  await add(
+    "oz6",
+    USDC,
+    usdcFeed,
+    await deployVault(ctx, "TwoStepERC4626", [usdc, "OZ USDC Vault", "ozUSDC", 3, OWNER]),
+  );
   await add(
     "donation",
     USDC,
@@ -223,7 +231,17 @@ async function buildWorld(s: ChainSession, genesis: number): Promise<void> {
         strategist,
       );
     }
-    if (day === 3) await write(ctx, v("oz6").address, OwnedERC4626Abi as Abi, "transferOwnership", [NEW_OWNER], OWNER);
+    const ownership = (fn: string, args: unknown[], by: Address) =>
+      write(ctx, v("oz6").address, TwoStepERC4626Abi as Abi, fn, args, by);
+    if (day === 3) {
+      await ownership("transferOwnership", [NEW_OWNER], OWNER);
+      await ownership("acceptOwnership", [], NEW_OWNER);
+    }
+    if (day === 6) {
+      // a handover started, then cancelled: no owner is pending
+      await ownership("transferOwnership", [ADMIN], NEW_OWNER);
+      await ownership("transferOwnership", [zeroAddress], NEW_OWNER);
+    }
     if (day === 4) {
       const half = (await read<bigint>(ctx, v("oz6").address, erc20Abi, "balanceOf", [BOB])) / 2n;
       await write(ctx, v("oz6").address, erc20Abi, "transfer", [CAROL, half], BOB);
@@ -695,7 +713,10 @@ describe("the API", () => {
   it("governance: the owner an Ownable vault has, the roles an AccessControl vault has, no timelock", async () => {
     const own = await json<Row>(`/api/v1/platform/governance/${v("oz6").address}/roles`);
     expect(own.status).toBe(200);
+    // the handover to NEW_OWNER accepted, the next one cancelled: no pending owner (not 0x0)
     expect(own.body.roles.map((x: Row) => [x.role, x.address, x.source])).toEqual([["owner", lc(NEW_OWNER), "vault"]]);
+    const [row] = await q("SELECT owner, pending_owner FROM indexer.vault WHERE address = $1", [lc(v("oz6").address)]);
+    expect([row!.owner, row!.pending_owner]).toEqual([lc(NEW_OWNER), null]);
     expect(own.body.timelock).toBeNull();
     const roles = await json<Row>(`/api/v1/platform/governance/${v("loss").address}/roles`);
     expect(roles.status).toBe(200);
