@@ -90,12 +90,15 @@ ponder.on("SubaccountSafe:DisabledModule", async ({ event, context }) => {
 ponder.on("SubaccountSafe:EnabledModule", async ({ event, context }) => {
   const row = await recordSafe(context, event, "EnabledModule");
   const module = lc(event.args.module);
+  // a module enabled again (after a disable) is a source since its first enabling, and what it
+  // emitted before that was read then: nothing to read again
+  const known = await context.db.find(subaccount_module, { chain_id: context.chain.id, module });
   await context.db.update(subaccount, row).set({ module, updated_at: event.block.timestamp });
   await context.db
     .insert(subaccount_module)
     .values({ chain_id: context.chain.id, module, safe: row.safe })
     .onConflictDoUpdate({ safe: row.safe });
-  if (event.block.number === 0n) return;
+  if (event.block.number === 0n || known) return;
   const client = directClient(context.chain.id);
   const logs = await readAtBlock(
     () =>

@@ -19,6 +19,7 @@ import {
   http,
   type Log,
   type PublicClient,
+  parseAbi,
   zeroAddress,
 } from "viem";
 import { beforeAll, describe, expect, inject, it } from "vitest";
@@ -189,6 +190,51 @@ describe("subaccounts", () => {
         await capped.close();
       }
     }
+  });
+
+  it("a module disabled and enabled again: followed on, none of its events stored twice", async () => {
+    const c = devnet.chains[0]!;
+    const [sub] = await q<{ safe: string; module: string }>(
+      "SELECT safe, module FROM indexer.subaccount WHERE chain_id = $1 ORDER BY safe LIMIT 1",
+      [c.chainId],
+    );
+    const safe = getAddress(sub!.safe);
+    const module = getAddress(sub!.module);
+    const SAFE = parseAbi([
+      "function getModulesPaginated(address start, uint256 pageSize) view returns (address[] array, address next)",
+      "function disableModule(address prevModule, address module)",
+      "function enableModule(address module)",
+    ]);
+    const [list] = await client(c.chainId).readContract({
+      address: safe,
+      abi: SAFE,
+      functionName: "getModulesPaginated",
+      args: ["0x0000000000000000000000000000000000000001", 10n],
+    });
+    const at = list.findIndex((m) => getAddress(m) === module);
+    const prev = at === 0 ? "0x0000000000000000000000000000000000000001" : list[at - 1]!;
+    const s = new ChainSession(c.chainId, c.rpcUrl);
+    await s.syncClock();
+    const safeCall = (name: "disableModule" | "enableModule", args: readonly Address[]) =>
+      s.send(safe, safe, encodeFunctionData({ abi: SAFE, functionName: name, args } as never), name);
+    await safeCall("disableModule", [prev, module]);
+    const enabled = await safeCall("enableModule", [module]);
+    await s.mineAt([s.clock + 12]);
+    await until("the enabling indexed", 120_000, async () => {
+      const r = await q("SELECT 1 FROM indexer.subaccount_event WHERE tx_hash = $1", [enabled.transactionHash]);
+      return r.length > 0 ? true : undefined;
+    });
+    const stored = await q("SELECT * FROM indexer.subaccount_event WHERE chain_id = $1 AND contract = $2", [
+      c.chainId,
+      lc(module),
+    ]);
+    byKey(stored); // each (tx, log index) once
+    expect(stored.length).toBe((await logsOf(c.chainId, module, SubaccountModuleAbi)).length);
+    const [row] = await q("SELECT module FROM indexer.subaccount WHERE chain_id = $1 AND safe = $2", [
+      c.chainId,
+      lc(safe),
+    ]);
+    expect(row!.module).toBe(lc(module));
   });
 });
 
