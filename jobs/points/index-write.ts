@@ -162,6 +162,11 @@ export async function replacePositions(
   // above, receivers of deposits in a range, and stored last deposits in it ----
   // (the indexer stores addresses in lower case: src/vaults.ts)
   const events = sql.id(indexerSchema, "vault_event");
+  const snapshots = sql.id(indexerSchema, "share_ratio_snapshot");
+  const vaults = sql.id(indexerSchema, "vault");
+  // a deposit in the vault's asset counts its amount; one in another asset (tokenizedVaultV2's
+  // second asset) what the vault credited for it in its asset: the shares minted at the share
+  // price of the deposit's block (its flow snapshot), raw asset units
   const deposits = await sql<{
     chain_id: number;
     vault: string;
@@ -190,7 +195,11 @@ export async function replacePositions(
            (date '1970-01-01' + floor(t.last_ts / 86400)::int)::text AS last_day
     FROM w JOIN r ON r.chain_id = w.chain_id AND r.vault = w.vault
     CROSS JOIN LATERAL (
-      SELECT sum(e.assets) AS total, max(e.timestamp) AS last_ts FROM ${events} e
+      SELECT sum(CASE WHEN e.asset = va.asset THEN e.assets ELSE trunc(e.shares * s.asset_share_ratio) END) AS total,
+             max(e.timestamp) AS last_ts
+      FROM ${events} e
+      JOIN ${vaults} va ON va.chain_id = e.chain_id AND va.address = e.vault
+      LEFT JOIN ${snapshots} s ON s.id = e.snapshot_id
       WHERE e.receiver = w.wallet AND e.chain_id = w.chain_id AND e.vault = w.vault AND e.kind = 'deposit'
     ) t`.execute(db);
   await sql`

@@ -3,10 +3,13 @@
  * registry: the points record (public and institutional), the leaderboard (pages, sort orders,
  * a single wallet) and the daily streak status (with a fixed clock), plus 422 and the open-read key policy.
  */
+import { createPublicClient, getAbiItem, http } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TokenizedVaultV2Abi } from "../../abis/TokenizedVaultV2Abi.js";
 import { type App, createApp } from "../../api/app.js";
 import { createReadDb } from "../../api/lib/db.js";
 import { standings } from "../../api/lib/standings.js";
+import { loadRegistry } from "../../config/registry.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
 
 let h: ApiHarness;
@@ -177,6 +180,57 @@ describe("points record: /v1/points/{user_address} and /api/v1/platform/points/{
         name: names.get(`${p.chain_id}:${p.vault}`),
       });
     }
+  });
+
+  it("lifetime deposits in the vault's asset: a second-asset deposit counts what the vault credited", async () => {
+    // from the chain: a deposit in the vault's asset is its amount; one in its second asset the
+    // shares minted at the block's share price (getTotalAssets / totalSupply)
+    let alt = 0;
+    let rawDiffers = 0;
+    for (const v of loadRegistry(h.devnet.registryFile).evm.filter((x) => x.family === "tokenizedVaultV2")) {
+      const chain = h.devnet.chains.find((c) => c.chainId === v.chainId)!;
+      const client = createPublicClient({ transport: http(chain.rpcUrl) });
+      const logs = await client.getLogs({
+        address: v.address,
+        event: getAbiItem({ abi: TokenizedVaultV2Abi, name: "Deposit" }),
+        fromBlock: 0n,
+      });
+      const credited = new Map<string, bigint>();
+      const raw = new Map<string, bigint>();
+      for (const l of logs) {
+        const { assetIn, amountIn, shares, receiverAddr } = l.args as Required<typeof l.args>;
+        const at = { address: v.address, abi: TokenizedVaultV2Abi, blockNumber: l.blockNumber } as const;
+        let value = amountIn;
+        if (assetIn.toLowerCase() !== v.asset.address) {
+          alt++;
+          const [ta, ts] = await Promise.all([
+            client.readContract({ ...at, functionName: "getTotalAssets" }),
+            client.readContract({ ...at, functionName: "totalSupply" }),
+          ]);
+          value = (shares * ta) / ts;
+        }
+        const w = receiverAddr.toLowerCase();
+        credited.set(w, (credited.get(w) ?? 0n) + value);
+        raw.set(w, (raw.get(w) ?? 0n) + amountIn);
+      }
+      const stored = new Map(
+        (
+          await h.q<{ wallet: string; amount: string }>(
+            "SELECT wallet, lifetime_deposit::text AS amount FROM derived.points_deposit WHERE chain_id = $1 AND vault = $2",
+            [v.chainId, v.address],
+          )
+        ).map((r) => [r.wallet, Number(r.amount)]),
+      );
+      const unit = 10 ** v.asset.decimals;
+      for (const [w, total] of credited) {
+        // the snapshot's ratio has 18 decimals: a raw unit or so apart per deposit at most
+        const want = Number(total) / unit;
+        expect(Math.abs(stored.get(w)! - want), `${v.address} ${w}`).toBeLessThanOrEqual(1e-9 * Math.max(1, want));
+        if (raw.get(w) !== total) rawDiffers++;
+      }
+    }
+    expect(alt).toBeGreaterThan(0);
+    expect(rawDiffers).toBeGreaterThan(0); // the plain sum of amounts would be wrong for these
   });
 
   it("topVault: the vault of the largest lifetime deposit in USD, not in asset units", async () => {
