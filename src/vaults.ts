@@ -69,17 +69,17 @@ async function lagDuration(v: EvmVault): Promise<bigint | null> {
  * V2 source starts at its vaults' first start block): they were made before, so are not indexed,
  * but the contract processes them first. The queue counters start past them, so that each
  * `WithdrawalProcessed` (which names no request) is matched with the request it settles.
- * `pendingRequests()` at the block before; 0 where the vault did not exist yet. A vault that has
- * code then but no such view is matched from an empty queue, with a warning.
+ * `pendingRequests()` at the block before; 0 where the vault did not exist yet. Where that cannot
+ * be read (no such view, or a node without that block's state), an empty queue, with a warning.
  */
 async function pendingAtStart(v: EvmVault, chainId: number): Promise<number> {
   const v2 = vaultsOnChain(chainId).filter((x) => x.family === "tokenizedVaultV2");
   const before = BigInt(Math.min(...v2.map((x) => x.startBlock))) - 1n;
   if (before < 0n) return 0;
   const client = directClient(chainId);
-  const code = await client.getCode({ address: v.address, blockNumber: before });
-  if (!code || code === "0x") return 0;
   try {
+    const code = await client.getCode({ address: v.address, blockNumber: before });
+    if (!code || code === "0x") return 0;
     const n = await client.readContract({
       address: v.address,
       abi: TokenizedVaultV2Abi,
@@ -87,10 +87,12 @@ async function pendingAtStart(v: EvmVault, chainId: number): Promise<number> {
       blockNumber: before,
     });
     return Number(n);
-  } catch {
+  } catch (err) {
+    // a node without that block's state, or a vault without the view: matched from an empty queue
     console.warn(
-      `tokenizedVaultV2 ${chainId}:${v.address}: pendingRequests() unreadable at block ${before}; ` +
-        "requests made before the start block and processed after it are not told apart",
+      `tokenizedVaultV2 ${chainId}:${v.address}: pendingRequests() unreadable at block ${before} ` +
+        `(${(err as Error).message.split("\n")[0]}); requests made before the start block and ` +
+        "processed after it are not told apart",
     );
     return 0;
   }
