@@ -13,6 +13,7 @@ import { ChainReads } from "./lib/chain-reads.js";
 import { type AppDeps, type AppEnv, createRouter } from "./lib/router.js";
 import { limitBody } from "./middleware/body-limit.js";
 import { installMetrics } from "./middleware/metrics.js";
+import { lastQueryValue } from "./middleware/query-last.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { responseCache } from "./middleware/response-cache.js";
 import { addResponseHeaders, responseHeaders } from "./middleware/response-headers.js";
@@ -118,6 +119,7 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
     await next();
   });
   app.use(limitBody);
+  app.use(lastQueryValue);
   const limit = rateLimit(deps.redis, deps.config.rateLimitPerMinute, deps.config.trustProxyHops ?? 0);
   app.use("/v1/*", limit);
   app.use("/api/v1/*", limit);

@@ -1,8 +1,9 @@
 /**
  * How the routes read their query and path parameters, as FastAPI does: a chain that is not an
- * integer is `int_parsing`, a parameter a route does not know is ignored, and the institutional
- * vault list filters on every vault status. On an app whose database only counts the requests
- * that reach it (a request that passed validation); it answers none of them.
+ * integer is `int_parsing`, a parameter a route does not know is ignored, one given twice is its
+ * last value, and the institutional vault list filters on every vault status. On an app whose
+ * database only counts the requests that reach it (a request that passed validation); it answers
+ * none of them.
  */
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../api/app.js";
@@ -85,6 +86,18 @@ describe("query parameters a route does not know", () => {
     ]) {
       await accepted(url);
     }
+  });
+});
+
+describe("a query parameter given twice", () => {
+  it("is its last value, as FastAPI reads a scalar parameter", async () => {
+    const history = `/api/v1/platform/vault_history/${VAULT}`;
+    await accepted(`${history}?limit=abc&limit=5`);
+    expect(await refused(`${history}?limit=5&limit=abc`)).toEqual([{ loc: ["query", "limit"], ...INT }]);
+    await accepted(`/api/v1/tokenized_vault/${VAULT}?chain_id=x&chain_id=1`);
+    expect(await refused(`/api/v1/tokenized_vault/${VAULT}?chain_id=1&chain_id=x`)).toEqual([
+      { loc: ["query", "chain_id"], ...INT },
+    ]);
   });
 });
 

@@ -81,7 +81,8 @@ A route about one vault takes the chain parameter the interface names for it: th
 Without it, the route serves the vault on the **lowest chain id** the vault is on. Every such answer
 says which chain it served: in the \`X-Vault-Chain\` header, and in its body's chain field (\`chain\`
 or \`chain_id\`, as the shape names it). The two spellings given with different values answer 422; a
-query parameter the route does not know is ignored, as on every route. A list that holds records of
+query parameter the route does not know is ignored, as on every route, and one given twice is its
+last value (as FastAPI reads a single-valued parameter). A list that holds records of
 several vaults names each record's chain.`;
 
 const ERRORS = `## Errors
