@@ -116,6 +116,9 @@ export const withdrawal_request = onchainTable(
     processed_block_number: t.bigint(),
     processed_timestamp: t.bigint(),
     processed_tx_hash: t.hex(),
+    // lendingPool's newest WithdrawalProcessed says whether the receiver was blacklisted; null
+    // where the event does not say (its older version, tokenizedVaultV2) or not processed yet
+    processed_blacklisted: t.boolean(),
     block_number: t.bigint().notNull(),
     timestamp: t.bigint().notNull(),
     tx_hash: t.hex().notNull(),

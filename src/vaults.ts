@@ -268,7 +268,14 @@ async function popMatch(context: Context, key: string): Promise<string | undefin
   return first;
 }
 
-async function markProcessed(context: Context, event: Ev, requestId: string | undefined, assets: bigint, what: string) {
+async function markProcessed(
+  context: Context,
+  event: Ev,
+  requestId: string | undefined,
+  assets: bigint,
+  what: string,
+  blacklisted: boolean | null = null,
+) {
   if (!requestId) {
     console.warn(`${what}: no matching withdrawal request (tx ${event.transaction.hash})`);
     return;
@@ -279,6 +286,7 @@ async function markProcessed(context: Context, event: Ev, requestId: string | un
     processed_block_number: event.block.number,
     processed_timestamp: event.block.timestamp,
     processed_tx_hash: event.transaction.hash,
+    processed_blacklisted: blacklisted,
   });
 }
 
@@ -308,7 +316,9 @@ ponder.on("LendingPool:WithdrawalRequested", async ({ event, context }) => {
 
 async function lendingPoolProcessed(
   context: Context,
-  event: Ev & { args: { assetsAmount: bigint; receiverAddr: `0x${string}`; requestedOn: bigint } },
+  event: Ev & {
+    args: { assetsAmount: bigint; receiverAddr: `0x${string}`; requestedOn: bigint; wasBlacklisted?: boolean };
+  },
 ) {
   const v = vaultAt(context.chain.id, event.log.address);
   const key = `${v.chainId}:${v.address}:${event.args.receiverAddr.toLowerCase()}:${event.args.requestedOn}`;
@@ -318,6 +328,7 @@ async function lendingPoolProcessed(
     await popMatch(context, key),
     event.args.assetsAmount,
     "LendingPool:WithdrawalProcessed",
+    event.args.wasBlacklisted ?? null,
   );
 }
 

@@ -238,7 +238,12 @@ describe("indexed tables equal the simulator's manifest", () => {
           r.processed_assets === e.args.assetsAmount,
       )!;
       expect(match.timestamp).toBe(String(e.args.requestedOn));
+      // the newest version of the event says whether the receiver was blacklisted; the older not
+      expect(match.processed_blacklisted).toBe("wasBlacklisted" in e.args ? e.args.wasBlacklisted : null);
     }
+    const v2 = [...table.values()].filter((r) => r.status === "processed" && r.claimable_date == null);
+    expect(v2.length).toBeGreaterThan(0);
+    for (const r of v2) expect(r.processed_blacklisted).toBeNull();
   });
 
   it("timelock_operation: scheduled, executed and cancelled operations", async () => {
