@@ -86,14 +86,17 @@ const subs = plan.subaccounts;
 const withSubs = <T>(pick: (c: IndexedChain) => T | undefined) =>
   perChain((c) => (subs.length > 0 ? pick(c) : undefined));
 const protocolStart = (c: IndexedChain) => c.startBlock;
-const safes = withSubs((c) => ({ address: subs, startBlock: protocolStart(c) }));
+// the Safes and their modules from the registry's subaccountsStartBlock, where it is earlier
+const subaccountsStart = (c: IndexedChain) =>
+  Math.min(c.startBlock, c.protocols?.subaccountsStartBlock ?? c.startBlock);
+const safes = withSubs((c) => ({ address: subs, startBlock: subaccountsStart(c) }));
 const modules = withSubs((c) => ({
   address: factory({
     address: subs,
     event: getAbiItem({ abi: SafeEventsAbi, name: "EnabledModule" }),
     parameter: "module",
   }),
-  startBlock: protocolStart(c),
+  startBlock: subaccountsStart(c),
 }));
 const aave = withSubs((c) =>
   c.protocols?.aave ? { address: c.protocols.aave.pool, startBlock: protocolStart(c) } : undefined,

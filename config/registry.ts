@@ -92,6 +92,12 @@ export const nonEvmVaultSchema = z
  */
 export const protocolsSchema = z.object({
   chainId: z.number().int().positive(),
+  /**
+   * The block this chain's subaccount Safes and their modules are followed from: at or before
+   * their deployment, their setup (owners, threshold, module, its roles and allow-lists) is seen.
+   * Absent or later: from the chain's start block, the first vault's.
+   */
+  subaccountsStartBlock: z.number().int().min(0).optional(),
   tokens: z.array(token.extend({ priceFeed: priceFeed.nullable().optional() })).default([]),
   aave: z.object({ pool: evmAddress, dataProvider: evmAddress.nullable().optional() }).nullable().optional(),
   morpho: z

@@ -5,7 +5,7 @@
  */
 import { type Context, ponder } from "ponder:registry";
 import { subaccount, subaccount_event, subaccount_module } from "ponder:schema";
-import { type Address, decodeEventLog, type Hex, keccak256, type Log, toHex } from "viem";
+import { type Address, decodeEventLog, type Hex, keccak256, type Log, parseAbi, toHex } from "viem";
 import { SubaccountModuleAbi } from "../abis/SubaccountModuleAbi";
 import { directClient, eventColumns, jsonArgs } from "./common";
 import { logsSinceDeployment } from "./module-logs";
@@ -20,14 +20,63 @@ const ROLE_NAMES = new Map<string, string>(
 );
 const roleName = (role: string) => ROLE_NAMES.get(role.toLowerCase()) ?? role.toLowerCase();
 
-/** The subaccount row of `safe`, created empty when its setup is before the indexed range. */
-async function ensure(context: Context, safe: Address, at: bigint) {
+const SAFE_READS = parseAbi([
+  "function getOwners() view returns (address[])",
+  "function getThreshold() view returns (uint256)",
+]);
+
+/** The block the chain's Safes and modules are followed from (ponder.config.ts, the same rule). */
+function followedFrom(chainId: number): number {
+  const c = chainOf(chainId);
+  return Math.min(c.startBlock, c.protocols?.subaccountsStartBlock ?? c.startBlock);
+}
+
+/** A Safe's owners and threshold at the end of `block`; null when they cannot be read. */
+async function safeAt(chainId: number, safe: Address, block: bigint) {
+  const client = directClient(chainId);
+  const read = (atBlock: boolean) => {
+    const at = atBlock ? { blockNumber: block } : {};
+    return Promise.all([
+      client.readContract({ address: safe, abi: SAFE_READS, functionName: "getOwners", ...at }),
+      client.readContract({ address: safe, abi: SAFE_READS, functionName: "getThreshold", ...at }),
+    ]);
+  };
+  try {
+    const [owners, threshold] = await readAtBlock(read, `Safe ${safe} at block ${block}`);
+    return { owners: owners.map(lc), threshold: Number(threshold) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The subaccount row of `safe`. A Safe first seen by an event other than its SafeSetup was set up
+ * before the block it is followed from: its owners and threshold are read as they were at the end
+ * of the block before the event, and a warning says what is not followed (a module it enabled
+ * before that block, the setup's events) and which registry setting brings them in.
+ */
+async function ensure(context: Context, safe: Address, block: { number: bigint; timestamp: bigint }, setup = false) {
   const key = { chain_id: context.chain.id, safe: lc(safe) };
   const row = await context.db.find(subaccount, key);
   if (row) return row;
+  const before = setup ? null : await safeAt(context.chain.id, safe, block.number - 1n);
+  if (!setup) {
+    const from = followedFrom(context.chain.id);
+    console.warn(
+      `subaccount ${key.safe} on chain ${key.chain_id}: set up before block ${from}, where it is followed from; ` +
+        (before ? `owners and threshold read at block ${block.number - 1n}` : "its owners could not be read") +
+        `; a module it enabled before is not followed (set protocols[].subaccountsStartBlock at or before its setup)`,
+    );
+  }
   return context.db
     .insert(subaccount)
-    .values({ ...key, owners: [], threshold: 0, roles: {}, updated_at: at })
+    .values({
+      ...key,
+      owners: before?.owners ?? [],
+      threshold: before?.threshold ?? 0,
+      roles: {},
+      updated_at: block.timestamp,
+    })
     .onConflictDoNothing()
     .then(async () => (await context.db.find(subaccount, key))!);
 }
@@ -41,7 +90,7 @@ async function recordSafe(context: Context, event: Ev & { args: Record<string, u
     event: name,
     args: jsonArgs(event.args),
   });
-  return ensure(context, event.log.address, event.block.timestamp);
+  return ensure(context, event.log.address, event.block, name === "SafeSetup");
 }
 
 ponder.on("SubaccountSafe:SafeSetup", async ({ event, context }) => {
@@ -85,7 +134,8 @@ ponder.on("SubaccountSafe:DisabledModule", async ({ event, context }) => {
  * The module becomes a source from this block on (Ponder's factory children), so what it emitted
  * before it was enabled (its constructor's OWNER grant, roles granted in between) is read here,
  * from its deployment block up to the block before (src/module-logs.ts), and recorded as if
- * indexed.
+ * indexed. Its deployment is searched for from block 0: a module deployed before the block the
+ * Safes are followed from keeps its constructor's grant.
  */
 ponder.on("SubaccountSafe:EnabledModule", async ({ event, context }) => {
   const row = await recordSafe(context, event, "EnabledModule");
@@ -101,13 +151,7 @@ ponder.on("SubaccountSafe:EnabledModule", async ({ event, context }) => {
   if (event.block.number === 0n || known) return;
   const client = directClient(context.chain.id);
   const logs = await readAtBlock(
-    () =>
-      logsSinceDeployment(
-        client,
-        module as Address,
-        BigInt(chainOf(context.chain.id).startBlock),
-        event.block.number - 1n,
-      ),
+    () => logsSinceDeployment(client, module as Address, 0n, event.block.number - 1n),
     `module ${module} logs before block ${event.block.number}`,
   );
   const timestamps = new Map<bigint, bigint>();
@@ -155,7 +199,7 @@ async function recordModule(
       args: jsonArgs(event.args),
     })
     .onConflictDoNothing();
-  const row = await ensure(context, safe, event.block.timestamp);
+  const row = await ensure(context, safe, event.block);
   const at = { updated_at: event.block.timestamp };
   if (name === "RoleGranted" || name === "RoleRevoked") {
     const role = roleName(event.args.role as Hex);

@@ -7,14 +7,23 @@
  * later --start-block (a request made before it must not shift its queue). The running indexer
  * picks each registry change up, indexes it in a new deployment and switches the views while a
  * reader polls them (never a gap); the vault reaches every route that applies, with its deposits,
- * and the derived tables. `remove` takes it out the same way; a bad file is ignored.
+ * and the derived tables. `remove` takes it out the same way; a bad file is ignored. The known
+ * chain's subaccount Safes are set up before its vault: one followed from the registry's
+ * `subaccountsStartBlock`, one set up before even that block.
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Address, createPublicClient, erc20Abi, http, parseEventLogs } from "viem";
+import { type Address, createPublicClient, encodeFunctionData, erc20Abi, http, parseAbi, parseEventLogs } from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { TokenizedVaultV2Abi } from "../../abis/TokenizedVaultV2Abi.js";
+import {
+  createSafe,
+  createSubaccount,
+  deploySafe,
+  execAsOwner,
+  type Subaccount,
+} from "../../contracts/devnet/protocols/safe.js";
 import { ChainSession } from "../../contracts/devnet/session.js";
 import { startAnvil } from "../../scripts/lib/anvil.js";
 import { httpOk, listeningPort, REPO_ROOT } from "../../scripts/lib/indexer.js";
@@ -29,6 +38,37 @@ const KNOWN = 56; // the chain the service indexes from the start
 const FRESH = 10; // the chain it has never seen
 const API_PORT = 18_780 + OFFSET;
 const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
+const OWNER = "0x00000000000000000000000000000000000a11ce" as Address;
+const TRADER = "0x0000000000000000000000000000000000007ade" as Address;
+const SECOND = "0x00000000000000000000000000000000000b0b00" as Address;
+
+/** Two subaccount Safes, set up on a chain before anything else is deployed there. */
+interface EarlySafes {
+  /** a Safe with our module (TRADER granted), from `from` on */
+  followed: Subaccount;
+  /** the first block of `followed`'s setup: the registry's subaccountsStartBlock */
+  from: number;
+  /** a plain Safe (OWNER, threshold 1) set up before `from` */
+  earlier: Address;
+}
+
+async function setUpEarlySafes(s: ChainSession): Promise<EarlySafes> {
+  await s.syncClock();
+  const ctx = { s, from: OWNER };
+  const safes = await deploySafe(ctx);
+  const earlier = await createSafe(ctx, safes, { label: "early-before", owners: [OWNER], threshold: 1 });
+  await s.mineAt([0, 0, 0]);
+  const from = (await s.blockNumber()) + 1;
+  const followed = await createSubaccount(ctx, safes, {
+    label: "early-followed",
+    owner: OWNER,
+    trader: TRADER,
+    tokens: [],
+    calls: [],
+  });
+  await s.mineAt([0, 0, 0]);
+  return { followed, from, earlier };
+}
 
 describe("npm run vaults: a vault on a chain the service has never seen", { timeout: 600_000 }, () => {
   const devnet = inject("devnet");
@@ -37,6 +77,7 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
   const dbUrl = devnet.dbUrl.replace(/\/[^/]+$/, "/vaults_cli");
   let known: VaultWorld;
   let fresh: VaultWorld;
+  let early: EarlySafes;
   let indexer: ManagedProcess;
   let env: Record<string, string>;
   const api = `http://127.0.0.1:${API_PORT}/api/v1`;
@@ -75,8 +116,18 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
       startAnvil({ chainId: KNOWN, port: 19_556 + OFFSET, logFile: join(dir, `anvil-${KNOWN}.log`) }),
       startAnvil({ chainId: FRESH, port: 19_555 + OFFSET, logFile: join(dir, `anvil-${FRESH}.log`) }),
     ]);
-    // everything on both chains happens before the service starts
+    // everything on both chains happens before the service starts; the known chain's Safes first
+    early = await setUpEarlySafes(new ChainSession(KNOWN, a.rpcUrl));
     [known, fresh] = await Promise.all([deployVaultWorld(KNOWN, a.rpcUrl), deployVaultWorld(FRESH, b.rpcUrl)]);
+    // the earlier Safe's first event in range: a second owner, threshold 2
+    const knownSession = new ChainSession(KNOWN, a.rpcUrl);
+    await knownSession.syncClock();
+    const addOwner = encodeFunctionData({
+      abi: parseAbi(["function addOwnerWithThreshold(address owner, uint256 threshold)"]),
+      functionName: "addOwnerWithThreshold",
+      args: [SECOND, 2n],
+    });
+    await execAsOwner({ s: knownSession, from: OWNER }, early.earlier, OWNER, early.earlier, addOwner);
     env = {
       VAULT_REGISTRY: registry,
       DATABASE_URL: dbUrl,
@@ -94,6 +145,11 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
     writeFileSync(registry, JSON.stringify({ version: 1, vaults: [] }));
     const first = await cli(["add", "--chain", String(KNOWN), "--address", known.lendingPool.address]);
     expect(first.code, first.stderr).toBe(0);
+    // its subaccounts, both set up before its start block; the chain's Safes followed from one's setup
+    const file = JSON.parse(readFileSync(registry, "utf8")) as { vaults: { subaccounts?: string[] }[] };
+    file.vaults[0]!.subaccounts = [early.followed.safe, early.earlier];
+    const protocols = [{ chainId: KNOWN, subaccountsStartBlock: early.from }];
+    writeFileSync(registry, JSON.stringify({ ...file, protocols }, null, 2));
 
     indexer = spawnManaged("indexer-cmd", tsx, [join(REPO_ROOT, "scripts", "indexer.ts")], {
       cwd: REPO_ROOT,
@@ -138,6 +194,34 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
     const indexed = await q<{ chain_id: number; address: string }>("SELECT chain_id, address FROM indexer.vault");
     expect(indexed).toEqual([{ chain_id: KNOWN, address: known.lendingPool.address }]);
     expect((await get(`/tokenized_vault/${fresh.lendingPool.address}`)).status).toBe(404);
+  });
+
+  it("subaccounts set up before the start block: followed from subaccountsStartBlock, or read when first seen", async () => {
+    expect(early.from).toBeLessThan(known.lendingPool.block);
+    const subs = await q<{ safe: string; module: string | null; owners: string[]; threshold: number; roles: object }>(
+      "SELECT safe, module, owners, threshold, roles FROM indexer.subaccount WHERE chain_id = $1",
+      [KNOWN],
+    );
+    const row = (a: Address) => subs.find((r) => r.safe === a.toLowerCase());
+    // followed from its setup: owners, module, and the module's roles (its constructor's grant too)
+    expect(row(early.followed.safe)).toEqual({
+      safe: early.followed.safe.toLowerCase(),
+      module: early.followed.module.toLowerCase(),
+      owners: [OWNER.toLowerCase()],
+      threshold: 1,
+      roles: { OWNER: [OWNER.toLowerCase()], TRADER: [TRADER.toLowerCase()] },
+    });
+    const events = await q<{ event: string }>(
+      "SELECT event FROM indexer.subaccount_event WHERE chain_id = $1 AND safe = $2 ORDER BY block_number, log_index",
+      [KNOWN, early.followed.safe.toLowerCase()],
+    );
+    expect(events.map((e) => e.event)).toEqual(expect.arrayContaining(["SafeSetup", "EnabledModule", "RoleGranted"]));
+    // set up before that block: its owners read as they were, then its own event applied
+    const earlier = row(early.earlier)!;
+    expect([...earlier.owners].sort()).toEqual([OWNER.toLowerCase(), SECOND.toLowerCase()].sort());
+    expect(earlier.threshold).toBe(2);
+    expect(earlier.module).toBeNull();
+    expect(out()).toContain(`subaccount ${early.earlier.toLowerCase()} on chain ${KNOWN}: set up before block`);
   });
 
   it("add: indexed in a new deployment, the views switched with no gap, served with its deposits", async () => {
