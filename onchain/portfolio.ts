@@ -3,7 +3,9 @@
  * third-party portfolio tracker's: `positions` per protocol with their portfolio items, `tokens`
  * held in the wallet). A token's `price_24h_change` is its feed's price now over its price at the
  * chain's last block a day before (a fraction: 0.01 is +1 %), when the caller read those prices.
- * Figures the chain cannot give (logos, a token's credit score, its creation time) are null.
+ * A token's and a pool's `time_at` is when its contract was deployed (the pool's `controller`:
+ * the Aave pool, the Morpho contract, the lending vault, the Uniswap pool), when the caller found
+ * it. Figures the chain cannot give (logos, a token's credit score) are null.
  */
 import type { SubaccountPositions, TokenRef } from "./positions.js";
 
@@ -29,13 +31,31 @@ const tokenItem = (chain: string, t: TokenRef, amount: number, price: number | n
   amount,
 });
 
-export function portfolioData(
-  p: SubaccountPositions,
-  chain: string,
-  updateAt: number,
+/** What the chain's catalogue and searches add to the positions read. */
+export interface PortfolioContext {
   /** each catalogue token's USD price a day before, by address (readPrices), if read */
-  dayAgo?: ReadonlyMap<string, number | null>,
-) {
+  dayAgo?: ReadonlyMap<string, number | null>;
+  /** contracts' deployment times (unix seconds), by lower-case address (deploymentTimes) */
+  createdAt?: ReadonlyMap<string, number | null>;
+  /** the chain's Aave pool and Morpho contract (the registry's protocols entry) */
+  aavePool?: string | null;
+  morpho?: string | null;
+}
+
+/** The contracts whose deployment times a chain's portfolio shows: its tokens' and pools'. */
+export function portfolioContracts(p: SubaccountPositions, ctx: PortfolioContext): string[] {
+  return [
+    ...p.tokens.map((h) => h.token.address),
+    ...(p.aave && p.aave.reserves.length > 0 && ctx.aavePool ? [ctx.aavePool] : []),
+    ...(p.morpho.length > 0 && ctx.morpho ? [ctx.morpho] : []),
+    ...p.lendingVaults.map((v) => v.vault),
+    ...p.uniswap.map((u) => u.pool),
+  ].map((a) => a.toLowerCase());
+}
+
+export function portfolioData(p: SubaccountPositions, chain: string, updateAt: number, ctx: PortfolioContext = {}) {
+  const { dayAgo } = ctx;
+  const created = (address: string) => ctx.createdAt?.get(address.toLowerCase()) ?? null;
   const change = (t: TokenRef, now: number | null) => {
     const then = dayAgo?.get(t.address) ?? null;
     return now != null && then != null && then > 0 ? now / then - 1 : null;
@@ -54,6 +74,8 @@ export function portfolioData(
     health?: number | null;
     index: string;
     controller: string;
+    /** the pool's id: its controller where that is one contract per pool */
+    poolId?: string;
     id: ProtocolId;
   }) => ({
     stats: { asset_usd_value: o.asset, debt_usd_value: o.debt, net_usd_value: o.asset - o.debt },
@@ -68,7 +90,14 @@ export function portfolioData(
     },
     proxy_detail: {},
     position_index: o.index,
-    pool: { controller: o.controller, id: o.controller, chain, project_id: o.id, adapter_id: o.id, time_at: null },
+    pool: {
+      controller: o.controller,
+      id: o.poolId ?? o.controller,
+      chain,
+      project_id: o.id,
+      adapter_id: o.id,
+      time_at: created(o.controller),
+    },
   });
   if (p.aave && p.aave.reserves.length > 0) {
     const supply = p.aave.reserves
@@ -90,7 +119,7 @@ export function portfolioData(
         borrow,
         health: p.aave.healthFactor,
         index: "aave",
-        controller: "aave",
+        controller: ctx.aavePool ?? "aave",
         id: "aave_v3",
       }),
     );
@@ -118,7 +147,8 @@ export function portfolioData(
         borrow,
         health,
         index: m.marketId,
-        controller: m.marketId,
+        controller: ctx.morpho ?? m.marketId,
+        poolId: m.marketId,
         id: "morpho_blue",
       }),
     );
@@ -172,7 +202,7 @@ export function portfolioData(
       is_scam: false,
       is_suspicious: false,
       is_wallet: true,
-      time_at: null,
+      time_at: created(h.token.address),
       price_24h_change: change(h.token, h.price),
       credit_score: null,
       raw_amount: Number(h.raw),

@@ -8,9 +8,9 @@
 import type { Address } from "viem";
 import { getChain } from "../../config/chains.js";
 import { readChainProtocols } from "../../db/chain-protocols.js";
-import { blockAtOrBefore } from "../../onchain/blocks.js";
+import { blockAtOrBefore, deploymentTimes } from "../../onchain/blocks.js";
 import { rpcClient } from "../../onchain/client.js";
-import { portfolioData } from "../../onchain/portfolio.js";
+import { type PortfolioContext, portfolioContracts, portfolioData } from "../../onchain/portfolio.js";
 import { readPositions, readPrices } from "../../onchain/positions.js";
 import type { Db } from "../repo.js";
 import { type PortfolioRow, replacePortfolios } from "./portfolio-write.js";
@@ -54,21 +54,30 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>)
       // as null prices: the same outcome.
     }
   }
-  const dataOf = new Map<string, ReturnType<typeof merge>>();
-  for (const address of new Set(subs.map((s) => s.address))) {
-    const parts = [];
-    for (const c of readable) {
-      const head = heads.get(c)!;
-      const positions = await readPositions(
-        rpcClient(rpcUrls.get(c)!),
-        protocols.get(c)!,
-        address as Address,
-        head.number,
-      );
-      parts.push(portfolioData(positions, getChain(c)?.slug ?? String(c), Number(head.timestamp), dayAgo.get(c)));
+  // each chain's positions of every subaccount, then the deployment times of what they show
+  const addresses = [...new Set(subs.map((s) => s.address))];
+  const parts = new Map<string, ReturnType<typeof portfolioData>[]>(addresses.map((a) => [a, []]));
+  for (const c of readable) {
+    const client = rpcClient(rpcUrls.get(c)!);
+    const head = heads.get(c)!;
+    const chainProtocols = protocols.get(c)!;
+    const ctx: PortfolioContext = {
+      dayAgo: dayAgo.get(c),
+      aavePool: chainProtocols.aave?.pool ?? null,
+      morpho: chainProtocols.morpho?.address ?? null,
+    };
+    const read = [];
+    for (const address of addresses) {
+      read.push(await readPositions(client, chainProtocols, address as Address, head.number));
     }
-    dataOf.set(address, merge(parts));
+    const contracts = read.flatMap((positions) => portfolioContracts(positions, ctx));
+    ctx.createdAt = await deploymentTimes(client, c, contracts, head.number);
+    const slug = getChain(c)?.slug ?? String(c);
+    read.forEach((positions, i) => {
+      parts.get(addresses[i]!)!.push(portfolioData(positions, slug, Number(head.timestamp), ctx));
+    });
   }
+  const dataOf = new Map(addresses.map((a) => [a, merge(parts.get(a)!)]));
   const done = [...new Set(subs.map((s) => s.chain_id))].filter((c) => readable.includes(c));
   const rows: PortfolioRow[] = subs
     .filter((s) => done.includes(s.chain_id))

@@ -157,6 +157,49 @@ describe("the portfolio job", () => {
     expect(seen).toBeGreaterThan(0);
   });
 
+  it("time_at is each token's and pool controller's deployment; controllers are the protocols' contracts", async () => {
+    type Pool = { id: string; controller: string; time_at: number | null };
+    type Data = {
+      positions: { id: string; chain: string; portfolio_item_list: { pool: Pool; position_index: string }[] }[];
+      tokens: { id: string; chain: string; time_at: number | null }[];
+    };
+    const rows = await h.q<{ data: Data }>("SELECT data FROM registry.portfolio_cache");
+    const catalogue = await h.q<{
+      chain_id: number;
+      protocols: { aave?: { pool: string }; morpho?: { address: string } };
+    }>("SELECT chain_id, protocols FROM registry.chain_protocols");
+    const venues = new Map(catalogue.map((r) => [getChain(r.chain_id)!.slug, r.protocols]));
+    const rpcOfSlug = new Map(h.devnet.chains.map((c) => [getChain(c.chainId)!.slug, c.rpcUrl]));
+    const seen = new Map<string, number | null>();
+    for (const { data } of rows) {
+      for (const t of data.tokens) seen.set(`${t.chain}:${t.id.toLowerCase()}`, t.time_at);
+      for (const p of data.positions) {
+        for (const item of p.portfolio_item_list) {
+          const { controller, id } = item.pool;
+          if (p.id === "aave_v3") expect(controller).toBe(venues.get(p.chain)!.aave!.pool.toLowerCase());
+          if (p.id === "morpho_blue") {
+            expect(controller).toBe(venues.get(p.chain)!.morpho!.address.toLowerCase());
+            expect(id).toBe(item.position_index);
+          } else expect(id).toBe(controller);
+          seen.set(`${p.chain}:${controller.toLowerCase()}`, item.pool.time_at);
+        }
+      }
+    }
+    expect([...seen.keys()].some((k) => k.includes(":0x"))).toBe(true);
+    // each time is the block where the contract first has code: none the block before
+    for (const [key, timeAt] of seen) {
+      const [slug, address] = key.split(":") as [string, Address];
+      expect(timeAt, key).not.toBeNull();
+      const client = createPublicClient({ transport: http(rpcOfSlug.get(slug)!) });
+      const head = await client.getBlock();
+      const block = (await blockAtOrBefore(client, BigInt(timeAt!), head))!;
+      expect(Number(block.timestamp), key).toBe(timeAt);
+      const code = (n: bigint) => client.getCode({ address, blockNumber: n });
+      expect((await code(block.number))?.length ?? 0, key).toBeGreaterThan(2);
+      expect(await code(block.number - 1n), key).toBeUndefined();
+    }
+  });
+
   it("against a node without the state of a day ago, the job still runs; the 24 h changes are null", async () => {
     const pruned = await Promise.all(h.devnet.chains.map((c) => prunedRpc(c.rpcUrl, 4n)));
     const db = writer();

@@ -487,11 +487,14 @@ export const PortfolioDataSchema = z
     z.string(),
     z
       .looseObject({
-        positions: z.array(z.unknown()).optional(),
+        positions: z.array(z.unknown()).optional().openapi({
+          description:
+            "Per protocol, its portfolio items. An item's `pool.controller` is the protocol's contract (the Aave pool, the Morpho contract, the lending vault, the Uniswap pool) and `pool.id` the pool (a Morpho market's id, else the controller); `pool.time_at` is when the controller was deployed (unix seconds; null where the node keeps no old state)",
+        }),
         app_positions: z.array(z.unknown()).optional(),
         tokens: z.array(z.unknown()).optional().openapi({
           description:
-            "Wallet tokens in the tracker's token shape. `price_24h_change`: the feed's price now over its price at the chain's last block a day before (a fraction: 0.01 is +1 %); `time_at`, `credit_score` and `logo_url` are null (the chain does not give them)",
+            "Wallet tokens in the tracker's token shape. `price_24h_change`: the feed's price now over its price at the chain's last block a day before (a fraction: 0.01 is +1 %); `time_at`: when the token's contract was deployed (unix seconds; null where the node keeps no old state); `credit_score` and `logo_url` are null (the chain does not give them)",
         }),
       })
       .openapi("PortfolioData"),
