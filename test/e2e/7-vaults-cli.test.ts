@@ -413,6 +413,38 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
     expect(requests).toEqual([{ receiver: late, status: "processed", processed_assets: paid[1]![1] }]);
   });
 
+  it("ownership moved to a timelock the registry does not name: the roles route says so", async () => {
+    const v2 = fresh.vaultV2.address;
+    const s = new ChainSession(FRESH, fresh.rpcUrl);
+    await s.syncClock();
+    const me = fresh.deployer;
+    const timelock = await s.deploy(me, "TimelockController", [0n, [me], [me], me]);
+    // two-step: the vault offers, the new timelock accepts through its own schedule and execute
+    await s.call(me, "TokenizedVaultV2", v2, "transferOwnership", [timelock]);
+    const accept = encodeFunctionData({ abi: TokenizedVaultV2Abi, functionName: "acceptOwnership" });
+    const zero = `0x${"0".repeat(64)}` as const;
+    await s.call(me, "TimelockController", timelock, "schedule", [v2, 0n, accept, zero, zero, 0n]);
+    await s.call(me, "TimelockController", timelock, "execute", [v2, 0n, accept, zero, zero]);
+    await s.mineAt([s.clock + 12]);
+    await until("the new owner indexed", 120_000, async () => {
+      const [v] = await q<{ owner: string }>(
+        `SELECT owner FROM indexer.vault WHERE chain_id = ${FRESH} AND address = $1`,
+        [v2],
+      );
+      return v?.owner === timelock.toLowerCase() ? true : undefined;
+    });
+    const roles = await get(`/platform/governance/${v2}/roles?chain_id=${FRESH}`);
+    const body = roles.body as { roles: { role: string; address: string; account_type: string }[]; warnings: string[] };
+    expect(roles.status).toBe(200);
+    expect(body.roles.find((r) => r.role === "owner")).toMatchObject({
+      address: timelock.toLowerCase(),
+      account_type: "timelock",
+    });
+    expect(body.warnings).toContain(
+      `${timelock.toLowerCase()} (owner) is a TimelockController the registry does not name for ${v2.toLowerCase()}: its roles and operations are not indexed (set the vault's timelock and timelockStartBlock in the registry)`,
+    );
+  });
+
   it("a bad registry file is logged and ignored: the serving deployment runs on", async () => {
     const good = readFileSync(registry);
     const schema = await servedSchema();

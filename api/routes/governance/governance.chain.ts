@@ -1,7 +1,8 @@
 /**
  * On-chain enrichment of governance accounts, read through the chain's RPC URL
  * (`deps.config.rpcUrls`) with a short timeout: whether an account is a contract, a Safe-like
- * multisig (`getOwners()`, `getThreshold()`, `VERSION()`), and a timelock's minimum delay.
+ * multisig (`getOwners()`, `getThreshold()`, `VERSION()`) or a timelock (`getMinDelay()`), and a
+ * timelock's minimum delay.
  * Never throws: every failure comes back as a degraded result with a reason.
  */
 import {
@@ -56,11 +57,15 @@ const short = (e: unknown) =>
     .replace(/\.$/, "")
     .slice(0, 160);
 
+/** Errors that say the call ran and reverted: viem wraps them around an RpcRequestError. */
+const REVERTS = ["ContractFunctionRevertedError", "ExecutionRevertedError", "ContractFunctionZeroDataError"];
+
 /** True when the failure is the transport's (unreachable, timeout, HTTP or RPC error), not a revert. */
 function isTransportError(e: unknown): boolean {
   let cur: unknown = e;
   for (let i = 0; i < 8 && cur; i++) {
     const name = (cur as { name?: string }).name ?? "";
+    if (REVERTS.includes(name)) return false;
     if (
       [
         "HttpRequestError",
@@ -91,7 +96,7 @@ const degraded = (account_type: AccountType, error: string | null): AccountInfo 
   error,
 });
 
-/** Reads one account: code, then the multisig views. */
+/** Reads one account: code, then the multisig and timelock views. */
 export async function readAccount(rpcUrl: string | undefined, address: string): Promise<AccountInfo> {
   if (address === ZERO) return degraded("zero_address", null);
   if (!rpcUrl) return degraded("unknown", "no RPC URL is configured for the chain");
@@ -104,16 +109,21 @@ export async function readAccount(rpcUrl: string | undefined, address: string): 
     return degraded("unknown", `RPC failure: ${short(e)}`);
   }
   if (!code || code === "0x") return degraded("eoa", null);
-  const [owners, threshold, version] = await Promise.allSettled([
+  const [owners, threshold, version, minDelay] = await Promise.allSettled([
     client.readContract({ address: addr, abi: SAFE_VIEWS, functionName: "getOwners" }),
     client.readContract({ address: addr, abi: SAFE_VIEWS, functionName: "getThreshold" }),
     client.readContract({ address: addr, abi: SAFE_VIEWS, functionName: "VERSION" }),
+    client.readContract({ address: addr, abi: TimelockControllerAbi, functionName: "getMinDelay" }),
   ]);
-  const transport = [owners, threshold, version].find((r) => r.status === "rejected" && isTransportError(r.reason)) as
+  const reads = [owners, threshold, version, minDelay];
+  const transport = reads.find((r) => r.status === "rejected" && isTransportError(r.reason)) as
     | PromiseRejectedResult
     | undefined;
   if (transport) return degraded("unknown", `RPC failure: ${short(transport.reason)}`);
-  if (owners.status !== "fulfilled" || threshold.status !== "fulfilled") return degraded("contract", null);
+  if (owners.status !== "fulfilled" || threshold.status !== "fulfilled") {
+    // a TimelockController answers getMinDelay()
+    return degraded(minDelay.status === "fulfilled" ? "timelock" : "contract", null);
+  }
   const v = version.status === "fulfilled" && typeof version.value === "string" ? version.value : null;
   return {
     account_type: "multisig",

@@ -232,6 +232,13 @@ export const rolesHandler: RouteHandler<typeof roles, AppEnv> = async (c) => {
         );
       continue;
     }
+    if (i.account_type === "timelock") {
+      // the vault's own timelock is the registry's (not in `addresses`): this one is not followed
+      warn(
+        `${a} (${rs.join(", ")}) is a TimelockController the registry does not name for ${v.address}: its roles and operations are not indexed (set the vault's timelock and timelockStartBlock in the registry)`,
+      );
+      continue;
+    }
     const expected = rs.filter((r) => MULTISIG_ROLES.has(r));
     if (expected.length === 0) continue;
     if (i.account_type === "eoa") warn(`${a} (${expected.join(", ")}) is not a contract: no multisig metadata`);

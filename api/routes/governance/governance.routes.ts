@@ -29,9 +29,10 @@ export const RoleRowSchema = z
       description:
         "`vault`: the vault's state (indexer.vault); `timelock`: RoleGranted/RoleRevoked of its TimelockController",
     }),
-    account_type: z
-      .enum(["eoa", "multisig", "contract", "timelock", "zero_address", "unknown"])
-      .openapi({ description: "What the account is on chain; `unknown` when it could not be read (see warnings)" }),
+    account_type: z.enum(["eoa", "multisig", "contract", "timelock", "zero_address", "unknown"]).openapi({
+      description:
+        "What the account is on chain: `multisig` answers getOwners()/getThreshold(), `timelock` getMinDelay() (the vault's registry timelock, or another, with a warning); `unknown` when it could not be read (see warnings)",
+    }),
     is_safe: z.boolean().openapi({
       description:
         "Custody-provider check: a Safe-like multisig answering VERSION() with a version; false when not, or when it could not be read",
