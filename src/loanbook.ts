@@ -7,6 +7,7 @@ import { type Context, ponder } from "ponder:registry";
 import { loanbook_event, loanbook_loan } from "ponder:schema";
 import { LoanAbi } from "../abis/LoanAbi";
 import { directClient, eventColumns, jsonArgs, MULTICALL3 } from "./common";
+import { afterCommitment, afterFunded } from "./loan-states";
 import { readAtBlock } from "./read-at-block";
 import { findVault } from "./registry";
 
@@ -89,12 +90,10 @@ async function record(
 }
 
 ponder.on("RegistryLoan:OnLoanFunded", async ({ event, context }) =>
-  record(context, event, "OnLoanFunded", (r) => ({ state: r.state === "funding_required" ? "active" : "funded" })),
+  record(context, event, "OnLoanFunded", (r) => ({ state: afterFunded(r.state) })),
 );
 ponder.on("RegistryLoan:OnBorrowerCommitment", async ({ event, context }) =>
-  record(context, event, "OnBorrowerCommitment", (r) => ({
-    state: r.state === "funded" ? "active" : "funding_required",
-  })),
+  record(context, event, "OnBorrowerCommitment", (r) => ({ state: afterCommitment(r.state) })),
 );
 ponder.on("RegistryLoan:OnBorrowerWithdrawal", async ({ event, context }) =>
   record(context, event, "OnBorrowerWithdrawal"),

@@ -2,6 +2,7 @@
 import { type Context, ponder } from "ponder:registry";
 import { loan, loan_event } from "ponder:schema";
 import { eventColumns, jsonArgs } from "./common";
+import { afterCommitment, afterFunded } from "./loan-states";
 
 type LoanPatch = (row: typeof loan.$inferSelect) => Partial<typeof loan.$inferInsert>;
 
@@ -26,10 +27,10 @@ async function record(
 }
 
 ponder.on("Loan:OnLoanFunded", async ({ event, context }) =>
-  record(context, event, "OnLoanFunded", () => ({ state: "funded" })),
+  record(context, event, "OnLoanFunded", (r) => ({ state: afterFunded(r.state) })),
 );
 ponder.on("Loan:OnBorrowerCommitment", async ({ event, context }) =>
-  record(context, event, "OnBorrowerCommitment", () => ({ state: "active" })),
+  record(context, event, "OnBorrowerCommitment", (r) => ({ state: afterCommitment(r.state) })),
 );
 ponder.on("Loan:OnBorrowerWithdrawal", async ({ event, context }) => record(context, event, "OnBorrowerWithdrawal"));
 ponder.on("Loan:OnInterestsRepayment", async ({ event, context }) =>
@@ -52,6 +53,9 @@ ponder.on("Loan:OnLoanMatured", async ({ event, context }) =>
 );
 ponder.on("Loan:OnLoanClosed", async ({ event, context }) =>
   record(context, event, "OnLoanClosed", () => ({ state: "closed" })),
+);
+ponder.on("Loan:OnLoanCancelled", async ({ event, context }) =>
+  record(context, event, "OnLoanCancelled", () => ({ state: "cancelled" })),
 );
 ponder.on("Loan:OnNewAprProposed", async ({ event, context }) => record(context, event, "OnNewAprProposed"));
 ponder.on("Loan:OnAprAcceptedByBorrower", async ({ event, context }) =>
