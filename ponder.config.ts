@@ -64,6 +64,14 @@ const timelocks = perChain((c) => {
   const starts = c.vaults.filter((v) => v.timelock).map((v) => v.timelockStartBlock ?? c.startBlock - 64);
   return address && { address, startBlock: Math.max(0, Math.min(...starts)) };
 });
+// every contract a vault's ownership moves to: src/timelock.ts follows it when it is a
+// TimelockController the registry does not name (the others emit nothing, or are followed above)
+const ownerTimelocks = perChain((c) => {
+  const address = addresses(c, (v) => v.address);
+  if (!address) return undefined;
+  const event = getAbiItem({ abi: LendingPoolAbi, name: "OwnershipTransferred" });
+  return { address: factory({ address, event, parameter: "newOwner" }), startBlock: c.startBlock };
+});
 const loans = perChain((c) => {
   const poolAddresses = addresses(c, (v) => (v.family === "lendingPool" ? v.address : null));
   if (!poolAddresses) return undefined;
@@ -173,6 +181,7 @@ export default createConfig({
     ReceiptToken: { abi: ReceiptTokenAbi, chain: receiptTokens },
     Erc4626Vault: { abi: Erc4626Abi, chain: erc4626Vaults },
     Timelock: { abi: TimelockControllerAbi, chain: timelocks },
+    OwnerTimelock: { abi: TimelockControllerAbi, chain: ownerTimelocks },
     Loan: { abi: LoanAbi, chain: loans },
     SubaccountSafe: { abi: SafeEventsAbi, chain: safes },
     SubaccountModule: { abi: SubaccountModuleAbi, chain: modules },

@@ -200,6 +200,21 @@ export const timelock_operation = onchainTable(
   }),
 );
 
+/**
+ * TimelockControllers followed beside the registry's: a contract a vault's ownership moved to
+ * that answers getMinDelay(), from that block on (what it emitted before was read then).
+ */
+export const timelock_source = onchainTable(
+  "timelock_source",
+  (t) => ({
+    chain_id: t.integer().notNull(),
+    address: t.hex().notNull(),
+    vault: t.hex().notNull(), // the first vault that moved to it
+    from_block: t.bigint().notNull(),
+  }),
+  (table) => ({ pk: primaryKey({ columns: [table.chain_id, table.address] }) }),
+);
+
 /** Roles, ownership, configuration, pause, subaccount and fee-setting changes. */
 export const governance_event = onchainTable(
   "governance_event",

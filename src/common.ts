@@ -1,6 +1,6 @@
 /** Helpers shared by the handlers: common event columns, snapshots, JSON-safe args. */
 import type { Context } from "ponder:registry";
-import { share_ratio_snapshot, vault } from "ponder:schema";
+import { governance_event, share_ratio_snapshot, vault } from "ponder:schema";
 import { type Address, createPublicClient, erc20Abi, http, type PublicClient } from "viem";
 import { Erc4626Abi } from "../abis/Erc4626Abi";
 import { LendingPoolAbi } from "../abis/LendingPoolAbi";
@@ -318,5 +318,25 @@ export async function snapshot(
     asset_share_ratio: ratio,
     last_snapshot_block: block.number,
     last_snapshot_timestamp: block.timestamp,
+  });
+}
+
+type Category = "role" | "ownership" | "config" | "fee" | "pause" | "subaccount" | "emergency" | "timelock";
+
+/** A governance event of a vault or of the timelock that governs it (one writer: this). */
+export async function governance(
+  context: Context,
+  event: LogEvent & { args: Record<string, unknown> | readonly unknown[] },
+  name: string,
+  category: Category,
+  vaultAddress: string | null,
+) {
+  await context.db.insert(governance_event).values({
+    ...eventColumns(event, context.chain.id),
+    vault: vaultAddress as `0x${string}` | null,
+    contract: event.log.address.toLowerCase() as `0x${string}`,
+    category,
+    event: name,
+    args: jsonArgs(event.args),
   });
 }

@@ -1,9 +1,21 @@
-/** TimelockController handlers: operations (scheduled, executed, cancelled), roles and delay. */
+/**
+ * TimelockController handlers: operations (scheduled, executed, cancelled), roles and delay. Two
+ * sources share them: the registry's timelocks (`Timelock`), and any contract a vault's ownership
+ * moves to (`OwnerTimelock`), of which only TimelockControllers the registry does not name are
+ * kept (`timelock_source`, written by `followOwner` when the vault's OwnershipTransferred names it).
+ */
 import { type Context, ponder } from "ponder:registry";
-import { timelock_operation } from "ponder:schema";
-import { eventColumns } from "./common";
+import { timelock_operation, timelock_source, vault } from "ponder:schema";
+import { type Address, decodeEventLog, type Hex, type Log } from "viem";
+import { TimelockControllerAbi } from "../abis/TimelockControllerAbi";
+import { directClient, eventColumns, governance } from "./common";
+import { logsSinceDeployment } from "./module-logs";
+import { readAtBlock } from "./read-at-block";
 import { findVault, vaultsOfTimelock } from "./registry";
-import { governance } from "./vaults";
+
+type TimelockEvent = Parameters<typeof eventColumns>[0] & { args: Record<string, unknown> };
+const lc = (a: string) => a.toLowerCase() as `0x${string}`;
+const ZERO = "0x0000000000000000000000000000000000000000";
 
 function opKey(chainId: number, timelock: string, operationId: string, index: bigint | number) {
   return `${chainId}:${timelock.toLowerCase()}:${operationId.toLowerCase()}:${index}`;
@@ -18,79 +30,163 @@ async function forEachCall(context: Context, timelock: string, operationId: stri
   }
 }
 
-function firstVault(chainId: number, timelock: string): `0x${string}` | null {
-  return (vaultsOfTimelock(chainId, timelock)[0]?.address as `0x${string}` | undefined) ?? null;
+/** The vault a timelock's own events belong to: the registry's first, else the first that moved to it. */
+async function firstVault(context: Context, timelock: string): Promise<`0x${string}` | null> {
+  const named = vaultsOfTimelock(context.chain.id, timelock)[0]?.address as `0x${string}` | undefined;
+  if (named) return named;
+  const source = await context.db.find(timelock_source, { chain_id: context.chain.id, address: lc(timelock) });
+  return source?.vault ?? null;
 }
 
-ponder.on("Timelock:CallScheduled", async ({ event, context }) => {
-  const { id, index, target, value, data, predecessor, delay } = event.args;
-  const chainId = context.chain.id;
-  const targetVault = findVault(chainId, target);
-  const key = opKey(chainId, event.log.address, id, index);
-  // A cancelled operation may be scheduled again with the same id: keep the cancelled one's
-  // history under a key of its own and let the key point at the new schedule.
-  const previous = await context.db.find(timelock_operation, { id: key });
-  if (previous) {
-    await context.db
-      .insert(timelock_operation)
-      .values({ ...previous, id: `${key}:${previous.tx_hash}:${previous.log_index}` });
-    await context.db.delete(timelock_operation, { id: key });
-  }
-  await context.db.insert(timelock_operation).values({
-    ...eventColumns(event, chainId),
-    id: key,
-    vault: (targetVault?.address as `0x${string}` | undefined) ?? firstVault(chainId, event.log.address),
-    timelock: event.log.address.toLowerCase() as `0x${string}`,
-    operation_hash: id,
-    call_index: Number(index),
-    target: target.toLowerCase() as `0x${string}`,
-    value,
-    data,
-    predecessor,
-    salt: null,
-    delay,
-    ready_at: event.block.timestamp + delay,
-    status: "scheduled",
-  });
-});
-
-ponder.on("Timelock:CallSalt", async ({ event, context }) => {
-  await forEachCall(context, event.log.address, event.args.id, async (id) => {
-    await context.db.update(timelock_operation, { id }).set({ salt: event.args.salt });
-  });
-});
-
-ponder.on("Timelock:CallExecuted", async ({ event, context }) => {
-  const id = opKey(context.chain.id, event.log.address, event.args.id, event.args.index);
-  if (!(await context.db.find(timelock_operation, { id }))) {
-    console.warn(`Timelock:CallExecuted for unknown operation ${id} (tx ${event.transaction.hash})`);
-    return;
-  }
-  await context.db.update(timelock_operation, { id }).set({
-    status: "executed",
-    executed_at: event.block.timestamp,
-    executed_tx_hash: event.transaction.hash,
-  });
-});
-
-ponder.on("Timelock:Cancelled", async ({ event, context }) => {
-  await forEachCall(context, event.log.address, event.args.id, async (id) => {
-    await context.db.update(timelock_operation, { id }).set({
-      status: "cancelled",
-      cancelled_at: event.block.timestamp,
-      cancelled_tx_hash: event.transaction.hash,
+const HANDLERS = {
+  CallScheduled: async (context: Context, event: TimelockEvent) => {
+    const { id, index, target, value, data, predecessor, delay } = event.args as {
+      id: Hex;
+      index: bigint;
+      target: Address;
+      value: bigint;
+      data: Hex;
+      predecessor: Hex;
+      delay: bigint;
+    };
+    const chainId = context.chain.id;
+    const targetVault = findVault(chainId, target);
+    const key = opKey(chainId, event.log.address, id, index);
+    // A cancelled operation may be scheduled again with the same id: keep the cancelled one's
+    // history under a key of its own and let the key point at the new schedule.
+    const previous = await context.db.find(timelock_operation, { id: key });
+    if (previous) {
+      await context.db
+        .insert(timelock_operation)
+        .values({ ...previous, id: `${key}:${previous.tx_hash}:${previous.log_index}` });
+      await context.db.delete(timelock_operation, { id: key });
+    }
+    await context.db.insert(timelock_operation).values({
+      ...eventColumns(event, chainId),
+      id: key,
+      vault: (targetVault?.address as `0x${string}` | undefined) ?? (await firstVault(context, event.log.address)),
+      timelock: lc(event.log.address),
+      operation_hash: id,
+      call_index: Number(index),
+      target: lc(target),
+      value,
+      data,
+      predecessor,
+      salt: null,
+      delay,
+      ready_at: event.block.timestamp + delay,
+      status: "scheduled",
     });
+  },
+  CallSalt: async (context: Context, event: TimelockEvent) => {
+    const { id, salt } = event.args as { id: Hex; salt: Hex };
+    await forEachCall(context, event.log.address, id, async (row) => {
+      await context.db.update(timelock_operation, { id: row }).set({ salt });
+    });
+  },
+  CallExecuted: async (context: Context, event: TimelockEvent) => {
+    const { id: op, index } = event.args as { id: Hex; index: bigint };
+    const id = opKey(context.chain.id, event.log.address, op, index);
+    if (!(await context.db.find(timelock_operation, { id }))) {
+      console.warn(`Timelock:CallExecuted for unknown operation ${id} (tx ${event.transaction.hash})`);
+      return;
+    }
+    await context.db.update(timelock_operation, { id }).set({
+      status: "executed",
+      executed_at: event.block.timestamp,
+      executed_tx_hash: event.transaction.hash,
+    });
+  },
+  Cancelled: async (context: Context, event: TimelockEvent) => {
+    await forEachCall(context, event.log.address, event.args.id as Hex, async (id) => {
+      await context.db.update(timelock_operation, { id }).set({
+        status: "cancelled",
+        cancelled_at: event.block.timestamp,
+        cancelled_tx_hash: event.transaction.hash,
+      });
+    });
+  },
+  RoleGranted: async (context: Context, event: TimelockEvent) =>
+    governance(context, event, "RoleGranted", "role", await firstVault(context, event.log.address)),
+  RoleRevoked: async (context: Context, event: TimelockEvent) =>
+    governance(context, event, "RoleRevoked", "role", await firstVault(context, event.log.address)),
+  MinDelayChange: async (context: Context, event: TimelockEvent) =>
+    governance(context, event, "MinDelayChange", "timelock", await firstVault(context, event.log.address)),
+} as const;
+type Name = keyof typeof HANDLERS;
+const NAMES = Object.keys(HANDLERS) as Name[];
+
+/** Whether `OwnerTimelock` events of `address` are kept: a followed timelock the registry does not name. */
+async function followed(context: Context, address: string): Promise<boolean> {
+  if (vaultsOfTimelock(context.chain.id, address).length > 0) return false; // the `Timelock` source's
+  return (await context.db.find(timelock_source, { chain_id: context.chain.id, address: lc(address) })) != null;
+}
+
+for (const name of NAMES) {
+  ponder.on(`Timelock:${name}`, async ({ event, context }) => {
+    await HANDLERS[name](context, event as unknown as TimelockEvent);
   });
-});
+  ponder.on(`OwnerTimelock:${name}`, async ({ event, context }) => {
+    if (await followed(context, event.log.address)) await HANDLERS[name](context, event as unknown as TimelockEvent);
+  });
+}
 
-ponder.on("Timelock:RoleGranted", async ({ event, context }) => {
-  await governance(context, event, "RoleGranted", "role", firstVault(context.chain.id, event.log.address));
-});
-
-ponder.on("Timelock:RoleRevoked", async ({ event, context }) => {
-  await governance(context, event, "RoleRevoked", "role", firstVault(context.chain.id, event.log.address));
-});
-
-ponder.on("Timelock:MinDelayChange", async ({ event, context }) => {
-  await governance(context, event, "MinDelayChange", "timelock", firstVault(context.chain.id, event.log.address));
-});
+/**
+ * A vault's ownership moved to `newOwner` (its OwnershipTransferred, `event`). When the new owner
+ * is a TimelockController (it answers getMinDelay() at that block), it becomes the vault's
+ * `timelock`; one the registry does not name is followed from here (`timelock_source`), and what
+ * it emitted before, from its deployment up to this log (its constructor's roles, the schedule
+ * of the acceptance), is read now and recorded as if indexed.
+ */
+export async function followOwner(context: Context, event: TimelockEvent, vaultAddress: string, newOwner: string) {
+  const chainId = context.chain.id;
+  const owner = lc(newOwner);
+  if (owner === ZERO) return;
+  const client = directClient(chainId);
+  const at = event.block.number;
+  const isTimelock = await readAtBlock(
+    (atBlock) =>
+      client.readContract({
+        address: owner,
+        abi: TimelockControllerAbi,
+        functionName: "getMinDelay",
+        ...(atBlock ? { blockNumber: at } : {}),
+      }),
+    `getMinDelay of ${owner} at block ${at}`,
+  ).then(
+    () => true,
+    () => false,
+  );
+  if (!isTimelock) return;
+  await context.db.update(vault, { chain_id: chainId, address: lc(vaultAddress) }).set({ timelock: owner });
+  if (vaultsOfTimelock(chainId, owner).length > 0) return; // the registry's: followed all along
+  if (await context.db.find(timelock_source, { chain_id: chainId, address: owner })) return;
+  await context.db
+    .insert(timelock_source)
+    .values({ chain_id: chainId, address: owner, vault: lc(vaultAddress), from_block: at });
+  const logs = await readAtBlock(
+    () => logsSinceDeployment(client, owner, 0n, at),
+    `timelock ${owner} logs up to block ${at}`,
+  );
+  const before = logs.filter((l) => (l.blockNumber as bigint) < at || (l.logIndex as number) < event.log.logIndex);
+  const timestamps = new Map<bigint, bigint>([[at, event.block.timestamp]]);
+  for (const log of before as Log<bigint, number, false>[]) {
+    let decoded: ReturnType<typeof decodeEventLog<typeof TimelockControllerAbi>>;
+    try {
+      decoded = decodeEventLog({ abi: TimelockControllerAbi, data: log.data, topics: log.topics });
+    } catch {
+      continue; // not one of the timelock's events
+    }
+    if (!(NAMES as string[]).includes(decoded.eventName)) continue;
+    if (!timestamps.has(log.blockNumber)) {
+      timestamps.set(log.blockNumber, (await client.getBlock({ blockNumber: log.blockNumber })).timestamp);
+    }
+    await HANDLERS[decoded.eventName as Name](context, {
+      id: `${chainId}:${log.blockNumber}:${log.transactionIndex}:${log.logIndex}:before-owner`,
+      block: { number: log.blockNumber, timestamp: timestamps.get(log.blockNumber)!, hash: log.blockHash },
+      transaction: { hash: log.transactionHash },
+      log: { logIndex: log.logIndex, address: lc(log.address) },
+      args: decoded.args as Record<string, unknown>,
+    });
+  }
+}

@@ -6,7 +6,6 @@
 import { type Context, ponder } from "ponder:registry";
 import {
   fee_event,
-  governance_event,
   loan,
   share_transfer,
   vault,
@@ -19,9 +18,10 @@ import { LendingPoolAbi } from "../abis/LendingPoolAbi";
 import { LoanAbi } from "../abis/LoanAbi";
 import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi";
 import type { EvmVault } from "../config/registry";
-import { directClient, eventColumns, flowSnapshotId, jsonArgs, MULTICALL3, snapshot } from "./common";
+import { directClient, eventColumns, flowSnapshotId, governance, jsonArgs, MULTICALL3, snapshot } from "./common";
 import { readAtBlock } from "./read-at-block";
 import { vaultAt, vaultOfShareToken, vaultsOnChain } from "./registry";
+import { followOwner } from "./timelock";
 
 type Ev = Parameters<typeof eventColumns>[0];
 
@@ -392,25 +392,6 @@ async function recordFee(
   });
 }
 
-type Category = "role" | "ownership" | "config" | "fee" | "pause" | "subaccount" | "emergency" | "timelock";
-
-export async function governance(
-  context: Context,
-  event: Ev & { args: Record<string, unknown> | readonly unknown[] },
-  name: string,
-  category: Category,
-  vaultAddress: string | null,
-) {
-  await context.db.insert(governance_event).values({
-    ...eventColumns(event, context.chain.id),
-    vault: vaultAddress as `0x${string}` | null,
-    contract: event.log.address.toLowerCase() as `0x${string}`,
-    category,
-    event: name,
-    args: jsonArgs(event.args),
-  });
-}
-
 type VaultPatch = Partial<typeof vault.$inferInsert>;
 async function patchVault(context: Context, address: string, patch: VaultPatch) {
   await context.db
@@ -425,6 +406,7 @@ for (const family of ["LendingPool", "TokenizedVaultV2"] as const) {
       owner: event.args.newOwner.toLowerCase() as `0x${string}`,
       pending_owner: null,
     });
+    await followOwner(context, event, event.log.address, event.args.newOwner);
   });
   ponder.on(`${family}:ManagementFeeUpdated`, async ({ event, context }) => {
     await governance(context, event, "ManagementFeeUpdated", "fee", event.log.address);
@@ -457,6 +439,7 @@ ponder.on("Erc4626Vault:OwnershipTransferred", async ({ event, context }) => {
     owner: event.args.newOwner.toLowerCase() as `0x${string}`,
     pending_owner: null,
   });
+  await followOwner(context, event, event.log.address, event.args.newOwner);
 });
 ponder.on("Erc4626Vault:OwnershipTransferStarted", async ({ event, context }) => {
   await governance(context, event, "OwnershipTransferStarted", "ownership", event.log.address);

@@ -43,6 +43,7 @@ const TABLES = [
   "withdrawal_match",
   "share_ratio_snapshot",
   "timelock_operation",
+  "timelock_source",
   "governance_event",
   "fee_event",
   "loan",

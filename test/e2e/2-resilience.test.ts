@@ -27,6 +27,7 @@ const TABLES = [
   "withdrawal_request",
   "share_ratio_snapshot",
   "timelock_operation",
+  "timelock_source",
   "governance_event",
   "fee_event",
   "loan",

@@ -413,35 +413,93 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
     expect(requests).toEqual([{ receiver: late, status: "processed", processed_assets: paid[1]![1] }]);
   });
 
-  it("ownership moved to a timelock the registry does not name: the roles route says so", async () => {
-    const v2 = fresh.vaultV2.address;
+  it("ownership moved to a timelock the registry does not name: followed, its roles and operations served", async () => {
+    const v2 = fresh.vaultV2.address.toLowerCase() as Address;
     const s = new ChainSession(FRESH, fresh.rpcUrl);
     await s.syncClock();
     const me = fresh.deployer;
-    const timelock = await s.deploy(me, "TimelockController", [0n, [me], [me], me]);
+    const timelock = (await s.deploy(me, "TimelockController", [0n, [me], [me], me])).toLowerCase() as Address;
     // two-step: the vault offers, the new timelock accepts through its own schedule and execute
     await s.call(me, "TokenizedVaultV2", v2, "transferOwnership", [timelock]);
-    const accept = encodeFunctionData({ abi: TokenizedVaultV2Abi, functionName: "acceptOwnership" });
+    const call = (functionName: "acceptOwnership" | "updateManagementFee", args: bigint[] = []) =>
+      encodeFunctionData({ abi: TokenizedVaultV2Abi, functionName, args } as never);
     const zero = `0x${"0".repeat(64)}` as const;
-    await s.call(me, "TimelockController", timelock, "schedule", [v2, 0n, accept, zero, zero, 0n]);
-    await s.call(me, "TimelockController", timelock, "execute", [v2, 0n, accept, zero, zero]);
+    await s.call(me, "TimelockController", timelock, "schedule", [v2, 0n, call("acceptOwnership"), zero, zero, 0n]);
+    await s.call(me, "TimelockController", timelock, "execute", [v2, 0n, call("acceptOwnership"), zero, zero]);
+    // after the move: an operation of its own, still waiting
+    const fee = call("updateManagementFee", [100n]);
+    await s.call(me, "TimelockController", timelock, "schedule", [v2, 0n, fee, zero, zero, 3600n]);
     await s.mineAt([s.clock + 12]);
-    await until("the new owner indexed", 120_000, async () => {
-      const [v] = await q<{ owner: string }>(
-        `SELECT owner FROM indexer.vault WHERE chain_id = ${FRESH} AND address = $1`,
+    const row = await until("the new timelock followed", 120_000, async () => {
+      const [v] = await q<{ owner: string; timelock: string }>(
+        `SELECT owner, timelock FROM indexer.vault WHERE chain_id = ${FRESH} AND address = $1`,
         [v2],
       );
-      return v?.owner === timelock.toLowerCase() ? true : undefined;
+      return v?.timelock === timelock ? v : undefined;
     });
+    expect(row.owner).toBe(timelock);
+    expect(await q("SELECT address, vault FROM indexer.timelock_source WHERE chain_id = $1", [FRESH])).toEqual([
+      { address: timelock, vault: v2 },
+    ]);
+    await until("its waiting operation indexed", 60_000, async () => {
+      const r = await q("SELECT 1 FROM indexer.timelock_operation WHERE timelock = $1 AND data = $2", [timelock, fee]);
+      return r.length > 0 ? true : undefined;
+    });
+    // the roles its constructor granted (before the move), no warning about it
     const roles = await get(`/platform/governance/${v2}/roles?chain_id=${FRESH}`);
-    const body = roles.body as { roles: { role: string; address: string; account_type: string }[]; warnings: string[] };
+    const body = roles.body as {
+      timelock: { address: string; min_delay_seconds: number } | null;
+      roles: { role: string; address: string; account_type: string; source: string }[];
+      warnings: string[];
+    };
     expect(roles.status).toBe(200);
-    expect(body.roles.find((r) => r.role === "owner")).toMatchObject({
-      address: timelock.toLowerCase(),
-      account_type: "timelock",
+    expect(body.timelock).toEqual({ address: timelock, min_delay_seconds: 0 });
+    expect(body.roles.find((r) => r.role === "owner")).toMatchObject({ address: timelock, account_type: "timelock" });
+    const held = (role: string) => body.roles.filter((r) => r.role === role && r.source === "timelock");
+    expect(held("timelock_proposer").map((r) => r.address)).toEqual([me.toLowerCase()]);
+    expect(held("timelock_executor").map((r) => r.address)).toEqual([me.toLowerCase()]);
+    expect(body.warnings.filter((w) => w.includes(timelock))).toEqual([]);
+    // its operations: the acceptance (scheduled before the move, executed in it), the fee change waiting
+    const ops = await get(`/platform/governance/${v2}/timelocks?chain_id=${FRESH}&status=all`);
+    const list = (ops.body as { timelocks: { timelock: string; data: string; status: string }[] }).timelocks;
+    expect(list.map((o) => [o.timelock, o.data, o.status]).sort()).toEqual(
+      [
+        [timelock, call("acceptOwnership"), "executed"],
+        [timelock, fee, "scheduled"],
+      ].sort(),
+    );
+  });
+
+  it("a role held by a TimelockController other than the vault's: named, with a warning", async () => {
+    const pool = fresh.lendingPool.address.toLowerCase() as Address;
+    const s = new ChainSession(FRESH, fresh.rpcUrl);
+    await s.syncClock();
+    const me = fresh.deployer;
+    const other = (await s.deploy(me, "TimelockController", [0n, [me], [me], me])).toLowerCase() as Address;
+    // the pool's own timelock (60 s) makes it the pool's operator
+    const data = encodeFunctionData({
+      abi: parseAbi(["function updateOperator(address newOperator)"]),
+      functionName: "updateOperator",
+      args: [other],
     });
+    const zero = `0x${"0".repeat(64)}` as const;
+    const tl = fresh.lendingPool.timelock;
+    await s.call(me, "TimelockController", tl, "schedule", [pool, 0n, data, zero, zero, 60n]);
+    await s.mineAt([s.clock + 61]);
+    await s.call(me, "TimelockController", tl, "execute", [pool, 0n, data, zero, zero]);
+    await s.mineAt([s.clock + 12]);
+    await until("the new operator indexed", 120_000, async () => {
+      const [v] = await q<{ operator: string }>(
+        `SELECT operator FROM indexer.vault WHERE chain_id = ${FRESH} AND address = $1`,
+        [pool],
+      );
+      return v?.operator === other ? true : undefined;
+    });
+    const roles = await get(`/platform/governance/${pool}/roles?chain_id=${FRESH}`);
+    const body = roles.body as { roles: { role: string; address: string; account_type: string }[]; warnings: string[] };
+    expect(body.roles.find((r) => r.role === "operator")).toMatchObject({ address: other, account_type: "timelock" });
     expect(body.warnings).toContain(
-      `${timelock.toLowerCase()} (owner) is a TimelockController the registry does not name for ${v2.toLowerCase()}: its roles and operations are not indexed (set the vault's timelock and timelockStartBlock in the registry)`,
+      `${other} (operator) is a TimelockController other than the vault's timelock (${fresh.lendingPool.timelock.toLowerCase()}): its roles and operations are not indexed`,
     );
   });
 

@@ -233,9 +233,9 @@ export const rolesHandler: RouteHandler<typeof roles, AppEnv> = async (c) => {
       continue;
     }
     if (i.account_type === "timelock") {
-      // the vault's own timelock is the registry's (not in `addresses`): this one is not followed
+      // the vault's own timelock is not in `addresses`: this one's roles and operations are not indexed
       warn(
-        `${a} (${rs.join(", ")}) is a TimelockController the registry does not name for ${v.address}: its roles and operations are not indexed (set the vault's timelock and timelockStartBlock in the registry)`,
+        `${a} (${rs.join(", ")}) is a TimelockController other than the vault's timelock (${tl ?? "none"}): its roles and operations are not indexed`,
       );
       continue;
     }
