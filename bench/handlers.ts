@@ -34,6 +34,7 @@ export const CONTRACT_ABIS: Record<string, Abi> = {
   ReceiptToken: ReceiptTokenAbi as Abi,
   Erc4626Vault: Erc4626Abi as Abi,
   Timelock: TimelockControllerAbi as Abi,
+  OwnerTimelock: TimelockControllerAbi as Abi,
   Loan: LoanAbi as Abi,
   // the subaccounts' protocol world (few events next to the bench's bulk; not in its event count)
   SubaccountSafe: SafeEventsAbi as Abi,
