@@ -11,8 +11,9 @@ const CMD: Command = {
     "       | list [--wallet <address>]",
   help: `
 Operator entries of manual points (registry.manual_points), e.g. a campaign bonus or a correction
-(negative points). The next fan-out of the workers (within FANOUT_EVERY_S, or at once with
-npm run recompute) puts them into the ledger and the balances.
+(negative points). They count in the ledger and a wallet's totals as soon as they are committed
+(derived.points_entry is a view over this table); the API's ranks follow within
+POINTS_STANDINGS_MS.
 
   add --wallet <address> --points <number> --reason <text> [--author <name>]
         --points: a decimal with up to 18 decimals, may be negative; --author defaults to the OS user
