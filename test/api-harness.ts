@@ -44,8 +44,9 @@ export interface ApiHarness {
   /**
    * The key policy of a read the spec leaves unmarked: it answers without a key as with one, a
    * revoked or unknown key is refused (403), and with API_READS_REQUIRE_KEY=1 no key is a 401.
+   * With a key it answers `status` (default 200).
    */
-  expectOpenRead(path: string, init?: RequestInit): Promise<void>;
+  expectOpenRead(path: string, init?: RequestInit, status?: number): Promise<void>;
   /** another app over the same database and Redis, with some dependencies changed (e.g. the clock) */
   appWithDeps(deps: Partial<AppDeps>): App;
   /**
@@ -143,8 +144,9 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
     if (k) headers.set("x-api-key", k);
     return { ...init, headers };
   };
-  async function expectOpenRead(path: string, init: RequestInit = {}) {
+  async function expectOpenRead(path: string, init: RequestInit = {}, status = 200) {
     const keyed = await req(path, init);
+    expect(keyed.status, `${path} with a key`).toBe(status);
     const none = await req(path, { ...init, key: null });
     expect(none.status, `${path} without a key`).toBe(keyed.status);
     expect(none.status, `${path} without a key`).not.toBe(401);

@@ -521,6 +521,9 @@ describe("lending vaults, perp deposits and loan books", () => {
     }
     expect(deposits.size).toBe(nDeposits);
     expect(core.size).toBe(nCore);
+    // the devnet's subaccounts deposited on both bridges, and the ledger both credited and rejected
+    expect(nDeposits).toBeGreaterThan(0);
+    expect([...core.values()].map((r) => r.kind)).toEqual(expect.arrayContaining(["credited", "rejected"]));
   });
 
   it("loanbook_loan and loanbook_event: every loan of each chain's registry, with its parties", async () => {

@@ -601,7 +601,20 @@ describe("snapshots and positions", () => {
         await rpcCall<Hex>(c.rpcUrl, "eth_call", [{ to: v.receiptToken ?? v.address, data }, "latest"]),
       );
       expect(s.minted).toBe(onChain.toString());
+      // the vault row's supply is its latest snapshot's: totalSupply() at that block
+      const [last] = await q<{ block: string }>(
+        `SELECT max(block_number)::text AS block FROM indexer.share_ratio_snapshot WHERE chain_id = $1 AND vault = $2`,
+        [s.chain_id, s.vault],
+      );
+      const atSnapshot = BigInt(
+        await rpcCall<Hex>(c.rpcUrl, "eth_call", [
+          { to: v.receiptToken ?? v.address, data },
+          `0x${BigInt(last!.block).toString(16)}`,
+        ]),
+      );
+      expect(`${s.vault} ${s.total_supply}`).toBe(`${s.vault} ${atSnapshot}`);
     }
+    expect(supply.length).toBe(manifest.chains.flatMap((c) => c.vaults).length);
   });
 
   it("lists every vault as fully backfilled", async () => {

@@ -196,9 +196,13 @@ describe("reorg", () => {
     const s = new ChainSession(chain.chainId, chain.rpcUrl);
     await s.syncClock();
     const q = <T>(sql: string, params: unknown[] = []) => withDb(devnet.dbUrl, (c) => rows<T>(c, sql, params));
-    const hasEvent = async (tx: string) =>
-      (await q<{ n: string }>(`SELECT count(*) AS n FROM "${devnet.schema}".vault_event WHERE tx_hash = $1`, [tx]))[0]!
-        .n === "1";
+    const eventsOf = async (tx: string) =>
+      Number(
+        (
+          await q<{ n: string }>(`SELECT count(*) AS n FROM "${devnet.schema}".vault_event WHERE tx_hash = $1`, [tx])
+        )[0]!.n,
+      );
+    const hasEvent = async (tx: string) => (await eventsOf(tx)) > 0;
     const waitUntil = async (what: string, fn: () => Promise<boolean>) => {
       for (let i = 0; i < 600; i++) {
         if (await fn()) return;
@@ -239,6 +243,7 @@ describe("reorg", () => {
     const orphanLending = await lendingDeposit(walletA!, 10n ** 6n);
     await s.mineAt([s.clock + 60, s.clock + 120]);
     await waitUntil("the orphan-to-be deposit is indexed", () => hasEvent(orphanTx));
+    expect(await eventsOf(orphanTx)).toBe(1);
     await waitUntil("the orphan-to-be lending-vault deposit is indexed", async () => {
       const r = await protocolRows(orphanLending);
       return r.lending_vault_event === 1 && r.lending_vault_snapshot === 1;
@@ -252,7 +257,8 @@ describe("reorg", () => {
     const newLending = await lendingDeposit(walletB!, 2n * 10n ** 6n);
     await s.mineAt([s.clock + 30, s.clock + 60, s.clock + 90]);
     await waitUntil("the new chain's deposit is indexed", () => hasEvent(newTx));
-    expect(await hasEvent(orphanTx)).toBe(false);
+    expect(await eventsOf(newTx)).toBe(1);
+    expect(await eventsOf(orphanTx)).toBe(0);
     await waitUntil(
       "the new chain's lending-vault deposit is indexed",
       async () => (await protocolRows(newLending)).lending_vault_event === 1,
@@ -277,6 +283,7 @@ describe("reorg", () => {
     await s.syncClock();
     await s.mineAt([s.clock + 30]);
     await waitUntil("the second reorg is indexed", async () => !(await hasEvent(newTx)));
+    expect(await eventsOf(newTx)).toBe(0);
     expect(await protocolRows(newLending)).toEqual({ lending_vault_event: 0, lending_vault_snapshot: 0 });
   }, 180_000);
 });

@@ -335,6 +335,10 @@ async function expectMatchesIndexed(): Promise<void> {
     `SELECT b.wallet, b.total_points::text, b.rank_total, (SELECT sum(points) FROM derived.points_ledger l WHERE l.wallet = b.wallet)::text AS sum
      FROM derived.points_balance b ORDER BY b.rank_total`,
   );
+  // a balance for every wallet of the ledger
+  const [wallets] = await q<{ n: string }>("SELECT count(DISTINCT wallet) AS n FROM derived.points_ledger");
+  expect(bal.length).toBe(Number(wallets!.n));
+  expect(bal.length).toBeGreaterThan(40);
   for (const b of bal) expect(Number(b.total_points), b.wallet).toBe(Number(b.sum ?? "0"));
   for (let i = 1; i < bal.length; i++) {
     const [a, b] = [bal[i - 1]!, bal[i]!];
@@ -577,6 +581,15 @@ describe("derived analytics", () => {
 
   it("a recompute from scratch gives exactly the rows of the incremental runs", async () => {
     const before = await derivedHash();
+    // from scratch: every derived table the hash covers emptied first (points_entry is a view)
+    const tables = await q<{ t: string }>(
+      `SELECT table_name AS t FROM information_schema.tables
+        WHERE table_schema = 'derived' AND table_type = 'BASE TABLE' AND table_name = ANY($1)`,
+      [Object.keys(before)],
+    );
+    expect(tables.length).toBe(Object.keys(before).length - 1);
+    await q(`TRUNCATE ${tables.map((x) => `derived.${x.t}`).join(", ")}`);
+    expect((await derivedHash()).vault_day).toMatch(/^0:/);
     const r = spawnSync(join(REPO_ROOT, "node_modules", ".bin", "tsx"), ["scripts/recompute.ts", "--all"], {
       cwd: REPO_ROOT,
       env: { ...process.env, DATABASE_URL: devnet.dbUrl, REDIS_URL: redis.url, VAULT_REGISTRY: devnet.registryFile },
@@ -584,7 +597,7 @@ describe("derived analytics", () => {
       timeout: 300_000,
     });
     expect(r.status, r.stderr + r.stdout).toBe(0);
-    expect(r.stdout).toMatch(/recompute: done, \d+ vault-days/);
+    expect(r.stdout).toMatch(/recompute: done, [1-9]\d* vault-days/);
     expect(await derivedHash()).toEqual(before);
   });
 
@@ -716,6 +729,15 @@ describe("derived analytics", () => {
         await extrasHash(db),
         `kill-${Date.now()}`,
       );
+      // when the vault's rows were last written: the killed job must not change it, the retry must
+      const stamp = async () =>
+        (
+          await q<{ at: string }>(
+            "SELECT max(computed_at)::text AS at FROM derived.vault_day WHERE chain_id = $1 AND vault = $2",
+            [v!.chain_id, v!.vault],
+          )
+        )[0]!.at;
+      const written = await stamp();
       const id = await addFlow(producer, plan);
       // The job has written its rows and holds its transaction open: kill -9 the worker now.
       await waitUntil("a vault-days job is inside its write transaction", async () => {
@@ -733,10 +755,12 @@ describe("derived analytics", () => {
         return a!.n === "0";
       });
       expect(await derivedHash()).toEqual(before);
+      expect(await stamp()).toBe(written);
       workers = spawnWorkers();
       const job = await Job.fromId(rollups, id);
       await job!.waitUntilFinished(events, 120_000);
       expect(await derivedHash()).toEqual(before);
+      expect(await stamp()).not.toBe(written);
     } finally {
       await close();
       await db.destroy();

@@ -683,9 +683,23 @@ describe("GET /platform/governance/{vault_address}/audit_log", () => {
   });
 
   it("a non-EVM vault has only its manual entries", async () => {
+    await h.db
+      .insertInto("registry.audit_entry")
+      .values({
+        chain_id: -1,
+        vault: SOLANA,
+        category: "note",
+        text: "Custody wallet rotated",
+        occurred_at: "2026-11-05T09:00:00Z",
+        author: MANUAL_AUTHOR,
+      })
+      .execute();
     const r = await h.json<Log>(`/api/v1/platform/governance/${SOLANA}/audit_log`);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ entries: [], next_before: null });
+    expect(r.body.next_before).toBeNull();
+    expect(r.body.entries.map((e) => [e.source, e.category, e.text, e.occurred_at])).toEqual([
+      ["manual", "note", "Custody wallet rotated", "2026-11-05T09:00:00.000Z"],
+    ]);
   });
 
   it("422 for a malformed before or category, or a limit out of 1..500", async () => {

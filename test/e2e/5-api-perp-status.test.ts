@@ -50,8 +50,9 @@ describe("perp deposit status", () => {
       });
       if (d.outcome.status !== "pending") {
         expect(r.body.core).toMatchObject({ chain_id: d.outcome.chainId, tx_hash: d.outcome.txHash.toLowerCase() });
-      }
+      } else expect(r.body.core).toBeNull();
       if (d.outcome.status === "rejected") expect(r.body.reason).toBe(d.outcome.reason);
+      else expect(r.body.reason).toBeNull();
       // the other relayer does not know it
       const other = await ask(relayer === "perp_relayer_a" ? "perp_relayer_b" : "perp_relayer_a", d.coreHash);
       expect(other.body).toMatchObject({ status: "unknown", deposit: null, core: null });

@@ -122,7 +122,8 @@ afterAll(async () => {
 async function register(address: string, referrer: string | null = null) {
   await h.db
     .insertInto("registry.points_user")
-    .values({ address, referrer, chain_id: 1, registered_at: "2026-11-01T00:00:00Z" })
+    // registered three weeks ago: the referrer has earned from the referee's positions since
+    .values({ address, referrer, chain_id: 1, registered_at: new Date(Date.now() - 21 * 86_400_000).toISOString() })
     .execute();
   registered.push(address);
 }
@@ -315,7 +316,7 @@ describe("points record: /v1/points/{user_address} and /api/v1/platform/points/{
       "SELECT total_points::text AS t FROM derived.points_referral WHERE referrer = $1 AND referee = $2",
       [referrer, referee],
     );
-    expect(earned).toBeDefined();
+    expect(Number(earned!.t)).toBeGreaterThan(0);
     const [fromLedger] = await h.q<{ t: string }>(
       "SELECT coalesce(sum(points), 0)::text AS t FROM derived.points_ledger WHERE wallet = $1 AND ref = $2 AND source = 'referral'",
       [referrer, referee],

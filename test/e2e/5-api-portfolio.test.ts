@@ -44,6 +44,9 @@ const writer = () => createDb(createPool(h.devnet.dbUrl, 2, "portfolio-test"));
 const rpcUrls = () => new Map(h.devnet.chains.map((c) => [c.chainId, c.rpcUrl]));
 const TRANSFER = parseAbi(["event Transfer(address indexed from, address indexed to, uint256 value)"]);
 const FEED = parseAbi(["function latestAnswer() view returns (int256)"]);
+const AAVE_RESERVE = parseAbi([
+  "function getReserveData(address) view returns ((uint256 data) configuration, uint128 liquidityIndex, uint128 currentLiquidityRate, uint128 variableBorrowIndex, uint128 currentVariableBorrowRate, uint128 currentStableBorrowRate, uint40 lastUpdateTimestamp, uint16 id, address aTokenAddress, address stableDebtTokenAddress, address variableDebtTokenAddress, address interestRateStrategyAddress, uint128 accruedToTreasury, uint128 unbacked, uint128 isolationModeTotalDebt)",
+]);
 const AMOUNT = 300n * 10n ** 6n;
 
 beforeAll(async () => {
@@ -99,8 +102,10 @@ describe("the portfolio job", () => {
     expect(withAave.length).toBeGreaterThan(0);
     const erc20 = parseAbi(["function balanceOf(address) view returns (uint256)"]);
     const rpcOfSlug = new Map(h.devnet.chains.map((c) => [getChain(c.chainId)!.slug, c.rpcUrl]));
+    let tokens = 0;
     for (const r of rows.slice(0, 6)) {
       for (const t of r.data.tokens) {
+        tokens++;
         // a subaccount is one account on every chain: its tokens carry their chain
         const client = createPublicClient({ transport: http(rpcOfSlug.get(t.chain)!) });
         const raw = (await client.readContract({
@@ -112,9 +117,45 @@ describe("the portfolio job", () => {
         expect(BigInt(t.raw_amount_str), `${r.subaccount} ${t.chain} ${t.id}`).toBe(raw);
       }
     }
+    expect(tokens).toBeGreaterThan(6);
     const aave = withAave[0]!.data.positions.find((p) => p.id === "aave_v3")!.portfolio_item_list[0]!;
     expect(aave.stats.asset_usd_value).toBeGreaterThan(0);
     expect(aave.stats.net_usd_value).toBeCloseTo(aave.stats.asset_usd_value - aave.stats.debt_usd_value, 6);
+    // every Aave supply and debt is the aToken's and debt token's balance (interest since: tiny)
+    let compared = 0;
+    for (const r of withAave) {
+      const position = r.data.positions.find((p) => p.id === "aave_v3") as unknown as {
+        chain: string;
+        portfolio_item_list: { pool: { controller: string }; detail: Item["detail"] }[];
+      };
+      const item = position.portfolio_item_list[0]!;
+      const client = createPublicClient({ transport: http(rpcOfSlug.get(position.chain)!) });
+      const lists = [
+        [item.detail.supply_token_list, 8],
+        [item.detail.borrow_token_list, 10],
+      ] as const;
+      for (const [list, at] of lists) {
+        for (const t of list as { id: string; amount: number; decimals: number }[]) {
+          const reserve = await client.readContract({
+            address: item.pool.controller as Address,
+            abi: AAVE_RESERVE,
+            functionName: "getReserveData",
+            args: [t.id as Address],
+          });
+          const token = Object.values(reserve)[at] as Address;
+          const raw = (await client.readContract({
+            address: token,
+            abi: erc20,
+            functionName: "balanceOf",
+            args: [r.subaccount],
+          } as never)) as bigint;
+          const want = Number(raw) / 10 ** t.decimals;
+          expect(Math.abs(t.amount - want) / want, `${r.subaccount} ${t.id}`).toBeLessThan(1e-5);
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(withAave.length);
   });
 
   it("each token's price_24h_change is its feed now over its feed at the last block a day before", async () => {

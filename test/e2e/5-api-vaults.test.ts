@@ -435,10 +435,12 @@ describe("vault list", () => {
         key: null,
       });
       expect(r.status).toBe(200);
+      expect(r.body.map((v) => `${v.chain}:${v.address}`)).toEqual(registry.map((v) => `${v.chain_id}:${v.address}`));
       for (const [i, item] of r.body.entries())
         await checkVault(item, registry[i]!, "public", { subaccounts: false, snapshots: false });
     }
     const only = await h.json<Vault[]>("/v1/tokenized_vaults?load_snapshots=false", { key: null });
+    expect(only.body.map((v) => `${v.chain}:${v.address}`)).toEqual(registry.map((v) => `${v.chain_id}:${v.address}`));
     for (const [i, item] of only.body.entries())
       await checkVault(item, registry[i]!, "public", { subaccounts: true, snapshots: false });
   });
@@ -477,9 +479,26 @@ describe("vault list", () => {
     // the public list filters on the spec's two values; the institutional one on every status
     const e = await expect422("/v1/tokenized_vaults?status=migrated", "status");
     expect([e.loc, e.type]).toEqual([["query", "status"], "enum"]);
-    const migrated = await h.json<{ status: string }[]>("/api/v1/tokenized_vault?status=migrated");
-    expect(migrated.status).toBe(200);
-    for (const v of migrated.body) expect(v.status).toBe("migrated");
+    const target = evm()[0]!;
+    const setStatus = (status: string) =>
+      h.db
+        .updateTable("registry.vault")
+        .set({ status })
+        .where("chain_id", "=", target.chain_id)
+        .where("address", "=", target.address)
+        .execute();
+    await setStatus("migrated");
+    try {
+      const migrated = await h.json<{ chain: number; address: string; status: string }[]>(
+        "/api/v1/tokenized_vault?status=migrated&load_snapshots=false",
+      );
+      expect(migrated.status).toBe(200);
+      expect(migrated.body.map((v) => [v.chain, v.address, v.status])).toEqual([
+        [target.chain_id, target.address, "migrated"],
+      ]);
+    } finally {
+      await setStatus(target.status);
+    }
     for (const base of ["/v1/tokenized_vaults", "/api/v1/tokenized_vault"]) {
       expect((await expect422(`${base}?status=`, "status")).loc).toEqual(["query", "status"]);
       expect((await expect422(`${base}?load_subaccounts=maybe`, "load_subaccounts")).loc).toEqual([
