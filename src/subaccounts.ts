@@ -31,18 +31,24 @@ function followedFrom(chainId: number): number {
   return Math.min(c.startBlock, c.protocols?.subaccountsStartBlock ?? c.startBlock);
 }
 
-/** A Safe's owners and threshold at the end of `block`; null when they cannot be read. */
+/**
+ * A Safe's owners and threshold at the end of `block`; "absent" when it had no code then (it is
+ * being created: its SafeSetup follows in this block); null when they cannot be read.
+ */
 async function safeAt(chainId: number, safe: Address, block: bigint) {
   const client = directClient(chainId);
-  const read = (atBlock: boolean) => {
+  const read = async (atBlock: boolean) => {
     const at = atBlock ? { blockNumber: block } : {};
+    if (atBlock && !(await client.getCode({ address: safe, blockNumber: block }))) return "absent" as const;
     return Promise.all([
       client.readContract({ address: safe, abi: SAFE_READS, functionName: "getOwners", ...at }),
       client.readContract({ address: safe, abi: SAFE_READS, functionName: "getThreshold", ...at }),
     ]);
   };
   try {
-    const [owners, threshold] = await readAtBlock(read, `Safe ${safe} at block ${block}`);
+    const got = await readAtBlock(read, `Safe ${safe} at block ${block}`);
+    if (got === "absent") return got;
+    const [owners, threshold] = got;
     return { owners: owners.map(lc), threshold: Number(threshold) };
   } catch {
     return null;
@@ -59,8 +65,10 @@ async function ensure(context: Context, safe: Address, block: { number: bigint; 
   const key = { chain_id: context.chain.id, safe: lc(safe) };
   const row = await context.db.find(subaccount, key);
   if (row) return row;
-  const before = setup ? null : await safeAt(context.chain.id, safe, block.number - 1n);
-  if (!setup) {
+  const found = setup ? null : await safeAt(context.chain.id, safe, block.number - 1n);
+  // created in this block (an event of its setup before SafeSetup): SafeSetup fills the row
+  const before = found === "absent" ? null : found;
+  if (!setup && found !== "absent") {
     const from = followedFrom(context.chain.id);
     console.warn(
       `subaccount ${key.safe} on chain ${key.chain_id}: set up before block ${from}, where it is followed from; ` +
