@@ -1,8 +1,9 @@
 /**
  * What a contract emitted up to a block, read from the block it was deployed in. The deployment
  * block is found by bisecting `eth_getCode` over the range (an archive read, as the indexer's
- * others): a few calls, then one `eth_getLogs` over the blocks the contract existed in, where one
- * request from the chain's start block is refused by providers that cap a request's blocks.
+ * others): a few calls, then `eth_getLogs` over the blocks the contract existed in, where one
+ * request from the chain's start block is refused by providers that cap a request's blocks; a
+ * span still refused as too wide is read in halves.
  */
 import type { Address, Log, PublicClient } from "viem";
 
@@ -44,6 +45,27 @@ export async function deploymentBlock(
   return firstBlockWhere(toBlock, at, fromBlock);
 }
 
+/**
+ * A provider's refusal of a request's span or result size (Alchemy, Infura, QuickNode, Ankr, ...),
+ * not a rate limit ("Too Many Requests") nor a block the node lacks (read-at-block.ts).
+ */
+const TOO_WIDE =
+  /block range|range (is )?too|too (wide|large|big)|more than \d+ (results|logs)|exceed(s|ed)? (the )?(max|maximum|limit)|response size|limited to/i;
+
+/**
+ * Every log of `address` in [fromBlock, toBlock], in one request where the node takes it; a span
+ * the node refuses as too wide is read in halves, recursively. Other errors are thrown.
+ */
+async function logsIn(client: PublicClient, address: Address, fromBlock: bigint, toBlock: bigint): Promise<Log[]> {
+  try {
+    return await client.getLogs({ address, fromBlock, toBlock });
+  } catch (err) {
+    if (toBlock <= fromBlock || !TOO_WIDE.test(String((err as Error)?.message ?? err))) throw err;
+    const mid = fromBlock + (toBlock - fromBlock) / 2n;
+    return [...(await logsIn(client, address, fromBlock, mid)), ...(await logsIn(client, address, mid + 1n, toBlock))];
+  }
+}
+
 /** Every log of `address` in [fromBlock, toBlock], read from its deployment block on. */
 export async function logsSinceDeployment(
   client: PublicClient,
@@ -52,5 +74,5 @@ export async function logsSinceDeployment(
   toBlock: bigint,
 ): Promise<Log[]> {
   const from = await deploymentBlock(client, address, fromBlock, toBlock);
-  return from == null ? [] : client.getLogs({ address, fromBlock: from, toBlock });
+  return from == null ? [] : logsIn(client, address, from, toBlock);
 }

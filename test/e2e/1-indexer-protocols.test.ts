@@ -186,6 +186,15 @@ describe("subaccounts", () => {
         );
         // no code at the end of the range: nothing to read, and nothing asked
         expect(await logsSinceDeployment(through, module, 0n, deployed! - 1n)).toEqual([]);
+        // a span wider than the cap since its deployment (a timelock made a vault's owner long
+        // after): read in halves, every log once, in order
+        const head = await client(c.chainId).getBlockNumber();
+        expect(head - deployed!).toBeGreaterThan(4n * LIMIT);
+        const all = await client(c.chainId).getLogs({ address: module, fromBlock: 0n, toBlock: head });
+        const wide = await logsSinceDeployment(through, module, 0n, head);
+        expect(wide.map((l) => `${l.transactionHash}:${l.logIndex}`)).toEqual(
+          all.map((l) => `${l.transactionHash}:${l.logIndex}`),
+        );
       } finally {
         await capped.close();
       }
