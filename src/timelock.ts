@@ -5,7 +5,7 @@
  * kept (`timelock_source`, written by `followOwner` when the vault's OwnershipTransferred names it).
  */
 import { type Context, ponder } from "ponder:registry";
-import { timelock_operation, timelock_source, vault } from "ponder:schema";
+import { timelock_operation, timelock_source } from "ponder:schema";
 import { type Address, decodeEventLog, type Hex, type Log } from "viem";
 import { TimelockControllerAbi } from "../abis/TimelockControllerAbi";
 import { directClient, eventColumns, governance } from "./common";
@@ -140,16 +140,21 @@ for (const name of [
 }
 
 /**
- * A vault's ownership moved to `newOwner` (its OwnershipTransferred, `event`). When the new owner
- * is a TimelockController (it answers getMinDelay() at that block), it becomes the vault's
- * `timelock`; one the registry does not name is followed from here (`timelock_source`), and what
- * it emitted before, from its deployment up to this log (its constructor's roles, the schedule
- * of the acceptance), is read now and recorded as if indexed.
+ * A vault's ownership moved to `newOwner` (its OwnershipTransferred, `event`). Whether the new
+ * owner is a TimelockController (it answers getMinDelay() at that block): the vault's timelock
+ * from now (src/vaults.ts records it). One the registry does not name is followed from here
+ * (`timelock_source`), and what it emitted before, from its deployment up to this log (its
+ * constructor's roles, the schedule of the acceptance), is read now and recorded as if indexed.
  */
-export async function followOwner(context: Context, event: TimelockEvent, vaultAddress: string, newOwner: string) {
+export async function followOwner(
+  context: Context,
+  event: TimelockEvent,
+  vaultAddress: string,
+  newOwner: string,
+): Promise<boolean> {
   const chainId = context.chain.id;
   const owner = lc(newOwner);
-  if (owner === ZERO) return;
+  if (owner === ZERO) return false;
   const client = directClient(chainId);
   const at = event.block.number;
   const isTimelock = await readAtBlock(
@@ -165,10 +170,9 @@ export async function followOwner(context: Context, event: TimelockEvent, vaultA
     () => true,
     () => false,
   );
-  if (!isTimelock) return;
-  await context.db.update(vault, { chain_id: chainId, address: lc(vaultAddress) }).set({ timelock: owner });
-  if (vaultsOfTimelock(chainId, owner).length > 0) return; // the registry's: followed all along
-  if (await context.db.find(timelock_source, { chain_id: chainId, address: owner })) return;
+  if (!isTimelock) return false;
+  if (vaultsOfTimelock(chainId, owner).length > 0) return true; // the registry's: followed all along
+  if (await context.db.find(timelock_source, { chain_id: chainId, address: owner })) return true;
   await context.db
     .insert(timelock_source)
     .values({ chain_id: chainId, address: owner, vault: lc(vaultAddress), from_block: at });
@@ -197,4 +201,5 @@ export async function followOwner(context: Context, event: TimelockEvent, vaultA
       args: decoded.args as Record<string, unknown>,
     });
   }
+  return true;
 }

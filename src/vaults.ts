@@ -406,7 +406,9 @@ for (const family of ["LendingPool", "TokenizedVaultV2"] as const) {
       owner: event.args.newOwner.toLowerCase() as `0x${string}`,
       pending_owner: null,
     });
-    await followOwner(context, event, event.log.address, event.args.newOwner);
+    if (await followOwner(context, event, event.log.address, event.args.newOwner)) {
+      await patchVault(context, event.log.address, { timelock: event.args.newOwner.toLowerCase() as `0x${string}` });
+    }
   });
   ponder.on(`${family}:ManagementFeeUpdated`, async ({ event, context }) => {
     await governance(context, event, "ManagementFeeUpdated", "fee", event.log.address);
@@ -439,7 +441,9 @@ ponder.on("Erc4626Vault:OwnershipTransferred", async ({ event, context }) => {
     owner: event.args.newOwner.toLowerCase() as `0x${string}`,
     pending_owner: null,
   });
-  await followOwner(context, event, event.log.address, event.args.newOwner);
+  if (await followOwner(context, event, event.log.address, event.args.newOwner)) {
+    await patchVault(context, event.log.address, { timelock: event.args.newOwner.toLowerCase() as `0x${string}` });
+  }
 });
 ponder.on("Erc4626Vault:OwnershipTransferStarted", async ({ event, context }) => {
   await governance(context, event, "OwnershipTransferStarted", "ownership", event.log.address);
