@@ -14,16 +14,30 @@
 import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Address, createPublicClient, encodeFunctionData, erc20Abi, http, parseAbi, parseEventLogs } from "viem";
+import {
+  type Address,
+  createPublicClient,
+  encodeFunctionData,
+  encodePacked,
+  erc20Abi,
+  getAddress,
+  http,
+  parseAbi,
+  parseEventLogs,
+  size,
+} from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { TokenizedVaultV2Abi } from "../../abis/TokenizedVaultV2Abi.js";
+import { safe as safeArtifacts } from "../../contracts/devnet/protocols/artifacts.js";
 import {
   createSafe,
   createSubaccount,
   deploySafe,
   execAsOwner,
   type Subaccount,
+  subaccountSaltNonce,
 } from "../../contracts/devnet/protocols/safe.js";
+import { deployCreate2, simulate, write } from "../../contracts/devnet/protocols/tx.js";
 import { ChainSession } from "../../contracts/devnet/session.js";
 import { startAnvil } from "../../scripts/lib/anvil.js";
 import { httpOk, listeningPort, REPO_ROOT } from "../../scripts/lib/indexer.js";
@@ -52,6 +66,37 @@ interface EarlySafes {
   earlier: Address;
 }
 
+/**
+ * A Safe whose setup enables a module (a delegatecall to MultiSend), in the transaction that
+ * creates it. The module is MultiSend itself (any contract will do: it emits nothing). Safe
+ * 1.5.0 emits SafeSetup before the module's EnabledModule; 1.3 and 1.4.1 emit it last, an order
+ * the devnet does not produce.
+ */
+async function createSafeEnablingInSetup(s: ChainSession): Promise<{ safe: Address; module: Address }> {
+  await s.syncClock();
+  const ctx = { s, from: OWNER };
+  const safes = await deploySafe(ctx);
+  const multiSend = (await deployCreate2(ctx, safeArtifacts.multiSend(), [], "vaults.safe.MultiSend")).address;
+  const safeAbi = safeArtifacts.singletonL2().abi;
+  const enable = encodeFunctionData({ abi: safeAbi, functionName: "enableModule", args: [multiSend] });
+  const zero = "0x0000000000000000000000000000000000000000";
+  const batch = encodePacked(
+    ["uint8", "address", "uint256", "uint256", "bytes"],
+    [0, zero, 0n, BigInt(size(enable)), enable],
+  );
+  const data = encodeFunctionData({ abi: safeArtifacts.multiSend().abi, functionName: "multiSend", args: [batch] });
+  const initializer = encodeFunctionData({
+    abi: safeAbi,
+    functionName: "setup",
+    args: [[OWNER], 1n, multiSend, data, safes.fallbackHandler, zero, 0n, zero],
+  });
+  const factoryAbi = safeArtifacts.proxyFactory().abi;
+  const args = [safes.singletonL2, initializer, subaccountSaltNonce("enabled-in-setup")] as const;
+  const safe = await simulate<Address>(ctx, safes.proxyFactory, factoryAbi, "createProxyWithNonce", args);
+  await write(ctx, safes.proxyFactory, factoryAbi, "createProxyWithNonce", args);
+  return { safe: getAddress(safe), module: getAddress(multiSend) };
+}
+
 async function setUpEarlySafes(s: ChainSession): Promise<EarlySafes> {
   await s.syncClock();
   const ctx = { s, from: OWNER };
@@ -78,6 +123,7 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
   let known: VaultWorld;
   let fresh: VaultWorld;
   let early: EarlySafes;
+  let inSetup: { safe: Address; module: Address };
   let indexer: ManagedProcess;
   let env: Record<string, string>;
   const api = `http://127.0.0.1:${API_PORT}/api/v1`;
@@ -128,6 +174,8 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
       args: [SECOND, 2n],
     });
     await execAsOwner({ s: knownSession, from: OWNER }, early.earlier, OWNER, early.earlier, addOwner);
+    // a Safe created after the start block, enabling its module in its own setup
+    inSetup = await createSafeEnablingInSetup(knownSession);
     env = {
       VAULT_REGISTRY: registry,
       DATABASE_URL: dbUrl,
@@ -147,7 +195,7 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
     expect(first.code, first.stderr).toBe(0);
     // its subaccounts, both set up before its start block; the chain's Safes followed from one's setup
     const file = JSON.parse(readFileSync(registry, "utf8")) as { vaults: { subaccounts?: string[] }[] };
-    file.vaults[0]!.subaccounts = [early.followed.safe, early.earlier];
+    file.vaults[0]!.subaccounts = [early.followed.safe, early.earlier, inSetup.safe];
     const protocols = [{ chainId: KNOWN, subaccountsStartBlock: early.from }];
     writeFileSync(registry, JSON.stringify({ ...file, protocols }, null, 2));
 
@@ -222,6 +270,13 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
     expect(earlier.threshold).toBe(2);
     expect(earlier.module).toBeNull();
     expect(out()).toContain(`subaccount ${early.earlier.toLowerCase()} on chain ${KNOWN}: set up before block`);
+    // created in range, its module enabled in its setup: followed, and no warning about it
+    expect(row(inSetup.safe)).toMatchObject({
+      module: inSetup.module.toLowerCase(),
+      owners: [OWNER.toLowerCase()],
+      threshold: 1,
+    });
+    expect(out()).not.toContain(`subaccount ${inSetup.safe.toLowerCase()}`);
   });
 
   it("add: indexed in a new deployment, the views switched with no gap, served with its deposits", async () => {

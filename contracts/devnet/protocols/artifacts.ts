@@ -109,6 +109,8 @@ export const safe = {
   proxyFactory: safePath("proxies/SafeProxyFactory"),
   fallbackHandler: safePath("handler/CompatibilityFallbackHandler"),
   multiSendCallOnly: safePath("libraries/MultiSendCallOnly"),
+  /** delegatecalled by a Safe (e.g. from its setup): a call to address 0 is a call to the Safe */
+  multiSend: safePath("libraries/MultiSend"),
 };
 
 /** Bytecode with every library placeholder replaced by its deployed address. */
