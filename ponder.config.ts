@@ -20,7 +20,7 @@ import { ReceiptTokenAbi } from "./abis/ReceiptTokenAbi";
 import { SubaccountModuleAbi } from "./abis/SubaccountModuleAbi";
 import { TimelockControllerAbi } from "./abis/TimelockControllerAbi";
 import { TokenizedVaultV2Abi } from "./abis/TokenizedVaultV2Abi";
-import { type IndexedChain, indexerPlan } from "./config/indexer";
+import { type IndexedChain, indexerPlan, subaccountsStart } from "./config/indexer";
 
 const plan = indexerPlan();
 
@@ -94,9 +94,6 @@ const subs = plan.subaccounts;
 const withSubs = <T>(pick: (c: IndexedChain) => T | undefined) =>
   perChain((c) => (subs.length > 0 ? pick(c) : undefined));
 const protocolStart = (c: IndexedChain) => c.startBlock;
-// the Safes and their modules from the registry's subaccountsStartBlock, where it is earlier
-const subaccountsStart = (c: IndexedChain) =>
-  Math.min(c.startBlock, c.protocols?.subaccountsStartBlock ?? c.startBlock);
 const safes = withSubs((c) => ({ address: subs, startBlock: subaccountsStart(c) }));
 const modules = withSubs((c) => ({
   address: factory({

@@ -41,6 +41,14 @@ export interface IndexedChain {
   protocols: ChainProtocols | null;
 }
 
+/**
+ * The block a chain's subaccount Safes and their modules are followed from: the registry's
+ * `subaccountsStartBlock` where it is before the chain's start block, else the start block.
+ */
+export function subaccountsStart(c: Pick<IndexedChain, "startBlock" | "protocols">): number {
+  return Math.min(c.startBlock, c.protocols?.subaccountsStartBlock ?? c.startBlock);
+}
+
 export interface IndexerPlan {
   registry: Registry;
   chains: IndexedChain[];

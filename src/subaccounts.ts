@@ -7,6 +7,7 @@ import { type Context, ponder } from "ponder:registry";
 import { subaccount, subaccount_event, subaccount_module } from "ponder:schema";
 import { type Address, decodeEventLog, type Hex, keccak256, type Log, parseAbi, toHex } from "viem";
 import { SubaccountModuleAbi } from "../abis/SubaccountModuleAbi";
+import { subaccountsStart } from "../config/indexer";
 import { directClient, eventColumns, jsonArgs } from "./common";
 import { logsSinceDeployment } from "./module-logs";
 import { readAtBlock } from "./read-at-block";
@@ -24,12 +25,6 @@ const SAFE_READS = parseAbi([
   "function getOwners() view returns (address[])",
   "function getThreshold() view returns (uint256)",
 ]);
-
-/** The block the chain's Safes and modules are followed from (ponder.config.ts, the same rule). */
-function followedFrom(chainId: number): number {
-  const c = chainOf(chainId);
-  return Math.min(c.startBlock, c.protocols?.subaccountsStartBlock ?? c.startBlock);
-}
 
 /**
  * A Safe's owners and threshold at the end of `block`; "absent" when it had no code then (it is
@@ -69,7 +64,7 @@ async function ensure(context: Context, safe: Address, block: { number: bigint; 
   // created in this block (an event of its setup before SafeSetup): SafeSetup fills the row
   const before = found === "absent" ? null : found;
   if (!setup && found !== "absent") {
-    const from = followedFrom(context.chain.id);
+    const from = subaccountsStart(chainOf(context.chain.id));
     console.warn(
       `subaccount ${key.safe} on chain ${key.chain_id}: set up before block ${from}, where it is followed from; ` +
         (before ? `owners and threshold read at block ${block.number - 1n}` : "its owners could not be read") +
