@@ -113,6 +113,22 @@ export const safe = {
   multiSend: safePath("libraries/MultiSend"),
 };
 
+const safe130Path = (p: string) => {
+  const name = p.split("/").pop() as string;
+  return () => npmArtifact("@gnosis.pm/safe-contracts", `build/artifacts/contracts/${p}.sol/${name}`);
+};
+
+/**
+ * Safe 1.3.0 (@gnosis.pm/safe-contracts, a devDependency: the tests' older Safe), whose owner and
+ * module events carry the address unindexed. Same calls as 1.5.0 for what the devnet does.
+ */
+export const safe130 = {
+  singletonL2: safe130Path("GnosisSafeL2"),
+  proxyFactory: safe130Path("proxies/GnosisSafeProxyFactory"),
+  fallbackHandler: safe130Path("handler/CompatibilityFallbackHandler"),
+  multiSendCallOnly: safe130Path("libraries/MultiSendCallOnly"),
+};
+
 /** Bytecode with every library placeholder replaced by its deployed address. */
 export function link(a: Artifact, libraries: Record<string, Address>): Hex {
   let code = a.bytecode.slice(2);

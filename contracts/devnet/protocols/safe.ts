@@ -15,7 +15,7 @@ import {
   toFunctionSelector,
   toHex,
 } from "viem";
-import { safe as safeArtifacts, subaccountModule } from "./artifacts.js";
+import { type Artifact, safe130, safe as safeArtifacts, subaccountModule } from "./artifacts.js";
 import { type Ctx, deployCreate2, read, simulate, write } from "./tx.js";
 
 export interface SafeDeployment {
@@ -28,18 +28,19 @@ export interface SafeDeployment {
 
 const ZERO: Address = "0x0000000000000000000000000000000000000000";
 
-/** Deploys the Safe contracts (idempotent: what is already there is kept). */
-export async function deploySafe(ctx: Ctx): Promise<SafeDeployment> {
-  const singletonL2 = (await deployCreate2(ctx, safeArtifacts.singletonL2(), [], "vaults.safe.SafeL2")).address;
-  const proxyFactory = (await deployCreate2(ctx, safeArtifacts.proxyFactory(), [], "vaults.safe.SafeProxyFactory"))
-    .address;
-  const fallbackHandler = (
-    await deployCreate2(ctx, safeArtifacts.fallbackHandler(), [], "vaults.safe.CompatibilityFallbackHandler")
-  ).address;
-  const multiSendCallOnly = (
-    await deployCreate2(ctx, safeArtifacts.multiSendCallOnly(), [], "vaults.safe.MultiSendCallOnly")
-  ).address;
-  const version = await read<string>(ctx, singletonL2, safeArtifacts.singletonL2().abi, "VERSION");
+/**
+ * Deploys the Safe contracts of a release (idempotent: what is already there is kept): 1.5.0, the
+ * devnet's, or 1.3.0 (the tests' older Safe; its own CREATE2 salts, so both can be on a chain).
+ */
+export async function deploySafe(ctx: Ctx, release: "1.5.0" | "1.3.0" = "1.5.0"): Promise<SafeDeployment> {
+  const [a, salt] = release === "1.5.0" ? [safeArtifacts, "vaults.safe"] : [safe130, "vaults.safe-1.3.0"];
+  const deploy = async (artifact: Artifact, name: string) =>
+    (await deployCreate2(ctx, artifact, [], `${salt}.${name}`)).address;
+  const singletonL2 = await deploy(a.singletonL2(), "SafeL2");
+  const proxyFactory = await deploy(a.proxyFactory(), "SafeProxyFactory");
+  const fallbackHandler = await deploy(a.fallbackHandler(), "CompatibilityFallbackHandler");
+  const multiSendCallOnly = await deploy(a.multiSendCallOnly(), "MultiSendCallOnly");
+  const version = await read<string>(ctx, singletonL2, a.singletonL2().abi, "VERSION");
   return { singletonL2, proxyFactory, fallbackHandler, multiSendCallOnly, version };
 }
 
