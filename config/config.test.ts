@@ -109,6 +109,24 @@ describe("vault registry", () => {
     expect(() => loadRegistry(bad)).toThrow(/vaults\[0\][\s\S]*must be a 0x[\s\S]*funding\[0\]/);
   });
 
+  it("takes a subaccount's Safe version from 1.3.0 on, one per subaccount across vaults", () => {
+    const sub = "0x00000000000000000000000000000000000000A1";
+    const vault = (safeVersion: string, over: Record<string, unknown> = {}) =>
+      evmVault({ subaccounts: [sub], subaccountSettings: { [sub]: { safeVersion } }, ...over });
+    expect(loadRegistry(registryFile([vault("1.3.0")])).evm[0]!.subaccountSettings[sub]!.safeVersion).toBe("1.3.0");
+    expect(() => loadRegistry(registryFile([vault("1.2.0")]))).toThrow(/Safe versions before 1.3.0 are not supported/);
+    expect(() => loadRegistry(registryFile([vault("v1.3")]))).toThrow(/a Safe version such as 1.3.0/);
+    // the same Safe (any case) said to be two versions by two vaults
+    const other = { address: "0x00000000000000000000000000000000000000b2" };
+    const both = registryFile([
+      vault("1.3.0"),
+      { ...vault("1.4.1", other), subaccountSettings: { [sub.toLowerCase()]: { safeVersion: "1.4.1" } } },
+    ]);
+    expect(() => loadRegistry(both)).toThrow(
+      "subaccount 0x00000000000000000000000000000000000000a1: safeVersion 1.3.0 and 1.4.1 in different vaults' settings",
+    );
+  });
+
   it("reports every problem at once, readably", () => {
     const file = registryFile([evmVault({ address: "0x123" }), evmVault({ chainId: 777 }), evmVault(), evmVault()]);
     expect(() => loadRegistry(file)).toThrow(
@@ -265,6 +283,33 @@ describe("indexer plan", () => {
     // its own vault renamed, or a subaccount on another chain (every chain follows them all): not
     expect(fp([evmVault({ name: "Renamed" }), evmVault({ chainId: 8453 })])).not.toBe(base);
     expect(fp([evmVault(), evmVault({ chainId: 8453, subaccounts: [SUB] })])).not.toBe(base);
+    // nor whether another chain's vault says that subaccount is a Safe 1.3 (its sources differ)
+    const withSub = fp([evmVault(), evmVault({ chainId: 8453, subaccounts: [SUB] })]);
+    const v130 = { [SUB]: { safeVersion: "1.3.0" } };
+    expect(fp([evmVault(), evmVault({ chainId: 8453, subaccounts: [SUB], subaccountSettings: v130 })])).not.toBe(
+      withSub,
+    );
+  });
+
+  it("plans the Safe 1.3.x subaccounts apart, on every chain, from any vault's setting", () => {
+    const [a, b, c] = [
+      "0x00000000000000000000000000000000000000a1",
+      "0x00000000000000000000000000000000000000b2",
+      "0x00000000000000000000000000000000000000c3",
+    ];
+    const plan = indexerPlan({
+      VAULT_REGISTRY: registryFile([
+        evmVault({ subaccounts: [a, b, c], subaccountSettings: { [b]: { safeVersion: "1.4.1" } } }),
+        evmVault({
+          chainId: 8453,
+          subaccounts: [a],
+          subaccountSettings: { [a.toUpperCase().replace("0X", "0x")]: { safeVersion: "1.3.0" } },
+        }),
+      ]),
+      PONDER_RPC_URL_1: "http://a:1",
+    });
+    expect(plan.subaccounts).toEqual([a, b, c]);
+    expect(plan.safesV130).toEqual([a]);
   });
 });
 

@@ -7,7 +7,15 @@ import { createHash } from "node:crypto";
 import type { z } from "zod";
 import { getChain } from "./chains.js";
 import { envNum } from "./env.js";
-import { type ChainProtocols, type EvmVault, loadRegistry, type Registry, registryPath } from "./registry.js";
+import {
+  type ChainProtocols,
+  type EvmVault,
+  isSafeV130,
+  loadRegistry,
+  type Registry,
+  registryPath,
+  subaccountSafeVersions,
+} from "./registry.js";
 import { rpcUrlsFromEnv } from "./rpc-urls.js";
 
 /** Snapshot spacing in blocks when SNAPSHOT_INTERVAL_<chainId> is not set: about hourly. */
@@ -57,6 +65,11 @@ export interface IndexerPlan {
    * the same address on every chain, so each indexed chain follows all of them.
    */
   subaccounts: `0x${string}`[];
+  /**
+   * The subaccounts the registry says are Safe 1.3.x (`safeVersion`): their owner and module
+   * events carry the address unindexed, so they are followed by sources of their own.
+   */
+  safesV130: `0x${string}`[];
   /** the perp core ledgers the registry names (`protocols[].perp.core`), each once */
   coreLedgers: { chainId: number; ledger: `0x${string}` }[];
   /** EVM vaults listed in the registry on chains without an RPC URL (not indexed). */
@@ -132,12 +145,14 @@ export function indexerPlan(env: NodeJS.ProcessEnv = process.env): IndexerPlan {
     throw new Error(`nothing to index: no chain has both a PONDER_RPC_URL_<chainId> and vaults in ${registry.path}`);
   }
   const subaccounts = [...new Set(registry.evm.flatMap((v) => v.subaccounts))].sort();
+  const versions = subaccountSafeVersions(registry.evm);
+  const safesV130 = subaccounts.filter((a) => isSafeV130(versions.get(a)));
   const coreLedgers = new Map<string, { chainId: number; ledger: `0x${string}` }>();
   for (const p of registry.protocols.values()) {
     const core = p.perp?.core;
     if (core) coreLedgers.set(`${core.chainId}:${core.ledger}`, { chainId: core.chainId, ledger: core.ledger });
   }
-  return { registry, chains, skipped, subaccounts, coreLedgers: [...coreLedgers.values()] };
+  return { registry, chains, skipped, subaccounts, safesV130, coreLedgers: [...coreLedgers.values()] };
 }
 
 /**
@@ -151,6 +166,7 @@ export function planFingerprint(plan: IndexerPlan): string {
   const body = JSON.stringify({
     chains: plan.chains.map((c) => ({ id: c.id, startBlock: c.startBlock, vaults: c.vaults, protocols: c.protocols })),
     subaccounts: plan.subaccounts,
+    safesV130: plan.safesV130,
     coreLedgers: plan.coreLedgers.filter((l) => ids.has(l.chainId)),
   });
   return createHash("sha256").update(body).digest("hex");

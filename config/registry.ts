@@ -67,6 +67,16 @@ export const evmVaultSchema = z.object({
          * send it, less what it sends back, counts in its net deposits on every chain
          */
         funding: z.array(evmAddress).max(20).optional(),
+        /**
+         * its Safe's VERSION(), where it is before 1.4.0: Safe 1.3.0 emits its owner and module
+         * events with the address unindexed, and the indexer follows such Safes apart
+         * (`isSafeV130`). Absent: 1.4.0 or later. The indexer checks it against the chain.
+         */
+        safeVersion: z
+          .string()
+          .regex(/^\d+\.\d+\.\d+$/, "a Safe version such as 1.3.0")
+          .refine((v) => compareVersions(v, "1.3.0") >= 0, "Safe versions before 1.3.0 are not supported")
+          .optional(),
       }),
     )
     .default({}),
@@ -132,6 +142,43 @@ export const protocolsSchema = z.object({
     .optional(),
 });
 export type ChainProtocols = z.infer<typeof protocolsSchema>;
+
+/** -1, 0 or 1 as dotted version `a` is before, equal to or after `b` (numerically, part by part) */
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split(".").map(Number);
+  const pb = b.split(".").map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return Math.sign(d);
+  }
+  return 0;
+}
+
+/** Whether a Safe of this version emits its owner and module events unindexed (1.3.x). */
+export function isSafeV130(version: string | null | undefined): boolean {
+  return !!version && compareVersions(version, "1.4.0") < 0;
+}
+
+/**
+ * Each subaccount's `safeVersion` (lower-case address; one per subaccount: a subaccount is the
+ * same Safe on every chain), from every vault's settings; `problems` gets each conflict.
+ */
+export function subaccountSafeVersions(vaults: EvmVault[], problems: string[] = []): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const v of vaults) {
+    for (const [address, settings] of Object.entries(v.subaccountSettings)) {
+      const version = settings.safeVersion;
+      if (!version) continue;
+      const key = address.toLowerCase();
+      const known = out.get(key);
+      if (known && known !== version) {
+        problems.push(`subaccount ${key}: safeVersion ${known} and ${version} in different vaults' settings`);
+      }
+      out.set(key, known ?? version);
+    }
+  }
+  return out;
+}
 
 export type EvmVault = z.infer<typeof evmVaultSchema>;
 export type NonEvmVault = z.infer<typeof nonEvmVaultSchema>;
@@ -199,6 +246,7 @@ export function loadRegistry(path = registryPath()): Registry {
     else protocols.set(parsed.data.chainId, parsed.data);
   });
   problems.push(...unnamedLedgers(top.data.protocols, protocols));
+  subaccountSafeVersions(evm, problems);
   if (problems.length > 0) throw new Error(`vault registry ${path} is invalid:\n  ${problems.join("\n  ")}`);
   return { path, evm, nonEvm, protocols };
 }
