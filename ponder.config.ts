@@ -13,6 +13,7 @@ import {
   PositionLiquidityAbi,
   PositionTransferAbi,
   SafeEventsAbi,
+  SafeV130EventsAbi,
   StakerDepositAbi,
   StakerEventsAbi,
 } from "./abis/ProtocolEventsAbi";
@@ -94,15 +95,26 @@ const subs = plan.subaccounts;
 const withSubs = <T>(pick: (c: IndexedChain) => T | undefined) =>
   perChain((c) => (subs.length > 0 ? pick(c) : undefined));
 const protocolStart = (c: IndexedChain) => c.startBlock;
-const safes = withSubs((c) => ({ address: subs, startBlock: subaccountsStart(c) }));
-const modules = withSubs((c) => ({
-  address: factory({
-    address: subs,
-    event: getAbiItem({ abi: SafeEventsAbi, name: "EnabledModule" }),
-    parameter: "module",
-  }),
-  startBlock: subaccountsStart(c),
-}));
+// Safe 1.3.x emits AddedOwner, EnabledModule, ... with the address in the data, 1.4.0 on as a
+// topic: the same event selectors, decoded differently, so each kind has its Safe and module
+// sources (a topic-reading factory given a 1.3 log stops Ponder's sync)
+const v130 = new Set(plan.safesV130);
+const safeSources = (list: `0x${string}`[], abi: typeof SafeEventsAbi | typeof SafeV130EventsAbi) => ({
+  safes: perChain((c) => (list.length > 0 ? { address: list, startBlock: subaccountsStart(c) } : undefined)),
+  modules: perChain((c) =>
+    list.length > 0
+      ? {
+          address: factory({ address: list, event: getAbiItem({ abi, name: "EnabledModule" }), parameter: "module" }),
+          startBlock: subaccountsStart(c),
+        }
+      : undefined,
+  ),
+});
+const safesV14 = safeSources(
+  subs.filter((a) => !v130.has(a)),
+  SafeEventsAbi,
+);
+const safesV130 = safeSources(plan.safesV130, SafeV130EventsAbi);
 const aave = withSubs((c) =>
   c.protocols?.aave ? { address: c.protocols.aave.pool, startBlock: protocolStart(c) } : undefined,
 );
@@ -180,8 +192,10 @@ export default createConfig({
     Timelock: { abi: TimelockControllerAbi, chain: timelocks },
     OwnerTimelock: { abi: TimelockControllerAbi, chain: ownerTimelocks },
     Loan: { abi: LoanAbi, chain: loans },
-    SubaccountSafe: { abi: SafeEventsAbi, chain: safes },
-    SubaccountModule: { abi: SubaccountModuleAbi, chain: modules },
+    SubaccountSafe: { abi: SafeEventsAbi, chain: safesV14.safes },
+    SubaccountModule: { abi: SubaccountModuleAbi, chain: safesV14.modules },
+    SubaccountSafeV130: { abi: SafeV130EventsAbi, chain: safesV130.safes },
+    SubaccountModuleV130: { abi: SubaccountModuleAbi, chain: safesV130.modules },
     AavePool: {
       abi: AavePoolEventsAbi,
       chain: aave,

@@ -19,6 +19,7 @@ import {
   PositionLiquidityAbi,
   PositionTransferAbi,
   SafeEventsAbi,
+  SafeV130EventsAbi,
   StakerDepositAbi,
   StakerEventsAbi,
 } from "../abis/ProtocolEventsAbi.js";
@@ -39,6 +40,8 @@ export const CONTRACT_ABIS: Record<string, Abi> = {
   // the subaccounts' protocol world (few events next to the bench's bulk; not in its event count)
   SubaccountSafe: SafeEventsAbi as Abi,
   SubaccountModule: SubaccountModuleAbi as Abi,
+  SubaccountSafeV130: SafeV130EventsAbi as Abi,
+  SubaccountModuleV130: SubaccountModuleAbi as Abi,
   AavePool: AavePoolEventsAbi as Abi,
   MorphoBlue: MorphoBlueEventsAbi as Abi,
   PositionsIn: PositionTransferAbi as Abi,

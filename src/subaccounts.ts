@@ -1,7 +1,9 @@
 /**
  * Subaccounts: the registry's subaccount Safes (setup, modules, owners) and their SubaccountModules
- * (a factory source: each Safe's EnabledModule names its module). The `subaccount` row keeps the
- * Safe's owners and threshold and the module's roles and vault as they are now.
+ * (a factory source: each Safe's EnabledModule names its module). Safe 1.3.x Safes and their
+ * modules are sources of their own (`SubaccountSafeV130`, `SubaccountModuleV130`), handled alike.
+ * The `subaccount` row keeps the Safe's owners and threshold and the module's roles and vault as
+ * they are now.
  */
 import { type Context, ponder } from "ponder:registry";
 import { subaccount, subaccount_event, subaccount_module } from "ponder:schema";
@@ -96,77 +98,80 @@ async function recordSafe(context: Context, event: Ev & { args: Record<string, u
   return ensure(context, event.log.address, event.block, name === "SafeSetup");
 }
 
-ponder.on("SubaccountSafe:SafeSetup", async ({ event, context }) => {
-  await recordSafe(context, event, "SafeSetup");
-  await context.db.update(subaccount, { chain_id: context.chain.id, safe: lc(event.log.address) }).set({
-    owners: event.args.owners.map(lc),
-    threshold: Number(event.args.threshold),
-    created_block: event.block.number,
-    created_timestamp: event.block.timestamp,
-    updated_at: event.block.timestamp,
+// Safe 1.4.0 on, and 1.3.x (the same events, the owner or module unindexed): ponder.config.ts
+for (const safeSource of ["SubaccountSafe", "SubaccountSafeV130"] as const) {
+  ponder.on(`${safeSource}:SafeSetup`, async ({ event, context }) => {
+    await recordSafe(context, event, "SafeSetup");
+    await context.db.update(subaccount, { chain_id: context.chain.id, safe: lc(event.log.address) }).set({
+      owners: event.args.owners.map(lc),
+      threshold: Number(event.args.threshold),
+      created_block: event.block.number,
+      created_timestamp: event.block.timestamp,
+      updated_at: event.block.timestamp,
+    });
   });
-});
 
-ponder.on("SubaccountSafe:AddedOwner", async ({ event, context }) => {
-  const row = await recordSafe(context, event, "AddedOwner");
-  const owners = [...new Set([...row.owners, lc(event.args.owner)])];
-  await context.db.update(subaccount, row).set({ owners, updated_at: event.block.timestamp });
-});
+  ponder.on(`${safeSource}:AddedOwner`, async ({ event, context }) => {
+    const row = await recordSafe(context, event, "AddedOwner");
+    const owners = [...new Set([...row.owners, lc(event.args.owner)])];
+    await context.db.update(subaccount, row).set({ owners, updated_at: event.block.timestamp });
+  });
 
-ponder.on("SubaccountSafe:RemovedOwner", async ({ event, context }) => {
-  const row = await recordSafe(context, event, "RemovedOwner");
-  const owners = row.owners.filter((o) => o !== lc(event.args.owner));
-  await context.db.update(subaccount, row).set({ owners, updated_at: event.block.timestamp });
-});
+  ponder.on(`${safeSource}:RemovedOwner`, async ({ event, context }) => {
+    const row = await recordSafe(context, event, "RemovedOwner");
+    const owners = row.owners.filter((o) => o !== lc(event.args.owner));
+    await context.db.update(subaccount, row).set({ owners, updated_at: event.block.timestamp });
+  });
 
-ponder.on("SubaccountSafe:ChangedThreshold", async ({ event, context }) => {
-  const row = await recordSafe(context, event, "ChangedThreshold");
-  await context.db
-    .update(subaccount, row)
-    .set({ threshold: Number(event.args.threshold), updated_at: event.block.timestamp });
-});
+  ponder.on(`${safeSource}:ChangedThreshold`, async ({ event, context }) => {
+    const row = await recordSafe(context, event, "ChangedThreshold");
+    await context.db
+      .update(subaccount, row)
+      .set({ threshold: Number(event.args.threshold), updated_at: event.block.timestamp });
+  });
 
-ponder.on("SubaccountSafe:DisabledModule", async ({ event, context }) => {
-  const row = await recordSafe(context, event, "DisabledModule");
-  if (row.module === lc(event.args.module)) {
-    await context.db.update(subaccount, row).set({ module: null, updated_at: event.block.timestamp });
-  }
-});
-
-/**
- * The module becomes a source from this block on (Ponder's factory children), so what it emitted
- * before it was enabled (its constructor's OWNER grant, roles granted in between) is read here,
- * from its deployment block up to the block before (src/module-logs.ts), and recorded as if
- * indexed. Its deployment is searched for from block 0: a module deployed before the block the
- * Safes are followed from keeps its constructor's grant.
- */
-ponder.on("SubaccountSafe:EnabledModule", async ({ event, context }) => {
-  const row = await recordSafe(context, event, "EnabledModule");
-  const module = lc(event.args.module);
-  // a module enabled again (after a disable) is a source since its first enabling, and what it
-  // emitted before that was read then: nothing to read again
-  const known = await context.db.find(subaccount_module, { chain_id: context.chain.id, module });
-  await context.db.update(subaccount, row).set({ module, updated_at: event.block.timestamp });
-  await context.db
-    .insert(subaccount_module)
-    .values({ chain_id: context.chain.id, module, safe: row.safe })
-    .onConflictDoUpdate({ safe: row.safe });
-  if (event.block.number === 0n || known) return;
-  const client = directClient(context.chain.id);
-  const logs = await readAtBlock(
-    () => logsSinceDeployment(client, module as Address, 0n, event.block.number - 1n),
-    `module ${module} logs before block ${event.block.number}`,
-  );
-  const timestamps = new Map<bigint, bigint>();
-  for (const log of logs) {
-    const n = log.blockNumber as bigint;
-    if (!timestamps.has(n)) {
-      const block = await client.getBlock({ blockNumber: n });
-      timestamps.set(n, block.timestamp);
+  ponder.on(`${safeSource}:DisabledModule`, async ({ event, context }) => {
+    const row = await recordSafe(context, event, "DisabledModule");
+    if (row.module === lc(event.args.module)) {
+      await context.db.update(subaccount, row).set({ module: null, updated_at: event.block.timestamp });
     }
-    await applyModuleLog(context, row.safe, log as Log<bigint, number, false>, timestamps.get(n)!);
-  }
-});
+  });
+
+  /**
+   * The module becomes a source from this block on (Ponder's factory children), so what it emitted
+   * before it was enabled (its constructor's OWNER grant, roles granted in between) is read here,
+   * from its deployment block up to the block before (src/module-logs.ts), and recorded as if
+   * indexed. Its deployment is searched for from block 0: a module deployed before the block the
+   * Safes are followed from keeps its constructor's grant.
+   */
+  ponder.on(`${safeSource}:EnabledModule`, async ({ event, context }) => {
+    const row = await recordSafe(context, event, "EnabledModule");
+    const module = lc(event.args.module);
+    // a module enabled again (after a disable) is a source since its first enabling, and what it
+    // emitted before that was read then: nothing to read again
+    const known = await context.db.find(subaccount_module, { chain_id: context.chain.id, module });
+    await context.db.update(subaccount, row).set({ module, updated_at: event.block.timestamp });
+    await context.db
+      .insert(subaccount_module)
+      .values({ chain_id: context.chain.id, module, safe: row.safe })
+      .onConflictDoUpdate({ safe: row.safe });
+    if (event.block.number === 0n || known) return;
+    const client = directClient(context.chain.id);
+    const logs = await readAtBlock(
+      () => logsSinceDeployment(client, module as Address, 0n, event.block.number - 1n),
+      `module ${module} logs before block ${event.block.number}`,
+    );
+    const timestamps = new Map<bigint, bigint>();
+    for (const log of logs) {
+      const n = log.blockNumber as bigint;
+      if (!timestamps.has(n)) {
+        const block = await client.getBlock({ blockNumber: n });
+        timestamps.set(n, block.timestamp);
+      }
+      await applyModuleLog(context, row.safe, log as Log<bigint, number, false>, timestamps.get(n)!);
+    }
+  });
+}
 
 async function applyModuleLog(context: Context, safe: `0x${string}`, log: Log<bigint, number, false>, ts: bigint) {
   let decoded: ReturnType<typeof decodeEventLog<typeof SubaccountModuleAbi>>;
@@ -231,18 +236,21 @@ async function moduleSafe(context: Context, module: `0x${string}`): Promise<`0x$
   return lc(safe);
 }
 
-for (const name of [
-  "RoleGranted",
-  "RoleRevoked",
-  "TokenAllowanceSet",
-  "CallAllowanceSet",
-  "VaultSet",
-  "Executed",
-  "ApprovalSet",
-  "WithdrawnToVault",
-] as const) {
-  ponder.on(`SubaccountModule:${name}`, async ({ event, context }) => {
-    const safe = await moduleSafe(context, event.log.address);
-    await recordModule(context, safe, event as Ev & { args: Record<string, unknown> }, name);
-  });
+// the modules of 1.4.0-on Safes and of 1.3.x ones (each kind's factory reads its EnabledModule)
+for (const moduleSource of ["SubaccountModule", "SubaccountModuleV130"] as const) {
+  for (const name of [
+    "RoleGranted",
+    "RoleRevoked",
+    "TokenAllowanceSet",
+    "CallAllowanceSet",
+    "VaultSet",
+    "Executed",
+    "ApprovalSet",
+    "WithdrawnToVault",
+  ] as const) {
+    ponder.on(`${moduleSource}:${name}`, async ({ event, context }) => {
+      const safe = await moduleSafe(context, event.log.address);
+      await recordModule(context, safe, event as Ev & { args: Record<string, unknown> }, name);
+    });
+  }
 }
