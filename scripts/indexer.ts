@@ -9,7 +9,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { envNum, envPostgresUrl, parseEnv } from "../config/env.js";
-import { indexerPlan } from "../config/indexer.js";
+import { type IndexerPlan, indexerPlan } from "../config/indexer.js";
 import { loadRegistry, registryPath } from "../config/registry.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { loadRegistryData } from "../db/registry-load.js";
@@ -17,6 +17,7 @@ import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { REPO_ROOT } from "./lib/indexer.js";
 import { LiveIndexer } from "./lib/live-indexer.js";
 import { errMessage, installSignalHandlers } from "./lib/procs.js";
+import { checkSafeVersions } from "./lib/safe-versions.js";
 
 const CMD: Command = {
   name: "indexer",
@@ -46,7 +47,8 @@ Environment (every setting with its default: .env.example, and the README's Conf
   INDEXER_GROUP                    this process indexes one group of chains ([a-z][a-z0-9_]{0,15}):
                                    schema app_<hash>_<group>; the views show the union of every
                                    group (docs/operations.md, section 3); npm run indexer-groups
-A bad value stops it with a message naming it (exit 2).`,
+A bad value stops it with a message naming it (exit 2), as does a subaccount that a chain says is a
+Safe 1.3 where the registry does not (subaccountSettings' safeVersion), or the other way round.`,
 };
 
 const envSchema = z.object({
@@ -72,10 +74,17 @@ async function main(): Promise<void> {
     console.error(errMessage(err));
     process.exit(2);
   }
+  let plan: IndexerPlan;
   try {
-    indexerPlan(process.env); // checked here, so a bad setting stops it before anything starts
+    plan = indexerPlan(process.env); // checked here, so a bad setting stops it before anything starts
   } catch (err) {
     console.error(errMessage(err));
+    process.exit(2);
+  }
+  const safes = await checkSafeVersions(plan);
+  const unusable = [...safes.problems, ...safes.unreachable.map((u) => `cannot check subaccount Safes on ${u}`)];
+  if (unusable.length > 0) {
+    console.error(`indexer configuration is invalid:\n  ${unusable.join("\n  ")}`);
     process.exit(2);
   }
   installSignalHandlers();

@@ -38,6 +38,7 @@ import {
 } from "./indexer.js";
 import { groupDeploymentSchema, type PublishResult } from "./indexer-groups.js";
 import { errMessage } from "./procs.js";
+import { checkSafeVersions, type SafeVersionCheck } from "./safe-versions.js";
 
 export interface LiveIndexerOptions {
   /** the registry file operators edit (VAULT_REGISTRY) */
@@ -85,6 +86,8 @@ export class LiveIndexer {
   private lastRead: string | null = null;
   /** registry contents that were refused or whose deployment failed: retried once the file changes */
   private readonly refused = new Set<string>();
+  /** the last content whose subaccount Safes could not be checked (said once, asked each read) */
+  private unchecked: string | null = null;
   private stopped = false;
   /** a switch of the views is under way: the file is looked at again once it is done */
   private switching = false;
@@ -240,6 +243,7 @@ export class LiveIndexer {
     }
     if (this.candidate?.hash === hash || this.refused.has(hash)) return;
     if (serving.fingerprint && (await this.unchangedForGroup(bytes, hash, serving))) return;
+    if (!(await this.safesMatch(bytes, hash, serving))) return;
     if (this.candidate) {
       const c = this.candidate;
       this.candidate = null;
@@ -302,6 +306,46 @@ export class LiveIndexer {
     } finally {
       rmSync(file, { force: true });
     }
+  }
+
+  /**
+   * The file's subaccount Safes checked against the chains (scripts/lib/safe-versions.ts): a
+   * `safeVersion` a chain contradicts refuses the file; a chain that cannot be asked is asked again
+   * at the next read. True when nothing stands against it (a file that cannot be planned is
+   * `launch`'s to refuse).
+   */
+  private async safesMatch(bytes: Buffer, hash: string, serving: Deployment): Promise<boolean> {
+    mkdirSync(this.snapshotDir, { recursive: true });
+    const file = join(this.snapshotDir, `registry-safes-${hash.slice(0, 12)}.json`);
+    writeFileSync(file, bytes);
+    let check: SafeVersionCheck;
+    try {
+      check = await checkSafeVersions(indexerPlan({ ...this.opts.planEnv, VAULT_REGISTRY: file }));
+    } catch {
+      return true;
+    } finally {
+      rmSync(file, { force: true });
+    }
+    const named = (m: string) => m.replaceAll(file, this.opts.registryFile);
+    if (check.problems.length > 0) {
+      this.refused.add(hash);
+      this.opts.log(
+        `registry ${this.opts.registryFile} changed but is not usable; still serving ${serving.schema}: ` +
+          check.problems.map(named).join("; "),
+      );
+      return false;
+    }
+    if (check.unreachable.length > 0) {
+      if (this.unchecked !== hash) {
+        this.opts.log(
+          `registry changed; its subaccount Safes cannot be checked yet, asked again at each read ` +
+            `(${check.unreachable.join("; ")}); still serving ${serving.schema}`,
+        );
+      }
+      this.unchecked = hash;
+      return false;
+    }
+    return true;
   }
 
   /** Waits until `dep` is at every head, then makes it the serving deployment. */
