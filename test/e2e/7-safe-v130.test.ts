@@ -1,0 +1,224 @@
+/**
+ * Subaccounts that are Safe 1.3.0 (@gnosis.pm/safe-contracts), beside a Safe 1.5.0 one, on one
+ * chain: Safe 1.3.0 emits AddedOwner, RemovedOwner, EnabledModule and DisabledModule with the
+ * address in the data, where later Safes index it. With the registry's `safeVersion`, npm run
+ * indexer follows both kinds, before and after the head: owners, modules (found in the data) and
+ * the modules' roles. Without it, or with it wrong, npm run indexer will not start, and a registry
+ * change saying so is refused, each naming the fix (a 1.3 Safe followed as a later one would stop
+ * Ponder's sync at its first EnabledModule).
+ */
+import { execFile } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Abi, type Address, encodeFunctionData, keccak256, parseAbi, toHex } from "viem";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { subaccountModule } from "../../contracts/devnet/protocols/artifacts.js";
+import { createSubaccount, deploySafe, execAsOwner, type Subaccount } from "../../contracts/devnet/protocols/safe.js";
+import { type Ctx, deployCreate2, write } from "../../contracts/devnet/protocols/tx.js";
+import { ChainSession } from "../../contracts/devnet/session.js";
+import { startAnvil } from "../../scripts/lib/anvil.js";
+import { REPO_ROOT } from "../../scripts/lib/indexer.js";
+import { type ManagedProcess, spawnManaged, stopAll } from "../../scripts/lib/procs.js";
+import { freePorts, rows, sleep, until, withDb } from "../helpers.js";
+import { deployVaultWorld } from "../vault-world.js";
+
+const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
+const CHAIN = 8453;
+const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
+const OWNER = "0x00000000000000000000000000000000000a11ce" as Address;
+const TRADER = "0x0000000000000000000000000000000000007ade" as Address;
+const SECOND = "0x00000000000000000000000000000000000b0b00" as Address;
+const SENTINEL = "0x0000000000000000000000000000000000000001" as Address;
+const lc = (a: string) => a.toLowerCase();
+const OWNERS_ABI = parseAbi([
+  "function addOwnerWithThreshold(address owner, uint256 threshold)",
+  "function removeOwner(address prevOwner, address owner, uint256 threshold)",
+  "function enableModule(address module)",
+]);
+
+interface Row {
+  safe: string;
+  module: string | null;
+  owners: string[];
+  threshold: number;
+  roles: Record<string, string[]>;
+}
+
+describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout: 600_000 }, () => {
+  const devnet = inject("devnet");
+  const dir = join(REPO_ROOT, ".data", `safe-v130-e2e-${OFFSET}`);
+  const registry = join(dir, "vaults.json");
+  const dbUrl = devnet.dbUrl.replace(/\/[^/]+$/, "/safe_v130");
+  let ctx: Ctx;
+  let old: Subaccount; // Safe 1.3.0
+  let modern: Subaccount; // Safe 1.5.0
+  let indexer: ManagedProcess;
+  let env: Record<string, string>;
+  /** the registry as it should be, and a vault entry's subaccountSettings of its own */
+  let file: { vaults: Record<string, unknown>[] };
+  const withSettings = (settings: Record<string, unknown>) =>
+    JSON.stringify({ ...file, vaults: [{ ...file.vaults[0], subaccountSettings: settings }] }, null, 2);
+
+  const run = (script: string, args: string[], extra: Record<string, string> = {}) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const opts = {
+        cwd: REPO_ROOT,
+        env: { ...process.env, ...env, ...extra },
+        encoding: "utf8",
+        timeout: 120_000,
+      } as const;
+      execFile(tsx, [join(REPO_ROOT, "scripts", script), ...args], opts, (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === "number" ? err.code : null) : 0, stdout, stderr });
+      });
+    });
+  const q = <T>(sql: string, params: unknown[] = []) => withDb(dbUrl, (c) => rows<T>(c, sql, params));
+  const out = () => readFileSync(join(dir, "indexer-cmd.log"), "utf8");
+  const row = async (safe: Address) =>
+    (
+      await q<Row>(
+        "SELECT safe, module, owners, threshold, roles FROM indexer.subaccount WHERE chain_id = $1 AND safe = $2",
+        [CHAIN, lc(safe)],
+      )
+    )[0];
+  const servedSchema = async () =>
+    (
+      await q<{ s: string }>(
+        `SELECT table_schema AS s FROM information_schema.view_table_usage
+          WHERE view_schema = 'indexer' AND view_name = 'vault'`,
+      )
+    )[0]?.s;
+
+  beforeAll(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    await withDb(devnet.dbUrl, async (c) => {
+      await c.query("DROP DATABASE IF EXISTS safe_v130 WITH (FORCE)");
+      await c.query("CREATE DATABASE safe_v130");
+    });
+    const anvil = await startAnvil({ chainId: CHAIN, port: await freePorts(1), logFile: join(dir, "anvil.log") });
+    const s = new ChainSession(CHAIN, anvil.rpcUrl);
+    await s.syncClock();
+    ctx = { s, from: OWNER };
+    const [safes130, safes150] = [await deploySafe(ctx, "1.3.0"), await deploySafe(ctx)];
+    expect([safes130.version, safes150.version]).toEqual(["1.3.0", "1.5.0"]);
+    const sub = { owner: OWNER, trader: TRADER, tokens: [], calls: [] };
+    old = await createSubaccount(ctx, safes130, { label: "v130", ...sub });
+    modern = await createSubaccount(ctx, safes150, { label: "v150", ...sub });
+    // before the indexer: a second owner of the 1.3.0 Safe (its AddedOwner carries it in the data)
+    const add = encodeFunctionData({ abi: OWNERS_ABI, functionName: "addOwnerWithThreshold", args: [SECOND, 1n] });
+    await execAsOwner(ctx, old.safe, OWNER, old.safe, add);
+    const world = await deployVaultWorld(CHAIN, anvil.rpcUrl);
+    env = {
+      VAULT_REGISTRY: registry,
+      DATABASE_URL: dbUrl,
+      [`PONDER_RPC_URL_${CHAIN}`]: anvil.rpcUrl,
+      [`PONDER_RPC_LANES_${CHAIN}`]: "8",
+      [`SNAPSHOT_INTERVAL_${CHAIN}`]: "10",
+      INDEXER_PORT: String(await freePorts(2)),
+      REGISTRY_POLL_S: "1",
+    };
+    writeFileSync(registry, JSON.stringify({ version: 1, vaults: [] }));
+    const added = await run("vaults.ts", ["add", "--chain", String(CHAIN), "--address", world.lendingPool.address]);
+    expect(added.code, added.stderr).toBe(0);
+    file = JSON.parse(readFileSync(registry, "utf8")) as typeof file;
+    file.vaults[0]!.subaccounts = [old.safe, modern.safe];
+    const protocols = [{ chainId: CHAIN, subaccountsStartBlock: 0 }];
+    file = { ...file, protocols } as typeof file;
+  }, 600_000);
+  afterAll(() => stopAll());
+
+  it("npm run indexer will not start while the registry says a Safe's version wrong", async () => {
+    // the 1.3.0 Safe unmarked, the 1.5.0 one marked 1.3.0: both named, with the fix
+    writeFileSync(registry, withSettings({ [modern.safe]: { safeVersion: "1.3.0" } }));
+    const r = await run("indexer.ts", []);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `subaccount ${lc(old.safe)} is a Safe 1.3.0 on chain ${CHAIN}: set "safeVersion" in its vault's subaccountSettings (${registry}) to "1.3.0"`,
+    );
+    expect(r.stderr).toContain(
+      `subaccount ${lc(modern.safe)} is a Safe 1.5.0 on chain ${CHAIN}, not 1.3: remove or correct`,
+    );
+    // a version the indexer cannot follow: refused by the registry's own check
+    writeFileSync(registry, withSettings({ [old.safe]: { safeVersion: "1.2.0" } }));
+    const older = await run("indexer.ts", []);
+    expect(older.code).toBe(2);
+    expect(older.stderr).toContain("Safe versions before 1.3.0 are not supported");
+  });
+
+  it("with safeVersion set, both Safes are followed up to the head: owners, modules, roles", async () => {
+    writeFileSync(registry, withSettings({ [old.safe]: { safeVersion: "1.3.0" } }));
+    indexer = spawnManaged("indexer-cmd", tsx, [join(REPO_ROOT, "scripts", "indexer.ts")], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      logFile: join(dir, "indexer-cmd.log"),
+    });
+    const head = await until("the indexer at its heads", 300_000, async () =>
+      indexer.exitInfo() ? "exited" : out().includes("at head on every chain") ? "at head" : undefined,
+    );
+    expect(head, indexer.recentOutput()).toBe("at head");
+    const roles = { OWNER: [lc(OWNER)], TRADER: [lc(TRADER)] };
+    expect(await row(old.safe)).toEqual({
+      safe: lc(old.safe),
+      module: lc(old.module),
+      owners: [lc(OWNER), lc(SECOND)],
+      threshold: 1,
+      roles,
+    });
+    expect(await row(modern.safe)).toEqual({
+      safe: lc(modern.safe),
+      module: lc(modern.module),
+      owners: [lc(OWNER)],
+      threshold: 1,
+      roles,
+    });
+    const added = await q<{ args: { owner: string } }>(
+      "SELECT args FROM indexer.subaccount_event WHERE chain_id = $1 AND safe = $2 AND event = 'AddedOwner'",
+      [CHAIN, lc(old.safe)],
+    );
+    expect(added.map((e) => lc(e.args.owner))).toEqual([lc(SECOND)]);
+  });
+
+  it("after the head: a second module found in EnabledModule's data, an owner removed", async () => {
+    await ctx.s.syncClock(); // the vault world's session moved the chain's clock on
+    const moduleA = subaccountModule();
+    const second = (await deployCreate2(ctx, moduleA, [old.safe, OWNER], `vaults.subaccount-module-2:${old.safe}`))
+      .address;
+    const enable = encodeFunctionData({ abi: OWNERS_ABI, functionName: "enableModule", args: [second] });
+    await execAsOwner(ctx, old.safe, OWNER, old.safe, enable);
+    const TRADER_ROLE = keccak256(toHex("TRADER"));
+    await write(ctx, second, moduleA.abi as Abi, "grantRole", [TRADER_ROLE, SECOND], OWNER);
+    const remove = encodeFunctionData({ abi: OWNERS_ABI, functionName: "removeOwner", args: [SENTINEL, SECOND, 1n] });
+    await execAsOwner(ctx, old.safe, OWNER, old.safe, remove);
+    // and the 1.5.0 Safe's module, on the other sources, at the same time
+    await write(ctx, modern.module, moduleA.abi as Abi, "grantRole", [TRADER_ROLE, SECOND], OWNER);
+    await until("the removal indexed", 60_000, async () =>
+      (await row(old.safe))?.owners.length === 1 ? true : undefined,
+    );
+    expect(await row(old.safe)).toMatchObject({ module: lc(second), owners: [lc(OWNER)], threshold: 1 });
+    await until("the modules' grants indexed", 60_000, async () => {
+      const grants = await q<{ contract: string }>(
+        `SELECT contract FROM indexer.subaccount_event
+          WHERE chain_id = $1 AND event = 'RoleGranted' AND args->>'account' = $2 ORDER BY contract`,
+        [CHAIN, lc(SECOND)],
+      );
+      return grants.length === 2 ? grants : undefined;
+    }).then((grants) => expect(grants.map((g) => g.contract).sort()).toEqual([lc(second), lc(modern.module)].sort()));
+    expect((await row(modern.safe))?.roles.TRADER).toEqual([lc(TRADER), lc(SECOND)].sort());
+    expect(indexer.exitInfo()).toBeUndefined();
+  });
+
+  it("a registry change that drops safeVersion is refused, naming it; the deployment serves on", async () => {
+    const good = readFileSync(registry);
+    const schema = await servedSchema();
+    writeFileSync(registry, withSettings({}));
+    await until("the refusal in the indexer's log", 60_000, async () =>
+      out().includes(`registry ${registry} changed but is not usable`) ? true : undefined,
+    );
+    expect(out()).toContain(`subaccount ${lc(old.safe)} is a Safe 1.3.0 on chain ${CHAIN}: set "safeVersion"`);
+    expect(await servedSchema()).toBe(schema);
+    writeFileSync(registry, good);
+    await sleep(3000);
+    expect(await servedSchema()).toBe(schema);
+    expect(indexer.exitInfo()).toBeUndefined();
+  });
+});
