@@ -10,10 +10,27 @@
 import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Abi, type Address, encodeFunctionData, keccak256, parseAbi, toHex } from "viem";
+import {
+  type Abi,
+  type Address,
+  encodeFunctionData,
+  encodePacked,
+  getContractAddress,
+  type Hex,
+  keccak256,
+  parseAbi,
+  size,
+  toHex,
+} from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { subaccountModule } from "../../contracts/devnet/protocols/artifacts.js";
-import { createSubaccount, deploySafe, execAsOwner, type Subaccount } from "../../contracts/devnet/protocols/safe.js";
+import { safe130, subaccountModule } from "../../contracts/devnet/protocols/artifacts.js";
+import {
+  createSubaccount,
+  deploySafe,
+  execAsOwner,
+  type SafeDeployment,
+  type Subaccount,
+} from "../../contracts/devnet/protocols/safe.js";
 import { type Ctx, deployCreate2, write } from "../../contracts/devnet/protocols/tx.js";
 import { ChainSession } from "../../contracts/devnet/session.js";
 import { startAnvil } from "../../scripts/lib/anvil.js";
@@ -30,11 +47,42 @@ const TRADER = "0x0000000000000000000000000000000000007ade" as Address;
 const SECOND = "0x00000000000000000000000000000000000b0b00" as Address;
 const SENTINEL = "0x0000000000000000000000000000000000000001" as Address;
 const lc = (a: string) => a.toLowerCase();
+const v130 = { safeVersion: "1.3.0" };
 const OWNERS_ABI = parseAbi([
   "function addOwnerWithThreshold(address owner, uint256 threshold)",
   "function removeOwner(address prevOwner, address owner, uint256 threshold)",
   "function enableModule(address module)",
 ]);
+
+/**
+ * A Safe 1.3.0 whose setup enables a SubaccountModule, in the transaction that creates it: its
+ * EnabledModule comes before its SafeSetup (1.5.0 emits SafeSetup first). Created by
+ * `createProxy` (CREATE): its address is known before the initializer, which must name it (1.3.0's
+ * MultiSend has no "address 0 is the Safe"), and the module, deployed first, names the Safe.
+ */
+async function createEnablingInSetup(ctx: Ctx, safes: SafeDeployment): Promise<{ safe: Address; module: Address }> {
+  const nonce = await ctx.s.rpc<Hex>("eth_getTransactionCount", [safes.proxyFactory, "latest"]);
+  const safe = getContractAddress({ from: safes.proxyFactory, nonce: BigInt(nonce) });
+  const module = (await deployCreate2(ctx, subaccountModule(), [safe, OWNER], `vaults.subaccount-module:${safe}`))
+    .address;
+  const enable = encodeFunctionData({ abi: OWNERS_ABI, functionName: "enableModule", args: [module] });
+  const batch = encodePacked(
+    ["uint8", "address", "uint256", "uint256", "bytes"],
+    [0, safe, 0n, BigInt(size(enable)), enable],
+  );
+  const multiSend = (await deployCreate2(ctx, safe130.multiSend(), [], "vaults.safe-1.3.0.MultiSend")).address;
+  const data = encodeFunctionData({ abi: safe130.multiSend().abi, functionName: "multiSend", args: [batch] });
+  const zero = "0x0000000000000000000000000000000000000000";
+  const initializer = encodeFunctionData({
+    abi: safe130.singletonL2().abi,
+    functionName: "setup",
+    args: [[OWNER], 1n, multiSend, data, safes.fallbackHandler, zero, 0n, zero],
+  });
+  const factoryAbi = safe130.proxyFactory().abi;
+  await write(ctx, safes.proxyFactory, factoryAbi, "createProxy", [safes.singletonL2, initializer]);
+  expect(await ctx.s.rpc<Hex>("eth_getCode", [safe, "latest"])).not.toBe("0x");
+  return { safe, module };
+}
 
 interface Row {
   safe: string;
@@ -52,6 +100,7 @@ describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout
   let ctx: Ctx;
   let old: Subaccount; // Safe 1.3.0
   let modern: Subaccount; // Safe 1.5.0
+  let inSetup: { safe: Address; module: Address }; // Safe 1.3.0, its module enabled in its setup
   let indexer: ManagedProcess;
   let env: Record<string, string>;
   /** the registry as it should be, and a vault entry's subaccountSettings of its own */
@@ -104,6 +153,7 @@ describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout
     const sub = { owner: OWNER, trader: TRADER, tokens: [], calls: [] };
     old = await createSubaccount(ctx, safes130, { label: "v130", ...sub });
     modern = await createSubaccount(ctx, safes150, { label: "v150", ...sub });
+    inSetup = await createEnablingInSetup(ctx, safes130);
     // before the indexer: a second owner of the 1.3.0 Safe (its AddedOwner carries it in the data)
     const add = encodeFunctionData({ abi: OWNERS_ABI, functionName: "addOwnerWithThreshold", args: [SECOND, 1n] });
     await execAsOwner(ctx, old.safe, OWNER, old.safe, add);
@@ -121,7 +171,7 @@ describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout
     const added = await run("vaults.ts", ["add", "--chain", String(CHAIN), "--address", world.lendingPool.address]);
     expect(added.code, added.stderr).toBe(0);
     file = JSON.parse(readFileSync(registry, "utf8")) as typeof file;
-    file.vaults[0]!.subaccounts = [old.safe, modern.safe];
+    file.vaults[0]!.subaccounts = [old.safe, modern.safe, inSetup.safe];
     const protocols = [{ chainId: CHAIN, subaccountsStartBlock: 0 }];
     file = { ...file, protocols } as typeof file;
   }, 600_000);
@@ -129,7 +179,10 @@ describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout
 
   it("npm run indexer will not start while the registry says a Safe's version wrong", async () => {
     // the 1.3.0 Safe unmarked, the 1.5.0 one marked 1.3.0: both named, with the fix
-    writeFileSync(registry, withSettings({ [modern.safe]: { safeVersion: "1.3.0" } }));
+    writeFileSync(
+      registry,
+      withSettings({ [modern.safe]: { safeVersion: "1.3.0" }, [inSetup.safe]: { safeVersion: "1.3.0" } }),
+    );
     const r = await run("indexer.ts", []);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(
@@ -139,14 +192,14 @@ describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout
       `subaccount ${lc(modern.safe)} is a Safe 1.5.0 on chain ${CHAIN}, not 1.3: remove or correct`,
     );
     // a version the indexer cannot follow: refused by the registry's own check
-    writeFileSync(registry, withSettings({ [old.safe]: { safeVersion: "1.2.0" } }));
+    writeFileSync(registry, withSettings({ [old.safe]: { safeVersion: "1.2.0" }, [inSetup.safe]: v130 }));
     const older = await run("indexer.ts", []);
     expect(older.code).toBe(2);
     expect(older.stderr).toContain("Safe versions before 1.3.0 are not supported");
   });
 
   it("with safeVersion set, both Safes are followed up to the head: owners, modules, roles", async () => {
-    writeFileSync(registry, withSettings({ [old.safe]: { safeVersion: "1.3.0" } }));
+    writeFileSync(registry, withSettings({ [old.safe]: v130, [inSetup.safe]: v130 }));
     indexer = spawnManaged("indexer-cmd", tsx, [join(REPO_ROOT, "scripts", "indexer.ts")], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...env },
@@ -176,6 +229,21 @@ describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout
       [CHAIN, lc(old.safe)],
     );
     expect(added.map((e) => lc(e.args.owner))).toEqual([lc(SECOND)]);
+    // its module enabled in its setup, before its SafeSetup: a Safe being created, not one set
+    // up before the block it is followed from (nothing read before it, no warning)
+    const events = await q<{ event: string }>(
+      "SELECT event FROM indexer.subaccount_event WHERE chain_id = $1 AND safe = $2 ORDER BY block_number, log_index",
+      [CHAIN, lc(inSetup.safe)],
+    );
+    expect(events.map((e) => e.event)).toEqual(["RoleGranted", "EnabledModule", "SafeSetup"]);
+    expect(await row(inSetup.safe)).toEqual({
+      safe: lc(inSetup.safe),
+      module: lc(inSetup.module),
+      owners: [lc(OWNER)],
+      threshold: 1,
+      roles: { OWNER: [lc(OWNER)] },
+    });
+    expect(out()).not.toContain(`subaccount ${lc(inSetup.safe)}`);
   });
 
   it("after the head: a second module found in EnabledModule's data, an owner removed", async () => {
@@ -210,7 +278,7 @@ describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout
   it("a registry change that drops safeVersion is refused, naming it; the deployment serves on", async () => {
     const good = readFileSync(registry);
     const schema = await servedSchema();
-    writeFileSync(registry, withSettings({}));
+    writeFileSync(registry, withSettings({ [inSetup.safe]: v130 }));
     await until("the refusal in the indexer's log", 60_000, async () =>
       out().includes(`registry ${registry} changed but is not usable`) ? true : undefined,
     );

@@ -69,8 +69,8 @@ interface EarlySafes {
 /**
  * A Safe whose setup enables a module (a delegatecall to MultiSend), in the transaction that
  * creates it. The module is MultiSend itself (any contract will do: it emits nothing). Safe
- * 1.5.0 emits SafeSetup before the module's EnabledModule; 1.3 and 1.4.1 emit it last, an order
- * the devnet does not produce.
+ * 1.5.0 emits SafeSetup before the module's EnabledModule; 1.3 and 1.4.1 emit it last (that order
+ * is test/e2e/7-safe-v130.test.ts's, with Safe 1.3.0).
  */
 async function createSafeEnablingInSetup(s: ChainSession): Promise<{ safe: Address; module: Address }> {
   await s.syncClock();

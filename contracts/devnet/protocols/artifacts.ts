@@ -127,6 +127,8 @@ export const safe130 = {
   proxyFactory: safe130Path("proxies/GnosisSafeProxyFactory"),
   fallbackHandler: safe130Path("handler/CompatibilityFallbackHandler"),
   multiSendCallOnly: safe130Path("libraries/MultiSendCallOnly"),
+  /** delegatecalled by a Safe (e.g. from its setup); unlike 1.5.0's, address 0 is not the Safe */
+  multiSend: safe130Path("libraries/MultiSend"),
 };
 
 /** Bytecode with every library placeholder replaced by its deployed address. */
