@@ -1,0 +1,51 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { indexerPlan } from "../config/indexer.js";
+import { checkSafeVersions } from "./lib/safe-versions.js";
+
+const dir = mkdtempSync(join(tmpdir(), "safe-versions-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** a port nothing listens on: taken, then released */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+function plan(subaccounts: string[], rpcUrl: string) {
+  const file = join(dir, `vaults-${subaccounts.length}.json`);
+  const vault = {
+    chainId: 1,
+    address: "0xbaf6f71241be6fa7bd2c92c3ae3a94d7c92fb3c9",
+    family: "lendingPool",
+    kind: "stablecoin",
+    name: "V",
+    symbol: "V",
+    startBlock: 6,
+    asset: { address: "0x573d31ebec18b3642ccac086e659e77a12b841c6", symbol: "USDC", decimals: 6 },
+    subaccounts,
+  };
+  writeFileSync(file, JSON.stringify({ version: 1, vaults: [vault] }));
+  return indexerPlan({ VAULT_REGISTRY: file, PONDER_RPC_URL_1: rpcUrl });
+}
+
+describe("the subaccount Safes' versions checked against the chains", () => {
+  it("names a chain it cannot ask, apart from the registry's problems", async () => {
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    const check = await checkSafeVersions(plan(["0x00000000000000000000000000000000000000a1"], url));
+    expect(check.problems).toEqual([]);
+    expect(check.unreachable).toHaveLength(1);
+    expect(check.unreachable[0]).toMatch(new RegExp(`^chain 1 \\(${url}\\): `));
+  });
+
+  it("asks nothing when there are no subaccounts", async () => {
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    expect(await checkSafeVersions(plan([], url))).toEqual({ problems: [], unreachable: [] });
+  });
+});
