@@ -1,10 +1,12 @@
 /** Shared helpers for the end-to-end tests. */
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { join } from "node:path";
 import pg from "pg";
 import type { Manifest } from "../contracts/devnet/index.js";
 import { tryBind } from "../scripts/lib/anvil.js";
-import { waitFor } from "../scripts/lib/procs.js";
+import { REPO_ROOT } from "../scripts/lib/indexer.js";
+import { type ManagedProcess, spawnManaged, waitFor } from "../scripts/lib/procs.js";
 
 export function loadManifest(path: string): Manifest {
   return JSON.parse(readFileSync(path, "utf8")) as Manifest;
@@ -106,3 +108,28 @@ export function freePort(): Promise<number> {
 /** procs' `waitFor`, polled every 500 ms, with its arguments in the order the e2e tests read best. */
 export const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>) =>
   waitFor(probe, { what, timeoutMs, intervalMs: 500 });
+
+/**
+ * `npm run indexer` (scripts/indexer.ts) as a managed process named `name`, with `env` over the
+ * test's own and its output in `logFile`: resolves once it says it is at head on every chain;
+ * throws with its last lines when it exits first or takes over 5 minutes.
+ */
+export async function startIndexerCommand(name: string, env: NodeJS.ProcessEnv, logFile: string) {
+  const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
+  const indexer: ManagedProcess = spawnManaged(name, tsx, [join(REPO_ROOT, "scripts", "indexer.ts")], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    logFile,
+  });
+  const head = await until("the indexer at its heads", 300_000, async () =>
+    indexer.exitInfo()
+      ? "exited"
+      : readFileSync(logFile, "utf8").includes("at head on every chain")
+        ? "at head"
+        : undefined,
+  ).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}\nlast lines of npm run indexer:\n${indexer.recentOutput()}`);
+  });
+  if (head === "exited") throw new Error(`npm run indexer exited:\n${indexer.recentOutput()}`);
+  return indexer;
+}

@@ -22,10 +22,10 @@ import { startAnvil } from "../../scripts/lib/anvil.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
 import { ensurePgTools, type PgTools } from "../../scripts/lib/pg-tools.js";
 import { type PostgresInstance, startEmbeddedPostgres } from "../../scripts/lib/postgres.js";
-import { type ManagedProcess, spawnManaged, stopAll } from "../../scripts/lib/procs.js";
+import { stopAll } from "../../scripts/lib/procs.js";
 import { startRedis } from "../../scripts/lib/redis.js";
 import { startApiProcess, startWorkerProcess } from "../../scripts/lib/workers.js";
-import { freePort, freePorts, rows, until, withDb } from "../helpers.js";
+import { freePort, freePorts, rows, startIndexerCommand, until, withDb } from "../helpers.js";
 import { deployVaultWorld, type VaultWorld } from "../vault-world.js";
 
 const run = promisify(execFile);
@@ -127,26 +127,16 @@ describe("backup and restore (operations §5) on Postgres 15", { timeout: 900_00
   /** The whole service on `dbUrl` (a fresh Redis each time), settled. */
   async function startService(dbUrl: string, tag: string): Promise<Service> {
     const logFile = join(dir, `indexer-${tag}.log`);
-    const indexer: ManagedProcess = spawnManaged(`indexer-${tag}`, tsx, [join(REPO_ROOT, "scripts", "indexer.ts")], {
-      cwd: REPO_ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: dbUrl,
-        VAULT_REGISTRY: registry,
-        [`PONDER_RPC_URL_${CHAIN}`]: rpcUrl,
-        [`PONDER_RPC_LANES_${CHAIN}`]: "8",
-        [`SNAPSHOT_INTERVAL_${CHAIN}`]: "10",
-        INDEXER_PORT: String(await freePorts(2)),
-      },
-      logFile,
-    });
+    const env = {
+      DATABASE_URL: dbUrl,
+      VAULT_REGISTRY: registry,
+      [`PONDER_RPC_URL_${CHAIN}`]: rpcUrl,
+      [`PONDER_RPC_LANES_${CHAIN}`]: "8",
+      [`SNAPSHOT_INTERVAL_${CHAIN}`]: "10",
+      INDEXER_PORT: String(await freePorts(2)),
+    };
+    const indexer = await startIndexerCommand(`indexer-${tag}`, env, logFile);
     const indexerLog = () => readFileSync(logFile, "utf8");
-    const head = await until("the indexer at its heads", 300_000, async () =>
-      indexer.exitInfo() ? "exited" : indexerLog().includes("at head on every chain") ? "at head" : undefined,
-    ).catch((err: unknown) => {
-      throw new Error(`${(err as Error).message}\n${indexer.recentOutput()}`);
-    });
-    if (head === "exited") throw new Error(`npm run indexer exited:\n${indexer.recentOutput()}`);
     const redis = await startRedis({
       port: REDIS_PORT,
       dataDir: join(dir, `redis-${tag}`),

@@ -35,8 +35,8 @@ import { type Ctx, deployCreate2, write } from "../../contracts/devnet/protocols
 import { ChainSession } from "../../contracts/devnet/session.js";
 import { startAnvil } from "../../scripts/lib/anvil.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
-import { type ManagedProcess, spawnManaged, stopAll } from "../../scripts/lib/procs.js";
-import { freePorts, rows, sleep, until, withDb } from "../helpers.js";
+import { type ManagedProcess, stopAll } from "../../scripts/lib/procs.js";
+import { freePorts, rows, sleep, startIndexerCommand, until, withDb } from "../helpers.js";
 import { deployVaultWorld } from "../vault-world.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
@@ -200,15 +200,7 @@ describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout
 
   it("with safeVersion set, both Safes are followed up to the head: owners, modules, roles", async () => {
     writeFileSync(registry, withSettings({ [old.safe]: v130, [inSetup.safe]: v130 }));
-    indexer = spawnManaged("indexer-cmd", tsx, [join(REPO_ROOT, "scripts", "indexer.ts")], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...env },
-      logFile: join(dir, "indexer-cmd.log"),
-    });
-    const head = await until("the indexer at its heads", 300_000, async () =>
-      indexer.exitInfo() ? "exited" : out().includes("at head on every chain") ? "at head" : undefined,
-    );
-    expect(head, indexer.recentOutput()).toBe("at head");
+    indexer = await startIndexerCommand("indexer-cmd", env, join(dir, "indexer-cmd.log"));
     const roles = { OWNER: [lc(OWNER)], TRADER: [lc(TRADER)] };
     expect(await row(old.safe)).toEqual({
       safe: lc(old.safe),

@@ -41,10 +41,10 @@ import { deployCreate2, simulate, write } from "../../contracts/devnet/protocols
 import { ChainSession } from "../../contracts/devnet/session.js";
 import { startAnvil } from "../../scripts/lib/anvil.js";
 import { httpOk, listeningPort, REPO_ROOT } from "../../scripts/lib/indexer.js";
-import { type ManagedProcess, spawnManaged, stopAll } from "../../scripts/lib/procs.js";
+import { type ManagedProcess, stopAll } from "../../scripts/lib/procs.js";
 import { startRedis } from "../../scripts/lib/redis.js";
 import { startApiProcess, startWorkerProcess } from "../../scripts/lib/workers.js";
-import { freePorts, rows, sleep, until, withDb } from "../helpers.js";
+import { freePorts, rows, sleep, startIndexerCommand, until, withDb } from "../helpers.js";
 import { deployVaultWorld, type VaultWorld } from "../vault-world.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
@@ -199,17 +199,7 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
     const protocols = [{ chainId: KNOWN, subaccountsStartBlock: early.from }];
     writeFileSync(registry, JSON.stringify({ ...file, protocols }, null, 2));
 
-    indexer = spawnManaged("indexer-cmd", tsx, [join(REPO_ROOT, "scripts", "indexer.ts")], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...env },
-      logFile: join(dir, "indexer-cmd.log"),
-    });
-    const head = await until("the indexer at its heads", 300_000, async () =>
-      indexer.exitInfo() ? "exited" : out().includes("at head on every chain") ? "at head" : undefined,
-    ).catch((err: unknown) => {
-      throw new Error(`${(err as Error).message}\nlast lines of npm run indexer:\n${indexer.recentOutput()}`);
-    });
-    if (head === "exited") throw new Error(`npm run indexer exited:\n${indexer.recentOutput()}`);
+    indexer = await startIndexerCommand("indexer-cmd", env, join(dir, "indexer-cmd.log"));
     const redis = await startRedis({
       port: 63_780 + OFFSET,
       dataDir: join(dir, "redis"),
