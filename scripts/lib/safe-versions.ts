@@ -6,7 +6,18 @@
  * its owners and module missed. Each Safe's VERSION() is read on every indexed chain where it has
  * code (a Safe not yet deployed is checked when the registry next changes).
  */
-import { type Address, BaseError, ContractFunctionRevertedError, createPublicClient, http, parseAbi } from "viem";
+import {
+  type Address,
+  BaseError,
+  ContractFunctionRevertedError,
+  createPublicClient,
+  HttpRequestError,
+  http,
+  parseAbi,
+  RpcRequestError,
+  TimeoutError,
+  WebSocketRequestError,
+} from "viem";
 import type { IndexerPlan } from "../../config/indexer.js";
 import { compareVersions, isSafeV130 } from "../../config/registry.js";
 import { errMessage } from "./procs.js";
@@ -20,9 +31,21 @@ export interface SafeVersionCheck {
   unreachable: string[];
 }
 
-/** Whether a failed VERSION() call was answered by the chain (a revert: not a Safe). */
-function reverted(err: unknown): boolean {
-  return err instanceof BaseError && !!err.walk((e) => e instanceof ContractFunctionRevertedError);
+/**
+ * Whether a failed VERSION() call failed on the way (the node unreachable, or erring), not
+ * answered by the contract: a revert (whose causes include an RpcRequestError too), no data or
+ * data that is not a string all say it is a contract but not a Safe.
+ */
+function transportFailure(err: unknown): boolean {
+  if (!(err instanceof BaseError)) return true;
+  if (err.walk((e) => e instanceof ContractFunctionRevertedError)) return false;
+  return !!err.walk(
+    (e) =>
+      e instanceof HttpRequestError ||
+      e instanceof TimeoutError ||
+      e instanceof RpcRequestError ||
+      e instanceof WebSocketRequestError,
+  );
 }
 
 export async function checkSafeVersions(plan: IndexerPlan): Promise<SafeVersionCheck> {
@@ -38,13 +61,16 @@ export async function checkSafeVersions(plan: IndexerPlan): Promise<SafeVersionC
           plan.subaccounts.map(async (safe) => {
             const code = await client.getCode({ address: safe as Address });
             if (!code || code === "0x") return;
-            let version: string;
+            let answer: string;
             try {
-              version = await client.readContract({ address: safe, abi: VERSION_ABI, functionName: "VERSION" });
+              answer = await client.readContract({ address: safe, abi: VERSION_ABI, functionName: "VERSION" });
             } catch (err) {
-              if (reverted(err)) return; // not a Safe: nothing of a Safe's to follow
+              if (!transportFailure(err)) return; // not a Safe: nothing of a Safe's to follow
               throw err;
             }
+            // a fork may add to it ("1.3.0+L2"); no version at all: not a Safe
+            const version = /^\d+\.\d+\.\d+/.exec(answer)?.[0];
+            if (!version) return;
             const on = `subaccount ${safe} is a Safe ${version} on chain ${c.id}`;
             if (compareVersions(version, "1.3.0") < 0) {
               problems.push(`${on}: Safes before 1.3.0 are not supported`);
