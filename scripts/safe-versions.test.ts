@@ -2,9 +2,18 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  AbiDecodingZeroDataError,
+  ContractFunctionExecutionError,
+  ContractFunctionRevertedError,
+  ContractFunctionZeroDataError,
+  HttpRequestError,
+  parseAbi,
+  RpcRequestError,
+} from "viem";
 import { afterAll, describe, expect, it } from "vitest";
 import { indexerPlan } from "../config/indexer.js";
-import { checkSafeVersions } from "./lib/safe-versions.js";
+import { checkSafeVersions, transportFailure } from "./lib/safe-versions.js";
 
 const dir = mkdtempSync(join(tmpdir(), "safe-versions-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -47,5 +56,31 @@ describe("the subaccount Safes' versions checked against the chains", () => {
   it("asks nothing when there are no subaccounts", async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     expect(await checkSafeVersions(plan([], url))).toEqual({ problems: [], unreachable: [] });
+  });
+});
+
+describe("a failed VERSION() call", () => {
+  const abi = parseAbi(["function VERSION() view returns (string)"]);
+  const call = (cause: Error) =>
+    new ContractFunctionExecutionError(cause as never, { abi, functionName: "VERSION", args: [] });
+
+  it("answered by the contract (a revert, no data, not a string) is not the transport's", () => {
+    const rpc = new RpcRequestError({ body: {}, error: { code: 3, message: "execution reverted" }, url: "http://x" });
+    const revert = new ContractFunctionRevertedError({ abi, functionName: "VERSION", message: "execution reverted" });
+    Object.assign(revert, { cause: rpc }); // viem's revert carries the node's error among its causes
+    expect(transportFailure(call(revert))).toBe(false);
+    expect(transportFailure(call(new ContractFunctionZeroDataError({ functionName: "VERSION" })))).toBe(false);
+    expect(transportFailure(call(new AbiDecodingZeroDataError()))).toBe(false);
+  });
+
+  it("on the way (no answer, or the node's error) is the transport's", () => {
+    expect(transportFailure(call(new HttpRequestError({ url: "http://x", details: "ECONNREFUSED" })))).toBe(true);
+    const node = new RpcRequestError({
+      body: {},
+      error: { code: -32000, message: "header not found" },
+      url: "http://x",
+    });
+    expect(transportFailure(call(node))).toBe(true);
+    expect(transportFailure(new Error("socket hang up"))).toBe(true);
   });
 });

@@ -36,7 +36,7 @@ export interface SafeVersionCheck {
  * answered by the contract: a revert (whose causes include an RpcRequestError too), no data or
  * data that is not a string all say it is a contract but not a Safe.
  */
-function transportFailure(err: unknown): boolean {
+export function transportFailure(err: unknown): boolean {
   if (!(err instanceof BaseError)) return true;
   if (err.walk((e) => e instanceof ContractFunctionRevertedError)) return false;
   return !!err.walk(
