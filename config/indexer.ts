@@ -40,6 +40,8 @@ export interface IndexedChain {
   rpc: string[];
   /** the first RPC URL as given */
   rpcUrl: string;
+  /** every RPC URL as given, in order */
+  rpcUrls: string[];
   snapshotInterval: number;
   /** blocks scanned ahead for the flow snapshots' prefetch (src/prefetch.ts); 0: off */
   flowPrefetchBlocks: number;
@@ -133,6 +135,7 @@ export function indexerPlan(env: NodeJS.ProcessEnv = process.env): IndexerPlan {
       name: getChain(id)!.slug,
       rpc: urls.flatMap((u) => rpcLanes(u, lanes)),
       rpcUrl: urls[0]!,
+      rpcUrls: urls,
       snapshotInterval,
       flowPrefetchBlocks,
       startBlock: Math.min(...vaults.map((v) => v.startBlock)),

@@ -82,10 +82,16 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const safes = await checkSafeVersions(plan);
-  const unusable = [...safes.problems, ...safes.unreachable.map((u) => `cannot check subaccount Safes on ${u}`)];
-  if (unusable.length > 0) {
-    console.error(`indexer configuration is invalid:\n  ${unusable.join("\n  ")}`);
+  if (safes.problems.length > 0) {
+    console.error(`indexer configuration is invalid:\n  ${safes.problems.join("\n  ")}`);
     process.exit(2);
+  }
+  for (const u of safes.unreachable) {
+    // Ponder waits for the chain as it always does; the check is what is missed
+    console.warn(
+      `indexer: cannot check the subaccount Safes' versions on ${u}; starting without (a Safe 1.3 ` +
+        "the registry does not mark would stop the indexer at its first EnabledModule)",
+    );
   }
   installSignalHandlers();
   await loadRegistryTables(env.DATABASE_URL);

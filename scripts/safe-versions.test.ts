@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,6 +52,31 @@ describe("the subaccount Safes' versions checked against the chains", () => {
     expect(check.problems).toEqual([]);
     expect(check.unreachable).toHaveLength(1);
     expect(check.unreachable[0]).toMatch(new RegExp(`^chain 1 \\(${url}\\): `));
+  });
+
+  it("asks a chain's next RPC URL when the first does not answer", async () => {
+    // a node with no code anywhere: every subaccount is a Safe not yet deployed there
+    const node = createHttpServer((req, res) => {
+      let body = "";
+      req.on("data", (d) => {
+        body += d;
+      });
+      req.on("end", () => {
+        const parsed = JSON.parse(body) as { id: number } | { id: number }[];
+        const answer = (r: { id: number }) => ({ jsonrpc: "2.0", id: r.id, result: "0x" });
+        res.setHeader("content-type", "application/json");
+        res.end(JSON.stringify(Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)));
+      });
+    });
+    await new Promise<void>((r) => node.listen(0, "127.0.0.1", r));
+    try {
+      const alive = `http://127.0.0.1:${(node.address() as { port: number }).port}`;
+      const dead = `http://127.0.0.1:${await closedPort()}`;
+      const check = await checkSafeVersions(plan(["0x00000000000000000000000000000000000000a1"], `${dead},${alive}`));
+      expect(check).toEqual({ problems: [], unreachable: [] });
+    } finally {
+      await new Promise((r) => node.close(r));
+    }
   });
 
   it("asks nothing when there are no subaccounts", async () => {

@@ -11,6 +11,7 @@ import {
   BaseError,
   ContractFunctionRevertedError,
   createPublicClient,
+  fallback,
   HttpRequestError,
   http,
   parseAbi,
@@ -27,7 +28,7 @@ const VERSION_ABI = parseAbi(["function VERSION() view returns (string)"]);
 export interface SafeVersionCheck {
   /** registry settings the chains contradict, each naming the fix */
   problems: string[];
-  /** chains that could not be asked (a transport failure), with the error */
+  /** chains none of whose RPC URLs could be asked (a transport failure), with the error */
   unreachable: string[];
 }
 
@@ -55,7 +56,8 @@ export async function checkSafeVersions(plan: IndexerPlan): Promise<SafeVersionC
   const where = `"safeVersion" in its vault's subaccountSettings (${plan.registry.path})`;
   await Promise.all(
     plan.chains.map(async (c) => {
-      const client = createPublicClient({ transport: http(c.rpcUrl, { batch: true, retryCount: 2 }) });
+      const transports = c.rpcUrls.map((url) => http(url, { batch: true, retryCount: 2 }));
+      const client = createPublicClient({ transport: fallback(transports) });
       try {
         await Promise.all(
           plan.subaccounts.map(async (safe) => {
@@ -85,7 +87,7 @@ export async function checkSafeVersions(plan: IndexerPlan): Promise<SafeVersionC
           }),
         );
       } catch (err) {
-        unreachable.push(`chain ${c.id} (${c.rpcUrl}): ${errMessage(err).split("\n")[0]}`);
+        unreachable.push(`chain ${c.id} (${c.rpcUrls.join(", ")}): ${errMessage(err).split("\n")[0]}`);
       }
     }),
   );
