@@ -4,7 +4,9 @@
  * sources of its own (ponder.config.ts) when the registry says so (`safeVersion`). Followed as a
  * later Safe, its EnabledModule would stop Ponder's sync; a later Safe followed as 1.3 would have
  * its owners and module missed. Each Safe's VERSION() is read on every indexed chain where it has
- * code (a Safe not yet deployed is checked when the registry next changes).
+ * code (a Safe not yet deployed is checked when the registry next changes), and a later Safe's
+ * also at the block it is followed from: one migrated from 1.3 since has events of both kinds,
+ * which no source reads right, and is refused (one created after that block is not looked at).
  */
 import {
   type Address,
@@ -14,12 +16,13 @@ import {
   fallback,
   HttpRequestError,
   http,
+  type PublicClient,
   parseAbi,
   RpcRequestError,
   TimeoutError,
   WebSocketRequestError,
 } from "viem";
-import type { IndexerPlan } from "../../config/indexer.js";
+import { type IndexerPlan, subaccountsStart } from "../../config/indexer.js";
 import { compareVersions, isSafeV130 } from "../../config/registry.js";
 import { errMessage } from "./procs.js";
 
@@ -49,6 +52,25 @@ export function transportFailure(err: unknown): boolean {
   );
 }
 
+/**
+ * A Safe's version at `blockNumber` (the head when absent): null where it has no code, or answers
+ * VERSION() with no version (a contract, but not a Safe); throws on a transport failure.
+ */
+async function versionAt(client: PublicClient, safe: Address, blockNumber?: bigint): Promise<string | null> {
+  const at = blockNumber === undefined ? {} : { blockNumber };
+  const code = await client.getCode({ address: safe, ...at });
+  if (!code || code === "0x") return null;
+  let answer: string;
+  try {
+    answer = await client.readContract({ address: safe, abi: VERSION_ABI, functionName: "VERSION", ...at });
+  } catch (err) {
+    if (!transportFailure(err)) return null;
+    throw err;
+  }
+  // a fork may add to it ("1.3.0+L2")
+  return /^\d+\.\d+\.\d+/.exec(answer)?.[0] ?? null;
+}
+
 export async function checkSafeVersions(plan: IndexerPlan): Promise<SafeVersionCheck> {
   const problems: string[] = [];
   const unreachable: string[] = [];
@@ -58,20 +80,11 @@ export async function checkSafeVersions(plan: IndexerPlan): Promise<SafeVersionC
     plan.chains.map(async (c) => {
       const transports = c.rpcUrls.map((url) => http(url, { batch: true, retryCount: 2 }));
       const client = createPublicClient({ transport: fallback(transports) });
+      const from = subaccountsStart(c);
       try {
         await Promise.all(
           plan.subaccounts.map(async (safe) => {
-            const code = await client.getCode({ address: safe as Address });
-            if (!code || code === "0x") return;
-            let answer: string;
-            try {
-              answer = await client.readContract({ address: safe, abi: VERSION_ABI, functionName: "VERSION" });
-            } catch (err) {
-              if (!transportFailure(err)) return; // not a Safe: nothing of a Safe's to follow
-              throw err;
-            }
-            // a fork may add to it ("1.3.0+L2"); no version at all: not a Safe
-            const version = /^\d+\.\d+\.\d+/.exec(answer)?.[0];
+            const version = await versionAt(client, safe);
             if (!version) return;
             const on = `subaccount ${safe} is a Safe ${version} on chain ${c.id}`;
             if (compareVersions(version, "1.3.0") < 0) {
@@ -83,6 +96,16 @@ export async function checkSafeVersions(plan: IndexerPlan): Promise<SafeVersionC
               );
             } else if (!isSafeV130(version) && v130.has(safe)) {
               problems.push(`${on}, not 1.3: remove or correct ${where}`);
+            } else if (!isSafeV130(version)) {
+              // migrated from 1.3 since the block it is followed from: its 1.3 events would be
+              // read as a later Safe's (where the node keeps no state that old, nothing is known)
+              const then = await versionAt(client, safe, BigInt(from)).catch(() => null);
+              if (then && isSafeV130(then)) {
+                problems.push(
+                  `${on}, migrated from ${then} since block ${from}, where it is followed from: a Safe ` +
+                    "that changed version within the followed blocks is not supported; leave it out",
+                );
+              }
             }
           }),
         );

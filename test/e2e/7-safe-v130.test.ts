@@ -23,8 +23,9 @@ import {
   toHex,
 } from "viem";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { safe130, subaccountModule } from "../../contracts/devnet/protocols/artifacts.js";
+import { safe130, safe as safeArtifacts, subaccountModule } from "../../contracts/devnet/protocols/artifacts.js";
 import {
+  createSafe,
   createSubaccount,
   deploySafe,
   execAsOwner,
@@ -101,6 +102,8 @@ describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout
   let old: Subaccount; // Safe 1.3.0
   let modern: Subaccount; // Safe 1.5.0
   let inSetup: { safe: Address; module: Address }; // Safe 1.3.0, its module enabled in its setup
+  /** a Safe 1.3.0 migrated to 1.5.0 after the vault's start block */
+  let migrated: Address;
   let indexer: ManagedProcess;
   let env: Record<string, string>;
   /** the registry as it should be, and a vault entry's subaccountSettings of its own */
@@ -154,10 +157,21 @@ describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout
     old = await createSubaccount(ctx, safes130, { label: "v130", ...sub });
     modern = await createSubaccount(ctx, safes150, { label: "v150", ...sub });
     inSetup = await createEnablingInSetup(ctx, safes130);
+    const migratedSafe = await createSafe(ctx, safes130, { label: "migrated", owners: [OWNER], threshold: 1 });
     // before the indexer: a second owner of the 1.3.0 Safe (its AddedOwner carries it in the data)
     const add = encodeFunctionData({ abi: OWNERS_ABI, functionName: "addOwnerWithThreshold", args: [SECOND, 1n] });
     await execAsOwner(ctx, old.safe, OWNER, old.safe, add);
     const world = await deployVaultWorld(CHAIN, anvil.rpcUrl);
+    // after the vault's start block: a Safe 1.3.0 moved to 1.5.0 by Safe's migration library
+    await ctx.s.syncClock();
+    const args = [safes150.singletonL2, safes150.singletonL2, safes150.fallbackHandler];
+    const migration = (await deployCreate2(ctx, safeArtifacts.migration(), args, "vaults.safe.SafeMigration")).address;
+    const migrate = encodeFunctionData({
+      abi: safeArtifacts.migration().abi,
+      functionName: "migrateL2Singleton",
+    });
+    await execAsOwner(ctx, migratedSafe, OWNER, migration, migrate, 1);
+    migrated = migratedSafe;
     env = {
       VAULT_REGISTRY: registry,
       DATABASE_URL: dbUrl,
@@ -196,6 +210,17 @@ describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout
     const older = await run("indexer.ts", []);
     expect(older.code).toBe(2);
     expect(older.stderr).toContain("Safe versions before 1.3.0 are not supported");
+    // a Safe migrated from 1.3.0 within the blocks followed (from the vault's start, without
+    // subaccountsStartBlock): its earlier events cannot be read as either kind's
+    const { protocols: _, ...noStart } = file as typeof file & { protocols?: unknown };
+    const vault = { ...file.vaults[0], subaccounts: [modern.safe, migrated], subaccountSettings: {} };
+    writeFileSync(registry, JSON.stringify({ ...noStart, vaults: [vault] }));
+    const moved = await run("indexer.ts", []);
+    expect(moved.code).toBe(2);
+    expect(moved.stderr).toContain(
+      `subaccount ${lc(migrated)} is a Safe 1.5.0 on chain ${CHAIN}, migrated from 1.3.0 since block ${file.vaults[0]!.startBlock}`,
+    );
+    expect(moved.stderr).not.toContain(lc(modern.safe));
   });
 
   it("with safeVersion set, both Safes are followed up to the head: owners, modules, roles", async () => {

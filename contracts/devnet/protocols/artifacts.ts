@@ -111,6 +111,8 @@ export const safe = {
   multiSendCallOnly: safePath("libraries/MultiSendCallOnly"),
   /** delegatecalled by a Safe (e.g. from its setup): a call to address 0 is a call to the Safe */
   multiSend: safePath("libraries/MultiSend"),
+  /** delegatecalled by a Safe of an earlier version: moves it to this release's singleton */
+  migration: safePath("libraries/SafeMigration"),
 };
 
 const safe130Path = (p: string) => {

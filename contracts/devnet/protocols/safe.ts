@@ -90,15 +90,18 @@ export function prevalidatedSignature(owner: Address): Hex {
   return concatHex([pad(owner, { size: 32 }), pad("0x00", { size: 32 }), "0x01"]);
 }
 
-/** Sends `data` to `to` from the Safe by execTransaction, sent by (and signed as) its owner. */
-export async function execAsOwner(ctx: Ctx, safe: Address, owner: Address, to: Address, data: Hex) {
+/**
+ * Sends `data` to `to` from the Safe by execTransaction, sent by (and signed as) its owner; a call,
+ * or a delegatecall (operation 1: a migration library's code run as the Safe's).
+ */
+export async function execAsOwner(ctx: Ctx, safe: Address, owner: Address, to: Address, data: Hex, operation = 0) {
   const abi = safeArtifacts.singletonL2().abi;
   return write(
     ctx,
     safe,
     abi,
     "execTransaction",
-    [to, 0n, data, 0, 0n, 0n, 0n, ZERO, ZERO, prevalidatedSignature(owner)],
+    [to, 0n, data, operation, 0n, 0n, 0n, ZERO, ZERO, prevalidatedSignature(owner)],
     owner,
   );
 }
