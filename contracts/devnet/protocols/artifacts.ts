@@ -80,10 +80,16 @@ export const uniswapV2 = {
   router02: () => waffleArtifact("@uniswap/v2-periphery", "UniswapV2Router02"),
 };
 
-const aavePath = (p: string) => {
+/**
+ * A package's hardhat artifacts under `root`: the loader of `<root>/<p>.sol/<name>.json`, the
+ * contract named after the source file (`p` its path without `.sol`).
+ */
+const hardhatArtifacts = (pkg: string, root: string) => (p: string) => {
   const name = p.split("/").pop() as string;
-  return () => npmArtifact("@aave/core-v3", `artifacts/contracts/${p}.sol/${name}`);
+  return () => npmArtifact(pkg, `${root}/${p}.sol/${name}`);
 };
+
+const aavePath = hardhatArtifacts("@aave/core-v3", "artifacts/contracts");
 
 export const aave = {
   addressesProvider: aavePath("protocol/configuration/PoolAddressesProvider"),
@@ -99,10 +105,7 @@ export const aave = {
   library: (name: string) => aavePath(`protocol/libraries/logic/${name}`)(),
 };
 
-const safePath = (p: string) => {
-  const name = p.split("/").pop() as string;
-  return () => npmArtifact("@safe-global/safe-smart-account", `build/artifacts/contracts/${p}.sol/${name}`);
-};
+const safePath = hardhatArtifacts("@safe-global/safe-smart-account", "build/artifacts/contracts");
 
 export const safe = {
   singletonL2: safePath("SafeL2"),
@@ -115,10 +118,7 @@ export const safe = {
   migration: safePath("libraries/SafeMigration"),
 };
 
-const safe130Path = (p: string) => {
-  const name = p.split("/").pop() as string;
-  return () => npmArtifact("@gnosis.pm/safe-contracts", `build/artifacts/contracts/${p}.sol/${name}`);
-};
+const safe130Path = hardhatArtifacts("@gnosis.pm/safe-contracts", "build/artifacts/contracts");
 
 /**
  * Safe 1.3.0 (@gnosis.pm/safe-contracts, a devDependency: the tests' older Safe), whose owner and
