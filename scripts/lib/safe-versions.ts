@@ -5,8 +5,8 @@
  * later Safe, its EnabledModule would stop Ponder's sync; a later Safe followed as 1.3 would have
  * its owners and module missed. Each Safe's VERSION() is read on every indexed chain where it has
  * code (a Safe not yet deployed is checked when the registry next changes), and a later Safe's
- * also at the block it is followed from: one migrated from 1.3 since has events of both kinds,
- * which no source reads right, and is refused (one created after that block is not looked at).
+ * also at the block it is followed from (or at its creation, when later): one migrated from 1.3
+ * since has events of both kinds, which no source reads right, and is refused.
  */
 import {
   type Address,
@@ -24,6 +24,7 @@ import {
 } from "viem";
 import { type IndexerPlan, subaccountsStart } from "../../config/indexer.js";
 import { compareVersions, isSafeV130 } from "../../config/registry.js";
+import { deploymentBlock } from "../../onchain/blocks.js";
 import { errMessage } from "./procs.js";
 
 const VERSION_ABI = parseAbi(["function VERSION() view returns (string)"]);
@@ -71,6 +72,17 @@ async function versionAt(client: PublicClient, safe: Address, blockNumber?: bigi
   return /^\d+\.\d+\.\d+/.exec(answer)?.[0] ?? null;
 }
 
+/**
+ * A Safe's version at `from`, or where it was created when that was later (found by bisecting
+ * its code, onchain/blocks.ts): the version its first followed events were emitted under.
+ */
+async function firstVersion(client: PublicClient, safe: Address, from: bigint) {
+  const then = await versionAt(client, safe, from);
+  if (then) return then;
+  const created = await deploymentBlock(client, safe, await client.getBlockNumber());
+  return created !== null && created > from ? versionAt(client, safe, created) : null;
+}
+
 export async function checkSafeVersions(plan: IndexerPlan): Promise<SafeVersionCheck> {
   const problems: string[] = [];
   const unreachable: string[] = [];
@@ -97,9 +109,10 @@ export async function checkSafeVersions(plan: IndexerPlan): Promise<SafeVersionC
             } else if (!isSafeV130(version) && v130.has(safe)) {
               problems.push(`${on}, not 1.3: remove or correct ${where}`);
             } else if (!isSafeV130(version)) {
-              // migrated from 1.3 since the block it is followed from: its 1.3 events would be
-              // read as a later Safe's (where the node keeps no state that old, nothing is known)
-              const then = await versionAt(client, safe, BigInt(from)).catch(() => null);
+              // migrated from 1.3 since the block it is followed from, or since its creation
+              // after it: its 1.3 events would be read as a later Safe's (where the node keeps no
+              // state that old, nothing is known)
+              const then = await firstVersion(client, safe, BigInt(from)).catch(() => null);
               if (then && isSafeV130(then)) {
                 problems.push(
                   `${on}, migrated from ${then} since block ${from}, where it is followed from: a Safe ` +

@@ -221,6 +221,13 @@ describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout
       `subaccount ${lc(migrated)} is a Safe 1.5.0 on chain ${CHAIN}, migrated from 1.3.0 since block ${file.vaults[0]!.startBlock}`,
     );
     expect(moved.stderr).not.toContain(lc(modern.safe));
+    // followed from block 0, before it existed: its version where it was created is read
+    writeFileSync(registry, JSON.stringify({ ...file, vaults: [vault] }));
+    const created = await run("indexer.ts", []);
+    expect(created.code).toBe(2);
+    expect(created.stderr).toContain(
+      `subaccount ${lc(migrated)} is a Safe 1.5.0 on chain ${CHAIN}, migrated from 1.3.0 since block 0`,
+    );
   });
 
   it("with safeVersion set, both Safes are followed up to the head: owners, modules, roles", async () => {
