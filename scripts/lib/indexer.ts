@@ -9,6 +9,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { getChain } from "../../config/chains.js";
 import { indexerPlan, planFingerprint } from "../../config/indexer.js";
 import { rpc } from "./anvil.js";
 import { groupDeploymentSchema, opsDdlLock, type PublishResult, publishGroup } from "./indexer-groups.js";
@@ -103,6 +104,13 @@ export interface IndexerOptions {
 export interface IndexerHandle {
   schema: string;
   /**
+   * Whether Ponder has re-indexed chain `chainId` up to `head` since its crash recovery (true
+   * where it did not recover). Resuming its schema, Ponder reverts the data to the last finalized
+   * block and re-indexes the rest live, while `_ponder_checkpoint` and `/ready` still say it is at
+   * the old head: only its "Indexed block" lines tell when the data is back.
+   */
+  caughtUp(chainId: number, head: number): boolean;
+  /**
    * Where Ponder answers: the port asked for, or the one it took instead. Ponder does not fail
    * on a port in use, it takes the next free one and logs it; the handle follows.
    */
@@ -149,6 +157,7 @@ export function startIndexer(opts: IndexerOptions): IndexerHandle {
   const schema = opts.schema ?? defaultSchema(opts, root);
   const bin = join(REPO_ROOT, "node_modules", ".bin", "ponder");
   let port = opts.port;
+  const recovery = new RecoveryProgress();
   const proc = spawnManaged(opts.name ?? "indexer", bin, ["start", "--root", root, "--log-format", "pretty"], {
     cwd: root,
     env: indexerEnv(opts, schema),
@@ -158,16 +167,48 @@ export function startIndexer(opts: IndexerOptions): IndexerHandle {
     onLine: (line) => {
       const taken = listeningPort(line);
       if (taken !== undefined) port = taken;
+      recovery.read(line);
     },
   });
   return {
     schema,
+    caughtUp: (chainId, head) => recovery.caughtUp(getChain(chainId)?.slug ?? String(chainId), head),
     get url() {
       return `http://127.0.0.1:${port}`;
     },
     process: proc,
     stop: () => proc.stop(),
   };
+}
+
+/**
+ * Ponder's crash recovery followed from its log: "Detected crash recovery", then per chain
+ * "Started live indexing chain=<name> finalized_block=<n>" and an "Indexed block chain=<name>
+ * number=<n>" line per block it indexes live.
+ */
+export class RecoveryProgress {
+  private recovering = false;
+  private readonly finalized = new Map<string, number>();
+  private readonly indexed = new Map<string, number>();
+
+  read(raw: string): void {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the pretty log's colour codes
+    const line = raw.replace(/\x1b\[[0-9;]*m/g, "");
+    if (line.includes("Detected crash recovery")) this.recovering = true;
+    if (!this.recovering) return;
+    const started = /Started live indexing\s+chain=(\S+)\s+finalized_block=(\d+)/.exec(line);
+    if (started) this.finalized.set(started[1]!, Number(started[2]));
+    const block = /Indexed block\s+chain=(\S+)\s+number=(\d+)/.exec(line);
+    if (block) this.indexed.set(block[1]!, Math.max(this.indexed.get(block[1]!) ?? 0, Number(block[2])));
+  }
+
+  /** Whether chain `name` holds its data up to `head` again (always, where Ponder did not recover). */
+  caughtUp(name: string, head: number): boolean {
+    if (!this.recovering) return true;
+    const finalized = this.finalized.get(name);
+    if (finalized === undefined) return false; // reverted, not yet indexing live
+    return finalized >= head || (this.indexed.get(name) ?? 0) >= head;
+  }
 }
 
 /** The port in Ponder's "Created HTTP server port=N" line (pretty or JSON log format). */
@@ -212,7 +253,7 @@ export async function httpOk(url: string, timeoutMs = 1000): Promise<boolean> {
  * checkpoint equals its current head. Reports progress through `onProgress`.
  */
 export async function waitForHead(
-  handle: { schema: string; url: string },
+  handle: { schema: string; url: string; caughtUp?: IndexerHandle["caughtUp"] },
   databaseUrl: string,
   chains: { chainId: number; rpcUrl: string }[],
   opts: { timeoutMs: number; onProgress?: (p: ChainProgress[], ready: boolean) => void; isAlive?: () => boolean },
@@ -232,7 +273,8 @@ export async function waitForHead(
       last = chains.map((c, i) => ({ chainId: c.chainId, indexed: indexed?.get(c.chainId) ?? 0, head: heads[i]! }));
       const ready = await httpOk(`${handle.url}/ready`, 2000);
       opts.onProgress?.(last, ready);
-      if (ready && last.every((p) => p.indexed >= p.head)) break;
+      const atHead = (p: ChainProgress) => p.indexed >= p.head && (handle.caughtUp?.(p.chainId, p.head) ?? true);
+      if (ready && last.every(atHead)) break;
       if (Date.now() > deadline) {
         throw new Error(
           `timed out after ${opts.timeoutMs} ms waiting for the indexer to reach every chain head: ${JSON.stringify(last)}`,
