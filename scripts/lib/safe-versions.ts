@@ -8,23 +8,11 @@
  * also at the block it is followed from (or at its creation, when later): one migrated from 1.3
  * since has events of both kinds, which no source reads right, and is refused.
  */
-import {
-  type Address,
-  BaseError,
-  ContractFunctionRevertedError,
-  createPublicClient,
-  fallback,
-  HttpRequestError,
-  http,
-  type PublicClient,
-  parseAbi,
-  RpcRequestError,
-  TimeoutError,
-  WebSocketRequestError,
-} from "viem";
+import { type Address, BaseError, createPublicClient, fallback, http, type PublicClient, parseAbi } from "viem";
 import { type IndexerPlan, subaccountsStart } from "../../config/indexer.js";
 import { compareVersions, isSafeV130 } from "../../config/registry.js";
 import { deploymentBlock } from "../../onchain/blocks.js";
+import { isTransportError } from "../../onchain/errors.js";
 import { errMessage } from "./procs.js";
 
 const VERSION_ABI = parseAbi(["function VERSION() view returns (string)"]);
@@ -38,19 +26,11 @@ export interface SafeVersionCheck {
 
 /**
  * Whether a failed VERSION() call failed on the way (the node unreachable, or erring), not
- * answered by the contract: a revert (whose causes include an RpcRequestError too), no data or
- * data that is not a string all say it is a contract but not a Safe.
+ * answered by the contract (onchain/errors.ts): a revert, no data or data that is not a string
+ * all say it is a contract but not a Safe. An error that is not viem's is not an answer either.
  */
 export function transportFailure(err: unknown): boolean {
-  if (!(err instanceof BaseError)) return true;
-  if (err.walk((e) => e instanceof ContractFunctionRevertedError)) return false;
-  return !!err.walk(
-    (e) =>
-      e instanceof HttpRequestError ||
-      e instanceof TimeoutError ||
-      e instanceof RpcRequestError ||
-      e instanceof WebSocketRequestError,
-  );
+  return !(err instanceof BaseError) || isTransportError(err);
 }
 
 /**

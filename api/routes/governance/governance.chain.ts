@@ -15,6 +15,7 @@ import {
   parseAbi,
 } from "viem";
 import { TimelockControllerAbi } from "../../../abis/TimelockControllerAbi.js";
+import { isTransportError } from "../../../onchain/errors.js";
 
 /** The views of a Safe (1.x) the roles route reads: owners, threshold and version. */
 export const SAFE_VIEWS = parseAbi([
@@ -56,36 +57,6 @@ const short = (e: unknown) =>
     .split("\n")[0]!
     .replace(/\.$/, "")
     .slice(0, 160);
-
-/** Errors that say the call ran and reverted: viem wraps them around an RpcRequestError. */
-const REVERTS = ["ContractFunctionRevertedError", "ExecutionRevertedError", "ContractFunctionZeroDataError"];
-
-/** True when the failure is the transport's (unreachable, timeout, HTTP or RPC error), not a revert. */
-function isTransportError(e: unknown): boolean {
-  let cur: unknown = e;
-  for (let i = 0; i < 8 && cur; i++) {
-    const name = (cur as { name?: string }).name ?? "";
-    if (REVERTS.includes(name)) return false;
-    if (
-      [
-        "HttpRequestError",
-        "TimeoutError",
-        "WebSocketRequestError",
-        "RpcRequestError",
-        "SocketClosedError",
-        "InternalRpcError",
-        "LimitExceededRpcError",
-        "ResourceUnavailableRpcError",
-        "MethodNotFoundRpcError",
-      ].includes(name)
-    )
-      return true;
-    const msg = (cur as { message?: string }).message ?? "";
-    if (/fetch failed|ECONNREFUSED|ECONNRESET|timed out|took too long/i.test(msg)) return true;
-    cur = (cur as { cause?: unknown }).cause;
-  }
-  return false;
-}
 
 const degraded = (account_type: AccountType, error: string | null): AccountInfo => ({
   account_type,
