@@ -38,7 +38,7 @@ import {
 } from "./indexer.js";
 import { groupDeploymentSchema, type PublishResult } from "./indexer-groups.js";
 import { errMessage } from "./procs.js";
-import { checkSafeVersions, type SafeVersionCheck } from "./safe-versions.js";
+import { checkSafeVersions } from "./safe-versions.js";
 
 export interface LiveIndexerOptions {
   /** the registry file operators edit (VAULT_REGISTRY) */
@@ -276,10 +276,7 @@ export class LiveIndexer {
    * False when the group's part changed, or when the file is not usable (`launch` says why).
    */
   private async unchangedForGroup(bytes: Buffer, hash: string, serving: Deployment): Promise<boolean> {
-    mkdirSync(this.snapshotDir, { recursive: true });
-    const file = join(this.snapshotDir, `registry-check-${hash.slice(0, 12)}.json`);
-    writeFileSync(file, bytes);
-    try {
+    return this.withCopy(bytes, hash, "check", async (file) => {
       let fingerprint: string;
       try {
         fingerprint = planFingerprint(indexerPlan({ ...this.opts.planEnv, VAULT_REGISTRY: file }));
@@ -303,6 +300,16 @@ export class LiveIndexer {
         `registry changed outside this group's chains (${chains}): ${serving.schema} serves on (${loaded})`,
       );
       return true;
+    });
+  }
+
+  /** `fn` given a copy of `bytes` (a registry content) in a file of its own, removed after. */
+  private async withCopy<T>(bytes: Buffer, hash: string, tag: string, fn: (file: string) => Promise<T>): Promise<T> {
+    mkdirSync(this.snapshotDir, { recursive: true });
+    const file = join(this.snapshotDir, `registry-${tag}-${hash.slice(0, 12)}.json`);
+    writeFileSync(file, bytes);
+    try {
+      return await fn(file);
     } finally {
       rmSync(file, { force: true });
     }
@@ -315,23 +322,21 @@ export class LiveIndexer {
    * `launch`'s to refuse).
    */
   private async safesMatch(bytes: Buffer, hash: string, serving: Deployment): Promise<boolean> {
-    mkdirSync(this.snapshotDir, { recursive: true });
-    const file = join(this.snapshotDir, `registry-safes-${hash.slice(0, 12)}.json`);
-    writeFileSync(file, bytes);
-    let check: SafeVersionCheck;
-    try {
-      check = await checkSafeVersions(indexerPlan({ ...this.opts.planEnv, VAULT_REGISTRY: file }));
-    } catch {
-      return true;
-    } finally {
-      rmSync(file, { force: true });
-    }
-    const named = (m: string) => m.replaceAll(file, this.opts.registryFile);
+    const check = await this.withCopy(bytes, hash, "safes", async (file) => {
+      try {
+        const found = await checkSafeVersions(indexerPlan({ ...this.opts.planEnv, VAULT_REGISTRY: file }));
+        // the messages name the file operators edit, not this copy of it
+        return { ...found, problems: found.problems.map((m) => m.replaceAll(file, this.opts.registryFile)) };
+      } catch {
+        return null;
+      }
+    });
+    if (!check) return true;
     if (check.problems.length > 0) {
       this.refused.add(hash);
       this.opts.log(
         `registry ${this.opts.registryFile} changed but is not usable; still serving ${serving.schema}: ` +
-          check.problems.map(named).join("; "),
+          check.problems.join("; "),
       );
       return false;
     }
