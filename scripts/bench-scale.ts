@@ -214,7 +214,7 @@ async function main(): Promise<void> {
       if (now - lastNote < 15_000) return;
       lastNote = now;
       say(
-        `indexing: ${p.map((c) => `${c.chainId} ${c.indexed}/${c.head}`).join(", ")}${ready ? " (backfill done)" : ""}`,
+        `indexing: ${p.map((c) => `${c.chainId} ${c.indexed}/${c.head ?? "?"}`).join(", ")}${ready ? " (backfill done)" : ""}`,
       );
     },
   });

@@ -135,7 +135,7 @@ async function main(): Promise<void> {
     },
     onProgress: (p: ChainProgress[], ready) => {
       const line =
-        p.map((c) => `chain ${c.chainId} ${c.indexed}/${c.head}`).join(", ") + (ready ? " (backfill done)" : "");
+        p.map((c) => `chain ${c.chainId} ${c.indexed}/${c.head ?? "?"}`).join(", ") + (ready ? " (backfill done)" : "");
       if (line !== lastLine) say(`indexing: ${line}`);
       lastLine = line;
     },

@@ -115,12 +115,23 @@ export const until = <T>(what: string, timeoutMs: number, probe: () => Promise<T
  * throws with its last lines when it exits first or takes over 5 minutes.
  */
 export async function startIndexerCommand(name: string, env: NodeJS.ProcessEnv, logFile: string) {
+  const indexer = spawnIndexerCommand(name, env, logFile);
+  await indexerAtHead(indexer, logFile);
+  return indexer;
+}
+
+/** `npm run indexer` started, not waited for (its output in `logFile`). */
+export function spawnIndexerCommand(name: string, env: NodeJS.ProcessEnv, logFile: string): ManagedProcess {
   const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
-  const indexer: ManagedProcess = spawnManaged(name, tsx, [join(REPO_ROOT, "scripts", "indexer.ts")], {
+  return spawnManaged(name, tsx, [join(REPO_ROOT, "scripts", "indexer.ts")], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     logFile,
   });
+}
+
+/** Waits until `npm run indexer` says it is at head on every chain; throws if it exits first. */
+export async function indexerAtHead(indexer: ManagedProcess, logFile: string): Promise<void> {
   const head = await until("the indexer at its heads", 300_000, async () =>
     indexer.exitInfo()
       ? "exited"
@@ -131,5 +142,4 @@ export async function startIndexerCommand(name: string, env: NodeJS.ProcessEnv, 
     throw new Error(`${(err as Error).message}\nlast lines of npm run indexer:\n${indexer.recentOutput()}`);
   });
   if (head === "exited") throw new Error(`npm run indexer exited:\n${indexer.recentOutput()}`);
-  return indexer;
 }

@@ -13,7 +13,7 @@ import { getChain } from "../../config/chains.js";
 import { indexerPlan, planFingerprint } from "../../config/indexer.js";
 import { rpc } from "./anvil.js";
 import { groupDeploymentSchema, opsDdlLock, type PublishResult, publishGroup } from "./indexer-groups.js";
-import { type ManagedProcess, spawnManaged } from "./procs.js";
+import { errMessage, type ManagedProcess, spawnManaged } from "./procs.js";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const VIEWS_SCHEMA = "indexer";
@@ -73,7 +73,8 @@ function buildHash(root: string) {
 export interface IndexerOptions {
   databaseUrl: string;
   registryFile: string;
-  chains: { chainId: number; rpcUrl: string; snapshotInterval?: number }[];
+  /** `rpcUrl` is the chain's first URL, and Ponder's when `rpcLanes` is not "inherit" */
+  chains: { chainId: number; rpcUrl: string; rpcUrls?: string[]; snapshotInterval?: number }[];
   /**
    * Lanes per RPC URL (default LOCAL_RPC_LANES, for local nodes); "inherit" keeps the
    * PONDER_RPC_URL_* and PONDER_RPC_LANES_* of the environment as they are.
@@ -221,7 +222,21 @@ export function listeningPort(line: string): number | undefined {
 export interface ChainProgress {
   chainId: number;
   indexed: number;
-  head: number;
+  /** the chain's head block; null while none of its RPC URLs answers */
+  head: number | null;
+}
+
+/** A chain's head block, asked of its URLs in turn (the first that answers); throws if none does. */
+async function headBlock(c: { rpcUrl: string; rpcUrls?: string[] }): Promise<number> {
+  let failure: unknown;
+  for (const url of c.rpcUrls ?? [c.rpcUrl]) {
+    try {
+      return Number(BigInt(await rpc<string>(url, "eth_blockNumber", [], { timeoutMs: 5000 })));
+    } catch (err) {
+      failure = err;
+    }
+  }
+  throw failure;
 }
 
 /** Indexed block per chain, from the deployment's checkpoint table (null before it exists). */
@@ -248,32 +263,58 @@ export async function httpOk(url: string, timeoutMs = 1000): Promise<boolean> {
   }
 }
 
+export interface WaitOptions {
+  timeoutMs: number;
+  onProgress?: (p: ChainProgress[], ready: boolean) => void;
+  isAlive?: () => boolean;
+  /** told when a chain's head cannot be read (none of its URLs answers), and when it can again */
+  log?: (m: string) => void;
+}
+
 /**
  * Waits until the deployment is ready (backfill done, views switched) and every chain's
- * checkpoint equals its current head. Reports progress through `onProgress`.
+ * checkpoint equals its current head. Reports progress through `onProgress`. A chain none of
+ * whose RPC URLs answers is waited for, as Ponder waits for it, until `timeoutMs`.
  */
 export async function waitForHead(
   handle: { schema: string; url: string; caughtUp?: IndexerHandle["caughtUp"] },
   databaseUrl: string,
-  chains: { chainId: number; rpcUrl: string }[],
-  opts: { timeoutMs: number; onProgress?: (p: ChainProgress[], ready: boolean) => void; isAlive?: () => boolean },
+  chains: { chainId: number; rpcUrl: string; rpcUrls?: string[] }[],
+  opts: WaitOptions,
 ): Promise<ChainProgress[]> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     let last: ChainProgress[] = [];
     const deadline = Date.now() + opts.timeoutMs;
+    const silent = new Set<number>(); // chains whose head could not be read last time
     for (;;) {
       if (opts.isAlive && !opts.isAlive())
         throw new Error("the indexer exited before reaching the chain heads (see its log)");
       const indexed = await indexedBlocks(client, handle.schema);
       const heads = await Promise.all(
-        chains.map((c) => rpc<string>(c.rpcUrl, "eth_blockNumber").then((h) => Number(BigInt(h)))),
+        chains.map((c) =>
+          headBlock(c).then(
+            (head) => {
+              if (silent.delete(c.chainId)) opts.log?.(`chain ${c.chainId} answers again (head ${head})`);
+              return head;
+            },
+            (err: unknown) => {
+              if (!silent.has(c.chainId)) {
+                silent.add(c.chainId);
+                const urls = (c.rpcUrls ?? [c.rpcUrl]).join(", ");
+                opts.log?.(`chain ${c.chainId}: no RPC URL answers (${urls}: ${errMessage(err)}); waiting for it`);
+              }
+              return null;
+            },
+          ),
+        ),
       );
       last = chains.map((c, i) => ({ chainId: c.chainId, indexed: indexed?.get(c.chainId) ?? 0, head: heads[i]! }));
       const ready = await httpOk(`${handle.url}/ready`, 2000);
       opts.onProgress?.(last, ready);
-      const atHead = (p: ChainProgress) => p.indexed >= p.head && (handle.caughtUp?.(p.chainId, p.head) ?? true);
+      const atHead = (p: ChainProgress) =>
+        p.head !== null && p.indexed >= p.head && (handle.caughtUp?.(p.chainId, p.head) ?? true);
       if (ready && last.every(atHead)) break;
       if (Date.now() > deadline) {
         throw new Error(
@@ -380,7 +421,7 @@ export async function createViews(
 export async function publishAtHead(
   opts: IndexerOptions,
   handle: IndexerHandle,
-  wait: { timeoutMs: number; onProgress?: (p: ChainProgress[], ready: boolean) => void; isAlive?: () => boolean },
+  wait: WaitOptions,
 ): Promise<{ progress: ChainProgress[]; archived: number; group?: PublishResult }> {
   const progress = await waitForHead(handle, opts.databaseUrl, opts.chains, wait);
   const group = await showInViews(opts, handle.schema);

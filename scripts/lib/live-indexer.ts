@@ -117,6 +117,7 @@ export class LiveIndexer {
     const { progress, archived, group } = await publishAtHead(dep.options, dep.handle, {
       timeoutMs: this.opts.timeoutMs,
       isAlive: () => !dep.exited,
+      log: this.opts.log,
       ...(this.opts.onProgress ? { onProgress: this.opts.onProgress } : {}),
     });
     if (this.opts.schema) this.opts.log(`INDEXER_SCHEMA is set: changes of ${this.opts.registryFile} are not followed`);
@@ -145,7 +146,12 @@ export class LiveIndexer {
       fingerprint = planFingerprint(plan);
       chains = plan.chains.map((c) => {
         const interval = this.opts.snapshotIntervals?.get(c.id);
-        return { chainId: c.id, rpcUrl: c.rpcUrl, ...(interval ? { snapshotInterval: interval } : {}) };
+        return {
+          chainId: c.id,
+          rpcUrl: c.rpcUrl,
+          rpcUrls: c.rpcUrls,
+          ...(interval ? { snapshotInterval: interval } : {}),
+        };
       });
       for (const v of plan.skipped) {
         this.opts.log(
@@ -360,6 +366,7 @@ export class LiveIndexer {
       progress = await waitForHead(dep.handle, this.opts.databaseUrl, dep.options.chains, {
         timeoutMs: this.opts.timeoutMs,
         isAlive: () => !dep.exited && !dep.stopping,
+        log: (m) => this.opts.log(`deployment ${dep.schema}: ${m}`),
       });
       if (dep !== this.candidate || this.stopped) return;
       this.switching = true;

@@ -9,6 +9,7 @@
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { connect, createServer } from "node:net";
 import { join } from "node:path";
 import {
   type Abi,
@@ -37,7 +38,16 @@ import { ChainSession } from "../../contracts/devnet/session.js";
 import { startAnvil } from "../../scripts/lib/anvil.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
 import { type ManagedProcess, stopAll } from "../../scripts/lib/procs.js";
-import { freePorts, rows, sleep, startIndexerCommand, until, withDb } from "../helpers.js";
+import {
+  freePorts,
+  indexerAtHead,
+  rows,
+  sleep,
+  spawnIndexerCommand,
+  startIndexerCommand,
+  until,
+  withDb,
+} from "../helpers.js";
 import { deployVaultWorld } from "../vault-world.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
@@ -312,5 +322,60 @@ describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout
     await sleep(3000);
     expect(await servedSchema()).toBe(schema);
     expect(indexer.exitInfo()).toBeUndefined();
+  });
+
+  it("a chain that does not answer at start: a warning, then followed once it does", async () => {
+    await indexer.stop();
+    const lateDb = devnet.dbUrl.replace(/\/[^/]+$/, "/safe_v130_late");
+    await withDb(devnet.dbUrl, async (c) => {
+      await c.query("DROP DATABASE IF EXISTS safe_v130_late WITH (FORCE)");
+      await c.query("CREATE DATABASE safe_v130_late");
+    });
+    // the chain's only URL: a port nothing listens on, until a relay to anvil opens there
+    const port = await freePorts(1);
+    const node = new URL(env[`PONDER_RPC_URL_${CHAIN}`]!);
+    const relay = createServer((client) => {
+      const upstream = connect(Number(node.port), node.hostname);
+      client.pipe(upstream).pipe(client);
+      client.on("error", () => upstream.destroy());
+      upstream.on("error", () => client.destroy());
+    });
+    const log = join(dir, "indexer-late.log");
+    const late = spawnIndexerCommand(
+      "indexer-late",
+      {
+        ...env,
+        DATABASE_URL: lateDb,
+        [`PONDER_RPC_URL_${CHAIN}`]: `http://127.0.0.1:${port}`,
+        INDEXER_PORT: String(await freePorts(2)),
+      },
+      log,
+    );
+    try {
+      await until("the warning", 120_000, async () =>
+        readFileSync(log, "utf8").includes("cannot check the subaccount Safes' versions on chain") ? true : undefined,
+      );
+      expect(readFileSync(log, "utf8")).toContain(
+        `cannot check the subaccount Safes' versions on chain ${CHAIN} (http://127.0.0.1:${port}): `,
+      );
+      await until("the wait for the chain", 60_000, async () =>
+        readFileSync(log, "utf8").includes(`chain ${CHAIN}: no RPC URL answers`) ? true : undefined,
+      );
+      await sleep(15_000); // Ponder waits for the chain; nothing exits
+      expect(late.exitInfo()).toBeUndefined();
+      await new Promise<void>((resolve) => relay.listen(port, "127.0.0.1", resolve));
+      await indexerAtHead(late, log);
+      expect(readFileSync(log, "utf8")).toContain(`chain ${CHAIN} answers again`);
+      const owners = await withDb(lateDb, (c) =>
+        rows<{ owners: string[] }>(c, "SELECT owners FROM indexer.subaccount WHERE chain_id = $1 AND safe = $2", [
+          CHAIN,
+          lc(old.safe),
+        ]),
+      );
+      expect(owners).toEqual([{ owners: [lc(OWNER)] }]);
+    } finally {
+      await late.stop();
+      relay.close();
+    }
   });
 });
