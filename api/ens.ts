@@ -13,6 +13,7 @@
  */
 import { type Address, type Chain, createPublicClient, http, type PublicClient } from "viem";
 import { getEnsAddress, normalize } from "viem/ens";
+import { rpcFetch } from "../onchain/rpc-fetch.js";
 import type { AppDeps } from "./lib/router.js";
 
 export type EnsConfig = Pick<AppDeps["config"], "rpcUrls" | "ensResolvers">;
@@ -42,7 +43,8 @@ const clients = new Map<string, PublicClient>();
 function clientFor(rpcUrl: string): PublicClient {
   let client = clients.get(rpcUrl);
   if (!client) {
-    client = createPublicClient({ transport: http(rpcUrl, { timeout: ENS_RPC_TIMEOUT_MS, retryCount: 0 }) });
+    const transport = http(rpcUrl, { timeout: ENS_RPC_TIMEOUT_MS, retryCount: 0, fetchFn: rpcFetch as never });
+    client = createPublicClient({ transport });
     if (clients.size >= 64) clients.delete(clients.keys().next().value!);
     clients.set(rpcUrl, client);
   }

@@ -90,6 +90,8 @@ export interface ApiConfig {
   metricsToken: string | undefined;
   /** chain id -> JSON-RPC URL (first of PONDER_RPC_URL_<id>): the ping's RPC check, ENS names */
   rpcUrls: Map<number, string>;
+  /** chain id -> all its URLs, in order: a call to the first fails over to the others */
+  rpcUrlLists: Map<number, string[]>;
   /** chain id -> ENS Universal Resolver (ENS_UNIVERSAL_RESOLVER_<id>); chains viem knows need none */
   ensResolvers: Map<number, `0x${string}`>;
   tokenSecret: string | undefined;
@@ -125,6 +127,7 @@ export function apiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     metrics: e.API_METRICS === "1",
     metricsToken: e.API_METRICS_TOKEN,
     rpcUrls,
+    rpcUrlLists: rpc.urls,
     ensResolvers,
     tokenSecret: e.TOKEN_SECRET,
     tokenTtlS: e.TOKEN_TTL_S,

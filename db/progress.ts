@@ -9,6 +9,7 @@
  * - A chain's head, from its RPC, for the indexer's own lag.
  */
 import { type Kysely, sql } from "kysely";
+import { rpcCall } from "../onchain/rpc-fetch.js";
 import type { Database } from "./schema.js";
 
 /** A block the indexer reached on a chain. */
@@ -76,18 +77,11 @@ export const toJson = (cs: readonly ChainCheckpoint[]) =>
 export const fromJson = (cs: readonly { chainId: number; block: number; time: string }[]): ChainCheckpoint[] =>
   cs.map((c) => ({ chainId: c.chainId, block: c.block, time: new Date(c.time) }));
 
-/** A chain's newest block from its JSON-RPC endpoint. */
+/** A chain's newest block from its JSON-RPC endpoint (or, failing over, the chain's other URLs). */
 export async function chainHead(url: string, timeoutMs = 1500): Promise<{ block: number; time: Date }> {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: ["latest", false] }),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  type Answer = { result?: { number?: string; timestamp?: string } | null; error?: { message: string } };
-  const body = (await res.json()) as Answer;
-  const b = body.result;
-  if (!b?.number || !b.timestamp) throw new Error(body.error?.message ?? `HTTP ${res.status}: no latest block`);
+  type Block = { number?: string; timestamp?: string } | null;
+  const b = await rpcCall<Block>(url, "eth_getBlockByNumber", ["latest", false], { timeoutMs, retries: 0 });
+  if (!b?.number || !b.timestamp) throw new Error("the node gave no latest block");
   return { block: Number(BigInt(b.number)), time: new Date(Number(BigInt(b.timestamp)) * 1000) };
 }
 

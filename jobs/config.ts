@@ -58,6 +58,8 @@ export interface JobsConfig {
   metrics: { port: number; host: string };
   /** chain id -> JSON-RPC URL (first of PONDER_RPC_URL_<id>): the indexer-lag metrics; optional */
   rpcUrls: Map<number, string>;
+  /** chain id -> all its URLs, in order: a call to the first fails over to the others */
+  rpcUrlLists: Map<number, string[]>;
 }
 
 /** Throws one readable error listing every bad variable. */
@@ -85,5 +87,6 @@ export function jobsConfig(env: NodeJS.ProcessEnv = process.env): JobsConfig {
     },
     metrics: { port: e.METRICS_PORT, host: e.METRICS_HOST },
     rpcUrls,
+    rpcUrlLists: rpc.urls,
   };
 }

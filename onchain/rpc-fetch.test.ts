@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { createPublicClient, HttpRequestError, http, RpcRequestError, TimeoutError } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rpcCall, rpcFetch } from "./rpc-fetch.js";
+import { rpcCall, rpcFetch, useRpcUrlLists } from "./rpc-fetch.js";
 
 let server: Server;
 let base: string;
@@ -196,5 +196,104 @@ describe("rpcCall", () => {
     expect(isA(refused, HttpRequestError)).toBe(true);
     expect((refused as Error).message).toMatch(/ECONNREFUSED/);
     await expect(rpcCall("ws://127.0.0.1:1", "eth_blockNumber", [])).rejects.toThrow(/unsupported RPC URL scheme/);
+  });
+});
+
+/** A local server playing one of a chain's nodes, counting the calls it gets. */
+async function node(answer: (b: { id: number }, res: ServerResponse) => void) {
+  const n = { url: "", calls: 0, answer, server: createServer() };
+  n.server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    let text = "";
+    req.on("data", (c: Buffer) => {
+      text += c.toString("utf8");
+    });
+    req.on("end", () => {
+      n.calls++;
+      n.answer(JSON.parse(text), res);
+    });
+  });
+  await new Promise<void>((r) => n.server.listen(0, "127.0.0.1", () => r()));
+  n.url = `http://127.0.0.1:${(n.server.address() as AddressInfo).port}`;
+  return n;
+}
+
+describe("a chain with several URLs (useRpcUrlLists)", () => {
+  const nodes: Awaited<ReturnType<typeof node>>[] = [];
+  const result = (value: string) => (b: { id: number }, res: ServerResponse) =>
+    json(res, 200, { jsonrpc: "2.0", id: b.id, result: value });
+  const status = (code: number) => (_b: unknown, res: ServerResponse) => {
+    res.writeHead(code, { "content-type": "text/plain" });
+    res.end(`status ${code}`);
+  };
+  const pair = async (a: Parameters<typeof node>[0], b: Parameters<typeof node>[0]) => {
+    const [first, second] = [await node(a), await node(b)];
+    nodes.push(first, second);
+    useRpcUrlLists([[first.url, second.url]]);
+    return [first, second] as const;
+  };
+  afterAll(async () => {
+    for (const n of nodes) {
+      n.server.closeAllConnections();
+      await new Promise((r) => n.server.close(r));
+    }
+  });
+
+  it("rpcCall fails over to the next URL, keeps to it, and comes back when it fails", async () => {
+    const [a, b] = await pair(status(503), result("0xb"));
+    expect(await rpcCall(a.url, "eth_blockNumber", [])).toBe("0xb");
+    expect([a.calls, b.calls]).toEqual([1, 1]);
+    expect(await rpcCall(a.url, "eth_blockNumber", [])).toBe("0xb"); // the one that answered
+    expect([a.calls, b.calls]).toEqual([1, 2]);
+    a.answer = result("0xa");
+    b.answer = status(502);
+    expect(await rpcCall(a.url, "eth_blockNumber", [])).toBe("0xa");
+    expect([a.calls, b.calls]).toEqual([2, 3]);
+    expect(await rpcCall(a.url, "eth_blockNumber", [])).toBe("0xa");
+    expect([a.calls, b.calls]).toEqual([3, 3]);
+  });
+
+  it("rpcCall: a JSON-RPC error is the chain's answer; a node that does not answer is passed", async () => {
+    const [a, b] = await pair(
+      (r, res) => json(res, 200, { jsonrpc: "2.0", id: r.id, error: { code: 3, message: "execution reverted" } }),
+      result("0xb"),
+    );
+    await expect(rpcCall(a.url, "eth_call", [])).rejects.toThrow(/execution reverted/);
+    expect([a.calls, b.calls]).toEqual([1, 0]);
+    a.answer = () => undefined; // never answers
+    expect(await rpcCall(a.url, "eth_blockNumber", [], { timeoutMs: 200 })).toBe("0xb");
+    expect([a.calls, b.calls]).toEqual([2, 1]);
+  });
+
+  it("rpcCall: when every URL fails, the list is tried again, then the last URL's error", async () => {
+    const [a, b] = await pair(status(503), status(504));
+    const err = await rpcCall(a.url, "eth_blockNumber", [], { retries: 1 }).catch((e: unknown) => e);
+    expect((err as HttpRequestError).status).toBe(504);
+    expect([a.calls, b.calls]).toEqual([2, 2]);
+    // a URL nothing listens on, first in its list
+    const live = await node(result("0x2a"));
+    nodes.push(live);
+    useRpcUrlLists([["http://127.0.0.1:1", live.url]]);
+    expect(await rpcCall("http://127.0.0.1:1", "eth_blockNumber", [])).toBe("0x2a");
+  });
+
+  it("viem over rpcFetch fails over too: no node at the first URL, or a 5xx", async () => {
+    const [a, b] = await pair(status(500), result("0x7"));
+    const viaFirst = (url: string) =>
+      createPublicClient({ transport: http(url, { retryCount: 0, fetchFn: rpcFetch as never }) });
+    expect(await viaFirst(a.url).getBlockNumber({ cacheTime: 0 })).toBe(7n);
+    expect([a.calls, b.calls]).toEqual([1, 1]);
+    const live = await node(result("0x8"));
+    nodes.push(live);
+    useRpcUrlLists([["http://127.0.0.1:2", live.url]]);
+    expect(await viaFirst("http://127.0.0.1:2").getBlockNumber({ cacheTime: 0 })).toBe(8n);
+    // b answered last, and is asked first: its 503 passes the call to a, whose JSON-RPC error
+    // is the answer (not passed on), and a is asked first again
+    a.answer = (r, res) => json(res, 200, { jsonrpc: "2.0", id: r.id, error: { code: -32601, message: "no method" } });
+    b.answer = status(503);
+    [a.calls, b.calls] = [0, 0];
+    await expect(viaFirst(a.url).getBlockNumber({ cacheTime: 0 })).rejects.toThrow(/no method/);
+    expect([a.calls, b.calls]).toEqual([1, 1]);
+    await expect(viaFirst(a.url).getBlockNumber({ cacheTime: 0 })).rejects.toThrow(/no method/);
+    expect([a.calls, b.calls]).toEqual([2, 1]);
   });
 });

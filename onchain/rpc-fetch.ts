@@ -11,6 +11,11 @@
  *   local node with eight calls in flight, rpcCall costs 62 µs of CPU per call where viem over
  *   rpcFetch costs about 160 and viem over node's `fetch` about 360. Its errors are viem's
  *   classes (`RpcRequestError`, `HttpRequestError`, `TimeoutError`), so messages read the same.
+ *
+ * A chain given several URLs (`PONDER_RPC_URL_<id>=a,b`, `useRpcUrlLists` at start-up) is called
+ * by its first: both forms then fail over, in the list's order, to the next URL when one cannot
+ * be reached or answers 429 or 5xx (rpcCall: or does not answer in time), and keep calling the
+ * URL that answered until it fails in turn. A JSON-RPC error is the chain's answer, not a failure.
  */
 import { STATUS_CODES } from "node:http";
 import { Agent, errors, request } from "undici";
@@ -78,12 +83,57 @@ async function post(
   }
 }
 
+/** A chain's URLs in order, and the one that answered last while it is not the first. */
+interface UrlList {
+  urls: readonly string[];
+  preferred: string | null;
+}
+/** Each chain's list, by its first URL as given and as viem writes it (`new URL(u).href`). */
+const lists = new Map<string, UrlList>();
+
+/** The process's chains' URL lists (`RpcUrls.urls`): calls to each first URL fail over to the rest. */
+export function useRpcUrlLists(urls: Iterable<readonly string[]>): void {
+  for (const list of urls) {
+    if (list.length < 2) continue;
+    const entry = { urls: list, preferred: null };
+    lists.set(list[0]!, entry);
+    lists.set(new URL(list[0]!).href, entry);
+  }
+}
+
+/** The URLs to try for a call to `url`, the one that answered last first. */
+function urlsFor(list: UrlList | undefined, url: string): readonly string[] {
+  if (!list) return [url];
+  const last = list.preferred;
+  return last ? [last, ...list.urls.filter((u) => u !== last)] : list.urls;
+}
+
+function answered(list: UrlList | undefined, by: string): void {
+  if (list) list.preferred = by === list.urls[0] ? null : by;
+}
+
+const RETRY_STATUS = new Set([429, 502, 503, 504]);
+
 /** A `fetch` for JSON-RPC POSTs (viem's `http(url, { fetchFn })`). */
 export async function rpcFetch(url: string | URL, init: Init = {}): Promise<RpcResponse> {
-  const { status, headers, text } = await post(url, init.body ?? "", {
-    headers: { ...JSON_HEADERS, ...init.headers },
-    signal: init.signal ?? null,
-  });
+  const list = lists.get(String(url));
+  const urls = urlsFor(list, String(url));
+  const opts = { headers: { ...JSON_HEADERS, ...init.headers }, signal: init.signal ?? null };
+  let res: Posted | undefined;
+  for (const [i, u] of urls.entries()) {
+    const last = i === urls.length - 1;
+    try {
+      res = await post(u, init.body ?? "", opts);
+    } catch (err) {
+      // a connection error: the next URL; an abort (viem's timeout) or a refusal ends the call
+      if (last || init.signal?.aborted || err instanceof RpcRefusal) throw err;
+      continue;
+    }
+    if (!last && (res.status === 429 || res.status >= 500)) continue;
+    answered(list, u);
+    break;
+  }
+  const { status, headers, text } = res!;
   return {
     ok: status >= 200 && status < 300,
     status,
@@ -107,7 +157,6 @@ export interface RpcCallOptions {
 }
 
 let nextId = 0;
-const RETRY_STATUS = new Set([429, 502, 503, 504]);
 const RETRY_DELAY_MS = 150;
 
 class Retryable extends Error {
@@ -150,13 +199,25 @@ async function callOnce(url: string, method: string, params: unknown, timeoutMs:
 export async function rpcCall<T>(url: string, method: string, params: unknown, opts: RpcCallOptions = {}): Promise<T> {
   const retries = opts.retries ?? 2;
   const timeoutMs = opts.timeoutMs ?? 15_000;
+  const list = lists.get(url);
+  const urls = urlsFor(list, url);
   for (let attempt = 0; ; attempt++) {
-    try {
-      return (await callOnce(url, method, params, timeoutMs)) as T;
-    } catch (err) {
-      if (!(err instanceof Retryable)) throw err;
-      if (attempt >= retries) throw err.cause;
-      await new Promise((r) => setTimeout(r, RETRY_DELAY_MS * 2 ** attempt));
+    let failure: unknown;
+    for (const u of urls) {
+      try {
+        const result = (await callOnce(u, method, params, timeoutMs)) as T;
+        answered(list, u);
+        return result;
+      } catch (err) {
+        // the next URL after a failure on the way, or a node that did not answer in time
+        if (!(err instanceof Retryable) && !(err instanceof TimeoutError && urls.length > 1)) throw err;
+        failure = err;
+      }
     }
+    // every URL failed: again after a pause, unless they timed out (that wait was long enough)
+    if (!(failure instanceof Retryable) || attempt >= retries) {
+      throw failure instanceof Retryable ? failure.cause : failure;
+    }
+    await new Promise((r) => setTimeout(r, RETRY_DELAY_MS * 2 ** attempt));
   }
 }

@@ -16,6 +16,7 @@ import { createReadDb } from "../api/lib/db.js";
 import { purgeIdempotency } from "../api/lib/writes.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { fanoutRequester } from "../jobs/request.js";
+import { useRpcUrlLists } from "../onchain/rpc-fetch.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { gracefulCloser } from "./lib/http-close.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
     console.error(errMessage(err));
     process.exit(2);
   }
+  useRpcUrlLists(cfg.rpcUrlLists.values());
   installSignalHandlers();
   const logger = pino({ level: cfg.logLevel });
   // The registry tables the API reads (and the keys) exist before the first request.

@@ -7,6 +7,7 @@ import { addFlow, buildFlow, type ChangedRange, extrasHash } from "../jobs/fanou
 import { PREFIX, QUEUES } from "../jobs/queues.js";
 import { loadFirstDays, loadVaultMetas } from "../jobs/repo.js";
 import { openQueues, redisConnection, startWorkers } from "../jobs/runtime.js";
+import { useRpcUrlLists } from "../onchain/rpc-fetch.js";
 import { type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
@@ -66,6 +67,7 @@ async function main(): Promise<void> {
   } catch (err) {
     refuse(CMD, errMessage(err));
   }
+  useRpcUrlLists(cfg.rpcUrlLists.values());
 
   installSignalHandlers();
   const redis = await resolveRedis(process.env);

@@ -4,6 +4,7 @@
  */
 import { type RelayerConfig, relayerConfig } from "../jobs/relayer/config.js";
 import { startRelayer } from "../jobs/relayer/worker.js";
+import { useRpcUrlLists } from "../onchain/rpc-fetch.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
     console.error(errMessage(err));
     process.exit(2);
   }
+  useRpcUrlLists(cfg.rpcUrlLists.values());
   installSignalHandlers();
   const redis = await resolveRedis(process.env);
   const handle = await startRelayer({ ...cfg, redisUrl: redis.url }, (line) => console.log(line));

@@ -7,6 +7,7 @@
 import { jobsConfig } from "../jobs/config.js";
 import { jobsMetrics, serveMetrics } from "../jobs/metrics.js";
 import { startWorkers } from "../jobs/runtime.js";
+import { useRpcUrlLists } from "../onchain/rpc-fetch.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
@@ -40,6 +41,7 @@ async function main(): Promise<void> {
     console.error(errMessage(err));
     process.exit(2);
   }
+  useRpcUrlLists(cfg.rpcUrlLists.values());
   installSignalHandlers();
   const redis = await resolveRedis(process.env);
   const handle = await startWorkers({ ...cfg, redisUrl: redis.url });

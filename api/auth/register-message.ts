@@ -11,6 +11,7 @@
  * registration and refused ever after.
  */
 import { createPublicClient, type Hex, http, recoverTypedDataAddress, zeroAddress } from "viem";
+import { rpcFetch } from "../../onchain/rpc-fetch.js";
 
 export const REGISTER_DOMAIN_NAME = "Vault Yield Points";
 export const REGISTER_DOMAIN_VERSION = "1";
@@ -64,7 +65,8 @@ export async function verifyRegistration(
     // not a 65-byte ECDSA signature: maybe a contract wallet's
   }
   if (!rpcUrl) return "unverifiable";
-  const client = createPublicClient({ transport: http(rpcUrl, { timeout: 3000, retryCount: 1 }) });
+  const transport = http(rpcUrl, { timeout: 3000, retryCount: 1, fetchFn: rpcFetch as never });
+  const client = createPublicClient({ transport });
   try {
     // The code lookup also tells an RPC that is down (unverifiable) from a wrong signature.
     const code = await client.getCode({ address: m.user });

@@ -54,6 +54,8 @@ export interface RelayerConfig {
   redisUrl: string | undefined;
   /** where the addresses came from, for the start-up line */
   source: string;
+  /** chain id -> all its URLs, in order: a call to the first fails over to the others */
+  rpcUrlLists: Map<number, string[]>;
 }
 
 const manifestAddress = z.string().refine((a) => isAddress(a, { strict: false }), "not a 0x address");
@@ -171,6 +173,7 @@ export function relayerConfig(env: NodeJS.ProcessEnv = process.env, cwd = proces
     pollMs: e.RELAYER_POLL_MS,
     attempts: e.RELAYER_ATTEMPTS,
     redisUrl: e.REDIS_URL,
+    rpcUrlLists: rpc.urls,
     source,
   };
 }

@@ -25,6 +25,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod";
 import { type RelayResult, type RelaySource, relayOnce } from "../../contracts/devnet/protocols/perp.js";
+import { rpcFetch } from "../../onchain/rpc-fetch.js";
 import { PREFIX } from "../queues.js";
 import { closeWorker } from "../worker-close.js";
 import type { RelayerConfig } from "./config.js";
@@ -80,7 +81,8 @@ export async function startRelayer(
   const account = privateKeyToAccount(cfg.privateKey);
   const clients = new Map<number, PublicClient>();
   for (const c of cfg.chains) {
-    clients.set(c.chainId, createPublicClient({ chain: chainOf(c.chainId, c.rpcUrl), transport: http(c.rpcUrl) }));
+    const transport = http(c.rpcUrl, { fetchFn: rpcFetch as never });
+    clients.set(c.chainId, createPublicClient({ chain: chainOf(c.chainId, c.rpcUrl), transport }));
   }
   const core = cfg.chains.find((c) => c.chainId === cfg.coreChainId);
   if (!core) throw new Error(`relayer: no RPC for the core chain ${cfg.coreChainId}`);
@@ -88,7 +90,7 @@ export async function startRelayer(
   const wallet: WalletClient = createWalletClient({
     account,
     chain: chainOf(core.chainId, core.rpcUrl),
-    transport: http(core.rpcUrl),
+    transport: http(core.rpcUrl, { fetchFn: rpcFetch as never }),
   });
   const bridgeChains = cfg.chains.filter((c) => c.bridges.length > 0);
   const genesis = new Map<number, string>();

@@ -13,7 +13,9 @@ import { LoanAbi } from "../../abis/LoanAbi.js";
 import { aave as aaveArt } from "../../contracts/devnet/protocols/artifacts.js";
 import { createLoan, loanSubaccountCalls } from "../../contracts/devnet/protocols/loans.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
+import { useRpcUrlLists } from "../../onchain/rpc-fetch.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
+import { freePorts } from "../helpers.js";
 import { actor, buildWorld, call, moduleCall, openPositions, registerWorld, type World } from "../protocol-world.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
@@ -343,6 +345,30 @@ describe("live reads shared by concurrent requests (api/lib/chain-reads.ts)", ()
       expect(blockOf(await ask(health))).toBe(blockOf(hf));
       expect(calls("eth_call")).toBe(0);
       expect(calls("eth_getBlockByNumber")).toBe(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe("a chain given several URLs (PONDER_RPC_URL_<id>=a,b)", () => {
+  it("its first URL down: the live reads fail over to the second", async () => {
+    const proxy = await countingProxy();
+    try {
+      const dead = `http://127.0.0.1:${await freePorts(1)}`; // nothing listens there
+      useRpcUrlLists([[dead, proxy.url]]);
+      const app = h.appWith({
+        responseCacheMs: 0,
+        rpcUrls: new Map([...h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const), [w.s.chainId, dead]]),
+      });
+      for (const path of [
+        `/subaccounts/health_factor?address=${w.sub.safe}`,
+        `/subaccounts/summary?address=${w.sub.safe}`,
+      ]) {
+        const res = await app.request(`/api/v1${path}`, { headers: { "x-api-key": h.key } });
+        expect(res.status, path).toBe(200);
+      }
+      expect(proxy.methods).toContain("eth_call");
     } finally {
       await proxy.close();
     }

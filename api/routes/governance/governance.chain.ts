@@ -16,6 +16,7 @@ import {
 } from "viem";
 import { TimelockControllerAbi } from "../../../abis/TimelockControllerAbi.js";
 import { isTransportError } from "../../../onchain/errors.js";
+import { rpcFetch } from "../../../onchain/rpc-fetch.js";
 
 /** The views of a Safe (1.x) the roles route reads: owners, threshold and version. */
 export const SAFE_VIEWS = parseAbi([
@@ -32,7 +33,7 @@ function clientFor(url: string): PublicClient {
   if (!c) {
     // one JSON-RPC batch per enrichment; no retries: a slow or dead RPC only degrades the answer
     c = createPublicClient({
-      transport: http(url, { timeout: RPC_TIMEOUT_MS, retryCount: 0, batch: { wait: 0 } }),
+      transport: http(url, { timeout: RPC_TIMEOUT_MS, retryCount: 0, batch: { wait: 0 }, fetchFn: rpcFetch as never }),
     }) as PublicClient;
     clients.set(url, c);
   }
