@@ -19,6 +19,10 @@ function app(ttlMs: number, opts: { clock?: () => number; hold?: () => Promise<v
   });
   a.use(responseCache(ttlMs, opts.clock));
   a.get("/fail", (c) => c.json({ detail: "no" }, 404, { "x-own": "yes" }));
+  a.get("/same", (c) => {
+    ++n;
+    return c.json({ pad: "y".repeat(4000) });
+  });
   a.get("/slow", async (c) => {
     const mine = ++n;
     await (opts.hold ? opts.hold() : sleep(80));
@@ -90,6 +94,47 @@ describe("response cache", () => {
     expect(miss.headers.get("x-own")).toBe("yes");
     expect(miss.headers.get("x-extra")).toBe("1");
     expect(miss.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("an ETag per body, the same from one computation to the next; If-None-Match naming it gets a 304", async () => {
+    let t = 0;
+    const a = app(100, { clock: () => t });
+    const first = await a.request("/slow");
+    const tag = first.headers.get("etag")!;
+    expect(tag).toMatch(/^W\/"[A-Za-z0-9_-]{27}"$/);
+    // a hit, and the gzip copy: the same tag
+    let z = await a.request("/slow", { headers: { "accept-encoding": "gzip" } });
+    for (let i = 0; i < 1000 && z.headers.get("content-encoding") !== "gzip"; i++) {
+      await sleep(10);
+      z = await a.request("/slow", { headers: { "accept-encoding": "gzip" } });
+    }
+    expect(z.headers.get("etag")).toBe(tag);
+    // named (strong or weak, in a list, or *): 304, no body, the headers every answer gets
+    for (const inm of [tag, tag.slice(2), `"other", ${tag}`, "*"]) {
+      const r = await a.request("/slow", { headers: { "if-none-match": inm, "accept-encoding": "gzip" } });
+      expect(r.status, inm).toBe(304);
+      expect(await r.text()).toBe("");
+      expect(r.headers.get("etag")).toBe(tag);
+      expect(r.headers.get("vary")).toBe("Accept-Encoding, Origin");
+      expect(r.headers.get("x-extra")).toBe("1");
+      expect(r.headers.get("content-encoding")).toBeNull();
+    }
+    expect((await a.request("/slow", { headers: { "if-none-match": '"other"' } })).status).toBe(200);
+    // recomputed with another body: another tag, and the old one gets the new body
+    t += 1000;
+    const next = await a.request("/slow", { headers: { "if-none-match": tag } });
+    expect(next.status).toBe(200);
+    expect(((await next.json()) as { n: number }).n).toBe(2);
+    expect(next.headers.get("etag")).not.toBe(tag);
+    // recomputed with the same body: the same tag, so the first request after it is a 304 too
+    const same = (await a.request("/same")).headers.get("etag")!;
+    t += 1000;
+    const again = await a.request("/same", { headers: { "if-none-match": same } });
+    expect(again.status).toBe(304);
+    expect(a.calls()).toBe(4);
+    // not stored (a 404, or the cache off): no tag
+    expect((await a.request("/fail")).headers.get("etag")).toBeNull();
+    expect((await app(0).request("/slow")).headers.get("etag")).toBeNull();
   });
 
   it("Accept-Encoding parsing", () => {

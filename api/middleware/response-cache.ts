@@ -15,10 +15,16 @@
  * wait for it, and from then on served gzipped to clients that accept it (`Accept-Encoding: gzip`;
  * `Vary: Accept-Encoding` on every stored answer); until the copy is ready they get the plain one.
  *
+ * Every stored answer has a weak `ETag`, a hash of its body (the same for its gzip copy), kept from
+ * one computation to the next while the body is the same: a request whose `If-None-Match` names
+ * it gets a 304 without a body, so a client polling a series or a vault list downloads it again
+ * only when it changed.
+ *
  * Answers carry their headers as a plain object, merged with those the other middlewares
  * collected (response-headers.ts), so @hono/node-server writes them without building undici
  * `Headers`: nothing touches `c.res.headers` on this path.
  */
+import { createHash } from "node:crypto";
 import { gzip as gzipAsync } from "node:zlib";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -33,6 +39,8 @@ interface Entry {
   body: Buffer;
   /** the gzip copy, once made */
   gzip: Buffer | null;
+  /** W/"<hash of body>" */
+  etag: string;
 }
 
 const MAX_ENTRIES = 2000;
@@ -54,14 +62,32 @@ export function acceptsGzip(header: string | undefined): boolean {
   return false;
 }
 
+/** Whether an `If-None-Match` header names `etag` (weak comparison, as RFC 9110 has it for GET). */
+export function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  const bare = etag.replace(/^W\//, "");
+  return header.split(",").some((t) => {
+    const tag = t.trim();
+    return tag === "*" || tag.replace(/^W\//, "") === bare;
+  });
+}
+
 /** `clock` is the time source in ms (tests pass their own, so ages do not depend on the machine's speed) */
 export function responseCache(ttlMs: number, clock: () => number = Date.now) {
   const entries = new Map<string, Entry>();
   const inflight = new Map<string, Promise<Entry | null>>();
   /** a stored answer with `own` headers, plus those every answer of this request gets */
   const answer = (c: Context<AppEnv>, e: Entry, gzip: boolean, own: Record<string, string>) => {
+    const h: Record<string, string> = {
+      ...own,
+      vary: own.vary ? `${own.vary}, Accept-Encoding` : "Accept-Encoding",
+      etag: e.etag,
+    };
+    if (matchesEtag(c.req.header("if-none-match"), e.etag)) {
+      delete h["content-type"];
+      return new Response(null, { status: 304, headers: mergedResponseHeaders(c, h) });
+    }
     const zipped = gzip && e.gzip != null;
-    const h: Record<string, string> = { ...own, vary: own.vary ? `${own.vary}, Accept-Encoding` : "Accept-Encoding" };
     if (zipped) h["content-encoding"] = "gzip";
     return new Response(zipped ? e.gzip : e.body, { status: e.status, headers: mergedResponseHeaders(c, h) });
   };
@@ -108,6 +134,7 @@ export function responseCache(ttlMs: number, clock: () => number = Date.now) {
             headers: Object.fromEntries([...res.headers].filter(([k]) => KEPT_HEADERS.has(k))),
             body,
             gzip: null,
+            etag: `W/"${createHash("sha1").update(body).digest("base64url")}"`,
           };
           if (body.byteLength >= GZIP_MIN) {
             const e = entry;
