@@ -118,6 +118,21 @@ export const QueryInt = (o: { def?: number; min?: number; max?: number }) => {
   return o.def != null ? q.default(o.def) : q;
 };
 
+const INT_BODY_TEXT = /^\s*[+-]?\d+\s*$/;
+const NUMBER_TEXT = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
+/**
+ * An integer field of a body whose shape the spec gives (FastAPI's, which pydantic reads in its
+ * default, lax mode): a JSON number, or a string of decimal digits ("8453"), is read as
+ * `schema` reads a number; anything else is refused by `schema` as before. The bodies this
+ * service designed (the builders', the relayers') stay strict.
+ */
+export const laxInt = <S extends z.ZodType>(schema: S) =>
+  z.preprocess((v) => (typeof v === "string" && INT_BODY_TEXT.test(v) ? Number(v) : v), schema);
+
+/** A number field of such a body: a JSON number, or a string holding one ("2", "0.05", "1e-3"). */
+export const laxNumber = <S extends z.ZodType>(schema: S) =>
+  z.preprocess((v) => (typeof v === "string" && NUMBER_TEXT.test(v) ? Number(v) : v), schema);
+
 /** The error responses every route declares. */
 export const errorResponses = {
   422: { description: "Validation error", content: { "application/json": { schema: ValidationErrorSchema } } },

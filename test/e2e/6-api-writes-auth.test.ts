@@ -243,6 +243,15 @@ describe("POST /api/v1/platform/strategy_apy with a bearer token or an API key",
     ).toEqual([["api_key", "strategy_apy.create", 201, "ok"]]);
   });
 
+  it("numbers written as text are read as FastAPI (pydantic) reads them", async () => {
+    const lax = snapshot(0, { chain: String(vaults[0]!.chain_id), apy: "0.05", allocation: " 1e-1 ", points_apy: "0" });
+    const r = await postApy([{ ...lax, platform_name: "w6 as text" }], { "x-api-key": apyKey.key });
+    expect(r.status).toBe(201);
+    expect(r.body).toEqual([
+      expect.objectContaining({ chain: vaults[0]!.chain_id, apy: 0.05, allocation: 0.1, points_apy: 0 }),
+    ]);
+  });
+
   it("a token lacking the scope 403 insufficient_scope; expired, forged, malformed or no token 401 invalid_token", async () => {
     const n0 = await snapshotCount();
     const rewardsOnly = await operator("rewards", ["rewards:write"]);
@@ -406,7 +415,9 @@ describe("POST /api/v1/platform/strategy_apy with a bearer token or an API key",
         ["body", 1, "apy"],
       ],
       [[{ ...snapshot(), allocation: "lots" }], ["body", 0, "allocation"]],
+      [[{ ...snapshot(), apy: "0x10" }], ["body", 0, "apy"]],
       [[{ ...snapshot(), chain: 1.5 }], ["body", 0, "chain"]],
+      [[{ ...snapshot(), chain: "1.5" }], ["body", 0, "chain"]],
       [[{ ...snapshot(), platform_name: "" }], ["body", 0, "platform_name"]],
       [[{ ...snapshot(), vault_address: "0x!!" }], ["body", 0, "vault_address"]],
     ];

@@ -212,6 +212,14 @@ describe("POST /api/v1/platform/points/register: EOA signatures", () => {
     }
   });
 
+  it("chain_id and expiry written as text, as FastAPI (pydantic) reads them, with the same signature", async () => {
+    const a = fresh();
+    const body = await signed(a);
+    const r = await register({ ...body, chain_id: String(body.chain_id), expiry: ` ${body.expiry}` });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(await h.q("SELECT address FROM registry.points_user WHERE address = $1", [lc(a.address)])).toHaveLength(1);
+  });
+
   it("an expired signature: 400 signature_expired, nothing written", async () => {
     const a = fresh();
     const r = await register(await signed(a, { expiry: nowS() - 60 }));
@@ -544,7 +552,8 @@ describe("POST /api/v1/platform/points/register: credentials and malformed input
       ["no user_address", { ...good, user_address: undefined }, ["body", "user_address"]],
       ["short address", { ...good, user_address: "0x1234" }, ["body", "user_address"]],
       ["bad referrer", { ...good, referrer_address: "nope" }, ["body", "referrer_address"]],
-      ["chain_id as text", { ...good, chain_id: "1" }, ["body", "chain_id"]],
+      ["chain_id as a word", { ...good, chain_id: "one" }, ["body", "chain_id"]],
+      ["expiry as a fraction in text", { ...good, expiry: "1.5" }, ["body", "expiry"]],
       ["chain_id 0", { ...good, chain_id: 0 }, ["body", "chain_id"]],
       // signed for that chain, so only the column's range is wrong (it was a 500: integer overflow)
       ["chain_id past a 32-bit column", await signed(fresh(), { chainId: 2 ** 31 }), ["body", "chain_id"]],

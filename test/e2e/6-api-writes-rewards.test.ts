@@ -350,6 +350,9 @@ describe("rewards: refusals, 422, credentials", () => {
       [200, "ok", null],
       [409, "refused", "reward_vault_mismatch"],
     ]);
+    // numbers written as text, as FastAPI (pydantic) reads them
+    const asText = { ...base(), reward_id: id, chain_id: String(vaults[0]!.chain_id), multiplier: "2.5" };
+    expect(track(await post(asText)).body).toMatchObject({ id, created: false, multiplier: 2.5 });
   });
 
   it("concurrent writes naming one new reward_id: one creates it, the others update it (one row, no error)", async () => {
@@ -392,7 +395,9 @@ describe("rewards: refusals, 422, credentials", () => {
       ["vault_address with symbols", { ...base(), vault_address: "0x12;drop" }, ["body", "vault_address"]],
       ["negative multiplier", { ...base(), multiplier: -1 }, ["body", "multiplier"]],
       ["huge multiplier", { ...base(), multiplier: 1001 }, ["body", "multiplier"]],
-      ["multiplier as text", { ...base(), multiplier: "2" }, ["body", "multiplier"]],
+      ["multiplier as a word", { ...base(), multiplier: "two" }, ["body", "multiplier"]],
+      ["multiplier as text, out of range", { ...base(), multiplier: "1001" }, ["body", "multiplier"]],
+      ["chain_id as a word", { ...base(), chain_id: "base" }, ["body", "chain_id"]],
       ["blank text", { ...base(), text: "   " }, ["body", "text"]],
       ["no text", { ...base(), text: undefined }, ["body", "text"]],
       ["date that is not ISO", { ...base(), start_datetime: "yesterday" }, ["body", "start_datetime"]],

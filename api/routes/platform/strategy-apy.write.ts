@@ -8,6 +8,8 @@ import {
   type AppEnv,
   IdempotencyHeader,
   jsonResponse,
+  laxInt,
+  laxNumber,
   PgText,
   VaultAddress,
   writeResponses,
@@ -18,13 +20,14 @@ import { snapshotRead } from "./platform.handlers.js";
 import { normAddress } from "./platform.lib.js";
 import { StrategyApySnapshotReadSchema } from "./platform.schemas.js";
 
-const finite = (description: string) => z.number().openapi({ description }); // zod 4 numbers are finite
+// zod 4 numbers are finite
+const finite = (description: string) => laxNumber(z.number()).openapi({ description });
 
 export const StrategyApySnapshotCreateSchema = z
   .object({
     vault_address: VaultAddress,
     // any chain id: non-EVM vaults of the registry have ids 0 and below; an unknown one is vault_not_found
-    chain: z.number().int().openapi({ description: "Chain id of the vault (0 and below: non-EVM chains)" }),
+    chain: laxInt(z.number().int()).openapi({ description: "Chain id of the vault (0 and below: non-EVM chains)" }),
     platform_name: PgText().trim().min(1).max(200),
     strategy_type: PgText().trim().min(1).max(200),
     allocation: finite("Share of the vault's assets in this strategy"),

@@ -16,6 +16,7 @@ import {
   IdempotencyHeader,
   jsonResponse,
   keySecurity,
+  laxInt,
   PgText,
   writeResponses,
 } from "../../lib/router.js";
@@ -30,7 +31,7 @@ const RegisterBody = z
     referrer_address: EvmAddress.nullable()
       .optional()
       .openapi({ description: "A registered wallet that referred this one" }),
-    chain_id: ChainIdBody.openapi({
+    chain_id: laxInt(ChainIdBody).openapi({
       description: "Chain of the EIP-712 domain; a smart-contract wallet's signature is checked on it",
     }),
     signature: z
@@ -38,11 +39,9 @@ const RegisterBody = z
       .regex(/^0x[0-9a-fA-F]+$/, "must be 0x-prefixed hex")
       .max(20_000),
     nonce: PgText().min(8).max(128),
-    expiry: z
-      .number()
-      .int()
-      .min(0)
-      .openapi({ description: "Unix time (seconds) after which the signature is refused" }),
+    expiry: laxInt(z.number().int().min(0)).openapi({
+      description: "Unix time (seconds) after which the signature is refused",
+    }),
   })
   .openapi("PointsRegister", {
     example: {

@@ -13,6 +13,8 @@ import {
   type AppEnv,
   IdempotencyHeader,
   jsonResponse,
+  laxInt,
+  laxNumber,
   PgText,
   VaultAddress,
   writeResponses,
@@ -32,11 +34,11 @@ export const RewardUpsertBody = z
   .object({
     reward_id: Uuid.optional().openapi({ description: "Update this reward; a new id (or none) creates one" }),
     vault_address: VaultAddress,
-    chain_id: ChainIdBody.optional().openapi({
+    chain_id: laxInt(ChainIdBody).optional().openapi({
       description: "Chain of the vault; needed only when the address is deployed on several chains",
     }),
     text: PgText().trim().min(1).max(500),
-    multiplier: z.number().min(0).max(1000).openapi({
+    multiplier: laxNumber(z.number().min(0).max(1000)).openapi({
       description:
         "Points multiplier (stored with 6 decimals); the multipliers of a vault's rewards in force on a day multiply",
     }),
