@@ -14,7 +14,7 @@ import { createHash } from "node:crypto";
 import type { Context, TypedResponse } from "hono";
 import { type Kysely, sql, type Transaction } from "kysely";
 import type { Database } from "../../db/schema.js";
-import { validationError } from "./errors.js";
+import { type ErrorItem, validationError } from "./errors.js";
 import type { AppEnv } from "./router.js";
 
 export const IDEMPOTENCY_TTL_H = 24;
@@ -29,6 +29,18 @@ export class Refusal extends Error {
     readonly detail: string,
   ) {
     super(detail);
+  }
+}
+
+/**
+ * A request that the data make malformed (a 422 the body's schema could not tell, such as an
+ * address deployed on several chains without its chain): thrown from `before`, so that a retry
+ * whose first answer is stored under its Idempotency-Key still gets that answer. Not audited, not
+ * stored, as no 422 is.
+ */
+export class InvalidRequest extends Error {
+  constructor(readonly items: ErrorItem[]) {
+    super(items.map((i) => i.msg).join("; "));
   }
 }
 
@@ -90,8 +102,9 @@ class Replay extends Error {
 export interface WriteOptions {
   /**
    * Checks that need no database and may be slow (a signature checked over RPC): run before the
-   * transaction, so a write connection is not held while they wait. A `Refusal` thrown here is
-   * answered and audited like one thrown in the transaction. Skipped when an Idempotency-Key
+   * transaction, so a write connection is not held while they wait, and checks whose answer may
+   * change between a request and its retry. A `Refusal` thrown here is answered and audited like
+   * one thrown in the transaction; an `InvalidRequest` is a 422. Skipped when an Idempotency-Key
    * already has a stored answer, which is replayed as is.
    */
   before?: () => Promise<void>;
@@ -205,6 +218,7 @@ async function write<B, S extends 200 | 201>(
     return c.json(result.body as object, result.status);
   } catch (err) {
     if (err instanceof Replay) return replay(err.stored);
+    if (err instanceof InvalidRequest) return validationError(c, err.items);
     if (!(err instanceof Refusal)) throw err;
     const resBody = { detail: err.detail, code: err.code };
     const prev = await wdb.transaction().execute(async (trx) => {

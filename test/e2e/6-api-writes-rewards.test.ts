@@ -387,6 +387,33 @@ describe("rewards: refusals, 422, credentials", () => {
     expect(r.body.detail[0]!.loc).toEqual(["body", "chain_id"]);
   });
 
+  it("a retry under its Idempotency-Key gets its first answer though the address is on another chain since", async () => {
+    const solana = "7VaultSo1anaExamp1eAddre55xxxxxxxxxxxxxxxxxx"; // on chain -1 only
+    const body = { ...base(), vault_address: solana, chain_id: undefined, text: "w6 one chain, then two" };
+    const key = { "idempotency-key": `w6-second-chain-${randomUUID()}` };
+    const first = track(await post(body, undefined, key));
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body.chain_id).toBe(-1);
+    await h.q(
+      `INSERT INTO registry.vault (chain_id, address, family, name, symbol, chain_type)
+       VALUES (-2, $1, 'solanaVault', 'w6 second chain', 'x', 'solana')`,
+      [solana],
+    );
+    try {
+      const retry = await post(body, undefined, key);
+      expect(retry.status).toBe(200);
+      expect(retry.res.headers.get("idempotent-replayed")).toBe("true");
+      expect(retry.body).toEqual(first.body);
+      // a new request is ambiguous now
+      const fresh = await post(body);
+      expect(fresh.status).toBe(422);
+      expect(fresh.body.detail[0]).toMatchObject({ loc: ["body", "chain_id"], type: "missing" });
+      expect(fresh.body.detail[0]!.msg).toContain("-2, -1");
+    } finally {
+      await h.q("DELETE FROM registry.vault WHERE chain_id = -2 AND address = $1", [solana]);
+    }
+  });
+
   it("422 with FastAPI bodies for malformed input; nothing written", async () => {
     const count = async () => (await h.q<{ n: number }>("SELECT count(*)::int AS n FROM registry.reward"))[0]!.n;
     const n0 = await count();

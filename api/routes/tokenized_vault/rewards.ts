@@ -5,10 +5,9 @@
  * computation uses the new multipliers (and recomputes the days the change covers).
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
-import { type Selectable, sql } from "kysely";
-import type { RewardTable } from "../../../db/schema.js";
+import { type Selectable, sql, type Transaction } from "kysely";
+import type { Database, RewardTable } from "../../../db/schema.js";
 import { ChainIdBody } from "../../lib/chain.js";
-import { validationError } from "../../lib/errors.js";
 import {
   type AppEnv,
   IdempotencyHeader,
@@ -20,7 +19,7 @@ import {
   writeResponses,
 } from "../../lib/router.js";
 import { normalizeAddress } from "../../lib/vaults.js";
-import { Refusal, runWrite } from "../../lib/writes.js";
+import { InvalidRequest, Refusal, runWrite } from "../../lib/writes.js";
 import { requireScope } from "../../middleware/auth.js";
 
 const TAG = ["tokenized vault"];
@@ -145,26 +144,31 @@ function written(r: Selectable<RewardTable>, vaultId: string, created: boolean) 
 export const upsertRewardHandler: RouteHandler<typeof upsertReward, AppEnv> = async (c) => {
   const b = c.req.valid("json");
   const address = normalizeAddress(b.vault_address);
-  // the vault: by address, on the chain given or the only chain it is on
-  const vaults = await c.var.deps.db
-    .selectFrom("registry.vault")
-    .select(["id", "chain_id"])
-    .where("address", "=", address)
-    .$if(b.chain_id != null, (q) => q.where("chain_id", "=", b.chain_id!))
-    .orderBy("chain_id")
-    .execute();
-  if (vaults.length > 1) {
-    return validationError(c, [
-      {
-        loc: ["body", "chain_id"],
-        msg: `The vault is deployed on chains ${vaults.map((v) => v.chain_id).join(", ")}: give chain_id`,
-        type: "missing",
-      },
-    ]);
-  }
   const now = c.var.deps.now();
-  return runWrite(c, "reward.upsert", b, async (trx) => {
-    const vault = vaults[0];
+  let vault: { id: string; chain_id: number } | undefined;
+  // the vault: by address, on the chain given or the only chain it is on (looked up in `before`:
+  // a retry under the same Idempotency-Key gets its first answer even if the address has been
+  // deployed on another chain since)
+  const findVault = async () => {
+    const vaults = await c.var.deps.db
+      .selectFrom("registry.vault")
+      .select(["id", "chain_id"])
+      .where("address", "=", address)
+      .$if(b.chain_id != null, (q) => q.where("chain_id", "=", b.chain_id!))
+      .orderBy("chain_id")
+      .execute();
+    if (vaults.length > 1) {
+      throw new InvalidRequest([
+        {
+          loc: ["body", "chain_id"],
+          msg: `The vault is deployed on chains ${vaults.map((v) => v.chain_id).join(", ")}: give chain_id`,
+          type: "missing",
+        },
+      ]);
+    }
+    vault = vaults[0];
+  };
+  const upsert = async (trx: Transaction<Database>) => {
     if (!vault)
       throw new Refusal(
         404,
@@ -226,13 +230,14 @@ export const upsertRewardHandler: RouteHandler<typeof upsertReward, AppEnv> = as
           .returningAll()
           .executeTakeFirstOrThrow();
     return {
-      status: 200,
+      status: 200 as const,
       body: written(row, vault.id, !prev),
       target: `reward:${row.id}`,
       detail: { vault: address, chain_id: vault.chain_id, multiplier: b.multiplier, created: !prev },
       recompute: true,
     };
-  });
+  };
+  return runWrite(c, "reward.upsert", b, upsert, { before: findVault });
 };
 
 export const deleteRewardHandler: RouteHandler<typeof deleteReward, AppEnv> = async (c) => {
