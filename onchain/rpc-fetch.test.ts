@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { createPublicClient, HttpRequestError, http, RpcRequestError, TimeoutError } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rpcCall, rpcFetch, useRpcUrlLists } from "./rpc-fetch.js";
+import { onRpcUrlFailure, rpcCall, rpcFetch, useRpcUrlLists } from "./rpc-fetch.js";
 
 let server: Server;
 let base: string;
@@ -219,6 +219,9 @@ async function node(answer: (b: { id: number }, res: ServerResponse) => void) {
 
 describe("a chain with several URLs (useRpcUrlLists)", () => {
   const nodes: Awaited<ReturnType<typeof node>>[] = [];
+  let chain = 1000; // each test's lists a chain of their own
+  const failures: string[] = [];
+  onRpcUrlFailure((chainId, url) => failures.push(`${chainId}:${url}`));
   const result = (value: string) => (b: { id: number }, res: ServerResponse) =>
     json(res, 200, { jsonrpc: "2.0", id: b.id, result: value });
   const status = (code: number) => (_b: unknown, res: ServerResponse) => {
@@ -228,7 +231,7 @@ describe("a chain with several URLs (useRpcUrlLists)", () => {
   const pair = async (a: Parameters<typeof node>[0], b: Parameters<typeof node>[0]) => {
     const [first, second] = [await node(a), await node(b)];
     nodes.push(first, second);
-    useRpcUrlLists([[first.url, second.url]]);
+    useRpcUrlLists([[++chain, [first.url, second.url]]]);
     return [first, second] as const;
   };
   afterAll(async () => {
@@ -240,14 +243,17 @@ describe("a chain with several URLs (useRpcUrlLists)", () => {
 
   it("rpcCall fails over to the next URL, keeps to it, and comes back when it fails", async () => {
     const [a, b] = await pair(status(503), result("0xb"));
+    failures.length = 0;
     expect(await rpcCall(a.url, "eth_blockNumber", [])).toBe("0xb");
     expect([a.calls, b.calls]).toEqual([1, 1]);
+    expect(failures).toEqual([`${chain}:0`]); // each failure of a URL, by its index
     expect(await rpcCall(a.url, "eth_blockNumber", [])).toBe("0xb"); // the one that answered
     expect([a.calls, b.calls]).toEqual([1, 2]);
     a.answer = result("0xa");
     b.answer = status(502);
     expect(await rpcCall(a.url, "eth_blockNumber", [])).toBe("0xa");
     expect([a.calls, b.calls]).toEqual([2, 3]);
+    expect(failures).toEqual([`${chain}:0`, `${chain}:1`]);
     expect(await rpcCall(a.url, "eth_blockNumber", [])).toBe("0xa");
     expect([a.calls, b.calls]).toEqual([3, 3]);
   });
@@ -272,7 +278,7 @@ describe("a chain with several URLs (useRpcUrlLists)", () => {
     // a URL nothing listens on, first in its list
     const live = await node(result("0x2a"));
     nodes.push(live);
-    useRpcUrlLists([["http://127.0.0.1:1", live.url]]);
+    useRpcUrlLists([[++chain, ["http://127.0.0.1:1", live.url]]]);
     expect(await rpcCall("http://127.0.0.1:1", "eth_blockNumber", [])).toBe("0x2a");
   });
 
@@ -280,11 +286,13 @@ describe("a chain with several URLs (useRpcUrlLists)", () => {
     const [a, b] = await pair(status(500), result("0x7"));
     const viaFirst = (url: string) =>
       createPublicClient({ transport: http(url, { retryCount: 0, fetchFn: rpcFetch as never }) });
+    failures.length = 0;
     expect(await viaFirst(a.url).getBlockNumber({ cacheTime: 0 })).toBe(7n);
     expect([a.calls, b.calls]).toEqual([1, 1]);
+    expect(failures).toEqual([`${chain}:0`]);
     const live = await node(result("0x8"));
     nodes.push(live);
-    useRpcUrlLists([["http://127.0.0.1:2", live.url]]);
+    useRpcUrlLists([[++chain, ["http://127.0.0.1:2", live.url]]]);
     expect(await viaFirst("http://127.0.0.1:2").getBlockNumber({ cacheTime: 0 })).toBe(8n);
     // b answered last, and is asked first: its 503 passes the call to a, whose JSON-RPC error
     // is the answer (not passed on), and a is asked first again

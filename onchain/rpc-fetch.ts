@@ -85,20 +85,40 @@ async function post(
 
 /** A chain's URLs in order, and the one that answered last while it is not the first. */
 interface UrlList {
+  chainId: number;
   urls: readonly string[];
   preferred: string | null;
 }
 /** Each chain's list, by its first URL as given and as viem writes it (`new URL(u).href`). */
 const lists = new Map<string, UrlList>();
 
-/** The process's chains' URL lists (`RpcUrls.urls`): calls to each first URL fail over to the rest. */
-export function useRpcUrlLists(urls: Iterable<readonly string[]>): void {
-  for (const list of urls) {
+/**
+ * Told of each call to one of a chain's URLs (`url`: its index in the list) that failed on the
+ * way (unreachable, 429 or 5xx, rpcCall's timeout), for chains given several URLs.
+ */
+export type RpcUrlFailureListener = (chainId: number, url: number) => void;
+const listeners: RpcUrlFailureListener[] = [];
+export function onRpcUrlFailure(listener: RpcUrlFailureListener): void {
+  listeners.push(listener);
+}
+
+/**
+ * The process's chains' URL lists, chain id to URLs (`RpcUrls.urls`): calls to each first URL
+ * fail over to the rest.
+ */
+export function useRpcUrlLists(urls: Iterable<readonly [number, readonly string[]]>): void {
+  for (const [chainId, list] of urls) {
     if (list.length < 2) continue;
-    const entry = { urls: list, preferred: null };
+    const entry = { chainId, urls: list, preferred: null };
     lists.set(list[0]!, entry);
     lists.set(new URL(list[0]!).href, entry);
   }
+}
+
+/** A failure of `by`, one of `list`'s URLs. */
+function urlFailed(list: UrlList | undefined, by: string): void {
+  if (!list) return;
+  for (const l of listeners) l(list.chainId, list.urls.indexOf(by));
 }
 
 /** The URLs to try for a call to `url`, the one that answered last first. */
@@ -126,11 +146,15 @@ export async function rpcFetch(url: string | URL, init: Init = {}): Promise<RpcR
       res = await post(u, init.body ?? "", opts);
     } catch (err) {
       // a connection error: the next URL; an abort (viem's timeout) or a refusal ends the call
-      if (last || init.signal?.aborted || err instanceof RpcRefusal) throw err;
+      if (init.signal?.aborted || err instanceof RpcRefusal) throw err;
+      urlFailed(list, u);
+      if (last) throw err;
       continue;
     }
-    if (!last && (res.status === 429 || res.status >= 500)) continue;
-    answered(list, u);
+    if (res.status === 429 || res.status >= 500) {
+      urlFailed(list, u);
+      if (!last) continue;
+    } else answered(list, u);
     break;
   }
   const { status, headers, text } = res!;
@@ -212,6 +236,7 @@ export async function rpcCall<T>(url: string, method: string, params: unknown, o
         // the next URL after a failure on the way, or a node that did not answer in time
         if (!(err instanceof Retryable) && !(err instanceof TimeoutError && urls.length > 1)) throw err;
         failure = err;
+        urlFailed(list, u);
       }
     }
     // every URL failed: again after a pause, unless they timed out (that wait was long enough)

@@ -50,7 +50,7 @@ async function main(): Promise<void> {
     console.error(errMessage(err));
     process.exit(2);
   }
-  useRpcUrlLists(cfg.rpcUrlLists.values());
+  useRpcUrlLists(cfg.rpcUrlLists);
   installSignalHandlers();
   const logger = pino({ level: cfg.logLevel });
   // The registry tables the API reads (and the keys) exist before the first request.

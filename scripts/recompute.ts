@@ -67,7 +67,7 @@ async function main(): Promise<void> {
   } catch (err) {
     refuse(CMD, errMessage(err));
   }
-  useRpcUrlLists(cfg.rpcUrlLists.values());
+  useRpcUrlLists(cfg.rpcUrlLists);
 
   installSignalHandlers();
   const redis = await resolveRedis(process.env);

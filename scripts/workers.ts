@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     console.error(errMessage(err));
     process.exit(2);
   }
-  useRpcUrlLists(cfg.rpcUrlLists.values());
+  useRpcUrlLists(cfg.rpcUrlLists);
   installSignalHandlers();
   const redis = await resolveRedis(process.env);
   const handle = await startWorkers({ ...cfg, redisUrl: redis.url });

@@ -356,7 +356,7 @@ describe("a chain given several URLs (PONDER_RPC_URL_<id>=a,b)", () => {
     const proxy = await countingProxy();
     try {
       const dead = `http://127.0.0.1:${await freePorts(1)}`; // nothing listens there
-      useRpcUrlLists([[dead, proxy.url]]);
+      useRpcUrlLists([[w.s.chainId, [dead, proxy.url]]]);
       const app = h.appWith({
         responseCacheMs: 0,
         rpcUrls: new Map([...h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const), [w.s.chainId, dead]]),
@@ -369,6 +369,11 @@ describe("a chain given several URLs (PONDER_RPC_URL_<id>=a,b)", () => {
         expect(res.status, path).toBe(200);
       }
       expect(proxy.methods).toContain("eth_call");
+      // the dead URL's failures, by its index in the chain's list
+      const metrics = await (await app.request("/metrics")).text();
+      const line = new RegExp(`^vaults_rpc_url_failures_total\\{chain_id="${w.s.chainId}",url="0"\\} (\\d+)$`, "m");
+      expect(Number(line.exec(metrics)?.[1])).toBeGreaterThan(0);
+      expect(metrics).not.toMatch(new RegExp(`chain_id="${w.s.chainId}",url="1"`));
     } finally {
       await proxy.close();
     }
