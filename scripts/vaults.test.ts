@@ -139,7 +139,9 @@ describe("npm run vaults on a fresh chain", { timeout: 180_000 }, () => {
   });
 
   it("add recognises a TokenizedVaultV2 (its receipt token) and a plain ERC-4626 vault", async () => {
-    const v2 = await add(w.vaultV2.address.toUpperCase().replace("0X", "0x"), ["--kind", "tokenized_eth"]);
+    // the chain's first URL dead this time: the probe goes on to the next
+    const deadFirst = { ...env, [`PONDER_RPC_URL_${CHAIN}`]: `http://127.0.0.1:9,${w.rpcUrl}` };
+    const v2 = await add(w.vaultV2.address.toUpperCase().replace("0X", "0x"), ["--kind", "tokenized_eth"], deadFirst);
     expect(v2.code, v2.stderr).toBe(0);
     const e4626 = await add(w.erc4626.address, ["--name", "My First Real Vault"]);
     expect(e4626.code, e4626.stderr).toBe(0);

@@ -1,6 +1,6 @@
 /** The vault registry file, one vault at a time, from what the chain says: `npm run vaults -- --help`. */
 import { sql } from "kysely";
-import { type Address, createPublicClient, http, type PublicClient } from "viem";
+import { type Address, createPublicClient, fallback, http, type PublicClient } from "viem";
 import { getChain, isEvmChain } from "../config/chains.js";
 import { type EvmVault, loadRegistry, type Registry, registryPath } from "../config/registry.js";
 import { rpcUrlsFromEnv } from "../config/rpc-urls.js";
@@ -39,7 +39,7 @@ head (README, "Index your first real vault"); it needs PONDER_RPC_URL_<id> of a 
 own environment.
 
 Environment: VAULT_REGISTRY (the file, default config/vaults.json; --registry overrides it),
-PONDER_RPC_URL_<id> (add: the chain's JSON-RPC URL; the first of a comma-separated list),
+PONDER_RPC_URL_<id> (add: the chain's JSON-RPC URLs, comma-separated; the next when one fails),
 DATABASE_URL (optional: add and remove then load the registry tables as "npm run registry --
 load" does, migrations first, and list shows what is indexed).`,
 };
@@ -129,17 +129,19 @@ async function main(): Promise<void> {
   const key = `PONDER_RPC_URL_${chainId}`;
   const rpc = rpcUrlsFromEnv({ [key]: process.env[key] });
   if (rpc.problems.length > 0) refuse(CMD, rpc.problems.join("; "));
-  const url = rpc.urls.get(chainId)?.[0];
-  if (!url) {
+  const urls = rpc.urls.get(chainId) ?? [];
+  if (urls.length === 0) {
     refuse(
       CMD,
       `chain ${chainId} (${getChain(chainId)!.name}) has no RPC here: set PONDER_RPC_URL_${chainId} ` +
         "(the indexer needs it in its environment too)",
     );
   }
-  const client = createPublicClient({ transport: http(url, { timeout: 20_000, retryCount: 1 }) }) as PublicClient;
+  // every URL of the chain, in order: the next one when a node cannot be reached or errs
+  const transports = urls.map((u) => http(u, { timeout: 20_000, retryCount: 1 }));
+  const client = createPublicClient({ transport: fallback(transports) }) as PublicClient;
 
-  const entry = await probe(client, chainId, address, url, { startBlock, name: a.name, kind: a.kind });
+  const entry = await probe(client, chainId, address, urls.join(", "), { startBlock, name: a.name, kind: a.kind });
   raw.vaults.push(entry);
   const reg = save(file, raw);
   const found = `${entry.family} "${entry.name}" (${entry.symbol}), asset ${entry.asset.symbol}`;
