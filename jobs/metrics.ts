@@ -154,14 +154,15 @@ export interface MetricsServer {
 }
 
 /**
- * GET /metrics on host:port. A port already taken is reported and the workers run on without
- * metrics (two worker processes on one host need a METRICS_PORT each): returns null then.
+ * GET /metrics on host:port. A port already taken is reported and the process (`who`) runs on
+ * without metrics (two worker processes on one host need a METRICS_PORT each): returns null then.
  */
 export async function serveMetrics(
   registry: Registry,
   port: number,
   host: string,
   log: Log,
+  who = "the workers run",
 ): Promise<MetricsServer | null> {
   const server: Server = createServer((req, res) => {
     if (req.method !== "GET" || (req.url ?? "").split("?")[0] !== "/metrics") {
@@ -175,7 +176,7 @@ export async function serveMetrics(
   });
   const listening = await new Promise<boolean>((resolve) => {
     server.once("error", (err: NodeJS.ErrnoException) => {
-      log(`metrics: cannot listen on ${host}:${port} (${err.code ?? err.message}); the workers run on without them`);
+      log(`metrics: cannot listen on ${host}:${port} (${err.code ?? err.message}); ${who} on without them`);
       resolve(false);
     });
     server.listen(port, host, () => resolve(true));

@@ -2,6 +2,7 @@
  * npm run relayer: the perp relayer worker (jobs/relayer): credits the bridges' deposits on the
  * core ledger once they are RELAYER_DELAY_S old, rejecting those below a bridge's minimum.
  */
+import { serveMetrics } from "../jobs/metrics.js";
 import { type RelayerConfig, relayerConfig } from "../jobs/relayer/config.js";
 import { startRelayer } from "../jobs/relayer/worker.js";
 import { useRpcUrlLists } from "../onchain/rpc-fetch.js";
@@ -22,7 +23,8 @@ number of processes may run. Runs until stopped (Ctrl-C).
 Environment:
   RELAYER_PRIVATE_KEY   the relayer key (RELAYER on the ledger); unset: the devnet's key from the
                         manifest's seed
-  PONDER_RPC_URL_<id>   JSON-RPC of the core chain and of every bridge chain (first URL of a list)
+  PONDER_RPC_URL_<id>   JSON-RPC of the core chain and of every bridge chain (comma-separated:
+                        the next URL when one fails)
   CORE_CHAIN_ID         the chain of the core ledger (default: the manifest's)
   PERP_CORE_LEDGER      the core ledger's address (default: the manifest's)
   PERP_BRIDGES_<id>     comma-separated bridge addresses on chain <id> (default: the manifest's)
@@ -30,6 +32,8 @@ Environment:
   RELAYER_DELAY_S       seconds a deposit waits before it is credited, on the core chain's clock (30)
   RELAYER_POLL_MS       how often a pass runs (2000)
   RELAYER_ATTEMPTS      retries of a failed pass (5)
+  RELAYER_METRICS_PORT  where GET /metrics is served (9465; 0: nowhere; a taken port is logged)
+  RELAYER_METRICS_HOST  its host (127.0.0.1)
   REDIS_URL             redis:// or rediss://; unset: a local redis-server on 127.0.0.1:63790
 A bad value stops the relayer with a message naming it (exit 2).`,
 };
@@ -48,6 +52,11 @@ async function main(): Promise<void> {
   const redis = await resolveRedis(process.env);
   const handle = await startRelayer({ ...cfg, redisUrl: redis.url }, (line) => console.log(line));
   registerCleanup("relayer", () => handle.close());
+  if (cfg.metrics.port !== 0) {
+    const log = (line: string) => console.log(line);
+    const server = await serveMetrics(handle.metrics, cfg.metrics.port, cfg.metrics.host, log, "the relayer runs");
+    if (server) registerCleanup("relayer metrics", () => server.close());
+  }
   console.log(`running (addresses from ${cfg.source}; redis ${redis.url.replace(/\/\/[^@]*@/, "//***@")})`);
 }
 

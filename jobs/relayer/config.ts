@@ -31,6 +31,8 @@ const schema = z.object({
   ).default(30),
   RELAYER_POLL_MS: envNum((n) => n.int().min(200).max(600_000)).default(2000),
   RELAYER_ATTEMPTS: envNum((n) => n.int().min(1).max(100)).default(5),
+  RELAYER_METRICS_PORT: envNum((n) => n.int().min(0).max(65535)).default(9465),
+  RELAYER_METRICS_HOST: z.string().min(1).default("127.0.0.1"),
   REDIS_URL: envRedisUrl,
   DEVNET_MANIFEST: z.string().optional(),
 });
@@ -51,6 +53,8 @@ export interface RelayerConfig {
   delaySeconds: number;
   pollMs: number;
   attempts: number;
+  /** where `npm run relayer` serves its Prometheus metrics; port 0: nowhere */
+  metrics: { port: number; host: string };
   redisUrl: string | undefined;
   /** where the addresses came from, for the start-up line */
   source: string;
@@ -172,6 +176,7 @@ export function relayerConfig(env: NodeJS.ProcessEnv = process.env, cwd = proces
     delaySeconds: e.RELAYER_DELAY_S,
     pollMs: e.RELAYER_POLL_MS,
     attempts: e.RELAYER_ATTEMPTS,
+    metrics: { port: e.RELAYER_METRICS_PORT, host: e.RELAYER_METRICS_HOST },
     redisUrl: e.REDIS_URL,
     rpcUrlLists: rpc.urls,
     source,

@@ -12,6 +12,7 @@
  */
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
+import type { Registry } from "prom-client";
 import {
   type Address,
   type Chain,
@@ -29,6 +30,7 @@ import { rpcFetch } from "../../onchain/rpc-fetch.js";
 import { PREFIX } from "../queues.js";
 import { closeWorker } from "../worker-close.js";
 import type { RelayerConfig } from "./config.js";
+import { relayerMetrics } from "./metrics.js";
 
 export const RELAYER_QUEUE = {
   name: "perp-relayer",
@@ -54,6 +56,8 @@ export interface RelayerHandle {
   address: Address;
   /** one pass now, outside the queue (tests, the CLI's --once) */
   runOnce(): Promise<RelayerJobOutput>;
+  /** its Prometheus metrics (jobs/relayer/metrics.ts), with the process's own */
+  metrics: Registry;
   close(): Promise<void>;
 }
 
@@ -79,6 +83,7 @@ export async function startRelayer(
   const connection = new Redis(cfg.redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: true });
   connection.on("error", () => {}); // reconnects by itself; a pass fails and is retried
   const account = privateKeyToAccount(cfg.privateKey);
+  const metrics = relayerMetrics();
   const clients = new Map<number, PublicClient>();
   for (const c of cfg.chains) {
     const transport = http(c.rpcUrl, { fetchFn: rpcFetch as never });
@@ -130,14 +135,17 @@ export async function startRelayer(
     }
     for (const a of r.credited) {
       const d = a.deposit;
+      metrics.deposit(d.chainId, "credited");
       log(
         `credited ${d.coreHash} (chain ${d.chainId} block ${d.blockNumber}, ${d.amount} of ${d.token} ` +
           `to ${d.destination === 1 ? "spot" : "perp"} for ${d.depositor}) in ${a.txHash}`,
       );
     }
     for (const a of r.rejected) {
+      metrics.deposit(a.deposit.chainId, "rejected");
       log(`rejected ${a.deposit.coreHash} (chain ${a.deposit.chainId}): ${a.reason} in ${a.txHash}`);
     }
+    metrics.passDone(r.pending.length, new Date());
     return {
       credited: r.credited.map((a) => a.deposit.coreHash),
       rejected: r.rejected.map((a) => a.deposit.coreHash),
@@ -173,7 +181,10 @@ export async function startRelayer(
     if (line !== lastError) log(line);
     lastError = line;
   };
-  worker.on("failed", (job, err) => logError(`pass failed (attempt ${job?.attemptsMade ?? "?"}): ${err.message}`));
+  worker.on("failed", (job, err) => {
+    metrics.passFailed();
+    logError(`pass failed (attempt ${job?.attemptsMade ?? "?"}): ${err.message}`);
+  });
   worker.on("error", (err) => logError(`worker error: ${err.message}`));
   worker.on("completed", () => (lastError = ""));
   // declared at start, and whenever Redis comes back (it may have lost its data): the same
@@ -212,6 +223,7 @@ export async function startRelayer(
     worker,
     address: account.address,
     runOnce,
+    metrics: metrics.registry,
     async close() {
       // bounded: with Redis already gone (a shutdown stopping everything at once) it would wait
       await closeWorker(worker, 5000, log);

@@ -216,6 +216,21 @@ describe("the perp relayer worker", () => {
     );
   });
 
+  it("its metrics count what it credited and rejected, by chain, and when its last pass ended", async () => {
+    const text = await relayer!.metrics.metrics();
+    const value = (name: string, labels = "") => {
+      const line = text.split("\n").find((l) => l.startsWith(`${name}${labels} `));
+      return line === undefined ? undefined : Number(line.split(" ")[1]);
+    };
+    expect(value("vaults_relayer_deposits_total", '{chain_id="8453",outcome="credited"}')).toBeGreaterThanOrEqual(1);
+    expect(value("vaults_relayer_deposits_total", '{chain_id="1",outcome="rejected"}')).toBeGreaterThanOrEqual(1);
+    expect(value("vaults_relayer_pass_failures_total")).toBe(0);
+    expect(value("vaults_relayer_pending_deposits")).toBeGreaterThanOrEqual(0);
+    const last = value("vaults_relayer_last_pass_timestamp_seconds")!;
+    expect(Math.abs(last - Date.now() / 1000)).toBeLessThan(60);
+    expect(text).toContain("process_cpu_seconds_total"); // and the process's own
+  });
+
   it("credits nothing twice after a restart, even with its cursor lost", async () => {
     await relayer?.close();
     relayer = undefined;
