@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { createPublicClient, HttpRequestError, http, RpcRequestError, TimeoutError } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { onRpcUrlFailure, rpcCall, rpcFetch, useRpcUrlLists } from "./rpc-fetch.js";
+import { logRpcUrlFailures, onRpcUrlFailure, rpcCall, rpcFetch, useRpcUrlLists } from "./rpc-fetch.js";
 
 let server: Server;
 let base: string;
@@ -256,6 +256,32 @@ describe("a chain with several URLs (useRpcUrlLists)", () => {
     expect(failures).toEqual([`${chain}:0`, `${chain}:1`]);
     expect(await rpcCall(a.url, "eth_blockNumber", [])).toBe("0xa");
     expect([a.calls, b.calls]).toEqual([3, 3]);
+  });
+
+  it("a URL's failures said in the log at most once a minute, by index, with the count since", async () => {
+    const lines: string[] = [];
+    let t = 0;
+    logRpcUrlFailures(
+      (l) => lines.push(l),
+      60_000,
+      () => t,
+    );
+    const [a, b] = await pair(status(503), result("0xb"));
+    for (let i = 0; i < 3; i++) {
+      b.answer = status(502); // both fail this round: each URL once
+      await rpcCall(a.url, "eth_blockNumber", [], { retries: 0 }).catch(() => undefined);
+    }
+    b.answer = result("0xb");
+    expect(lines).toEqual([
+      `the RPC URL at index 0 of PONDER_RPC_URL_${chain} failed; the chain's other URLs take its calls`,
+      `the RPC URL at index 1 of PONDER_RPC_URL_${chain} failed; the chain's other URLs take its calls`,
+    ]);
+    t += 60_000;
+    expect(await rpcCall(a.url, "eth_blockNumber", [])).toBe("0xb");
+    expect(lines.slice(2)).toEqual([
+      `the RPC URL at index 0 of PONDER_RPC_URL_${chain} failed (3 failures since the last line); the chain's other URLs take its calls`,
+    ]);
+    expect(lines.join("\n")).not.toContain(a.url); // never the URL itself
   });
 
   it("rpcCall: a JSON-RPC error is the chain's answer; a node that does not answer is passed", async () => {

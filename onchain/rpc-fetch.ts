@@ -103,6 +103,28 @@ export function onRpcUrlFailure(listener: RpcUrlFailureListener): void {
 }
 
 /**
+ * Says in the process's log when one of a chain's URLs fails, at most once per URL every
+ * `everyMs`, with how many failures the line stands for. The URL is named by its index in
+ * `PONDER_RPC_URL_<id>`, never written out: it may hold a provider's key.
+ */
+export function logRpcUrlFailures(log: (line: string) => void, everyMs = 60_000, now = Date.now): void {
+  const said = new Map<string, { at: number; since: number }>();
+  onRpcUrlFailure((chainId, url) => {
+    const key = `${chainId}:${url}`;
+    const s = said.get(key);
+    if (s && now() - s.at < everyMs) {
+      s.since++;
+      return;
+    }
+    const more = s && s.since > 0 ? ` (${s.since + 1} failures since the last line)` : "";
+    log(
+      `the RPC URL at index ${url} of PONDER_RPC_URL_${chainId} failed${more}; the chain's other URLs take its calls`,
+    );
+    said.set(key, { at: now(), since: 0 });
+  });
+}
+
+/**
  * The process's chains' URL lists, chain id to URLs (`RpcUrls.urls`): calls to each first URL
  * fail over to the rest.
  */

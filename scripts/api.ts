@@ -16,7 +16,7 @@ import { createReadDb } from "../api/lib/db.js";
 import { purgeIdempotency } from "../api/lib/writes.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { fanoutRequester } from "../jobs/request.js";
-import { useRpcUrlLists } from "../onchain/rpc-fetch.js";
+import { logRpcUrlFailures, useRpcUrlLists } from "../onchain/rpc-fetch.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { gracefulCloser } from "./lib/http-close.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
@@ -53,6 +53,7 @@ async function main(): Promise<void> {
   useRpcUrlLists(cfg.rpcUrlLists);
   installSignalHandlers();
   const logger = pino({ level: cfg.logLevel });
+  logRpcUrlFailures((line) => logger.warn(line));
   // The registry tables the API reads (and the keys) exist before the first request.
   const admin = createDb(createPool(cfg.databaseUrl, 1, "vault-api-migrate"));
   await migrateToLatest(admin);

@@ -7,7 +7,7 @@ import { addFlow, buildFlow, type ChangedRange, extrasHash } from "../jobs/fanou
 import { PREFIX, QUEUES } from "../jobs/queues.js";
 import { loadFirstDays, loadVaultMetas } from "../jobs/repo.js";
 import { openQueues, redisConnection, startWorkers } from "../jobs/runtime.js";
-import { useRpcUrlLists } from "../onchain/rpc-fetch.js";
+import { logRpcUrlFailures, useRpcUrlLists } from "../onchain/rpc-fetch.js";
 import { type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
@@ -68,6 +68,7 @@ async function main(): Promise<void> {
     refuse(CMD, errMessage(err));
   }
   useRpcUrlLists(cfg.rpcUrlLists);
+  logRpcUrlFailures((line) => console.warn(line));
 
   installSignalHandlers();
   const redis = await resolveRedis(process.env);

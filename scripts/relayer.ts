@@ -5,7 +5,7 @@
 import { serveMetrics } from "../jobs/metrics.js";
 import { type RelayerConfig, relayerConfig } from "../jobs/relayer/config.js";
 import { startRelayer } from "../jobs/relayer/worker.js";
-import { useRpcUrlLists } from "../onchain/rpc-fetch.js";
+import { logRpcUrlFailures, useRpcUrlLists } from "../onchain/rpc-fetch.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
@@ -48,6 +48,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   useRpcUrlLists(cfg.rpcUrlLists);
+  logRpcUrlFailures((line) => console.warn(line));
   installSignalHandlers();
   const redis = await resolveRedis(process.env);
   const handle = await startRelayer({ ...cfg, redisUrl: redis.url }, (line) => console.log(line));

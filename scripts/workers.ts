@@ -7,7 +7,7 @@
 import { jobsConfig } from "../jobs/config.js";
 import { jobsMetrics, serveMetrics } from "../jobs/metrics.js";
 import { startWorkers } from "../jobs/runtime.js";
-import { useRpcUrlLists } from "../onchain/rpc-fetch.js";
+import { logRpcUrlFailures, useRpcUrlLists } from "../onchain/rpc-fetch.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 import { resolveRedis } from "./lib/redis.js";
@@ -42,6 +42,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   useRpcUrlLists(cfg.rpcUrlLists);
+  logRpcUrlFailures((line) => console.warn(`[jobs] ${line}`));
   installSignalHandlers();
   const redis = await resolveRedis(process.env);
   const handle = await startWorkers({ ...cfg, redisUrl: redis.url });
