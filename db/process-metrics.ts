@@ -6,22 +6,25 @@
 import { Counter, collectDefaultMetrics, Registry } from "prom-client";
 import { onRpcUrlFailure } from "../onchain/rpc-fetch.js";
 
-let processRegistry: Registry | undefined;
+const processRegistry = new Registry();
+// counted from the module's load, so failures before the first scrape (or before the metrics
+// are set up, e.g. the workers' first jobs) are in it
+const failures = new Counter({
+  name: "vaults_rpc_url_failures_total",
+  help:
+    "Failed calls to one of a chain's RPC URLs (url: its index in PONDER_RPC_URL_<chain_id>): unreachable, " +
+    "429 or 5xx, or a timeout; counted where a chain has several URLs, and the call fails over to the next",
+  labelNames: ["chain_id", "url"],
+  registers: [processRegistry],
+});
+onRpcUrlFailure((chainId, url) => failures.inc({ chain_id: String(chainId), url: String(url) }));
+let collecting = false;
 
-/** This process's metrics, collected once however many registries show them. */
+/** This process's metrics, Node's collected from the first call, however many registries show them. */
 export function processMetrics(): Registry {
-  if (!processRegistry) {
-    processRegistry = new Registry();
+  if (!collecting) {
     collectDefaultMetrics({ register: processRegistry });
-    const failures = new Counter({
-      name: "vaults_rpc_url_failures_total",
-      help:
-        "Failed calls to one of a chain's RPC URLs (url: its index in PONDER_RPC_URL_<chain_id>): unreachable, " +
-        "429 or 5xx, or a timeout; counted where a chain has several URLs, and the call fails over to the next",
-      labelNames: ["chain_id", "url"],
-      registers: [processRegistry],
-    });
-    onRpcUrlFailure((chainId, url) => failures.inc({ chain_id: String(chainId), url: String(url) }));
+    collecting = true;
   }
   return processRegistry;
 }
