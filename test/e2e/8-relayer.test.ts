@@ -214,6 +214,10 @@ describe("the perp relayer worker", () => {
     expect(e[0]!.args.reason).toBe(
       `deposit below minimum: ${minimum - 1n} < ${minimum} (raw units of ${chain(1).world.protocols.perp.usdc})`,
     );
+    // logged and counted once the pass has the receipt (after the ledger shows it)
+    await until("the rejection's log line", 10_000, async () =>
+      lines.some((l) => l.startsWith(`rejected ${hash}`)) ? true : undefined,
+    );
   });
 
   it("its metrics count what it credited and rejected, by chain, and when its last pass ended", async () => {
