@@ -371,12 +371,14 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
   function* positions(): Generator<CopyValue[]> {
     for (let i = 0; i < s.users; i++) {
       const v = vaults[i % s.vaults]!;
+      const shares = Math.floor(r() * 1e12);
       yield [
         v.chainId,
         v.address,
         wallet(i),
         new Date((first + (i % s.days)) * 86400_000).toISOString().slice(0, 10),
-        String(Math.floor(r() * 1e12)),
+        String(shares),
+        String(BigInt(shares) * 86_400n), // held all of its first day
         null,
         "0",
         null,
@@ -387,7 +389,18 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
   await copyRows(
     client,
     "derived.points_position",
-    ["chain_id", "vault", "wallet", "day", "shares", "next_day", "base_points", "points", "settled_points"],
+    [
+      "chain_id",
+      "vault",
+      "wallet",
+      "day",
+      "shares",
+      "day_share_seconds",
+      "next_day",
+      "base_points",
+      "points",
+      "settled_points",
+    ],
     positions(),
   );
   function* deposits(): Generator<CopyValue[]> {

@@ -325,6 +325,8 @@ export interface PointsPositionTable {
   wallet: string;
   day: string;
   shares: Num;
+  /** share-seconds of the row's first day (migration 0018) */
+  day_share_seconds: Num;
   next_day: string | null;
   base_points: Num;
   points: Num | null;

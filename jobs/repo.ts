@@ -273,6 +273,7 @@ export async function loadTransfers(
     ORDER BY t.chain_id, t.vault, t.block_number, t.log_index`.execute(db);
   return groupByVault(rows, (r) => ({
     day: dayOf(Number(r.timestamp)),
+    timestamp: Number(r.timestamp),
     from: r.from_address.toLowerCase(),
     to: r.to_address.toLowerCase(),
     shares: BigInt(r.shares),

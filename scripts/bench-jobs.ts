@@ -242,7 +242,7 @@ interface History {
   /** rows of days before lastDay, and of lastDay (the incremental day) */
   past: Tables;
   last: Tables;
-  /** (wallet, vault) holding days with a positive end-of-day balance, up to lastDay-1 and lastDay */
+  /** (wallet, vault) days with shares held at some time of the day, up to lastDay-1 and lastDay */
   holdingDaysPast: number;
   holdingDaysLast: number;
   deposits: number;
@@ -410,7 +410,7 @@ function generate(lastDay: number): History {
       const left = shares - (xfer?.shares ?? 0n);
       const out = (left * ratioFixed(ratioAt(v, burnTs))) / SCALE;
       flows[v.idx]!.push({ ts: burnTs, kind: "burn", from: wallet, to: ZERO, shares: left, assets: out });
-      hold(wallet, v, day, Math.floor(burnTs / DAY) - 1);
+      hold(wallet, v, day, Math.floor(burnTs / DAY)); // the exit day earns for the time held
       withdrawals++;
     } else {
       hold(wallet, v, day, lastDay);
@@ -1112,7 +1112,7 @@ async function main(): Promise<void> {
     );
     const expected = h.holdingDaysPast + h.holdingDaysLast;
     say(
-      `read: derived.points_ledger generates ${fmt(n)} holding entries (the history has ${fmt(expected)} wallet-days with shares) in ${secs(Date.now() - r0)}s`,
+      `read: derived.points_ledger generates ${fmt(n)} holding entries (the history has ${fmt(expected)} wallet-days with shares held) in ${secs(Date.now() - r0)}s`,
     );
     if (n !== expected) throw new Error(`the ledger view has ${n} holding entries, the generated history ${expected}`);
   }

@@ -17,6 +17,7 @@ import * as m0014 from "./2026-11-23-0014-lending-vault-day.js";
 import * as m0015 from "./2026-11-27-0015-subaccount-funding.js";
 import * as m0016 from "./2026-11-27-0016-subaccount-day-recount.js";
 import * as m0017 from "./2026-11-28-0017-points-top-vault-usd.js";
+import * as m0018 from "./2026-11-28-0018-points-time-weighted.js";
 
 export const migrations: Record<string, Migration> = {
   "2026-11-22-0001-derived": m0001,
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-27-0015-subaccount-funding": m0015,
   "2026-11-27-0016-subaccount-day-recount": m0016,
   "2026-11-28-0017-points-top-vault-usd": m0017,
+  "2026-11-28-0018-points-time-weighted": m0018,
 };

@@ -4,11 +4,12 @@
  * Per vault and day d the index grows by the points one raw share earns that day,
  *   pointsPerShare(d) = trunc(ratio x price x multiplier x pointsPerUsdPerDay / 10^asset_decimals, 36 decimals)
  *   I(d) = I(d-1) + pointsPerShare(d)        (I = 0 before the vault's first snapshot day)
- * and a wallet holding s shares at the end of day d has earned there, in total up to d,
+ * and s shares held through days a..b earn exactly P(s, b) - P(s, a-1), where
  *   P(s, d) = trunc(s x I(d), 18 decimals)
- * so its holding points of day d are P(s, d) - P(s, d-1), and a position held unchanged over
- * days a..b earns exactly P(s, b) - P(s, a-1): a day costs one index row per vault plus one row
- * per wallet whose balance changed, never a row per holder. A referrer earns, per vault and day
+ * (the daily differences telescope). On a day its balance moves, a wallet earns for the time it
+ * held each balance: trunc(S x pointsPerShare(d) / 86400), S being its share-seconds of the day
+ * (the last balance counted to the day's end). So a day costs one index row per vault plus one
+ * row per wallet whose balance moved, never a row per holder. A referrer earns, per vault and day
  * from the referee's registration day on, trunc(share x H(d)) - trunc(share x H(d-1)), H being the
  * referee's cumulative holding points in that vault.
  */
@@ -23,6 +24,8 @@ export interface PointsRules {
 
 export interface TransferIn {
   day: number;
+  /** the block's timestamp, seconds (within `day`) */
+  timestamp: number;
   from: string;
   to: string;
   shares: bigint;
@@ -107,13 +110,19 @@ export interface BalanceChange {
   day: number;
   /** the wallet's share balance at the end of `day` (and on until its next change) */
   shares: bigint;
+  /** Σ balance x seconds held over `day`, the last balance counted to the day's end */
+  shareSeconds: bigint;
 }
 
+const DAY = 86_400;
+
 /**
- * The days from..to on which a wallet's end-of-day share balance differs from the day before,
- * with that balance; `startBalances` are the balances at the end of day from-1. With `seed`,
- * the start balances count as changes on day `from` (the vault's first index day: holdings from
- * before it are recorded there). Excluded addresses (the zero address, the vault escrowing
+ * The days from..to on which a wallet's share balance moved, with its end-of-day balance and its
+ * share-seconds of the day: every day whose balance or share-seconds differ from holding the day
+ * before's balance all day (a round trip within a day moves it; a transfer in and out within
+ * one block does not). `startBalances` are the balances at the end of day from-1. With `seed`,
+ * every start balance counts as a move on day `from` (the vault's first index day: holdings
+ * from before it are recorded there). Excluded addresses (the zero address, the vault escrowing
  * shares) are never positions. Sorted by wallet, then day.
  */
 export function balanceChanges(
@@ -130,41 +139,63 @@ export function balanceChanges(
   let t = 0;
   let prevDay = -Infinity;
   if (seed && (transfers.length === 0 || transfers[0]!.day > from)) {
-    for (const [w, b] of balances) if (b !== 0n) out.push({ wallet: w, day: from, shares: b });
+    for (const [w, b] of balances)
+      if (b !== 0n) out.push({ wallet: w, day: from, shares: b, shareSeconds: b * BigInt(DAY) });
   }
   while (t < transfers.length) {
     const day = transfers[t]!.day;
     if (day < from || day > to) throw new Error(`transfer on day ${day} is outside the range ${from}..${to}`);
     if (day < prevDay) throw new Error(`transfers are not in chain order (day ${day} after day ${prevDay})`);
     prevDay = day;
-    const before = new Map<string, bigint>();
-    if (seed && day === from) for (const w of balances.keys()) before.set(w, 0n);
+    const dayEnd = (day + 1) * DAY;
+    // per wallet that moves: its balance before the day, held all day (what a day without
+    // moves earns), and its share-seconds counted as if each balance were held to the day's end
+    const moved = new Map<string, { b0: bigint; seconds: bigint }>();
+    if (seed && day === from) for (const [w, b] of balances) moved.set(w, { b0: 0n, seconds: b * BigInt(DAY) });
     for (; t < transfers.length && transfers[t]!.day === day; t++) {
       const x = transfers[t]!;
+      if (x.timestamp < day * DAY || x.timestamp >= dayEnd)
+        throw new Error(`transfer at ${x.timestamp} is not on its day ${day}`);
       for (const [w, delta] of [
         [x.from, -x.shares],
         [x.to, x.shares],
       ] as const) {
         if (excluded.has(w)) continue;
         const b = balances.get(w) ?? 0n;
-        if (!before.has(w)) before.set(w, b);
+        const m = moved.get(w) ?? { b0: b, seconds: b * BigInt(DAY) };
+        moved.set(w, m);
+        m.seconds += delta * BigInt(dayEnd - x.timestamp);
         balances.set(w, b + delta);
       }
     }
-    for (const [w, b0] of before) {
+    for (const [w, m] of moved) {
       const b = balances.get(w)!;
-      if (b !== b0) out.push({ wallet: w, day, shares: b });
+      if (b !== m.b0 || m.seconds !== m.b0 * BigInt(DAY))
+        out.push({ wallet: w, day, shares: b, shareSeconds: m.seconds });
     }
   }
   return out.sort((a, b) => (a.wallet < b.wallet ? -1 : a.wallet > b.wallet ? 1 : a.day - b.day));
 }
 
+/**
+ * The points of a day on which the balance moved: trunc(shareSeconds x pointsPerShare / 86400),
+ * 18-decimal fixed point (`pps` at INDEX_DECIMALS); none for no share-seconds (as `pointsAt`).
+ */
+export function movedDayPoints(shareSeconds: bigint, pps: bigint): bigint {
+  return shareSeconds > 0n ? (shareSeconds * pps) / (BigInt(DAY) * (INDEX_SCALE / SCALE)) : 0n;
+}
+
 export interface PositionRow {
   day: number;
   shares: bigint;
+  /** share-seconds of the row's first day */
+  shareSeconds: bigint;
   /** the day of the wallet's next change; null while held */
   nextDay: number | null;
-  /** P(shares, day - 1) */
+  /**
+   * P(shares, day) - the first day's points (movedDayPoints), so that the points up to a day
+   * d >= day are P(shares, d) - basePoints; negative on a day the wallet left
+   */
   basePoints: bigint;
   /** P(shares, nextDay - 1) - basePoints; null while held */
   points: bigint | null;
@@ -177,15 +208,24 @@ export interface PositionRow {
  * giving I(d): what derived.points_position stores.
  */
 export function settlePositions(
-  changes: readonly { day: number; shares: bigint }[],
+  changes: readonly { day: number; shares: bigint; shareSeconds: bigint }[],
   cumAt: (day: number) => bigint,
 ): PositionRow[] {
   let settled = 0n;
   return changes.map((c, k) => {
     const next = changes[k + 1]?.day ?? null;
-    const base = pointsAt(c.shares, cumAt(c.day - 1));
+    const first = movedDayPoints(c.shareSeconds, cumAt(c.day) - cumAt(c.day - 1));
+    const base = pointsAt(c.shares, cumAt(c.day)) - first;
     const points = next == null ? null : pointsAt(c.shares, cumAt(next - 1)) - base;
-    const row = { day: c.day, shares: c.shares, nextDay: next, basePoints: base, points, settledPoints: settled };
+    const row = {
+      day: c.day,
+      shares: c.shares,
+      shareSeconds: c.shareSeconds,
+      nextDay: next,
+      basePoints: base,
+      points,
+      settledPoints: settled,
+    };
     settled += points ?? 0n;
     return row;
   });
@@ -216,19 +256,13 @@ export function ledgerEntries(
   for (const [wallet, rows] of positions) {
     const ref = referrals.get(wallet);
     for (const r of rows) {
-      if (r.shares <= 0n) continue;
-      const end = Math.min(r.nextDay == null ? last : r.nextDay - 1, last);
+      // a row without shares earns only on its first day (the time held before leaving)
+      const end = r.shares > 0n ? Math.min(r.nextDay == null ? last : r.nextDay - 1, last) : r.day;
       for (let d = Math.max(r.day, first); d <= end; d++) {
-        out.push({
-          wallet,
-          day: d,
-          source: "holding",
-          ref: "",
-          points: pointsAt(r.shares, cumAt(d)) - pointsAt(r.shares, cumAt(d - 1)),
-        });
+        const h1 = r.settledPoints + pointsAt(r.shares, cumAt(d)) - r.basePoints;
+        const h0 = d === r.day ? r.settledPoints : r.settledPoints + pointsAt(r.shares, cumAt(d - 1)) - r.basePoints;
+        out.push({ wallet, day: d, source: "holding", ref: "", points: h1 - h0 });
         if (ref && d >= ref.sinceDay) {
-          const h1 = r.settledPoints + pointsAt(r.shares, cumAt(d)) - r.basePoints;
-          const h0 = r.settledPoints + pointsAt(r.shares, cumAt(d - 1)) - r.basePoints;
           const p = referralPart(rules.referralShare, h1) - referralPart(rules.referralShare, h0);
           if (p > 0n) out.push({ wallet: ref.referrer, day: d, source: "referral", ref: wallet, points: p });
         }

@@ -113,19 +113,34 @@ export async function replacePositions(
   const pairs = [...walletsOf].flatMap(([key, ws]) => [...ws].sort().map((w) => ({ r: byKey.get(key)!, w })));
   const walletBatch = (alias: string) => vaultBatch(pairs, (p) => p.r.vault, { wallet: ["text", (p) => p.w] }, alias);
   // the wallets' stored rows, removed in the same statement
-  const stored = await sql<{ chain_id: number; vault: string; wallet: string; d: number; shares: string }>`
+  const stored = await sql<{
+    chain_id: number;
+    vault: string;
+    wallet: string;
+    d: number;
+    shares: string;
+    share_seconds: string;
+  }>`
     DELETE FROM derived.points_position p USING ${walletBatch("r")}
     WHERE p.chain_id = r.chain_id AND p.vault = r.vault AND p.wallet = r.wallet
-    RETURNING p.chain_id, p.vault, p.wallet, (p.day - date '1970-01-01') AS d, p.shares::text AS shares`.execute(db);
+    RETURNING p.chain_id, p.vault, p.wallet, (p.day - date '1970-01-01') AS d, p.shares::text AS shares,
+      p.day_share_seconds::text AS share_seconds`.execute(db);
   // each wallet's rows in day order: stored ones before the range, the range's, stored ones after
-  const rowsByWallet = new Map<string, { day: number; shares: bigint }[]>();
-  const push = (key: string, w: string, r: { day: number; shares: bigint }) => {
+  type Change = Pick<BalanceChange, "day" | "shares" | "shareSeconds">;
+  const rowsByWallet = new Map<string, Change[]>();
+  const push = (key: string, w: string, r: Change) => {
     const k = `${key}|${w}`;
     const list = rowsByWallet.get(k);
     if (list) list.push(r);
     else rowsByWallet.set(k, [r]);
   };
-  const storedRows = stored.rows.map((r) => ({ key: rowKey(r), w: r.wallet, day: r.d, shares: BigInt(r.shares) }));
+  const storedRows = stored.rows.map((r) => ({
+    key: rowKey(r),
+    w: r.wallet,
+    day: r.d,
+    shares: BigInt(r.shares),
+    shareSeconds: BigInt(r.share_seconds),
+  }));
   storedRows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.w < b.w ? -1 : a.w > b.w ? 1 : a.day - b.day));
   for (const r of storedRows) if (r.day < byKey.get(r.key)!.from) push(r.key, r.w, r);
   for (const r of ranges) for (const x of r.changes) push(vaultKey(r.vault), x.wallet, x);
@@ -135,7 +150,18 @@ export async function replacePositions(
   await copyInto(
     client,
     "derived.points_position",
-    ["chain_id", "vault", "wallet", "day", "shares", "next_day", "base_points", "points", "settled_points"],
+    [
+      "chain_id",
+      "vault",
+      "wallet",
+      "day",
+      "shares",
+      "day_share_seconds",
+      "next_day",
+      "base_points",
+      "points",
+      "settled_points",
+    ],
     (function* () {
       for (const [k, rows] of rowsByWallet) {
         const [key, w] = k.split("|") as [string, string];
@@ -148,6 +174,7 @@ export async function replacePositions(
             wallet: w,
             day: dayToDate(r.day),
             shares: r.shares,
+            day_share_seconds: r.shareSeconds,
             next_day: r.nextDay == null ? null : dayToDate(r.nextDay),
             base_points: formatFixed(r.basePoints),
             points: fixedOrNull(r.points),

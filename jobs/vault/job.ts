@@ -75,8 +75,11 @@ export interface VaultDaysResult {
 
 const ZERO = "0x0000000000000000000000000000000000000000";
 
-/** Part of every fingerprint: "index" names the points rule (per-share index, migration 0007). */
-export const rulesKey = (r: PointsRules) => `index:${r.pointsPerUsdPerDay}:${r.referralShare}`;
+/**
+ * Part of every fingerprint: "time" names the points rule (per-share index, moving days weighted
+ * by the time held: migration 0018; "index" before it).
+ */
+export const rulesKey = (r: PointsRules) => `time:${r.pointsPerUsdPerDay}:${r.referralShare}`;
 
 /** sp and price carried to each day from..to (the last snapshot at or before the day's end). */
 function pricingByDay(

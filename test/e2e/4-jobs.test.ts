@@ -95,7 +95,8 @@ async function derivedHash(): Promise<Record<string, string>> {
       "chain_id, vault, snapshot_id, tvl_on_vault, actual_tvl, current_redeem_ratio, adjusted_redeem_ratio, unrealized_pnl, unrealized_pnl_in_asset, strategist_name",
     points_index:
       "chain_id, vault, day, asset_decimals, ratio, price, multiplier, points_per_share, cum_points_per_share",
-    points_position: "chain_id, vault, wallet, day, shares, next_day, base_points, points, settled_points",
+    points_position:
+      "chain_id, vault, wallet, day, shares, day_share_seconds, next_day, base_points, points, settled_points",
     points_deposit: "chain_id, vault, wallet, lifetime_deposit, last_deposit_day",
     points_entry: "wallet, day, source, chain_id, vault, ref, points",
     points_ledger: "wallet, day, source, chain_id, vault, ref, points, shares, usd_value",
@@ -334,8 +335,10 @@ async function expectMatchesIndexed(): Promise<void> {
 
   // Holding points per wallet and vault, recomputed in SQL from the transfers and snapshots
   // day by day (docs/metrics.md): the vault's index I(d) sums trunc(ratio x price x multiplier x
-  // rate / 10^decimals, 36) over its days, and a wallet with an end-of-day balance b on day d
-  // earns trunc(b x I(d), 18) - trunc(b x I(d-1), 18).
+  // rate / 10^decimals, 36) over its days. A wallet whose balance moved on day d (its end-of-day
+  // balance b or its share-seconds S differ from holding the day before's b0 all day) earns
+  // trunc(S x (I(d) - I(d-1)) / 86400, 18), S summed here as each transfer's shares times the
+  // seconds left in the day; on other days trunc(b x I(d), 18) - trunc(b x I(d-1), 18).
   const diffs = await q<{ wallet: string; vault: string; expected: string; actual: string | null }>(
     `WITH v AS (SELECT chain_id, address, asset_decimals FROM indexer.vault),
      days AS (
@@ -359,13 +362,18 @@ async function expectMatchesIndexed(): Promise<void> {
        UNION ALL SELECT chain_id, vault, from_address, -shares, timestamp FROM indexer.share_transfer
      ),
      bal AS (
-       SELECT days.chain_id, days.vault, days.d, m.wallet, sum(m.delta) AS b
+       SELECT days.chain_id, days.vault, days.d, m.wallet, sum(m.delta) AS b,
+         coalesce(sum(m.delta) FILTER (WHERE m.timestamp < days.d * 86400), 0) AS b0,
+         sum(m.delta * least(86400, (days.d + 1) * 86400 - m.timestamp)) AS secs
        FROM days JOIN moves m ON m.chain_id = days.chain_id AND m.vault = days.vault AND m.timestamp < (days.d + 1) * 86400
        WHERE m.wallet NOT IN ('0x0000000000000000000000000000000000000000') AND m.wallet <> days.vault
-       GROUP BY 1, 2, 3, 4 HAVING sum(m.delta) > 0
+       GROUP BY 1, 2, 3, 4 HAVING sum(m.delta) <> 0 OR sum(m.delta * least(86400, (days.d + 1) * 86400 - m.timestamp)) <> 0
      ),
      expected AS (
-       SELECT bal.chain_id, bal.vault, bal.wallet, sum(trunc(bal.b * i.cum, 18) - trunc(bal.b * coalesce(ip.cum, 0), 18)) AS pts
+       SELECT bal.chain_id, bal.vault, bal.wallet,
+         sum(trunc(CASE WHEN bal.b <> bal.b0 OR bal.secs <> bal.b0 * 86400
+                     THEN div(bal.secs * (i.cum - coalesce(ip.cum, 0)) * 1e18, 86400) * 1e-18
+                     ELSE trunc(bal.b * i.cum, 18) - trunc(bal.b * coalesce(ip.cum, 0), 18) END, 18)) AS pts
        FROM bal JOIN idx i ON i.chain_id = bal.chain_id AND i.vault = bal.vault AND i.d = bal.d
        LEFT JOIN idx ip ON ip.chain_id = bal.chain_id AND ip.vault = bal.vault AND ip.d = bal.d - 1
        GROUP BY 1, 2, 3
