@@ -225,8 +225,10 @@ const COLUMNS: { [K in keyof Tables]: string[] } = {
     "kind",
     "owner",
     "receiver",
+    "asset",
     "assets",
     "shares",
+    "snapshot_id",
     "block_number",
     "timestamp",
   ],
@@ -482,8 +484,10 @@ function generate(lastDay: number): History {
             f.kind === "mint" ? "deposit" : "withdraw",
             wallet,
             wallet,
+            v.assetAddress, // every flow in the vault's asset
             f.assets.toString(),
             f.shares.toString(),
+            null, // no flow snapshot: only a second-asset deposit reads it
             block,
             it.ts,
           ]);
@@ -600,8 +604,8 @@ CREATE TABLE ${SCHEMA}.fee_event (
 CREATE INDEX fee_event_by_vault ON ${SCHEMA}.fee_event (chain_id, vault, timestamp);
 CREATE TABLE ${SCHEMA}.vault_event (
   id text PRIMARY KEY, chain_id integer NOT NULL, vault text NOT NULL, kind text NOT NULL, owner text NOT NULL,
-  receiver text NOT NULL, assets numeric(78,0) NOT NULL, shares numeric(78,0) NOT NULL,
-  block_number numeric(78,0) NOT NULL, timestamp numeric(78,0) NOT NULL);
+  receiver text NOT NULL, asset text NOT NULL, assets numeric(78,0) NOT NULL, shares numeric(78,0) NOT NULL,
+  snapshot_id text, block_number numeric(78,0) NOT NULL, timestamp numeric(78,0) NOT NULL);
 CREATE INDEX vault_event_by_vault ON ${SCHEMA}.vault_event (chain_id, vault, block_number);
 CREATE INDEX vault_event_by_owner ON ${SCHEMA}.vault_event (owner);
 CREATE INDEX vault_event_by_receiver ON ${SCHEMA}.vault_event (receiver);
