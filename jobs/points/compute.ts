@@ -13,6 +13,7 @@
  * from the referee's registration day on, trunc(share x H(d)) - trunc(share x H(d-1)), H being the
  * referee's cumulative holding points in that vault.
  */
+import { DAY_SECONDS } from "../../db/days.js";
 import { SCALE } from "../../db/fixed.js";
 
 export interface PointsRules {
@@ -114,7 +115,8 @@ export interface BalanceChange {
   shareSeconds: bigint;
 }
 
-const DAY = 86_400;
+/** A day's seconds, for share-seconds */
+const DAY_N = BigInt(DAY_SECONDS);
 
 /**
  * The days from..to on which a wallet's share balance moved, with its end-of-day balance and its
@@ -139,22 +141,21 @@ export function balanceChanges(
   let t = 0;
   let prevDay = -Infinity;
   if (seed && (transfers.length === 0 || transfers[0]!.day > from)) {
-    for (const [w, b] of balances)
-      if (b !== 0n) out.push({ wallet: w, day: from, shares: b, shareSeconds: b * BigInt(DAY) });
+    for (const [w, b] of balances) if (b !== 0n) out.push({ wallet: w, day: from, shares: b, shareSeconds: b * DAY_N });
   }
   while (t < transfers.length) {
     const day = transfers[t]!.day;
     if (day < from || day > to) throw new Error(`transfer on day ${day} is outside the range ${from}..${to}`);
     if (day < prevDay) throw new Error(`transfers are not in chain order (day ${day} after day ${prevDay})`);
     prevDay = day;
-    const dayEnd = (day + 1) * DAY;
+    const dayEnd = (day + 1) * DAY_SECONDS;
     // per wallet that moves: its balance before the day, held all day (what a day without
     // moves earns), and its share-seconds counted as if each balance were held to the day's end
     const moved = new Map<string, { b0: bigint; seconds: bigint }>();
-    if (seed && day === from) for (const [w, b] of balances) moved.set(w, { b0: 0n, seconds: b * BigInt(DAY) });
+    if (seed && day === from) for (const [w, b] of balances) moved.set(w, { b0: 0n, seconds: b * DAY_N });
     for (; t < transfers.length && transfers[t]!.day === day; t++) {
       const x = transfers[t]!;
-      if (x.timestamp < day * DAY || x.timestamp >= dayEnd)
+      if (x.timestamp < day * DAY_SECONDS || x.timestamp >= dayEnd)
         throw new Error(`transfer at ${x.timestamp} is not on its day ${day}`);
       for (const [w, delta] of [
         [x.from, -x.shares],
@@ -162,7 +163,7 @@ export function balanceChanges(
       ] as const) {
         if (excluded.has(w)) continue;
         const b = balances.get(w) ?? 0n;
-        const m = moved.get(w) ?? { b0: b, seconds: b * BigInt(DAY) };
+        const m = moved.get(w) ?? { b0: b, seconds: b * DAY_N };
         moved.set(w, m);
         m.seconds += delta * BigInt(dayEnd - x.timestamp);
         balances.set(w, b + delta);
@@ -170,8 +171,7 @@ export function balanceChanges(
     }
     for (const [w, m] of moved) {
       const b = balances.get(w)!;
-      if (b !== m.b0 || m.seconds !== m.b0 * BigInt(DAY))
-        out.push({ wallet: w, day, shares: b, shareSeconds: m.seconds });
+      if (b !== m.b0 || m.seconds !== m.b0 * DAY_N) out.push({ wallet: w, day, shares: b, shareSeconds: m.seconds });
     }
   }
   return out.sort((a, b) => (a.wallet < b.wallet ? -1 : a.wallet > b.wallet ? 1 : a.day - b.day));
@@ -182,7 +182,7 @@ export function balanceChanges(
  * 18-decimal fixed point (`pps` at INDEX_DECIMALS); none for no share-seconds (as `pointsAt`).
  */
 export function movedDayPoints(shareSeconds: bigint, pps: bigint): bigint {
-  return shareSeconds > 0n ? (shareSeconds * pps) / (BigInt(DAY) * (INDEX_SCALE / SCALE)) : 0n;
+  return shareSeconds > 0n ? (shareSeconds * pps) / (DAY_N * (INDEX_SCALE / SCALE)) : 0n;
 }
 
 export interface PositionRow {
