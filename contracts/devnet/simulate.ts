@@ -470,6 +470,27 @@ async function simulate(
     await multisigExec(timelock, data, when, `cancel ${op.what}`);
     count("timelock:cancelled");
   };
+  /** One request of several calls (scheduleBatch, then executeBatch): one operation id. */
+  const batchArgs = (calls: Op[], salt: Hex) =>
+    [calls.map((c) => c.target), calls.map(() => 0n), calls.map((c) => c.data), zeroHash, salt] as const;
+  const scheduleBatch = async (calls: Op[], salt: Hex, what: string, when: number) => {
+    const data = encodeFunctionData({
+      abi: ABIS.TimelockController,
+      functionName: "scheduleBatch",
+      args: [...batchArgs(calls, salt), timelockDelay],
+    });
+    await multisigExec(timelock, data, when, `schedule ${what}`);
+    count("timelock:scheduled");
+  };
+  const executeBatch = async (calls: Op[], salt: Hex, what: string, when: number) => {
+    const data = encodeFunctionData({
+      abi: ABIS.TimelockController,
+      functionName: "executeBatch",
+      args: batchArgs(calls, salt),
+    });
+    await multisigExec(timelock, data, when, `execute ${what}`);
+    count("timelock:executed");
+  };
   let saltCounter = 0;
   const op = (target: Address, abi: Abi, functionName: string, args: unknown[], what: string, withSalt = true): Op => ({
     target,
@@ -533,6 +554,15 @@ async function simulate(
   const sub3 = subsOf(v2).find((x) => !x.registered)!.safe;
   scheduled(D(55), op(v2.reg.address, v2Abi, "enableSubAccount", [sub3], "V2 enable subaccount"), 2);
   scheduled(D(100), op(v2.reg.address, v2Abi, "disableSubAccount", [sub3], "V2 disable subaccount"), 2);
+  // One request of two calls on two vaults, each set to what it already is (the V2 max change of
+  // D(25), the LP's first fee collector, replaced only at D(70)): listed once for each vault.
+  const batch = [
+    op(v2.reg.address, v2Abi, "updateMaxChangePercent", [400n], "V2 max change 4% (batch)"),
+    op(lp.reg.address, lpAbi, "updateFeeCollector", [lp.reg.feeCollector], "LP fee collector (batch)"),
+  ];
+  const batchSalt = keccak256(toHex(`${seed}:${opts.chainId}:batch:1`));
+  plan(D(60), (w) => scheduleBatch(batch, batchSalt, "V2 max change and LP fee collector", w));
+  plan(D(60) + 2, (w) => executeBatch(batch, batchSalt, "V2 max change and LP fee collector", w), 0.38);
   const newCollector = actorAddress(seed, `fees-${lp.spec.kind}`, 1);
   scheduled(D(70), op(lp.reg.address, lpAbi, "updateFeeCollector", [newCollector], "LP fee collector"), 2);
   plan(D(70) + 2, async () => {
