@@ -382,6 +382,13 @@ type Timelock = {
   value: string;
   data: string;
   decoded: { function_name: string; args: unknown[] } | null;
+  calls: {
+    call_index: number;
+    target: string;
+    value: string;
+    data: string;
+    decoded: { function_name: string; args: unknown[] } | null;
+  }[];
   predecessor: string;
   salt: string | null;
   delay: number;
@@ -397,7 +404,11 @@ type Timelock = {
   cancelled_tx_hash: string | null;
 };
 
-/** The vault's operations straight from the table: attributed to it, or the timelock's own administration. */
+/**
+ * The vault's requests straight from the table, one per operation id and scheduling transaction
+ * (its first call's row, with every call): those with a call attributed to the vault, or the
+ * timelock's own administration.
+ */
 const opsOf = (v: VaultRow) =>
   h.q<{
     id: string;
@@ -414,9 +425,19 @@ const opsOf = (v: VaultRow) =>
     salt: string | null;
     executed_tx_hash: string | null;
     cancelled_tx_hash: string | null;
+    calls: { call_index: number; target: string; value: string; data: string }[];
   }>(
-    `SELECT o.*, o.value::text AS value FROM indexer.timelock_operation o
-     WHERE o.chain_id = $1 AND (o.vault = $2 OR (o.timelock = $3 AND o.target NOT IN (SELECT address FROM indexer.vault WHERE chain_id = $1)))
+    `WITH r AS (
+       SELECT o.chain_id, o.timelock, o.operation_hash, o.tx_hash,
+         json_agg(json_build_object('call_index', o.call_index, 'target', o.target, 'value', o.value::text, 'data', o.data)
+                  ORDER BY o.call_index) AS calls
+       FROM indexer.timelock_operation o WHERE o.chain_id = $1
+       GROUP BY 1, 2, 3, 4
+       HAVING bool_or(o.vault = $2 OR (o.timelock = $3 AND o.target NOT IN (SELECT address FROM indexer.vault WHERE chain_id = $1)))
+     )
+     SELECT o.*, o.value::text AS value, r.calls FROM r
+     JOIN indexer.timelock_operation o USING (chain_id, timelock, operation_hash, tx_hash)
+     WHERE o.call_index = (r.calls->0->>'call_index')::int
      ORDER BY o.timestamp DESC, o.block_number DESC, o.log_index DESC, o.id`,
     [v.chain_id, v.address, v.timelock],
   );
@@ -444,6 +465,7 @@ describe("GET /platform/governance/{vault_address}/timelocks", () => {
         executed_at: null,
         cancelled_at: null,
       });
+      expect(t.calls.map(({ decoded, ...c }) => c)).toEqual(o.calls);
       expect(t.is_ready).toBe(Number(o.ready_at) * 1000 <= Date.now());
     }
   });
@@ -478,6 +500,44 @@ describe("GET /platform/governance/{vault_address}/timelocks", () => {
       all.body.timelocks.find((t) => t.target === pool.timelock && t.decoded?.function_name === "updateDelay")?.decoded
         ?.args,
     ).toEqual(["172800"]);
+  });
+
+  it("a scheduleBatch is one request with every call, listed for each vault one of its calls targets", async () => {
+    const rows = await h.q<{ operation_hash: string; call_index: number; vault: string; target: string }>(
+      `SELECT operation_hash, call_index, vault, target FROM indexer.timelock_operation
+       WHERE chain_id = 1 AND operation_hash IN (SELECT operation_hash FROM indexer.timelock_operation WHERE call_index = 1)
+       ORDER BY call_index`,
+    );
+    expect(rows.map((r) => [r.call_index, r.vault])).toEqual([
+      [0, v2.address],
+      [1, pool.address],
+    ]);
+    const hash = rows[0]!.operation_hash;
+    for (const v of [pool, v2]) {
+      const all = await h.json<{ timelocks: Timelock[] }>(`${base(v)}/timelocks?chain_id=1&status=all`);
+      const batch = all.body.timelocks.filter((t) => t.operation_hash === hash);
+      expect(batch).toHaveLength(1);
+      expect(batch[0]).toMatchObject({ status: "executed", call_index: 0, target: v2.address });
+      expect(batch[0]!.calls.map((c) => [c.call_index, c.target, c.decoded?.function_name])).toEqual([
+        [0, v2.address, "updateMaxChangePercent"],
+        [1, pool.address, "updateFeeCollector"],
+      ]);
+      expect(batch[0]!.calls[0]!.decoded?.args).toEqual(["400"]);
+      // the audit log: one entry per action of the request, naming both calls
+      const log = await h.json<{
+        entries: { id: string; title: string; text: string; details: { calls: unknown[] } }[];
+      }>(`${base(v)}/audit_log?chain_id=1&category=timelock&limit=500`);
+      const entries = log.body.entries.filter((e) => e.id.startsWith(`timelock:${batch[0]!.id}:`));
+      expect(entries.map((e) => e.title)).toEqual([
+        "Timelock batch executed: updateMaxChangePercent, updateFeeCollector",
+        "Timelock batch scheduled: updateMaxChangePercent, updateFeeCollector",
+      ]);
+      expect(entries[1]!.text).toMatch(
+        /^2 calls: updateMaxChangePercent\(400\) on 0x[0-9a-f]{40}; updateFeeCollector\(/,
+      );
+      expect(entries[1]!.details.calls).toHaveLength(2);
+      expect(log.body.entries.filter((e) => e.id.includes(hash))).toHaveLength(2);
+    }
   });
 
   it("an empty queue is {timelocks: []}; a bad status is 422", async () => {
@@ -596,7 +656,7 @@ describe("GET /platform/governance/{vault_address}/audit_log", () => {
       tx_hash: string;
       executed_tx_hash: string;
     }>(
-      "SELECT id, timestamp, executed_at, tx_hash, executed_tx_hash FROM indexer.timelock_operation WHERE chain_id = 1 AND vault = $1 AND status = 'executed' ORDER BY id LIMIT 1",
+      "SELECT id, timestamp, executed_at, tx_hash, executed_tx_hash FROM indexer.timelock_operation o WHERE chain_id = 1 AND vault = $1 AND status = 'executed' AND NOT EXISTS (SELECT 1 FROM indexer.timelock_operation y WHERE y.operation_hash = o.operation_hash AND y.call_index > 0) ORDER BY id LIMIT 1",
       [pool.address],
     );
     const sched = r.body.entries.find((e) => e.id === `timelock:${op!.id}:scheduled`)!;

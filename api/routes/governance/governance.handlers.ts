@@ -22,7 +22,7 @@ import {
   ix,
   type ResolvedVault,
   resolveVault,
-  timelockOpsOf,
+  timelockRequestsOf,
   unixToIso,
 } from "./governance.lib.js";
 import { vaultPermissions } from "./governance.permissions.js";
@@ -314,6 +314,8 @@ export function decodeCall(data: string): { function_name: string; args: unknown
   return null;
 }
 
+type CallRow = { call_index: number; target: string; value: string; data: string };
+
 type OpRow = {
   id: string;
   chain_id: number;
@@ -335,6 +337,7 @@ type OpRow = {
   block_number: string;
   timestamp: string;
   tx_hash: string;
+  calls: CallRow[];
 };
 
 export const timelocksHandler: RouteHandler<typeof timelocks, AppEnv> = async (c) => {
@@ -353,9 +356,10 @@ export const timelocksHandler: RouteHandler<typeof timelocks, AppEnv> = async (c
         await sql<OpRow>`
           SELECT o.id, o.chain_id, o.timelock, o.operation_hash, o.call_index, o.target, o.value::text AS value, o.data, o.predecessor, o.salt,
                  o.delay::text AS delay, o.ready_at::text AS ready_at, o.status, o.executed_at::text AS executed_at, o.executed_tx_hash,
-                 o.cancelled_at::text AS cancelled_at, o.cancelled_tx_hash, o.block_number::text AS block_number, o.timestamp::text AS timestamp, o.tx_hash
-          FROM ${ix(s, "timelock_operation")} o
-          WHERE ${timelockOpsOf(s, v)} AND (${status} = 'all' OR o.status = ${status})
+                 o.cancelled_at::text AS cancelled_at, o.cancelled_tx_hash, o.block_number::text AS block_number, o.timestamp::text AS timestamp, o.tx_hash,
+                 o.calls
+          FROM (${timelockRequestsOf(s, v)}) o
+          WHERE ${status} = 'all' OR o.status = ${status}
           ORDER BY o.timestamp DESC, o.block_number DESC, o.log_index DESC, o.id`.execute(db)
       ).rows,
     [] as OpRow[],
@@ -373,6 +377,7 @@ export const timelocksHandler: RouteHandler<typeof timelocks, AppEnv> = async (c
         value: o.value,
         data: o.data,
         decoded: decodeCall(o.data),
+        calls: o.calls.map((x) => ({ ...x, decoded: decodeCall(x.data) })),
         predecessor: o.predecessor,
         salt: o.salt,
         delay: Number(o.delay),
@@ -410,24 +415,39 @@ function describeTimelock(
   action: string,
   d: Record<string, unknown>,
 ): { title: string; text: string; details: Record<string, unknown> } {
-  const decoded = decodeCall(String(d.data ?? ""));
-  const fn = decoded ? decoded.function_name : String(d.data ?? "").slice(0, 10);
-  const call = decoded
-    ? `${fn}(${decoded.args.map((a) => (typeof a === "object" ? JSON.stringify(a) : String(a))).join(", ")})`
-    : `call ${fn}`;
-  const target = String(d.target);
+  const calls = (Array.isArray(d.calls) ? d.calls : [d]) as Record<string, unknown>[];
+  const described = calls.map((c) => {
+    const decoded = decodeCall(String(c.data ?? ""));
+    const fn = decoded ? decoded.function_name : String(c.data ?? "").slice(0, 10);
+    const args = decoded?.args.map((a) => (typeof a === "object" ? JSON.stringify(a) : String(a)));
+    return { fn, decoded, text: `${decoded ? `${fn}(${args!.join(", ")})` : `call ${fn}`} on ${String(c.target)}` };
+  });
+  const what =
+    described.length === 1
+      ? described[0]!.text
+      : `${described.length} calls: ${described.map((x) => x.text).join("; ")}`;
   const timelock = String(d.timelock);
-  const title = `Timelock call ${action}: ${fn}`;
+  const title =
+    described.length === 1
+      ? `Timelock call ${action}: ${described[0]!.fn}`
+      : `Timelock batch ${action}: ${described.map((x) => x.fn).join(", ")}`;
   const text =
     action === "scheduled"
-      ? `${call} on ${target} scheduled through timelock ${timelock} with a delay of ${d.delay} s, executable from ${unixToIso(String(d.ready_at))}`
+      ? `${what} scheduled through timelock ${timelock} with a delay of ${d.delay} s, executable from ${unixToIso(String(d.ready_at))}`
       : action === "executed"
-        ? `${call} on ${target} executed through timelock ${timelock}`
-        : `${call} on ${target} cancelled on timelock ${timelock}`;
+        ? `${what} executed through timelock ${timelock}`
+        : `${what} cancelled on timelock ${timelock}`;
   return {
     title,
     text,
-    details: { ...d, delay: Number(d.delay), ready_at: unixToIso(String(d.ready_at)), action, decoded },
+    details: {
+      ...d,
+      delay: Number(d.delay),
+      ready_at: unixToIso(String(d.ready_at)),
+      action,
+      decoded: described[0]!.decoded,
+      calls: calls.map((c, i) => ({ ...c, decoded: described[i]!.decoded })),
+    },
   };
 }
 
@@ -457,11 +477,11 @@ export const auditLogHandler: RouteHandler<typeof auditLog, AppEnv> = async (c) 
            x.action, x.tx AS tx_hash, NULL::text AS author, NULL::text AS text,
            jsonb_build_object('timelock', o.timelock, 'operation_hash', o.operation_hash, 'call_index', o.call_index, 'target', o.target,
              'value', o.value::text, 'data', o.data, 'predecessor', o.predecessor, 'salt', o.salt, 'delay', o.delay::text,
-             'ready_at', o.ready_at::text, 'status', o.status, 'scheduled_tx_hash', o.tx_hash) AS details,
+             'ready_at', o.ready_at::text, 'status', o.status, 'scheduled_tx_hash', o.tx_hash, 'calls', o.calls) AS details,
            CASE WHEN x.action = 'scheduled' THEN o.block_number END AS blk, CASE WHEN x.action = 'scheduled' THEN o.log_index END AS li
-    FROM ${ix(s, "timelock_operation")} o
+    FROM (${timelockRequestsOf(s, v)}) o
     CROSS JOIN LATERAL (VALUES ('scheduled', o.timestamp, o.tx_hash), ('executed', o.executed_at, o.executed_tx_hash), ('cancelled', o.cancelled_at, o.cancelled_tx_hash)) AS x(action, at, tx)
-    WHERE ${timelockOpsOf(s, v)} AND x.at IS NOT NULL
+    WHERE x.at IS NOT NULL
     UNION ALL
     SELECT 'chain:' || g.id AS id, to_timestamp(g.timestamp::double precision) AS t, g.category, 'chain' AS source, g.event AS action, g.tx_hash,
            NULL::text AS author, NULL::text AS text,

@@ -94,14 +94,39 @@ export const ix = (schema: string, table: string): RawBuilder<unknown> =>
   sql.id(schema, table) as unknown as RawBuilder<unknown>;
 
 /**
- * WHERE condition (on alias `o`) for the timelock operations that concern a vault: those
+ * WHERE condition (on alias `o`) for the timelock calls that concern a vault: those
  * attributed to it, plus those of its timelock whose target is no registered vault of the chain
  * (the timelock administering itself: delays, roles), which concern every vault it owns.
  */
-export function timelockOpsOf(schema: string, v: ResolvedVault) {
+function timelockOpsOf(schema: string, v: ResolvedVault) {
   const tl = v.indexed?.timelock ?? null;
   return sql`o.chain_id = ${v.chain_id} AND (o.vault = ${v.address} OR (${tl}::text IS NOT NULL AND o.timelock = ${tl}
     AND o.target NOT IN (SELECT address FROM ${ix(schema, "vault")} WHERE chain_id = ${v.chain_id})))`;
+}
+
+/**
+ * The timelock requests that concern a vault, one row each: a request is what one schedule or
+ * scheduleBatch put in the queue (an operation id scheduled in one transaction; one scheduled
+ * again after a cancellation is a request of its own), and it concerns the vault when any of its
+ * calls does (`timelockOpsOf`). Each row is the request's first call's row of
+ * indexer.timelock_operation, plus `calls`: every call's `call_index`, `target`, `value` (text)
+ * and `data`, in order. The calls of a request share its status and times.
+ */
+export function timelockRequestsOf(schema: string, v: ResolvedVault) {
+  const ops = ix(schema, "timelock_operation");
+  return sql`
+    WITH mine AS (SELECT DISTINCT o.timelock, o.operation_hash, o.tx_hash FROM ${ops} o WHERE ${timelockOpsOf(schema, v)})
+    SELECT o.*, c.calls
+    FROM mine m
+    CROSS JOIN LATERAL (
+      SELECT min(x.call_index) AS first,
+             jsonb_agg(jsonb_build_object('call_index', x.call_index, 'target', x.target, 'value', x.value::text, 'data', x.data)
+                       ORDER BY x.call_index) AS calls
+      FROM ${ops} x
+      WHERE x.chain_id = ${v.chain_id} AND x.timelock = m.timelock AND x.operation_hash = m.operation_hash AND x.tx_hash = m.tx_hash
+    ) c
+    JOIN ${ops} o ON o.chain_id = ${v.chain_id} AND o.timelock = m.timelock AND o.operation_hash = m.operation_hash
+      AND o.tx_hash = m.tx_hash AND o.call_index = c.first`;
 }
 
 /** WHERE condition (on alias `g`) for the governance events emitted by the vault or by its timelock. */

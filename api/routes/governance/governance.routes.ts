@@ -111,20 +111,35 @@ export const PermissionsSchema = z
 
 export const TimelockStatus = z.enum(["scheduled", "executed", "cancelled"]).openapi("TimelockStatus");
 
+const DecodedCall = z
+  .object({ function_name: z.string(), args: z.array(z.unknown()) })
+  .nullable()
+  .openapi({ description: "Calldata decoded with the vault and timelock ABIs; null when unknown" });
+
+export const TimelockCallSchema = z
+  .object({
+    call_index: z.number().int(),
+    target: z.string(),
+    value: z.string().openapi({ description: "Native value, wei (exact)" }),
+    data: z.string(),
+    decoded: DecodedCall,
+  })
+  .openapi("TimelockCall");
+
 export const TimelockRowSchema = z
   .object({
     id: z.string(),
     chain_id: z.number().int(),
     timelock: z.string(),
     operation_hash: z.string(),
-    call_index: z.number().int(),
-    target: z.string(),
-    value: z.string().openapi({ description: "Native value, wei (exact)" }),
-    data: z.string(),
-    decoded: z
-      .object({ function_name: z.string(), args: z.array(z.unknown()) })
-      .nullable()
-      .openapi({ description: "Calldata decoded with the vault and timelock ABIs; null when unknown" }),
+    call_index: z.number().int().openapi({ description: "The first call's index (0); every call is in `calls`" }),
+    target: z.string().openapi({ description: "The first call's target" }),
+    value: z.string().openapi({ description: "The first call's native value, wei (exact)" }),
+    data: z.string().openapi({ description: "The first call's calldata" }),
+    decoded: DecodedCall,
+    calls: z.array(TimelockCallSchema).openapi({
+      description: "Every call of the request, in order: one for `schedule`, several for `scheduleBatch`",
+    }),
     predecessor: z.string(),
     salt: z.string().nullable(),
     delay: z.number().int().openapi({ description: "Seconds" }),
@@ -225,7 +240,7 @@ export const timelocks = createRoute({
   tags: TAG,
   summary: "Timelock actions, one row per scheduled call, newest first",
   description:
-    "Calls of the vault's TimelockController (indexer.timelock_operation) that target the vault, or the timelock itself. `status` filters: `scheduled` (default, the pending queue), `executed`, `cancelled`, or `all`.",
+    "Requests of the vault's TimelockController (indexer.timelock_operation), one row per scheduled request: what one `schedule` or `scheduleBatch` put in the queue, with all of its calls in `calls`. A request is listed when any of its calls targets the vault or the timelock itself. `status` filters: `scheduled` (default, the pending queue), `executed`, `cancelled`, or `all`.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: {
@@ -246,7 +261,7 @@ export const auditLog = createRoute({
   tags: TAG,
   summary: "Governance log, newest first",
   description:
-    "Merges timelock actions (scheduled, executed and cancelled as separate entries), the governance events of the vault and its timelock (indexer.governance_event; categories role, ownership, config, fee, pause, subaccount, emergency, timelock) and manual entries (registry.audit_entry). `before` + `limit` page to older entries: a page never splits entries of the same instant (it may hold fewer than `limit`, or more when one instant alone has more); `next_before` is the `before` of the next page.",
+    "Merges timelock actions (per request, as the timelocks route lists them: scheduled, executed and cancelled as separate entries), the governance events of the vault and its timelock (indexer.governance_event; categories role, ownership, config, fee, pause, subaccount, emergency, timelock) and manual entries (registry.audit_entry). `before` + `limit` page to older entries: a page never splits entries of the same instant (it may hold fewer than `limit`, or more when one instant alone has more); `next_before` is the `before` of the next page.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: {
