@@ -367,31 +367,34 @@ export const timelocksHandler: RouteHandler<typeof timelocks, AppEnv> = async (c
   const nowS = now().getTime() / 1000;
   return c.json(
     {
-      timelocks: rows.map((o) => ({
-        id: o.id,
-        chain_id: o.chain_id,
-        timelock: o.timelock,
-        operation_hash: o.operation_hash,
-        call_index: o.call_index,
-        target: o.target,
-        value: o.value,
-        data: o.data,
-        decoded: decodeCall(o.data),
-        calls: o.calls.map((x) => ({ ...x, decoded: decodeCall(x.data) })),
-        predecessor: o.predecessor,
-        salt: o.salt,
-        delay: Number(o.delay),
-        ready_at: unixToIso(o.ready_at)!,
-        is_ready: o.status === "scheduled" && Number(o.ready_at) <= nowS,
-        status: o.status as "scheduled" | "executed" | "cancelled",
-        scheduled_at: unixToIso(o.timestamp)!,
-        scheduled_tx_hash: o.tx_hash,
-        scheduled_block: Number(o.block_number),
-        executed_at: unixToIso(o.executed_at),
-        executed_tx_hash: o.executed_tx_hash,
-        cancelled_at: unixToIso(o.cancelled_at),
-        cancelled_tx_hash: o.cancelled_tx_hash,
-      })),
+      timelocks: rows.map((o) => {
+        const calls = o.calls.map((x) => ({ ...x, decoded: decodeCall(x.data) }));
+        return {
+          id: o.id,
+          chain_id: o.chain_id,
+          timelock: o.timelock,
+          operation_hash: o.operation_hash,
+          call_index: o.call_index,
+          target: o.target,
+          value: o.value,
+          data: o.data,
+          decoded: calls[0]!.decoded, // the first call's, as target and data are
+          calls,
+          predecessor: o.predecessor,
+          salt: o.salt,
+          delay: Number(o.delay),
+          ready_at: unixToIso(o.ready_at)!,
+          is_ready: o.status === "scheduled" && Number(o.ready_at) <= nowS,
+          status: o.status as "scheduled" | "executed" | "cancelled",
+          scheduled_at: unixToIso(o.timestamp)!,
+          scheduled_tx_hash: o.tx_hash,
+          scheduled_block: Number(o.block_number),
+          executed_at: unixToIso(o.executed_at),
+          executed_tx_hash: o.executed_tx_hash,
+          cancelled_at: unixToIso(o.cancelled_at),
+          cancelled_tx_hash: o.cancelled_tx_hash,
+        };
+      }),
     },
     200,
   );
@@ -415,7 +418,7 @@ function describeTimelock(
   action: string,
   d: Record<string, unknown>,
 ): { title: string; text: string; details: Record<string, unknown> } {
-  const calls = (Array.isArray(d.calls) ? d.calls : [d]) as Record<string, unknown>[];
+  const calls = d.calls as Record<string, unknown>[]; // the request's calls, in order (never empty)
   const described = calls.map((c) => {
     const decoded = decodeCall(String(c.data ?? ""));
     const fn = decoded ? decoded.function_name : String(c.data ?? "").slice(0, 10);
