@@ -416,15 +416,17 @@ async function simulate(
   const sortedOwners = [...owners].sort((a, b) => (a.address.toLowerCase() < b.address.toLowerCase() ? -1 : 1));
   const safeAbi = safeArtifacts.singletonL2().abi;
   const ZERO_ADDRESS: Address = "0x0000000000000000000000000000000000000000";
-  const multisigExec = async (to: Address, data: Hex, when: number, what: string) => {
+  // `r` picks the signers and the sender: the main stream by default; a later addition to the
+  // calendar passes a stream of its own, so that the history around it stays as it was
+  const multisigExec = async (to: Address, data: Hex, when: number, what: string, r: Rng = rng) => {
     const ctx = { s, from: deployer };
     const nonce = await readAbi<bigint>(ctx, multisig, safeAbi, "nonce");
     const safeTx = [to, 0n, data, 0, 0n, 0n, 0n, ZERO_ADDRESS, ZERO_ADDRESS] as const;
     const hash = await readAbi<Hex>(ctx, multisig, safeAbi, "getTransactionHash", [...safeTx, nonce]);
-    const signers = rng.chance(0.5) ? [sortedOwners[0]!, sortedOwners[1]!] : [sortedOwners[0]!, sortedOwners[2]!];
+    const signers = r.chance(0.5) ? [sortedOwners[0]!, sortedOwners[1]!] : [sortedOwners[0]!, sortedOwners[2]!];
     // eth_sign-free ECDSA over the Safe transaction hash (v 27/28), ordered by owner address
     const sigs = await Promise.all(signers.map((o) => o.sign({ hash })));
-    const sender = owners[rng.int(0, 2)]!.address;
+    const sender = owners[r.int(0, 2)]!.address;
     const calldata = encodeFunctionData({
       abi: safeAbi,
       functionName: "execTransaction",
@@ -471,6 +473,7 @@ async function simulate(
     count("timelock:cancelled");
   };
   /** One request of several calls (scheduleBatch, then executeBatch): one operation id. */
+  const batchRng = new Rng(`${opts.seed}:${opts.chainId}:batch`);
   const batchArgs = (calls: Op[], salt: Hex) =>
     [calls.map((c) => c.target), calls.map(() => 0n), calls.map((c) => c.data), zeroHash, salt] as const;
   const scheduleBatch = async (calls: Op[], salt: Hex, what: string, when: number) => {
@@ -479,7 +482,7 @@ async function simulate(
       functionName: "scheduleBatch",
       args: [...batchArgs(calls, salt), timelockDelay],
     });
-    await multisigExec(timelock, data, when, `schedule ${what}`);
+    await multisigExec(timelock, data, when, `schedule ${what}`, batchRng);
     count("timelock:scheduled");
   };
   const executeBatch = async (calls: Op[], salt: Hex, what: string, when: number) => {
@@ -488,7 +491,7 @@ async function simulate(
       functionName: "executeBatch",
       args: batchArgs(calls, salt),
     });
-    await multisigExec(timelock, data, when, `execute ${what}`);
+    await multisigExec(timelock, data, when, `execute ${what}`, batchRng);
     count("timelock:executed");
   };
   let saltCounter = 0;
@@ -557,8 +560,8 @@ async function simulate(
   // One request of two calls on two vaults, each set to what it already is (the V2 max change of
   // D(25), the LP's first fee collector, replaced only at D(70)): listed once for each vault.
   const batch = [
-    op(v2.reg.address, v2Abi, "updateMaxChangePercent", [400n], "V2 max change 4% (batch)"),
-    op(lp.reg.address, lpAbi, "updateFeeCollector", [lp.reg.feeCollector], "LP fee collector (batch)"),
+    op(v2.reg.address, v2Abi, "updateMaxChangePercent", [400n], "V2 max change 4% (batch)", false),
+    op(lp.reg.address, lpAbi, "updateFeeCollector", [lp.reg.feeCollector], "LP fee collector (batch)", false),
   ];
   const batchSalt = keccak256(toHex(`${seed}:${opts.chainId}:batch:1`));
   plan(D(60), (w) => scheduleBatch(batch, batchSalt, "V2 max change and LP fee collector", w));
