@@ -342,7 +342,8 @@ function generate(lastDay: number): History {
     return vaults[lo]!;
   };
   const flows: Flow[][] = vaults.map(() => []);
-  const intervals = new Map<string, [number, number][]>(); // wallet|vault -> [firstDay, lastDay] held at end of day
+  // wallet|vault -> [firstDay, lastDay] with shares held (an exit day included)
+  const intervals = new Map<string, [number, number][]>();
   const hold = (w: string, v: BenchVault, a: number, b: number) => {
     if (b < a) return;
     const k = `${w}|${v.idx}`;
