@@ -238,7 +238,7 @@ export const timelocks = createRoute({
   method: "get",
   path: "/platform/governance/{vault_address}/timelocks",
   tags: TAG,
-  summary: "Timelock actions, one row per scheduled call, newest first",
+  summary: "Timelock actions, one row per scheduled request, newest first",
   description:
     "Requests of the vault's TimelockController (indexer.timelock_operation), one row per scheduled request: what one `schedule` or `scheduleBatch` put in the queue, with all of its calls in `calls`. A request is listed when any of its calls targets the vault or the timelock itself. `status` filters: `scheduled` (default, the pending queue), `executed`, `cancelled`, or `all`.",
   middleware: [readKey] as const,
