@@ -5,7 +5,7 @@ export default defineConfig({
   test: {
     env: { TZ: "UTC" },
     // The end-to-end files share one devnet and change its chains: files run one after another,
-    // in name order.
+    // in name order. The unit files share nothing: `npm run test:unit` runs them two at a time.
     fileParallelism: false,
     sequence: { sequencer: ByNameSequencer },
     projects: [

@@ -1,5 +1,6 @@
 /** The commands refuse bad configuration with a readable message and exit code 2, starting nothing. */
 import { execFile, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -25,42 +26,62 @@ function runAsync(script: string, env: Record<string, string>, args: string[]) {
 
 const SERVICES = ["workers", "api", "indexer", "queues-dashboard", "demo", "relayer"];
 const TOOLS = ["keys", "operators", "points", "governance-log", "registry", "vaults", "indexer-groups"];
-const COMMANDS = [...TOOLS, "recompute", ...SERVICES];
+/** Every npm script that runs a file of scripts/, as [npm script name, file]. */
+const COMMANDS = Object.entries(
+  (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts,
+)
+  .map(([name, cmd]) => [name, /scripts\/([\w-]+\.ts)$/.exec(cmd)?.[1]] as const)
+  .filter((x): x is readonly [string, string] => x[1] !== undefined);
+
+/** Runs `check` on every item, two at a time: each is a Node process loading the service's modules. */
+async function inPairs<T>(items: readonly T[], check: (item: T, i: number) => Promise<void>) {
+  let next = 0;
+  const lane = async () => {
+    for (let i = next++; i < items.length; i = next++) await check(items[i]!, i);
+  };
+  await Promise.all([lane(), lane()]);
+}
 
 describe("--help and unknown options", { timeout: 120_000 }, () => {
   // settings every command would refuse, and a database nobody answers on: --help looks at neither
   const bad = { DATABASE_URL: "mysql://x", REDIS_URL: "http://x", DEMO_DAYS: "10", QUEUES_DASHBOARD_PORT: "99999" };
 
+  it("covers every command of package.json", () => {
+    expect(COMMANDS.map(([name]) => name)).toEqual(
+      expect.arrayContaining([...SERVICES, ...TOOLS, "recompute", "bench:api", "indexer-prune"]),
+    );
+  });
+
   it("--help (or -h) prints the usage and what the command does, exit 0, whatever the settings", async () => {
-    for (const [i, name] of COMMANDS.entries()) {
-      const r = await runAsync(`scripts/${name}.ts`, bad, [i % 2 ? "-h" : "--help"]);
+    await inPairs(COMMANDS, async ([name, file], i) => {
+      const r = await runAsync(`scripts/${file}`, bad, [i % 2 ? "-h" : "--help"]);
       expect(r.code, `${name}: ${r.stderr}`).toBe(0);
       expect(r.stdout).toMatch(new RegExp(`^usage: npm run ${name} `));
       expect(r.stdout.split("\n").length, name).toBeGreaterThan(5);
       expect(r.stderr, name).toBe("");
-    }
+    });
   });
 
   it("an unknown option is refused with the usage and a pointer to --help, exit 2", async () => {
-    for (const name of COMMANDS) {
-      const r = await runAsync(`scripts/${name}.ts`, bad, ["--frobnicate"]);
+    await inPairs(COMMANDS, async ([name, file]) => {
+      const r = await runAsync(`scripts/${file}`, bad, ["--frobnicate"]);
       expect(r.code, `${name}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toContain(`${name}: Unknown option '--frobnicate'`);
       expect(r.stderr).toMatch(new RegExp(`\\nusage: npm run ${name} `));
       expect(r.stderr).toContain(`(npm run ${name} -- --help for more)`);
       expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
-    }
+    });
   });
 
   it("the services take no arguments; the tools refuse unknown commands", async () => {
-    for (const name of SERVICES) {
+    await inPairs(SERVICES, async (name) => {
       const r = await runAsync(`scripts/${name}.ts`, bad, ["start"]);
       expect(r, name).toMatchObject({ code: 2, stderr: expect.stringMatching(/Unexpected argument 'start'/) });
-    }
-    for (const name of TOOLS) {
+    });
+    await inPairs(TOOLS, async (name) => {
       const r = await runAsync(`scripts/${name}.ts`, bad, ["frobnicate"]);
       expect(r, name).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "frobnicate"/) });
-    }
+    });
   });
 });
 

@@ -6,12 +6,10 @@
  * create nothing, and on an empty one print their header and say there is nothing; a recompute
  * reports its progress. The analyst role creates no temporary table and has a statement timeout.
  */
-import { execFile, spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
 import { Agent, get as httpGet } from "node:http";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, createPool, migrateToLatest } from "../../db/client.js";
 import { dayToDate, today } from "../../db/days.js";
@@ -52,46 +50,6 @@ afterAll(async () => {
     await h.db.deleteFrom("registry.audit_entry").where("author", "=", "cli-e2e").execute();
   }
   await h?.close();
-});
-
-describe("every command's command line", () => {
-  it("refuses an unknown option with exit 2 before doing anything; --help is 0", async () => {
-    const scripts = Object.entries(
-      (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> })
-        .scripts,
-    )
-      .map(([name, cmd]) => [name, /scripts\/([\w-]+\.ts)$/.exec(cmd)?.[1]] as const)
-      .filter((x): x is readonly [string, string] => x[1] !== undefined);
-    expect(scripts.length).toBeGreaterThan(15);
-    const run = (file: string, args: string[]) =>
-      promisify(execFile)(join(REPO_ROOT, "node_modules", ".bin", "tsx"), [join("scripts", file), ...args], {
-        cwd: REPO_ROOT,
-        env: { ...process.env, DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" },
-        timeout: 60_000,
-      }).then(
-        (r) => ({ code: 0, out: r.stdout, err: r.stderr }),
-        (e: { code?: number; stdout?: string; stderr?: string }) => ({
-          code: e.code ?? -1,
-          out: e.stdout ?? "",
-          err: e.stderr ?? "",
-        }),
-      );
-    const failures: string[] = [];
-    // four at a time: each is a Node process loading the service's modules
-    for (let i = 0; i < scripts.length; i += 4) {
-      await Promise.all(
-        scripts.slice(i, i + 4).map(async ([name, file]) => {
-          const bogus = await run(file, ["--no-such-option"]);
-          if (bogus.code !== 2 || !bogus.err.includes(`${name}:`))
-            failures.push(`${name} --no-such-option: ${bogus.code} ${bogus.err.slice(0, 200)}`);
-          const help = await run(file, ["--help"]);
-          if (help.code !== 0 || !help.out.startsWith("usage: "))
-            failures.push(`${name} --help: ${help.code} ${help.out.slice(0, 100)}`);
-        }),
-      );
-    }
-    expect(failures).toEqual([]);
-  }, 300_000);
 });
 
 describe("npm run governance-log", () => {
