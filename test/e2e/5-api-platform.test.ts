@@ -1061,7 +1061,7 @@ describe("withdrawal queue", () => {
       expect(r.body.total_withdrawals_raw_amount).toBe(total);
       expect(r.body.normalized_total_withdrawals_amount).toBe(fmt(total, v.asset_decimals));
       expect(r.body.pending_withdrawals.map((p) => [p.id, p.amount_raw, p.receiver])).toEqual(
-        pend.slice(0, 100).map((p) => [p.id, p.amount, p.receiver]),
+        pend.map((p) => [p.id, p.amount, p.receiver]),
       );
       r.body.pending_withdrawals.forEach((p, i) => {
         expect(p.queue_position).toBe(which === "tokenizedVaultV2" ? i + 1 : null);
@@ -1078,7 +1078,8 @@ describe("withdrawal queue", () => {
       expect(done.length).toBeGreaterThan(0);
       expect(r.body.recent_processed.map((p) => [p.id, p.amount_raw])).toEqual(done.map((d) => [d.id, d.amount]));
       const few = await h.json<Queue>(`${API}/withdrawals/${v.chain_id}/${v.address}?limit=2`);
-      expect(few.body.pending_withdrawals.length).toBe(Math.min(2, pend.length));
+      // the limit bounds the processed history only: a queue cut short would not add up to its totals
+      expect(few.body.pending_withdrawals.length).toBe(pend.length);
       expect(few.body.recent_processed.length).toBe(Math.min(2, done.length));
       expect(few.body.pending_count).toBe(pend.length);
     });

@@ -46,7 +46,8 @@ export const withdrawalQueue = createRoute({
         default: 100,
         minimum: 1,
         maximum: 1000,
-        description: "At most this many pending and this many processed requests",
+        description:
+          "At most this many of the latest processed requests. The pending list is always whole, as its totals are",
       }),
     }),
   },
@@ -107,7 +108,7 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
       }>`
         SELECT r.id, r.owner, r.receiver, r.shares::text AS shares, (${amount})::text AS amount, (r.assets IS NULL) AS estimated, r.claimable_date, r.timestamp::text AS timestamp, r.tx_hash
         FROM ${from} WHERE ${where} AND r.status = 'requested'
-        ORDER BY r.claimable_date ASC NULLS LAST, r.id ASC LIMIT ${limit}`.execute(db),
+        ORDER BY r.claimable_date ASC NULLS LAST, r.id ASC`.execute(db),
       sql<{
         id: string;
         owner: string;
