@@ -300,9 +300,7 @@ describe("GET /platform/governance/{vault_address}/permissions", () => {
     expect(vaults.length).toBeGreaterThan(0);
     let checked = 0;
     for (const v of vaults) {
-      const r = await h.json<{ permissions: Row[] }>(
-        `/api/v1/platform/governance/${v.vault}/permissions?chain_id=${v.chain_id}`,
-      );
+      const r = await h.json<Row[]>(`/api/v1/platform/governance/${v.vault}/permissions?chain_id=${v.chain_id}`);
       expect(r.status).toBe(200);
       const modules = await h.q<{ chain_id: number; safe: string; module: string }>(
         `SELECT s.chain_id, s.safe, s.module FROM indexer.subaccount s
@@ -335,7 +333,7 @@ describe("GET /platform/governance/{vault_address}/permissions", () => {
         }
       }
       const got = new Set<string>();
-      for (const row of r.body.permissions) {
+      for (const row of r.body) {
         expect(row.spenders).toEqual(row.contracts.map((c) => c.address));
         expect(row.roles).toEqual(expect.arrayContaining(["OWNER", "TRADER"]));
         for (const c of row.contracts) {
@@ -351,24 +349,24 @@ describe("GET /platform/governance/{vault_address}/permissions", () => {
       }
       // every allowed call is listed, and each listed one is allowed on a module of its row
       expect([...got].sort()).toEqual([...want].sort());
-      const listed = r.body.permissions.flatMap((row) =>
+      const listed = r.body.flatMap((row) =>
         row.contracts.flatMap((c) => c.functions.map((f) => `${row.chain_id} ${c.address} ${f}`)),
       );
       const allowedAnywhere = new Set([...want].map((w) => w.split(" ").slice(0, 3).join(" ")));
       for (const l of listed) expect(allowedAnywhere.has(l), l).toBe(true);
-      const integrations = new Set(r.body.permissions.map((row) => row.integration));
+      const integrations = new Set(r.body.map((row) => row.integration));
       for (const i of ["dex_pool", "swap", "lending_market", "perp_relayer_a", "perp_relayer_b"]) {
         expect(integrations.has(i), `${v.vault} ${i}`).toBe(true);
       }
-      checked += r.body.permissions.length;
+      checked += r.body.length;
     }
     expect(checked).toBeGreaterThan(0);
   });
 
   it("a vault without subaccounts (the non-EVM one): an empty list", async () => {
-    const r = await h.json<{ permissions: unknown[] }>(`/api/v1/platform/governance/${SOLANA}/permissions`);
+    const r = await h.json<unknown[]>(`/api/v1/platform/governance/${SOLANA}/permissions`);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ permissions: [] });
+    expect(r.body).toEqual([]);
   });
 });
 

@@ -285,7 +285,7 @@ export const permissionsHandler: RouteHandler<typeof permissions, AppEnv> = asyn
   if (!r.ok) return r.res as never;
   const { db, config } = c.var.deps;
   const v = r.vault;
-  return c.json({ permissions: await vaultPermissions(db, config.indexerSchema, v.chain_id, v.address) }, 200);
+  return c.json(await vaultPermissions(db, config.indexerSchema, v.chain_id, v.address), 200);
 };
 
 // ---- timelocks -----------------------------------------------------------------------------

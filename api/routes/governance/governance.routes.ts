@@ -105,9 +105,8 @@ export const PermissionRowSchema = z
   })
   .openapi("GovernancePermission");
 
-export const PermissionsSchema = z
-  .object({ permissions: z.array(PermissionRowSchema) })
-  .openapi("GovernancePermissions");
+/** The spec's "flat vault-wide permissions list": the body is the list itself. */
+export const PermissionsSchema = z.array(PermissionRowSchema).openapi("GovernancePermissions");
 
 export const TimelockStatus = z.enum(["scheduled", "executed", "cancelled"]).openapi("TimelockStatus");
 
@@ -227,7 +226,7 @@ export const permissions = createRoute({
   tags: TAG,
   summary: "Vault-wide permissions grouped by (integration, chain)",
   description:
-    "The flat permissions list of the vault's registry subaccounts, one row per (integration, chain) with token symbols, account-abstraction role names and spenders unioned: what each Safe's enabled SubaccountModule allows now (its allowed calls, tokens and roles, replayed from the indexed module events), on every chain the Safe is on. A vault without subaccounts, or whose modules allow no call, answers `{permissions: []}`. The vault's own roles are served by `/roles`.",
+    "The flat permissions list of the vault's registry subaccounts, one row per (integration, chain) with token symbols, account-abstraction role names and spenders unioned: what each Safe's enabled SubaccountModule allows now (its allowed calls, tokens and roles, replayed from the indexed module events), on every chain the Safe is on. The body is the list itself; a vault without subaccounts, or whose modules allow no call, answers `[]`. The vault's own roles are served by `/roles`.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: { ...withVault, query: vaultChainQuery({}) },
