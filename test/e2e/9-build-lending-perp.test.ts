@@ -121,6 +121,7 @@ interface Perp extends Payload {
   nonce: string;
   bridge: string;
   destination: string;
+  token: { address: string; symbol: string; decimals: number };
   minimum: Units;
   amount: Units;
   status_url: string;
@@ -745,10 +746,30 @@ describe("perp deposit builders", () => {
     await refused(await perp("b", { amount: "1000000", token: usdc }), 422, "insufficient_balance", before);
     const nt = await refused(await perp("a", { amount: "10", from: actor("x") }), 409, "simulation_failed", before);
     expect(nt.reasons![0]).toMatchObject({ name: "NotTrader" });
-    // bridge A takes no token or destination; bridge B needs its token
-    expect((await perp("a", { amount: "10", token: usdc })).status).toBe(422);
-    expect((await perp("b", { amount: "10" })).status).toBe(422);
+    // one body for both bridges: bridge A refuses what only bridge B does, by name
+    const notUsdc = await refused(await perp("a", { amount: "10", token: dai }), 422, "token_not_supported", before);
+    expect((notUsdc.detail as { loc: string[] }[])[0]!.loc).toEqual(["body", "token"]);
+    const spot = await refused(
+      await perp("a", { amount: "10", destination: "spot" }),
+      422,
+      "destination_not_supported",
+      before,
+    );
+    expect((spot.detail as { loc: string[] }[])[0]!.loc).toEqual(["body", "destination"]);
     expect(await head()).toBe(before);
+  });
+
+  it("takes the same body on both bridges: USDC to the perp account unless it says otherwise", async () => {
+    const body = { amount: "10", token: usdc, destination: "perp" };
+    for (const which of ["a", "b"] as const) {
+      for (const b of [body, { amount: "10" }]) {
+        const r = await perp(which, b);
+        expect(r.status, `${which} ${JSON.stringify(b)}: ${JSON.stringify(r.body)}`).toBe(200);
+        expect(r.body).toMatchObject({ relayer: `perp_relayer_${which}`, destination: "perp" });
+        expect(r.body.token.address).toBe(usdc);
+        expect(r.body.amount.raw).toBe((10n * E6).toString());
+      }
+    }
   });
 });
 

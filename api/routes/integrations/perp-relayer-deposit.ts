@@ -54,27 +54,27 @@ const BRIDGE = parseAbi([
   "function deposit(address token, uint256 amount, uint8 destination) returns (bytes32)",
 ]);
 
-const common = {
-  subaccount: EvmAddress.openapi({ description: "The subaccount (its Safe): the depositor the core side credits" }),
-  ...buildFields,
-  ...amountFields,
-};
-const BodyA = z.strictObject(common).openapi("PerpRelayerADepositRequest", {
-  example: { subaccount: "0x5afe000000000000000000000000000000000001", chain: 1, amount: "250" },
-});
-const BodyB = z
+/** One body for both bridges, as the spec has it: each refuses what it cannot do. */
+const Body = z
   .strictObject({
-    ...common,
-    token: EvmAddress.openapi({ description: "A token the bridge supports (minimumDepositOf > 0)" }),
-    destination: z.enum(["perp", "spot"]).default("perp").openapi({ description: "The core account credited" }),
+    subaccount: EvmAddress.openapi({ description: "The subaccount (its Safe): the depositor the core side credits" }),
+    ...buildFields,
+    ...amountFields,
+    token: EvmAddress.optional().openapi({
+      description:
+        "The token deposited: one the bridge supports (minimumDepositOf > 0). Default: the chain's USDC (bridge A's `usdc()`), the only token bridge A takes",
+    }),
+    destination: z.enum(["perp", "spot"]).default("perp").openapi({
+      description: "The core account credited. Bridge A credits the perp account only",
+    }),
   })
-  .openapi("PerpRelayerBDepositRequest", {
+  .openapi("PerpRelayerDepositRequest", {
     example: {
       subaccount: "0x5afe000000000000000000000000000000000001",
       chain: 8453,
       amount: "250",
       token: "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
-      destination: "spot",
+      destination: "perp",
     },
   });
 
@@ -101,16 +101,16 @@ const PerpDeposit = TransactionPayloadSchema.extend({
 const describe = (relayer: Relayer) =>
   `${
     relayer === "perp_relayer_a"
-      ? "Bridge A (like Hyperliquid's Bridge2): USDC only, to the perp account: `deposit(amount)`."
-      : "Bridge B (a deposit wallet): any token it supports, to the perp or the spot account: `deposit(token, amount, destination)`."
-  } Built as \`executeWithApprovals\` of the subaccount's module, with an exact approval of the bridge reset to 0 after; simulated on top of the head.\n\nThe answer carries the \`core_hash\` the deposit will have (${NOTE}) and the bridge's minimum. A deposit below the minimum is refused (422 \`below_minimum\`): the core side would reject it and the tokens would stay in the bridge, lost. Follow the deposit with \`GET /integrations/${relayer}/check_status?core_hash=\`. Needs an API key with the scope \`transactions:build\`; every build and refusal is recorded (registry.build_audit).`;
+      ? "Bridge A (like Hyperliquid's Bridge2): USDC only, to the perp account: `deposit(amount)`. Another `token` is refused (422 `token_not_supported`), as is `destination` `spot` (422 `destination_not_supported`)."
+      : "Bridge B (a deposit wallet): any token it supports (the chain's USDC unless `token` names another), to the perp or the spot account: `deposit(token, amount, destination)`."
+  } Both bridges take the same body. Built as \`executeWithApprovals\` of the subaccount's module, with an exact approval of the bridge reset to 0 after; simulated on top of the head.\n\nThe answer carries the \`core_hash\` the deposit will have (${NOTE}) and the bridge's minimum. A deposit below the minimum is refused (422 \`below_minimum\`): the core side would reject it and the tokens would stay in the bridge, lost. Follow the deposit with \`GET /integrations/${relayer}/check_status?core_hash=\`. Needs an API key with the scope \`transactions:build\`; every build and refusal is recorded (registry.build_audit).`;
 
 const responses = {
   200: builtResponse("The deposit transaction, simulated, with its core hash", PerpDeposit),
   ...buildResponses({
     404: "`unknown_subaccount`, or `unknown_bridge` (the chain's registry entry has no perp bridges)",
     409: "`simulation_failed` (each decoded revert in `reasons`, e.g. the module's NotTrader) or `stale_subaccount`",
-    422: "Validation error; also `below_minimum`, `token_not_supported` (by the bridge), `token_not_allowed` (by the module) or `insufficient_balance`, before any simulation",
+    422: "Validation error; also `below_minimum`, `token_not_supported` (by the bridge), `destination_not_supported` (bridge A and `spot`), `token_not_allowed` (by the module) or `insufficient_balance`, before any simulation",
   }),
 };
 
@@ -122,7 +122,7 @@ export const perpRelayerADeposit = createRoute({
   description: describe("perp_relayer_a"),
   middleware: [requireScope("transactions:build")],
   security: keySecurity,
-  request: { body: { required: true, content: { "application/json": { schema: BodyA } } } },
+  request: { body: { required: true, content: { "application/json": { schema: Body } } } },
   responses,
 });
 
@@ -134,11 +134,11 @@ export const perpRelayerBDeposit = createRoute({
   description: describe("perp_relayer_b"),
   middleware: [requireScope("transactions:build")],
   security: keySecurity,
-  request: { body: { required: true, content: { "application/json": { schema: BodyB } } } },
+  request: { body: { required: true, content: { "application/json": { schema: Body } } } },
   responses,
 });
 
-type Body = z.infer<typeof BodyA> & { token?: string; destination?: "perp" | "spot" };
+type DepositBody = z.infer<typeof Body>;
 
 /** The core hash the simulated deposit returned (module → bytes → bytes32). */
 function returnedHash(fn: "executeWithApprovals", data: Hex): Hex {
@@ -146,25 +146,41 @@ function returnedHash(fn: "executeWithApprovals", data: Hex): Hex {
   return decodeAbiParameters([{ type: "bytes32" }], inner)[0];
 }
 
-async function build(sub: BuildSubaccount, relayer: Relayer, body: Body) {
+async function build(sub: BuildSubaccount, relayer: Relayer, body: DepositBody) {
   const perp = sub.protocols.perp;
   if (!perp) {
     throw new BuildRefusal(404, "unknown_bridge", `Chain ${sub.chainId} has no perp bridges in the registry`);
   }
   const bridge = getAddress(relayer === "perp_relayer_a" ? perp.bridgeA : perp.bridgeB);
-  const tokenAddress =
-    relayer === "perp_relayer_a"
-      ? await remember(sub, `perp-usdc:${bridge}`, async () => {
-          const [usdc] = await chainRead(sub, () =>
-            aggregate(sub.rpcUrl, [{ address: bridge, abi: BRIDGE, functionName: "usdc" }]),
-          );
-          const a = readValue<Address>(usdc);
-          if (!a) throw new BuildRefusal(404, "unknown_bridge", `${bridge} answers no usdc(): not bridge A`);
-          return getAddress(a);
-        })
-      : getAddress(body.token!);
-  const destination = relayer === "perp_relayer_a" ? "perp" : (body.destination ?? "perp");
-  const tokenLoc = relayer === "perp_relayer_a" ? ["body"] : ["body", "token"];
+  // the chain's USDC, as bridge A names it: bridge A's only token, bridge B's default
+  const bridgeA = getAddress(perp.bridgeA);
+  const usdc = await remember(sub, `perp-usdc:${bridgeA}`, async () => {
+    const [read] = await chainRead(sub, () =>
+      aggregate(sub.rpcUrl, [{ address: bridgeA, abi: BRIDGE, functionName: "usdc" }]),
+    );
+    const a = readValue<Address>(read);
+    if (!a) throw new BuildRefusal(404, "unknown_bridge", `${bridgeA} answers no usdc(): not bridge A`);
+    return getAddress(a);
+  });
+  const tokenAddress = body.token ? getAddress(body.token) : usdc;
+  const destination = body.destination;
+  if (relayer === "perp_relayer_a") {
+    if (tokenAddress !== usdc) {
+      throw BuildRefusal.field(
+        ["body", "token"],
+        `Bridge A takes only USDC (${usdc}); bridge B takes other tokens`,
+        "token_not_supported",
+      );
+    }
+    if (destination !== "perp") {
+      throw BuildRefusal.field(
+        ["body", "destination"],
+        "Bridge A credits the core perp account only; bridge B can credit the spot account",
+        "destination_not_supported",
+      );
+    }
+  }
+  const tokenLoc = body.token ? ["body", "token"] : ["body"];
   const token = (await tokenFacts(sub, [tokenAddress], tokenLoc))[0]!;
   const { head, results } = await readAtHead(sub, [
     { address: bridge, abi: BRIDGE, functionName: "minimumDepositOf", args: [token.address] },
@@ -226,7 +242,7 @@ function encode(functionName: "deposit", args: readonly unknown[]): Hex {
 
 function handler(relayer: Relayer): RouteHandler<typeof perpRelayerADeposit, AppEnv> {
   return async (c) => {
-    const body = c.req.valid("json") as Body;
+    const body = c.req.valid("json");
     return runBuild(c, `${relayer}.deposit`, { ...body, address: body.subaccount }, async () => {
       const sub = await buildSubaccount(c.var.deps, body.subaccount, body.chain, body.from);
       const b = await build(sub, relayer, body);
@@ -254,6 +270,7 @@ function handler(relayer: Relayer): RouteHandler<typeof perpRelayerADeposit, App
 }
 
 export const perpRelayerADepositHandler = handler("perp_relayer_a");
+// the same body and answer: the routes' types differ only by their paths
 export const perpRelayerBDepositHandler = handler("perp_relayer_b") as unknown as RouteHandler<
   typeof perpRelayerBDeposit,
   AppEnv
