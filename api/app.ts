@@ -120,7 +120,9 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   });
   app.use(limitBody);
   app.use(lastQueryValue);
-  const limit = rateLimit(deps.redis, deps.config.rateLimitPerMinute, deps.config.trustProxyHops ?? 0);
+  const limit = rateLimit(deps.redis, deps.config.rateLimitPerMinute, deps.config.trustProxyHops ?? 0, (m) =>
+    log.warn(m),
+  );
   app.use("/v1/*", limit);
   app.use("/api/v1/*", limit);
   const cache = responseCache(deps.config.responseCacheMs ?? 0);

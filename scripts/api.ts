@@ -7,13 +7,13 @@
  */
 import type { Server } from "node:http";
 import { serve } from "@hono/node-server";
-import { Redis } from "ioredis";
 import pino from "pino";
 import { createApp } from "../api/app.js";
 import { ensureTokenSecret } from "../api/auth/tokens.js";
 import { apiConfig } from "../api/env.js";
 import { createReadDb } from "../api/lib/db.js";
 import { purgeIdempotency } from "../api/lib/writes.js";
+import { rateLimitRedis, redisReady } from "../api/middleware/rate-limit.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { fanoutRequester } from "../jobs/request.js";
 import { logRpcUrlFailures, useRpcUrlLists } from "../onchain/rpc-fetch.js";
@@ -60,13 +60,10 @@ async function main(): Promise<void> {
   const tokenSecret = await ensureTokenSecret(admin, cfg.tokenSecret);
   await admin.destroy();
   const redisInfo = await resolveRedis(process.env);
-  // Rate-limit counters of concurrent requests go to Redis in one round trip (auto-pipelining).
-  const redis = new Redis(redisInfo.url, {
-    maxRetriesPerRequest: 1,
-    enableAutoPipelining: true,
-    enableOfflineQueue: false,
-  });
-  redis.on("error", () => {});
+  const redis = rateLimitRedis(redisInfo.url);
+  if (!(await redisReady(redis, 3000))) {
+    logger.warn(`Redis (${redisInfo.url}) does not answer: rate limits are counted in this process until it does`);
+  }
   const { db, destroy } = createReadDb(cfg.databaseUrl, 20);
   // the write routes' pool: registry tables, audit rows, stored idempotent answers
   const wdb = createDb(createPool(cfg.databaseUrl, 5, "vault-api-write"));

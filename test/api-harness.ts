@@ -8,18 +8,19 @@ import { join } from "node:path";
 import type { Redis } from "ioredis";
 import type { Kysely } from "kysely";
 import { expect, inject } from "vitest";
-import { type App, createApp } from "../api/app.js";
+import { type App, type CreateAppOptions, createApp } from "../api/app.js";
 import { ensureTokenSecret } from "../api/auth/tokens.js";
 import { createKey, revokeKey } from "../api/keys.js";
 import { createReadDb } from "../api/lib/db.js";
 import type { AppDeps } from "../api/lib/router.js";
+import { rateLimitRedis, redisReady } from "../api/middleware/rate-limit.js";
 import { loadRegistry } from "../config/registry.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { loadRegistryData } from "../db/registry-load.js";
 import type { Database } from "../db/schema.js";
 import { jobsConfig } from "../jobs/config.js";
 import { fanoutRequester } from "../jobs/request.js";
-import { redisConnection, settle, startWorkers } from "../jobs/runtime.js";
+import { settle, startWorkers } from "../jobs/runtime.js";
 import { type RedisInstance, startRedis } from "../scripts/lib/redis.js";
 import { rows, withDb } from "./helpers.js";
 
@@ -47,8 +48,11 @@ export interface ApiHarness {
    * With a key it answers `status` (default 200).
    */
   expectOpenRead(path: string, init?: RequestInit, status?: number): Promise<void>;
-  /** another app over the same database and Redis, with some dependencies changed (e.g. the clock) */
-  appWithDeps(deps: Partial<AppDeps>): App;
+  /** another app with some dependencies (e.g. the clock) and settings changed */
+  appWithDeps(
+    deps: Partial<Omit<AppDeps, "config">> & { config?: Partial<AppDeps["config"]> },
+    opts?: CreateAppOptions,
+  ): App;
   /**
    * another app with its own read pool, as another API process has: nothing the others keep in
    * memory per database handle (the registry's subaccounts, the chains' protocols) is shared
@@ -109,7 +113,8 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
   const revoked = await createKey(db, "api-test-revoked");
   await revokeKey(db, revoked.id);
   const read = createReadDb(devnet.dbUrl, 10);
-  const client: Redis = redisConnection(redis.url);
+  const client: Redis = rateLimitRedis(redis.url); // as npm run api connects
+  if (!(await redisReady(client, 10_000))) throw new Error(`api harness: Redis ${redis.url} does not answer`);
   const config: AppDeps["config"] = {
     indexerSchema: "indexer",
     rpcUrls: new Map(devnet.chains.map((c) => [c.chainId, c.rpcUrl])),
@@ -175,7 +180,7 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
     },
     q: <T>(sql: string, params: unknown[] = []) => withDb(devnet.dbUrl, (c) => rows<T>(c, sql, params)),
     appWith,
-    appWithDeps: (over) => createApp(deps(over)),
+    appWithDeps: (over, opts) => createApp(deps({ ...over, config: { ...config, ...over.config } }), opts),
     appApart(over) {
       const own = createReadDb(devnet.dbUrl, 2);
       apart.push(own);

@@ -2,8 +2,9 @@
  * Rate limits per API key (else per client address, `clientAddress`), counted in Redis so every API process
  * shares them (rate-limiter-flexible), reported in the IETF draft headers `RateLimit-Policy`,
  * `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`; 429 with a JSON body past the
- * limit. If Redis is unreachable, an in-process limiter takes over (insurance) instead of
- * failing requests.
+ * limit. If Redis is unreachable, errs or does not answer within REDIS_TIMEOUT_MS, an in-process
+ * limiter takes over instead of failing or holding requests, alone for REDIS_BACKOFF_MS (so a hung
+ * Redis costs one request that wait, not every request), then Redis is asked again.
  *
  * A process takes points from Redis in batches of 1 % of the limit (at most 50) while plenty are
  * left, and spends them locally; near the limit it takes them one by one. So a busy key costs
@@ -14,10 +15,81 @@
 import { createHash } from "node:crypto";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { createMiddleware } from "hono/factory";
-import type { Redis } from "ioredis";
+import { Redis } from "ioredis";
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import type { AppEnv } from "../lib/router.js";
 import { addResponseHeaders } from "./response-headers.js";
+
+/** How long a rate-limit command waits for Redis's answer before the in-process count is used. */
+export const REDIS_TIMEOUT_MS = 500;
+/** After Redis failed or was slow, the in-process count alone for this long, then Redis again. */
+export const REDIS_BACKOFF_MS = 5_000;
+
+/**
+ * The API's connection for the rate limits: a command fails at once while Redis is unreachable
+ * (no offline queue) and after REDIS_TIMEOUT_MS when it does not answer (a hung or partitioned
+ * Redis), so a request never waits on it longer.
+ */
+export function rateLimitRedis(url: string): Redis {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    // counters of concurrent requests go to Redis in one round trip
+    enableAutoPipelining: true,
+    enableOfflineQueue: false,
+    commandTimeout: REDIS_TIMEOUT_MS,
+  });
+  redis.on("error", () => {});
+  return redis;
+}
+
+/** Whether `redis` is connected within `ms` (without an offline queue, a command fails before). */
+export async function redisReady(redis: Redis, ms: number): Promise<boolean> {
+  if (redis.status === "ready") return true;
+  let timer: NodeJS.Timeout | undefined;
+  const ready = new Promise<boolean>((resolve) => {
+    redis.once("ready", () => resolve(true));
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await ready;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+type Consumer = Pick<RateLimiterAbstract, "consume">;
+
+/**
+ * The shared (Redis) count, or the in-process one while the shared count fails: from a failure
+ * (an error or a timeout, not a refusal) on, the in-process count alone for `backoffMs`.
+ */
+export class FailoverLimiter implements Consumer {
+  private downUntil = 0;
+
+  constructor(
+    private readonly shared: Consumer,
+    private readonly local: Consumer,
+    private readonly onChange: (down: boolean, err?: unknown) => void = () => {},
+    private readonly backoffMs = REDIS_BACKOFF_MS,
+  ) {}
+
+  async consume(key: string | number, points?: number): Promise<RateLimiterRes> {
+    if (Date.now() < this.downUntil) return this.local.consume(key, points);
+    try {
+      const res = await this.shared.consume(key, points);
+      if (this.downUntil > 0) {
+        this.downUntil = 0;
+        this.onChange(false);
+      }
+      return res;
+    } catch (err) {
+      if (err instanceof RateLimiterRes) throw err;
+      if (this.downUntil === 0) this.onChange(true, err);
+      this.downUntil = Date.now() + this.backoffMs;
+      return this.local.consume(key, points);
+    }
+  }
+}
 
 interface Verdict {
   limited: boolean;
@@ -39,7 +111,7 @@ export class BatchedLimiter {
   readonly batch: number;
 
   constructor(
-    private readonly limiter: RateLimiterAbstract,
+    private readonly limiter: Consumer,
     perMinute: number,
   ) {
     this.batch = Math.max(1, Math.min(50, Math.floor(perMinute / 100)));
@@ -124,17 +196,30 @@ export function clientAddress(peer: string, forwarded: string | undefined, hops:
   return chain[Math.max(0, chain.length - 1 - hops)]!;
 }
 
-export function rateLimit(redis: Redis | null, perMinute: number, trustProxyHops = 0) {
+export function rateLimit(
+  redis: Redis | null,
+  perMinute: number,
+  trustProxyHops = 0,
+  log: (msg: string) => void = () => {},
+) {
   const memory = new RateLimiterMemory({ points: perMinute, duration: 60, keyPrefix: "api-rl" });
   const shared = redis
-    ? new RateLimiterRedis({
-        storeClient: redis,
-        points: perMinute,
-        duration: 60,
-        keyPrefix: "vaults:api-rl",
-        insuranceLimiter: memory,
-        useRedisPackage: false,
-      })
+    ? new FailoverLimiter(
+        new RateLimiterRedis({
+          storeClient: redis,
+          points: perMinute,
+          duration: 60,
+          keyPrefix: "vaults:api-rl",
+          useRedisPackage: false,
+        }),
+        memory,
+        (down, err) =>
+          log(
+            down
+              ? `rate limits: Redis failed (${err instanceof Error ? err.message : String(err)}); counting in this process, asking Redis again every ${REDIS_BACKOFF_MS / 1000} s`
+              : "rate limits: Redis answers again; counting there",
+          ),
+      )
     : memory;
   const limiter = new BatchedLimiter(shared, perMinute);
   const policy = `${perMinute};w=60`;

@@ -1,17 +1,24 @@
 /**
  * The API's cross-cutting rules through its real app: health and ping (against Ponder's checkpoint
  * and the jobs' recorded progress), Prometheus metrics, 404s, API keys, CORS, rate-limit headers
- * and 429, malformed JSON, and the OpenAPI documents listing exactly the served routes.
+ * and 429 (and a Redis that hangs or goes away), malformed JSON, and the OpenAPI documents listing
+ * exactly the served routes.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
+import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../api/app.js";
 import { createKey } from "../../api/keys.js";
 import { createReadDb } from "../../api/lib/db.js";
+import { REDIS_BACKOFF_MS, REDIS_TIMEOUT_MS, rateLimitRedis, redisReady } from "../../api/middleware/rate-limit.js";
 import { jobsConfig } from "../../jobs/config.js";
 import { settle, startWorkers } from "../../jobs/runtime.js";
+import { startRedis } from "../../scripts/lib/redis.js";
 import { ALLOWED_ORIGIN, type ApiHarness, setupApi } from "../api-harness.js";
-import { rpcCall } from "../helpers.js";
+import { freePort, rpcCall, sleep, until } from "../helpers.js";
 
 interface Ping {
   status: string;
@@ -284,6 +291,60 @@ describe("system routes", () => {
     expect(((await r.json()) as { detail: string }).detail).toMatch(/Rate limit exceeded/);
     expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(r.headers.get("ratelimit-remaining")).toBe("0");
+  });
+
+  it("a Redis that hangs, then goes away: requests answer at once, counted in the process, then in Redis again", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "api-rl-redis-"));
+    const inst = await startRedis({ port: await freePort(), dataDir: dir, logFile: join(dir, "redis.log") });
+    const redis = rateLimitRedis(inst.url);
+    expect(await redisReady(redis, 5000)).toBe(true);
+    const logged: string[] = [];
+    const logger = pino({ level: "warn" }, { write: (line: string) => logged.push(JSON.parse(line).msg) });
+    const limit = 100; // batches of one: every request asks Redis
+    const app = h.appWithDeps({ redis, config: { rateLimitPerMinute: limit } }, { logger });
+    const { key } = await createKey(h.db, `rate-limit-redis-${Date.now()}`);
+    const timed = async () => {
+      const t0 = performance.now();
+      const r = await app.request("/v1/", { headers: { "x-api-key": key } });
+      return { status: r.status, ms: performance.now() - t0, remaining: Number(r.headers.get("ratelimit-remaining")) };
+    };
+    const counted = async () => Number((await redis.keys("vaults:api-rl:key:*")).length);
+    try {
+      expect((await timed()).status).toBe(200);
+      expect(await counted()).toBe(1); // the key's counter, in Redis
+      const pid = inst.process!.pid;
+      process.kill(pid, "SIGSTOP"); // hung: connected, answering nothing
+      try {
+        // one request waits out the command timeout; the rest, counted in the process, do not wait
+        const hung = [];
+        for (let i = 0; i < 30; i++) hung.push(await timed());
+        expect(hung.map((r) => r.status)).toEqual(hung.map(() => 200));
+        expect(Math.max(...hung.map((r) => r.ms))).toBeLessThan(REDIS_TIMEOUT_MS + 1500);
+        expect(hung.filter((r) => r.ms >= REDIS_TIMEOUT_MS).length).toBeLessThanOrEqual(1);
+        expect(logged.filter((m) => m.startsWith("rate limits: Redis failed"))).toHaveLength(1);
+        expect(logged[0]).toMatch(/timed out/i);
+      } finally {
+        process.kill(pid, "SIGCONT");
+      }
+      // back: after the backoff, counted in Redis again (the in-process count was a fresh one)
+      await sleep(REDIS_BACKOFF_MS + 200);
+      await until("a request counted in Redis", 10_000, async () => {
+        await timed();
+        return logged.includes("rate limits: Redis answers again; counting there") ? true : undefined;
+      });
+      // gone: refused at once (no offline queue), counted in the process
+      await inst.stop();
+      await sleep(REDIS_BACKOFF_MS + 200);
+      const gone = [];
+      for (let i = 0; i < 30; i++) gone.push(await timed());
+      expect(gone.map((r) => r.status)).toEqual(gone.map(() => 200));
+      expect(Math.max(...gone.map((r) => r.ms))).toBeLessThan(1000);
+      expect(logged.filter((m) => m.startsWith("rate limits: Redis failed"))).toHaveLength(2);
+    } finally {
+      redis.disconnect();
+      await inst.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("the response cache: identical GETs within the TTL reuse the answer, never across keys; a write clears it", async () => {
