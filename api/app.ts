@@ -39,6 +39,7 @@ const DB_DOWN = new Set([
   "08001",
   "08003",
   "08006",
+  "57014", // a statement cancelled by the API's statement_timeout (api/lib/db.ts)
 ]);
 
 export function isDatabaseDown(err: unknown): boolean {
@@ -46,7 +47,7 @@ export function isDatabaseDown(err: unknown): boolean {
   const msg = (err as Error)?.message ?? "";
   return (
     (code != null && DB_DOWN.has(code)) ||
-    /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/.test(msg)
+    /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Query read timeout/.test(msg)
   );
 }
 

@@ -9,12 +9,27 @@ pg.types.setTypeParser(1082, (v) => v);
 
 export type Db = Kysely<Database>;
 
-export function createPool(url: string, max = 10, applicationName = "vault-jobs"): pg.Pool {
+/** Bounds on a pool's waits (none by default: the jobs' statements may run long). */
+export interface PoolTimeouts {
+  /** to get a connection (a new one included) */
+  connectMs: number;
+  /** the server cancels a statement running longer (SQLSTATE 57014) */
+  statementMs: number;
+  /** the client gives up on an answer (a server that hangs without answering) */
+  queryMs: number;
+}
+
+export function createPool(url: string, max = 10, applicationName = "vault-jobs", timeouts?: PoolTimeouts): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max,
     options: "-c timezone=UTC",
     application_name: applicationName,
+    ...(timeouts && {
+      connectionTimeoutMillis: timeouts.connectMs,
+      statement_timeout: timeouts.statementMs,
+      query_timeout: timeouts.queryMs,
+    }),
   });
   // A client losing its connection (database restart), idle or checked out, must not crash the
   // process: the query in flight fails (and its job retries); the pool replaces the client.

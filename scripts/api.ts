@@ -11,7 +11,7 @@ import pino from "pino";
 import { createApp } from "../api/app.js";
 import { ensureTokenSecret } from "../api/auth/tokens.js";
 import { apiConfig } from "../api/env.js";
-import { createReadDb } from "../api/lib/db.js";
+import { API_DB_TIMEOUTS, createReadDb } from "../api/lib/db.js";
 import { purgeIdempotency } from "../api/lib/writes.js";
 import { rateLimitRedis, redisReady } from "../api/middleware/rate-limit.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   }
   const { db, destroy } = createReadDb(cfg.databaseUrl, 20);
   // the write routes' pool: registry tables, audit rows, stored idempotent answers
-  const wdb = createDb(createPool(cfg.databaseUrl, 5, "vault-api-write"));
+  const wdb = createDb(createPool(cfg.databaseUrl, 5, "vault-api-write", API_DB_TIMEOUTS));
   const fanout = fanoutRequester(redisInfo.url);
   const requestRecompute = () =>
     fanout

@@ -5,15 +5,18 @@
  * exactly the served routes.
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
+import { type Kysely, sql } from "kysely";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../../api/app.js";
+import { createApp, isDatabaseDown } from "../../api/app.js";
 import { createKey } from "../../api/keys.js";
 import { createReadDb } from "../../api/lib/db.js";
 import { REDIS_BACKOFF_MS, REDIS_TIMEOUT_MS, rateLimitRedis, redisReady } from "../../api/middleware/rate-limit.js";
+import { PING_DB_TIMEOUT_MS } from "../../api/routes/system/system.handlers.js";
 import { jobsConfig } from "../../jobs/config.js";
 import { settle, startWorkers } from "../../jobs/runtime.js";
 import { startRedis } from "../../scripts/lib/redis.js";
@@ -215,6 +218,91 @@ describe("system routes", () => {
       }
     } finally {
       await dead.destroy();
+    }
+  });
+
+  it("with the database hanging (connected, answering nothing), ping and routes answer 503 within their bounds", async () => {
+    // a relay to the devnet's Postgres that can stop passing bytes on: connections stay open
+    let frozen = false;
+    const held: { resume: () => void }[] = [];
+    const relay = createServer((client) => {
+      const url = new URL(h.devnet.dbUrl);
+      const upstream = connect(Number(url.port), url.hostname);
+      const pass = (from: Socket, to: Socket) =>
+        from.on("data", (d) => {
+          if (!frozen) to.write(d);
+          else held.push({ resume: () => to.write(d) });
+        });
+      pass(client, upstream);
+      pass(upstream, client);
+      const close = () => {
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on("error", close).on("close", close);
+      upstream.on("error", close).on("close", close);
+    });
+    await new Promise<void>((r) => relay.listen(0, "127.0.0.1", () => r()));
+    const port = (relay.address() as AddressInfo).port;
+    const dbUrl = new URL(h.devnet.dbUrl);
+    dbUrl.host = `127.0.0.1:${port}`;
+    // the API's bounds, shorter: the same mechanism in less time
+    const timeouts = { connectMs: 1_000, statementMs: 1_000, queryMs: 1_500 };
+    const read = createReadDb(dbUrl.toString(), 2, timeouts);
+    const pools = [read];
+    try {
+      const app = h.appWithDeps({ db: read.db });
+      expect((await app.request("/v1/tokenized_vaults")).status).toBe(200); // connected through the relay
+      frozen = true;
+      const timed = async (path: string) => {
+        const t0 = performance.now();
+        const r = await app.request(path, { headers: { "x-api-key": h.key } });
+        return { status: r.status, ms: performance.now() - t0, body: (await r.json()) as Record<string, unknown> };
+      };
+      // the ping's own bound, shorter than a pool's
+      const patient = createReadDb(dbUrl.toString(), 1, { connectMs: 20_000, statementMs: 20_000, queryMs: 20_000 });
+      pools.push(patient);
+      const t0 = performance.now();
+      const ping = await h.appWithDeps({ db: patient.db }).request("/api/v1/ping");
+      expect(performance.now() - t0).toBeLessThan(PING_DB_TIMEOUT_MS + 1_000);
+      expect(ping.status).toBe(503);
+      const body = (await ping.json()) as { status: string; checks: { database: { error: string } } };
+      expect(body.status).toBe("down");
+      expect(body.checks.database.error).toBe("the database did not answer within 3 s");
+      // a read: its connection's answer is late (query timeout), then no connection is free (connect)
+      for (const path of ["/v1/tokenized_vaults", "/api/v1/platform/strategist", "/v1/tokenized_vaults"]) {
+        const r = await timed(path);
+        expect(r.status, path).toBe(503);
+        expect(r.body.detail, path).toMatch(/database/);
+        expect(r.ms, path).toBeLessThan(timeouts.queryMs + timeouts.connectMs + 1_000);
+      }
+      // it answers again: the held bytes pass, the connections come back
+      frozen = false;
+      for (const bytes of held.splice(0)) bytes.resume();
+      await until("an answer again", 15_000, async () =>
+        (await app.request("/v1/tokenized_vaults")).status === 200 ? true : undefined,
+      );
+    } finally {
+      frozen = false;
+      for (const bytes of held.splice(0)) bytes.resume();
+      for (const p of pools) await p.destroy();
+      relay.close();
+    }
+  });
+
+  it("the API's pool has the server cancel a statement past its statement_timeout, which answers 503", async () => {
+    const read = createReadDb(h.devnet.dbUrl, 1, { connectMs: 1_000, statementMs: 100, queryMs: 5_000 });
+    try {
+      const db = read.db as unknown as Kysely<unknown>;
+      const code = await sql`SELECT pg_sleep(0.5)`.execute(db).then(
+        () => "answered",
+        (e: { code?: string }) => e.code,
+      );
+      expect(code).toBe("57014"); // query_canceled
+      expect(isDatabaseDown({ code })).toBe(true);
+      expect((await sql<{ one: number }>`SELECT 1 AS one`.execute(db)).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await read.destroy();
     }
   });
 

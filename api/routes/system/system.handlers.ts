@@ -12,12 +12,24 @@ export const rootHandler: RouteHandler<typeof root, AppEnv> = (c) =>
 const errText = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 200);
 const iso = (d: Date | undefined) => d?.toISOString() ?? null;
 
+/** How long the ping waits for the database's `SELECT 1`: a health check answers within seconds. */
+export const PING_DB_TIMEOUT_MS = 3_000;
+
+/** `p`, or a rejection naming `what` once `ms` have passed (p runs on). */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
 export const pingHandler: RouteHandler<typeof ping, AppEnv> = async (c) => {
   const { db, config, now } = c.var.deps;
   const t0 = performance.now();
   const database = { ok: true, latency_ms: null as number | null, error: null as string | null };
   try {
-    await sql`SELECT 1`.execute(db);
+    await within(sql`SELECT 1`.execute(db), PING_DB_TIMEOUT_MS, "the database");
     database.latency_ms = +(performance.now() - t0).toFixed(1);
   } catch (e) {
     database.ok = false;
