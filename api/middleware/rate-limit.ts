@@ -4,7 +4,7 @@
  * `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`; 429 with a JSON body past the
  * limit. If Redis is unreachable, errs or does not answer within REDIS_TIMEOUT_MS, an in-process
  * limiter takes over instead of failing or holding requests, alone for REDIS_BACKOFF_MS (so a hung
- * Redis costs one request that wait, not every request), then Redis is asked again.
+ * Redis makes one request wait, not every request), then Redis is asked again.
  *
  * A process takes points from Redis in batches of 1 % of the limit (at most 50) while plenty are
  * left, and spends them locally; near the limit it takes them one by one. So a busy key costs
@@ -46,14 +46,17 @@ export function rateLimitRedis(url: string): Redis {
 export async function redisReady(redis: Redis, ms: number): Promise<boolean> {
   if (redis.status === "ready") return true;
   let timer: NodeJS.Timeout | undefined;
+  let onReady = () => {};
   const ready = new Promise<boolean>((resolve) => {
-    redis.once("ready", () => resolve(true));
+    onReady = () => resolve(true);
+    redis.once("ready", onReady);
     timer = setTimeout(() => resolve(false), ms);
   });
   try {
     return await ready;
   } finally {
     clearTimeout(timer);
+    redis.off("ready", onReady);
   }
 }
 

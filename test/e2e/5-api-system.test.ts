@@ -394,12 +394,11 @@ describe("system routes", () => {
     const timed = async () => {
       const t0 = performance.now();
       const r = await app.request("/v1/", { headers: { "x-api-key": key } });
-      return { status: r.status, ms: performance.now() - t0, remaining: Number(r.headers.get("ratelimit-remaining")) };
+      return { status: r.status, ms: performance.now() - t0 };
     };
-    const counted = async () => Number((await redis.keys("vaults:api-rl:key:*")).length);
     try {
       expect((await timed()).status).toBe(200);
-      expect(await counted()).toBe(1); // the key's counter, in Redis
+      expect(await redis.keys("vaults:api-rl:key:*")).toHaveLength(1); // the key's counter, in Redis
       const pid = inst.process!.pid;
       process.kill(pid, "SIGSTOP"); // hung: connected, answering nothing
       try {
@@ -414,7 +413,7 @@ describe("system routes", () => {
       } finally {
         process.kill(pid, "SIGCONT");
       }
-      // back: after the backoff, counted in Redis again (the in-process count was a fresh one)
+      // back: after the backoff, counted in Redis again
       await sleep(REDIS_BACKOFF_MS + 200);
       await until("a request counted in Redis", 10_000, async () => {
         await timed();
