@@ -1,6 +1,6 @@
 /** Shared helpers for the end-to-end tests. */
 import { readFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { connect, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import pg from "pg";
 import type { Manifest } from "../contracts/devnet/index.js";
@@ -142,4 +142,37 @@ export async function indexerAtHead(indexer: ManagedProcess, logFile: string): P
     throw new Error(`${(err as Error).message}\nlast lines of npm run indexer:\n${indexer.recentOutput()}`);
   });
   if (head === "exited") throw new Error(`npm run indexer exited:\n${indexer.recentOutput()}`);
+}
+
+/**
+ * A TCP relay to `target`'s host and port (listen on `server` where wanted). `hold()` keeps what
+ * either side sends from then on (the connections stay open and nothing arrives: a peer that
+ * hangs); `release()` passes it on in order and relays again.
+ */
+export function tcpRelay(target: URL): { server: Server; hold(): void; release(): void } {
+  let holding = false;
+  const held: (() => void)[] = [];
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    const pass = (from: Socket, to: Socket) =>
+      from.on("data", (d) => (holding ? held.push(() => to.write(d)) : to.write(d)));
+    pass(client, upstream);
+    pass(upstream, client);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on("error", close).on("close", close);
+    upstream.on("error", close).on("close", close);
+  });
+  return {
+    server,
+    hold: () => {
+      holding = true;
+    },
+    release: () => {
+      holding = false;
+      for (const send of held.splice(0)) send();
+    },
+  };
 }

@@ -5,7 +5,7 @@
  * exactly the served routes.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { type AddressInfo, connect, createServer, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
@@ -21,7 +21,7 @@ import { jobsConfig } from "../../jobs/config.js";
 import { settle, startWorkers } from "../../jobs/runtime.js";
 import { startRedis } from "../../scripts/lib/redis.js";
 import { ALLOWED_ORIGIN, type ApiHarness, setupApi } from "../api-harness.js";
-import { freePort, rpcCall, sleep, until } from "../helpers.js";
+import { freePort, rpcCall, sleep, tcpRelay, until } from "../helpers.js";
 
 interface Ping {
   status: string;
@@ -223,25 +223,7 @@ describe("system routes", () => {
 
   it("with the database hanging (connected, answering nothing), ping and routes answer 503 within their bounds", async () => {
     // a relay to the devnet's Postgres that can stop passing bytes on: connections stay open
-    let frozen = false;
-    const held: { resume: () => void }[] = [];
-    const relay = createServer((client) => {
-      const url = new URL(h.devnet.dbUrl);
-      const upstream = connect(Number(url.port), url.hostname);
-      const pass = (from: Socket, to: Socket) =>
-        from.on("data", (d) => {
-          if (!frozen) to.write(d);
-          else held.push({ resume: () => to.write(d) });
-        });
-      pass(client, upstream);
-      pass(upstream, client);
-      const close = () => {
-        client.destroy();
-        upstream.destroy();
-      };
-      client.on("error", close).on("close", close);
-      upstream.on("error", close).on("close", close);
-    });
+    const { server: relay, hold, release } = tcpRelay(new URL(h.devnet.dbUrl));
     await new Promise<void>((r) => relay.listen(0, "127.0.0.1", () => r()));
     const port = (relay.address() as AddressInfo).port;
     const dbUrl = new URL(h.devnet.dbUrl);
@@ -253,7 +235,7 @@ describe("system routes", () => {
     try {
       const app = h.appWithDeps({ db: read.db });
       expect((await app.request("/v1/tokenized_vaults")).status).toBe(200); // connected through the relay
-      frozen = true;
+      hold();
       const timed = async (path: string) => {
         const t0 = performance.now();
         const r = await app.request(path, { headers: { "x-api-key": h.key } });
@@ -277,14 +259,12 @@ describe("system routes", () => {
         expect(r.ms, path).toBeLessThan(timeouts.queryMs + timeouts.connectMs + 1_000);
       }
       // it answers again: the held bytes pass, the connections come back
-      frozen = false;
-      for (const bytes of held.splice(0)) bytes.resume();
+      release();
       await until("an answer again", 15_000, async () =>
         (await app.request("/v1/tokenized_vaults")).status === 200 ? true : undefined,
       );
     } finally {
-      frozen = false;
-      for (const bytes of held.splice(0)) bytes.resume();
+      release();
       for (const p of pools) await p.destroy();
       relay.close();
     }

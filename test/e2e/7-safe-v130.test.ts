@@ -9,7 +9,6 @@
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { connect, createServer } from "node:net";
 import { join } from "node:path";
 import {
   type Abi,
@@ -45,6 +44,7 @@ import {
   sleep,
   spawnIndexerCommand,
   startIndexerCommand,
+  tcpRelay,
   until,
   withDb,
 } from "../helpers.js";
@@ -334,12 +334,7 @@ describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout
     // the chain's only URL: a port nothing listens on, until a relay to anvil opens there
     const port = await freePorts(1);
     const node = new URL(env[`PONDER_RPC_URL_${CHAIN}`]!);
-    const relay = createServer((client) => {
-      const upstream = connect(Number(node.port), node.hostname);
-      client.pipe(upstream).pipe(client);
-      client.on("error", () => upstream.destroy());
-      upstream.on("error", () => client.destroy());
-    });
+    const relay = tcpRelay(node).server;
     const log = join(dir, "indexer-late.log");
     const late = spawnIndexerCommand(
       "indexer-late",

@@ -155,16 +155,3 @@ export async function readOwner(
     return { owner: null, exposed: false, error: null };
   }
 }
-
-/** Runs `fn` with an overall deadline; past it, `onTimeout()` is the answer. */
-export async function withDeadline<T>(ms: number, fn: () => Promise<T>, onTimeout: () => T): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      fn(),
-      new Promise<T>((resolve) => (timer = setTimeout(() => resolve(onTimeout()), ms))),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

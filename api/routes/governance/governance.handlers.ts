@@ -6,16 +6,10 @@ import { TimelockControllerAbi } from "../../../abis/TimelockControllerAbi.js";
 import { TokenizedVaultV2Abi } from "../../../abis/TokenizedVaultV2Abi.js";
 import { requestedChain } from "../../lib/chain.js";
 import { indexer } from "../../lib/db.js";
+import { withDeadline } from "../../lib/deadline.js";
 import { validationError } from "../../lib/errors.js";
 import type { AppEnv } from "../../lib/router.js";
-import {
-  type AccountInfo,
-  RPC_TIMEOUT_MS,
-  readAccount,
-  readMinDelay,
-  readOwner,
-  withDeadline,
-} from "./governance.chain.js";
+import { type AccountInfo, RPC_TIMEOUT_MS, readAccount, readMinDelay, readOwner } from "./governance.chain.js";
 import {
   governanceEventsOf,
   indexerRead,

@@ -2,6 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { sql } from "kysely";
 import type { ChainCheckpoint, ChainProgress } from "../../../db/progress.js";
 import { chainHead, lagBetween, readCheckpoints, readProgress } from "../../../db/progress.js";
+import { withDeadline } from "../../lib/deadline.js";
 import type { AppEnv } from "../../lib/router.js";
 import { API_VERSION } from "../../version.js";
 import type { ping, root } from "./system.routes.js";
@@ -15,26 +16,19 @@ const iso = (d: Date | undefined) => d?.toISOString() ?? null;
 /** How long the ping waits for the database's `SELECT 1`: a health check answers within seconds. */
 export const PING_DB_TIMEOUT_MS = 3_000;
 
-/** `p`, or a rejection naming `what` once `ms` have passed (p runs on). */
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms / 1000} s`)), ms);
-  });
-  return Promise.race([p, late]).finally(() => clearTimeout(timer));
-}
-
 export const pingHandler: RouteHandler<typeof ping, AppEnv> = async (c) => {
   const { db, config, now } = c.var.deps;
   const t0 = performance.now();
-  const database = { ok: true, latency_ms: null as number | null, error: null as string | null };
-  try {
-    await within(sql`SELECT 1`.execute(db), PING_DB_TIMEOUT_MS, "the database");
-    database.latency_ms = +(performance.now() - t0).toFixed(1);
-  } catch (e) {
-    database.ok = false;
-    database.error = errText(e);
-  }
+  const error = await withDeadline(
+    PING_DB_TIMEOUT_MS,
+    () => sql`SELECT 1`.execute(db).then(() => null, errText),
+    () => `the database did not answer within ${PING_DB_TIMEOUT_MS / 1000} s`,
+  );
+  const database = {
+    ok: error === null,
+    latency_ms: error === null ? +(performance.now() - t0).toFixed(1) : null,
+    error,
+  };
   const heads = new Map<number, { block: number; time: Date }>();
   const rpc = await Promise.all(
     [...config.rpcUrls].map(async ([chainId, url]) => {
