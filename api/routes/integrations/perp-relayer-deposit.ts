@@ -152,19 +152,22 @@ async function build(sub: BuildSubaccount, relayer: Relayer, body: DepositBody) 
     throw new BuildRefusal(404, "unknown_bridge", `Chain ${sub.chainId} has no perp bridges in the registry`);
   }
   const bridge = getAddress(relayer === "perp_relayer_a" ? perp.bridgeA : perp.bridgeB);
-  // the chain's USDC, as bridge A names it: bridge A's only token, bridge B's default
+  // the chain's USDC, as bridge A names it: bridge A's only token, bridge B's default (read only
+  // where needed: a bridge B deposit of a named token does not depend on bridge A)
   const bridgeA = getAddress(perp.bridgeA);
-  const usdc = await remember(sub, `perp-usdc:${bridgeA}`, async () => {
-    const [read] = await chainRead(sub, () =>
-      aggregate(sub.rpcUrl, [{ address: bridgeA, abi: BRIDGE, functionName: "usdc" }]),
-    );
-    const a = readValue<Address>(read);
-    if (!a) throw new BuildRefusal(404, "unknown_bridge", `${bridgeA} answers no usdc(): not bridge A`);
-    return getAddress(a);
-  });
-  const tokenAddress = body.token ? getAddress(body.token) : usdc;
+  const chainUsdc = () =>
+    remember(sub, `perp-usdc:${bridgeA}`, async () => {
+      const [read] = await chainRead(sub, () =>
+        aggregate(sub.rpcUrl, [{ address: bridgeA, abi: BRIDGE, functionName: "usdc" }]),
+      );
+      const a = readValue<Address>(read);
+      if (!a) throw new BuildRefusal(404, "unknown_bridge", `${bridgeA} answers no usdc(): not bridge A`);
+      return getAddress(a);
+    });
+  const tokenAddress = body.token ? getAddress(body.token) : await chainUsdc();
   const destination = body.destination;
   if (relayer === "perp_relayer_a") {
+    const usdc = await chainUsdc();
     if (tokenAddress !== usdc) {
       throw BuildRefusal.field(
         ["body", "token"],
