@@ -1,11 +1,20 @@
 import { defineConfig } from "vitest/config";
 import ByNameSequencer from "./test/setup/sequencer";
 
+/** The end-to-end files that use nothing of the shared devnet (each starts its own chains). */
+const SOLO = [
+  "test/e2e/3-demo.test.ts",
+  "test/e2e/7-restore.test.ts",
+  "test/e2e/perp-loans.test.ts",
+  "test/e2e/protocols.test.ts",
+];
+
 export default defineConfig({
   test: {
     env: { TZ: "UTC" },
     // The end-to-end files share one devnet and change its chains: files run one after another,
     // in name order. The unit files share nothing: `npm run test:unit` runs them two at a time.
+    // `npm test` runs the devnet's files beside the unit files then the solo ones (test:side).
     fileParallelism: false,
     sequence: { sequencer: ByNameSequencer },
     projects: [
@@ -30,7 +39,19 @@ export default defineConfig({
         test: {
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
+          exclude: SOLO,
           globalSetup: ["test/setup/devnet.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
+          env: { TZ: "UTC" },
+        },
+      },
+      {
+        // end-to-end files on chains, databases and ports of their own: `npm test` runs them,
+        // after the unit files, beside the devnet's files
+        test: {
+          name: "solo",
+          include: SOLO,
           testTimeout: 120_000,
           hookTimeout: 600_000,
           env: { TZ: "UTC" },

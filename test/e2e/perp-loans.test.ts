@@ -62,8 +62,8 @@ import { REPO_ROOT } from "../../scripts/lib/indexer.js";
 
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const CHAINS = [
-  { chainId: 1, port: 18_730 + OFFSET },
-  { chainId: 8453, port: 18_731 + OFFSET }, // also the core chain
+  { chainId: 1, port: 19_570 + OFFSET },
+  { chainId: 8453, port: 19_571 + OFFSET }, // also the core chain
 ];
 const actor = (name: string): Address => getAddress(`0x${keccak256(toHex(`perp-loans-test:${name}`)).slice(26)}`);
 const DEPLOYER = actor("deployer");
