@@ -1,10 +1,18 @@
 import { defineConfig } from "vitest/config";
 import ByNameSequencer from "./test/setup/sequencer";
 
-/** The end-to-end files that use nothing of the shared devnet (each starts its own chains). */
+/**
+ * The end-to-end files that use nothing of the shared devnet: each starts its own chains, and
+ * those that need a database make their own on the solo cluster (test/setup/cluster.ts).
+ */
 const SOLO = [
+  "test/e2e/0-simulator.test.ts",
+  "test/e2e/1-indexer-erc4626.test.ts",
   "test/e2e/3-demo.test.ts",
+  "test/e2e/7-migrations.test.ts",
   "test/e2e/7-restore.test.ts",
+  "test/e2e/7-safe-v130.test.ts",
+  "test/e2e/7-vaults-cli.test.ts",
   "test/e2e/perp-loans.test.ts",
   "test/e2e/protocols.test.ts",
 ];
@@ -52,6 +60,7 @@ export default defineConfig({
         test: {
           name: "solo",
           include: SOLO,
+          globalSetup: ["test/setup/cluster.ts"],
           testTimeout: 120_000,
           hookTimeout: 600_000,
           env: { TZ: "UTC" },

@@ -1,5 +1,5 @@
 /** The commands refuse bad configuration with a readable message and exit code 2, starting nothing. */
-import { execFile, spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -7,17 +7,16 @@ import { describe, expect, it } from "vitest";
 const root = join(import.meta.dirname, "..");
 const tsx = join(root, "node_modules", ".bin", "tsx");
 
+/** The command's exit code and output; async, so a slow start does not block vitest's worker. */
 function run(script: string, env: Record<string, string | undefined>, args: string[] = []) {
   const full: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete full[k];
-  const r = spawnSync(tsx, [join(root, script), ...args], { cwd: root, env: full, encoding: "utf8", timeout: 60_000 });
-  return { code: r.status, stderr: r.stderr, stdout: r.stdout };
+  return spawnOutput(script, full, args);
 }
 
-/** As run, without blocking vitest's worker (a blocked worker misses its RPC deadlines). */
-function runAsync(script: string, env: Record<string, string>, args: string[]) {
+function spawnOutput(script: string, env: NodeJS.ProcessEnv, args: string[]) {
   return new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) => {
-    const opts = { cwd: root, env: { ...process.env, ...env }, encoding: "utf8", timeout: 60_000 } as const;
+    const opts = { cwd: root, env, encoding: "utf8", timeout: 60_000 } as const;
     execFile(tsx, [join(root, script), ...args], opts, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === "number" ? err.code : null) : 0, stdout, stderr });
     });
@@ -42,7 +41,7 @@ async function inPairs<T>(items: readonly T[], check: (item: T, i: number) => Pr
   await Promise.all([lane(), lane()]);
 }
 
-describe("--help and unknown options", { timeout: 120_000 }, () => {
+describe("--help and unknown options", { timeout: 300_000 }, () => {
   // settings every command would refuse, and a database nobody answers on: --help looks at neither
   const bad = { DATABASE_URL: "mysql://x", REDIS_URL: "http://x", DEMO_DAYS: "10", QUEUES_DASHBOARD_PORT: "99999" };
 
@@ -54,7 +53,7 @@ describe("--help and unknown options", { timeout: 120_000 }, () => {
 
   it("--help (or -h) prints the usage and what the command does, exit 0, whatever the settings", async () => {
     await inPairs(COMMANDS, async ([name, file], i) => {
-      const r = await runAsync(`scripts/${file}`, bad, [i % 2 ? "-h" : "--help"]);
+      const r = await run(`scripts/${file}`, bad, [i % 2 ? "-h" : "--help"]);
       expect(r.code, `${name}: ${r.stderr}`).toBe(0);
       expect(r.stdout).toMatch(new RegExp(`^usage: npm run ${name} `));
       expect(r.stdout.split("\n").length, name).toBeGreaterThan(5);
@@ -64,7 +63,7 @@ describe("--help and unknown options", { timeout: 120_000 }, () => {
 
   it("an unknown option is refused with the usage and a pointer to --help, exit 2", async () => {
     await inPairs(COMMANDS, async ([name, file]) => {
-      const r = await runAsync(`scripts/${file}`, bad, ["--frobnicate"]);
+      const r = await run(`scripts/${file}`, bad, ["--frobnicate"]);
       expect(r.code, `${name}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toContain(`${name}: Unknown option '--frobnicate'`);
       expect(r.stderr).toMatch(new RegExp(`\\nusage: npm run ${name} `));
@@ -75,32 +74,32 @@ describe("--help and unknown options", { timeout: 120_000 }, () => {
 
   it("the services take no arguments; the tools refuse unknown commands", async () => {
     await inPairs(SERVICES, async (name) => {
-      const r = await runAsync(`scripts/${name}.ts`, bad, ["start"]);
+      const r = await run(`scripts/${name}.ts`, bad, ["start"]);
       expect(r, name).toMatchObject({ code: 2, stderr: expect.stringMatching(/Unexpected argument 'start'/) });
     });
     await inPairs(TOOLS, async (name) => {
-      const r = await runAsync(`scripts/${name}.ts`, bad, ["frobnicate"]);
+      const r = await run(`scripts/${name}.ts`, bad, ["frobnicate"]);
       expect(r, name).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown command "frobnicate"/) });
     });
   });
 });
 
-// each case spawns tsx (1–6 s on a busy 2-core machine): more than vitest's default 5 s
-describe("command-line configuration errors", { timeout: 60_000 }, () => {
-  it("npm run demo: too short a history", () => {
-    const r = run("scripts/demo.ts", { DEMO_DAYS: "10", DEMO_WALLETS: "abc" });
+// each case spawns tsx, up to 10 s or so while the devnet's tests load the same 2-core machine
+describe("command-line configuration errors", { timeout: 300_000 }, () => {
+  it("npm run demo: too short a history", async () => {
+    const r = await run("scripts/demo.ts", { DEMO_DAYS: "10", DEMO_WALLETS: "abc" });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/DEMO_DAYS: at least 120 days of history/);
     expect(r.stderr).toMatch(/DEMO_WALLETS/);
   });
 
-  it("npm run indexer: no database, no registry, nothing to index", () => {
-    expect(run("scripts/indexer.ts", { DATABASE_URL: undefined })).toMatchObject({
+  it("npm run indexer: no database, no registry, nothing to index", async () => {
+    expect(await run("scripts/indexer.ts", { DATABASE_URL: undefined })).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/DATABASE_URL: required/),
     });
     expect(
-      run("scripts/indexer.ts", {
+      await run("scripts/indexer.ts", {
         DATABASE_URL: "postgresql://x@127.0.0.1:1/x",
         VAULT_REGISTRY: "/nonexistent/vaults.json",
       }),
@@ -109,34 +108,34 @@ describe("command-line configuration errors", { timeout: 60_000 }, () => {
       stderr: expect.stringMatching(/vault registry not found at \/nonexistent\/vaults.json/),
     });
     expect(
-      run("scripts/indexer.ts", {
+      await run("scripts/indexer.ts", {
         DATABASE_URL: "postgresql://x@127.0.0.1:1/x",
         VAULT_REGISTRY: join(root, "config", "vaults.json"),
       }),
     ).toMatchObject({ code: 2, stderr: expect.stringMatching(/nothing to index/) });
   });
 
-  it("indexer groups: a bad group name is refused, naming the setting", () => {
+  it("indexer groups: a bad group name is refused, naming the setting", async () => {
     expect(
-      run("scripts/indexer.ts", { DATABASE_URL: "postgresql://x@127.0.0.1:1/x", INDEXER_GROUP: "Group-1" }),
+      await run("scripts/indexer.ts", { DATABASE_URL: "postgresql://x@127.0.0.1:1/x", INDEXER_GROUP: "Group-1" }),
     ).toMatchObject({ code: 2, stderr: expect.stringMatching(/INDEXER_GROUP: a group name/) });
     const url = { DATABASE_URL: "postgresql://x@127.0.0.1:1/x" };
-    expect(run("scripts/indexer-groups.ts", url, ["remove"])).toMatchObject({
+    expect(await run("scripts/indexer-groups.ts", url, ["remove"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/remove needs the group's name/),
     });
-    expect(run("scripts/indexer-groups.ts", url, ["remove", "B"])).toMatchObject({
+    expect(await run("scripts/indexer-groups.ts", url, ["remove", "B"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/"B" is not a group name/),
     });
-    expect(run("scripts/indexer-groups.ts", url, ["list", "--views", "x;y"])).toMatchObject({
+    expect(await run("scripts/indexer-groups.ts", url, ["list", "--views", "x;y"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/--views "x;y" is not a schema name/),
     });
   });
 
-  it("the relayer refuses a bad delay, key or missing RPC, naming the setting", () => {
-    const r = run("scripts/relayer.ts", {
+  it("the relayer refuses a bad delay, key or missing RPC, naming the setting", async () => {
+    const r = await run("scripts/relayer.ts", {
       RELAYER_DELAY_S: "soon",
       RELAYER_PRIVATE_KEY: "0x12",
       PERP_CORE_LEDGER: "0x0000000000000000000000000000000000000001",
@@ -147,7 +146,7 @@ describe("command-line configuration errors", { timeout: 60_000 }, () => {
     expect(r.stderr).toMatch(/RELAYER_DELAY_S/);
     expect(r.stderr).toMatch(/RELAYER_PRIVATE_KEY/);
     const key = `0x${"11".repeat(32)}`;
-    const missing = run("scripts/relayer.ts", {
+    const missing = await run("scripts/relayer.ts", {
       RELAYER_PRIVATE_KEY: key,
       PERP_CORE_LEDGER: "0x0000000000000000000000000000000000000001",
       PERP_BRIDGES_8453: "0x0000000000000000000000000000000000000002",
@@ -160,8 +159,8 @@ describe("command-line configuration errors", { timeout: 60_000 }, () => {
     expect(missing.stderr).toMatch(/PONDER_RPC_URL_8453: required/);
   });
 
-  it("npm run workers: bad settings are all listed", { timeout: 60_000 }, () => {
-    const r = run("scripts/workers.ts", {
+  it("npm run workers: bad settings are all listed", async () => {
+    const r = await run("scripts/workers.ts", {
       DATABASE_URL: "mysql://x",
       REDIS_URL: "http://x",
       WORKER_CONCURRENCY: "0",
@@ -172,32 +171,34 @@ describe("command-line configuration errors", { timeout: 60_000 }, () => {
       expect(r.stderr).toMatch(new RegExp(v));
   });
 
-  it("npm run recompute: bad arguments", { timeout: 60_000 }, () => {
+  it("npm run recompute: bad arguments", async () => {
     const db = { DATABASE_URL: "postgresql://x@127.0.0.1:1/x" };
-    expect(run("scripts/recompute.ts", db)).toMatchObject({
+    expect(await run("scripts/recompute.ts", db)).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/give --vault <address> or --all/),
     });
-    expect(run("scripts/recompute.ts", db, ["--vault", "0x12"])).toMatchObject({
+    expect(await run("scripts/recompute.ts", db, ["--vault", "0x12"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/not a 0x-prefixed 20-byte address/),
     });
-    expect(run("scripts/recompute.ts", db, ["--all", "--from", "2026-02-30"])).toMatchObject({
+    expect(await run("scripts/recompute.ts", db, ["--all", "--from", "2026-02-30"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/not a calendar date/),
     });
-    expect(run("scripts/recompute.ts", db, ["--all", "--from", "2026-03-02", "--to", "2026-03-01"])).toMatchObject({
+    expect(
+      await run("scripts/recompute.ts", db, ["--all", "--from", "2026-03-02", "--to", "2026-03-01"]),
+    ).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/--from is after --to/),
     });
-    expect(run("scripts/recompute.ts", db, ["--all", "--frobnicate"])).toMatchObject({
+    expect(await run("scripts/recompute.ts", db, ["--all", "--frobnicate"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/frobnicate/),
     });
   });
 
-  it("npm run queues-dashboard: a public host without a password, a bad port, a Redis nobody answers on", () => {
-    const r = run("scripts/queues-dashboard.ts", {
+  it("npm run queues-dashboard: a public host without a password, a bad port, a Redis nobody answers on", async () => {
+    const r = await run("scripts/queues-dashboard.ts", {
       QUEUES_DASHBOARD_HOST: "0.0.0.0",
       QUEUES_DASHBOARD_PORT: "99999",
       QUEUES_DASHBOARD_PASSWORD: undefined,
@@ -205,67 +206,75 @@ describe("command-line configuration errors", { timeout: 60_000 }, () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/QUEUES_DASHBOARD_HOST: a host other than loopback needs QUEUES_DASHBOARD_PASSWORD/);
     expect(r.stderr).toMatch(/QUEUES_DASHBOARD_PORT/);
-    expect(run("scripts/queues-dashboard.ts", { QUEUES_DASHBOARD_PASSWORD: "short" })).toMatchObject({
+    expect(await run("scripts/queues-dashboard.ts", { QUEUES_DASHBOARD_PASSWORD: "short" })).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/at least 12 characters/),
     });
-    const down = run("scripts/queues-dashboard.ts", { REDIS_URL: "redis://127.0.0.1:1" });
+    const down = await run("scripts/queues-dashboard.ts", { REDIS_URL: "redis://127.0.0.1:1" });
     expect(down.code).toBe(1);
     expect(down.stderr).toMatch(/queues-dashboard failed: .*127\.0\.0\.1:1/);
   });
 
-  it("npm run points: bad arguments", { timeout: 60_000 }, () => {
+  it("npm run points: bad arguments", async () => {
     const db = { DATABASE_URL: "postgresql://x@127.0.0.1:1/x" };
-    expect(run("scripts/points.ts", db, ["give"])).toMatchObject({
+    expect(await run("scripts/points.ts", db, ["give"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/unknown command "give"/),
     });
     expect(
-      run("scripts/points.ts", db, ["add", "--wallet", `0x${"1".repeat(40)}`, "--points", "1e5", "--reason", "x"]),
+      await run("scripts/points.ts", db, [
+        "add",
+        "--wallet",
+        `0x${"1".repeat(40)}`,
+        "--points",
+        "1e5",
+        "--reason",
+        "x",
+      ]),
     ).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/--points: "1e5" is not a decimal number/),
     });
-    expect(run("scripts/points.ts", { DATABASE_URL: undefined }, ["list"])).toMatchObject({
+    expect(await run("scripts/points.ts", { DATABASE_URL: undefined }, ["list"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/DATABASE_URL must be set/),
     });
   });
 
-  it("npm run vaults add: a PONDER_RPC_URL that is not http(s) is refused before any call", () => {
+  it("npm run vaults add: a PONDER_RPC_URL that is not http(s) is refused before any call", async () => {
     const args = ["add", "--chain", "1", "--address", `0x${"2".repeat(40)}`, "--registry", "config/vaults.json"];
     for (const url of ["foo", "ws://127.0.0.1:8545"]) {
-      expect(run("scripts/vaults.ts", { PONDER_RPC_URL_1: url }, args)).toMatchObject({
+      expect(await run("scripts/vaults.ts", { PONDER_RPC_URL_1: url }, args)).toMatchObject({
         code: 2,
         stderr: expect.stringContaining(`PONDER_RPC_URL_1: "${url}" is not an http(s) URL`),
       });
     }
   });
 
-  it("npm run operators / governance-log / keys: bad arguments", { timeout: 90_000 }, () => {
+  it("npm run operators / governance-log / keys: bad arguments", async () => {
     const db = { DATABASE_URL: "postgresql://x@127.0.0.1:1/x" };
-    expect(run("scripts/operators.ts", db, ["grant", "alice"])).toMatchObject({
+    expect(await run("scripts/operators.ts", db, ["grant", "alice"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/unknown command "grant"/),
     });
-    expect(run("scripts/operators.ts", db, ["create", "Al"])).toMatchObject({
+    expect(await run("scripts/operators.ts", db, ["create", "Al"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/username "Al" must be 3 to 64 characters/),
     });
-    expect(run("scripts/operators.ts", db, ["create", "alice"])).toMatchObject({
+    expect(await run("scripts/operators.ts", db, ["create", "alice"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/create needs at least one --scope/),
     });
-    expect(run("scripts/operators.ts", db, ["create", "alice", "--scope", "everything"])).toMatchObject({
+    expect(await run("scripts/operators.ts", db, ["create", "alice", "--scope", "everything"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/"everything" is not a scope \(known: points:write/),
     });
-    expect(run("scripts/operators.ts", db, ["disable", "alice", "--scope", "rewards:write"])).toMatchObject({
+    expect(await run("scripts/operators.ts", db, ["disable", "alice", "--scope", "rewards:write"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/disable takes no --scope/),
     });
     expect(
-      run("scripts/governance-log.ts", db, [
+      await run("scripts/governance-log.ts", db, [
         "add",
         "--vault",
         `0x${"1".repeat(40)}`,
@@ -279,7 +288,7 @@ describe("command-line configuration errors", { timeout: 60_000 }, () => {
       stderr: expect.stringMatching(/--category: "Incident!" must be 1 to 40 lower-case letters/),
     });
     expect(
-      run("scripts/governance-log.ts", db, [
+      await run("scripts/governance-log.ts", db, [
         "add",
         "--vault",
         `0x${"1".repeat(40)}`,
@@ -297,20 +306,20 @@ describe("command-line configuration errors", { timeout: 60_000 }, () => {
     // a day the calendar lacks is refused, not stored as the day Date.parse rolls it over to
     for (const time of ["2026-09-31T10:00:00Z", "2026-10-01T24:00:00Z"]) {
       const add = ["add", "--vault", `0x${"1".repeat(40)}`, "--category", "note", "--text", "x", "--time", time];
-      expect(run("scripts/governance-log.ts", db, add)).toMatchObject({
+      expect(await run("scripts/governance-log.ts", db, add)).toMatchObject({
         code: 2,
         stderr: expect.stringMatching(new RegExp(`--time: "${time}" is not an ISO 8601 date-time`)),
       });
     }
-    expect(run("scripts/governance-log.ts", db, ["remove", "42"])).toMatchObject({
+    expect(await run("scripts/governance-log.ts", db, ["remove", "42"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/remove needs the entry id/),
     });
-    expect(run("scripts/governance-log.ts", db, ["list"])).toMatchObject({
+    expect(await run("scripts/governance-log.ts", db, ["list"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/--vault <address> is required/),
     });
-    expect(run("scripts/keys.ts", db, ["create", "partner", "--scope", "admin"])).toMatchObject({
+    expect(await run("scripts/keys.ts", db, ["create", "partner", "--scope", "admin"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/"admin" is not a scope/),
     });

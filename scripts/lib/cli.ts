@@ -4,7 +4,7 @@
  * read-only commands make instead of running migrations.
  */
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import { type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import type { z } from "zod";
 import { parseEnv } from "../../config/env.js";
 import { errMessage } from "./procs.js";
@@ -73,6 +73,7 @@ export function databaseUrl(cmd: Command): string {
  * exist. Returns a sentence naming the first missing one (and what creates it), or null.
  */
 export async function missingTable<DB>(db: Kysely<DB>, tables: readonly string[]): Promise<string | null> {
+  const { sql } = await import("kysely"); // not at the top: --help loads nothing it does not need
   for (const table of tables) {
     const schema = table.split(".")[0]!;
     const { rows } = await sql<{ found: boolean; schema_found: boolean }>`

@@ -4,7 +4,7 @@ import { describe, expect, inject, it } from "vitest";
 import { DEVNET_CHAINS, genesisTimestamp, type Manifest, runDevnet } from "../../contracts/devnet/index.js";
 import { startAnvil } from "../../scripts/lib/anvil.js";
 
-const devnet = inject("devnet");
+const cluster = inject("cluster");
 
 async function simulate(run: number, endTime: number, seed: string): Promise<Manifest> {
   const days = 3;
@@ -14,7 +14,7 @@ async function simulate(run: number, endTime: number, seed: string): Promise<Man
         chainId: c.chainId,
         port: 18_600 + run * 10 + i,
         genesisTimestamp: genesisTimestamp(endTime, days),
-        logFile: join(devnet.dir, `determinism-${run}-${c.chainId}.log`),
+        logFile: join(cluster.dir, `determinism-${run}-${c.chainId}.log`),
       }),
     ),
   );
@@ -30,8 +30,8 @@ async function simulate(run: number, endTime: number, seed: string): Promise<Man
         blockTime: c.blockTime,
         snapshotInterval: c.snapshotInterval,
       })),
-      manifestPath: join(devnet.dir, `determinism-${run}.json`),
-      registryPath: join(devnet.dir, `determinism-${run}-vaults.json`),
+      manifestPath: join(cluster.dir, `determinism-${run}.json`),
+      registryPath: join(cluster.dir, `determinism-${run}-vaults.json`),
     });
   } finally {
     await Promise.all(anvils.map((a) => a.stop()));

@@ -50,7 +50,7 @@ import { type IndexerHandle, type IndexerOptions, publishAtHead, startIndexer } 
 import { type RedisInstance, startRedis } from "../../scripts/lib/redis.js";
 import { freePort, rows, withDb } from "../helpers.js";
 
-const devnet = inject("devnet");
+const cluster = inject("cluster");
 const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const CHAIN_ID = 10;
 const ANVIL_PORT = 18_940 + OFFSET;
@@ -296,14 +296,14 @@ const erc20MintAbi = [
 ] as const satisfies Abi;
 
 beforeAll(async () => {
-  dir = join(devnet.dir, "erc4626");
+  dir = join(cluster.dir, "erc4626");
   mkdirSync(dir, { recursive: true });
-  // a database of its own: the devnet's `indexer` views and derived tables stay as they are
-  await withDb(devnet.dbUrl, async (c) => {
+  // a database of its own on the solo files' cluster
+  await withDb(cluster.dbUrl, async (c) => {
     await c.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
     await c.query(`CREATE DATABASE ${DATABASE}`);
   });
-  const u = new URL(devnet.dbUrl);
+  const u = new URL(cluster.dbUrl);
   u.pathname = `/${DATABASE}`;
   dbUrl = u.toString();
 

@@ -1,5 +1,5 @@
 /**
- * What docs/operations.md §7 says of the migrations, each on a database of its own (the devnet's
+ * What docs/operations.md §7 says of the migrations, each on a database of its own (the solo files'
  * Postgres): an upgrade from every earlier release point ends in the same schema as a fresh
  * database, with the rows written before it kept; every `down` undoes its `up` (down to nothing,
  * then up again, the same schema); pending migrations apply all or none; simultaneous starts apply
@@ -11,23 +11,23 @@ import { createDb, createPool, migrateToLatest } from "../../db/client.js";
 import { migrations } from "../../db/migrations/index.js";
 import { withDb } from "../helpers.js";
 
-const devnet = inject("devnet");
+const cluster = inject("cluster");
 const SCHEMAS = ["derived", "registry", "auth"];
 const NAMES = Object.keys(migrations);
 const made: string[] = [];
 
 /** A new empty database; its URL. */
 async function scratch(name: string): Promise<string> {
-  await withDb(devnet.dbUrl, async (c) => {
+  await withDb(cluster.dbUrl, async (c) => {
     await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await c.query(`CREATE DATABASE ${name}`);
   });
   if (!made.includes(name)) made.push(name);
-  return devnet.dbUrl.replace(/\/[^/]+$/, `/${name}`);
+  return cluster.dbUrl.replace(/\/[^/]+$/, `/${name}`);
 }
 
 afterAll(async () => {
-  await withDb(devnet.dbUrl, async (c) => {
+  await withDb(cluster.dbUrl, async (c) => {
     for (const name of made) await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   });
 });

@@ -6,7 +6,7 @@
  * create nothing, and on an empty one print their header and say there is nothing; a recompute
  * reports its progress. The analyst role creates no temporary table and has a statement timeout.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { Agent, get as httpGet } from "node:http";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -22,15 +22,18 @@ import { freePort, freePorts, rows, sleep, until, withDb } from "../helpers.js";
 let h: ApiHarness;
 const USER = "cli-operator-e2e";
 
+/** Runs a command as `npm run` does; asynchronous, so a slow start does not block vitest's worker. */
 function cli(script: string, args: string[], input?: string, env: Record<string, string> = {}) {
-  const r = spawnSync(join(REPO_ROOT, "node_modules", ".bin", "tsx"), [join("scripts", script), ...args], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, DATABASE_URL: h.devnet.dbUrl, ...env },
-    encoding: "utf8",
-    input,
-    timeout: 60_000,
+  const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
+  return new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+    const child = execFile(
+      tsx,
+      [join("scripts", script), ...args],
+      { cwd: REPO_ROOT, env: { ...process.env, DATABASE_URL: h.devnet.dbUrl, ...env }, timeout: 60_000 },
+      (e, out, err) => resolve({ code: e ? (typeof e.code === "number" ? e.code : null) : 0, out, err }),
+    );
+    child.stdin?.end(input);
   });
-  return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
 const token = (username: string, password: string) =>
@@ -58,7 +61,7 @@ describe("npm run governance-log", () => {
       "SELECT chain_id, address, start_datetime FROM registry.vault WHERE chain_type = 'evm' AND chain_id = 1 ORDER BY address LIMIT 1",
     );
     const at = new Date(Date.now() - 3600_000).toISOString();
-    const add = cli("governance-log.ts", [
+    const add = await cli("governance-log.ts", [
       "add",
       "--vault",
       v!.address.toUpperCase().replace("0X", "0x"),
@@ -90,10 +93,10 @@ describe("npm run governance-log", () => {
         occurred_at: at,
       }),
     );
-    expect(cli("governance-log.ts", ["list", "--vault", v!.address, "--chain", "1"]).out).toContain(id);
+    expect((await cli("governance-log.ts", ["list", "--vault", v!.address, "--chain", "1"])).out).toContain(id);
 
     if (v!.start_datetime) {
-      const early = cli("governance-log.ts", [
+      const early = await cli("governance-log.ts", [
         "add",
         "--vault",
         v!.address,
@@ -110,10 +113,10 @@ describe("npm run governance-log", () => {
       expect(early.err).toMatch(/before the launch/);
     }
     expect(
-      cli("governance-log.ts", ["add", "--vault", `0x${"9".repeat(40)}`, "--category", "note", "--text", "x"]),
+      await cli("governance-log.ts", ["add", "--vault", `0x${"9".repeat(40)}`, "--category", "note", "--text", "x"]),
     ).toMatchObject({ code: 1, err: expect.stringMatching(/no vault/) });
 
-    expect(cli("governance-log.ts", ["remove", id]).code).toBe(0);
+    expect((await cli("governance-log.ts", ["remove", id])).code).toBe(0);
     const after = await h.json<{ entries: { id: string }[] }>(
       `/api/v1/platform/governance/${v!.address}/audit_log?chain_id=1&category=incident`,
     );
@@ -141,38 +144,43 @@ describe("npm run governance-log on an address registered on two chains", () => 
         "--author",
         "cli-e2e",
       ]);
-    const refused = add(null);
+    const refused = await add(null);
     expect(refused.code).toBe(2);
     const chains = twin!.chains.join(" and ");
     expect(refused.err).toContain(`vault ${twin!.address} is registered on chains ${chains}: say which with --chain`);
 
-    const ids = twin!.chains.map((c) => {
-      const r = add(c);
+    const ids: string[] = [];
+    for (const c of twin!.chains) {
+      const r = await add(c);
       expect(r.code, r.err).toBe(0);
-      return /entry ([0-9a-f-]{36})/.exec(r.out)![1]!;
-    });
-    const list = cli("governance-log.ts", ["list", "--vault", twin!.address]);
+      ids.push(/entry ([0-9a-f-]{36})/.exec(r.out)![1]!);
+    }
+    const list = await cli("governance-log.ts", ["list", "--vault", twin!.address]);
     expect(list.code, list.err).toBe(0);
     const lines = list.out.trim().split("\n");
     expect(lines[0]).toBe("id\tchain\toccurred_at\tcategory\tauthor\ttext");
     twin!.chains.forEach((c, i) => {
       expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${ids[i]}\\t${c}\\t.*\\ttwin ${c}$`)));
     });
-    const one = cli("governance-log.ts", ["list", "--vault", twin!.address, "--chain", String(twin!.chains[0])]);
+    const one = await cli("governance-log.ts", ["list", "--vault", twin!.address, "--chain", String(twin!.chains[0])]);
     expect(one.out).toContain(ids[0]);
     expect(one.out).not.toContain(ids[1]);
-    for (const id of ids) expect(cli("governance-log.ts", ["remove", id]).code).toBe(0);
+    for (const id of ids) expect((await cli("governance-log.ts", ["remove", id])).code).toBe(0);
   });
 });
 
 describe("npm run operators", () => {
   it("creates an account whose password gets a bearer token; a disabled account gets none", async () => {
     const pw = "a long operator password";
-    const made = cli("operators.ts", ["create", USER, "--scope", "strategy_apy:write", "--password-stdin"], `${pw}\n`);
+    const made = await cli(
+      "operators.ts",
+      ["create", USER, "--scope", "strategy_apy:write", "--password-stdin"],
+      `${pw}\n`,
+    );
     expect(made.err).toBe("");
     expect(made.code).toBe(0);
     expect(
-      cli("operators.ts", ["create", USER, "--scope", "strategy_apy:write", "--password-stdin"], `${pw}\n`),
+      await cli("operators.ts", ["create", USER, "--scope", "strategy_apy:write", "--password-stdin"], `${pw}\n`),
     ).toMatchObject({ code: 1, err: expect.stringMatching(/exists already/) });
     const [row] = await h.q<{ password_hash: string; scopes: string[] }>(
       "SELECT password_hash, scopes FROM auth.operator_account WHERE username = $1",
@@ -188,16 +196,18 @@ describe("npm run operators", () => {
     expect((await token(USER, "wrong password!!")).status).toBe(401);
 
     // a generated password is printed once and works
-    const reset = cli("operators.ts", ["passwd", USER]);
+    const reset = await cli("operators.ts", ["passwd", USER]);
     expect(reset.code).toBe(0);
     const generated = reset.out.trim().split("\n").at(-1)!;
     expect((await token(USER, generated)).status).toBe(200);
     expect((await token(USER, pw)).status).toBe(401);
 
-    expect(cli("operators.ts", ["disable", USER]).code).toBe(0);
+    expect((await cli("operators.ts", ["disable", USER])).code).toBe(0);
     expect((await token(USER, generated)).status).toBe(401);
-    expect(cli("operators.ts", ["list"]).out).toMatch(new RegExp(`${USER}\\tstrategy_apy:write\\t.*\\tdisabled`));
-    expect(cli("operators.ts", ["enable", "nobody-here"])).toMatchObject({
+    expect((await cli("operators.ts", ["list"])).out).toMatch(
+      new RegExp(`${USER}\\tstrategy_apy:write\\t.*\\tdisabled`),
+    );
+    expect(await cli("operators.ts", ["enable", "nobody-here"])).toMatchObject({
       code: 1,
       err: expect.stringMatching(/no operator "nobody-here"/),
     });
@@ -210,7 +220,7 @@ describe("npm run api on a port something else holds", () => {
     const holder = createServer();
     await new Promise<void>((r) => holder.listen(port, "127.0.0.1", r));
     try {
-      const r = cli("api.ts", [], undefined, { REDIS_URL: h.redisUrl, PORT: String(port), HOST: "127.0.0.1" });
+      const r = await cli("api.ts", [], undefined, { REDIS_URL: h.redisUrl, PORT: String(port), HOST: "127.0.0.1" });
       expect(r.code).toBe(1);
       expect(r.err).toContain(
         `api failed: cannot listen on 127.0.0.1:${port}: the port is in use (another API process?); set PORT`,
@@ -299,7 +309,7 @@ describe("npm run api stopped while clients keep sending (SIGTERM to its process
 
 describe("npm run keys -- create --scope", () => {
   it("a key made with a write scope can write; its list line shows the scope", async () => {
-    const made = cli("keys.ts", ["create", "cli-e2e-writer", "--scope", "rewards:write"]);
+    const made = await cli("keys.ts", ["create", "cli-e2e-writer", "--scope", "rewards:write"]);
     expect(made.code).toBe(0);
     const key = made.out.trim().split("\n").at(-1)!;
     expect(key).toMatch(/^vk_[0-9a-f]{12}_[0-9a-f]{40}$/);
@@ -320,9 +330,9 @@ describe("npm run keys -- create --scope", () => {
     });
     expect(ro.status).toBe(403);
     expect(ro.body.code).toBe("insufficient_scope");
-    expect(cli("keys.ts", ["list"]).out).toMatch(/cli-e2e-writer\trewards:write/);
+    expect((await cli("keys.ts", ["list"])).out).toMatch(/cli-e2e-writer\trewards:write/);
     const id = /key ([0-9a-f-]{36})/.exec(made.out)![1]!;
-    expect(cli("keys.ts", ["revoke", id]).code).toBe(0);
+    expect((await cli("keys.ts", ["revoke", id])).code).toBe(0);
   });
 });
 
@@ -363,7 +373,7 @@ describe("read-only commands on a database the service has not set up", () => {
       ["registry.ts", ["show"], "registry"],
       ["governance-log.ts", ["list", "--vault", `0x${"1".repeat(40)}`], "registry"],
     ] as const) {
-      const r = cli(script, [...args], undefined, env);
+      const r = await cli(script, [...args], undefined, env);
       expect(r.code, `${script} ${r.err}`).toBe(1);
       expect(r.err).toContain(`the database has no ${schema} schema yet: start the workers, the API or the demo first`);
       expect(r.out).toBe("");
@@ -401,19 +411,19 @@ describe("read-only commands on a database the service has not set up", () => {
       ],
     ];
     for (const [script, args, header, nothing] of expectations) {
-      const r = cli(script, args, undefined, env);
+      const r = await cli(script, args, undefined, env);
       expect(r.code, `${script} ${r.err}`).toBe(0);
       expect(r.out.trim().split("\n")).toEqual([header, nothing]);
     }
-    expect(cli("governance-log.ts", ["list", "--vault", `0x${"1".repeat(40)}`], undefined, env)).toMatchObject({
+    expect(await cli("governance-log.ts", ["list", "--vault", `0x${"1".repeat(40)}`], undefined, env)).toMatchObject({
       code: 1,
       err: expect.stringMatching(/no vault 0x1{40} in the registry/),
     });
   });
 
-  it("points list --wallet says there is nothing for that wallet on the devnet's database", () => {
+  it("points list --wallet says there is nothing for that wallet on the devnet's database", async () => {
     const wallet = `0x${"e".repeat(40)}`;
-    const r = cli("points.ts", ["list", "--wallet", wallet]);
+    const r = await cli("points.ts", ["list", "--wallet", wallet]);
     expect(r.code, r.err).toBe(0);
     const header = "id\tcreated\twallet\tpoints\tauthor\treason";
     expect(r.out.trim().split("\n")).toEqual([header, `(no manual points entries for ${wallet} yet)`]);
@@ -427,11 +437,16 @@ describe("npm run recompute", () => {
     );
     const from = dayToDate(today() - 2);
     // each vault-day write held open 6 s (the jobs' fault injection), so a progress line falls due
-    const r = cli("recompute.ts", ["--vault", v!.vault, "--chain", String(v!.chain_id), "--from", from], undefined, {
-      REDIS_URL: h.redisUrl,
-      VAULT_REGISTRY: h.devnet.registryFile,
-      JOBS_FAULT_HOLD_MS: "6000",
-    });
+    const r = await cli(
+      "recompute.ts",
+      ["--vault", v!.vault, "--chain", String(v!.chain_id), "--from", from],
+      undefined,
+      {
+        REDIS_URL: h.redisUrl,
+        VAULT_REGISTRY: h.devnet.registryFile,
+        JOBS_FAULT_HOLD_MS: "6000",
+      },
+    );
     expect(r.code, r.err + r.out).toBe(0);
     expect(r.out).toMatch(/recompute: \d+ vault-days in 1 vault-days job\(s\), then the points rollup/);
     expect(r.out).toMatch(/recompute: 0\/1 vault-days jobs done \(\d+\.\d+s\)/);
@@ -502,14 +517,17 @@ describe("the analyst role", () => {
       const run = (args: string[], env: Record<string, string>) =>
         cli("analyst-role.ts", args, undefined, { DATABASE_URL: admin.toString(), ...env });
       // refused before anything is done: no password, a short one, a bad role or timeout
-      expect(run(["--role", ROLE], {})).toMatchObject({ code: 2, err: expect.stringMatching(/ANALYST_PASSWORD/) });
+      expect(await run(["--role", ROLE], {})).toMatchObject({
+        code: 2,
+        err: expect.stringMatching(/ANALYST_PASSWORD/),
+      });
       const pw = { ANALYST_PASSWORD: "a-long-enough-secret" };
-      expect(run(["--role", ROLE], { ANALYST_PASSWORD: "short" })).toMatchObject({ code: 2 });
-      expect(run(["--role", "Bad-Role"], pw)).toMatchObject({ code: 2, err: expect.stringMatching(/--role/) });
-      expect(run(["--role", ROLE, "--statement-timeout", "soon"], pw)).toMatchObject({ code: 2 });
+      expect(await run(["--role", ROLE], { ANALYST_PASSWORD: "short" })).toMatchObject({ code: 2 });
+      expect(await run(["--role", "Bad-Role"], pw)).toMatchObject({ code: 2, err: expect.stringMatching(/--role/) });
+      expect(await run(["--role", ROLE, "--statement-timeout", "soon"], pw)).toMatchObject({ code: 2 });
       expect(await h.q("SELECT 1 FROM pg_roles WHERE rolname = $1", [ROLE])).toEqual([]);
 
-      const made = run(["--role", ROLE, "--statement-timeout", "5s"], pw);
+      const made = await run(["--role", ROLE, "--statement-timeout", "5s"], pw);
       expect(made.code, made.err).toBe(0);
       expect(made.out).toContain(`role "${ROLE}" reads indexer, derived, registry, ops; connect as postgresql://`);
       expect(made.out).not.toContain(pw.ANALYST_PASSWORD);
@@ -528,7 +546,7 @@ describe("the analyst role", () => {
       const [t] = await withDb(url, (c) => rows<{ statement_timeout: string }>(c, "SHOW statement_timeout"));
       expect(t!.statement_timeout).toBe("5s");
       // again, with a new password: the old one stops working
-      expect(run(["--role", ROLE], { ANALYST_PASSWORD: "another-long-secret" }).code).toBe(0);
+      expect((await run(["--role", ROLE], { ANALYST_PASSWORD: "another-long-secret" })).code).toBe(0);
       await expect(withDb(url, (c) => rows(c, "SELECT 1"))).rejects.toThrow(/password authentication failed/);
     } finally {
       await cleanup();

@@ -104,10 +104,10 @@ interface Row {
 }
 
 describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout: 600_000 }, () => {
-  const devnet = inject("devnet");
+  const cluster = inject("cluster");
   const dir = join(REPO_ROOT, ".data", `safe-v130-e2e-${OFFSET}`);
   const registry = join(dir, "vaults.json");
-  const dbUrl = devnet.dbUrl.replace(/\/[^/]+$/, "/safe_v130");
+  const dbUrl = cluster.dbUrl.replace(/\/[^/]+$/, "/safe_v130");
   let ctx: Ctx;
   let old: Subaccount; // Safe 1.3.0
   let modern: Subaccount; // Safe 1.5.0
@@ -153,7 +153,7 @@ describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout
   beforeAll(async () => {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
-    await withDb(devnet.dbUrl, async (c) => {
+    await withDb(cluster.dbUrl, async (c) => {
       await c.query("DROP DATABASE IF EXISTS safe_v130 WITH (FORCE)");
       await c.query("CREATE DATABASE safe_v130");
     });
@@ -326,8 +326,8 @@ describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout
 
   it("a chain that does not answer at start: a warning, then followed once it does", async () => {
     await indexer.stop();
-    const lateDb = devnet.dbUrl.replace(/\/[^/]+$/, "/safe_v130_late");
-    await withDb(devnet.dbUrl, async (c) => {
+    const lateDb = cluster.dbUrl.replace(/\/[^/]+$/, "/safe_v130_late");
+    await withDb(cluster.dbUrl, async (c) => {
       await c.query("DROP DATABASE IF EXISTS safe_v130_late WITH (FORCE)");
       await c.query("CREATE DATABASE safe_v130_late");
     });

@@ -116,10 +116,10 @@ async function setUpEarlySafes(s: ChainSession): Promise<EarlySafes> {
 }
 
 describe("npm run vaults: a vault on a chain the service has never seen", { timeout: 600_000 }, () => {
-  const devnet = inject("devnet");
+  const cluster = inject("cluster");
   const dir = join(REPO_ROOT, ".data", `vaults-e2e-${OFFSET}`);
   const registry = join(dir, "vaults.json");
-  const dbUrl = devnet.dbUrl.replace(/\/[^/]+$/, "/vaults_cli");
+  const dbUrl = cluster.dbUrl.replace(/\/[^/]+$/, "/vaults_cli");
   let known: VaultWorld;
   let fresh: VaultWorld;
   let early: EarlySafes;
@@ -154,7 +154,7 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
   beforeAll(async () => {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
-    await withDb(devnet.dbUrl, async (c) => {
+    await withDb(cluster.dbUrl, async (c) => {
       await c.query("DROP DATABASE IF EXISTS vaults_cli WITH (FORCE)");
       await c.query("CREATE DATABASE vaults_cli");
     });
