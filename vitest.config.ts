@@ -22,7 +22,6 @@ export default defineConfig({
     env: { TZ: "UTC" },
     // The end-to-end files share one devnet and change its chains: files run one after another,
     // in name order. The unit files share nothing: `npm run test:unit` runs them two at a time.
-    // `npm test` runs the devnet's files beside the unit files then the solo ones (test:side).
     fileParallelism: false,
     sequence: { sequencer: ByNameSequencer },
     projects: [
@@ -55,8 +54,8 @@ export default defineConfig({
         },
       },
       {
-        // end-to-end files on chains, databases and ports of their own: `npm test` runs them,
-        // after the unit files, beside the devnet's files
+        // end-to-end files on chains, databases and ports of their own; `npm test` runs them with
+        // the e2e project's, one file at a time
         test: {
           name: "solo",
           include: SOLO,
