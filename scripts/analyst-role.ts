@@ -1,8 +1,6 @@
 /** The analysts' read-only login role, created or brought up to date: `npm run analyst-role -- --help`. */
 
-import { z } from "zod";
 import { type Command, databaseUrl, HELP_OPTION, parseCommandLine, refuse, settings } from "./lib/cli.js";
-import { ensureAnalystRole } from "./lib/postgres.js";
 import { errMessage } from "./lib/procs.js";
 
 const SCHEMAS = ["derived", "registry", "ops"];
@@ -26,10 +24,6 @@ that owns the schemas also does), ANALYST_PASSWORD (required, at least 12 charac
 the environment so that it stays out of the shell history and the process list).`,
 };
 
-const env = z.object({
-  ANALYST_PASSWORD: z.string({ error: "required: the analyst role's password" }).min(12, "at least 12 characters"),
-});
-
 async function main(): Promise<void> {
   const { values, positionals } = parseCommandLine(CMD, {
     allowPositionals: true,
@@ -42,7 +36,13 @@ async function main(): Promise<void> {
   if (!/^\d+\s*(ms|s|min|h|d)?$/.test(timeout))
     refuse(CMD, `--statement-timeout "${timeout}" is not a duration such as 60s or 5min`);
   const url = databaseUrl(CMD);
-  const { ANALYST_PASSWORD } = settings(CMD, env);
+  // loaded after the command line (zod for the settings, then the rest): --help and refusals load nothing else
+  const { z } = await import("zod");
+  const env = z.object({
+    ANALYST_PASSWORD: z.string({ error: "required: the analyst role's password" }).min(12, "at least 12 characters"),
+  });
+  const { ANALYST_PASSWORD } = await settings(CMD, env);
+  const { ensureAnalystRole } = await import("./lib/postgres.js");
   const analystUrl = await ensureAnalystRole(url, {
     role,
     password: ANALYST_PASSWORD,

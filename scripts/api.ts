@@ -6,21 +6,9 @@
  * POINTS_* rules of the write routes.
  */
 import type { Server } from "node:http";
-import { serve } from "@hono/node-server";
-import pino from "pino";
-import { createApp } from "../api/app.js";
-import { ensureTokenSecret } from "../api/auth/tokens.js";
-import { apiConfig } from "../api/env.js";
-import { API_DB_TIMEOUTS, createReadDb } from "../api/lib/db.js";
-import { purgeIdempotency } from "../api/lib/writes.js";
-import { rateLimitRedis, redisReady } from "../api/middleware/rate-limit.js";
-import { createDb, createPool, migrateToLatest } from "../db/client.js";
-import { fanoutRequester } from "../jobs/request.js";
-import { logRpcUrlFailures, useRpcUrlLists } from "../onchain/rpc-fetch.js";
+import type { ApiConfig } from "../api/env.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
-import { gracefulCloser } from "./lib/http-close.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
-import { resolveRedis } from "./lib/redis.js";
 
 const CMD: Command = {
   name: "api",
@@ -43,13 +31,42 @@ A bad value stops the API with a message naming it (exit 2). Keys: npm run keys 
 
 async function main(): Promise<void> {
   parseCommandLine(CMD, { options: { ...HELP_OPTION } });
-  let cfg: ReturnType<typeof apiConfig>;
+  // loaded after the command line, the service after its settings: --help and refusals load nothing else
+  const { apiConfig } = await import("../api/env.js");
+  let cfg: ApiConfig;
   try {
     cfg = apiConfig(process.env);
   } catch (err) {
     console.error(errMessage(err));
     process.exit(2);
   }
+  const [
+    { serve },
+    { default: pino },
+    { createApp },
+    { ensureTokenSecret },
+    { API_DB_TIMEOUTS, createReadDb },
+    { purgeIdempotency },
+    { rateLimitRedis, redisReady },
+    { createDb, createPool, migrateToLatest },
+    { fanoutRequester },
+    { logRpcUrlFailures, useRpcUrlLists },
+    { gracefulCloser },
+    { resolveRedis },
+  ] = await Promise.all([
+    import("@hono/node-server"),
+    import("pino"),
+    import("../api/app.js"),
+    import("../api/auth/tokens.js"),
+    import("../api/lib/db.js"),
+    import("../api/lib/writes.js"),
+    import("../api/middleware/rate-limit.js"),
+    import("../db/client.js"),
+    import("../jobs/request.js"),
+    import("../onchain/rpc-fetch.js"),
+    import("./lib/http-close.js"),
+    import("./lib/redis.js"),
+  ]);
   useRpcUrlLists(cfg.rpcUrlLists);
   installSignalHandlers();
   const logger = pino({ level: cfg.logLevel });

@@ -17,32 +17,9 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import autocannon from "autocannon";
-import { sql } from "kysely";
-import pg from "pg";
-import { z } from "zod";
-import { createKey } from "../api/keys.js";
-import {
-  buildApiBenchData,
-  buildInstitutionalBenchData,
-  buildSubaccountDays,
-  subaccountAddress,
-  vaultAddress,
-} from "../bench/api-data.js";
-import { buildApiBenchWorld } from "../bench/api-world.js";
-import { cpuByTree, cpuSeconds } from "../bench/cpu.js";
-import { envNum } from "../config/env.js";
 import type { EvmVault } from "../config/registry.js";
-import { createDb, createPool, migrateToLatest } from "../db/client.js";
-import { loadRegistryData } from "../db/registry-load.js";
-import { replaceLendingVaultDays } from "../jobs/lending/lending-vault-day-write.js";
-import { runPortfolio } from "../jobs/portfolio/job.js";
 import { type Command, HELP_OPTION, parseCommandLine, settings } from "./lib/cli.js";
-import { httpOk, REPO_ROOT } from "./lib/indexer.js";
-import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, spawnManaged, stopAll } from "./lib/procs.js";
-import { startRedis } from "./lib/redis.js";
-import { startApiProcess, tsxNode } from "./lib/workers.js";
 
 const CMD: Command = {
   name: "bench:api",
@@ -58,7 +35,9 @@ BENCH_API_ENCODING (an Accept-Encoding; default identity), BENCH_API_ANVIL_PORT 
 value is refused with a message (exit 2). Figures: docs/performance.md.`,
 };
 parseCommandLine(CMD, { options: { ...HELP_OPTION } });
-const env = settings(
+// loaded after the command line, the bench's modules after its settings: --help and refusals load nothing else
+const [{ z }, { envNum }] = await Promise.all([import("zod"), import("../config/env.js")]);
+const env = await settings(
   CMD,
   z.object({
     BENCH_API_EVENTS: envNum((n) => n.int().min(1000).max(50_000_000)).default(1_000_000),
@@ -67,6 +46,39 @@ const env = settings(
     BENCH_API_ANVIL_PORT: envNum((n) => n.int().min(1).max(65535)).default(18670),
   }),
 );
+const [
+  { default: autocannon },
+  { sql },
+  { default: pg },
+  { createKey },
+  { buildApiBenchData, buildInstitutionalBenchData, buildSubaccountDays, subaccountAddress, vaultAddress },
+  { buildApiBenchWorld },
+  { cpuByTree, cpuSeconds },
+  { createDb, createPool, migrateToLatest },
+  { loadRegistryData },
+  { replaceLendingVaultDays },
+  { runPortfolio },
+  { httpOk, REPO_ROOT },
+  { recreateDatabase, startEmbeddedPostgres },
+  { startRedis },
+  { startApiProcess, tsxNode },
+] = await Promise.all([
+  import("autocannon"),
+  import("kysely"),
+  import("pg"),
+  import("../api/keys.js"),
+  import("../bench/api-data.js"),
+  import("../bench/api-world.js"),
+  import("../bench/cpu.js"),
+  import("../db/client.js"),
+  import("../db/registry-load.js"),
+  import("../jobs/lending/lending-vault-day-write.js"),
+  import("../jobs/portfolio/job.js"),
+  import("./lib/indexer.js"),
+  import("./lib/postgres.js"),
+  import("./lib/redis.js"),
+  import("./lib/workers.js"),
+]);
 const EVENTS = env.BENCH_API_EVENTS;
 const USERS = env.BENCH_API_USERS;
 const SECONDS = env.BENCH_API_SECONDS;

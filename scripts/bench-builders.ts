@@ -32,25 +32,13 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { createPublicClient, http, type PublicClient } from "viem";
-import { z } from "zod";
-import { createKey } from "../api/keys.js";
-import { type BuilderRequest, candidates } from "../bench/builder-requests.js";
-import { type CpuClass, cpuDelta, cpuSnapshot } from "../bench/cpu.js";
-import { type RecordedCall, type RpcProxy, stagesOf, startRpcProxy } from "../bench/rpc-proxy.js";
-import { envNum } from "../config/env.js";
-import { loadRegistry } from "../config/registry.js";
-import { DEVNET_CHAINS, genesisTimestamp, type Manifest, runDevnet } from "../contracts/devnet/index.js";
-import { createDb, createPool, migrateToLatest } from "../db/client.js";
-import { loadRegistryData } from "../db/registry-load.js";
-import { rpcCall } from "../onchain/rpc-fetch.js";
-import { startAnvil } from "./lib/anvil.js";
+import type { PublicClient } from "viem";
+import type { BuilderRequest } from "../bench/builder-requests.js";
+import type { CpuClass } from "../bench/cpu.js";
+import type { RecordedCall, RpcProxy } from "../bench/rpc-proxy.js";
+import type { Manifest } from "../contracts/devnet/index.js";
 import { type Command, HELP_OPTION, parseCommandLine, settings } from "./lib/cli.js";
-import { httpOk, REPO_ROOT } from "./lib/indexer.js";
-import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, stopAll } from "./lib/procs.js";
-import { startRedis } from "./lib/redis.js";
-import { startApiProcess } from "./lib/workers.js";
 
 const CMD: Command = {
   name: "bench:builders",
@@ -75,7 +63,9 @@ const isRegExp = (s: string) => {
     return false;
   }
 };
-const env = settings(
+// loaded after the command line, the bench's modules after its settings: --help and refusals load nothing else
+const [{ z }, { envNum }] = await Promise.all([import("zod"), import("../config/env.js")]);
+const env = await settings(
   CMD,
   z.object({
     BENCH_BUILDERS_DAYS: envNum((n) => n.int().min(7).max(365)).default(30),
@@ -85,6 +75,39 @@ const env = settings(
     BENCH_BUILDERS_RPC_LATENCY_MS: envNum((n) => n.int().min(0).max(2_000)).default(0),
   }),
 );
+const [
+  { createPublicClient, http },
+  { createKey },
+  { candidates },
+  { cpuDelta, cpuSnapshot },
+  { stagesOf, startRpcProxy },
+  { loadRegistry },
+  { DEVNET_CHAINS, genesisTimestamp, runDevnet },
+  { createDb, createPool, migrateToLatest },
+  { loadRegistryData },
+  { rpcCall },
+  { startAnvil },
+  { httpOk, REPO_ROOT },
+  { recreateDatabase, startEmbeddedPostgres },
+  { startRedis },
+  { startApiProcess },
+] = await Promise.all([
+  import("viem"),
+  import("../api/keys.js"),
+  import("../bench/builder-requests.js"),
+  import("../bench/cpu.js"),
+  import("../bench/rpc-proxy.js"),
+  import("../config/registry.js"),
+  import("../contracts/devnet/index.js"),
+  import("../db/client.js"),
+  import("../db/registry-load.js"),
+  import("../onchain/rpc-fetch.js"),
+  import("./lib/anvil.js"),
+  import("./lib/indexer.js"),
+  import("./lib/postgres.js"),
+  import("./lib/redis.js"),
+  import("./lib/workers.js"),
+]);
 const DAYS = env.BENCH_BUILDERS_DAYS;
 const REQUESTS = env.BENCH_BUILDERS_REQUESTS;
 const CLIENTS = env.BENCH_BUILDERS_CLIENTS;

@@ -20,22 +20,12 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
-import { type Address, type Hex, toEventSelector } from "viem";
-import { z } from "zod";
-import { type BulkResult, bulkActivity } from "../bench/activity.js";
-import { writeBareApp } from "../bench/bare-app.js";
-import { type CpuClass, cpuDelta, cpuSnapshot } from "../bench/cpu.js";
-import { handledSelectors, registeredHandlerNames } from "../bench/handlers.js";
-import { parseMetrics, type RunMetrics, summarise } from "../bench/metrics.js";
-import { watchedFiles } from "../bench/watched.js";
-import { envNum } from "../config/env.js";
-import { type ChainResult, DEVNET_CHAINS, genesisTimestamp, runDevnet } from "../contracts/devnet/index.js";
-import { assertPortFree, startAnvil } from "./lib/anvil.js";
+import type { Address, Hex } from "viem";
+import type { BulkResult } from "../bench/activity.js";
+import type { CpuClass } from "../bench/cpu.js";
+import type { RunMetrics } from "../bench/metrics.js";
+import type { ChainResult } from "../contracts/devnet/index.js";
 import { type Command, HELP_OPTION, parseCommandLine, settings } from "./lib/cli.js";
-import { gitDescribe } from "./lib/git.js";
-import { httpOk, indexedBlocks, REPO_ROOT, startIndexer } from "./lib/indexer.js";
-import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, stopAll } from "./lib/procs.js";
 
 const CMD: Command = {
@@ -52,7 +42,9 @@ A bad value is refused with a message (exit 2). Figures: docs/performance.md.`,
 };
 parseCommandLine(CMD, { options: { ...HELP_OPTION } });
 
-const cfg = settings(
+// loaded after the command line, the bench's modules after its settings: --help and refusals load nothing else
+const [{ z }, { envNum }] = await Promise.all([import("zod"), import("../config/env.js")]);
+const cfg = await settings(
   CMD,
   z.object({
     BENCH_BLOCKS: envNum((n) => n.int().min(1).max(1800)).default(800),
@@ -71,6 +63,35 @@ const cfg = settings(
     BENCH_SNAPSHOT_INTERVAL_8453: envNum((n) => n.int().positive()).optional(),
   }),
 );
+const [
+  { default: pg },
+  { toEventSelector },
+  { bulkActivity },
+  { writeBareApp },
+  { cpuDelta, cpuSnapshot },
+  { handledSelectors, registeredHandlerNames },
+  { parseMetrics, summarise },
+  { watchedFiles },
+  { DEVNET_CHAINS, genesisTimestamp, runDevnet },
+  { assertPortFree, startAnvil },
+  { gitDescribe },
+  { httpOk, indexedBlocks, REPO_ROOT, startIndexer },
+  { recreateDatabase, startEmbeddedPostgres },
+] = await Promise.all([
+  import("pg"),
+  import("viem"),
+  import("../bench/activity.js"),
+  import("../bench/bare-app.js"),
+  import("../bench/cpu.js"),
+  import("../bench/handlers.js"),
+  import("../bench/metrics.js"),
+  import("../bench/watched.js"),
+  import("../contracts/devnet/index.js"),
+  import("./lib/anvil.js"),
+  import("./lib/git.js"),
+  import("./lib/indexer.js"),
+  import("./lib/postgres.js"),
+]);
 
 const BENCH_DIR = join(REPO_ROOT, ".data", "bench");
 const LOG_DIR = join(BENCH_DIR, "logs");

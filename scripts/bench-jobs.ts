@@ -36,24 +36,14 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Job, QueueEvents } from "bullmq";
-import pg from "pg";
-import { z } from "zod";
-import { envNum } from "../config/env.js";
-import { vaultKey } from "../db/batch.js";
-import { type CopyValue, copyRows } from "../db/copy.js";
-import { dayToDate } from "../db/days.js";
-import { formatFixed } from "../db/fixed.js";
-import { jobsConfig } from "../jobs/config.js";
-import { addFlow, buildFlow, type ChangedRange, extrasHash } from "../jobs/fanout.js";
-import { PREFIX, QUEUES, type QueueKey } from "../jobs/queues.js";
-import { loadFirstDays, loadVaultMetas } from "../jobs/repo.js";
-import { openQueues, redisConnection, startWorkers, type WorkerHandle } from "../jobs/runtime.js";
+import type * as bullmq from "bullmq";
+import type pg from "pg";
+import type { CopyValue } from "../db/copy.js";
+import type { ChangedRange } from "../jobs/fanout.js";
+import type { QueueKey } from "../jobs/queues.js";
+import type { WorkerHandle } from "../jobs/runtime.js";
 import { type Command, HELP_OPTION, parseCommandLine, settings } from "./lib/cli.js";
-import { REPO_ROOT } from "./lib/indexer.js";
-import { startEmbeddedPostgres } from "./lib/postgres.js";
 import { errMessage, installSignalHandlers, stopAll } from "./lib/procs.js";
-import { startRedis } from "./lib/redis.js";
 
 const CMD: Command = {
   name: "bench:jobs",
@@ -70,7 +60,9 @@ refused with a message (exit 2). Figures: docs/performance.md.`,
 };
 parseCommandLine(CMD, { options: { ...HELP_OPTION } });
 
-const cfg = settings(
+// loaded after the command line, the bench's modules after its settings: --help and refusals load nothing else
+const [{ z }, { envNum }] = await Promise.all([import("zod"), import("../config/env.js")]);
+const cfg = await settings(
   CMD,
   z.object({
     BENCH_JOBS_VAULTS: envNum((n) => n.int().min(1).max(1000)).default(100),
@@ -95,6 +87,40 @@ if (cfg.BENCH_JOBS_WALLETS < cfg.BENCH_JOBS_VAULTS + cfg.BENCH_JOBS_REFERRERS + 
   console.error("jobs-bench: BENCH_JOBS_WALLETS must exceed vaults + referrers + referees");
   process.exit(2);
 }
+const [
+  { Job, QueueEvents },
+  {
+    default: { Client: PgClient },
+  },
+  { vaultKey },
+  { copyRows },
+  { dayToDate },
+  { formatFixed },
+  { jobsConfig },
+  { addFlow, buildFlow, extrasHash },
+  { PREFIX, QUEUES },
+  { loadFirstDays, loadVaultMetas },
+  { openQueues, redisConnection, startWorkers },
+  { REPO_ROOT },
+  { startEmbeddedPostgres },
+  { startRedis },
+] = await Promise.all([
+  import("bullmq"),
+  import("pg"),
+  import("../db/batch.js"),
+  import("../db/copy.js"),
+  import("../db/days.js"),
+  import("../db/fixed.js"),
+  import("../jobs/config.js"),
+  import("../jobs/fanout.js"),
+  import("../jobs/queues.js"),
+  import("../jobs/repo.js"),
+  import("../jobs/runtime.js"),
+  import("./lib/indexer.js"),
+  import("./lib/postgres.js"),
+  import("./lib/redis.js"),
+]);
+type QueueEvents = bullmq.QueueEvents;
 
 const BENCH_DIR = join(REPO_ROOT, ".data", "bench-jobs");
 const LOG_DIR = join(BENCH_DIR, "logs");
@@ -918,7 +944,7 @@ async function main(): Promise<void> {
     logFile: join(LOG_DIR, "redis.log"),
     name: "bench-redis",
   });
-  const client = new pg.Client({ connectionString: pgi.url, options: "-c timezone=UTC" });
+  const client = new PgClient({ connectionString: pgi.url, options: "-c timezone=UTC" });
   await client.connect();
   closers.push({ name: "bench client", fn: () => client.end() });
   if (cfg.BENCH_JOBS_PG_STATS === "1") await client.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");

@@ -18,23 +18,12 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
-import { z } from "zod";
-import { parseMetrics, summarise } from "../bench/metrics.js";
-import { envNum } from "../config/env.js";
-import { loadRegistry } from "../config/registry.js";
-import { DEVNET_CHAINS, genesisTimestamp, runDevnet, VAULT_SPECS } from "../contracts/devnet/index.js";
-import { createDb, createPool, migrateToLatest } from "../db/client.js";
-import { loadRegistryData } from "../db/registry-load.js";
-import { jobsConfig } from "../jobs/config.js";
-import { settle, startWorkers, type WorkerHandle } from "../jobs/runtime.js";
-import { assertPortFree, startAnvil } from "./lib/anvil.js";
+import { fileURLToPath } from "node:url";
+import type pg from "pg";
+import type { WorkerHandle } from "../jobs/runtime.js";
 import { type Command, HELP_OPTION, parseCommandLine, refuse, settings } from "./lib/cli.js";
-import { gitDescribe } from "./lib/git.js";
-import { type IndexerOptions, publishAtHead, REPO_ROOT, startIndexer, VIEWS_SCHEMA } from "./lib/indexer.js";
-import { recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
+import type { IndexerOptions } from "./lib/indexer.js";
 import { errMessage, installSignalHandlers, stopAll } from "./lib/procs.js";
-import { startRedis } from "./lib/redis.js";
 import {
   chainsFor,
   chainVaultDayFit,
@@ -63,17 +52,8 @@ this + i), BENCH_SCALE_REDIS_PORT (63797), BENCH_SCALE_INDEXER_PORT (42195), BEN
 ("scale"), BENCH_SCALE_WALLETS (50 per chain), BENCH_SCALE_TIMEOUT_S (600 per phase).`,
 };
 
-const envSchema = z.object({
-  BENCH_SCALE_PG_PORT: envNum((n) => n.int().min(1).max(65535)).default(54390),
-  BENCH_SCALE_ANVIL_PORT: envNum((n) => n.int().min(1).max(65520)).default(18900),
-  BENCH_SCALE_REDIS_PORT: envNum((n) => n.int().min(1).max(65535)).default(63797),
-  BENCH_SCALE_INDEXER_PORT: envNum((n) => n.int().min(1).max(65535)).default(42195),
-  BENCH_SCALE_SEED: z.string().min(1).default("scale"),
-  BENCH_SCALE_WALLETS: envNum((n) => n.int().min(50).max(500)).default(50),
-  BENCH_SCALE_TIMEOUT_S: envNum((n) => n.int().positive()).default(600),
-});
-
-const BENCH_DIR = join(REPO_ROOT, ".data", "bench-scale");
+// the repository's root (REPO_ROOT of scripts/lib/indexer.ts, not imported: --help would load the indexer's modules)
+const BENCH_DIR = join(fileURLToPath(new URL("..", import.meta.url)), ".data", "bench-scale");
 const RUN_DIR = join(BENCH_DIR, "run");
 const LOG_DIR = join(RUN_DIR, "logs");
 const RESULTS_DIR = join(BENCH_DIR, "results");
@@ -114,7 +94,20 @@ async function main(): Promise<void> {
     options: { ...HELP_OPTION, report: { type: "boolean" } },
     allowPositionals: true,
   });
-  const cfg = settings(CMD, envSchema);
+  // loaded after the command line, the bench's modules after its settings: --help and refusals load nothing else
+  const [{ z }, { envNum }] = await Promise.all([import("zod"), import("../config/env.js")]);
+  const cfg = await settings(
+    CMD,
+    z.object({
+      BENCH_SCALE_PG_PORT: envNum((n) => n.int().min(1).max(65535)).default(54390),
+      BENCH_SCALE_ANVIL_PORT: envNum((n) => n.int().min(1).max(65520)).default(18900),
+      BENCH_SCALE_REDIS_PORT: envNum((n) => n.int().min(1).max(65535)).default(63797),
+      BENCH_SCALE_INDEXER_PORT: envNum((n) => n.int().min(1).max(65535)).default(42195),
+      BENCH_SCALE_SEED: z.string().min(1).default("scale"),
+      BENCH_SCALE_WALLETS: envNum((n) => n.int().min(50).max(500)).default(50),
+      BENCH_SCALE_TIMEOUT_S: envNum((n) => n.int().positive()).default(600),
+    }),
+  );
   if (values.report) {
     if (positionals.length > 0) refuse(CMD, "--report takes no size");
     printTable(readResults());
@@ -123,6 +116,35 @@ async function main(): Promise<void> {
   if (positionals.length !== 1) refuse(CMD, "give one size, <vaults>x<days> (e.g. 8x60)");
   const size = parseSize(positionals[0]!);
   if (typeof size === "string") refuse(CMD, size);
+  const [
+    { default: pg },
+    { parseMetrics, summarise },
+    { loadRegistry },
+    { DEVNET_CHAINS, genesisTimestamp, runDevnet, VAULT_SPECS },
+    { createDb, createPool, migrateToLatest },
+    { loadRegistryData },
+    { jobsConfig },
+    { settle, startWorkers },
+    { assertPortFree, startAnvil },
+    { gitDescribe },
+    { publishAtHead, startIndexer, VIEWS_SCHEMA },
+    { recreateDatabase, startEmbeddedPostgres },
+    { startRedis },
+  ] = await Promise.all([
+    import("pg"),
+    import("../bench/metrics.js"),
+    import("../config/registry.js"),
+    import("../contracts/devnet/index.js"),
+    import("../db/client.js"),
+    import("../db/registry-load.js"),
+    import("../jobs/config.js"),
+    import("../jobs/runtime.js"),
+    import("./lib/anvil.js"),
+    import("./lib/git.js"),
+    import("./lib/indexer.js"),
+    import("./lib/postgres.js"),
+    import("./lib/redis.js"),
+  ]);
 
   installSignalHandlers();
   rmSync(RUN_DIR, { recursive: true, force: true });

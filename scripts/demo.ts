@@ -7,22 +7,10 @@
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { SCOPE_NAMES } from "../api/auth/scopes.js";
-import { createKey } from "../api/keys.js";
-import { loadRegistry } from "../config/registry.js";
-import { DEVNET_CHAINS, genesisTimestamp, type Live, simulateDevnet, startLive } from "../contracts/devnet/index.js";
-import { createDb, createPool, migrateToLatest } from "../db/client.js";
-import { loadRegistryData } from "../db/registry-load.js";
-import { settle } from "../jobs/runtime.js";
-import { startAnvil } from "./lib/anvil.js";
+import type { Live } from "../contracts/devnet/index.js";
 import { HELP_OPTION, parseCommandLine } from "./lib/cli.js";
-import { demoConfig, ensResolverEnv } from "./lib/demo-config.js";
-import { type ChainProgress, httpOk, REPO_ROOT } from "./lib/indexer.js";
-import { LiveIndexer } from "./lib/live-indexer.js";
-import { ensureAnalystRole, recreateDatabase, startEmbeddedPostgres } from "./lib/postgres.js";
+import type { ChainProgress } from "./lib/indexer.js";
 import { errMessage, installSignalHandlers } from "./lib/procs.js";
-import { resolveRedis } from "./lib/redis.js";
-import { startApiProcess, startRelayerProcess, startWorkerProcess } from "./lib/workers.js";
 
 parseCommandLine(
   {
@@ -40,6 +28,8 @@ DEMO_LIVE_BLOCK_S (2).`,
   },
   { options: { ...HELP_OPTION } },
 );
+// loaded after the command line, the rest after the settings: --help and refusals load nothing else
+const { demoConfig, ensResolverEnv } = await import("./lib/demo-config.js");
 const cfg = (() => {
   try {
     return demoConfig(process.env);
@@ -48,6 +38,35 @@ const cfg = (() => {
     process.exit(2);
   }
 })();
+const [
+  { SCOPE_NAMES },
+  { createKey },
+  { loadRegistry },
+  { DEVNET_CHAINS, genesisTimestamp, simulateDevnet, startLive },
+  { createDb, createPool, migrateToLatest },
+  { loadRegistryData },
+  { settle },
+  { startAnvil },
+  { httpOk, REPO_ROOT },
+  { LiveIndexer },
+  { ensureAnalystRole, recreateDatabase, startEmbeddedPostgres },
+  { resolveRedis },
+  { startApiProcess, startRelayerProcess, startWorkerProcess },
+] = await Promise.all([
+  import("../api/auth/scopes.js"),
+  import("../api/keys.js"),
+  import("../config/registry.js"),
+  import("../contracts/devnet/index.js"),
+  import("../db/client.js"),
+  import("../db/registry-load.js"),
+  import("../jobs/runtime.js"),
+  import("./lib/anvil.js"),
+  import("./lib/indexer.js"),
+  import("./lib/live-indexer.js"),
+  import("./lib/postgres.js"),
+  import("./lib/redis.js"),
+  import("./lib/workers.js"),
+]);
 const dataDir = join(REPO_ROOT, ".data");
 const demoDir = join(dataDir, "demo");
 const logDir = join(dataDir, "logs");

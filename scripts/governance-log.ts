@@ -1,6 +1,5 @@
 /** Manual entries of a vault's governance audit log (registry.audit_entry): `npm run governance-log -- --help`. */
 import { userInfo } from "node:os";
-import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { parseDateOrDateTime } from "../db/days.js";
 import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
@@ -85,7 +84,10 @@ async function main(): Promise<void> {
     refuse(CMD, "list takes only --vault and --chain");
   }
 
-  const db = createDb(createPool(databaseUrl(CMD), 1, "vault-governance-log-cli"));
+  const url = databaseUrl(CMD);
+  // loaded after the command line: --help and refusals load nothing else
+  const { createDb, createPool, migrateToLatest } = await import("../db/client.js");
+  const db = createDb(createPool(url, 1, "vault-governance-log-cli"));
   try {
     if (cmd === "remove") {
       await migrateToLatest(db);

@@ -1,7 +1,7 @@
 /** Old indexer deployment schemas, listed and dropped: `npm run indexer-prune -- --help`. */
 
 import { type Command, databaseUrl, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
-import { type Deployment, dropDeployment, droppable, keptBecause, listDeployments } from "./lib/deployments.js";
+import type { Deployment } from "./lib/deployments.js";
 import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {
@@ -27,11 +27,6 @@ Environment: DATABASE_URL (required). docs/operations.md, section 7.`,
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
-function state(d: Deployment): string {
-  const why = keptBecause(d);
-  return why ? `kept: ${why}` : "unused";
-}
-
 async function main(): Promise<void> {
   const { values, positionals } = parseCommandLine(CMD, {
     allowPositionals: true,
@@ -43,6 +38,12 @@ async function main(): Promise<void> {
   if (!/^\d+(\.\d+)?$/.test(idleRaw) || !Number.isFinite(idleHours))
     refuse(CMD, `--idle-hours "${idleRaw}" is not a number of hours`);
   const url = databaseUrl(CMD);
+  // loaded after the command line: --help and refusals load nothing else
+  const { dropDeployment, droppable, keptBecause, listDeployments } = await import("./lib/deployments.js");
+  const state = (d: Deployment) => {
+    const why = keptBecause(d);
+    return why ? `kept: ${why}` : "unused";
+  };
   const all = await listDeployments(url);
   if (all.length === 0) {
     console.log("no indexer deployment schemas in this database");

@@ -7,17 +7,9 @@
 
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { z } from "zod";
-import { envNum, envPostgresUrl, parseEnv } from "../config/env.js";
-import { type IndexerPlan, indexerPlan } from "../config/indexer.js";
-import { loadRegistry, registryPath } from "../config/registry.js";
-import { createDb, createPool, migrateToLatest } from "../db/client.js";
-import { loadRegistryData } from "../db/registry-load.js";
+import type { IndexerPlan } from "../config/indexer.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
-import { REPO_ROOT } from "./lib/indexer.js";
-import { LiveIndexer } from "./lib/live-indexer.js";
 import { errMessage, installSignalHandlers } from "./lib/procs.js";
-import { checkSafeVersions } from "./lib/safe-versions.js";
 
 const CMD: Command = {
   name: "indexer",
@@ -51,23 +43,28 @@ A bad value stops it with a message naming it (exit 2), as does a subaccount tha
 Safe 1.3 where the registry does not (subaccountSettings' safeVersion), or the other way round.`,
 };
 
-const envSchema = z.object({
-  DATABASE_URL: envPostgresUrl("the database to index into"),
-  INDEXER_PORT: envNum((n) => n.int().min(1).max(65535)).default(42069),
-  INDEXER_SCHEMA: z
-    .string()
-    .regex(/^[a-z_][a-z0-9_]{0,44}$/)
-    .optional(),
-  REGISTRY_POLL_S: envNum((n) => n.min(0.2).max(3600)).default(2),
-  INDEXER_GROUP: z
-    .string()
-    .regex(/^[a-z][a-z0-9_]{0,15}$/, "a group name: a lower-case letter, then up to 15 of a-z, 0-9, _")
-    .optional(),
-});
-
 async function main(): Promise<void> {
   parseCommandLine(CMD, { options: { ...HELP_OPTION } });
-  let env: z.output<typeof envSchema>;
+  // loaded after the command line, the indexer's modules after its settings: --help and refusals load nothing else
+  const [{ z }, { envNum, envPostgresUrl, parseEnv }, { indexerPlan }] = await Promise.all([
+    import("zod"),
+    import("../config/env.js"),
+    import("../config/indexer.js"),
+  ]);
+  const envSchema = z.object({
+    DATABASE_URL: envPostgresUrl("the database to index into"),
+    INDEXER_PORT: envNum((n) => n.int().min(1).max(65535)).default(42069),
+    INDEXER_SCHEMA: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,44}$/)
+      .optional(),
+    REGISTRY_POLL_S: envNum((n) => n.min(0.2).max(3600)).default(2),
+    INDEXER_GROUP: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]{0,15}$/, "a group name: a lower-case letter, then up to 15 of a-z, 0-9, _")
+      .optional(),
+  });
+  let env: ReturnType<typeof envSchema.parse>;
   try {
     env = parseEnv(envSchema, process.env, "indexer configuration");
   } catch (err) {
@@ -81,6 +78,12 @@ async function main(): Promise<void> {
     console.error(errMessage(err));
     process.exit(2);
   }
+  const [{ checkSafeVersions }, { registryPath }, { REPO_ROOT }, { LiveIndexer }] = await Promise.all([
+    import("./lib/safe-versions.js"),
+    import("../config/registry.js"),
+    import("./lib/indexer.js"),
+    import("./lib/live-indexer.js"),
+  ]);
   const safes = await checkSafeVersions(plan);
   if (safes.problems.length > 0) {
     console.error(`indexer configuration is invalid:\n  ${safes.problems.join("\n  ")}`);
@@ -141,6 +144,8 @@ async function main(): Promise<void> {
  * registry tables here (migrations first, idempotent), so the two cannot drift apart.
  */
 async function loadRegistryTables(databaseUrl: string): Promise<void> {
+  const [{ loadRegistry, registryPath }, { createDb, createPool, migrateToLatest }, { loadRegistryData }] =
+    await Promise.all([import("../config/registry.js"), import("../db/client.js"), import("../db/registry-load.js")]);
   const db = createDb(createPool(databaseUrl, 1, "vault-indexer-registry"));
   try {
     await migrateToLatest(db);

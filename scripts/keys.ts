@@ -1,8 +1,6 @@
 /** API keys of the institutional surface: `npm run keys -- --help`. */
 
 import { isScope, SCOPE_NAMES } from "../api/auth/scopes.js";
-import { createKey, revokeKey } from "../api/keys.js";
-import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
@@ -41,7 +39,13 @@ async function main(): Promise<void> {
     if (!isScope(s)) refuse(CMD, `--scope: "${s}" is not a scope (known: ${SCOPE_NAMES.join(", ")})`);
   }
   if (cmd !== "create" && scopes.length) refuse(CMD, `${cmd} takes no --scope`);
-  const db = createDb(createPool(databaseUrl(CMD), 1, "vault-keys-cli"));
+  const url = databaseUrl(CMD);
+  // loaded after the command line: --help and refusals load nothing else
+  const [{ createKey, revokeKey }, { createDb, createPool, migrateToLatest }] = await Promise.all([
+    import("../api/keys.js"),
+    import("../db/client.js"),
+  ]);
+  const db = createDb(createPool(url, 1, "vault-keys-cli"));
   try {
     if (cmd === "list") {
       const missing = await missingTable(db, ["auth.api_key"]);

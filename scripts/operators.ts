@@ -3,7 +3,6 @@ import { randomBytes } from "node:crypto";
 import { createOperator, updateOperator, usernameProblem } from "../api/auth/operators.js";
 import { passwordProblem } from "../api/auth/passwords.js";
 import { isScope, SCOPE_NAMES } from "../api/auth/scopes.js";
-import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
@@ -82,6 +81,8 @@ async function main(): Promise<void> {
       generated = true;
     }
   }
+  // loaded after the command line and the password: --help and refusals load nothing else
+  const { createDb, createPool, migrateToLatest } = await import("../db/client.js");
   const db = createDb(createPool(url, 1, "vault-operators-cli"));
   try {
     if (cmd === "list") {

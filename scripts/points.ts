@@ -1,6 +1,5 @@
 /** Manual points entries (registry.manual_points): `npm run points -- --help`. */
 import { userInfo } from "node:os";
-import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
@@ -49,7 +48,10 @@ async function main(): Promise<void> {
   } else if (a.points !== undefined || a.reason !== undefined || a.author !== undefined) {
     refuse(CMD, "list takes only --wallet");
   }
-  const db = createDb(createPool(databaseUrl(CMD), 1, "vault-points-cli"));
+  const url = databaseUrl(CMD);
+  // loaded after the command line: --help and refusals load nothing else
+  const { createDb, createPool, migrateToLatest } = await import("../db/client.js");
+  const db = createDb(createPool(url, 1, "vault-points-cli"));
   try {
     if (cmd === "list") {
       const missing = await missingTable(db, ["registry.manual_points"]);

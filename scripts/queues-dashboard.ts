@@ -6,12 +6,9 @@
  * (basic auth, user `operator`) and QUEUES_DASHBOARD_READ_ONLY (0).
  */
 import type { Server } from "node:http";
-import { serve } from "@hono/node-server";
-import { dashboardConfig, queuesDashboard } from "../jobs/dashboard.js";
+import type { DashboardConfig } from "../jobs/dashboard.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
-import { gracefulCloser } from "./lib/http-close.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
-import { checkRedis, parseRedisUrl, probeRedis } from "./lib/redis.js";
 
 const LOCAL_REDIS = "redis://127.0.0.1:63790";
 
@@ -35,7 +32,20 @@ A bad value stops it with a message naming it (exit 2).`,
 
 async function main(): Promise<void> {
   parseCommandLine(CMD, { options: { ...HELP_OPTION } });
-  let cfg: ReturnType<typeof dashboardConfig>;
+  // loaded after the command line: --help and refusals load nothing else (the settings' check lives
+  // in jobs/dashboard.ts, beside bull-board, so a bad setting is refused once it is loaded)
+  const [
+    { serve },
+    { dashboardConfig, queuesDashboard },
+    { gracefulCloser },
+    { checkRedis, parseRedisUrl, probeRedis },
+  ] = await Promise.all([
+    import("@hono/node-server"),
+    import("../jobs/dashboard.js"),
+    import("./lib/http-close.js"),
+    import("./lib/redis.js"),
+  ]);
+  let cfg: DashboardConfig;
   try {
     cfg = dashboardConfig(process.env);
   } catch (err) {

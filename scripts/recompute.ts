@@ -1,16 +1,9 @@
 /** Recomputes the derived tables over a range of days: `npm run recompute -- --help`. */
-import { Job, QueueEvents } from "bullmq";
-import { vaultKey } from "../db/batch.js";
 import { dateToDay, dayToDate, today as wallToday } from "../db/days.js";
-import { jobsConfig } from "../jobs/config.js";
-import { addFlow, buildFlow, type ChangedRange, extrasHash } from "../jobs/fanout.js";
-import { PREFIX, QUEUES } from "../jobs/queues.js";
-import { loadFirstDays, loadVaultMetas } from "../jobs/repo.js";
-import { openQueues, redisConnection, startWorkers } from "../jobs/runtime.js";
-import { logRpcUrlFailures, useRpcUrlLists } from "../onchain/rpc-fetch.js";
+import type { JobsConfig } from "../jobs/config.js";
+import type { ChangedRange } from "../jobs/fanout.js";
 import { type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
-import { resolveRedis } from "./lib/redis.js";
 
 /** how often a progress line is printed while the jobs run */
 const PROGRESS_EVERY_MS = 5000;
@@ -61,12 +54,33 @@ async function main(): Promise<void> {
     refuse(CMD, errMessage(err));
   }
   if (from != null && to != null && from > to) refuse(CMD, "--from is after --to");
-  let cfg: ReturnType<typeof jobsConfig>;
+  // loaded after the command line, the jobs' modules after the settings: --help and refusals load nothing else
+  const { jobsConfig } = await import("../jobs/config.js");
+  let cfg: JobsConfig;
   try {
     cfg = jobsConfig(process.env);
   } catch (err) {
     refuse(CMD, errMessage(err));
   }
+  const [
+    { Job, QueueEvents },
+    { vaultKey },
+    { addFlow, buildFlow, extrasHash },
+    { PREFIX, QUEUES },
+    { loadFirstDays, loadVaultMetas },
+    { openQueues, redisConnection, startWorkers },
+    { logRpcUrlFailures, useRpcUrlLists },
+    { resolveRedis },
+  ] = await Promise.all([
+    import("bullmq"),
+    import("../db/batch.js"),
+    import("../jobs/fanout.js"),
+    import("../jobs/queues.js"),
+    import("../jobs/repo.js"),
+    import("../jobs/runtime.js"),
+    import("../onchain/rpc-fetch.js"),
+    import("./lib/redis.js"),
+  ]);
   useRpcUrlLists(cfg.rpcUrlLists);
   logRpcUrlFailures((line) => console.warn(line));
 

@@ -1,8 +1,6 @@
 /** The vault registry file's data in the registry tables the API serves: `npm run registry -- --help`. */
 
-import { loadRegistry, registryPath } from "../config/registry.js";
-import { createDb, createPool, migrateToLatest } from "../db/client.js";
-import { loadRegistryData } from "../db/registry-load.js";
+import type { Registry } from "../config/registry.js";
 import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
@@ -29,7 +27,10 @@ async function main(): Promise<void> {
   if (cmd !== "load" && cmd !== "show") refuse(CMD, cmd ? `unknown command "${cmd}"` : "give a command: load or show");
   if (cmd === "show" && file) refuse(CMD, "show takes no argument");
   const url = databaseUrl(CMD);
-  let reg: ReturnType<typeof loadRegistry> | undefined;
+  // loaded after the command line: --help and refusals load nothing else
+  const [{ loadRegistry, registryPath }, { createDb, createPool, migrateToLatest }, { loadRegistryData }] =
+    await Promise.all([import("../config/registry.js"), import("../db/client.js"), import("../db/registry-load.js")]);
+  let reg: Registry | undefined;
   if (cmd === "load") {
     try {
       reg = loadRegistry(file ?? registryPath());

@@ -2,13 +2,9 @@
  * npm run relayer: the perp relayer worker (jobs/relayer): credits the bridges' deposits on the
  * core ledger once they are RELAYER_DELAY_S old, rejecting those below a bridge's minimum.
  */
-import { serveMetrics } from "../jobs/metrics.js";
-import { type RelayerConfig, relayerConfig } from "../jobs/relayer/config.js";
-import { startRelayer } from "../jobs/relayer/worker.js";
-import { logRpcUrlFailures, useRpcUrlLists } from "../onchain/rpc-fetch.js";
+import type { RelayerConfig } from "../jobs/relayer/config.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
-import { resolveRedis } from "./lib/redis.js";
 
 const CMD: Command = {
   name: "relayer",
@@ -40,6 +36,8 @@ A bad value stops the relayer with a message naming it (exit 2).`,
 
 async function main(): Promise<void> {
   parseCommandLine(CMD, { options: { ...HELP_OPTION } });
+  // loaded after the command line, the relayer after its settings: --help and refusals load nothing else
+  const { relayerConfig } = await import("../jobs/relayer/config.js");
   let cfg: RelayerConfig;
   try {
     cfg = relayerConfig(process.env);
@@ -47,6 +45,13 @@ async function main(): Promise<void> {
     console.error(errMessage(err));
     process.exit(2);
   }
+  const [{ serveMetrics }, { startRelayer }, { logRpcUrlFailures, useRpcUrlLists }, { resolveRedis }] =
+    await Promise.all([
+      import("../jobs/metrics.js"),
+      import("../jobs/relayer/worker.js"),
+      import("../onchain/rpc-fetch.js"),
+      import("./lib/redis.js"),
+    ]);
   useRpcUrlLists(cfg.rpcUrlLists);
   logRpcUrlFailures((line) => console.warn(line));
   installSignalHandlers();

@@ -1,16 +1,12 @@
 /** The vault registry file, one vault at a time, from what the chain says: `npm run vaults -- --help`. */
-import { sql } from "kysely";
-import { type Address, createPublicClient, fallback, http, type PublicClient } from "viem";
+// The modules behind the commands are loaded where they are used, after the command line: --help
+// and the refusals load nothing else.
+import type { Address, PublicClient } from "viem";
 import { getChain, isEvmChain } from "../config/chains.js";
-import { type EvmVault, loadRegistry, type Registry, registryPath } from "../config/registry.js";
+import type { EvmVault, Registry } from "../config/registry.js";
 import { rpcUrlsFromEnv } from "../config/rpc-urls.js";
-import { createDb, createPool, migrateToLatest } from "../db/client.js";
-import { loadRegistryData } from "../db/registry-load.js";
-import { hasCode } from "../src/module-logs.js";
 import { type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
-import { readRegistryFile, sameVault, writeRegistryFile } from "./lib/registry-file.js";
-import { deploymentBlock, ProbeRefusal, probeVault, shortError } from "./lib/vault-probe.js";
 
 const CMD: Command = {
   name: "vaults",
@@ -45,6 +41,8 @@ load" does, migrations first, and list shows what is indexed).`,
 };
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+type RawRegistry = ReturnType<typeof import("./lib/registry-file.js").readRegistryFile>;
 
 /** Chain-side and registry-side refusals: the message, exit 1 (usage errors exit 2 through refuse). */
 function fail(msg: string): never {
@@ -81,8 +79,7 @@ async function main(): Promise<void> {
     if (v !== undefined && k !== "help" && k !== "registry" && !allowed.includes(k))
       refuse(CMD, `${cmd} takes no --${k}`);
   }
-  const file = a.registry ?? registryPath();
-  if (cmd === "list") return list(file);
+  if (cmd === "list") return list(a.registry);
 
   if (a.chain === undefined) refuse(CMD, `${cmd} needs --chain <id>`);
   if (a.address === undefined) refuse(CMD, `${cmd} needs --address <address>`);
@@ -96,7 +93,11 @@ async function main(): Promise<void> {
   if (!isEvmChain(chainId)) {
     refuse(CMD, `--chain: ${chainId} (${getChain(chainId)!.name}) is not an EVM chain; add its vaults to the file`);
   }
-  let raw: ReturnType<typeof readRegistryFile>;
+  const [{ registryPath }, { readRegistryFile, sameVault }, { createPublicClient, fallback, http }] = await Promise.all(
+    [import("../config/registry.js"), import("./lib/registry-file.js"), import("viem")],
+  );
+  const file = a.registry ?? registryPath();
+  let raw: RawRegistry;
   try {
     raw = readRegistryFile(file);
   } catch (err) {
@@ -108,7 +109,7 @@ async function main(): Promise<void> {
     if (listed < 0) fail(`no vault ${address} on chain ${chainId} in ${file}; nothing was changed`);
     const removed = raw.vaults[listed]!;
     raw.vaults.splice(listed, 1);
-    const reg = save(file, raw);
+    const reg = await save(file, raw);
     console.log(`removed ${removed.name} (${removed.family}) ${address} on chain ${chainId} from ${file}`);
     await loadTables(reg);
     return;
@@ -143,7 +144,7 @@ async function main(): Promise<void> {
 
   const entry = await probe(client, chainId, address, urls.join(", "), { startBlock, name: a.name, kind: a.kind });
   raw.vaults.push(entry);
-  const reg = save(file, raw);
+  const reg = await save(file, raw);
   const found = `${entry.family} "${entry.name}" (${entry.symbol}), asset ${entry.asset.symbol}`;
   console.log(`added ${found} ${address} on chain ${chainId}, from block ${entry.startBlock}, to ${file}`);
   await loadTables(reg, chainId);
@@ -155,6 +156,7 @@ async function main(): Promise<void> {
  * vault's start block, and the command says what that leaves out.
  */
 async function timelockStartBlock(client: PublicClient, timelock: Address, head: bigint) {
+  const { deploymentBlock, ProbeRefusal } = await import("./lib/vault-probe.js");
   try {
     return (await deploymentBlock(client, timelock, head)).block;
   } catch (err) {
@@ -175,6 +177,10 @@ async function probe(
   url: string,
   opts: { startBlock: number | undefined; name: string | undefined; kind: string | undefined },
 ): Promise<EvmVault & { startTimestamp: number }> {
+  const [{ hasCode }, { deploymentBlock, ProbeRefusal, probeVault, shortError }] = await Promise.all([
+    import("../src/module-logs.js"),
+    import("./lib/vault-probe.js"),
+  ]);
   let head: bigint;
   try {
     const served = await client.getChainId();
@@ -223,7 +229,8 @@ async function probe(
   }
 }
 
-function save(file: string, raw: ReturnType<typeof readRegistryFile>): Registry {
+async function save(file: string, raw: RawRegistry): Promise<Registry> {
+  const { writeRegistryFile } = await import("./lib/registry-file.js");
   try {
     return writeRegistryFile(file, raw);
   } catch (err) {
@@ -242,6 +249,10 @@ async function loadTables(reg: Registry, chainId?: number): Promise<void> {
     return;
   }
   if (!/^postgres(ql)?:\/\//.test(url)) fail("DATABASE_URL must be a postgres:// URL (the file was changed)");
+  const [{ createDb, createPool, migrateToLatest }, { loadRegistryData }] = await Promise.all([
+    import("../db/client.js"),
+    import("../db/registry-load.js"),
+  ]);
   const db = createDb(createPool(url, 1, "vault-vaults-cli"));
   try {
     await migrateToLatest(db);
@@ -262,6 +273,7 @@ async function loadTables(reg: Registry, chainId?: number): Promise<void> {
 
 /** The chains the indexer views hold (null when there are none yet). */
 async function indexedChains(url: string): Promise<Set<number> | null> {
+  const [{ sql }, { createDb, createPool }] = await Promise.all([import("kysely"), import("../db/client.js")]);
   const db = createDb(createPool(url, 1, "vault-vaults-cli"));
   try {
     const { rows } = await sql<{ chain_id: string | number }>`SELECT chain_id FROM indexer._ponder_checkpoint`.execute(
@@ -275,7 +287,10 @@ async function indexedChains(url: string): Promise<Set<number> | null> {
   }
 }
 
-async function list(file: string): Promise<void> {
+/** `given`: --registry; without it VAULT_REGISTRY, else the default file */
+async function list(given: string | undefined): Promise<void> {
+  const { loadRegistry, registryPath } = await import("../config/registry.js");
+  const file = given ?? registryPath();
   let reg: Registry;
   try {
     reg = loadRegistry(file);
@@ -299,6 +314,7 @@ async function list(file: string): Promise<void> {
 
 /** `chain:address` of every vault the indexer views hold; null when there are no views yet. */
 async function indexedVaults(url: string): Promise<Set<string> | null> {
+  const [{ sql }, { createDb, createPool }] = await Promise.all([import("kysely"), import("../db/client.js")]);
   const db = createDb(createPool(url, 1, "vault-vaults-cli"));
   try {
     const { rows } = await sql<{

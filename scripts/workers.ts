@@ -4,13 +4,9 @@
  * POINTS_* rules, METRICS_PORT/METRICS_HOST and PONDER_RPC_URL_<chainId> (README). Applies the
  * derived/registry migrations, serves Prometheus metrics, then runs until stopped.
  */
-import { jobsConfig } from "../jobs/config.js";
-import { jobsMetrics, serveMetrics } from "../jobs/metrics.js";
-import { startWorkers } from "../jobs/runtime.js";
-import { logRpcUrlFailures, useRpcUrlLists } from "../onchain/rpc-fetch.js";
+import type { JobsConfig } from "../jobs/config.js";
 import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
-import { resolveRedis } from "./lib/redis.js";
 
 const CMD: Command = {
   name: "workers",
@@ -34,13 +30,22 @@ A bad value stops the workers with a message naming it (exit 2).`,
 
 async function main(): Promise<void> {
   parseCommandLine(CMD, { options: { ...HELP_OPTION } });
-  let cfg: ReturnType<typeof jobsConfig>;
+  // loaded after the command line, the workers after their settings: --help and refusals load nothing else
+  const { jobsConfig } = await import("../jobs/config.js");
+  let cfg: JobsConfig;
   try {
     cfg = jobsConfig(process.env);
   } catch (err) {
     console.error(errMessage(err));
     process.exit(2);
   }
+  const [{ jobsMetrics, serveMetrics }, { startWorkers }, { logRpcUrlFailures, useRpcUrlLists }, { resolveRedis }] =
+    await Promise.all([
+      import("../jobs/metrics.js"),
+      import("../jobs/runtime.js"),
+      import("../onchain/rpc-fetch.js"),
+      import("./lib/redis.js"),
+    ]);
   useRpcUrlLists(cfg.rpcUrlLists);
   logRpcUrlFailures((line) => console.warn(`[jobs] ${line}`));
   installSignalHandlers();

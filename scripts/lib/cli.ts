@@ -6,7 +6,6 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import type { Kysely } from "kysely";
 import type { z } from "zod";
-import { parseEnv } from "../../config/env.js";
 import { errMessage } from "./procs.js";
 
 export interface Command {
@@ -54,7 +53,8 @@ export function parseCommandLine<const T extends ParseArgsConfig>(
 }
 
 /** A command's settings from the environment (`parseEnv`); a bad one is refused by name (exit 2). */
-export function settings<S extends z.ZodType>(cmd: Command, schema: S): z.output<S> {
+export async function settings<S extends z.ZodType>(cmd: Command, schema: S): Promise<z.output<S>> {
+  const { parseEnv } = await import("../../config/env.js"); // not at the top: --help loads no zod
   try {
     return parseEnv(schema, process.env, `${cmd.name} settings`);
   } catch (err) {
