@@ -18,11 +18,11 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type pg from "pg";
 import type { WorkerHandle } from "../jobs/runtime.js";
 import { type Command, HELP_OPTION, parseCommandLine, refuse, settings } from "./lib/cli.js";
 import type { IndexerOptions } from "./lib/indexer.js";
+import { REPO_ROOT } from "./lib/paths.js";
 import { errMessage, installSignalHandlers, stopAll } from "./lib/procs.js";
 import {
   chainsFor,
@@ -52,8 +52,7 @@ this + i), BENCH_SCALE_REDIS_PORT (63797), BENCH_SCALE_INDEXER_PORT (42195), BEN
 ("scale"), BENCH_SCALE_WALLETS (50 per chain), BENCH_SCALE_TIMEOUT_S (600 per phase).`,
 };
 
-// the repository's root (REPO_ROOT of scripts/lib/indexer.ts, not imported: --help would load the indexer's modules)
-const BENCH_DIR = join(fileURLToPath(new URL("..", import.meta.url)), ".data", "bench-scale");
+const BENCH_DIR = join(REPO_ROOT, ".data", "bench-scale");
 const RUN_DIR = join(BENCH_DIR, "run");
 const LOG_DIR = join(RUN_DIR, "logs");
 const RESULTS_DIR = join(BENCH_DIR, "results");

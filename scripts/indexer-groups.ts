@@ -2,10 +2,8 @@
 
 import { type Command, databaseUrl, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
 import { GROUP_NAME, listGroups, removeGroup } from "./lib/indexer-groups.js";
+import { VIEWS_SCHEMA } from "./lib/paths.js";
 import { errMessage } from "./lib/procs.js";
-
-/** VIEWS_SCHEMA of scripts/lib/indexer.ts, not imported from there: --help would load all the indexer's modules */
-const VIEWS_SCHEMA = "indexer";
 
 const CMD: Command = {
   name: "indexer-groups",

