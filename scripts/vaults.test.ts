@@ -11,6 +11,7 @@ import { createPublicClient, http } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadRegistry } from "../config/registry.js";
 import { firstBlockWhere } from "../src/module-logs.js";
+import { PORT_OFFSET } from "../test/helpers.js";
 import { deployVaultWorld, type VaultWorld } from "../test/vault-world.js";
 import { startAnvil } from "./lib/anvil.js";
 import { REPO_ROOT } from "./lib/indexer.js";
@@ -18,7 +19,6 @@ import { stopAll } from "./lib/procs.js";
 import { consistent } from "./lib/vault-probe.js";
 
 const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
-const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const CHAIN = 10; // a catalogue chain no other test uses
 
 describe("deployment block: binary search on a monotone predicate", () => {
@@ -78,7 +78,7 @@ function run(args: string[], env: Record<string, string | undefined>) {
 }
 
 describe("npm run vaults on a fresh chain", { timeout: 180_000 }, () => {
-  const dir = join(REPO_ROOT, ".data", `vaults-cli-${OFFSET}`);
+  const dir = join(REPO_ROOT, ".data", `vaults-cli-${PORT_OFFSET}`);
   const file = join(dir, "vaults.json");
   let w: VaultWorld;
   let env: Record<string, string | undefined>;
@@ -98,7 +98,7 @@ describe("npm run vaults on a fresh chain", { timeout: 180_000 }, () => {
   beforeAll(async () => {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
-    const anvil = await startAnvil({ chainId: CHAIN, port: 19_545 + OFFSET, logFile: join(dir, "anvil.log") });
+    const anvil = await startAnvil({ chainId: CHAIN, port: 19_545 + PORT_OFFSET, logFile: join(dir, "anvil.log") });
     w = await deployVaultWorld(CHAIN, anvil.rpcUrl);
     env = { VAULT_REGISTRY: file, [`PONDER_RPC_URL_${CHAIN}`]: `${anvil.rpcUrl},http://127.0.0.1:9` };
     writeFileSync(file, JSON.stringify({ version: 1, vaults: [other], protocols: [] }, null, 2));

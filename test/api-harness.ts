@@ -22,7 +22,7 @@ import { jobsConfig } from "../jobs/config.js";
 import { fanoutRequester } from "../jobs/request.js";
 import { settle, startWorkers } from "../jobs/runtime.js";
 import { type RedisInstance, startRedis } from "../scripts/lib/redis.js";
-import { rows, withDb } from "./helpers.js";
+import { PORT_OFFSET, rows, withDb } from "./helpers.js";
 
 export const ALLOWED_ORIGIN = "https://app.example.com";
 
@@ -82,11 +82,10 @@ export async function readAnswer<T>(res: Response): Promise<Answer<T>> {
 
 export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Promise<ApiHarness> {
   const devnet = inject("devnet");
-  const offset = Number(process.env.TEST_PORT_OFFSET ?? 0);
   let redis: RedisInstance;
   try {
     redis = await startRedis({
-      port: 63792 + offset,
+      port: 63792 + PORT_OFFSET,
       dataDir: join(devnet.dir, "redis-api"),
       logFile: join(devnet.dir, "redis-api.log"),
       reuseExisting: true,

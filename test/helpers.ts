@@ -5,8 +5,15 @@ import { join } from "node:path";
 import pg from "pg";
 import type { Manifest } from "../contracts/devnet/index.js";
 import { tryBind } from "../scripts/lib/anvil.js";
-import { REPO_ROOT } from "../scripts/lib/indexer.js";
+import { REPO_ROOT } from "../scripts/lib/paths.js";
 import { type ManagedProcess, spawnManaged, waitFor } from "../scripts/lib/procs.js";
+
+/**
+ * TEST_PORT_OFFSET (default 0) shifts the anvil ports and the data directories, so several test
+ * runs can share a machine (e.g. 100: anvil 18645/18646). Postgres and the indexer take ports the
+ * kernel picks: fixed ones in the ephemeral range (32768-60999) can be held by an outgoing connection.
+ */
+export const PORT_OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 
 export function loadManifest(path: string): Manifest {
   return JSON.parse(readFileSync(path, "utf8")) as Manifest;

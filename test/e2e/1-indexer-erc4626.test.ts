@@ -48,13 +48,12 @@ import { redisConnection, settle, startWorkers } from "../../jobs/runtime.js";
 import { type AnvilInstance, startAnvil } from "../../scripts/lib/anvil.js";
 import { type IndexerHandle, type IndexerOptions, publishAtHead, startIndexer } from "../../scripts/lib/indexer.js";
 import { type RedisInstance, startRedis } from "../../scripts/lib/redis.js";
-import { freePort, rows, withDb } from "../helpers.js";
+import { freePort, PORT_OFFSET, rows, withDb } from "../helpers.js";
 
 const cluster = inject("cluster");
-const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const CHAIN_ID = 10;
-const ANVIL_PORT = 18_940 + OFFSET;
-const REDIS_PORT = 63_799 + OFFSET;
+const ANVIL_PORT = 18_940 + PORT_OFFSET;
+const REDIS_PORT = 63_799 + PORT_OFFSET;
 const DATABASE = "erc4626_test";
 const DAYS = 10;
 const DAY = 86_400;

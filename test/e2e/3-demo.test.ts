@@ -17,12 +17,11 @@ import { describe, expect, it } from "vitest";
 import { LendingPoolAbi } from "../../abis/LendingPoolAbi.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
 import { isPortOpen } from "../../scripts/lib/procs.js";
-import { freePorts, loadManifest, rows, rpcCall, sleep, until, withDb } from "../helpers.js";
+import { freePorts, loadManifest, PORT_OFFSET, rows, rpcCall, sleep, until, withDb } from "../helpers.js";
 
-const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
-const ANVIL_PORT = 8545 + OFFSET;
-const REDIS_PORT = 63790 + OFFSET;
-const API_PORT = 8000 + OFFSET;
+const ANVIL_PORT = 8545 + PORT_OFFSET;
+const REDIS_PORT = 63790 + PORT_OFFSET;
+const API_PORT = 8000 + PORT_OFFSET;
 const LIVE_EVERY_S = 5;
 
 /** Polls `fn` until it gives a value, for at most `ms`; the error says what did not arrive. */

@@ -23,12 +23,12 @@ import { REPO_ROOT } from "../../scripts/lib/indexer.js";
 import type { ManagedProcess } from "../../scripts/lib/procs.js";
 import { type RedisInstance, startRedis } from "../../scripts/lib/redis.js";
 import { startWorkerProcess } from "../../scripts/lib/workers.js";
-import { loadManifest, rows, rpcCall, sleep, withDb } from "../helpers.js";
+import { loadManifest, PORT_OFFSET, rows, rpcCall, sleep, withDb } from "../helpers.js";
 
 const devnet = inject("devnet");
 
-const REDIS_PORT = 63791 + Number(process.env.TEST_PORT_OFFSET ?? 0);
-const METRICS_PORT = 19464 + Number(process.env.TEST_PORT_OFFSET ?? 0);
+const REDIS_PORT = 63791 + PORT_OFFSET;
+const METRICS_PORT = 19464 + PORT_OFFSET;
 let redis: RedisInstance;
 let workers: ManagedProcess;
 

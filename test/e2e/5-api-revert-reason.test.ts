@@ -13,9 +13,9 @@ import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import type { ChainSession } from "../../contracts/devnet/session.js";
 import type { AnvilInstance } from "../../scripts/lib/anvil.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
+import { PORT_OFFSET } from "../helpers.js";
 import { actor, buildWorld, call, mineRaw, moduleCall, type World } from "../protocol-world.js";
 
-const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const CHAIN = 8453;
 const STRANGER = actor("revert-test:stranger");
 const E18 = 10n ** 18n;
@@ -36,7 +36,7 @@ const mine = (from: Address, to: Address, data: Hex) => mineRaw(w, from, to, dat
 
 beforeAll(async () => {
   h = await setupApi();
-  w = await buildWorld(`revert-test-${OFFSET}`, 18_730 + OFFSET, CHAIN);
+  w = await buildWorld(`revert-test-${PORT_OFFSET}`, 18_730 + PORT_OFFSET, CHAIN);
   ({ anvil, s, p, sub } = w);
   const [DEPLOYER, TRADER] = [w.deployer, w.trader];
   [usdc, weth] = [w.token("USDC"), w.token("WETH")];

@@ -15,10 +15,8 @@ import { createLoan, loanSubaccountCalls } from "../../contracts/devnet/protocol
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { useRpcUrlLists } from "../../onchain/rpc-fetch.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
-import { freePorts } from "../helpers.js";
+import { freePorts, PORT_OFFSET } from "../helpers.js";
 import { actor, buildWorld, call, moduleCall, openPositions, registerWorld, type World } from "../protocol-world.js";
-
-const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 
 let h: ApiHarness;
 let w: World;
@@ -38,7 +36,7 @@ const read = async <T>(to: Address, abi: Abi, fn: string, args: readonly unknown
 
 beforeAll(async () => {
   h = await setupApi();
-  w = await buildWorld(`subaccounts-test-${OFFSET}`, 18_740 + OFFSET);
+  w = await buildWorld(`subaccounts-test-${PORT_OFFSET}`, 18_740 + PORT_OFFSET);
   [usdc, weth] = [w.token("USDC"), w.token("WETH")];
   await openPositions(w, { lender: LENDER, borrower: BORROWER });
   // a month passes: interest accrues on both loans and on Aave

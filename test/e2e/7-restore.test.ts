@@ -25,17 +25,16 @@ import { type PostgresInstance, startEmbeddedPostgres } from "../../scripts/lib/
 import { stopAll } from "../../scripts/lib/procs.js";
 import { startRedis } from "../../scripts/lib/redis.js";
 import { startApiProcess, startWorkerProcess } from "../../scripts/lib/workers.js";
-import { freePort, freePorts, rows, startIndexerCommand, until, withDb } from "../helpers.js";
+import { freePort, freePorts, PORT_OFFSET, rows, startIndexerCommand, until, withDb } from "../helpers.js";
 import { deployVaultWorld, type VaultWorld } from "../vault-world.js";
 
 const run = promisify(execFile);
-const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const CHAIN = 137;
-const ANVIL_PORT = 19_560 + OFFSET;
-const REDIS_PORT = 63_784 + OFFSET;
-const API_PORT = 18_790 + OFFSET;
+const ANVIL_PORT = 19_560 + PORT_OFFSET;
+const REDIS_PORT = 63_784 + PORT_OFFSET;
+const API_PORT = 18_790 + PORT_OFFSET;
 const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
-const dir = join(REPO_ROOT, ".data", `restore-e2e-${OFFSET}`);
+const dir = join(REPO_ROOT, ".data", `restore-e2e-${PORT_OFFSET}`);
 const registry = join(dir, "vaults.json");
 const dumps = join(dir, "dumps");
 

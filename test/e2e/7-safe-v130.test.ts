@@ -40,6 +40,7 @@ import { type ManagedProcess, stopAll } from "../../scripts/lib/procs.js";
 import {
   freePorts,
   indexerAtHead,
+  PORT_OFFSET,
   rows,
   sleep,
   spawnIndexerCommand,
@@ -50,7 +51,6 @@ import {
 } from "../helpers.js";
 import { deployVaultWorld } from "../vault-world.js";
 
-const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const CHAIN = 8453;
 const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
 const OWNER = "0x00000000000000000000000000000000000a11ce" as Address;
@@ -105,7 +105,7 @@ interface Row {
 
 describe("subaccounts on Safe 1.3.0 and 1.5.0, followed side by side", { timeout: 600_000 }, () => {
   const cluster = inject("cluster");
-  const dir = join(REPO_ROOT, ".data", `safe-v130-e2e-${OFFSET}`);
+  const dir = join(REPO_ROOT, ".data", `safe-v130-e2e-${PORT_OFFSET}`);
   const registry = join(dir, "vaults.json");
   const dbUrl = cluster.dbUrl.replace(/\/[^/]+$/, "/safe_v130");
   let ctx: Ctx;

@@ -44,13 +44,12 @@ import { httpOk, listeningPort, REPO_ROOT } from "../../scripts/lib/indexer.js";
 import { type ManagedProcess, stopAll } from "../../scripts/lib/procs.js";
 import { startRedis } from "../../scripts/lib/redis.js";
 import { startApiProcess, startWorkerProcess } from "../../scripts/lib/workers.js";
-import { freePorts, rows, sleep, startIndexerCommand, until, withDb } from "../helpers.js";
+import { freePorts, PORT_OFFSET, rows, sleep, startIndexerCommand, until, withDb } from "../helpers.js";
 import { deployVaultWorld, type VaultWorld } from "../vault-world.js";
 
-const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const KNOWN = 56; // the chain the service indexes from the start
 const FRESH = 10; // the chain it has never seen
-const API_PORT = 18_780 + OFFSET;
+const API_PORT = 18_780 + PORT_OFFSET;
 const tsx = join(REPO_ROOT, "node_modules", ".bin", "tsx");
 const OWNER = "0x00000000000000000000000000000000000a11ce" as Address;
 const TRADER = "0x0000000000000000000000000000000000007ade" as Address;
@@ -117,7 +116,7 @@ async function setUpEarlySafes(s: ChainSession): Promise<EarlySafes> {
 
 describe("npm run vaults: a vault on a chain the service has never seen", { timeout: 600_000 }, () => {
   const cluster = inject("cluster");
-  const dir = join(REPO_ROOT, ".data", `vaults-e2e-${OFFSET}`);
+  const dir = join(REPO_ROOT, ".data", `vaults-e2e-${PORT_OFFSET}`);
   const registry = join(dir, "vaults.json");
   const dbUrl = cluster.dbUrl.replace(/\/[^/]+$/, "/vaults_cli");
   let known: VaultWorld;
@@ -159,8 +158,8 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
       await c.query("CREATE DATABASE vaults_cli");
     });
     const [a, b] = await Promise.all([
-      startAnvil({ chainId: KNOWN, port: 19_556 + OFFSET, logFile: join(dir, `anvil-${KNOWN}.log`) }),
-      startAnvil({ chainId: FRESH, port: 19_555 + OFFSET, logFile: join(dir, `anvil-${FRESH}.log`) }),
+      startAnvil({ chainId: KNOWN, port: 19_556 + PORT_OFFSET, logFile: join(dir, `anvil-${KNOWN}.log`) }),
+      startAnvil({ chainId: FRESH, port: 19_555 + PORT_OFFSET, logFile: join(dir, `anvil-${FRESH}.log`) }),
     ]);
     // everything on both chains happens before the service starts; the known chain's Safes first
     early = await setUpEarlySafes(new ChainSession(KNOWN, a.rpcUrl));
@@ -201,7 +200,7 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
 
     indexer = await startIndexerCommand("indexer-cmd", env, join(dir, "indexer-cmd.log"));
     const redis = await startRedis({
-      port: 63_780 + OFFSET,
+      port: 63_780 + PORT_OFFSET,
       dataDir: join(dir, "redis"),
       logFile: join(dir, "redis.log"),
     });

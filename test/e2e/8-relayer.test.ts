@@ -37,10 +37,10 @@ import {
 } from "../../jobs/relayer/worker.js";
 import { redisConnection } from "../../jobs/runtime.js";
 import { type RedisInstance, startRedis } from "../../scripts/lib/redis.js";
-import { loadManifest, rpcCall, sleep } from "../helpers.js";
+import { loadManifest, PORT_OFFSET, rpcCall, sleep } from "../helpers.js";
 
 const devnet = inject("devnet");
-const REDIS_PORT = 63797 + Number(process.env.TEST_PORT_OFFSET ?? 0);
+const REDIS_PORT = 63797 + PORT_OFFSET;
 const DELAY = 60;
 const DEPOSITOR = getAddress("0x00000000000000000000000000000000000d3b05");
 

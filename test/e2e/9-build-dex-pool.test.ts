@@ -27,11 +27,11 @@ import { uniswap as uniArt } from "../../contracts/devnet/protocols/artifacts.js
 import { deploy, ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { rpc } from "../../scripts/lib/anvil.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
+import { PORT_OFFSET } from "../helpers.js";
 import { limitedRpc } from "../limited-rpc.js";
 import { actor, buildWorld, call, moduleCall, registerWorld, type World } from "../protocol-world.js";
 import { type RpcProxy, rpcProxy } from "../swap-world.js";
 
-const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const E18 = 10n ** 18n;
 const E6 = 10n ** 6n;
 const MAX_UINT128 = (1n << 128n) - 1n;
@@ -61,7 +61,7 @@ const r0 = { tick: 0 };
 
 beforeAll(async () => {
   h = await setupApi();
-  w = await buildWorld(`dex-pool-test-${OFFSET}`, 18_900 + OFFSET + 10);
+  w = await buildWorld(`dex-pool-test-${PORT_OFFSET}`, 18_900 + PORT_OFFSET + 10);
   client = createPublicClient({ transport: http(w.anvil.rpcUrl), pollingInterval: 50 }) as PublicClient;
   [usdc, weth] = [getAddress(w.token("USDC")), getAddress(w.token("WETH"))];
   npm = getAddress(w.p.uniswap.positionManager);

@@ -37,12 +37,11 @@ import { relayerConfig } from "../../jobs/relayer/config.js";
 import { type RelayerHandle, startRelayer } from "../../jobs/relayer/worker.js";
 import { rpc } from "../../scripts/lib/anvil.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
-import { loadManifest, sleep } from "../helpers.js";
+import { loadManifest, PORT_OFFSET, sleep } from "../helpers.js";
 import { actor, buildWorld, call, moduleCall, registerWorld, type World } from "../protocol-world.js";
 import { type RpcProxy, rpcProxy } from "../swap-world.js";
 
-const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
-const PORT = 18_740 + OFFSET + 160;
+const PORT = 18_740 + PORT_OFFSET + 160;
 const E18 = 10n ** 18n;
 const E6 = 10n ** 6n;
 const ERC20 = parseAbi([
@@ -221,7 +220,7 @@ async function expectAfter(a: Lending, underlying: Address) {
 
 beforeAll(async () => {
   h = await setupApi();
-  w = await buildWorld(`build-lend-${OFFSET}`, PORT);
+  w = await buildWorld(`build-lend-${PORT_OFFSET}`, PORT);
   [usdc, weth] = [w.token("USDC"), w.token("WETH")];
   const mint = (t: Address, amount: bigint) =>
     w.s.send(w.deployer, t, call(ERC20_ABI, "mint", [w.sub.safe, amount]), "mint");

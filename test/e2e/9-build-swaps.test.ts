@@ -12,6 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createKey } from "../../api/keys.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
+import { PORT_OFFSET } from "../helpers.js";
 import { actor, borrowLoan, buildWorld, call, registerWorld, type World } from "../protocol-world.js";
 import {
   addPair,
@@ -25,8 +26,7 @@ import {
   rpcProxy,
 } from "../swap-world.js";
 
-const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
-const PORT = 18_740 + OFFSET + 180;
+const PORT = 18_740 + PORT_OFFSET + 180;
 const E18 = 10n ** 18n;
 const E8 = 10n ** 8n;
 const E6 = 10n ** 6n;
@@ -125,7 +125,7 @@ const balance = (t: Address) => read(t, "balanceOf", [w.sub.safe]);
 
 beforeAll(async () => {
   h = await setupApi();
-  w = await buildWorld(`swaps-test-${OFFSET}`, PORT);
+  w = await buildWorld(`swaps-test-${PORT_OFFSET}`, PORT);
   [usdc, weth] = [w.token("USDC"), w.token("WETH")];
   wbtc = await addToken(w, "WBTC", 8, PRICES.WBTC);
   link = await addToken(w, "LINK", 18, PRICES.LINK);

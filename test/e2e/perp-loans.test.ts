@@ -59,11 +59,11 @@ import { ChainSession } from "../../contracts/devnet/session.js";
 import { MULTICALL3 } from "../../onchain/positions.js";
 import { type AnvilInstance, RpcError, rpc, startAnvil } from "../../scripts/lib/anvil.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
+import { PORT_OFFSET } from "../helpers.js";
 
-const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const CHAINS = [
-  { chainId: 1, port: 19_570 + OFFSET },
-  { chainId: 8453, port: 19_571 + OFFSET }, // also the core chain
+  { chainId: 1, port: 19_570 + PORT_OFFSET },
+  { chainId: 8453, port: 19_571 + PORT_OFFSET }, // also the core chain
 ];
 const actor = (name: string): Address => getAddress(`0x${keccak256(toHex(`perp-loans-test:${name}`)).slice(26)}`);
 const DEPLOYER = actor("deployer");
@@ -132,7 +132,7 @@ async function buildWorld(chainId: number, port: number, dir: string): Promise<W
 }
 
 beforeAll(async () => {
-  const dir = join(REPO_ROOT, ".data", `perp-loans-test-${OFFSET}`);
+  const dir = join(REPO_ROOT, ".data", `perp-loans-test-${PORT_OFFSET}`);
   mkdirSync(dir, { recursive: true });
   worlds.push(...(await Promise.all(CHAINS.map((c) => buildWorld(c.chainId, c.port, dir)))));
   const c = worlds[1] as World;

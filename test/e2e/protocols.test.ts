@@ -42,11 +42,11 @@ import { mintedTokenId } from "../../contracts/devnet/protocols/uniswap.js";
 import { ChainSession } from "../../contracts/devnet/session.js";
 import { type AnvilInstance, RpcError, rpc, startAnvil } from "../../scripts/lib/anvil.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
+import { PORT_OFFSET } from "../helpers.js";
 
-const OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
 const CHAINS = [
-  { chainId: 1, port: 18_720 + OFFSET },
-  { chainId: 8453, port: 18_721 + OFFSET },
+  { chainId: 1, port: 18_720 + PORT_OFFSET },
+  { chainId: 8453, port: 18_721 + PORT_OFFSET },
 ];
 const actor = (name: string): Address => getAddress(`0x${keccak256(toHex(`protocols-test:${name}`)).slice(26)}`);
 const DEPLOYER = actor("deployer");
@@ -100,7 +100,7 @@ async function buildWorld(chainId: number, port: number, dir: string): Promise<W
 }
 
 beforeAll(async () => {
-  const dir = join(REPO_ROOT, ".data", `protocols-test-${OFFSET}`);
+  const dir = join(REPO_ROOT, ".data", `protocols-test-${PORT_OFFSET}`);
   mkdirSync(dir, { recursive: true });
   const t0 = performance.now();
   worlds.push(...(await Promise.all(CHAINS.map((c) => buildWorld(c.chainId, c.port, dir)))));

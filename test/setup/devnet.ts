@@ -3,15 +3,15 @@
  * and the indexer run to the chain heads. What the tests need is handed over with `provide`.
  * Everything started here is stopped in teardown (and killed if the runner exits).
  */
-import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { DEVNET_CHAINS, genesisTimestamp, runDevnet } from "../../contracts/devnet/index.js";
 import { startAnvil } from "../../scripts/lib/anvil.js";
-import { type IndexerOptions, publishAtHead, REPO_ROOT, startIndexer } from "../../scripts/lib/indexer.js";
-import { ensureAnalystRole, startEmbeddedPostgres } from "../../scripts/lib/postgres.js";
-import { killAllSync, stopAll } from "../../scripts/lib/procs.js";
-import { freePort } from "../helpers.js";
+import { type IndexerOptions, publishAtHead, startIndexer } from "../../scripts/lib/indexer.js";
+import { ensureAnalystRole } from "../../scripts/lib/postgres.js";
+import { stopAll } from "../../scripts/lib/procs.js";
+import { freePort, PORT_OFFSET } from "../helpers.js";
+import { freshCluster } from "./cluster.js";
 
 export interface DevnetInfo {
   dbUrl: string;
@@ -40,26 +40,10 @@ declare module "vitest" {
 
 export const TEST_DAYS = 30;
 
-/**
- * TEST_PORT_OFFSET (default 0) shifts the anvil ports and the data directory, so several test runs
- * can share a machine (e.g. 100: anvil 18645/18646). Postgres and the indexer take ports the kernel
- * picks: fixed ones in the ephemeral range (32768-60999) can be held by an outgoing connection.
- */
-export const PORT_OFFSET = Number(process.env.TEST_PORT_OFFSET ?? 0);
-
 export default async function setup(project: TestProject) {
-  process.on("exit", killAllSync);
-  const dir = join(REPO_ROOT, ".data", PORT_OFFSET ? `test-${PORT_OFFSET}` : "test");
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
   const log = (m: string) => process.stdout.write(`[devnet] ${m}\n`);
   try {
-    const pgi = await startEmbeddedPostgres({
-      port: await freePort(),
-      dataDir: join(dir, "postgres"),
-      database: "vaults",
-      logFile: join(dir, "postgres.log"),
-    });
+    const { dir, pgi } = await freshCluster("test");
     const endTime = Math.floor(Date.now() / 1000);
     const chains = await Promise.all(
       DEVNET_CHAINS.map(async (c) => {
