@@ -14,7 +14,9 @@ import {
   encodeFunctionData,
   getAddress,
   type Hex,
+  toEventSelector,
 } from "viem";
+import { rpcFetch } from "../../onchain/rpc-fetch.js";
 import { ABIS, ALL_EVENTS_ABI, bytecode, type ContractName } from "./artifacts.js";
 
 export interface ManifestEvent {
@@ -69,25 +71,34 @@ export class ChainSession {
     readonly rpcUrl: string,
   ) {}
 
+  /**
+   * POSTs a JSON-RPC request (or batch) and parses the answer: through the service's undici agent
+   * (onchain/rpc-fetch.ts), which costs a fifth of the CPU of `fetch` per request, and a history
+   * is tens of thousands of them.
+   */
+  async post(payload: Json): Promise<unknown> {
+    const res = await rpcFetch(this.rpcUrl, { method: "POST", body: JSON.stringify(payload) });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`chain ${this.chainId}: HTTP ${res.status} ${res.statusText}: ${text.slice(0, 300)}`);
+    return JSON.parse(text);
+  }
+
   async rpc<T = unknown>(method: string, params: Json[] = []): Promise<T> {
-    const res = await fetch(this.rpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: ++this.id, method, params }),
-    });
-    const body = (await res.json()) as { result?: T; error?: { message: string; data?: unknown } };
+    const body = (await this.post({ jsonrpc: "2.0", id: ++this.id, method, params })) as {
+      result?: T;
+      error?: { message: string; data?: unknown };
+    };
     if (body.error) throw new Error(`${method} on chain ${this.chainId}: ${body.error.message}`);
     return body.result as T;
   }
 
   async batch(calls: { method: string; params: Json[] }[]): Promise<unknown[]> {
     if (calls.length === 0) return [];
-    const res = await fetch(this.rpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(calls.map((c, i) => ({ jsonrpc: "2.0", id: i, ...c }))),
-    });
-    const body = (await res.json()) as { id: number; result?: unknown; error?: { message: string } }[];
+    const body = (await this.post(calls.map((c, i) => ({ jsonrpc: "2.0", id: i, ...c })))) as {
+      id: number;
+      result?: unknown;
+      error?: { message: string };
+    }[];
     body.sort((a, b) => a.id - b.id);
     return body.map((r, i) => {
       if (r.error) throw new Error(`${calls[i]!.method} on chain ${this.chainId}: ${r.error.message}`);
@@ -130,25 +141,27 @@ export class ChainSession {
     const ts = this.nextTimestamp(at);
     const tx: Record<string, Json> = { from, data, gas: "0x1c9c380", gasPrice: "0x0" };
     if (to) tx.to = to;
-    const [, hash] = (await this.batch([
-      { method: "evm_setNextBlockTimestamp", params: [ts] },
-      { method: "eth_sendTransaction", params: [tx] },
-    ])) as [unknown, Hex];
-    let receipt = await this.rpc<RpcReceipt | null>("eth_getTransactionReceipt", [hash]);
-    // anvil answers eth_sendTransaction once the transaction is pooled; automine follows at once.
-    for (let i = 0; !receipt && i < 200; i++) {
-      await new Promise((r) => setTimeout(r, 5));
-      receipt = await this.rpc<RpcReceipt | null>("eth_getTransactionReceipt", [hash]);
-    }
-    if (!receipt) throw new Error(`chain ${this.chainId}: ${what}: no receipt for ${hash}`);
+    const receipt = await this.sendSync(ts, tx);
     this.txCount++;
     this.blockCount++;
     if (receipt.status !== "0x1") {
       const reason = await this.revertReason(from, to, data, receipt.blockNumber);
-      throw new Error(`chain ${this.chainId}: ${what} reverted (${reason}) in tx ${hash}`);
+      throw new Error(`chain ${this.chainId}: ${what} reverted (${reason}) in tx ${receipt.transactionHash}`);
     }
     this.record(receipt, ts);
     this.timing.send += performance.now() - t0;
+    return receipt;
+  }
+
+  /**
+   * One request: the next block's timestamp, then the transaction, answered with its receipt once
+   * automine has mined it (`eth_sendTransactionSync`, EIP-7966; anvil keeps a batch's order).
+   */
+  private async sendSync(ts: number, tx: Record<string, Json>): Promise<RpcReceipt> {
+    const [, receipt] = (await this.batch([
+      { method: "evm_setNextBlockTimestamp", params: [ts] },
+      { method: "eth_sendTransactionSync", params: [tx] },
+    ])) as [unknown, RpcReceipt];
     return receipt;
   }
 
@@ -174,15 +187,13 @@ export class ChainSession {
     const t0 = performance.now();
     const ts = this.nextTimestamp(at);
     const tx: Record<string, Json> = { from, to, data, gas: `0x${gas.toString(16)}`, gasPrice: "0x0" };
-    const [, hash] = (await this.batch([
-      { method: "evm_setNextBlockTimestamp", params: [ts] },
-      { method: "eth_sendTransaction", params: [tx] },
-    ])) as [unknown, Hex];
-    const receipt = await this.receipt(hash, what);
+    const receipt = await this.sendSync(ts, tx);
     this.txCount++;
     this.blockCount++;
     this.timing.send += performance.now() - t0;
-    if (receipt.status === "0x1") throw new Error(`chain ${this.chainId}: ${what} was meant to fail: tx ${hash}`);
+    if (receipt.status === "0x1") {
+      throw new Error(`chain ${this.chainId}: ${what} was meant to fail: tx ${receipt.transactionHash}`);
+    }
     return receipt;
   }
 
@@ -209,8 +220,9 @@ export class ChainSession {
       await this.rpc("evm_setAutomine", [true]);
     }
     const receipts: RpcReceipt[] = [];
+    const mined = await this.receipts(hashes, txs);
     for (const [i, hash] of hashes.entries()) {
-      const r = await this.receipt(hash, txs[i]!.what);
+      const r = mined[i]!;
       if (r.status !== "0x1") {
         const reason = await this.revertReason(txs[i]!.from, txs[i]!.to, txs[i]!.data, r.blockNumber);
         throw new Error(`chain ${this.chainId}: ${txs[i]!.what} reverted (${reason}) in tx ${hash}`);
@@ -227,14 +239,15 @@ export class ChainSession {
     return receipts;
   }
 
-  private async receipt(hash: Hex, what: string): Promise<RpcReceipt> {
-    let receipt = await this.rpc<RpcReceipt | null>("eth_getTransactionReceipt", [hash]);
-    for (let i = 0; !receipt && i < 200; i++) {
-      await new Promise((r) => setTimeout(r, 5));
-      receipt = await this.rpc<RpcReceipt | null>("eth_getTransactionReceipt", [hash]);
-    }
-    if (!receipt) throw new Error(`chain ${this.chainId}: ${what}: no receipt for ${hash}`);
-    return receipt;
+  /** The receipts of transactions in a block evm_mine has mined, in one request. */
+  private async receipts(hashes: Hex[], txs: PlannedTx[]): Promise<RpcReceipt[]> {
+    const got = (await this.batch(
+      hashes.map((h) => ({ method: "eth_getTransactionReceipt", params: [h] })),
+    )) as (RpcReceipt | null)[];
+    return got.map((r, i) => {
+      if (!r) throw new Error(`chain ${this.chainId}: ${txs[i]!.what}: no receipt for ${hashes[i]}`);
+      return r;
+    });
   }
 
   private async revertReason(from: Address, to: Address | null, data: Hex, block: Hex): Promise<string> {
@@ -249,16 +262,15 @@ export class ChainSession {
 
   private record(receipt: RpcReceipt, timestamp: number): void {
     for (const log of receipt.logs) {
+      const event = EVENTS_BY_TOPIC.get(log.topics[0]);
+      if (!event) continue; // not one of our contracts' events
       let decoded: { eventName: string; args: unknown };
       try {
-        decoded = decodeEventLog({ abi: ALL_EVENTS_ABI, topics: log.topics, data: log.data }) as typeof decoded;
+        decoded = decodeEventLog({ abi: [event.item], topics: log.topics, data: log.data }) as typeof decoded;
       } catch {
-        continue; // not one of our contracts' events
+        continue; // the same signature with other indexed arguments: not ours
       }
-      const item = ALL_EVENTS_ABI.find(
-        (e) => e.type === "event" && e.name === decoded.eventName && matchesTopic(e, log.topics[0]),
-      );
-      const signature = item && item.type === "event" ? eventSignature(item) : decoded.eventName;
+      const signature = event.signature;
       this.sink.push({
         chainId: this.chainId,
         address: log.address.toLowerCase() as Address,
@@ -320,15 +332,16 @@ export class ChainSession {
   }
 }
 
-function matchesTopic(item: Abi[number], topic0: Hex | undefined): boolean {
-  if (item.type !== "event" || !topic0) return false;
-  return eventTopic(item) === topic0;
-}
-
-import { toEventSelector } from "viem";
-
-function eventTopic(item: Abi[number]): Hex {
-  return toEventSelector(eventSignature(item));
+/**
+ * topic0 -> the first of our events with that selector (the one decodeEventLog would pick from
+ * ALL_EVENTS_ABI) and its signature, hashed once rather than for every log.
+ */
+const EVENTS_BY_TOPIC = new Map<Hex, { item: Abi[number]; signature: string }>();
+for (const item of ALL_EVENTS_ABI) {
+  if (item.type !== "event") continue;
+  const signature = eventSignature(item);
+  const topic = toEventSelector(signature);
+  if (!EVENTS_BY_TOPIC.has(topic)) EVENTS_BY_TOPIC.set(topic, { item, signature });
 }
 
 export function eventSignature(item: Abi[number]): string {

@@ -1119,12 +1119,12 @@ export class World {
 
   /** The reason an eth_call reverts with, as in FailedTx.display ("none" when it succeeds). */
   private async callRevert(from: Address, to: Address, data: Hex): Promise<string> {
-    const res = await fetch(this.s.rpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_call", params: [{ from, to, data }, "latest"] }),
-    });
-    const body = (await res.json()) as { result?: Hex; error?: { data?: Hex } };
+    const body = (await this.s.post({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "eth_call",
+      params: [{ from, to, data }, "latest"],
+    })) as { result?: Hex; error?: { data?: Hex } };
     if (!body.error) return "none";
     return decodeRevert(body.error.data ?? "0x");
   }

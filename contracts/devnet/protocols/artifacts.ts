@@ -181,12 +181,19 @@ export interface MorphoArtifacts {
 export function morphoArtifacts(): MorphoArtifacts {
   const pkgDir = dirname(require.resolve("@morpho-org/morpho-blue/package.json"));
   const version = (JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as { version: string }).version;
+  // the compiler's package version names the cache: loading solc itself takes about a second
+  const solcVersion = (
+    JSON.parse(readFileSync(require.resolve("solc-0.8.19/package.json"), "utf8")) as { version: string }
+  ).version;
+  const cacheFile = join(contractsDir, "out", `morpho-blue-${version}-solc-${solcVersion}.json`);
+  if (existsSync(cacheFile)) return JSON.parse(readFileSync(cacheFile, "utf8")) as MorphoArtifacts;
   const solc = require("solc-0.8.19") as {
     compile(input: string, opts: { import: (p: string) => { contents: string } | { error: string } }): string;
     version(): string;
   };
-  const cacheFile = join(contractsDir, "out", `morpho-blue-${version}-solc-${solc.version()}.json`);
-  if (existsSync(cacheFile)) return JSON.parse(readFileSync(cacheFile, "utf8")) as MorphoArtifacts;
+  if (!solc.version().startsWith(`${solcVersion}+`)) {
+    throw new Error(`solc-0.8.19 reports version ${solc.version()}, its package.json ${solcVersion}`);
+  }
   const srcDir = join(pkgDir, "src");
   const sources = Object.fromEntries(
     MORPHO_SOURCES.map((f) => [f, { content: readFileSync(join(srcDir, f), "utf8") }]),
