@@ -2,13 +2,15 @@
  * installSignalHandlers: one stop is one orderly shutdown, even when the signal arrives twice
  * (tsx relays one its child has not acknowledged within 30 ms; a process-group signal reaches
  * both); a second signal a second later is a second Ctrl-C and stops everything at once.
+ * spawnManaged's stop sends the signal it was given (Ponder is stopped with SIGINT).
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "./lib/indexer.js";
+import { REPO_ROOT } from "./lib/paths.js";
+import { spawnManaged } from "./lib/procs.js";
 
 const PROCS_TS = JSON.stringify(join(REPO_ROOT, "scripts", "lib", "procs.ts"));
 const dir = mkdtempSync(join(tmpdir(), "procs-"));
@@ -67,5 +69,23 @@ describe("installSignalHandlers", () => {
     expect(r.out).toContain("cleanup started");
     expect(r.out).toContain("SIGINT again: killing everything now");
     expect(r.out).not.toContain("cleanup done");
+  }, 30_000);
+});
+
+describe("spawnManaged", () => {
+  it("stops a child with its stop signal, SIGTERM unless told", async () => {
+    const probe = `for (const s of ["SIGINT", "SIGTERM"]) process.on(s, () => { console.log("got " + s); process.exit(0); });
+console.log("ready"); setInterval(() => {}, 1000);`;
+    for (const stopSignal of [undefined, "SIGINT"] as const) {
+      const lines: string[] = [];
+      const p = spawnManaged("probe", process.execPath, ["-e", probe], {
+        ...(stopSignal ? { stopSignal } : {}),
+        onLine: (l) => lines.push(l),
+      });
+      while (!lines.includes("ready")) await new Promise((r) => setTimeout(r, 20));
+      await p.stop();
+      expect(lines).toContain(`got ${stopSignal ?? "SIGTERM"}`);
+      expect(p.exitInfo()).toEqual({ code: 0, signal: null });
+    }
   }, 30_000);
 });

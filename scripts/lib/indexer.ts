@@ -163,6 +163,10 @@ export function startIndexer(opts: IndexerOptions): IndexerHandle {
     env: indexerEnv(opts, schema),
     logFile: opts.logFile,
     echo: opts.echo ?? false,
+    // Ponder's build runs a Vite server, whose SIGTERM handler exits the process before Ponder's
+    // own shutdown has unlocked the schema: the next start on it then waits out the lock (up to
+    // 25 s). Ponder handles SIGINT alone, and unlocks.
+    stopSignal: "SIGINT",
     onExit: opts.onExit,
     onLine: (line) => {
       const taken = listeningPort(line);

@@ -104,8 +104,10 @@ export interface SpawnManagedOptions {
   logFile?: string | undefined;
   /** Echo prefixed output to stdout. Default false. */
   echo?: boolean | undefined;
-  /** Grace period between SIGTERM and SIGKILL when stopping. Default 5000 ms. */
+  /** Grace period between the stop signal and SIGKILL when stopping. Default 5000 ms. */
   killTimeoutMs?: number | undefined;
+  /** The signal `stop` sends the group first. Default SIGTERM. */
+  stopSignal?: NodeJS.Signals | undefined;
   /** Called once when the child exits (for any reason). */
   onExit?: ((code: number | null, signal: NodeJS.Signals | null) => void) | undefined;
   /** Called with each complete line of the child's output (stdout and stderr). */
@@ -129,7 +131,7 @@ export interface ManagedProcess {
   exitInfo(): ExitInfo | undefined;
   /** Last lines of output, for error messages. */
   recentOutput(): string;
-  /** Kill the whole process group: SIGTERM, then SIGKILL after the timeout. */
+  /** Kill the whole process group: the stop signal (SIGTERM), then SIGKILL after the timeout. */
   stop(timeoutMs?: number): Promise<void>;
 }
 
@@ -221,6 +223,7 @@ export function spawnManaged(
 
   const pid = child.pid;
   const killTimeout = opts.killTimeoutMs ?? 5000;
+  const stopSignal = opts.stopSignal ?? "SIGTERM";
   let stopping: Promise<void> | undefined;
 
   const proc: ManagedProcess = {
@@ -237,11 +240,11 @@ export function spawnManaged(
           await Promise.race([exited, sleep(1000)]);
           return;
         }
-        killGroup(pid, "SIGTERM");
+        killGroup(pid, stopSignal);
         const deadline = Date.now() + timeoutMs;
         while (groupAlive(pid) && Date.now() < deadline) await sleep(50);
         if (groupAlive(pid)) {
-          log.write(`(still running ${timeoutMs} ms after SIGTERM, sending SIGKILL)\n`);
+          log.write(`(still running ${timeoutMs} ms after ${stopSignal}, sending SIGKILL)\n`);
           killGroup(pid, "SIGKILL");
           const hardDeadline = Date.now() + 2000;
           while (groupAlive(pid) && Date.now() < hardDeadline) await sleep(25);

@@ -286,6 +286,14 @@ describe("indexer groups", () => {
     const b = groups.find((g) => g.name === "b")!;
     const before = (await groupRows()).find((g) => g.group_name === "b")!.published_at!;
     await b.handle.stop();
+    // stopped with SIGINT, Ponder has unlocked its schema: the restart need not wait out the lock
+    const [meta] = await withDb(devnet.dbUrl, (c) =>
+      rows<{ locked: string }>(
+        c,
+        `SELECT value->>'is_locked' AS locked FROM "${b.handle.schema}"._ponder_meta WHERE key = 'app'`,
+      ),
+    );
+    expect(meta!.locked).toBe("0");
     const reader = startReader();
     try {
       startGroup("b", 8453, await freePort(), b);
