@@ -37,11 +37,11 @@ async function main(): Promise<void> {
     refuse(CMD, `--statement-timeout "${timeout}" is not a duration such as 60s or 5min`);
   const url = databaseUrl(CMD);
   // loaded after the command line (zod for the settings, then the rest): --help and refusals load nothing else
-  const { z } = await import("zod");
-  const env = z.object({
-    ANALYST_PASSWORD: z.string({ error: "required: the analyst role's password" }).min(12, "at least 12 characters"),
-  });
-  const { ANALYST_PASSWORD } = await settings(CMD, env);
+  const { ANALYST_PASSWORD } = await settings(CMD, ({ z }) =>
+    z.object({
+      ANALYST_PASSWORD: z.string({ error: "required: the analyst role's password" }).min(12, "at least 12 characters"),
+    }),
+  );
   const { ensureAnalystRole } = await import("./lib/postgres.js");
   const analystUrl = await ensureAnalystRole(url, {
     role,

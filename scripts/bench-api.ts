@@ -36,9 +36,7 @@ value is refused with a message (exit 2). Figures: docs/performance.md.`,
 };
 parseCommandLine(CMD, { options: { ...HELP_OPTION } });
 // loaded after the command line, the bench's modules after its settings: --help and refusals load nothing else
-const [{ z }, { envNum }] = await Promise.all([import("zod"), import("../config/env.js")]);
-const env = await settings(
-  CMD,
+const env = await settings(CMD, ({ z, envNum }) =>
   z.object({
     BENCH_API_EVENTS: envNum((n) => n.int().min(1000).max(50_000_000)).default(1_000_000),
     BENCH_API_USERS: envNum((n) => n.int().min(100).max(10_000_000)).default(100_000),

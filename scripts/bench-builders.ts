@@ -64,9 +64,7 @@ const isRegExp = (s: string) => {
   }
 };
 // loaded after the command line, the bench's modules after its settings: --help and refusals load nothing else
-const [{ z }, { envNum }] = await Promise.all([import("zod"), import("../config/env.js")]);
-const env = await settings(
-  CMD,
+const env = await settings(CMD, ({ z, envNum }) =>
   z.object({
     BENCH_BUILDERS_DAYS: envNum((n) => n.int().min(7).max(365)).default(30),
     BENCH_BUILDERS_REQUESTS: envNum((n) => n.int().min(8).max(100_000)).default(200),

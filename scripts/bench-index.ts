@@ -43,9 +43,7 @@ A bad value is refused with a message (exit 2). Figures: docs/performance.md.`,
 parseCommandLine(CMD, { options: { ...HELP_OPTION } });
 
 // loaded after the command line, the bench's modules after its settings: --help and refusals load nothing else
-const [{ z }, { envNum }] = await Promise.all([import("zod"), import("../config/env.js")]);
-const cfg = await settings(
-  CMD,
+const cfg = await settings(CMD, ({ z, envNum }) =>
   z.object({
     BENCH_BLOCKS: envNum((n) => n.int().min(1).max(1800)).default(800),
     BENCH_TXS_PER_BLOCK: envNum((n) => n.int().min(1).max(180)).default(40),

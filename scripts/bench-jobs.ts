@@ -61,9 +61,7 @@ refused with a message (exit 2). Figures: docs/performance.md.`,
 parseCommandLine(CMD, { options: { ...HELP_OPTION } });
 
 // loaded after the command line, the bench's modules after its settings: --help and refusals load nothing else
-const [{ z }, { envNum }] = await Promise.all([import("zod"), import("../config/env.js")]);
-const cfg = await settings(
-  CMD,
+const cfg = await settings(CMD, ({ z, envNum }) =>
   z.object({
     BENCH_JOBS_VAULTS: envNum((n) => n.int().min(1).max(1000)).default(100),
     BENCH_JOBS_DAYS: envNum((n) => n.int().min(10).max(3650)).default(730),

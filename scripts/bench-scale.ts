@@ -94,9 +94,7 @@ async function main(): Promise<void> {
     allowPositionals: true,
   });
   // loaded after the command line, the bench's modules after its settings: --help and refusals load nothing else
-  const [{ z }, { envNum }] = await Promise.all([import("zod"), import("../config/env.js")]);
-  const cfg = await settings(
-    CMD,
+  const cfg = await settings(CMD, ({ z, envNum }) =>
     z.object({
       BENCH_SCALE_PG_PORT: envNum((n) => n.int().min(1).max(65535)).default(54390),
       BENCH_SCALE_ANVIL_PORT: envNum((n) => n.int().min(1).max(65520)).default(18900),

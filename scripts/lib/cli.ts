@@ -6,6 +6,7 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import type { Kysely } from "kysely";
 import type { z } from "zod";
+import type { envNum } from "../../config/env.js";
 import { errMessage } from "./procs.js";
 
 export interface Command {
@@ -52,9 +53,19 @@ export function parseCommandLine<const T extends ParseArgsConfig>(
   return parsed;
 }
 
-/** A command's settings from the environment (`parseEnv`); a bad one is refused by name (exit 2). */
-export async function settings<S extends z.ZodType>(cmd: Command, schema: S): Promise<z.output<S>> {
-  const { parseEnv } = await import("../../config/env.js"); // not at the top: --help loads no zod
+/** What a command's settings schema is built with (`settings`). */
+export interface SchemaKit {
+  z: typeof z;
+  envNum: typeof envNum;
+}
+
+/**
+ * A command's settings from the environment (`parseEnv`), with the schema `build` makes; a bad
+ * one is refused by name (exit 2). zod is loaded here, not at the top: --help loads none of it.
+ */
+export async function settings<S extends z.ZodType>(cmd: Command, build: (kit: SchemaKit) => S): Promise<z.output<S>> {
+  const [{ z: zod }, { envNum: num, parseEnv }] = await Promise.all([import("zod"), import("../../config/env.js")]);
+  const schema = build({ z: zod, envNum: num });
   try {
     return parseEnv(schema, process.env, `${cmd.name} settings`);
   } catch (err) {
