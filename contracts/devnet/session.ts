@@ -219,16 +219,13 @@ export class ChainSession {
     } finally {
       await this.rpc("evm_setAutomine", [true]);
     }
-    const receipts: RpcReceipt[] = [];
-    const mined = await this.receipts(hashes, txs);
-    for (const [i, hash] of hashes.entries()) {
-      const r = mined[i]!;
+    const receipts = await this.receipts(hashes, txs);
+    for (const [i, r] of receipts.entries()) {
       if (r.status !== "0x1") {
         const reason = await this.revertReason(txs[i]!.from, txs[i]!.to, txs[i]!.data, r.blockNumber);
-        throw new Error(`chain ${this.chainId}: ${txs[i]!.what} reverted (${reason}) in tx ${hash}`);
+        throw new Error(`chain ${this.chainId}: ${txs[i]!.what} reverted (${reason}) in tx ${hashes[i]}`);
       }
       this.record(r, ts);
-      receipts.push(r);
     }
     if (new Set(receipts.map((r) => r.blockNumber)).size !== 1) {
       throw new Error(`chain ${this.chainId}: a block of ${txs.length} transactions was split (gas?)`);
@@ -270,12 +267,11 @@ export class ChainSession {
       } catch {
         continue; // the same signature with other indexed arguments: not ours
       }
-      const signature = event.signature;
       this.sink.push({
         chainId: this.chainId,
         address: log.address.toLowerCase() as Address,
         event: decoded.eventName,
-        signature,
+        signature: event.signature,
         args: normaliseArgs(decoded.args),
         blockNumber: Number(BigInt(receipt.blockNumber)),
         timestamp,
