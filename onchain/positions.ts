@@ -140,6 +140,25 @@ export interface UniswapPosition {
   value: number | null;
 }
 
+/**
+ * One lending venue's part of the account, USD: Aave's account on the chain (its reserves cross
+ * collateralised) or one Morpho market (isolated: its collateral secures its own debt alone).
+ * Collateral held at one venue cannot be seized for another's debt, so each is compared alone.
+ */
+export interface VenueFigures {
+  /** "aave", or "morpho:<market id>" */
+  venue: string;
+  debt: number;
+  /** its collateral at its liquidation threshold (Aave's account threshold, the market's LLTV) */
+  liquidation: number;
+}
+
+/** The lowest health factor of the venues with debt (each its collateral at its threshold over its debt); null without. */
+export function venuesHealthFactor(venues: readonly VenueFigures[]): number | null {
+  const factors = venues.filter((v) => v.debt > 0).map((v) => v.liquidation / v.debt);
+  return factors.length > 0 ? Math.min(...factors) : null;
+}
+
 export interface SubaccountPositions {
   chainId: number;
   account: Address;
@@ -161,6 +180,9 @@ export interface SubaccountPositions {
     totalValue: number;
     netValue: number;
   };
+  /** the chain's lending venues the account has collateral or debt at */
+  venues: VenueFigures[];
+  /** the lowest of its venues' health factors; null without venue debt */
   healthFactor: number | null;
 }
 
@@ -469,6 +491,18 @@ export async function readPositions(
   const liquidationCollateral =
     (aave ? aave.collateralValue * aave.liquidationThreshold : 0) +
     sum(morpho.map((m) => (m.collateralValue == null ? null : m.collateralValue * m.lltv)));
+  const venues: VenueFigures[] = [
+    ...(aave && (aave.collateralValue > 0 || aave.debtValue > 0)
+      ? [{ venue: "aave", debt: aave.debtValue, liquidation: aave.collateralValue * aave.liquidationThreshold }]
+      : []),
+    ...morpho
+      .filter((m) => m.borrowed > 0n || m.collateral > 0n)
+      .map((m) => ({
+        venue: `morpho:${m.marketId}`,
+        debt: m.borrowedValue ?? 0,
+        liquidation: (m.collateralValue ?? 0) * m.lltv,
+      })),
+  ];
   const totalValue =
     tokenValue +
     sum(aave?.reserves.map((r) => r.suppliedValue) ?? []) +
@@ -494,6 +528,7 @@ export async function readPositions(
       totalValue,
       netValue: totalValue - loanValue,
     },
-    healthFactor: loanValue > 0 ? liquidationCollateral / loanValue : null,
+    venues,
+    healthFactor: venuesHealthFactor(venues),
   };
 }

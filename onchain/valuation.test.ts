@@ -69,6 +69,10 @@ function state(o: {
         totalValue: o.held + collateral,
         netValue: o.held + collateral - venueDebt,
       },
+      venues:
+        collateral > 0 || venueDebt > 0
+          ? [{ venue: "aave", debt: venueDebt, liquidation: collateral * (o.threshold ?? 0.8) }]
+          : [],
       healthFactor: venueDebt > 0 ? (collateral * (o.threshold ?? 0.8)) / venueDebt : null,
     },
     loans,
@@ -149,6 +153,27 @@ describe("accountFigures: health factor", () => {
     );
     expect(f.health_factor).toBeCloseTo(Math.min(800 / 400, (4000 - 400) / 2000), 12);
   });
+
+  it("holds each venue's debt against its own collateral: one venue's collateral covers no other's", () => {
+    // chain 1: a Morpho market, 900 at its LLTV against 600 borrowed (1.5); chain 8453: Aave
+    // collateral of 5,000 at 0.85 without debt. Pooled they would give (900 + 4,250) / 600.
+    const morpho = { ...state({ held: 0 }), chainId: 1 };
+    morpho.positions.venues = [{ venue: "morpho:0x01", debt: 600, liquidation: 900 }];
+    morpho.positions.totals = { ...morpho.positions.totals, loanValue: 600, liquidationCollateral: 900 };
+    morpho.positions.totals.collateralValue = 1000;
+    morpho.positions.totals.totalValue = 1000;
+    const aave = { ...state({ held: 0, collateral: 5000, threshold: 0.85 }), chainId: 8453 };
+    const f = accountFigures([morpho, aave], ACCOUNT);
+    expect(f.health_factor).toBeCloseTo(1.5, 12);
+    expect(f.liquidation_collateral).toBeCloseTo(900 + 4250, 9);
+    // at 1 the venues' debts have risen by 1.5: 900 of debt against an account of 6,000
+    expect(f.maintenance_margin_fraction).toBeCloseTo(1 - 900 / 6000, 12);
+    // two venues with debt on one chain: the lower of the two, not their pooled figure
+    const both = state({ held: 0, collateral: 1000, threshold: 0.8, venueDebt: 200 });
+    both.positions.venues.push({ venue: "morpho:0x02", debt: 500, liquidation: 600 });
+    both.positions.totals.loanValue += 500;
+    expect(accountFigures([both], ACCOUNT).health_factor).toBeCloseTo(600 / 500, 12);
+  });
 });
 
 describe("withVenueChange: the figures once a simulated venue change lands", () => {
@@ -180,6 +205,9 @@ describe("withVenueChange: the figures once a simulated venue change lands", () 
     const out = withVenueChange(states, { chainId: 8453, collateral: 1, debt: 1, liquidation: 1, value: 1 });
     expect(out[0]).toBe(states[0]);
     expect(out[1]!.positions.totals.loanValue).toBe(1);
+    // the change is the chain's Aave account's, listed there once it has debt
+    expect(out[1]!.positions.venues).toEqual([{ venue: "aave", debt: 1, liquidation: 1 }]);
+    expect(out[1]!.positions.healthFactor).toBe(1);
     expect(states[1]!.positions.totals.loanValue).toBe(0);
   });
 });

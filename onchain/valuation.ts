@@ -7,8 +7,9 @@
  *   bridge deposits on their way there, and what it may still draw of the loans it borrows;
  * - loan value: Aave and Morpho debts plus what it owes on the loans it borrows (those of the
  *   chain's loan registry and the lending pools' loans indexed to it);
- * - health factor: the lower of the venues' (collateral at each venue's liquidation threshold
- *   over the Aave and Morpho debts) and the loans' (what the account holds less those debts, over
+ * - health factor: the lowest of each lending venue's (an Aave account, a Morpho market: its
+ *   collateral at its liquidation threshold over its debt; collateral at one venue does not
+ *   secure another's debt) and the loans' (what the account holds less the venues' debts, over
  *   what it owes on the loans it borrows: their lenders' recourse is the account, as a
  *   cross-margin account's), null without debt.
  */
@@ -24,7 +25,7 @@ import {
   readInTransit,
   readMargin,
 } from "./margin.js";
-import { readPositions, type SubaccountPositions } from "./positions.js";
+import { readPositions, type SubaccountPositions, venuesHealthFactor } from "./positions.js";
 
 export interface ChainState {
   chainId: number;
@@ -217,15 +218,16 @@ export function accountFigures(states: readonly ChainState[], account: string): 
   const perp = (list: readonly MarginBalance[]) => list.reduce((t, m) => t + (marginValue(m, states).value ?? 0), 0);
   const margin = sum((s) => perp(s.margin) + perp(s.inTransit));
   const accountValue = sum((s) => s.positions.totals.totalValue) + lent + undrawn + margin;
-  // each kind of debt against what secures it: a venue's collateral at its threshold; for the loans
+  // each debt against what secures it: a venue's, its own collateral at its threshold; the loans
   // it borrows, the account less the venues' debts (1: nothing left once they are repaid)
   const factors: number[] = [];
-  // the margin fraction at which each reaches 1: the venues' when their debts rise to the
-  // collateral at its thresholds, the loans' when the account's net value is 0
+  // the margin fraction at which each reaches 1: the venues' when their debts, risen alike, reach
+  // the lowest venue's collateral at its threshold; the loans' when the account's net value is 0
   const margins: number[] = [];
-  if (venueDebt > 0) {
-    factors.push(liquidation / venueDebt);
-    if (accountValue > 0) margins.push(1 - (liquidation + borrowed) / accountValue);
+  const venues = venuesHealthFactor(states.flatMap((s) => s.positions.venues));
+  if (venues != null) {
+    factors.push(venues);
+    if (accountValue > 0) margins.push(1 - (venueDebt * venues + borrowed) / accountValue);
   }
   if (borrowed > 0) {
     factors.push((accountValue - venueDebt) / borrowed);
@@ -244,8 +246,9 @@ export function accountFigures(states: readonly ChainState[], account: string): 
 }
 
 /**
- * A change at one chain's lending venue, USD: its collateral, its debt, its collateral at the
- * liquidation threshold, and the account value (what the account holds there, supplies included).
+ * A change at one chain's Aave account (the lending-market builders' venue), USD: its collateral,
+ * its debt, its collateral at the liquidation threshold, and the account value (what the account
+ * holds there, supplies included). A swap's is a change of value alone.
  */
 export interface VenueChange {
   chainId: number;
@@ -263,6 +266,11 @@ export function withVenueChange(states: readonly ChainState[], c: VenueChange): 
   return states.map((s) => {
     if (s.chainId !== c.chainId) return s;
     const t = s.positions.totals;
+    const listed = s.positions.venues.some((v) => v.venue === "aave");
+    const aave = { venue: "aave", debt: 0, liquidation: 0 };
+    const venues = (listed ? s.positions.venues : [...s.positions.venues, aave]).map((v) =>
+      v.venue === "aave" ? { ...v, debt: v.debt + c.debt, liquidation: v.liquidation + c.liquidation } : v,
+    );
     const totals = {
       ...t,
       collateralValue: t.collateralValue + c.collateral,
@@ -271,6 +279,7 @@ export function withVenueChange(states: readonly ChainState[], c: VenueChange): 
       totalValue: t.totalValue + c.value,
       netValue: t.netValue + c.value - c.debt,
     };
-    return { ...s, positions: { ...s.positions, totals } };
+    const positions = { ...s.positions, totals, venues, healthFactor: venuesHealthFactor(venues) };
+    return { ...s, positions };
   });
 }

@@ -18,7 +18,7 @@ import { LendingPoolAbi } from "../abis/LendingPoolAbi";
 import { LoanAbi } from "../abis/LoanAbi";
 import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi";
 import type { EvmVault } from "../config/registry";
-import { directClient, eventColumns, flowSnapshotId, governance, jsonArgs, MULTICALL3, snapshot } from "./common";
+import { directClient, eventColumns, flowSnapshotId, governance, MULTICALL3, snapshot } from "./common";
 import { readAtBlock } from "./read-at-block";
 import { vaultAt, vaultOfShareToken, vaultsOnChain } from "./registry";
 import { followOwner } from "./timelock";

@@ -38,9 +38,10 @@ const DAY = 86_400;
  * lending pools' loans it borrows count as its debt (they are not in the loan registries), and
  * the principal it may still draw of a loan as its own. 4: a deposit through the bridges of a
  * chain whose entry names no core ledger is followed to the registry's one ledger
- * (db/chain-protocols.ts), in transit until credited.
+ * (db/chain-protocols.ts), in transit until credited. 5: the venues' health factor is the lowest
+ * venue's (an Aave account, a Morpho market), not their collateral pooled over their debts.
  */
-export const VALUATION_METHOD = 4;
+export const VALUATION_METHOD = 5;
 
 interface Sub {
   chain_id: number;

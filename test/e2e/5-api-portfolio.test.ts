@@ -423,6 +423,95 @@ describe("the subaccount valuation series", () => {
     expect(live.total_pnl).not.toBeNull();
   });
 
+  it("the live health factor holds each venue's debt against its own collateral, on its chain", async () => {
+    type Protocols = {
+      tokens: { address: string; decimals: number; priceFeed?: { address: string; decimals: number } }[];
+      aave?: { pool: string } | null;
+      morpho?: { address: string; markets: string[] } | null;
+    };
+    const entries = await h.q<{ chain_id: number; protocols: Protocols }>(
+      "SELECT chain_id, protocols FROM registry.chain_protocols",
+    );
+    const aaveAbi = parseAbi([
+      "function getUserAccountData(address) view returns (uint256, uint256, uint256, uint256, uint256, uint256)",
+    ]);
+    const morphoAbi = parseAbi([
+      "function position(bytes32, address) view returns (uint256, uint128, uint128)",
+      "function market(bytes32) view returns (uint128, uint128, uint128, uint128, uint128, uint128)",
+      "function idToMarketParams(bytes32) view returns (address, address, address, address, uint256)",
+    ]);
+    // each venue's own figure, read at the block the route answered for
+    async function venueFactors(chainId: number, safe: Address, blockNumber: bigint) {
+      const p = entries.find((e) => e.chain_id === chainId)!.protocols;
+      const client = createPublicClient({ transport: http(rpcUrls().get(chainId)!) });
+      const read = (address: string, abi: Abi, functionName: string, args: unknown[]) =>
+        client.readContract({ address: address as Address, abi, functionName, args, blockNumber }) as Promise<
+          readonly bigint[]
+        >;
+      const usd = async (token: string, raw: bigint) => {
+        const t = p.tokens.find((x) => x.address.toLowerCase() === token.toLowerCase())!;
+        const answer = await client.readContract({
+          address: t.priceFeed!.address as Address,
+          abi: FEED,
+          functionName: "latestAnswer",
+          blockNumber,
+        });
+        return ((Number(raw) / 10 ** t.decimals) * Number(answer)) / 10 ** t.priceFeed!.decimals;
+      };
+      const factors: number[] = [];
+      if (p.aave) {
+        const data = await read(p.aave.pool, aaveAbi as Abi, "getUserAccountData", [safe]);
+        if (data[1]! > 0n) factors.push(Number(data[5]!) / 1e18);
+      }
+      for (const id of p.morpho?.markets ?? []) {
+        const [, borrowShares, collateral] = await read(p.morpho!.address, morphoAbi as Abi, "position", [id, safe]);
+        if (borrowShares === 0n) continue;
+        const m = await read(p.morpho!.address, morphoAbi as Abi, "market", [id]);
+        const params = (await read(p.morpho!.address, morphoAbi as Abi, "idToMarketParams", [
+          id,
+        ])) as unknown as readonly [Address, Address, Address, Address, bigint];
+        const den = m[3]! + 1_000_000n;
+        const borrowed = (borrowShares! * (m[2]! + 1n) + den - 1n) / den;
+        const lltv = Number(params[4]) / 1e18;
+        factors.push(((await usd(params[1], collateral!)) * lltv) / (await usd(params[0], borrowed)));
+      }
+      return factors;
+    }
+    type Live = Omit<Health, "chains"> & {
+      total_collateral_value: number;
+      chains: {
+        chain_id: number;
+        block_number: number;
+        health_factor: number | null;
+        total_collateral_value: number;
+        venue_loan_value: number;
+        borrowed_loan_value: number;
+      }[];
+    };
+    const subs = await h.q<{ address: string }>("SELECT address FROM registry.subaccount ORDER BY address");
+    let apart = 0;
+    for (const { address } of subs) {
+      const r = await devnetGet<Live>(`/subaccounts/health_factor?address=${address}`);
+      expect(r.status, address).toBe(200);
+      const all: number[] = [];
+      for (const c of r.body.chains) {
+        const factors = await venueFactors(c.chain_id, address as Address, BigInt(c.block_number));
+        all.push(...factors);
+        if (factors.length === 0) expect(c.health_factor, `${address} ${c.chain_id}`).toBeNull();
+        else expect(c.health_factor! / Math.min(...factors), `${address} ${c.chain_id}`).toBeCloseTo(1, 9);
+      }
+      const borrowed = r.body.chains.reduce((t, c) => t + c.borrowed_loan_value, 0);
+      if (all.length === 0) continue;
+      if (borrowed === 0) expect(r.body.health_factor! / Math.min(...all), address).toBeCloseTo(1, 9);
+      else expect(r.body.health_factor!).toBeLessThanOrEqual(Math.min(...all) * (1 + 1e-9));
+      // collateral on a chain without venue debt: it secures nothing there, and no debt elsewhere
+      const idle = r.body.chains.some((c) => c.venue_loan_value === 0 && c.total_collateral_value > 0);
+      if (idle) apart++;
+    }
+    // the demo's world has such an account (Morpho debt on one chain, Aave collateral on the other)
+    expect(apart).toBeGreaterThan(0);
+  });
+
   it("the realized APRs and the list's estimated_apr are the series' returns (modified Dietz)", async () => {
     const days = await h.q<SeriesDay & { address: string }>(
       `SELECT address, day - date '1970-01-01' AS day, net_account_value, total_pnl, total_net_deposits

@@ -46,7 +46,7 @@ export const HealthFactor = z
     datetime: z.string().openapi({ format: "date-time", description: "Block time of the newest read" }),
     health_factor: z.number().nullable().openapi({
       description:
-        "The lower of the venues' (collateral at each venue's liquidation threshold, Aave's account threshold or a Morpho market's LLTV, over the Aave and Morpho debts) and the loans' (total_account_value less those debts, over what it owes on the loans it borrows: the account is their lenders' recourse); below 1, a venue can liquidate or the account cannot repay its loans; null without debt",
+        "The lowest of each lending venue's (an Aave account or a Morpho market: its collateral at its liquidation threshold, Aave's account threshold or the market's LLTV, over its debt; collateral at one venue secures no other's debt) and the loans' (total_account_value less the venues' debts, over what it owes on the loans it borrows: the account is their lenders' recourse); below 1, a venue can liquidate or the account cannot repay its loans; null without debt",
     }),
     total_collateral_value: Usd("Collateral posted (Aave, Morpho)"),
     total_loan_value: Usd("Debt: Aave and Morpho borrows, loans it borrows (principal and interest owed)"),
@@ -60,7 +60,7 @@ export const HealthFactor = z
     margin_fraction: z.number().nullable().openapi({ description: "net_account_value / total_account_value" }),
     maintenance_margin_fraction: z.number().nullable().openapi({
       description:
-        "The margin fraction at which the health factor reaches 1: for the venues' debts, 1 − (liquidation collateral + loans it borrows) / total_account_value; for the loans it borrows, 0 (no net value left); the higher of those that apply; null without debt",
+        "The margin fraction at which the health factor reaches 1: for the venues' debts, 1 − (their debts × the lowest venue's health factor + loans it borrows) / total_account_value (the debts risen alike until the lowest venue's reaches 1); for the loans it borrows, 0 (no net value left); the higher of those that apply; null without debt",
     }),
     series_as_of: z
       .string()
@@ -91,7 +91,7 @@ export const HealthFactor = z
           block_number: z.number().int().openapi({ description: "The block the chain was read at" }),
           health_factor: z.number().nullable().openapi({
             description:
-              "The lending venues' on this chain (Aave's own with Aave debt only): their collateral at its thresholds over `venue_loan_value`; null without venue debt. The loans it borrows are secured by the whole account, so only the top-level `health_factor` holds them",
+              "The lowest of this chain's lending venues' (Aave's own health factor; each Morpho market's collateral at its LLTV over its debt); null without venue debt. The loans it borrows are secured by the whole account, so only the top-level `health_factor` holds them",
           }),
           total_collateral_value: z.number().openapi({ description: "The venues' collateral on this chain, USD" }),
           total_loan_value: z.number().openapi({
