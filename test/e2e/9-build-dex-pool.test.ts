@@ -760,15 +760,25 @@ describe("refusals: recorded in the build audit, nothing changed on-chain", () =
     expect(b.reasons![0]).toMatchObject({ kind: "subaccount", name: "NotTrader" });
   });
 
-  it("more than the Safe holds, minimums no price can meet: 409 with the reasons decoded", async () => {
-    const big = await refused(
-      "deposit",
-      { [`amount${side(usdc)}`]: "10000000", width_bps: 500 },
-      409,
-      "simulation_failed",
-    );
-    expect(big.reasons![0]).toMatchObject({ kind: "uniswap", name: "STF" });
-    expect(big.detail).toMatch(/The Safe holds/);
+  it("more than the Safe holds: 422 on the amount before any simulation, also for a derived side", async () => {
+    const detail = async (body: Record<string, unknown>) =>
+      ((await refused("deposit", body, 422, "insufficient_balance")) as unknown as { detail: Item[] }).detail[0]!;
+    type Item = { loc: string[]; msg: string; type: string };
+    const calls = proxy.methods.length;
+    const big = await detail({ [`amount${side(usdc)}`]: "10000000", width_bps: 500 });
+    expect(big).toMatchObject({ loc: ["body", `amount${side(usdc)}`], type: "insufficient_balance" });
+    expect(big.msg).toMatch(/the Safe holds [\d.]+ USDC/);
+    expect(proxy.methods.slice(calls)).not.toContain("eth_simulateV1");
+    // the whole of a uint256 on one side: the other side's need is past any balance (and a
+    // uint256, so it could not even be encoded: a 500 until it was checked here)
+    const max = ((1n << 256n) - 1n).toString();
+    for (const full of [{ width_bps: 1000 }, { full_range: true }]) {
+      const d = await detail({ [`amount${side(usdc)}_raw`]: max, ...full });
+      expect(d.loc).toEqual(["body", `amount${side(usdc)}_raw`]);
+    }
+  });
+
+  it("minimums no price can meet: 409 with the reasons decoded", async () => {
     const slip = await refused(
       "withdraw",
       { token_id: minted, fraction: 0.5, [`amount${side(usdc)}_min_raw`]: (10n ** 15n).toString() },

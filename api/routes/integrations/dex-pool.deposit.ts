@@ -66,6 +66,29 @@ function desiredAmounts(ctx: DexCtx, b: Body, range: { lower: number; upper: num
   return { d0: pad(amountsFor(l, sp, sa, sb, true).amount0), d1: a1! };
 }
 
+/**
+ * What the pool will take of each token against what the Safe holds: above it, a 422
+ * `insufficient_balance` on the amount that asked for it (the other side's, when that side was
+ * derived from it), before any simulation or encoding (a derived amount may exceed a uint256).
+ */
+function requireHeld(ctx: DexCtx, b: Body, take: readonly [bigint, bigint]) {
+  const tokens = [ctx.pool.token0, ctx.pool.token1] as const;
+  const fieldOf = (side: "amount0" | "amount1") =>
+    b[`${side}_raw`] != null ? `${side}_raw` : b[side] != null ? side : null;
+  for (const i of [0, 1] as const) {
+    const have = ctx.balances[i]!;
+    if (take[i] <= have) continue;
+    const t = tokens[i];
+    const field = fieldOf(i === 0 ? "amount0" : "amount1") ?? fieldOf(i === 0 ? "amount1" : "amount0")!;
+    const amount = (x: bigint) => `${units(x, t.decimals).amount} ${t.symbol}`;
+    throw BuildRefusal.field(
+      ["body", field],
+      `Above the Safe's balance: the deposit takes ${amount(take[i])} at the pool's price, the Safe holds ${amount(have)}`,
+      "insufficient_balance",
+    );
+  }
+}
+
 export async function buildDeposit(ctx: DexCtx, b: Body) {
   const { pool, sub, uni } = ctx;
   const npm = uni.positionManager;
@@ -138,6 +161,7 @@ export async function buildDeposit(ctx: DexCtx, b: Body) {
     return { id: tokenId, l, u0, u1 };
   };
   const expected = mintAmounts(pool, range.lower, range.upper, d0, d1);
+  requireHeld(ctx, b, [expected.amount0, expected.amount1]);
   const given = explicitMins(b);
   const m0 = given.min0 ?? minOf(expected.amount0, b.max_slippage_bps);
   const m1 = given.min1 ?? minOf(expected.amount1, b.max_slippage_bps);

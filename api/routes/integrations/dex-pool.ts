@@ -34,7 +34,7 @@ const params = z.object({
 });
 
 const REFUSALS =
-  "Refusals: 404 `unknown_subaccount`, `unknown_pool` (not a pool of the chain's factory), `unknown_position`; 409 `position_not_owned` (neither held by the Safe nor its deposit in the v3 staker), `stale_subaccount`, `empty_position` (no liquidity to take out or move), `range_unfundable` (a rebalance whose range takes a token the position yields none of), `nothing_to_claim`, `simulation_failed` (each decoded revert in `reasons`: `NotTrader`, slippage, balances); 422 a bad body, `token_not_allowed` (the module's allow-list, checked before simulating); 503 the chain did not answer, or its node has no eth_simulateV1 (`simulation_unsupported`).";
+  "Refusals: 404 `unknown_subaccount`, `unknown_pool` (not a pool of the chain's factory), `unknown_position`; 409 `position_not_owned` (neither held by the Safe nor its deposit in the v3 staker), `stale_subaccount`, `empty_position` (no liquidity to take out or move), `range_unfundable` (a rebalance whose range takes a token the position yields none of), `nothing_to_claim`, `simulation_failed` (each decoded revert in `reasons`: `NotTrader`, slippage, balances); 422 a bad body, `token_not_allowed` (the module's allow-list, checked before simulating), `insufficient_balance` (a deposit taking more of a token than the Safe holds, before simulating); 503 the chain did not answer, or its node has no eth_simulateV1 (`simulation_unsupported`).";
 
 const refusalResponses = {
   ...writeResponses({}),
