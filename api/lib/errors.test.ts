@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { validationItems } from "./errors.js";
-import { INT_PARSING, QueryBool, QueryInt } from "./router.js";
+import { INT_PARSING, laxInt, laxNumber, laxUint256, QueryBool, QueryInt, VaultAddress } from "./router.js";
 
 describe("validation error items (FastAPI's shape)", () => {
   const schema = z.object({
@@ -77,5 +77,44 @@ describe("validation error items (FastAPI's shape)", () => {
     const e = z.object({ a: z.string() }).safeParse({}).error!;
     expect(validationItems(e, "param")[0]!.loc).toEqual(["path", "a"]);
     expect(validationItems(e, "json")[0]!.loc).toEqual(["body", "a"]);
+  });
+
+  it("one item per field: its first failed check, as pydantic stops at it", () => {
+    const q = z.object({ vault_address: VaultAddress, n: laxInt(z.number().int().min(1).max(2_147_483_647)) });
+    const items = validationItems(q.safeParse({ vault_address: "", n: 1e20 }).error!, "query");
+    expect(items.map((i) => [i.loc.join("."), i.type])).toEqual([
+      ["query.vault_address", "string_too_short"],
+      ["query.n", "less_than_equal"],
+    ]);
+  });
+
+  it("a body's number is float-typed, its integer int-typed, a fraction for an integer int_from_float", () => {
+    const b = z.object({ m: laxNumber(z.number().min(0)), i: laxInt(z.number().int()) });
+    const typeOf = (body: unknown) => validationItems(b.safeParse(body).error!, "json").map((x) => x.type);
+    expect(typeOf({ m: "abc", i: 1 })).toEqual(["float_parsing"]);
+    expect(typeOf({ m: true, i: 1 })).toEqual(["float_type"]);
+    expect(typeOf({ m: Number.POSITIVE_INFINITY, i: 1 })).toEqual(["finite_number"]);
+    expect(typeOf({ m: -1, i: 1 })).toEqual(["greater_than_equal"]);
+    expect(typeOf({ m: 1, i: 1.5 })).toEqual(["int_from_float"]);
+    expect(typeOf({ m: 1, i: "x" })).toEqual(["int_parsing"]);
+    expect(typeOf({ i: 1 })).toEqual(["missing"]);
+    expect(b.parse({ m: "0.05", i: "7" })).toEqual({ m: 0.05, i: 7 });
+  });
+
+  it("a uint256 of a body: a safe JSON integer or a string of digits, read as a bigint", () => {
+    const b = z.object({ expiry: laxUint256("when") });
+    const max = (1n << 256n) - 1n;
+    expect(b.parse({ expiry: 5 }).expiry).toBe(5n);
+    expect(b.parse({ expiry: ` ${max} ` }).expiry).toBe(max);
+    const typeOf = (expiry: unknown) =>
+      validationItems(b.safeParse({ expiry }).error!, "json").map((x) => [x.loc.join("."), x.type]);
+    expect(typeOf(undefined)).toEqual([["body.expiry", "missing"]]);
+    expect(typeOf(2 ** 60)).toEqual([["body.expiry", "value_error"]]);
+    expect(typeOf(1.5)).toEqual([["body.expiry", "int_from_float"]]);
+    expect(typeOf(-1)).toEqual([["body.expiry", "greater_than_equal"]]);
+    expect(typeOf("-1")).toEqual([["body.expiry", "greater_than_equal"]]);
+    expect(typeOf((max + 1n).toString())).toEqual([["body.expiry", "less_than_equal"]]);
+    expect(typeOf("1e3")).toEqual([["body.expiry", "int_parsing"]]);
+    expect(typeOf(null)).toEqual([["body.expiry", "int_type"]]);
   });
 });

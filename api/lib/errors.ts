@@ -47,9 +47,11 @@ function typeOf(issue: ZodError["issues"][number]): string {
     case "invalid_type":
       return isMissing(issue)
         ? "missing"
-        : issue.expected === "number" || issue.expected === "int"
-          ? "int_parsing"
-          : `${issue.expected}_type`;
+        : issue.expected === "int"
+          ? "int_from_float"
+          : issue.expected === "number"
+            ? "int_parsing"
+            : `${issue.expected}_type`;
     case "too_small":
       return issue.origin === "string"
         ? "string_too_short"
@@ -71,7 +73,21 @@ function typeOf(issue: ZodError["issues"][number]): string {
   }
 }
 
+/**
+ * The error items of a failed validation: one per field, as pydantic stops at a field's first
+ * failed constraint (zod reports every check: an empty address is both too short and not one).
+ */
 export function validationItems(error: ZodError, target: string): ErrorItem[] {
+  const seen = new Set<string>();
+  return allItems(error, target).filter((i) => {
+    const key = JSON.stringify(i.loc);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function allItems(error: ZodError, target: string): ErrorItem[] {
   return error.issues.flatMap((i) => {
     const loc = [LOC[target] ?? target, ...i.path.map((p) => (typeof p === "symbol" ? String(p) : p))];
     // FastAPI names each field it does not know on its own

@@ -129,9 +129,67 @@ const NUMBER_TEXT = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
 export const laxInt = <S extends z.ZodType>(schema: S) =>
   z.preprocess((v) => (typeof v === "string" && INT_BODY_TEXT.test(v) ? Number(v) : v), schema);
 
-/** A number field of such a body: a JSON number, or a string holding one ("2", "0.05", "1e-3"). */
+/**
+ * A number field of such a body: a JSON number, or a string holding one ("2", "0.05", "1e-3").
+ * Anything else is refused with pydantic's float types (`float_parsing`, `float_type`,
+ * `finite_number`), before `schema` (whose own issue would not tell a number from an integer).
+ */
 export const laxNumber = <S extends z.ZodType>(schema: S) =>
-  z.preprocess((v) => (typeof v === "string" && NUMBER_TEXT.test(v) ? Number(v) : v), schema);
+  z.preprocess((v, ctx) => {
+    const n = typeof v === "string" && NUMBER_TEXT.test(v) ? Number(v) : v;
+    if (n === undefined || (typeof n === "number" && Number.isFinite(n))) return n;
+    const [message, type] =
+      typeof n === "number"
+        ? ["Input should be a finite number", "finite_number"]
+        : typeof n === "string"
+          ? ["Input should be a valid number, unable to parse string as a number", "float_parsing"]
+          : ["Input should be a valid number", "float_type"];
+    ctx.addIssue({ code: "custom", message, params: { type } });
+    return z.NEVER;
+  }, schema);
+
+const UINT256_MAX = (1n << 256n) - 1n;
+/**
+ * A uint256 field of a body whose shape the spec gives (an EIP-712 message's `expiry`): a JSON
+ * number up to 2^53 − 1 (past it JSON numbers lose digits), or a string of decimal digits up to
+ * 2^256 − 1. Read as a bigint.
+ */
+export const laxUint256 = (description: string) =>
+  z
+    .unknown()
+    .transform((v, ctx) => {
+      const fail = (message: string, type: string) => {
+        ctx.addIssue({ code: "custom", message, params: { type } });
+        return z.NEVER;
+      };
+      if (v === undefined) return fail("Field required", "missing");
+      if (typeof v === "number") {
+        if (!Number.isInteger(v))
+          return fail("Input should be a valid integer, got a number with a fractional part", "int_from_float");
+        if (v < 0) return fail("Input should be greater than or equal to 0", "greater_than_equal");
+        if (!Number.isSafeInteger(v))
+          return fail(
+            "Above 2^53 - 1, a JSON number loses digits: send it as a string of decimal digits",
+            "value_error",
+          );
+        return BigInt(v);
+      }
+      if (typeof v !== "string") return fail("Input should be a valid integer", "int_type");
+      const t = v.trim();
+      if (!/^\+?\d{1,100}$/.test(t)) {
+        if (/^-\d+$/.test(t)) return fail("Input should be greater than or equal to 0", "greater_than_equal");
+        return fail(INT_PARSING, "int_parsing");
+      }
+      const n = BigInt(t);
+      return n > UINT256_MAX ? fail("Input should be less than or equal to 2^256 - 1 (uint256)", "less_than_equal") : n;
+    })
+    .openapi({
+      description,
+      anyOf: [
+        { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+        { type: "string", pattern: "^\\d{1,78}$" },
+      ],
+    });
 
 /** The error responses every route declares. */
 export const errorResponses = {

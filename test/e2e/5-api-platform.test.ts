@@ -560,6 +560,9 @@ describe("vault history", () => {
     await expect422(`${base}?chain_id=999999999`, "chain_id");
     await expect422(`${base}?chain_id=eth`, "chain_id");
     await expect422(`${base}?before=yesterday`, "before");
+    // a log index past a Postgres integer (it was a 500: out of range in the comparison)
+    for (const cur of ["1:2147483648", "1:9999999999"]) await expect422(`${base}?before=${cur}`, "before");
+    expect((await h.json<unknown[]>(`${base}?before=1:2147483647`)).status).toBe(200);
     // a parameter the route does not know is ignored, as FastAPI does (a cache buster, say)
     const extra = await h.json<unknown[]>(`${base}?strategist=x&limit=3`);
     expect(extra.status).toBe(200);
@@ -887,6 +890,10 @@ describe("POST /vaults/pending-redemptions", () => {
       vaults.map((v) => `${v.chain_id}:${v.address}`),
     );
     expect(r.body).toMatchObject({ total_requested: vaults.length, total_successful: vaults.length, errors: [] });
+    // null fields, as a client serialises an unset optional: the same as absent
+    const nulls = await post({ vault_addresses: null, strategist_name: null });
+    expect(nulls.status, JSON.stringify(nulls.body)).toBe(200);
+    expect(nulls.body.data.length).toBe(vaults.length);
     await checkSummary(
       r.body.data.find((s) => s.vault.address === lending.address && s.vault.chain_id === lending.chain_id)!,
       lending,

@@ -479,6 +479,7 @@ describe("GET /api/v1/platform/points/leaderboard", () => {
       expect(r.status, q).toBe(200);
       expect(r.body.totalItems).toBe(1);
       expect(r.body.totalPages).toBe(1);
+      expect(r.body.page, q).toBe(1); // one page, whatever page asked for
       expect(r.body.items).toEqual([itemOf(b, b.rank_total, meta)]);
     }
     const s = await h.json<Board>(`/api/v1/platform/points/leaderboard?wallet_address=${b.wallet}&sortBy=streakDays`);

@@ -233,6 +233,15 @@ describe("GET /api/v1/subaccounts/summary", () => {
     for (const l of inWeth.body.loanbook.loans) expect(l.book.principal_token.price).toBe(usdcInWeth);
     const bad = await get(`/subaccounts/summary?address=${w.sub.safe}&denomination_address=0x${"99".repeat(20)}`);
     expect(bad.status).toBe(422);
+    // null as a client puts it in a query, empty, or usd in lower case: USD
+    for (const v of ["null", "", "usd", "USD"]) {
+      const r = await get<Summary>(`/subaccounts/summary?address=${w.sub.safe}&denomination_address=${v}`);
+      expect(r.status, v).toBe(200);
+      expect(r.body.denomination.symbol, v).toBe("USD");
+      expect(r.body.total_account_value).toBeCloseTo(usd.body.total_account_value, 2);
+    }
+    const junk = await get(`/subaccounts/summary?address=${w.sub.safe}&denomination_address=nil`);
+    expect(junk.status).toBe(422);
     for (const chain of ["99999999999999999999999", "12345"]) {
       const q = `address=${w.sub.safe}&denomination_address=${weth}&denomination_chain=${chain}`;
       const r = await get<{ detail: { loc: string[] }[] }>(`/subaccounts/summary?${q}`);

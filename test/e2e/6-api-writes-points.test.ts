@@ -220,6 +220,38 @@ describe("POST /api/v1/platform/points/register: EOA signatures", () => {
     expect(await h.q("SELECT address FROM registry.points_user WHERE address = $1", [lc(a.address)])).toHaveLength(1);
   });
 
+  it("an expiry past 2^53 as a string of digits, up to 2^256 - 1 (never); as a JSON number 422", async () => {
+    const never = (1n << 256n) - 1n;
+    const bodyOf = async (a: PrivateKeyAccount, expiry: bigint) => {
+      const nonce = newNonce();
+      const typed = registerTypedData({ user: a.address, referrer: null, chainId: 1, nonce, expiry });
+      wallets.add(lc(a.address));
+      return { user_address: a.address, chain_id: 1, signature: await a.signTypedData(typed), nonce };
+    };
+    const a = fresh();
+    const r = await register({ ...(await bodyOf(a, never)), expiry: never.toString() });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    // with an Idempotency-Key the request is hashed as JSON: the expiry as its digits (a bigint
+    // would not serialise)
+    const again = await register({ ...(await bodyOf(fresh(), never)), expiry: never.toString() }, pointsKey.key, {
+      "idempotency-key": "w6-expiry-never",
+    });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    const b = fresh();
+    const big = await bodyOf(b, 2n ** 60n);
+    const refusedAs = async (expiry: unknown, type: string) => {
+      const x = await register({ ...big, expiry });
+      expect(x.status, JSON.stringify(x.body)).toBe(422);
+      expect(x.body.detail).toEqual([expect.objectContaining({ loc: ["body", "expiry"], type })]);
+    };
+    await refusedAs(2 ** 60, "value_error"); // a JSON number that large may have lost digits
+    await refusedAs((never + 1n).toString(), "less_than_equal");
+    await refusedAs("-5", "greater_than_equal");
+    await refusedAs(true, "int_type");
+    expect(await h.q("SELECT 1 FROM registry.points_user WHERE address = $1", [lc(b.address)])).toEqual([]);
+    expect((await register({ ...big, expiry: (2n ** 60n).toString() })).status).toBe(200);
+  });
+
   it("an expired signature: 400 signature_expired, nothing written", async () => {
     const a = fresh();
     const r = await register(await signed(a, { expiry: nowS() - 60 }));

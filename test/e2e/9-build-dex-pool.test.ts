@@ -810,6 +810,20 @@ describe("refusals: recorded in the build audit, nothing changed on-chain", () =
       detail: { loc: string[] }[];
     };
     expect(two.detail[0]!.loc).toEqual(["body", "full_range"]);
+    const range = async (prices: [number, number]) =>
+      (
+        (await refused(
+          "deposit",
+          { amount0: "1", price_lower: prices[0], price_upper: prices[1] },
+          422,
+          "value_error",
+        )) as unknown as { detail: { loc: string[]; msg: string }[] }
+      ).detail[0]!;
+    expect(await range([2, 1])).toMatchObject({ loc: ["body", "price_upper"], msg: expect.stringMatching(/below/) });
+    // both past the tick scale's top, and both below its bottom: ordered, but no ticks between
+    for (const far of [[1e300, 1e301] as [number, number], [1e-300, 1e-299] as [number, number]]) {
+      expect((await range(far)).msg).toBe("The range is outside the ticks the pool allows");
+    }
     const extra = await build<{ detail: { loc: string[]; type: string }[] }>("deposit", {
       amount0: "1",
       full_range: true,

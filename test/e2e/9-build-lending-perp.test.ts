@@ -89,7 +89,7 @@ interface Payload {
   value: string;
   gas_limit: string;
   approvals: { token: string; spender: string; amount_raw: string }[];
-  calls: { target: string }[];
+  calls: { target: string; description: string }[];
   simulation: { block_number: number; timestamp: number; gas_used: string };
 }
 interface Account {
@@ -274,6 +274,7 @@ describe("lending market builders (Aave v3)", () => {
     expect(a.operation).toBe("supply");
     expect(a.approvals).toEqual([{ token: weth, spender: w.p.aave.pool, amount_raw: (10n * E18).toString() }]);
     expect(a.calls.map((c) => c.target)).toEqual([w.p.aave.pool]);
+    expect(a.calls.map((c) => c.description)).toEqual(["supply 10 WETH to Aave for the Safe"]);
     expect(a.target).toBe(w.sub.module);
     expect(a.health_factor).toEqual({ before: null, after: null });
     expect(a.balances.a_token.change.raw).toBe((10n * E18).toString());
@@ -406,13 +407,18 @@ describe("lending market builders (Aave v3)", () => {
     const after = await head();
     try {
       const na = await refused(await lending("supply", aWeth, { amount: "1" }), 422, "token_not_allowed", after);
-      expect((na.detail as { msg: string }[])[0]!.msg).toContain("WETH");
+      // on the market's path segment, as the dex_pool builders name the pool's
+      expect((na.detail as { loc: string[]; msg: string }[])[0]!).toMatchObject({
+        loc: ["path", "market_token_address"],
+        msg: expect.stringContaining("WETH"),
+      });
     } finally {
       await w.s.send(w.governance, w.sub.module, moduleCall("setTokens", [[weth], true]), "allow WETH");
     }
     const now = await head();
     // above the Safe's balance: of WETH to supply, of aWETH to withdraw, of USDC to repay
-    await refused(await lending("supply", aWeth, { amount: "1000" }), 422, "insufficient_balance", now);
+    const many = await refused(await lending("supply", aWeth, { amount: "1000" }), 422, "insufficient_balance", now);
+    expect((many.detail as { msg: string }[])[0]!.msg).toMatch(/it holds [\d.]+ WETH \(\d+ raw units\)$/);
     await refused(await lending("withdraw", aWeth, { amount: "10.5" }), 422, "insufficient_balance", now);
     await refused(await lending("repay", aUsdc, { amount: "100000" }), 422, "insufficient_balance", now);
     // more than a uint256 holds: raw, a 422 of the schema; in whole units, once the decimals are known
@@ -700,6 +706,9 @@ describe("perp deposit builders", () => {
     expect(p.destination).toBe("perp");
     expect(p.core).toEqual({ chain_id: 8453, ledger });
     expect(p.approvals).toEqual([{ token: usdc, spender: w.p.perp.bridgeA, amount_raw: (250n * E6).toString() }]);
+    expect(p.calls.map((c) => c.description)).toEqual([
+      "deposit 250 USDC to the core perp account through perp_relayer_a",
+    ]);
     expect(p.status_url).toBe(`/api/v1/integrations/perp_relayer_a/check_status?core_hash=${p.core_hash}`);
     expect(await audit(r.res)).toMatchObject({ outcome: "built", action: "perp_relayer_a.deposit" });
     const ev = await deposited(p);

@@ -60,7 +60,15 @@ export function resolveRange(pool: Pool, b: RangeInput): { lower: number; upper:
     }
   }
   const loc = forms[0] === "tick_lower" ? "tick_upper" : forms[0] === "price_lower" ? "price_upper" : forms[0]!;
-  if (!(lower < upper)) throw field(loc, "The range's lower end must be below its upper end");
+  const ordered =
+    forms[0] === "tick_lower"
+      ? b.tick_lower! < b.tick_upper!
+      : forms[0] === "price_lower"
+        ? b.price_lower! < b.price_upper!
+        : true;
+  if (!ordered) throw field(loc, "The range's lower end must be below its upper end");
+  // prices past the tick scale's ends come back as its ends: then nothing is left between them
+  if (!(lower < upper)) throw field(loc, "The range is outside the ticks the pool allows");
   const r = roundRange(Math.floor(lower), Math.ceil(upper), s);
   if (!(r.lower < r.upper)) throw field(loc, "The range is outside the ticks the pool allows");
   return r;

@@ -10,7 +10,7 @@ import { remember, type TokenFacts, tokenFacts } from "../../lib/build/facts.js"
 import { readAtHead } from "../../lib/build/head.js";
 import type { Approval, InnerCall } from "../../lib/build/module-call.js";
 import { aggregate, type Read, readValue } from "../../lib/build/multicall.js";
-import { rawAmount } from "../../lib/build/payload.js";
+import { rawAmount, units } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import type { SimRead } from "../../lib/build/simulate.js";
 import type { BuildSubaccount } from "../../lib/build/subaccount.js";
@@ -155,7 +155,7 @@ export function planOperation(
   op: Operation,
   body: LendingRequest,
 ): LendingPlan {
-  requireAllowed([m.underlying], [state.allowed], ["body"]);
+  requireAllowed([m.underlying], [state.allowed], ["path", "market_token_address"]);
   const t = m.underlying;
   const rateMode = op === "borrow" || op === "repay" ? (body.interest_rate_mode ?? "variable") : null;
   const debtFacts = rateMode === "stable" ? m.stableDebtToken : m.variableDebtToken;
@@ -166,10 +166,12 @@ export function planOperation(
     throw BuildRefusal.field(["body", "all"], "Give either all: true or an amount, not both");
   }
   const amount = all ? null : rawAmount(body, t.decimals);
+  // amounts in whole tokens in what people read (descriptions, refusals), raw units in the calls
+  const whole = (x: bigint) => `${units(x, t.decimals).amount} ${t.symbol}`;
   const short = (held: bigint, what: string) =>
     BuildRefusal.field(
       ["body", all ? "all" : body.amount_raw != null ? "amount_raw" : "amount"],
-      `Above the Safe's balance: it holds ${held} raw units of ${what}`,
+      `Above the Safe's balance: it holds ${units(held, t.decimals).amount} ${what} (${held} raw units)`,
       "insufficient_balance",
     );
   const safe = sub.safe;
@@ -192,7 +194,7 @@ export function planOperation(
         rateMode,
         debtToken,
         debtSymbol,
-        call: call(`supply ${amount} ${t.symbol} to Aave for the Safe`, enc("supply", [t.address, amount, safe, 0])),
+        call: call(`supply ${whole(amount!)} to Aave for the Safe`, enc("supply", [t.address, amount, safe, 0])),
         approvals: [{ token: t.address, spender: pool, amount: amount! }],
       };
     }
@@ -203,7 +205,7 @@ export function planOperation(
         debtToken,
         debtSymbol,
         call: call(
-          `borrow ${amount} ${t.symbol} from Aave at the ${rateMode} rate`,
+          `borrow ${whole(amount!)} from Aave at the ${rateMode} rate`,
           enc("borrow", [t.address, amount, mode, 0, safe]),
         ),
         approvals: [],
@@ -216,7 +218,7 @@ export function planOperation(
         // Aave takes the whole debt as of the block it lands in: approve it with a margin for the
         // interest accrued meanwhile (the module resets what is left to 0)
         const need = debt + debt / REPAY_ALL_MARGIN_DEN + 1n;
-        if (debt > held) throw short(held, `${t.symbol} (the ${rateMode} debt is ${debt})`);
+        if (debt > held) throw short(held, `${t.symbol} (the ${rateMode} debt is ${whole(debt)})`);
         approval = need < held ? need : held;
       } else {
         if (amount! > held) throw short(held, t.symbol);
@@ -229,7 +231,7 @@ export function planOperation(
         debtToken,
         debtSymbol,
         call: call(
-          all ? `repay all of the ${rateMode} ${t.symbol} debt on Aave` : `repay ${amount} ${t.symbol} on Aave`,
+          all ? `repay all of the ${rateMode} ${t.symbol} debt on Aave` : `repay ${whole(amount!)} on Aave`,
           enc("repay", [t.address, repaid, mode, safe]),
         ),
         approvals: [{ token: t.address, spender: pool, amount: approval }],
@@ -244,7 +246,7 @@ export function planOperation(
         debtToken,
         debtSymbol,
         call: call(
-          all ? `withdraw all ${t.symbol} supplied to Aave` : `withdraw ${amount} ${t.symbol} from Aave`,
+          all ? `withdraw all ${t.symbol} supplied to Aave` : `withdraw ${whole(amount!)} from Aave`,
           enc("withdraw", [t.address, all ? maxUint256 : amount, safe]),
         ),
         approvals: [],

@@ -212,7 +212,7 @@ async function build(sub: BuildSubaccount, relayer: Relayer, body: DepositBody) 
   if (amount > held) {
     throw BuildRefusal.field(
       field,
-      `Above the Safe's balance: it holds ${held} raw units of ${token.symbol}`,
+      `Above the Safe's balance: it holds ${units(held, token.decimals).amount} ${token.symbol} (${held} raw units)`,
       "insufficient_balance",
     );
   }
@@ -224,7 +224,7 @@ async function build(sub: BuildSubaccount, relayer: Relayer, body: DepositBody) 
     target: bridge,
     value: 0n,
     data,
-    description: `deposit ${amount} ${token.symbol} to the core ${destination} account through ${relayer}`,
+    description: `deposit ${units(amount, token.decimals).amount} ${token.symbol} to the core ${destination} account through ${relayer}`,
   };
   const tx = moduleTransaction(sub.module, [call], [{ token: token.address, spender: bridge, amount }]);
   const reads = [

@@ -20,6 +20,8 @@ export const normAddress = (a: string): string => (isEvmAddress(a) ? a.toLowerCa
 export const HistoryCursor = z
   .string()
   .regex(/^\d{1,20}(:\d{1,10})?$/, "Input should be a cursor `<block_number>:<log_index>` (header X-Next-Before)")
+  // a log index is a Postgres integer: past it, the comparison would fail in the database
+  .refine((v) => Number(v.split(":")[1] ?? 0) <= 2_147_483_647, "The cursor's log index must be at most 2147483647")
   .transform((v) => {
     const [block, log] = v.split(":");
     return { block: BigInt(block!), log: log == null ? null : Number(log) };

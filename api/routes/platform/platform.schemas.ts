@@ -285,14 +285,12 @@ export const PendingRedemptionSummarySchema = z
 
 export const PendingRedemptionsBatchBodySchema = z
   .strictObject({
-    vault_addresses: z
-      .array(z.string())
-      .max(1000)
-      .optional()
-      .openapi({ description: "Vault addresses (case-insensitive for EVM); each is processed on its own" }),
-    strategist_name: PgText().min(1).optional().openapi({
+    vault_addresses: z.array(z.string()).max(1000).nullable().optional().openapi({
+      description: "Vault addresses (case-insensitive for EVM); each is processed on its own; null as absent",
+    }),
+    strategist_name: PgText().min(1).nullable().optional().openapi({
       description:
-        "Only the vaults of this strategist (case-insensitive); with vault_addresses, the listed vaults must be theirs",
+        "Only the vaults of this strategist (case-insensitive); with vault_addresses, the listed vaults must be theirs; null as absent",
     }),
   })
   .openapi("PendingRedemptionsBatchRequest", {

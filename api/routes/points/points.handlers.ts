@@ -232,7 +232,10 @@ export const leaderboardHandler: RouteHandler<typeof leaderboard, AppEnv> = asyn
       totalPoints: num(r.total_points),
     };
   });
-  return c.json({ page, perPage, totalItems, totalPages: Math.ceil(totalItems / perPage), items }, 200);
+  // a single wallet's answer is one page, whatever `page` asked for
+  const shown = single !== undefined ? 1 : page;
+  const totalPages = Math.ceil(totalItems / perPage);
+  return c.json({ page: shown, perPage, totalItems, totalPages, items }, 200);
 };
 
 // ---- daily streak status -------------------------------------------------------------------

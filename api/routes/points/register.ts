@@ -17,6 +17,7 @@ import {
   jsonResponse,
   keySecurity,
   laxInt,
+  laxUint256,
   PgText,
   writeResponses,
 } from "../../lib/router.js";
@@ -39,9 +40,9 @@ const RegisterBody = z
       .regex(/^0x[0-9a-fA-F]+$/, "must be 0x-prefixed hex")
       .max(20_000),
     nonce: PgText().min(8).max(128),
-    expiry: laxInt(z.number().int().min(0)).openapi({
-      description: "Unix time (seconds) after which the signature is refused",
-    }),
+    expiry: laxUint256(
+      "Unix time (seconds) after which the signature is refused: the message's uint256, a JSON integer or, past 2^53 - 1 (2^256 - 1 for never), a string of digits",
+    ),
   })
   .openapi("PointsRegister", {
     example: {
@@ -97,6 +98,9 @@ export const register = createRoute({
   },
 });
 
+/** The request as recorded: an integer a JSON number holds exactly as one, a larger one as its digits. */
+const jsonInteger = (n: bigint) => (n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n.toString());
+
 export const registerHandler: RouteHandler<typeof register, AppEnv> = async (c) => {
   const b = c.req.valid("json");
   const { config, now } = c.var.deps;
@@ -107,11 +111,11 @@ export const registerHandler: RouteHandler<typeof register, AppEnv> = async (c) 
   // Checked before the write transaction: a contract wallet's signature takes an RPC call (up to a
   // few seconds), which must not hold one of the few write connections.
   const before = async () => {
-    if (b.expiry < Math.floor(t.getTime() / 1000))
+    if (b.expiry < BigInt(Math.floor(t.getTime() / 1000)))
       throw new Refusal(
         400,
         "signature_expired",
-        `The signed message expired at ${new Date(b.expiry * 1000).toISOString()}`,
+        `The signed message expired at ${new Date(Number(b.expiry) * 1000).toISOString()}`,
       );
     if (referrer === user) throw new Refusal(400, "self_referral", "A wallet cannot refer itself");
     // lower-cased: viem refuses a mixed-case address whose checksum is wrong (an all-caps one), and
@@ -138,7 +142,7 @@ export const registerHandler: RouteHandler<typeof register, AppEnv> = async (c) 
   return runWrite(
     c,
     "points.register",
-    { ...b, user_address: user, referrer_address: referrer },
+    { ...b, user_address: user, referrer_address: referrer, expiry: jsonInteger(b.expiry) },
     async (trx) => {
       const spent = await trx
         .insertInto("registry.register_nonce")

@@ -273,10 +273,16 @@ export const summary = createRoute({
   security: keySecurity,
   request: {
     query: AddressQuery.extend({
+      // null, as a client serialises it in a query (`null`, or empty), and `usd` mean USD
       denomination_address: z
-        .union([z.literal("USD"), EvmAddress])
-        .optional()
-        .openapi({ description: "A token address, or `USD` (the default)" }),
+        .preprocess(
+          (v) => (typeof v === "string" && /^(|null|usd)$/i.test(v.trim()) ? undefined : v),
+          z.union([z.literal("USD"), EvmAddress]).optional(),
+        )
+        .openapi({
+          type: "string",
+          description: "A token address, or `USD` (the default; also `null`, empty or absent)",
+        }),
       denomination_chain: ChainIdParam.default(1).openapi({
         type: "integer",
         default: 1,
