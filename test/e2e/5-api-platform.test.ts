@@ -3,10 +3,11 @@
  * route's answer is checked against the tables it reads (indexer views, derived and registry
  * tables), plus its 422, 404 and API-key cases.
  */
+import { toFunctionSelector } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSummary, type PendingGroup } from "../../api/routes/vaults/redemptions.js";
 import { type ApiHarness, setupApi } from "../api-harness.js";
-import { parseExact } from "../helpers.js";
+import { parseExact, rpcCall } from "../helpers.js";
 
 let h: ApiHarness;
 const API = "/api/v1";
@@ -624,15 +625,36 @@ interface Summary {
   };
 }
 
-/** The pending requests of a vault per claimable date, from the tables. */
+/**
+ * The pending requests of a vault per due date, from the tables: a lendingPool's claimable date;
+ * a tokenizedVaultV2's, the UTC day of the request's time plus the vault's lagDuration(), read
+ * from the chain.
+ */
 async function pendingGroups(v: VaultRow) {
-  return h.q<{ d: string | null; n: number; shares: string; assets: string }>(
-    `SELECT r.claimable_date AS d, count(*)::int AS n, sum(r.shares)::text AS shares,
-            sum(CASE WHEN r.assets IS NULL THEN trunc(r.shares * v.asset_share_ratio) ELSE r.assets - coalesce(r.fee, 0) END)::text AS assets
+  const rows = await h.q<{ claimable: string | null; ts: string; shares: string; assets: string }>(
+    `SELECT r.claimable_date AS claimable, r.timestamp::text AS ts, r.shares::text AS shares,
+            (CASE WHEN r.assets IS NULL THEN trunc(r.shares * v.asset_share_ratio) ELSE r.assets - coalesce(r.fee, 0) END)::text AS assets
      FROM indexer.withdrawal_request r JOIN indexer.vault v ON v.chain_id = r.chain_id AND v.address = r.vault
-     WHERE r.chain_id = $1 AND r.vault = $2 AND r.status = 'requested' GROUP BY 1 ORDER BY 1`,
+     WHERE r.chain_id = $1 AND r.vault = $2 AND r.status = 'requested'`,
     [v.chain_id, v.address],
   );
+  let lag: number | null = null;
+  if (v.family === "tokenizedVaultV2") {
+    const url = h.devnet.chains.find((c) => c.chainId === v.chain_id)!.rpcUrl;
+    const data = toFunctionSelector("lagDuration()");
+    lag = Number(await rpcCall<string>(url, "eth_call", [{ to: v.address, data }, "latest"]));
+    expect(lag).toBeGreaterThan(0);
+  }
+  const groups = new Map<string | null, { d: string | null; n: number; shares: string; assets: string }>();
+  for (const r of rows) {
+    const d = r.claimable ?? (lag == null ? null : new Date((Number(r.ts) + lag) * 1000).toISOString().slice(0, 10));
+    const g = groups.get(d) ?? { d, n: 0, shares: "0", assets: "0" };
+    g.n++;
+    g.shares = (BigInt(g.shares) + BigInt(r.shares)).toString();
+    g.assets = (BigInt(g.assets) + BigInt(r.assets)).toString();
+    groups.set(d, g);
+  }
+  return [...groups.values()].sort((a, b) => (a.d ?? "~").localeCompare(b.d ?? "~"));
 }
 
 async function checkSummary(s: Summary, v: VaultRow, pastDays: number, futureDays: number) {
@@ -711,13 +733,23 @@ describe("pending redemptions", () => {
     expect(wide.body.redemptions_by_date.length).toBeGreaterThan(0);
   });
 
-  it("a tokenizedVaultV2: requests without a date are `unscheduled`, priced at the latest share price", async () => {
+  it("a tokenizedVaultV2: each request due once the vault's lag has passed, priced at the latest share price", async () => {
     const r = await h.json<Summary>(
       `${API}/vaults/${v2.address}/pending-redemptions?chain_id=${v2.chain_id}&past_days=3&future_days=5`,
     );
     expect(r.status).toBe(200);
     await checkSummary(r.body, v2, 3, 5);
-    expect(r.body.summary.unscheduled.count).toBeGreaterThan(0);
+    // every request is dated (its vault's lagDuration() is known): none is left unscheduled
+    expect(r.body.summary.pending_count).toBeGreaterThan(0);
+    expect(r.body.summary.unscheduled.count).toBe(0);
+    expect(r.body.redemptions_by_date.length).toBeGreaterThan(0);
+    expect(r.body.redemptions_by_date.every((e) => e.assets_estimated)).toBe(true);
+    // the withdrawal queue dates them alike
+    const q = await h.json<{ pending_withdrawals: { date: string }[] }>(
+      `${API}/withdrawals/${v2.chain_id}/${v2.address}`,
+    );
+    const dates = [...new Set(q.body.pending_withdrawals.map((p) => p.date))].sort();
+    expect(dates).toEqual((await pendingGroups(v2)).map((g) => g.d));
     // the dated list keeps the spec's types: a date and an integer, never "unscheduled" and null
     for (const e of r.body.redemptions_by_date) {
       expect(e.date).toMatch(/^\d{4}-\d{2}-\d{2}$/);

@@ -226,8 +226,7 @@ export const PendingRedemptionSummarySchema = z
       }),
       due: Bucket.openapi({ description: "Pending requests claimable from today to `to` included" }),
       unscheduled: Bucket.openapi({
-        description:
-          "Pending requests without a claimable date (tokenizedVaultV2: processed in queue order); assets estimated",
+        description: "Pending requests without a due date (a tokenizedVaultV2 whose lagDuration() could not be read)",
       }),
       outside_window: Bucket.openapi({
         description: "Pending requests with a claimable date before `from` or after `to`",
@@ -236,7 +235,11 @@ export const PendingRedemptionSummarySchema = z
     redemptions_by_date: z
       .array(
         z.object({
-          date: Day.openapi({ description: "Claimable date `YYYY-MM-DD`", example: "2026-02-03" }),
+          date: Day.openapi({
+            description:
+              "Due date `YYYY-MM-DD`: a lendingPool request's claimable date; a tokenizedVaultV2 request's, the UTC day its vault's lagDuration() has passed since it was made",
+            example: "2026-02-03",
+          }),
           count: z.number().int(),
           assets: z.number(),
           assets_raw: Raw("Assets to pay"),
@@ -252,8 +255,8 @@ export const PendingRedemptionSummarySchema = z
       )
       .openapi({
         description:
-          "Pending requests per claimable date, for the dates of the window (from .. to) in ascending order. " +
-          "Requests without a claimable date (tokenizedVaultV2, processed in queue order) are in `summary.unscheduled` only.",
+          "Pending requests per due date, for the dates of the window (from .. to) in ascending order. " +
+          "Requests without one (a tokenizedVaultV2 whose lag is unknown) are in `summary.unscheduled` only.",
       }),
     idle_balances: z.object({
       total: z.number().openapi({
@@ -357,7 +360,10 @@ export const WithdrawalQueueSchema = z
     pending_withdrawals: z
       .array(
         QueueRequest.extend({
-          date: Day.openapi({ description: "Claimable date (lendingPool), else the UTC day of the request" }),
+          date: Day.openapi({
+            description:
+              "Due date: the claimable date (lendingPool), the day the vault's lag has passed (tokenizedVaultV2), else the UTC day of the request",
+          }),
           amount_raw: RawNumber(
             "Assets to pay: lendingPool assets - fee; tokenizedVaultV2 shares x latest share price (estimate)",
           ),

@@ -7,6 +7,7 @@
 import type { z } from "@hono/zod-openapi";
 import { sql } from "kysely";
 import { vaultKey } from "../../../db/batch.js";
+import { dueDateSql } from "../../../db/redemption-due.js";
 import type { ReadDb } from "../../lib/db.js";
 import { addDays, daysBetween, formatUnits, human, isoFromUnix } from "../platform/platform.lib.js";
 import type { PendingRedemptionSummarySchema } from "../platform/platform.schemas.js";
@@ -58,7 +59,7 @@ export interface SummaryInputs {
 /**
  * Everything the summaries need, in one statement (one round trip): the indexed vaults selected
  * (every one, those at `addresses`, optionally only on `chainId` or of a strategist) with their strategist, their
- * pending requests per claimable date, their latest snapshot and their registry subaccounts.
+ * pending requests per due date (db/redemption-due.ts), their latest snapshot and their registry subaccounts.
  * Net payout per request: lendingPool `assets - fee`; tokenizedVaultV2 (no amount until it is
  * processed) `trunc(shares x asset_share_ratio)` at the vault's latest snapshot.
  */
@@ -73,17 +74,17 @@ export async function loadSummaryInputs(
   if (f.chainId != null) where.push(sql`v.chain_id = ${f.chainId}`);
   const r = await sql<SummaryInputs>`
     WITH sel AS (
-      SELECT v.chain_id, v.address, v.family, v.name, v.symbol, v.decimals, v.asset, v.asset_symbol, v.asset_decimals, v.asset_share_ratio, s.name AS strategist_name
+      SELECT v.chain_id, v.address, v.family, v.name, v.symbol, v.decimals, v.asset, v.asset_symbol, v.asset_decimals, v.asset_share_ratio, v.lag_duration, s.name AS strategist_name
       FROM ${sql.id(schema, "vault")} v
       LEFT JOIN registry.vault rv ON rv.chain_id = v.chain_id AND rv.address = v.address
       LEFT JOIN registry.strategist s ON s.id = rv.strategist_id
       WHERE ${sql.join(where, sql` AND `)}
     ), grp AS (
-      SELECT r.chain_id, r.vault, r.claimable_date, count(*)::int AS n, sum(r.shares)::text AS shares,
+      SELECT r.chain_id, r.vault, ${dueDateSql("r", "v")} AS claimable_date, count(*)::int AS n, sum(r.shares)::text AS shares,
              sum(CASE WHEN r.assets IS NULL THEN coalesce(trunc(r.shares * v.asset_share_ratio), 0) ELSE r.assets - coalesce(r.fee, 0) END)::text AS assets,
              bool_or(r.assets IS NULL) AS estimated
       FROM sel v JOIN ${sql.id(schema, "withdrawal_request")} r ON r.chain_id = v.chain_id AND r.vault = v.address AND r.status = 'requested'
-      GROUP BY r.chain_id, r.vault, r.claimable_date
+      GROUP BY 1, 2, 3
     ), liq AS (
       SELECT v.chain_id, v.address AS vault, x.idle_assets::text AS idle_assets, x.subaccount_assets::text AS subaccount_assets,
              x.reserved_assets::text AS reserved_assets, x.timestamp::text AS timestamp

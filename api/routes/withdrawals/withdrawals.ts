@@ -4,6 +4,7 @@
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { sql } from "kysely";
+import { dueDateSql } from "../../../db/redemption-due.js";
 import { ChainIdParam, servedChain } from "../../lib/chain.js";
 import { exactNumber } from "../../lib/exact.js";
 import {
@@ -103,12 +104,14 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
         amount: string;
         estimated: boolean;
         claimable_date: string | null;
+        due_date: string | null;
         timestamp: string;
         tx_hash: string;
       }>`
-        SELECT r.id, r.owner, r.receiver, r.shares::text AS shares, (${amount})::text AS amount, (r.assets IS NULL) AS estimated, r.claimable_date, r.timestamp::text AS timestamp, r.tx_hash
+        SELECT r.id, r.owner, r.receiver, r.shares::text AS shares, (${amount})::text AS amount, (r.assets IS NULL) AS estimated, r.claimable_date,
+               ${dueDateSql("r", "v")} AS due_date, r.timestamp::text AS timestamp, r.tx_hash
         FROM ${from} WHERE ${where} AND r.status = 'requested'
-        ORDER BY r.claimable_date ASC NULLS LAST, r.id ASC`.execute(db),
+        ORDER BY due_date ASC NULLS LAST, r.id ASC`.execute(db),
       sql<{
         id: string;
         owner: string;
@@ -154,7 +157,7 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
       normalized_total_assets: v.total_assets == null ? null : formatUnits(v.total_assets, d),
       pending_withdrawals: pend.rows.map((p, i) => ({
         id: p.id,
-        date: p.claimable_date ?? utcDay(new Date(Number(p.timestamp) * 1000)),
+        date: p.due_date ?? utcDay(new Date(Number(p.timestamp) * 1000)),
         amount_raw: exactNumber(p.amount),
         normalized_amount: formatUnits(p.amount, d),
         amount_estimated: p.estimated,
