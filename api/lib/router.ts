@@ -234,7 +234,10 @@ export function writeResponses<R extends Partial<Record<400 | 404 | 409 | 503, s
   for (const [status, description] of Object.entries(refusals))
     (out as Record<string, unknown>)[status] = json(description as string, RefusalSchema);
   return {
-    401: json("No credentials, or an invalid or expired bearer token", RefusalSchema.partial({ code: true })),
+    401: json(
+      "No credentials; on a route that takes a bearer token (strategy APY create), also an invalid or expired one",
+      RefusalSchema.partial({ code: true }),
+    ),
     403: json(
       "Invalid or revoked API key, or a credential without the route's scope (code `insufficient_scope`)",
       RefusalSchema.partial({ code: true }),

@@ -257,18 +257,18 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
   );
   const defi = r.states.flatMap((s) => [
     ...(s.positions.aave?.reserves ?? []).map((x) => ({
-      protocol: "aave_v3",
+      protocol: "aave_v3" as const,
       chain_id: s.chainId,
-      type: "lending",
+      type: "lending" as const,
       token: x.token,
       supplied: Number(x.supplied) / 10 ** x.token.decimals,
       borrowed: Number(x.borrowed) / 10 ** x.token.decimals,
       value: dn((x.suppliedValue ?? 0) - (x.borrowedValue ?? 0)),
     })),
     ...s.positions.morpho.map((m) => ({
-      protocol: "morpho_blue",
+      protocol: "morpho_blue" as const,
       chain_id: s.chainId,
-      type: "lending",
+      type: "lending" as const,
       market_id: m.marketId,
       loan_token: m.loanToken,
       collateral_token: m.collateralToken,
@@ -278,9 +278,9 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
       value: dn((m.suppliedValue ?? 0) + (m.collateralValue ?? 0) - (m.borrowedValue ?? 0)),
     })),
     ...s.positions.lendingVaults.map((v) => ({
-      protocol: "lending_vault",
+      protocol: "lending_vault" as const,
       chain_id: s.chainId,
-      type: "vault",
+      type: "vault" as const,
       vault: v.vault,
       asset: v.asset,
       shares: v.shares.toString(),
@@ -288,9 +288,9 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
       value: dn(v.value),
     })),
     ...s.positions.uniswap.map((u) => ({
-      protocol: "uniswap_v3",
+      protocol: "uniswap_v3" as const,
       chain_id: s.chainId,
-      type: "liquidity",
+      type: "liquidity" as const,
       token_id: u.tokenId.toString(),
       pool: u.pool,
       token0: u.token0,
@@ -308,11 +308,11 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
   const collateral = r.states.flatMap((s) => [
     ...(s.positions.aave?.reserves ?? [])
       .filter((x) => x.supplied > 0n)
-      .map((x) => ({ protocol: "aave_v3", chain_id: s.chainId, token: x.token, value: dn(x.suppliedValue) })),
+      .map((x) => ({ protocol: "aave_v3" as const, chain_id: s.chainId, token: x.token, value: dn(x.suppliedValue) })),
     ...s.positions.morpho
       .filter((m) => m.collateral > 0n)
       .map((m) => ({
-        protocol: "morpho_blue",
+        protocol: "morpho_blue" as const,
         chain_id: s.chainId,
         token: m.collateralToken,
         value: dn(m.collateralValue),

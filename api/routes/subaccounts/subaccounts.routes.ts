@@ -220,9 +220,32 @@ export const SubaccountSummary = z
           description:
             "Its balances on the perp core ledger (bridge deposits the relayer credited), read at the core chain's head, and its bridge deposits still in transit to it; part of total_value",
         }),
-      collateral_balances: z.array(z.unknown()),
+      collateral_balances: z
+        .array(
+          z.object({
+            protocol: z.enum(["aave_v3", "morpho_blue"]),
+            chain_id: z.number().int(),
+            token: z.object({ address: z.string(), symbol: z.string(), decimals: z.number().int() }),
+            value: z.number().nullable(),
+          }),
+        )
+        .openapi({ description: "What it has posted as collateral: Aave supplies, Morpho collateral" }),
       cefi_positions: z.array(z.unknown()),
-      defi_positions: z.array(z.unknown()),
+      defi_positions: z
+        .array(
+          z
+            .looseObject({
+              protocol: z.enum(["aave_v3", "morpho_blue", "lending_vault", "uniswap_v3"]),
+              chain_id: z.number().int(),
+              type: z.enum(["lending", "vault", "liquidity"]),
+              value: z.number().nullable().openapi({ description: "What it holds there less what it owes there" }),
+            })
+            .openapi({
+              description:
+                "Besides the fields listed, by protocol (amounts in whole tokens): aave_v3 `token`, `supplied`, `borrowed`; morpho_blue `market_id`, `loan_token`, `collateral_token`, `supplied`, `borrowed`, `collateral`; lending_vault `vault`, `asset`, `shares` (raw), `assets`; uniswap_v3 `token_id`, `pool`, `token0`, `token1`, `fee`, `tick_lower`, `tick_upper`, `in_range`, `staked`, `amount0`, `amount1`",
+            }),
+        )
+        .openapi({ description: "Its positions at each venue, one per reserve, market, vault or LP position" }),
       trs_positions: z.array(z.unknown()),
       strategy_contract_positions: z.array(z.unknown()),
       legacy_hedger_positions: z.array(z.unknown()),

@@ -482,17 +482,84 @@ export const TimeseriesSchema = z
   })
   .openapi("HistoricalTimeSeries");
 
+/** A token in the tracker's shape: a portfolio item's supply, reward or borrow token. */
+const PortfolioToken = z
+  .looseObject({
+    id: z.string().openapi({ description: "The token's address" }),
+    chain: z.string(),
+    name: z.string(),
+    symbol: z.string(),
+    display_symbol: z.string().nullable(),
+    optimized_symbol: z.string(),
+    decimals: z.number().int(),
+    logo_url: z.string().nullable(),
+    protocol_id: z.string(),
+    price: z.number().nullable().openapi({ description: "USD, from the chain's feed; null without one" }),
+    amount: z.number().openapi({ description: "Whole tokens" }),
+  })
+  .openapi("PortfolioToken");
+
+const PortfolioWalletToken = PortfolioToken.extend({
+  is_core: z.boolean(),
+  is_verified: z.boolean(),
+  is_scam: z.boolean(),
+  is_suspicious: z.boolean(),
+  is_wallet: z.boolean(),
+  time_at: z.number().nullable(),
+  price_24h_change: z.number().nullable(),
+  credit_score: z.number().nullable(),
+  raw_amount: z.number(),
+  raw_amount_str: z.string().openapi({ description: "raw_amount as an exact integer string" }),
+}).openapi("PortfolioWalletToken");
+
+const PortfolioItem = z
+  .looseObject({
+    stats: z.object({ asset_usd_value: z.number(), debt_usd_value: z.number(), net_usd_value: z.number() }),
+    update_at: z.number().openapi({ description: "When the position was read (unix seconds)" }),
+    name: z.string(),
+    detail_types: z.array(z.string()),
+    detail: z.looseObject({
+      supply_token_list: z.array(PortfolioToken),
+      reward_token_list: z.array(PortfolioToken),
+      borrow_token_list: z.array(PortfolioToken),
+      health_rate: z.number().nullable().openapi({ description: "The venue's own health factor; null without debt" }),
+    }),
+    proxy_detail: z.looseObject({}),
+    position_index: z.string(),
+    pool: z.looseObject({
+      controller: z.string(),
+      id: z.string(),
+      chain: z.string(),
+      project_id: z.string(),
+      adapter_id: z.string(),
+      time_at: z.number().nullable(),
+    }),
+  })
+  .openapi("PortfolioItem");
+
+const PortfolioPosition = z
+  .looseObject({
+    id: z.string().openapi({ description: "The protocol: aave_v3, morpho_blue, lending_vault, uniswap_v3" }),
+    chain: z.string(),
+    name: z.string(),
+    logo_url: z.string().nullable(),
+    site_url: z.string(),
+    has_supported_portfolio: z.boolean(),
+    portfolio_item_list: z.array(PortfolioItem),
+  })
+  .openapi("PortfolioPosition");
+
 export const PortfolioDataSchema = z
   .record(
     z.string(),
     z
       .looseObject({
-        positions: z.array(z.unknown()).optional().openapi({
+        positions: z.array(PortfolioPosition).optional().openapi({
           description:
             "Per protocol, its portfolio items. An item's `pool.controller` is the protocol's contract (the Aave pool, the Morpho contract, the lending vault, the Uniswap pool) and `pool.id` the pool (a Morpho market's id, else the controller); `pool.time_at` is when the controller was deployed (unix seconds; null where the node keeps no old state)",
         }),
-        app_positions: z.array(z.unknown()).optional(),
-        tokens: z.array(z.unknown()).optional().openapi({
+        app_positions: z.array(PortfolioPosition).optional(),
+        tokens: z.array(PortfolioWalletToken).optional().openapi({
           description:
             "Wallet tokens in the tracker's token shape. `price_24h_change`: the feed's price now over its price at the chain's last block a day before (a fraction: 0.01 is +1 %); `time_at`: when the token's contract was deployed (unix seconds; null where the node keeps no old state); `credit_score` and `logo_url` are null (the chain does not give them)",
         }),
