@@ -40,7 +40,10 @@ const ReferralSchema = z
 
 export const PointsRecordSchema = z
   .object({
-    totalPoints: z.number(),
+    totalPoints: z.number().openapi({
+      description:
+        "Every source's points. Today's holding points are provisional: the whole UTC day at its latest snapshot (docs/metrics.md), so the total can move either way until the day ends",
+    }),
     referralEarnings: z.number(),
     streak: z.number().int(),
     daily_streak_points: z.number(),
