@@ -800,6 +800,25 @@ describe("refusals: recorded in the build audit, nothing changed on-chain", () =
     expect(b.detail[0]!.msg).toMatch(/only token0/);
   });
 
+  it("a rebalance into a range the position's tokens cannot fund: 409 range_unfundable naming them", async () => {
+    // above the price a position holds token0 only; a range around the price also takes token1
+    const m = await build<Payload & { position: Pos }>("deposit", {
+      amount0: "1",
+      tick_lower: r0.tick + 1_000,
+      tick_upper: r0.tick + 2_000,
+    });
+    expect(m.status, JSON.stringify(m.body)).toBe(200);
+    await send(m.body);
+    const [t0, t1] = [pool.token0, pool.token1].map((a) => (a === usdc ? "USDC" : "WETH"));
+    const b = await refused(
+      "rebalance",
+      { token_id: m.body.position.token_id, width_bps: 500 },
+      409,
+      "range_unfundable",
+    );
+    expect(b.detail).toMatch(new RegExp(`takes both tokens .*yields [\\d.]+ ${t0} and 0 ${t1}: too little ${t1} `));
+  });
+
   it("inconsistent bodies: 422 naming the field (recorded), unknown fields 422 before any build", async () => {
     const two = (await refused(
       "deposit",

@@ -13,6 +13,7 @@ import type { z } from "@hono/zod-openapi";
 import type { Abi, Address } from "viem";
 import { liquidityFor0, liquidityFor1, mintAmounts, poolAmounts, sqrtAtTick } from "../../../onchain/uniswap-math.js";
 import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
+import { units } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import {
   collectCall,
@@ -90,10 +91,18 @@ export async function buildRebalance(ctx: DexCtx, b: Body) {
   const l1 = sp > sa ? liquidityFor1(c1, sp, sa, sb) : null;
   // the liquidity a side buys: none from a side the range needs is no position at all
   if ([l0, l1].some((x) => x === 0n)) {
+    const short = [
+      { t: pool.token0, l: l0, c: c0 },
+      { t: pool.token1, l: l1, c: c1 },
+    ].filter((x) => x.l === 0n);
+    const yields = `the position yields ${units(c0, pool.token0.decimals).amount} ${pool.token0.symbol} and ${units(c1, pool.token1.decimals).amount} ${pool.token1.symbol}`;
+    const needs = l0 != null && l1 != null ? "both tokens (it spans the price)" : `only ${short[0]!.t.symbol}`;
     throw new BuildRefusal(
       409,
       "range_unfundable",
-      `The new range takes ${l1 == null ? pool.token0.symbol : l0 == null ? pool.token1.symbol : "both tokens"} and the position yields too little of it`,
+      `The new range [${range.lower}, ${range.upper}] takes ${needs}, and ${yields}: too little ` +
+        `${short.map((x) => x.t.symbol).join(" and ")} to fund any liquidity there. Move to a range the ` +
+        "position's tokens fund, or swap some in first",
     );
   }
   const dm0 = minOf(burn.amount0, b.max_slippage_bps);
