@@ -141,6 +141,22 @@ export const SubaccountModuleAbi = [
     "type": "error"
   },
   {
+    "inputs": [
+      {
+        "internalType": "uint256",
+        "name": "minted",
+        "type": "uint256"
+      },
+      {
+        "internalType": "uint256",
+        "name": "moved",
+        "type": "uint256"
+      }
+    ],
+    "name": "UnexpectedPosition",
+    "type": "error"
+  },
+  {
     "inputs": [],
     "name": "ZeroAddress",
     "type": "error"

@@ -155,6 +155,8 @@ contract SubaccountModule {
     error LeftoverApproval(address token, address spender, uint256 allowance);
     error ModuleCallFailed(address target);
     error InvalidPath();
+    /// A batch that mints a position moved another position NFT after the mint (see executeBatch)
+    error UnexpectedPosition(uint256 minted, uint256 moved);
     error ZeroAddress();
 
     modifier onlyOwner() {
@@ -256,8 +258,23 @@ contract SubaccountModule {
             _approve(approvals[i].token, approvals[i].spender, approvals[i].amount);
         }
         results = new bytes[](calls.length);
+        // A position NFT moved after a mint in the same batch must be the one minted: its id is
+        // fixed when the batch is built (a rebalance's restake), and a mint of this Safe landing
+        // first would otherwise have the batch stake that other position and leave its own out.
+        bool minted;
+        uint256 mintedId;
         for (uint256 i = 0; i < calls.length; i++) {
-            results[i] = _execute(calls[i].target, calls[i].value, calls[i].data);
+            bytes calldata data = calls[i].data;
+            bytes4 sel = data.length >= 4 ? bytes4(data[:4]) : bytes4(0);
+            if (minted && (sel == ERC721_SAFE_TRANSFER_FROM || sel == ERC721_SAFE_TRANSFER_FROM_DATA)) {
+                (,, uint256 moved) = abi.decode(data[4:], (address, address, uint256));
+                if (moved != mintedId) revert UnexpectedPosition(mintedId, moved);
+            }
+            results[i] = _execute(calls[i].target, calls[i].value, data);
+            if (sel == NPM_MINT) {
+                minted = true;
+                mintedId = abi.decode(results[i], (uint256));
+            }
         }
         for (uint256 i = 0; i < approvals.length; i++) {
             if (_allowance(approvals[i].token, approvals[i].spender) != 0) {

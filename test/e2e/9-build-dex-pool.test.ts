@@ -13,6 +13,7 @@ import {
   type Abi,
   type Address,
   createPublicClient,
+  decodeErrorResult,
   encodeAbiParameters,
   getAddress,
   type Hex,
@@ -21,6 +22,7 @@ import {
   parseAbi,
 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
 import { createKey } from "../../api/keys.js";
 import { createdLogs } from "../../api/routes/integrations/dex-pool.staker.js";
 import { uniswap as uniArt } from "../../contracts/devnet/protocols/artifacts.js";
@@ -517,6 +519,35 @@ describe("POST /integrations/dex_pool/{pool}/rebalance/{address}", () => {
     expect(after.t1 - before.t1).toBe(BigInt(b.leftover.amount1.raw));
     await noLingeringApprovals();
     minted = b.new_position.token_id;
+  });
+
+  it("a restake whose simulated id a mint of the Safe's own took first: reverts, stakes nothing", async () => {
+    // both built on the same head: each expects the next position id
+    const [re, dep] = await Promise.all([
+      build<Payload & { new_position: Pos }>("rebalance", { token_id: minted, width_bps: 800, restake: true }),
+      build<Payload & { position: Pos }>("deposit", { [`amount${side(usdc)}`]: "50", width_bps: 1000 }),
+    ]);
+    expect([re.status, dep.status], JSON.stringify([re.body, dep.body])).toEqual([200, 200]);
+    expect(dep.body.position.token_id).toBe(re.body.new_position.token_id);
+    await send(dep.body);
+    const res = await fetch(w.anvil.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "eth_call",
+        params: [{ from: re.body.from, to: re.body.target, data: re.body.data }, "latest"],
+      }),
+    });
+    const error = ((await res.json()) as { error?: { data?: Hex } }).error;
+    expect(error?.data, "the stale restake must revert").toBeDefined();
+    const decoded = decodeErrorResult({ abi: SubaccountModuleAbi, data: error!.data! });
+    const taken = BigInt(dep.body.position.token_id);
+    expect(decoded).toMatchObject({ errorName: "UnexpectedPosition", args: [taken + 1n, taken] });
+    // the deposit's position stays the Safe's, unstaked; the old one stays staked
+    expect(await ownerOf(dep.body.position.token_id)).toBe(w.sub.safe);
+    expect(await ownerOf(minted)).toBe(staker);
   });
 });
 

@@ -93,7 +93,7 @@ export const RebalanceBody = z
     ...rangeFields,
     restake: z.boolean().default(false).openapi({
       description:
-        "Stake the new position in the old one's incentives (its id is the simulated one: another mint on the chain before this transaction makes it fail)",
+        "Stake the new position in the old one's incentives (its id is the simulated one: a mint on the chain before this transaction, this Safe's own included, makes it fail, with the module's UnexpectedPosition(minted, moved) when the Safe holds the simulated id)",
     }),
     ...mins,
   })
