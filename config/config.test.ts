@@ -7,7 +7,7 @@ import { jobsConfig } from "../jobs/config.js";
 import { relayerConfig } from "../jobs/relayer/config.js";
 import { CHAINS, getChain, isEvmChain } from "./chains.js";
 import { indexerPlan, planFingerprint, rpcLanes } from "./indexer.js";
-import { loadRegistry } from "./registry.js";
+import { loadRegistry, registryPath } from "./registry.js";
 import { rpcUrlsFromEnv } from "./rpc-urls.js";
 
 const SPEC_CHAIN_IDS = [
@@ -165,6 +165,40 @@ describe("vault registry", () => {
       { chainId: 8453, perp: perp(20, other) },
     ]);
     expect(loadRegistry(named).protocols.get(10)!.perp!.core).toEqual(other);
+  });
+
+  it("refuses a misspelt key, a subaccount listed twice and settings of one it does not list", () => {
+    const file = (vaults: unknown[], extra: Record<string, unknown> = {}) => {
+      const dir = mkdtempSync(join(root, "r-"));
+      writeFileSync(join(dir, "vaults.json"), JSON.stringify({ version: 1, vaults, ...extra }));
+      return join(dir, "vaults.json");
+    };
+    // each would be dropped unseen: the chains' protocols, the vault's USD feed
+    expect(() => loadRegistry(file([evmVault()], { protocol: [] }))).toThrow(/protocol/);
+    const feed = { address: "0x00000000000000000000000000000000000000f1", decimals: 8 };
+    expect(() => loadRegistry(file([evmVault({ priceFed: feed })]))).toThrow(/vaults\[0\][\s\S]*priceFed/);
+    expect(() => loadRegistry(registryFile([], 1, [{ chainId: 1, tokenz: [] }]))).toThrow(
+      /protocols\[0\][\s\S]*tokenz/,
+    );
+    const sub = "0x00000000000000000000000000000000000000a1";
+    // the same subaccount in any case: counted twice in the vault's actual TVL
+    expect(() => loadRegistry(file([evmVault({ subaccounts: [sub, sub.toUpperCase().replace("0X", "0x")] })]))).toThrow(
+      `vaults[0].subaccounts: ${sub} listed twice`,
+    );
+    const other = "0x00000000000000000000000000000000000000b2";
+    const settings = file([evmVault({ subaccounts: [sub], subaccountSettings: { [other]: { type: "x" } } })]);
+    expect(() => loadRegistry(settings)).toThrow(
+      `vaults[0].subaccountSettings: ${other} is not one of its subaccounts`,
+    );
+    const notAddress = file([evmVault({ subaccounts: [sub], subaccountSettings: { main: { type: "x" } } })]);
+    expect(() => loadRegistry(notAddress)).toThrow(/Invalid key in record[\s\S]*subaccountSettings\.main/);
+    expect(() => loadRegistry(file([evmVault({ name: "   " })]))).toThrow("vaults[0].name: blank");
+  });
+
+  it("VAULT_REGISTRY set to nothing is the default file", () => {
+    expect(registryPath({ VAULT_REGISTRY: "" })).toBe(registryPath({}));
+    expect(registryPath({ VAULT_REGISTRY: " " })).toBe(registryPath({}));
+    expect(registryPath({})).toMatch(/config\/vaults\.json$/);
   });
 
   it("refuses a missing file, bad JSON and a wrong version", () => {

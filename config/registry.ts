@@ -13,11 +13,33 @@ const evmAddress = z
   .regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address")
   .transform((a) => a.toLowerCase() as `0x${string}`);
 
-const token = z.object({ address: evmAddress, symbol: z.string().min(1), decimals: z.number().int().min(0).max(36) });
-/** A Chainlink-style USD feed (latestRoundData; `decimals` of its answer). */
-const priceFeed = z.object({ address: evmAddress, decimals: z.number().int().min(0).max(36) });
+const token = z.strictObject({
+  address: evmAddress,
+  symbol: z.string().min(1),
+  decimals: z.number().int().min(0).max(36),
+});
+/**
+ * A vault's subaccounts listed once each (a repeated one would count twice in the vault's
+ * actual TVL), its settings only for those it lists, and a name that is not blank.
+ */
+function subaccountProblems(v: EvmVault, i: number): string[] {
+  const out: string[] = [];
+  const listed = new Set<string>();
+  for (const a of v.subaccounts) {
+    if (listed.has(a)) out.push(`vaults[${i}].subaccounts: ${a} listed twice`);
+    listed.add(a);
+  }
+  for (const a of Object.keys(v.subaccountSettings)) {
+    if (!listed.has(a.toLowerCase())) out.push(`vaults[${i}].subaccountSettings: ${a} is not one of its subaccounts`);
+  }
+  if (v.name.trim() === "") out.push(`vaults[${i}].name: blank`);
+  return out;
+}
 
-export const evmVaultSchema = z.object({
+/** A Chainlink-style USD feed (latestRoundData; `decimals` of its answer). */
+const priceFeed = z.strictObject({ address: evmAddress, decimals: z.number().int().min(0).max(36) });
+
+export const evmVaultSchema = z.strictObject({
   chainId: z.number().int().positive(),
   address: evmAddress,
   /**
@@ -51,13 +73,13 @@ export const evmVaultSchema = z.object({
   multisig: evmAddress.nullable().optional(),
   operator: evmAddress.nullable().optional(),
   feeCollector: evmAddress.nullable().optional(),
-  strategist: z.object({ name: z.string(), address: evmAddress.nullable().optional() }).nullable().optional(),
+  strategist: z.strictObject({ name: z.string(), address: evmAddress.nullable().optional() }).nullable().optional(),
   subaccounts: z.array(evmAddress).default([]),
   /** per subaccount address (any case): its names, type, the health factor it is kept above, funding */
   subaccountSettings: z
     .record(
-      z.string(),
-      z.object({
+      z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a subaccount's address"),
+      z.strictObject({
         internalName: z.string().min(1).optional(),
         friendlyName: z.string().min(1).optional(),
         type: z.string().min(1).optional(),
@@ -100,7 +122,7 @@ export const nonEvmVaultSchema = z
  * tokens they hold with their USD feeds (one valuation path for every USD figure), and the
  * protocols' entry points. Every part is optional: a chain without Aave reads no Aave positions.
  */
-export const protocolsSchema = z.object({
+export const protocolsSchema = z.strictObject({
   chainId: z.number().int().positive(),
   /**
    * The block this chain's subaccount Safes and their modules are followed from: at or before
@@ -109,9 +131,9 @@ export const protocolsSchema = z.object({
    */
   subaccountsStartBlock: z.number().int().min(0).optional(),
   tokens: z.array(token.extend({ priceFeed: priceFeed.nullable().optional() })).default([]),
-  aave: z.object({ pool: evmAddress, dataProvider: evmAddress.nullable().optional() }).nullable().optional(),
+  aave: z.strictObject({ pool: evmAddress, dataProvider: evmAddress.nullable().optional() }).nullable().optional(),
   morpho: z
-    .object({
+    .strictObject({
       address: evmAddress,
       markets: z.array(z.string().regex(/^0x[0-9a-fA-F]{64}$/, "must be a 32-byte market id")).default([]),
       lendingVaults: z.array(evmAddress).default([]),
@@ -119,7 +141,7 @@ export const protocolsSchema = z.object({
     .nullable()
     .optional(),
   uniswap: z
-    .object({
+    .strictObject({
       factory: evmAddress,
       positionManager: evmAddress,
       swapRouter: evmAddress,
@@ -129,14 +151,14 @@ export const protocolsSchema = z.object({
     .nullable()
     .optional(),
   /** the swaps builder's second venue: a Uniswap v2 factory and its Router02 */
-  uniswapV2: z.object({ factory: evmAddress, router: evmAddress }).nullable().optional(),
+  uniswapV2: z.strictObject({ factory: evmAddress, router: evmAddress }).nullable().optional(),
   loanRegistry: evmAddress.nullable().optional(),
   /** the perp deposit bridges of this chain and, where the core side is, its ledger (any chain) */
   perp: z
-    .object({
+    .strictObject({
       bridgeA: evmAddress,
       bridgeB: evmAddress,
-      core: z.object({ chainId: z.number().int().positive(), ledger: evmAddress }).nullable().optional(),
+      core: z.strictObject({ chainId: z.number().int().positive(), ledger: evmAddress }).nullable().optional(),
     })
     .nullable()
     .optional(),
@@ -195,7 +217,8 @@ export interface Registry {
 export const DEFAULT_REGISTRY_PATH = "config/vaults.json";
 
 export function registryPath(env: NodeJS.ProcessEnv = process.env): string {
-  return resolve(env.VAULT_REGISTRY ?? DEFAULT_REGISTRY_PATH);
+  // set to nothing counts as unset, as for every setting
+  return resolve(env.VAULT_REGISTRY?.trim() || DEFAULT_REGISTRY_PATH);
 }
 
 /** Loads and checks the registry; throws one readable error listing every problem. */
@@ -209,8 +232,9 @@ export function loadRegistry(path = registryPath()): Registry {
   } catch (err) {
     throw new Error(`vault registry ${path} is not valid JSON: ${(err as Error).message}`);
   }
+  // a misspelt key would otherwise be dropped unseen (a vault's priceFeed, the file's protocols)
   const top = z
-    .object({ version: z.literal(1), vaults: z.array(z.unknown()), protocols: z.array(z.unknown()).default([]) })
+    .strictObject({ version: z.literal(1), vaults: z.array(z.unknown()), protocols: z.array(z.unknown()).default([]) })
     .safeParse(raw);
   if (!top.success) throw new Error(`vault registry ${path}: ${z.prettifyError(top.error)}`);
   const evm: EvmVault[] = [];
@@ -231,6 +255,7 @@ export function loadRegistry(path = registryPath()): Registry {
     const key = `${chainId}:${String(parsed.data.address).toLowerCase()}`;
     if (seen.has(key)) problems.push(`vaults[${i}]: duplicate vault ${key}`);
     seen.add(key);
+    if (isEvmChain(chainId)) problems.push(...subaccountProblems(parsed.data as EvmVault, i));
     if (isEvmChain(chainId)) evm.push(parsed.data as EvmVault);
     else nonEvm.push(parsed.data as NonEvmVault);
   });

@@ -5,7 +5,7 @@
  * and every refusal (readable message, non-zero exit, the file untouched).
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createPublicClient, http } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -67,9 +67,10 @@ describe("deployment block: binary search on a monotone predicate", () => {
 
 function run(args: string[], env: Record<string, string | undefined>) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const full: NodeJS.ProcessEnv = { ...process.env, ...env };
+    const full: NodeJS.ProcessEnv = { ...process.env };
+    delete full.DATABASE_URL; // only when a test gives it
+    Object.assign(full, env);
     for (const [k, v] of Object.entries(env)) if (v === undefined) delete full[k];
-    delete full.DATABASE_URL;
     const opts = { cwd: REPO_ROOT, env: full, encoding: "utf8", timeout: 90_000 } as const;
     execFile(tsx, [join(REPO_ROOT, "scripts", "vaults.ts"), ...args], opts, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === "number" ? err.code : null) : 0, stdout, stderr });
@@ -220,6 +221,43 @@ describe("npm run vaults on a fresh chain", { timeout: 180_000 }, () => {
       expect(r.code, r.stderr).toBe(code);
       expect(r.stderr).toMatch(/^vaults: /);
       expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    }
+    expect(readFileSync(file)).toEqual(before);
+  });
+
+  it("a registry file that is not there is refused (a mistyped path); --create starts one", async () => {
+    const typo = join(dir, "nested", "vaults-typo.json");
+    const r = await run(["add", "--chain", String(CHAIN), "--address", w.erc4626.address, "--registry", typo], env);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(`no registry file at ${typo}: check the path, or add --create`);
+    expect(existsSync(typo)).toBe(false);
+    const rm = await run(["remove", "--chain", String(CHAIN), "--address", w.erc4626.address, "--registry", typo], env);
+    expect([rm.code, existsSync(typo)]).toEqual([1, false]);
+    const made = await run(
+      ["add", "--chain", String(CHAIN), "--address", w.erc4626.address, "--registry", typo, "--create"],
+      env,
+    );
+    expect(made.code, made.stderr).toBe(0);
+    expect((JSON.parse(readFileSync(typo, "utf8")) as { vaults: unknown[] }).vaults).toHaveLength(1);
+  });
+
+  it("a DATABASE_URL that is bad or answers nothing stops add, remove and list before any change", async () => {
+    const before = readFileSync(file);
+    const target = ["--chain", String(CHAIN), "--address", w.lendingPool.address];
+    for (const [url, message] of [
+      ["bogus", /DATABASE_URL must be a postgres:\/\/ URL/],
+      [
+        "postgresql://postgres:postgres@127.0.0.1:9/vaults",
+        /the database \(DATABASE_URL\) is not usable: .*ECONNREFUSED/,
+      ],
+    ] as const) {
+      for (const args of [["remove", ...target], ["list"]]) {
+        const r = await run(args, { ...env, DATABASE_URL: url });
+        expect(r.code, `${args[0]} ${url}: ${r.stdout}`).toBe(1);
+        expect(r.stderr).toMatch(message);
+        expect(r.stderr).not.toMatch(/\n\s+at /);
+        if (args[0] === "remove") expect(r.stderr).toContain("nothing was changed");
+      }
     }
     expect(readFileSync(file)).toEqual(before);
   });

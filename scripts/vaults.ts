@@ -1,6 +1,7 @@
 /** The vault registry file, one vault at a time, from what the chain says: `npm run vaults -- --help`. */
 // The modules behind the commands are loaded where they are used, after the command line: --help
 // and the refusals load nothing else.
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import type { Address, PublicClient } from "viem";
 import { getChain, isEvmChain } from "../config/chains.js";
 import type { EvmVault, Registry } from "../config/registry.js";
@@ -12,7 +13,7 @@ const CMD: Command = {
   name: "vaults",
   usage:
     "usage: npm run vaults -- add --chain <id> --address <address> [--name <text>] [--kind <text>]\n" +
-    "                             [--start-block <n>] [--registry <file>]\n" +
+    "                             [--start-block <n>] [--registry <file>] [--create]\n" +
     "       | list [--registry <file>] | remove --chain <id> --address <address> [--registry <file>]",
   help: `
 The vault registry file (what the indexer indexes and the API serves), edited one vault at a time.
@@ -27,6 +28,11 @@ The vault registry file (what the indexer indexes and the API serves), edited on
   list     every vault of the file (chain, address, family, kind, start block, name) and, with
            DATABASE_URL, whether the running indexer's views hold it yet
   remove   takes the vault out of the file
+
+A registry file that does not exist is refused (a mistyped path would otherwise start a new
+registry of one vault, and with DATABASE_URL load it over the tables): add --create starts one.
+With DATABASE_URL, the database is checked before the file is changed, and the file is put back
+as it was when loading the tables fails.
 
 The file is replaced in one step (a temporary file renamed over it), every other entry kept as it
 is. A running indexer (npm run indexer, the demo's) notices the change, indexes the new registry
@@ -61,6 +67,7 @@ async function main(): Promise<void> {
       kind: { type: "string" },
       "start-block": { type: "string" },
       registry: { type: "string" },
+      create: { type: "boolean" },
     },
   });
   const [cmd, ...rest] = parsed.positionals;
@@ -70,7 +77,7 @@ async function main(): Promise<void> {
     refuse(CMD, cmd ? `unknown command "${cmd}"` : "give a command: add, list or remove");
   }
   const options: Record<string, string[]> = {
-    add: ["chain", "address", "name", "kind", "start-block"],
+    add: ["chain", "address", "name", "kind", "start-block", "create"],
     remove: ["chain", "address"],
     list: [],
   };
@@ -97,12 +104,20 @@ async function main(): Promise<void> {
     [import("../config/registry.js"), import("./lib/registry-file.js"), import("viem")],
   );
   const file = a.registry ?? registryPath();
+  if (!existsSync(file)) {
+    if (cmd === "remove") fail(`no registry file at ${file}; nothing was changed`);
+    if (!a.create) fail(`no registry file at ${file}: check the path, or add --create to start a new registry there`);
+  }
   let raw: RawRegistry;
+  let before: string | null;
   try {
     raw = readRegistryFile(file);
+    before = existsSync(file) ? readFileSync(file, "utf8") : null;
   } catch (err) {
     fail(`${errMessage(err)}\n(fix the file first; nothing was changed)`);
   }
+  // the database, when the tables are to follow the file: checked before the file changes
+  const database = await openDatabase();
   const listed = raw.vaults.findIndex((v) => sameVault(v, chainId, address));
 
   if (cmd === "remove") {
@@ -111,7 +126,7 @@ async function main(): Promise<void> {
     raw.vaults.splice(listed, 1);
     const reg = await save(file, raw);
     console.log(`removed ${removed.name} (${removed.family}) ${address} on chain ${chainId} from ${file}`);
-    await loadTables(reg);
+    await loadTables(database, reg, { file, before });
     return;
   }
 
@@ -147,7 +162,7 @@ async function main(): Promise<void> {
   const reg = await save(file, raw);
   const found = `${entry.family} "${entry.name}" (${entry.symbol}), asset ${entry.asset.symbol}`;
   console.log(`added ${found} ${address} on chain ${chainId}, from block ${entry.startBlock}, to ${file}`);
-  await loadTables(reg, chainId);
+  await loadTables(database, reg, { file, before }, chainId);
 }
 
 /**
@@ -238,28 +253,56 @@ async function save(file: string, raw: RawRegistry): Promise<Registry> {
   }
 }
 
-/** With DATABASE_URL, the registry tables follow the file (as `registry load`), and a word on the indexer. */
-async function loadTables(reg: Registry, chainId?: number): Promise<void> {
-  const url = process.env.DATABASE_URL;
+type Db = ReturnType<typeof import("../db/client.js").createDb>;
+
+/**
+ * With DATABASE_URL, the database the registry tables are loaded into, migrated and checked
+ * before the file is changed: a bad or unreachable URL stops the command with nothing changed.
+ */
+async function openDatabase(): Promise<Db | null> {
+  const url = process.env.DATABASE_URL?.trim();
+  if (!url) return null;
+  if (!/^postgres(ql)?:\/\//.test(url)) fail("DATABASE_URL must be a postgres:// URL; nothing was changed");
+  const { createDb, createPool, migrateToLatest } = await import("../db/client.js");
+  const db = createDb(createPool(url, 1, "vault-vaults-cli"));
+  try {
+    await migrateToLatest(db);
+  } catch (err) {
+    await db.destroy();
+    fail(`the database (DATABASE_URL) is not usable: ${errMessage(err)}; nothing was changed`);
+  }
+  return db;
+}
+
+/**
+ * The registry tables follow the file (as `registry load`), and a word on the indexer. Loading
+ * them failing puts the file back as it was (`was.before`; null: there was none).
+ */
+async function loadTables(
+  db: Db | null,
+  reg: Registry,
+  was: { file: string; before: string | null },
+  chainId?: number,
+): Promise<void> {
   const env = `PONDER_RPC_URL_${chainId}`;
-  if (!url) {
+  if (!db) {
     console.log("DATABASE_URL is not set: the registry tables are loaded by the indexer when it picks the file up");
     if (chainId !== undefined)
       console.log(`the running indexer indexes chain ${chainId} only with ${env} in its environment`);
     return;
   }
-  if (!/^postgres(ql)?:\/\//.test(url)) fail("DATABASE_URL must be a postgres:// URL (the file was changed)");
-  const [{ createDb, createPool, migrateToLatest }, { loadRegistryData }] = await Promise.all([
-    import("../db/client.js"),
-    import("../db/registry-load.js"),
-  ]);
-  const db = createDb(createPool(url, 1, "vault-vaults-cli"));
+  const { loadRegistryData } = await import("../db/registry-load.js");
   try {
-    await migrateToLatest(db);
-    const s = await loadRegistryData(db, reg);
-    console.log(`registry tables loaded: ${s.vaults} vaults`);
+    let loaded: { vaults: number };
+    try {
+      loaded = await loadRegistryData(db, reg);
+    } catch (err) {
+      restore(was);
+      fail(`loading the registry tables failed (${errMessage(err)}): ${was.file} was put back as it was`);
+    }
+    console.log(`registry tables loaded: ${loaded.vaults} vaults`);
     if (chainId === undefined) return;
-    const indexed = await indexedChains(url);
+    const indexed = await indexedChains(process.env.DATABASE_URL!.trim());
     if (indexed && !indexed.has(chainId)) {
       console.warn(
         `note: the running indexer does not index chain ${chainId} yet; it picks this vault up only if it ` +
@@ -269,6 +312,17 @@ async function loadTables(reg: Registry, chainId?: number): Promise<void> {
   } finally {
     await db.destroy();
   }
+}
+
+/** The file as it was before the command (a temporary file renamed over it), or gone if it was not there. */
+function restore(was: { file: string; before: string | null }): void {
+  if (was.before == null) {
+    rmSync(was.file, { force: true });
+    return;
+  }
+  const tmp = `${was.file}.tmp-${process.pid}`;
+  writeFileSync(tmp, was.before);
+  renameSync(tmp, was.file);
 }
 
 /** The chains the indexer views hold (null when there are none yet). */
@@ -297,7 +351,9 @@ async function list(given: string | undefined): Promise<void> {
   } catch (err) {
     fail(errMessage(err));
   }
-  const indexed = process.env.DATABASE_URL ? await indexedVaults(process.env.DATABASE_URL) : null;
+  const url = process.env.DATABASE_URL?.trim();
+  if (url && !/^postgres(ql)?:\/\//.test(url)) fail("DATABASE_URL must be a postgres:// URL");
+  const indexed = url ? await indexedVaults(url) : null;
   console.log(`chain\taddress\tfamily\tkind\tstart_block\t${indexed ? "indexed\t" : ""}name`);
   const rows = [...reg.evm, ...reg.nonEvm];
   if (rows.length === 0)
@@ -322,8 +378,10 @@ async function indexedVaults(url: string): Promise<Set<string> | null> {
       address: string;
     }>`SELECT chain_id, address FROM indexer.vault`.execute(db);
     return new Set(rows.map((r) => `${r.chain_id}:${r.address}`));
-  } catch {
-    return null;
+  } catch (err) {
+    // no indexer views yet: nothing indexed; any other error (no such database, refused) stops
+    if ((err as { code?: string }).code === "42P01" || (err as { code?: string }).code === "3F000") return null;
+    fail(`the database (DATABASE_URL) is not usable: ${errMessage(err)}`);
   } finally {
     await db.destroy();
   }
