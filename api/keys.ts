@@ -23,14 +23,14 @@ export async function createKey(
   const key = `vk_${prefix}_${randomBytes(20).toString("hex")}`;
   const row = await db
     .insertInto("auth.api_key")
-    .values({ name, prefix, key_hash: sha256(key).toString("hex"), scopes })
+    .values({ name, prefix, key_hash: sha256(key).toString("hex"), scopes: [...new Set(scopes)] })
     .returning("id")
     .executeTakeFirstOrThrow();
   return { id: row.id, key };
 }
 
 export async function revokeKey(db: Kysely<Database>, idOrPrefix: string): Promise<number> {
-  const isUuid = /^[0-9a-f-]{36}$/i.test(idOrPrefix);
+  const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(idOrPrefix);
   const res = await db
     .updateTable("auth.api_key")
     .set({ revoked_at: new Date() })

@@ -35,6 +35,8 @@ async function main(): Promise<void> {
   const timeout = values["statement-timeout"] ?? "60s";
   if (!/^\d+\s*(ms|s|min|h|d)?$/.test(timeout))
     refuse(CMD, `--statement-timeout "${timeout}" is not a duration such as 60s or 5min`);
+  // 0 would turn Postgres's statement timeout off: the analysts' queries must stay bounded
+  if (/^0+\s*[a-z]*$/.test(timeout)) refuse(CMD, `--statement-timeout "${timeout}": give more than 0 (0 means none)`);
   const url = databaseUrl(CMD);
   // loaded after the command line (zod for the settings, then the rest): --help and refusals load nothing else
   const { ANALYST_PASSWORD } = await settings(CMD, ({ z }) =>

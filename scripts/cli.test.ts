@@ -235,6 +235,17 @@ describe("command-line configuration errors", { timeout: 300_000 }, () => {
       code: 2,
       stderr: expect.stringMatching(/--points: "1e5" is not a decimal number/),
     });
+    const add = (points: string, more: string[] = []) =>
+      run("scripts/points.ts", db, ["add", "--wallet", `0x${"1".repeat(40)}`, points, "--reason", "x", ...more]);
+    // past numeric(78,18) it would be the database's overflow: refused here, before connecting
+    expect(await add(`--points=${"9".repeat(61)}`)).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/up to 60 digits and 18 decimals/),
+    });
+    expect(await add("--points=-5", ["--author", "  "])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--author is empty/),
+    });
     expect(await run("scripts/points.ts", { DATABASE_URL: undefined }, ["list"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/DATABASE_URL must be set/),
@@ -310,6 +321,16 @@ describe("command-line configuration errors", { timeout: 300_000 }, () => {
         code: 2,
         stderr: expect.stringMatching(new RegExp(`--time: "${time}" is not an ISO 8601 date-time`)),
       });
+    }
+    const future = ["add", "--vault", `0x${"1".repeat(40)}`, "--category", "note", "--text", "x"];
+    expect(await run("scripts/governance-log.ts", db, [...future, "--time", "2099-01-01T00:00:00Z"])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--time 2099-01-01T00:00:00.000Z is in the future/),
+    });
+    for (const t of ["0", "0s", "00min"]) {
+      expect(
+        await run("scripts/analyst-role.ts", { ...db, ANALYST_PASSWORD: "x".repeat(12) }, ["--statement-timeout", t]),
+      ).toMatchObject({ code: 2, stderr: expect.stringMatching(/give more than 0/) });
     }
     expect(await run("scripts/governance-log.ts", db, ["remove", "42"])).toMatchObject({
       code: 2,

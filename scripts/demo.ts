@@ -170,6 +170,8 @@ async function main(): Promise<void> {
     port: cfg.redisPort,
     dataDir: join(dataDir, "redis"),
     logFile: join(logDir, "redis.log"),
+    // a Redis left running holds another run's queues: the demo's is its own
+    reuseExisting: false,
   });
   // Registry data (vault metadata, strategists, subaccounts, operators) and a key, before the
   // workers start: their first portfolio run reads the subaccounts from it (else it finds none

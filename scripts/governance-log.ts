@@ -79,6 +79,8 @@ async function main(): Promise<void> {
         refuse(CMD, `--time: "${a.time}" is not an ISO 8601 date-time with a time zone (e.g. 2026-11-20T14:00:00Z)`);
       }
       at = new Date(t.ms);
+      // a log of what happened: not of what is planned
+      if (at.getTime() > Date.now() + 60_000) refuse(CMD, `--time ${at.toISOString()} is in the future`);
     } else at = new Date();
   } else if (cmd === "list" && (a.category || a.text || a.time || a.author)) {
     refuse(CMD, "list takes only --vault and --chain");

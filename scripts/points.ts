@@ -15,7 +15,8 @@ Operator entries of manual points (registry.manual_points), e.g. a campaign bonu
 POINTS_STANDINGS_MS.
 
   add --wallet <address> --points <number> --reason <text> [--author <name>]
-        --points: a decimal with up to 18 decimals, may be negative; --author defaults to the OS user
+        --points: a decimal with up to 18 decimals and 60 digits before the point, negative
+        written --points=-5; --author defaults to the OS user
   list [--wallet <address>]   every entry (or one wallet's): id, created, wallet, points, author, reason
 
 Environment: DATABASE_URL (required). add applies the database migrations first; list reads only.`,
@@ -41,10 +42,12 @@ async function main(): Promise<void> {
   }
   if (cmd === "add") {
     if (!a.wallet) refuse(CMD, "add needs --wallet");
-    if (!a.points || !/^-?\d+(\.\d{1,18})?$/.test(a.points)) {
-      refuse(CMD, `--points: "${a.points ?? ""}" is not a decimal number (up to 18 decimals)`);
+    // registry.manual_points.points is numeric(78,18): 60 digits before the point
+    if (!a.points || !/^-?\d{1,60}(\.\d{1,18})?$/.test(a.points)) {
+      refuse(CMD, `--points: "${a.points ?? ""}" is not a decimal number (up to 60 digits and 18 decimals)`);
     }
     if (!a.reason?.trim()) refuse(CMD, "add needs --reason");
+    if (a.author !== undefined && !a.author.trim()) refuse(CMD, "--author is empty");
   } else if (a.points !== undefined || a.reason !== undefined || a.author !== undefined) {
     refuse(CMD, "list takes only --wallet");
   }
@@ -78,7 +81,7 @@ async function main(): Promise<void> {
         wallet: a.wallet!.toLowerCase(),
         points: a.points!,
         reason: a.reason!.trim(),
-        author: a.author ?? userInfo().username,
+        author: a.author?.trim() ?? userInfo().username,
       })
       .returning(["id", "created_at"])
       .executeTakeFirstOrThrow();

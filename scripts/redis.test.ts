@@ -51,7 +51,7 @@ describe("startRedis", () => {
 
   it("refuses a port held by another Redis unless reuseExisting", async () => {
     await expect(startRedis({ port: PORT, dataDir: join(dir, "data"), log })).rejects.toThrow(
-      /in use by another Redis.*reuseExisting/,
+      /in use by another Redis \(set REDIS_URL to use it\)/,
     );
     const again = await startRedis({ port: PORT, dataDir: join(dir, "data"), reuseExisting: true, log });
     expect(again).toMatchObject({ url: redis.url, reused: true, process: undefined });
@@ -98,6 +98,26 @@ describe("resolveRedis", () => {
       /Redis at REDIS_URL redis:\/\/:\*\*\*@127\.0\.0\.1:1 does not answer/,
     );
   });
+
+  it("without REDIS_URL, shares the local Redis another process started; starts one when none runs", async () => {
+    const r = await startRedis({ port: PORT, dataDir: join(dir, "data"), log });
+    try {
+      const shared = await resolveRedis({}, { port: PORT, dataDir: join(dir, "data"), log });
+      expect(shared).toMatchObject({ url: r.url, external: false });
+      if (!shared.external) await shared.stop(); // leaves the other process's Redis running
+      expect(await query(r.url, "PING")).toBe("PONG");
+      // the demo's own: refused, not shared
+      await expect(
+        resolveRedis({}, { port: PORT, dataDir: join(dir, "data"), log, reuseExisting: false }),
+      ).rejects.toThrow(/in use by another Redis/);
+    } finally {
+      await r.stop();
+    }
+    const own = await resolveRedis({}, { port: PORT, dataDir: join(dir, "data"), log });
+    expect(await query(own.url, "PING")).toBe("PONG");
+    if (!own.external) await own.stop();
+    expect(await isPortOpen("127.0.0.1", PORT)).toBe(false);
+  }, 30_000);
 
   it("uses REDIS_URL when set, warning when its policy is not noeviction", async () => {
     const r = await startRedis({ port: PORT, dataDir: join(dir, "data"), log });

@@ -236,7 +236,7 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisIns
     if (probe === "pong" || probe === "redis-restricted") {
       throw new Error(
         `Cannot start redis-server: port ${host}:${port} is in use by another Redis` +
-          (probe === "pong" ? " (pass reuseExisting: true to use it)" : " that requires authentication") +
+          (probe === "pong" ? " (set REDIS_URL to use it)" : " that requires authentication") +
           `. Stop it (a previous run still alive? check with \`ss -ltnp | grep :${port}\`) or pick another port.`,
       );
     }
@@ -410,7 +410,8 @@ export interface ResolveRedisOptions extends StartRedisOptions {
 /**
  * The Redis for BullMQ: `env.REDIS_URL` if set (validated, PING-checked, and a
  * warning logged if its maxmemory-policy is not `noeviction`), else our own
- * redis-server started with `ensureRedisServer` + `startRedis(opts)`.
+ * redis-server started with `ensureRedisServer` + `startRedis(opts)`, or the one already running
+ * there (unless `reuseExisting: false`).
  */
 export async function resolveRedis(
   env: NodeJS.ProcessEnv = process.env,
@@ -434,6 +435,8 @@ export async function resolveRedis(
     return { url: raw, external: true };
   }
   await ensureRedisServer(log);
-  const r = await startRedis(opts);
+  // the local Redis of the other processes (workers, API, relayer) when one runs: the commands
+  // share its queues; the demo, which starts everything fresh, passes reuseExisting: false
+  const r = await startRedis({ reuseExisting: true, ...opts });
   return { url: r.url, external: false, stop: () => r.stop() };
 }

@@ -366,6 +366,14 @@ describe("POST /api/v1/platform/strategy_apy with a bearer token or an API key",
     expect(late.every((s) => s.status === 403)).toBe(true);
   });
 
+  it("a key's scopes are stored once each; revoking by a 36-digit non-id is no match, not a database error", async () => {
+    const k = await createKey(h.db, "w6-dup-scopes", ["points:write", "points:write", "strategy_apy:write"]);
+    const [row] = await h.q<{ scopes: string[] }>("SELECT scopes FROM auth.api_key WHERE id = $1", [k.id]);
+    expect(row!.scopes).toEqual(["points:write", "strategy_apy:write"]);
+    expect(await revokeKey(h.db, "0".repeat(36))).toBe(0);
+    expect(await revokeKey(h.db, k.id)).toBe(1);
+  });
+
   it("a non-EVM vault of the registry takes snapshots too (its chain id is 0 or below, its address keeps its case)", async () => {
     const [found] = await h.q<{ chain_id: number; address: string }>(
       "SELECT chain_id, address FROM registry.vault WHERE chain_id <= 0 ORDER BY chain_id DESC LIMIT 1",
