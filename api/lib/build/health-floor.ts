@@ -42,7 +42,7 @@ export const accountHealthSchema = (after: string, unchecked: string) =>
     })
     .nullable()
     .openapi({
-      description: `The subaccount's account-wide health factor (as GET /subaccounts/health_factor computes it: every chain, venue and loan it borrows) before and after, against its min_health_factor. After: ${after}. null: ${unchecked}no minimum in the registry`,
+      description: `The subaccount's account-wide health factor (as GET /subaccounts/health_factor computes it: every chain, venue and loan it borrows) before and after, against its min_health_factor. After: ${after}. Checked on the chain's state at the build's head: builds handed out and not yet mined are not counted (two borrows built together may each pass and together go below), and the chain does not enforce it. null: ${unchecked}no minimum in the registry`,
     });
 
 /** The answer's field from a check's result. */
