@@ -6,12 +6,15 @@
  * blocks); every read of one kind is one multicall.
  *
  * Health: each venue's collateral counts at its liquidation threshold (Aave's account-wide
- * threshold, a Morpho market's LLTV); the health factor is their sum over the debts' sum, null
- * without debt.
+ * threshold, a Morpho market's LLTV); the health factor is the lowest venue's, null without debt.
+ *
+ * Amounts are what the protocols would settle at the block: Morpho's supply and debt with the
+ * interest accrued since the market's last update (as Aave's balances already are), a Uniswap
+ * position's fees with what it earned since the position manager last counted them.
  */
 import { type Address, type PublicClient, parseAbi } from "viem";
 import type { ChainProtocols } from "../config/registry.js";
-import { amountsFor, sqrtAtTick } from "./uniswap-math.js";
+import { amountsFor, feeGrowthInside, feesEarned, sqrtAtTick } from "./uniswap-math.js";
 
 export const MULTICALL3: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
 
@@ -30,6 +33,7 @@ const MORPHO = parseAbi([
   "function position(bytes32 id, address user) view returns (uint256 supplyShares, uint128 borrowShares, uint128 collateral)",
   "function market(bytes32 id) view returns (uint128 totalSupplyAssets, uint128 totalSupplyShares, uint128 totalBorrowAssets, uint128 totalBorrowShares, uint128 lastUpdate, uint128 fee)",
   "function idToMarketParams(bytes32 id) view returns (address loanToken, address collateralToken, address oracle, address irm, uint256 lltv)",
+  "function accrueInterest((address loanToken, address collateralToken, address oracle, address irm, uint256 lltv) marketParams)",
 ]);
 const ERC4626 = parseAbi([
   "function balanceOf(address) view returns (uint256)",
@@ -44,6 +48,9 @@ const NPM = parseAbi([
 const FACTORY = parseAbi(["function getPool(address, address, uint24) view returns (address)"]);
 const POOL = parseAbi([
   "function slot0() view returns (uint160 sqrtPriceX96, int24 tick, uint16 observationIndex, uint16 observationCardinality, uint16 observationCardinalityNext, uint8 feeProtocol, bool unlocked)",
+  "function feeGrowthGlobal0X128() view returns (uint256)",
+  "function feeGrowthGlobal1X128() view returns (uint256)",
+  "function ticks(int24 tick) view returns (uint128 liquidityGross, int128 liquidityNet, uint256 feeGrowthOutside0X128, uint256 feeGrowthOutside1X128, int56 tickCumulativeOutside, uint160 secondsPerLiquidityOutsideX128, uint32 secondsOutside, bool initialized)",
 ]);
 const STAKER = parseAbi([
   "function deposits(uint256 tokenId) view returns (address owner, uint48 numberOfStakes, int24 tickLower, int24 tickUpper)",
@@ -344,21 +351,39 @@ export async function readPositions(
   async function readMorpho(): Promise<MorphoPosition[]> {
     const m = protocols.morpho;
     if (!m || m.markets.length === 0) return [];
-    const ids = m.markets as `0x${string}`[];
-    const reads = await many<readonly bigint[] | readonly unknown[]>(
-      ids.flatMap((id) => [
+    const all = m.markets as `0x${string}`[];
+    const first = await many<readonly unknown[]>(
+      all.flatMap((id) => [
         { address: m.address, abi: MORPHO, functionName: "position", args: [id, account] },
-        { address: m.address, abi: MORPHO, functionName: "market", args: [id] },
         { address: m.address, abi: MORPHO, functionName: "idToMarketParams", args: [id] },
       ]),
     );
-    return ids.flatMap((id, i): MorphoPosition[] => {
-      const pos = reads[3 * i] as readonly bigint[] | undefined;
-      const mk = reads[3 * i + 1] as readonly bigint[] | undefined;
-      const params = reads[3 * i + 2] as readonly [Address, Address, Address, Address, bigint] | undefined;
-      if (!pos || !mk || !params) return [];
-      const [supplyShares, borrowShares, collateral] = pos as [bigint, bigint, bigint];
-      if (supplyShares === 0n && borrowShares === 0n && collateral === 0n) return [];
+    const held = all.flatMap((id, i) => {
+      const pos = first[2 * i] as readonly [bigint, bigint, bigint] | undefined;
+      const params = first[2 * i + 1] as readonly [Address, Address, Address, Address, bigint] | undefined;
+      if (!pos || !params || pos.every((x) => x === 0n)) return [];
+      return [{ id, pos, params }];
+    });
+    // The market's totals with the interest accrued up to the block, as Morpho counts them before
+    // any action (and as a repayment would pay): accrueInterest, then market(), in one multicall,
+    // so the second read sees the first's writes (nothing is sent; an eth_call at the block).
+    const markets = await many<unknown>(
+      held.flatMap(({ id, params }) => [
+        {
+          address: m.address,
+          abi: MORPHO,
+          functionName: "accrueInterest",
+          args: [
+            { loanToken: params[0], collateralToken: params[1], oracle: params[2], irm: params[3], lltv: params[4] },
+          ],
+        },
+        { address: m.address, abi: MORPHO, functionName: "market", args: [id] },
+      ]),
+    );
+    return held.flatMap(({ id, pos, params }, i): MorphoPosition[] => {
+      const mk = markets[2 * i + 1] as readonly bigint[] | undefined;
+      if (!mk) return [];
+      const [supplyShares, borrowShares, collateral] = pos;
       const [totalSupplyAssets, totalSupplyShares, totalBorrowAssets, totalBorrowShares] = mk as bigint[];
       // Morpho's share math (virtual shares 1e6, virtual assets 1): assets rounded down / up
       const supplied = (supplyShares * (totalSupplyAssets! + 1n)) / (totalSupplyShares! + 1_000_000n);
@@ -446,21 +471,53 @@ export async function readPositions(
     const pools = await many<Address>(
       withPos.map(({ p }) => ({ address: u.factory, abi: FACTORY, functionName: "getPool", args: [p[2], p[3], p[4]] })),
     );
-    const slot0 = await many<readonly unknown[]>(
-      pools.map((pool) => ({ address: (pool ?? u.factory) as Address, abi: POOL, functionName: "slot0" })),
+    // each pool's price and the fee growth over the position's range: what it earned since the
+    // position manager last counted its fees (tokensOwed holds only those counted)
+    const poolReads = await many<unknown>(
+      withPos.flatMap(({ p }, i) => {
+        const address = (pools[i] ?? u.factory) as Address;
+        return [
+          { address, abi: POOL, functionName: "slot0" },
+          { address, abi: POOL, functionName: "feeGrowthGlobal0X128" },
+          { address, abi: POOL, functionName: "feeGrowthGlobal1X128" },
+          { address, abi: POOL, functionName: "ticks", args: [p[5]] },
+          { address, abi: POOL, functionName: "ticks", args: [p[6]] },
+        ];
+      }),
     );
     return withPos.flatMap(({ tokenId, staked, p }, i): UniswapPosition[] => {
-      const [, , t0, t1, fee, tickLower, tickUpper, liquidity, , , owed0, owed1] = p as NpmPosition;
-      const s0 = slot0[i];
+      const [, , t0, t1, fee, tickLower, tickUpper, liquidity, last0, last1, owed0, owed1] = p as NpmPosition;
+      const [s0, g0, g1, lo, hi] = poolReads.slice(5 * i, 5 * i + 5) as [
+        readonly unknown[] | undefined,
+        bigint | undefined,
+        bigint | undefined,
+        readonly bigint[] | undefined,
+        readonly bigint[] | undefined,
+      ];
       if (!pools[i] || !s0) return [];
+      const tick = Number(s0[1]);
+      const earned = (global: bigint | undefined, k: 2 | 3, lastInside: bigint) =>
+        global == null || !lo || !hi
+          ? 0n
+          : feesEarned(
+              feeGrowthInside(tick, Number(tickLower), Number(tickUpper), {
+                global,
+                outsideLower: lo[k]!,
+                outsideUpper: hi[k]!,
+              }),
+              lastInside,
+              liquidity,
+            );
+      const fees0 = owed0 + earned(g0, 2, last0);
+      const fees1 = owed1 + earned(g1, 3, last1);
       const token0 = tokenOf(t0);
       const token1 = tokenOf(t1);
       const sqrtP = s0[0] as bigint;
       const [sqrtA, sqrtB] = [sqrtAtTick(Number(tickLower)), sqrtAtTick(Number(tickUpper))];
       // what burning the liquidity would give (rounded down, as the pool does), and what it is owed
       const held = amountsFor(liquidity, sqrtP, sqrtA, sqrtB);
-      const amount0 = Number(held.amount0 + owed0) / 10 ** token0.decimals;
-      const amount1 = Number(held.amount1 + owed1) / 10 ** token1.decimals;
+      const amount0 = Number(held.amount0 + fees0) / 10 ** token0.decimals;
+      const amount1 = Number(held.amount1 + fees1) / 10 ** token1.decimals;
       const v0 = usd(t0, amount0);
       const v1 = usd(t1, amount1);
       return [

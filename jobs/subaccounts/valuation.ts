@@ -40,8 +40,10 @@ const DAY = 86_400;
  * chain whose entry names no core ledger is followed to the registry's one ledger
  * (db/chain-protocols.ts), in transit until credited. 5: the venues' health factor is the lowest
  * venue's (an Aave account, a Morpho market), not their collateral pooled over their debts.
+ * 6: a Morpho market's supply and debt with the interest accrued up to the block read, a Uniswap
+ * position with the fees earned since its manager last counted them.
  */
-export const VALUATION_METHOD = 5;
+export const VALUATION_METHOD = 6;
 
 interface Sub {
   chain_id: number;

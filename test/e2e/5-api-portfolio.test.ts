@@ -8,11 +8,15 @@ import {
   type Abi,
   type Address,
   createPublicClient,
+  decodeAbiParameters,
+  decodeFunctionResult,
   encodeFunctionData,
   type Hex,
   http,
   keccak256,
+  type PublicClient,
   parseAbi,
+  parseAbiParameters,
   toEventSelector,
   toHex,
 } from "viem";
@@ -440,6 +444,7 @@ describe("the subaccount valuation series", () => {
       "function market(bytes32) view returns (uint128, uint128, uint128, uint128, uint128, uint128)",
       "function idToMarketParams(bytes32) view returns (address, address, address, address, uint256)",
     ]);
+    let accruing = 0;
     // each venue's own figure, read at the block the route answered for
     async function venueFactors(chainId: number, safe: Address, blockNumber: bigint) {
       const p = entries.find((e) => e.chain_id === chainId)!.protocols;
@@ -466,10 +471,13 @@ describe("the subaccount valuation series", () => {
       for (const id of p.morpho?.markets ?? []) {
         const [, borrowShares, collateral] = await read(p.morpho!.address, morphoAbi as Abi, "position", [id, safe]);
         if (borrowShares === 0n) continue;
-        const m = await read(p.morpho!.address, morphoAbi as Abi, "market", [id]);
+        const stored = await read(p.morpho!.address, morphoAbi as Abi, "market", [id]);
         const params = (await read(p.morpho!.address, morphoAbi as Abi, "idToMarketParams", [
           id,
         ])) as unknown as readonly [Address, Address, Address, Address, bigint];
+        // the debt as Morpho settles it: interest accrued up to the block (simulated, nothing sent)
+        const m = await accruedMarket(client, p.morpho!.address as Address, id as Hex, params, blockNumber);
+        if (m[2]! > stored[2]!) accruing++;
         const den = m[3]! + 1_000_000n;
         const borrowed = (borrowShares! * (m[2]! + 1n) + den - 1n) / den;
         const lltv = Number(params[4]) / 1e18;
@@ -510,6 +518,102 @@ describe("the subaccount valuation series", () => {
     }
     // the demo's world has such an account (Morpho debt on one chain, Aave collateral on the other)
     expect(apart).toBeGreaterThan(0);
+    // and a Morpho market with interest not yet written to its totals, which the figures count
+    expect(accruing).toBeGreaterThan(0);
+  });
+
+  it("a Uniswap position is valued at what it settles for: its liquidity and every fee earned", async () => {
+    type Summary = {
+      portfolio: {
+        defi_positions: {
+          protocol: string;
+          chain_id: number;
+          token_id?: string;
+          staked?: boolean;
+          amount0?: number;
+          amount1?: number;
+          token0?: { decimals: number };
+          token1?: { decimals: number };
+        }[];
+      };
+    };
+    const npmOf = new Map(
+      (
+        await h.q<{ chain_id: number; npm: string }>(
+          "SELECT chain_id, protocols->'uniswap'->>'positionManager' AS npm FROM registry.chain_protocols",
+        )
+      ).map((r) => [r.chain_id, r.npm as Address]),
+    );
+    const npmAbi = parseAbi([
+      "function ownerOf(uint256) view returns (address)",
+      "function positions(uint256) view returns (uint96, address, address, address, uint24, int24, int24, uint128, uint256, uint256, uint128, uint128)",
+      "function decreaseLiquidity((uint256 tokenId, uint128 liquidity, uint256 amount0Min, uint256 amount1Min, uint256 deadline)) returns (uint256, uint256)",
+      "function collect((uint256 tokenId, address recipient, uint128 amount0Max, uint128 amount1Max)) returns (uint256, uint256)",
+    ]);
+    const MAX128 = (1n << 128n) - 1n;
+    const subs = await h.q<{ address: string }>("SELECT DISTINCT address FROM registry.subaccount ORDER BY address");
+    let positions = 0;
+    let unpoked = 0;
+    const clients = new Map([...rpcUrls()].map(([id, url]) => [id, createPublicClient({ transport: http(url) })]));
+    const heads = async () =>
+      new Map(await Promise.all([...clients].map(async ([id, c]) => [id, await c.getBlockNumber()] as const)));
+    for (const { address } of subs) {
+      // the summary reads at the heads: none moves while this test reads
+      const at0 = await heads();
+      const r = await devnetGet<Summary>(`/subaccounts/summary?address=${address}`);
+      expect(r.status, address).toBe(200);
+      expect(await heads()).toEqual(at0);
+      for (const d of r.body.portfolio.defi_positions.filter((x) => x.protocol === "uniswap_v3")) {
+        const npm = npmOf.get(d.chain_id)!;
+        const blockNumber = at0.get(d.chain_id)!;
+        const client = clients.get(d.chain_id)!;
+        const id = BigInt(d.token_id!);
+        const at = { blockNumber };
+        const holder = await client.readContract({
+          address: npm,
+          abi: npmAbi,
+          functionName: "ownerOf",
+          args: [id],
+          ...at,
+        });
+        const p = await client.readContract({
+          address: npm,
+          abi: npmAbi,
+          functionName: "positions",
+          args: [id],
+          ...at,
+        });
+        // the position's holder (the Safe, or the staker holding it) burns it all and collects
+        const calls = [
+          ...(p[7] > 0n
+            ? [
+                encodeFunctionData({
+                  abi: npmAbi,
+                  functionName: "decreaseLiquidity",
+                  args: [{ tokenId: id, liquidity: p[7], amount0Min: 0n, amount1Min: 0n, deadline: MAX128 }],
+                }),
+              ]
+            : []),
+          encodeFunctionData({
+            abi: npmAbi,
+            functionName: "collect",
+            args: [{ tokenId: id, recipient: holder, amount0Max: MAX128, amount1Max: MAX128 }],
+          }),
+        ];
+        const out = await simulateCalls(client, holder, npm, calls, blockNumber);
+        const [c0, c1] = decodeAbiParameters(parseAbiParameters("uint256, uint256"), out.at(-1)!);
+        expect(d.amount0!, `${address} ${id}`).toBeCloseTo(Number(c0) / 10 ** d.token0!.decimals, 9);
+        expect(d.amount1!, `${address} ${id}`).toBeCloseTo(Number(c1) / 10 ** d.token1!.decimals, 9);
+        positions++;
+        // fees earned since the manager last counted them: collect pays more than burn + tokensOwed
+        if (p[7] > 0n) {
+          const [b0, b1] = decodeAbiParameters(parseAbiParameters("uint256, uint256"), out[0]!);
+          if (c0 > b0 + p[10] || c1 > b1 + p[11]) unpoked++;
+        }
+      }
+    }
+    expect(positions).toBeGreaterThan(0);
+    expect(unpoked).toBeGreaterThan(0);
   });
 
   it("the realized APRs and the list's estimated_apr are the series' returns (modified Dietz)", async () => {
@@ -733,6 +837,53 @@ describe("the subaccount net deposits", () => {
     }
   });
 });
+
+/** The return data of `calls` to `to` from `from`, simulated in order on `blockNumber` (nothing sent). */
+async function simulateCalls(
+  client: PublicClient,
+  from: Address,
+  to: Address,
+  calls: Hex[],
+  blockNumber: bigint,
+): Promise<Hex[]> {
+  const res = (await client.request({
+    method: "eth_simulateV1",
+    params: [{ blockStateCalls: [{ calls: calls.map((data) => ({ from, to, data })) }] }, toHex(blockNumber)],
+  } as never)) as { calls: { status: Hex; returnData: Hex }[] }[];
+  const out = res[0]!.calls;
+  for (const c of out) expect(c.status).toBe("0x1");
+  return out.map((c) => c.returnData);
+}
+
+/** A Morpho market's totals with the interest accrued up to `blockNumber`: accrueInterest, then market(). */
+async function accruedMarket(
+  client: PublicClient,
+  morpho: Address,
+  id: Hex,
+  params: readonly [Address, Address, Address, Address, bigint],
+  blockNumber: bigint,
+): Promise<readonly bigint[]> {
+  const abi = parseAbi([
+    "function accrueInterest((address loanToken, address collateralToken, address oracle, address irm, uint256 lltv))",
+    "function market(bytes32) view returns (uint128, uint128, uint128, uint128, uint128, uint128)",
+  ]);
+  const [loanToken, collateralToken, oracle, irm, lltv] = params;
+  const out = await simulateCalls(
+    client,
+    "0x000000000000000000000000000000000000dEaD",
+    morpho,
+    [
+      encodeFunctionData({
+        abi,
+        functionName: "accrueInterest",
+        args: [{ loanToken, collateralToken, oracle, irm, lltv }],
+      }),
+      encodeFunctionData({ abi, functionName: "market", args: [id] }),
+    ],
+    blockNumber,
+  );
+  return decodeFunctionResult({ abi, functionName: "market", data: out[1]! });
+}
 
 async function devnetGet<T>(path: string) {
   const { status, body } = await h.json<T>(`/api/v1${path}`);
