@@ -24,7 +24,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
 import { createKey } from "../../api/keys.js";
-import { createdLogs } from "../../api/routes/integrations/dex-pool.staker.js";
+import { createdLogs, incentiveId } from "../../api/routes/integrations/dex-pool.staker.js";
 import { uniswap as uniArt } from "../../contracts/devnet/protocols/artifacts.js";
 import { deploy, ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { rpc } from "../../scripts/lib/anvil.js";
@@ -491,6 +491,44 @@ describe("POST /integrations/dex_pool/{pool}/withdraw/{address}", () => {
   });
 });
 
+describe("a deposit into a staked position", () => {
+  it("unstakes, adds the liquidity and stakes again: the staker counts the whole of it", async () => {
+    const id = incentiveId(incentiveKey());
+    const staked0 = (await read<readonly bigint[]>(staker, STAKER, "stakes", [BigInt(minted), id]))[1]!;
+    expect(staked0).toBe((await position(minted)).liquidity);
+    const r = await build<
+      Payload & {
+        liquidity_added: string;
+        position: Pos;
+        unstaked_from: Incentive[];
+        restaked_in: Incentive[];
+        staker_rewards_accrued: { amount: Units }[];
+      }
+    >("deposit", { token_id: minted, [`amount${side(usdc)}`]: "100" });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const b = r.body;
+    expect(b.calls.map((c) => c.description)).toEqual([
+      expect.stringMatching(/^unstake/),
+      expect.stringMatching(/^add liquidity/),
+      expect.stringMatching(/^stake position .* again/),
+    ]);
+    expect(b.unstaked_from.map((x) => x.id)).toEqual([id]);
+    expect(b.restaked_in.map((x) => x.id)).toEqual([id]);
+    expect(b.position).toMatchObject({ owner: staker, staked: true });
+    await send(b);
+    const l1 = (await position(minted)).liquidity;
+    expect(l1).toBe(staked0 + BigInt(b.liquidity_added));
+    expect(l1.toString()).toBe(b.position.liquidity);
+    // the stake now holds the added liquidity too
+    expect((await read<readonly bigint[]>(staker, STAKER, "stakes", [BigInt(minted), id]))[1]).toBe(l1);
+    expect(await ownerOf(minted)).toBe(staker);
+    // the unstake credited the reward since the last stake to the Safe, as the answer said
+    const accrued = BigInt(b.staker_rewards_accrued[0]!.amount.raw);
+    expect(accrued).toBeGreaterThan(0n);
+    await noLingeringApprovals();
+  });
+});
+
 describe("POST /integrations/dex_pool/{pool}/rebalance/{address}", () => {
   it("moves a staked position's range: the old one emptied, the new one minted and staked", async () => {
     const before = await balances();
@@ -586,6 +624,13 @@ describe("an unstaked position: withdrawn whole, rewards owed claimed", () => {
     await send(r.body);
     expect((await balance(usdc)) - before).toBe(owed);
     expect(await read<bigint>(staker, STAKER, "rewards", [usdc, w.sub.safe])).toBe(0n);
+  });
+
+  it("claim_rewards with no fee and no reward owed: 409 nothing_to_claim, not a transaction that moves nothing", async () => {
+    const r = await build<Payload & { code: string; detail: string }>("claim_rewards", { token_id: full });
+    expect(r.status, JSON.stringify(r.body)).toBe(409);
+    expect(r.body.code).toBe("nothing_to_claim");
+    expect(r.body.detail).toMatch(/owes no fees/);
   });
 });
 

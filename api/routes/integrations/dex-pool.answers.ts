@@ -22,6 +22,9 @@ const staking = {
   restaked_in: z.array(IncentiveSchema).openapi({ description: "Incentives it is staked in again" }),
 };
 const TokenAmount = z.object({ token: TokenSchema, amount: Units }).openapi("DexTokenAmount");
+const StakerRewardsAccrued = z.array(TokenAmount).openapi({
+  description: "Rewards the unstaking credits to the Safe in the staker (claim them with claim_rewards)",
+});
 
 export const DepositAnswer = TransactionPayloadSchema.extend({
   operation: z.enum(["mint", "increase"]),
@@ -33,6 +36,8 @@ export const DepositAnswer = TransactionPayloadSchema.extend({
   deposited: PairSchema.openapi({ description: "What the pool takes from the Safe" }),
   desired: PairSchema.openapi({ description: "The desired amounts (the exact approvals)" }),
   ...slippage,
+  ...staking,
+  staker_rewards_accrued: StakerRewardsAccrued,
   ...when,
   ...deadline,
 }).openapi("DexPoolDepositPayload");
@@ -47,9 +52,7 @@ export const WithdrawAnswer = TransactionPayloadSchema.extend({
   received: PairSchema.openapi({ description: "The Safe's balance changes" }),
   ...slippage,
   ...staking,
-  staker_rewards_accrued: z.array(TokenAmount).openapi({
-    description: "Rewards the unstaking credits to the Safe in the staker (claim them with claim_rewards)",
-  }),
+  staker_rewards_accrued: StakerRewardsAccrued,
   ...when,
   ...deadline,
 }).openapi("DexPoolWithdrawPayload");

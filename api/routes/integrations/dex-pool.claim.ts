@@ -95,6 +95,18 @@ export async function buildClaim(ctx: DexCtx, b: Body) {
     const reward = BigInt(results[claimAt + i]!);
     return { token: tokenOut(t), amount: units(reward, t.decimals) };
   });
+  const received = balTokens.map(
+    (_t, i) => ((sim.after[i] as bigint | null) ?? 0n) - ((sim.before[i] as bigint | null) ?? 0n),
+  );
+  // a transaction that would move nothing: no fee, no reward, and the stakes left as they were
+  const stakesKept = !pos.staked || (b.restake && active.length === pos.stakes.length);
+  if (stakesKept && f0 === 0n && f1 === 0n && received.every((x) => x === 0n)) {
+    throw new BuildRefusal(
+      409,
+      "nothing_to_claim",
+      `Position ${tokenId} owes no fees and the staker owes the Safe no reward of this pool's incentives: the transaction would move nothing`,
+    );
+  }
   const meta = new Map([pool.token0, pool.token1, ...claimTokens].map((t) => [t.address, t]));
   const owner = getAddress((sim.after[bal.length + 1] as Address | null) ?? sub.safe);
   return {
@@ -112,8 +124,7 @@ export async function buildClaim(ctx: DexCtx, b: Body) {
       rewards_claimed: claimed,
       received: balTokens.map((t, i) => {
         const m = meta.get(t)!;
-        const delta = ((sim.after[i] as bigint | null) ?? 0n) - ((sim.before[i] as bigint | null) ?? 0n);
-        return { token: tokenOut(m), amount: units(delta, m.decimals) };
+        return { token: tokenOut(m), amount: units(received[i]!, m.decimals) };
       }),
       unstaked_from: pos.stakes.map(incentiveOut),
       restaked_in: pos.staked && b.restake ? active.map(incentiveOut) : [],

@@ -5,6 +5,9 @@
  * current price. What the pool will take is computed from the state the build read (the pool's
  * own arithmetic, `mintAmounts`); the minimums sit `max_slippage_bps` below it, and the transaction
  * with those is simulated once: that is the one returned, with the amounts the simulation moved.
+ * A position staked in the v3 staker is unstaked first and staked again after, in the incentives
+ * that still run: the staker pays on the liquidity it recorded at the stake, so liquidity added
+ * under a standing stake would earn no reward.
  */
 import type { z } from "@hono/zod-openapi";
 import { type Abi, type Address, encodeFunctionData } from "viem";
@@ -13,8 +16,9 @@ import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.j
 import { units } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import type { Simulation } from "../../lib/build/simulate.js";
-import { mintCall, positionApprovals } from "./dex-pool.calls.js";
+import { mintCall, positionApprovals, stakeCalls, unstakeCalls } from "./dex-pool.calls.js";
 import {
+  accrualReads,
   balanceRead,
   type DexCtx,
   innerResults,
@@ -27,7 +31,8 @@ import {
   simulateOrRefuse,
 } from "./dex-pool.lib.js";
 import { explicitMins, resolveRange, sideAmount } from "./dex-pool.request.js";
-import { type DepositBody, pair, poolOut, positionFromRead, positionOut } from "./dex-pool.schemas.js";
+import { type DepositBody, incentiveOut, pair, poolOut, positionFromRead, positionOut } from "./dex-pool.schemas.js";
+import { isActive } from "./dex-pool.staker.js";
 
 type Body = z.infer<typeof DepositBody>;
 
@@ -119,6 +124,11 @@ export async function buildDeposit(ctx: DexCtx, b: Body) {
   requireTokens(ctx, tokenId == null ? [pool.token0, pool.token1] : spent, ["path", "pool_address"]);
   const deadline = ctx.head.timestamp + BigInt(b.deadline_seconds);
   const approvals = positionApprovals(ctx, d0, d1);
+  // a staked position's new liquidity counts for the staker only once staked again
+  const stakes = existing?.staked ? existing.stakes : [];
+  const restakeIn = stakes.filter((k) => isActive(k, ctx.head.timestamp));
+  const pre = tokenId != null && stakes.length ? unstakeCalls(ctx, tokenId, stakes) : [];
+  const post = tokenId != null && restakeIn.length ? stakeCalls(ctx, tokenId, restakeIn) : [];
   const call = (m0: bigint, m1: bigint): InnerCall =>
     tokenId == null
       ? mintCall(
@@ -152,7 +162,7 @@ export async function buildDeposit(ctx: DexCtx, b: Body) {
     return short.length ? short.join("; ") : null;
   };
   const decode = (tx: ReturnType<typeof moduleTransaction>, sim: Simulation) => {
-    const data = innerResults(tx, sim.returnData)[0]!;
+    const data = innerResults(tx, sim.returnData)[pre.length]!;
     if (tokenId == null) {
       const [id, l, u0, u1] = npmResult<readonly [bigint, bigint, bigint, bigint]>("mint", data);
       return { id, l, u0, u1 };
@@ -165,8 +175,13 @@ export async function buildDeposit(ctx: DexCtx, b: Body) {
   const given = explicitMins(b);
   const m0 = given.min0 ?? minOf(expected.amount0, b.max_slippage_bps);
   const m1 = given.min1 ?? minOf(expected.amount1, b.max_slippage_bps);
-  const tx = moduleTransaction(sub.module, [call(m0, m1)], approvals);
-  const reads = [balanceRead(pool.token0.address, sub.safe), balanceRead(pool.token1.address, sub.safe)];
+  const tx = moduleTransaction(sub.module, [...pre, call(m0, m1), ...post], approvals);
+  const accrual = accrualReads(ctx, stakes);
+  const reads = [
+    balanceRead(pool.token0.address, sub.safe),
+    balanceRead(pool.token1.address, sub.safe),
+    ...accrual.reads,
+  ];
   // an increase reads its position after; a mint's new position is what the mint returned, the
   // Safe its recipient, nothing owed yet (its id is not known before the simulation)
   const after =
@@ -179,9 +194,9 @@ export async function buildDeposit(ctx: DexCtx, b: Body) {
         ];
   const sim = await simulateOrRefuse(ctx, tx, op, { before: reads, after }, hint);
   const done = decode(tx, sim);
-  const owner = (sim.after[3] as Address | null | undefined) ?? sub.safe;
-  const position = sim.after[2]
-    ? positionFromRead(done.id, sim.after[2])
+  const owner = (sim.after[reads.length + 1] as Address | null | undefined) ?? sub.safe;
+  const position = sim.after[reads.length]
+    ? positionFromRead(done.id, sim.after[reads.length])
     : { tokenId: done.id, tickLower: range.lower, tickUpper: range.upper, liquidity: done.l, owed0: 0n, owed1: 0n };
   return {
     tx,
@@ -195,6 +210,9 @@ export async function buildDeposit(ctx: DexCtx, b: Body) {
       minimums: pair(ctx, m0, m1),
       desired: pair(ctx, d0, d1),
       max_slippage_bps: b.max_slippage_bps,
+      unstaked_from: stakes.map(incentiveOut),
+      restaked_in: restakeIn.map(incentiveOut),
+      staker_rewards_accrued: await accrual.out(sim, 2),
       simulated_timestamp: Number(sim.timestamp),
       deadline: Number(deadline),
     },

@@ -30,10 +30,11 @@ export const rangeFields = {
   tick_lower: z.number().int().optional().openapi({ description: "With tick_upper: the range in ticks" }),
   tick_upper: z.number().int().optional(),
   price_lower: z.number().positive().optional().openapi({
-    description: "With price_upper: the range in whole token1 per whole token0",
-    example: 2800,
+    description:
+      "With price_upper: the range in whole token1 per whole token0 (token0 is the token of the lower address: in a USDC/WETH pool USDC, so WETH per USDC, about 0.0003 at 3,300 USD per WETH)",
+    example: 0.00028,
   }),
-  price_upper: z.number().positive().optional().openapi({ example: 3600 }),
+  price_upper: z.number().positive().optional().openapi({ example: 0.00036 }),
   width_bps: z.number().int().min(1).max(9_999).optional().openapi({
     description: "The range [price × (1 − w), price × (1 + w)] around the current price, w = width_bps / 10 000",
     example: 1_000,
@@ -67,7 +68,7 @@ export const DepositBody = z
     ...mins,
   })
   .openapi("DexPoolDepositRequest", {
-    example: { chain: 8453, amount1: "3200", width_bps: 1000, max_slippage_bps: 50 },
+    example: { chain: 8453, amount0: "3200", width_bps: 1000, max_slippage_bps: 50 },
   });
 
 export const WithdrawBody = z

@@ -70,7 +70,7 @@ export const dexDeposit = createRoute({
   ...route(
     "deposit",
     "Build a deposit in a Uniswap v3 pool: a new position or more liquidity in one",
-    "Mints a position for the Safe (NonfungiblePositionManager.mint) over the range given (ticks, prices in whole token1 per token0, a width around the current price or the full range, widened to the pool's tick spacing), or adds to `token_id` (increaseLiquidity), with exact approvals of both tokens reset to 0 after. Give both amounts, or one and the other is what the range needs at the current price. Minimums `max_slippage_bps` below the simulated amounts. The answer has the position after it (a mint's simulated token id).",
+    "Mints a position for the Safe (NonfungiblePositionManager.mint) over the range given (ticks, prices in whole token1 per token0, a width around the current price or the full range, widened to the pool's tick spacing), or adds to `token_id` (increaseLiquidity; a position staked in the v3 staker is unstaked first and staked again after in its incentives still running, so the staker counts the added liquidity), with exact approvals of both tokens reset to 0 after. Give both amounts, or one and the other is what the range needs at the current price. Minimums `max_slippage_bps` below the simulated amounts. The answer has the position after it (a mint's simulated token id).",
     DepositBody,
     DepositAnswer,
   ),
