@@ -515,9 +515,19 @@ export const auditLogHandler: RouteHandler<typeof auditLog, AppEnv> = async (c) 
     if (rows[limit]!.occurred_at.getTime() === boundary) {
       // never split one instant across pages: the next page starts strictly before it
       const kept = page.filter((x) => x.occurred_at.getTime() !== boundary);
-      rows = kept.length > 0 ? kept : await query(sql`date_trunc('milliseconds', t) = ${new Date(boundary)}`, null);
-    } else rows = page;
-    nextBefore = rows[rows.length - 1]!.occurred_at.toISOString();
+      let more = true;
+      if (kept.length > 0) rows = kept;
+      else {
+        // the whole page is one instant: all of it, and a next page only if anything is older
+        const at = new Date(boundary);
+        rows = await query(sql`date_trunc('milliseconds', t) = ${at}`, null);
+        more = (await query(sql`date_trunc('milliseconds', t) < ${at}`, 1)).length > 0;
+      }
+      if (more) nextBefore = rows[rows.length - 1]!.occurred_at.toISOString();
+    } else {
+      rows = page;
+      nextBefore = rows[rows.length - 1]!.occurred_at.toISOString();
+    }
   }
 
   const entries = rows.map((x) => {
