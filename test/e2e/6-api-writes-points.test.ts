@@ -6,7 +6,7 @@
  * days with the app's clock; every write's audit row; scopes and 422 bodies.
  */
 import { type AddressInfo, createServer, type Socket } from "node:net";
-import { type Address, createPublicClient, createWalletClient, defineChain, type Hex, http } from "viem";
+import { type Address, createPublicClient, createWalletClient, defineChain, type Hex, http, zeroAddress } from "viem";
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SmartWalletAbi } from "../../abis/SmartWalletAbi.js";
@@ -351,6 +351,17 @@ describe("POST /api/v1/platform/points/register: EOA signatures", () => {
       target: `wallet:${lc(referee.address)}`,
       detail: { referrer: lc(referrer.address), signup_bonus: DEFAULT_POINTS_AWARDS.signupBonus },
     });
+  });
+
+  it("the zero address as referrer_address means no referrer, as in the signed message", async () => {
+    const a = fresh();
+    const body = await signed(a);
+    const r = await register({ ...body, referrer_address: zeroAddress });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body).toMatchObject({ success: true, message: "Registered", referral_bonus_awarded: false });
+    expect(
+      await h.q("SELECT referrer, signup_bonus::text FROM registry.points_user WHERE address = $1", [lc(a.address)]),
+    ).toEqual([{ referrer: null, signup_bonus: "0.000000000000000000" }]);
   });
 
   it("a wallet referring itself: 400 self_referral", async () => {

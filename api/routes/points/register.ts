@@ -5,7 +5,7 @@
  * bonus reaches the ledger as the user's row (derived.points_entry is a view over it).
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
-import type { Hex } from "viem";
+import { type Hex, zeroAddress } from "viem";
 import { parseFixed } from "../../../db/fixed.js";
 import { REGISTER_DOMAIN_NAME, REGISTER_DOMAIN_VERSION, verifyRegistration } from "../../auth/register-message.js";
 import { DEFAULT_POINTS_AWARDS } from "../../env.js";
@@ -29,9 +29,10 @@ const TAG = ["points"];
 const RegisterBody = z
   .object({
     user_address: EvmAddress.openapi({ description: "The wallet registering (EOA or smart-contract wallet)" }),
-    referrer_address: EvmAddress.nullable()
-      .optional()
-      .openapi({ description: "A registered wallet that referred this one" }),
+    referrer_address: EvmAddress.nullable().optional().openapi({
+      description:
+        "A registered wallet that referred this one; null, absent or the zero address (as the signed message encodes none) for no referrer",
+    }),
     chain_id: laxInt(ChainIdBody).openapi({
       description: "Chain of the EIP-712 domain; a smart-contract wallet's signature is checked on it",
     }),
@@ -106,7 +107,9 @@ export const registerHandler: RouteHandler<typeof register, AppEnv> = async (c) 
   const { config, now } = c.var.deps;
   const rules = config.points ?? DEFAULT_POINTS_AWARDS;
   const user = b.user_address.toLowerCase();
-  const referrer = b.referrer_address ? b.referrer_address.toLowerCase() : null;
+  // the signed message encodes "no referrer" as the zero address: the body may say it the same way
+  const given = b.referrer_address?.toLowerCase();
+  const referrer = given && given !== zeroAddress ? given : null;
   const t = now();
   // Checked before the write transaction: a contract wallet's signature takes an RPC call (up to a
   // few seconds), which must not hold one of the few write connections.
