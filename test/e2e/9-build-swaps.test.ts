@@ -582,6 +582,10 @@ describe("refusals: recorded, nothing simulated where it says so, nothing sent",
     for (const x of r.body.reasons!) {
       const name = x.candidate.includes("/v2/") ? "UniswapV2Router: INSUFFICIENT_OUTPUT_AMOUNT" : "Too little received";
       expect(x).toMatchObject({ kind: "uniswap", name });
+      // the bound, not the market, set a minimum above the route's own quote: the message says so
+      expect(x.message).toMatch(
+        /max_price_impact_bps sets the minimum out at [\d.]+ WETH, above the [\d.]+ WETH the route quotes/,
+      );
     }
     await expectAudited(r, "simulation_failed");
     // the same trade without the bound builds: only the bound refused it

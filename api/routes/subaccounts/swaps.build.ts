@@ -259,7 +259,8 @@ export async function buildSwap(
         return { candidate: c.route.id, kind: "quote", name: "ZeroOut", message: "the route quotes 0 out", data: "0x" };
       }
       const e = c.sim!.revert!;
-      return { candidate: c.route.id, kind: e.kind, name: e.name, message: e.message, data: e.data };
+      const message = `${e.message}${impactNote(c, d)}`;
+      return { candidate: c.route.id, kind: e.kind, name: e.name, message, data: e.data };
     });
     throw new BuildRefusal(
       409,
@@ -328,6 +329,14 @@ function heldChange(chainId: number, spent: [Address, bigint], received: [Addres
   };
 }
 
+/** Why a route's minimum is above its own quote: the price-impact bound, not the market, set it. */
+function impactNote(c: Candidate, d: Discovery): string {
+  const q = c.quote;
+  if (!q.ok || c.minimumOut === null || c.minimumOut <= q.amountOut) return "";
+  const u = (raw: bigint) => `${units(raw, d.tokenOut.decimals!).amount} ${d.tokenOut.symbol}`;
+  return ` (max_price_impact_bps sets the minimum out at ${u(c.minimumOut)}, above the ${u(q.amountOut)} the route quotes)`;
+}
+
 function quoteReason(e: DecodedRevert) {
   return { name: e.name || "QuoteFailed", message: `the quote failed: ${e.message}`, data: e.data };
 }
@@ -357,7 +366,7 @@ function loser(c: Candidate, best: Candidate, fair: bigint | null, d: Discovery,
       ...base,
       outcome: "simulation_failed" as const,
       reason: reasonOf(e),
-      why: `the simulation reverted: ${e.message}`,
+      why: `the simulation reverted: ${e.message}${impactNote(c, d)}`,
     };
   }
   const gap = (best.received ?? 0n) - (c.received ?? 0n);
