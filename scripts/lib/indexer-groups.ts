@@ -17,6 +17,7 @@
  */
 import { createHash } from "node:crypto";
 import pg from "pg";
+import { inViewSwitch } from "./view-switch.js";
 
 export const GROUP_TABLE = "ops.indexer_group";
 export const GROUP_NAME = /^[a-z][a-z0-9_]{0,15}$/;
@@ -193,17 +194,12 @@ async function locked<T>(databaseUrl: string, viewsSchema: string, fn: (c: pg.Cl
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    await client.query("BEGIN");
-    try {
+    // bounded lock waits, retried (view-switch.ts): a reader of one view holds no other back
+    return await inViewSwitch(client, async () => {
       await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`vaults:indexer-views:${viewsSchema}`]);
       await ensureTable(client);
-      const out = await fn(client);
-      await client.query("COMMIT");
-      return out;
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw err;
-    }
+      return fn(client);
+    });
   } finally {
     await client.end();
   }

@@ -14,6 +14,7 @@ import { rpc } from "./anvil.js";
 import { groupDeploymentSchema, opsDdlLock, type PublishResult, publishGroup } from "./indexer-groups.js";
 import { REPO_ROOT, VIEWS_SCHEMA } from "./paths.js";
 import { errMessage, type ManagedProcess, spawnManaged } from "./procs.js";
+import { inViewSwitch } from "./view-switch.js";
 
 export { REPO_ROOT, VIEWS_SCHEMA };
 /** Lanes to a local node (see rpcLanes in config/indexer.ts). */
@@ -378,7 +379,9 @@ export async function recordBackfill(databaseUrl: string, schema: string, progre
  * command drops and creates each view in its own statement, so a reader between the two got
  * "relation does not exist". Here a reader waits for the commit and then reads the new target.
  * Ponder's live-query notify trigger is not installed: nothing in this service LISTENs on the
- * views schema (the API reads the tables directly).
+ * views schema (the API reads the tables directly). A view another build left that this one has
+ * no table for is dropped. The switch waits for its locks in bounded turns (`inViewSwitch`), so
+ * a long reader of one view does not hold the readers of the others behind it.
  */
 export async function createViews(
   opts: Pick<IndexerOptions, "databaseUrl">,
@@ -398,18 +401,20 @@ export async function createViews(
     if (!app?.table_names)
       throw new Error(`create-views: schema ${schema} holds no Ponder app of a compatible version`);
     const names = [...app.table_names, ...(app.view_names ?? []), "_ponder_meta", "_ponder_checkpoint"];
-    await client.query("BEGIN");
-    try {
+    await inViewSwitch(client, async () => {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${q(viewsSchema)}`);
+      // a view of an earlier build whose table this one no longer has goes too: left, it would
+      // show that build's rows under a name that looks current
+      const old = await client.query<{ viewname: string }>("SELECT viewname FROM pg_views WHERE schemaname = $1", [
+        viewsSchema,
+      ]);
+      for (const { viewname } of old.rows)
+        if (!names.includes(viewname)) await client.query(`DROP VIEW ${q(viewsSchema)}.${q(viewname)}`);
       for (const name of names) {
         await client.query(`DROP VIEW IF EXISTS ${q(viewsSchema)}.${q(name)}`);
         await client.query(`CREATE VIEW ${q(viewsSchema)}.${q(name)} AS SELECT * FROM ${q(schema)}.${q(name)}`);
       }
-      await client.query("COMMIT");
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw err;
-    }
+    });
   } finally {
     await client.end();
   }

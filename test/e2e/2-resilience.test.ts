@@ -4,6 +4,7 @@
  */
 import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
+import pg from "pg";
 import { type Address, encodeFunctionData } from "viem";
 import { describe, expect, inject, it } from "vitest";
 import { MorphoLendingVaultAbi } from "../../abis/MorphoLendingVaultAbi.js";
@@ -186,6 +187,54 @@ describe("redeploy", () => {
     }
     expect(await viewTarget()).toContain(devnet.schema);
   }, 420_000);
+});
+
+describe("the view switch", () => {
+  it("a reader of one view holding its transaction open holds no reader of another view back", async () => {
+    const opts = baseOptions("create-views", 0);
+    // an analyst's transaction reading the last view the switch re-creates, left open
+    const analyst = new pg.Client({ connectionString: devnet.dbUrl });
+    await analyst.connect();
+    try {
+      await analyst.query("BEGIN");
+      await analyst.query('SELECT count(*) FROM indexer."_ponder_checkpoint"');
+      let switched = false;
+      const sw = createViews(opts, devnet.schema).then(() => (switched = true));
+      await sleep(300);
+      // a reader of the first views (the API's): it gets through while the switch waits its
+      // turn; a switch holding the views it redid until the analyst commits would block it here
+      // and this test would never let the analyst commit
+      const [r] = await withDb(devnet.analystUrl, (c) =>
+        rows<{ n: string }>(c, "SELECT count(*) AS n FROM indexer.vault_event"),
+      );
+      expect(Number(r!.n)).toBeGreaterThan(0);
+      expect(switched).toBe(false);
+      await analyst.query("COMMIT");
+      await sw;
+      expect(switched).toBe(true);
+    } finally {
+      await analyst.end();
+    }
+    // and the views still show the devnet's deployment
+    const [v] = await withDb(devnet.dbUrl, (c) =>
+      rows<{ definition: string }>(
+        c,
+        "SELECT definition FROM pg_views WHERE schemaname = 'indexer' AND viewname = 'vault_event'",
+      ),
+    );
+    expect(v!.definition).toContain(devnet.schema);
+  }, 120_000);
+
+  it("a view an earlier build left, that this one has no table for, is dropped", async () => {
+    await withDb(devnet.dbUrl, (c) =>
+      c.query(`CREATE VIEW indexer.gone_table AS SELECT * FROM "${devnet.schema}".vault LIMIT 0`),
+    );
+    await createViews(baseOptions("create-views", 0), devnet.schema);
+    const left = await withDb(devnet.dbUrl, (c) =>
+      rows(c, "SELECT 1 FROM pg_views WHERE schemaname = 'indexer' AND viewname = 'gone_table'"),
+    );
+    expect(left).toEqual([]);
+  });
 });
 
 describe("reorg", () => {
