@@ -4,6 +4,7 @@
  * `/docs/scalar.js` (docs.scalar.ts): the page loads nothing from any other host.
  */
 import { Scalar } from "@scalar/hono-api-reference";
+import { withHttpResponses } from "../../lib/openapi-http.js";
 import type { Router } from "../../lib/router.js";
 import { applyReadPolicy } from "../../lib/security.js";
 import { API_VERSION } from "../../version.js";
@@ -11,7 +12,10 @@ import type { Surfaces } from "../index.js";
 import { type IntroConfig, introduction, type Surface } from "./docs.intro.js";
 import { type ScalarBundle, scalarBundle, serveScalarBundle } from "./docs.scalar.js";
 
-export type DocsConfig = IntroConfig;
+export type DocsConfig = IntroConfig & {
+  /** RESPONSE_CACHE_MS: above 0, reads answer ETags and 304s */
+  responseCacheMs?: number;
+};
 
 const SURFACES: { key: keyof Surfaces; surface: Surface; base: string; title: string }[] = [
   { key: "pub", surface: "public", base: "/v1", title: "Public API" },
@@ -33,7 +37,10 @@ function registerSurface(r: Router, s: (typeof SURFACES)[number], config: DocsCo
   const closeReads = s.surface === "institutional" && config.readsRequireKey === true;
   let doc: ReturnType<Router["getOpenAPI31Document"]> | undefined;
   r.get("/openapi.json", (c) => {
-    doc ??= applyReadPolicy(r.getOpenAPI31Document(document), r, closeReads);
+    doc ??= withHttpResponses(
+      applyReadPolicy(r.getOpenAPI31Document(document), r, closeReads),
+      (config.responseCacheMs ?? 0) > 0,
+    );
     return c.json(doc);
   });
   r.get("/docs/scalar.js", serveScalarBundle(bundle));

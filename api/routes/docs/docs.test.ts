@@ -93,6 +93,39 @@ describe("the documents' introduction", () => {
   });
 });
 
+describe("the documents' HTTP-level answers", () => {
+  type Op = { requestBody?: unknown; responses: Record<string, { headers?: Record<string, unknown> }> };
+  const operations = async (config: IntroConfig & { responseCacheMs?: number }) => {
+    const out: [string, Op][] = [];
+    for (const s of SURFACES) {
+      const doc = (await (await docsApp(config).request(`${s.base}/openapi.json`)).json()) as {
+        paths: Record<string, Record<string, Op>>;
+      };
+      for (const [path, item] of Object.entries(doc.paths))
+        for (const [method, op] of Object.entries(item)) out.push([`${method} ${s.base}${path}`, op]);
+    }
+    return out;
+  };
+
+  it("every read documents the cache's 304 and ETag, every body the limit's 413", async () => {
+    const ops = await operations({ rateLimitPerMinute: 600, responseCacheMs: 1000 });
+    const reads = ops.filter(([k]) => k.startsWith("get "));
+    const bodies = ops.filter(([, op]) => op.requestBody);
+    expect(reads.length).toBeGreaterThan(30);
+    expect(bodies.length).toBeGreaterThan(10);
+    for (const [k, op] of reads) {
+      expect(op.responses["304"], k).toBeDefined();
+      if (op.responses["200"]) expect(op.responses["200"].headers?.ETag, k).toBeDefined();
+    }
+    for (const [k, op] of bodies) expect(op.responses["413"], k).toBeDefined();
+  });
+
+  it("without the response cache (RESPONSE_CACHE_MS=0) no read claims a 304", async () => {
+    const ops = await operations({ rateLimitPerMinute: 600, responseCacheMs: 0 });
+    expect(ops.filter(([, op]) => op.responses["304"])).toEqual([]);
+  });
+});
+
 describe("the reference pages' script", () => {
   const app = docsApp({ rateLimitPerMinute: 600 });
 
