@@ -114,8 +114,10 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   // Only browsers send Origin, and only their requests need CORS headers. hono's cors touches the
   // response before the handler runs, which makes every later response replacement (the response
   // cache) rebuild it through undici; requests without Origin skip it and get `Vary: Origin`.
+  // An origin not listed gets none at all (hono's would still expose the headers to it).
   app.use(async (c, next) => {
-    if (c.req.header("origin")) return corsHeaders(c, next);
+    const origin = c.req.header("origin");
+    if (origin && allowed.has(origin)) return corsHeaders(c, next);
     addResponseHeaders(c, { vary: "Origin" });
     await next();
   });
@@ -126,7 +128,8 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   );
   app.use("/v1/*", limit);
   app.use("/api/v1/*", limit);
-  const cache = responseCache(deps.config.responseCacheMs ?? 0);
+  // the ping reports the database's, chains' and indexer's state now: never a stored answer
+  const cache = responseCache(deps.config.responseCacheMs ?? 0, Date.now, (path) => path.endsWith("/ping"));
   app.use("/v1/*", cache);
   app.use("/api/v1/*", cache);
 

@@ -45,6 +45,8 @@ export type AppEnv = {
     responseHeadersWritten: boolean;
     /** this app's live chain reads, shared by concurrent requests (api/lib/chain-reads.ts) */
     chainReads: ChainReads;
+    /** set by runWrite once the request's write committed: the response cache then empties */
+    wrote?: boolean;
   };
 };
 

@@ -214,6 +214,7 @@ async function write<B, S extends 200 | 201>(
       await remember(trx, r.status, r.body);
       return r;
     });
+    c.set("wrote", true);
     if (result.recompute && requestRecompute) void requestRecompute().catch(() => {});
     return c.json(result.body as object, result.status);
   } catch (err) {

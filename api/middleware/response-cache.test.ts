@@ -9,7 +9,10 @@ import { addResponseHeaders, responseHeaders } from "./response-headers.js";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `hold`, when given, is awaited by /slow instead of its 80 ms sleep */
-function app(ttlMs: number, opts: { clock?: () => number; hold?: () => Promise<void> } = {}) {
+function app(
+  ttlMs: number,
+  opts: { clock?: () => number; hold?: () => Promise<void>; uncached?: (path: string) => boolean } = {},
+) {
   let n = 0;
   const a = new Hono<AppEnv>();
   a.use(responseHeaders);
@@ -17,7 +20,14 @@ function app(ttlMs: number, opts: { clock?: () => number; hold?: () => Promise<v
     addResponseHeaders(c, { vary: "Origin", "x-extra": "1" });
     await next();
   });
-  a.use(responseCache(ttlMs, opts.clock));
+  a.use(responseCache(ttlMs, opts.clock, opts.uncached));
+  a.post("/read", (c) => c.json({ read: true }));
+  a.post("/write", (c) => {
+    c.set("wrote", true);
+    return c.json({ wrote: true });
+  });
+  a.post("/refused", (c) => c.json({ detail: "no" }, 409));
+  a.get("/ping", (c) => c.json({ n: ++n }));
   a.get("/fail", (c) => c.json({ detail: "no" }, 404, { "x-own": "yes" }));
   a.get("/same", (c) => {
     ++n;
@@ -135,6 +145,42 @@ describe("response cache", () => {
     // not stored (a 404, or the cache off): no tag
     expect((await a.request("/fail")).headers.get("etag")).toBeNull();
     expect((await app(0).request("/slow")).headers.get("etag")).toBeNull();
+  });
+
+  it("only a committed write empties it: not a POST that reads, a refusal or a HEAD", async () => {
+    const a = app(60_000);
+    const etag = (await a.request("/slow")).headers.get("etag");
+    for (const path of ["/read", "/refused"]) {
+      await a.request(path, { method: "POST" });
+      expect((await a.request("/slow")).headers.get("x-cache"), path).toBe("hit");
+    }
+    // HEAD: the GET's entry and headers, no body
+    const head = await a.request("/slow", { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("x-cache")).toBe("hit");
+    expect(head.headers.get("etag")).toBe(etag);
+    expect(await head.text()).toBe("");
+    expect((await a.request("/slow")).headers.get("x-cache")).toBe("hit");
+    expect(a.calls()).toBe(1);
+    await a.request("/write", { method: "POST" });
+    expect((await a.request("/slow")).headers.get("x-cache")).toBeNull();
+    expect(a.calls()).toBe(2);
+  });
+
+  it("a HEAD first computes the entry the GET then reuses", async () => {
+    const a = app(60_000);
+    expect((await a.request("/slow", { method: "HEAD" })).status).toBe(200);
+    const get = await a.request("/slow");
+    expect(get.headers.get("x-cache")).toBe("hit");
+    expect(((await get.json()) as { n: number }).n).toBe(1);
+  });
+
+  it("a path it is told not to cache is computed every time", async () => {
+    const a = app(60_000, { uncached: (p) => p.endsWith("/ping") });
+    await a.request("/ping");
+    const second = await a.request("/ping");
+    expect(second.headers.get("x-cache")).toBeNull();
+    expect(a.calls()).toBe(2);
   });
 
   it("Accept-Encoding parsing", () => {

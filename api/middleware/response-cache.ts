@@ -4,7 +4,8 @@
  * full URL plus the `x-api-key` header as sent: an answer is only reused for a request with the
  * same key string, and only 200s (which passed the key check) are stored. The tables behind the
  * API change when a block is indexed or a job finishes, so a second of reuse changes no figure
- * materially; every figure still carries its freshness. A write through this process clears it.
+ * materially; every figure still carries its freshness. A write through this process that
+ * committed (runWrite) clears it. HEAD requests share the GET's entry.
  *
  * When an answer expires, the first request recomputes it and the others meanwhile get the
  * expired one (`x-cache: stale`, for at most 5 TTLs), so no request waits for the recomputation but
@@ -73,7 +74,12 @@ export function matchesEtag(header: string | undefined, etag: string): boolean {
 }
 
 /** `clock` is the time source in ms (tests pass their own, so ages do not depend on the machine's speed) */
-export function responseCache(ttlMs: number, clock: () => number = Date.now) {
+export function responseCache(
+  ttlMs: number,
+  clock: () => number = Date.now,
+  /** paths never cached (a health check must read the state it reports, every time) */
+  uncached: (path: string) => boolean = () => false,
+) {
   const entries = new Map<string, Entry>();
   const inflight = new Map<string, Promise<Entry | null>>();
   /** a stored answer with `own` headers, plus those every answer of this request gets */
@@ -92,10 +98,14 @@ export function responseCache(ttlMs: number, clock: () => number = Date.now) {
     return new Response(zipped ? e.gzip : e.body, { status: e.status, headers: mergedResponseHeaders(c, h) });
   };
   return createMiddleware<AppEnv>(async (c, next) => {
-    if (ttlMs <= 0) return next();
-    if (c.req.method !== "GET") {
+    if (ttlMs <= 0 || uncached(c.req.path)) return next();
+    // HEAD is a GET without the body (hono runs the GET handler): it shares the GET's entry, so
+    // a load balancer's HEAD checks are answered from it with the same headers
+    if (c.req.method !== "GET" && c.req.method !== "HEAD") {
       await next();
-      if (c.res.status < 400) entries.clear();
+      // only a write that committed empties it: a POST that reads (pending redemptions, a
+      // build, a token) or a refused write changed nothing the reads serve
+      if (c.get("wrote")) entries.clear();
       return;
     }
     const key = `${c.req.url}\u0000${c.req.header("x-api-key") ?? ""}`;

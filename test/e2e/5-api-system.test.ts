@@ -22,6 +22,7 @@ import { settle, startWorkers } from "../../jobs/runtime.js";
 import { startRedis } from "../../scripts/lib/redis.js";
 import { ALLOWED_ORIGIN, type ApiHarness, setupApi } from "../api-harness.js";
 import { freePort, rpcCall, sleep, tcpRelay, until } from "../helpers.js";
+import { dropCredentialTraces } from "../write-helpers.js";
 
 interface Ping {
   status: string;
@@ -427,16 +428,51 @@ describe("system routes", () => {
     expect((await get(h.revokedKey)).headers.get("x-cache")).toBeNull();
     // a caller without a key gets its own answer, never one cached for a key
     expect((await app.request("/api/v1/platform/strategist")).headers.get("x-cache")).toBeNull();
-    const write = await app.request("/api/v1/vaults/pending-redemptions", {
+    // a POST that reads (the pending redemptions) and a HEAD keep it
+    const read = await app.request("/api/v1/vaults/pending-redemptions", {
       method: "POST",
       body: "{}",
       headers: { "x-api-key": h.key, "content-type": "application/json" },
     });
-    expect(write.status).toBe(200);
+    expect(read.status).toBe(200);
+    const head = await app.request("/api/v1/platform/strategist", { method: "HEAD", headers: { "x-api-key": h.key } });
+    expect(head.headers.get("x-cache")).toBe("hit");
+    expect(head.headers.get("etag")).toBe(again.headers.get("etag"));
+    expect((await get(h.key)).headers.get("x-cache")).toBe("hit");
+    // a write that commits clears it
+    const rk = await createKey(h.db, "cache-test-rewards", ["rewards:write"]);
+    const [v] = await h.q<{ chain_id: number; address: string }>(
+      "SELECT chain_id, address FROM indexer.vault ORDER BY chain_id, address LIMIT 1",
+    );
+    const write = await app.request("/api/v1/tokenized_vault/rewards", {
+      method: "POST",
+      body: JSON.stringify({
+        vault_address: v!.address,
+        chain_id: v!.chain_id,
+        text: "cache test",
+        multiplier: 2,
+        start_datetime: "2031-01-01T00:00:00Z",
+        end_datetime: "2031-02-01T00:00:00Z",
+      }),
+      headers: { "x-api-key": rk.key, "content-type": "application/json" },
+    });
+    expect(write.status, await write.clone().text()).toBe(200);
     const fresh = await get(h.key);
     expect(fresh.headers.get("x-cache")).toBeNull();
     expect(await fresh.text()).not.toBe(before);
     await h.q("DELETE FROM registry.strategist WHERE name LIKE 'Cache test %'");
+    await h.q("DELETE FROM registry.reward WHERE id = $1", [((await write.json()) as { id: string }).id]);
+    await dropCredentialTraces(h, [rk.id]);
+  });
+
+  it("the ping is never a stored answer: it reads the state it reports each time", async () => {
+    const app = h.appWith({ responseCacheMs: 60_000 });
+    for (let i = 0; i < 2; i++) {
+      const r = await app.request("/api/v1/ping");
+      expect(r.status).toBe(200);
+      expect(r.headers.get("x-cache")).toBeNull();
+      expect(r.headers.get("etag")).toBeNull();
+    }
   });
 
   it("the response cache serves big answers gzipped to clients that accept gzip, identical once decompressed", async () => {
@@ -473,6 +509,9 @@ describe("system routes", () => {
     expect(ok.headers.get("access-control-allow-origin")).toBe(ALLOWED_ORIGIN);
     const other = await h.req("/v1/", { key: null, headers: { origin: "https://evil.example" } });
     expect(other.headers.get("access-control-allow-origin")).toBeNull();
+    // no CORS header at all for it, exposed headers included
+    expect([...other.headers.keys()].filter((k) => k.startsWith("access-control-"))).toEqual([]);
+    expect(other.headers.get("vary")).toMatch(/Origin/);
     const pre = await h.req("/api/v1/ping", {
       key: null,
       method: "OPTIONS",
