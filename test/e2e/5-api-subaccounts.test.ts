@@ -330,8 +330,10 @@ describe("live reads shared by concurrent requests (api/lib/chain-reads.ts)", ()
         x.chains.find((c) => c.chain_id === w.s.chainId)!.block_number;
       const calls = (m: string) => proxy.methods.filter((x) => x === m).length;
       await ask(health); // the client's first use checks Multicall3 once
-      // a new block: one read of the state at it
+      // a new block: one read of the state at it (mined at anvil's clock: the session follows it,
+      // or the next test's transaction would be timed before it)
       await w.s.rpc("evm_mine", []);
+      await w.s.syncClock();
       proxy.methods.length = 0;
       const alone = await ask<Health & { chains: { chain_id: number; block_number: number }[] }>(health);
       const oneRead = calls("eth_call");
@@ -339,6 +341,7 @@ describe("live reads shared by concurrent requests (api/lib/chain-reads.ts)", ()
       expect(blockOf(alone)).toBe(Number(await w.s.rpc<string>("eth_blockNumber", [])));
       // another block; the health factor and the summary at once: still one read of the state
       await w.s.rpc("evm_mine", []);
+      await w.s.syncClock();
       proxy.methods.length = 0;
       const [hf] = await Promise.all([
         ask<{ chains: { chain_id: number; block_number: number }[] }>(health),
