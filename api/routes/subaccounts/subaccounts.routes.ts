@@ -24,7 +24,10 @@ export const PublicSubaccountRead = z
     address: z.string(),
     internal_name: z.string().nullable(),
     friendly_name: z.string().nullable(),
-    chains: z.array(z.object({ chain_id: z.number().int(), name: z.string(), id: z.string() })),
+    chains: z.array(z.object({ chain_id: z.number().int(), name: z.string(), id: z.string() })).openapi({
+      description:
+        "The chains the registry lists it on, each with that row's id; the summary's `chains` adds every chain where it holds, lends or owes something",
+    }),
     status: z.string(),
     subaccount_type: z.string(),
     min_health_factor: z.number().nullable().openapi({ description: "The health factor its operator keeps it above" }),
