@@ -512,10 +512,11 @@ export const auditLogHandler: RouteHandler<typeof auditLog, AppEnv> = async (c) 
   if (rows.length > limit) {
     const boundary = rows[limit - 1]!.occurred_at.getTime();
     const page = rows.slice(0, limit);
-    if (rows[limit]!.occurred_at.getTime() === boundary) {
+    let more = true;
+    if (rows[limit]!.occurred_at.getTime() !== boundary) rows = page;
+    else {
       // never split one instant across pages: the next page starts strictly before it
       const kept = page.filter((x) => x.occurred_at.getTime() !== boundary);
-      let more = true;
       if (kept.length > 0) rows = kept;
       else {
         // the whole page is one instant: all of it, and a next page only if anything is older
@@ -523,11 +524,8 @@ export const auditLogHandler: RouteHandler<typeof auditLog, AppEnv> = async (c) 
         rows = await query(sql`date_trunc('milliseconds', t) = ${at}`, null);
         more = (await query(sql`date_trunc('milliseconds', t) < ${at}`, 1)).length > 0;
       }
-      if (more) nextBefore = rows[rows.length - 1]!.occurred_at.toISOString();
-    } else {
-      rows = page;
-      nextBefore = rows[rows.length - 1]!.occurred_at.toISOString();
     }
+    if (more) nextBefore = rows[rows.length - 1]!.occurred_at.toISOString();
   }
 
   const entries = rows.map((x) => {

@@ -96,7 +96,7 @@ export async function buildClaim(ctx: DexCtx, b: Body) {
     return { token: tokenOut(t), amount: units(reward, t.decimals) };
   });
   const received = balTokens.map(
-    (_t, i) => ((sim.after[i] as bigint | null) ?? 0n) - ((sim.before[i] as bigint | null) ?? 0n),
+    (_, i) => ((sim.after[i] as bigint | null) ?? 0n) - ((sim.before[i] as bigint | null) ?? 0n),
   );
   // a transaction that would move nothing: no fee, no reward, and the stakes left as they were
   const stakesKept = !pos.staked || (b.restake && active.length === pos.stakes.length);
