@@ -14,7 +14,8 @@
  */
 import { type Address, type PublicClient, parseAbi } from "viem";
 import type { ChainProtocols } from "../config/registry.js";
-import { amountsFor, feeGrowthInside, feesEarned, sqrtAtTick } from "./uniswap-math.js";
+import { feeGrowthOf, feeGrowthReads, uncountedFees } from "./uniswap-fees.js";
+import { amountsFor, sqrtAtTick } from "./uniswap-math.js";
 
 export const MULTICALL3: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
 
@@ -48,9 +49,6 @@ const NPM = parseAbi([
 const FACTORY = parseAbi(["function getPool(address, address, uint24) view returns (address)"]);
 const POOL = parseAbi([
   "function slot0() view returns (uint160 sqrtPriceX96, int24 tick, uint16 observationIndex, uint16 observationCardinality, uint16 observationCardinalityNext, uint8 feeProtocol, bool unlocked)",
-  "function feeGrowthGlobal0X128() view returns (uint256)",
-  "function feeGrowthGlobal1X128() view returns (uint256)",
-  "function ticks(int24 tick) view returns (uint128 liquidityGross, int128 liquidityNet, uint256 feeGrowthOutside0X128, uint256 feeGrowthOutside1X128, int56 tickCumulativeOutside, uint160 secondsPerLiquidityOutsideX128, uint32 secondsOutside, bool initialized)",
 ]);
 const STAKER = parseAbi([
   "function deposits(uint256 tokenId) view returns (address owner, uint48 numberOfStakes, int24 tickLower, int24 tickUpper)",
@@ -476,40 +474,19 @@ export async function readPositions(
     const poolReads = await many<unknown>(
       withPos.flatMap(({ p }, i) => {
         const address = (pools[i] ?? u.factory) as Address;
-        return [
-          { address, abi: POOL, functionName: "slot0" },
-          { address, abi: POOL, functionName: "feeGrowthGlobal0X128" },
-          { address, abi: POOL, functionName: "feeGrowthGlobal1X128" },
-          { address, abi: POOL, functionName: "ticks", args: [p[5]] },
-          { address, abi: POOL, functionName: "ticks", args: [p[6]] },
-        ];
+        return [{ address, abi: POOL, functionName: "slot0" }, ...feeGrowthReads(address, Number(p[5]), Number(p[6]))];
       }),
     );
     return withPos.flatMap(({ tokenId, staked, p }, i): UniswapPosition[] => {
       const [, , t0, t1, fee, tickLower, tickUpper, liquidity, last0, last1, owed0, owed1] = p as NpmPosition;
-      const [s0, g0, g1, lo, hi] = poolReads.slice(5 * i, 5 * i + 5) as [
-        readonly unknown[] | undefined,
-        bigint | undefined,
-        bigint | undefined,
-        readonly bigint[] | undefined,
-        readonly bigint[] | undefined,
-      ];
+      const [s0, ...growthValues] = poolReads.slice(5 * i, 5 * i + 5) as [readonly unknown[] | undefined, ...unknown[]];
       if (!pools[i] || !s0) return [];
       const tick = Number(s0[1]);
-      const earned = (global: bigint | undefined, k: 2 | 3, lastInside: bigint) =>
-        global == null || !lo || !hi
-          ? 0n
-          : feesEarned(
-              feeGrowthInside(tick, Number(tickLower), Number(tickUpper), {
-                global,
-                outsideLower: lo[k]!,
-                outsideUpper: hi[k]!,
-              }),
-              lastInside,
-              liquidity,
-            );
-      const fees0 = owed0 + earned(g0, 2, last0);
-      const fees1 = owed1 + earned(g1, 3, last1);
+      const growth = feeGrowthOf(growthValues);
+      const range = { tick, lower: Number(tickLower), upper: Number(tickUpper) };
+      const [earned0, earned1] = growth ? uncountedFees(range, growth, [last0, last1], liquidity) : [0n, 0n];
+      const fees0 = owed0 + earned0;
+      const fees1 = owed1 + earned1;
       const token0 = tokenOf(t0);
       const token1 = tokenOf(t1);
       const sqrtP = s0[0] as bigint;

@@ -7,7 +7,8 @@
 import { type Abi, type Address, decodeFunctionResult, getAddress, type Hex, parseAbi } from "viem";
 import { SubaccountModuleAbi } from "../../../abis/SubaccountModuleAbi.js";
 import type { NpmPosition } from "../../../onchain/positions.js";
-import { type FeeGrowth, feeGrowthInside, feesEarned } from "../../../onchain/uniswap-math.js";
+import { feeGrowthOf, feeGrowthReads, uncountedFees } from "../../../onchain/uniswap-fees.js";
+import type { FeeGrowth } from "../../../onchain/uniswap-math.js";
 import { allowedRead, requireAllowed } from "../../lib/build/allowed.js";
 import { learn, learnt, remember, type TokenFacts, tokenFacts } from "../../lib/build/facts.js";
 import { type Head, readAtHead } from "../../lib/build/head.js";
@@ -27,9 +28,6 @@ export const POOL_ABI = parseAbi([
   "function fee() view returns (uint24)",
   "function tickSpacing() view returns (int24)",
   "function slot0() view returns (uint160 sqrtPriceX96, int24 tick, uint16, uint16, uint16, uint8, bool)",
-  "function feeGrowthGlobal0X128() view returns (uint256)",
-  "function feeGrowthGlobal1X128() view returns (uint256)",
-  "function ticks(int24 tick) view returns (uint128 liquidityGross, int128 liquidityNet, uint256 feeGrowthOutside0X128, uint256 feeGrowthOutside1X128, int56, uint160, uint32, bool)",
 ]);
 const FACTORY_ABI = parseAbi(["function getPool(address, address, uint24) view returns (address)"]);
 export const ERC20 = parseAbi([
@@ -264,26 +262,12 @@ type Range = { lower: number; upper: number };
 /** A position's range never changes: it is kept by token id once read (`learn`). */
 const rangeKey = (npm: Address, tokenId: bigint) => `uniswap-position-range:${npm}:${tokenId}`;
 
-/** Reads of the pool's fee growth over a range: both globals, then both ticks. */
-const feeReads = (pool: Address, r: Range): Read[] => [
-  { address: pool, abi: POOL_ABI as Abi, functionName: "feeGrowthGlobal0X128" },
-  { address: pool, abi: POOL_ABI as Abi, functionName: "feeGrowthGlobal1X128" },
-  { address: pool, abi: POOL_ABI as Abi, functionName: "ticks", args: [r.lower] },
-  { address: pool, abi: POOL_ABI as Abi, functionName: "ticks", args: [r.upper] },
-];
+/** Reads of the pool's fee growth over a range (the valuation's list, `uniswap-fees.ts`). */
+const feeReads = (pool: Address, r: Range): Read[] => feeGrowthReads(pool, r.lower, r.upper);
 
 function rangeFees(r: Range, res: readonly ReadResult[]): RangeFees | null {
-  const [g0, g1] = [readValue<bigint>(res[0]), readValue<bigint>(res[1])];
-  type Tick = readonly [bigint, bigint, bigint, bigint];
-  const [lo, hi] = [readValue<Tick>(res[2]), readValue<Tick>(res[3])];
-  if (g0 === undefined || g1 === undefined || !lo || !hi) return null;
-  return {
-    ...r,
-    growth: [
-      { global: g0, outsideLower: lo[2], outsideUpper: hi[2] },
-      { global: g1, outsideLower: lo[3], outsideUpper: hi[3] },
-    ],
-  };
+  const growth = feeGrowthOf(res.map((x) => readValue<unknown>(x)));
+  return growth ? { ...r, growth } : null;
 }
 
 /**
@@ -306,10 +290,7 @@ export async function positionFees(ctx: DexCtx, pos: Position): Promise<[bigint,
     fees = rangeFees(range, res);
     if (!fees) throw BuildRefusal.chain(ctx.sub.chainId, new Error("the pool answered no fee growth"));
   }
-  const g = fees.growth;
-  const earned = (i: 0 | 1) =>
-    feesEarned(feeGrowthInside(ctx.pool.tick, range.lower, range.upper, g[i]), pos.feeGrowthLast[i], pos.liquidity);
-  return [earned(0), earned(1)];
+  return uncountedFees({ tick: ctx.pool.tick, ...range }, fees.growth, pos.feeGrowthLast, pos.liquidity);
 }
 
 /** 422 unless the subaccount's module allows every token (its own check, made before simulating). */
