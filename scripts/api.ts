@@ -53,6 +53,7 @@ async function main(): Promise<void> {
     { logRpcUrlFailures, useRpcUrlLists },
     { gracefulCloser },
     { resolveRedis },
+    { answerClientErrors },
   ] = await Promise.all([
     import("@hono/node-server"),
     import("pino"),
@@ -66,6 +67,7 @@ async function main(): Promise<void> {
     import("../onchain/rpc-fetch.js"),
     import("./lib/http-close.js"),
     import("./lib/redis.js"),
+    import("../api/lib/client-errors.js"),
   ]);
   useRpcUrlLists(cfg.rpcUrlLists);
   installSignalHandlers();
@@ -103,6 +105,7 @@ async function main(): Promise<void> {
   }, 3600_000);
   purge.unref();
   const server = serve({ fetch: app.fetch, port: cfg.port, hostname: cfg.host }) as Server;
+  answerClientErrors(server);
   const closeServer = gracefulCloser(server);
   await new Promise<void>((resolve, reject) => {
     const failed = (err: NodeJS.ErrnoException) => {
