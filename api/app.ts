@@ -9,6 +9,7 @@ import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import pino from "pino";
 import { SCOPES } from "./auth/scopes.js";
+import { checkKey } from "./keys.js";
 import { ChainReads } from "./lib/chain-reads.js";
 import { type AppDeps, type AppEnv, createRouter } from "./lib/router.js";
 import { limitBody } from "./middleware/body-limit.js";
@@ -123,9 +124,14 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   });
   app.use(limitBody);
   app.use(lastQueryValue);
-  const limit = rateLimit(deps.redis, deps.config.rateLimitPerMinute, deps.config.trustProxyHops ?? 0, (m) =>
-    log.warn(m),
-  );
+  const limit = rateLimit(deps.redis, deps.config.rateLimitPerMinute, {
+    trustProxyHops: deps.config.trustProxyHops ?? 0,
+    log: (m) => log.warn(m),
+    keyId: async (c, key) => {
+      const r = await checkKey(c.var.deps.db, key.trim());
+      return r.ok ? r.id : null;
+    },
+  });
   app.use("/v1/*", limit);
   app.use("/api/v1/*", limit);
   // the ping reports the database's, chains' and indexer's state now: never a stored answer

@@ -110,7 +110,7 @@ describe("the keyless client's address (TRUST_PROXY_HOPS)", () => {
   it("keyless callers behind one balancer get a counter each", async () => {
     const app = (hops: number) => {
       const a = new Hono();
-      a.use(rateLimit(null, 2, hops) as never);
+      a.use(rateLimit(null, 2, { trustProxyHops: hops }) as never);
       a.get("/", (c) => c.text("ok"));
       return a;
     };
@@ -126,5 +126,47 @@ describe("the keyless client's address (TRUST_PROXY_HOPS)", () => {
     expect((await hit(plain, "1.1.1.1")).status).toBe(200);
     expect((await hit(plain, "2.2.2.2")).status).toBe(200);
     expect((await hit(plain, "3.3.3.3")).status).toBe(429);
+  });
+});
+
+describe("the counter of a request with a key", () => {
+  const GENUINE = "vk_000000000001_genuine";
+  const app = () => {
+    const a = new Hono();
+    const keyId = async (_c: unknown, key: string) => (key === GENUINE ? "key-1" : null);
+    a.use(rateLimit(null, 2, { keyId }) as never);
+    a.get("/", (c) => c.text("ok"));
+    return a;
+  };
+  const hit = (a: Hono, key?: string) => a.request("/", key ? { headers: { "x-api-key": key } } : {});
+
+  it("is the key's own for a genuine key, apart from its address", async () => {
+    const a = app();
+    expect((await hit(a)).status).toBe(200);
+    expect((await hit(a)).status).toBe(200);
+    expect((await hit(a)).status).toBe(429);
+    expect((await hit(a, GENUINE)).status).toBe(200);
+    expect((await hit(a, GENUINE)).status).toBe(200);
+    expect((await hit(a, GENUINE)).status).toBe(429);
+  });
+
+  it("is the address's for made-up keys: a new key per request gets no limit of its own", async () => {
+    const a = app();
+    expect((await hit(a, "vk_made_up_1")).status).toBe(200);
+    expect((await hit(a, "vk_made_up_2")).status).toBe(200);
+    const third = await hit(a, "vk_made_up_3");
+    expect(third.status).toBe(429);
+    expect((await hit(a)).status).toBe(429);
+  });
+
+  it("is the address's when the key cannot be checked", async () => {
+    const a = new Hono();
+    const keyId = async () => {
+      throw new Error("database down");
+    };
+    a.use(rateLimit(null, 1, { keyId }) as never);
+    a.get("/", (c) => c.text("ok"));
+    expect((await hit(a, GENUINE)).status).toBe(200);
+    expect((await hit(a)).status).toBe(429);
   });
 });

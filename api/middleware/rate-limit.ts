@@ -1,5 +1,7 @@
 /**
- * Rate limits per API key (else per client address, `clientAddress`), counted in Redis so every API process
+ * Rate limits per API key (else per client address, `clientAddress`; a key that is not genuine, made
+ * up or revoked, counts against the address, so a stream of invented keys gets no limits of its
+ * own: `RateLimitOptions.keyId`), counted in Redis so every API process
  * shares them (rate-limiter-flexible), reported in the IETF draft headers `RateLimit-Policy`,
  * `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`; 429 with a JSON body past the
  * limit. If Redis is unreachable, errs or does not answer within REDIS_TIMEOUT_MS, an in-process
@@ -12,8 +14,8 @@
  * the current one is spent, so requests do not wait for Redis in between; a process holds at most
  * 1.5 % of a key's limit unspent (counted as used until the window ends).
  */
-import { createHash } from "node:crypto";
 import { getConnInfo } from "@hono/node-server/conninfo";
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { Redis } from "ioredis";
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
@@ -199,12 +201,16 @@ export function clientAddress(peer: string, forwarded: string | undefined, hops:
   return chain[Math.max(0, chain.length - 1 - hops)]!;
 }
 
-export function rateLimit(
-  redis: Redis | null,
-  perMinute: number,
-  trustProxyHops = 0,
-  log: (msg: string) => void = () => {},
-) {
+export interface RateLimitOptions {
+  /** how many proxies in front append to X-Forwarded-For (`clientAddress`) */
+  trustProxyHops?: number;
+  log?: (msg: string) => void;
+  /** the id of the key a request sends when it is genuine and not revoked, else null */
+  keyId?: (c: Context<AppEnv>, key: string) => Promise<string | null>;
+}
+
+export function rateLimit(redis: Redis | null, perMinute: number, opts: RateLimitOptions = {}) {
+  const { trustProxyHops = 0, log = () => {}, keyId } = opts;
   const memory = new RateLimiterMemory({ points: perMinute, duration: 60, keyPrefix: "api-rl" });
   const shared = redis
     ? new FailoverLimiter(
@@ -227,22 +233,20 @@ export function rateLimit(
   const limiter = new BatchedLimiter(shared, perMinute);
   const policy = `${perMinute};w=60`;
   const limit = String(perMinute);
-  // the counter name of a key: a hash, so Redis never holds keys; remembered per key string
-  const keyNames = new Map<string, string>();
-  const keyName = (key: string) => {
-    let who = keyNames.get(key);
-    if (!who) {
-      if (keyNames.size >= 10_000) keyNames.clear();
-      who = `key:${createHash("sha256").update(key).digest("hex").slice(0, 32)}`;
-      keyNames.set(key, who);
+  // a genuine key's counter is named by its id (never by the key itself, which Redis must not hold)
+  const keyCounter = async (c: Context<AppEnv>, key: string): Promise<string | null> => {
+    if (!keyId) return null;
+    try {
+      const id = await keyId(c, key);
+      return id == null ? null : `key:${id}`;
+    } catch {
+      return null; // the key table unreadable: the auth middleware answers; count by address
     }
-    return who;
   };
   return createMiddleware<AppEnv>(async (c, next) => {
     const key = c.req.header("x-api-key");
-    let who: string;
-    if (key) who = keyName(key);
-    else {
+    let who = key ? await keyCounter(c, key) : null;
+    if (who == null) {
       let peer = "unknown";
       try {
         peer = getConnInfo(c).remote.address ?? "unknown";

@@ -362,6 +362,28 @@ describe("system routes", () => {
     expect(r.headers.get("ratelimit-remaining")).toBe("0");
   });
 
+  it("made-up keys count against the client's address: a new key per request gets no limit of its own", async () => {
+    const app = h.appWith({ rateLimitPerMinute: 3, trustProxyHops: 1 });
+    const client = `10.77.${Date.now() % 250}.${Math.floor(Math.random() * 250)}`; // a fresh address
+    const headers = (key?: string) => ({ "x-forwarded-for": client, ...(key ? { "x-api-key": key } : {}) });
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const key = `vk_${String(i).padStart(12, "0")}_${"0".repeat(40)}`;
+      statuses.push((await app.request("/v1/", { headers: headers(key) })).status);
+    }
+    expect(statuses).toEqual([403, 403, 403, 429]);
+    // the token route too, which reads no key: a password guess per made-up key is still counted
+    const guess = await app.request("/api/v1/token", {
+      method: "POST",
+      headers: { ...headers("vk_made_up"), "content-type": "application/x-www-form-urlencoded" },
+      body: "grant_type=password&username=nobody&password=guess",
+    });
+    expect(guess.status).toBe(429);
+    // a genuine key keeps a counter of its own
+    const { key } = await createKey(h.db, `rate-limit-genuine-${Date.now()}`);
+    expect((await app.request("/v1/", { headers: headers(key) })).status).toBe(200);
+  });
+
   it("a Redis that hangs, then goes away: requests answer at once, counted in the process, then in Redis again", async () => {
     const dir = mkdtempSync(join(tmpdir(), "api-rl-redis-"));
     const inst = await startRedis({ port: await freePort(), dataDir: dir, logFile: join(dir, "redis.log") });
