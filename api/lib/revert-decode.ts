@@ -1,15 +1,30 @@
 /**
  * Revert data, decoded: `Error(string)` (with the meaning of Aave v3's numeric codes, Safe's
  * `GSxxx` codes and Uniswap's short codes), `Panic(uint256)`, and the custom errors of the
- * contracts the subaccounts use (our SubaccountModule first: "universal subaccount errors",
- * then OpenZeppelin's ERC-20 and ERC-4626 errors).
+ * contracts the subaccounts use (our SubaccountModule first: "universal subaccount errors"),
+ * then those of every contract the service ships (its vaults, timelock, bridges, ledger, loans:
+ * OpenZeppelin v5's Ownable, AccessControl, Timelock, ERC-20 and ERC-4626 errors among them) and
+ * OpenZeppelin's other common ones (Address, Pausable, ReentrancyGuard, SafeERC20).
  */
 
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { type Abi, decodeErrorResult, type Hex, parseAbi } from "viem";
+import { CoreLedgerAbi } from "../../abis/CoreLedgerAbi.js";
+import { LendingPoolAbi } from "../../abis/LendingPoolAbi.js";
+import { LoanAbi } from "../../abis/LoanAbi.js";
+import { LoanRegistryAbi } from "../../abis/LoanRegistryAbi.js";
+import { MockERC20Abi } from "../../abis/MockERC20Abi.js";
 import { MorphoLendingVaultAbi } from "../../abis/MorphoLendingVaultAbi.js";
+import { OwnedERC4626Abi } from "../../abis/OwnedERC4626Abi.js";
+import { PerpBridgeAAbi } from "../../abis/PerpBridgeAAbi.js";
+import { PerpBridgeBAbi } from "../../abis/PerpBridgeBAbi.js";
+import { ReceiptTokenAbi } from "../../abis/ReceiptTokenAbi.js";
+import { RoleManagedERC4626Abi } from "../../abis/RoleManagedERC4626Abi.js";
 import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
+import { TimelockControllerAbi } from "../../abis/TimelockControllerAbi.js";
+import { TokenizedVaultV2Abi } from "../../abis/TokenizedVaultV2Abi.js";
+import { TwoStepERC4626Abi } from "../../abis/TwoStepERC4626Abi.js";
 
 export type RevertKind =
   | "empty"
@@ -113,6 +128,7 @@ const UNISWAP: Record<string, string> = {
 };
 
 const PANIC: Record<number, string> = {
+  0: "generic panic (inserted by the compiler)",
   1: "assertion failed",
   17: "arithmetic overflow or underflow",
   18: "division or modulo by zero",
@@ -150,14 +166,65 @@ const OZ_ERRORS = parseAbi([
   "error ERC20InsufficientAllowance(address spender, uint256 allowance, uint256 needed)",
   "error ERC20InvalidSender(address sender)",
   "error ERC20InvalidReceiver(address receiver)",
+  "error ERC20InvalidApprover(address approver)",
+  "error ERC20InvalidSpender(address spender)",
   "error SafeERC20FailedOperation(address token)",
+  "error SafeERC20FailedDecreaseAllowance(address spender, uint256 currentAllowance, uint256 requestedDecrease)",
+  "error AddressEmptyCode(address target)",
+  "error AddressInsufficientBalance(address account)",
+  "error FailedInnerCall()",
+  "error FailedCall()",
+  "error InsufficientBalance(uint256 balance, uint256 needed)",
+  "error EnforcedPause()",
+  "error ExpectedPause()",
+  "error ReentrancyGuardReentrantCall()",
+  "error OwnableUnauthorizedAccount(address account)",
+  "error OwnableInvalidOwner(address owner)",
+  "error AccessControlUnauthorizedAccount(address account, bytes32 neededRole)",
+  "error AccessControlBadConfirmation()",
+  "error InvalidInitialization()",
+  "error NotInitializing()",
+  "error SafeCastOverflowedUintDowncast(uint8 bits, uint256 value)",
 ]);
+
+/** The error entries of ABIs, each signature once (the first ABI naming it wins). */
+function errorsOf(abis: readonly Abi[]): Abi {
+  const seen = new Set<string>();
+  const out: Abi[number][] = [];
+  for (const abi of abis)
+    for (const item of abi) {
+      if (item.type !== "error") continue;
+      const sig = `${item.name}(${item.inputs.map((i) => i.type).join(",")})`;
+      if (seen.has(sig)) continue;
+      seen.add(sig);
+      out.push(item);
+    }
+  return out;
+}
+
+/** The errors of the contracts the service ships and deploys, then OpenZeppelin's common ones. */
+const SHIPPED = errorsOf([
+  MorphoLendingVaultAbi,
+  TimelockControllerAbi,
+  TokenizedVaultV2Abi,
+  LendingPoolAbi,
+  OwnedERC4626Abi,
+  TwoStepERC4626Abi,
+  RoleManagedERC4626Abi,
+  ReceiptTokenAbi,
+  MockERC20Abi,
+  PerpBridgeAAbi,
+  PerpBridgeBAbi,
+  CoreLedgerAbi,
+  LoanRegistryAbi,
+  LoanAbi,
+  OZ_ERRORS,
+] as Abi[]);
 
 /** Custom-error ABIs, the subaccount module's first. */
 const CUSTOM: { abi: Abi; kind: RevertKind }[] = [
   { abi: SubaccountModuleAbi as Abi, kind: "subaccount" },
-  { abi: MorphoLendingVaultAbi as Abi, kind: "custom" },
-  { abi: OZ_ERRORS as Abi, kind: "custom" },
+  { abi: SHIPPED, kind: "custom" },
 ];
 
 const str = (v: unknown): string =>
@@ -166,19 +233,21 @@ const str = (v: unknown): string =>
 function fromString(reason: string, data: Hex): DecodedRevert {
   const safe = SAFE[reason];
   if (safe) return { kind: "safe", name: reason, args: [], message: `Safe ${reason}: ${safe}`, data };
-  if (/^\d{1,3}$/.test(reason)) {
-    const name = aaveName(reason);
+  // Aave v3's codes are numbers; with its Errors.sol at hand, only the numbers it defines
+  const aave = /^\d{1,3}$/.test(reason) ? aaveName(reason) : undefined;
+  if (aave || (/^\d{1,3}$/.test(reason) && aaveCodes?.size === 0)) {
     return {
       kind: "aave",
-      name: name ?? reason,
+      name: aave ?? reason,
       args: [reason],
-      message: `Aave v3 error '${reason}'${name ? `: ${name}` : ""}`,
+      message: `Aave v3 error '${reason}'${aave ? `: ${aave}` : ""}`,
       data,
     };
   }
   const uni = UNISWAP[reason];
   if (uni) return { kind: "uniswap", name: reason, args: [], message: uni, data };
-  return { kind: "error", name: "Error", args: [reason], message: reason, data };
+  const message = reason === "" ? "reverted with an empty reason string" : reason;
+  return { kind: "error", name: "Error", args: [reason], message, data };
 }
 
 /** Decodes one revert payload. */
