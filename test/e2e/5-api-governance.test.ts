@@ -564,8 +564,20 @@ describe("GET /platform/governance/{vault_address}/audit_log", () => {
   };
   type Log = { entries: Entry[]; next_before: string | null };
 
-  const SAME_INSTANT = "2026-01-02T03:04:05.000Z";
+  // the manual entries' times, from the vault's launch (the devnet's history ends now)
+  let launch: Date;
+  const after = (days: number, hms = "12:00:00.000") => {
+    const day = new Date(launch.getTime() + days * 86_400_000).toISOString().slice(0, 10);
+    return `${day}T${hms}Z`;
+  };
+  let SAME_INSTANT: string;
   beforeAll(async () => {
+    const [row] = await h.q<{ start_datetime: Date }>(
+      "SELECT start_datetime FROM registry.vault WHERE chain_id = 1 AND lower(address) = $1",
+      [pool.address],
+    );
+    launch = new Date(row!.start_datetime);
+    SAME_INSTANT = after(2, "03:04:05.000");
     await h.db
       .insertInto("registry.audit_entry")
       .values([
@@ -574,7 +586,7 @@ describe("GET /platform/governance/{vault_address}/audit_log", () => {
           vault: pool.address,
           category: "note",
           text: "Strategy review: risk limits unchanged\nSigned off by the committee.",
-          occurred_at: "2026-11-01T12:00:00Z",
+          occurred_at: after(3),
           author: MANUAL_AUTHOR,
         },
         {
@@ -582,7 +594,7 @@ describe("GET /platform/governance/{vault_address}/audit_log", () => {
           vault: pool.address.toUpperCase().replace("0X", "0x"),
           category: "incident",
           text: "Oracle delay investigated",
-          occurred_at: "2026-11-10T08:30:00.250Z",
+          occurred_at: after(10, "08:30:00.250"),
           author: MANUAL_AUTHOR,
         },
         ...[1, 2, 3].map((i) => ({
@@ -599,7 +611,16 @@ describe("GET /platform/governance/{vault_address}/audit_log", () => {
           vault: pool.address,
           category: "note",
           text: "Base only",
-          occurred_at: "2026-11-05T00:00:00Z",
+          occurred_at: after(5),
+          author: MANUAL_AUTHOR,
+        },
+        // before the launch (written past the CLI's check): the log starts at launch
+        {
+          chain_id: 1,
+          vault: pool.address,
+          category: "note",
+          text: "Before launch",
+          occurred_at: new Date(launch.getTime() - 1000),
           author: MANUAL_AUTHOR,
         },
       ])
@@ -611,12 +632,12 @@ describe("GET /platform/governance/{vault_address}/audit_log", () => {
     const timelock =
       ops.length + ops.filter((o) => o.executed_at != null).length + ops.filter((o) => o.cancelled_at != null).length;
     const [g] = await h.q<{ n: string }>(
-      "SELECT count(*) AS n FROM indexer.governance_event WHERE chain_id = $1 AND (contract = $2 OR contract = $3)",
-      [v.chain_id, v.address, v.timelock],
+      "SELECT count(*) AS n FROM indexer.governance_event WHERE chain_id = $1 AND (contract = $2 OR contract = $3) AND timestamp >= $4",
+      [v.chain_id, v.address, v.timelock, launch.getTime() / 1000],
     );
     const [m] = await h.q<{ n: string }>(
-      "SELECT count(*) AS n FROM registry.audit_entry WHERE chain_id = $1 AND lower(vault) = $2",
-      [v.chain_id, v.address],
+      "SELECT count(*) AS n FROM registry.audit_entry WHERE chain_id = $1 AND lower(vault) = $2 AND occurred_at >= $3",
+      [v.chain_id, v.address, launch],
     );
     return { timelock, chain: Number(g!.n), manual: Number(m!.n) };
   }
@@ -638,11 +659,11 @@ describe("GET /platform/governance/{vault_address}/audit_log", () => {
       category: "note",
       author: MANUAL_AUTHOR,
       tx_hash: null,
-      occurred_at: "2026-11-01T12:00:00.000Z",
+      occurred_at: after(3),
       title: "Strategy review: risk limits unchanged",
     });
     expect(r.body.entries.find((e) => e.text === "Oracle delay investigated")?.occurred_at).toBe(
-      "2026-11-10T08:30:00.250Z",
+      after(10, "08:30:00.250"),
     );
     expect(r.body.entries.some((e) => e.text === "Base only")).toBe(false);
 
@@ -696,6 +717,21 @@ describe("GET /platform/governance/{vault_address}/audit_log", () => {
     });
   });
 
+  it("starts at launch: the contracts' setup before it and earlier manual entries are not listed", async () => {
+    const early = await h.q<{ id: string; event: string }>(
+      "SELECT id, event FROM indexer.governance_event WHERE chain_id = 1 AND (contract = $1 OR contract = $2) AND timestamp < $3",
+      [pool.address, pool.timelock, launch.getTime() / 1000],
+    );
+    // the timelock is deployed before the vault: its constructor grants its roles then
+    expect(early.some((g) => g.event === "RoleGranted")).toBe(true);
+    const r = await h.json<Log>(`${base(pool)}/audit_log?chain_id=1&limit=500`);
+    const ids = new Set(r.body.entries.map((e) => e.id));
+    for (const g of early) expect(ids.has(`chain:${g.id}`), g.event).toBe(false);
+    expect(r.body.entries.some((e) => e.text === "Before launch")).toBe(false);
+    const oldest = r.body.entries.at(-1)!;
+    expect(Date.parse(oldest.occurred_at)).toBeGreaterThanOrEqual(launch.getTime());
+  });
+
   it("category filters every source", async () => {
     for (const cat of ["timelock", "ownership", "note", "role"]) {
       const r = await h.json<Log>(`${base(pool)}/audit_log?chain_id=1&limit=500&category=${cat}`);
@@ -728,14 +764,16 @@ describe("GET /platform/governance/{vault_address}/audit_log", () => {
       expect(seen, `limit ${limit}`).toEqual(all);
     }
     // the three entries of one instant come on one page even with limit 2
-    const r = await h.json<Log>(`${base(pool)}/audit_log?chain_id=1&limit=2&before=2026-01-02T03:04:06Z&category=note`);
+    const next = new Date(Date.parse(SAME_INSTANT) + 1000).toISOString();
+    const r = await h.json<Log>(`${base(pool)}/audit_log?chain_id=1&limit=2&before=${next}&category=note`);
     expect(r.body.entries.map((e) => e.text).sort()).toEqual(["same instant 1", "same instant 2", "same instant 3"]);
   });
 
   it("before accepts an ISO date or date-time; default limit 50", async () => {
-    const r = await h.json<Log>(`${base(pool)}/audit_log?chain_id=1&before=2026-11-02`);
+    const day = after(4).slice(0, 10); // the day after the strategy review
+    const r = await h.json<Log>(`${base(pool)}/audit_log?chain_id=1&before=${day}`);
     expect(r.status).toBe(200);
-    expect(r.body.entries.every((e) => Date.parse(e.occurred_at) < Date.parse("2026-11-02T00:00:00Z"))).toBe(true);
+    expect(r.body.entries.every((e) => Date.parse(e.occurred_at) < Date.parse(`${day}T00:00:00Z`))).toBe(true);
     expect(r.body.entries.some((e) => e.text.startsWith("Strategy review"))).toBe(true);
     const d = await h.json<Log>(`${base(pool)}/audit_log?chain_id=1`);
     const n = await expectedCounts(pool);

@@ -487,12 +487,15 @@ export const auditLogHandler: RouteHandler<typeof auditLog, AppEnv> = async (c) 
     FROM ${ix(s, "governance_event")} g
     WHERE ${governanceEventsOf(v)}`;
 
+  // the log starts at launch (spec): the contracts' own setup before it (the timelock's
+  // constructor granting its roles) is not part of it
+  const sinceLaunch = v.launched ? sql`AND t >= ${v.launched}` : sql``;
   const run = async (withChain: boolean, where: ReturnType<typeof sql>, lim: number | null) =>
     (
       await sql<LogRow>`
         SELECT id, date_trunc('milliseconds', t) AS occurred_at, category, source, action, tx_hash, author, text, details
         FROM (${withChain ? sql`${manual} UNION ALL ${onChain}` : manual}) e
-        WHERE ${where} ${category !== undefined ? sql`AND category = ${category}` : sql``}
+        WHERE ${where} ${category !== undefined ? sql`AND category = ${category}` : sql``} ${sinceLaunch}
         ORDER BY date_trunc('milliseconds', t) DESC, blk DESC NULLS LAST, li DESC NULLS LAST, id DESC
         ${lim != null ? sql`LIMIT ${lim}` : sql``}`.execute(db)
     ).rows;

@@ -31,6 +31,8 @@ export interface ResolvedVault {
   evm: boolean;
   /** the indexer's row (EVM vaults on an indexed chain), else null */
   indexed: IndexedVault | null;
+  /** the registry's start_datetime: the audit log starts there */
+  launched: Date | null;
 }
 
 export type Resolution = { ok: true; vault: ResolvedVault } | { ok: false; res: Response };
@@ -85,7 +87,15 @@ export async function resolveVault(
     : null;
   return {
     ok: true,
-    vault: { chain_id: v.chain_id, address: v.address, name: v.name, family: v.family, evm, indexed },
+    vault: {
+      chain_id: v.chain_id,
+      address: v.address,
+      name: v.name,
+      family: v.family,
+      evm,
+      indexed,
+      launched: v.start_datetime ? new Date(v.start_datetime) : null,
+    },
   };
 }
 
