@@ -57,7 +57,7 @@ function rateLimits(perMinute: number): string {
   return `## Rate limits
 
 Each API key may make **${perMinute} requests per minute** (\`RATE_LIMIT_PER_MINUTE\`); requests without a
-key count against the client address instead. Both surfaces count against the same limit. Every answer
+key, or with a key that is not valid, count against the client address instead. Both surfaces count against the same limit. Every answer
 reports the state, so a client can throttle itself:
 
 | header | meaning |
