@@ -1,5 +1,6 @@
 /** Settings from the environment, parsed and checked once at start-up. */
 import { z } from "zod";
+import { POSTGRES_SCHEME, POSTGRES_URL_FORM, parsablePostgresUrl } from "./postgres-url.js";
 
 /**
  * `schema` applied to `env`; throws one readable error listing every bad variable. A variable
@@ -51,11 +52,8 @@ export const envPostgresUrl = (what: string) =>
   z
     .string({ error: `required: the postgres:// URL of ${what}` })
     .trim()
-    .regex(/^postgres(ql)?:\/\//, { error: "must be a postgres:// URL", abort: true })
-    .refine(
-      (s) => URL.canParse(s) || URL.canParse(s.replace("@/", "@___DUMMY___/")),
-      "is not a valid URL (postgres://user:password@host:port/database, special characters percent-encoded)",
-    );
+    .regex(POSTGRES_SCHEME, { error: "must be a postgres:// URL", abort: true })
+    .refine(parsablePostgresUrl, POSTGRES_URL_FORM);
 
 /**
  * REDIS_URL of every process (API, workers, relayer, demo): a redis:// or rediss:// URL with a

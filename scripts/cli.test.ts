@@ -237,10 +237,19 @@ describe("command-line configuration errors", { timeout: 300_000 }, () => {
     });
     const add = (points: string, more: string[] = []) =>
       run("scripts/points.ts", db, ["add", "--wallet", `0x${"1".repeat(40)}`, points, "--reason", "x", ...more]);
-    // past numeric(78,18) it would be the database's overflow: refused here, before connecting
-    expect(await add(`--points=${"9".repeat(61)}`)).toMatchObject({
+    // sums past numeric(78,18) would be the rollup's overflow: refused here, before connecting
+    expect(await add(`--points=${"9".repeat(31)}`)).toMatchObject({
       code: 2,
-      stderr: expect.stringMatching(/up to 60 digits and 18 decimals/),
+      stderr: expect.stringMatching(/up to 30 digits and 18 decimals/),
+    });
+    for (const zero of ["0", "--points=-0.000"])
+      expect(await add(zero.startsWith("--") ? zero : `--points=${zero}`)).toMatchObject({
+        code: 2,
+        stderr: expect.stringMatching(/--points: 0 changes nothing/),
+      });
+    expect(await run("scripts/points.ts", db, ["list", "--wallet", ""])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--wallet: "" is not/),
     });
     expect(await add("--points=-5", ["--author", "  "])).toMatchObject({
       code: 2,
@@ -250,6 +259,19 @@ describe("command-line configuration errors", { timeout: 300_000 }, () => {
       code: 2,
       stderr: expect.stringMatching(/DATABASE_URL must be set/),
     });
+    // a URL pg cannot read is refused by name, as the services refuse it (never echoed)
+    for (const script of ["points", "keys", "indexer-prune", "vaults"]) {
+      const args =
+        script === "vaults"
+          ? ["remove", "--chain", "1", "--address", `0x${"2".repeat(40)}`]
+          : script === "indexer-prune"
+            ? []
+            : ["list"];
+      const bad = await run(`scripts/${script}.ts`, { DATABASE_URL: "postgres://u:p#w@[bad/x" }, args);
+      expect(bad.stderr, script).toMatch(/DATABASE_URL is not a valid URL/);
+      expect(bad.stderr, script).not.toContain("p#w");
+      expect(bad.code, script).toBeGreaterThan(0);
+    }
   });
 
   it("npm run vaults add: a PONDER_RPC_URL that is not http(s) is refused before any call", async () => {
@@ -322,6 +344,10 @@ describe("command-line configuration errors", { timeout: 300_000 }, () => {
         stderr: expect.stringMatching(new RegExp(`--time: "${time}" is not an ISO 8601 date-time`)),
       });
     }
+    // a chain id is an int4 in the tables: beyond it is a usage error, not the database's
+    expect(
+      await run("scripts/governance-log.ts", db, ["list", "--vault", `0x${"1".repeat(40)}`, "--chain", "9999999999"]),
+    ).toMatchObject({ code: 2, stderr: expect.stringMatching(/--chain: "9999999999" is not a chain id/) });
     const future = ["add", "--vault", `0x${"1".repeat(40)}`, "--category", "note", "--text", "x"];
     expect(await run("scripts/governance-log.ts", db, [...future, "--time", "2099-01-01T00:00:00Z"])).toMatchObject({
       code: 2,

@@ -1,7 +1,15 @@
 /** Manual entries of a vault's governance audit log (registry.audit_entry): `npm run governance-log -- --help`. */
 import { userInfo } from "node:os";
 import { parseDateOrDateTime } from "../db/days.js";
-import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
+import {
+  CLI_DB_TIMEOUTS,
+  type Command,
+  databaseUrl,
+  HELP_OPTION,
+  missingTable,
+  parseCommandLine,
+  refuse,
+} from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {
@@ -63,7 +71,9 @@ async function main(): Promise<void> {
       refuse(CMD, "--vault <address> is required (an EVM 0x address or another chain's address)");
     }
   }
-  if (a.chain !== undefined && !/^-?\d{1,10}$/.test(a.chain)) refuse(CMD, `--chain: "${a.chain}" is not a chain id`);
+  // a chain id is a Postgres integer (int4) in the tables
+  if (a.chain !== undefined && !(/^-?\d{1,10}$/.test(a.chain) && Math.abs(Number(a.chain)) <= 2 ** 31 - 1))
+    refuse(CMD, `--chain: "${a.chain}" is not a chain id`);
   let at: Date | null = null;
   if (cmd === "add") {
     if (!a.category || !/^[a-z][a-z0-9_-]{0,39}$/.test(a.category)) {
@@ -89,7 +99,7 @@ async function main(): Promise<void> {
   const url = databaseUrl(CMD);
   // loaded after the command line: --help and refusals load nothing else
   const { createDb, createPool, migrateToLatest } = await import("../db/client.js");
-  const db = createDb(createPool(url, 1, "vault-governance-log-cli"));
+  const db = createDb(createPool(url, 1, "vault-governance-log-cli", CLI_DB_TIMEOUTS));
   try {
     if (cmd === "remove") {
       await migrateToLatest(db);

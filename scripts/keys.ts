@@ -1,7 +1,15 @@
 /** API keys of the institutional surface: `npm run keys -- --help`. */
 
 import { isScope, SCOPE_NAMES } from "../api/auth/scopes.js";
-import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
+import {
+  CLI_DB_TIMEOUTS,
+  type Command,
+  databaseUrl,
+  HELP_OPTION,
+  missingTable,
+  parseCommandLine,
+  refuse,
+} from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {
@@ -13,7 +21,8 @@ API keys of the institutional surface (/api/v1), sent as the x-api-key header.
   create <name> [--scope <scope>]...  creates a key and prints it once (only its SHA-256 hash is
                                       stored); without --scope the key only reads
   list                                every key: id, prefix, name, scopes, created, status
-  revoke <id or prefix>               revokes the key (refused by every API process within 2 s)
+  revoke <id or prefix>               revokes the key (refused by every API process within 2 s);
+                                      the key itself, or as list shows it, also names it
 
 Scopes: ${SCOPE_NAMES.join(", ")} (each write route needs its own).
 
@@ -45,7 +54,7 @@ async function main(): Promise<void> {
     import("../api/keys.js"),
     import("../db/client.js"),
   ]);
-  const db = createDb(createPool(url, 1, "vault-keys-cli"));
+  const db = createDb(createPool(url, 1, "vault-keys-cli", CLI_DB_TIMEOUTS));
   try {
     if (cmd === "list") {
       const missing = await missingTable(db, ["auth.api_key"]);
@@ -70,7 +79,8 @@ async function main(): Promise<void> {
       console.log(`key ${id} for "${arg!.trim()}" (shown once; store it now):`);
       console.log(key);
     } else {
-      const n = await revokeKey(db, arg!);
+      // the key as list shows it (vk_<prefix>_…) or whole: its prefix
+      const n = await revokeKey(db, /^vk_([0-9a-f]{12})(_.*)?$/.exec(arg!)?.[1] ?? arg!);
       if (n === 0) {
         console.error(`keys: no active key with id or prefix "${arg}"`);
         process.exitCode = 1;

@@ -3,7 +3,15 @@ import { randomBytes } from "node:crypto";
 import { createOperator, updateOperator, usernameProblem } from "../api/auth/operators.js";
 import { passwordProblem } from "../api/auth/passwords.js";
 import { isScope, SCOPE_NAMES } from "../api/auth/scopes.js";
-import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
+import {
+  CLI_DB_TIMEOUTS,
+  type Command,
+  databaseUrl,
+  HELP_OPTION,
+  missingTable,
+  parseCommandLine,
+  refuse,
+} from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {
@@ -83,7 +91,7 @@ async function main(): Promise<void> {
   }
   // loaded after the command line and the password: --help and refusals load nothing else
   const { createDb, createPool, migrateToLatest } = await import("../db/client.js");
-  const db = createDb(createPool(url, 1, "vault-operators-cli"));
+  const db = createDb(createPool(url, 1, "vault-operators-cli", CLI_DB_TIMEOUTS));
   try {
     if (cmd === "list") {
       const absent = await missingTable(db, ["auth.operator_account"]);

@@ -1,6 +1,14 @@
 /** Manual points entries (registry.manual_points): `npm run points -- --help`. */
 import { userInfo } from "node:os";
-import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
+import {
+  CLI_DB_TIMEOUTS,
+  type Command,
+  databaseUrl,
+  HELP_OPTION,
+  missingTable,
+  parseCommandLine,
+  refuse,
+} from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {
@@ -15,8 +23,8 @@ Operator entries of manual points (registry.manual_points), e.g. a campaign bonu
 POINTS_STANDINGS_MS.
 
   add --wallet <address> --points <number> --reason <text> [--author <name>]
-        --points: a decimal with up to 18 decimals and 60 digits before the point, negative
-        written --points=-5; --author defaults to the OS user
+        --points: a decimal other than 0, with up to 18 decimals and 30 digits before the point,
+        negative written --points=-5; --author defaults to the OS user
   list [--wallet <address>]   every entry (or one wallet's): id, created, wallet, points, author, reason
 
 Environment: DATABASE_URL (required). add applies the database migrations first; list reads only.`,
@@ -37,15 +45,17 @@ async function main(): Promise<void> {
   const a = parsed.values;
   if (rest.length > 0) refuse(CMD, `unexpected arguments: ${rest.join(" ")}`);
   if (cmd !== "add" && cmd !== "list") refuse(CMD, cmd ? `unknown command "${cmd}"` : "give a command: add or list");
-  if (a.wallet && !/^0x[0-9a-fA-F]{40}$/.test(a.wallet)) {
+  if (a.wallet !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(a.wallet)) {
     refuse(CMD, `--wallet: "${a.wallet}" is not a 0x-prefixed 20-byte address`);
   }
   if (cmd === "add") {
     if (!a.wallet) refuse(CMD, "add needs --wallet");
-    // registry.manual_points.points is numeric(78,18): 60 digits before the point
-    if (!a.points || !/^-?\d{1,60}(\.\d{1,18})?$/.test(a.points)) {
-      refuse(CMD, `--points: "${a.points ?? ""}" is not a decimal number (up to 60 digits and 18 decimals)`);
+    // the tables are numeric(78,18), 60 digits before the point, and a wallet's total is a sum:
+    // 30 digits an entry keep every sum the rollup makes within them
+    if (!a.points || !/^-?\d{1,30}(\.\d{1,18})?$/.test(a.points)) {
+      refuse(CMD, `--points: "${a.points ?? ""}" is not a decimal number (up to 30 digits and 18 decimals)`);
     }
+    if (/^-?0*(\.0*)?$/.test(a.points)) refuse(CMD, "--points: 0 changes nothing; give the points to add");
     if (!a.reason?.trim()) refuse(CMD, "add needs --reason");
     if (a.author !== undefined && !a.author.trim()) refuse(CMD, "--author is empty");
   } else if (a.points !== undefined || a.reason !== undefined || a.author !== undefined) {
@@ -54,7 +64,7 @@ async function main(): Promise<void> {
   const url = databaseUrl(CMD);
   // loaded after the command line: --help and refusals load nothing else
   const { createDb, createPool, migrateToLatest } = await import("../db/client.js");
-  const db = createDb(createPool(url, 1, "vault-points-cli"));
+  const db = createDb(createPool(url, 1, "vault-points-cli", CLI_DB_TIMEOUTS));
   try {
     if (cmd === "list") {
       const missing = await missingTable(db, ["registry.manual_points"]);

@@ -1,7 +1,15 @@
 /** The vault registry file's data in the registry tables the API serves: `npm run registry -- --help`. */
 
 import type { Registry } from "../config/registry.js";
-import { type Command, databaseUrl, HELP_OPTION, missingTable, parseCommandLine, refuse } from "./lib/cli.js";
+import {
+  CLI_DB_TIMEOUTS,
+  type Command,
+  databaseUrl,
+  HELP_OPTION,
+  missingTable,
+  parseCommandLine,
+  refuse,
+} from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {
@@ -38,7 +46,7 @@ async function main(): Promise<void> {
       refuse(CMD, errMessage(err));
     }
   }
-  const db = createDb(createPool(url, 1, "vault-registry-cli"));
+  const db = createDb(createPool(url, 1, "vault-registry-cli", CLI_DB_TIMEOUTS));
   try {
     if (reg) {
       await migrateToLatest(db);

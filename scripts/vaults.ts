@@ -4,9 +4,10 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import type { Address, PublicClient } from "viem";
 import { getChain, isEvmChain } from "../config/chains.js";
+import { POSTGRES_SCHEME, POSTGRES_URL_FORM, parsablePostgresUrl } from "../config/postgres-url.js";
 import type { EvmVault, Registry } from "../config/registry.js";
 import { rpcUrlsFromEnv } from "../config/rpc-urls.js";
-import { type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
+import { CLI_DB_TIMEOUTS, type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {
@@ -95,7 +96,7 @@ async function main(): Promise<void> {
   if (!ADDRESS.test(a.address)) refuse(CMD, `--address: "${a.address}" is not a 0x-prefixed 20-byte hex address`);
   const address = a.address.toLowerCase() as Address;
   if (!getChain(chainId)) {
-    refuse(CMD, `--chain: ${chainId} is not a chain of the catalogue (config/chains.ts, the spec's chain list)`);
+    refuse(CMD, `--chain: ${a.chain} is not a chain of the catalogue (config/chains.ts, the spec's chain list)`);
   }
   if (!isEvmChain(chainId)) {
     refuse(CMD, `--chain: ${chainId} (${getChain(chainId)!.name}) is not an EVM chain; add its vaults to the file`);
@@ -125,8 +126,9 @@ async function main(): Promise<void> {
     const removed = raw.vaults[listed]!;
     raw.vaults.splice(listed, 1);
     const reg = await save(file, raw);
-    console.log(`removed ${removed.name} (${removed.family}) ${address} on chain ${chainId} from ${file}`);
+    // said once the tables followed: a failed load puts the file back, and says so
     await loadTables(database, reg, { file, before });
+    console.log(`removed ${removed.name} (${removed.family}) ${address} on chain ${chainId} from ${file}`);
     return;
   }
 
@@ -138,6 +140,8 @@ async function main(): Promise<void> {
   let startBlock: number | undefined;
   if (a["start-block"] !== undefined) {
     if (!/^\d+$/.test(a["start-block"])) refuse(CMD, `--start-block: "${a["start-block"]}" is not a block number`);
+    if (!Number.isSafeInteger(Number(a["start-block"])))
+      refuse(CMD, `--start-block: ${a["start-block"]} is beyond any chain's blocks`);
     startBlock = Number(a["start-block"]);
   }
   if (a.name !== undefined && a.name.trim() === "") refuse(CMD, "--name: give a name, or leave it out");
@@ -160,9 +164,9 @@ async function main(): Promise<void> {
   const entry = await probe(client, chainId, address, urls.join(", "), { startBlock, name: a.name, kind: a.kind });
   raw.vaults.push(entry);
   const reg = await save(file, raw);
+  await loadTables(database, reg, { file, before }, chainId);
   const found = `${entry.family} "${entry.name}" (${entry.symbol}), asset ${entry.asset.symbol}`;
   console.log(`added ${found} ${address} on chain ${chainId}, from block ${entry.startBlock}, to ${file}`);
-  await loadTables(database, reg, { file, before }, chainId);
 }
 
 /**
@@ -262,9 +266,10 @@ type Db = ReturnType<typeof import("../db/client.js").createDb>;
 async function openDatabase(): Promise<Db | null> {
   const url = process.env.DATABASE_URL?.trim();
   if (!url) return null;
-  if (!/^postgres(ql)?:\/\//.test(url)) fail("DATABASE_URL must be a postgres:// URL; nothing was changed");
+  if (!POSTGRES_SCHEME.test(url)) fail("DATABASE_URL must be a postgres:// URL; nothing was changed");
+  if (!parsablePostgresUrl(url)) fail(`DATABASE_URL ${POSTGRES_URL_FORM}; nothing was changed`);
   const { createDb, createPool, migrateToLatest } = await import("../db/client.js");
-  const db = createDb(createPool(url, 1, "vault-vaults-cli"));
+  const db = createDb(createPool(url, 1, "vault-vaults-cli", CLI_DB_TIMEOUTS));
   try {
     await migrateToLatest(db);
   } catch (err) {
@@ -328,7 +333,7 @@ function restore(was: { file: string; before: string | null }): void {
 /** The chains the indexer views hold (null when there are none yet). */
 async function indexedChains(url: string): Promise<Set<number> | null> {
   const [{ sql }, { createDb, createPool }] = await Promise.all([import("kysely"), import("../db/client.js")]);
-  const db = createDb(createPool(url, 1, "vault-vaults-cli"));
+  const db = createDb(createPool(url, 1, "vault-vaults-cli", CLI_DB_TIMEOUTS));
   try {
     const { rows } = await sql<{ chain_id: string | number }>`SELECT chain_id FROM indexer._ponder_checkpoint`.execute(
       db,
@@ -371,7 +376,7 @@ async function list(given: string | undefined): Promise<void> {
 /** `chain:address` of every vault the indexer views hold; null when there are no views yet. */
 async function indexedVaults(url: string): Promise<Set<string> | null> {
   const [{ sql }, { createDb, createPool }] = await Promise.all([import("kysely"), import("../db/client.js")]);
-  const db = createDb(createPool(url, 1, "vault-vaults-cli"));
+  const db = createDb(createPool(url, 1, "vault-vaults-cli", CLI_DB_TIMEOUTS));
   try {
     const { rows } = await sql<{
       chain_id: number;

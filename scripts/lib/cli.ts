@@ -7,6 +7,8 @@ import { type ParseArgsConfig, parseArgs } from "node:util";
 import type { Kysely } from "kysely";
 import type { z } from "zod";
 import type { envNum } from "../../config/env.js";
+import { POSTGRES_SCHEME, POSTGRES_URL_FORM, parsablePostgresUrl } from "../../config/postgres-url.js";
+import type { PoolTimeouts } from "../../db/client.js";
 import { errMessage } from "./procs.js";
 
 export interface Command {
@@ -73,11 +75,19 @@ export async function settings<S extends z.ZodType>(cmd: Command, build: (kit: S
   }
 }
 
+/** DATABASE_URL, checked as the services check it (never echoed: it holds a password). */
 export function databaseUrl(cmd: Command): string {
-  const url = process.env.DATABASE_URL;
-  if (!url || !/^postgres(ql)?:\/\//.test(url)) refuse(cmd, "DATABASE_URL must be set to a postgres:// URL");
+  const url = process.env.DATABASE_URL?.trim();
+  if (!url || !POSTGRES_SCHEME.test(url)) refuse(cmd, "DATABASE_URL must be set to a postgres:// URL");
+  if (!parsablePostgresUrl(url)) refuse(cmd, `DATABASE_URL ${POSTGRES_URL_FORM}`);
   return url;
 }
+
+/**
+ * The commands' waits on the database: a server that does not take the connection within 10 s,
+ * or leaves a statement unanswered, ends the command with a message instead of hanging it.
+ */
+export const CLI_DB_TIMEOUTS: PoolTimeouts = { connectMs: 10_000, statementMs: 300_000, queryMs: 310_000 };
 
 /**
  * The read-only commands (list, show) do not run migrations: they check that the tables they read

@@ -93,7 +93,7 @@ async function recordedGroups(c: pg.ClientBase): Promise<Map<string, string>> {
 
 /** Every deployment schema of the database (a Ponder `_ponder_meta` in an `app_…` schema), by name. */
 export async function listDeployments(databaseUrl: string): Promise<Deployment[]> {
-  const c = new pg.Client({ connectionString: databaseUrl });
+  const c = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
   await c.connect();
   try {
     const { rows } = await c.query<{ schema: string }>(
@@ -116,7 +116,7 @@ export async function listDeployments(databaseUrl: string): Promise<Deployment[]
  */
 export async function dropDeployment(databaseUrl: string, schema: string): Promise<string | null> {
   if (!DEPLOYMENT.test(schema)) throw new Error(`"${schema}" is not a deployment schema name`);
-  const c = new pg.Client({ connectionString: databaseUrl });
+  const c = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
   await c.connect();
   try {
     await c.query("BEGIN");

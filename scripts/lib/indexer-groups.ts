@@ -191,7 +191,7 @@ async function readGroups(client: pg.ClientBase, viewsSchema: string): Promise<G
 
 /** One transaction holding the views schema's lock (serialises every writer of its groups). */
 async function locked<T>(databaseUrl: string, viewsSchema: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
   await client.connect();
   try {
     // bounded lock waits, retried (view-switch.ts): a reader of one view holds no other back
@@ -322,7 +322,7 @@ export async function removeGroup(
 
 /** Every group deployment recorded for `viewsSchema` (empty without the table). */
 export async function listGroups(databaseUrl: string, viewsSchema: string): Promise<GroupDeployment[]> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
   await client.connect();
   try {
     const exists = await client.query("SELECT to_regclass($1) IS NOT NULL AS ok", [GROUP_TABLE]);
