@@ -284,8 +284,10 @@ export interface AnalystRoleOptions {
   /** Further read-only schemas. Default ['derived']. */
   extraSchemas?: string[] | undefined;
   /**
-   * Role that will create tables/views in those schemas later (default
-   * privileges are attached to it). Default: the role of `adminUrl`.
+   * Role that will create tables/views in those schemas later: the role the service (indexer,
+   * workers, migrations) connects as. Default privileges are attached to it, and to each existing
+   * schema's owner. Default: the database's owner (not the role of `adminUrl`, which may be a
+   * superuser that creates nothing there).
    */
   ownerRole?: string | undefined;
   /**
@@ -294,6 +296,33 @@ export interface AnalystRoleOptions {
    * Default '60s'.
    */
   statementTimeout?: string | undefined;
+}
+
+/**
+ * An existing role is brought up to date only if it is an analyst role already (this function
+ * made it: its sessions are read-only by default) and holds nothing: turning the service's own
+ * role, or anyone's, into a read-only role with the analysts' password would lock them out.
+ */
+async function refuseOtherRole(client: pg.Client, role: string): Promise<void> {
+  const { rows } = await client.query<{ super: boolean; analyst: boolean; dbs: string[]; schemas: string[] }>(
+    `SELECT r.rolsuper AS super,
+            coalesce('default_transaction_read_only=on' = ANY(r.rolconfig), false) AS analyst,
+            ARRAY(SELECT datname::text FROM pg_database WHERE datdba = r.oid) AS dbs,
+            ARRAY(SELECT nspname::text FROM pg_namespace WHERE nspowner = r.oid) AS schemas
+     FROM pg_roles r WHERE r.rolname = $1`,
+    [role],
+  );
+  const r = rows[0]!;
+  const why = r.super
+    ? "it is a superuser"
+    : r.dbs.length
+      ? `it owns database ${r.dbs.map((d) => `"${d}"`).join(", ")}`
+      : r.schemas.length
+        ? `it owns schema ${r.schemas.map((n) => `"${n}"`).join(", ")}`
+        : !r.analyst
+          ? "it is not an analyst role (its sessions are not read-only by default)"
+          : null;
+  if (why) throw new Error(`role "${role}" exists and ${why}: it is left as it is; choose another role`);
 }
 
 /**
@@ -318,23 +347,38 @@ export async function ensureAnalystRole(adminUrl: string, opts: AnalystRoleOptio
   const schemas = [...new Set([opts.viewsSchema ?? "indexer", ...(opts.extraSchemas ?? ["derived"])])];
   const statementTimeout = opts.statementTimeout ?? "60s";
 
-  const client = new pg.Client({ connectionString: adminUrl });
+  const client = new pg.Client({ connectionString: adminUrl, connectionTimeoutMillis: 10_000 });
   await client.connect();
   try {
     const id = (s: string) => client.escapeIdentifier(s);
     const lit = (s: string) => client.escapeLiteral(s);
-    const { rows } = await client.query<{ db: string; me: string }>(
-      "SELECT current_database() AS db, current_user AS me",
+    const { rows } = await client.query<{ db: string; dbOwner: string }>(
+      `SELECT current_database() AS db, pg_get_userbyid(d.datdba) AS "dbOwner"
+       FROM pg_database d WHERE d.datname = current_database()`,
     );
     const db = rows[0]!.db;
-    const owner = opts.ownerRole ?? rows[0]!.me;
-    if (role === owner) throw new Error(`ensureAnalystRole: role "${role}" must differ from the owner role`);
+    const owner = opts.ownerRole ?? rows[0]!.dbOwner;
+    if (opts.ownerRole) {
+      const known = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [owner]);
+      if (!known.rowCount) throw new Error(`ensureAnalystRole: the owner role "${owner}" does not exist`);
+    }
+    // whoever creates in a schema later: the service's role and each existing schema's owner
+    const schemaOwners = await client.query<{ nspname: string; owner: string }>(
+      "SELECT nspname, pg_get_userbyid(nspowner) AS owner FROM pg_namespace WHERE nspname = ANY($1)",
+      [schemas],
+    );
+    const creators = (schema: string) => [
+      ...new Set([owner, ...schemaOwners.rows.filter((r) => r.nspname === schema).map((r) => r.owner)]),
+    ];
+    if (role === owner || schemaOwners.rows.some((r) => r.owner === role))
+      throw new Error(`ensureAnalystRole: role "${role}" must differ from the owner role`);
 
     await client.query("BEGIN");
     try {
       // serialise concurrent callers (CREATE ROLE / CREATE SCHEMA race otherwise)
       await client.query("SELECT pg_advisory_xact_lock(hashtext('vaults:ensureAnalystRole'))");
       const exists = await client.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [role]);
+      if (exists.rowCount) await refuseOtherRole(client, role);
       const attrs = "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS";
       await client.query(
         `${exists.rowCount ? "ALTER" : "CREATE"} ROLE ${id(role)} WITH ${attrs} PASSWORD ${lit(password)}`,
@@ -348,9 +392,10 @@ export async function ensureAnalystRole(adminUrl: string, opts: AnalystRoleOptio
         await client.query(`REVOKE CREATE ON SCHEMA ${id(schema)} FROM ${id(role)}`);
         await client.query(`GRANT USAGE ON SCHEMA ${id(schema)} TO ${id(role)}`);
         await client.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${id(schema)} TO ${id(role)}`);
-        await client.query(
-          `ALTER DEFAULT PRIVILEGES FOR ROLE ${id(owner)} IN SCHEMA ${id(schema)} GRANT SELECT ON TABLES TO ${id(role)}`,
-        );
+        for (const creator of creators(schema))
+          await client.query(
+            `ALTER DEFAULT PRIVILEGES FOR ROLE ${id(creator)} IN SCHEMA ${id(schema)} GRANT SELECT ON TABLES TO ${id(role)}`,
+          );
       }
 
       // default_transaction_read_only is a default the session can turn off; without INSERT or

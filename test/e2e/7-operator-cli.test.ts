@@ -333,6 +333,13 @@ describe("npm run keys -- create --scope", () => {
     expect((await cli("keys.ts", ["list"])).out).toMatch(/cli-e2e-writer\trewards:write/);
     const id = /key ([0-9a-f-]{36})/.exec(made.out)![1]!;
     expect((await cli("keys.ts", ["revoke", id])).code).toBe(0);
+    // a key is also named as list shows it, or whole
+    for (const named of [(k: string) => `${k.slice(0, 16)}_…`, (k: string) => k]) {
+      const another = (await cli("keys.ts", ["create", "cli-e2e-revoked"])).out.trim().split("\n").at(-1)!;
+      const revoked = await cli("keys.ts", ["revoke", named(another)]);
+      expect(revoked, named(another)).toMatchObject({ code: 0, out: expect.stringContaining("revoked 1 key(s)") });
+      expect((await h.json("/api/v1/platform/unrealized_pnl/latest", { key: another })).status).toBe(403);
+    }
   });
 });
 
@@ -497,6 +504,60 @@ describe("the analyst role", () => {
       const [t] = await withDb(analystUrl, (c) => rows<{ statement_timeout: string }>(c, "SHOW statement_timeout"));
       expect(t!.statement_timeout).toBe("5s");
       await expect(withDb(analystUrl, (c) => rows(c, "SELECT pg_sleep(6)"))).rejects.toThrow(/statement timeout/);
+    } finally {
+      await cleanup();
+    }
+  }, 90_000);
+
+  it("npm run analyst-role as a superuser: what the service's role creates later is readable; others' roles are refused", async () => {
+    const DB = "ops_analyst_owner_e2e";
+    const [SVC, ROLE, OTHER] = ["ops_e2e_svc", "ops_e2e_owner_analyst", "ops_e2e_other"];
+    const cleanup = async () => {
+      await h.q(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
+      for (const r of [ROLE, OTHER, SVC]) await h.q(`DROP ROLE IF EXISTS ${r}`);
+    };
+    await cleanup();
+    try {
+      // the service's role owns the database and its schemas; the superuser runs the command
+      await h.q(`CREATE ROLE ${SVC} LOGIN PASSWORD 'service-pass'`);
+      await h.q(`CREATE ROLE ${OTHER} LOGIN PASSWORD 'other-pass'`);
+      await h.q(`CREATE DATABASE ${DB} OWNER ${SVC}`);
+      const admin = new URL(h.devnet.dbUrl);
+      admin.pathname = `/${DB}`;
+      const as = (user: string, password: string) => {
+        const u = new URL(admin);
+        u.username = user;
+        u.password = password;
+        return u.toString();
+      };
+      await withDb(as(SVC, "service-pass"), (c) =>
+        c.query("CREATE SCHEMA indexer; CREATE SCHEMA derived; CREATE VIEW indexer.v AS SELECT 1 AS x"),
+      );
+      const pw = { ANALYST_PASSWORD: "a-long-enough-secret" };
+      const run = (args: string[]) =>
+        cli("analyst-role.ts", args, undefined, { DATABASE_URL: admin.toString(), ...pw });
+      const made = await run(["--role", ROLE]);
+      expect(made.code, made.err).toBe(0);
+      // the indexer's view switch drops and re-creates its views; a migration adds a table
+      await withDb(as(SVC, "service-pass"), (c) =>
+        c.query(
+          "DROP VIEW indexer.v; CREATE VIEW indexer.v AS SELECT 2 AS x; CREATE TABLE derived.t2 (y int); INSERT INTO derived.t2 VALUES (3)",
+        ),
+      );
+      const analyst = as(ROLE, pw.ANALYST_PASSWORD);
+      expect(await withDb(analyst, (c) => rows(c, "SELECT x FROM indexer.v"))).toEqual([{ x: 2 }]);
+      expect(await withDb(analyst, (c) => rows(c, "SELECT y FROM derived.t2"))).toEqual([{ y: 3 }]);
+
+      // roles this command did not make are left alone: the service's own, anyone's
+      for (const r of [SVC, OTHER]) {
+        const refused = await run(["--role", r]);
+        expect(refused.code, r).toBe(1);
+        expect(refused.err).toMatch(new RegExp(`role "${r}" exists and .*choose another role|must differ`));
+      }
+      expect(await withDb(as(OTHER, "other-pass"), (c) => rows(c, "SELECT 1 AS ok"))).toEqual([{ ok: 1 }]);
+      await withDb(as(SVC, "service-pass"), (c) => c.query("CREATE TABLE derived.still_writable (z int)"));
+      // the analyst role it made is still brought up to date
+      expect((await run(["--role", ROLE])).code).toBe(0);
     } finally {
       await cleanup();
     }
