@@ -55,12 +55,16 @@ export function createRouter() {
 }
 export type Router = ReturnType<typeof createRouter>;
 
-/** A vault address in a path or query: EVM hex or another chain's address format. */
+/**
+ * A vault address in a path or query: EVM hex or another chain's address format (Solana's
+ * base58, which has no 0: whatever starts with 0x is meant as EVM hex and must be it).
+ */
 export const VaultAddress = z
   .string()
   .min(1)
   .max(128)
   .regex(/^[0-9A-Za-z]+$/, "must be a vault address")
+  .refine((s) => !/^0x/i.test(s) || /^0x[0-9a-fA-F]{40}$/.test(s), "must be a 0x-prefixed 20-byte hex address")
   .openapi({ example: "0x2c622344b5dc29dccc034ca76f123d4479d24122" });
 
 /**

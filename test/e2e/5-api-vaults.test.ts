@@ -588,6 +588,11 @@ describe("vault by address", () => {
     for (const base of ["/v1/tokenized_vaults", "/api/v1/tokenized_vault"]) {
       expect((await expect422(`${base}/not-an-address!`, "vault_address")).loc).toEqual(["path", "vault_address"]);
       expect((await expect422(`${base}/${"a".repeat(129)}`, "vault_address")).loc).toEqual(["path", "vault_address"]);
+      // 0x is no base58 (no 0 there): meant as EVM hex, and not that
+      for (const bad of ["0xzz", `0x${"a".repeat(39)}`, `0X${"a".repeat(40)}`]) {
+        const d = await expect422(`${base}/${bad}`, "vault_address");
+        expect(d.msg, bad).toMatch(/0x-prefixed 20-byte hex address/);
+      }
       expect(
         (await expect422(`${base}/${evm()[0]!.address}?load_subaccounts=yes please`, "load_subaccounts")).loc,
       ).toEqual(["query", "load_subaccounts"]);
