@@ -774,7 +774,10 @@ describe("pending redemptions", () => {
     const [nonEvm] = await h.q<{ address: string }>(
       "SELECT address FROM registry.vault WHERE chain_type <> 'evm' LIMIT 1",
     );
-    if (nonEvm) expect((await h.json(`${API}/vaults/${nonEvm.address}/pending-redemptions`)).status).toBe(404);
+    expect(nonEvm).toBeDefined();
+    const r = await h.json<{ detail: string }>(`${API}/vaults/${nonEvm!.address}/pending-redemptions`);
+    expect(r.status).toBe(404);
+    expect(r.body.detail).toMatch(/is in the registry but not indexed \(a non-EVM chain\)/);
     await expectAuth(base);
   });
 });

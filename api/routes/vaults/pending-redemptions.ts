@@ -99,13 +99,18 @@ export const pendingRedemptionsHandler: RouteHandler<typeof pendingRedemptions, 
     const chainId = await findVaultChain(db, config.indexerSchema, address, asked);
     if (chainId == null) return null;
     const inputs = await loadSummaryInputs(db, config.indexerSchema, { addresses: [address], chainId });
-    if (inputs.vaults.length === 0) return null;
+    if (inputs.vaults.length === 0) return { unindexed: chainId };
     const s = summarize(inputs, now(), { pastDays: q.past_days, futureDays: q.future_days });
     if (s.failed.length > 0) throw new Error(s.failed[0]!.reason);
     return s.ok[0] ?? null;
   });
   if (r instanceof Response) return r as never;
   if (r == null) return vaultNotFound(c, address, asked);
+  if ("unindexed" in r) {
+    // as the batch route words it: the registry has the vault, the indexer does not follow it
+    const on = r.unindexed > 0 ? `chain ${r.unindexed}` : "a non-EVM chain";
+    return c.json({ detail: `Vault ${address} is in the registry but not indexed (${on}): no redemptions here` }, 404);
+  }
   servedChain(c, r.vault.chain_id);
   return c.json(r, 200);
 };
