@@ -183,7 +183,7 @@ describe("command-line configuration errors", { timeout: 300_000 }, () => {
     });
     expect(await run("scripts/recompute.ts", db, ["--all", "--from", "2026-02-30"])).toMatchObject({
       code: 2,
-      stderr: expect.stringMatching(/not a calendar date/),
+      stderr: expect.stringMatching(/--from: not a calendar date/),
     });
     expect(
       await run("scripts/recompute.ts", db, ["--all", "--from", "2026-03-02", "--to", "2026-03-01"]),

@@ -61,7 +61,7 @@ async function main(): Promise<void> {
     options: { ...HELP_OPTION, scope: { type: "string", multiple: true }, "password-stdin": { type: "boolean" } },
   });
   const [cmd, username, ...rest] = parsed.positionals;
-  const scopes = parsed.values.scope ?? [];
+  let scopes = parsed.values.scope ?? [];
   const fromStdin = parsed.values["password-stdin"] ?? false;
   if (rest.length) fail(`unexpected arguments: ${rest.join(" ")}`);
   const commands = ["create", "passwd", "scopes", "disable", "enable", "list"];
@@ -74,6 +74,7 @@ async function main(): Promise<void> {
     if (u) fail(`username "${username}" ${u}`);
   }
   for (const s of scopes) if (!isScope(s)) fail(`--scope: "${s}" is not a scope (known: ${SCOPE_NAMES.join(", ")})`);
+  scopes = [...new Set(scopes)]; // stored once each: said once each
   if ((cmd === "create" || cmd === "scopes") && scopes.length === 0)
     fail(`${cmd} needs at least one --scope (known: ${SCOPE_NAMES.join(", ")})`);
   if (!["create", "scopes"].includes(cmd!) && scopes.length) fail(`${cmd} takes no --scope`);

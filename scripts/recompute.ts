@@ -47,12 +47,15 @@ async function main(): Promise<void> {
   if (args.chain && !/^\d+$/.test(args.chain)) refuse(CMD, `--chain: "${args.chain}" is not a chain id`);
   let from: number | null = null;
   let to: number | null = null;
-  try {
-    if (args.from) from = dateToDay(args.from);
-    if (args.to) to = dateToDay(args.to);
-  } catch (err) {
-    refuse(CMD, errMessage(err));
-  }
+  const day = (flag: "--from" | "--to", text: string) => {
+    try {
+      return dateToDay(text);
+    } catch (err) {
+      return refuse(CMD, `${flag}: ${errMessage(err)}`);
+    }
+  };
+  if (args.from) from = day("--from", args.from);
+  if (args.to) to = day("--to", args.to);
   if (from != null && to != null && from > to) refuse(CMD, "--from is after --to");
   // loaded after the command line, the jobs' modules after the settings: --help and refusals load nothing else
   const { jobsConfig } = await import("../jobs/config.js");
