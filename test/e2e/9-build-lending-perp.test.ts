@@ -427,6 +427,11 @@ describe("lending market builders (Aave v3)", () => {
     expect((over.body.detail as { loc: string[] }[])[0]!.loc).toEqual(["body", "amount_raw"]);
     expect(await audit(over.res)).toMatchObject({ outcome: "refused", status: 422, code: "validation_error" });
     await refused(await lending("borrow", aUsdc, { amount: `1${"0".repeat(72)}` }), 422, "less_than_equal", now);
+    // zero: refused on the field that was sent
+    for (const body of [{ amount: "0" }, { amount_raw: "0" }]) {
+      const zero = await refused(await lending("supply", aWeth, body), 422, "greater_than", now);
+      expect((zero.detail as { loc: string[] }[])[0]!.loc).toEqual(["body", Object.keys(body)[0]]);
+    }
     // malformed: both amounts, `all` where it has no meaning, an unknown subaccount
     await refused(await lending("supply", aWeth, { amount: "1", amount_raw: "1" }), 422, "value_error", now);
     const strict = await lending("supply", aWeth, { all: true });

@@ -76,9 +76,11 @@ export function rawAmount(
     throw BuildRefusal.field([...loc, "amount"], "Give exactly one of amount and amount_raw");
   }
   let raw: bigint;
+  // a refusal names the field the caller sent
+  const field = body.amount_raw != null ? "amount_raw" : "amount";
   if (body.amount_raw != null) raw = BigInt(body.amount_raw);
   else raw = wholeToRaw(body.amount!, decimals, [...loc, "amount"]);
-  if (raw === 0n) throw BuildRefusal.field([...loc, "amount"], "Must be greater than 0", "greater_than");
+  if (raw === 0n) throw BuildRefusal.field([...loc, field], "Must be greater than 0", "greater_than");
   return raw;
 }
 
@@ -112,7 +114,7 @@ export const TransactionPayloadSchema = z
     chain_id: z.number().int(),
     subaccount: z.string().openapi({ description: "The Safe" }),
     module: z.string().openapi({ description: "Its SubaccountModule (the transaction's target)" }),
-    from: z.string().openapi({ description: "Who must send it: a TRADER of the module" }),
+    from: z.string().openapi({ description: "Who must send it: a TRADER of the module (its RELAYER may send it too)" }),
     target: z.string(),
     data: z.string(),
     value: z.string().openapi({ description: "Wei, as an integer string", example: "0" }),
