@@ -120,6 +120,15 @@ describe("the documents' HTTP-level answers", () => {
     for (const [k, op] of bodies) expect(op.responses["413"], k).toBeDefined();
   });
 
+  it("every operation documents the rate limit's 429, and all but the liveness root the outage's 503", async () => {
+    const ops = await operations({ rateLimitPerMinute: 600 });
+    for (const [k, op] of ops) {
+      expect(op.responses["429"], k).toBeDefined();
+      if (k !== "get /v1/") expect(op.responses["503"], k).toBeDefined();
+    }
+    expect(ops.find(([k]) => k === "get /v1/")?.[1].responses["503"]).toBeUndefined();
+  });
+
   it("without the response cache (RESPONSE_CACHE_MS=0) no read claims a 304", async () => {
     const ops = await operations({ rateLimitPerMinute: 600, responseCacheMs: 0 });
     expect(ops.filter(([, op]) => op.responses["304"])).toEqual([]);
