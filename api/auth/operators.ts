@@ -1,5 +1,5 @@
 /** Operator accounts (the bearer-token side of the write routes), for the CLI and the tests. */
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { Database } from "../../db/schema.js";
 import { hashPassword, passwordProblem } from "./passwords.js";
 import { isScope } from "./scopes.js";
@@ -49,7 +49,8 @@ export async function updateOperator(
     set.password_changed_at = set.updated_at; // ends the tokens issued before (api/auth/tokens.ts)
   }
   if (change.scopes !== undefined) set.scopes = [...new Set(change.scopes)];
-  if (change.disabled !== undefined) set.disabled_at = change.disabled ? new Date() : null;
+  // disabling a disabled account keeps the time it was disabled
+  if (change.disabled !== undefined) set.disabled_at = change.disabled ? sql`coalesce(disabled_at, now())` : null;
   const res = await db
     .updateTable("auth.operator_account")
     .set(set)

@@ -204,9 +204,13 @@ describe("npm run operators", () => {
 
     expect((await cli("operators.ts", ["disable", USER])).code).toBe(0);
     expect((await token(USER, generated)).status).toBe(401);
-    expect((await cli("operators.ts", ["list"])).out).toMatch(
-      new RegExp(`${USER}\\tstrategy_apy:write\\t.*\\tdisabled`),
-    );
+    const listed = (await cli("operators.ts", ["list"])).out;
+    expect(listed).toMatch(new RegExp(`${USER}\\tstrategy_apy:write\\t.*\\tdisabled`));
+    // disabled again: it keeps the time it was first disabled
+    expect((await cli("operators.ts", ["disable", USER])).code).toBe(0);
+    const since = (out: string) => new RegExp(`${USER}\\t.*\\tdisabled (\\S+)`).exec(out)?.[1];
+    expect(since(listed)).toMatch(/Z$/);
+    expect(since((await cli("operators.ts", ["list"])).out)).toBe(since(listed));
     expect(await cli("operators.ts", ["enable", "nobody-here"])).toMatchObject({
       code: 1,
       err: expect.stringMatching(/no operator "nobody-here"/),
