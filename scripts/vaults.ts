@@ -357,7 +357,8 @@ async function list(given: string | undefined): Promise<void> {
     fail(errMessage(err));
   }
   const url = process.env.DATABASE_URL?.trim();
-  if (url && !/^postgres(ql)?:\/\//.test(url)) fail("DATABASE_URL must be a postgres:// URL");
+  if (url && !POSTGRES_SCHEME.test(url)) fail("DATABASE_URL must be a postgres:// URL");
+  if (url && !parsablePostgresUrl(url)) fail(`DATABASE_URL ${POSTGRES_URL_FORM}`);
   const indexed = url ? await indexedVaults(url) : null;
   console.log(`chain\taddress\tfamily\tkind\tstart_block\t${indexed ? "indexed\t" : ""}name`);
   const rows = [...reg.evm, ...reg.nonEvm];
@@ -373,8 +374,8 @@ async function list(given: string | undefined): Promise<void> {
   }
 }
 
-/** `chain:address` of every vault the indexer views hold; null when there are no views yet. */
-async function indexedVaults(url: string): Promise<Set<string> | null> {
+/** `chain:address` of every vault the indexer views hold (none before the views exist). */
+async function indexedVaults(url: string): Promise<Set<string>> {
   const [{ sql }, { createDb, createPool }] = await Promise.all([import("kysely"), import("../db/client.js")]);
   const db = createDb(createPool(url, 1, "vault-vaults-cli", CLI_DB_TIMEOUTS));
   try {
@@ -384,8 +385,8 @@ async function indexedVaults(url: string): Promise<Set<string> | null> {
     }>`SELECT chain_id, address FROM indexer.vault`.execute(db);
     return new Set(rows.map((r) => `${r.chain_id}:${r.address}`));
   } catch (err) {
-    // no indexer views yet: nothing indexed; any other error (no such database, refused) stops
-    if ((err as { code?: string }).code === "42P01" || (err as { code?: string }).code === "3F000") return null;
+    // no indexer views yet: nothing indexed (every vault "not yet"); any other error stops
+    if ((err as { code?: string }).code === "42P01" || (err as { code?: string }).code === "3F000") return new Set();
     fail(`the database (DATABASE_URL) is not usable: ${errMessage(err)}`);
   } finally {
     await db.destroy();

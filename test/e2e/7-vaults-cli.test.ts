@@ -192,6 +192,10 @@ describe("npm run vaults: a vault on a chain the service has never seen", { time
     writeFileSync(registry, JSON.stringify({ version: 1, vaults: [] }));
     const first = await cli(["add", "--chain", String(KNOWN), "--address", known.lendingPool.address]);
     expect(first.code, first.stderr).toBe(0);
+    // before the indexer made its views: listed as not indexed yet (the column is there)
+    const before = await cli(["list"]);
+    expect(before.stdout).toContain("start_block\tindexed\tname");
+    expect(before.stdout).toMatch(new RegExp(`${known.lendingPool.address}\\t.*\\tnot yet\\t`));
     // its subaccounts, both set up before its start block; the chain's Safes followed from one's setup
     const file = JSON.parse(readFileSync(registry, "utf8")) as { vaults: { subaccounts?: string[] }[] };
     file.vaults[0]!.subaccounts = [early.followed.safe, early.earlier, inSetup.safe];
