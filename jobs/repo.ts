@@ -18,7 +18,12 @@ type AnyDb = Kysely<Database> | Transaction<Database>;
 type Idx = Kysely<IndexerTables>;
 const idx = (db: AnyDb, schema: string): Idx => db.withSchema(schema) as unknown as Idx;
 
-/** Every indexed vault with what the computations need, strategist names from the registry file. */
+/**
+ * Every indexed vault with what the computations need. Strategist names come from the registry
+ * tables (what the API serves; the indexer loads them from the file), else from the registry file
+ * when the tables lack the vault: so a process started without VAULT_REGISTRY (a recompute in the
+ * wrong environment) computes the same rows as the workers, not rows without strategist names.
+ */
 export async function loadVaultMetas(db: AnyDb, schema: string, registryPath?: string): Promise<VaultMeta[]> {
   const rows = await idx(db, schema)
     .selectFrom("vault")
@@ -36,12 +41,18 @@ export async function loadVaultMetas(db: AnyDb, schema: string, registryPath?: s
     .orderBy("address")
     .execute();
   const strategists = new Map<string, string>();
+  const named = await sql<{ chain_id: number; address: string; name: string }>`
+    SELECT v.chain_id, lower(v.address) AS address, s.name
+    FROM registry.vault v JOIN registry.strategist s ON s.id = v.strategist_id`.execute(db);
+  for (const r of named.rows) strategists.set(vaultKey({ chainId: r.chain_id, address: r.address }), r.name);
   if (registryPath) {
     try {
-      for (const v of loadRegistry(registryPath).evm)
-        if (v.strategist?.name) strategists.set(vaultKey(v), v.strategist.name);
+      for (const v of loadRegistry(registryPath).evm) {
+        const key = vaultKey(v);
+        if (v.strategist?.name && !strategists.has(key)) strategists.set(key, v.strategist.name);
+      }
     } catch {
-      // The registry file is optional for the jobs: without it strategist names are null.
+      // The registry file is optional for the jobs: the tables' names stand alone.
     }
   }
   return rows.map((r) => ({
