@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { maxUint, uintString } from "./payload.js";
+import { maxUint, uintString, wholeToRaw } from "./payload.js";
+import { BuildRefusal } from "./refusal.js";
 
 const messages = (bits: 128 | 256, v: string) => {
   const r = uintString(bits).safeParse(v);
@@ -22,5 +23,25 @@ describe("uintString", () => {
   it("anything but digits is the pattern's refusal alone, never a thrown error", () => {
     for (const v of ["\u0000", "a\u0000b", "\ud800", "", "1.5", "-1", " 1"])
       expect(messages(256, v), JSON.stringify(v)).toEqual(["must be an integer as a string"]);
+  });
+});
+
+describe("wholeToRaw", () => {
+  it("takes whole units to the token's decimals; zeros past them change nothing", () => {
+    expect(wholeToRaw("5", 6, ["body", "amount"])).toBe(5_000_000n);
+    expect(wholeToRaw("5.0000000", 6, ["body", "amount"])).toBe(5_000_000n);
+    expect(wholeToRaw("1.250000000000", 6, ["body", "amount"])).toBe(1_250_000n);
+    expect(wholeToRaw("0.000001", 6, ["body", "amount"])).toBe(1n);
+  });
+
+  it("refuses a digit the token cannot hold, on the field", () => {
+    let err: unknown;
+    try {
+      wholeToRaw("0.0000001", 6, ["body", "amount"]);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(BuildRefusal);
+    expect((err as Error).message).toMatch(/at most 6 after the point/);
   });
 });

@@ -46,10 +46,12 @@ export const uintString = (bits: 128 | 256) =>
  * `loc` for more decimals than the token has or more than a uint256 holds.
  */
 export function wholeToRaw(whole: string, decimals: number, loc: (string | number)[]): bigint {
-  const frac = whole.split(".")[1] ?? "";
+  // zeros past the token's decimals change nothing ("5.0000000" of a 6-decimal token is exact)
+  const frac = (whole.split(".")[1] ?? "").replace(/0+$/, "");
   if (frac.length > decimals)
     throw BuildRefusal.field(loc, `The token has ${decimals} decimals: at most ${decimals} after the point`);
-  const raw = parseUnits(whole, decimals);
+  const [int] = whole.split(".");
+  const raw = parseUnits(frac ? `${int}.${frac}` : int!, decimals);
   if (raw > maxUint(256)) throw BuildRefusal.field(loc, "Too large: more than 2^256 - 1 raw units", "less_than_equal");
   return raw;
 }
