@@ -225,7 +225,7 @@ export async function startWorkers(
     await q.queues.fanout.add(
       QUEUES.fanout.name,
       { reason: "startup" },
-      { jobId: `fanout-startup-${Date.now()}`, removeOnComplete: { age: 3600 } },
+      { ...jobOptions(cfg.attempts), jobId: `fanout-startup-${Date.now()}`, removeOnComplete: { age: 3600 } },
     );
     await q.queues.portfolio.upsertJobScheduler(
       "portfolio-schedule",
@@ -273,6 +273,9 @@ export async function startWorkers(
           QUEUES.fanout.name,
           { reason: "progress" },
           {
+            // retried like every job (a database blip must not leave it failed, and the failed
+            // count raised, for good)
+            ...jobOptions(cfg.attempts),
             jobId: `fanout-progress-${Buffer.from(p).toString("base64url").slice(0, 80)}`,
             removeOnComplete: { age: 3600 },
           },
@@ -323,6 +326,7 @@ export async function settle(redisUrl: string, timeoutMs = 600_000, log: Log = (
         {
           jobId: `fanout-manual-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`,
           removeOnComplete: { age: 3600 },
+          removeOnFail: { age: 7 * 24 * 3600 },
         },
       );
       const out = QUEUES.fanout.output.parse(

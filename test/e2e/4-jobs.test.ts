@@ -464,6 +464,24 @@ describe("derived analytics", () => {
     for (const l of latest) expect(l.old, `${l.name}: the alt asset's share of TVL`).toBeGreaterThan(2 * BOUND);
   });
 
+  it("the fan-outs the workers add themselves are retried, and kept a week when they fail", async () => {
+    const conn = redisConnection(redis.url);
+    conn.on("error", () => {});
+    const fanouts = new Queue(QUEUES.fanout.name, { connection: conn, prefix: PREFIX });
+    try {
+      const jobs = await fanouts.getJobs(["completed", "failed", "waiting", "active", "delayed"]);
+      const own = jobs.filter((j) => /^fanout-(startup|progress|after)-/.test(j.id ?? ""));
+      expect(own.some((j) => j.id!.startsWith("fanout-startup-"))).toBe(true);
+      for (const j of own) {
+        expect(j.opts.attempts, j.id).toBeGreaterThan(1);
+        expect(j.opts.removeOnFail, j.id).toEqual({ age: 7 * 24 * 3600 });
+      }
+    } finally {
+      await fanouts.close();
+      conn.disconnect();
+    }
+  });
+
   it("the workers serve Prometheus metrics: queue depths, job durations, indexer and derived lags", async () => {
     const res = await fetch(`http://127.0.0.1:${METRICS_PORT}/metrics`);
     expect(res.status).toBe(200);
