@@ -9,9 +9,9 @@ import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import pino from "pino";
 import { SCOPES } from "./auth/scopes.js";
-import { checkKey } from "./keys.js";
 import { ChainReads } from "./lib/chain-reads.js";
 import { type AppDeps, type AppEnv, createRouter } from "./lib/router.js";
+import { genuineKeyId } from "./middleware/auth.js";
 import { limitBody } from "./middleware/body-limit.js";
 import { installMetrics } from "./middleware/metrics.js";
 import { lastQueryValue } from "./middleware/query-last.js";
@@ -57,6 +57,9 @@ function isUnstorableText(err: unknown): boolean {
   const code = (err as { code?: string })?.code;
   return code === "22021" || code === "22P05";
 }
+
+/** How long the rate limiter waits for a request's key lookup before counting by address. */
+const KEY_WAIT_MS = 300;
 
 export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   const log = opts.logger ?? pino({ level: "silent" });
@@ -127,10 +130,7 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   const limit = rateLimit(deps.redis, deps.config.rateLimitPerMinute, {
     trustProxyHops: deps.config.trustProxyHops ?? 0,
     log: (m) => log.warn(m),
-    keyId: async (c, key) => {
-      const r = await checkKey(c.var.deps.db, key.trim());
-      return r.ok ? r.id : null;
-    },
+    keyId: (c, key) => genuineKeyId(c, key, KEY_WAIT_MS),
   });
   app.use("/v1/*", limit);
   app.use("/api/v1/*", limit);

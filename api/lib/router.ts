@@ -5,6 +5,7 @@ import type { Redis } from "ioredis";
 import type { Kysely } from "kysely";
 import type { Database } from "../../db/schema.js";
 import type { ApiConfig } from "../env.js";
+import type { KeyCheck } from "../keys.js";
 import type { ChainReads } from "./chain-reads.js";
 import type { ReadDb } from "./db.js";
 import { defaultHook, ErrorSchema, RefusalSchema, ValidationErrorSchema } from "./errors.js";
@@ -47,6 +48,8 @@ export type AppEnv = {
     chainReads: ChainReads;
     /** set by runWrite once the request's write committed: the response cache then empties */
     wrote?: boolean;
+    /** the lookup of the request's x-api-key, made once (api/middleware/auth.ts `sentKeyCheck`) */
+    keyCheck?: { key: string; result: Promise<KeyCheck> };
   };
 };
 

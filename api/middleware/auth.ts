@@ -11,11 +11,42 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { Scope } from "../auth/scopes.js";
 import { checkToken } from "../auth/tokens.js";
-import { checkKey } from "../keys.js";
+import { checkKey, type KeyCheck } from "../keys.js";
 import { type AppEnv, openReadSecurity, type Principal } from "../lib/router.js";
 
+/**
+ * The lookup of the key a request sends, made once per request: the rate limiter (which waits
+ * for it only briefly) and the key middleware share it, so a database that hangs costs a keyed
+ * request one lookup's timeout, not two.
+ */
+export function sentKeyCheck(c: Context<AppEnv>, key: string): Promise<KeyCheck> {
+  const kept = c.get("keyCheck");
+  if (kept?.key === key) return kept.result;
+  const result = checkKey(c.var.deps.db, key.trim());
+  result.catch(() => {}); // awaited by whoever needs it; a route that does not must not crash on it
+  c.set("keyCheck", { key, result });
+  return result;
+}
+
+/**
+ * The id of the key a request sends if the request's lookup (`sentKeyCheck`) says within `waitMs`
+ * that it is genuine and not revoked, else null (the key middleware still awaits the lookup).
+ */
+export async function genuineKeyId(c: Context<AppEnv>, key: string, waitMs: number): Promise<string | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), waitMs);
+  });
+  try {
+    const r = await Promise.race([sentKeyCheck(c, key), late]);
+    return r?.ok ? r.id : null;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function keyPrincipal(c: Context<AppEnv>, key: string): Promise<Principal | Response> {
-  const r = await checkKey(c.var.deps.db, key.trim());
+  const r = await sentKeyCheck(c, key);
   if (!r.ok) return c.json({ detail: r.reason === "revoked" ? "API key revoked" : "Invalid API key" }, 403);
   return { kind: "api_key", id: r.id, scopes: r.scopes };
 }
@@ -102,5 +133,12 @@ export function requireScope(scope: Scope, opts: { bearer?: boolean } = {}) {
   });
 }
 
-/** Route options of a read that is always open (public surface, ping, strategy APY, strategists). */
+/** Route options of a read that is always open (public surface, strategy APY, strategists). */
 export const openRoute = { middleware: [publicKey], security: openReadSecurity };
+
+/**
+ * The health routes (liveness `/v1/`, `/api/v1/ping`): open, and a key sent to them is not
+ * looked up, so a probe that sends one answers within the route's own bounds while the
+ * database hangs (the liveness root never touches it).
+ */
+export const healthRoute = { security: [{}] };

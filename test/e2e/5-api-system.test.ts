@@ -4,6 +4,7 @@
  * and 429 (and a Redis that hangs or goes away), malformed JSON, and the OpenAPI documents listing
  * exactly the served routes.
  */
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -242,11 +243,23 @@ describe("system routes", () => {
         const r = await app.request(path, { headers: { "x-api-key": h.key } });
         return { status: r.status, ms: performance.now() - t0, body: (await r.json()) as Record<string, unknown> };
       };
-      // the ping's own bound, shorter than a pool's
+      // a key no request has sent yet, so its lookup reaches the database: the liveness root
+      // does not look it up (the rate limiter waits for it briefly), a read waits for one lookup
+      const unseen = `vk_${randomBytes(6).toString("hex")}_${"0".repeat(40)}`;
+      const t1 = performance.now();
+      expect((await app.request("/v1/", { headers: { "x-api-key": unseen } })).status).toBe(200);
+      expect(performance.now() - t1).toBeLessThan(1_000);
+      const t2 = performance.now();
+      const keyed = await app.request("/v1/tokenized_vaults", { headers: { "x-api-key": unseen } });
+      expect(keyed.status).toBe(503);
+      expect(performance.now() - t2).toBeLessThan(timeouts.queryMs + 800); // one lookup's bound, not two
+      // the ping's own bound, shorter than a pool's, whatever key it is sent
       const patient = createReadDb(dbUrl.toString(), 1, { connectMs: 20_000, statementMs: 20_000, queryMs: 20_000 });
       pools.push(patient);
       const t0 = performance.now();
-      const ping = await h.appWithDeps({ db: patient.db }).request("/api/v1/ping");
+      const ping = await h.appWithDeps({ db: patient.db }).request("/api/v1/ping", {
+        headers: { "x-api-key": `vk_${randomBytes(6).toString("hex")}_${"1".repeat(40)}` },
+      });
       expect(performance.now() - t0).toBeLessThan(PING_DB_TIMEOUT_MS + 1_000);
       expect(ping.status).toBe(503);
       const body = (await ping.json()) as { status: string; checks: { database: { error: string } } };
@@ -369,7 +382,7 @@ describe("system routes", () => {
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) {
       const key = `vk_${String(i).padStart(12, "0")}_${"0".repeat(40)}`;
-      statuses.push((await app.request("/v1/", { headers: headers(key) })).status);
+      statuses.push((await app.request("/v1/tokenized_vaults", { headers: headers(key) })).status);
     }
     expect(statuses).toEqual([403, 403, 403, 429]);
     // the token route too, which reads no key: a password guess per made-up key is still counted

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { ErrorSchema } from "../../lib/errors.js";
-import { errorResponses, openReadAuthResponses } from "../../lib/router.js";
-import { openRoute } from "../../middleware/auth.js";
+import { errorResponses } from "../../lib/router.js";
+import { healthRoute } from "../../middleware/auth.js";
 
 export const HealthSchema = z
   .object({ status: z.literal("ok"), version: z.string(), time: z.string() })
@@ -63,10 +63,9 @@ export const root = createRoute({
   description:
     "Answers while the process serves requests, with the interface version and the time; GET " +
     "/api/v1/ping checks the database, the chains, the indexer and the jobs.",
-  ...openRoute,
+  ...healthRoute,
   responses: {
     200: { description: "The service answers", content: { "application/json": { schema: HealthSchema } } },
-    ...openReadAuthResponses,
     ...errorResponses,
   },
 });
@@ -83,11 +82,10 @@ export const ping = createRoute({
     "checkpoint (Ponder's `_ponder_checkpoint`) with the chain's head, `jobs` compares the checkpoint the",
     "derived tables were computed from (`derived.jobs_progress`) with the indexer's.",
   ].join(" "),
-  ...openRoute,
+  ...healthRoute,
   responses: {
     200: { description: "Up (ok or degraded)", content: { "application/json": { schema: PingSchema } } },
     503: { description: "Database down", content: { "application/json": { schema: PingSchema.or(ErrorSchema) } } },
-    ...openReadAuthResponses,
     ...errorResponses,
   },
 });
