@@ -634,15 +634,16 @@ describe("refusals: recorded, nothing simulated where it says so, nothing sent",
       const row = await expectAudited(r, "validation_error");
       expect(row!.request).toMatchObject({ address: w.sub.safe, json: body as object });
     }
-    // checked by the builder (amount in the token's decimals): also 422, also recorded
-    for (const body of [
-      { ...base(), token_in: usdc, token_out: weth, amount: "1", amount_raw: "1000000" },
-      { ...base(), token_in: usdc, token_out: weth, amount: "1.0000001" },
-      { ...base(), token_in: usdc, token_out: weth, amount_raw: "0" },
-    ]) {
+    // checked by the builder (amount in the token's decimals): also 422, also recorded, on the
+    // field that was sent
+    for (const [body, field] of [
+      [{ ...base(), token_in: usdc, token_out: weth, amount: "1", amount_raw: "1000000" }, "amount"],
+      [{ ...base(), token_in: usdc, token_out: weth, amount: "1.0000001" }, "amount"],
+      [{ ...base(), token_in: usdc, token_out: weth, amount_raw: "0" }, "amount_raw"],
+    ] as const) {
       const r = await swap<Refusal>(body);
       expect(r.status, JSON.stringify(body)).toBe(422);
-      expect(r.body.detail).toMatchObject([{ loc: ["body", "amount"] }]);
+      expect(r.body.detail).toMatchObject([{ loc: ["body", field] }]);
       expect((await audit(w.sub.safe))?.status).toBe(422);
     }
     const notJson = await swap<Refusal>("{not json");
