@@ -281,6 +281,10 @@ async function expectMatchesIndexed(): Promise<void> {
       })),
     ).toEqual(summaryRows(inputs));
     // and against SQL over the daily series: drawdowns from the running peak, returns over h days
+    // (sp carried over missing days: today has none until its first snapshot, just after midnight)
+    const spAt = (day: string) =>
+      `(SELECT x.sp FROM d x WHERE x.chain_id = p.chain_id AND x.vault = p.vault AND x.day <= ${day}
+         ORDER BY x.day DESC LIMIT 1)`;
     const series = await rows<{
       chain_id: number;
       vault: string;
@@ -303,12 +307,9 @@ async function expectMatchesIndexed(): Promise<void> {
          WINDOW w AS (PARTITION BY chain_id, vault ORDER BY day)),
        m AS (SELECT chain_id, vault, as_of_day FROM derived.vault_metrics)
        SELECT p.chain_id, p.vault, max(1 - sp / peak) AS mdd, greatest(0, max(1 - sp / prev)) AS mdaily,
-              (SELECT a.sp / b.sp - 1 FROM d a, d b WHERE a.chain_id = p.chain_id AND a.vault = p.vault
-                  AND b.chain_id = a.chain_id AND b.vault = a.vault AND a.day = m.as_of_day AND b.day = m.as_of_day - 1) AS r1,
-              (SELECT a.sp / b.sp - 1 FROM d a, d b WHERE a.chain_id = p.chain_id AND a.vault = p.vault
-                  AND b.chain_id = a.chain_id AND b.vault = a.vault AND a.day = m.as_of_day AND b.day = m.as_of_day - 7) AS r7,
-              (SELECT a.sp / b.sp - 1 FROM d a, d b WHERE a.chain_id = p.chain_id AND a.vault = p.vault
-                  AND b.chain_id = a.chain_id AND b.vault = a.vault AND a.day = m.as_of_day AND b.day = m.as_of_day - 30) AS r30
+              ${spAt("m.as_of_day")} / ${spAt("m.as_of_day - 1")} - 1 AS r1,
+              ${spAt("m.as_of_day")} / ${spAt("m.as_of_day - 7")} - 1 AS r7,
+              ${spAt("m.as_of_day")} / ${spAt("m.as_of_day - 30")} - 1 AS r30
          FROM p JOIN m USING (chain_id, vault) WHERE p.day <= m.as_of_day
         GROUP BY p.chain_id, p.vault, m.as_of_day`,
     );
