@@ -327,6 +327,7 @@ type Computed = ReturnType<typeof computeVault>;
 function summaryFromMemory(c: Computed, now: string): SummaryInput | null {
   const { input, out } = c;
   const lastWithData = out.days.findLast((d) => !d.missing);
+  // the summary is as of that day (summaryDay): its APY rows are in memory
   if (!input.wholeSeries || !lastWithData) return null;
   const earlier = new Map<number, number | null>();
   for (const s of input.snapshots) {
@@ -340,7 +341,7 @@ function summaryFromMemory(c: Computed, now: string): SummaryInput | null {
   for (const d of out.days) {
     days.push({ day: d.day, ratio: d.assetShareRatio == null ? null : Number(d.assetShareRatio), missing: d.missing });
   }
-  const apy = out.apy.filter((a) => a.day === input.to);
+  const apy = out.apy.filter((a) => a.day === lastWithData.day);
   return {
     vault: input.vault,
     days,

@@ -20,10 +20,18 @@ export interface SummaryInput {
   days: SeriesPoint[];
   /** the last day with a snapshot: its TVL and share price (text as stored) and snapshot time */
   lastWithData: { tvl: string | null; sharePrice: string | null; snapshotTimestamp: number | null } | null;
-  /** the APY rows of the last day */
+  /** the APY rows of the summary's day (`summaryDay`) */
   apy: ApyPoint[];
   apyComputedAt: Date | null;
 }
+
+/**
+ * The day a summary is as of: the last day with a snapshot. A later day without one (today before
+ * its first snapshot, just after midnight) would carry yesterday's share price and report a day
+ * of no growth: a 1-day APY of 0 and every window understated, until the snapshot arrives.
+ */
+export const summaryDay = (days: readonly SeriesPoint[]): number =>
+  (days.findLast((d) => !d.missing) ?? days.at(-1)!).day;
 
 /** A double column's value in JSON: Infinity and NaN, which JSON lacks, as the text Postgres reads them from */
 const float = (x: number | null) => (x == null || Number.isFinite(x) ? x : String(x));
@@ -53,7 +61,7 @@ export async function loadSummaryInputs(
   const withDays = vaults.filter((v) => daysOf.has(vaultKey(v)));
   const empty = vaults.filter((v) => !daysOf.has(vaultKey(v)));
   if (withDays.length === 0) return { inputs: [], empty };
-  const lastDayOf = (v: VaultRef) => daysOf.get(vaultKey(v))!.at(-1)!.day;
+  const lastDayOf = (v: VaultRef) => summaryDay(daysOf.get(vaultKey(v))!);
   const { rows: withData } = await sql<{
     chain_id: number;
     vault: string;
@@ -131,7 +139,7 @@ export async function writeSummaries(
 /** The vault_metrics rows of `inputs` (but `cached_at`, the time of writing), as JSON-ready values. */
 export function summaryRows(inputs: readonly SummaryInput[]) {
   return inputs.map((i) => {
-    const last = i.days.at(-1)!.day;
+    const last = summaryDay(i.days);
     const s = computeVaultSummary(i.days, last, i.apy);
     return {
       chain_id: i.vault.chainId,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { apyChart } from "../../db/chart.js";
 import { computeVaultSummary, drawdowns } from "./summary.js";
+import { summaryDay, summaryRows } from "./summary-write.js";
 
 describe("drawdowns", () => {
   it("max drawdown from the running peak and the largest one-day fall", () => {
@@ -99,5 +100,28 @@ describe("summary and chart", () => {
     expect(week.map((p) => p.day)).toEqual([139]);
     // a missing day carries the last snapshot's ratio
     expect(computeVaultSummary(series, 121, []).returns["1"]).toBe(1.021 / 1.019 - 1);
+  });
+  it("a summary is as of the last day with a snapshot: today before its first is no day of no growth", () => {
+    const v = { chainId: 1, address: "0x0000000000000000000000000000000000000001" };
+    const days = [...series, { day: 140, ratio: null, missing: true }];
+    expect(summaryDay(days)).toBe(139);
+    const apy = [
+      {
+        horizon: "1",
+        simpleApy: 0.365,
+        compoundApy: 0.44,
+        grossSimpleApy: 0.365,
+        grossCompoundApy: 0.44,
+        pnlPerShare: 0.001,
+        dailyPnlPerShare: 0.001,
+      },
+    ];
+    const data = { tvl: "10", sharePrice: "1.039", snapshotTimestamp: 139 * 86400 };
+    const [row] = summaryRows([{ vault: v, days, lastWithData: data, apy, apyComputedAt: null }]);
+    expect(row!.as_of_day).toBe("1970-05-20");
+    expect((row!.returns as Record<string, number>)["1"]).toBe(1.039 / 1.038 - 1);
+    expect(row!.historical_apy).toEqual({ 1: 0.365 });
+    // a vault whose every day is missing (none can be, but the day must still be defined)
+    expect(summaryDay([{ day: 5, ratio: null, missing: true }])).toBe(5);
   });
 });
