@@ -95,6 +95,11 @@ describe("validation error items (FastAPI's shape)", () => {
     expect(typeOf({ m: true, i: 1 })).toEqual(["float_type"]);
     expect(typeOf({ m: Number.POSITIVE_INFINITY, i: 1 })).toEqual(["finite_number"]);
     expect(typeOf({ m: -1, i: 1 })).toEqual(["greater_than_equal"]);
+    const x = z.object({ p: z.number().gt(0), q: z.number().lt(1) });
+    expect(validationItems(x.safeParse({ p: 0, q: 1 }).error!, "json").map((i) => i.type)).toEqual([
+      "greater_than",
+      "less_than",
+    ]);
     expect(typeOf({ m: 1, i: 1.5 })).toEqual(["int_from_float"]);
     expect(typeOf({ m: 1, i: "x" })).toEqual(["int_parsing"]);
     expect(typeOf({ i: 1 })).toEqual(["missing"]);

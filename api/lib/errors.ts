@@ -57,9 +57,17 @@ function typeOf(issue: ZodError["issues"][number]): string {
         ? "string_too_short"
         : issue.origin === "array"
           ? "too_short"
-          : "greater_than_equal";
+          : issue.inclusive === false
+            ? "greater_than"
+            : "greater_than_equal";
     case "too_big":
-      return issue.origin === "string" ? "string_too_long" : issue.origin === "array" ? "too_long" : "less_than_equal";
+      return issue.origin === "string"
+        ? "string_too_long"
+        : issue.origin === "array"
+          ? "too_long"
+          : issue.inclusive === false
+            ? "less_than"
+            : "less_than_equal";
     case "invalid_value":
       return "enum";
     case "invalid_format":
