@@ -94,16 +94,20 @@ describe("rewards change the points of the days they cover (workers running)", (
   let vault: { chain_id: number; vault: string; first: string; id: string };
   let x: number; // first covered day
   let y: number; // last covered day
-  const ledger = async () =>
-    new Map(
+  // the days before the first read's UTC day: later reads compare the same days, even across midnight
+  let cutoff: string | undefined;
+  const ledger = async () => {
+    cutoff ??= (await h.q<{ d: string }>("SELECT ((now() AT TIME ZONE 'UTC')::date)::text AS d"))[0]!.d;
+    return new Map(
       (
         await h.q<Row>(
           `SELECT day::text, wallet, points::text FROM derived.points_ledger
-           WHERE chain_id = $1 AND vault = $2 AND source = 'holding' AND day < (now() AT TIME ZONE 'UTC')::date`,
-          [vault.chain_id, vault.vault],
+           WHERE chain_id = $1 AND vault = $2 AND source = 'holding' AND day < $3::date`,
+          [vault.chain_id, vault.vault, cutoff],
         )
       ).map((r) => [`${r.day}|${r.wallet}`, r]),
     );
+  };
   let before: Map<string, Row>;
   const expectScaled = async (from: number, to: number, factor: bigint) => {
     const after = await ledger();
