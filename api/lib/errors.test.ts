@@ -1,7 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { validationItems } from "./errors.js";
-import { INT_PARSING, laxInt, laxNumber, laxUint256, QueryBool, QueryInt, VaultAddress } from "./router.js";
+import {
+  INT_PARSING,
+  laxInt,
+  laxNumber,
+  laxUint256,
+  PgText,
+  QueryBool,
+  QueryInt,
+  SURROGATE_MESSAGE,
+  VaultAddress,
+} from "./router.js";
 
 describe("validation error items (FastAPI's shape)", () => {
   const schema = z.object({
@@ -121,5 +131,14 @@ describe("validation error items (FastAPI's shape)", () => {
     expect(typeOf((max + 1n).toString())).toEqual([["body.expiry", "less_than_equal"]]);
     expect(typeOf("1e3")).toEqual([["body.expiry", "int_parsing"]]);
     expect(typeOf(null)).toEqual([["body.expiry", "int_type"]]);
+  });
+
+  it("free text refuses NUL and an unpaired surrogate, and keeps a paired one (an emoji)", () => {
+    const b = z.object({ t: PgText() });
+    const items = (t: string) => validationItems(b.safeParse({ t }).error!, "json");
+    expect(items("nonce-\ud800")).toEqual([{ loc: ["body", "t"], msg: SURROGATE_MESSAGE, type: "value_error" }]);
+    expect(items("\udfff")[0]!.msg).toBe(SURROGATE_MESSAGE);
+    expect(items("a\0b")[0]!.type).toBe("value_error");
+    expect(b.parse({ t: "nonce-\u{1F600}" }).t).toBe("nonce-\u{1F600}");
   });
 });

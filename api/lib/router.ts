@@ -80,9 +80,20 @@ export const VaultAddress = z
  */
 export const nullableRef = <S extends z.ZodType>(schema: S) => z.union([schema, z.null()]);
 
-/** Free text that is stored or looked up in Postgres, whose text cannot hold NUL (U+0000). */
-export const PgText = () => z.string().refine((s) => !s.includes("\0"), NUL_MESSAGE);
+/** in a u-flag regex a surrogate range matches only unpaired ones (paired ones are one code point) */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+/**
+ * Free text that is stored or looked up in Postgres, whose text cannot hold NUL (U+0000), nor
+ * its jsonb an unpaired surrogate (plain text would silently store U+FFFD in its place).
+ */
+export const PgText = () =>
+  z
+    .string()
+    .refine((s) => !s.includes("\0"), NUL_MESSAGE)
+    .refine((s) => !LONE_SURROGATE.test(s), SURROGATE_MESSAGE);
 export const NUL_MESSAGE = "must not contain NUL (U+0000), which Postgres text cannot hold";
+export const SURROGATE_MESSAGE =
+  "must not contain an unpaired UTF-16 surrogate (\\ud800 to \\udfff alone), which is no Unicode character";
 
 export const EvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address");
 
