@@ -10,6 +10,7 @@ import { HTTPException } from "hono/http-exception";
 import pino from "pino";
 import { SCOPES } from "./auth/scopes.js";
 import { ChainReads } from "./lib/chain-reads.js";
+import { neverCached } from "./lib/openapi-http.js";
 import { type AppDeps, type AppEnv, createRouter } from "./lib/router.js";
 import { genuineKeyId } from "./middleware/auth.js";
 import { limitBody } from "./middleware/body-limit.js";
@@ -135,7 +136,7 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   app.use("/v1/*", limit);
   app.use("/api/v1/*", limit);
   // the ping reports the database's, chains' and indexer's state now: never a stored answer
-  const cache = responseCache(deps.config.responseCacheMs ?? 0, Date.now, (path) => path.endsWith("/ping"));
+  const cache = responseCache(deps.config.responseCacheMs ?? 0, Date.now, neverCached);
   app.use("/v1/*", cache);
   app.use("/api/v1/*", cache);
 
