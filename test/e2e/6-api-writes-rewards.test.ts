@@ -435,6 +435,7 @@ describe("rewards: refusals, 422, credentials", () => {
       ["an impossible month", { ...base(), end_datetime: "2031-13-01T00:00:00Z" }, ["body", "end_datetime"]],
       ["reward_id not a uuid", { ...base(), reward_id: "123" }, ["body", "reward_id"]],
       ["img_url not a URL", { ...base(), img_url: "not a url" }, ["body", "img_url"]],
+      ["img_url not http(s)", { ...base(), img_url: "javascript:alert(1)" }, ["body", "img_url"]],
       ["chain_id 0", { ...base(), chain_id: 0 }, ["body", "chain_id"]],
       ["chain_id past a 32-bit column", { ...base(), chain_id: 2 ** 31 }, ["body", "chain_id"]],
     ];

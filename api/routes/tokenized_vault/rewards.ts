@@ -41,7 +41,12 @@ export const RewardUpsertBody = z
       description:
         "Points multiplier (stored with 6 decimals); the multipliers of a vault's rewards in force on a day multiply",
     }),
-    img_url: z.string().url().max(2048).nullable().optional(),
+    // http(s) only: a front end puts it in an <img> or a link, where javascript: or data: is unsafe
+    img_url: z
+      .url({ protocol: /^https?$/, message: "must be an http(s) URL" })
+      .max(2048)
+      .nullable()
+      .optional(),
     start_datetime: DateTime.optional().openapi({ description: "Default: now (creation); unchanged (update)" }),
     end_datetime: DateTime.nullable()
       .optional()
