@@ -41,6 +41,18 @@ function isMissing(issue: ZodError["issues"][number]): boolean {
   return issue.code === "invalid_type" && /received undefined$/.test(issue.message);
 }
 
+/** A failed bound's type: of a string's length, an array's, or a number (`_equal` when inclusive). */
+function boundType(
+  issue: { origin: string; inclusive?: boolean },
+  ofString: string,
+  ofArray: string,
+  ofNumber: string,
+): string {
+  if (issue.origin === "string") return ofString;
+  if (issue.origin === "array") return ofArray;
+  return issue.inclusive === false ? ofNumber : `${ofNumber}_equal`;
+}
+
 /** FastAPI's error types, from zod's issue codes. */
 function typeOf(issue: ZodError["issues"][number]): string {
   switch (issue.code) {
@@ -53,21 +65,9 @@ function typeOf(issue: ZodError["issues"][number]): string {
             ? "int_parsing"
             : `${issue.expected}_type`;
     case "too_small":
-      return issue.origin === "string"
-        ? "string_too_short"
-        : issue.origin === "array"
-          ? "too_short"
-          : issue.inclusive === false
-            ? "greater_than"
-            : "greater_than_equal";
+      return boundType(issue, "string_too_short", "too_short", "greater_than");
     case "too_big":
-      return issue.origin === "string"
-        ? "string_too_long"
-        : issue.origin === "array"
-          ? "too_long"
-          : issue.inclusive === false
-            ? "less_than"
-            : "less_than_equal";
+      return boundType(issue, "string_too_long", "too_long", "less_than");
     case "invalid_value":
       return "enum";
     case "invalid_format":
