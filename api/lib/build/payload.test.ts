@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { maxUint, uintString, wholeToRaw } from "./payload.js";
+import { CHAIN_IDS, EVM_CHAIN_IDS } from "../../../config/chains.js";
+import { buildFields, maxUint, uintString, wholeToRaw } from "./payload.js";
 import { BuildRefusal } from "./refusal.js";
 
 const messages = (bits: 128 | 256, v: string) => {
@@ -43,5 +44,25 @@ describe("wholeToRaw", () => {
     }
     expect(err).toBeInstanceOf(BuildRefusal);
     expect((err as Error).message).toMatch(/at most 6 after the point/);
+  });
+});
+
+describe("buildFields.chain", () => {
+  const chain = buildFields.chain;
+  it("takes an EVM chain of the catalogue", () => {
+    expect(chain.safeParse(8453).success).toBe(true);
+    expect(chain.safeParse(1).success).toBe(true);
+  });
+
+  it("refuses any other id as an enum error: unknown, non-EVM, or not an integer", () => {
+    const nonEvm = CHAIN_IDS.filter((id) => !EVM_CHAIN_IDS.includes(id));
+    expect(nonEvm.length).toBeGreaterThan(0);
+    for (const v of [...nonEvm, 5, 31337]) {
+      const r = chain.safeParse(v);
+      expect(r.success, String(v)).toBe(false);
+      const issue = r.error?.issues[0];
+      expect(issue?.code === "custom" && issue.params, String(v)).toEqual({ type: "enum" });
+    }
+    expect(chain.safeParse(1.5).success).toBe(false);
   });
 });

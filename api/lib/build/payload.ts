@@ -6,20 +6,22 @@
  */
 import { z } from "@hono/zod-openapi";
 import { formatUnits, parseUnits } from "viem";
-import { isChainId } from "../../../config/chains.js";
+import { EVM_CHAIN_IDS, isEvmChain } from "../../../config/chains.js";
 import { EvmAddress, jsonResponse } from "../router.js";
 import type { ModuleTransaction } from "./module-call.js";
 import { BuildRefusal } from "./refusal.js";
 import type { Simulation } from "./simulate.js";
 import type { BuildSubaccount } from "./subaccount.js";
 
+const EVM_CHAIN_MESSAGE = "Input should be an EVM chain id of the catalogue (a transaction is built for an EVM chain)";
+
 /** Body fields of every builder. */
 export const buildFields = {
   chain: z
     .number()
     .int()
-    .refine((v) => isChainId(v), { message: "Input should be a supported chain id (the spec's chain list)" })
-    .openapi({ description: "Chain id the transaction is for", example: 8453 }),
+    .refine((v) => isEvmChain(v), { message: EVM_CHAIN_MESSAGE, params: { type: "enum" } })
+    .openapi({ description: "Chain id the transaction is for", enum: [...EVM_CHAIN_IDS], example: 8453 }),
   from: EvmAddress.optional().openapi({
     description: "The trader who will send it (a TRADER of the subaccount's module); default: the indexed trader",
   }),
