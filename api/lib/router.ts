@@ -248,6 +248,26 @@ export const jsonResponse = <S>(description: string, schema: S): JsonResponse<S>
 });
 const json = jsonResponse;
 
+const VAULT_CHAIN_HEADER = {
+  description: "The chain id of the vault this answer is about (api/lib/chain.ts: the rule of every one-vault route)",
+  schema: { type: "integer" as const, example: 8453 },
+};
+const NEXT_BEFORE_HEADER = {
+  description: "On a full page: the cursor of its oldest record; pass it as `before` for the next, older page",
+  schema: { type: "string" as const, example: "18000000:12" },
+};
+/**
+ * The 200 of a route about one vault: a JSON body, and header `X-Vault-Chain` naming the chain
+ * served; `paged` adds the `X-Next-Before` cursor of a full page.
+ */
+export const vaultJsonResponse = <S>(description: string, schema: S, paged = false) => ({
+  ...jsonResponse(description, schema),
+  headers: {
+    "X-Vault-Chain": VAULT_CHAIN_HEADER,
+    ...(paged ? { "X-Next-Before": NEXT_BEFORE_HEADER } : {}),
+  } as Record<string, typeof VAULT_CHAIN_HEADER | typeof NEXT_BEFORE_HEADER>,
+});
+
 /** Responses of a write route: credentials (401/403), refusals by code, validation, rate limit. */
 export function writeResponses<R extends Partial<Record<400 | 404 | 409 | 503, string>>>(refusals: R) {
   const out = {} as { [K in keyof R]: JsonResponse<typeof RefusalSchema> };

@@ -16,10 +16,11 @@ import { type ApiHarness, setupApi } from "../api-harness.js";
 
 type Security = Record<string, string[]>[];
 interface Operation {
+  operationId?: string;
   summary?: string;
   description?: string;
   security?: Security;
-  responses: Record<string, { content?: Record<string, { schema?: object }> }>;
+  responses: Record<string, { content?: Record<string, { schema?: object }>; headers?: Record<string, object> }>;
   requestBody?: { content?: Record<string, { schema?: { $ref?: string; example?: unknown }; example?: unknown }> };
 }
 interface Doc {
@@ -225,7 +226,9 @@ describe("types: every answer validates against its operation's response schema"
       "get /platform/unrealized_pnl/latest": () => ["/platform/unrealized_pnl/latest"],
       "get /platform/vault_history/archived": () => ["/platform/vault_history/archived"],
       "get /platform/vault_history/{vault_address}": () =>
-        per((v) => `/platform/vault_history/${v.address}?chain_id=${v.chain_id}&limit=200`),
+        per((v) => `/platform/vault_history/${v.address}?chain_id=${v.chain_id}&limit=200`).concat(
+          per((v) => `/platform/vault_history/${v.address}?chain_id=${v.chain_id}&limit=2`),
+        ),
       "get /vaults/{vault_address}/pending-redemptions": () =>
         per((v) => `/vaults/${v.address}/pending-redemptions?chain_id=${v.chain_id}&past_days=30&future_days=30`),
       "post /vaults/pending-redemptions": () => ["/vaults/pending-redemptions"],
@@ -290,6 +293,7 @@ describe("types: every answer validates against its operation's response schema"
       addFormats(ajv);
       ajv.addSchema({ $id: "doc", components: doc.components ?? {} });
       let checked = 0;
+      let pagedSeen = false;
       const missing: string[] = [];
       for (const { path, method, op } of operations(doc)) {
         if (path === "/openapi.json" || path === "/docs" || path.startsWith("/docs/")) continue;
@@ -314,12 +318,18 @@ describe("types: every answer validates against its operation's response schema"
           const body: unknown = await res.json();
           const valid = validate(body);
           expect(valid ? [] : validate.errors!.slice(0, 5), what).toEqual([]);
+          // the headers the answer carries are the ones its 200 documents (a cursor only on a full page)
+          const declared = Object.keys(ok?.headers ?? {}).map((k) => k.toLowerCase());
+          expect(res.headers.has("x-vault-chain"), what).toBe(declared.includes("x-vault-chain"));
+          if (res.headers.has("x-next-before")) expect(declared, what).toContain("x-next-before");
+          if (declared.includes("x-next-before")) pagedSeen ||= res.headers.has("x-next-before");
           // the seeded snapshot: these lists validate with an item in them
           if (path.startsWith("/platform/strategy_apy")) expect((body as unknown[]).length, what).toBeGreaterThan(0);
           checked++;
         }
       }
       expect(missing, "every read route has a sample here").toEqual([]);
+      if (base === "/api/v1") expect(pagedSeen, "a full page with its X-Next-Before cursor").toBe(true);
       expect(checked).toBeGreaterThan(5);
     });
   }
@@ -333,6 +343,12 @@ describe("documents: every operation says what it does", () => {
         .filter(({ op }) => !op.summary?.trim() || !op.description?.trim())
         .map(({ path, method }) => `${method.toUpperCase()} ${base}${path}`);
       expect(missing).toEqual([]);
+    });
+
+    it(`${SURFACES[base]} surface: an operationId, unique in the document`, () => {
+      const ids = operations(docs.get(`open${base}`)!).map(({ op }) => op.operationId);
+      expect(ids.filter((id) => !/^[A-Za-z][0-9A-Za-z_]*$/.test(id ?? ""))).toEqual([]);
+      expect(new Set(ids).size).toBe(ids.length);
     });
   }
 });

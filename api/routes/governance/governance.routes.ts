@@ -8,6 +8,7 @@ import {
   openReadSecurity,
   PgText,
   QueryInt,
+  vaultJsonResponse,
 } from "../../lib/router.js";
 import { readKey } from "../../middleware/auth.js";
 import { GovernanceParams } from "./governance.lib.js";
@@ -201,7 +202,7 @@ export const BeforeQuery = z
 const withVault = { params: GovernanceParams };
 const responses = <T extends z.ZodTypeAny>(schema: T, what: string) =>
   ({
-    200: { description: what, content: { "application/json": { schema } } },
+    200: vaultJsonResponse(what, schema),
     ...notFoundResponse,
     ...openReadAuthResponses,
     ...errorResponses,

@@ -17,6 +17,7 @@ import {
   QueryBool,
   QueryInt,
   VaultAddress,
+  vaultJsonResponse,
 } from "../../lib/router.js";
 import { findVault } from "../../lib/vaults.js";
 import { readKey } from "../../middleware/auth.js";
@@ -69,7 +70,7 @@ export const historicalApyChart = createRoute({
   ...inst,
   request: { query: ChartQuery },
   responses: {
-    200: jsonResponse("Chart series", ChartSchema),
+    200: vaultJsonResponse("Chart series", ChartSchema),
     ...notFoundResponse,
     ...openReadAuthResponses,
     ...errorResponses,

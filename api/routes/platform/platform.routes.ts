@@ -14,6 +14,7 @@ import {
   openReadSecurity,
   QueryInt,
   VaultAddress,
+  vaultJsonResponse,
 } from "../../lib/router.js";
 import { openRoute, readKey } from "../../middleware/auth.js";
 import { HistoryCursor } from "./platform.lib.js";
@@ -120,7 +121,7 @@ export const unrealizedPnl = createRoute({
     }),
   },
   responses: {
-    200: json(
+    200: vaultJsonResponse(
       "Records (or ratio points), newest first",
       z.union([z.array(UnrealizedPnlRecordSchema), z.array(UnrealizedPnlRatioPointSchema)]),
     ),
@@ -193,7 +194,7 @@ export const vaultHistory = createRoute({
     }),
   },
   responses: {
-    200: json("Vault history records, newest first", z.array(VaultHistoryRecordSchema)),
+    200: vaultJsonResponse("Vault history records, newest first", z.array(VaultHistoryRecordSchema), true),
     ...notFoundResponse,
     ...openReadAuthResponses,
     ...unavailableResponse,

@@ -1,7 +1,13 @@
 /** Route definitions of the vault resource, public (/v1) and institutional (/api/v1). */
 import { createRoute, z } from "@hono/zod-openapi";
 import { ErrorSchema } from "../../lib/errors.js";
-import { errorResponses, jsonResponse, openReadAuthResponses, openReadSecurity } from "../../lib/router.js";
+import {
+  errorResponses,
+  jsonResponse,
+  openReadAuthResponses,
+  openReadSecurity,
+  vaultJsonResponse,
+} from "../../lib/router.js";
 import { openRoute, readKey } from "../../middleware/auth.js";
 import {
   AnnualizedApySchema,
@@ -67,7 +73,7 @@ export const readPublic = createRoute({
   request: { params: VaultPathParams, query: VaultReadQuery },
   ...openRoute,
   responses: {
-    200: jsonResponse("The vault (public shape)", TokenizedVaultPublicSchema),
+    200: vaultJsonResponse("The vault (public shape)", TokenizedVaultPublicSchema),
     ...notFoundResponse,
     ...openReadAuthResponses,
     ...errorResponses,
@@ -83,7 +89,7 @@ export const apyPublic = createRoute({
   request: { params: VaultPathParams, query: ChainOnlyQuery },
   ...openRoute,
   responses: {
-    200: jsonResponse("Annualized APY", AnnualizedApySchema),
+    200: vaultJsonResponse("Annualized APY", AnnualizedApySchema),
     ...apy404,
     ...openReadAuthResponses,
     ...errorResponses,
@@ -117,7 +123,7 @@ export const readInst = createRoute({
   ...inst,
   request: { params: VaultPathParams, query: VaultReadQuery },
   responses: {
-    200: jsonResponse("The vault (institutional shape)", TokenizedVaultSchema),
+    200: vaultJsonResponse("The vault (institutional shape)", TokenizedVaultSchema),
     ...notFoundResponse,
     ...openReadAuthResponses,
     ...errorResponses,
@@ -133,7 +139,7 @@ export const apyInst = createRoute({
   ...inst,
   request: { params: VaultPathParams, query: ChainOnlyQuery },
   responses: {
-    200: jsonResponse("Annualized APY", AnnualizedApySchema),
+    200: vaultJsonResponse("Annualized APY", AnnualizedApySchema),
     ...apy404,
     ...openReadAuthResponses,
     ...errorResponses,
@@ -150,7 +156,7 @@ export const summaryInst = createRoute({
   ...inst,
   request: { params: VaultPathParams, query: ChainOnlyQuery },
   responses: {
-    200: jsonResponse("Summary", VaultSummarySchema),
+    200: vaultJsonResponse("Summary", VaultSummarySchema),
     ...notFoundResponse,
     ...openReadAuthResponses,
     ...errorResponses,
@@ -167,7 +173,7 @@ export const timeseriesInst = createRoute({
   ...inst,
   request: { params: VaultPathParams, query: TimeseriesQuery },
   responses: {
-    200: jsonResponse("Time series", TimeseriesSchema),
+    200: vaultJsonResponse("Time series", TimeseriesSchema),
     ...notFoundResponse,
     ...openReadAuthResponses,
     ...errorResponses,
@@ -184,7 +190,7 @@ export const portfolioInst = createRoute({
   ...inst,
   request: { params: VaultPathParams, query: ChainOnlyQuery },
   responses: {
-    200: jsonResponse("Portfolio data per subaccount", PortfolioDataSchema),
+    200: vaultJsonResponse("Portfolio data per subaccount", PortfolioDataSchema),
     ...notFoundResponse,
     ...openReadAuthResponses,
     ...errorResponses,

@@ -14,6 +14,7 @@ import {
   openReadSecurity,
   QueryInt,
   VaultAddress,
+  vaultJsonResponse,
 } from "../../lib/router.js";
 import { findVaultChain } from "../../lib/vaults.js";
 import { readKey } from "../../middleware/auth.js";
@@ -59,7 +60,7 @@ export const pendingRedemptions = createRoute({
     }),
   },
   responses: {
-    200: json("Pending redemption summary", PendingRedemptionSummarySchema),
+    200: vaultJsonResponse("Pending redemption summary", PendingRedemptionSummarySchema),
     ...notFoundResponse,
     ...openReadAuthResponses,
     ...unavailableResponse,

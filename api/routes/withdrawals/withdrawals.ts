@@ -10,11 +10,11 @@ import { exactNumber } from "../../lib/exact.js";
 import {
   type AppEnv,
   errorResponses,
-  jsonResponse as json,
   openReadAuthResponses,
   openReadSecurity,
   QueryInt,
   VaultAddress,
+  vaultJsonResponse,
 } from "../../lib/router.js";
 import { readKey } from "../../middleware/auth.js";
 import {
@@ -53,7 +53,7 @@ export const withdrawalQueue = createRoute({
     }),
   },
   responses: {
-    200: json("Withdrawal queue", WithdrawalQueueSchema),
+    200: vaultJsonResponse("Withdrawal queue", WithdrawalQueueSchema),
     ...notFoundResponse,
     ...openReadAuthResponses,
     ...unavailableResponse,
