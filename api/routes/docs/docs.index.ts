@@ -5,6 +5,7 @@
  */
 import { Scalar } from "@scalar/hono-api-reference";
 import { withHttpResponses } from "../../lib/openapi-http.js";
+import { withOperationIds } from "../../lib/openapi-ids.js";
 import type { Router } from "../../lib/router.js";
 import { applyReadPolicy } from "../../lib/security.js";
 import { API_VERSION } from "../../version.js";
@@ -37,9 +38,11 @@ function registerSurface(r: Router, s: (typeof SURFACES)[number], config: DocsCo
   const closeReads = s.surface === "institutional" && config.readsRequireKey === true;
   let doc: ReturnType<Router["getOpenAPI31Document"]> | undefined;
   r.get("/openapi.json", (c) => {
-    doc ??= withHttpResponses(
-      applyReadPolicy(r.getOpenAPI31Document(document), r, closeReads),
-      (config.responseCacheMs ?? 0) > 0,
+    doc ??= withOperationIds(
+      withHttpResponses(
+        applyReadPolicy(r.getOpenAPI31Document(document), r, closeReads),
+        (config.responseCacheMs ?? 0) > 0,
+      ),
     );
     return c.json(doc);
   });
