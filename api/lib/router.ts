@@ -62,13 +62,18 @@ export type Router = ReturnType<typeof createRouter>;
  * A vault address in a path or query: EVM hex or another chain's address format (Solana's
  * base58, which has no 0: whatever starts with 0x is meant as EVM hex and must be it).
  */
+export const VAULT_ADDRESS_PATTERN = "^(?:0x[0-9a-fA-F]{40}|(?!0[xX])[0-9A-Za-z]{1,128})$";
+/** (The document's `pattern` is both checks in one: `VAULT_ADDRESS_PATTERN`.) */
 export const VaultAddress = z
   .string()
   .min(1)
   .max(128)
   .regex(/^[0-9A-Za-z]+$/, "must be a vault address")
   .refine((s) => !/^0x/i.test(s) || /^0x[0-9a-fA-F]{40}$/.test(s), "must be a 0x-prefixed 20-byte hex address")
-  .openapi({ example: "0x2c622344b5dc29dccc034ca76f123d4479d24122" });
+  .openapi({
+    pattern: VAULT_ADDRESS_PATTERN,
+    example: "0x2c622344b5dc29dccc034ca76f123d4479d24122",
+  });
 
 /**
  * `schema` or null, for a named schema (one given a name with `.openapi("Name")`): OpenAPI 3.1's
