@@ -213,7 +213,8 @@ export async function startEmbeddedPostgres(opts: StartPostgresOptions = {}): Pr
     const child = postmasterOf(server);
     if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGINT");
   };
-  process.on("exit", onExit);
+  // first: an exit listener that calls process.exit itself (vitest's, on Ctrl-C) cuts off later ones
+  process.prependListener("exit", onExit);
 
   let stopped: Promise<void> | undefined;
   let unregister = (): void => {};

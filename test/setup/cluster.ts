@@ -31,7 +31,8 @@ declare module "vitest" {
  * `stopAll`, also when a later step of its setup fails.
  */
 export async function freshCluster(name: string): Promise<{ dir: string; pgi: PostgresInstance }> {
-  process.on("exit", killAllSync);
+  // first: vitest's own exit listener (a Ctrl-C ends in it) exits at once, cutting off later ones
+  process.prependListener("exit", killAllSync);
   const dir = join(REPO_ROOT, ".data", PORT_OFFSET ? `${name}-${PORT_OFFSET}` : name);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
