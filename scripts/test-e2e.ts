@@ -6,17 +6,35 @@
  * (docs in README, "Tests"). Every line is echoed with its project's prefix and kept in
  * `.data/test-logs/<project>.log`; the exit code is non-zero when either run fails.
  *
- * Arguments go to both runs (e.g. `-- test/e2e/5-api-points.test.ts`); with any, a run whose
- * project holds none of the files named passes with no tests.
+ * `npm run test:e2e -- --help`.
  */
-import { rmSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
 import { REPO_ROOT } from "./lib/paths.js";
 import { installSignalHandlers, spawnManaged } from "./lib/procs.js";
 
+const CMD: Command = {
+  name: "test:e2e",
+  usage: "usage: npm run test:e2e -- [<file filter>...]",
+  help: `
+Runs the end-to-end test files: the e2e project's on their shared devnet and the solo project's
+on chains and a Postgres of their own (vitest.config.ts), as two vitest runs side by side, each
+running its files one after another in name order. Every line is printed with its project's
+prefix and kept in .data/test-logs/<project>.log; the exit code is 1 when either run fails.
+
+  <file filter>  only the files of test/e2e whose path contains it (as vitest filters), e.g.
+                 5-api-points; each must match a file. Without any: every file.`,
+};
+
 const PROJECTS = ["e2e", "solo"] as const;
-const given = process.argv.slice(2).filter((a) => a !== "--");
-const extra = given.length ? [...given, "--passWithNoTests"] : [];
+const { positionals: filters } = parseCommandLine(CMD, { allowPositionals: true, options: { ...HELP_OPTION } });
+const files = readdirSync(join(REPO_ROOT, "test", "e2e")).filter((f) => f.endsWith(".test.ts"));
+for (const f of filters) {
+  if (!files.some((file) => `test/e2e/${file}`.includes(f))) refuse(CMD, `no file of test/e2e matches "${f}"`);
+}
+// a project that holds none of the files named passes with no tests
+const extra = filters.length ? [...filters, "--passWithNoTests"] : [];
 const logDir = join(REPO_ROOT, ".data", "test-logs");
 const vitest = join(REPO_ROOT, "node_modules", ".bin", "vitest");
 
