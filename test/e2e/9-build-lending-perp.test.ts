@@ -437,6 +437,11 @@ describe("lending market builders (Aave v3)", () => {
     const strict = await lending("supply", aWeth, { all: true });
     expect(strict.status).toBe(422);
     await refused(await lending("withdraw", aWeth, { all: true, amount: "1" }), 422, "value_error", now);
+    // "max" is no amount; the refusal of a whole-position operation names `all`
+    const max = await lending("repay", aUsdc, { amount: "max" });
+    expect(max.status, JSON.stringify(max.body)).toBe(422);
+    expect(max.body.detail).toMatchObject([{ loc: ["body", "amount"], msg: expect.stringContaining('"all": true') }]);
+    expect(await audit(max.res)).toMatchObject({ outcome: "refused", status: 422, code: "validation_error" });
     await refused(
       await lending("supply", aWeth, { amount: "1" }, actor("build-lend:nobody")),
       404,

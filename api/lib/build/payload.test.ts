@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CHAIN_IDS, EVM_CHAIN_IDS } from "../../../config/chains.js";
-import { buildFields, maxUint, uintString, wholeToRaw } from "./payload.js";
+import { amountFields, amountOrAllFields, buildFields, maxUint, uintString, wholeToRaw } from "./payload.js";
 import { BuildRefusal } from "./refusal.js";
 
 const messages = (bits: 128 | 256, v: string) => {
@@ -64,5 +64,16 @@ describe("buildFields.chain", () => {
       expect(issue?.code === "custom" && issue.params, String(v)).toEqual({ type: "enum" });
     }
     expect(chain.safeParse(1.5).success).toBe(false);
+  });
+});
+
+describe("amountOrAllFields.amount", () => {
+  it("refuses what is no decimal number, naming all: true for the whole position", () => {
+    const r = amountOrAllFields.amount.safeParse("max");
+    expect(r.error?.issues.map((i) => i.message)).toEqual([
+      'must be a decimal number as a string (for the whole position: "all": true, no amount)',
+    ]);
+    expect(amountOrAllFields.amount.safeParse("1.5").success).toBe(true);
+    expect(amountFields.amount.safeParse("max").error?.issues[0]?.message).toBe("must be a decimal number as a string");
   });
 });

@@ -58,16 +58,25 @@ export function wholeToRaw(whole: string, decimals: number, loc: (string | numbe
   return raw;
 }
 
+const wholeAmount = (message: string) =>
+  z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, message)
+    .optional()
+    .openapi({ description: 'In whole token units, e.g. "1.5"', example: "1000" });
+
 /** An amount: decimal units (`amount`) or raw integer units (`amount_raw`), exactly one. */
 export const amountFields = {
-  amount: z
-    .string()
-    .regex(/^\d+(\.\d+)?$/, "must be a decimal number as a string")
-    .optional()
-    .openapi({ description: 'In whole token units, e.g. "1.5"', example: "1000" }),
+  amount: wholeAmount("must be a decimal number as a string"),
   amount_raw: uintString(256)
     .optional()
     .openapi({ description: "In the token's smallest unit", example: "1000000000" }),
+};
+
+/** `amountFields` of an operation that also takes `all: true` (the whole position), which says so. */
+export const amountOrAllFields = {
+  ...amountFields,
+  amount: wholeAmount('must be a decimal number as a string (for the whole position: "all": true, no amount)'),
 };
 
 /** The raw amount of `{amount, amount_raw}` in a token of `decimals`; a 422 unless exactly one is given. */

@@ -19,6 +19,7 @@ import {
 import { moduleTransaction } from "../../lib/build/module-call.js";
 import {
   amountFields,
+  amountOrAllFields,
   buildFields,
   builtResponse,
   TransactionPayloadSchema,
@@ -45,11 +46,12 @@ const all = z.boolean().optional().openapi({
 });
 
 const base = { ...buildFields, ...amountFields };
+const whole = { ...buildFields, ...amountOrAllFields, all };
 const bodies = {
   supply: z.strictObject(base),
   borrow: z.strictObject({ ...base, interest_rate_mode: rateMode, allow_below_min_health_factor: allowBelowField }),
-  repay: z.strictObject({ ...base, all, interest_rate_mode: rateMode }),
-  withdraw: z.strictObject({ ...base, all, allow_below_min_health_factor: allowBelowField }),
+  repay: z.strictObject({ ...whole, interest_rate_mode: rateMode }),
+  withdraw: z.strictObject({ ...whole, allow_below_min_health_factor: allowBelowField }),
 } as const;
 
 const example = (op: Operation) => ({
