@@ -1504,9 +1504,16 @@ describe("a perp deposit on its way to the core ledger", () => {
       proxy.record();
       await health();
       expect(proxy.stop().filter((c) => c.method === "eth_call").length).toBeGreaterThan(1);
-      proxy.record();
-      await health();
-      expect(proxy.stop().map((c) => c.method)).toEqual(["eth_getBlockByNumber"]);
+      // a pair of requests between which nothing changed (a block, or the indexer catching up
+      // on the chain, as under load, is a new state to read): the second reads only the head
+      let second: string[] = [];
+      for (let attempt = 0; attempt < 5; attempt++) {
+        proxy.record();
+        await health();
+        second = proxy.stop().map((c) => c.method);
+        if (second.length === 1) break;
+      }
+      expect(second).toEqual(["eth_getBlockByNumber"]);
     } finally {
       await proxy.close();
     }
