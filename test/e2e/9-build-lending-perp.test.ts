@@ -437,6 +437,30 @@ describe("lending market builders (Aave v3)", () => {
     const strict = await lending("supply", aWeth, { all: true });
     expect(strict.status).toBe(422);
     await refused(await lending("withdraw", aWeth, { all: true, amount: "1" }), 422, "value_error", now);
+    // a body that is not JSON, or not sent as JSON: refused before any schema, and recorded too
+    const raw = (body: string, type: string) =>
+      app.request(`/api/v1/integrations/lending_market/${aWeth}/supply/${w.sub.safe}`, {
+        method: "POST",
+        headers: { "content-type": type, "x-api-key": key },
+        body,
+      });
+    for (const [body, type, error] of [
+      ['{"chain": 8453,', "application/json", "json_invalid"],
+      ['{"chain": 8453, "amount": "1"}', "text/plain", "model_attributes_type"],
+    ] as const) {
+      const res = await raw(body, type);
+      expect(res.status, type).toBe(422);
+      const answer = (await res.clone().json()) as { detail: { type: string }[] };
+      expect(answer.detail[0]!.type).toBe(error);
+      expect(await audit(res)).toMatchObject({
+        outcome: "refused",
+        status: 422,
+        code: "validation_error",
+        action: "lending_market.supply",
+        subaccount: w.sub.safe.toLowerCase(),
+      });
+      expect(await head()).toBe(now);
+    }
     // "max" is no amount; the refusal of a whole-position operation names `all`
     const max = await lending("repay", aUsdc, { amount: "max" });
     expect(max.status, JSON.stringify(max.body)).toBe(422);

@@ -6,13 +6,14 @@
  * says where its time went in a `Server-Timing` header (`timing.ts`).
  */
 import { randomUUID } from "node:crypto";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import { HTTPException } from "hono/http-exception";
 import type { Insertable, Kysely } from "kysely";
 import type { ZodError } from "zod";
 import type { BuildAuditTable, Database } from "../../../db/schema.js";
 import { ChainIdBody } from "../chain.js";
 import { validationError, validationItems } from "../errors.js";
-import type { AppEnv } from "../router.js";
+import type { AppEnv, Router } from "../router.js";
 import { recordBuild } from "./metrics.js";
 import { BuildRefusal, errMessage, serviceFault } from "./refusal.js";
 import { BuildTimings } from "./timing.js";
@@ -217,6 +218,47 @@ export async function runBuild<B>(
 
 /** The type `c.json(payload, 200)` has, which the routes' handlers are checked against. */
 type JsonOk = ReturnType<(c: Context<AppEnv>) => ReturnType<typeof c.json<never, 200>>>;
+
+/**
+ * The audit of builder route `route` (action `action`), registered with it:
+ * `inst.openapi(route, handler, builderAudit(inst, route, action))`. The hook records a body
+ * that fails the route's schema; the middleware, put on the route's path first (the argument is
+ * evaluated before the route is registered), one its JSON validator refuses before any schema
+ * runs: not JSON, or not sent as JSON. A body the HTTP layer refuses before the key is checked
+ * (over 1 MiB, nested too deep: api/middleware/body-limit.ts) names nobody, and is not recorded.
+ */
+export function builderAudit(r: Router, route: { getRoutingPath(): string }, action: string) {
+  r.use(route.getRoutingPath(), auditedBody(action));
+  return auditedValidation(action);
+}
+
+/** After the route: its JSON validator's refusal (400 or 415, answered as a 422) is recorded. */
+function auditedBody(action: string): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    await next();
+    const err = c.error;
+    if (!(err instanceof HTTPException) || (err.status !== 400 && err.status !== 415)) return;
+    if (!c.var.principal) return; // refused before the key was checked: nobody to name
+    const params = c.req.param() as Record<string, string>;
+    try {
+      await record(c, {
+        id: randomUUID(),
+        action,
+        chain_id: null,
+        subaccount: params.address ?? null,
+        status: c.res.status,
+        outcome: "refused",
+        code: "validation_error",
+        request: { ...params, json: null },
+        answer: await c.res.clone().text(),
+      });
+    } catch (e) {
+      if (!(e instanceof BuildRefusal)) throw e;
+      // no write side: the 422 stands, nothing was built
+    }
+    recordBuild(action, "", "refused", "validation_error", {});
+  };
+}
 
 /**
  * The validation hook of a builder route (`inst.openapi(route, handler, auditedValidation(action))`):

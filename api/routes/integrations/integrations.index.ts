@@ -1,4 +1,4 @@
-import { auditedValidation } from "../../lib/build/audit.js";
+import { builderAudit } from "../../lib/build/audit.js";
 import type { Surfaces } from "../index.js";
 import {
   dexClaimRewards,
@@ -36,24 +36,48 @@ import {
 
 /**
  * /integrations: institutional surface. The builders answer a malformed request with the 422 body
- * and record it in the build audit.
+ * and record it in the build audit (`builderAudit`).
  */
 export function registerIntegrations({ inst }: Surfaces): void {
   inst.openapi(lendingVaultApy, lendingVaultApyHandler);
   inst.openapi(perpRelayerAStatus, perpRelayerAStatusHandler);
   inst.openapi(perpRelayerBStatus, perpRelayerBStatusHandler);
-  inst.openapi(lendingMarketSupply, lendingMarketSupplyHandler, auditedValidation("lending_market.supply") as never);
-  inst.openapi(lendingMarketBorrow, lendingMarketBorrowHandler, auditedValidation("lending_market.borrow") as never);
-  inst.openapi(lendingMarketRepay, lendingMarketRepayHandler, auditedValidation("lending_market.repay") as never);
+  inst.openapi(
+    lendingMarketSupply,
+    lendingMarketSupplyHandler,
+    builderAudit(inst, lendingMarketSupply, "lending_market.supply") as never,
+  );
+  inst.openapi(
+    lendingMarketBorrow,
+    lendingMarketBorrowHandler,
+    builderAudit(inst, lendingMarketBorrow, "lending_market.borrow") as never,
+  );
+  inst.openapi(
+    lendingMarketRepay,
+    lendingMarketRepayHandler,
+    builderAudit(inst, lendingMarketRepay, "lending_market.repay") as never,
+  );
   inst.openapi(
     lendingMarketWithdraw,
     lendingMarketWithdrawHandler,
-    auditedValidation("lending_market.withdraw") as never,
+    builderAudit(inst, lendingMarketWithdraw, "lending_market.withdraw") as never,
   );
-  inst.openapi(perpRelayerADeposit, perpRelayerADepositHandler, auditedValidation("perp_relayer_a.deposit") as never);
-  inst.openapi(perpRelayerBDeposit, perpRelayerBDepositHandler, auditedValidation("perp_relayer_b.deposit") as never);
-  inst.openapi(dexDeposit, dexDepositHandler, auditedValidation("dex_pool.deposit") as never);
-  inst.openapi(dexWithdraw, dexWithdrawHandler, auditedValidation("dex_pool.withdraw") as never);
-  inst.openapi(dexRebalance, dexRebalanceHandler, auditedValidation("dex_pool.rebalance") as never);
-  inst.openapi(dexClaimRewards, dexClaimRewardsHandler, auditedValidation("dex_pool.claim_rewards") as never);
+  inst.openapi(
+    perpRelayerADeposit,
+    perpRelayerADepositHandler,
+    builderAudit(inst, perpRelayerADeposit, "perp_relayer_a.deposit") as never,
+  );
+  inst.openapi(
+    perpRelayerBDeposit,
+    perpRelayerBDepositHandler,
+    builderAudit(inst, perpRelayerBDeposit, "perp_relayer_b.deposit") as never,
+  );
+  inst.openapi(dexDeposit, dexDepositHandler, builderAudit(inst, dexDeposit, "dex_pool.deposit") as never);
+  inst.openapi(dexWithdraw, dexWithdrawHandler, builderAudit(inst, dexWithdraw, "dex_pool.withdraw") as never);
+  inst.openapi(dexRebalance, dexRebalanceHandler, builderAudit(inst, dexRebalance, "dex_pool.rebalance") as never);
+  inst.openapi(
+    dexClaimRewards,
+    dexClaimRewardsHandler,
+    builderAudit(inst, dexClaimRewards, "dex_pool.claim_rewards") as never,
+  );
 }
