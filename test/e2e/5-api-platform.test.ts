@@ -1134,6 +1134,13 @@ describe("withdrawal queue", () => {
     await expect422(`${API}/withdrawals/${lending.chain_id}/${lending.address}?limit=1001`, "limit");
     expect((await h.json(`${API}/withdrawals/${lending.chain_id}/${UNKNOWN}`)).status).toBe(404);
     expect((await h.json(`${API}/withdrawals/42161/${lending.address}`)).status).toBe(404);
+    // a vault of the registry the indexer does not follow: known, worded as pending-redemptions does
+    const [nonEvm] = await h.q<{ address: string; chain_id: number }>(
+      "SELECT address, chain_id FROM registry.vault WHERE chain_type <> 'evm' LIMIT 1",
+    );
+    const r = await h.json<{ detail: string }>(`${API}/withdrawals/${nonEvm!.chain_id}/${nonEvm!.address}`);
+    expect(r.status).toBe(404);
+    expect(r.body.detail).toMatch(/is in the registry but not indexed \(a non-EVM chain\): no withdrawal queue/);
     await expectAuth(`${API}/withdrawals/${lending.chain_id}/${lending.address}`);
   });
 });

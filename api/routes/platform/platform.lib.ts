@@ -90,6 +90,15 @@ export const upperBoundSec = (b: DateBound): number =>
 // ---------------------------------------------------------------------------------------------
 // Vaults
 
+/**
+ * The 404 of a vault the registry has on `chainId` that the indexer does not follow (a non-EVM
+ * chain's, or one whose indexing has not started): known, but with nothing indexed to answer.
+ */
+export function vaultNotIndexed(c: Context<AppEnv>, address: string, chainId: number, what: string) {
+  const on = chainId > 0 ? `chain ${chainId}` : "a non-EVM chain";
+  return c.json({ detail: `Vault ${address} is in the registry but not indexed (${on}): ${what}` }, 404);
+}
+
 /** The 404 of an unknown vault. */
 export function vaultNotFound(c: Context<AppEnv>, address: string, chainId?: number) {
   return c.json(

@@ -18,7 +18,7 @@ import {
 } from "../../lib/router.js";
 import { findVaultChain } from "../../lib/vaults.js";
 import { readKey } from "../../middleware/auth.js";
-import { guard, isEvmAddress, normAddress, vaultNotFound } from "../platform/platform.lib.js";
+import { guard, isEvmAddress, normAddress, vaultNotFound, vaultNotIndexed } from "../platform/platform.lib.js";
 import {
   notFoundResponse,
   PendingRedemptionSummarySchema,
@@ -109,8 +109,7 @@ export const pendingRedemptionsHandler: RouteHandler<typeof pendingRedemptions, 
   if (r == null) return vaultNotFound(c, address, asked);
   if ("unindexed" in r) {
     // as the batch route words it: the registry has the vault, the indexer does not follow it
-    const on = r.unindexed > 0 ? `chain ${r.unindexed}` : "a non-EVM chain";
-    return c.json({ detail: `Vault ${address} is in the registry but not indexed (${on}): no redemptions here` }, 404);
+    return vaultNotIndexed(c, address, r.unindexed, "no redemptions here");
   }
   servedChain(c, r.vault.chain_id);
   return c.json(r, 200);

@@ -16,6 +16,7 @@ import {
   VaultAddress,
   vaultJsonResponse,
 } from "../../lib/router.js";
+import { vaultChains } from "../../lib/vaults.js";
 import { readKey } from "../../middleware/auth.js";
 import {
   formatUnits,
@@ -25,6 +26,7 @@ import {
   percentString,
   utcDay,
   vaultNotFound,
+  vaultNotIndexed,
 } from "../platform/platform.lib.js";
 import { notFoundResponse, unavailableResponse, WithdrawalQueueSchema } from "../platform/platform.schemas.js";
 
@@ -33,7 +35,8 @@ export const withdrawalQueue = createRoute({
   path: "/withdrawals/{chain}/{vault_address}",
   tags: ["redemptions"],
   summary: "Withdrawal queue of a vault: pending requests and the latest processed ones",
-  description: "`chain` is a chain id of the catalogue (else 422). 404 when the vault is not indexed on that chain.",
+  description:
+    "`chain` is a chain id of the catalogue (else 422). 404 when the vault is not indexed on that chain (its detail says when the registry has it there, as for a non-EVM vault).",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: {
@@ -188,7 +191,11 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
     };
   });
   if (r instanceof Response) return r as never;
-  if (r == null) return vaultNotFound(c, address, chain);
+  if (r == null) {
+    const known = await guard(c, async () => (await vaultChains(db, s, address)).includes(chain));
+    if (known instanceof Response) return known as never;
+    return known ? vaultNotIndexed(c, address, chain, "no withdrawal queue here") : vaultNotFound(c, address, chain);
+  }
   servedChain(c, chain);
   return c.json(r, 200);
 };
