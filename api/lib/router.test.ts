@@ -25,3 +25,12 @@ describe("VaultAddress", () => {
     for (const s of samples) expect(pattern.test(s), s).toBe(VaultAddress.safeParse(s).success);
   });
 });
+
+describe("VaultAddress refusals", () => {
+  it("a malformed EVM address is a pattern mismatch, as every other address", () => {
+    const r = VaultAddress.safeParse("0xabc");
+    const issue = r.error?.issues[0];
+    expect(issue?.message).toBe("must be a 0x-prefixed 20-byte hex address");
+    expect(issue?.code === "custom" && issue.params).toEqual({ type: "string_pattern_mismatch" });
+  });
+});

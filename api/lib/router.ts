@@ -69,7 +69,11 @@ export const VaultAddress = z
   .min(1)
   .max(128)
   .regex(/^[0-9A-Za-z]+$/, "must be a vault address")
-  .refine((s) => !/^0x/i.test(s) || /^0x[0-9a-fA-F]{40}$/.test(s), "must be a 0x-prefixed 20-byte hex address")
+  // typed as a pattern, as every other address of the API is refused
+  .refine((s) => !/^0x/i.test(s) || /^0x[0-9a-fA-F]{40}$/.test(s), {
+    message: "must be a 0x-prefixed 20-byte hex address",
+    params: { type: "string_pattern_mismatch" },
+  })
   .openapi({
     pattern: VAULT_ADDRESS_PATTERN,
     example: "0x2c622344b5dc29dccc034ca76f123d4479d24122",

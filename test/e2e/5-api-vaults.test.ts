@@ -592,6 +592,7 @@ describe("vault by address", () => {
       for (const bad of ["0xzz", `0x${"a".repeat(39)}`, `0X${"a".repeat(40)}`]) {
         const d = await expect422(`${base}/${bad}`, "vault_address");
         expect(d.msg, bad).toMatch(/0x-prefixed 20-byte hex address/);
+        expect(d.type, bad).toBe("string_pattern_mismatch"); // as a wallet's address is refused
       }
       expect(
         (await expect422(`${base}/${evm()[0]!.address}?load_subaccounts=yes please`, "load_subaccounts")).loc,
