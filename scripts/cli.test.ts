@@ -72,6 +72,21 @@ describe("--help and unknown options", { timeout: 300_000 }, () => {
     });
   });
 
+  it("an option that takes one value, given twice, is refused; a repeatable one is not", async () => {
+    const wallet = "0x00000000000000000000000000000000000000aa";
+    const twice = await run("scripts/points.ts", bad, [
+      "add",
+      ...["--wallet", wallet, "--points", "1", "--reason", "r", "--points", "2"],
+    ]);
+    expect(twice.code, twice.stderr).toBe(2);
+    expect(twice.stderr).toContain("points: --points is given more than once");
+    expect(twice.stderr).toMatch(/\nusage: npm run points /);
+    // --scope may be repeated: refused further on, by the database setting, not as a duplicate
+    const scopes = await run("scripts/keys.ts", bad, ["create", "k", "--scope", "a", "--scope", "b"]);
+    expect(scopes.stderr).not.toContain("more than once");
+    expect(scopes.code).toBeGreaterThan(0);
+  });
+
   it("the services take no arguments; the tools refuse unknown commands", async () => {
     await inPairs(SERVICES, async (name) => {
       const r = await run(`scripts/${name}.ts`, bad, ["start"]);

@@ -37,21 +37,31 @@ export function printHelp(cmd: Command): never {
 
 /**
  * parseArgs over the process's arguments, strict: an unknown option or a malformed one is refused
- * (exit 2); `--help` prints the help and exits 0 before anything else is looked at.
+ * (exit 2), and so is an option given twice that takes one value (parseArgs would keep the last:
+ * `--points 1 ... --points 2` is a mistake, not a choice); `--help` prints the help and exits 0
+ * before anything else is looked at.
  */
 export function parseCommandLine<const T extends ParseArgsConfig>(
   cmd: Command,
   config: T,
 ): ReturnType<typeof parseArgs<T>> {
   let parsed: ReturnType<typeof parseArgs<T>>;
+  let tokens: { kind: string; name?: string }[];
   try {
     parsed = parseArgs<T>(config);
+    tokens = parseArgs({ ...config, tokens: true }).tokens ?? [];
   } catch (err) {
     // an unknown option next to --help still gets the help: the user asked for it
     if (process.argv.slice(2).some((a) => a === "--help" || a === "-h")) printHelp(cmd);
     refuse(cmd, errMessage(err));
   }
   if ((parsed.values as { help?: boolean }).help) printHelp(cmd);
+  const seen = new Set<string>();
+  for (const t of tokens) {
+    if (t.kind !== "option" || t.name === undefined || config.options?.[t.name]?.multiple) continue;
+    if (seen.has(t.name)) refuse(cmd, `--${t.name} is given more than once`);
+    seen.add(t.name);
+  }
   return parsed;
 }
 
