@@ -3,7 +3,7 @@ import { dateToDay, dayToDate, today as wallToday } from "../db/days.js";
 import type { JobsConfig } from "../jobs/config.js";
 import type { ChangedRange } from "../jobs/fanout.js";
 import { type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
-import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
+import { errMessage, installSignalHandlers, registerCleanup, stopAll } from "./lib/procs.js";
 
 /** how often a progress line is printed while the jobs run */
 const PROGRESS_EVERY_MS = 5000;
@@ -40,11 +40,11 @@ async function main(): Promise<void> {
   }).values;
   if (!args.all && !args.vault) refuse(CMD, "give --vault <address> or --all");
   if (args.all && args.vault) refuse(CMD, "--all and --vault exclude each other");
-  if (args.all && args.chain) refuse(CMD, "--chain goes with --vault (--all recomputes every chain)");
+  if (args.all && args.chain !== undefined) refuse(CMD, "--chain goes with --vault (--all recomputes every chain)");
   if (args.vault && !/^0x[0-9a-fA-F]{40}$/.test(args.vault)) {
     refuse(CMD, `--vault: "${args.vault}" is not a 0x-prefixed 20-byte address`);
   }
-  if (args.chain && !/^\d+$/.test(args.chain)) refuse(CMD, `--chain: "${args.chain}" is not a chain id`);
+  if (args.chain !== undefined && !/^\d+$/.test(args.chain)) refuse(CMD, `--chain: "${args.chain}" is not a chain id`);
   let from: number | null = null;
   let to: number | null = null;
   const day = (flag: "--from" | "--to", text: string) => {
@@ -91,15 +91,27 @@ async function main(): Promise<void> {
   const redis = await resolveRedis(process.env);
   const workers = await startWorkers({ ...cfg, redisUrl: redis.url }, () => {}, Date.now, { schedule: false });
   registerCleanup("workers", () => workers.close());
+  // the workers may hold jobs of other runs on these queues: closed (their jobs finished) first
+  const exit = async (code: number): Promise<never> => {
+    await stopAll();
+    process.exit(code);
+  };
+  const refuseRunning = async (msg: string): Promise<never> => {
+    await stopAll();
+    return refuse(CMD, msg);
+  };
   const today = wallToday();
   const end = Math.min(to ?? today, today);
 
   const vaults = await loadVaultMetas(workers.db, cfg.indexerSchema, cfg.registryPath);
   const firstDays = await loadFirstDays(workers.db, cfg.indexerSchema);
   const chosen = vaults.filter(
-    (v) => args.all || (v.address === args.vault!.toLowerCase() && (!args.chain || v.chainId === Number(args.chain))),
+    (v) =>
+      args.all ||
+      (v.address === args.vault!.toLowerCase() && (args.chain === undefined || v.chainId === Number(args.chain))),
   );
-  if (chosen.length === 0) refuse(CMD, `no indexed vault ${args.vault}${args.chain ? ` on chain ${args.chain}` : ""}`);
+  if (chosen.length === 0)
+    await refuseRunning(`no indexed vault ${args.vault}${args.chain ? ` on chain ${args.chain}` : ""}`);
   const changes: ChangedRange[] = [];
   for (const v of chosen) {
     const first = firstDays.get(vaultKey(v));
@@ -109,7 +121,7 @@ async function main(): Promise<void> {
     changes.push({ vault: { chainId: v.chainId, address: v.address }, from: a, to: end, fingerprints: new Map() });
   }
   if (changes.length === 0) {
-    refuse(CMD, "nothing to recompute in that range (before the vault's first snapshot or after today)");
+    await refuseRunning("nothing to recompute in that range (before the vault's first snapshot or after today)");
   }
 
   const t0 = Date.now();
@@ -145,13 +157,14 @@ async function main(): Promise<void> {
   if (ours.length > 0) {
     for (const j of ours) console.error(`recompute: ${j.id} failed: ${j.failedReason}`);
     console.error(`recompute: ${ours.length} of ${total} vault-days job(s) failed after their retries (${elapsed()})`);
-    process.exit(1);
+    await exit(1);
   }
   console.log(`recompute: done, ${plan.days} vault-days in ${total} job(s) and the points rollup in ${elapsed()}`);
-  process.exit(0);
+  await exit(0);
 }
 
-main().catch((err) => {
+main().catch(async (err) => {
   console.error(`recompute failed: ${errMessage(err)}`);
+  await stopAll();
   process.exit(1);
 });
