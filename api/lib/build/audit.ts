@@ -6,6 +6,7 @@
  * says where its time went in a `Server-Timing` header (`timing.ts`).
  */
 import { randomUUID } from "node:crypto";
+import type { RouteConfig, RouteHandler } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { Insertable, Kysely } from "kysely";
@@ -220,16 +221,35 @@ export async function runBuild<B>(
 type JsonOk = ReturnType<(c: Context<AppEnv>) => ReturnType<typeof c.json<never, 200>>>;
 
 /**
- * The audit of builder route `route` (action `action`), registered with it:
- * `inst.openapi(route, handler, builderAudit(inst, route, action))`. The hook records a body
- * that fails the route's schema; the middleware, put on the route's path first (the argument is
- * evaluated before the route is registered), one its JSON validator refuses before any schema
- * runs: not JSON, or not sent as JSON. A body the HTTP layer refuses before the key is checked
- * (over 1 MiB, nested too deep: api/middleware/body-limit.ts) names nobody, and is not recorded.
+ * Registers builder route `route` (action `action`) with its audit: the validation hook records
+ * a body that fails the route's schema, and a middleware on its path, put there first, one its
+ * JSON validator refuses before any schema runs (not JSON, or not sent as JSON). A body the
+ * HTTP layer refuses before the key is checked (over 1 MiB, nested too deep:
+ * api/middleware/body-limit.ts) names nobody, and is not recorded.
  */
-export function builderAudit(r: Router, route: { getRoutingPath(): string }, action: string) {
+export function registerBuilder<R extends RouteConfig & { getRoutingPath(): string }>(
+  r: Router,
+  route: R,
+  handler: RouteHandler<R, AppEnv>,
+  action: string,
+): void {
   r.use(route.getRoutingPath(), auditedBody(action));
-  return auditedValidation(action);
+  r.openapi(route as never, handler as never, auditedValidation(action) as never);
+}
+
+/** A 422 of a builder route, recorded like any other refusal (code `validation_error`). */
+async function recordValidation(
+  c: Context<AppEnv>,
+  action: string,
+  row: Pick<Row, "chain_id" | "subaccount" | "request" | "answer">,
+): Promise<void> {
+  try {
+    await record(c, { id: randomUUID(), action, status: 422, outcome: "refused", code: "validation_error", ...row });
+  } catch (err) {
+    if (!(err instanceof BuildRefusal)) throw err;
+    // no write side: the 422 stands, nothing was built
+  }
+  recordBuild(action, chainLabel(c, row.chain_id), "refused", "validation_error", {});
 }
 
 /** After the route: its JSON validator's refusal (400 or 415, answered as a 422) is recorded. */
@@ -240,32 +260,20 @@ function auditedBody(action: string): MiddlewareHandler<AppEnv> {
     if (!(err instanceof HTTPException) || (err.status !== 400 && err.status !== 415)) return;
     if (!c.var.principal) return; // refused before the key was checked: nobody to name
     const params = c.req.param() as Record<string, string>;
-    try {
-      await record(c, {
-        id: randomUUID(),
-        action,
-        chain_id: null,
-        subaccount: params.address ?? null,
-        status: c.res.status,
-        outcome: "refused",
-        code: "validation_error",
-        request: { ...params, json: null },
-        answer: await c.res.clone().text(),
-      });
-    } catch (e) {
-      if (!(e instanceof BuildRefusal)) throw e;
-      // no write side: the 422 stands, nothing was built
-    }
-    recordBuild(action, "", "refused", "validation_error", {});
+    await recordValidation(c, action, {
+      chain_id: null,
+      subaccount: params.address ?? null,
+      request: { ...params, json: null },
+      answer: await c.res.clone().text(),
+    });
   };
 }
 
 /**
- * The validation hook of a builder route (`inst.openapi(route, handler, auditedValidation(action))`):
- * a malformed request is refused with the usual 422 body and recorded like any other refusal
- * (code `validation_error`, the raw input as the request).
+ * The validation hook of a builder route: a malformed request is refused with the usual 422
+ * body and recorded (the raw input as the request).
  */
-export function auditedValidation(action: string) {
+function auditedValidation(action: string) {
   return async (result: { success: boolean; error?: ZodError; target: string; data?: unknown }, c: Context<AppEnv>) => {
     if (result.success || !result.error) return undefined;
     const items = validationItems(result.error, result.target);
@@ -274,23 +282,12 @@ export function auditedValidation(action: string) {
     const c0 = result.target === "json" ? input?.chain : undefined;
     // the audit row's chain_id column takes what a body's chain id may be
     const chain = ChainIdBody.safeParse(c0).success ? (c0 as number) : null;
-    try {
-      await record(c, {
-        id: randomUUID(),
-        action,
-        chain_id: chain,
-        subaccount: params.address ?? null,
-        status: 422,
-        outcome: "refused",
-        code: "validation_error",
-        request: { ...params, [result.target]: input ?? null },
-        answer: JSON.stringify({ detail: items }),
-      });
-    } catch (err) {
-      if (!(err instanceof BuildRefusal)) throw err;
-      // no write side: the 422 stands, nothing was built
-    }
-    recordBuild(action, chainLabel(c, chain), "refused", "validation_error", {});
+    await recordValidation(c, action, {
+      chain_id: chain,
+      subaccount: params.address ?? null,
+      request: { ...params, [result.target]: input ?? null },
+      answer: JSON.stringify({ detail: items }),
+    });
     return validationError(c, items);
   };
 }

@@ -1,4 +1,4 @@
-import { builderAudit } from "../../lib/build/audit.js";
+import { registerBuilder } from "../../lib/build/audit.js";
 import type { Surfaces } from "../index.js";
 import {
   dexClaimRewards,
@@ -36,48 +36,20 @@ import {
 
 /**
  * /integrations: institutional surface. The builders answer a malformed request with the 422 body
- * and record it in the build audit (`builderAudit`).
+ * and record it in the build audit (`registerBuilder`).
  */
 export function registerIntegrations({ inst }: Surfaces): void {
   inst.openapi(lendingVaultApy, lendingVaultApyHandler);
   inst.openapi(perpRelayerAStatus, perpRelayerAStatusHandler);
   inst.openapi(perpRelayerBStatus, perpRelayerBStatusHandler);
-  inst.openapi(
-    lendingMarketSupply,
-    lendingMarketSupplyHandler,
-    builderAudit(inst, lendingMarketSupply, "lending_market.supply") as never,
-  );
-  inst.openapi(
-    lendingMarketBorrow,
-    lendingMarketBorrowHandler,
-    builderAudit(inst, lendingMarketBorrow, "lending_market.borrow") as never,
-  );
-  inst.openapi(
-    lendingMarketRepay,
-    lendingMarketRepayHandler,
-    builderAudit(inst, lendingMarketRepay, "lending_market.repay") as never,
-  );
-  inst.openapi(
-    lendingMarketWithdraw,
-    lendingMarketWithdrawHandler,
-    builderAudit(inst, lendingMarketWithdraw, "lending_market.withdraw") as never,
-  );
-  inst.openapi(
-    perpRelayerADeposit,
-    perpRelayerADepositHandler,
-    builderAudit(inst, perpRelayerADeposit, "perp_relayer_a.deposit") as never,
-  );
-  inst.openapi(
-    perpRelayerBDeposit,
-    perpRelayerBDepositHandler,
-    builderAudit(inst, perpRelayerBDeposit, "perp_relayer_b.deposit") as never,
-  );
-  inst.openapi(dexDeposit, dexDepositHandler, builderAudit(inst, dexDeposit, "dex_pool.deposit") as never);
-  inst.openapi(dexWithdraw, dexWithdrawHandler, builderAudit(inst, dexWithdraw, "dex_pool.withdraw") as never);
-  inst.openapi(dexRebalance, dexRebalanceHandler, builderAudit(inst, dexRebalance, "dex_pool.rebalance") as never);
-  inst.openapi(
-    dexClaimRewards,
-    dexClaimRewardsHandler,
-    builderAudit(inst, dexClaimRewards, "dex_pool.claim_rewards") as never,
-  );
+  registerBuilder(inst, lendingMarketSupply, lendingMarketSupplyHandler, "lending_market.supply");
+  registerBuilder(inst, lendingMarketBorrow, lendingMarketBorrowHandler, "lending_market.borrow");
+  registerBuilder(inst, lendingMarketRepay, lendingMarketRepayHandler, "lending_market.repay");
+  registerBuilder(inst, lendingMarketWithdraw, lendingMarketWithdrawHandler, "lending_market.withdraw");
+  registerBuilder(inst, perpRelayerADeposit, perpRelayerADepositHandler, "perp_relayer_a.deposit");
+  registerBuilder(inst, perpRelayerBDeposit, perpRelayerBDepositHandler, "perp_relayer_b.deposit");
+  registerBuilder(inst, dexDeposit, dexDepositHandler, "dex_pool.deposit");
+  registerBuilder(inst, dexWithdraw, dexWithdrawHandler, "dex_pool.withdraw");
+  registerBuilder(inst, dexRebalance, dexRebalanceHandler, "dex_pool.rebalance");
+  registerBuilder(inst, dexClaimRewards, dexClaimRewardsHandler, "dex_pool.claim_rewards");
 }

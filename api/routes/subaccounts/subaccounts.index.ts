@@ -1,4 +1,4 @@
-import { builderAudit } from "../../lib/build/audit.js";
+import { registerBuilder } from "../../lib/build/audit.js";
 import type { Surfaces } from "../index.js";
 import { healthFactorHandler, subaccountListHandler, summaryHandler } from "./subaccounts.handlers.js";
 import { healthFactor, subaccountList, summary } from "./subaccounts.routes.js";
@@ -9,5 +9,5 @@ export function registerSubaccounts({ inst }: Surfaces): void {
   inst.openapi(subaccountList, subaccountListHandler);
   inst.openapi(healthFactor, healthFactorHandler);
   inst.openapi(summary, summaryHandler);
-  inst.openapi(swapRoute, swapHandler, builderAudit(inst, swapRoute, "swap") as never);
+  registerBuilder(inst, swapRoute, swapHandler, "swap");
 }
