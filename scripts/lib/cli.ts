@@ -45,11 +45,9 @@ export function parseCommandLine<const T extends ParseArgsConfig>(
   cmd: Command,
   config: T,
 ): ReturnType<typeof parseArgs<T>> {
-  let parsed: ReturnType<typeof parseArgs<T>>;
-  let tokens: { kind: string; name?: string }[];
+  let parsed: ReturnType<typeof parseArgs<T & { tokens: true }>>;
   try {
-    parsed = parseArgs<T>(config);
-    tokens = parseArgs({ ...config, tokens: true }).tokens ?? [];
+    parsed = parseArgs<T & { tokens: true }>({ ...config, tokens: true });
   } catch (err) {
     // an unknown option next to --help still gets the help: the user asked for it
     if (process.argv.slice(2).some((a) => a === "--help" || a === "-h")) printHelp(cmd);
@@ -57,12 +55,12 @@ export function parseCommandLine<const T extends ParseArgsConfig>(
   }
   if ((parsed.values as { help?: boolean }).help) printHelp(cmd);
   const seen = new Set<string>();
-  for (const t of tokens) {
+  for (const t of parsed.tokens as { kind: string; name?: string }[]) {
     if (t.kind !== "option" || t.name === undefined || config.options?.[t.name]?.multiple) continue;
     if (seen.has(t.name)) refuse(cmd, `--${t.name} is given more than once`);
     seen.add(t.name);
   }
-  return parsed;
+  return parsed as ReturnType<typeof parseArgs<T>>;
 }
 
 /** What a command's settings schema is built with (`settings`). */
