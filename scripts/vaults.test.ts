@@ -5,7 +5,7 @@
  * and every refusal (readable message, non-zero exit, the file untouched).
  */
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createPublicClient, http } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -270,6 +270,37 @@ describe("npm run vaults on a fresh chain", { timeout: 180_000 }, () => {
     expect(r.stderr).toMatch(/vault registry .*bad.json is invalid/);
     expect(r.stderr).toContain("nothing was changed");
     expect(readFileSync(bad, "utf8")).toBe(JSON.stringify({ version: 1, vaults: [{ chainId: 10, address: "nope" }] }));
+  });
+
+  it("concurrent adds and removes of one file keep every change; a duplicate race adds it once", async () => {
+    const shared = join(dir, "concurrent.json");
+    writeFileSync(shared, JSON.stringify({ version: 1, vaults: [other] }, null, 2));
+    const on = (cmd: string, v: string) =>
+      run([cmd, "--chain", String(CHAIN), "--address", v, "--registry", shared], env);
+    const vaults = [w.lendingPool.address, w.vaultV2.address, w.erc4626.address];
+    const added = await Promise.all(vaults.map((v) => on("add", v)));
+    for (const r of added) expect(r.code, r.stderr).toBe(0);
+    const inFile = () => loadRegistry(shared).evm.map((v) => v.address);
+    expect(inFile().sort()).toEqual([other.address, ...vaults].sort());
+    // two removes and a re-add at once: each change sees the one before it
+    const mixed = await Promise.all([on("remove", vaults[0]!), on("remove", vaults[1]!), on("add", w.token)]);
+    expect(mixed.map((r) => r.code)).toEqual([0, 0, 1]); // the token is no vault
+    expect(inFile().sort()).toEqual([other.address, vaults[2]!].sort());
+    // the same vault twice at once: one adds it, the other finds it there
+    const twice = await Promise.all([on("add", vaults[0]!), on("add", vaults[0]!)]);
+    expect(twice.map((r) => r.code).sort()).toEqual([0, 1]);
+    expect(twice.find((r) => r.code === 1)!.stderr).toMatch(
+      /is already in .*\(Fresh Lending Pool\); nothing was changed/,
+    );
+    expect(inFile().filter((a) => a === vaults[0])).toHaveLength(1);
+    expect(existsSync(`${shared}.lock`)).toBe(false);
+    // a lock left behind by a command that was killed is taken over once it is stale
+    mkdirSync(`${shared}.lock`);
+    const minuteAgo = new Date(Date.now() - 60_000);
+    utimesSync(`${shared}.lock`, minuteAgo, minuteAgo);
+    const after = await on("remove", vaults[0]!);
+    expect(after.code, after.stderr).toBe(0);
+    expect([inFile().includes(vaults[0]!), existsSync(`${shared}.lock`)]).toEqual([false, false]);
   });
 
   it("list shows every vault; remove takes one out and keeps the others as written", async () => {

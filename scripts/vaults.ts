@@ -36,7 +36,8 @@ With DATABASE_URL, the database is checked before the file is changed, and the f
 as it was when loading the tables fails.
 
 The file is replaced in one step (a temporary file renamed over it), every other entry kept as it
-is. A running indexer (npm run indexer, the demo's) notices the change, indexes the new registry
+is. Commands changing one file take turns (<file>.lock; one left by a killed command is taken
+over after 10 s): each adds to or removes from the file as the one before it left it. A running indexer (npm run indexer, the demo's) notices the change, indexes the new registry
 in a new deployment beside the old one and switches the views to it once it is at every chain's
 head (README, "Index your first real vault"); it needs PONDER_RPC_URL_<id> of a new chain in its
 own environment.
@@ -101,42 +102,38 @@ async function main(): Promise<void> {
   if (!isEvmChain(chainId)) {
     refuse(CMD, `--chain: ${chainId} (${getChain(chainId)!.name}) is not an EVM chain; add its vaults to the file`);
   }
-  const [{ registryPath }, { readRegistryFile, sameVault }, { createPublicClient, fallback, http }] = await Promise.all(
-    [import("../config/registry.js"), import("./lib/registry-file.js"), import("viem")],
-  );
+  const [{ registryPath }, { sameVault }, { createPublicClient, fallback, http }] = await Promise.all([
+    import("../config/registry.js"),
+    import("./lib/registry-file.js"),
+    import("viem"),
+  ]);
   const file = a.registry ?? registryPath();
-  if (!existsSync(file)) {
-    if (cmd === "remove") fail(`no registry file at ${file}; nothing was changed`);
-    if (!a.create) fail(`no registry file at ${file}: check the path, or add --create to start a new registry there`);
-  }
-  let raw: RawRegistry;
-  let before: string | null;
-  try {
-    raw = readRegistryFile(file);
-    before = existsSync(file) ? readFileSync(file, "utf8") : null;
-  } catch (err) {
-    fail(`${errMessage(err)}\n(fix the file first; nothing was changed)`);
-  }
+  const create = cmd === "add" && a.create === true;
+  // a first look, to refuse early; the change itself re-reads the file holding its lock
+  const first = (await readForChange(file, create, cmd)).raw;
   // the database, when the tables are to follow the file: checked before the file changes
   const database = await openDatabase();
-  const listed = raw.vaults.findIndex((v) => sameVault(v, chainId, address));
+  const listedIn = (raw: RawRegistry) => raw.vaults.findIndex((v) => sameVault(v, chainId, address));
+  const refuseListed = (raw: RawRegistry) => {
+    const listed = listedIn(raw);
+    if (listed >= 0) {
+      const name = raw.vaults[listed]!.name;
+      fail(`vault ${address} on chain ${chainId} is already in ${file} (${name}); nothing was changed`);
+    }
+  };
 
   if (cmd === "remove") {
-    if (listed < 0) fail(`no vault ${address} on chain ${chainId} in ${file}; nothing was changed`);
-    const removed = raw.vaults[listed]!;
-    raw.vaults.splice(listed, 1);
-    const reg = await save(file, raw);
-    // said once the tables followed: a failed load puts the file back, and says so
-    await loadTables(database, reg, { file, before });
-    console.log(`removed ${removed.name} (${removed.family}) ${address} on chain ${chainId} from ${file}`);
+    let removed: Record<string, unknown> | undefined;
+    await change(file, { create, cmd }, database, (raw) => {
+      const listed = listedIn(raw);
+      if (listed < 0) fail(`no vault ${address} on chain ${chainId} in ${file}; nothing was changed`);
+      [removed] = raw.vaults.splice(listed, 1);
+    });
+    console.log(`removed ${removed!.name} (${removed!.family}) ${address} on chain ${chainId} from ${file}`);
     return;
   }
 
-  if (listed >= 0) {
-    fail(
-      `vault ${address} on chain ${chainId} is already in ${file} (${raw.vaults[listed]!.name}); nothing was changed`,
-    );
-  }
+  refuseListed(first);
   let startBlock: number | undefined;
   if (a["start-block"] !== undefined) {
     if (!/^\d+$/.test(a["start-block"])) refuse(CMD, `--start-block: "${a["start-block"]}" is not a block number`);
@@ -162,11 +159,67 @@ async function main(): Promise<void> {
   const client = createPublicClient({ transport: fallback(transports) }) as PublicClient;
 
   const entry = await probe(client, chainId, address, urls.join(", "), { startBlock, name: a.name, kind: a.kind });
-  raw.vaults.push(entry);
-  const reg = await save(file, raw);
-  await loadTables(database, reg, { file, before }, chainId);
+  // added to the file as it is now: another command may have changed it during the probe
+  await change(
+    file,
+    { create, cmd },
+    database,
+    (raw) => {
+      refuseListed(raw);
+      raw.vaults.push(entry);
+    },
+    chainId,
+  );
   const found = `${entry.family} "${entry.name}" (${entry.symbol}), asset ${entry.asset.symbol}`;
   console.log(`added ${found} ${address} on chain ${chainId}, from block ${entry.startBlock}, to ${file}`);
+}
+
+/**
+ * The registry file as it is, refused when it is not there (unless add --create) or invalid.
+ * `before`: its text, null when there is none.
+ */
+async function readForChange(
+  file: string,
+  create: boolean,
+  cmd: string,
+): Promise<{ raw: RawRegistry; before: string | null }> {
+  const { readRegistryFile } = await import("./lib/registry-file.js");
+  if (!existsSync(file)) {
+    if (cmd === "remove") fail(`no registry file at ${file}; nothing was changed`);
+    if (!create) fail(`no registry file at ${file}: check the path, or add --create to start a new registry there`);
+  }
+  try {
+    const before = existsSync(file) ? readFileSync(file, "utf8") : null;
+    return { raw: readRegistryFile(file), before };
+  } catch (err) {
+    fail(`${errMessage(err)}\n(fix the file first; nothing was changed)`);
+  }
+}
+
+/**
+ * One change of the file, holding its lock: read as it is now, `edit`ed (which may refuse),
+ * written, and the tables loaded from it; concurrent commands on one file take turns.
+ */
+async function change(
+  file: string,
+  opts: { create: boolean; cmd: string },
+  database: Db | null,
+  edit: (raw: RawRegistry) => void,
+  chainId?: number,
+): Promise<void> {
+  const { RegistryLocked, withRegistryLock } = await import("./lib/registry-file.js");
+  try {
+    await withRegistryLock(file, async () => {
+      const { raw, before } = await readForChange(file, opts.create, opts.cmd);
+      edit(raw);
+      const reg = await save(file, raw);
+      // said once the tables followed: a failed load puts the file back, and says so
+      await loadTables(database, reg, { file, before }, chainId);
+    });
+  } catch (err) {
+    if (!(err instanceof RegistryLocked)) throw err;
+    fail(`${err.message}; nothing was changed`);
+  }
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import lockfile from "proper-lockfile";
 import { loadRegistry, type Registry } from "../../config/registry.js";
 
 interface RawRegistry {
@@ -36,5 +37,34 @@ export function writeRegistryFile(path: string, raw: RawRegistry): Registry {
   } catch (err) {
     rmSync(tmp, { force: true });
     throw err;
+  }
+}
+
+/** Another command holds the file's lock for longer than a change waits. */
+export class RegistryLocked extends Error {}
+
+/** How long a change waits for another command's change of the same file to finish. */
+const LOCK_WAIT = { retries: 60, factor: 1.2, minTimeout: 50, maxTimeout: 1000 };
+
+/**
+ * Runs `change` (read the file, edit it, write it, load the tables) holding `<path>.lock`, so
+ * two commands changing one registry file take turns and neither loses the other's entry. A
+ * lock left by a process that died is taken over once it is 10 s stale (proper-lockfile keeps a
+ * held lock fresh); the lock goes with the process however it exits.
+ */
+export async function withRegistryLock<T>(path: string, change: () => Promise<T>): Promise<T> {
+  mkdirSync(dirname(path), { recursive: true });
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(path, { realpath: false, stale: 10_000, retries: LOCK_WAIT });
+  } catch (err) {
+    if ((err as { code?: string }).code !== "ELOCKED") throw err;
+    const held = `another command is still changing ${path} (it holds ${path}.lock)`;
+    throw new RegistryLocked(`${held}: try again once it is done`);
+  }
+  try {
+    return await change();
+  } finally {
+    await release().catch(() => {});
   }
 }
