@@ -17,6 +17,7 @@ return to it resumes it. This lists every deployment with its size and what need
            a running indexer holds it (Ponder's lock, its heartbeat under 25 s old), or an
            indexer group records it (npm run indexer-groups -- list)
   dropped  the others, each checked again with its tables locked, then DROP SCHEMA ... CASCADE
+           (one another prune dropped first, two running at once, is "already dropped")
 
   --idle-hours <n>  drop only deployments whose indexer last ran more than n hours ago (default
                     0), e.g. 168 to keep a week of deployments to switch back to
@@ -67,15 +68,19 @@ async function main(): Promise<void> {
     return;
   }
   let dropped = 0;
+  let gone = 0;
   for (const d of victims) {
-    const kept = await dropDeployment(url, d.schema);
-    if (kept) console.log(`${d.schema}: kept (${kept})`);
-    else {
+    const done = await dropDeployment(url, d.schema);
+    if (done.outcome === "kept") console.log(`${d.schema}: kept (${done.why})`);
+    else if (done.outcome === "gone") {
+      gone++;
+      console.log(`${d.schema}: already dropped (by another command meanwhile)`);
+    } else {
       dropped++;
       console.log(`${d.schema}: dropped (${mib(d.bytes)})`);
     }
   }
-  console.log(`${dropped} deployment(s) dropped`);
+  console.log(`${dropped} deployment(s) dropped${gone ? `, ${gone} dropped meanwhile by another command` : ""}`);
 }
 
 main().catch((err) => {

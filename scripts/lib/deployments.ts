@@ -102,19 +102,38 @@ export async function listDeployments(databaseUrl: string): Promise<Deployment[]
     );
     const groups = await recordedGroups(c);
     const out: Deployment[] = [];
-    for (const r of rows) if (DEPLOYMENT.test(r.schema)) out.push(await deploymentState(c, r.schema, groups));
+    for (const r of rows) {
+      if (!DEPLOYMENT.test(r.schema)) continue;
+      try {
+        out.push(await deploymentState(c, r.schema, groups));
+      } catch (err) {
+        // dropped meanwhile (another prune): no longer a deployment to list
+        if (!(droppedMeanwhile(err) && !(await schemaExists(c, r.schema)))) throw err;
+      }
+    }
     return out;
   } finally {
     await c.end();
   }
 }
 
+/** An error of a query naming a relation or schema that is not there (any more). */
+const droppedMeanwhile = (err: unknown) => ["42P01", "3F000"].includes((err as { code?: string }).code ?? "");
+
+async function schemaExists(c: pg.ClientBase, schema: string): Promise<boolean> {
+  const { rows } = await c.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
+  return rows.length > 0;
+}
+
+/** What dropDeployment did: dropped it, kept it (why), or found it gone (another prune dropped it). */
+export type DropOutcome = { outcome: "dropped" } | { outcome: "kept"; why: string } | { outcome: "gone" };
+
 /**
  * Drops one deployment schema if nothing needs it, checked again with its tables locked, so a
  * view created meanwhile waits for this transaction (and then fails) instead of being dropped
- * with the schema. Returns why it was kept, or null once dropped.
+ * with the schema. A schema another command dropped first (two prunes at once) is "gone".
  */
-export async function dropDeployment(databaseUrl: string, schema: string): Promise<string | null> {
+export async function dropDeployment(databaseUrl: string, schema: string): Promise<DropOutcome> {
   if (!DEPLOYMENT.test(schema)) throw new Error(`"${schema}" is not a deployment schema name`);
   const c = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 10_000 });
   await c.connect();
@@ -130,16 +149,22 @@ export async function dropDeployment(databaseUrl: string, schema: string): Promi
       const list = tables.rows.map((t) => `${ident(schema)}.${ident(t.relname)}`).join(", ");
       await c.query(`LOCK TABLE ${list} IN ACCESS EXCLUSIVE MODE`);
     }
+    if (!(await schemaExists(c, schema))) {
+      await c.query("ROLLBACK");
+      return { outcome: "gone" };
+    }
     const why = keptBecause(await deploymentState(c, schema, await recordedGroups(c)));
     if (why) {
       await c.query("ROLLBACK");
-      return why;
+      return { outcome: "kept", why };
     }
     await c.query(`DROP SCHEMA ${ident(schema)} CASCADE`);
     await c.query("COMMIT");
-    return null;
+    return { outcome: "dropped" };
   } catch (err) {
     await c.query("ROLLBACK").catch(() => undefined);
+    // its tables dropped while this waited for their locks: gone, if the schema is
+    if (droppedMeanwhile(err) && !(await schemaExists(c, schema))) return { outcome: "gone" };
     throw err;
   } finally {
     await c.end();

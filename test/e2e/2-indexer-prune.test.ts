@@ -9,7 +9,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { dropDeployment } from "../../scripts/lib/deployments.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
-import { rows, withDb } from "../helpers.js";
+import { rows, until, withDb } from "../helpers.js";
 
 const devnet = inject("devnet");
 const DB = "prune_test";
@@ -115,9 +115,71 @@ describe("npm run indexer-prune", () => {
   it("checks again before dropping: a schema a view came to read is kept", async () => {
     await deployment("app_000000000007", 0, 72 * HOUR);
     await withDb(url, (c) => c.query('CREATE VIEW public.late AS SELECT * FROM "app_000000000007".vault'));
-    expect(await dropDeployment(url, "app_000000000007")).toBe("read by public.late");
+    expect(await dropDeployment(url, "app_000000000007")).toEqual({ outcome: "kept", why: "read by public.late" });
     expect(await schemas()).toContain("app_000000000007");
     await expect(dropDeployment(url, "indexer")).rejects.toThrow(/not a deployment schema name/);
+  });
+
+  /** Runs `during` while `schema`'s vault table is held (ACCESS SHARE), released once `waiting` locks queue behind it. */
+  async function whileHeld<T>(schema: string, waiting: number, during: () => Promise<T>): Promise<T> {
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let holder: Promise<unknown> = Promise.resolve();
+    await new Promise<void>((ready, failed) => {
+      holder = withDb(url, async (c) => {
+        await c.query("BEGIN");
+        await c.query(`LOCK TABLE "${schema}".vault IN ACCESS SHARE MODE`);
+        ready();
+        await held;
+        await c.query("COMMIT");
+      }).catch(failed);
+    });
+    const running = during();
+    await until(`${waiting} lock requests on ${schema}`, 60_000, async () => {
+      const [w] = await withDb(url, (c) =>
+        rows<{ n: number }>(
+          c,
+          `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class t ON t.oid = l.relation
+           JOIN pg_namespace n ON n.oid = t.relnamespace WHERE n.nspname = $1 AND NOT l.granted`,
+          [schema],
+        ),
+      );
+      return w!.n >= waiting ? true : undefined;
+    });
+    release();
+    await holder;
+    return running;
+  }
+
+  it("one deployment dropped by two at once: one drops it, the other finds it gone", async () => {
+    const s = "app_0000000000b1";
+    await deployment(s, 0, 72 * HOUR);
+    const outcomes = await whileHeld(s, 2, () => Promise.all([dropDeployment(url, s), dropDeployment(url, s)]));
+    expect(outcomes.map((o) => o.outcome).sort()).toEqual(["dropped", "gone"]);
+    expect(await schemas()).not.toContain(s);
+  });
+
+  it("two prunes at once: each deployment dropped once, both succeed", async () => {
+    const idle = ["app_0000000000a1", "app_0000000000a2", "app_0000000000a3", "app_0000000000a4"];
+    for (const s of idle) await deployment(s, 0, 72 * HOUR);
+    // held until both wait on the first's tables (to drop it, or to list it behind the other)
+    const [a, b] = await whileHeld(idle[0]!, 2, () => Promise.all([cli("--yes"), cli("--yes")]));
+    const line = (out: string, s: string) => out.split("\n").find((l) => l.startsWith(`${s}: `)) ?? "";
+    for (const s of idle) {
+      const said = [a, b].map((r) => line(r.stdout, s));
+      expect(
+        said.filter((l) => l.startsWith(`${s}: dropped (`)),
+        s,
+      ).toHaveLength(1);
+      // the other either found it gone, or listed after it went
+      expect(
+        said.filter((l) => l === `${s}: already dropped (by another command meanwhile)` || l === ""),
+        s,
+      ).toHaveLength(1);
+    }
+    expect((await schemas()).filter((s) => idle.includes(s))).toEqual([]);
   });
 
   it("refuses bad arguments with exit 2", async () => {
