@@ -68,7 +68,8 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   const failed = results?.find((r) => r.status === "Error");
   if (error || failed) {
     const which = failed ? `migration ${failed.migrationName}` : "migration";
-    throw new Error(`${which} failed: ${error instanceof Error ? error.message : String(error)}`);
+    const message = `${which} failed: ${error instanceof Error ? error.message : String(error)}`;
+    throw new Error(message, { cause: error });
   }
   return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
 }

@@ -1,7 +1,14 @@
 /** The analysts' read-only login role, created or brought up to date: `npm run analyst-role -- --help`. */
 
-import { type Command, databaseUrl, HELP_OPTION, parseCommandLine, refuse, settings } from "./lib/cli.js";
-import { errMessage } from "./lib/procs.js";
+import {
+  type Command,
+  commandFailed,
+  databaseUrl,
+  HELP_OPTION,
+  parseCommandLine,
+  refuse,
+  settings,
+} from "./lib/cli.js";
 
 const SCHEMAS = ["derived", "registry", "ops"];
 
@@ -71,7 +78,4 @@ async function main(): Promise<void> {
   console.log(`role "${role}" reads indexer, ${SCHEMAS.join(", ")}; connect as ${shown.toString()}`);
 }
 
-main().catch((err) => {
-  console.error(`analyst-role: ${errMessage(err)}`);
-  process.exit(1);
-});
+main().catch((err) => commandFailed("analyst-role", err));

@@ -299,6 +299,35 @@ describe("command-line configuration errors", { timeout: 300_000 }, () => {
     }
   });
 
+  it("a database nobody answers on: the tools name DATABASE_URL (never its password), exit 1", async () => {
+    const db = {
+      DATABASE_URL: "postgresql://someone:s3cret@127.0.0.1:9/vaults",
+      ANALYST_PASSWORD: "long-enough-password",
+    };
+    const calls: [string, string[]][] = [
+      ["keys", ["list"]],
+      ["keys", ["create", "someone"]],
+      ["points", ["list"]],
+      ["points", ["add", "--wallet", `0x${"1".repeat(40)}`, "--points", "1", "--reason", "x"]],
+      ["operators", ["list"]],
+      ["governance-log", ["list", "--vault", `0x${"2".repeat(40)}`]],
+      ["registry", ["show"]],
+      ["indexer-prune", []],
+      ["indexer-groups", ["list"]],
+      ["analyst-role", []],
+    ];
+    await inPairs(calls, async ([name, args]) => {
+      const r = await run(`scripts/${name}.ts`, db, args);
+      const what = `${name} ${args.join(" ")}: ${r.stderr}`;
+      expect(r.code, what).toBe(1);
+      expect(r.stderr, what).toMatch(
+        new RegExp(`^${name}: the database \\(DATABASE_URL, 127\\.0\\.0\\.1:9/vaults\\) is not usable: .*ECONNREFUSED`),
+      );
+      expect(r.stderr, what).not.toContain("s3cret");
+      expect(r.stderr, what).not.toMatch(/\n\s+at /);
+    });
+  });
+
   it("npm run operators / governance-log / keys: bad arguments", async () => {
     const db = { DATABASE_URL: "postgresql://x@127.0.0.1:1/x" };
     expect(await run("scripts/operators.ts", db, ["grant", "alice"])).toMatchObject({

@@ -4,13 +4,13 @@ import { parseDateOrDateTime } from "../db/days.js";
 import {
   CLI_DB_TIMEOUTS,
   type Command,
+  commandFailed,
   databaseUrl,
   HELP_OPTION,
   missingTable,
   parseCommandLine,
   refuse,
 } from "./lib/cli.js";
-import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {
   name: "governance-log",
@@ -184,7 +184,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(`governance-log failed: ${errMessage(err)}`);
-  process.exit(1);
-});
+main().catch((err) => commandFailed("governance-log", err));

@@ -1,9 +1,8 @@
 /** The indexer groups behind the `indexer` views: `npm run indexer-groups -- --help`. */
 
-import { type Command, databaseUrl, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
+import { type Command, commandFailed, databaseUrl, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
 import { GROUP_NAME, listGroups, removeGroup } from "./lib/indexer-groups.js";
 import { VIEWS_SCHEMA } from "./lib/paths.js";
-import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {
   name: "indexer-groups",
@@ -57,7 +56,4 @@ async function main(): Promise<void> {
     );
 }
 
-main().catch((err) => {
-  console.error(`indexer-groups: ${errMessage(err)}`);
-  process.exit(1);
-});
+main().catch((err) => commandFailed("indexer-groups", err));

@@ -1,8 +1,7 @@
 /** Old indexer deployment schemas, listed and dropped: `npm run indexer-prune -- --help`. */
 
-import { type Command, databaseUrl, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
+import { type Command, commandFailed, databaseUrl, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
 import type { Deployment } from "./lib/deployments.js";
-import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {
   name: "indexer-prune",
@@ -83,7 +82,4 @@ async function main(): Promise<void> {
   console.log(`${dropped} deployment(s) dropped${gone ? `, ${gone} dropped meanwhile by another command` : ""}`);
 }
 
-main().catch((err) => {
-  console.error(`indexer-prune: ${errMessage(err)}`);
-  process.exit(1);
-});
+main().catch((err) => commandFailed("indexer-prune", err));

@@ -4,13 +4,13 @@ import { isScope, SCOPE_NAMES } from "../api/auth/scopes.js";
 import {
   CLI_DB_TIMEOUTS,
   type Command,
+  commandFailed,
   databaseUrl,
   HELP_OPTION,
   missingTable,
   parseCommandLine,
   refuse,
 } from "./lib/cli.js";
-import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {
   name: "keys",
@@ -91,7 +91,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(`keys failed: ${errMessage(err)}`);
-  process.exit(1);
-});
+main().catch((err) => commandFailed("keys", err));

@@ -6,6 +6,7 @@ import { isScope, SCOPE_NAMES } from "../api/auth/scopes.js";
 import {
   CLI_DB_TIMEOUTS,
   type Command,
+  commandFailed,
   databaseUrl,
   HELP_OPTION,
   missingTable,
@@ -157,7 +158,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(`operators failed: ${errMessage(err)}`);
-  process.exit(1);
-});
+main().catch((err) => commandFailed("operators", err));

@@ -3,13 +3,13 @@ import { userInfo } from "node:os";
 import {
   CLI_DB_TIMEOUTS,
   type Command,
+  commandFailed,
   databaseUrl,
   HELP_OPTION,
   missingTable,
   parseCommandLine,
   refuse,
 } from "./lib/cli.js";
-import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {
   name: "points",
@@ -101,7 +101,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(`points failed: ${errMessage(err)}`);
-  process.exit(1);
-});
+main().catch((err) => commandFailed("points", err));

@@ -4,6 +4,7 @@ import type { Registry } from "../config/registry.js";
 import {
   CLI_DB_TIMEOUTS,
   type Command,
+  commandFailed,
   databaseUrl,
   HELP_OPTION,
   missingTable,
@@ -70,7 +71,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(`registry failed: ${errMessage(err)}`);
-  process.exit(1);
-});
+main().catch((err) => commandFailed("registry", err));

@@ -117,3 +117,44 @@ export async function missingTable<DB>(db: Kysely<DB>, tables: readonly string[]
   }
   return null;
 }
+
+/** Socket errors and server answers meaning the database was not reached or would not let us in. */
+const UNREACHABLE = new Set([
+  ...["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH"],
+  ...["28P01", "28000", "3D000", "57P03"], // bad password, no such role or database, starting up
+]);
+
+function databaseUnreachable(err: unknown): boolean {
+  const e = err as { code?: unknown; errors?: unknown[]; message?: unknown; cause?: unknown } | null;
+  if (!e || typeof e !== "object") return false;
+  if (typeof e.code === "string" && UNREACHABLE.has(e.code)) return true;
+  if (Array.isArray(e.errors) && e.errors.some(databaseUnreachable)) return true;
+  if (e.cause !== undefined && e.cause !== err && databaseUnreachable(e.cause)) return true;
+  return /timeout exceeded when trying to connect|Connection terminated (due to connection timeout|unexpectedly)/.test(
+    String(e.message ?? ""),
+  );
+}
+
+/** host:port/database of DATABASE_URL, never its user or password. */
+function databaseTarget(): string {
+  const url = process.env.DATABASE_URL?.trim() ?? "";
+  try {
+    const u = new URL(url.replace("@/", "@___DUMMY___/"));
+    const host = u.hostname === "___DUMMY___" || u.hostname === "" ? "the local socket" : u.hostname;
+    return `${host}:${u.port || 5432}${u.pathname.length > 1 ? u.pathname : ""}`;
+  } catch {
+    return "unparsable";
+  }
+}
+
+/**
+ * A command's last word on an error it did not expect: the message and exit 1. When it is the
+ * database that could not be reached or refused the login, it says so and names DATABASE_URL
+ * (its host, port and database: the password stays out of the terminal).
+ */
+export function commandFailed(name: string, err: unknown): never {
+  if (databaseUnreachable(err) && process.env.DATABASE_URL?.trim()) {
+    console.error(`${name}: the database (DATABASE_URL, ${databaseTarget()}) is not usable: ${errMessage(err)}`);
+  } else console.error(`${name} failed: ${errMessage(err)}`);
+  process.exit(1);
+}

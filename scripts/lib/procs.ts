@@ -456,7 +456,9 @@ export async function waitForPort(host: string, port: number, timeoutMs = 30_000
 export function errMessage(err: unknown): string {
   if (err instanceof Error) {
     const cause = (err as Error & { cause?: unknown }).cause;
-    return cause instanceof Error ? `${err.message} (${cause.message})` : err.message;
+    // a cause the message already quotes (a wrapped error) is not said twice
+    const told = cause instanceof Error && !err.message.includes(cause.message);
+    return told ? `${err.message} (${(cause as Error).message})` : err.message;
   }
   return String(err);
 }
