@@ -314,6 +314,9 @@ describe("npm run vaults on a fresh chain", { timeout: 180_000 }, () => {
       `${CHAIN}\t${w.vaultV2.address}\ttokenizedVaultV2\ttokenized_eth\t${w.vaultV2.block}\tFresh Vault V2`,
       `${CHAIN}\t${w.erc4626.address}\terc4626\terc4626\t${w.erc4626.block}\tMy First Real Vault`,
     ]);
+    // --registry relative to where the command is typed (npm's INIT_CWD), not the repository
+    const relative = await run(["list", "--registry", "vaults.json"], { ...env, VAULT_REGISTRY: "", INIT_CWD: dir });
+    expect(relative.stdout, relative.stderr).toBe(l.stdout);
     const r = await run(["remove", "--chain", String(CHAIN), "--address", w.vaultV2.address], env);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`removed Fresh Vault V2 (tokenizedVaultV2) ${w.vaultV2.address} on chain ${CHAIN}`);

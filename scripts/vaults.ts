@@ -7,7 +7,15 @@ import { getChain, isEvmChain } from "../config/chains.js";
 import { POSTGRES_SCHEME, POSTGRES_URL_FORM, parsablePostgresUrl } from "../config/postgres-url.js";
 import type { EvmVault, Registry } from "../config/registry.js";
 import { rpcUrlsFromEnv } from "../config/rpc-urls.js";
-import { CLI_DB_TIMEOUTS, type Command, commandFailed, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
+import {
+  argumentPath,
+  CLI_DB_TIMEOUTS,
+  type Command,
+  commandFailed,
+  HELP_OPTION,
+  parseCommandLine,
+  refuse,
+} from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {
@@ -42,7 +50,8 @@ in a new deployment beside the old one and switches the views to it once it is a
 head (README, "Index your first real vault"); it needs PONDER_RPC_URL_<id> of a new chain in its
 own environment.
 
-Environment: VAULT_REGISTRY (the file, default config/vaults.json; --registry overrides it),
+Environment: VAULT_REGISTRY (the file, default config/vaults.json, relative to the repository;
+--registry overrides it, relative to the directory the command is typed in),
 PONDER_RPC_URL_<id> (add: the chain's JSON-RPC URLs, comma-separated; the next when one fails),
 DATABASE_URL (optional: add and remove then load the registry tables as "npm run registry --
 load" does, migrations first, and list shows what is indexed).`,
@@ -107,7 +116,7 @@ async function main(): Promise<void> {
     import("./lib/registry-file.js"),
     import("viem"),
   ]);
-  const file = a.registry ?? registryPath();
+  const file = a.registry === undefined ? registryPath() : argumentPath(a.registry);
   const create = cmd === "add" && a.create === true;
   // a first look, to refuse early; the change itself re-reads the file holding its lock
   const first = (await readForChange(file, create, cmd)).raw;
@@ -402,7 +411,7 @@ async function indexedChains(url: string): Promise<Set<number> | null> {
 /** `given`: --registry; without it VAULT_REGISTRY, else the default file */
 async function list(given: string | undefined): Promise<void> {
   const { loadRegistry, registryPath } = await import("../config/registry.js");
-  const file = given ?? registryPath();
+  const file = given === undefined ? registryPath() : argumentPath(given);
   let reg: Registry;
   try {
     reg = loadRegistry(file);

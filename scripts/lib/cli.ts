@@ -3,6 +3,7 @@
  * bad arguments (a message, the usage, exit 2), the DATABASE_URL check, and the check the
  * read-only commands make instead of running migrations.
  */
+import { resolve } from "node:path";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import type { Kysely } from "kysely";
 import type { z } from "zod";
@@ -81,6 +82,14 @@ export async function settings<S extends z.ZodType>(cmd: Command, build: (kit: S
   } catch (err) {
     return refuse(cmd, errMessage(err));
   }
+}
+
+/**
+ * A file named on the command line, absolute: a relative one is taken from the directory the
+ * command was typed in (npm's INIT_CWD), not from the repository root npm runs scripts in.
+ */
+export function argumentPath(given: string): string {
+  return resolve(process.env.INIT_CWD || process.cwd(), given);
 }
 
 /** DATABASE_URL, checked as the services check it (never echoed: it holds a password). */

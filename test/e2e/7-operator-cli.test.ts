@@ -7,6 +7,7 @@
  * reports its progress. The analyst role creates no temporary table and has a statement timeout.
  */
 import { execFile, spawn } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Agent, get as httpGet } from "node:http";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -430,6 +431,36 @@ describe("read-only commands on a database the service has not set up", () => {
       code: 1,
       err: expect.stringMatching(/no vault 0x1{40} in the registry/),
     });
+  });
+
+  it("registry load: a relative file from where the command is typed; a file of no vaults is refused", async () => {
+    const dir = join(REPO_ROOT, ".data", "cli-e2e-registry");
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    const devnetRegistry = JSON.parse(readFileSync(h.devnet.registryFile, "utf8")) as { vaults: unknown[] };
+    writeFileSync(join(dir, "one.json"), JSON.stringify({ version: 1, vaults: devnetRegistry.vaults.slice(0, 1) }));
+    writeFileSync(join(dir, "none.json"), JSON.stringify({ version: 1, vaults: [] }));
+    // npm runs the script in the repository, and says where it was typed in INIT_CWD
+    const env = { DATABASE_URL: freshUrl, INIT_CWD: dir };
+    const held = async () =>
+      (await withDb(freshUrl, (c) => rows<{ n: number }>(c, "SELECT count(*)::int AS n FROM registry.vault")))[0]!.n;
+    const one = await cli("registry.ts", ["load", "one.json"], undefined, env);
+    expect(one.code, one.err).toBe(0);
+    expect(one.out).toContain(`registry loaded from ${join(dir, "one.json")}: 1 vaults`);
+    const none = await cli("registry.ts", ["load", "none.json"], undefined, env);
+    expect(none.code).toBe(1);
+    expect(none.err).toContain(
+      `registry: ${join(dir, "none.json")} lists no vault: loading it would remove all 1 vaults from the tables ` +
+        "(nothing was changed; --allow-empty loads it anyway)",
+    );
+    expect(await held()).toBe(1);
+    const emptied = await cli("registry.ts", ["load", "none.json", "--allow-empty"], undefined, env);
+    expect(emptied.code, emptied.err).toBe(0);
+    expect(await held()).toBe(0);
+    // on empty tables there is nothing to lose
+    expect((await cli("registry.ts", ["load", "none.json"], undefined, env)).code).toBe(0);
+    const show = await cli("registry.ts", ["show", "--allow-empty"], undefined, env);
+    expect([show.code, show.err]).toEqual([2, expect.stringContaining("show takes no --allow-empty")]);
   });
 
   it("points list --wallet says there is nothing for that wallet on the devnet's database", async () => {
