@@ -270,6 +270,27 @@ describe("command-line configuration errors", { timeout: 300_000 }, () => {
       code: 2,
       stderr: expect.stringMatching(/--author is empty/),
     });
+    // text that would break the tab-separated lists, or too long: refused, like governance-log's
+    const wallet = `0x${"1".repeat(40)}`;
+    const texts: [string[], RegExp][] = [
+      [["points.ts", "add", "--wallet", wallet, "--points", "1", "--reason", "bonus\tcampaign"], /--reason holds/],
+      [["points.ts", "add", "--wallet", wallet, "--points", "1", "--reason", "x".repeat(501)], /--reason is longer/],
+      [
+        ["points.ts", "add", "--wallet", wallet, "--points", "1", "--reason", "x", "--author", "a\nb"],
+        /--author holds/,
+      ],
+      [["keys.ts", "create", "ops\nbot"], /the key's name holds a control character/],
+      [["keys.ts", "create", "k".repeat(101)], /the key's name is longer than 100 characters/],
+      [
+        ["governance-log.ts", "add", "--vault", wallet, "--category", "note", "--text", "a\u0007b"],
+        /--text holds a control character .*\(line breaks are allowed\)/,
+      ],
+    ];
+    await inPairs(texts, async ([[script, ...args], message]) => {
+      const r = await run(`scripts/${script}`, db, args);
+      expect(r.stderr).toMatch(message);
+      expect(r.code, r.stderr).toBe(2);
+    });
     expect(await run("scripts/points.ts", { DATABASE_URL: undefined }, ["list"])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/DATABASE_URL must be set/),

@@ -10,6 +10,7 @@ import {
   missingTable,
   parseCommandLine,
   refuse,
+  textArgument,
 } from "./lib/cli.js";
 
 const CMD: Command = {
@@ -80,9 +81,9 @@ async function main(): Promise<void> {
       const rule = "must be 1 to 40 lower-case letters, digits, _ or - (e.g. incident, note, upgrade)";
       refuse(CMD, `--category: "${a.category ?? ""}" ${rule}`);
     }
-    if (!a.text?.trim()) refuse(CMD, "add needs --text");
-    if (a.text.length > 5000) refuse(CMD, "--text is longer than 5000 characters");
-    if (a.author !== undefined && !a.author.trim()) refuse(CMD, "--author is empty");
+    if (a.text === undefined || !a.text.trim()) refuse(CMD, "add needs --text");
+    textArgument(CMD, "--text", a.text, 5000, { multiline: true });
+    if (a.author !== undefined) textArgument(CMD, "--author", a.author, 100);
     if (a.time !== undefined) {
       const t = ISO.test(a.time) ? parseDateOrDateTime(a.time) : null;
       if (!t) {

@@ -10,6 +10,7 @@ import {
   missingTable,
   parseCommandLine,
   refuse,
+  textArgument,
 } from "./lib/cli.js";
 
 const CMD: Command = {
@@ -19,7 +20,8 @@ const CMD: Command = {
 API keys of the institutional surface (/api/v1), sent as the x-api-key header.
 
   create <name> [--scope <scope>]...  creates a key and prints it once (only its SHA-256 hash is
-                                      stored); without --scope the key only reads
+                                      stored); without --scope the key only reads. The name: up
+                                      to 100 characters, no tab, line break or control character
   list                                every key: id, prefix, name, scopes, created, status
   revoke <id or prefix>               revokes the key (refused by every API process within 2 s);
                                       the key itself, or as list shows it, also names it
@@ -38,6 +40,7 @@ async function main(): Promise<void> {
   const [cmd, arg, ...rest] = parsed.positionals;
   if (rest.length) refuse(CMD, `unexpected arguments: ${rest.join(" ")}`);
   if (cmd === "create" && !arg?.trim()) refuse(CMD, "create needs a name");
+  if (cmd === "create") textArgument(CMD, "the key's name", arg, 100);
   if (cmd === "revoke" && !arg) refuse(CMD, "revoke needs a key id or prefix");
   if (cmd === "list" && arg) refuse(CMD, "list takes no argument");
   if (!["create", "list", "revoke"].includes(cmd ?? "")) {

@@ -9,6 +9,7 @@ import {
   missingTable,
   parseCommandLine,
   refuse,
+  textArgument,
 } from "./lib/cli.js";
 
 const CMD: Command = {
@@ -24,7 +25,8 @@ POINTS_STANDINGS_MS.
 
   add --wallet <address> --points <number> --reason <text> [--author <name>]
         --points: a decimal other than 0, with up to 18 decimals and 30 digits before the point,
-        negative written --points=-5; --author defaults to the OS user
+        negative written --points=-5; --reason: up to 500 characters, --author (up to 100)
+        defaults to the OS user; neither may hold a tab, a line break or another control character
   list [--wallet <address>]   every entry (or one wallet's): id, created, wallet, points, author, reason
 
 Environment: DATABASE_URL (required). add applies the database migrations first; list reads only.`,
@@ -56,8 +58,9 @@ async function main(): Promise<void> {
       refuse(CMD, `--points: "${a.points ?? ""}" is not a decimal number (up to 30 digits and 18 decimals)`);
     }
     if (/^-?0*(\.0*)?$/.test(a.points)) refuse(CMD, "--points: 0 changes nothing; give the points to add");
-    if (!a.reason?.trim()) refuse(CMD, "add needs --reason");
-    if (a.author !== undefined && !a.author.trim()) refuse(CMD, "--author is empty");
+    if (a.reason === undefined) refuse(CMD, "add needs --reason");
+    textArgument(CMD, "--reason", a.reason, 500);
+    if (a.author !== undefined) textArgument(CMD, "--author", a.author, 100);
   } else if (a.points !== undefined || a.reason !== undefined || a.author !== undefined) {
     refuse(CMD, "list takes only --wallet");
   }

@@ -85,6 +85,33 @@ export async function settings<S extends z.ZodType>(cmd: Command, build: (kit: S
 }
 
 /**
+ * A text option or argument (a name, a reason, an author), trimmed: refused (exit 2) when empty,
+ * longer than `max` characters, or holding a control character (a tab or a line break would
+ * break the lists' tab-separated lines; `multiline` lets line breaks through, for free text).
+ */
+export function textArgument(
+  cmd: Command,
+  label: string,
+  value: string | undefined,
+  max: number,
+  opts: { multiline?: boolean } = {},
+): string {
+  const text = value?.trim() ?? "";
+  if (!text) refuse(cmd, `${label} is empty`);
+  if ([...text].length > max) refuse(cmd, `${label} is longer than ${max} characters`);
+  const lineBreak = (c: number) => opts.multiline === true && (c === 10 || c === 13);
+  const control = [...text].some((ch) => {
+    const c = ch.codePointAt(0)!;
+    return (c < 0x20 || (c >= 0x7f && c <= 0x9f)) && !lineBreak(c);
+  });
+  if (control) {
+    const allowed = opts.multiline ? " (line breaks are allowed)" : "";
+    refuse(cmd, `${label} holds a control character (a tab, a line break, ...)${allowed}`);
+  }
+  return text;
+}
+
+/**
  * A file named on the command line, absolute: a relative one is taken from the directory the
  * command was typed in (npm's INIT_CWD), not from the repository root npm runs scripts in.
  */
