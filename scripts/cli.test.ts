@@ -172,6 +172,20 @@ describe("command-line configuration errors", { timeout: 300_000 }, () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/PONDER_RPC_URL_1: required/);
     expect(missing.stderr).toMatch(/PONDER_RPC_URL_8453: required/);
+    // the refusal names the command and shows its usage, as every command's does
+    expect(missing.stderr).toMatch(/^relayer: invalid relayer configuration:/);
+    expect(missing.stderr).toContain("usage: npm run relayer");
+    // a chain id outside the catalogue is a typo, not a chain missing its RPC
+    const typo = await run("scripts/relayer.ts", {
+      RELAYER_PRIVATE_KEY: key,
+      PERP_CORE_LEDGER: "0x0000000000000000000000000000000000000001",
+      PERP_BRIDGES_84530: "0x0000000000000000000000000000000000000002",
+      CORE_CHAIN_ID: "11",
+    });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toMatch(/CORE_CHAIN_ID: 11 is not an EVM chain of the catalogue/);
+    expect(typo.stderr).toMatch(/PERP_BRIDGES_84530: 84530 is not an EVM chain of the catalogue/);
+    expect(typo.stderr).not.toMatch(/PONDER_RPC_URL_(11|84530)/);
   });
 
   it("npm run workers: bad settings are all listed", async () => {
@@ -221,6 +235,8 @@ describe("command-line configuration errors", { timeout: 300_000 }, () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/QUEUES_DASHBOARD_HOST: a host other than loopback needs QUEUES_DASHBOARD_PASSWORD/);
     expect(r.stderr).toMatch(/QUEUES_DASHBOARD_PORT/);
+    expect(r.stderr).toMatch(/^queues-dashboard: /);
+    expect(r.stderr).toContain("usage: npm run queues-dashboard");
     expect(await run("scripts/queues-dashboard.ts", { QUEUES_DASHBOARD_PASSWORD: "short" })).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/at least 12 characters/),

@@ -7,7 +7,7 @@
  */
 import type { Server } from "node:http";
 import type { DashboardConfig } from "../jobs/dashboard.js";
-import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
+import { type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 
 const LOCAL_REDIS = "redis://127.0.0.1:63790";
@@ -49,8 +49,7 @@ async function main(): Promise<void> {
   try {
     cfg = dashboardConfig(process.env);
   } catch (err) {
-    console.error(errMessage(err));
-    process.exit(2);
+    refuse(CMD, errMessage(err));
   }
   let redisUrl: string;
   if (cfg.redisUrl) {

@@ -3,7 +3,7 @@
  * core ledger once they are RELAYER_DELAY_S old, rejecting those below a bridge's minimum.
  */
 import type { RelayerConfig } from "../jobs/relayer/config.js";
-import { type Command, HELP_OPTION, parseCommandLine } from "./lib/cli.js";
+import { type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage, installSignalHandlers, registerCleanup } from "./lib/procs.js";
 
 const CMD: Command = {
@@ -42,8 +42,7 @@ async function main(): Promise<void> {
   try {
     cfg = relayerConfig(process.env);
   } catch (err) {
-    console.error(errMessage(err));
-    process.exit(2);
+    refuse(CMD, errMessage(err));
   }
   const [{ serveMetrics }, { startRelayer }, { logRpcUrlFailures, useRpcUrlLists }, { resolveRedis }] =
     await Promise.all([

@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { type Address, getAddress, type Hex, isAddress } from "viem";
 import { z } from "zod";
+import { isEvmChain } from "../../config/chains.js";
 import { envNum, envRedisUrl, parseEnv } from "../../config/env.js";
 import { primaryUrls, rpcUrlsFromEnv } from "../../config/rpc-urls.js";
 import { actorKey } from "../../contracts/devnet/random.js";
@@ -157,10 +158,20 @@ export function relayerConfig(env: NodeJS.ProcessEnv = process.env, cwd = proces
   if (!ledger) problems.push("PERP_CORE_LEDGER: not set, and the manifest has no core ledger");
   if (coreChainId === undefined) problems.push("CORE_CHAIN_ID: not set, and the manifest has no core ledger");
   if (bridges.size === 0) problems.push("PERP_BRIDGES_<chainId>: no bridges to relay");
+  // a chain outside the catalogue is a typo, not a chain without an RPC
+  const unknown = (id: number) => !isEvmChain(id);
+  if (coreChainId !== undefined && unknown(coreChainId)) {
+    problems.push(`CORE_CHAIN_ID: ${coreChainId} is not an EVM chain of the catalogue (config/chains.ts)`);
+  }
+  for (const id of bridges.keys()) {
+    if (unknown(id)) problems.push(`PERP_BRIDGES_${id}: ${id} is not an EVM chain of the catalogue (config/chains.ts)`);
+  }
   const ids = [...new Set([...(coreChainId !== undefined ? [coreChainId] : []), ...bridges.keys()])].sort(
     (a, b) => a - b,
   );
-  for (const id of ids) if (!rpcUrls.get(id)) problems.push(`PONDER_RPC_URL_${id}: required (chain ${id})`);
+  for (const id of ids) {
+    if (!unknown(id) && !rpcUrls.get(id)) problems.push(`PONDER_RPC_URL_${id}: required (chain ${id})`);
+  }
   if (problems.length > 0 || !ledger || coreChainId === undefined || !privateKey) {
     throw new Error(`invalid relayer configuration:\n  ${problems.join("\n  ")}`);
   }
