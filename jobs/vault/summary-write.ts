@@ -124,14 +124,17 @@ export async function writeSummaries(
     (a, b) => a.chain_id - b.chain_id || (a.vault < b.vault ? -1 : a.vault > b.vault ? 1 : 0),
   );
   const cols = Object.keys(rows[0]!);
-  const updates = [...cols.filter((c) => c !== "chain_id" && c !== "vault"), "cached_at"]
-    .map((c) => `${c} = excluded.${c}`)
-    .join(", ");
-  // one row per vault from one JSON parameter, typed by the table's own row type
+  const figures = cols.filter((c) => c !== "chain_id" && c !== "vault");
+  const updates = [...figures, "cached_at"].map((c) => `${c} = excluded.${c}`).join(", ");
+  // one row per vault from one JSON parameter, typed by the table's own row type. A row whose
+  // figures are all as stored is left alone: cached_at says when they last changed, and the
+  // vault's answers (and their ETags) stay the same while nothing did.
   await client.query(
-    `INSERT INTO derived.vault_metrics (${cols.join(", ")}, cached_at)
+    `INSERT INTO derived.vault_metrics AS m (${cols.join(", ")}, cached_at)
      SELECT ${cols.join(", ")}, now() FROM json_populate_recordset(null::derived.vault_metrics, $1::json)
-     ON CONFLICT (chain_id, vault) DO UPDATE SET ${updates}`,
+     ON CONFLICT (chain_id, vault) DO UPDATE SET ${updates}
+     WHERE (${figures.map((c) => `m.${c}`).join(", ")})
+       IS DISTINCT FROM (${figures.map((c) => `excluded.${c}`).join(", ")})`,
     [JSON.stringify(rows)],
   );
 }

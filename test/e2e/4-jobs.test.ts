@@ -18,7 +18,7 @@ import { queuesDashboard } from "../../jobs/dashboard.js";
 import { addFlow, buildFlow, extrasHash, planChanges } from "../../jobs/fanout.js";
 import { PREFIX, QUEUES } from "../../jobs/queues.js";
 import { redisConnection, settle } from "../../jobs/runtime.js";
-import { loadSummaryInputs, summaryRows } from "../../jobs/vault/summary-write.js";
+import { loadSummaryInputs, summaryRows, writeSummaries } from "../../jobs/vault/summary-write.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
 import type { ManagedProcess } from "../../scripts/lib/procs.js";
 import { type RedisInstance, startRedis } from "../../scripts/lib/redis.js";
@@ -280,6 +280,30 @@ async function expectMatchesIndexed(): Promise<void> {
         share_ratio_snapshot_at: r.share_ratio_snapshot_at?.toISOString() ?? null,
       })),
     ).toEqual(summaryRows(inputs));
+    // written again with nothing changed, no row is rewritten: cached_at (and the answers' ETags)
+    // stay; one figure changed rewrites that vault's row alone
+    const stamps = async () =>
+      (
+        await rows<{ k: string; at: Date; xmin: string }>(
+          c,
+          "SELECT chain_id || ':' || vault AS k, cached_at AS at, xmin::text FROM derived.vault_metrics",
+        )
+      ).map((r) => `${r.k} ${r.at.toISOString()} ${r.xmin}`);
+    const before = await stamps();
+    await writeSummaries(c, inputs, []);
+    expect(await stamps()).toEqual(before);
+    const [first, ...others] = inputs;
+    const moved = { ...first!, lastWithData: { ...first!.lastWithData!, tvl: "1.5" } };
+    try {
+      await writeSummaries(c, [moved, ...others], []);
+      const after = await stamps();
+      expect(after.filter((x) => !before.includes(x))).toHaveLength(1);
+      expect(after.find((x) => !before.includes(x))).toMatch(
+        new RegExp(`^${first!.vault.chainId}:${first!.vault.address} `),
+      );
+    } finally {
+      await writeSummaries(c, inputs, []);
+    }
     // and against SQL over the daily series: drawdowns from the running peak, returns over h days
     // (sp carried over missing days: today has none until its first snapshot, just after midnight)
     const spAt = (day: string) =>
