@@ -176,7 +176,8 @@ function databaseTarget(): string {
   const url = process.env.DATABASE_URL?.trim() ?? "";
   try {
     const u = new URL(url.replace("@/", "@___DUMMY___/"));
-    const host = u.hostname === "___DUMMY___" || u.hostname === "" ? "the local socket" : u.hostname;
+    // no host: pg connects to localhost; ?host=/dir: a Unix socket there
+    const host = u.searchParams.get("host") || (u.hostname === "___DUMMY___" ? "" : u.hostname) || "localhost";
     return `${host}:${u.port || 5432}${u.pathname.length > 1 ? u.pathname : ""}`;
   } catch {
     return "unparsable";
