@@ -10,8 +10,8 @@ import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "./lib/indexer.js";
 
 const DIRS = ["api", "jobs", "db", "config", "onchain", "src", "scripts"];
-/** Not settings of ours. */
-const NOT_SETTINGS = new Set(["PATH", "CI"]);
+/** Not settings of ours (INIT_CWD: where npm was typed, which npm sets). */
+const NOT_SETTINGS = new Set(["PATH", "CI", "INIT_CWD"]);
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
