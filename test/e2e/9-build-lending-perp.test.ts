@@ -418,8 +418,11 @@ describe("lending market builders (Aave v3)", () => {
     const now = await head();
     // above the Safe's balance: of WETH to supply, of aWETH to withdraw, of USDC to repay
     const many = await refused(await lending("supply", aWeth, { amount: "1000" }), 422, "insufficient_balance", now);
-    expect((many.detail as { msg: string }[])[0]!.msg).toMatch(/it holds [\d.]+ WETH \(\d+ raw units\)$/);
-    await refused(await lending("withdraw", aWeth, { amount: "10.5" }), 422, "insufficient_balance", now);
+    expect((many.detail as { msg: string }[])[0]!.msg).toMatch(/it holds [\d.]+ WETH, \d+ raw units$/);
+    const out = await refused(await lending("withdraw", aWeth, { amount: "10.5" }), 422, "insufficient_balance", now);
+    expect((out.detail as { msg: string }[])[0]!.msg).toMatch(
+      /it holds [\d.]+ WETH supplied \(its aToken balance\), \d+ raw units$/,
+    );
     await refused(await lending("repay", aUsdc, { amount: "100000" }), 422, "insufficient_balance", now);
     // more than a uint256 holds: raw, a 422 of the schema; in whole units, once the decimals are known
     const over = await lending("borrow", aUsdc, { amount_raw: (1n << 256n).toString() });

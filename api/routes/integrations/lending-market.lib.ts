@@ -171,7 +171,7 @@ export function planOperation(
   const short = (held: bigint, what: string) =>
     BuildRefusal.field(
       ["body", all ? "all" : body.amount_raw != null ? "amount_raw" : "amount"],
-      `Above the Safe's balance: it holds ${units(held, t.decimals).amount} ${what} (${held} raw units)`,
+      `Above the Safe's balance: it holds ${units(held, t.decimals).amount} ${what}, ${held} raw units`,
       "insufficient_balance",
     );
   const safe = sub.safe;
@@ -239,7 +239,8 @@ export function planOperation(
     }
     case "withdraw": {
       const held = state.aToken;
-      if (all ? held === 0n : amount! > held) throw short(held, `the aToken of ${t.symbol}`);
+      // what the Safe can withdraw is its aToken balance: the underlying supplied, with interest
+      if (all ? held === 0n : amount! > held) throw short(held, `${t.symbol} supplied (its aToken balance)`);
       return {
         amount,
         rateMode,

@@ -212,7 +212,7 @@ async function build(sub: BuildSubaccount, relayer: Relayer, body: DepositBody) 
   if (amount > held) {
     throw BuildRefusal.field(
       field,
-      `Above the Safe's balance: it holds ${units(held, token.decimals).amount} ${token.symbol} (${held} raw units)`,
+      `Above the Safe's balance: it holds ${units(held, token.decimals).amount} ${token.symbol}, ${held} raw units`,
       "insufficient_balance",
     );
   }
