@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CHAIN_IDS, EVM_CHAIN_IDS } from "../../../config/chains.js";
-import { amountFields, amountOrAllFields, buildFields, maxUint, uintString, wholeToRaw } from "./payload.js";
+import { amountFields, amountOrAllFields, buildFields, maxUint, rawAmount, uintString, wholeToRaw } from "./payload.js";
 import { BuildRefusal } from "./refusal.js";
 
 const messages = (bits: 128 | 256, v: string) => {
@@ -75,5 +75,35 @@ describe("amountOrAllFields.amount", () => {
     ]);
     expect(amountOrAllFields.amount.safeParse("1.5").success).toBe(true);
     expect(amountFields.amount.safeParse("max").error?.issues[0]?.message).toBe("must be a decimal number as a string");
+  });
+});
+
+describe("rawAmount", () => {
+  const refusal = (f: () => unknown) => {
+    try {
+      f();
+    } catch (err) {
+      return (err as BuildRefusal).body();
+    }
+    throw new Error("not refused");
+  };
+  it("takes exactly one of amount and amount_raw; names all: true where the operation takes it", () => {
+    expect(rawAmount({ amount: "1.5" }, 6)).toBe(1_500_000n);
+    expect(rawAmount({ amount_raw: "7" }, 6)).toBe(7n);
+    expect(refusal(() => rawAmount({}, 6))).toEqual({
+      detail: [{ loc: ["body", "amount"], msg: "Give exactly one of amount and amount_raw", type: "value_error" }],
+    });
+    expect(refusal(() => rawAmount({ amount: "1", amount_raw: "1" }, 6, ["body"], true))).toEqual({
+      detail: [
+        {
+          loc: ["body", "amount"],
+          msg: 'Give exactly one of amount and amount_raw (or "all": true for the whole position)',
+          type: "value_error",
+        },
+      ],
+    });
+    expect(refusal(() => rawAmount({ amount_raw: "0" }, 6))).toMatchObject({
+      detail: [{ loc: ["body", "amount_raw"], type: "greater_than" }],
+    });
   });
 });

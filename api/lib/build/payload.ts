@@ -79,14 +79,19 @@ export const amountOrAllFields = {
   amount: wholeAmount('must be a decimal number as a string (for the whole position: "all": true, no amount)'),
 };
 
-/** The raw amount of `{amount, amount_raw}` in a token of `decimals`; a 422 unless exactly one is given. */
+/**
+ * The raw amount of `{amount, amount_raw}` in a token of `decimals`; a 422 unless exactly one is
+ * given (`orAll`: the operation also takes `all: true`, which the refusal then names).
+ */
 export function rawAmount(
   body: { amount?: string | undefined; amount_raw?: string | undefined },
   decimals: number,
   loc: (string | number)[] = ["body"],
+  orAll = false,
 ): bigint {
   if ((body.amount == null) === (body.amount_raw == null)) {
-    throw BuildRefusal.field([...loc, "amount"], "Give exactly one of amount and amount_raw");
+    const or = orAll ? ' (or "all": true for the whole position)' : "";
+    throw BuildRefusal.field([...loc, "amount"], `Give exactly one of amount and amount_raw${or}`);
   }
   let raw: bigint;
   // a refusal names the field the caller sent

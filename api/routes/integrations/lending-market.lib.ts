@@ -165,7 +165,7 @@ export function planOperation(
   if (all && (body.amount != null || body.amount_raw != null)) {
     throw BuildRefusal.field(["body", "all"], "Give either all: true or an amount, not both");
   }
-  const amount = all ? null : rawAmount(body, t.decimals);
+  const amount = all ? null : rawAmount(body, t.decimals, ["body"], op === "repay" || op === "withdraw");
   // amounts in whole tokens in what people read (descriptions, refusals), raw units in the calls
   const whole = (x: bigint) => `${units(x, t.decimals).amount} ${t.symbol}`;
   const short = (held: bigint, what: string) =>
