@@ -45,8 +45,10 @@ as it was when loading the tables fails.
 
 The file is replaced in one step (a temporary file renamed over it), every other entry kept as it
 is. Commands changing one file take turns (<file>.lock; one left by a killed command is taken
-over after 10 s): each adds to or removes from the file as the one before it left it. A running indexer (npm run indexer, the demo's) notices the change, indexes the new registry
-in a new deployment beside the old one and switches the views to it once it is at every chain's
+over after 10 s): each adds to or removes from the file as the one before it left it.
+
+A running indexer (npm run indexer, the demo's) notices the change, indexes the new registry in
+a new deployment beside the old one and switches the views to it once it is at every chain's
 head (README, "Index your first real vault"); it needs PONDER_RPC_URL_<id> of a new chain in its
 own environment.
 

@@ -659,23 +659,25 @@ describe("derived analytics", () => {
     await settle(redis.url, 300_000);
     const db = createDb(createPool(devnet.dbUrl, 2));
     const rules = jobsConfig({ DATABASE_URL: devnet.dbUrl }).points;
+    // the day read once: a run across midnight UTC compares one day with itself
+    const day = today();
     try {
-      expect(await planChanges(db, "indexer", devnet.registryFile, rules, today())).toEqual([]);
-      expect(await planChanges(db, "indexer", devnet.registryFile, rules, today(), 3)).toEqual([]);
+      expect(await planChanges(db, "indexer", devnet.registryFile, rules, day)).toEqual([]);
+      expect(await planChanges(db, "indexer", devnet.registryFile, rules, day, 3)).toEqual([]);
       const [v] = await q<{ chain_id: number; vault: string }>(
         "SELECT chain_id, vault FROM derived.vault_metrics ORDER BY 1, 2 LIMIT 1",
       );
       const [r] = await q<{ id: string }>(
-        "INSERT INTO registry.reward (chain_id, vault, text, multiplier, start_datetime) VALUES ($1, $2, 'today only', 1.5, now()) RETURNING id",
-        [v!.chain_id, v!.vault],
+        "INSERT INTO registry.reward (chain_id, vault, text, multiplier, start_datetime) VALUES ($1, $2, 'today only', 1.5, $3) RETURNING id",
+        [v!.chain_id, v!.vault, new Date(day * DAY_SECONDS * 1000)],
       );
-      const full = await planChanges(db, "indexer", devnet.registryFile, rules, today());
-      const windowed = await planChanges(db, "indexer", devnet.registryFile, rules, today(), 3);
+      const full = await planChanges(db, "indexer", devnet.registryFile, rules, day);
+      const windowed = await planChanges(db, "indexer", devnet.registryFile, rules, day, 3);
       expect(full.map((c) => [c.vault, c.from, c.to])).toEqual([
-        [{ chainId: v!.chain_id, address: v!.vault }, today(), today()],
+        [{ chainId: v!.chain_id, address: v!.vault }, day, day],
       ]);
-      expect(windowed.map((c) => [c.vault, c.from, c.to, c.fingerprints.get(today())])).toEqual(
-        full.map((c) => [c.vault, c.from, c.to, c.fingerprints.get(today())]),
+      expect(windowed.map((c) => [c.vault, c.from, c.to, c.fingerprints.get(day)])).toEqual(
+        full.map((c) => [c.vault, c.from, c.to, c.fingerprints.get(day)]),
       );
       await q("DELETE FROM registry.reward WHERE id = $1", [r!.id]);
       await settle(redis.url, 300_000);
