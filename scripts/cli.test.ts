@@ -3,6 +3,7 @@ import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { failureLine } from "./lib/cli.js";
 
 const root = join(import.meta.dirname, "..");
 const tsx = join(root, "node_modules", ".bin", "tsx");
@@ -363,6 +364,31 @@ describe("command-line configuration errors", { timeout: 300_000 }, () => {
       expect(r.stderr, what).not.toContain("s3cret");
       expect(r.stderr, what).not.toMatch(/\n\s+at /);
     });
+  });
+
+  it("a refused connection is the database's only when it is to the database's port", () => {
+    const was = process.env.DATABASE_URL;
+    process.env.DATABASE_URL = "postgresql://u:pw@db.internal:6543/vaults";
+    try {
+      const refused = (port: number) =>
+        Object.assign(new Error(`connect ECONNREFUSED 10.0.0.1:${port}`), { code: "ECONNREFUSED", port });
+      expect(failureLine("keys", refused(6543))).toBe(
+        "keys: the database (DATABASE_URL, db.internal:6543/vaults) is not usable: connect ECONNREFUSED 10.0.0.1:6543",
+      );
+      // an RPC's, wrapped as fetch wraps it
+      const rpc = new TypeError("fetch failed", { cause: refused(8545) });
+      expect(failureLine("vaults", rpc)).toBe("vaults failed: fetch failed (connect ECONNREFUSED 10.0.0.1:8545)");
+      const login = Object.assign(new Error('password authentication failed for user "u"'), { code: "28P01" });
+      expect(failureLine("points", new Error("migration failed: x", { cause: login }))).toMatch(
+        /^points: the database \(DATABASE_URL, db\.internal:6543\/vaults\) is not usable/,
+      );
+      expect(failureLine("points", new Error("duplicate key"))).toBe("points failed: duplicate key");
+      delete process.env.DATABASE_URL;
+      expect(failureLine("keys", refused(6543))).toMatch(/^keys failed: /);
+    } finally {
+      if (was === undefined) delete process.env.DATABASE_URL;
+      else process.env.DATABASE_URL = was;
+    }
   });
 
   it("npm run operators / governance-log / keys: bad arguments", async () => {

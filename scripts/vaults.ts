@@ -7,15 +7,7 @@ import { getChain, isEvmChain } from "../config/chains.js";
 import { POSTGRES_SCHEME, POSTGRES_URL_FORM, parsablePostgresUrl } from "../config/postgres-url.js";
 import type { EvmVault, Registry } from "../config/registry.js";
 import { rpcUrlsFromEnv } from "../config/rpc-urls.js";
-import {
-  argumentPath,
-  CLI_DB_TIMEOUTS,
-  type Command,
-  commandFailed,
-  HELP_OPTION,
-  parseCommandLine,
-  refuse,
-} from "./lib/cli.js";
+import { argumentPath, CLI_DB_TIMEOUTS, type Command, HELP_OPTION, parseCommandLine, refuse } from "./lib/cli.js";
 import { errMessage } from "./lib/procs.js";
 
 const CMD: Command = {
@@ -457,4 +449,7 @@ async function indexedVaults(url: string): Promise<Set<string>> {
   }
 }
 
-main().catch((err) => commandFailed("vaults", err));
+main().catch((err) => {
+  console.error(`vaults failed: ${errMessage(err)}`);
+  process.exit(1);
+});

@@ -154,33 +154,45 @@ export async function missingTable<DB>(db: Kysely<DB>, tables: readonly string[]
   return null;
 }
 
-/** Socket errors and server answers meaning the database was not reached or would not let us in. */
-const UNREACHABLE = new Set([
-  ...["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH"],
-  ...["28P01", "28000", "3D000", "57P03"], // bad password, no such role or database, starting up
+/** Socket errors meaning the database was not reached. */
+const SOCKET = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
 ]);
+/** The server's answers refusing us: bad password, no such role or database, starting up. */
+const REFUSED = new Set(["28P01", "28000", "3D000", "57P03"]);
 
-function databaseUnreachable(err: unknown): boolean {
-  const e = err as { code?: unknown; errors?: unknown[]; message?: unknown; cause?: unknown } | null;
+/**
+ * Whether `err` says the database could not be reached or let us in. A socket error counts only
+ * when it is about the database's port (an RPC's refused connection is not the database's).
+ */
+function databaseUnreachable(err: unknown, port: number): boolean {
+  const e = err as { code?: unknown; port?: unknown; errors?: unknown[]; message?: unknown; cause?: unknown } | null;
   if (!e || typeof e !== "object") return false;
-  if (typeof e.code === "string" && UNREACHABLE.has(e.code)) return true;
-  if (Array.isArray(e.errors) && e.errors.some(databaseUnreachable)) return true;
-  if (e.cause !== undefined && e.cause !== err && databaseUnreachable(e.cause)) return true;
+  if (typeof e.code === "string" && REFUSED.has(e.code)) return true;
+  if (typeof e.code === "string" && SOCKET.has(e.code) && (e.port === undefined || e.port === port)) return true;
+  if (Array.isArray(e.errors) && e.errors.some((x) => databaseUnreachable(x, port))) return true;
+  if (e.cause !== undefined && e.cause !== err && databaseUnreachable(e.cause, port)) return true;
   return /timeout exceeded when trying to connect|Connection terminated (due to connection timeout|unexpectedly)/.test(
     String(e.message ?? ""),
   );
 }
 
-/** host:port/database of DATABASE_URL, never its user or password. */
-function databaseTarget(): string {
+/** host, port and database of DATABASE_URL, never its user or password (null: none to read). */
+function databaseTarget(): { host: string; port: number; database: string } | null {
   const url = process.env.DATABASE_URL?.trim() ?? "";
   try {
     const u = new URL(url.replace("@/", "@___DUMMY___/"));
     // no host: pg connects to localhost; ?host=/dir: a Unix socket there
     const host = u.searchParams.get("host") || (u.hostname === "___DUMMY___" ? "" : u.hostname) || "localhost";
-    return `${host}:${u.port || 5432}${u.pathname.length > 1 ? u.pathname : ""}`;
+    return { host, port: Number(u.port || 5432), database: u.pathname.length > 1 ? u.pathname : "" };
   } catch {
-    return "unparsable";
+    return null;
   }
 }
 
@@ -190,8 +202,13 @@ function databaseTarget(): string {
  * (its host, port and database: the password stays out of the terminal).
  */
 export function commandFailed(name: string, err: unknown): never {
-  if (databaseUnreachable(err) && process.env.DATABASE_URL?.trim()) {
-    console.error(`${name}: the database (DATABASE_URL, ${databaseTarget()}) is not usable: ${errMessage(err)}`);
-  } else console.error(`${name} failed: ${errMessage(err)}`);
+  console.error(failureLine(name, err));
   process.exit(1);
+}
+
+/** What commandFailed prints for `err` (exported for its test). */
+export function failureLine(name: string, err: unknown): string {
+  const db = databaseTarget();
+  if (!db || !databaseUnreachable(err, db.port)) return `${name} failed: ${errMessage(err)}`;
+  return `${name}: the database (DATABASE_URL, ${db.host}:${db.port}${db.database}) is not usable: ${errMessage(err)}`;
 }
