@@ -114,6 +114,15 @@ describe("validation error items (FastAPI's shape)", () => {
     expect(typeOf({ m: 1, i: "x" })).toEqual(["int_parsing"]);
     expect(typeOf({ i: 1 })).toEqual(["missing"]);
     expect(b.parse({ m: "0.05", i: "7" })).toEqual({ m: 0.05, i: 7 });
+    expect(b.parse({ m: "1.", i: " +7 " })).toEqual({ m: 1, i: 7 });
+    expect(b.parse({ m: ".5e1", i: 0 })).toEqual({ m: 5, i: 0 });
+  });
+
+  it("a megabyte of digits that is no number is refused at once", () => {
+    // the number pattern backtracked quadratically over a run of digits (minutes for a megabyte)
+    const b = z.object({ m: laxNumber(z.number().min(0)) });
+    for (const m of [`${"1".repeat(1_000_000)}x`, `${"1".repeat(1_000_000)}E`, `.${"5".repeat(1_000_000)}.`])
+      expect(validationItems(b.safeParse({ m }).error!, "json").map((x) => x.type)).toEqual(["float_parsing"]);
   });
 
   it("a uint256 of a body: a safe JSON integer or a string of digits, read as a bigint", () => {

@@ -148,7 +148,8 @@ export const QueryInt = (o: { def?: number; min?: number; max?: number }) => {
 };
 
 const INT_BODY_TEXT = /^\s*[+-]?\d+\s*$/;
-const NUMBER_TEXT = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
+// `\d+(?:\.\d*)?`, not `\d+\.?\d*`: the latter backtracks quadratically on a long run of digits
+const NUMBER_TEXT = /^\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
 /**
  * An integer field of a body whose shape the spec gives (FastAPI's, which pydantic reads in its
  * default, lax mode): a JSON number, or a string of decimal digits ("8453"), is read as

@@ -21,6 +21,15 @@ describe("uintString", () => {
     expect(messages(256, "9".repeat(5000))).toEqual(["must be at most 2^256 - 1 (uint256)"]);
   });
 
+  it("refuses a megabyte of digits at once, and reads one behind a megabyte of zeros", () => {
+    // a body's size limit lets a megabyte through: BigInt of it took over 100 ms per field
+    expect(messages(256, "9".repeat(1_000_000))).toEqual(["must be at most 2^256 - 1 (uint256)"]);
+    expect(messages(128, `${"0".repeat(1_000_000)}${maxUint(128)}`)).toEqual([]);
+    expect(messages(128, `${"0".repeat(1_000_000)}${maxUint(128) + 1n}`)).toEqual([
+      "must be at most 2^128 - 1 (uint128)",
+    ]);
+  });
+
   it("anything but digits is the pattern's refusal alone, never a thrown error", () => {
     for (const v of ["\u0000", "a\u0000b", "\ud800", "", "1.5", "-1", " 1"])
       expect(messages(256, v), JSON.stringify(v)).toEqual(["must be an integer as a string"]);
@@ -44,6 +53,30 @@ describe("wholeToRaw", () => {
     }
     expect(err).toBeInstanceOf(BuildRefusal);
     expect((err as Error).message).toMatch(/at most 6 after the point/);
+  });
+
+  const refusal = (whole: string) => {
+    try {
+      wholeToRaw(whole, 18, ["body", "amount"]);
+    } catch (e) {
+      return e instanceof BuildRefusal ? e.message : `not a refusal: ${e}`;
+    }
+    return "taken";
+  };
+
+  it("answers a megabyte-long amount at once: too many decimals, or too large", () => {
+    // trailing zeros were trimmed with /0+$/, quadratic on a long fraction (minutes for a megabyte)
+    expect(refusal(`1.${"0".repeat(1_000_000)}1`)).toMatch(/at most 18 after the point/);
+    expect(wholeToRaw(`1.5${"0".repeat(1_000_000)}`, 18, ["body", "amount"])).toBe(15n * 10n ** 17n);
+    expect(refusal("9".repeat(1_000_000))).toMatch(/Too large: more than 2\^256 - 1 raw units/);
+    expect(wholeToRaw(`${"0".repeat(1_000_000)}2.5`, 6, ["body", "amount"])).toBe(2_500_000n);
+  });
+
+  it("refuses whole units whose raw amount passes 2^256 by its decimals", () => {
+    const max = maxUint(256);
+    expect(wholeToRaw(max.toString(), 0, ["body", "amount"])).toBe(max);
+    expect(refusal(max.toString())).toMatch(/Too large/);
+    expect(refusal(`${max / 10n ** 18n + 1n}`)).toMatch(/Too large/);
   });
 });
 

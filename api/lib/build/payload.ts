@@ -39,9 +39,27 @@ export const uintString = (bits: 128 | 256) =>
     .string()
     .regex(/^\d+$/, "must be an integer as a string")
     // zod runs the refinement after a failed regex too: BigInt only of digits
-    .refine((v) => !/^\d+$/.test(v) || BigInt(v) <= maxUint(bits), {
+    .refine((v) => !/^\d+$/.test(v) || fitsUint(v, bits), {
       message: `must be at most 2^${bits} - 1 (uint${bits})`,
     });
+
+/**
+ * Whether a string of digits fits a uint of `bits` bits. BigInt of a megabyte of digits takes
+ * over 100 ms: a number longer than the largest one's digits (leading zeros aside) is too large
+ * without it.
+ */
+function fitsUint(digits: string, bits: 128 | 256): boolean {
+  const v = digits.replace(/^0+/, "");
+  const max = maxUint(bits);
+  return v.length <= max.toString().length && BigInt(v || "0") <= max;
+}
+
+/** `s` without the `c`s at its end (a loop: `/0+$/` takes quadratic time on a long string). */
+function trimEnd(s: string, c: string): string {
+  let end = s.length;
+  while (end > 0 && s[end - 1] === c) end--;
+  return s.slice(0, end);
+}
 
 /**
  * An amount in whole units (a decimal string) in raw units of a token of `decimals`: a 422 on
@@ -49,12 +67,16 @@ export const uintString = (bits: 128 | 256) =>
  */
 export function wholeToRaw(whole: string, decimals: number, loc: (string | number)[]): bigint {
   // zeros past the token's decimals change nothing ("5.0000000" of a 6-decimal token is exact)
-  const frac = (whole.split(".")[1] ?? "").replace(/0+$/, "");
+  const [whole0, fraction = ""] = whole.split(".");
+  const frac = trimEnd(fraction, "0");
   if (frac.length > decimals)
     throw BuildRefusal.field(loc, `The token has ${decimals} decimals: at most ${decimals} after the point`);
-  const [int] = whole.split(".");
-  const raw = parseUnits(frac ? `${int}.${frac}` : int!, decimals);
-  if (raw > maxUint(256)) throw BuildRefusal.field(loc, "Too large: more than 2^256 - 1 raw units", "less_than_equal");
+  const int = whole0!.replace(/^0+/, "") || "0";
+  const tooLarge = () => BuildRefusal.field(loc, "Too large: more than 2^256 - 1 raw units", "less_than_equal");
+  // past 78 digits of whole units the raw amount is past 2^256 whatever the decimals: no parse
+  if (int.length > maxUint(256).toString().length) throw tooLarge();
+  const raw = parseUnits(frac ? `${int}.${frac}` : int, decimals);
+  if (raw > maxUint(256)) throw tooLarge();
   return raw;
 }
 

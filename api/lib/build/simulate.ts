@@ -72,7 +72,8 @@ function readResult(r: SimRead, c: RpcSimCall | undefined): unknown {
 export function methodMissing(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;
   if (code === -32601 || code === -32004) return true;
-  const text = `${(err as { details?: unknown })?.details ?? ""} ${(err as Error)?.message ?? ""}`;
+  // bounded: the pattern backtracks quadratically over a long text
+  const text = `${(err as { details?: unknown })?.details ?? ""} ${(err as Error)?.message ?? ""}`.slice(0, 2_000);
   return /method\b.*\b(not found|does not exist|not available|not supported|unsupported)|unsupported method/i.test(
     text,
   );
