@@ -3,7 +3,7 @@
 import { Hono } from "hono";
 import { RateLimiterMemory } from "rate-limiter-flexible";
 import { describe, expect, it } from "vitest";
-import { BatchedLimiter, clientAddress, rateLimit } from "./rate-limit.js";
+import { addressCounter, BatchedLimiter, clientAddress, rateLimit } from "./rate-limit.js";
 
 class Counting extends RateLimiterMemory {
   calls = 0;
@@ -107,6 +107,20 @@ describe("the keyless client's address (TRUST_PROXY_HOPS)", () => {
     expect(clientAddress("10.0.0.2", " , ", 1)).toBe("10.0.0.2");
   });
 
+  it("counts an IPv6 client by its /64, an IPv4-mapped one as IPv4", () => {
+    expect(addressCounter("2001:db8:1:2:aaaa:bbbb:cccc:dddd")).toBe("2001:db8:1:2::/64");
+    expect(addressCounter("2001:db8:1:2::1")).toBe("2001:db8:1:2::/64");
+    expect(addressCounter("2001:0DB8:0001:0002:0:0:0:9")).toBe("2001:db8:1:2::/64");
+    expect(addressCounter("2001:db8::")).toBe("2001:db8:0:0::/64");
+    expect(addressCounter("::1")).toBe("0:0:0:0::/64");
+    expect(addressCounter("fe80::1%eth0")).toBe("fe80:0:0:0::/64");
+    expect(addressCounter("64:ff9b::192.0.2.33")).toBe("64:ff9b:0:0::/64");
+    expect(addressCounter("::ffff:192.0.2.33")).toBe("192.0.2.33");
+    expect(addressCounter("::ffff:c000:221")).toBe("192.0.2.33");
+    for (const other of ["192.0.2.33", "unknown", "not an address", "1.2.3.4:80", ""])
+      expect(addressCounter(other)).toBe(other);
+  });
+
   it("keyless callers behind one balancer get a counter each", async () => {
     const app = (hops: number) => {
       const a = new Hono();
@@ -126,6 +140,12 @@ describe("the keyless client's address (TRUST_PROXY_HOPS)", () => {
     expect((await hit(plain, "1.1.1.1")).status).toBe(200);
     expect((await hit(plain, "2.2.2.2")).status).toBe(200);
     expect((await hit(plain, "3.3.3.3")).status).toBe(429);
+    // a new IPv6 address per request in one /64: one counter; the next /64 has its own
+    const v6 = app(1);
+    expect((await hit(v6, "2001:db8:0:1::a")).status).toBe(200);
+    expect((await hit(v6, "2001:db8:0:1::b")).status).toBe(200);
+    expect((await hit(v6, "2001:db8:0:1:ffff::c")).status).toBe(429);
+    expect((await hit(v6, "2001:db8:0:2::a")).status).toBe(200);
   });
 });
 

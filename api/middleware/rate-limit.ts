@@ -1,5 +1,6 @@
 /**
- * Rate limits per API key (else per client address, `clientAddress`; a key that is not genuine, made
+ * Rate limits per API key (else per client address, `clientAddress`, an IPv6 one by its /64:
+ * `addressCounter`; a key that is not genuine, made
  * up or revoked, counts against the address, so a stream of invented keys gets no limits of its
  * own: `RateLimitOptions.keyId`), counted in Redis so every API process
  * shares them (rate-limiter-flexible), reported in the IETF draft headers `RateLimit-Policy`,
@@ -14,6 +15,7 @@
  * the current one is spent, so requests do not wait for Redis in between; a process holds at most
  * 1.5 % of a key's limit unspent (counted as used until the window ends).
  */
+import { isIPv4, isIPv6 } from "node:net";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -201,6 +203,42 @@ export function clientAddress(peer: string, forwarded: string | undefined, hops:
   return chain[Math.max(0, chain.length - 1 - hops)]!;
 }
 
+/**
+ * The counter a keyless client's address counts against: an IPv6 address by its /64, the block
+ * one host or subscriber is given (else each of its 2^64 addresses would get a limit of its own),
+ * an IPv4-mapped one (`::ffff:1.2.3.4`, a dual-stack socket's IPv4 peer) as the IPv4 address;
+ * anything else as it is.
+ */
+export function addressCounter(address: string): string {
+  const zone = address.indexOf("%");
+  const a = zone < 0 ? address : address.slice(0, zone);
+  if (!isIPv6(a)) return address;
+  const g = ipv6Groups(a);
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) {
+    return [g[6]! >> 8, g[6]! & 255, g[7]! >> 8, g[7]! & 255].join(".");
+  }
+  return `${g
+    .slice(0, 4)
+    .map((x) => x.toString(16))
+    .join(":")}::/64`;
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a dotted IPv4 tail read). */
+function ipv6Groups(a: string): number[] {
+  let s = a;
+  const lastColon = s.lastIndexOf(":");
+  const tail = s.slice(lastColon + 1);
+  if (isIPv4(tail)) {
+    const [b0, b1, b2, b3] = tail.split(".").map(Number) as [number, number, number, number];
+    s = `${s.slice(0, lastColon + 1)}${((b0 << 8) | b1).toString(16)}:${((b2 << 8) | b3).toString(16)}`;
+  }
+  const [head = "", rest] = s.split("::");
+  const h = head === "" ? [] : head.split(":");
+  const r = rest == null || rest === "" ? [] : rest.split(":");
+  const groups = [...h, ...Array<string>(8 - h.length - r.length).fill("0"), ...r];
+  return groups.map((x) => Number.parseInt(x, 16));
+}
+
 export interface RateLimitOptions {
   /** how many proxies in front append to X-Forwarded-For (`clientAddress`) */
   trustProxyHops?: number;
@@ -253,7 +291,7 @@ export function rateLimit(redis: Redis | null, perMinute: number, opts: RateLimi
       } catch {
         // app.request() in tests has no socket
       }
-      who = `ip:${clientAddress(peer, c.req.header("x-forwarded-for"), trustProxyHops)}`;
+      who = `ip:${addressCounter(clientAddress(peer, c.req.header("x-forwarded-for"), trustProxyHops))}`;
     }
     const v = await limiter.consume(who);
     const reset = Math.max(0, Math.ceil(v.msBeforeNext / 1000));
