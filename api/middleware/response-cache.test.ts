@@ -11,7 +11,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** `hold`, when given, is awaited by /slow instead of its 80 ms sleep */
 function app(
   ttlMs: number,
-  opts: { clock?: () => number; hold?: () => Promise<void>; uncached?: (path: string) => boolean } = {},
+  opts: {
+    clock?: () => number;
+    hold?: () => Promise<void>;
+    uncached?: (path: string) => boolean;
+    maxBytes?: number;
+  } = {},
 ) {
   let n = 0;
   const a = new Hono<AppEnv>();
@@ -20,7 +25,7 @@ function app(
     addResponseHeaders(c, { vary: "Origin", "x-extra": "1" });
     await next();
   });
-  a.use(responseCache(ttlMs, opts.clock, opts.uncached));
+  a.use(responseCache(ttlMs, opts.clock, opts.uncached, opts.maxBytes));
   a.post("/read", (c) => c.json({ read: true }));
   a.post("/write", (c) => {
     c.set("wrote", true);
@@ -32,6 +37,19 @@ function app(
   a.get("/same", (c) => {
     ++n;
     return c.json({ pad: "y".repeat(4000) });
+  });
+  a.get("/big/:i", (c) => {
+    ++n;
+    return c.json({ i: c.req.param("i"), pad: "b".repeat(100_000) });
+  });
+  a.get("/huge", async (c) => {
+    const mine = ++n;
+    await (opts.hold ? opts.hold() : sleep(80));
+    return c.json({ n: mine, pad: "h".repeat(3 * 1024 * 1024) });
+  });
+  a.get("/declared", (c) => {
+    ++n;
+    return c.body("d".repeat(3 * 1024 * 1024), 200, { "content-length": String(3 * 1024 * 1024) });
   });
   a.get("/slow", async (c) => {
     const mine = ++n;
@@ -180,6 +198,45 @@ describe("response cache", () => {
     await a.request("/ping");
     const second = await a.request("/ping");
     expect(second.headers.get("x-cache")).toBeNull();
+    expect(a.calls()).toBe(2);
+  });
+
+  it("keeps answers within its byte budget, the least recently used dropped first", async () => {
+    // 100 kB answers count twice (room for the gzip copy): five fit in 1 MiB, not ten
+    const a = app(60_000, { maxBytes: 1024 * 1024 });
+    for (let i = 0; i < 10; i++) await a.request(`/big/${i}`);
+    expect(a.calls()).toBe(10);
+    for (const i of [9, 8, 7, 6]) expect((await a.request(`/big/${i}`)).headers.get("x-cache"), `${i}`).toBe("hit");
+    expect((await a.request("/big/0")).headers.get("x-cache")).toBeNull();
+    expect(a.calls()).toBe(11);
+    // /big/0 took the place of the least recently used, /big/5
+    expect((await a.request("/big/5")).headers.get("x-cache")).toBeNull();
+    expect((await a.request("/big/6")).headers.get("x-cache")).toBe("hit");
+  });
+
+  it("does not keep an answer over 2 MiB, but the identical requests waiting for it share it", async () => {
+    let open = () => {};
+    const gate = new Promise<void>((r) => (open = r));
+    const a = app(60_000, { hold: () => gate });
+    const first = a.request("/huge");
+    while (a.calls() < 1) await sleep(1);
+    const waiting = [a.request("/huge"), a.request("/huge")];
+    open();
+    const answers = await Promise.all([first, ...waiting]);
+    expect(a.calls()).toBe(1);
+    for (const r of answers) expect(((await r.json()) as { n: number }).n).toBe(1);
+    expect(answers.slice(1).map((r) => r.headers.get("x-cache"))).toEqual(["hit", "hit"]);
+    const later = await a.request("/huge");
+    expect(later.headers.get("x-cache")).toBeNull();
+    expect(a.calls()).toBe(2);
+  });
+
+  it("an answer that declares more than 2 MiB is passed through as it is", async () => {
+    const a = app(60_000);
+    const r = await a.request("/declared");
+    expect(r.headers.get("etag")).toBeNull();
+    expect((await r.text()).length).toBe(3 * 1024 * 1024);
+    expect((await a.request("/declared")).headers.get("x-cache")).toBeNull();
     expect(a.calls()).toBe(2);
   });
 

@@ -11,6 +11,10 @@
  * expired one (`x-cache: stale`, for at most 5 TTLs), so no request waits for the recomputation but
  * the one making it.
  *
+ * At most MAX_ENTRIES answers of at most MAX_BODY each are kept, MAX_CACHE_BYTES together, the
+ * least recently used dropped first. A larger answer is not kept; the identical requests that
+ * waited for it are answered from it.
+ *
  * Stored answers are Buffers, which @hono/node-server writes straight to the socket. An answer of
  * 1 KiB or more is also gzipped once when stored, in zlib's thread pool so the event loop does not
  * wait for it, and from then on served gzipped to clients that accept it (`Accept-Encoding: gzip`;
@@ -29,6 +33,7 @@ import { createHash } from "node:crypto";
 import { gzip as gzipAsync } from "node:zlib";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import { LRUCache } from "lru-cache";
 import type { AppEnv } from "../lib/router.js";
 import { mergedResponseHeaders } from "./response-headers.js";
 
@@ -46,6 +51,15 @@ interface Entry {
 
 const MAX_ENTRIES = 2000;
 const MAX_BODY = 2 * 1024 * 1024;
+/**
+ * What the stored answers may hold together (bodies, gzip copies, keys): a client varying an
+ * ignored query parameter fills the cache with copies of one answer, and 2,000 of the largest
+ * would be gigabytes. The least recently used go first.
+ */
+export const MAX_CACHE_BYTES = 128 * 1024 * 1024;
+/** an entry's bytes: its body, room for its gzip copy (never much larger), its key */
+const entryBytes = (e: Entry, key: string) =>
+  e.body.byteLength * (e.body.byteLength >= GZIP_MIN ? 2 : 1) + key.length * 2 + 512;
 const GZIP_MIN = 1024;
 /** an expired answer is still served, for at most this many TTLs, while its recomputation runs */
 const STALE_FACTOR = 5;
@@ -79,8 +93,13 @@ export function responseCache(
   clock: () => number = Date.now,
   /** paths never cached (a health check must read the state it reports, every time) */
   uncached: (path: string) => boolean = () => false,
+  maxBytes = MAX_CACHE_BYTES,
 ) {
-  const entries = new Map<string, Entry>();
+  const entries = new LRUCache<string, Entry>({
+    max: MAX_ENTRIES,
+    maxSize: maxBytes,
+    sizeCalculation: entryBytes,
+  });
   const inflight = new Map<string, Promise<Entry | null>>();
   /** a stored answer with `own` headers, plus those every answer of this request gets */
   const answer = (c: Context<AppEnv>, e: Entry, gzip: boolean, own: Record<string, string>) => {
@@ -135,31 +154,32 @@ export function responseCache(
       await next();
       const res = c.res;
       let entry: Entry | null = null;
-      if (res.status === 200 && !res.headers.has("content-encoding")) {
+      // an answer that says it is too large is not read (a static bundle of megabytes)
+      const declared = Number(res.headers.get("content-length") ?? Number.NaN);
+      if (res.status === 200 && !res.headers.has("content-encoding") && !(declared > MAX_BODY)) {
         const body = Buffer.from(await res.clone().arrayBuffer());
+        entry = {
+          at: now,
+          status: 200,
+          headers: Object.fromEntries([...res.headers].filter(([k]) => KEPT_HEADERS.has(k))),
+          body,
+          gzip: null,
+          etag: `W/"${createHash("sha1").update(body).digest("base64url")}"`,
+        };
         if (body.byteLength <= MAX_BODY) {
-          entry = {
-            at: now,
-            status: 200,
-            headers: Object.fromEntries([...res.headers].filter(([k]) => KEPT_HEADERS.has(k))),
-            body,
-            gzip: null,
-            etag: `W/"${createHash("sha1").update(body).digest("base64url")}"`,
-          };
           if (body.byteLength >= GZIP_MIN) {
             const e = entry;
             gzipAsync(body, { level: 6 }, (err, zipped) => {
               if (!err) e.gzip = zipped;
             });
           }
-          if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!);
-          entries.delete(key);
           entries.set(key, entry);
           // the first answer is the stored one, as later ones will be, with all its own headers
           const own = Object.fromEntries([...res.headers].filter(([k]) => k !== "content-length"));
           c.res = undefined;
           c.res = answer(c, entry, gzip, own);
         }
+        // a larger one is not kept, but the requests that waited for it share it
       }
       resolve(entry);
     } catch (err) {
