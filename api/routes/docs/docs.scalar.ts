@@ -74,6 +74,7 @@ export function serveScalarBundle(b: ScalarBundle) {
       if (b.gzip) return c.body(b.gzip, 200, { ...headers, "content-encoding": "gzip" });
       startGzip(b);
     }
-    return c.body(b.body, 200, headers);
+    // its length said: the response cache, which keeps nothing over 2 MiB, then leaves it unread
+    return c.body(b.body, 200, { ...headers, "content-length": String(b.body.byteLength) });
   };
 }

@@ -161,6 +161,9 @@ describe("the reference pages' script", () => {
       expect(res.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
       expect(res.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
       expect(Buffer.from(await res.arrayBuffer()).equals(file)).toBe(true);
+      // its length declared, so the response cache (nothing over 2 MiB) does not read it
+      expect(res.headers.get("content-length")).toBe(String(file.length));
+      expect(res.headers.get("x-cache")).toBeNull();
       const etag = res.headers.get("etag")!;
       expect(url.endsWith(`?v=${etag.replaceAll('"', "")}`)).toBe(true);
       const again = await app.request(url, { headers: { "if-none-match": etag } });
