@@ -66,6 +66,7 @@ beforeAll(async () => {
     ]);
   failed.notTrader = await mine(STRANGER, sub.module, swapWithApproval(0n));
   failed.replay = await mine(STRANGER, sub.module, swapWithApproval(0n));
+  failed.shared = await mine(STRANGER, sub.module, swapWithApproval(0n));
   failed.slippage = await mine(TRADER, sub.module, swapWithApproval(1_000n * E18));
   const pool = p.aave.pool;
   const poolAbi = aaveArt.pool().abi;
@@ -195,6 +196,37 @@ describe("GET /api/v1/revert_reason", () => {
       const r = await ask(failed.replay!, CHAIN, `http://127.0.0.1:${port}`);
       expect(r.body).toMatchObject({ status: "reverted", source: "replay" });
       expect(r.body.universal_subaccount_errors[0]).toMatchObject({ name: "NotTrader", args: [STRANGER] });
+    } finally {
+      server.close();
+    }
+  });
+
+  it("requests for one transaction at once share one trace, whatever the hash's letter case", async () => {
+    // a pass-through counting the node's traces
+    const { createServer } = await import("node:http");
+    let traces = 0;
+    const server = createServer(async (req, res) => {
+      let body = "";
+      for await (const chunk of req) body += chunk;
+      if ((JSON.parse(body) as { method: string }).method === "debug_traceTransaction") traces++;
+      const up = await fetch(anvil.rpcUrl, { method: "POST", body, headers: { "content-type": "application/json" } });
+      res.setHeader("content-type", "application/json");
+      res.end(await up.text());
+    });
+    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const hash = failed.shared!;
+      const cases = [
+        hash,
+        `0x${hash.slice(2).toUpperCase()}`,
+        hash,
+        `0x${hash.slice(2, 40).toUpperCase()}${hash.slice(40)}`,
+      ];
+      const answers = await Promise.all(cases.map((x) => ask(x, CHAIN, url)));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+      for (const a of answers) expect(a.body.universal_subaccount_errors[0]).toMatchObject({ name: "NotTrader" });
+      expect(traces).toBe(1);
     } finally {
       server.close();
     }

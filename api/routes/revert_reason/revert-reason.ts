@@ -7,6 +7,7 @@
  * cached per chain and hash.
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
+import { LRUCache } from "lru-cache";
 import { type Hex, type PublicClient, TransactionReceiptNotFoundError } from "viem";
 import { EvmChainIdParam } from "../../lib/chain.js";
 import { ErrorSchema } from "../../lib/errors.js";
@@ -78,12 +79,19 @@ export const revertReason = createRoute({
   },
 });
 
-const CACHE_MAX = 1000;
-const cache = new Map<string, Result>();
-const remember = (key: string, r: Result) => {
-  if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!);
-  cache.set(key, r);
-};
+/**
+ * A mined transaction's reasons do not change: kept by chain and hash, 1,000 of them, 32 MiB
+ * together. A frame's revert data is as long as its contract made it (megabytes, for a whole
+ * block's gas): an answer of over 1 MiB is answered, not kept.
+ */
+const cache = new LRUCache<string, Result>({
+  max: 1000,
+  maxSize: 32 * 1024 * 1024,
+  maxEntrySize: 1024 * 1024,
+  sizeCalculation: (r, key) => JSON.stringify(r).length + key.length,
+});
+/** the explanations being made: requests for one transaction at once share its trace */
+const inflight = new Map<string, Promise<Result | null>>();
 
 /** Every reverted frame, outermost first, with its depth. */
 function revertedFrames(f: Frame, depth = 0, out: { f: Frame; depth: number }[] = []) {
@@ -188,7 +196,12 @@ export const revertReasonHandler: RouteHandler<typeof revertReason, AppEnv> = as
   if (!url) return c.json({ detail: `No RPC is configured for chain ${chain} (PONDER_RPC_URL_${chain})` }, 503);
   let r: Result | null;
   try {
-    r = await explain(chainClient(url), chain, hash);
+    let pending = inflight.get(key);
+    if (!pending) {
+      pending = explain(chainClient(url), chain, hash).finally(() => inflight.delete(key));
+      inflight.set(key, pending);
+    }
+    r = await pending;
   } catch (err) {
     return c.json(
       { detail: `The RPC of chain ${chain} did not answer: ${(err as Error).message.split("\n")[0]}` },
@@ -196,6 +209,6 @@ export const revertReasonHandler: RouteHandler<typeof revertReason, AppEnv> = as
     );
   }
   if (!r) return c.json({ detail: `No mined transaction ${tx_hash} on chain ${chain}` }, 404);
-  remember(key, r);
+  cache.set(key, r);
   return c.json(r, 200);
 };
