@@ -53,6 +53,24 @@ export async function rpcCall<T>(url: string, method: string, params: unknown[] 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * Waits, when the UTC day ends within `beforeS` seconds or began less than `afterS` ago, until
+ * `afterS` seconds into the day: for a file that builds "today" from the clock and must not see
+ * the day change under it. Returns the seconds waited (0 nearly always).
+ */
+export async function awayFromMidnight(beforeS: number, afterS: number): Promise<number> {
+  const wait = midnightWait(beforeS, afterS, Date.now());
+  if (wait > 0) await sleep(wait * 1000);
+  return wait;
+}
+
+/** The seconds `awayFromMidnight` waits at `nowMs`. */
+export function midnightWait(beforeS: number, afterS: number, nowMs: number): number {
+  const into = (nowMs / 1000) % 86_400;
+  if (into < afterS) return afterS - into;
+  return into > 86_400 - beforeS ? 86_400 - into + afterS : 0;
+}
+
+/**
  * JSON.parse keeping the exact digits of the numbers under `keys` (as their source text), as a
  * big-number aware client reads raw token amounts; `notNumbers` lists the keys whose value was
  * not a JSON number.

@@ -48,7 +48,7 @@ import { redisConnection, settle, startWorkers } from "../../jobs/runtime.js";
 import { type AnvilInstance, startAnvil } from "../../scripts/lib/anvil.js";
 import { type IndexerHandle, type IndexerOptions, publishAtHead, startIndexer } from "../../scripts/lib/indexer.js";
 import { type RedisInstance, startRedis } from "../../scripts/lib/redis.js";
-import { freePort, PORT_OFFSET, rows, withDb } from "../helpers.js";
+import { awayFromMidnight, freePort, PORT_OFFSET, rows, withDb } from "../helpers.js";
 
 const cluster = inject("cluster");
 const CHAIN_ID = 10;
@@ -306,6 +306,9 @@ beforeAll(async () => {
   u.pathname = `/${DATABASE}`;
   dbUrl = u.toString();
 
+  // "today" comes from the clock and its blocks end 44 s before now: the day must not change
+  // during the build (about 40 s) or start within the last blocks' reach
+  await awayFromMidnight(90, 240);
   const today = Math.floor(Date.now() / 1000 / DAY) * DAY;
   const genesis = today - DAYS * DAY;
   anvil = await startAnvil({
