@@ -239,7 +239,8 @@ export async function startWorkers(
     await q.queues.portfolio.add(
       QUEUES.portfolio.name,
       { reason: "startup" },
-      { jobId: `portfolio-startup-${Date.now()}`, removeOnComplete: { age: 3600 } },
+      // retried, and a failed one kept a week, not for good (BullMQ's default)
+      { ...jobOptions(cfg.attempts), jobId: `portfolio-startup-${Date.now()}`, removeOnComplete: { age: 3600 } },
     );
   };
   if (scheduled) await declare();
@@ -262,11 +263,22 @@ export async function startWorkers(
     if (polling || !scheduled) return;
     polling = true;
     try {
+      // each vault's newest snapshot through the (chain_id, vault, timestamp) index, the vaults
+      // found by skipping along it: a max() over the table scanned months of snapshots every tick
+      const snap = sql.id(cfg.indexerSchema, "share_ratio_snapshot");
       const { rows } = await sql<{ p: string | null }>`
+        WITH RECURSIVE v AS (
+          (SELECT chain_id, vault FROM ${snap} ORDER BY chain_id, vault LIMIT 1)
+          UNION ALL
+          SELECT n.chain_id, n.vault FROM v CROSS JOIN LATERAL (
+            SELECT s.chain_id, s.vault FROM ${snap} s
+            WHERE (s.chain_id, s.vault) > (v.chain_id, v.vault) ORDER BY s.chain_id, s.vault LIMIT 1) n
+        )
         SELECT string_agg(chain_id || ':' || b, ',' ORDER BY chain_id) AS p FROM (
-          SELECT chain_id, max(block_number) AS b FROM ${sql.id(cfg.indexerSchema, "share_ratio_snapshot")} GROUP BY chain_id) x`.execute(
-        db,
-      );
+          SELECT v.chain_id, max(l.block_number) AS b FROM v CROSS JOIN LATERAL (
+            SELECT s.block_number FROM ${snap} s
+            WHERE s.chain_id = v.chain_id AND s.vault = v.vault ORDER BY s.timestamp DESC LIMIT 1) l
+          GROUP BY v.chain_id) x`.execute(db);
       const p = rows[0]?.p ?? "";
       if (p !== lastProgress) {
         await q.queues.fanout.add(

@@ -489,20 +489,27 @@ describe("derived analytics", () => {
     for (const l of latest) expect(l.old, `${l.name}: the alt asset's share of TVL`).toBeGreaterThan(2 * BOUND);
   });
 
-  it("the fan-outs the workers add themselves are retried, and kept a week when they fail", async () => {
+  it("the jobs the workers add themselves are retried, and kept a week when they fail", async () => {
     const conn = redisConnection(redis.url);
     conn.on("error", () => {});
     const fanouts = new Queue(QUEUES.fanout.name, { connection: conn, prefix: PREFIX });
+    const portfolio = new Queue(QUEUES.portfolio.name, { connection: conn, prefix: PREFIX });
     try {
-      const jobs = await fanouts.getJobs(["completed", "failed", "waiting", "active", "delayed"]);
+      const states = ["completed", "failed", "waiting", "active", "delayed"] as const;
+      const jobs = await fanouts.getJobs([...states]);
       const own = jobs.filter((j) => /^fanout-(startup|progress|after)-/.test(j.id ?? ""));
       expect(own.some((j) => j.id!.startsWith("fanout-startup-"))).toBe(true);
-      for (const j of own) {
+      // the indexer's progress, polled through the snapshots' index, was seen
+      expect(own.some((j) => j.id!.startsWith("fanout-progress-"))).toBe(true);
+      const started = (await portfolio.getJobs([...states])).filter((j) => j.id?.startsWith("portfolio-startup-"));
+      expect(started.length).toBeGreaterThan(0);
+      for (const j of [...own, ...started]) {
         expect(j.opts.attempts, j.id).toBeGreaterThan(1);
         expect(j.opts.removeOnFail, j.id).toEqual({ age: 7 * 24 * 3600 });
       }
     } finally {
       await fanouts.close();
+      await portfolio.close();
       conn.disconnect();
     }
   });
