@@ -91,13 +91,20 @@ export type QueueKey = keyof typeof QUEUES;
 export type JobInput<K extends QueueKey> = z.infer<(typeof QUEUES)[K]["input"]>;
 export type JobOutput<K extends QueueKey> = z.infer<(typeof QUEUES)[K]["output"]>;
 
-/** Retries with exponential backoff; failed jobs stay visible for a week, done ones an hour. */
+/**
+ * How long failed jobs stay visible: a week, and at most 5,000 of a queue (a fan-out per new
+ * snapshot failing for a week, the database's schema wrong, would otherwise keep a hundred
+ * thousand in Redis, which refuses writes when full).
+ */
+export const KEEP_FAILED = { age: 7 * 24 * 3600, count: 5000 } as const;
+
+/** Retries with exponential backoff; failed jobs kept as KEEP_FAILED says. */
 export function jobOptions(attempts: number): JobsOptions {
   return {
     attempts,
     backoff: { type: "exponential", delay: 1000 },
     removeOnComplete: true,
-    removeOnFail: { age: 7 * 24 * 3600 },
+    removeOnFail: KEEP_FAILED,
   };
 }
 

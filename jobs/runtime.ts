@@ -16,7 +16,7 @@ import { replaceLendingVaultDays } from "./lending/lending-vault-day-write.js";
 import { writePointsRules } from "./points/rules-write.js";
 import { runPortfolio } from "./portfolio/job.js";
 import { recordProgress } from "./progress-write.js";
-import { type JobInput, jobOptions, PREFIX, QUEUES, type QueueKey, RETIRED_QUEUES } from "./queues.js";
+import { type JobInput, jobOptions, KEEP_FAILED, PREFIX, QUEUES, type QueueKey, RETIRED_QUEUES } from "./queues.js";
 import type { Db } from "./repo.js";
 import { runSubaccountDays } from "./subaccounts/valuation.js";
 import { runVaultDays } from "./vault/job.js";
@@ -219,7 +219,7 @@ export async function startWorkers(
       {
         name: QUEUES.fanout.name,
         data: { reason: "schedule" },
-        opts: { removeOnComplete: { age: 3600, count: 100 }, removeOnFail: { age: 7 * 24 * 3600 } },
+        opts: { removeOnComplete: { age: 3600, count: 100 }, removeOnFail: KEEP_FAILED },
       },
     );
     await q.queues.fanout.add(
@@ -233,7 +233,7 @@ export async function startWorkers(
       {
         name: QUEUES.portfolio.name,
         data: { reason: "schedule" },
-        opts: { removeOnComplete: { age: 3600, count: 100 }, removeOnFail: { age: 7 * 24 * 3600 } },
+        opts: { removeOnComplete: { age: 3600, count: 100 }, removeOnFail: KEEP_FAILED },
       },
     );
     await q.queues.portfolio.add(
@@ -338,7 +338,7 @@ export async function settle(redisUrl: string, timeoutMs = 600_000, log: Log = (
         {
           jobId: `fanout-manual-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`,
           removeOnComplete: { age: 3600 },
-          removeOnFail: { age: 7 * 24 * 3600 },
+          removeOnFail: KEEP_FAILED,
         },
       );
       const out = QUEUES.fanout.output.parse(

@@ -200,7 +200,9 @@ export async function startRelayer(
           attempts: cfg.attempts,
           backoff: { type: "exponential", delay: 1000 },
           removeOnComplete: { age: 3600, count: 100 },
-          removeOnFail: { age: 7 * 24 * 3600 },
+          // a week of failed passes, at most 1,000: a pass every 2 s failing for a week (a
+          // relayer key that lost its role) would keep 300,000 in Redis
+          removeOnFail: { age: 7 * 24 * 3600, count: 1000 },
         },
       },
     );

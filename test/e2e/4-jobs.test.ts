@@ -505,7 +505,7 @@ describe("derived analytics", () => {
       expect(started.length).toBeGreaterThan(0);
       for (const j of [...own, ...started]) {
         expect(j.opts.attempts, j.id).toBeGreaterThan(1);
-        expect(j.opts.removeOnFail, j.id).toEqual({ age: 7 * 24 * 3600 });
+        expect(j.opts.removeOnFail, j.id).toEqual({ age: 7 * 24 * 3600, count: 5000 });
       }
     } finally {
       await fanouts.close();

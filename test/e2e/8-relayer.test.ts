@@ -270,6 +270,7 @@ describe("the perp relayer worker", () => {
         attempts: 5,
         backoff: { type: "exponential", delay: 1000 },
         removeOnComplete: { age: 3600, count: 100 },
+        removeOnFail: { age: 7 * 24 * 3600, count: 1000 },
       });
       // as a Redis that restarted without its data: the schedule gone, the relayer reconnecting
       const killedAt = Date.now();

@@ -49,6 +49,7 @@ import {
   perpSubaccountCalls,
   planRelay,
   type RelaySource,
+  readDeposits,
   readLoan,
   relayOnce,
   type Subaccount,
@@ -60,6 +61,7 @@ import { MULTICALL3 } from "../../onchain/positions.js";
 import { type AnvilInstance, RpcError, rpc, startAnvil } from "../../scripts/lib/anvil.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
 import { PORT_OFFSET } from "../helpers.js";
+import { limitedRpc } from "../limited-rpc.js";
 
 const CHAINS = [
   { chainId: 1, port: 19_570 + PORT_OFFSET },
@@ -429,6 +431,25 @@ describe("perp deposits", () => {
     }).filter((e) => e.args.coreHash === ev?.args.coreHash);
     expect(credits).toHaveLength(1);
     await c.s.syncClock();
+  });
+
+  it("a relayer's first pass reads from block 0 through a provider capping eth_getLogs ranges", async () => {
+    const w = wA();
+    // enough blocks that the whole range is refused and read in parts
+    await w.s.rpc("anvil_mine", [toHex(300)]);
+    await w.s.syncClock();
+    const bridges = [w.perp.bridgeA, w.perp.bridgeB];
+    const direct = await readDeposits({ client: w.client, bridges, fromBlock: 0n });
+    expect(direct.deposits.length).toBeGreaterThan(0);
+    const capped = await limitedRpc(w.anvil.rpcUrl, 128n);
+    try {
+      const client = createPublicClient({ transport: http(capped.url) }) as PublicClient;
+      const split = await readDeposits({ client, bridges, fromBlock: 0n, toBlock: direct.toBlock });
+      expect(capped.refusals).toBeGreaterThan(0);
+      expect(split.deposits.map((d) => d.coreHash)).toEqual(direct.deposits.map((d) => d.coreHash));
+    } finally {
+      await capped.close();
+    }
   });
 });
 

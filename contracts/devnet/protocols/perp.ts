@@ -22,6 +22,7 @@ import {
 } from "viem";
 import { CoreLedgerAbi } from "../../../abis/CoreLedgerAbi.js";
 import { PerpBridgeAAbi } from "../../../abis/PerpBridgeAAbi.js";
+import { logsInRange } from "../../../onchain/logs.js";
 import { coreLedger, perpBridgeA, perpBridgeB } from "./artifacts.js";
 import type { AllowedCall } from "./safe.js";
 import { type Ctx, deploy, PRICE_FEED_ABI, read, write } from "./tx.js";
@@ -201,12 +202,18 @@ export async function readDeposits(source: RelaySource): Promise<{ deposits: Bri
   const toBlock = source.toBlock ?? (await client.getBlockNumber({ cacheTime: 0 }));
   if (source.bridges.length === 0 || toBlock < source.fromBlock) return { deposits: [], toBlock };
   const chainId = await client.getChainId();
-  const logs = await client.getLogs({
-    address: source.bridges,
-    event: DEPOSITED_EVENT[0] as (typeof DEPOSITED_EVENT)[number],
-    fromBlock: source.fromBlock,
+  // a first pass reads from block 0: a range a hosted provider refuses is read in halves
+  const logs = await logsInRange(
+    (fromBlock, to) =>
+      client.getLogs({
+        address: source.bridges,
+        event: DEPOSITED_EVENT[0] as (typeof DEPOSITED_EVENT)[number],
+        fromBlock,
+        toBlock: to,
+      }),
+    source.fromBlock,
     toBlock,
-  });
+  );
   const parsed = parseEventLogs({ abi: DEPOSITED_EVENT, logs });
   const times = new Map<bigint, number>();
   for (const n of new Set(parsed.map((l) => l.blockNumber))) {
