@@ -181,11 +181,17 @@ export async function startWorkers(
     return out;
   });
 
-  // the subaccounts: their portfolio data now, and their valuation series up to today
+  // the subaccounts: their portfolio data now, and their valuation series up to today; the
+  // lending vaults' days from their last one, and whole at a process's first run and as often as
+  // the fan-out's full check (a reindexed history is then caught)
+  let lendingFullAt: number | null = null;
   const portfolio = processor("portfolio", async () => {
     const out = await runPortfolio(db, cfg.rpcUrls);
     const series = await runSubaccountDays(db, cfg.indexerSchema, cfg.rpcUrls);
-    const lendingVaultDays = await replaceLendingVaultDays(db, cfg.indexerSchema);
+    const at = now();
+    const whole = lendingFullAt == null || at - lendingFullAt >= cfg.fullCheckEveryMs;
+    const lendingVaultDays = await replaceLendingVaultDays(db, cfg.indexerSchema, whole);
+    if (whole) lendingFullAt = at;
     return { ...out, days: series.days, lendingVaultDays };
   });
 

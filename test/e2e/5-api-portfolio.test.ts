@@ -1274,6 +1274,45 @@ describe("the lending-vault day series", () => {
       expect(body.window_days).toBe(last.apy_7d == null ? null : 7);
     }
   });
+
+  it("a run from each vault's last day leaves the table a full rebuild leaves", async () => {
+    type Row = { chain_id: number; vault: string; day: string; apy_7d: number | null };
+    const all = () =>
+      h.q<Row>(
+        "SELECT chain_id, vault, day::text AS day, total_assets::text, total_supply::text, asset_share_ratio::text, block_number::text, timestamp::text, apy_7d FROM derived.lending_vault_day ORDER BY 1, 2, 3",
+      );
+    const db = writer();
+    try {
+      await replaceLendingVaultDays(db, "indexer", true);
+      const whole = await all();
+      const vaults = new Set(whole.map((r) => `${r.chain_id}:${r.vault}`));
+      expect(vaults.size).toBeGreaterThan(0);
+      // nothing new: each vault's last day recomputed, the same
+      expect(await replaceLendingVaultDays(db, "indexer", false)).toBe(vaults.size);
+      expect(await all()).toEqual(whole);
+      // the last three days gone and an older row marked: the days come back from the snapshots,
+      // the older row is left as it is (not read again)
+      await h.q(
+        "DELETE FROM derived.lending_vault_day WHERE day > (SELECT max(day) - 3 FROM derived.lending_vault_day)",
+      );
+      const first = whole[0]!;
+      const mark = [first.chain_id, first.vault, first.day];
+      await h.q(
+        "UPDATE derived.lending_vault_day SET apy_7d = 42 WHERE chain_id = $1 AND vault = $2 AND day = $3",
+        mark,
+      );
+      await replaceLendingVaultDays(db, "indexer", false);
+      const after = await all();
+      expect(after.slice(1)).toEqual(whole.slice(1));
+      expect(after[0]).toEqual({ ...first, apy_7d: 42 });
+      // a vault with no row gets all its days
+      await h.q("DELETE FROM derived.lending_vault_day WHERE chain_id = $1 AND vault = $2", mark.slice(0, 2));
+      await replaceLendingVaultDays(db, "indexer", false);
+      expect(await all()).toEqual(whole);
+    } finally {
+      await db.destroy();
+    }
+  });
 });
 
 describe("the health-factor series against the indexed events", () => {
