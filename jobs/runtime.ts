@@ -7,6 +7,7 @@ import { FlowProducer, Job, type Processor, Queue, QueueEvents, Worker } from "b
 import { Redis } from "ioredis";
 import { sql } from "kysely";
 import type pg from "pg";
+import { indexedVaults } from "../db/batch.js";
 import { createDb, createPool, migrateToLatest } from "../db/client.js";
 import { dateToDay, today as wallToday } from "../db/days.js";
 import { type ChainCheckpoint, fromJson, readCheckpoints, toJson } from "../db/progress.js";
@@ -273,13 +274,7 @@ export async function startWorkers(
       // found by skipping along it: a max() over the table scanned months of snapshots every tick
       const snap = sql.id(cfg.indexerSchema, "share_ratio_snapshot");
       const { rows } = await sql<{ p: string | null }>`
-        WITH RECURSIVE v AS (
-          (SELECT chain_id, vault FROM ${snap} ORDER BY chain_id, vault LIMIT 1)
-          UNION ALL
-          SELECT n.chain_id, n.vault FROM v CROSS JOIN LATERAL (
-            SELECT s.chain_id, s.vault FROM ${snap} s
-            WHERE (s.chain_id, s.vault) > (v.chain_id, v.vault) ORDER BY s.chain_id, s.vault LIMIT 1) n
-        )
+        WITH RECURSIVE ${indexedVaults("v", snap)}
         SELECT string_agg(chain_id || ':' || b, ',' ORDER BY chain_id) AS p FROM (
           SELECT v.chain_id, max(l.block_number) AS b FROM v CROSS JOIN LATERAL (
             SELECT s.block_number FROM ${snap} s

@@ -11,6 +11,7 @@
  * thousands a day at the demo's rates). One transaction either way.
  */
 import { sql } from "kysely";
+import { indexedVaults } from "../../db/batch.js";
 import type { Db } from "../repo.js";
 
 export async function replaceLendingVaultDays(db: Db, indexerSchema: string, full = true): Promise<number> {
@@ -24,13 +25,7 @@ export async function replaceLendingVaultDays(db: Db, indexerSchema: string, ful
         WHERE t.chain_id = b.chain_id AND t.vault = b.vault AND t.day >= b.from_day`.execute(trx);
     // what is left is each vault's days before the recomputed ones: their start, per vault
     const r = await sql`
-      WITH RECURSIVE vv AS (
-        (SELECT chain_id, vault FROM ${snap} ORDER BY chain_id, vault LIMIT 1)
-        UNION ALL
-        SELECT n.chain_id, n.vault FROM vv CROSS JOIN LATERAL (
-          SELECT x.chain_id, x.vault FROM ${snap} x
-          WHERE (x.chain_id, x.vault) > (vv.chain_id, vv.vault) ORDER BY x.chain_id, x.vault LIMIT 1) n
-      ),
+      WITH RECURSIVE ${indexedVaults("vv", snap)},
       kept AS (
         SELECT chain_id, vault, max(day) + 1 AS from_day FROM derived.lending_vault_day GROUP BY 1, 2
       ),

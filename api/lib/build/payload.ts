@@ -73,8 +73,8 @@ export function wholeToRaw(whole: string, decimals: number, loc: (string | numbe
     throw BuildRefusal.field(loc, `The token has ${decimals} decimals: at most ${decimals} after the point`);
   const int = whole0!.replace(/^0+/, "") || "0";
   const tooLarge = () => BuildRefusal.field(loc, "Too large: more than 2^256 - 1 raw units", "less_than_equal");
-  // past 78 digits of whole units the raw amount is past 2^256 whatever the decimals: no parse
-  if (int.length > maxUint(256).toString().length) throw tooLarge();
+  // whole units past 2^256 are raw units past it whatever the decimals: no parse of a long one
+  if (!fitsUint(int, 256)) throw tooLarge();
   const raw = parseUnits(frac ? `${int}.${frac}` : int, decimals);
   if (raw > maxUint(256)) throw tooLarge();
   return raw;
