@@ -144,7 +144,12 @@ async function main(): Promise<void> {
     logFile: join(dir, "postgres.log"),
   });
   const dbUrl = await recreateDatabase(pgi.adminUrl, "bench_api");
-  const redis = await startRedis({ port: 63798, dataDir: join(dir, "redis"), logFile: join(dir, "redis.log") });
+  const redis = await startRedis({
+    port: 63798,
+    dataDir: join(dir, "redis"),
+    logFile: join(dir, "redis.log"),
+    replaceLeftover: true,
+  });
   const admin = createDb(createPool(dbUrl, 2, "bench-api"));
   await migrateToLatest(admin);
   const client = new pg.Client({ connectionString: dbUrl });

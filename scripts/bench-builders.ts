@@ -170,7 +170,12 @@ async function main(): Promise<void> {
     logFile: join(dir, "postgres.log"),
   });
   const dbUrl = await recreateDatabase(pgi.adminUrl, "bench_builders");
-  const redis = await startRedis({ port: 63799, dataDir: join(dir, "redis"), logFile: join(dir, "redis.log") });
+  const redis = await startRedis({
+    port: 63799,
+    dataDir: join(dir, "redis"),
+    logFile: join(dir, "redis.log"),
+    replaceLeftover: true,
+  });
   const endTime = Math.floor(Date.now() / 1000);
   const chains = await Promise.all(
     DEVNET_CHAINS.map(async (c) => {

@@ -59,6 +59,21 @@ describe("startRedis", () => {
     expect(await query(redis.url, "PING")).toBe("PONG");
   }, 30_000);
 
+  it("replaces a Redis an earlier run left in its data dir, refuses one in another dir", async () => {
+    await query(redis.url, "SET", "cursor", "stale");
+    await expect(
+      startRedis({ port: PORT, dataDir: join(dir, "elsewhere"), replaceLeftover: true, log }),
+    ).rejects.toThrow(/in use by another Redis/);
+    expect(await query(redis.url, "GET", "cursor")).toBe("stale");
+    const leftPid = redis.process!.pid;
+    lines.length = 0;
+    redis = await startRedis({ port: PORT, dataDir: join(dir, "data"), replaceLeftover: true, log });
+    expect(redis.reused).toBe(false);
+    expect(redis.process!.pid).not.toBe(leftPid);
+    expect(lines.join("\n")).toMatch(/shutting down the Redis an earlier run left/);
+    expect(await query(redis.url, "GET", "cursor")).toBeNull();
+  }, 30_000);
+
   it("refuses a port held by something that is not a Redis", async () => {
     const srv = createServer((s) => s.resume().end("HTTP/1.1 400 Bad Request\r\n\r\n"));
     await new Promise<void>((r) => srv.listen(PORT + 10, "127.0.0.1", () => r()));

@@ -88,7 +88,7 @@ export async function setupApi(opts: { rateLimitPerMinute?: number } = {}): Prom
       port: 63792 + PORT_OFFSET,
       dataDir: join(devnet.dir, "redis-api"),
       logFile: join(devnet.dir, "redis-api.log"),
-      reuseExisting: true,
+      replaceLeftover: true, // never the state of a killed run
     });
   } catch (err) {
     throw new Error(`api harness: cannot start Redis: ${(err as Error).message}`);

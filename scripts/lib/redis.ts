@@ -179,6 +179,12 @@ export interface StartRedisOptions {
    * a no-op) instead of failing with "port in use". Default false.
    */
   reuseExisting?: boolean | undefined;
+  /**
+   * If a Redis left by an earlier run holds host:port (one answering PING whose working dir is
+   * `dataDir`: ours, killed before its stop), shut it down and start a fresh one, so no state of
+   * that run carries over. Any other Redis there is still refused. Default false.
+   */
+  replaceLeftover?: boolean | undefined;
   /** How long to wait for PING to answer. Default 20000 ms. */
   startTimeoutMs?: number | undefined;
   /** Process name used in logs. Default 'redis'. */
@@ -233,14 +239,19 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisIns
       }
       return { url, host, port, dataDir, reused: true, process: undefined, stop: () => Promise.resolve() };
     }
-    if (probe === "pong" || probe === "redis-restricted") {
+    const leftover = probe === "pong" && opts.replaceLeftover ? await workingDir(url) : undefined;
+    if (leftover !== undefined && resolve(leftover) === dataDir) {
+      log(`shutting down the Redis an earlier run left at ${url} (working dir ${leftover}); starting afresh`);
+      await shutdownLeftover(url, host, port);
+    } else if (probe === "pong" || probe === "redis-restricted") {
       throw new Error(
         `Cannot start redis-server: port ${host}:${port} is in use by another Redis` +
           (probe === "pong" ? " (set REDIS_URL to use it)" : " that requires authentication") +
           `. Stop it (a previous run still alive? check with \`ss -ltnp | grep :${port}\`) or pick another port.`,
       );
+    } else {
+      throw err; // assertPortFree's readable "port in use" message
     }
-    throw err; // assertPortFree's readable "port in use" message
   }
 
   const bin = await ensureRedisServer(log);
@@ -351,6 +362,52 @@ export function parseRedisUrl(raw: string): URL {
   return url;
 }
 
+/** The working dir (`CONFIG GET dir`) of the Redis at `url`, or undefined when it cannot be read. */
+async function workingDir(url: string): Promise<string | undefined> {
+  const client = oneShotClient(url, 2000);
+  try {
+    await client.connect();
+    return configValue(await client.call("CONFIG", ["GET", "dir"]), "dir");
+  } catch {
+    return undefined;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** `SHUTDOWN NOSAVE` the Redis at `url` and wait until host:port is closed. */
+async function shutdownLeftover(url: string, host: string, port: number): Promise<void> {
+  const client = oneShotClient(url, 2000);
+  try {
+    await client.connect();
+    await client.call("SHUTDOWN", ["NOSAVE"]);
+  } catch {
+    // the server closes the connection instead of answering
+  } finally {
+    client.disconnect();
+  }
+  await waitFor(async () => (await probeRedis(host, port, 500)) === "closed", {
+    timeoutMs: 10_000,
+    intervalMs: 50,
+    what: `the leftover Redis at ${url} to shut down`,
+  });
+}
+
+/** A client that connects once, never retries and never queues: for checks, not for work. */
+function oneShotClient(url: string, timeoutMs: number): Redis {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null, // one attempt; report instead of retrying forever
+    protocol: 2,
+  });
+  client.on("error", () => {});
+  return client;
+}
+
 /** `CONFIG GET` reply (flat [k, v] array or map object) -> value of `key`. */
 function configValue(reply: unknown, key: string): string | undefined {
   if (Array.isArray(reply)) {
@@ -370,15 +427,7 @@ function configValue(reply: unknown, key: string): string | undefined {
  */
 export async function checkRedis(url: string, timeoutMs = 5000): Promise<{ maxmemoryPolicy: string | undefined }> {
   const shown = redactUrl(new URL(url));
-  const client = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: timeoutMs,
-    commandTimeout: timeoutMs,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-    retryStrategy: () => null, // one attempt; report instead of retrying forever
-    protocol: 2,
-  });
+  const client = oneShotClient(url, timeoutMs);
   let lastError: Error | undefined;
   client.on("error", (err: Error) => (lastError = err));
   try {

@@ -357,7 +357,7 @@ beforeAll(async () => {
     port: REDIS_PORT,
     dataDir: join(dir, "redis"),
     logFile: join(dir, "redis.log"),
-    reuseExisting: true,
+    replaceLeftover: true, // never the state of a killed run
   });
   const cfg = jobsConfig({ DATABASE_URL: dbUrl, VAULT_REGISTRY: registryFile });
   const workers = await startWorkers({ ...cfg, redisUrl: redis.url }, () => {}, Date.now, { schedule: false });
