@@ -16,6 +16,7 @@ import { readChainProtocols } from "../../db/chain-protocols.js";
 import { dayToDate } from "../../db/days.js";
 import { indexedLoans } from "../../db/loan-parties.js";
 import { indexedPerp } from "../../db/perp-deposits.js";
+import { firstSnapshotDays, snapshotDayBlocks } from "../../db/snapshot-days.js";
 import { rpcClient } from "../../onchain/client.js";
 import { logsInRange } from "../../onchain/logs.js";
 import {
@@ -112,16 +113,6 @@ export async function runSubaccountDays(
   const protocols = await readChainProtocols(db);
   const usable = subs.filter((s) => protocols.has(s.chain_id) && rpcUrls.has(s.chain_id));
   if (usable.length === 0) return { subaccounts: 0, days: 0 };
-  // the last snapshot block of each day of each chain
-  const { rows: dayBlocks } = await sql<{ chain_id: number; d: number; b: string }>`
-    SELECT chain_id, floor(timestamp / ${DAY})::int AS d, max(block_number)::text AS b
-    FROM ${sql.id(indexerSchema, "share_ratio_snapshot")} GROUP BY 1, 2`.execute(db);
-  const blocksOf = new Map<number, Map<number, bigint>>();
-  for (const r of dayBlocks) {
-    const m = blocksOf.get(r.chain_id) ?? new Map<number, bigint>();
-    m.set(r.d, BigInt(r.b));
-    blocksOf.set(r.chain_id, m);
-  }
   const { rows: vaultAssets } = await sql<{ chain_id: number; address: string; asset: string }>`
     SELECT chain_id, lower(address) AS address, lower(asset) AS asset FROM ${sql.id(indexerSchema, "vault")}`.execute(
     db,
@@ -147,14 +138,23 @@ export async function runSubaccountDays(
   // a subaccount is one account on every chain: read wherever there are protocols and an RPC
   const chains = [...protocols.keys()].filter((c) => rpcUrls.has(c)).sort((a, b) => a - b);
   for (const c of chains) if (!heads.has(c)) heads.set(c, await rpcClient(rpcUrls.get(c)!).getBlock());
-  for (const [address, list] of byAddress) {
-    const first = Math.min(...chains.map((c) => Math.min(...(blocksOf.get(c)?.keys() ?? [today]))));
+  const firstDays = await firstSnapshotDays(db, indexerSchema);
+  const first = Math.min(...chains.map((c) => firstDays.get(c) ?? today));
+  const plans = [...byAddress].map(([address, list]) => {
     const funding = [...new Set(list.flatMap((s) => s.funding.map((a) => a.toLowerCase())))].sort();
     const prev = stored.get(address);
     // the last stored day is recomputed, and the cumulative deposits continue from the day before
     // it; a changed funding list or an older method values every day again
     const same = prev != null && prev.funding.join() === funding.join() && prev.method === VALUATION_METHOD;
     const from = prev && same ? Math.max(first, prev.last) : first;
+    return { address, list, funding, prev, same, from };
+  });
+  // the last snapshot block of each day of each chain, from the earliest day to value on
+  const blocksOf = await snapshotDayBlocks(db, indexerSchema, Math.min(...plans.map((p) => p.from)), {
+    firstDay: first,
+    today,
+  });
+  for (const { address, list, funding, prev, same, from } of plans) {
     let deposits = 0;
     // the logs to read start after the blocks the row before `from` read (its day's flows are in
     // its deposits); with no such row, at genesis

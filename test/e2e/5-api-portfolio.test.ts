@@ -34,6 +34,7 @@ import { startRpcProxy } from "../../bench/rpc-proxy.js";
 import { getChain } from "../../config/chains.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { createDb, createPool } from "../../db/client.js";
+import { firstSnapshotDays, snapshotDayBlocks } from "../../db/snapshot-days.js";
 import { replaceLendingVaultDays } from "../../jobs/lending/lending-vault-day-write.js";
 import { runPortfolio } from "../../jobs/portfolio/job.js";
 import { runSubaccountDays, VALUATION_METHOD } from "../../jobs/subaccounts/valuation.js";
@@ -312,8 +313,8 @@ describe("the subaccount valuation series", () => {
       );
       expect(gaps.length).toBe(first.subaccounts);
       for (const g of gaps) expect(g.n, g.address).toBe(g.span);
-      const stored = await h.q<{ address: string; day: string; total_net_deposits: number }>(
-        "SELECT address, day::text, total_net_deposits FROM derived.subaccount_day ORDER BY 1, 2",
+      const stored = await h.q<{ address: string; day: string; total_net_deposits: number; blocks: unknown }>(
+        "SELECT address, day::text, total_net_deposits, blocks FROM derived.subaccount_day ORDER BY 1, 2",
       );
       // the second run through a recording pass-through: the transfers it reads start after
       // the blocks of the rows it keeps, not at genesis
@@ -340,17 +341,51 @@ describe("the subaccount valuation series", () => {
         await Promise.all(proxies.map((p) => p.close()));
       }
       // and the days it recomputed have the deposits the first run gave them
-      const after = await h.q<{ address: string; day: string; total_net_deposits: number }>(
-        "SELECT address, day::text, total_net_deposits FROM derived.subaccount_day ORDER BY 1, 2",
+      const after = await h.q<{ address: string; day: string; total_net_deposits: number; blocks: unknown }>(
+        "SELECT address, day::text, total_net_deposits, blocks FROM derived.subaccount_day ORDER BY 1, 2",
       );
       expect(after.length).toBe(stored.length);
       for (const [i, r] of after.slice(0, -1).entries()) {
         if (r.address !== after[i + 1]!.address) continue; // each subaccount's today: the head
         expect(r.total_net_deposits, `${r.address} ${r.day}`).toBeCloseTo(stored[i]!.total_net_deposits, 6);
+        // read at the same blocks: the days a later run reads are the first run's
+        expect(r.blocks, `${r.address} ${r.day}`).toEqual(stored[i]!.blocks);
       }
     } finally {
       await db.destroy();
     }
+  });
+
+  it("the days' blocks read from a day on are the whole table's, with the last day before it", async () => {
+    const whole = await h.q<{ chain_id: number; d: number; b: string }>(
+      `SELECT chain_id, floor(timestamp / 86400)::int AS d, max(block_number)::text AS b
+       FROM indexer.share_ratio_snapshot GROUP BY 1, 2 ORDER BY 1, 2`,
+    );
+    const chains = [...new Set(whole.map((r) => r.chain_id))];
+    expect(chains.length).toBe(h.devnet.chains.length);
+    const firsts = await firstSnapshotDays(h.db, "indexer");
+    for (const c of chains) expect(firsts.get(c), `chain ${c}`).toBe(whole.find((r) => r.chain_id === c)!.d);
+    const days = [...new Set(whole.map((r) => r.d))].sort((a, b) => a - b);
+    const today = days.at(-1)!;
+    // from before the first day, the first, the middle, the last, and a day after it; read along
+    // the index (a long history before) and in one pass over the table (a short one)
+    for (const from of [days[0]! - 3, days[0]!, days[days.length >> 1]!, today, today + 2])
+      for (const firstDay of [from - 1000, from]) {
+        const got = await snapshotDayBlocks(h.db, "indexer", from, { firstDay, today });
+        for (const c of chains) {
+          const mine = whole.filter((r) => r.chain_id === c);
+          const before = mine.filter((r) => r.d < from).at(-1);
+          const want = [...(before ? [before] : []), ...mine.filter((r) => r.d >= from)];
+          const read = [...(got.get(c) ?? new Map<number, bigint>())].sort((x, y) => x[0] - y[0]);
+          const what = `chain ${c} from day ${from}, first day ${firstDay}`;
+          // earlier days may come too (the pass over the table), each with its true block
+          expect(
+            read.filter(([d]) => d >= (before?.d ?? from)),
+            what,
+          ).toEqual(want.map((r) => [r.d, BigInt(r.b)]));
+          for (const [d, b] of read) expect(b, `${what}: day ${d}`).toBe(BigInt(mine.find((r) => r.d === d)!.b));
+        }
+      }
   });
 
   it("a subaccount whose rows an older method computed is valued again from its first day", async () => {
