@@ -72,6 +72,7 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   const chainReads = new ChainReads({ headTtlMs: Math.min(1000, deps.config.responseCacheMs ?? 0) });
   app.use(async (c, next) => {
     c.set("deps", deps);
+    c.set("log", log);
     c.set("chainReads", chainReads);
     c.set("apiKeyId", null);
     c.set("principal", null);

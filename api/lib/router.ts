@@ -3,6 +3,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Redis } from "ioredis";
 import type { Kysely } from "kysely";
+import type { Logger } from "pino";
 import type { Database } from "../../db/schema.js";
 import type { ApiConfig } from "../env.js";
 import type { KeyCheck } from "../keys.js";
@@ -36,6 +37,8 @@ export interface Principal {
 export type AppEnv = {
   Variables: {
     deps: AppDeps;
+    /** the app's logger: details an answer leaves out go here */
+    log: Logger;
     apiKeyId: string | null;
     principal: Principal | null;
     requestId: string;

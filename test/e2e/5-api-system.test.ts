@@ -28,7 +28,7 @@ import { dropCredentialTraces } from "../write-helpers.js";
 interface Ping {
   status: string;
   checks: {
-    database: { ok: boolean };
+    database: { ok: boolean; error?: string | null };
     rpc: { chain_id: number; ok: boolean; head: number | null; head_time: string | null }[];
     indexer: {
       chain_id: number;
@@ -218,6 +218,28 @@ describe("system routes", () => {
           expect(r.status, url).toBe(503);
         }
       }
+    } finally {
+      await dead.destroy();
+    }
+  });
+
+  it("ping states what failed without the URLs or credentials it failed with", async () => {
+    const dead = createReadDb("postgresql://nobody:pw-SECRET@127.0.0.1:1/none", 1);
+    try {
+      const rpcUrls = new Map([[8453, "http://127.0.0.1:1/v2/KEY-SECRET"]]);
+      const app = createApp({
+        db: dead.db,
+        config: { indexerSchema: "indexer", rpcUrls, corsOrigins: [], rateLimitPerMinute: 1000 },
+        redis: null,
+        now: () => new Date(),
+      });
+      const ping = await app.request("/api/v1/ping");
+      expect(ping.status).toBe(503);
+      const text = await ping.text();
+      expect(text).not.toMatch(/SECRET|127\.0\.0\.1|nobody/);
+      const { checks } = JSON.parse(text) as Ping;
+      expect(checks.database.error).toBe("the database cannot be reached (ECONNREFUSED)");
+      expect(checks.rpc).toEqual([expect.objectContaining({ chain_id: 8453, ok: false, error: expect.any(String) })]);
     } finally {
       await dead.destroy();
     }

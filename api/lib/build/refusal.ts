@@ -5,13 +5,11 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { publicMessage } from "../public-error.js";
 import type { DecodedRevert } from "../revert-decode.js";
 
-/** A short message of an error (viem's `shortMessage` where it has one). */
-export function errMessage(err: unknown): string {
-  if (err && typeof err === "object" && "shortMessage" in err) return String(err.shortMessage);
-  return err instanceof Error ? err.message.split("\n")[0]! : String(err);
-}
+/** A short message of an error fit for an answer (api/lib/public-error.ts). */
+export const errMessage = publicMessage;
 
 /** viem's errors for values it cannot encode into a call: never the chain's doing. */
 const ENCODING_ERRORS = new Set([

@@ -17,6 +17,7 @@ import {
 import { TimelockControllerAbi } from "../../../abis/TimelockControllerAbi.js";
 import { isTransportError } from "../../../onchain/errors.js";
 import { rpcFetch } from "../../../onchain/rpc-fetch.js";
+import { publicMessage } from "../../lib/public-error.js";
 
 /** The views of a Safe (1.x) the roles route reads: owners, threshold and version. */
 export const SAFE_VIEWS = parseAbi([
@@ -53,11 +54,7 @@ export interface AccountInfo {
 }
 
 const ZERO = "0x0000000000000000000000000000000000000000";
-const short = (e: unknown) =>
-  ((e as { shortMessage?: string })?.shortMessage ?? (e instanceof Error ? e.message : String(e)))
-    .split("\n")[0]!
-    .replace(/\.$/, "")
-    .slice(0, 160);
+const short = (e: unknown) => publicMessage(e).replace(/\.$/, "").slice(0, 160);
 
 const degraded = (account_type: AccountType, error: string | null): AccountInfo => ({
   account_type,

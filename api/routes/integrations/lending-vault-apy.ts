@@ -11,6 +11,7 @@ import { ChainIdParam } from "../../lib/chain.js";
 import { type Head, objectKey } from "../../lib/chain-reads.js";
 import { ErrorSchema } from "../../lib/errors.js";
 import { chainClient, chainProtocols } from "../../lib/protocols.js";
+import { publicMessage } from "../../lib/public-error.js";
 import { type AppEnv, EvmAddress, errorResponses, jsonResponse, openReadAuthResponses } from "../../lib/router.js";
 import { openRoute } from "../../middleware/auth.js";
 
@@ -120,10 +121,7 @@ export const lendingVaultApyHandler: RouteHandler<typeof lendingVaultApy, AppEnv
     };
     return c.json(answer, 200);
   } catch (err) {
-    return c.json(
-      { detail: `The RPC of chain ${q.chain} did not answer: ${(err as Error).message.split("\n")[0]}` },
-      503,
-    );
+    return c.json({ detail: `The RPC of chain ${q.chain} did not answer: ${publicMessage(err)}` }, 503);
   }
 };
 

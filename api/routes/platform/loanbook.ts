@@ -15,6 +15,7 @@ import { objectKey } from "../../lib/chain-reads.js";
 import { ErrorSchema } from "../../lib/errors.js";
 import { loanJson } from "../../lib/loans.js";
 import { chainClient, chainProtocols } from "../../lib/protocols.js";
+import { publicMessage } from "../../lib/public-error.js";
 import {
   type AppEnv,
   EvmAddress,
@@ -234,10 +235,7 @@ async function answer(c: Parameters<RouteHandler<typeof loanbook, AppEnv>>[0], w
       200,
     );
   } catch (err) {
-    return c.json(
-      { detail: `The RPC of chain ${chain} did not answer: ${(err as Error).message.split("\n")[0]}` },
-      503,
-    );
+    return c.json({ detail: `The RPC of chain ${chain} did not answer: ${publicMessage(err)}` }, 503);
   }
 }
 

@@ -12,6 +12,7 @@ import { type Hex, type PublicClient, TransactionReceiptNotFoundError } from "vi
 import { EvmChainIdParam } from "../../lib/chain.js";
 import { ErrorSchema } from "../../lib/errors.js";
 import { chainClient } from "../../lib/protocols.js";
+import { publicMessage } from "../../lib/public-error.js";
 import { type DecodedRevert, decodeRevert } from "../../lib/revert-decode.js";
 import { type AppEnv, errorResponses, jsonResponse, openReadAuthResponses } from "../../lib/router.js";
 import { openRoute } from "../../middleware/auth.js";
@@ -203,10 +204,7 @@ export const revertReasonHandler: RouteHandler<typeof revertReason, AppEnv> = as
     }
     r = await pending;
   } catch (err) {
-    return c.json(
-      { detail: `The RPC of chain ${chain} did not answer: ${(err as Error).message.split("\n")[0]}` },
-      503,
-    );
+    return c.json({ detail: `The RPC of chain ${chain} did not answer: ${publicMessage(err)}` }, 503);
   }
   if (!r) return c.json({ detail: `No mined transaction ${tx_hash} on chain ${chain}` }, 404);
   cache.set(key, r);

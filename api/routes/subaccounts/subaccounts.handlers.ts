@@ -14,6 +14,7 @@ import {
 import { readChains } from "../../lib/account-chains.js";
 import { loanJson } from "../../lib/loans.js";
 import { chainClient, chainProtocols, NoRpc } from "../../lib/protocols.js";
+import { publicMessage } from "../../lib/public-error.js";
 import type { AppEnv } from "../../lib/router.js";
 import {
   type Account,
@@ -72,8 +73,7 @@ async function load(c: Context<AppEnv>, address: string) {
     const states = await readChains(db, config.indexerSchema, c.var.chainReads, config.rpcUrls, account);
     return { account, states };
   } catch (err) {
-    const detail =
-      err instanceof NoRpc ? err.message : `A chain's RPC did not answer: ${(err as Error).message.split("\n")[0]}`;
+    const detail = err instanceof NoRpc ? err.message : `A chain's RPC did not answer: ${publicMessage(err)}`;
     return { res: c.json({ detail }, 503) };
   }
 }
@@ -209,7 +209,7 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
   try {
     type = await accountType(c, r.account, r.states);
   } catch (err) {
-    return c.json({ detail: `A chain's RPC did not answer: ${(err as Error).message.split("\n")[0]}` }, 503) as never;
+    return c.json({ detail: `A chain's RPC did not answer: ${publicMessage(err)}` }, 503) as never;
   }
   const t = accountFigures(r.states, address);
   const tokens = r.states.flatMap((s) =>

@@ -3,6 +3,7 @@ import { sql } from "kysely";
 import type { ChainCheckpoint, ChainProgress } from "../../../db/progress.js";
 import { chainHead, lagBetween, readCheckpoints, readProgress } from "../../../db/progress.js";
 import { withDeadline } from "../../lib/deadline.js";
+import { databaseFailure, publicMessage } from "../../lib/public-error.js";
 import type { AppEnv } from "../../lib/router.js";
 import { API_VERSION } from "../../version.js";
 import type { ping, root } from "./system.routes.js";
@@ -10,7 +11,6 @@ import type { ping, root } from "./system.routes.js";
 export const rootHandler: RouteHandler<typeof root, AppEnv> = (c) =>
   c.json({ status: "ok" as const, version: API_VERSION, time: c.var.deps.now().toISOString() }, 200);
 
-const errText = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 200);
 const iso = (d: Date | undefined) => d?.toISOString() ?? null;
 
 /** How long the ping waits for the database's `SELECT 1`: a health check answers within seconds. */
@@ -19,9 +19,18 @@ export const PING_DB_TIMEOUT_MS = 3_000;
 export const pingHandler: RouteHandler<typeof ping, AppEnv> = async (c) => {
   const { db, config, now } = c.var.deps;
   const t0 = performance.now();
+  // an open route: it states what failed, the log has the error itself
+  const failed = (what: string, err: unknown) => c.var.log.warn({ err, reqId: c.var.requestId }, `ping: ${what}`);
   const error = await withDeadline(
     PING_DB_TIMEOUT_MS,
-    () => sql`SELECT 1`.execute(db).then(() => null, errText),
+    () =>
+      sql`SELECT 1`.execute(db).then(
+        () => null,
+        (err: unknown) => {
+          failed("the database failed", err);
+          return databaseFailure(err);
+        },
+      ),
     () => `the database did not answer within ${PING_DB_TIMEOUT_MS / 1000} s`,
   );
   const database = {
@@ -37,7 +46,8 @@ export const pingHandler: RouteHandler<typeof ping, AppEnv> = async (c) => {
         heads.set(chainId, h);
         return { chain_id: chainId, ok: true, head: h.block, head_time: iso(h.time), error: null };
       } catch (e) {
-        return { chain_id: chainId, ok: false, head: null, head_time: null, error: errText(e) };
+        failed(`chain ${chainId}'s RPC failed`, e);
+        return { chain_id: chainId, ok: false, head: null, head_time: null, error: publicMessage(e) };
       }
     }),
   );

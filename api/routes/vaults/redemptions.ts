@@ -9,6 +9,7 @@ import { sql } from "kysely";
 import { vaultKey } from "../../../db/batch.js";
 import { dueDateSql } from "../../../db/redemption-due.js";
 import type { ReadDb } from "../../lib/db.js";
+import { publicMessage } from "../../lib/public-error.js";
 import { addDays, daysBetween, formatUnits, human, isoFromUnix } from "../platform/platform.lib.js";
 import type { PendingRedemptionSummarySchema } from "../platform/platform.schemas.js";
 
@@ -125,7 +126,7 @@ export function summarize(
     try {
       ok.push(buildSummary(v, groupsBy.get(k) ?? [], liqBy.get(k) ?? null, subsBy.get(k) ?? [], now, window));
     } catch (err) {
-      failed.push({ vault: v, reason: `summary failed: ${(err as Error).message}`.slice(0, 200) });
+      failed.push({ vault: v, reason: `summary failed: ${publicMessage(err)}` });
     }
   }
   return { ok, failed };
