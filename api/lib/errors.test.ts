@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { validationItems } from "./errors.js";
+import { MAX_ERROR_ITEMS, validationItems } from "./errors.js";
 import {
   INT_PARSING,
   laxInt,
@@ -87,6 +87,22 @@ describe("validation error items (FastAPI's shape)", () => {
     const e = z.object({ a: z.string() }).safeParse({}).error!;
     expect(validationItems(e, "param")[0]!.loc).toEqual(["path", "a"]);
     expect(validationItems(e, "json")[0]!.loc).toEqual(["body", "a"]);
+  });
+
+  it("at most MAX_ERROR_ITEMS items, and one that counts the rest", () => {
+    const strict = z.strictObject({ a: z.string() });
+    const body = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, i]));
+    const items = validationItems(strict.safeParse({ a: "x", ...body }).error!, "json");
+    expect(items).toHaveLength(MAX_ERROR_ITEMS + 1);
+    expect(items[0]).toEqual({ loc: ["body", "k0"], msg: "Extra inputs are not permitted", type: "extra_forbidden" });
+    expect(items.at(-1)).toEqual({
+      loc: ["body"],
+      msg: `and ${5_000 - MAX_ERROR_ITEMS} more errors`,
+      type: "too_many_errors",
+    });
+    // at the bound, no count
+    const few = Object.fromEntries(Array.from({ length: MAX_ERROR_ITEMS }, (_, i) => [`k${i}`, i]));
+    expect(validationItems(strict.safeParse({ a: "x", ...few }).error!, "json")).toHaveLength(MAX_ERROR_ITEMS);
   });
 
   it("one item per field: its first failed check, as pydantic stops at it", () => {

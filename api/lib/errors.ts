@@ -87,13 +87,21 @@ function typeOf(issue: ZodError["issues"][number]): string {
  */
 export function validationItems(error: ZodError, target: string): ErrorItem[] {
   const seen = new Set<string>();
-  return allItems(error, target).filter((i) => {
+  const items = allItems(error, target).filter((i) => {
     const key = JSON.stringify(i.loc);
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
   });
+  if (items.length <= MAX_ERROR_ITEMS) return items;
+  // a body of a megabyte's unknown keys would answer megabytes of items, one per key
+  const more = items.length - MAX_ERROR_ITEMS;
+  const loc = [LOC[target] ?? target];
+  return [...items.slice(0, MAX_ERROR_ITEMS), { loc, msg: `and ${more} more errors`, type: "too_many_errors" }];
 }
+
+/** The most error items a 422 lists; one more item says how many it left out. */
+export const MAX_ERROR_ITEMS = 100;
 
 function allItems(error: ZodError, target: string): ErrorItem[] {
   return error.issues.flatMap((i) => {

@@ -438,7 +438,28 @@ describe("lending market builders (Aave v3)", () => {
       expect(item!.loc).toEqual(["body", Object.keys(body)[0]]);
       expect(item!.msg).toMatch(/at most 18 after the point|at most 2\^256 - 1/);
       expect(await audit(long.res)).toMatchObject({ outcome: "refused", status: 422 });
+      // the row keeps what identifies such a request, not its megabyte
+      const [row] = await h.q<{ request: { truncated: boolean; chars: number; prefix: string }; size: number }>(
+        "SELECT request, pg_column_size(request) AS size FROM registry.build_audit WHERE request_id = $1",
+        [long.res.headers.get("x-request-id")],
+      );
+      expect(row!.request).toMatchObject({ truncated: true, chars: expect.any(Number), sha256: expect.any(String) });
+      expect(row!.request.chars).toBeGreaterThan(900_000);
+      expect(row!.request.prefix.startsWith("{")).toBe(true);
+      expect(row!.size).toBeLessThan(16 * 1024);
     }
+    // a body of thousands of unknown keys: a hundred items and a count, a row of bounded size
+    const keys = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`extra_${i}`, i]));
+    const wide = await lending("supply", aWeth, { amount: "1", ...keys });
+    expect(wide.status).toBe(422);
+    const items = wide.body.detail as { loc: string[]; type: string; msg: string }[];
+    expect(items).toHaveLength(101);
+    expect(items.at(-1)).toMatchObject({ loc: ["body"], type: "too_many_errors", msg: "and 19900 more errors" });
+    const [wrow] = await h.q<{ r: number; a: number }>(
+      "SELECT pg_column_size(request) AS r, pg_column_size(answer) AS a FROM registry.build_audit WHERE request_id = $1",
+      [wide.res.headers.get("x-request-id")],
+    );
+    expect(wrow!.r + wrow!.a).toBeLessThan(80 * 1024);
     expect(await head()).toBe(now);
     // zero: refused on the field that was sent
     for (const body of [{ amount: "0" }, { amount_raw: "0" }]) {

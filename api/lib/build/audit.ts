@@ -5,7 +5,7 @@
  * handed out without its audit row: a process without the write side answers 503. Every answer
  * says where its time went in a `Server-Timing` header (`timing.ts`).
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { RouteConfig, RouteHandler } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
@@ -102,6 +102,22 @@ const jsonb = (json: string) => json.replace(/(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a
 /** Text Postgres takes (no NUL). */
 const text = (v: string) => v.replaceAll("\0", "\ufffd");
 
+/**
+ * The most JSON text a row keeps of a request and of an answer. A request the schema refused can
+ * be as long as the body limit lets it (1 MiB), and its 422 longer; past the bound a row keeps
+ * the text's length, its SHA-256 and its first `AUDIT_PREFIX_CHARS` characters. A built answer
+ * and the request it was built from stay far below.
+ */
+export const AUDIT_MAX_CHARS = { request: 16 * 1024, answer: 64 * 1024 } as const;
+export const AUDIT_PREFIX_CHARS = 8 * 1024;
+
+/** `json` itself, or, over `max` characters, what identifies it (valid JSON either way). */
+export function boundedJson(json: string, max: number): string {
+  if (json.length <= max) return json;
+  const sha256 = createHash("sha256").update(json).digest("hex");
+  return JSON.stringify({ truncated: true, chars: json.length, sha256, prefix: json.slice(0, AUDIT_PREFIX_CHARS) });
+}
+
 const writers = new WeakMap<Kysely<Database>, AuditWriter>();
 
 async function record(c: Context<AppEnv>, row: Row): Promise<void> {
@@ -126,8 +142,8 @@ async function record(c: Context<AppEnv>, row: Row): Promise<void> {
     outcome: row.outcome,
     code: row.code,
     request_id: c.var.requestId ?? null,
-    request: jsonb(JSON.stringify(row.request)),
-    answer: jsonb(row.answer),
+    request: jsonb(boundedJson(JSON.stringify(row.request), AUDIT_MAX_CHARS.request)),
+    answer: jsonb(boundedJson(row.answer, AUDIT_MAX_CHARS.answer)),
   });
 }
 
@@ -161,6 +177,9 @@ export async function runBuild<B>(
   } catch (err) {
     // the service's own fault: recorded, then answered (500) and logged by the app's error handler
     const fault = !(err instanceof BuildRefusal) && serviceFault(err);
+    // the answer says what failed in a line; the log keeps the error
+    if (!fault && !(err instanceof BuildRefusal))
+      c.var.log?.warn({ err, reqId: c.var.requestId }, `${action}: chain failed`);
     const refusal =
       err instanceof BuildRefusal
         ? err
