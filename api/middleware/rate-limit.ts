@@ -64,7 +64,7 @@ export async function redisReady(redis: Redis, ms: number): Promise<boolean> {
   }
 }
 
-type Consumer = Pick<RateLimiterAbstract, "consume">;
+type Consumer = Pick<RateLimiterAbstract, "consume"> & { reward?(key: string, points: number): Promise<unknown> };
 
 /**
  * The shared (Redis) count, or the in-process one while the shared count fails: from a failure
@@ -95,6 +95,12 @@ export class FailoverLimiter implements Consumer {
       this.downUntil = Date.now() + this.backoffMs;
       return this.local.consume(key, points);
     }
+  }
+
+  /** Gives points back, to the count that took them (the in-process one while Redis is down). */
+  async reward(key: string, points: number): Promise<void> {
+    const to = Date.now() < this.downUntil ? this.local : this.shared;
+    await to.reward?.(key, points).catch(() => {});
   }
 }
 
@@ -223,6 +229,17 @@ export function addressCounter(address: string): string {
     .join(":")}::/64`;
 }
 
+/** The counter of a request's client address (`clientAddress`, then `addressCounter`). */
+export function requestAddress(c: Context, trustProxyHops: number): string {
+  let peer = "unknown";
+  try {
+    peer = getConnInfo(c).remote.address ?? "unknown";
+  } catch {
+    // app.request() in tests has no socket
+  }
+  return addressCounter(clientAddress(peer, c.req.header("x-forwarded-for"), trustProxyHops));
+}
+
 /** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a dotted IPv4 tail read). */
 function ipv6Groups(a: string): number[] {
   let s = a;
@@ -284,15 +301,7 @@ export function rateLimit(redis: Redis | null, perMinute: number, opts: RateLimi
   return createMiddleware<AppEnv>(async (c, next) => {
     const key = c.req.header("x-api-key");
     let who = key ? await keyCounter(c, key) : null;
-    if (who == null) {
-      let peer = "unknown";
-      try {
-        peer = getConnInfo(c).remote.address ?? "unknown";
-      } catch {
-        // app.request() in tests has no socket
-      }
-      who = `ip:${addressCounter(clientAddress(peer, c.req.header("x-forwarded-for"), trustProxyHops))}`;
-    }
+    who ??= `ip:${requestAddress(c, trustProxyHops)}`;
     const v = await limiter.consume(who);
     const reset = Math.max(0, Math.ceil(v.msBeforeNext / 1000));
     addResponseHeaders(c, {

@@ -148,6 +148,19 @@ describe("POST /api/v1/token (OAuth 2.0 password flow)", () => {
     expect((await token({ username: u, password: PASSWORD })).status).toBe(200);
   });
 
+  it("a username's 11th failed attempt in 300 s is 429 with Retry-After; other names and good logins are not held", async () => {
+    const u = await operator("guess", ["strategy_apy:write"]);
+    const other = await operator("guess2", ["strategy_apy:write"]);
+    for (let i = 0; i < 5; i++) expect((await token({ username: u, password: PASSWORD })).status).toBe(200);
+    for (let i = 0; i < 10; i++) expect((await token({ username: u, password: `wrong-${i}` })).status).toBe(401);
+    const held = await token({ username: u, password: PASSWORD });
+    expect(held.status).toBe(429);
+    expect(held.body.detail).toMatch(/Too many login attempts for this username: 10 per 300 s/);
+    expect(Number(held.res.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await token({ username: other, password: `${PASSWORD}!` })).status).toBe(401);
+    expect((await token({ username: other, password: PASSWORD })).status).toBe(200);
+  });
+
   it("400 unsupported_grant_type; 422 for missing fields or a JSON body", async () => {
     const u = await operator("grant", ["strategy_apy:write"]);
     const grant = await token({ username: u, password: PASSWORD, grant_type: "client_credentials" });

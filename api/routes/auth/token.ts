@@ -6,11 +6,13 @@
  */
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
+import { LOGIN_LIMITS, LoginGuard } from "../../auth/login-guard.js";
 import { usernameProblem } from "../../auth/operators.js";
 import { dummyHash, verifyPassword } from "../../auth/passwords.js";
 import { issueToken } from "../../auth/tokens.js";
 import { ErrorSchema, RefusalSchema, ValidationErrorSchema } from "../../lib/errors.js";
-import { type AppEnv, jsonResponse as json } from "../../lib/router.js";
+import { type AppDeps, type AppEnv, jsonResponse as json } from "../../lib/router.js";
+import { requestAddress } from "../../middleware/rate-limit.js";
 import type { Surfaces } from "../index.js";
 
 const TokenForm = z
@@ -56,7 +58,12 @@ export const token = createRoute({
   middleware: [formBody] as const,
   summary: "Bearer token for an operator account (OAuth 2.0 password flow)",
   description:
-    "Send the form fields `username` and `password` (application/x-www-form-urlencoded or multipart/form-data). The token is an HS256 JWT valid `expires_in` seconds (TOKEN_TTL_S, default 900); send it as `Authorization: Bearer <token>` to the routes that accept it (POST /platform/strategy_apy). Wrong credentials, an unknown or a disabled account all answer 401. Refusals (`code`): 400 `unsupported_grant_type`, 400 `invalid_scope` (a scope the account does not hold).",
+    "Send the form fields `username` and `password` (application/x-www-form-urlencoded or multipart/form-data). The token is an HS256 JWT valid `expires_in` seconds (TOKEN_TTL_S, default 900); send it as `Authorization: Bearer <token>` to the routes that accept it (POST /platform/strategy_apy). Wrong credentials, an unknown or a disabled account all answer 401. " +
+    `Attempts are limited before the password is checked: ${LOGIN_LIMITS.perUser} per username and ` +
+    `${LOGIN_LIMITS.perAddress} per client address per ${LOGIN_LIMITS.windowS} s (a successful login ` +
+    "does not count), past which the answer is 429 with Retry-After; while " +
+    `${LOGIN_LIMITS.running + LOGIN_LIMITS.waiting} checks are in progress, 503 with Retry-After: 1. ` +
+    "Refusals (`code`): 400 `unsupported_grant_type`, 400 `invalid_scope` (a scope the account does not hold).",
   request: {
     body: {
       required: true,
@@ -71,10 +78,13 @@ export const token = createRoute({
     400: json("`unsupported_grant_type` or `invalid_scope`", RefusalSchema),
     401: json("Incorrect username or password", ErrorSchema),
     422: json("Validation error", ValidationErrorSchema),
-    429: json("Rate limit exceeded", ErrorSchema),
-    503: json("Bearer tokens are not configured on this process", ErrorSchema),
+    429: json("Rate limit exceeded, or too many login attempts for the username or address", ErrorSchema),
+    503: json("Bearer tokens are not configured on this process, or too many logins in progress", ErrorSchema),
   },
 });
+
+/** One guard per app (its counts are shared through the app's Redis). */
+const guards = new WeakMap<AppDeps, LoginGuard>();
 
 export const tokenHandler: RouteHandler<typeof token, AppEnv> = async (c) => {
   const f = c.req.valid("form");
@@ -82,6 +92,17 @@ export const tokenHandler: RouteHandler<typeof token, AppEnv> = async (c) => {
   if (f.grant_type !== undefined && f.grant_type !== "password")
     return c.json({ detail: `grant_type must be "password"`, code: "unsupported_grant_type" }, 400);
   if (!config.tokenSecret) return c.json({ detail: "Bearer tokens are not configured on this process" }, 503);
+  let guard = guards.get(c.var.deps);
+  if (!guard) {
+    const log = c.var.log;
+    guard = new LoginGuard(c.var.deps.redis, LOGIN_LIMITS, (msg) => log?.warn(msg));
+    guards.set(c.var.deps, guard);
+  }
+  const admission = await guard.admit(f.username, requestAddress(c, config.trustProxyHops ?? 0));
+  if (!admission.ok) {
+    c.header("Retry-After", String(admission.retryAfterS));
+    return c.json({ detail: admission.detail }, admission.status);
+  }
   // a name no account can have (e.g. one holding NUL, which Postgres text refuses) is unknown
   const account = usernameProblem(f.username)
     ? undefined
@@ -91,11 +112,13 @@ export const tokenHandler: RouteHandler<typeof token, AppEnv> = async (c) => {
         .where("username", "=", f.username)
         .executeTakeFirst();
   // an unknown user costs one hash too, so timing does not tell which usernames exist
-  const ok = await verifyPassword(f.password, account?.password_hash ?? (await dummyHash()));
+  const hash = account?.password_hash ?? (await dummyHash());
+  const ok = await admission.run(() => verifyPassword(f.password, hash));
   if (!account || !ok || account.disabled_at != null) {
     c.header("WWW-Authenticate", "Bearer");
     return c.json({ detail: "Incorrect username or password" }, 401);
   }
+  await admission.succeeded();
   let scopes = account.scopes;
   if (f.scope !== undefined && f.scope.trim() !== "") {
     const wanted = [...new Set(f.scope.trim().split(/\s+/))];

@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { LoginGuard } from "./login-guard.js";
+
+const limits = { perUser: 3, perAddress: 5, windowS: 60, running: 1, waiting: 1 };
+
+describe("LoginGuard", () => {
+  it("refuses a username past its failures, not another username", async () => {
+    const g = new LoginGuard(null, limits);
+    for (let i = 0; i < 3; i++) expect((await g.admit("alice", "10.0.0.1")).ok).toBe(true);
+    const refused = await g.admit("alice", "10.0.0.2");
+    expect(refused).toMatchObject({ ok: false, status: 429 });
+    if (!refused.ok) {
+      expect(refused.retryAfterS).toBeGreaterThan(0);
+      expect(refused.detail).toContain("for this username: 3 per 60 s");
+    }
+    expect((await g.admit("bob", "10.0.0.2")).ok).toBe(true);
+  });
+
+  it("refuses an address past its attempts over every username", async () => {
+    const g = new LoginGuard(null, limits);
+    for (let i = 0; i < 5; i++) expect((await g.admit(`u${i}`, "10.0.0.9")).ok).toBe(true);
+    const refused = await g.admit("u9", "10.0.0.9");
+    expect(refused).toMatchObject({ ok: false, status: 429 });
+    if (!refused.ok) expect(refused.detail).toContain("from this address: 5 per 60 s");
+    expect((await g.admit("u9", "10.0.0.10")).ok).toBe(true);
+  });
+
+  it("gives a successful login's points back", async () => {
+    const g = new LoginGuard(null, limits);
+    for (let i = 0; i < 10; i++) {
+      const a = await g.admit("alice", "10.0.0.1");
+      expect(a.ok).toBe(true);
+      if (a.ok) await a.succeeded();
+    }
+  });
+
+  it("runs checks one at a time, queues one, answers 503 past that", async () => {
+    const g = new LoginGuard(null, { ...limits, perUser: 100, perAddress: 100 });
+    let release = () => {};
+    let running = 0;
+    let most = 0;
+    const gate = new Promise<void>((r) => (release = r));
+    const check = async () => {
+      most = Math.max(most, ++running);
+      await gate;
+      running--;
+      return true;
+    };
+    const a = await g.admit("a", "x");
+    const b = await g.admit("b", "x");
+    if (!a.ok || !b.ok) throw new Error("refused");
+    const runs = [a.run(check), b.run(check)];
+    const c = await g.admit("c", "x");
+    expect(c).toMatchObject({ ok: false, status: 503, retryAfterS: 1 });
+    release();
+    expect(await Promise.all(runs)).toEqual([true, true]);
+    expect(most).toBe(1);
+    expect((await g.admit("c", "x")).ok).toBe(true);
+  });
+});
