@@ -18,6 +18,8 @@ const BOUNDED: Record<string, string> = {
   "api/lib/build/simulate.ts: /method\\b.*\\b(not found|does not exist|not available|not supported|unsupported)|unsupported method/i":
     "a node's error text, cut to 2,000 characters first",
   "api/lib/openapi-ids.ts: /^_+|_+$/g": "the service's own route names, at start-up",
+  "api/lib/public-error.ts: /\\b[a-z][a-z0-9+.-]{0,30}:\\/\\/[^\\s\"'<>]{0,2000}/gi":
+    "an error's first line, cut to 2,000 characters before it is read",
   "api/routes/platform/platform.lib.ts: /0+$/": "a remainder's digits: at most a token's decimals (a uint8)",
   "bench/handlers.ts: /for\\s*\\(\\s*const\\s+(\\w+)\\s+of\\s+\\[([^\\]]*)\\]/g": "the project's own handler sources",
   'bench/metrics.ts: /(\\w+)="((?:[^"\\\\]|\\\\.)*)"/g': "the API's own metrics text, in the bench",
