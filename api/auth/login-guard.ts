@@ -33,9 +33,14 @@ export type Admission =
   | { ok: true; run<T>(check: () => Promise<T>): Promise<T>; succeeded(): Promise<void> }
   | { ok: false; status: 429 | 503; retryAfterS: number; detail: string };
 
-/** At most `running` tasks at once, `waiting` more queued (in order); `enter` says if admitted. */
+/**
+ * At most `running` tasks at once, `waiting` more queued (in order). A place is reserved
+ * synchronously (`reserve`), so attempts admitted together cannot overfill the queue while
+ * their counts are taken; `run` uses the reservation, `release` gives an unused one back.
+ */
 class Slots {
   private active = 0;
+  private reserved = 0;
   private readonly queue: (() => void)[] = [];
 
   constructor(
@@ -43,12 +48,20 @@ class Slots {
     private readonly waiting: number,
   ) {}
 
-  /** Whether a task may run or queue now (it must then call `run`). */
-  admits(): boolean {
-    return this.active < this.running || this.queue.length < this.waiting;
+  /** Takes a place to run or queue, or says there is none. */
+  reserve(): boolean {
+    if (this.active + this.queue.length + this.reserved >= this.running + this.waiting) return false;
+    this.reserved++;
+    return true;
   }
 
+  release(): void {
+    this.reserved--;
+  }
+
+  /** Runs a task on a place `reserve` took. */
   async run<T>(task: () => Promise<T>): Promise<T> {
+    this.reserved--;
     if (this.active >= this.running) await new Promise<void>((resolve) => this.queue.push(resolve));
     else this.active++;
     try {
@@ -91,10 +104,23 @@ export class LoginGuard {
     this.slots = new Slots(limits.running, limits.waiting);
   }
 
-  /** Takes the attempt's points, or says why it is refused (nothing taken on a 503). */
+  /**
+   * Takes the attempt's points and a place among the checks, or says why it is refused (no
+   * points taken on a 503). An admitted attempt must call `run` once, at once: the place is held
+   * for it. Everything the check needs (the account's read too) belongs inside `run`.
+   */
   async admit(username: string, address: string): Promise<Admission> {
-    if (!this.slots.admits())
+    if (!this.slots.reserve())
       return { ok: false, status: 503, retryAfterS: 1, detail: "Too many logins in progress; retry in 1 s" };
+    try {
+      return await this.takePoints(username, address);
+    } catch (err) {
+      this.slots.release();
+      throw err;
+    }
+  }
+
+  private async takePoints(username: string, address: string): Promise<Admission> {
     const userKey = createHash("sha256").update(username).digest("base64url");
     const taken: [FailoverLimiter, string][] = [];
     for (const [limiter, key, what] of [
@@ -108,6 +134,7 @@ export class LoginGuard {
         if (!(err instanceof RateLimiterRes)) throw err;
         const retryAfterS = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
         const detail = `Too many login attempts ${what} per ${this.limits.windowS} s; retry in ${retryAfterS} s`;
+        this.slots.release();
         return { ok: false, status: 429, retryAfterS, detail };
       }
     }

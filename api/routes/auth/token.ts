@@ -103,17 +103,19 @@ export const tokenHandler: RouteHandler<typeof token, AppEnv> = async (c) => {
     c.header("Retry-After", String(admission.retryAfterS));
     return c.json({ detail: admission.detail }, admission.status);
   }
-  // a name no account can have (e.g. one holding NUL, which Postgres text refuses) is unknown
-  const account = usernameProblem(f.username)
-    ? undefined
-    : await db
-        .selectFrom("auth.operator_account")
-        .select(["username", "password_hash", "scopes", "disabled_at"])
-        .where("username", "=", f.username)
-        .executeTakeFirst();
-  // an unknown user costs one hash too, so timing does not tell which usernames exist
-  const hash = account?.password_hash ?? (await dummyHash());
-  const ok = await admission.run(() => verifyPassword(f.password, hash));
+  const { account, ok } = await admission.run(async () => {
+    // a name no account can have (e.g. one holding NUL, which Postgres text refuses) is unknown
+    const account = usernameProblem(f.username)
+      ? undefined
+      : await db
+          .selectFrom("auth.operator_account")
+          .select(["username", "password_hash", "scopes", "disabled_at"])
+          .where("username", "=", f.username)
+          .executeTakeFirst();
+    // an unknown user costs one hash too, so timing does not tell which usernames exist
+    const hash = account?.password_hash ?? (await dummyHash());
+    return { account, ok: await verifyPassword(f.password, hash) };
+  });
   if (!account || !ok || account.disabled_at != null) {
     c.header("WWW-Authenticate", "Bearer");
     return c.json({ detail: "Incorrect username or password" }, 401);
