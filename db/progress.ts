@@ -4,7 +4,7 @@
  * - The indexer: Ponder's checkpoint (`_ponder_checkpoint.latest_checkpoint`, read through the
  *   views schema), the newest block it has processed, whether or not that block had events.
  * - The derived tables: the checkpoint the workers' last completed run computed them from
- *   (`derived.jobs_progress`, written by jobs/progress.ts), so a quiet chain whose jobs are up to
+ *   (`derived.jobs_progress`, written by jobs/progress-write.ts), so a quiet chain whose jobs are up to
  *   date reads as fresh.
  * - A chain's head, from its RPC, for the indexer's own lag.
  */

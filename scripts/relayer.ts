@@ -13,8 +13,9 @@ const CMD: Command = {
 The perp relayer: a BullMQ repeatable job (queue perp-relayer) reads the deposits of every bridge
 chain since its cursor (kept in Redis), and credits each one at least RELAYER_DELAY_S old on the
 core ledger, or rejects it with its reason when below the bridge's minimum, from the relayer key.
-A deposit is never credited twice (the ledger refuses it; restarts resume from the cursor). Any
-number of processes may run. Runs until stopped (Ctrl-C).
+A deposit is never credited twice (the ledger refuses it; restarts resume from the cursor). Run
+one process: a second never credits twice either, but sends competing transactions from the same
+key. Runs until stopped (Ctrl-C).
 
 Environment:
   RELAYER_PRIVATE_KEY   the relayer key (RELAYER on the ledger); unset: the devnet's key from the
