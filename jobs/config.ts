@@ -3,6 +3,7 @@ import { z } from "zod";
 import { decimal, envNum, envPostgresUrl, envRedisUrl, parseEnv } from "../config/env.js";
 import { primaryUrls, rpcUrlsFromEnv } from "../config/rpc-urls.js";
 import { parseFixed } from "../db/fixed.js";
+import { DEFAULT_ATTEMPTS } from "./queues.js";
 
 const schema = z.object({
   DATABASE_URL: envPostgresUrl("the database holding the indexer views"),
@@ -22,7 +23,7 @@ const schema = z.object({
       .min(0)
       .max(7 * 86_400),
   ).default(3600),
-  JOB_ATTEMPTS: envNum((n) => n.int().min(1).max(100)).default(5),
+  JOB_ATTEMPTS: envNum((n) => n.int().min(1).max(100)).default(DEFAULT_ATTEMPTS),
   // how often the subaccounts' portfolio data is read from the chains (registry.portfolio_cache)
   PORTFOLIO_EVERY_S: envNum((n) => n.int().min(5).max(86_400)).default(300),
   WORKER_LOCK_MS: envNum((n) => n.int().min(1000).max(600_000)).default(30_000),

@@ -11,7 +11,7 @@ import { sql } from "kysely";
 import { type VaultRef, vaultKey } from "../db/batch.js";
 import { dayToDate } from "../db/days.js";
 import type { PointsRules } from "./points/compute.js";
-import { jobOptions, QUEUES } from "./queues.js";
+import { jobOptions, QUEUES, SCHEDULED_KEEP_COMPLETED } from "./queues.js";
 import {
   chainFingerprints,
   type Db,
@@ -159,7 +159,7 @@ export function buildFlow(
     name: QUEUES.pointsRollup.name,
     queueName: QUEUES.pointsRollup.name,
     data: { extrasHash: extras },
-    opts: { ...opts, jobId: `rollup-${runId}`, removeOnComplete: { age: 3600, count: 100 } },
+    opts: { ...opts, jobId: `rollup-${runId}`, removeOnComplete: SCHEDULED_KEEP_COMPLETED },
     children: batches.map((batch) => {
       // the batch's id names its content: the same ranges over the same inputs are the same job
       const id = createHash("md5")

@@ -98,6 +98,12 @@ export type JobOutput<K extends QueueKey> = z.infer<(typeof QUEUES)[K]["output"]
  */
 export const KEEP_FAILED = { age: 7 * 24 * 3600, count: 5000 } as const;
 
+/** How long the scheduled runs (and the fan-outs the API asks for) stay visible once done. */
+export const SCHEDULED_KEEP_COMPLETED = { age: 3600, count: 100 } as const;
+
+/** Tries of a job before it fails, unless JOB_ATTEMPTS says otherwise (jobs/config.ts). */
+export const DEFAULT_ATTEMPTS = 5;
+
 /** Retries with exponential backoff; failed jobs kept as KEEP_FAILED says. */
 export function jobOptions(attempts: number): JobsOptions {
   return {

@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
-import { PREFIX, QUEUES } from "./queues.js";
+import { DEFAULT_ATTEMPTS, jobOptions, PREFIX, QUEUES, SCHEDULED_KEEP_COMPLETED } from "./queues.js";
 
 const NOT_STARTED = new Set(["delayed", "waiting", "prioritized"]);
 
@@ -37,11 +37,13 @@ export function fanoutRequester(redisUrl: string): FanoutRequester {
           break;
         }
       }
+      // retried as the workers' own jobs are, and kept as the schedule's runs are: BullMQ trims a
+      // queue's lists by the options of the job that just ended, so other ones would cut theirs
       await queue.add(QUEUES.fanout.name, input, {
+        ...jobOptions(DEFAULT_ATTEMPTS),
         jobId,
         delay: 500,
-        removeOnComplete: { age: 3600 },
-        removeOnFail: { age: 24 * 3600 },
+        removeOnComplete: SCHEDULED_KEEP_COMPLETED,
       });
     },
     async close() {

@@ -17,7 +17,16 @@ import { replaceLendingVaultDays } from "./lending/lending-vault-day-write.js";
 import { writePointsRules } from "./points/rules-write.js";
 import { runPortfolio } from "./portfolio/job.js";
 import { recordProgress } from "./progress-write.js";
-import { type JobInput, jobOptions, KEEP_FAILED, PREFIX, QUEUES, type QueueKey, RETIRED_QUEUES } from "./queues.js";
+import {
+  type JobInput,
+  jobOptions,
+  KEEP_FAILED,
+  PREFIX,
+  QUEUES,
+  type QueueKey,
+  RETIRED_QUEUES,
+  SCHEDULED_KEEP_COMPLETED,
+} from "./queues.js";
 import type { Db } from "./repo.js";
 import { runSubaccountDays } from "./subaccounts/valuation.js";
 import { runVaultDays } from "./vault/job.js";
@@ -226,13 +235,17 @@ export async function startWorkers(
       {
         name: QUEUES.fanout.name,
         data: { reason: "schedule" },
-        opts: { removeOnComplete: { age: 3600, count: 100 }, removeOnFail: KEEP_FAILED },
+        opts: { removeOnComplete: SCHEDULED_KEEP_COMPLETED, removeOnFail: KEEP_FAILED },
       },
     );
     await q.queues.fanout.add(
       QUEUES.fanout.name,
       { reason: "startup" },
-      { ...jobOptions(cfg.attempts), jobId: `fanout-startup-${Date.now()}`, removeOnComplete: { age: 3600 } },
+      {
+        ...jobOptions(cfg.attempts),
+        jobId: `fanout-startup-${Date.now()}`,
+        removeOnComplete: SCHEDULED_KEEP_COMPLETED,
+      },
     );
     await q.queues.portfolio.upsertJobScheduler(
       "portfolio-schedule",
@@ -240,14 +253,18 @@ export async function startWorkers(
       {
         name: QUEUES.portfolio.name,
         data: { reason: "schedule" },
-        opts: { removeOnComplete: { age: 3600, count: 100 }, removeOnFail: KEEP_FAILED },
+        opts: { removeOnComplete: SCHEDULED_KEEP_COMPLETED, removeOnFail: KEEP_FAILED },
       },
     );
     await q.queues.portfolio.add(
       QUEUES.portfolio.name,
       { reason: "startup" },
       // retried, and a failed one kept a week, not for good (BullMQ's default)
-      { ...jobOptions(cfg.attempts), jobId: `portfolio-startup-${Date.now()}`, removeOnComplete: { age: 3600 } },
+      {
+        ...jobOptions(cfg.attempts),
+        jobId: `portfolio-startup-${Date.now()}`,
+        removeOnComplete: SCHEDULED_KEEP_COMPLETED,
+      },
     );
   };
   if (scheduled) await declare();

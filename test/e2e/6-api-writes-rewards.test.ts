@@ -219,9 +219,14 @@ describe("rewards change the points of the days they cover (workers running)", (
         }),
       ]);
       // the write asked the workers for a fan-out (queued after the answer, so wait for it)
-      await until("a fanout-write job", 60_000, async () =>
-        [...(await writeJobs())].some((id) => !jobsBefore.has(id)) ? true : undefined,
+      const id = await until("a fanout-write job", 60_000, async () =>
+        [...(await writeJobs())].find((id) => !jobsBefore.has(id)),
       );
+      // retried, and kept as the schedule's runs are (BullMQ trims the queue by the last job's)
+      const job = (await queue.getJob(id))!;
+      expect(job.opts.attempts).toBeGreaterThan(1);
+      expect(job.opts.removeOnFail).toEqual({ age: 7 * 24 * 3600, count: 5000 });
+      expect(job.opts.removeOnComplete).toEqual({ age: 3600, count: 100 });
     } finally {
       await queue.close();
     }
