@@ -4,7 +4,15 @@
  * pool's tick spacing; token amounts in whole or raw units; explicit minimums. Every inconsistency
  * is a 422 naming the field.
  */
-import { priceOfSqrt, roundRange, tickOfPrice, usableTicks } from "../../../onchain/uniswap-math.js";
+import {
+  MAX_TICK,
+  MIN_TICK,
+  priceOfSqrt,
+  priceOfTick,
+  roundRange,
+  tickOfPrice,
+  usableTicks,
+} from "../../../onchain/uniswap-math.js";
 import { wholeToRaw } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import type { Pool } from "./dex-pool.lib.js";
@@ -47,6 +55,16 @@ export function resolveRange(pool: Pool, b: RangeInput): { lower: number; upper:
       if (b.price_lower == null) throw field("price_lower", "Field required with price_upper");
       if (b.price_upper == null) throw field("price_upper", "Field required with price_lower");
       [lower, upper] = [tickOfPrice(b.price_lower, d0, d1), tickOfPrice(b.price_upper, d0, d1)];
+      // a price past the tick scale's ends is refused, as a tick past them is (not clamped)
+      for (const [name, tick] of [
+        ["price_lower", lower],
+        ["price_upper", upper],
+      ] as const) {
+        if (!(tick >= MIN_TICK))
+          throw field(name, `Below the lowest price of the tick scale (${priceOfTick(MIN_TICK, d0, d1)})`);
+        if (!(tick <= MAX_TICK))
+          throw field(name, `Above the highest price of the tick scale (${priceOfTick(MAX_TICK, d0, d1)})`);
+      }
       break;
     case "width_bps": {
       const p = priceOfSqrt(pool.sqrtPriceX96, d0, d1);
@@ -67,7 +85,6 @@ export function resolveRange(pool: Pool, b: RangeInput): { lower: number; upper:
         ? b.price_lower! < b.price_upper!
         : true;
   if (!ordered) throw field(loc, "The range's lower end must be below its upper end");
-  // prices past the tick scale's ends come back as its ends: then nothing is left between them
   if (!(lower < upper)) throw field(loc, "The range is outside the ticks the pool allows");
   const r = roundRange(Math.floor(lower), Math.ceil(upper), s);
   if (!(r.lower < r.upper)) throw field(loc, "The range is outside the ticks the pool allows");

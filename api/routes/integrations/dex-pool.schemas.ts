@@ -5,7 +5,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { NpmPosition } from "../../../onchain/positions.js";
-import { amountsFor, priceOfSqrt, priceOfTick, sqrtAtTick } from "../../../onchain/uniswap-math.js";
+import { amountsFor, MAX_TICK, MIN_TICK, priceOfSqrt, priceOfTick, sqrtAtTick } from "../../../onchain/uniswap-math.js";
 import { buildFields, Units, uintString, units } from "../../lib/build/payload.js";
 import type { DexCtx, Pool, Token } from "./dex-pool.lib.js";
 import { type IncentiveKey, incentiveId } from "./dex-pool.staker.js";
@@ -25,10 +25,16 @@ const Decimal = (description: string) =>
 const Raw = (description: string, bits: 128 | 256 = 256) =>
   uintString(bits).optional().openapi({ description, example: "1500000" });
 
+/** A tick of the pool's scale (TickMath's MIN_TICK..MAX_TICK). */
+const Tick = z.number().int().min(MIN_TICK).max(MAX_TICK);
+
 /** The range of a new position: exactly one of these ways. */
 export const rangeFields = {
-  tick_lower: z.number().int().optional().openapi({ description: "With tick_upper: the range in ticks" }),
-  tick_upper: z.number().int().optional(),
+  tick_lower: Tick.optional().openapi({
+    description:
+      "With tick_upper: the range in ticks, each within the tick scale (±887272), widened outwards to the pool's tick spacing",
+  }),
+  tick_upper: Tick.optional(),
   price_lower: z.number().positive().optional().openapi({
     description:
       "With price_upper: the range in whole token1 per whole token0 (token0 is the token of the lower address: in a USDC/WETH pool USDC, so WETH per USDC, about 0.0003 at 3,300 USD per WETH)",
