@@ -23,7 +23,7 @@ export const buildFields = {
     .refine((v) => isEvmChain(v), { message: EVM_CHAIN_MESSAGE, params: { type: "enum" } })
     .openapi({ description: "Chain id the transaction is for", enum: [...EVM_CHAIN_IDS], example: 8453 }),
   from: EvmAddress.optional().openapi({
-    description: "The trader who will send it (a TRADER of the subaccount's module); default: the indexed trader",
+    description: "The trader who will send it (a TRADER of the subaccount's module; its RELAYER may send it too); default: the indexed trader",
   }),
 };
 
@@ -129,6 +129,9 @@ export const units = (raw: bigint, decimals: number) => ({
   raw: raw.toString(),
   amount: Number(formatUnits(raw, decimals)),
 });
+
+/** A raw amount in whole units as exact decimal text, for messages (no exponent: 0.000000001). */
+export const wholeText = (raw: bigint, decimals: number) => formatUnits(raw, decimals);
 
 export const Units = z
   .object({

@@ -13,7 +13,7 @@ import type { z } from "@hono/zod-openapi";
 import { type Abi, type Address, encodeFunctionData } from "viem";
 import { amountsFor, liquidityFor0, liquidityFor1, mintAmounts, sqrtAtTick } from "../../../onchain/uniswap-math.js";
 import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
-import { units } from "../../lib/build/payload.js";
+import { wholeText } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import type { Simulation } from "../../lib/build/simulate.js";
 import { mintCall, positionApprovals, stakeCalls, unstakeCalls } from "./dex-pool.calls.js";
@@ -84,11 +84,14 @@ function requireHeld(ctx: DexCtx, b: Body, take: readonly [bigint, bigint]) {
     const have = ctx.balances[i]!;
     if (take[i] <= have) continue;
     const t = tokens[i];
-    const field = fieldOf(i === 0 ? "amount0" : "amount1") ?? fieldOf(i === 0 ? "amount1" : "amount0")!;
-    const amount = (x: bigint) => `${units(x, t.decimals).amount} ${t.symbol}`;
+    const own = fieldOf(i === 0 ? "amount0" : "amount1");
+    // the short token's own amount when given, else the other one, which sets it at the pool's price
+    const field = own ?? fieldOf(i === 0 ? "amount1" : "amount0")!;
+    const amount = (x: bigint) => `${wholeText(x, t.decimals)} ${t.symbol}`;
+    const takes = own ? "the deposit takes" : `for the ${field} given the deposit takes token${i}:`;
     throw BuildRefusal.field(
       ["body", field],
-      `Above the Safe's balance: the deposit takes ${amount(take[i])} at the pool's price, the Safe holds ${amount(have)}`,
+      `Above the Safe's balance: ${takes} ${amount(take[i])} at the pool's price, the Safe holds ${amount(have)}`,
       "insufficient_balance",
     );
   }
@@ -157,7 +160,7 @@ export async function buildDeposit(ctx: DexCtx, b: Body) {
       .filter((x) => x.want > x.have)
       .map(
         (x) =>
-          `The Safe holds ${units(x.have, x.t.decimals).amount} ${x.t.symbol}, the deposit may take up to ${units(x.want, x.t.decimals).amount}`,
+          `The Safe holds ${wholeText(x.have, x.t.decimals)} ${x.t.symbol}, the deposit may take up to ${wholeText(x.want, x.t.decimals)}`,
       );
     return short.length ? short.join("; ") : null;
   };

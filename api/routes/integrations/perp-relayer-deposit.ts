@@ -35,6 +35,7 @@ import {
   transactionPayload,
   Units,
   units,
+  wholeText,
 } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import { simulate } from "../../lib/build/simulate.js";
@@ -212,7 +213,7 @@ async function build(sub: BuildSubaccount, relayer: Relayer, body: DepositBody) 
   if (amount > held) {
     throw BuildRefusal.field(
       field,
-      `Above the Safe's balance: it holds ${units(held, token.decimals).amount} ${token.symbol}, ${held} raw units`,
+      `Above the Safe's balance: it holds ${wholeText(held, token.decimals)} ${token.symbol}, ${held} raw units`,
       "insufficient_balance",
     );
   }
@@ -224,7 +225,7 @@ async function build(sub: BuildSubaccount, relayer: Relayer, body: DepositBody) 
     target: bridge,
     value: 0n,
     data,
-    description: `deposit ${units(amount, token.decimals).amount} ${token.symbol} to the core ${destination} account through ${relayer}`,
+    description: `deposit ${wholeText(amount, token.decimals)} ${token.symbol} to the core ${destination} account through ${relayer}`,
   };
   const tx = moduleTransaction(sub.module, [call], [{ token: token.address, spender: bridge, amount }]);
   const reads = [

@@ -17,7 +17,7 @@ import type { BuildAnswer } from "../../lib/build/audit.js";
 import { knownToken } from "../../lib/build/facts.js";
 import { belowMinimum, type Change, healthField, healthFloor } from "../../lib/build/health-floor.js";
 import { type ModuleTransaction, moduleTransaction } from "../../lib/build/module-call.js";
-import { rawAmount, transactionPayload, units } from "../../lib/build/payload.js";
+import { rawAmount, transactionPayload, units, wholeText } from "../../lib/build/payload.js";
 import { BuildRefusal, type RefusedReason } from "../../lib/build/refusal.js";
 import { type Simulation, simulate } from "../../lib/build/simulate.js";
 import { buildSubaccount } from "../../lib/build/subaccount.js";
@@ -223,7 +223,7 @@ export async function buildSwap(
             target: router,
             value: 0n,
             data: swapCall(route, sub.safe, deadline, amountIn, min),
-            description: `Swap ${units(amountIn, d.tokenIn.decimals!).amount} ${d.tokenIn.symbol} for at least ${units(min, d.tokenOut.decimals!).amount} ${d.tokenOut.symbol} on ${VENUE_NAME[route.venue]} (${route.id}), paid to the Safe`,
+            description: `Swap ${wholeText(amountIn, d.tokenIn.decimals!)} ${d.tokenIn.symbol} for at least ${wholeText(min, d.tokenOut.decimals!)} ${d.tokenOut.symbol} on ${VENUE_NAME[route.venue]} (${route.id}), paid to the Safe`,
           },
         ],
         [{ token: d.tokenIn.address, spender: router, amount: amountIn }],
@@ -333,7 +333,7 @@ function heldChange(chainId: number, spent: [Address, bigint], received: [Addres
 function impactNote(c: Candidate, d: Discovery): string {
   const q = c.quote;
   if (!q.ok || c.minimumOut === null || c.minimumOut <= q.amountOut) return "";
-  const u = (raw: bigint) => `${units(raw, d.tokenOut.decimals!).amount} ${d.tokenOut.symbol}`;
+  const u = (raw: bigint) => `${wholeText(raw, d.tokenOut.decimals!)} ${d.tokenOut.symbol}`;
   return ` (max_price_impact_bps sets the minimum out at ${u(c.minimumOut)}, above the ${u(q.amountOut)} the route quotes)`;
 }
 
@@ -376,7 +376,7 @@ function loser(c: Candidate, best: Candidate, fair: bigint | null, d: Discovery,
     reason: null,
     why:
       gap > 0n
-        ? `${units(gap, d.tokenOut.decimals!).amount} ${d.tokenOut.symbol} less out than ${best.route.id}`
+        ? `${wholeText(gap, d.tokenOut.decimals!)} ${d.tokenOut.symbol} less out than ${best.route.id}`
         : `the same out as ${best.route.id}, more gas`,
   };
 }
