@@ -521,6 +521,24 @@ describe("lending market builders (Aave v3)", () => {
     await expectAfter(a, usdc);
   });
 
+  it("repay more than the debt: said so, approved no more than the debt and its margin", async () => {
+    const debt = await balance(reserve(usdc).variableDebtToken);
+    const held = await balance(usdc);
+    // the Safe holds more than it owes (the repay-all test below needs it too)
+    expect(held).toBeGreaterThan(debt + debt / 1000n + 1n);
+    const r = await lending("repay", reserve(usdc).aToken, { amount_raw: held.toString() });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const a = r.body;
+    expect(a.calls.map((c) => c.description).join("; ")).toMatch(
+      /repay all of the variable USDC debt on Aave \([\d.]+ USDC at the head; [\d.]+ USDC asked, the rest stays in the Safe\)/,
+    );
+    const approved = BigInt(a.approvals[0]!.amount_raw);
+    expect(approved).toBeGreaterThan(debt);
+    expect(approved).toBeLessThan(held);
+    expect(a.balances.debt_token.after.raw).toBe("0");
+    expect(a.balances.underlying.change.raw).toBe((-BigInt(a.balances.debt_token.before.raw)).toString());
+  });
+
   it("repay all: no debt left, the health factor after is null, the margin's approval reset", async () => {
     const debt = await balance(reserve(usdc).variableDebtToken);
     const r = await lending("repay", reserve(usdc).aToken, { all: true });

@@ -10,7 +10,7 @@ import { remember, type TokenFacts, tokenFacts } from "../../lib/build/facts.js"
 import { readAtHead } from "../../lib/build/head.js";
 import type { Approval, InnerCall } from "../../lib/build/module-call.js";
 import { aggregate, type Read, readValue } from "../../lib/build/multicall.js";
-import { rawAmount, units } from "../../lib/build/payload.js";
+import { rawAmount, wholeText } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import type { SimRead } from "../../lib/build/simulate.js";
 import type { BuildSubaccount } from "../../lib/build/subaccount.js";
@@ -167,11 +167,11 @@ export function planOperation(
   }
   const amount = all ? null : rawAmount(body, t.decimals, ["body"], op === "repay" || op === "withdraw");
   // amounts in whole tokens in what people read (descriptions, refusals), raw units in the calls
-  const whole = (x: bigint) => `${units(x, t.decimals).amount} ${t.symbol}`;
+  const whole = (x: bigint) => `${wholeText(x, t.decimals)} ${t.symbol}`;
   const short = (held: bigint, what: string) =>
     BuildRefusal.field(
       ["body", all ? "all" : body.amount_raw != null ? "amount_raw" : "amount"],
-      `Above the Safe's balance: it holds ${units(held, t.decimals).amount} ${what}, ${held} raw units`,
+      `Above the Safe's balance: it holds ${wholeText(held, t.decimals)} ${what}, ${held} raw units`,
       "insufficient_balance",
     );
   const safe = sub.safe;
@@ -225,13 +225,23 @@ export function planOperation(
         approval = amount!;
       }
       const repaid = all ? maxUint256 : amount!;
+      // Aave takes at most the debt: more than it repays it all, the rest stays in the Safe
+      const over = !all && debt > 0n && amount! > debt;
+      if (over) {
+        const need = debt + debt / REPAY_ALL_MARGIN_DEN + 1n;
+        approval = need < amount! ? need : amount!;
+      }
       return {
         amount,
         rateMode,
         debtToken,
         debtSymbol,
         call: call(
-          all ? `repay all of the ${rateMode} ${t.symbol} debt on Aave` : `repay ${whole(amount!)} on Aave`,
+          all
+            ? `repay all of the ${rateMode} ${t.symbol} debt on Aave`
+            : over
+              ? `repay all of the ${rateMode} ${t.symbol} debt on Aave (${whole(debt)} at the head; ${whole(amount!)} asked, the rest stays in the Safe)`
+              : `repay ${whole(amount!)} on Aave`,
           enc("repay", [t.address, repaid, mode, safe]),
         ),
         approvals: [{ token: t.address, spender: pool, amount: approval }],
