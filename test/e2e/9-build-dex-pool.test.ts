@@ -851,6 +851,12 @@ describe("refusals: recorded in the build audit, nothing changed on-chain", () =
     for (const full of [{ width_bps: 1000 }, { full_range: true }]) {
       const d = await detail({ [`amount${side(usdc)}_raw`]: max, ...full });
       expect(d.loc).toEqual(["body", `amount${side(usdc)}_raw`]);
+      // token0 is checked first: the USDC amount's own, or the other token that amount sets
+      expect(d.msg).toMatch(
+        side(usdc) === "0"
+          ? /^Above the Safe's balance: the deposit takes \d+(\.\d+)? USDC at/
+          : /^Above the Safe's balance: for the amount1_raw given the deposit takes token0: \d+(\.\d+)? \S+ at/,
+      );
     }
   });
 
@@ -915,9 +921,46 @@ describe("refusals: recorded in the build audit, nothing changed on-chain", () =
         )) as unknown as { detail: { loc: string[]; msg: string }[] }
       ).detail[0]!;
     expect(await range([2, 1])).toMatchObject({ loc: ["body", "price_upper"], msg: expect.stringMatching(/below/) });
-    // both past the tick scale's top, and both below its bottom: ordered, but no ticks between
-    for (const far of [[1e300, 1e301] as [number, number], [1e-300, 1e-299] as [number, number]]) {
-      expect((await range(far)).msg).toBe("The range is outside the ticks the pool allows");
+    // a price past the tick scale's ends, with the other inside it or past it too: refused, not
+    // clamped to the scale's end
+    expect(await range([1e300, 1e301])).toMatchObject({
+      loc: ["body", "price_lower"],
+      msg: expect.stringMatching(/^Above the highest/),
+    });
+    expect(await range([1e-300, 1e-299])).toMatchObject({
+      loc: ["body", "price_lower"],
+      msg: expect.stringMatching(/^Below the lowest/),
+    });
+    expect(await range([1e-300, 1])).toMatchObject({
+      loc: ["body", "price_lower"],
+      msg: expect.stringMatching(/^Below the lowest/),
+    });
+    expect(await range([1e-9, 1e300])).toMatchObject({
+      loc: ["body", "price_upper"],
+      msg: expect.stringMatching(/^Above the highest/),
+    });
+    // ticks past the scale: the schema's bounds, before any read
+    const ticks = await build<{ detail: { loc: string[]; type: string }[] }>("deposit", {
+      amount0: "1",
+      tick_lower: -900_000,
+      tick_upper: 900_000,
+    });
+    expect(ticks.status).toBe(422);
+    expect(ticks.body.detail.map((d) => [d.loc[1], d.type])).toEqual([
+      ["tick_lower", "greater_than_equal"],
+      ["tick_upper", "less_than_equal"],
+    ]);
+    // within the scale but past the spacing's last usable tick on both sides: nothing between
+    const s = pool.tickSpacing;
+    if (s > 1) {
+      const top = Math.floor(887_272 / s) * s;
+      const far = await build<{ detail: { loc: string[]; msg: string }[] }>("deposit", {
+        amount0: "1",
+        tick_lower: top + 1,
+        tick_upper: 887_272,
+      });
+      expect(far.status).toBe(422);
+      expect(far.body.detail[0]!.msg).toBe("The range is outside the ticks the pool allows");
     }
     const extra = await build<{ detail: { loc: string[]; type: string }[] }>("deposit", {
       amount0: "1",

@@ -253,8 +253,14 @@ export const SubaccountSummary = z
       strategy_contract_positions: z.array(z.unknown()),
       legacy_hedger_positions: z.array(z.unknown()),
       otc_positions: z.array(z.unknown()),
-      total_value: z.number(),
-      discounted_value: z.number().openapi({ description: "Collateral at its liquidation thresholds plus the rest" }),
+      total_value: z.number().openapi({
+        description:
+          "What it holds before any debt: total_account_value. The defi positions' `value`s are net of what is owed at each venue, so the lists above sum to its net value less what the loan book owes it and the principal it may still draw, plus what it owes there; not to this",
+      }),
+      discounted_value: z.number().openapi({
+        description:
+          "total_value with its collateral at the liquidation thresholds (Aave's, each Morpho market's LLTV), before any debt",
+      }),
     }),
     loanbook: z.object({
       loans: z.array(LoanBookEntry),
