@@ -14,6 +14,7 @@
  */
 import { type Address, type PublicClient, parseAbi } from "viem";
 import type { ChainProtocols } from "../config/registry.js";
+import { incentiveId, incentivesThrough, STAKER_ABI } from "./staker.js";
 import { feeGrowthOf, feeGrowthReads, uncountedFees } from "./uniswap-fees.js";
 import { amountsFor, sqrtAtTick } from "./uniswap-math.js";
 
@@ -49,9 +50,6 @@ const NPM = parseAbi([
 const FACTORY = parseAbi(["function getPool(address, address, uint24) view returns (address)"]);
 const POOL = parseAbi([
   "function slot0() view returns (uint160 sqrtPriceX96, int24 tick, uint16 observationIndex, uint16 observationCardinality, uint16 observationCardinalityNext, uint8 feeProtocol, bool unlocked)",
-]);
-const STAKER = parseAbi([
-  "function deposits(uint256 tokenId) view returns (address owner, uint48 numberOfStakes, int24 tickLower, int24 tickUpper)",
 ]);
 
 /**
@@ -142,6 +140,17 @@ export interface UniswapPosition {
   amount1: number;
   inRange: boolean;
   staked: boolean;
+  /** a staked position's rewards in each incentive it is staked in (the staker's getRewardInfo) */
+  rewards: (StakerReward & { incentive: `0x${string}` })[];
+  /** the amounts' value and the rewards' (null when a pool token has no price) */
+  value: number | null;
+}
+
+/** A reward the Uniswap v3 staker owes the account, in its reward token. */
+export interface StakerReward {
+  token: TokenRef;
+  raw: bigint;
+  amount: number;
   value: number | null;
 }
 
@@ -175,7 +184,9 @@ export interface SubaccountPositions {
   morpho: MorphoPosition[];
   lendingVaults: LendingVaultPosition[];
   uniswap: UniswapPosition[];
-  /** USD: what the account holds (tokens, supplies, collateral, LP) less what it owes */
+  /** rewards the staker holds for the account, credited by unstakes and not yet claimed */
+  stakerRewards: StakerReward[];
+  /** USD: what the account holds (tokens, supplies, collateral, LP, staker rewards) less what it owes */
   totals: {
     tokenValue: number;
     collateralValue: number;
@@ -294,7 +305,14 @@ export async function readPositions(
     return [{ token: tokenOf(t.address), raw, balance, price: price(t.address), value: usd(t.address, balance) }];
   });
 
-  const [aave, morpho, lendingVaults, uniswap] = await Promise.all([
+  // a staker reward in its token, valued through its feed
+  const reward = (token: Address, raw: bigint): StakerReward => {
+    const t = tokenOf(token);
+    const amount = whole(raw, t.decimals);
+    return { token: t, raw, amount, value: usd(token, amount) };
+  };
+
+  const [aave, morpho, lendingVaults, { positions: uniswap, credited: stakerRewards }] = await Promise.all([
     readAave(),
     readMorpho(),
     readLendingVaults(),
@@ -436,10 +454,12 @@ export async function readPositions(
     });
   }
 
-  async function readUniswap(): Promise<UniswapPosition[]> {
+  async function readUniswap(): Promise<{ positions: UniswapPosition[]; credited: StakerReward[] }> {
     const u = protocols.uniswap;
-    if (!u) return [];
+    if (!u) return { positions: [], credited: [] };
     const npm = u.positionManager;
+    // the staker's incentives (its logs, kept per client): what its staked positions earn in
+    const incentives = u.staker ? incentivesThrough(client, u.staker, block) : Promise.resolve([]);
     const owners: { owner: Address; staked: boolean }[] = [{ owner: account, staked: false }];
     if (u.staker) owners.push({ owner: u.staker, staked: true });
     const counts = await many<bigint>(
@@ -455,7 +475,7 @@ export async function readPositions(
     if (u.staker) {
       const staked = mine.filter((s) => s.staked);
       const deposits = await many<readonly unknown[]>(
-        staked.map((s) => ({ address: u.staker!, abi: STAKER, functionName: "deposits", args: [s.tokenId] })),
+        staked.map((s) => ({ address: u.staker!, abi: STAKER_ABI, functionName: "deposits", args: [s.tokenId] })),
       );
       const ours = new Set(
         staked.filter((_, i) => lc((deposits[i]?.[0] as Address) ?? "0x") === lc(account)).map((s) => s.tokenId),
@@ -469,15 +489,51 @@ export async function readPositions(
     const pools = await many<Address>(
       withPos.map(({ p }) => ({ address: u.factory, abi: FACTORY, functionName: "getPool", args: [p[2], p[3], p[4]] })),
     );
+    const keys = await incentives;
+    // a staked position's incentives: those of its pool (getRewardInfo fails where it has no stake)
+    const stakesOf = withPos.map(({ staked }, i) =>
+      staked && pools[i] ? keys.filter((k) => lc(k.pool) === lc(pools[i]!)) : [],
+    );
+    const rewardTokens = [...new Set(keys.map((k) => lc(k.rewardToken)))];
     // each pool's price and the fee growth over the position's range: what it earned since the
-    // position manager last counted its fees (tokensOwed holds only those counted)
-    const poolReads = await many<unknown>(
-      withPos.flatMap(({ p }, i) => {
-        const address = (pools[i] ?? u.factory) as Address;
-        return [{ address, abi: POOL, functionName: "slot0" }, ...feeGrowthReads(address, Number(p[5]), Number(p[6]))];
+    // position manager last counted its fees (tokensOwed holds only those counted); the staked
+    // positions' rewards and what the staker holds for the account of each reward token
+    const [poolReads, rewardReads, creditedReads] = await Promise.all([
+      many<unknown>(
+        withPos.flatMap(({ p }, i) => {
+          const address = (pools[i] ?? u.factory) as Address;
+          return [
+            { address, abi: POOL, functionName: "slot0" },
+            ...feeGrowthReads(address, Number(p[5]), Number(p[6])),
+          ];
+        }),
+      ),
+      many<readonly [bigint, bigint]>(
+        withPos.flatMap(({ tokenId }, i) =>
+          stakesOf[i]!.map((k) => ({
+            address: u.staker!,
+            abi: STAKER_ABI,
+            functionName: "getRewardInfo",
+            args: [k, tokenId],
+          })),
+        ),
+      ),
+      many<bigint>(
+        rewardTokens.map((t) => ({ address: u.staker!, abi: STAKER_ABI, functionName: "rewards", args: [t, account] })),
+      ),
+    ]);
+    let next = 0;
+    const rewardsOf = stakesOf.map((ks) =>
+      ks.flatMap((k) => {
+        const raw = rewardReads[next++]?.[0] ?? 0n;
+        return raw > 0n ? [{ ...reward(k.rewardToken, raw), incentive: incentiveId(k) }] : [];
       }),
     );
-    return withPos.flatMap(({ tokenId, staked, p }, i): UniswapPosition[] => {
+    const credited = rewardTokens.flatMap((t, i) => {
+      const raw = creditedReads[i] ?? 0n;
+      return raw > 0n ? [reward(t, raw)] : [];
+    });
+    const positions = withPos.flatMap(({ tokenId, staked, p }, i): UniswapPosition[] => {
       const [, , t0, t1, fee, tickLower, tickUpper, liquidity, last0, last1, owed0, owed1] = p as NpmPosition;
       const [s0, ...growthValues] = poolReads.slice(5 * i, 5 * i + 5) as [readonly unknown[] | undefined, ...unknown[]];
       if (!pools[i] || !s0) return [];
@@ -497,6 +553,8 @@ export async function readPositions(
       const amount1 = Number(held.amount1 + fees1) / 10 ** token1.decimals;
       const v0 = usd(t0, amount0);
       const v1 = usd(t1, amount1);
+      const rewards = rewardsOf[i]!;
+      const rewardsValue = rewards.reduce((x, r) => x + (r.value ?? 0), 0);
       return [
         {
           tokenId: tokenId!,
@@ -511,10 +569,12 @@ export async function readPositions(
           amount1,
           inRange: sqrtP > sqrtA && sqrtP < sqrtB,
           staked,
-          value: v0 == null || v1 == null ? null : v0 + v1,
+          rewards,
+          value: v0 == null || v1 == null ? null : v0 + v1 + rewardsValue,
         },
       ];
     });
+    return { positions, credited };
   }
 
   const sum = (xs: (number | null)[]) => xs.reduce<number>((s, x) => s + (x ?? 0), 0);
@@ -543,7 +603,8 @@ export async function readPositions(
     morphoCollateral +
     sum(morpho.map((m) => m.suppliedValue)) +
     sum(lendingVaults.map((v) => v.value)) +
-    sum(uniswap.map((p) => p.value));
+    sum(uniswap.map((p) => p.value)) +
+    sum(stakerRewards.map((r) => r.value));
   return {
     chainId: protocols.chainId,
     account: lc(account),
@@ -554,6 +615,7 @@ export async function readPositions(
     morpho,
     lendingVaults,
     uniswap,
+    stakerRewards,
     totals: {
       tokenValue,
       collateralValue,

@@ -61,6 +61,7 @@ function state(o: {
       morpho: [],
       lendingVaults: [],
       uniswap: [],
+      stakerRewards: [],
       totals: {
         tokenValue: o.held,
         collateralValue: collateral,

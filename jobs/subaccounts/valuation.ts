@@ -42,9 +42,10 @@ const DAY = 86_400;
  * (db/chain-protocols.ts), in transit until credited. 5: the venues' health factor is the lowest
  * venue's (an Aave account, a Morpho market), not their collateral pooled over their debts.
  * 6: a Morpho market's supply and debt with the interest accrued up to the block read, a Uniswap
- * position with the fees earned since its manager last counted them.
+ * position with the fees earned since its manager last counted them. 7: the Uniswap v3 staker's
+ * rewards, a staked position's accrued ones and those credited to the account, not yet claimed.
  */
-export const VALUATION_METHOD = 6;
+export const VALUATION_METHOD = 7;
 
 interface Sub {
   chain_id: number;

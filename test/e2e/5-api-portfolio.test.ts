@@ -48,6 +48,7 @@ let h: ApiHarness;
 const writer = () => createDb(createPool(h.devnet.dbUrl, 2, "portfolio-test"));
 const rpcUrls = () => new Map(h.devnet.chains.map((c) => [c.chainId, c.rpcUrl]));
 const TRANSFER = parseAbi(["event Transfer(address indexed from, address indexed to, uint256 value)"]);
+const INCENTIVE_CREATED_TOPIC = toEventSelector("IncentiveCreated(address,address,uint256,uint256,address,uint256)");
 const FEED = parseAbi(["function latestAnswer() view returns (int256)"]);
 const AAVE_RESERVE = parseAbi([
   "function getReserveData(address) view returns ((uint256 data) configuration, uint128 liquidityIndex, uint128 currentLiquidityRate, uint128 variableBorrowIndex, uint128 currentVariableBorrowRate, uint128 currentStableBorrowRate, uint40 lastUpdateTimestamp, uint16 id, address aTokenAddress, address stableDebtTokenAddress, address variableDebtTokenAddress, address interestRateStrategyAddress, uint128 accruedToTreasury, uint128 unbacked, uint128 isolationModeTotalDebt)",
@@ -326,12 +327,25 @@ describe("the subaccount valuation series", () => {
         const again = await runSubaccountDays(db, "indexer", urls);
         expect(again.days).toBeLessThanOrEqual(2 * again.subaccounts);
         const TRANSFER_TOPIC = toEventSelector(TRANSFER[0]);
+        const topic = (c: { params: unknown }) => (c.params as [{ topics: string[] }])[0].topics[0];
         const getLogs = proxies.flatMap((p) => p.stop()).filter((c) => c.method === "eth_getLogs");
         const [transfers, others] = [true, false].map((t) =>
-          getLogs.filter((c) => ((c.params as [{ topics: string[] }])[0].topics[0] === TRANSFER_TOPIC) === t),
+          getLogs.filter((c) => (topic(c) === TRANSFER_TOPIC) === t),
         );
-        // no other logs: the perp deposits and their ledger keys come from the indexer
-        expect(others).toEqual([]);
+        // no other logs but the Uniswap stakers' incentives (the staked positions' rewards), read
+        // once per RPC client: the perp deposits and their ledger keys come from the indexer
+        expect(others!.filter((c) => topic(c) !== INCENTIVE_CREATED_TOPIC)).toEqual([]);
+        expect(others!.length).toBeGreaterThan(0);
+        for (const p of proxies) p.record();
+        await runSubaccountDays(db, "indexer", urls);
+        const third = proxies
+          .flatMap((p) => p.stop())
+          .filter((c) => c.method === "eth_getLogs" && topic(c) === INCENTIVE_CREATED_TOPIC);
+        // the same clients again: the incentives only from after the blocks the last run read
+        for (const c of third) {
+          const [{ fromBlock }] = c.params as [{ fromBlock: string }];
+          expect(Number(fromBlock), JSON.stringify(c.params)).toBeGreaterThan(0);
+        }
         expect(transfers!.length).toBeGreaterThan(0);
         for (const c of transfers!) {
           const [{ fromBlock }] = c.params as [{ fromBlock: string }];

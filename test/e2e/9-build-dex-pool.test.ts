@@ -24,9 +24,9 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
 import { createKey } from "../../api/keys.js";
-import { createdLogs, incentiveId } from "../../api/routes/integrations/dex-pool.staker.js";
 import { uniswap as uniArt } from "../../contracts/devnet/protocols/artifacts.js";
 import { deploy, ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
+import { createdLogs, incentiveId } from "../../onchain/staker.js";
 import { rpc } from "../../scripts/lib/anvil.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
 import { PORT_OFFSET } from "../helpers.js";
@@ -42,6 +42,7 @@ const STAKER = parseAbi([
   "function deposits(uint256) view returns (address owner, uint48 numberOfStakes, int24 tickLower, int24 tickUpper)",
   "function stakes(uint256 tokenId, bytes32 incentiveId) view returns (uint160, uint128 liquidity)",
   "function rewards(address rewardToken, address owner) view returns (uint256)",
+  "function getRewardInfo(IncentiveKey key, uint256 tokenId) view returns (uint256 reward, uint160 secondsInsideX128)",
 ]);
 
 let h: ApiHarness;
@@ -102,6 +103,34 @@ const position = async (id: string | bigint) => {
   return { tickLower: Number(p[5]), tickUpper: Number(p[6]), liquidity: p[7] as bigint, owed0: p[10], owed1: p[11] };
 };
 const ownerOf = (id: string | bigint) => read<Address>(npm, npmAbi(), "ownerOf", [BigInt(id)]);
+type DefiRow = {
+  protocol: string;
+  type: string;
+  token_id?: string;
+  value: number | null;
+  amount0?: number;
+  amount1?: number;
+  token?: { address: string };
+  raw?: string;
+  incentive_rewards?: { incentive: string; token: { address: string }; raw: string; value: number | null }[];
+};
+
+/** The subaccount summary's Uniswap rows and totals, read at the head as the tests' own reads are. */
+async function summary() {
+  const res = await app().request(`/api/v1/subaccounts/summary?address=${w.sub.safe}`, {
+    headers: { "x-api-key": key },
+  });
+  const text = await res.text();
+  expect(res.status, text).toBe(200);
+  const b = JSON.parse(text) as { portfolio: { defi_positions: DefiRow[] }; total_account_value: number };
+  const uni = b.portfolio.defi_positions.filter((p) => p.protocol === "uniswap_v3");
+  return {
+    total: b.total_account_value,
+    position: (id: string) => uni.find((p) => p.type === "liquidity" && p.token_id === id),
+    rewards: uni.filter((p) => p.type === "rewards"),
+  };
+}
+
 /** The side of the pool a token is. */
 const side = (t: Address) => (pool.token0 === t ? "0" : "1");
 
@@ -392,6 +421,21 @@ describe("POST /integrations/dex_pool/{pool}/claim_rewards/{address}", () => {
     expect(await ownerOf(minted)).toBe(staker);
     await churn(100_000n);
     await advance(86_400);
+    // the summary counts the staked position's reward in its value, as the staker computes it at
+    // the block read (USDC, priced 1)
+    const owedBefore = await read<bigint>(staker, STAKER, "rewards", [usdc, w.sub.safe]);
+    const valued = await summary();
+    const accrued = await read<readonly bigint[]>(staker, STAKER, "getRewardInfo", [incentiveKey(), BigInt(minted)]);
+    expect(accrued[0]).toBeGreaterThan(0n);
+    const row = valued.position(minted)!;
+    expect(row.incentive_rewards).toEqual([
+      expect.objectContaining({
+        token: expect.objectContaining({ address: usdc.toLowerCase() }),
+        raw: String(accrued[0]),
+      }),
+    ]);
+    expect(row.incentive_rewards![0]!.value).toBeCloseTo(Number(accrued[0]) / 1e6, 6);
+    expect(valued.rewards.map((x) => x.raw)).toEqual(owedBefore > 0n ? [String(owedBefore)] : []);
     const before = { usdc: await balance(usdc), weth: await balance(weth) };
     const r = await build<
       Payload & {
@@ -617,6 +661,13 @@ describe("an unstaked position: withdrawn whole, rewards owed claimed", () => {
   it("claim_rewards pays out the rewards the staker still owes the Safe", async () => {
     const owed = await read<bigint>(staker, STAKER, "rewards", [usdc, w.sub.safe]);
     expect(owed).toBeGreaterThan(0n); // the withdraw's and the rebalance's unstakes
+    // counted in the account's value before the claim, as what the staker holds for it
+    const valued = await summary();
+    expect(valued.rewards).toEqual([
+      expect.objectContaining({ type: "rewards", token: expect.objectContaining({ address: usdc.toLowerCase() }) }),
+    ]);
+    expect(valued.rewards[0]!.raw).toBe(String(owed));
+    expect(valued.rewards[0]!.value).toBeCloseTo(Number(owed) / 1e6, 6);
     const before = await balance(usdc);
     const r = await build<Payload & { rewards_claimed: { amount: Units }[] }>("claim_rewards", { token_id: full });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -624,6 +675,12 @@ describe("an unstaked position: withdrawn whole, rewards owed claimed", () => {
     await send(r.body);
     expect((await balance(usdc)) - before).toBe(owed);
     expect(await read<bigint>(staker, STAKER, "rewards", [usdc, w.sub.safe])).toBe(0n);
+    // a claim moves value from the staker to the Safe's tokens: it adds none (unstaked positions,
+    // so nothing accrues meanwhile; the fees the claim collected were counted before it too)
+    const after = await summary();
+    expect(after.rewards).toEqual([]);
+    // (a block passes: the other staked position's reward grows by a second's, a small part of it)
+    expect(Math.abs(after.total - valued.total)).toBeLessThan(Number(owed) / 1e6 / 10);
   });
 
   it("claim_rewards with no fee and no reward owed: 409 nothing_to_claim, not a transaction that moves nothing", async () => {

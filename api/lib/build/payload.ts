@@ -23,7 +23,8 @@ export const buildFields = {
     .refine((v) => isEvmChain(v), { message: EVM_CHAIN_MESSAGE, params: { type: "enum" } })
     .openapi({ description: "Chain id the transaction is for", enum: [...EVM_CHAIN_IDS], example: 8453 }),
   from: EvmAddress.optional().openapi({
-    description: "The trader who will send it (a TRADER of the subaccount's module; its RELAYER may send it too); default: the indexed trader",
+    description:
+      "The trader who will send it (a TRADER of the subaccount's module; its RELAYER may send it too); default: the indexed trader",
   }),
 };
 

@@ -4,9 +4,9 @@
  * the NFT back, claim, stake again or deposit again with the incentive keys).
  */
 import { type Address, encodeFunctionData, type Hex } from "viem";
+import { type IncentiveKey, incentiveId, STAKER_ABI, stakeData } from "../../../onchain/staker.js";
 import type { Approval, InnerCall } from "../../lib/build/module-call.js";
 import { type DexCtx, MAX_UINT128, NPM_ABI } from "./dex-pool.lib.js";
-import { type IncentiveKey, incentiveId, STAKER_ABI, stakeData } from "./dex-pool.staker.js";
 
 const short = (k: IncentiveKey) => `${incentiveId(k).slice(0, 10)}…`;
 

@@ -10,6 +10,7 @@
  */
 import type { z } from "@hono/zod-openapi";
 import { type Abi, type Address, getAddress } from "viem";
+import { isActive, STAKER_ABI } from "../../../onchain/staker.js";
 import { tokenFacts } from "../../lib/build/facts.js";
 import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
 import { units } from "../../lib/build/payload.js";
@@ -36,7 +37,6 @@ import {
   positionOut,
   tokenOut,
 } from "./dex-pool.schemas.js";
-import { isActive, STAKER_ABI } from "./dex-pool.staker.js";
 
 type Body = z.infer<typeof ClaimBody>;
 

@@ -11,6 +11,7 @@
  */
 import type { z } from "@hono/zod-openapi";
 import { type Abi, type Address, encodeFunctionData } from "viem";
+import { isActive } from "../../../onchain/staker.js";
 import { amountsFor, liquidityFor0, liquidityFor1, mintAmounts, sqrtAtTick } from "../../../onchain/uniswap-math.js";
 import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
 import { wholeText } from "../../lib/build/payload.js";
@@ -32,7 +33,6 @@ import {
 } from "./dex-pool.lib.js";
 import { explicitMins, resolveRange, sideAmount } from "./dex-pool.request.js";
 import { type DepositBody, incentiveOut, pair, poolOut, positionFromRead, positionOut } from "./dex-pool.schemas.js";
-import { isActive } from "./dex-pool.staker.js";
 
 type Body = z.infer<typeof DepositBody>;
 

@@ -7,6 +7,7 @@
 import { type Abi, type Address, decodeFunctionResult, getAddress, type Hex, parseAbi } from "viem";
 import { SubaccountModuleAbi } from "../../../abis/SubaccountModuleAbi.js";
 import type { NpmPosition } from "../../../onchain/positions.js";
+import { type IncentiveKey, incentiveId, STAKER_ABI, stakerIncentives } from "../../../onchain/staker.js";
 import { feeGrowthOf, feeGrowthReads, uncountedFees } from "../../../onchain/uniswap-fees.js";
 import type { FeeGrowth } from "../../../onchain/uniswap-math.js";
 import { allowedRead, requireAllowed } from "../../lib/build/allowed.js";
@@ -19,7 +20,6 @@ import { BuildRefusal } from "../../lib/build/refusal.js";
 import { type SimRead, type Simulation, simulate } from "../../lib/build/simulate.js";
 import type { BuildSubaccount } from "../../lib/build/subaccount.js";
 import { phase } from "../../lib/build/timing.js";
-import { type IncentiveKey, incentiveId, STAKER_ABI, stakerIncentives } from "./dex-pool.staker.js";
 
 export const POOL_ABI = parseAbi([
   "function factory() view returns (address)",

@@ -11,6 +11,7 @@
  */
 import type { z } from "@hono/zod-openapi";
 import type { Abi, Address } from "viem";
+import { isActive } from "../../../onchain/staker.js";
 import { liquidityFor0, liquidityFor1, mintAmounts, poolAmounts, sqrtAtTick } from "../../../onchain/uniswap-math.js";
 import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
 import { wholeText } from "../../lib/build/payload.js";
@@ -39,7 +40,6 @@ import {
 } from "./dex-pool.lib.js";
 import { explicitMins, resolveRange } from "./dex-pool.request.js";
 import { incentiveOut, pair, poolOut, positionFromRead, positionOut, type RebalanceBody } from "./dex-pool.schemas.js";
-import { isActive } from "./dex-pool.staker.js";
 
 type Body = z.infer<typeof RebalanceBody>;
 

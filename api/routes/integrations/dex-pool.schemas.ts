@@ -5,10 +5,10 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { NpmPosition } from "../../../onchain/positions.js";
+import { type IncentiveKey, incentiveId } from "../../../onchain/staker.js";
 import { amountsFor, MAX_TICK, MIN_TICK, priceOfSqrt, priceOfTick, sqrtAtTick } from "../../../onchain/uniswap-math.js";
 import { buildFields, Units, uintString, units } from "../../lib/build/payload.js";
 import type { DexCtx, Pool, Token } from "./dex-pool.lib.js";
-import { type IncentiveKey, incentiveId } from "./dex-pool.staker.js";
 
 const TokenId = uintString(256).openapi({
   description: "The position's NFT id on the chain's NonfungiblePositionManager",

@@ -9,6 +9,7 @@
  */
 import type { z } from "@hono/zod-openapi";
 import type { Abi, Address } from "viem";
+import { isActive } from "../../../onchain/staker.js";
 import { poolAmounts } from "../../../onchain/uniswap-math.js";
 import { type InnerCall, moduleTransaction } from "../../lib/build/module-call.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
@@ -27,7 +28,6 @@ import {
 } from "./dex-pool.lib.js";
 import { explicitMins } from "./dex-pool.request.js";
 import { incentiveOut, pair, poolOut, positionFromRead, positionOut, type WithdrawBody } from "./dex-pool.schemas.js";
-import { isActive } from "./dex-pool.staker.js";
 
 type Body = z.infer<typeof WithdrawBody>;
 

@@ -151,6 +151,7 @@ const holdsOrOwes = (s: ChainState) =>
   s.positions.morpho.length > 0 ||
   s.positions.lendingVaults.length > 0 ||
   s.positions.uniswap.length > 0 ||
+  s.positions.stakerRewards.length > 0 ||
   s.loans.length > 0 ||
   s.margin.length > 0 ||
   s.inTransit.length > 0;
@@ -302,7 +303,23 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
       staked: u.staked,
       amount0: u.amount0,
       amount1: u.amount1,
+      incentive_rewards: u.rewards.map((x) => ({
+        incentive: x.incentive,
+        token: x.token,
+        raw: x.raw.toString(),
+        amount: x.amount,
+        value: dn(x.value),
+      })),
       value: dn(u.value),
+    })),
+    ...s.positions.stakerRewards.map((x) => ({
+      protocol: "uniswap_v3" as const,
+      chain_id: s.chainId,
+      type: "rewards" as const,
+      token: x.token,
+      raw: x.raw.toString(),
+      amount: x.amount,
+      value: dn(x.value),
     })),
   ]);
   const collateral = r.states.flatMap((s) => [

@@ -240,12 +240,12 @@ export const SubaccountSummary = z
             .looseObject({
               protocol: z.enum(["aave_v3", "morpho_blue", "lending_vault", "uniswap_v3"]),
               chain_id: z.number().int(),
-              type: z.enum(["lending", "vault", "liquidity"]),
+              type: z.enum(["lending", "vault", "liquidity", "rewards"]),
               value: z.number().nullable().openapi({ description: "What it holds there less what it owes there" }),
             })
             .openapi({
               description:
-                "Besides the fields listed, by protocol (amounts in whole tokens): aave_v3 `token`, `supplied`, `borrowed`; morpho_blue `market_id`, `loan_token`, `collateral_token`, `supplied`, `borrowed`, `collateral`; lending_vault `vault`, `asset`, `shares` (raw), `assets`; uniswap_v3 `token_id`, `pool`, `token0`, `token1`, `fee`, `tick_lower`, `tick_upper`, `in_range`, `staked`, `amount0`, `amount1`",
+                "Besides the fields listed, by protocol (amounts in whole tokens): aave_v3 `token`, `supplied`, `borrowed`; morpho_blue `market_id`, `loan_token`, `collateral_token`, `supplied`, `borrowed`, `collateral`; lending_vault `vault`, `asset`, `shares` (raw), `assets`; uniswap_v3 liquidity `token_id`, `pool`, `token0`, `token1`, `fee`, `tick_lower`, `tick_upper`, `in_range`, `staked`, `amount0`, `amount1` (with the fees it would collect), `incentive_rewards` (a staked position's reward in each incentive it is staked in, `{incentive, token, raw, amount, value}`, counted in its value); uniswap_v3 rewards (what the staker holds for it, credited by unstakes and not claimed) `token`, `raw`, `amount`",
             }),
         )
         .openapi({ description: "Its positions at each venue, one per reserve, market, vault or LP position" }),

@@ -1,11 +1,11 @@
 /**
- * The Uniswap v3 staker's incentives for the dex_pool builders. An incentive is named by its key
- * (reward token, pool, start, end, refundee), which the staker does not enumerate: the keys are
- * read from the staker's own `IncentiveCreated` logs (one eth_getLogs from block 0, split in
- * halves where the provider refuses the range, then only the blocks after the last one read,
- * cached per RPC client and staker, and used without a new read for as long as the caller
- * allows), and a position's stakes are the keys of its pool whose `stakes(tokenId, id)` holds
- * liquidity (read by the builders in their read stage).
+ * The Uniswap v3 staker's incentives, for the dex_pool builders and the valuation of staked
+ * positions (onchain/positions.ts). An incentive is named by its key (reward token, pool, start,
+ * end, refundee), which the staker does not enumerate: the keys are read from the staker's own
+ * `IncentiveCreated` logs (one eth_getLogs from block 0, split in halves where the provider
+ * refuses the range, then only the blocks after the last one read, cached per RPC client and
+ * staker, and used without a new read for as long as the caller allows), and a position's
+ * stakes are the keys of its pool whose `stakes(tokenId, id)` holds liquidity.
  */
 import {
   type Address,
@@ -18,7 +18,7 @@ import {
   parseAbi,
   parseAbiItem,
 } from "viem";
-import { logsInRange, MIN_SPLIT } from "../../../onchain/logs.js";
+import { logsInRange, MIN_SPLIT } from "./logs.js";
 
 export interface IncentiveKey {
   rewardToken: Address;
@@ -79,15 +79,8 @@ interface Kept {
 }
 const scans = new WeakMap<PublicClient, Map<string, Kept>>();
 
-/**
- * Every incentive the staker has created, from its logs: the kept scan when it is younger than
- * `maxAgeMs`, else read on from the last block seen. Callers that accept a kept scan
- * (`maxAgeMs` > 0) share one refresh: from half that age on it runs in the background while the
- * kept scan is still served, so builds in steady use never wait on it; builds arriving together
- * after it expired wait on one scan, not one each. A caller that asks for the head (`maxAgeMs` 0)
- * reads its own.
- */
-export async function stakerIncentives(client: PublicClient, staker: Address, maxAgeMs = 0): Promise<IncentiveKey[]> {
+/** What is kept of `staker`'s scan for `client` (empty at first). */
+function keptOf(client: PublicClient, staker: Address): Kept {
   let byStaker = scans.get(client);
   if (!byStaker) {
     byStaker = new Map();
@@ -99,12 +92,36 @@ export async function stakerIncentives(client: PublicClient, staker: Address, ma
     kept = {};
     byStaker.set(id, kept);
   }
+  return kept;
+}
+
+/**
+ * Every incentive the staker has created, from its logs: the kept scan when it is younger than
+ * `maxAgeMs`, else read on from the last block seen. Callers that accept a kept scan
+ * (`maxAgeMs` > 0) share one refresh: from half that age on it runs in the background while the
+ * kept scan is still served, so builds in steady use never wait on it; builds arriving together
+ * after it expired wait on one scan, not one each. A caller that asks for the head (`maxAgeMs` 0)
+ * reads its own.
+ */
+export async function stakerIncentives(client: PublicClient, staker: Address, maxAgeMs = 0): Promise<IncentiveKey[]> {
+  const kept = keptOf(client, staker);
   if (maxAgeMs === 0) return (await refresh(client, staker, kept)).keys;
   const age = kept.scan ? Date.now() - kept.scan.at : Number.POSITIVE_INFINITY;
   if (age < maxAgeMs) {
     if (age >= maxAgeMs / 2) sharedRefresh(client, staker, kept).catch(() => {}); // the next caller's
     return kept.scan!.keys;
   }
+  return (await sharedRefresh(client, staker, kept)).keys;
+}
+
+/**
+ * Every incentive created up to `block` at least (some created later may be among them): the
+ * kept scan when it reaches that block, else one refresh shared with the callers that accept a
+ * kept scan. For reads at a past block, which a scan of the head always covers.
+ */
+export async function incentivesThrough(client: PublicClient, staker: Address, block: bigint): Promise<IncentiveKey[]> {
+  const kept = keptOf(client, staker);
+  if (kept.scan && kept.scan.to >= block) return kept.scan.keys;
   return (await sharedRefresh(client, staker, kept)).keys;
 }
 

@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createPublicClient, encodeAbiParameters, http, pad, toEventSelector, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stakerIncentives } from "./dex-pool.staker.js";
+import { stakerIncentives } from "./staker.js";
 
 const STAKER = "0x1111111111111111111111111111111111111111";
 const TOKEN = "0x2222222222222222222222222222222222222222";
