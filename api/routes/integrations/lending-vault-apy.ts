@@ -7,6 +7,7 @@
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { type Abi, type Address, type PublicClient, parseAbi } from "viem";
 import type { ChainProtocols } from "../../../config/registry.js";
+import { serviceFault } from "../../lib/build/refusal.js";
 import { ChainIdParam } from "../../lib/chain.js";
 import { type Head, objectKey } from "../../lib/chain-reads.js";
 import { ErrorSchema } from "../../lib/errors.js";
@@ -121,6 +122,7 @@ export const lendingVaultApyHandler: RouteHandler<typeof lendingVaultApy, AppEnv
     };
     return c.json(answer, 200);
   } catch (err) {
+    if (serviceFault(err)) throw err; // a programming error: a 500, logged
     return c.json({ detail: `The RPC of chain ${q.chain} did not answer: ${publicMessage(err)}` }, 503);
   }
 };

@@ -10,6 +10,7 @@ import { sql } from "kysely";
 import { type Abi, type Address, type PublicClient, parseAbi } from "viem";
 import { LOAN_STATES, type LoanView, loansOf, readLoans } from "../../../onchain/loans.js";
 import { MULTICALL3 } from "../../../onchain/positions.js";
+import { serviceFault } from "../../lib/build/refusal.js";
 import { ChainIdParam } from "../../lib/chain.js";
 import { objectKey } from "../../lib/chain-reads.js";
 import { ErrorSchema } from "../../lib/errors.js";
@@ -235,6 +236,7 @@ async function answer(c: Parameters<RouteHandler<typeof loanbook, AppEnv>>[0], w
       200,
     );
   } catch (err) {
+    if (serviceFault(err)) throw err; // a programming error: a 500, logged
     return c.json({ detail: `The RPC of chain ${chain} did not answer: ${publicMessage(err)}` }, 503);
   }
 }

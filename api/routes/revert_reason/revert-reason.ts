@@ -9,6 +9,7 @@
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { LRUCache } from "lru-cache";
 import { type Hex, type PublicClient, TransactionReceiptNotFoundError } from "viem";
+import { serviceFault } from "../../lib/build/refusal.js";
 import { EvmChainIdParam } from "../../lib/chain.js";
 import { ErrorSchema } from "../../lib/errors.js";
 import { chainClient } from "../../lib/protocols.js";
@@ -204,6 +205,7 @@ export const revertReasonHandler: RouteHandler<typeof revertReason, AppEnv> = as
     }
     r = await pending;
   } catch (err) {
+    if (serviceFault(err)) throw err; // a programming error: a 500, logged
     return c.json({ detail: `The RPC of chain ${chain} did not answer: ${publicMessage(err)}` }, 503);
   }
   if (!r) return c.json({ detail: `No mined transaction ${tx_hash} on chain ${chain}` }, 404);

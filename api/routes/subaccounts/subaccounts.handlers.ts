@@ -12,6 +12,7 @@ import {
   tokenPrice,
 } from "../../../onchain/valuation.js";
 import { readChains } from "../../lib/account-chains.js";
+import { serviceFault } from "../../lib/build/refusal.js";
 import { loanJson } from "../../lib/loans.js";
 import { chainClient, chainProtocols, NoRpc } from "../../lib/protocols.js";
 import { publicMessage } from "../../lib/public-error.js";
@@ -73,6 +74,8 @@ async function load(c: Context<AppEnv>, address: string) {
     const states = await readChains(db, config.indexerSchema, c.var.chainReads, config.rpcUrls, account);
     return { account, states };
   } catch (err) {
+    // the service's own fault (a programming error) is a 500, logged; not the chain's 503
+    if (serviceFault(err)) throw err;
     const detail = err instanceof NoRpc ? err.message : `A chain's RPC did not answer: ${publicMessage(err)}`;
     return { res: c.json({ detail }, 503) };
   }
@@ -210,6 +213,7 @@ export const summaryHandler: RouteHandler<typeof summary, AppEnv> = async (c) =>
   try {
     type = await accountType(c, r.account, r.states);
   } catch (err) {
+    if (serviceFault(err)) throw err;
     return c.json({ detail: `A chain's RPC did not answer: ${publicMessage(err)}` }, 503) as never;
   }
   const t = accountFigures(r.states, address);
