@@ -40,6 +40,8 @@ export interface PortfolioContext {
   /** the chain's Aave pool and Morpho contract (the registry's protocols entry) */
   aavePool?: string | null;
   morpho?: string | null;
+  /** the chain's Uniswap v3 staker, if its entry names one */
+  staker?: string | null;
 }
 
 /** The contracts whose deployment times a chain's portfolio shows: its tokens' and pools'. */
@@ -50,6 +52,7 @@ export function portfolioContracts(p: SubaccountPositions, ctx: PortfolioContext
     ...(p.morpho.length > 0 && ctx.morpho ? [ctx.morpho] : []),
     ...p.lendingVaults.map((v) => v.vault),
     ...p.uniswap.map((u) => u.pool),
+    ...(p.stakerRewards.length > 0 && ctx.staker ? [ctx.staker] : []),
   ].map((a) => a.toLowerCase());
 }
 
@@ -71,6 +74,8 @@ export function portfolioData(p: SubaccountPositions, chain: string, updateAt: n
     debt: number;
     supply: ReturnType<typeof tokenItem>[];
     borrow?: ReturnType<typeof tokenItem>[];
+    /** rewards owed to it, counted in `asset` (the Uniswap v3 staker's) */
+    reward?: ReturnType<typeof tokenItem>[];
     health?: number | null;
     index: string;
     controller: string;
@@ -84,7 +89,7 @@ export function portfolioData(p: SubaccountPositions, chain: string, updateAt: n
     detail_types: [o.type],
     detail: {
       supply_token_list: o.supply,
-      reward_token_list: [],
+      reward_token_list: o.reward ?? [],
       borrow_token_list: o.borrow ?? [],
       health_rate: o.health ?? null,
     },
@@ -179,8 +184,25 @@ export function portfolioData(p: SubaccountPositions, chain: string, updateAt: n
           tokenItem(chain, u.token0, u.amount0, price(u.token0)),
           tokenItem(chain, u.token1, u.amount1, price(u.token1)),
         ],
+        reward: u.rewards.map((r) => tokenItem(chain, r.token, r.amount, price(r.token))),
         index: u.tokenId.toString(),
         controller: u.pool,
+        id: "uniswap_v3",
+      }),
+    );
+  // what the staker holds for the account, credited by unstakes: claimable, counted in its value
+  if (p.stakerRewards.length > 0)
+    add(
+      "uniswap_v3",
+      item({
+        name: "Rewards",
+        type: "reward",
+        asset: p.stakerRewards.reduce((x, r) => x + (r.value ?? 0), 0),
+        debt: 0,
+        supply: [],
+        reward: p.stakerRewards.map((r) => tokenItem(chain, r.token, r.amount, price(r.token))),
+        index: "staker",
+        controller: ctx.staker ?? p.account,
         id: "uniswap_v3",
       }),
     );

@@ -65,6 +65,7 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>)
       dayAgo: dayAgo.get(c),
       aavePool: chainProtocols.aave?.pool ?? null,
       morpho: chainProtocols.morpho?.address ?? null,
+      staker: chainProtocols.uniswap?.staker ?? null,
     };
     const read = [];
     for (const address of addresses) {
