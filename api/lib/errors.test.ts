@@ -10,6 +10,7 @@ import {
   QueryBool,
   QueryInt,
   SURROGATE_MESSAGE,
+  strictNumber,
   VaultAddress,
 } from "./router.js";
 
@@ -132,6 +133,18 @@ describe("validation error items (FastAPI's shape)", () => {
     expect(b.parse({ m: "0.05", i: "7" })).toEqual({ m: 0.05, i: 7 });
     expect(b.parse({ m: "1.", i: " +7 " })).toEqual({ m: 1, i: 7 });
     expect(b.parse({ m: ".5e1", i: 0 })).toEqual({ m: 5, i: 0 });
+  });
+
+  it("a strict body's number: a JSON number only, else pydantic's strict float type", () => {
+    const b = z.object({ p: strictNumber(z.number().positive()).optional(), q: strictNumber(z.number()) });
+    const typeOf = (body: unknown) => validationItems(b.safeParse(body).error!, "json").map((x) => [x.loc[1], x.type]);
+    expect(typeOf({ p: "0.0003", q: 1 })).toEqual([["p", "float_type"]]);
+    expect(typeOf({ p: true, q: 1 })).toEqual([["p", "float_type"]]);
+    expect(typeOf({ p: -1, q: 1 })).toEqual([["p", "greater_than"]]);
+    expect(typeOf({ p: 1 })).toEqual([["q", "missing"]]);
+    expect(typeOf({ q: Number.NaN })).toEqual([["q", "finite_number"]]);
+    expect(b.parse({ q: 0.5 })).toEqual({ q: 0.5 });
+    expect(validationItems(b.safeParse({ q: "1" }).error!, "json")[0]!.msg).toBe("Input should be a valid number");
   });
 
   it("a megabyte of digits that is no number is refused at once", () => {

@@ -181,6 +181,22 @@ export const laxNumber = <S extends z.ZodType>(schema: S) =>
     return z.NEVER;
   }, schema);
 
+/**
+ * A number field of a body this service designed (strict: a JSON number only, no string). A
+ * value of another type is refused with pydantic's strict float types (`float_type`,
+ * `finite_number`) before `schema`, whose own issue would not tell a number from an integer.
+ */
+export const strictNumber = <S extends z.ZodType>(schema: S) =>
+  z.preprocess((v, ctx) => {
+    if (v === undefined || (typeof v === "number" && Number.isFinite(v))) return v;
+    const [message, type] =
+      typeof v === "number"
+        ? ["Input should be a finite number", "finite_number"]
+        : ["Input should be a valid number", "float_type"];
+    ctx.addIssue({ code: "custom", message, params: { type } });
+    return z.NEVER;
+  }, schema);
+
 const UINT256_MAX = (1n << 256n) - 1n;
 /**
  * A uint256 field of a body whose shape the spec gives (an EIP-712 message's `expiry`): a JSON

@@ -996,6 +996,14 @@ describe("refusals: recorded in the build audit, nothing changed on-chain", () =
       loc: ["body", "price_upper"],
       msg: expect.stringMatching(/^Above the highest/),
     });
+    // a price as a string: a strict body's number, pydantic's float type
+    const text = await build<{ detail: { loc: string[]; type: string }[] }>("deposit", {
+      amount0: "1",
+      price_lower: "0.0003",
+      price_upper: 0.0004,
+    });
+    expect(text.status).toBe(422);
+    expect(text.body.detail[0]).toMatchObject({ loc: ["body", "price_lower"], type: "float_type" });
     // ticks past the scale: the schema's bounds, before any read
     const ticks = await build<{ detail: { loc: string[]; type: string }[] }>("deposit", {
       amount0: "1",

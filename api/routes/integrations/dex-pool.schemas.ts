@@ -8,6 +8,7 @@ import type { NpmPosition } from "../../../onchain/positions.js";
 import { type IncentiveKey, incentiveId } from "../../../onchain/staker.js";
 import { amountsFor, MAX_TICK, MIN_TICK, priceOfSqrt, priceOfTick, sqrtAtTick } from "../../../onchain/uniswap-math.js";
 import { buildFields, Units, uintString, units } from "../../lib/build/payload.js";
+import { strictNumber } from "../../lib/router.js";
 import type { DexCtx, Pool, Token } from "./dex-pool.lib.js";
 
 const TokenId = uintString(256).openapi({
@@ -35,12 +36,12 @@ export const rangeFields = {
       "With tick_upper: the range in ticks, each within the tick scale (±887272), widened outwards to the pool's tick spacing",
   }),
   tick_upper: Tick.optional(),
-  price_lower: z.number().positive().optional().openapi({
+  price_lower: strictNumber(z.number().positive()).optional().openapi({
     description:
       "With price_upper: the range in whole token1 per whole token0 (token0 is the token of the lower address: in a USDC/WETH pool USDC, so WETH per USDC, about 0.0003 at 3,300 USD per WETH)",
     example: 0.00028,
   }),
-  price_upper: z.number().positive().optional().openapi({ example: 0.00036 }),
+  price_upper: strictNumber(z.number().positive()).optional().openapi({ example: 0.00036 }),
   width_bps: z.number().int().min(1).max(9_999).optional().openapi({
     description: "The range [price × (1 − w), price × (1 + w)] around the current price, w = width_bps / 10 000",
     example: 1_000,
@@ -81,7 +82,7 @@ export const WithdrawBody = z
   .strictObject({
     ...common,
     token_id: TokenId,
-    fraction: z.number().positive().max(1).optional().openapi({
+    fraction: strictNumber(z.number().positive().max(1)).optional().openapi({
       description: "The share of the position's liquidity to take out (1: all of it)",
       example: 0.5,
     }),
