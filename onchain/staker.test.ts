@@ -22,6 +22,9 @@ let head = 100;
 /** the blocks that created an incentive, its start time being the block number */
 const created: number[] = [];
 const calls: { method: string; params: unknown[] }[] = [];
+/** the staker's deployment block on this node, and whether its eth_getCode fails (no old state) */
+const DEPLOYED = 7;
+let codeFails = false;
 /** how many calls the node has answered */
 let answered = 0;
 
@@ -53,6 +56,19 @@ beforeAll(async () => {
       calls.push({ method: body.method, params: body.params });
       let result: unknown = null;
       if (body.method === "eth_blockNumber") result = toHex(head);
+      if (body.method === "eth_getCode") {
+        const [who, tag] = body.params as [string, string];
+        if (codeFails) {
+          setTimeout(() => {
+            res.writeHead(200, { "content-type": "application/json" });
+            res.end(
+              JSON.stringify({ jsonrpc: "2.0", id: body.id, error: { code: -32000, message: "missing trie node" } }),
+            );
+          }, 5);
+          return;
+        }
+        result = who.toLowerCase() === STAKER && Number(tag) >= DEPLOYED ? "0x6080" : "0x";
+      }
       if (body.method === "eth_getLogs") {
         const f = body.params[0] as { fromBlock: string; toBlock: string };
         const [from, to] = [Number(f.fromBlock), Number(f.toBlock)];
@@ -92,10 +108,15 @@ describe("stakerIncentives", () => {
       })),
     );
     expect([count("eth_blockNumber"), count("eth_getLogs")]).toEqual([1, 1]);
+    // read from the staker's deployment block, found by a binary search on its code
+    const first = calls.find((c) => c.method === "eth_getLogs")!;
+    expect((first.params[0] as { fromBlock: string }).fromBlock).toBe(toHex(DEPLOYED));
+    expect(count("eth_getCode")).toBeLessThanOrEqual(Math.ceil(Math.log2(head)) + 2);
 
     // within its age: nothing read
+    const n = calls.length;
     await stakerIncentives(client, STAKER, 60_000);
-    expect(calls).toHaveLength(2);
+    expect(calls).toHaveLength(n);
 
     // too old for eight builds at once: one refresh, from the block after the last one read
     created.push(120);
@@ -127,6 +148,9 @@ describe("stakerIncentives", () => {
     const AGE = 400;
     head = 160;
     await stakerIncentives(client, STAKER, AGE);
+    // a scan's age counts from its start: read the head again, so it is not the first scan's
+    // (which searched the staker's deployment block first)
+    await stakerIncentives(client, STAKER, 0);
     created.push(165);
     head = 170;
     calls.length = 0;
@@ -139,5 +163,23 @@ describe("stakerIncentives", () => {
     expect([count("eth_blockNumber"), count("eth_getLogs")]).toEqual([1, 1]);
     expect((await stakerIncentives(client, STAKER, AGE)).map((x) => x.startTime)).toContain(165n);
     expect(calls).toHaveLength(2);
+  });
+
+  it("a node without the old state is read from block 0; a staker without code has no incentives", async () => {
+    codeFails = true;
+    calls.length = 0;
+    try {
+      const keys = await stakerIncentives(createPublicClient({ transport: http(url, { retryCount: 0 }) }), STAKER);
+      expect(keys.length).toBe(created.length);
+      const logs = calls.filter((c) => c.method === "eth_getLogs");
+      expect((logs[0]!.params[0] as { fromBlock: string }).fromBlock).toBe(toHex(0));
+    } finally {
+      codeFails = false;
+    }
+    calls.length = 0;
+    const other = "0x9999999999999999999999999999999999999999";
+    const none = await stakerIncentives(createPublicClient({ transport: http(url, { retryCount: 0 }) }), other);
+    expect(none).toEqual([]);
+    expect(count("eth_getLogs")).toBe(0);
   });
 });

@@ -2,7 +2,7 @@
  * The Uniswap v3 staker's incentives, for the dex_pool builders and the valuation of staked
  * positions (onchain/positions.ts). An incentive is named by its key (reward token, pool, start,
  * end, refundee), which the staker does not enumerate: the keys are read from the staker's own
- * `IncentiveCreated` logs (one eth_getLogs from block 0, split in halves where the provider
+ * `IncentiveCreated` logs (from the staker's deployment block, split in halves where the provider
  * refuses the range, then only the blocks after the last one read, cached per RPC client and
  * staker, and used without a new read for as long as the caller allows), and a position's
  * stakes are the keys of its pool whose `stakes(tokenId, id)` holds liquidity.
@@ -18,6 +18,7 @@ import {
   parseAbi,
   parseAbiItem,
 } from "viem";
+import { deploymentBlock } from "./blocks.js";
 import { logsInRange, MIN_SPLIT } from "./logs.js";
 
 export interface IncentiveKey {
@@ -73,6 +74,8 @@ interface Scan {
   at: number;
 }
 interface Kept {
+  /** the staker's deployment block (null: no code at the head read, so no incentives yet) */
+  deployed?: bigint | null;
   scan?: Scan;
   /** the refresh callers that accept a kept scan share */
   refreshing?: Promise<Scan>;
@@ -144,8 +147,13 @@ async function refresh(client: PublicClient, staker: Address, kept: Kept): Promi
   const at = Date.now();
   const head = await client.getBlockNumber({ cacheTime: 0 });
   let scan = kept.scan;
-  // a chain that went back (a reorg, a reverted devnet) is read again from the start
-  if (!scan || head < scan.to) scan = { to: -1n, keys: [], at: 0 };
+  // a chain that went back (a reorg, a reverted devnet) is read again from the start: the
+  // staker's deployment block, found once (a provider capping log ranges then reads its years of
+  // blocks, not the chain's); from 0 where the search fails (a node without the old state)
+  if (!scan || head < scan.to) {
+    kept.deployed ??= await deploymentBlock(client, staker, head).catch(() => 0n);
+    scan = { to: (kept.deployed ?? head + 1n) - 1n, keys: [], at: 0 };
+  }
   if (head > scan.to) {
     const logs = await createdLogs(client, staker, scan.to + 1n, head);
     const keys = [...scan.keys];
