@@ -458,8 +458,10 @@ export async function readPositions(
     const u = protocols.uniswap;
     if (!u) return { positions: [], credited: [] };
     const npm = u.positionManager;
-    // the staker's incentives (its logs, kept per client): what its staked positions earn in
+    // the staker's incentives (its logs, kept per client): what its staked positions earn in,
+    // read while the positions are (handled at once: a failure must not go unhandled meanwhile)
     const incentives = u.staker ? incentivesThrough(client, u.staker, block) : Promise.resolve([]);
+    incentives.catch(() => {});
     const owners: { owner: Address; staked: boolean }[] = [{ owner: account, staked: false }];
     if (u.staker) owners.push({ owner: u.staker, staked: true });
     const counts = await many<bigint>(
@@ -489,7 +491,9 @@ export async function readPositions(
     const pools = await many<Address>(
       withPos.map(({ p }) => ({ address: u.factory, abi: FACTORY, functionName: "getPool", args: [p[2], p[3], p[4]] })),
     );
-    const keys = await incentives;
+    // rewards in the catalogue's tokens: valued through their feeds, in their own decimals (the
+    // staker is open to anyone's incentives, in any token)
+    const keys = (await incentives).filter((k) => tokens.has(lc(k.rewardToken)));
     // a staked position's incentives: those of its pool (getRewardInfo fails where it has no stake)
     const stakesOf = withPos.map(({ staked }, i) =>
       staked && pools[i] ? keys.filter((k) => lc(k.pool) === lc(pools[i]!)) : [],

@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createPublicClient, encodeAbiParameters, http, pad, toEventSelector, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stakerIncentives } from "./staker.js";
+import { incentivesThrough, REREAD_BLOCKS, stakerIncentives } from "./staker.js";
 
 const STAKER = "0x1111111111111111111111111111111111111111";
 const TOKEN = "0x2222222222222222222222222222222222222222";
@@ -125,8 +125,21 @@ describe("stakerIncentives", () => {
     await new Promise((r) => setTimeout(r, 5));
     const all = await Promise.all(Array.from({ length: 8 }, () => stakerIncentives(client, STAKER, 1)));
     expect([count("eth_blockNumber"), count("eth_getLogs")]).toEqual([1, 1]);
-    expect((calls[1]!.params[0] as { fromBlock: string }).fromBlock).toBe(toHex(101));
+    // read again from REREAD_BLOCKS before the last block read (100): a reorg there is caught
+    expect((calls[1]!.params[0] as { fromBlock: string }).fromBlock).toBe(toHex(100n - REREAD_BLOCKS + 1n));
     for (const k of all) expect(k.map((x) => x.startTime)).toEqual([10n, 50n, 120n]);
+
+    // a reorg replaced block 120's incentive by one in block 125, the head unchanged: dropped, read
+    created.splice(created.indexOf(120), 1, 125);
+    calls.length = 0;
+    expect((await stakerIncentives(client, STAKER, 0)).map((x) => x.startTime)).toEqual([10n, 50n, 125n]);
+    // a provider whose head lags behind the last block read: no rescan from the deployment block
+    head = 128;
+    calls.length = 0;
+    expect((await stakerIncentives(client, STAKER, 0)).map((x) => x.startTime)).toEqual([10n, 50n, 125n]);
+    expect((calls[1]!.params[0] as { fromBlock: string }).fromBlock).toBe(toHex(128n - REREAD_BLOCKS + 1n));
+    expect(count("eth_getCode")).toBe(0);
+    head = 130;
   });
 
   it("a caller asking for the head (maxAgeMs 0) reads it, however young the kept scan", async () => {
@@ -140,7 +153,7 @@ describe("stakerIncentives", () => {
     expect(calls).toHaveLength(0);
     expect((await stakerIncentives(client, STAKER, 0)).map((x) => x.startTime)).toContain(145n);
     expect([count("eth_blockNumber"), count("eth_getLogs")]).toEqual([1, 1]);
-    expect((calls[1]!.params[0] as { fromBlock: string }).fromBlock).toBe(toHex(141));
+    expect((calls[1]!.params[0] as { fromBlock: string }).fromBlock).toBe(toHex(140n - REREAD_BLOCKS + 1n));
   });
 
   it("from half its age on, the kept scan is served at once while one refresh replaces it", async () => {
@@ -181,5 +194,20 @@ describe("stakerIncentives", () => {
     const none = await stakerIncentives(createPublicClient({ transport: http(url, { retryCount: 0 }) }), other);
     expect(none).toEqual([]);
     expect(count("eth_getLogs")).toBe(0);
+  });
+
+  it("incentivesThrough: the kept scan up to its block, else a refresh that reaches it", async () => {
+    const client = createPublicClient({ transport: http(url, { retryCount: 0 }) });
+    head = 200;
+    expect((await incentivesThrough(client, STAKER, 150n)).length).toBe(created.length);
+    calls.length = 0;
+    // a past block the scan covers: nothing read
+    await incentivesThrough(client, STAKER, 180n);
+    expect(calls).toHaveLength(0);
+    // a block past it: read on
+    created.push(205);
+    head = 210;
+    expect((await incentivesThrough(client, STAKER, 210n)).map((x) => x.startTime)).toContain(205n);
+    expect(count("eth_getLogs")).toBe(1);
   });
 });

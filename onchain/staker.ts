@@ -70,12 +70,14 @@ export function stakeData(keys: readonly IncentiveKey[]): Hex {
 interface Scan {
   to: bigint;
   keys: IncentiveKey[];
+  /** the block each key was created in */
+  blocks: bigint[];
   /** when the scan was begun (ms): its head is at least that recent */
   at: number;
 }
 interface Kept {
-  /** the staker's deployment block (null: no code at the head read, so no incentives yet) */
-  deployed?: bigint | null;
+  /** the staker's deployment block, once a search found it */
+  deployed?: bigint;
   scan?: Scan;
   /** the refresh callers that accept a kept scan share */
   refreshing?: Promise<Scan>;
@@ -125,8 +127,18 @@ export async function stakerIncentives(client: PublicClient, staker: Address, ma
 export async function incentivesThrough(client: PublicClient, staker: Address, block: bigint): Promise<IncentiveKey[]> {
   const kept = keptOf(client, staker);
   if (kept.scan && kept.scan.to >= block) return kept.scan.keys;
-  return (await sharedRefresh(client, staker, kept)).keys;
+  let scan = await sharedRefresh(client, staker, kept);
+  // the refresh joined may have read its head before `block` was mined: then one of its own
+  if (scan.to < block) scan = await sharedRefresh(client, staker, kept);
+  return scan.keys;
 }
+
+/**
+ * Blocks of the last scan read again by the next one: keys of blocks a reorg replaced are dropped
+ * and those of the blocks replacing them read, and a provider whose head lags behind the last
+ * one read costs no rescan.
+ */
+export const REREAD_BLOCKS = 64n;
 
 /** The refresh in flight for callers that accept a kept scan, else a new one. */
 function sharedRefresh(client: PublicClient, staker: Address, kept: Kept): Promise<Scan> {
@@ -142,22 +154,40 @@ function sharedRefresh(client: PublicClient, staker: Address, kept: Kept): Promi
   return p;
 }
 
-/** Reads the staker's logs from the kept scan's last block to the head, and keeps the result. */
+/**
+ * Reads the staker's logs from the kept scan's last blocks (REREAD_BLOCKS of them) to the head,
+ * and keeps the result. The first scan starts at the staker's deployment block, found once (a
+ * provider capping log ranges then reads the staker's years of blocks, not the chain's); at 0
+ * while the search fails (a node without the old state; searched again by the next scan); none
+ * while the address has no code.
+ */
 async function refresh(client: PublicClient, staker: Address, kept: Kept): Promise<Scan> {
   const at = Date.now();
   const head = await client.getBlockNumber({ cacheTime: 0 });
-  let scan = kept.scan;
-  // a chain that went back (a reorg, a reverted devnet) is read again from the start: the
-  // staker's deployment block, found once (a provider capping log ranges then reads its years of
-  // blocks, not the chain's); from 0 where the search fails (a node without the old state)
-  if (!scan || head < scan.to) {
-    kept.deployed ??= await deploymentBlock(client, staker, head).catch(() => 0n);
-    scan = { to: (kept.deployed ?? head + 1n) - 1n, keys: [], at: 0 };
+  const prev = kept.scan;
+  let from: bigint | null;
+  if (prev) {
+    const last = prev.to < head ? prev.to : head;
+    from = last - REREAD_BLOCKS + 1n > 0n ? last - REREAD_BLOCKS + 1n : 0n;
+  } else {
+    if (kept.deployed == null) {
+      const found = await deploymentBlock(client, staker, head).catch(() => 0n as bigint | null);
+      if (found != null && found > 0n) kept.deployed = found;
+      from = found;
+    } else from = kept.deployed;
   }
-  if (head > scan.to) {
-    const logs = await createdLogs(client, staker, scan.to + 1n, head);
-    const keys = [...scan.keys];
-    for (const l of logs) {
+  const keys: IncentiveKey[] = [];
+  const blocks: bigint[] = [];
+  if (prev && from != null) {
+    prev.blocks.forEach((b, i) => {
+      if (b < from!) {
+        keys.push(prev.keys[i]!);
+        blocks.push(b);
+      }
+    });
+  }
+  if (from != null && from <= head) {
+    for (const l of await createdLogs(client, staker, from, head)) {
       const a = l.args as {
         rewardToken: Address;
         pool: Address;
@@ -172,10 +202,11 @@ async function refresh(client: PublicClient, staker: Address, kept: Kept): Promi
         endTime: a.endTime,
         refundee: getAddress(a.refundee),
       });
+      blocks.push(l.blockNumber ?? head);
     }
-    scan = { to: head, keys, at };
-  } else scan = { ...scan, at };
+  }
   // each scan is whole (its keys are those of its blocks), so the last one to finish is kept
+  const scan = { to: head, keys, blocks, at };
   kept.scan = scan;
   return scan;
 }

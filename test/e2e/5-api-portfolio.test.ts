@@ -341,11 +341,10 @@ describe("the subaccount valuation series", () => {
         const third = proxies
           .flatMap((p) => p.stop())
           .filter((c) => c.method === "eth_getLogs" && topic(c) === INCENTIVE_CREATED_TOPIC);
-        // the same clients again: the incentives only from after the blocks the last run read
-        for (const c of third) {
-          const [{ fromBlock }] = c.params as [{ fromBlock: string }];
-          expect(Number(fromBlock), JSON.stringify(c.params)).toBeGreaterThan(0);
-        }
+        // the same clients again, no block since: the kept scans cover the heads, nothing is read
+        // (a rescan would read from the stakers' deployment blocks; reading on past the blocks
+        // read, and again after a reorg, is onchain/staker.test.ts's)
+        expect(third).toEqual([]);
         expect(transfers!.length).toBeGreaterThan(0);
         for (const c of transfers!) {
           const [{ fromBlock }] = c.params as [{ fromBlock: string }];
