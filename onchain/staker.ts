@@ -167,8 +167,11 @@ async function refresh(client: PublicClient, staker: Address, kept: Kept): Promi
   const prev = kept.scan;
   let from: bigint | null;
   if (prev) {
-    const last = prev.to < head ? prev.to : head;
-    from = last - REREAD_BLOCKS + 1n > 0n ? last - REREAD_BLOCKS + 1n : 0n;
+    // (bigints: no Math.min) the lower of the last block read and the head, less the window
+    let last = prev.to;
+    if (head < last) last = head;
+    from = last - REREAD_BLOCKS + 1n;
+    if (from < 0n) from = 0n;
   } else {
     if (kept.deployed == null) {
       const found = await deploymentBlock(client, staker, head).catch(() => 0n as bigint | null);
