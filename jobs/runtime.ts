@@ -196,7 +196,7 @@ export async function startWorkers(
   // the fan-out's full check (a reindexed history is then caught)
   let lendingFullAt: number | null = null;
   const portfolio = processor("portfolio", async () => {
-    const out = await runPortfolio(db, cfg.rpcUrls);
+    const out = await runPortfolio(db, cfg.rpcUrls, cfg.indexerSchema);
     const series = await runSubaccountDays(db, cfg.indexerSchema, cfg.rpcUrls);
     const at = now();
     const whole = lendingFullAt == null || at - lendingFullAt >= cfg.fullCheckEveryMs;

@@ -261,11 +261,26 @@ export async function readPrices(
   return out;
 }
 
+/** What the account's indexed history tells the reads (db/uniswap-positions.ts). */
+export interface PositionHints {
+  /** every Uniswap v3 position id the account has held or staked on the chain, as indexed */
+  uniswapIds?: readonly bigint[];
+  /**
+   * The staker's holdings listed one by one up to this many (default 256); past it, its staked
+   * positions are looked for among `uniswapIds` (each checked on the chain: its deposit's owner).
+   */
+  stakerListUpTo?: number;
+}
+
+/** Above this many NFTs in the staker, its staked positions come from the indexed ids. */
+export const STAKER_LIST_UP_TO = 256;
+
 export async function readPositions(
   client: PublicClient,
   protocols: ChainProtocols,
   account: Address,
   blockNumber?: bigint,
+  hints: PositionHints = {},
 ): Promise<SubaccountPositions> {
   await assertMulticall(client);
   const block = blockNumber ?? (await client.getBlockNumber());
@@ -467,13 +482,26 @@ export async function readPositions(
     const counts = await many<bigint>(
       owners.map((o) => ({ address: npm, abi: NPM, functionName: "balanceOf", args: [o.owner] })),
     );
-    const slots = owners.flatMap((o, i) =>
-      Array.from({ length: Number(counts[i] ?? 0n) }, (_, k) => ({ ...o, index: BigInt(k) })),
-    );
+    // the staker holds every position staked with it, anyone's: on a busy chain thousands, so
+    // past `stakerListUpTo` its candidates are the account's indexed positions, not its list
+    const listUpTo = hints.stakerListUpTo ?? STAKER_LIST_UP_TO;
+    const fromHints = u.staker != null && hints.uniswapIds != null && (counts[1] ?? 0n) > BigInt(listUpTo);
+    const slots = owners
+      .filter((o) => !(o.staked && fromHints))
+      .flatMap((o) => {
+        const n = counts[owners.indexOf(o)] ?? 0n;
+        // a count no position manager answers (past 2^32) is no list to read
+        return Array.from({ length: n > 0xffff_ffffn ? 0 : Number(n) }, (_, k) => ({ ...o, index: BigInt(k) }));
+      });
     const ids = await many<bigint>(
       slots.map((s) => ({ address: npm, abi: NPM, functionName: "tokenOfOwnerByIndex", args: [s.owner, s.index] })),
     );
     let mine = slots.map((s, i) => ({ ...s, tokenId: ids[i] })).filter((s) => s.tokenId != null);
+    if (fromHints) {
+      const held = new Set(mine.map((s) => s.tokenId));
+      for (const id of hints.uniswapIds!)
+        if (!held.has(id)) mine.push({ owner: u.staker!, staked: true, index: -1n, tokenId: id });
+    }
     if (u.staker) {
       const staked = mine.filter((s) => s.staked);
       const deposits = await many<readonly unknown[]>(

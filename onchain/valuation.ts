@@ -25,7 +25,7 @@ import {
   readInTransit,
   readMargin,
 } from "./margin.js";
-import { readPositions, type SubaccountPositions, venuesHealthFactor } from "./positions.js";
+import { type PositionHints, readPositions, type SubaccountPositions, venuesHealthFactor } from "./positions.js";
 
 export interface ChainState {
   chainId: number;
@@ -50,6 +50,8 @@ export interface ChainState {
  * chain and the ledger's indexed credits to it (db/perp-deposits.ts), whose chains, tokens and
  * destinations are the ledger keys read. `poolLoans`: the lending-pool loans on this chain it
  * borrows, as indexed (db/loan-parties.ts): a pool's loans are not in the loan registry.
+ * `hints`: its indexed Uniswap positions (db/uniswap-positions.ts), where the staker's own list
+ * is too long to read.
  */
 export async function readChainState(
   client: PublicClient,
@@ -58,13 +60,14 @@ export async function readChainState(
   block: { number: bigint; timestamp: bigint },
   perp: IndexedPerp,
   poolLoans: readonly Address[] = [],
+  hints: PositionHints = {},
 ): Promise<ChainState> {
   const core = protocols.perp?.core;
   const ledger = core && core.chainId === protocols.chainId ? core.ledger : null;
   // deposits whose ledger the catalogue does not name cannot be followed: none is read
   const bridges = protocols.perp && core ? [protocols.perp.bridgeA, protocols.perp.bridgeB] : [];
   const [positions, registered, pooled, margin, deposits] = await Promise.all([
-    readPositions(client, protocols, account, block.number),
+    readPositions(client, protocols, account, block.number, hints),
     protocols.loanRegistry ? loansOf(client, protocols.loanRegistry, account, block.number) : Promise.resolve([]),
     // a loan not deployed yet at the block reads as no loan (readLoans leaves it out)
     readLoans(client, poolLoans, block.number),

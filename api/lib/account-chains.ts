@@ -7,6 +7,7 @@
 import type { Address } from "viem";
 import type { IndexedLoans } from "../../db/loan-parties.js";
 import { indexedPerp } from "../../db/perp-deposits.js";
+import { indexedPositionIds } from "../../db/uniswap-positions.js";
 import { readInTransit, unansweredAt } from "../../onchain/margin.js";
 import { type ChainState, readChainState, type TransitReader, withInTransit } from "../../onchain/valuation.js";
 import { type ChainReads, objectKey } from "./chain-reads.js";
@@ -31,7 +32,10 @@ export async function readChains(
   const chains = [...catalogue.keys()].sort((a, b) => a - b);
   for (const chainId of chains) if (!rpcUrls.has(chainId)) throw new NoRpc(chainId);
   const address = account.address as Address;
-  const perp = await reads.recent(`perp:${address}`, () => indexedPerp(db, indexerSchema, address));
+  const [perp, uniswapIds] = await Promise.all([
+    reads.recent(`perp:${address}`, () => indexedPerp(db, indexerSchema, address)),
+    reads.recent(`uniswap-ids:${address}`, () => indexedPositionIds(db, indexerSchema, address, chains)),
+  ]);
   // the reads depend on what is indexed: a new deposit, answer, credit key or pool loan is a new key
   const answered = perp.deposits.filter((d) => d.answeredAt != null).length;
   const indexed = `${perp.deposits.length}:${answered}:${perp.credits.length}`;
@@ -41,9 +45,10 @@ export async function readChains(
       const url = rpcUrls.get(chainId)!;
       const entry = catalogue.get(chainId)!;
       const pool = account.loans.poolBorrowed.get(chainId) ?? [];
-      const key = `state:${address}:${objectKey(entry)}:${indexed}:${pool.join(",")}`;
+      const ids = uniswapIds.get(chainId) ?? [];
+      const key = `state:${address}:${objectKey(entry)}:${indexed}:${pool.join(",")}:${ids.join(",")}`;
       const at = (head: { number: bigint; timestamp: bigint }) =>
-        readChainState(client(chainId), entry, address, head, perp, pool);
+        readChainState(client(chainId), entry, address, head, perp, pool, { uniswapIds: ids });
       return { chainId, url, ...(await reads.atHead(url, client(chainId), key, at)) };
     }),
   );

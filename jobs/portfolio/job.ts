@@ -8,6 +8,7 @@
 import type { Address } from "viem";
 import { getChain } from "../../config/chains.js";
 import { readChainProtocols } from "../../db/chain-protocols.js";
+import { indexedPositionIds } from "../../db/uniswap-positions.js";
 import { blockAtOrBefore, deploymentTimes } from "../../onchain/blocks.js";
 import { rpcClient } from "../../onchain/client.js";
 import { type PortfolioContext, portfolioContracts, portfolioData } from "../../onchain/portfolio.js";
@@ -24,7 +25,7 @@ function merge(parts: ReturnType<typeof portfolioData>[]) {
   };
 }
 
-export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>) {
+export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>, indexerSchema = "indexer") {
   const subs = await db
     .selectFrom("registry.subaccount")
     .select(["chain_id", "vault", "address"])
@@ -69,7 +70,8 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>)
     };
     const read = [];
     for (const address of addresses) {
-      read.push(await readPositions(client, chainProtocols, address as Address, head.number));
+      const ids = (await indexedPositionIds(db, indexerSchema, address, [c])).get(c) ?? [];
+      read.push(await readPositions(client, chainProtocols, address as Address, head.number, { uniswapIds: ids }));
     }
     const contracts = read.flatMap((positions) => portfolioContracts(positions, ctx));
     ctx.createdAt = await deploymentTimes(client, c, contracts, head.number);

@@ -17,6 +17,7 @@ import { dayToDate } from "../../db/days.js";
 import { indexedLoans } from "../../db/loan-parties.js";
 import { indexedPerp } from "../../db/perp-deposits.js";
 import { firstSnapshotDays, snapshotDayBlocks } from "../../db/snapshot-days.js";
+import { indexedPositionIds } from "../../db/uniswap-positions.js";
 import { rpcClient } from "../../onchain/client.js";
 import { logsInRange } from "../../onchain/logs.js";
 import {
@@ -193,6 +194,7 @@ export async function runSubaccountDays(
     // indexed, once: each day's reads complete them at its blocks
     const perp = await indexedPerp(db, indexerSchema, address);
     const { poolBorrowed } = await indexedLoans(db, indexerSchema, address);
+    const uniswapIds = await indexedPositionIds(db, indexerSchema, address, chains);
     // per chain, how many of its flows (in block order) are in `deposits`
     const counted = new Map<number, number>();
     for (let d = from; d <= today; d++) {
@@ -212,7 +214,10 @@ export async function runSubaccountDays(
         }
         const block = number === head.number ? head : await client.getBlock({ blockNumber: number });
         const pool = poolBorrowed.get(chainId) ?? [];
-        states.push(await readChainState(client, protocols.get(chainId)!, address as Address, block, perp, pool));
+        const hints = { uniswapIds: uniswapIds.get(chainId) ?? [] };
+        states.push(
+          await readChainState(client, protocols.get(chainId)!, address as Address, block, perp, pool, hints),
+        );
         blocks[String(chainId)] = Number(number);
       }
       if (states.length === 0) continue;

@@ -42,6 +42,9 @@ import { loadRegistry, type Registry } from "../../config/registry.js";
 import type { Manifest } from "../../contracts/devnet/index.js";
 import { ChainSession } from "../../contracts/devnet/session.js";
 import type { ChainResult } from "../../contracts/devnet/simulate.js";
+import { onClient } from "../../db/client.js";
+import { indexedPositionIds } from "../../db/uniswap-positions.js";
+import { type PositionHints, readPositions } from "../../onchain/positions.js";
 import { deploymentBlock, logsSinceDeployment } from "../../src/module-logs.js";
 import { key, loadManifest, rows, until, withDb } from "../helpers.js";
 import { limitedRpc } from "../limited-rpc.js";
@@ -411,6 +414,30 @@ describe("the subaccounts' protocol events", () => {
         }
       }
     }
+  });
+
+  it("the indexed position ids stand in for the staker's list: the same positions read either way", async () => {
+    await withDb(devnet.analystUrl, async (c) => {
+      const db = onClient(c);
+      let compared = 0;
+      for (const ch of devnet.chains) {
+        const minted = world(ch.chainId).world.positions.filter((p) => subs.has(lc(p.subaccount)));
+        for (const sub of new Set(minted.map((p) => lc(p.subaccount)))) {
+          const ids = (await indexedPositionIds(db, "indexer", sub, [ch.chainId])).get(ch.chainId) ?? [];
+          for (const p of minted.filter((x) => lc(x.subaccount) === sub)) expect(ids).toContain(BigInt(p.tokenId));
+          const head = await client(ch.chainId).getBlockNumber();
+          const read = (hints?: PositionHints) =>
+            readPositions(client(ch.chainId), protocols(ch.chainId), sub as Address, head, hints);
+          const byId = (x: { tokenId: bigint }, y: { tokenId: bigint }) => (x.tokenId < y.tokenId ? -1 : 1);
+          const whole = (await read()).uniswap.sort(byId);
+          // every staker counted as too full to list: its staked positions from the indexed ids
+          const hinted = (await read({ uniswapIds: ids, stakerListUpTo: 0 })).uniswap.sort(byId);
+          expect(hinted).toEqual(whole);
+          compared += whole.filter((p) => p.staked).length;
+        }
+      }
+      expect(compared).toBeGreaterThan(0); // staked positions were among them
+    });
   });
 
   it("uniswap_event: every position-manager and staker event of the subaccounts' positions exactly once", async () => {
