@@ -25,6 +25,8 @@ const calls: { method: string; params: unknown[] }[] = [];
 /** the staker's deployment block on this node, and whether its eth_getCode fails (no old state) */
 const DEPLOYED = 7;
 let codeFails = false;
+/** whether its eth_getLogs fails */
+let logsFail = false;
 /** how many calls the node has answered */
 let answered = 0;
 
@@ -68,6 +70,11 @@ beforeAll(async () => {
           return;
         }
         result = who.toLowerCase() === STAKER && Number(tag) >= DEPLOYED ? "0x6080" : "0x";
+      }
+      if (body.method === "eth_getLogs" && logsFail) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ jsonrpc: "2.0", id: body.id, error: { code: -32005, message: "query timeout" } }));
+        return;
       }
       if (body.method === "eth_getLogs") {
         const f = body.params[0] as { fromBlock: string; toBlock: string };
@@ -209,5 +216,16 @@ describe("stakerIncentives", () => {
     head = 210;
     expect((await incentivesThrough(client, STAKER, 210n)).map((x) => x.startTime)).toContain(205n);
     expect(count("eth_getLogs")).toBe(1);
+    // the node failing on: the kept scan, not a failed read
+    logsFail = true;
+    try {
+      head = 220;
+      expect((await incentivesThrough(client, STAKER, 220n)).map((x) => x.startTime)).toContain(205n);
+      // without a kept scan the failure is the caller's
+      const fresh = createPublicClient({ transport: http(url, { retryCount: 0 }) });
+      await expect(incentivesThrough(fresh, STAKER, 220n)).rejects.toThrow();
+    } finally {
+      logsFail = false;
+    }
   });
 });

@@ -122,15 +122,23 @@ export async function stakerIncentives(client: PublicClient, staker: Address, ma
 /**
  * Every incentive created up to `block` at least (some created later may be among them): the
  * kept scan when it reaches that block, else one refresh shared with the callers that accept a
- * kept scan. For reads at a past block, which a scan of the head always covers.
+ * kept scan (the kept scan still, when that refresh fails). For reads at a past block, which a
+ * scan of the head always covers.
  */
 export async function incentivesThrough(client: PublicClient, staker: Address, block: bigint): Promise<IncentiveKey[]> {
   const kept = keptOf(client, staker);
   if (kept.scan && kept.scan.to >= block) return kept.scan.keys;
-  let scan = await sharedRefresh(client, staker, kept);
-  // the refresh joined may have read its head before `block` was mined: then one of its own
-  if (scan.to < block) scan = await sharedRefresh(client, staker, kept);
-  return scan.keys;
+  try {
+    let scan = await sharedRefresh(client, staker, kept);
+    // the refresh joined may have read its head before `block` was mined: then one of its own
+    if (scan.to < block) scan = await sharedRefresh(client, staker, kept);
+    return scan.keys;
+  } catch (err) {
+    // a failed read on (a provider's refusal, a timeout): the kept scan, short of the last
+    // blocks at most; without one, the read fails
+    if (kept.scan) return kept.scan.keys;
+    throw err;
+  }
 }
 
 /**
