@@ -6,7 +6,7 @@ import {
   TimeoutError,
 } from "viem";
 import { describe, expect, it } from "vitest";
-import { logsInRange, unanswered } from "./logs.js";
+import { logsInRange, PARALLEL_READS, unanswered } from "./logs.js";
 
 /** A provider refusing more than `limit` blocks per request, as an RPC error; its calls recorded. */
 function provider(limit: bigint) {
@@ -42,6 +42,36 @@ describe("logsInRange", () => {
     expect(answered[0]![0]).toBe(5n);
     expect(answered.at(-1)![1]).toBe(2_004n);
     for (const [i, [a]] of answered.entries()) if (i > 0) expect(a).toBe(answered[i - 1]![1] + 1n);
+  });
+
+  it("a refused range of a million blocks: read in windows near the cap, never many at once", async () => {
+    const p = provider(300n);
+    let inFlight = 0;
+    let most = 0;
+    const read = async (from: bigint, to: bigint) => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setTimeout(r, 1));
+      try {
+        return await p.read(from, to);
+      } finally {
+        inFlight--;
+      }
+    };
+    const got = await logsInRange(read, 0n, 999_999n);
+    expect(got.length).toBe(142_858); // the multiples of 7 below a million
+    expect(got[1]! - got[0]!).toBe(7n);
+    expect(most).toBeLessThanOrEqual(PARALLEL_READS);
+    // windows of 1,000,000 / 2^12 = 244 blocks once the cap is found: about 4,100 reads, each
+    // refusal costing one read (halving both halves of each range would also read every parent)
+    const answered = p.calls.filter(([a, b]) => b - a + 1n <= 300n).length;
+    expect(answered).toBeLessThan(4_200);
+    expect(p.calls.length - answered).toBeLessThan(100);
+  });
+
+  it("a provider refusing every range, and no smallest split: refused, not read forever", async () => {
+    const p = provider(0n);
+    await expect(logsInRange(p.read, 0n, 1_000n, 0n)).rejects.toThrow(/range too wide/);
+    expect(p.calls.length).toBeLessThan(50);
   });
 
   it("below the smallest split the provider's refusal is the caller's", async () => {

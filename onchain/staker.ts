@@ -2,10 +2,10 @@
  * The Uniswap v3 staker's incentives, for the dex_pool builders and the valuation of staked
  * positions (onchain/positions.ts). An incentive is named by its key (reward token, pool, start,
  * end, refundee), which the staker does not enumerate: the keys are read from the staker's own
- * `IncentiveCreated` logs (from the staker's deployment block, split in halves where the provider
- * refuses the range, then only the blocks after the last one read, cached per RPC client and
- * staker, and used without a new read for as long as the caller allows), and a position's
- * stakes are the keys of its pool whose `stakes(tokenId, id)` holds liquidity.
+ * `IncentiveCreated` logs (from the staker's deployment block, in narrower windows where the
+ * provider refuses the range, then only the last blocks again and those after them, cached per
+ * RPC client and staker, and used without a new read for as long as the caller allows), and a
+ * position's stakes are the keys of its pool whose `stakes(tokenId, id)` holds liquidity.
  */
 import {
   type Address,
@@ -223,8 +223,8 @@ async function refresh(client: PublicClient, staker: Address, kept: Kept): Promi
 }
 
 /**
- * The staker's IncentiveCreated logs over [from, to], in halves where a provider refuses the range
- * (onchain/logs.ts), down to `minSplit` blocks.
+ * The staker's IncentiveCreated logs over [from, to], in narrower windows where a provider
+ * refuses the range (onchain/logs.ts), down to `minSplit` blocks.
  */
 export function createdLogs(
   client: PublicClient,

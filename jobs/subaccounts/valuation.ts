@@ -79,7 +79,7 @@ async function flows(
   fromBlock: bigint,
   toBlock: bigint,
 ): Promise<Flow[]> {
-  // the first run reads from genesis: in halves where a provider refuses the range
+  // the first run reads from genesis: in narrower windows where a provider refuses the range
   const moves = (tokens: Address[], from: Address, to: Address, sign: bigint) =>
     logsInRange(
       (a, b) => client.getLogs({ address: tokens, event: TRANSFER, args: { from, to }, fromBlock: a, toBlock: b }),
