@@ -486,13 +486,12 @@ export async function readPositions(
     // past `stakerListUpTo` its candidates are the account's indexed positions, not its list
     const listUpTo = hints.stakerListUpTo ?? STAKER_LIST_UP_TO;
     const fromHints = u.staker != null && hints.uniswapIds != null && (counts[1] ?? 0n) > BigInt(listUpTo);
-    const slots = owners
-      .filter((o) => !(o.staked && fromHints))
-      .flatMap((o) => {
-        const n = counts[owners.indexOf(o)] ?? 0n;
-        // a count no position manager answers (past 2^32) is no list to read
-        return Array.from({ length: n > 0xffff_ffffn ? 0 : Number(n) }, (_, k) => ({ ...o, index: BigInt(k) }));
-      });
+    const slots = owners.flatMap((o, i) => {
+      if (o.staked && fromHints) return [];
+      const n = counts[i] ?? 0n;
+      // a count no position manager answers (past 2^32) is no list to read
+      return Array.from({ length: n > 0xffff_ffffn ? 0 : Number(n) }, (_, k) => ({ ...o, index: BigInt(k) }));
+    });
     const ids = await many<bigint>(
       slots.map((s) => ({ address: npm, abi: NPM, functionName: "tokenOfOwnerByIndex", args: [s.owner, s.index] })),
     );

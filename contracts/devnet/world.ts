@@ -30,7 +30,6 @@ import {
   createPublicClient,
   decodeErrorResult,
   decodeFunctionResult,
-  encodeAbiParameters,
   encodeFunctionData,
   getAddress,
   type Hex,
@@ -47,6 +46,7 @@ import { MorphoLendingVaultAbi } from "../../abis/MorphoLendingVaultAbi.js";
 import { PerpBridgeAAbi } from "../../abis/PerpBridgeAAbi.js";
 import { PerpBridgeBAbi } from "../../abis/PerpBridgeBAbi.js";
 import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
+import { stakeData } from "../../onchain/staker.js";
 import type { PerpDepositRecord, PerpNetwork, WorldPerp } from "./perp-sim.js";
 import {
   aave as aaveArt,
@@ -1333,21 +1333,7 @@ export class World {
   private async stake(sub: WorldSubaccount, tokenId: bigint, at: number) {
     const u = this.result.protocols.uniswap;
     const inc = u.incentive;
-    const key = encodeAbiParameters(
-      [
-        {
-          type: "tuple",
-          components: [
-            { name: "rewardToken", type: "address" },
-            { name: "pool", type: "address" },
-            { name: "startTime", type: "uint256" },
-            { name: "endTime", type: "uint256" },
-            { name: "refundee", type: "address" },
-          ],
-        },
-      ],
-      [{ ...inc, startTime: BigInt(inc.startTime), endTime: BigInt(inc.endTime) }],
-    );
+    const key = stakeData([{ ...inc, startTime: BigInt(inc.startTime), endTime: BigInt(inc.endTime) }]);
     const data = fn(uniArt.positionManager().abi, "safeTransferFrom", [sub.safe, u.staker, tokenId, key]);
     await this.trade(sub, [], u.positionManager, data, "uniswap:stake", at);
     const pos = this.result.positions.find((x) => x.tokenId === tokenId.toString());

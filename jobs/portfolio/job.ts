@@ -58,6 +58,9 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>,
   // each chain's positions of every subaccount, then the deployment times of what they show
   const addresses = [...new Set(subs.map((s) => s.address))];
   const parts = new Map<string, ReturnType<typeof portfolioData>[]>(addresses.map((a) => [a, []]));
+  // each subaccount's indexed Uniswap positions on every chain read, once
+  const uniswapIds = new Map<string, Map<number, bigint[]>>();
+  for (const a of addresses) uniswapIds.set(a, await indexedPositionIds(db, indexerSchema, a, readable));
   for (const c of readable) {
     const client = rpcClient(rpcUrls.get(c)!);
     const head = heads.get(c)!;
@@ -70,7 +73,7 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>,
     };
     const read = [];
     for (const address of addresses) {
-      const ids = (await indexedPositionIds(db, indexerSchema, address, [c])).get(c) ?? [];
+      const ids = uniswapIds.get(address)!.get(c) ?? [];
       read.push(await readPositions(client, chainProtocols, address as Address, head.number, { uniswapIds: ids }));
     }
     const contracts = read.flatMap((positions) => portfolioContracts(positions, ctx));

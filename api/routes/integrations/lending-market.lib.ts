@@ -142,6 +142,11 @@ export interface LendingPlan {
 
 /** Interest accrued between the simulation and the block the repayment lands in: 0.1 % of the debt. */
 const REPAY_ALL_MARGIN_DEN = 1000n;
+/** What a repayment of the whole debt approves: the debt and that margin, at most `cap`. */
+function wholeDebtApproval(debt: bigint, cap: bigint): bigint {
+  const need = debt + debt / REPAY_ALL_MARGIN_DEN + 1n;
+  return need < cap ? need : cap;
+}
 
 /**
  * The call of `op`, after the checks a simulation would only report less clearly: the token on
@@ -217,9 +222,8 @@ export function planOperation(
       if (all) {
         // Aave takes the whole debt as of the block it lands in: approve it with a margin for the
         // interest accrued meanwhile (the module resets what is left to 0)
-        const need = debt + debt / REPAY_ALL_MARGIN_DEN + 1n;
         if (debt > held) throw short(held, `${t.symbol} (the ${rateMode} debt is ${whole(debt)})`);
-        approval = need < held ? need : held;
+        approval = wholeDebtApproval(debt, held);
       } else {
         if (amount! > held) throw short(held, t.symbol);
         approval = amount!;
@@ -227,10 +231,7 @@ export function planOperation(
       const repaid = all ? maxUint256 : amount!;
       // Aave takes at most the debt: more than it repays it all, the rest stays in the Safe
       const over = !all && debt > 0n && amount! > debt;
-      if (over) {
-        const need = debt + debt / REPAY_ALL_MARGIN_DEN + 1n;
-        approval = need < amount! ? need : amount!;
-      }
+      if (over) approval = wholeDebtApproval(debt, amount!);
       return {
         amount,
         rateMode,
