@@ -10,6 +10,7 @@ import {
   QueryBool,
   QueryInt,
   SURROGATE_MESSAGE,
+  strictInt,
   strictNumber,
   VaultAddress,
 } from "./router.js";
@@ -145,6 +146,56 @@ describe("validation error items (FastAPI's shape)", () => {
     expect(typeOf({ q: Number.NaN })).toEqual([["q", "finite_number"]]);
     expect(b.parse({ q: 0.5 })).toEqual({ q: 0.5 });
     expect(validationItems(b.safeParse({ q: "1" }).error!, "json")[0]!.msg).toBe("Input should be a valid number");
+  });
+
+  it("a strict body's integer: a JSON integer only, else pydantic's strict int types", () => {
+    const b = z.object({
+      bps: strictInt(z.number().int().min(0).max(10_000).default(50)),
+      tick: strictInt(z.number().int()).optional(),
+    });
+    const items = (body: unknown) => validationItems(b.safeParse(body).error!, "json");
+    expect(items({ bps: "50" })).toEqual([
+      { loc: ["body", "bps"], msg: "Input should be a valid integer", type: "int_type" },
+    ]);
+    expect(items({ bps: true }).map((i) => i.type)).toEqual(["int_type"]);
+    expect(items({ bps: null }).map((i) => i.type)).toEqual(["int_type"]);
+    expect(items({ tick: 1.5 })).toEqual([
+      {
+        loc: ["body", "tick"],
+        msg: "Input should be a valid integer, got a number with a fractional part",
+        type: "int_from_float",
+      },
+    ]);
+    expect(items({ bps: 10_001 })).toEqual([
+      { loc: ["body", "bps"], msg: "Input should be less than or equal to 10000", type: "less_than_equal" },
+    ]);
+    expect(b.parse({})).toEqual({ bps: 50 });
+    expect(b.parse({ bps: 0, tick: -5 })).toEqual({ bps: 0, tick: -5 });
+  });
+
+  it("a value of the wrong JSON type gets pydantic's type and message", () => {
+    const b = z.object({
+      s: z.string().min(2).optional(),
+      f: z.boolean().optional(),
+      l: z.array(z.string()).optional(),
+      o: z.object({}).optional(),
+      i: laxInt(z.number().int()).optional(),
+    });
+    const items = (body: unknown) => validationItems(b.safeParse(body).error!, "json").map((i) => [i.type, i.msg]);
+    expect(items({ s: 1, f: "true", l: "x", o: [], i: null })).toEqual([
+      ["string_type", "Input should be a valid string"],
+      ["bool_type", "Input should be a valid boolean"],
+      ["list_type", "Input should be a valid list"],
+      ["dict_type", "Input should be a valid dictionary"],
+      ["int_type", "Input should be a valid integer"],
+    ]);
+    expect(items({ s: "x", i: "seven" })).toEqual([
+      ["string_too_short", "String should have at least 2 characters"],
+      ["int_parsing", "Input should be a valid integer, unable to parse string as an integer"],
+    ]);
+    expect(items([])).toEqual([
+      ["model_attributes_type", "Input should be a valid dictionary or object to extract fields from"],
+    ]);
   });
 
   it("a megabyte of digits that is no number is refused at once", () => {

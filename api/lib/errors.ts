@@ -53,17 +53,61 @@ function boundType(
   return issue.inclusive === false ? ofNumber : `${ofNumber}_equal`;
 }
 
+/**
+ * pydantic's type and message for a value of the wrong JSON type, by what zod expected. A number
+ * field here is an integer one (the float fields refuse other types themselves: `laxNumber`,
+ * `strictNumber`); zod's message is the only place that says what it received.
+ */
+function wrongType(issue: ZodError["issues"][number] & { code: "invalid_type" }, atRoot: boolean): [string, string] {
+  switch (issue.expected) {
+    case "string":
+      return ["string_type", "Input should be a valid string"];
+    case "boolean":
+      return ["bool_type", "Input should be a valid boolean"];
+    case "array":
+      return ["list_type", "Input should be a valid list"];
+    case "object":
+      return atRoot
+        ? ["model_attributes_type", "Input should be a valid dictionary or object to extract fields from"]
+        : ["dict_type", "Input should be a valid dictionary"];
+    case "int":
+      return ["int_from_float", "Input should be a valid integer, got a number with a fractional part"];
+    case "number":
+      // a query integer's own message (QueryInt) is pydantic's already
+      if (!/^Invalid input/.test(issue.message)) return ["int_parsing", issue.message];
+      return /received string$/.test(issue.message)
+        ? ["int_parsing", "Input should be a valid integer, unable to parse string as an integer"]
+        : ["int_type", "Input should be a valid integer"];
+    default:
+      return [`${issue.expected}_type`, issue.message];
+  }
+}
+
+/**
+ * pydantic's message for a number or string past a bound where zod's own stands ("Too small:
+ * expected number to be >=0"); a bound given its own message keeps it.
+ */
+function boundMessage(issue: ZodError["issues"][number]): string | undefined {
+  if (issue.code !== "too_small" && issue.code !== "too_big") return undefined;
+  if (!/^Too (small|big):/.test(issue.message)) return undefined;
+  const small = issue.code === "too_small";
+  const bound = small ? issue.minimum : issue.maximum;
+  const inclusive = issue.inclusive !== false;
+  if (issue.origin === "string") {
+    const n = Number(bound);
+    const chars = n === 1 ? "character" : "characters";
+    return `String should have ${small ? "at least" : "at most"} ${n} ${chars}`;
+  }
+  if (issue.origin !== "number" && issue.origin !== "int") return undefined;
+  const than = `${small ? "greater" : "less"} than${inclusive ? " or equal to" : ""}`;
+  return `Input should be ${than} ${bound}`;
+}
+
 /** FastAPI's error types, from zod's issue codes. */
 function typeOf(issue: ZodError["issues"][number]): string {
   switch (issue.code) {
     case "invalid_type":
-      return isMissing(issue)
-        ? "missing"
-        : issue.expected === "int"
-          ? "int_from_float"
-          : issue.expected === "number"
-            ? "int_parsing"
-            : `${issue.expected}_type`;
+      return isMissing(issue) ? "missing" : wrongType(issue, issue.path.length === 0)[0];
     case "too_small":
       return boundType(issue, "string_too_short", "too_short", "greater_than");
     case "too_big":
@@ -110,7 +154,12 @@ function allItems(error: ZodError, target: string): ErrorItem[] {
     if (i.code === "unrecognized_keys") {
       return i.keys.map((k) => ({ loc: [...loc, k], msg: "Extra inputs are not permitted", type: typeOf(i) }));
     }
-    return [{ loc, msg: isMissing(i) ? "Field required" : i.message, type: typeOf(i) }];
+    const msg = isMissing(i)
+      ? "Field required"
+      : i.code === "invalid_type"
+        ? wrongType(i, i.path.length === 0)[1]
+        : (boundMessage(i) ?? i.message);
+    return [{ loc, msg, type: typeOf(i) }];
   });
 }
 

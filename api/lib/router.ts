@@ -197,6 +197,22 @@ export const strictNumber = <S extends z.ZodType>(schema: S) =>
     return z.NEVER;
   }, schema);
 
+/**
+ * An integer field of a body this service designed (strict: a JSON number only, as pydantic's
+ * strict mode reads one): a string, boolean or null is `int_type`, a number with a fraction
+ * `int_from_float`, before `schema` checks its bounds.
+ */
+export const strictInt = <S extends z.ZodType>(schema: S) =>
+  z.preprocess((v, ctx) => {
+    if (v === undefined || (typeof v === "number" && Number.isInteger(v))) return v;
+    const [message, type] =
+      typeof v === "number"
+        ? ["Input should be a valid integer, got a number with a fractional part", "int_from_float"]
+        : ["Input should be a valid integer", "int_type"];
+    ctx.addIssue({ code: "custom", message, params: { type } });
+    return z.NEVER;
+  }, schema);
+
 const UINT256_MAX = (1n << 256n) - 1n;
 /**
  * A uint256 field of a body whose shape the spec gives (an EIP-712 message's `expiry`): a JSON

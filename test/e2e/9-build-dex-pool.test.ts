@@ -1004,6 +1004,18 @@ describe("refusals: recorded in the build audit, nothing changed on-chain", () =
     });
     expect(text.status).toBe(422);
     expect(text.body.detail[0]).toMatchObject({ loc: ["body", "price_lower"], type: "float_type" });
+    // integers as strings: pydantic's strict int type, on each field
+    const ints = await build<{ detail: { loc: string[]; msg: string; type: string }[] }>("deposit", {
+      amount0: "1",
+      tick_lower: "-600",
+      tick_upper: 600,
+      max_slippage_bps: "50",
+    });
+    expect(ints.status).toBe(422);
+    expect(ints.body.detail.map((d) => [d.loc[1], d.type, d.msg])).toEqual([
+      ["max_slippage_bps", "int_type", "Input should be a valid integer"],
+      ["tick_lower", "int_type", "Input should be a valid integer"],
+    ]);
     // ticks past the scale: the schema's bounds, before any read
     const ticks = await build<{ detail: { loc: string[]; type: string }[] }>("deposit", {
       amount0: "1",

@@ -7,7 +7,7 @@
 import { z } from "@hono/zod-openapi";
 import { formatUnits, parseUnits } from "viem";
 import { EVM_CHAIN_IDS, isEvmChain } from "../../../config/chains.js";
-import { EvmAddress, jsonResponse } from "../router.js";
+import { EvmAddress, jsonResponse, strictInt } from "../router.js";
 import type { ModuleTransaction } from "./module-call.js";
 import { BuildRefusal } from "./refusal.js";
 import type { Simulation } from "./simulate.js";
@@ -17,11 +17,12 @@ const EVM_CHAIN_MESSAGE = "Input should be an EVM chain id of the catalogue (a t
 
 /** Body fields of every builder. */
 export const buildFields = {
-  chain: z
-    .number()
-    .int()
-    .refine((v) => isEvmChain(v), { message: EVM_CHAIN_MESSAGE, params: { type: "enum" } })
-    .openapi({ description: "Chain id the transaction is for", enum: [...EVM_CHAIN_IDS], example: 8453 }),
+  chain: strictInt(
+    z
+      .number()
+      .int()
+      .refine((v) => isEvmChain(v), { message: EVM_CHAIN_MESSAGE, params: { type: "enum" } }),
+  ).openapi({ description: "Chain id the transaction is for", enum: [...EVM_CHAIN_IDS], example: 8453 }),
   from: EvmAddress.optional().openapi({
     description:
       "The trader who will send it (a TRADER of the subaccount's module; its RELAYER may send it too); default: the indexed trader",

@@ -8,7 +8,7 @@ import type { NpmPosition } from "../../../onchain/positions.js";
 import { type IncentiveKey, incentiveId } from "../../../onchain/staker.js";
 import { amountsFor, MAX_TICK, MIN_TICK, priceOfSqrt, priceOfTick, sqrtAtTick } from "../../../onchain/uniswap-math.js";
 import { buildFields, Units, uintString, units } from "../../lib/build/payload.js";
-import { strictNumber } from "../../lib/router.js";
+import { strictInt, strictNumber } from "../../lib/router.js";
 import type { DexCtx, Pool, Token } from "./dex-pool.lib.js";
 
 const TokenId = uintString(256).openapi({
@@ -16,7 +16,7 @@ const TokenId = uintString(256).openapi({
   example: "42",
 });
 const Bps = (def: number, description: string) =>
-  z.number().int().min(0).max(10_000).default(def).openapi({ description, example: def });
+  strictInt(z.number().int().min(0).max(10_000).default(def)).openapi({ description, example: def });
 const Decimal = (description: string) =>
   z
     .string()
@@ -27,7 +27,7 @@ const Raw = (description: string, bits: 128 | 256 = 256) =>
   uintString(bits).optional().openapi({ description, example: "1500000" });
 
 /** A tick of the pool's scale (TickMath's MIN_TICK..MAX_TICK). */
-const Tick = z.number().int().min(MIN_TICK).max(MAX_TICK);
+const Tick = strictInt(z.number().int().min(MIN_TICK).max(MAX_TICK));
 
 /** The range of a new position: exactly one of these ways. */
 export const rangeFields = {
@@ -42,7 +42,7 @@ export const rangeFields = {
     example: 0.00028,
   }),
   price_upper: strictNumber(z.number().positive()).optional().openapi({ example: 0.00036 }),
-  width_bps: z.number().int().min(1).max(9_999).optional().openapi({
+  width_bps: strictInt(z.number().int().min(1).max(9_999)).optional().openapi({
     description: "The range [price × (1 − w), price × (1 + w)] around the current price, w = width_bps / 10 000",
     example: 1_000,
   }),
@@ -52,7 +52,7 @@ export const rangeFields = {
 const common = {
   ...buildFields,
   max_slippage_bps: Bps(50, "How far below the simulated amounts the minimums are set, in basis points"),
-  deadline_seconds: z.number().int().min(30).max(86_400).default(1_800).openapi({
+  deadline_seconds: strictInt(z.number().int().min(30).max(86_400).default(1_800)).openapi({
     description: "The position manager's deadline: this many seconds after the head block's time",
   }),
 };
