@@ -95,6 +95,7 @@ interface Payload {
     fair_out: Units | null;
     price_impact_bps: number | null;
     max_slippage_bps: number;
+    max_price_impact_bps: number | null;
     deadline: number;
   };
   simulation: {
@@ -596,8 +597,30 @@ describe("refusals: recorded, nothing simulated where it says so, nothing sent",
       );
     }
     await expectAudited(r, "simulation_failed");
-    // the same trade without the bound builds: only the bound refused it
-    expect((await swap({ ...base(), token_in: usdc, token_out: weth, amount: "2000000" })).status).toBe(200);
+    // the same trade with the bound lifted builds: only the bound refused it
+    const lifted = await swap({
+      ...base(),
+      token_in: usdc,
+      token_out: weth,
+      amount: "2000000",
+      max_price_impact_bps: 10_000,
+    });
+    expect(lifted.status).toBe(200);
+    const impact = lifted.body.quote.price_impact_bps!;
+    expect(impact).toBeGreaterThan(1_500);
+    // and without a bound, the default refuses a quote 15 % below the feeds, naming the impact
+    const seen = calls();
+    const dflt = await swap<Refusal>({ ...base(), token_in: usdc, token_out: weth, amount: "2000000" });
+    expect(dflt.status).toBe(409);
+    expect(dflt.body.code).toBe("price_impact_too_high");
+    expect(dflt.body.detail).toContain(`a price impact of ${(impact / 100).toFixed(2)} %`);
+    expect(dflt.body.detail).toContain(lifted.body.quote.route);
+    expect(seen()).not.toContain("eth_sendRawTransaction");
+    await expectAudited(dflt, "price_impact_too_high");
+    // a trade within 15 % builds without a bound
+    const small = await swap({ ...base(), token_in: usdc, token_out: weth, amount: "1000" });
+    expect(small.status).toBe(200);
+    expect(small.body.quote.max_price_impact_bps).toBeNull();
   });
 
   it("no sender where no trader is indexed: 422 on from", async () => {

@@ -45,6 +45,14 @@ const ERC20 = parseAbi([
   "function allowance(address, address) view returns (uint256)",
 ]);
 const BPS = 10_000n;
+/**
+ * The price-impact bound of a request that gives none: 15 %, where Uniswap's interface blocks a
+ * trade for non-experts (BLOCKED_PRICE_IMPACT_NON_EXPERT). When the best route's quote is more
+ * than that below the feeds' value of the input, the build is refused (409
+ * `price_impact_too_high`); the losing routes are still each simulated against their own
+ * quote. A request's own bound instead raises every route's minimum out to its floor.
+ */
+export const DEFAULT_MAX_PRICE_IMPACT_BPS = 1_500;
 
 interface Candidate {
   route: SwapRoute;
@@ -271,6 +279,15 @@ export async function buildSwap(
   }
   const q = best.quote as Extract<Quote, { ok: true }>;
   const sim = best.sim!;
+  const impact = impactBps(q.amountOut, fair);
+  if (body.max_price_impact_bps == null && impact !== null && impact > DEFAULT_MAX_PRICE_IMPACT_BPS) {
+    const u = (raw: bigint) => `${wholeText(raw, d.tokenOut.decimals!)} ${d.tokenOut.symbol}`;
+    throw new BuildRefusal(
+      409,
+      "price_impact_too_high",
+      `The best route (${best.route.id}) returns ${u(q.amountOut)} against the feeds' ${u(fair!)}: a price impact of ${(impact / 100).toFixed(2)} %, above the default bound of ${DEFAULT_MAX_PRICE_IMPACT_BPS / 100} %. Send max_price_impact_bps to set another (10000 lifts it)`,
+    );
+  }
   // the best route gives the most out: no other one lowers the health factor less
   const health = await floor.check(
     heldChange(sub.chainId, [d.tokenIn.address, best.spent ?? 0n], [d.tokenOut.address, best.received ?? 0n]),

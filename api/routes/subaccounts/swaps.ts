@@ -19,9 +19,17 @@ import {
 } from "../../lib/build/payload.js";
 import { BuildRefusalSchema } from "../../lib/build/refusal.js";
 import { ValidationErrorSchema } from "../../lib/errors.js";
-import { type AppEnv, EvmAddress, jsonResponse, keySecurity, nullableRef, writeResponses } from "../../lib/router.js";
+import {
+  type AppEnv,
+  EvmAddress,
+  jsonResponse,
+  keySecurity,
+  nullableRef,
+  strictInt,
+  writeResponses,
+} from "../../lib/router.js";
 import { requireScope } from "../../middleware/auth.js";
-import { buildSwap } from "./swaps.build.js";
+import { buildSwap, DEFAULT_MAX_PRICE_IMPACT_BPS } from "./swaps.build.js";
 
 const USDC = "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913";
 const WETH = "0x4200000000000000000000000000000000000006";
@@ -33,15 +41,16 @@ export const SwapQuoteRequest = z
     token_out: EvmAddress.openapi({ description: "The token the Safe buys", example: WETH }),
     amount: amountFields.amount.openapi({ description: 'Exact input, in whole token_in units, e.g. "1000.5"' }),
     amount_raw: amountFields.amount_raw.openapi({ description: "Exact input, in token_in's smallest unit" }),
-    max_slippage_bps: z.number().int().min(0).max(5_000).default(50).openapi({
+    max_slippage_bps: strictInt(z.number().int().min(0).max(5_000).default(50)).openapi({
       description:
         "How far below the route's quote the swap may return (the transaction's minimum out is the quote less this), in basis points",
     }),
-    max_price_impact_bps: z.number().int().min(0).max(10_000).optional().openapi({
-      description:
-        "Optional: how far below the feeds' value of the input the swap may return, in basis points (fees included); the minimum out is raised to that floor when it is higher, so a route that cannot meet it fails its simulation",
-    }),
-    deadline_s: z.number().int().min(1).max(86_400).default(600).openapi({
+    max_price_impact_bps: strictInt(z.number().int().min(0).max(10_000))
+      .optional()
+      .openapi({
+        description: `How far below the feeds' value of the input the swap may return, in basis points (fees included); the minimum out is raised to that floor when it is higher, so a route that cannot meet it fails its simulation. Without it, a swap whose best route quotes more than ${DEFAULT_MAX_PRICE_IMPACT_BPS / 100} % below the feeds (where Uniswap's interface blocks a trade) is refused, 409 price_impact_too_high; 10000 lifts every bound. Without a feed for both tokens there is no bound`,
+      }),
+    deadline_s: strictInt(z.number().int().min(1).max(86_400).default(600)).openapi({
       description: "The swap's deadline, seconds after the head block's timestamp",
     }),
     allow_below_min_health_factor: allowBelowField,
@@ -91,7 +100,9 @@ const SwapQuote = z
     fair_out: nullableRef(Units).openapi({ description: "The input valued at the feeds, in token_out" }),
     price_impact_bps: ImpactBps,
     max_slippage_bps: z.number().int(),
-    max_price_impact_bps: z.number().int().nullable(),
+    max_price_impact_bps: z.number().int().nullable().openapi({
+      description: "The request's bound (null: none given; the default refusal above 15 % applied)",
+    }),
     deadline: z.number().int().openapi({ description: "Unix seconds" }),
     quoter_gas_estimate: z
       .string()
@@ -153,7 +164,7 @@ export const swapRoute = createRoute({
   summary: "Build the best swap for a subaccount",
   description: [
     "Requires an API key with the scope `transactions:build`. Quotes every route from `token_in` to `token_out` on the venues of the chain's protocols entry (Uniswap v3 at each fee tier with a pool, with QuoterV2; Uniswap v2 pairs, with Router02's `getAmountsOut`; direct or two hops through WETH or a stablecoin of the chain, one venue a route), builds each as the subaccount module's `executeWithApprovals` (an exact approval of the input to the venue's router, reset to 0 after; the swap pays the Safe, with its minimum out = the quote less `max_slippage_bps`), simulates each from the sender in one `eth_simulateV1` per route, and returns the route whose simulation passes with the most out, as `target`, `data` and `value` for the sender to sign. The service never sends it.",
-    "Refusals: 422 a token the module does not allow (before any quote or simulation; `loc` names the field), `insufficient_balance` (an amount above the Safe's token_in balance, before any simulation), the same token in and out, a malformed body; 404 `unknown_subaccount`; 409 `no_route` (no pool route), `simulation_failed` (no route passes: each route's decoded reason in `reasons`, e.g. `NotTrader`, `Too little received`), `below_min_health_factor` (below), `stale_subaccount`; 503 `no_rpc`, `chain_unavailable` (also for any chain of the account when its minimum is checked), `simulation_unsupported` (the node has no eth_simulateV1). Every build and refusal is recorded in the build audit.",
+    "Refusals: 422 a token the module does not allow (before any quote or simulation; `loc` names the field), `insufficient_balance` (an amount above the Safe's token_in balance, before any simulation), the same token in and out, a malformed body; 404 `unknown_subaccount`; 409 `no_route` (no pool route), `simulation_failed` (no route passes: each route's decoded reason in `reasons`, e.g. `NotTrader`, `Too little received`), `price_impact_too_high` (no `max_price_impact_bps` given and the best route quotes over 15 % below the feeds), `below_min_health_factor` (below), `stale_subaccount`; 503 `no_rpc`, `chain_unavailable` (also for any chain of the account when its minimum is checked), `simulation_unsupported` (the node has no eth_simulateV1). Every build and refusal is recorded in the build audit.",
     "When the registry sets the subaccount a `min_health_factor`, its account-wide health factor (every chain, venue and loan it borrows) is read beside the simulations and reported before and after the chosen route (`subaccount_health_factor`): what the swap gives up to fees and price impact lowers what secures the loans it borrows (the venues' factors count only their own collateral, which a swap does not touch). One the swap would take below the minimum, and lower than it was, is a 409 `below_min_health_factor` unless `allow_below_min_health_factor` is true (no other route does better: the chosen one gives the most out).",
   ].join("\n\n"),
   middleware: [requireScope("transactions:build")] as const,
@@ -172,7 +183,7 @@ export const swapRoute = createRoute({
     ...writeResponses({}),
     404: jsonResponse("`unknown_subaccount`", BuildRefusalSchema),
     409: jsonResponse(
-      "`no_route`, `simulation_failed` (with `reasons`), `below_min_health_factor`, `stale_subaccount`",
+      "`no_route`, `simulation_failed` (with `reasons`), `price_impact_too_high`, `below_min_health_factor`, `stale_subaccount`",
       BuildRefusalSchema,
     ),
     422: jsonResponse("Validation error, or a token the module does not allow", ValidationErrorSchema),
