@@ -30,7 +30,10 @@ let logsFail = false;
 /** how many calls the node has answered */
 let answered = 0;
 
-function log(block: number) {
+/** top-ups: a block's second IncentiveCreated of the key created in block `start` */
+const toppedUp: { block: number; start: number }[] = [];
+
+function log(block: number, start = block) {
   return {
     address: STAKER,
     blockNumber: toHex(block),
@@ -42,7 +45,7 @@ function log(block: number) {
     topics: [CREATED, pad(TOKEN), pad(POOL)],
     data: encodeAbiParameters(
       [{ type: "uint256" }, { type: "uint256" }, { type: "address" }, { type: "uint256" }],
-      [BigInt(block), BigInt(block) + 86_400n, REFUNDEE, 10n ** 18n],
+      [BigInt(start), BigInt(start) + 86_400n, REFUNDEE, 10n ** 18n],
     ),
   };
 }
@@ -79,7 +82,11 @@ beforeAll(async () => {
       if (body.method === "eth_getLogs") {
         const f = body.params[0] as { fromBlock: string; toBlock: string };
         const [from, to] = [Number(f.fromBlock), Number(f.toBlock)];
-        result = created.filter((b) => b >= from && b <= to).map(log);
+        const inRange = (b: number) => b >= from && b <= to;
+        result = [
+          ...created.filter(inRange).map((b) => log(b)),
+          ...toppedUp.filter((t) => inRange(t.block)).map((t) => log(t.block, t.start)),
+        ];
       }
       // answered a little later, so calls made together are in flight together
       setTimeout(() => {
@@ -227,5 +234,22 @@ describe("stakerIncentives", () => {
     } finally {
       logsFail = false;
     }
+  });
+
+  it("a key created again (a top-up) is one incentive, at its first block", async () => {
+    const client = createPublicClient({ transport: http(url, { retryCount: 0 }) });
+    created.push(230);
+    toppedUp.push({ block: 235, start: 230 });
+    head = 240;
+    const starts = (keys: { startTime: bigint }[]) => keys.map((x) => Number(x.startTime));
+    const first = starts(await stakerIncentives(client, STAKER, 0));
+    expect(first.filter((t) => t === 230)).toHaveLength(1);
+    expect(first).toEqual([...new Set(first)]);
+    // topped up again long after: the kept key (before the blocks read again) and the new log
+    toppedUp.push({ block: 400, start: 230 });
+    head = 410;
+    const later = starts(await stakerIncentives(client, STAKER, 0));
+    expect(later).toEqual(first);
+    expect(await incentivesThrough(client, STAKER, 410n)).toHaveLength(first.length);
   });
 });

@@ -217,9 +217,25 @@ async function refresh(client: PublicClient, staker: Address, kept: Kept): Promi
     }
   }
   // each scan is whole (its keys are those of its blocks), so the last one to finish is kept
-  const scan = { to: head, keys, blocks, at };
+  const scan = { to: head, ...once(keys, blocks), at };
   kept.scan = scan;
   return scan;
+}
+
+/**
+ * Each key once, at its first block. The staker takes `createIncentive` again for a key that
+ * exists (until its start), adding to its reward and logging IncentiveCreated again: it is still
+ * one incentive, whose rewards a position earns once and which it can be staked in once.
+ */
+function once(keys: IncentiveKey[], blocks: bigint[]): { keys: IncentiveKey[]; blocks: bigint[] } {
+  const first = new Map<Hex, number>();
+  keys.forEach((k, i) => {
+    const id = incentiveId(k);
+    const j = first.get(id);
+    if (j === undefined || blocks[i]! < blocks[j]!) first.set(id, i);
+  });
+  const kept = [...first.values()].sort((a, b) => a - b);
+  return { keys: kept.map((i) => keys[i]!), blocks: kept.map((i) => blocks[i]!) };
 }
 
 /**

@@ -1103,3 +1103,78 @@ describe("the staker's incentive keys from a provider that limits log ranges", (
     }
   });
 });
+
+describe("an incentive created again before its start (the staker adds to its reward)", () => {
+  it("is one incentive: its reward counted once, unstaked, claimed and staked again once", async () => {
+    // a second incentive on the pool, starting in a minute, created twice: two IncentiveCreated
+    // logs of one key
+    const t = (await client.getBlock()).timestamp;
+    const key2 = {
+      rewardToken: usdc,
+      pool: pool.address,
+      startTime: t + 60n,
+      endTime: t + 60n + 30n * 86_400n,
+      refundee: w.deployer,
+    };
+    const half = 5_000n * E6;
+    const create = parseAbi([
+      "struct IncentiveKey { address rewardToken; address pool; uint256 startTime; uint256 endTime; address refundee; }",
+      "function createIncentive(IncentiveKey key, uint256 reward)",
+    ]);
+    await mint(usdc, w.deployer, 2n * half);
+    await w.s.send(w.deployer, usdc, call(ERC20_ABI, "approve", [staker, 2n * half]), "approve");
+    for (const label of ["incentive", "top-up"])
+      await w.s.send(w.deployer, staker, call(create, "createIncentive", [key2, half]), label);
+    const id2 = incentiveId(key2);
+    const logs = await createdLogs(client, staker, 0n, await client.getBlockNumber({ cacheTime: 0 }));
+    expect(logs.filter((l) => l.args.startTime === key2.startTime)).toHaveLength(2);
+    await advance(120);
+    // a new position of the Safe, staked in that incentive alone
+    const dep = await build<Payload & { position: Pos }>("deposit", {
+      [`amount${side(usdc)}`]: "500",
+      width_bps: 1000,
+    });
+    expect(dep.status, JSON.stringify(dep.body)).toBe(200);
+    await send(dep.body);
+    const id = dep.body.position.token_id;
+    const keyData = encodeAbiParameters(
+      [
+        {
+          type: "tuple",
+          components: [
+            { name: "rewardToken", type: "address" },
+            { name: "pool", type: "address" },
+            { name: "startTime", type: "uint256" },
+            { name: "endTime", type: "uint256" },
+            { name: "refundee", type: "address" },
+          ],
+        },
+      ],
+      [key2],
+    );
+    await w.s.send(
+      w.trader,
+      w.sub.module,
+      moduleCall("execute", [npm, 0n, call(npmAbi(), "safeTransferFrom", [w.sub.safe, staker, BigInt(id), keyData])]),
+      "stake",
+    );
+    await churn(50_000n);
+    await advance(3_600);
+    // the summary: one reward of the incentive, what the staker computes for it
+    const accrued = await read<readonly bigint[]>(staker, STAKER, "getRewardInfo", [key2, BigInt(id)]);
+    expect(accrued[0]).toBeGreaterThan(0n);
+    const row = (await summary()).position(id)!;
+    expect(row.incentive_rewards).toEqual([expect.objectContaining({ incentive: id2, raw: String(accrued[0]) })]);
+    // claim_rewards: unstaked from it once, claimed, staked in it again once
+    const r = await build<
+      Payload & { incentive_rewards: { incentive: Incentive; reward: Units }[]; restaked_in: Incentive[] }
+    >("claim_rewards", { token_id: id });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.incentive_rewards.map((x) => x.incentive.id)).toEqual([id2]);
+    expect(r.body.restaked_in.map((x) => x.id)).toEqual([id2]);
+    await send(r.body);
+    expect(await ownerOf(id)).toBe(staker);
+    expect((await read<readonly bigint[]>(staker, STAKER, "stakes", [BigInt(id), id2]))[1]).toBeGreaterThan(0n);
+    expect((await read<readonly unknown[]>(staker, STAKER, "deposits", [BigInt(id)]))[1]).toBe(1);
+  });
+});
