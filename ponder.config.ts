@@ -16,12 +16,13 @@ import {
   SafeV130EventsAbi,
   StakerDepositAbi,
   StakerEventsAbi,
+  StakerIncentiveAbi,
 } from "./abis/ProtocolEventsAbi";
 import { ReceiptTokenAbi } from "./abis/ReceiptTokenAbi";
 import { SubaccountModuleAbi } from "./abis/SubaccountModuleAbi";
 import { TimelockControllerAbi } from "./abis/TimelockControllerAbi";
 import { TokenizedVaultV2Abi } from "./abis/TokenizedVaultV2Abi";
-import { type IndexedChain, indexerPlan, subaccountsStart } from "./config/indexer";
+import { type IndexedChain, indexerPlan, stakerIncentivesStart, subaccountsStart } from "./config/indexer";
 
 const plan = indexerPlan();
 
@@ -141,6 +142,12 @@ const positionManager = withSubs((c) =>
 const staker = withSubs((c) =>
   c.protocols?.uniswap?.staker ? { address: c.protocols.uniswap.staker, startBlock: protocolStart(c) } : undefined,
 );
+// every incentive of the staker (anyone's), from its deployment where the registry gives it
+const stakerIncentives = withSubs((c) =>
+  c.protocols?.uniswap?.staker
+    ? { address: c.protocols.uniswap.staker, startBlock: stakerIncentivesStart(c) }
+    : undefined,
+);
 const bridges = withSubs((c) => {
   const p = c.protocols?.perp;
   return p ? { address: [p.bridgeA, p.bridgeB], startBlock: protocolStart(c) } : undefined;
@@ -230,6 +237,7 @@ export default createConfig({
       filter: { event: "DepositTransferred", args: { oldOwner: subs } },
     },
     Staker: { abi: StakerEventsAbi, chain: staker, filter: { event: "RewardClaimed", args: { to: subs } } },
+    StakerIncentives: { abi: StakerIncentiveAbi, chain: stakerIncentives },
     PerpBridge: { abi: PerpBridgeAAbi, chain: bridges, filter: { event: "Deposited", args: { depositor: subs } } },
     CoreLedger: { abi: CoreLedgerAbi, chain: coreLedgers, filter: { event: "Credited", args: { depositor: subs } } },
     LoanRegistry: { abi: LoanRegistryAbi, chain: loanRegistries },

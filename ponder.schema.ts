@@ -435,6 +435,44 @@ export const uniswap_event = onchainTable(
   }),
 );
 
+/**
+ * The Uniswap v3 staker's incentives: every IncentiveCreated (anyone's, in any token: the staker
+ * takes incentives from anyone). A key created again before its start adds to its reward and
+ * has a row per log. Read by the account reads and the dex_pool builders in place of the
+ * staker's logs (onchain/staker.ts, db/staker-incentives.ts).
+ */
+export const uniswap_incentive = onchainTable(
+  "uniswap_incentive",
+  (t) => ({
+    id: t.text().primaryKey(),
+    chain_id: t.integer().notNull(),
+    staker: t.hex().notNull(),
+    incentive_id: t.hex().notNull(), // keccak256(abi.encode(key))
+    reward_token: t.hex().notNull(),
+    pool: t.hex().notNull(),
+    start_time: t.bigint().notNull(),
+    end_time: t.bigint().notNull(),
+    refundee: t.hex().notNull(),
+    reward: t.bigint().notNull(), // this log's reward (a top-up's part)
+    block_number: t.bigint().notNull(),
+    timestamp: t.bigint().notNull(),
+    tx_hash: t.hex().notNull(),
+    log_index: t.integer().notNull(),
+  }),
+  (table) => ({ byStaker: index().on(table.chain_id, table.staker, table.block_number) }),
+);
+
+/** The stakers whose incentives are indexed, and the block they are indexed from. */
+export const uniswap_staker = onchainTable(
+  "uniswap_staker",
+  (t) => ({
+    chain_id: t.integer().notNull(),
+    address: t.hex().notNull(),
+    indexed_from: t.bigint().notNull(),
+  }),
+  (table) => ({ pk: primaryKey({ columns: [table.chain_id, table.address] }) }),
+);
+
 /** The subaccounts' deposits through the perp bridges (Deposited). */
 export const perp_deposit = onchainTable(
   "perp_deposit",

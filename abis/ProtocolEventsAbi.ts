@@ -743,6 +743,22 @@ export const StakerDepositAbi = [
   }
 ] as const;
 
+/** The staker's IncentiveCreated: every incentive, anyone's (the staker takes them from anyone). */
+export const StakerIncentiveAbi = [
+  {
+    "name": "IncentiveCreated",
+    "type": "event",
+    "inputs": [
+      { "type": "address", "name": "rewardToken", "indexed": true },
+      { "type": "address", "name": "pool", "indexed": true },
+      { "type": "uint256", "name": "startTime" },
+      { "type": "uint256", "name": "endTime" },
+      { "type": "address", "name": "refundee" },
+      { "type": "uint256", "name": "reward" }
+    ]
+  }
+] as const;
+
 export const StakerEventsAbi = [
   {
     "name": "TokenStaked",

@@ -22,6 +22,7 @@ import {
   SafeV130EventsAbi,
   StakerDepositAbi,
   StakerEventsAbi,
+  StakerIncentiveAbi,
 } from "../abis/ProtocolEventsAbi.js";
 import { ReceiptTokenAbi } from "../abis/ReceiptTokenAbi.js";
 import { SubaccountModuleAbi } from "../abis/SubaccountModuleAbi.js";
@@ -50,6 +51,7 @@ export const CONTRACT_ABIS: Record<string, Abi> = {
   StakerDepositsIn: StakerDepositAbi as Abi,
   StakerDepositsOut: StakerDepositAbi as Abi,
   Staker: StakerEventsAbi as Abi,
+  StakerIncentives: StakerIncentiveAbi as Abi,
   PerpBridge: PerpBridgeAAbi as Abi,
   CoreLedger: CoreLedgerAbi as Abi,
   LoanRegistry: LoanRegistryAbi as Abi,

@@ -6,7 +6,7 @@ import { apiConfig } from "../api/env.js";
 import { jobsConfig } from "../jobs/config.js";
 import { relayerConfig } from "../jobs/relayer/config.js";
 import { CHAINS, getChain, isEvmChain } from "./chains.js";
-import { indexerPlan, planFingerprint, rpcLanes } from "./indexer.js";
+import { indexerPlan, planFingerprint, rpcLanes, stakerIncentivesStart } from "./indexer.js";
 import { loadRegistry, registryPath } from "./registry.js";
 import { rpcUrlsFromEnv } from "./rpc-urls.js";
 
@@ -226,6 +226,23 @@ describe("indexer plan", () => {
     });
     expect(plan.chains.map((c) => [c.id, c.name, c.snapshotInterval, c.startBlock])).toEqual([[1, "ethereum", 7, 6]]);
     expect(plan.skipped.map((v) => v.chainId)).toEqual([8453]);
+  });
+
+  it("the staker's incentives from the registry's stakerStartBlock where it is earlier", () => {
+    const uniswap = (stakerStartBlock?: number) => ({
+      factory: `0x${"1".repeat(40)}`,
+      positionManager: `0x${"2".repeat(40)}`,
+      swapRouter: `0x${"3".repeat(40)}`,
+      quoterV2: `0x${"4".repeat(40)}`,
+      staker: `0x${"5".repeat(40)}`,
+      ...(stakerStartBlock === undefined ? {} : { stakerStartBlock }),
+    });
+    const start = (stakerStartBlock?: number) => {
+      const file = registryFile([evmVault()], 1, [{ chainId: 1, uniswap: uniswap(stakerStartBlock) }]);
+      return stakerIncentivesStart(indexerPlan({ VAULT_REGISTRY: file, PONDER_RPC_URL_1: "http://a:1" }).chains[0]!);
+    };
+    expect([start(), start(2), start(60)]).toEqual([6, 2, 6]);
+    expect(() => start(-1)).toThrow(/stakerStartBlock/);
   });
 
   it("rejects bad settings with one message naming each", () => {

@@ -55,6 +55,14 @@ export interface IndexedChain {
  * The block a chain's subaccount Safes and their modules are followed from: the registry's
  * `subaccountsStartBlock` where it is before the chain's start block, else the start block.
  */
+/**
+ * The block the staker's incentives are indexed from: the registry's `stakerStartBlock` where it
+ * is before the chain's start block, else the start block.
+ */
+export function stakerIncentivesStart(c: Pick<IndexedChain, "startBlock" | "protocols">): number {
+  return Math.min(c.startBlock, c.protocols?.uniswap?.stakerStartBlock ?? c.startBlock);
+}
+
 export function subaccountsStart(c: Pick<IndexedChain, "startBlock" | "protocols">): number {
   return Math.min(c.startBlock, c.protocols?.subaccountsStartBlock ?? c.startBlock);
 }

@@ -147,6 +147,12 @@ export const protocolsSchema = z.strictObject({
       swapRouter: evmAddress,
       quoterV2: evmAddress,
       staker: evmAddress.nullable().optional(),
+      /**
+       * The block the indexer reads the staker's incentives from: at or before its deployment,
+       * every incentive is indexed. Absent or later: from the chain's start block, the first
+       * vault's; the reads take the earlier ones from the chain, once per process.
+       */
+      stakerStartBlock: z.number().int().min(0).optional(),
     })
     .nullable()
     .optional(),

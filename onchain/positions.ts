@@ -14,7 +14,7 @@
  */
 import { type Address, type PublicClient, parseAbi } from "viem";
 import type { ChainProtocols } from "../config/registry.js";
-import { incentiveId, incentivesThrough, STAKER_ABI } from "./staker.js";
+import { type IncentiveSeed, incentiveId, incentivesThrough, STAKER_ABI } from "./staker.js";
 import { feeGrowthOf, feeGrowthReads, uncountedFees } from "./uniswap-fees.js";
 import { amountsFor, sqrtAtTick } from "./uniswap-math.js";
 
@@ -270,6 +270,8 @@ export interface PositionHints {
    * positions are looked for among `uniswapIds` (each checked on the chain: its deposit's owner).
    */
   stakerListUpTo?: number;
+  /** the staker's incentives as indexed, for a first scan of its logs (db/staker-incentives.ts) */
+  incentives?: IncentiveSeed;
 }
 
 /** Above this many NFTs in the staker, its staked positions come from the indexed ids. */
@@ -475,7 +477,7 @@ export async function readPositions(
     const npm = u.positionManager;
     // the staker's incentives (its logs, kept per client): what its staked positions earn in,
     // read while the positions are (handled at once: a failure must not go unhandled meanwhile)
-    const incentives = u.staker ? incentivesThrough(client, u.staker, block) : Promise.resolve([]);
+    const incentives = u.staker ? incentivesThrough(client, u.staker, block, hints.incentives) : Promise.resolve([]);
     incentives.catch(() => {});
     const owners: { owner: Address; staked: boolean }[] = [{ owner: account, staked: false }];
     if (u.staker) owners.push({ owner: u.staker, staked: true });

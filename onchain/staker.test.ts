@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createPublicClient, encodeAbiParameters, http, pad, toEventSelector, toHex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { incentivesThrough, REREAD_BLOCKS, stakerIncentives } from "./staker.js";
+import { type IncentiveKey, incentivesThrough, REREAD_BLOCKS, stakerIncentives } from "./staker.js";
 
 const STAKER = "0x1111111111111111111111111111111111111111";
 const TOKEN = "0x2222222222222222222222222222222222222222";
@@ -233,6 +233,64 @@ describe("stakerIncentives", () => {
       await expect(incentivesThrough(fresh, STAKER, 220n)).rejects.toThrow();
     } finally {
       logsFail = false;
+    }
+  });
+
+  it("a first scan starts from the indexed incentives: only the blocks from their checkpoint read", async () => {
+    const client = createPublicClient({ transport: http(url, { retryCount: 0 }) });
+    head = 300;
+    const keyAt = (start: number): IncentiveKey => ({
+      rewardToken: TOKEN,
+      pool: POOL,
+      startTime: BigInt(start),
+      endTime: BigInt(start) + 86_400n,
+      refundee: REFUNDEE,
+    });
+    // indexed from block 0 up to 250: what the logs hold there (the node is not asked for them)
+    const indexed = created.filter((b) => b <= 250);
+    let asked = 0;
+    const seed = async () => {
+      asked++;
+      return { from: 0n, through: 250n, keys: indexed.map(keyAt), blocks: indexed.map(BigInt) };
+    };
+    calls.length = 0;
+    const keys = await stakerIncentives(client, STAKER, 0, seed);
+    expect(keys.map((k) => Number(k.startTime))).toEqual([...new Set(created)].sort((a, b) => a - b));
+    const logs = calls.filter((c) => c.method === "eth_getLogs");
+    expect(logs.map((c) => (c.params[0] as { fromBlock: string }).fromBlock)).toEqual([
+      toHex(250n - REREAD_BLOCKS + 1n),
+    ]);
+    expect(count("eth_getCode")).toBe(0);
+    // kept from then on: the seed is not asked again
+    await stakerIncentives(client, STAKER, 0, seed);
+    expect(asked).toBe(1);
+
+    // indexed from block 100 only: the staker's blocks before it (from its deployment) read once
+    const late = createPublicClient({ transport: http(url, { retryCount: 0 }) });
+    const after = created.filter((b) => b >= 100 && b <= 250);
+    calls.length = 0;
+    const lateKeys = await incentivesThrough(late, STAKER, 300n, async () => ({
+      from: 100n,
+      through: 250n,
+      keys: after.map(keyAt),
+      blocks: after.map(BigInt),
+    }));
+    expect(lateKeys.map((k) => Number(k.startTime))).toEqual(keys.map((k) => Number(k.startTime)));
+    const ranges = calls
+      .filter((c) => c.method === "eth_getLogs")
+      .map((c) => c.params[0] as { fromBlock: string; toBlock: string });
+    expect(ranges).toEqual([
+      { address: STAKER, fromBlock: toHex(DEPLOYED), toBlock: toHex(99), topics: expect.anything() },
+      { address: STAKER, fromBlock: toHex(250n - REREAD_BLOCKS + 1n), toBlock: toHex(300), topics: expect.anything() },
+    ]);
+
+    // a seed that fails, or has nothing indexed: the logs from the deployment block
+    for (const failing of [async () => null, async () => Promise.reject(new Error("db down"))]) {
+      const other = createPublicClient({ transport: http(url, { retryCount: 0 }) });
+      calls.length = 0;
+      expect(await stakerIncentives(other, STAKER, 0, failing)).toEqual(keys);
+      const first = calls.find((c) => c.method === "eth_getLogs")!;
+      expect((first.params[0] as { fromBlock: string }).fromBlock).toBe(toHex(DEPLOYED));
     }
   });
 

@@ -2,10 +2,11 @@
  * The Uniswap v3 staker's incentives, for the dex_pool builders and the valuation of staked
  * positions (onchain/positions.ts). An incentive is named by its key (reward token, pool, start,
  * end, refundee), which the staker does not enumerate: the keys are read from the staker's own
- * `IncentiveCreated` logs (from the staker's deployment block, in narrower windows where the
- * provider refuses the range, then only the last blocks again and those after them, cached per
- * RPC client and staker, and used without a new read for as long as the caller allows), and a
- * position's stakes are the keys of its pool whose `stakes(tokenId, id)` holds liquidity.
+ * `IncentiveCreated` logs (first from what the indexer holds of them up to its checkpoint, or
+ * without it from the staker's deployment block, in narrower windows where the provider refuses
+ * the range; then only the last blocks again and those after them, cached per RPC client and
+ * staker, and used without a new read for as long as the caller allows), and a position's
+ * stakes are the keys of its pool whose `stakes(tokenId, id)` holds liquidity.
  */
 import {
   type Address,
@@ -67,6 +68,22 @@ export function stakeData(keys: readonly IncentiveKey[]): Hex {
   return encodeAbiParameters([{ type: "tuple[]", components: KEY_TUPLE.components }], [keys as IncentiveKey[]]);
 }
 
+/**
+ * The incentives an indexer has read from the staker's logs (db/staker-incentives.ts): those of
+ * the blocks `from` to `through`, each key at the block that created it.
+ */
+export interface IndexedIncentives {
+  from: bigint;
+  through: bigint;
+  keys: IncentiveKey[];
+  blocks: bigint[];
+}
+/**
+ * Where a first scan may start from instead of the staker's logs: asked only when nothing is kept
+ * for the client and staker; null (or a failure) is a scan from the logs.
+ */
+export type IncentiveSeed = () => Promise<IndexedIncentives | null>;
+
 interface Scan {
   to: bigint;
   keys: IncentiveKey[];
@@ -108,15 +125,20 @@ function keptOf(client: PublicClient, staker: Address): Kept {
  * after it expired wait on one scan, not one each. A caller that asks for the head (`maxAgeMs` 0)
  * reads its own.
  */
-export async function stakerIncentives(client: PublicClient, staker: Address, maxAgeMs = 0): Promise<IncentiveKey[]> {
+export async function stakerIncentives(
+  client: PublicClient,
+  staker: Address,
+  maxAgeMs = 0,
+  seed?: IncentiveSeed,
+): Promise<IncentiveKey[]> {
   const kept = keptOf(client, staker);
-  if (maxAgeMs === 0) return (await refresh(client, staker, kept)).keys;
+  if (maxAgeMs === 0) return (await refresh(client, staker, kept, seed)).keys;
   const age = kept.scan ? Date.now() - kept.scan.at : Number.POSITIVE_INFINITY;
   if (age < maxAgeMs) {
-    if (age >= maxAgeMs / 2) sharedRefresh(client, staker, kept).catch(() => {}); // the next caller's
+    if (age >= maxAgeMs / 2) sharedRefresh(client, staker, kept, seed).catch(() => {}); // the next caller's
     return kept.scan!.keys;
   }
-  return (await sharedRefresh(client, staker, kept)).keys;
+  return (await sharedRefresh(client, staker, kept, seed)).keys;
 }
 
 /**
@@ -125,13 +147,18 @@ export async function stakerIncentives(client: PublicClient, staker: Address, ma
  * kept scan (the kept scan still, when that refresh fails). For reads at a past block, which a
  * scan of the head always covers.
  */
-export async function incentivesThrough(client: PublicClient, staker: Address, block: bigint): Promise<IncentiveKey[]> {
+export async function incentivesThrough(
+  client: PublicClient,
+  staker: Address,
+  block: bigint,
+  seed?: IncentiveSeed,
+): Promise<IncentiveKey[]> {
   const kept = keptOf(client, staker);
   if (kept.scan && kept.scan.to >= block) return kept.scan.keys;
   try {
-    let scan = await sharedRefresh(client, staker, kept);
+    let scan = await sharedRefresh(client, staker, kept, seed);
     // the refresh joined may have read its head before `block` was mined: then one of its own
-    if (scan.to < block) scan = await sharedRefresh(client, staker, kept);
+    if (scan.to < block) scan = await sharedRefresh(client, staker, kept, seed);
     return scan.keys;
   } catch (err) {
     // a failed read on (a provider's refusal, a timeout): the kept scan, short of the last
@@ -149,9 +176,9 @@ export async function incentivesThrough(client: PublicClient, staker: Address, b
 export const REREAD_BLOCKS = 64n;
 
 /** The refresh in flight for callers that accept a kept scan, else a new one. */
-function sharedRefresh(client: PublicClient, staker: Address, kept: Kept): Promise<Scan> {
+function sharedRefresh(client: PublicClient, staker: Address, kept: Kept, seed?: IncentiveSeed): Promise<Scan> {
   if (kept.refreshing) return kept.refreshing;
-  const p = refresh(client, staker, kept);
+  const p = refresh(client, staker, kept, seed);
   kept.refreshing = p;
   p.then(
     () => undefined,
@@ -164,15 +191,17 @@ function sharedRefresh(client: PublicClient, staker: Address, kept: Kept): Promi
 
 /**
  * Reads the staker's logs from the kept scan's last blocks (REREAD_BLOCKS of them) to the head,
- * and keeps the result. The first scan starts at the staker's deployment block, found once (a
- * provider capping log ranges then reads the staker's years of blocks, not the chain's); at 0
- * while the search fails (a node without the old state; searched again by the next scan); none
- * while the address has no code.
+ * and keeps the result. A first scan starts from what `seed` says is indexed, as if it were a
+ * kept scan to the indexer's checkpoint, with the blocks before the indexer's start read once
+ * where the staker is older. Without one (or it failing), from the staker's deployment block,
+ * found once (a provider capping log ranges then reads the staker's years of blocks, not the
+ * chain's); at 0 while the search fails (a node without the old state; searched again by the
+ * next scan); none while the address has no code.
  */
-async function refresh(client: PublicClient, staker: Address, kept: Kept): Promise<Scan> {
+async function refresh(client: PublicClient, staker: Address, kept: Kept, seed?: IncentiveSeed): Promise<Scan> {
   const at = Date.now();
   const head = await client.getBlockNumber({ cacheTime: 0 });
-  const prev = kept.scan;
+  const prev = kept.scan ?? (seed ? await seeded(client, staker, kept, head, seed) : undefined);
   let from: bigint | null;
   if (prev) {
     // (bigints: no Math.min) the lower of the last block read and the head, less the window
@@ -180,13 +209,7 @@ async function refresh(client: PublicClient, staker: Address, kept: Kept): Promi
     if (head < last) last = head;
     from = last - REREAD_BLOCKS + 1n;
     if (from < 0n) from = 0n;
-  } else {
-    if (kept.deployed == null) {
-      const found = await deploymentBlock(client, staker, head).catch(() => 0n as bigint | null);
-      if (found != null && found > 0n) kept.deployed = found;
-      from = found;
-    } else from = kept.deployed;
-  }
+  } else from = await deployedFrom(client, staker, kept, head);
   const keys: IncentiveKey[] = [];
   const blocks: bigint[] = [];
   if (prev && from != null) {
@@ -199,20 +222,7 @@ async function refresh(client: PublicClient, staker: Address, kept: Kept): Promi
   }
   if (from != null && from <= head) {
     for (const l of await createdLogs(client, staker, from, head)) {
-      const a = l.args as {
-        rewardToken: Address;
-        pool: Address;
-        startTime: bigint;
-        endTime: bigint;
-        refundee: Address;
-      };
-      keys.push({
-        rewardToken: getAddress(a.rewardToken),
-        pool: getAddress(a.pool),
-        startTime: a.startTime,
-        endTime: a.endTime,
-        refundee: getAddress(a.refundee),
-      });
+      keys.push(keyOf(l.args));
       blocks.push(l.blockNumber ?? head);
     }
   }
@@ -220,6 +230,54 @@ async function refresh(client: PublicClient, staker: Address, kept: Kept): Promi
   const scan = { to: head, ...once(keys, blocks), at };
   kept.scan = scan;
   return scan;
+}
+
+/** The staker's deployment block (searched once, kept); 0 while the search fails; null without code. */
+async function deployedFrom(client: PublicClient, staker: Address, kept: Kept, head: bigint): Promise<bigint | null> {
+  if (kept.deployed != null) return kept.deployed;
+  const found = await deploymentBlock(client, staker, head).catch(() => 0n as bigint | null);
+  if (found != null && found > 0n) kept.deployed = found;
+  return found;
+}
+
+/**
+ * A first scan from the indexed incentives: the indexer's keys to its checkpoint, after those of
+ * the blocks before its start (read from the logs, from the deployment block) where the staker
+ * is older. Undefined where nothing is indexed or the seed fails: then a scan from the logs.
+ */
+async function seeded(
+  client: PublicClient,
+  staker: Address,
+  kept: Kept,
+  head: bigint,
+  seed: IncentiveSeed,
+): Promise<Scan | undefined> {
+  const s = await seed().catch(() => null);
+  if (!s) return undefined;
+  const keys: IncentiveKey[] = [];
+  const blocks: bigint[] = [];
+  if (s.from > 0n) {
+    const deployed = await deployedFrom(client, staker, kept, head);
+    if (deployed != null && deployed < s.from) {
+      for (const l of await createdLogs(client, staker, deployed, s.from - 1n)) {
+        keys.push(keyOf(l.args));
+        blocks.push(l.blockNumber ?? s.from);
+      }
+    }
+  }
+  return { to: s.through, ...once([...keys, ...s.keys], [...blocks, ...s.blocks]), at: 0 };
+}
+
+/** An incentive's key from its IncentiveCreated log's arguments. */
+function keyOf(args: unknown): IncentiveKey {
+  const a = args as { rewardToken: Address; pool: Address; startTime: bigint; endTime: bigint; refundee: Address };
+  return {
+    rewardToken: getAddress(a.rewardToken),
+    pool: getAddress(a.pool),
+    startTime: a.startTime,
+    endTime: a.endTime,
+    refundee: getAddress(a.refundee),
+  };
 }
 
 /**

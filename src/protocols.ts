@@ -11,13 +11,17 @@ import {
   perp_core_event,
   perp_deposit,
   uniswap_event,
+  uniswap_incentive,
   uniswap_position,
+  uniswap_staker,
 } from "ponder:schema";
 import { zeroAddress } from "viem";
 import { PositionLiquidityAbi } from "../abis/ProtocolEventsAbi";
+import { stakerIncentivesStart } from "../config/indexer";
+import { incentiveId } from "../onchain/staker";
 import { directClient, eventColumns, jsonArgs } from "./common";
 import { readAtBlock } from "./read-at-block";
-import { isSubaccount, protocolsOf } from "./registry";
+import { chainOf, isSubaccount, protocolsOf } from "./registry";
 
 type Ev = Parameters<typeof eventColumns>[0];
 type Args = Record<string, unknown>;
@@ -249,6 +253,40 @@ for (const name of ["TokenStaked", "TokenUnstaked"] as const) {
 ponder.on("Staker:RewardClaimed", async ({ event, context }) =>
   uniEvent(context, event, "RewardClaimed", event.args.to, null),
 );
+
+// every incentive of the staker, anyone's: the reads' keys (db/staker-incentives.ts), and the
+// block they are indexed from, written before the first
+ponder.on("StakerIncentives:setup", async ({ context }) => {
+  const staker = stakerOf(context.chain.id);
+  if (!staker) return;
+  const from = BigInt(stakerIncentivesStart(chainOf(context.chain.id)));
+  await context.db
+    .insert(uniswap_staker)
+    .values({ chain_id: context.chain.id, address: lc(staker), indexed_from: from })
+    .onConflictDoUpdate({ indexed_from: from });
+});
+
+ponder.on("StakerIncentives:IncentiveCreated", async ({ event, context }) => {
+  const a = event.args;
+  const key = {
+    rewardToken: a.rewardToken,
+    pool: a.pool,
+    startTime: a.startTime,
+    endTime: a.endTime,
+    refundee: a.refundee,
+  };
+  await context.db.insert(uniswap_incentive).values({
+    ...eventColumns(event, context.chain.id),
+    staker: lc(event.log.address),
+    incentive_id: incentiveId(key),
+    reward_token: lc(a.rewardToken),
+    pool: lc(a.pool),
+    start_time: a.startTime,
+    end_time: a.endTime,
+    refundee: lc(a.refundee),
+    reward: a.reward,
+  });
+});
 
 // ---- perp bridges and the core ledger ----------------------------------------------------------
 

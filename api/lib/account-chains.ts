@@ -7,6 +7,7 @@
 import type { Address } from "viem";
 import type { IndexedLoans } from "../../db/loan-parties.js";
 import { indexedPerp } from "../../db/perp-deposits.js";
+import { incentiveSeed } from "../../db/staker-incentives.js";
 import { indexedPositionIds } from "../../db/uniswap-positions.js";
 import { readInTransit, unansweredAt } from "../../onchain/margin.js";
 import { type ChainState, readChainState, type TransitReader, withInTransit } from "../../onchain/valuation.js";
@@ -47,8 +48,9 @@ export async function readChains(
       const pool = account.loans.poolBorrowed.get(chainId) ?? [];
       const ids = uniswapIds.get(chainId) ?? [];
       const key = `state:${address}:${objectKey(entry)}:${indexed}:${pool.join(",")}:${ids.join(",")}`;
+      const hints = { uniswapIds: ids, incentives: incentiveSeed(db, indexerSchema, chainId, entry.uniswap?.staker) };
       const at = (head: { number: bigint; timestamp: bigint }) =>
-        readChainState(client(chainId), entry, address, head, perp, pool, { uniswapIds: ids });
+        readChainState(client(chainId), entry, address, head, perp, pool, hints);
       return { chainId, url, ...(await reads.atHead(url, client(chainId), key, at)) };
     }),
   );

@@ -8,6 +8,7 @@
 import type { Address } from "viem";
 import { getChain } from "../../config/chains.js";
 import { readChainProtocols } from "../../db/chain-protocols.js";
+import { incentiveSeed } from "../../db/staker-incentives.js";
 import { indexedPositionIds } from "../../db/uniswap-positions.js";
 import { blockAtOrBefore, deploymentTimes } from "../../onchain/blocks.js";
 import { rpcClient } from "../../onchain/client.js";
@@ -74,7 +75,10 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>,
     const read = [];
     for (const address of addresses) {
       const ids = uniswapIds.get(address)!.get(c) ?? [];
-      read.push(await readPositions(client, chainProtocols, address as Address, head.number, { uniswapIds: ids }));
+      const incentives = incentiveSeed(db, indexerSchema, c, ctx.staker);
+      read.push(
+        await readPositions(client, chainProtocols, address as Address, head.number, { uniswapIds: ids, incentives }),
+      );
     }
     const contracts = read.flatMap((positions) => portfolioContracts(positions, ctx));
     ctx.createdAt = await deploymentTimes(client, c, contracts, head.number);

@@ -17,6 +17,7 @@ import { dayToDate } from "../../db/days.js";
 import { indexedLoans } from "../../db/loan-parties.js";
 import { indexedPerp } from "../../db/perp-deposits.js";
 import { firstSnapshotDays, snapshotDayBlocks } from "../../db/snapshot-days.js";
+import { incentiveSeed } from "../../db/staker-incentives.js";
 import { indexedPositionIds } from "../../db/uniswap-positions.js";
 import { rpcClient } from "../../onchain/client.js";
 import { logsInRange } from "../../onchain/logs.js";
@@ -214,7 +215,11 @@ export async function runSubaccountDays(
         }
         const block = number === head.number ? head : await client.getBlock({ blockNumber: number });
         const pool = poolBorrowed.get(chainId) ?? [];
-        const hints = { uniswapIds: uniswapIds.get(chainId) ?? [] };
+        const staker = protocols.get(chainId)!.uniswap?.staker;
+        const hints = {
+          uniswapIds: uniswapIds.get(chainId) ?? [],
+          incentives: incentiveSeed(db, indexerSchema, chainId, staker),
+        };
         states.push(
           await readChainState(client, protocols.get(chainId)!, address as Address, block, perp, pool, hints),
         );

@@ -36,6 +36,7 @@ import {
   SafeEventsAbi,
   StakerDepositAbi,
   StakerEventsAbi,
+  StakerIncentiveAbi,
 } from "../../abis/ProtocolEventsAbi.js";
 import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
 import { loadRegistry, type Registry } from "../../config/registry.js";
@@ -43,8 +44,10 @@ import type { Manifest } from "../../contracts/devnet/index.js";
 import { ChainSession } from "../../contracts/devnet/session.js";
 import type { ChainResult } from "../../contracts/devnet/simulate.js";
 import { onClient } from "../../db/client.js";
+import { indexedIncentives } from "../../db/staker-incentives.js";
 import { indexedPositionIds } from "../../db/uniswap-positions.js";
 import { type PositionHints, readPositions } from "../../onchain/positions.js";
+import { incentiveId, REREAD_BLOCKS, stakerIncentives } from "../../onchain/staker.js";
 import { deploymentBlock, logsSinceDeployment } from "../../src/module-logs.js";
 import { key, loadManifest, rows, until, withDb } from "../helpers.js";
 import { limitedRpc } from "../limited-rpc.js";
@@ -475,6 +478,68 @@ describe("the subaccounts' protocol events", () => {
       }
     }
     expect(table.size).toBe(expected);
+  });
+});
+
+describe("the staker's incentives", () => {
+  it("uniswap_incentive: every IncentiveCreated of each staker exactly once, from the block uniswap_staker says", async () => {
+    const table = byKey(await q("SELECT * FROM indexer.uniswap_incentive"));
+    let expected = 0;
+    for (const c of devnet.chains) {
+      const u = protocols(c.chainId).uniswap!;
+      const [staker] = await q("SELECT * FROM indexer.uniswap_staker WHERE chain_id = $1", [c.chainId]);
+      expect(staker).toMatchObject({ address: lc(u.staker) });
+      const from = BigInt(staker!.indexed_from);
+      const logs = (await logsOf(c.chainId, u.staker!, StakerIncentiveAbi)).filter((d) => d.log.blockNumber >= from);
+      expect(logs.length).toBeGreaterThan(0);
+      for (const d of logs) {
+        const a = d.args as {
+          rewardToken: Address;
+          pool: Address;
+          startTime: bigint;
+          endTime: bigint;
+          refundee: Address;
+        };
+        const r = table.get(logKey(c.chainId, d));
+        expect(r, logKey(c.chainId, d)).toBeDefined();
+        expect(r).toMatchObject({
+          staker: lc(u.staker),
+          incentive_id: incentiveId(a),
+          reward_token: lc(a.rewardToken),
+          pool: lc(a.pool),
+          start_time: String(a.startTime),
+          end_time: String(a.endTime),
+          refundee: lc(a.refundee),
+          reward: String(d.args.reward),
+        });
+        expected++;
+      }
+    }
+    expect(table.size).toBe(expected);
+  });
+
+  it("the reads' first scan starts from them: the same keys as the staker's logs, only later blocks read", async () => {
+    await withDb(devnet.analystUrl, async (c) => {
+      const db = onClient(c);
+      for (const ch of devnet.chains) {
+        const staker = protocols(ch.chainId).uniswap!.staker!;
+        const indexed = await indexedIncentives(db, "indexer", ch.chainId, staker);
+        expect(indexed).not.toBeNull();
+        // a client of its own, counting its log reads: nothing is kept for it yet
+        const ranges: { fromBlock: bigint }[] = [];
+        const fresh = createPublicClient({ transport: http(ch.rpcUrl) });
+        const getLogs = fresh.getLogs.bind(fresh);
+        fresh.getLogs = ((args: { fromBlock: bigint }) => {
+          ranges.push(args);
+          return getLogs(args as never);
+        }) as typeof fresh.getLogs;
+        const seededKeys = await stakerIncentives(fresh, staker, 0, async () => indexed);
+        const fromLogs = await stakerIncentives(createPublicClient({ transport: http(ch.rpcUrl) }), staker, 0);
+        expect(seededKeys).toEqual(fromLogs);
+        // the indexer reads the devnet's staker from before its deployment: no earlier blocks read
+        expect(ranges.map((r) => r.fromBlock)).toEqual([indexed!.through - REREAD_BLOCKS + 1n]);
+      }
+    });
   });
 });
 

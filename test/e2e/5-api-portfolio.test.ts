@@ -34,6 +34,7 @@ import { startRpcProxy } from "../../bench/rpc-proxy.js";
 import { getChain } from "../../config/chains.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { createDb, createPool } from "../../db/client.js";
+import { readCheckpoints } from "../../db/progress.js";
 import { firstSnapshotDays, snapshotDayBlocks } from "../../db/snapshot-days.js";
 import { replaceLendingVaultDays } from "../../jobs/lending/lending-vault-day-write.js";
 import { runPortfolio } from "../../jobs/portfolio/job.js";
@@ -336,6 +337,13 @@ describe("the subaccount valuation series", () => {
         // once per RPC client: the perp deposits and their ledger keys come from the indexer
         expect(others!.filter((c) => topic(c) !== INCENTIVE_CREATED_TOPIC)).toEqual([]);
         expect(others!.length).toBeGreaterThan(0);
+        // and those from the indexed incentives on: only the blocks around and after the
+        // indexer's checkpoint, not the staker's history (db/staker-incentives.ts)
+        const lowest = Math.min(...(await readCheckpoints(db, "indexer")).map((c) => c.block));
+        for (const c of others!) {
+          const [{ fromBlock }] = c.params as [{ fromBlock: string }];
+          expect(Number(fromBlock), JSON.stringify(c.params)).toBeGreaterThanOrEqual(lowest - 64);
+        }
         for (const p of proxies) p.record();
         await runSubaccountDays(db, "indexer", urls);
         const third = proxies

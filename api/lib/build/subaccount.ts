@@ -13,6 +13,8 @@
 import { sql } from "kysely";
 import { type Address, getAddress, type PublicClient, parseAbi } from "viem";
 import type { ChainProtocols } from "../../../config/registry.js";
+import { incentiveSeed } from "../../../db/staker-incentives.js";
+import type { IncentiveSeed } from "../../../onchain/staker.js";
 import { kept, recent } from "../kept.js";
 import { chainClient, chainProtocols } from "../protocols.js";
 import type { AppDeps } from "../router.js";
@@ -32,6 +34,8 @@ export interface BuildSubaccount {
   rpcUrl: string;
   /** the registry's min_health_factor of the subaccount (its first row's, as GET /subaccounts shows it) */
   minHealthFactor: number | null;
+  /** the chain's staker's incentives as indexed, for a first scan of its logs (onchain/staker.ts) */
+  incentives?: IncentiveSeed;
 }
 
 const SENTINEL = "0x0000000000000000000000000000000000000001";
@@ -166,5 +170,6 @@ export async function buildSubaccount(
       "missing",
     );
   }
-  return { chainId, safe, module, from: trader, protocols, client, rpcUrl: url, ...entry };
+  const incentives = incentiveSeed(deps.db, deps.config.indexerSchema, chainId, protocols.uniswap?.staker);
+  return { chainId, safe, module, from: trader, protocols, client, rpcUrl: url, incentives, ...entry };
 }

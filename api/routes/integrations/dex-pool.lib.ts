@@ -163,7 +163,7 @@ export async function loadDexCtx(sub: BuildSubaccount, poolAddress: string, toke
   const keysOf = async (maxAgeMs: number) => {
     if (!staker) return [];
     try {
-      return (await stakerIncentives(sub.client, staker, maxAgeMs)).filter((k) => k.pool === address);
+      return (await stakerIncentives(sub.client, staker, maxAgeMs, sub.incentives)).filter((k) => k.pool === address);
     } catch (err) {
       throw BuildRefusal.chain(sub.chainId, err);
     }
