@@ -743,6 +743,21 @@ export const StakerDepositAbi = [
   }
 ] as const;
 
+/**
+ * The staker's IncentiveKey as an ABI parameter: an incentive's id is keccak256 of the key
+ * encoded with it (IncentiveId.compute), and a deposit's data stakes in the keys encoded with it.
+ */
+export const IncentiveKeyTuple = {
+  type: "tuple",
+  components: [
+    { name: "rewardToken", type: "address" },
+    { name: "pool", type: "address" },
+    { name: "startTime", type: "uint256" },
+    { name: "endTime", type: "uint256" },
+    { name: "refundee", type: "address" },
+  ],
+} as const;
+
 /** The staker's IncentiveCreated: every incentive, anyone's (the staker takes them from anyone). */
 export const StakerIncentiveAbi = [
   {

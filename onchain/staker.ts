@@ -19,6 +19,7 @@ import {
   parseAbi,
   parseAbiItem,
 } from "viem";
+import { IncentiveKeyTuple } from "../abis/ProtocolEventsAbi.js";
 import { deploymentBlock } from "./blocks.js";
 import { logsInRange, MIN_SPLIT } from "./logs.js";
 
@@ -46,26 +47,16 @@ const CREATED = parseAbiItem(
   "event IncentiveCreated(address indexed rewardToken, address indexed pool, uint256 startTime, uint256 endTime, address refundee, uint256 reward)",
 );
 
-const KEY_TUPLE = {
-  type: "tuple",
-  components: [
-    { name: "rewardToken", type: "address" },
-    { name: "pool", type: "address" },
-    { name: "startTime", type: "uint256" },
-    { name: "endTime", type: "uint256" },
-    { name: "refundee", type: "address" },
-  ],
-} as const;
 
 /** The staker's id of an incentive: keccak256(abi.encode(key)). */
 export function incentiveId(key: IncentiveKey): Hex {
-  return keccak256(encodeAbiParameters([KEY_TUPLE], [key]));
+  return keccak256(encodeAbiParameters([IncentiveKeyTuple], [key]));
 }
 
 /** The data of a deposit that stakes in `keys` (one key: the 160-byte struct; several: an array). */
 export function stakeData(keys: readonly IncentiveKey[]): Hex {
-  if (keys.length === 1) return encodeAbiParameters([KEY_TUPLE], [keys[0]!]);
-  return encodeAbiParameters([{ type: "tuple[]", components: KEY_TUPLE.components }], [keys as IncentiveKey[]]);
+  if (keys.length === 1) return encodeAbiParameters([IncentiveKeyTuple], [keys[0]!]);
+  return encodeAbiParameters([{ type: "tuple[]", components: IncentiveKeyTuple.components }], [keys as IncentiveKey[]]);
 }
 
 /**

@@ -15,10 +15,9 @@ import {
   uniswap_position,
   uniswap_staker,
 } from "ponder:schema";
-import { zeroAddress } from "viem";
-import { PositionLiquidityAbi } from "../abis/ProtocolEventsAbi";
+import { encodeAbiParameters, keccak256, zeroAddress } from "viem";
+import { IncentiveKeyTuple, PositionLiquidityAbi } from "../abis/ProtocolEventsAbi";
 import { stakerIncentivesStart } from "../config/indexer";
-import { incentiveId } from "../onchain/staker";
 import { directClient, eventColumns, jsonArgs } from "./common";
 import { readAtBlock } from "./read-at-block";
 import { chainOf, isSubaccount, protocolsOf } from "./registry";
@@ -278,7 +277,7 @@ ponder.on("StakerIncentives:IncentiveCreated", async ({ event, context }) => {
   await context.db.insert(uniswap_incentive).values({
     ...eventColumns(event, context.chain.id),
     staker: lc(event.log.address),
-    incentive_id: incentiveId(key),
+    incentive_id: keccak256(encodeAbiParameters([IncentiveKeyTuple], [key])), // the staker's id
     reward_token: lc(a.rewardToken),
     pool: lc(a.pool),
     start_time: a.startTime,
