@@ -47,7 +47,6 @@ const CREATED = parseAbiItem(
   "event IncentiveCreated(address indexed rewardToken, address indexed pool, uint256 startTime, uint256 endTime, address refundee, uint256 reward)",
 );
 
-
 /** The staker's id of an incentive: keccak256(abi.encode(key)). */
 export function incentiveId(key: IncentiveKey): Hex {
   return keccak256(encodeAbiParameters([IncentiveKeyTuple], [key]));
