@@ -285,7 +285,9 @@ export async function buildSwap(
     throw new BuildRefusal(
       409,
       "price_impact_too_high",
-      `The best route (${best.route.id}) returns ${u(q.amountOut)} against the feeds' ${u(fair!)}: a price impact of ${(impact / 100).toFixed(2)} %, above the default bound of ${DEFAULT_MAX_PRICE_IMPACT_BPS / 100} %. Send max_price_impact_bps to set another (10000 lifts it)`,
+      `The best route (${best.route.id}) returns ${u(q.amountOut)} against the feeds' ${u(fair!)}: ` +
+        `a price impact of ${(impact / 100).toFixed(2)} %, above the default bound of ` +
+        `${DEFAULT_MAX_PRICE_IMPACT_BPS / 100} %. Send max_price_impact_bps to set another (10000 lifts it)`,
     );
   }
   // the best route gives the most out: no other one lowers the health factor less

@@ -48,7 +48,12 @@ export const SwapQuoteRequest = z
     max_price_impact_bps: strictInt(z.number().int().min(0).max(10_000))
       .optional()
       .openapi({
-        description: `How far below the feeds' value of the input the swap may return, in basis points (fees included); the minimum out is raised to that floor when it is higher, so a route that cannot meet it fails its simulation. Without it, a swap whose best route quotes more than ${DEFAULT_MAX_PRICE_IMPACT_BPS / 100} % below the feeds (where Uniswap's interface blocks a trade) is refused, 409 price_impact_too_high; 10000 lifts every bound. Without a feed for both tokens there is no bound`,
+        description:
+          "How far below the feeds' value of the input the swap may return, in basis points (fees included); " +
+          "the minimum out is raised to that floor when it is higher, so a route that cannot meet it fails its " +
+          `simulation. Without it, a swap whose best route quotes more than ${DEFAULT_MAX_PRICE_IMPACT_BPS / 100} % ` +
+          "below the feeds (where Uniswap's interface blocks a trade) is refused, 409 price_impact_too_high; " +
+          "10000 lifts every bound. Without a feed for both tokens there is no bound",
       }),
     deadline_s: strictInt(z.number().int().min(1).max(86_400).default(600)).openapi({
       description: "The swap's deadline, seconds after the head block's timestamp",
