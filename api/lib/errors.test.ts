@@ -114,6 +114,8 @@ describe("validation error items (FastAPI's shape)", () => {
       ["query.vault_address", "string_too_short"],
       ["query.n", "less_than_equal"],
     ]);
+    // the field's own bound, not zod's safe-integer one
+    expect(items[1]!.msg).toBe("Input should be less than or equal to 2147483647");
   });
 
   it("a body's number is float-typed, its integer int-typed, a fraction for an integer int_from_float", () => {
@@ -159,15 +161,17 @@ describe("validation error items (FastAPI's shape)", () => {
     ]);
     expect(items({ bps: true }).map((i) => i.type)).toEqual(["int_type"]);
     expect(items({ bps: null }).map((i) => i.type)).toEqual(["int_type"]);
+    // strict: a fraction is no integer (pydantic's strict mode: int_type, not int_from_float)
     expect(items({ tick: 1.5 })).toEqual([
-      {
-        loc: ["body", "tick"],
-        msg: "Input should be a valid integer, got a number with a fractional part",
-        type: "int_from_float",
-      },
+      { loc: ["body", "tick"], msg: "Input should be a valid integer", type: "int_type" },
     ]);
     expect(items({ bps: 10_001 })).toEqual([
       { loc: ["body", "bps"], msg: "Input should be less than or equal to 10000", type: "less_than_equal" },
+    ]);
+    // past 2^53 - 1: the field's own bound, not zod's safe-integer one
+    expect(items({ bps: 1e30 })).toEqual(items({ bps: 10_001 }));
+    expect(items({ bps: -1e30 })).toEqual([
+      { loc: ["body", "bps"], msg: "Input should be greater than or equal to 0", type: "greater_than_equal" },
     ]);
     expect(b.parse({})).toEqual({ bps: 50 });
     expect(b.parse({ bps: 0, tick: -5 })).toEqual({ bps: 0, tick: -5 });
@@ -195,6 +199,20 @@ describe("validation error items (FastAPI's shape)", () => {
     ]);
     expect(items([])).toEqual([
       ["model_attributes_type", "Input should be a valid dictionary or object to extract fields from"],
+    ]);
+  });
+
+  it("a value outside an enumeration or literal: pydantic's message, the values as Python writes them", () => {
+    const b = z.object({
+      destination: z.enum(["perp", "spot"]).optional(),
+      mode: z.enum(["a", "b", "c"]).optional(),
+      full_range: z.literal(true).optional(),
+    });
+    const items = (body: unknown) => validationItems(b.safeParse(body).error!, "json").map((i) => [i.type, i.msg]);
+    expect(items({ destination: "x", mode: 5, full_range: false })).toEqual([
+      ["enum", "Input should be 'perp' or 'spot'"],
+      ["enum", "Input should be 'a', 'b' or 'c'"],
+      ["literal_error", "Input should be True"],
     ]);
   });
 

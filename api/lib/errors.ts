@@ -103,6 +103,20 @@ function boundMessage(issue: ZodError["issues"][number]): string | undefined {
   return `Input should be ${than} ${bound}`;
 }
 
+/**
+ * pydantic's message for a value outside an enumeration or literal where zod's own stands
+ * ("Invalid option: expected one of ..."): "Input should be 'perp' or 'spot'", values as
+ * Python writes them (True, 'text').
+ */
+function choiceMessage(issue: ZodError["issues"][number]): string | undefined {
+  if (issue.code !== "invalid_value" || !/^Invalid (option|input)/.test(issue.message)) return undefined;
+  const py = (v: unknown) =>
+    typeof v === "string" ? `'${v}'` : typeof v === "boolean" ? (v ? "True" : "False") : String(v);
+  const all = issue.values.map(py);
+  const list = all.length > 1 ? `${all.slice(0, -1).join(", ")} or ${all.at(-1)}` : (all[0] ?? "");
+  return `Input should be ${list}`;
+}
+
 /** FastAPI's error types, from zod's issue codes. */
 function typeOf(issue: ZodError["issues"][number]): string {
   switch (issue.code) {
@@ -113,7 +127,7 @@ function typeOf(issue: ZodError["issues"][number]): string {
     case "too_big":
       return boundType(issue, "string_too_long", "too_long", "less_than");
     case "invalid_value":
-      return "enum";
+      return issue.values.every((v) => typeof v === "string") ? "enum" : "literal_error";
     case "invalid_format":
       return "string_pattern_mismatch";
     case "unrecognized_keys":
@@ -158,7 +172,7 @@ function allItems(error: ZodError, target: string): ErrorItem[] {
       ? "Field required"
       : i.code === "invalid_type"
         ? wrongType(i, i.path.length === 0)[1]
-        : (boundMessage(i) ?? i.message);
+        : (boundMessage(i) ?? choiceMessage(i) ?? i.message);
     return [{ loc, msg, type: typeOf(i) }];
   });
 }

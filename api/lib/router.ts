@@ -160,7 +160,16 @@ const NUMBER_TEXT = /^\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
  * service designed (the builders', the relayers') stay strict.
  */
 export const laxInt = <S extends z.ZodType>(schema: S) =>
-  z.preprocess((v) => (typeof v === "string" && INT_BODY_TEXT.test(v) ? Number(v) : v), schema);
+  z.preprocess((v) => safeBound(typeof v === "string" && INT_BODY_TEXT.test(v) ? Number(v) : v), schema);
+
+/**
+ * An integer past ±(2^53 - 1) as ±(2^53 - 1), for a schema whose bounds are within them: it
+ * fails the field's own bound ("less than or equal to 9999"), not zod's safe-integer one.
+ */
+const safeBound = (v: unknown) =>
+  typeof v === "number" && Number.isInteger(v)
+    ? Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, v))
+    : v;
 
 /**
  * A number field of such a body: a JSON number, or a string holding one ("2", "0.05", "1e-3").
@@ -198,18 +207,17 @@ export const strictNumber = <S extends z.ZodType>(schema: S) =>
   }, schema);
 
 /**
- * An integer field of a body this service designed (strict: a JSON number only, as pydantic's
- * strict mode reads one): a string, boolean or null is `int_type`, a number with a fraction
- * `int_from_float`, before `schema` checks its bounds.
+ * An integer field of a body this service designed (strict: a JSON integer only, as pydantic's
+ * strict mode reads one): a string, boolean, null or a number with a fraction is `int_type`,
+ * before `schema` (`z.number().int()` with the field's bounds, all within ±(2^53 - 1); an
+ * integer past them is checked at them: `safeBound`). JSON numbers reach us parsed: `1.0` is
+ * the integer 1.
  */
 export const strictInt = <S extends z.ZodType>(schema: S) =>
   z.preprocess((v, ctx) => {
-    if (v === undefined || (typeof v === "number" && Number.isInteger(v))) return v;
-    const [message, type] =
-      typeof v === "number"
-        ? ["Input should be a valid integer, got a number with a fractional part", "int_from_float"]
-        : ["Input should be a valid integer", "int_type"];
-    ctx.addIssue({ code: "custom", message, params: { type } });
+    if (v === undefined) return v;
+    if (typeof v === "number" && Number.isInteger(v)) return safeBound(v);
+    ctx.addIssue({ code: "custom", message: "Input should be a valid integer", params: { type: "int_type" } });
     return z.NEVER;
   }, schema);
 

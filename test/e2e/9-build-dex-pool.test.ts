@@ -1016,6 +1016,18 @@ describe("refusals: recorded in the build audit, nothing changed on-chain", () =
       ["max_slippage_bps", "int_type", "Input should be a valid integer"],
       ["tick_lower", "int_type", "Input should be a valid integer"],
     ]);
+    // past 2^53: the field's own bound; a literal's other value: pydantic's literal_error
+    for (const [body, item] of [
+      [{ width_bps: 1e30 }, ["width_bps", "less_than_equal", "Input should be less than or equal to 9999"]],
+      [{ full_range: false }, ["full_range", "literal_error", "Input should be True"]],
+    ] as const) {
+      const r = await build<{ detail: { loc: string[]; msg: string; type: string }[] }>("deposit", {
+        amount0: "1",
+        ...body,
+      });
+      expect(r.status).toBe(422);
+      expect(r.body.detail.map((d) => [d.loc[1], d.type, d.msg])).toEqual([item]);
+    }
     // ticks past the scale: the schema's bounds, before any read
     const ticks = await build<{ detail: { loc: string[]; type: string }[] }>("deposit", {
       amount0: "1",
