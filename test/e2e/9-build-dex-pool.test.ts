@@ -320,6 +320,33 @@ async function advance(seconds: number) {
   await w.s.syncClock();
 }
 
+/**
+ * The trader stakes position `id` in the incentive `key` (the NFT goes to the staker with the
+ * key as its data), encoded here, not by the code under test.
+ */
+async function stakeIn(
+  id: string,
+  key: { rewardToken: Address; pool: Address; startTime: bigint; endTime: bigint; refundee: Address },
+) {
+  const keyData = encodeAbiParameters(
+    [
+      {
+        type: "tuple",
+        components: [
+          { name: "rewardToken", type: "address" },
+          { name: "pool", type: "address" },
+          { name: "startTime", type: "uint256" },
+          { name: "endTime", type: "uint256" },
+          { name: "refundee", type: "address" },
+        ],
+      },
+    ],
+    [key],
+  );
+  const data = call(npmAbi(), "safeTransferFrom", [w.sub.safe, staker, BigInt(id), keyData]);
+  await w.s.send(w.trader, w.sub.module, moduleCall("execute", [npm, 0n, data]), "stake");
+}
+
 const incentiveKey = () => {
   const inc = w.p.uniswap.incentive;
   return { ...inc, startTime: BigInt(inc.startTime), endTime: BigInt(inc.endTime) };
@@ -393,31 +420,7 @@ describe("POST /integrations/dex_pool/{pool}/deposit/{address}", () => {
 describe("POST /integrations/dex_pool/{pool}/claim_rewards/{address}", () => {
   it("a staked position: fees collected, staker rewards claimed, staked again", async () => {
     // the trader stakes the position in the incentive (the NFT goes to the staker with the key)
-    const keyData = encodeAbiParameters(
-      [
-        {
-          type: "tuple",
-          components: [
-            { name: "rewardToken", type: "address" },
-            { name: "pool", type: "address" },
-            { name: "startTime", type: "uint256" },
-            { name: "endTime", type: "uint256" },
-            { name: "refundee", type: "address" },
-          ],
-        },
-      ],
-      [incentiveKey()],
-    );
-    await w.s.send(
-      w.trader,
-      w.sub.module,
-      moduleCall("execute", [
-        npm,
-        0n,
-        call(npmAbi(), "safeTransferFrom", [w.sub.safe, staker, BigInt(minted), keyData]),
-      ]),
-      "stake",
-    );
+    await stakeIn(minted, incentiveKey());
     expect(await ownerOf(minted)).toBe(staker);
     await churn(100_000n);
     await advance(86_400);
@@ -1149,27 +1152,7 @@ describe("an incentive created again before its start (the staker adds to its re
     expect(dep.status, JSON.stringify(dep.body)).toBe(200);
     await send(dep.body);
     const id = dep.body.position.token_id;
-    const keyData = encodeAbiParameters(
-      [
-        {
-          type: "tuple",
-          components: [
-            { name: "rewardToken", type: "address" },
-            { name: "pool", type: "address" },
-            { name: "startTime", type: "uint256" },
-            { name: "endTime", type: "uint256" },
-            { name: "refundee", type: "address" },
-          ],
-        },
-      ],
-      [key2],
-    );
-    await w.s.send(
-      w.trader,
-      w.sub.module,
-      moduleCall("execute", [npm, 0n, call(npmAbi(), "safeTransferFrom", [w.sub.safe, staker, BigInt(id), keyData])]),
-      "stake",
-    );
+    await stakeIn(id, key2);
     await churn(50_000n);
     await advance(3_600);
     // the summary: one reward of the incentive, what the staker computes for it
