@@ -17,9 +17,8 @@ import {
   keccak256,
   type PublicClient,
   parseAbi,
-  parseAbiItem,
 } from "viem";
-import { IncentiveKeyTuple } from "../abis/ProtocolEventsAbi.js";
+import { IncentiveKeyTuple, StakerIncentiveAbi } from "../abis/ProtocolEventsAbi.js";
 import { deploymentBlock } from "./blocks.js";
 import { logsInRange, MIN_SPLIT } from "./logs.js";
 
@@ -43,9 +42,8 @@ export const STAKER_ABI = parseAbi([
   "function getRewardInfo(IncentiveKey key, uint256 tokenId) view returns (uint256 reward, uint160 secondsInsideX128)",
 ]);
 
-const CREATED = parseAbiItem(
-  "event IncentiveCreated(address indexed rewardToken, address indexed pool, uint256 startTime, uint256 endTime, address refundee, uint256 reward)",
-);
+/** The staker's IncentiveCreated, as the indexer reads it too. */
+const CREATED = StakerIncentiveAbi[0];
 
 /** The staker's id of an incentive: keccak256(abi.encode(key)). */
 export function incentiveId(key: IncentiveKey): Hex {
