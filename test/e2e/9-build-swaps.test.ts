@@ -62,8 +62,11 @@ interface Candidate {
   kind: string;
   outcome: string;
   why: string;
+  path: string[];
+  pools: string[];
   expected_out: Units | null;
   minimum_out: Units | null;
+  price_impact_bps: number | null;
   simulation: { success: boolean; gas_used: string; amount_out: Units | null } | null;
   reason: { kind: string; name: string; message: string } | null;
 }
@@ -93,6 +96,7 @@ interface Payload {
     expected_out: Units;
     minimum_out: Units;
     fair_out: Units | null;
+    fair_out_basis: "feeds" | "pools" | null;
     price_impact_bps: number | null;
     max_slippage_bps: number;
     max_price_impact_bps: number | null;
@@ -296,6 +300,7 @@ describe("POST /api/v1/subaccounts/{address}/swaps: the best route, sent by the 
     expect(p.quote.expected_out.amount).toBeCloseTo(Number(expected) / 1e18, 12);
     // the feeds value 1000.5 USDC at 1000.5 / 3200 WETH; the 0.05 % pool's fee and a little impact
     expect(BigInt(p.quote.fair_out!.raw)).toBe((1_000_500_000n * 10n ** 12n) / 3200n);
+    expect(p.quote.fair_out_basis).toBe("feeds");
     expect(p.quote.price_impact_bps).toBeGreaterThan(5);
     expect(p.quote.price_impact_bps).toBeLessThan(8);
     expect(p.quote.deadline).toBeGreaterThan(w.s.clock);
@@ -463,6 +468,69 @@ describe("POST /api/v1/subaccounts/{address}/swaps: the best route, sent by the 
     expect(p.candidates.every((c) => c.kind === "exact_input")).toBe(true);
     expect(p.candidates).toHaveLength(3); // USDC/WETH at the three other tiers
     await sendAndCheck(p);
+  });
+
+  it("a token without a feed: each route's price impact against its own pools' price before the trade", async () => {
+    // each test starts from the same state: one transaction first, so that FLAT is not deployed at
+    // the address UNL had in its test (which the API keeps as UNL's, 9 decimals)
+    await mint(usdc, w.deployer, 1n);
+    // after the registry was loaded: the entry lists no feed for it
+    const flat = await addToken(w, "FLAT", 18, 2);
+    const prices = { ...PRICES, FLAT: 2 };
+    await addPool(w, flat, usdc, 3000, prices, 1_000_000); // 250,000 FLAT against 500,000 USDC
+    await addPool(w, flat, weth, 3000, prices, 400_000);
+    await mint(flat, w.sub.safe, 300_000n * E18);
+    // a route's value at its pools' prices, read here from each pool's slot0 (Q96 square roots)
+    const spot = async (c: { path: string[]; pools: string[] }, amountIn: bigint) => {
+      let [num, den] = [amountIn, 1n];
+      for (const [i, pool] of c.pools.entries()) {
+        const slot0 = await w.s.rpc<Hex>("eth_call", [{ to: pool, data: "0x3850c7bd" }, "latest"]);
+        const sqrt = BigInt(slot0.slice(0, 66));
+        const zeroForOne = BigInt(c.path[i]!) < BigInt(c.path[i + 1]!);
+        num *= zeroForOne ? sqrt * sqrt : 1n << 192n;
+        den *= zeroForOne ? 1n << 192n : sqrt * sqrt;
+      }
+      return num / den;
+    };
+    const bps = (out: bigint, fair: bigint) => Math.round(Number(((fair - out) * 1_000_000n) / fair)) / 100;
+
+    const small = await expectBest(flat, usdc, 100n * E18);
+    expect(small.token_in.price_usd).toBeNull();
+    expect(small.quote).toMatchObject({ route: "FLAT/3000/USDC", fair_out_basis: "pools" });
+    const fair = await spot(small.quote, 100n * E18);
+    expect(BigInt(small.quote.fair_out!.raw)).toBe(fair);
+    expect(fair).toBeGreaterThan(199n * E6); // 100 FLAT at about 2 USDC
+    expect(fair).toBeLessThan(201n * E6);
+    // the pool's 0.3 % fee, and a little impact
+    expect(small.quote.price_impact_bps).toBe(bps(BigInt(small.quote.expected_out.raw), fair));
+    expect(small.quote.price_impact_bps).toBeGreaterThanOrEqual(30);
+    expect(small.quote.price_impact_bps).toBeLessThan(36); // 100 of 250,000 FLAT: about 4 more
+    // the two-hop routes through WETH, each against its own two pools
+    expect(small.candidates.length).toBeGreaterThan(0);
+    for (const c of small.candidates) {
+      expect(c.path, c.route).toEqual([flat, weth, usdc]);
+      expect(c.price_impact_bps, c.route).toBe(bps(BigInt(c.expected_out!.raw), await spot(c, 100n * E18)));
+    }
+
+    // 200,000 FLAT into the 250,000 of the deep pool: the default bound refuses it
+    const big = { ...base(), token_in: flat, token_out: usdc, amount: "200000" };
+    const refused = await swap<Refusal>(big);
+    expect(refused.status).toBe(409);
+    expect(refused.body.code).toBe("price_impact_too_high");
+    expect(refused.body.detail).toMatch(/FLAT\/3000\/USDC\) returns [\d.]+ USDC against its pools' price before/);
+    const lifted = await swap({ ...big, max_price_impact_bps: 10_000 });
+    expect(lifted.status).toBe(200);
+    expect(lifted.body.quote.fair_out_basis).toBe("pools");
+    expect(lifted.body.quote.price_impact_bps).toBeGreaterThan(1_500);
+    expect(BigInt(lifted.body.quote.fair_out!.raw)).toBe(await spot(lifted.body.quote, 200_000n * E18));
+    // a request's bound raises each route's minimum to its own pools' value less the bound
+    const bound = await swap<Refusal>({ ...big, amount: "20000", max_price_impact_bps: 100 });
+    expect(bound.status).toBe(409);
+    expect(bound.body.code).toBe("simulation_failed");
+    for (const x of bound.body.reasons!) {
+      expect(x.message, x.candidate).toMatch(/max_price_impact_bps sets the minimum out at [\d.]+ USDC/);
+    }
+    await sendAndCheck(small);
   });
 });
 

@@ -33,6 +33,7 @@ import {
   quoteAll,
   type SwapRoute,
   type SwapToken,
+  spotOuts,
   V2_ROUTER,
 } from "./swaps.lib.js";
 
@@ -48,7 +49,7 @@ const BPS = 10_000n;
 /**
  * The price-impact bound of a request that gives none: 15 %, where Uniswap's interface blocks a
  * trade for non-experts (BLOCKED_PRICE_IMPACT_NON_EXPERT). When the best route's quote is more
- * than that below the feeds' value of the input, the build is refused (409
+ * than that below the reference value of the input (`Reference`), the build is refused (409
  * `price_impact_too_high`); the losing routes are still each simulated against their own
  * quote. A request's own bound instead raises every route's minimum out to its floor.
  */
@@ -58,6 +59,8 @@ interface Candidate {
   route: SwapRoute;
   quote: Quote;
   minimumOut: bigint | null;
+  /** what the input is worth at the reference (`Reference`), in token_out raw units */
+  fair: bigint | null;
   tx: ModuleTransaction | null;
   sim: Simulation | null;
   /** the Safe's token_out gain and token_in spend in the simulation */
@@ -72,7 +75,14 @@ export function fairOut(amountIn: bigint, tIn: SwapToken, tOut: SwapToken): bigi
   return num / (tOut.price * 10n ** BigInt(tIn.decimals! + tIn.feed.decimals));
 }
 
-/** How far below the feeds' value `out` is, in basis points (negative: above it). */
+/**
+ * What a swap's price impact is measured against: both tokens' feeds, or, without them, each
+ * route's own pools' prices before the trade (`spotOuts`).
+ */
+export type Reference = "feeds" | "pools";
+const AGAINST: Record<Reference, string> = { feeds: "the feeds' value", pools: "its pools' price before the trade" };
+
+/** How far below the reference value `out` is, in basis points (negative: above it). */
 export function impactBps(out: bigint, fair: bigint | null): number | null {
   if (fair === null || fair === 0n) return null;
   return Math.round(Number(((fair - out) * 1_000_000n) / fair)) / 100;
@@ -190,14 +200,16 @@ export async function buildSwap(
       `No Uniswap pool route from ${d.tokenIn.symbol} to ${d.tokenOut.symbol} on chain ${sub.chainId} (direct on either venue at any fee tier, or through WETH or a stablecoin)`,
     );
   }
-  const fair = fairOut(amountIn, d.tokenIn, d.tokenOut);
+  const fedFair = fairOut(amountIn, d.tokenIn, d.tokenOut);
+  const reference: Reference = fedFair === null ? "pools" : "feeds";
   const deadline = d.head.timestamp + BigInt(body.deadline_s);
   let quotes: Quote[];
   try {
-    quotes = await quoteAll(sub, d, amountIn);
+    quotes = await quoteAll(sub, d, amountIn, fedFair === null);
   } catch (err) {
     throw BuildRefusal.chain(sub.chainId, err);
   }
+  const spots = fedFair === null ? spotOuts(d, amountIn) : null;
   const routers = {
     uniswap_v3: sub.protocols.uniswap ? getAddress(sub.protocols.uniswap.swapRouter) : null,
     uniswap_v2: sub.protocols.uniswapV2 ? getAddress(sub.protocols.uniswapV2.router) : null,
@@ -214,7 +226,8 @@ export async function buildSwap(
   const candidates: Candidate[] = await Promise.all(
     d.routes.map(async (route, i): Promise<Candidate> => {
       const quote = quotes[i]!;
-      const c: Candidate = { route, quote, minimumOut: null, tx: null, sim: null, received: null, spent: null };
+      const fair = fedFair ?? spots?.[i] ?? null;
+      const c: Candidate = { route, quote, minimumOut: null, fair, tx: null, sim: null, received: null, spent: null };
       if (!quote.ok || quote.amountOut === 0n) return c;
       let min = (quote.amountOut * (BPS - BigInt(body.max_slippage_bps))) / BPS;
       if (body.max_price_impact_bps != null && fair !== null) {
@@ -279,13 +292,14 @@ export async function buildSwap(
   }
   const q = best.quote as Extract<Quote, { ok: true }>;
   const sim = best.sim!;
+  const fair = best.fair;
   const impact = impactBps(q.amountOut, fair);
   if (body.max_price_impact_bps == null && impact !== null && impact > DEFAULT_MAX_PRICE_IMPACT_BPS) {
     const u = (raw: bigint) => `${wholeText(raw, d.tokenOut.decimals!)} ${d.tokenOut.symbol}`;
     throw new BuildRefusal(
       409,
       "price_impact_too_high",
-      `The best route (${best.route.id}) returns ${u(q.amountOut)} against the feeds' ${u(fair!)}: ` +
+      `The best route (${best.route.id}) returns ${u(q.amountOut)} against ${AGAINST[reference]}, ${u(fair!)}: ` +
         `a price impact of ${(impact / 100).toFixed(2)} %, above the default bound of ` +
         `${DEFAULT_MAX_PRICE_IMPACT_BPS / 100} %. Send max_price_impact_bps to set another (10000 lifts it)`,
     );
@@ -311,7 +325,8 @@ export async function buildSwap(
         expected_out: u(q.amountOut, d.tokenOut),
         minimum_out: u(best.minimumOut!, d.tokenOut),
         fair_out: fair === null ? null : u(fair, d.tokenOut),
-        price_impact_bps: impactBps(q.amountOut, fair),
+        fair_out_basis: fair === null ? null : reference,
+        price_impact_bps: impact,
         max_slippage_bps: body.max_slippage_bps,
         max_price_impact_bps: body.max_price_impact_bps ?? null,
         deadline: Number(deadline),
@@ -328,7 +343,7 @@ export async function buildSwap(
         token_out_balance: { before: u(outBefore ?? 0n, d.tokenOut), after: u(outAfter ?? 0n, d.tokenOut) },
         leftover_allowance_raw: leftover === null ? null : leftover.toString(),
       },
-      candidates: candidates.filter((c) => c !== best).map((c) => loser(c, best, fair, d, symbols)),
+      candidates: candidates.filter((c) => c !== best).map((c) => loser(c, best, d, symbols)),
       subaccount_health_factor: healthField(health),
     }),
   };
@@ -360,7 +375,7 @@ function quoteReason(e: DecodedRevert) {
   return { name: e.name || "QuoteFailed", message: `the quote failed: ${e.message}`, data: e.data };
 }
 
-function loser(c: Candidate, best: Candidate, fair: bigint | null, d: Discovery, symbols: (a: Address) => string) {
+function loser(c: Candidate, best: Candidate, d: Discovery, symbols: (a: Address) => string) {
   const u = (raw: bigint | null) => (raw === null ? null : units(raw, d.tokenOut.decimals!));
   const q = c.quote;
   const expected = q.ok ? q.amountOut : null;
@@ -368,7 +383,7 @@ function loser(c: Candidate, best: Candidate, fair: bigint | null, d: Discovery,
     ...routeFields(c.route, symbols),
     expected_out: u(expected),
     minimum_out: u(c.minimumOut),
-    price_impact_bps: expected === null ? null : impactBps(expected, fair),
+    price_impact_bps: expected === null ? null : impactBps(expected, c.fair),
     simulation: c.sim
       ? { success: c.sim.success, gas_used: c.sim.gasUsed.toString(), amount_out: u(c.received) }
       : null,

@@ -30,6 +30,11 @@ const ERC20 = parseAbi([
   "function balanceOf(address) view returns (uint256)",
 ]);
 const FEED = parseAbi(["function latestAnswer() view returns (int256)"]);
+const V3_POOL = parseAbi([
+  "function slot0() view returns (uint160 sqrtPriceX96, int24 tick, uint16 observationIndex, uint16 observationCardinality, uint16 observationCardinalityNext, uint8 feeProtocol, bool unlocked)",
+]);
+const V2_PAIR = parseAbi(["function getReserves() view returns (uint112 reserve0, uint112 reserve1, uint32 last)"]);
+const Q192 = 1n << 192n;
 const FACTORY = parseAbi(["function getPool(address, address, uint24) view returns (address)"]);
 const V2_FACTORY = parseAbi(["function getPair(address, address) view returns (address)"]);
 export const V2_ROUTER = parseAbi([
@@ -75,11 +80,28 @@ export interface Discovery {
   head: Head;
   /** the quotes made with the reads, by route key (`routeKey`) */
   quoted: Map<string, Quote>;
+  /** the pools' prices read so far, by `priceKey` (null: the pool answered none) */
+  prices: Map<string, PoolPrice | null>;
   /** keeps the pools found, for later builds to quote with their reads (once the tokens are allowed) */
   keepPools(): void;
 }
 
 type RouteShape = { venue: Venue; tokens: Address[]; fees: number[]; pools: Address[] };
+
+/** A pool's price before any trade, token1 per token0 in raw units: numerator, denominator. */
+type PoolPrice = readonly [bigint, bigint];
+const priceKey = (venue: Venue, pool: Address) => `${venue}:${lc(pool)}`;
+/** A pool's price as a read: a v3 pool's slot0, a v2 pair's reserves. */
+const priceRead = (venue: Venue, pool: Address): Read =>
+  venue === "uniswap_v2"
+    ? { address: pool, abi: V2_PAIR as Abi, functionName: "getReserves" }
+    : { address: pool, abi: V3_POOL as Abi, functionName: "slot0" };
+function toPrice(venue: Venue, r: ReadResult): PoolPrice | null {
+  const v = readValue<readonly bigint[]>(r);
+  if (!v) return null;
+  const p: PoolPrice = venue === "uniswap_v2" ? [v[1]!, v[0]!] : [v[0]! * v[0]!, Q192];
+  return p[0] === 0n || p[1] === 0n ? null : p;
+}
 
 /** A route's identity: its venue, tokens and fee tiers. */
 export const routeKey = (r: { venue: Venue; tokens: readonly Address[]; fees: readonly number[] }) =>
@@ -189,8 +211,19 @@ export async function discover(
           candidateRoutes(v.venue, tokenIn, tokenOut, hubs, (a, b, fee) => {
             const p = pools.get(pairKey(v.venue, a, b, fee));
             return (p && learnt<Address>(sub, p.fact)) ?? null;
-          }).map((r) => ({ key: routeKey(r), venue: v.venue, at: at(v.quote(r, amountIn)) })),
+          }).map((r) => ({ key: routeKey(r), venue: v.venue, pools: r.pools, at: at(v.quote(r, amountIn)) })),
         );
+  // without a feed for both tokens the price impact is measured against the pools' prices
+  const unpriced = [tokenIn, tokenOut].some((t) => !entry.get(lc(t))?.priceFeed);
+  const earlyPrices = new Map<string, { venue: Venue; at: number }>();
+  if (unpriced) {
+    for (const q of early) {
+      for (const p of q.pools) {
+        const k = priceKey(q.venue, p);
+        if (!earlyPrices.has(k)) earlyPrices.set(k, { venue: q.venue, at: at(priceRead(q.venue, p)) });
+      }
+    }
+  }
 
   const { head, results: res } = await readAtHead(sub, reads);
   const token = (t: Address, i: 0 | 1): SwapToken => {
@@ -250,6 +283,7 @@ export async function discover(
     routes,
     head,
     quoted: new Map(early.map((q) => [q.key, toQuote(q.venue, res[q.at]!)])),
+    prices: new Map([...earlyPrices].map(([k, p]) => [k, toPrice(p.venue, res[p.at]!)])),
     keepPools: () => {
       for (const p of pools.values()) {
         const v = poolRead(p.at);
@@ -337,18 +371,55 @@ function toQuote(venue: Venue, q: ReadResult): Quote {
 
 /**
  * Each route's quote for `amountIn` at `head`: those the read stage made, and the others in one
- * multicall.
+ * multicall, with, when `prices` is set, the prices of the routes' pools the read stage did not
+ * read (for `spotOuts`).
  */
-export async function quoteAll(sub: BuildSubaccount, d: Discovery, amountIn: bigint): Promise<Quote[]> {
+export async function quoteAll(
+  sub: BuildSubaccount,
+  d: Discovery,
+  amountIn: bigint,
+  prices: boolean,
+): Promise<Quote[]> {
   const missing = d.routes.filter((r) => !d.quoted.has(routeKey(r)));
-  if (missing.length > 0) {
+  const unread = new Map<string, { venue: Venue; pool: Address }>();
+  if (prices) {
+    for (const r of d.routes) {
+      for (const pool of r.pools) {
+        const k = priceKey(r.venue, pool);
+        if (!d.prices.has(k)) unread.set(k, { venue: r.venue, pool });
+      }
+    }
+  }
+  if (missing.length > 0 || unread.size > 0) {
     const venues = new Map(venuesOf(sub).map((v) => [v.venue, v]));
-    const res = await aggregate(
-      sub.rpcUrl,
-      missing.map((r) => venues.get(r.venue)!.quote(r, amountIn)),
-      d.head.number,
-    );
+    const reads = [
+      ...missing.map((r) => venues.get(r.venue)!.quote(r, amountIn)),
+      ...[...unread.values()].map((p) => priceRead(p.venue, p.pool)),
+    ];
+    const res = await aggregate(sub.rpcUrl, reads, d.head.number);
     for (const [i, r] of missing.entries()) d.quoted.set(routeKey(r), toQuote(r.venue, res[i]!));
+    for (const [j, [k, p]] of [...unread].entries()) d.prices.set(k, toPrice(p.venue, res[missing.length + j]!));
   }
   return d.routes.map((r) => d.quoted.get(routeKey(r))!);
+}
+
+/**
+ * What `amountIn` is worth at each route's own pools' prices before the trade (Uniswap's mid
+ * price: a v3 pool's slot0, a v2 pair's reserves; no fee, no price impact), in token_out raw
+ * units, in the order of `d.routes`: the reference of a swap's price impact where the feeds
+ * cannot value both tokens. null for a route with a pool whose price was not read or is none.
+ */
+export function spotOuts(d: Discovery, amountIn: bigint): (bigint | null)[] {
+  return d.routes.map((r) => {
+    let [num, den] = [amountIn, 1n];
+    for (const [i, pool] of r.pools.entries()) {
+      const p = d.prices.get(priceKey(r.venue, pool));
+      if (!p) return null;
+      // token0 is the lower address: selling it gets token1 at the price, selling token1 the inverse
+      const zeroForOne = lc(r.tokens[i]!) < lc(r.tokens[i + 1]!);
+      num *= zeroForOne ? p[0] : p[1];
+      den *= zeroForOne ? p[1] : p[0];
+    }
+    return num / den;
+  });
 }

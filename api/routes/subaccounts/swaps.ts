@@ -49,11 +49,12 @@ export const SwapQuoteRequest = z
       .optional()
       .openapi({
         description:
-          "How far below the feeds' value of the input the swap may return, in basis points (fees included); " +
-          "the minimum out is raised to that floor when it is higher, so a route that cannot meet it fails its " +
-          `simulation. Without it, a swap whose best route quotes more than ${DEFAULT_MAX_PRICE_IMPACT_BPS / 100} % ` +
-          "below the feeds (where Uniswap's interface blocks a trade) is refused, 409 price_impact_too_high; " +
-          "10000 lifts every bound. Without a feed for both tokens there is no bound",
+          "How far below the input's fair value (`fair_out`: at the feeds, or without a feed for both tokens " +
+          "at each route's pools' price before the trade) the swap may return, in basis points (fees " +
+          "included); the minimum out is raised to that floor when it is higher, so a route that cannot meet " +
+          "it fails its simulation. Without it, a swap whose best route quotes more than " +
+          `${DEFAULT_MAX_PRICE_IMPACT_BPS / 100} % below its fair value (where Uniswap's interface blocks a ` +
+          "trade) is refused, 409 price_impact_too_high; 10000 lifts every bound",
       }),
     deadline_s: strictInt(z.number().int().min(1).max(86_400).default(600)).openapi({
       description: "The swap's deadline, seconds after the head block's timestamp",
@@ -93,7 +94,7 @@ const RouteFields = {
 
 const ImpactBps = z.number().nullable().openapi({
   description:
-    "How far the expected out is below the feeds' value of the input (amount_in × price_in / price_out), in basis points, fees included; negative when above; null without both feeds",
+    "How far the expected out is below the input's fair value (`fair_out_basis`: at the feeds, amount_in × price_in / price_out; or at the route's own pools' price before the trade), in basis points, fees included; negative when above; null when neither answered",
 });
 
 const SwapQuote = z
@@ -102,7 +103,13 @@ const SwapQuote = z
     amount_in: Units,
     expected_out: Units.openapi({ description: "QuoterV2's quote (v3), Router02's getAmountsOut (v2)" }),
     minimum_out: Units.openapi({ description: "The transaction's amountOutMinimum, also checked by the module" }),
-    fair_out: nullableRef(Units).openapi({ description: "The input valued at the feeds, in token_out" }),
+    fair_out: nullableRef(Units).openapi({
+      description: "The input's fair value in token_out, the reference of `price_impact_bps` (see `fair_out_basis`)",
+    }),
+    fair_out_basis: z.enum(["feeds", "pools"]).nullable().openapi({
+      description:
+        "`feeds`: both tokens' price feeds value the input; `pools`: one token has no feed (or answer), so each route is measured against its own pools' price before the trade (Uniswap's mid price: slot0 on v3, the reserves on v2; no fee, no impact); null when neither answered",
+    }),
     price_impact_bps: ImpactBps,
     max_slippage_bps: z.number().int(),
     max_price_impact_bps: z.number().int().nullable().openapi({
@@ -169,7 +176,7 @@ export const swapRoute = createRoute({
   summary: "Build the best swap for a subaccount",
   description: [
     "Requires an API key with the scope `transactions:build`. Quotes every route from `token_in` to `token_out` on the venues of the chain's protocols entry (Uniswap v3 at each fee tier with a pool, with QuoterV2; Uniswap v2 pairs, with Router02's `getAmountsOut`; direct or two hops through WETH or a stablecoin of the chain, one venue a route), builds each as the subaccount module's `executeWithApprovals` (an exact approval of the input to the venue's router, reset to 0 after; the swap pays the Safe, with its minimum out = the quote less `max_slippage_bps`), simulates each from the sender in one `eth_simulateV1` per route, and returns the route whose simulation passes with the most out, as `target`, `data` and `value` for the sender to sign. The service never sends it.",
-    "Refusals: 422 a token the module does not allow (before any quote or simulation; `loc` names the field), `insufficient_balance` (an amount above the Safe's token_in balance, before any simulation), the same token in and out, a malformed body; 404 `unknown_subaccount`; 409 `no_route` (no pool route), `simulation_failed` (no route passes: each route's decoded reason in `reasons`, e.g. `NotTrader`, `Too little received`), `price_impact_too_high` (no `max_price_impact_bps` given and the best route quotes over 15 % below the feeds), `below_min_health_factor` (below), `stale_subaccount`; 503 `no_rpc`, `chain_unavailable` (also for any chain of the account when its minimum is checked), `simulation_unsupported` (the node has no eth_simulateV1). Every build and refusal is recorded in the build audit.",
+    "Refusals: 422 a token the module does not allow (before any quote or simulation; `loc` names the field), `insufficient_balance` (an amount above the Safe's token_in balance, before any simulation), the same token in and out, a malformed body; 404 `unknown_subaccount`; 409 `no_route` (no pool route), `simulation_failed` (no route passes: each route's decoded reason in `reasons`, e.g. `NotTrader`, `Too little received`), `price_impact_too_high` (no `max_price_impact_bps` given and the best route quotes over 15 % below its fair value: the feeds', or without both feeds its pools' price), `below_min_health_factor` (below), `stale_subaccount`; 503 `no_rpc`, `chain_unavailable` (also for any chain of the account when its minimum is checked), `simulation_unsupported` (the node has no eth_simulateV1). Every build and refusal is recorded in the build audit.",
     "When the registry sets the subaccount a `min_health_factor`, its account-wide health factor (every chain, venue and loan it borrows) is read beside the simulations and reported before and after the chosen route (`subaccount_health_factor`): what the swap gives up to fees and price impact lowers what secures the loans it borrows (the venues' factors count only their own collateral, which a swap does not touch). One the swap would take below the minimum, and lower than it was, is a 409 `below_min_health_factor` unless `allow_below_min_health_factor` is true (no other route does better: the chosen one gives the most out).",
   ].join("\n\n"),
   middleware: [requireScope("transactions:build")] as const,
