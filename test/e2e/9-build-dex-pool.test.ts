@@ -692,6 +692,24 @@ describe("an unstaked position: withdrawn whole, rewards owed claimed", () => {
     expect(r.body.code).toBe("nothing_to_claim");
     expect(r.body.detail).toMatch(/owes no fees/);
   });
+
+  it("withdraw from an emptied position: a body fault is a 422 before the position's 409", async () => {
+    type Items = { detail: { loc: string[]; msg: string; type: string }[] };
+    for (const body of [{ token_id: full }, { token_id: full, fraction: 0.5, liquidity: "1" }]) {
+      const r = await build<Items>("withdraw", body);
+      expect(r.status, JSON.stringify(r.body)).toBe(422);
+      expect(r.body.detail).toEqual([
+        expect.objectContaining({
+          loc: ["body", "fraction"],
+          msg: "Give exactly one of fraction and liquidity",
+          type: "value_error",
+        }),
+      ]);
+    }
+    const r = await build<{ code: string }>("withdraw", { token_id: full, fraction: 0.5 });
+    expect(r.status, JSON.stringify(r.body)).toBe(409);
+    expect(r.body.code).toBe("empty_position");
+  });
 });
 
 describe("ranges by price and by ticks, widened outwards to the tick spacing", () => {

@@ -573,7 +573,18 @@ describe("lending market builders (Aave v3)", () => {
     await expectAfter(rest.body, weth);
     expect(await balance(weth)).toBe(20n * E18);
     // nothing left to withdraw
-    await refused(await lending("withdraw", aWeth, { all: true }), 422, "insufficient_balance", await head());
+    const none = await refused(
+      await lending("withdraw", aWeth, { all: true }),
+      422,
+      "insufficient_balance",
+      await head(),
+    );
+    expect(none.detail).toEqual([
+      expect.objectContaining({
+        loc: ["body", "all"],
+        msg: "Nothing to withdraw: the Safe has no WETH supplied (its aToken balance is 0)",
+      }),
+    ]);
   });
 
   it("a warm build is two RPC round trips: one multicall at the head, one simulation on it", async () => {

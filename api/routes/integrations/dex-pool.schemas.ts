@@ -92,6 +92,12 @@ export const WithdrawBody = z
     }),
     ...mins,
   })
+  // a body fault: refused before the position is read (an empty one would be a 409 first)
+  .superRefine((b, ctx) => {
+    if ((b.fraction == null) === (b.liquidity == null)) {
+      ctx.addIssue({ code: "custom", path: ["fraction"], message: "Give exactly one of fraction and liquidity" });
+    }
+  })
   .openapi("DexPoolWithdrawRequest", { example: { chain: 8453, token_id: "42", fraction: 0.5 } });
 
 export const RebalanceBody = z

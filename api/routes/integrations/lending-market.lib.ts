@@ -251,7 +251,11 @@ export function planOperation(
     case "withdraw": {
       const held = state.aToken;
       // what the Safe can withdraw is its aToken balance: the underlying supplied, with interest
-      if (all ? held === 0n : amount! > held) throw short(held, `${t.symbol} supplied (its aToken balance)`);
+      if (all && held === 0n) {
+        const msg = `Nothing to withdraw: the Safe has no ${t.symbol} supplied (its aToken balance is 0)`;
+        throw BuildRefusal.field(["body", "all"], msg, "insufficient_balance");
+      }
+      if (!all && amount! > held) throw short(held, `${t.symbol} supplied (its aToken balance)`);
       return {
         amount,
         rateMode,
