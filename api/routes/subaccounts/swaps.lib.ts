@@ -90,13 +90,13 @@ type RouteShape = { venue: Venue; tokens: Address[]; fees: number[]; pools: Addr
 
 /** A pool's price before any trade, token1 per token0 in raw units: numerator, denominator. */
 type PoolPrice = readonly [bigint, bigint];
-const priceKey = (venue: Venue, pool: Address) => `${venue}:${lc(pool)}`;
+export const priceKey = (venue: Venue, pool: Address) => `${venue}:${lc(pool)}`;
 /** A pool's price as a read: a v3 pool's slot0, a v2 pair's reserves. */
 const priceRead = (venue: Venue, pool: Address): Read =>
   venue === "uniswap_v2"
     ? { address: pool, abi: V2_PAIR as Abi, functionName: "getReserves" }
     : { address: pool, abi: V3_POOL as Abi, functionName: "slot0" };
-function toPrice(venue: Venue, r: ReadResult): PoolPrice | null {
+export function toPrice(venue: Venue, r: ReadResult): PoolPrice | null {
   const v = readValue<readonly bigint[]>(r);
   if (!v) return null;
   const p: PoolPrice = venue === "uniswap_v2" ? [v[1]!, v[0]!] : [v[0]! * v[0]!, Q192];
