@@ -470,7 +470,7 @@ describe("POST /api/v1/subaccounts/{address}/swaps: the best route, sent by the 
     await sendAndCheck(p);
   });
 
-  it("a token without a feed: each route's price impact against its own pools' price before the trade", async () => {
+  it("a token without a feed: each route's price impact against its own pools' price, bounds held to the best", async () => {
     // each test starts from the same state: one transaction first, so that FLAT is not deployed at
     // the address UNL had in its test (which the API keeps as UNL's, 9 decimals)
     await mint(usdc, w.deployer, 1n);
@@ -513,24 +513,49 @@ describe("POST /api/v1/subaccounts/{address}/swaps: the best route, sent by the 
     }
 
     // 200,000 FLAT into the 250,000 of the deep pool: the default bound refuses it
+    // 200,000 FLAT into the 250,000 of the deep pool: the default bound refuses it, as 15 % given does
     const big = { ...base(), token_in: flat, token_out: usdc, amount: "200000" };
     const refused = await swap<Refusal>(big);
     expect(refused.status).toBe(409);
     expect(refused.body.code).toBe("price_impact_too_high");
     expect(refused.body.detail).toMatch(/FLAT\/3000\/USDC\) returns [\d.]+ USDC against its pools' price before/);
+    expect(refused.body.detail).toContain("above the default bound of 15 %");
+    const given = await swap<Refusal>({ ...big, max_price_impact_bps: 1_500 });
+    expect(given.status).toBe(409);
+    expect(given.body.code).toBe("price_impact_too_high");
+    expect(given.body.detail).toContain("above max_price_impact_bps of 15 %");
     const lifted = await swap({ ...big, max_price_impact_bps: 10_000 });
     expect(lifted.status).toBe(200);
     expect(lifted.body.quote.fair_out_basis).toBe("pools");
     expect(lifted.body.quote.price_impact_bps).toBeGreaterThan(1_500);
     expect(BigInt(lifted.body.quote.fair_out!.raw)).toBe(await spot(lifted.body.quote, 200_000n * E18));
-    // a request's bound raises each route's minimum to its own pools' value less the bound
+    // at the pools a request's bound is held to the best route: refused, no route's minimum raised
     const bound = await swap<Refusal>({ ...big, amount: "20000", max_price_impact_bps: 100 });
     expect(bound.status).toBe(409);
-    expect(bound.body.code).toBe("simulation_failed");
-    for (const x of bound.body.reasons!) {
-      expect(x.message, x.candidate).toMatch(/max_price_impact_bps sets the minimum out at [\d.]+ USDC/);
-    }
-    await sendAndCheck(small);
+    expect(bound.body.code).toBe("price_impact_too_high");
+    expect(bound.body.detail).toContain("above max_price_impact_bps of 1 %");
+
+    // a thin pool where FLAT is worth 10 % more: a small trade gets the most out there, moving
+    // that pool's price more than the deep one's
+    await addPool(w, flat, usdc, 10000, prices, 20_000, 1.1);
+    const thin = { ...base(), token_in: flat, token_out: usdc, amount: "100" };
+    const within = await expectBest(flat, usdc, 100n * E18, { max_price_impact_bps: 500 });
+    expect(within.quote.route).toBe("FLAT/10000/USDC");
+    const impact = within.quote.price_impact_bps!;
+    expect(impact).toBeGreaterThan(200);
+    expect(impact).toBeLessThan(500);
+    // the minimum is the slippage bound's, the route's own pools' value not raising it
+    const expected = BigInt(within.quote.expected_out.raw);
+    expect(BigInt(within.quote.minimum_out.raw)).toBe((expected * 9_950n) / 10_000n);
+    const deep = within.candidates.find((c) => c.route === "FLAT/3000/USDC")!;
+    expect(deep.price_impact_bps!).toBeLessThan(200);
+    // a bound the best route exceeds is refused, not met by a route that gives less out
+    const over = await swap<Refusal>({ ...thin, max_price_impact_bps: 200 });
+    expect(over.status).toBe(409);
+    expect(over.body.code).toBe("price_impact_too_high");
+    expect(over.body.detail).toContain("The best route (FLAT/10000/USDC)");
+    expect(over.body.detail).toContain(`a price impact of ${(impact / 100).toFixed(2)} %`);
+    await sendAndCheck(within);
   });
 });
 

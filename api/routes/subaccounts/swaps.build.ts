@@ -29,6 +29,8 @@ import {
   type Discovery,
   discover,
   encodePath,
+  type Fair,
+  fairValue,
   type Quote,
   quoteAll,
   type SwapRoute,
@@ -51,7 +53,9 @@ const BPS = 10_000n;
  * trade for non-experts (BLOCKED_PRICE_IMPACT_NON_EXPERT). When the best route's quote is more
  * than that below the reference value of the input (`Reference`), the build is refused (409
  * `price_impact_too_high`); the losing routes are still each simulated against their own
- * quote. A request's own bound instead raises every route's minimum out to its floor.
+ * quote. A request's own bound, measured at the feeds, instead raises every route's minimum out
+ * to its floor; measured at the pools (each route against its own), it is held to the best
+ * route as the default is.
  */
 export const DEFAULT_MAX_PRICE_IMPACT_BPS = 1_500;
 
@@ -60,7 +64,7 @@ interface Candidate {
   quote: Quote;
   minimumOut: bigint | null;
   /** what the input is worth at the reference (`Reference`), in token_out raw units */
-  fair: bigint | null;
+  fair: Fair | null;
   tx: ModuleTransaction | null;
   sim: Simulation | null;
   /** the Safe's token_out gain and token_in spend in the simulation */
@@ -69,23 +73,26 @@ interface Candidate {
 }
 
 /** amount_in valued at the feeds, in token_out raw units; null without both prices. */
-export function fairOut(amountIn: bigint, tIn: SwapToken, tOut: SwapToken): bigint | null {
+export function fairOut(amountIn: bigint, tIn: SwapToken, tOut: SwapToken): Fair | null {
   if (tIn.price === null || tOut.price === null || !tIn.feed || !tOut.feed) return null;
-  const num = amountIn * tIn.price * 10n ** BigInt(tOut.decimals! + tOut.feed.decimals);
-  return num / (tOut.price * 10n ** BigInt(tIn.decimals! + tIn.feed.decimals));
+  return {
+    num: amountIn * tIn.price * 10n ** BigInt(tOut.decimals! + tOut.feed.decimals),
+    den: tOut.price * 10n ** BigInt(tIn.decimals! + tIn.feed.decimals),
+  };
 }
 
 /**
  * What a swap's price impact is measured against: both tokens' feeds, or, without them, each
- * route's own pools' prices before the trade (`spotOuts`).
+ * route's own pools' prices before the trade (`spotOuts`), as Uniswap's interface measures a
+ * trade's price impact against its route's mid price.
  */
 export type Reference = "feeds" | "pools";
 const AGAINST: Record<Reference, string> = { feeds: "the feeds' value", pools: "its pools' price before the trade" };
 
 /** How far below the reference value `out` is, in basis points (negative: above it). */
-export function impactBps(out: bigint, fair: bigint | null): number | null {
-  if (fair === null || fair === 0n) return null;
-  return Math.round(Number(((fair - out) * 1_000_000n) / fair)) / 100;
+export function impactBps(out: bigint, fair: Fair | null): number | null {
+  if (fair === null || fair.num === 0n) return null;
+  return Number(((fair.num - out * fair.den) * 1_000_000n) / fair.num) / 100;
 }
 
 function swapCall(route: SwapRoute, safe: Address, deadline: bigint, amountIn: bigint, minOut: bigint) {
@@ -230,8 +237,9 @@ export async function buildSwap(
       const c: Candidate = { route, quote, minimumOut: null, fair, tx: null, sim: null, received: null, spent: null };
       if (!quote.ok || quote.amountOut === 0n) return c;
       let min = (quote.amountOut * (BPS - BigInt(body.max_slippage_bps))) / BPS;
-      if (body.max_price_impact_bps != null && fair !== null) {
-        const floor = (fair * (BPS - BigInt(body.max_price_impact_bps))) / BPS;
+      // one fair value for every route: its floor never prefers a route that gives less
+      if (body.max_price_impact_bps != null && fedFair !== null) {
+        const floor = (fedFair.num * (BPS - BigInt(body.max_price_impact_bps))) / (fedFair.den * BPS);
         if (floor > min) min = floor;
       }
       c.minimumOut = min;
@@ -294,14 +302,20 @@ export async function buildSwap(
   const sim = best.sim!;
   const fair = best.fair;
   const impact = impactBps(q.amountOut, fair);
-  if (body.max_price_impact_bps == null && impact !== null && impact > DEFAULT_MAX_PRICE_IMPACT_BPS) {
+  // the default bound, and at the pools a request's own too: held to the route that gives the most
+  const held = body.max_price_impact_bps == null || reference === "pools";
+  const bound = body.max_price_impact_bps ?? DEFAULT_MAX_PRICE_IMPACT_BPS;
+  if (held && impact !== null && impact > bound) {
     const u = (raw: bigint) => `${wholeText(raw, d.tokenOut.decimals!)} ${d.tokenOut.symbol}`;
+    const which = body.max_price_impact_bps == null ? "the default bound" : "max_price_impact_bps";
+    const next =
+      body.max_price_impact_bps == null ? "Send max_price_impact_bps to set another" : "A higher bound builds it";
     throw new BuildRefusal(
       409,
       "price_impact_too_high",
-      `The best route (${best.route.id}) returns ${u(q.amountOut)} against ${AGAINST[reference]}, ${u(fair!)}: ` +
-        `a price impact of ${(impact / 100).toFixed(2)} %, above the default bound of ` +
-        `${DEFAULT_MAX_PRICE_IMPACT_BPS / 100} %. Send max_price_impact_bps to set another (10000 lifts it)`,
+      `The best route (${best.route.id}) returns ${u(q.amountOut)} against ${AGAINST[reference]}, ` +
+        `${u(fairValue(fair!))}: a price impact of ${(impact / 100).toFixed(2)} %, above ${which} of ` +
+        `${bound / 100} %. ${next} (10000 lifts it)`,
     );
   }
   // the best route gives the most out: no other one lowers the health factor less
@@ -324,7 +338,7 @@ export async function buildSwap(
         amount_in: u(amountIn, d.tokenIn),
         expected_out: u(q.amountOut, d.tokenOut),
         minimum_out: u(best.minimumOut!, d.tokenOut),
-        fair_out: fair === null ? null : u(fair, d.tokenOut),
+        fair_out: fair === null ? null : u(fairValue(fair), d.tokenOut),
         fair_out_basis: fair === null ? null : reference,
         price_impact_bps: impact,
         max_slippage_bps: body.max_slippage_bps,
@@ -371,8 +385,15 @@ function impactNote(c: Candidate, d: Discovery): string {
   return ` (max_price_impact_bps sets the minimum out at ${u(c.minimumOut)}, above the ${u(q.amountOut)} the route quotes)`;
 }
 
+/**
+ * QuoterV2 answers "Unexpected error" when the swap it tried reverted without a reason: its
+ * callback's check that the pools took something (a pool without liquidity in range).
+ */
+const QUOTER_NOTHING = "Unexpected error";
+
 function quoteReason(e: DecodedRevert) {
-  return { name: e.name || "QuoteFailed", message: `the quote failed: ${e.message}`, data: e.data };
+  const why = e.message === QUOTER_NOTHING ? " (the route's pools give nothing for it: no liquidity in range)" : "";
+  return { name: e.name || "QuoteFailed", message: `the quote failed: ${e.message}${why}`, data: e.data };
 }
 
 function loser(c: Candidate, best: Candidate, d: Discovery, symbols: (a: Address) => string) {

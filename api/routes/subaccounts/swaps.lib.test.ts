@@ -1,7 +1,7 @@
 /** A route's value at its pools' prices before the trade (`spotOuts`), from hand-made pool reads. */
 import type { Address } from "viem";
 import { describe, expect, it } from "vitest";
-import { type Discovery, priceKey, type SwapRoute, spotOuts, toPrice, type Venue } from "./swaps.lib.js";
+import { type Discovery, fairValue, priceKey, type SwapRoute, spotOuts, toPrice, type Venue } from "./swaps.lib.js";
 
 // token0 of a pool is the lower address: A < B < C
 const A = "0x1000000000000000000000000000000000000001" as Address;
@@ -22,6 +22,9 @@ const pool = (n: number) => `0x${n.toString(16).padStart(40, "0")}` as Address;
 const slot0 = (sqrtX96: bigint) => ({ ok: true as const, value: [sqrtX96, 0, 0, 0, 0, 0, true] });
 const reserves = (r0: bigint, r1: bigint) => ({ ok: true as const, value: [r0, r1, 0] });
 
+/** each route's value at its pools' prices, in whole raw units */
+const spot = (d: Discovery, amountIn: bigint) => spotOuts(d, amountIn).map((f) => (f ? fairValue(f) : null));
+
 function discovery(routes: SwapRoute[], prices: [Venue, Address, ReturnType<typeof toPrice>][]): Discovery {
   return {
     routes,
@@ -37,8 +40,8 @@ describe("spotOuts", () => {
       [route("uniswap_v3", [A, B], [pool(1)]), route("uniswap_v3", [B, A], [pool(1)])],
       [["uniswap_v3", pool(1), price]],
     );
-    expect(spotOuts(d, 10n)).toEqual([40n, 2n]); // 10 B buy 2.5 A, rounded down
-    expect(spotOuts(d, 1_000n)).toEqual([4_000n, 250n]);
+    expect(spot(d, 10n)).toEqual([40n, 2n]); // 10 B buy 2.5 A, rounded down
+    expect(spot(d, 1_000n)).toEqual([4_000n, 250n]);
   });
 
   it("a v2 pair: the ratio of its reserves", () => {
@@ -47,7 +50,7 @@ describe("spotOuts", () => {
       [route("uniswap_v2", [A, B], [pool(2)]), route("uniswap_v2", [B, A], [pool(2)])],
       [["uniswap_v2", pool(2), price]],
     );
-    expect(spotOuts(d, 7n)).toEqual([21n, 2n]);
+    expect(spot(d, 7n)).toEqual([21n, 2n]);
   });
 
   it("two hops multiply, rounding once at the end; pool keys ignore the address's case", () => {
@@ -64,8 +67,8 @@ describe("spotOuts", () => {
         ["uniswap_v3", pool(0xbc), bc],
       ],
     );
-    expect(spotOuts(d, 5n)).toEqual([180n, 0n]); // 5 C: 5/9 B, 5/36 A
-    expect(spotOuts(d, 360n)).toEqual([12_960n, 10n]);
+    expect(spot(d, 5n)).toEqual([180n, 0n]); // 5 C: 5/9 B, 5/36 A
+    expect(spot(d, 360n)).toEqual([12_960n, 10n]);
   });
 
   it("a pool that answered no price, an empty pair or a price never read: no value for its routes", () => {
@@ -84,6 +87,6 @@ describe("spotOuts", () => {
         ["uniswap_v3", pool(5), toPrice("uniswap_v3", slot0(Q96))],
       ],
     );
-    expect(spotOuts(d, 100n)).toEqual([null, 100n, null]);
+    expect(spot(d, 100n)).toEqual([null, 100n, null]);
   });
 });

@@ -403,13 +403,21 @@ export async function quoteAll(
   return d.routes.map((r) => d.quoted.get(routeKey(r))!);
 }
 
+/** A swap input's fair value in token_out raw units, exactly: `num / den`. */
+export interface Fair {
+  num: bigint;
+  den: bigint;
+}
+/** A fair value in whole raw units (rounded down). */
+export const fairValue = (f: Fair) => f.num / f.den;
+
 /**
  * What `amountIn` is worth at each route's own pools' prices before the trade (Uniswap's mid
  * price: a v3 pool's slot0, a v2 pair's reserves; no fee, no price impact), in token_out raw
  * units, in the order of `d.routes`: the reference of a swap's price impact where the feeds
  * cannot value both tokens. null for a route with a pool whose price was not read or is none.
  */
-export function spotOuts(d: Discovery, amountIn: bigint): (bigint | null)[] {
+export function spotOuts(d: Discovery, amountIn: bigint): (Fair | null)[] {
   return d.routes.map((r) => {
     let [num, den] = [amountIn, 1n];
     for (const [i, pool] of r.pools.entries()) {
@@ -420,6 +428,6 @@ export function spotOuts(d: Discovery, amountIn: bigint): (bigint | null)[] {
       num *= zeroForOne ? p[0] : p[1];
       den *= zeroForOne ? p[1] : p[0];
     }
-    return num / den;
+    return { num, den };
   });
 }

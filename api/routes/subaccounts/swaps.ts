@@ -49,12 +49,15 @@ export const SwapQuoteRequest = z
       .optional()
       .openapi({
         description:
-          "How far below the input's fair value (`fair_out`: at the feeds, or without a feed for both tokens " +
-          "at each route's pools' price before the trade) the swap may return, in basis points (fees " +
-          "included); the minimum out is raised to that floor when it is higher, so a route that cannot meet " +
-          "it fails its simulation. Without it, a swap whose best route quotes more than " +
+          "How far below the input's fair value (`fair_out`) the swap may return, in basis points (fees " +
+          "included). At the feeds (both tokens have one), every route's minimum out is raised to that " +
+          "floor when it is higher, so a route that cannot meet it fails its simulation. Without a feed " +
+          "for both tokens, each route is measured against its own pools' price before the trade (as " +
+          "Uniswap's interface measures price impact), and the bound is held to the route that gives the " +
+          "most: above it, 409 price_impact_too_high (no route that gives less is chosen instead, no " +
+          "minimum raised). Without it, a best route more than " +
           `${DEFAULT_MAX_PRICE_IMPACT_BPS / 100} % below its fair value (where Uniswap's interface blocks a ` +
-          "trade) is refused, 409 price_impact_too_high; 10000 lifts every bound",
+          "trade for non-experts) is refused, 409 price_impact_too_high; 10000 lifts every bound",
       }),
     deadline_s: strictInt(z.number().int().min(1).max(86_400).default(600)).openapi({
       description: "The swap's deadline, seconds after the head block's timestamp",
@@ -176,7 +179,7 @@ export const swapRoute = createRoute({
   summary: "Build the best swap for a subaccount",
   description: [
     "Requires an API key with the scope `transactions:build`. Quotes every route from `token_in` to `token_out` on the venues of the chain's protocols entry (Uniswap v3 at each fee tier with a pool, with QuoterV2; Uniswap v2 pairs, with Router02's `getAmountsOut`; direct or two hops through WETH or a stablecoin of the chain, one venue a route), builds each as the subaccount module's `executeWithApprovals` (an exact approval of the input to the venue's router, reset to 0 after; the swap pays the Safe, with its minimum out = the quote less `max_slippage_bps`), simulates each from the sender in one `eth_simulateV1` per route, and returns the route whose simulation passes with the most out, as `target`, `data` and `value` for the sender to sign. The service never sends it.",
-    "Refusals: 422 a token the module does not allow (before any quote or simulation; `loc` names the field), `insufficient_balance` (an amount above the Safe's token_in balance, before any simulation), the same token in and out, a malformed body; 404 `unknown_subaccount`; 409 `no_route` (no pool route), `simulation_failed` (no route passes: each route's decoded reason in `reasons`, e.g. `NotTrader`, `Too little received`), `price_impact_too_high` (no `max_price_impact_bps` given and the best route quotes over 15 % below its fair value: the feeds', or without both feeds its pools' price), `below_min_health_factor` (below), `stale_subaccount`; 503 `no_rpc`, `chain_unavailable` (also for any chain of the account when its minimum is checked), `simulation_unsupported` (the node has no eth_simulateV1). Every build and refusal is recorded in the build audit.",
+    "Refusals: 422 a token the module does not allow (before any quote or simulation; `loc` names the field), `insufficient_balance` (an amount above the Safe's token_in balance, before any simulation), the same token in and out, a malformed body; 404 `unknown_subaccount`; 409 `no_route` (no pool route), `simulation_failed` (no route passes: each route's decoded reason in `reasons`, e.g. `NotTrader`, `Too little received`), `price_impact_too_high` (the best route quotes further below its fair value than `max_price_impact_bps` without both feeds, or than 15 % when none is given), `below_min_health_factor` (below), `stale_subaccount`; 503 `no_rpc`, `chain_unavailable` (also for any chain of the account when its minimum is checked), `simulation_unsupported` (the node has no eth_simulateV1). Every build and refusal is recorded in the build audit.",
     "When the registry sets the subaccount a `min_health_factor`, its account-wide health factor (every chain, venue and loan it borrows) is read beside the simulations and reported before and after the chosen route (`subaccount_health_factor`): what the swap gives up to fees and price impact lowers what secures the loans it borrows (the venues' factors count only their own collateral, which a swap does not touch). One the swap would take below the minimum, and lower than it was, is a 409 `below_min_health_factor` unless `allow_below_min_health_factor` is true (no other route does better: the chosen one gives the most out).",
   ].join("\n\n"),
   middleware: [requireScope("transactions:build")] as const,
