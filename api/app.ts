@@ -155,7 +155,8 @@ export function createApp(deps: AppDeps, opts: CreateAppOptions = {}) {
   inst.openAPIRegistry.registerComponent("securitySchemes", "OAuth2Password", {
     type: "oauth2",
     description:
-      "Operator accounts (`npm run operators -- create <username> --scope <scope>`) get short-lived bearer tokens from POST /api/v1/token.",
+      "Operator accounts (`npm run operators -- create <username> --scope <scope>`) get short-lived bearer tokens " +
+      "from POST /api/v1/token.",
     flows: { password: { tokenUrl: "/api/v1/token", scopes: { ...SCOPES } } },
   });
   registerRoutes({ pub, inst });

@@ -54,7 +54,8 @@ export function withHttpResponses(doc: OpenAPIObject, cached: boolean): OpenAPIO
         if (ok) ok.headers = { ...ok.headers, ETag: ETAG };
         op.responses["304"] = {
           description:
-            "Not modified: `If-None-Match` names the answer's current `ETag`; no body (the answer is the one the client holds)",
+            "Not modified: `If-None-Match` names the answer's current `ETag`; no body (the answer is the one the " +
+            "client holds)",
         };
       }
       if (op.requestBody) {

@@ -349,6 +349,8 @@ export const IdempotencyHeader = z.object({
     .openapi({
       param: { in: "header" },
       description:
-        "Any 1–255 visible ASCII characters. A retry with the same key and body returns the first answer (header `Idempotent-Replayed: true`) without acting again; the same key with another body answers 422. Answers are kept 24 h, per credential.",
+        "Any 1–255 visible ASCII characters. A retry with the same key and body returns the first answer (header " +
+        "`Idempotent-Replayed: true`) without acting again; the same key with another body answers 422. Answers " +
+        "are kept 24 h, per credential.",
     }),
 });

@@ -39,8 +39,8 @@ const slots = new WeakMap<object, Slot>();
 async function load(db: ReadDb, now: () => number): Promise<Standings> {
   const loadedAt = now();
   const { rows } = await sql<Standing>`
-    SELECT wallet, total_points::text AS total_points, streak_days, last_claim_day::text AS last_claim_day, top_vault, top_vault_chain_id,
-           top_vault_lifetime_deposit::text AS top_vault_lifetime_deposit, rank_total, rank_streak
+    SELECT wallet, total_points::text AS total_points, streak_days, last_claim_day::text AS last_claim_day, top_vault,
+           top_vault_chain_id, top_vault_lifetime_deposit::text AS top_vault_lifetime_deposit, rank_total, rank_streak
     FROM derived.points_balance`.execute(db);
   const byTotal: Standing[] = new Array(rows.length);
   const byStreak: Standing[] = new Array(rows.length);

@@ -64,7 +64,8 @@ export function shareDecimalsOf(v: Pick<VaultBaseRow, "share_decimals" | "attrib
   return Number.isInteger(d) ? (d as number) : 18;
 }
 
-export const BASE_COLUMNS = sql`rv.id, rv.chain_id, rv.address, rv.family, rv.kind, rv.name, rv.symbol, rv.status, rv.chain_type,
+export const BASE_COLUMNS = sql`rv.id, rv.chain_id, rv.address, rv.family, rv.kind, rv.name, rv.symbol, rv.status,
+  rv.chain_type,
   rv.start_datetime, rv.attributes, rv.updated_at, rv.share_decimals, rv.lag_duration::text AS lag_duration,
   m.as_of_day, m.tvl::text AS tvl, m.historical_apy, m.historical_compound_apy, m.gross_apy, m.gross_compound_apy,
   m.pnl_per_share, m.daily_pnl_per_share, m.returns, m.liquid_apy_7d, m.liquid_apy_30d, m.max_drawdown,

@@ -2,8 +2,8 @@
  * Credentials. `requireKey`: the `x-api-key` header on the routes the spec marks with a key
  * requirement (401 without it, 403 with a wrong or revoked one). `readKey`: every other read route;
  * it answers without a key, but a key that is sent is checked (403 when wrong or revoked), and an
- * operator can close the institutional reads (`API_READS_REQUIRE_KEY=1`: 401 without a key). `requireScope(scope)`: the write routes, a
- * key holding `scope`, or, where the route allows it, an operator's bearer token holding it
+ * operator can close the institutional reads (`API_READS_REQUIRE_KEY=1`: 401 without a key). `requireScope(scope)`: the
+ * write routes, a key holding `scope`, or, where the route allows it, an operator's bearer token holding it
  * (401 with `WWW-Authenticate: Bearer` when the token is missing, invalid or expired; 403 with
  * code `insufficient_scope` when the credential lacks the scope).
  */

@@ -280,7 +280,8 @@ export function rateLimit(redis: Redis | null, perMinute: number, opts: RateLimi
         (down, err) =>
           log(
             down
-              ? `rate limits: Redis failed (${err instanceof Error ? err.message : String(err)}); counting in this process, asking Redis again every ${REDIS_BACKOFF_MS / 1000} s`
+              ? `rate limits: Redis failed (${err instanceof Error ? err.message : String(err)}); counting in this ` +
+                  `process, asking Redis again every ${REDIS_BACKOFF_MS / 1000} s`
               : "rate limits: Redis answers again; counting there",
           ),
       )

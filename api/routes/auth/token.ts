@@ -58,7 +58,10 @@ export const token = createRoute({
   middleware: [formBody] as const,
   summary: "Bearer token for an operator account (OAuth 2.0 password flow)",
   description:
-    "Send the form fields `username` and `password` (application/x-www-form-urlencoded or multipart/form-data). The token is an HS256 JWT valid `expires_in` seconds (TOKEN_TTL_S, default 900); send it as `Authorization: Bearer <token>` to the routes that accept it (POST /platform/strategy_apy). Wrong credentials, an unknown or a disabled account all answer 401. " +
+    "Send the form fields `username` and `password` (application/x-www-form-urlencoded or multipart/form-data). " +
+    "The token is an HS256 JWT valid `expires_in` seconds (TOKEN_TTL_S, default 900); send it as `Authorization: " +
+    "Bearer <token>` to the routes that accept it (POST /platform/strategy_apy). Wrong credentials, an unknown or " +
+    "a disabled account all answer 401. " +
     `Attempts are limited before the password is checked: ${LOGIN_LIMITS.perUser} per username and ` +
     `${LOGIN_LIMITS.perAddress} per client address per ${LOGIN_LIMITS.windowS} s (a successful login ` +
     "does not count), past which the answer is 429 with Retry-After; while " +

@@ -54,10 +54,12 @@ Each operation's security requirement in this document is the one the service en
 }
 
 function rateLimits(perMinute: number): string {
-  return `## Rate limits
+  return (
+    `## Rate limits
 
 Each API key may make **${perMinute} requests per minute** (\`RATE_LIMIT_PER_MINUTE\`); requests without a
-key, or with a key that is not valid, count against the client address instead. Both surfaces count against the same limit. Every answer
+key, or with a key that is not valid, count against the client address instead. ` +
+    `Both surfaces count against the same limit. Every answer
 reports the state, so a client can throttle itself:
 
 | header | meaning |
@@ -70,7 +72,8 @@ reports the state, so a client can throttle itself:
 Past the limit the answer is **429** with a \`Retry-After\` header (seconds) and a \`{"detail": "..."}\` body.
 
 A request body is at most **1 MiB**; a larger one is answered **413** (\`{"detail": "..."}\`) before it is read.
-JSON nested deeper than 64 levels is a **422**.`;
+JSON nested deeper than 64 levels is a **422**.`
+  );
 }
 
 const CHAINS = `## Chains

@@ -5,8 +5,8 @@
  *
  * The file (about 3.5 MB) is read once per process, when the first app is created; its gzip copy
  * (about a quarter of that) is made once, on the first request for it, in zlib's thread pool, and
- * served to clients that accept it as soon as it is ready. The URL the pages use carries a hash of the content, so the answer
- * can be cached for a year: an upgraded bundle gets a new URL.
+ * served to clients that accept it as soon as it is ready. The URL the pages use carries a hash of the content, so the
+ * answer can be cached for a year: an upgraded bundle gets a new URL.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";

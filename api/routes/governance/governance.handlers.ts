@@ -95,7 +95,9 @@ export const rolesHandler: RouteHandler<typeof roles, AppEnv> = async (c) => {
     return validationError(c, [
       {
         loc: ["path", "vault_address"],
-        msg: `Governance roles are only available for EVM vaults: ${v.address} is on chain ${v.chain_id}, which is not an EVM chain`,
+        msg:
+          `Governance roles are only available for EVM vaults: ${v.address} is on chain ${v.chain_id}, which is not ` +
+          `an EVM chain`,
         type: "value_error",
       },
     ]) as never;
@@ -222,14 +224,16 @@ export const rolesHandler: RouteHandler<typeof roles, AppEnv> = async (c) => {
     if (i.error) {
       if (rpcUrl)
         warn(
-          `Could not read ${a} (${rs.join(", ")}) on chain ${v.chain_id}: ${i.error}; its is_safe and owners are degraded`,
+          `Could not read ${a} (${rs.join(", ")}) on chain ${v.chain_id}: ${i.error}; its is_safe and owners are ` +
+            `degraded`,
         );
       continue;
     }
     if (i.account_type === "timelock") {
       // the vault's own timelock is not in `addresses`: this one's roles and operations are not indexed
       warn(
-        `${a} (${rs.join(", ")}) is a TimelockController other than the vault's timelock (${tl ?? "none"}): its roles and operations are not indexed`,
+        `${a} (${rs.join(", ")}) is a TimelockController other than the vault's timelock (${tl ?? "none"}): its ` +
+          `roles and operations are not indexed`,
       );
       continue;
     }
@@ -348,10 +352,12 @@ export const timelocksHandler: RouteHandler<typeof timelocks, AppEnv> = async (c
     async () =>
       (
         await sql<OpRow>`
-          SELECT o.id, o.chain_id, o.timelock, o.operation_hash, o.call_index, o.target, o.value::text AS value, o.data, o.predecessor, o.salt,
-                 o.delay::text AS delay, o.ready_at::text AS ready_at, o.status, o.executed_at::text AS executed_at, o.executed_tx_hash,
-                 o.cancelled_at::text AS cancelled_at, o.cancelled_tx_hash, o.block_number::text AS block_number, o.timestamp::text AS timestamp, o.tx_hash,
-                 o.calls
+          SELECT o.id, o.chain_id, o.timelock, o.operation_hash, o.call_index, o.target, o.value::text AS value, o.data,
+                 o.predecessor, o.salt,
+                 o.delay::text AS delay, o.ready_at::text AS ready_at, o.status, o.executed_at::text AS executed_at,
+                 o.executed_tx_hash,
+                 o.cancelled_at::text AS cancelled_at, o.cancelled_tx_hash, o.block_number::text AS block_number,
+                 o.timestamp::text AS timestamp, o.tx_hash, o.calls
           FROM (${timelockRequestsOf(s, v)}) o
           WHERE ${status} = 'all' OR o.status = ${status}
           ORDER BY o.timestamp DESC, o.block_number DESC, o.log_index DESC, o.id`.execute(db)
@@ -430,7 +436,8 @@ function describeTimelock(
       : `Timelock batch ${action}: ${described.map((x) => x.fn).join(", ")}`;
   const text =
     action === "scheduled"
-      ? `${what} scheduled through timelock ${timelock} with a delay of ${d.delay} s, executable from ${unixToIso(String(d.ready_at))}`
+      ? `${what} scheduled through timelock ${timelock} with a delay of ${d.delay} s, executable from ` +
+        `${unixToIso(String(d.ready_at))}`
       : action === "executed"
         ? `${what} executed through timelock ${timelock}`
         : `${what} cancelled on timelock ${timelock}`;
@@ -465,24 +472,33 @@ export const auditLogHandler: RouteHandler<typeof auditLog, AppEnv> = async (c) 
   const s = config.indexerSchema;
 
   const manual = sql`
-    SELECT 'manual:' || a.id::text AS id, a.occurred_at AS t, a.category, 'manual' AS source, NULL::text AS action, NULL::text AS tx_hash,
-           a.author, a.text, jsonb_build_object('created_at', a.created_at) AS details, NULL::numeric AS blk, NULL::integer AS li
+    SELECT 'manual:' || a.id::text AS id, a.occurred_at AS t, a.category, 'manual' AS source, NULL::text AS action,
+           NULL::text AS tx_hash,
+           a.author, a.text, jsonb_build_object('created_at', a.created_at) AS details, NULL::numeric AS blk,
+           NULL::integer AS li
     FROM registry.audit_entry a
     WHERE a.chain_id = ${v.chain_id} AND ${v.evm ? sql`lower(a.vault) = ${v.address}` : sql`a.vault = ${v.address}`}`;
   const onChain = sql`
-    SELECT 'timelock:' || o.id || ':' || x.action AS id, to_timestamp(x.at::double precision) AS t, 'timelock' AS category, 'timelock' AS source,
+    SELECT 'timelock:' || o.id || ':' || x.action AS id, to_timestamp(x.at::double precision) AS t,
+           'timelock' AS category, 'timelock' AS source,
            x.action, x.tx AS tx_hash, NULL::text AS author, NULL::text AS text,
-           jsonb_build_object('timelock', o.timelock, 'operation_hash', o.operation_hash, 'call_index', o.call_index, 'target', o.target,
-             'value', o.value::text, 'data', o.data, 'predecessor', o.predecessor, 'salt', o.salt, 'delay', o.delay::text,
-             'ready_at', o.ready_at::text, 'status', o.status, 'scheduled_tx_hash', o.tx_hash, 'calls', o.calls) AS details,
-           CASE WHEN x.action = 'scheduled' THEN o.block_number END AS blk, CASE WHEN x.action = 'scheduled' THEN o.log_index END AS li
+           jsonb_build_object('timelock', o.timelock, 'operation_hash', o.operation_hash, 'call_index', o.call_index,
+             'target', o.target,
+             'value', o.value::text, 'data', o.data, 'predecessor', o.predecessor, 'salt', o.salt, 'delay',
+             o.delay::text,
+             'ready_at', o.ready_at::text, 'status', o.status, 'scheduled_tx_hash', o.tx_hash, 'calls',
+             o.calls) AS details,
+           CASE WHEN x.action = 'scheduled' THEN o.block_number END AS blk, CASE WHEN x.action = 'scheduled'
+           THEN o.log_index END AS li
     FROM (${timelockRequestsOf(s, v)}) o
-    CROSS JOIN LATERAL (VALUES ('scheduled', o.timestamp, o.tx_hash), ('executed', o.executed_at, o.executed_tx_hash), ('cancelled', o.cancelled_at, o.cancelled_tx_hash)) AS x(action, at, tx)
+    CROSS JOIN LATERAL (VALUES ('scheduled', o.timestamp, o.tx_hash), ('executed', o.executed_at, o.executed_tx_hash),
+      ('cancelled', o.cancelled_at, o.cancelled_tx_hash)) AS x(action, at, tx)
     WHERE x.at IS NOT NULL
     UNION ALL
-    SELECT 'chain:' || g.id AS id, to_timestamp(g.timestamp::double precision) AS t, g.category, 'chain' AS source, g.event AS action, g.tx_hash,
-           NULL::text AS author, NULL::text AS text,
-           jsonb_build_object('contract', g.contract, 'event', g.event, 'args', g.args, 'block_number', g.block_number::text, 'log_index', g.log_index) AS details,
+    SELECT 'chain:' || g.id AS id, to_timestamp(g.timestamp::double precision) AS t, g.category, 'chain' AS source,
+           g.event AS action, g.tx_hash, NULL::text AS author, NULL::text AS text,
+           jsonb_build_object('contract', g.contract, 'event', g.event, 'args', g.args, 'block_number',
+           g.block_number::text, 'log_index', g.log_index) AS details,
            g.block_number AS blk, g.log_index AS li
     FROM ${ix(s, "governance_event")} g
     WHERE ${governanceEventsOf(v)}`;
@@ -493,7 +509,8 @@ export const auditLogHandler: RouteHandler<typeof auditLog, AppEnv> = async (c) 
   const run = async (withChain: boolean, where: ReturnType<typeof sql>, lim: number | null) =>
     (
       await sql<LogRow>`
-        SELECT id, date_trunc('milliseconds', t) AS occurred_at, category, source, action, tx_hash, author, text, details
+        SELECT id, date_trunc('milliseconds', t) AS occurred_at, category, source, action, tx_hash, author,
+          text, details
         FROM (${withChain ? sql`${manual} UNION ALL ${onChain}` : manual}) e
         WHERE ${where} ${category !== undefined ? sql`AND category = ${category}` : sql``} ${sinceLaunch}
         ORDER BY date_trunc('milliseconds', t) DESC, blk DESC NULLS LAST, li DESC NULLS LAST, id DESC

@@ -125,15 +125,18 @@ function timelockOpsOf(schema: string, v: ResolvedVault) {
 export function timelockRequestsOf(schema: string, v: ResolvedVault) {
   const ops = ix(schema, "timelock_operation");
   return sql`
-    WITH mine AS (SELECT DISTINCT o.timelock, o.operation_hash, o.tx_hash FROM ${ops} o WHERE ${timelockOpsOf(schema, v)})
+    WITH mine AS (SELECT DISTINCT o.timelock, o.operation_hash, o.tx_hash FROM ${ops} o
+      WHERE ${timelockOpsOf(schema, v)})
     SELECT o.*, c.calls
     FROM mine m
     CROSS JOIN LATERAL (
       SELECT min(x.call_index) AS first,
-             jsonb_agg(jsonb_build_object('call_index', x.call_index, 'target', x.target, 'value', x.value::text, 'data', x.data)
+             jsonb_agg(jsonb_build_object('call_index', x.call_index, 'target', x.target, 'value', x.value::text,
+             'data', x.data)
                        ORDER BY x.call_index) AS calls
       FROM ${ops} x
-      WHERE x.chain_id = ${v.chain_id} AND x.timelock = m.timelock AND x.operation_hash = m.operation_hash AND x.tx_hash = m.tx_hash
+      WHERE x.chain_id = ${v.chain_id} AND x.timelock = m.timelock AND x.operation_hash = m.operation_hash
+        AND x.tx_hash = m.tx_hash
     ) c
     JOIN ${ops} o ON o.chain_id = ${v.chain_id} AND o.timelock = m.timelock AND o.operation_hash = m.operation_hash
       AND o.tx_hash = m.tx_hash AND o.call_index = c.first`;
@@ -142,7 +145,8 @@ export function timelockRequestsOf(schema: string, v: ResolvedVault) {
 /** WHERE condition (on alias `g`) for the governance events emitted by the vault or by its timelock. */
 export function governanceEventsOf(v: ResolvedVault) {
   const tl = v.indexed?.timelock ?? null;
-  return sql`g.chain_id = ${v.chain_id} AND (g.contract = ${v.address} OR (${tl}::text IS NOT NULL AND g.contract = ${tl}))`;
+  return sql`g.chain_id = ${v.chain_id} AND (g.contract = ${v.address}
+    OR (${tl}::text IS NOT NULL AND g.contract = ${tl}))`;
 }
 
 export const unixToIso = (s: string | number | null | undefined): string | null =>

@@ -23,7 +23,11 @@ export const RoleRowSchema = z
   .object({
     role: z.string().openapi({
       description:
-        "`owner`, `pending_owner`, `operator`, `fee_collector`, `timelock`, or a role of the timelock: `timelock_admin`, `timelock_proposer`, `timelock_executor`, `timelock_canceller` (`timelock_role:<hash>` for others), or an erc4626 vault's own AccessControl role (source `vault`): `vault_admin` (DEFAULT_ADMIN_ROLE), `vault_<name>` for a `<NAME>_ROLE` it recognises (manager, strategist, curator, allocator, guardian, keeper, operator, pauser, minter, upgrader, emergency), else `vault_role:<hash>`",
+        "`owner`, `pending_owner`, `operator`, `fee_collector`, `timelock`, or a role of the timelock: " +
+        "`timelock_admin`, `timelock_proposer`, `timelock_executor`, `timelock_canceller` (`timelock_role:<hash>` " +
+        "for others), or an erc4626 vault's own AccessControl role (source `vault`): `vault_admin` " +
+        "(DEFAULT_ADMIN_ROLE), `vault_<name>` for a `<NAME>_ROLE` it recognises (manager, strategist, curator, " +
+        "allocator, guardian, keeper, operator, pauser, minter, upgrader, emergency), else `vault_role:<hash>`",
     }),
     address: z.string(),
     source: z.enum(["vault", "timelock"]).openapi({
@@ -32,11 +36,14 @@ export const RoleRowSchema = z
     }),
     account_type: z.enum(["eoa", "multisig", "contract", "timelock", "zero_address", "unknown"]).openapi({
       description:
-        "What the account is on chain: `multisig` answers getOwners()/getThreshold(), `timelock` getMinDelay() (the vault's registry timelock, or another, with a warning); `unknown` when it could not be read (see warnings)",
+        "What the account is on chain: `multisig` answers getOwners()/getThreshold(), `timelock` getMinDelay() " +
+        "(the vault's registry timelock, or another, with a warning); `unknown` when it could not be read (see " +
+        "warnings)",
     }),
     is_safe: z.boolean().openapi({
       description:
-        "Custody-provider check: a Safe-like multisig answering VERSION() with a version; false when not, or when it could not be read",
+        "Custody-provider check: a Safe-like multisig answering VERSION() with a version; false when not, or when " +
+        "it could not be read",
     }),
     safe_version: z.string().nullable(),
     owners: z
@@ -81,14 +88,18 @@ export const PermissionRowSchema = z
       ])
       .openapi({
         description:
-          "What the allowed targets are, from their chain's registry `protocols` entry (Uniswap v3 positions and staker: `dex_pool`; the v3 and v2 routers: `swap`; Aave v3: `lending_market`; Morpho Blue: `morpho_market`; its lending vaults: `lending_vault`; the perp bridges), the registry's loans (`loan`) and vaults (`vault`); `other`: a contract the registry does not name",
+          "What the allowed targets are, from their chain's registry `protocols` entry (Uniswap v3 positions and " +
+          "staker: `dex_pool`; the v3 and v2 routers: `swap`; Aave v3: `lending_market`; Morpho Blue: " +
+          "`morpho_market`; its lending vaults: `lending_vault`; the perp bridges), the registry's loans (`loan`) " +
+          "and vaults (`vault`); `other`: a contract the registry does not name",
         example: "lending_market",
       }),
     chain_id: z.number().int().openapi({ example: 1 }),
     protocol: z.string().openapi({ example: "Aave v3" }),
     tokens: z.array(z.string()).openapi({
       description:
-        "Symbols (the chain's catalogue; else the address) of the tokens the modules allowing this integration allow, unioned; a module allows its tokens for every call",
+        "Symbols (the chain's catalogue; else the address) of the tokens the modules allowing this integration " +
+        "allow, unioned; a module allows its tokens for every call",
       example: ["USDC", "WETH"],
     }),
     roles: z.array(z.string()).openapi({
@@ -214,7 +225,10 @@ export const roles = createRoute({
   tags: TAG,
   summary: "Owner, operator and timelock roles, with multisig metadata",
   description:
-    "The vault's owner, pending owner, operator, fee collector and TimelockController (indexer.vault), and the members of the timelock's roles (RoleGranted/RoleRevoked), each enriched on chain: contract or not, Safe-like multisig owners/threshold/VERSION. Enrichment failures degrade the affected fields (`is_safe` false, `owners` null) and add a warning; never a 5xx. 422 for a non-EVM vault.",
+    "The vault's owner, pending owner, operator, fee collector and TimelockController (indexer.vault), and the " +
+    "members of the timelock's roles (RoleGranted/RoleRevoked), each enriched on chain: contract or not, Safe-like " +
+    "multisig owners/threshold/VERSION. Enrichment failures degrade the affected fields (`is_safe` false, `owners` " +
+    "null) and add a warning; never a 5xx. 422 for a non-EVM vault.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: { ...withVault, query: vaultChainQuery({}) },
@@ -227,7 +241,11 @@ export const permissions = createRoute({
   tags: TAG,
   summary: "Vault-wide permissions grouped by (integration, chain)",
   description:
-    "The flat permissions list of the vault's registry subaccounts, one row per (integration, chain) with token symbols, account-abstraction role names and spenders unioned: what each Safe's enabled SubaccountModule allows now (its allowed calls, tokens and roles, replayed from the indexed module events), on every chain the Safe is on. The body is the list itself; a vault without subaccounts, or whose modules allow no call, answers `[]`. The vault's own roles are served by `/roles`.",
+    "The flat permissions list of the vault's registry subaccounts, one row per (integration, chain) with token " +
+    "symbols, account-abstraction role names and spenders unioned: what each Safe's enabled SubaccountModule " +
+    "allows now (its allowed calls, tokens and roles, replayed from the indexed module events), on every chain the " +
+    "Safe is on. The body is the list itself; a vault without subaccounts, or whose modules allow no call, answers " +
+    "`[]`. The vault's own roles are served by `/roles`.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: { ...withVault, query: vaultChainQuery({}) },
@@ -240,7 +258,10 @@ export const timelocks = createRoute({
   tags: TAG,
   summary: "Timelock actions, one row per scheduled request, newest first",
   description:
-    "Requests of the vault's TimelockController (indexer.timelock_operation), one row per scheduled request: what one `schedule` or `scheduleBatch` put in the queue, with all of its calls in `calls`. A request is listed when any of its calls targets the vault or the timelock itself. `status` filters: `scheduled` (default, the pending queue), `executed`, `cancelled`, or `all`.",
+    "Requests of the vault's TimelockController (indexer.timelock_operation), one row per scheduled request: what " +
+    "one `schedule` or `scheduleBatch` put in the queue, with all of its calls in `calls`. A request is listed " +
+    "when any of its calls targets the vault or the timelock itself. `status` filters: `scheduled` (default, the " +
+    "pending queue), `executed`, `cancelled`, or `all`.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: {
@@ -261,7 +282,12 @@ export const auditLog = createRoute({
   tags: TAG,
   summary: "Governance log, newest first",
   description:
-    "Merges timelock actions (per request, as the timelocks route lists them: scheduled, executed and cancelled as separate entries), the governance events of the vault and its timelock (indexer.governance_event; categories role, ownership, config, fee, pause, subaccount, emergency, timelock) and manual entries (registry.audit_entry). `before` + `limit` page to older entries: a page never splits entries of the same instant (it may hold fewer than `limit`, or more when one instant alone has more); `next_before` is the `before` of the next page.",
+    "Merges timelock actions (per request, as the timelocks route lists them: scheduled, executed and cancelled as " +
+    "separate entries), the governance events of the vault and its timelock (indexer.governance_event; categories " +
+    "role, ownership, config, fee, pause, subaccount, emergency, timelock) and manual entries " +
+    "(registry.audit_entry). `before` + `limit` page to older entries: a page never splits entries of the same " +
+    "instant (it may hold fewer than `limit`, or more when one instant alone has more); `next_before` is the " +
+    "`before` of the next page.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: {

@@ -65,7 +65,12 @@ export const historicalApyChart = createRoute({
   tags: ["platform"],
   summary: "Historical APY chart (deprecated)",
   description:
-    "One point per calendar day (the last `days_ago` days, or since inception with -1): the simple APY over the preceding `averaging_period_in_days` days, missing days carried (a day without supply has no point). The last point equals the vault's published `historical_apy` for that horizon; smoothing (3-day centred mean of the days with a value, the day before the window included, so a day's value does not depend on `days_ago`) never changes the last point. `average_apy` is the mean of the values (0 when empty). Deprecated: use `/tokenized_vault/{vault_address}/historical-timeseries`.",
+    "One point per calendar day (the last `days_ago` days, or since inception with -1): the simple APY over the " +
+    "preceding `averaging_period_in_days` days, missing days carried (a day without supply has no point). The last " +
+    "point equals the vault's published `historical_apy` for that horizon; smoothing (3-day centred mean of the " +
+    "days with a value, the day before the window included, so a day's value does not depend on `days_ago`) never " +
+    "changes the last point. `average_apy` is the mean of the values (0 when empty). Deprecated: use " +
+    "`/tokenized_vault/{vault_address}/historical-timeseries`.",
   deprecated: true,
   ...inst,
   request: { query: ChartQuery },

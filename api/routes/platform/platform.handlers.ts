@@ -128,8 +128,10 @@ const pnlRecord = (r: PnlRow): PnlRecord => ({
   unrealized_pnl_in_asset: Number(r.unrealized_pnl_in_asset),
 });
 
-const PNL_COLUMNS = sql`chain_id, vault, timestamp::text AS timestamp, vault_name, strategist_name, reference_asset, asset_price::text AS asset_price, tvl_on_vault::text AS tvl_on_vault,
-  actual_tvl::text AS actual_tvl, current_redeem_ratio::text AS current_redeem_ratio, adjusted_redeem_ratio::text AS adjusted_redeem_ratio,
+const PNL_COLUMNS = sql`chain_id, vault, timestamp::text AS timestamp, vault_name, strategist_name, reference_asset,
+  asset_price::text AS asset_price, tvl_on_vault::text AS tvl_on_vault,
+  actual_tvl::text AS actual_tvl, current_redeem_ratio::text AS current_redeem_ratio,
+  adjusted_redeem_ratio::text AS adjusted_redeem_ratio,
   unrealized_pnl::text AS unrealized_pnl, unrealized_pnl_in_asset::text AS unrealized_pnl_in_asset`;
 
 export const unrealizedPnlHandler: RouteHandler<typeof unrealizedPnl, AppEnv> = async (c) => {
@@ -251,7 +253,8 @@ export const vaultHistoryHandler: RouteHandler<typeof vaultHistory, AppEnv> = as
         FROM registry.vault rv
         WHERE rv.chain_id = ${chain} AND rv.address = ${address} AND rv.attributes ? 'alt_asset'
       ), t AS (
-        SELECT e.chain_id, e.timestamp, e.block_number, e.log_index, e.kind, e.owner, e.vault, e.assets, e.tx_hash, e.asset
+        SELECT e.chain_id, e.timestamp, e.block_number, e.log_index, e.kind, e.owner, e.vault, e.assets,
+          e.tx_hash, e.asset
         FROM ${ev} e WHERE ${sql.join(filters, sql` AND `)}
         ORDER BY e.block_number DESC, e.log_index DESC LIMIT ${q.limit}
       )

@@ -101,9 +101,13 @@ export const unrealizedPnl = createRoute({
   tags: ["platform"],
   summary: "Unrealized PnL records of a vault, newest first",
   description:
-    "One record per share-ratio snapshot (derived.unrealized_pnl, see docs/metrics.md). `start_date` and `end_date` are inclusive bounds on the record's timestamp: a date covers its whole UTC day. " +
-    "`fields=ratio` gives slim points `{timestamp, current_redeem_ratio, adjusted_redeem_ratio, collateral_ratio}` with `collateral_ratio = actual_tvl / tvl_on_vault`. " +
-    "An address deployed on several chains: `chain_id` (or `chain`) picks one, else the lowest chain id is served; every record and point names its `chain_id`, and header `X-Vault-Chain` says which. 404 for an unknown vault; 422 when start_date is after end_date.",
+    "One record per share-ratio snapshot (derived.unrealized_pnl, see docs/metrics.md). `start_date` and " +
+    "`end_date` are inclusive bounds on the record's timestamp: a date covers its whole UTC day. " +
+    "`fields=ratio` gives slim points `{timestamp, current_redeem_ratio, adjusted_redeem_ratio, collateral_ratio}` " +
+    "with `collateral_ratio = actual_tvl / tvl_on_vault`. " +
+    "An address deployed on several chains: `chain_id` (or `chain`) picks one, else the lowest chain id is served; " +
+    "every record and point names its `chain_id`, and header `X-Vault-Chain` says which. 404 for an unknown vault; " +
+    "422 when start_date is after end_date.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: {
@@ -171,12 +175,17 @@ export const vaultHistory = createRoute({
   tags: ["platform"],
   summary: "Deposits and withdrawals of a vault, newest first",
   description:
-    "From indexer.vault_event. `wallet` matches the position holder (`owner`), the receiver, or the depositor who sent a deposit; `wallet` in the records is the position holder (see the schema). " +
-    "`Withdraw` events are emitted when a queued redemption is processed. Ordered by block and log index, newest first. " +
-    "Each record names its asset (`asset_address`, `asset_symbol`, `asset_decimals`) and gives `amount`, the raw amount in whole tokens. " +
+    "From indexer.vault_event. `wallet` matches the position holder (`owner`), the receiver, or the depositor who " +
+    "sent a deposit; `wallet` in the records is the position holder (see the schema). " +
+    "`Withdraw` events are emitted when a queued redemption is processed. Ordered by block and log index, newest " +
+    "first. " +
+    "Each record names its asset (`asset_address`, `asset_symbol`, `asset_decimals`) and gives `amount`, the raw " +
+    "amount in whole tokens. " +
     "Paging: a full page comes with header `X-Next-Before`; pass it as `before` for the next, older page. " +
-    "An address deployed on several chains: `chain_id` (or `chain`) picks one, else the lowest chain id is served (header `X-Vault-Chain`). " +
-    "404 for an unknown vault, or for a known vault not deployed on `chain_id`; a parameter the route does not know is ignored.",
+    "An address deployed on several chains: `chain_id` (or `chain`) picks one, else the lowest chain id is served " +
+    "(header `X-Vault-Chain`). " +
+    "404 for an unknown vault, or for a known vault not deployed on `chain_id`; a parameter the route does not " +
+    "know is ignored.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: {

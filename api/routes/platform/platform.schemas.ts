@@ -9,7 +9,9 @@ const Day = z.string().openapi({ format: "date", example: "2026-01-31" });
 const RawNumber = (description: string) =>
   z.number().openapi({
     type: "integer",
-    description: `${description} (raw integer token units, an exact JSON integer: parse it with a big-number aware reader, it can exceed 2^53)`,
+    description:
+      `${description} (raw integer token units, an exact JSON integer: parse it with a big-number aware reader, it ` +
+      `can exceed 2^53)`,
     example: 1500000,
   });
 const Raw = (description: string) =>
@@ -98,10 +100,14 @@ export const UnrealizedPnlRatioPointSchema = z
     chain_id: z.number().int().openapi({ description: "Chain of the vault the point is about" }),
     current_redeem_ratio: z.number().nullable(),
     adjusted_redeem_ratio: z.number().nullable(),
-    collateral_ratio: z.number().nullable().openapi({
-      description:
-        "actual_tvl / tvl_on_vault: what the vault holds per unit it reports (1 = fully backed); null when tvl_on_vault is 0",
-    }),
+    collateral_ratio: z
+      .number()
+      .nullable()
+      .openapi({
+        description:
+          "actual_tvl / tvl_on_vault: what the vault holds per unit it reports (1 = fully backed); null when " +
+          "tvl_on_vault is 0",
+      }),
   })
   .openapi("UnrealizedPnlRatioPoint");
 
@@ -114,16 +120,21 @@ export const VaultHistoryRecordSchema = z
     type: z.enum(["deposit", "withdraw"]),
     wallet: z.string().openapi({
       description:
-        "The position holder: for a deposit the wallet credited with the shares (lendingPool `Deposit.owner`, tokenizedVaultV2 `receiverAddr`); for a withdraw the owner whose shares were redeemed (`Withdraw.owner`)",
+        "The position holder: for a deposit the wallet credited with the shares (lendingPool `Deposit.owner`, " +
+        "tokenizedVaultV2 `receiverAddr`); for a withdraw the owner whose shares were redeemed (`Withdraw.owner`)",
     }),
     pool: z.string().openapi({ description: "Vault address" }),
     chain_id: z.number().int(),
     amount_raw: Raw("Assets deposited or paid out, in units of asset_address"),
-    amount: z.string().nullable().openapi({
-      description:
-        "amount_raw in whole tokens of asset_address (exact decimal string); null when the asset's decimals are unknown",
-      example: "1.5",
-    }),
+    amount: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "amount_raw in whole tokens of asset_address (exact decimal string); null when the asset's decimals are " +
+          "unknown",
+        example: "1.5",
+      }),
     transaction_hash: z.string(),
     block_number: z.number().int(),
     log_index: z
@@ -185,15 +196,21 @@ export const PendingRedemptionSummarySchema = z
       .object({
         available: z.number().openapi({
           description:
-            "What pending claims can be paid from now, asset units: the base asset the vault contract held at its latest snapshot (`held`) less what it already owed of it (`reserved`), at least 0",
+            "What pending claims can be paid from now, asset units: the base asset the vault contract held at its " +
+            "latest snapshot (`held`) less what it already owed of it (`reserved`), at least 0",
         }),
         available_raw: Raw("held less reserved, at least 0"),
         held: z.number().openapi({ description: "Base asset held by the vault contract, asset units" }),
         held_raw: Raw("Base asset held by the vault contract"),
-        reserved: z.number().nullable().openapi({
-          description:
-            "Of it, what the vault already owes: accrued fees, and a lendingPool's processed redemptions not yet claimed (claimableAssets), asset units; null when the vault does not answer those views (then nothing is taken off)",
-        }),
+        reserved: z
+          .number()
+          .nullable()
+          .openapi({
+            description:
+              "Of it, what the vault already owes: accrued fees, and a lendingPool's processed redemptions not yet " +
+              "claimed (claimableAssets), asset units; null when the vault does not answer those views (then nothing " +
+              "is taken off)",
+          }),
         reserved_raw: Raw("Accrued fees plus unclaimed processed claims").nullable(),
         as_of: DateTime.nullable().openapi({
           description: "Block time of that snapshot; null (and 0 available) before the first",
@@ -237,7 +254,8 @@ export const PendingRedemptionSummarySchema = z
         z.object({
           date: Day.openapi({
             description:
-              "Due date `YYYY-MM-DD`: a lendingPool request's claimable date; a tokenizedVaultV2 request's, the UTC day its vault's lagDuration() has passed since it was made",
+              "Due date `YYYY-MM-DD`: a lendingPool request's claimable date; a tokenizedVaultV2 request's, the " +
+              "UTC day its vault's lagDuration() has passed since it was made",
             example: "2026-02-03",
           }),
           count: z.number().int(),
@@ -247,7 +265,8 @@ export const PendingRedemptionSummarySchema = z
           shares_raw: Raw("Shares redeemed"),
           assets_estimated: z.boolean().openapi({
             description:
-              "The assets are an estimate at the latest share price (tokenizedVaultV2 requests are priced only when processed)",
+              "The assets are an estimate at the latest share price (tokenizedVaultV2 requests are priced only " +
+              "when processed)",
           }),
           days_until_due: z.number().int().openapi({ description: "date - today in days (negative when overdue)" }),
           is_overdue: z.boolean(),
@@ -283,7 +302,10 @@ export const PendingRedemptionSummarySchema = z
   })
   .openapi("PendingRedemptionSummary", {
     description:
-      "Pending redemptions of one vault: withdrawal requests with status `requested`. Amounts are the net payout (lendingPool: `assets - fee`; tokenizedVaultV2: shares x the vault's latest share price, an estimate). Display figures are JSON numbers, raw token amounts exact decimal strings; asset amounts use the asset's decimals, shares the share token's.",
+      "Pending redemptions of one vault: withdrawal requests with status `requested`. Amounts are the net payout " +
+      "(lendingPool: `assets - fee`; tokenizedVaultV2: shares x the vault's latest share price, an estimate). " +
+      "Display figures are JSON numbers, raw token amounts exact decimal strings; asset amounts use the asset's " +
+      "decimals, shares the share token's.",
   });
 
 export const PendingRedemptionsBatchBodySchema = z
@@ -291,15 +313,21 @@ export const PendingRedemptionsBatchBodySchema = z
     vault_addresses: z.array(z.string()).max(1000).nullable().optional().openapi({
       description: "Vault addresses (case-insensitive for EVM); each is processed on its own; null as absent",
     }),
-    strategist_name: PgText().min(1).nullable().optional().openapi({
-      description:
-        "Only the vaults of this strategist (case-insensitive); with vault_addresses, the listed vaults must be theirs; null as absent",
-    }),
+    strategist_name: PgText()
+      .min(1)
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          "Only the vaults of this strategist (case-insensitive); with vault_addresses, the listed vaults must be " +
+          "theirs; null as absent",
+      }),
   })
   .openapi("PendingRedemptionsBatchRequest", {
     example: { vault_addresses: ["0x2c622344b5dc29dccc034ca76f123d4479d24122"] },
     description:
-      "Both fields optional; an empty object selects every indexed vault. An unknown field is refused (422), so a misspelt filter never selects every vault.",
+      "Both fields optional; an empty object selects every indexed vault. An unknown field is refused (422), so a " +
+      "misspelt filter never selects every vault.",
   });
 
 export const PendingRedemptionsBatchSchema = z
@@ -346,7 +374,9 @@ export const WithdrawalQueueSchema = z
       .nullable()
       .openapi({
         description:
-          "The FIFO queue counters of a tokenizedVaultV2 (indexer.vault); always 0 for a lendingPool, whose requests are scheduled by claimable date; null for an erc4626 vault, which has no redemption queue (its withdraws are immediate)",
+          "The FIFO queue counters of a tokenizedVaultV2 (indexer.vault); always 0 for a lendingPool, whose " +
+          "requests are scheduled by claimable date; null for an erc4626 vault, which has no redemption queue (its " +
+          "withdraws are immediate)",
       }),
     pending_count: z.number().int().openapi({ description: "Requests with status `requested`" }),
     total_withdrawals_raw_amount: RawNumber("Assets of every pending request"),
@@ -362,7 +392,8 @@ export const WithdrawalQueueSchema = z
         QueueRequest.extend({
           date: Day.openapi({
             description:
-              "Due date: the claimable date (lendingPool), the day the vault's lag has passed (tokenizedVaultV2), else the UTC day of the request",
+              "Due date: the claimable date (lendingPool), the day the vault's lag has passed (tokenizedVaultV2), " +
+              "else the UTC day of the request",
           }),
           amount_raw: RawNumber(
             "Assets to pay: lendingPool assets - fee; tokenizedVaultV2 shares x latest share price (estimate)",

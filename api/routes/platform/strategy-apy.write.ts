@@ -45,7 +45,11 @@ export const strategyApyCreate = createRoute({
   tags: ["platform"],
   summary: "Store strategy APY snapshots",
   description:
-    "Requires an API key (`x-api-key`) or a bearer token from `POST /api/v1/token`, with the scope `strategy_apy:write`. Stores every snapshot of the array in one transaction (all or none), stamped with the time of the request; `strategist_address` is the vault's strategist's address from the registry. Answers 201 with the snapshots as read.\n\nRefusals (`code`): 404 `vault_not_found` (a snapshot names a vault that is not in the registry on that chain; nothing is stored).",
+    "Requires an API key (`x-api-key`) or a bearer token from `POST /api/v1/token`, with the scope " +
+    "`strategy_apy:write`. Stores every snapshot of the array in one transaction (all or none), stamped with the " +
+    "time of the request; `strategist_address` is the vault's strategist's address from the registry. Answers 201 " +
+    "with the snapshots as read.\n\nRefusals (`code`): 404 `vault_not_found` (a snapshot names a vault that is not " +
+    "in the registry on that chain; nothing is stored).",
   middleware: [requireScope("strategy_apy:write", { bearer: true })] as const,
   security: keyOrToken,
   request: {

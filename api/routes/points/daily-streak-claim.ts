@@ -37,7 +37,12 @@ export const streakClaim = createRoute({
   tags: TAG,
   summary: "Claim today's daily streak points for a wallet",
   description:
-    "Requires an API key with the scope `points:write`: the integration holding it vouches for the wallet (the wallet signs nothing here). The wallet must be registered, hold a position (derived.points_pool) and not have claimed this UTC day. The streak continues after a claim on the previous UTC day and restarts at 1 otherwise; a claim on day n of a streak earns min(POINTS_STREAK_BASE + POINTS_STREAK_STEP × (n − 1), POINTS_STREAK_MAX). Of concurrent claims for the same day exactly one succeeds.\n\nRefusals (`code`): 404 `user_not_found` (not registered), 409 `no_active_positions`, 409 `already_claimed`.",
+    "Requires an API key with the scope `points:write`: the integration holding it vouches for the wallet (the " +
+    "wallet signs nothing here). The wallet must be registered, hold a position (derived.points_pool) and not have " +
+    "claimed this UTC day. The streak continues after a claim on the previous UTC day and restarts at 1 otherwise; " +
+    "a claim on day n of a streak earns min(POINTS_STREAK_BASE + POINTS_STREAK_STEP × (n − 1), " +
+    "POINTS_STREAK_MAX). Of concurrent claims for the same day exactly one succeeds.\n\nRefusals (`code`): 404 " +
+    "`user_not_found` (not registered), 409 `no_active_positions`, 409 `already_claimed`.",
   middleware: [requireScope("points:write")] as const,
   security: keySecurity,
   request: {

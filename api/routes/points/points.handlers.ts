@@ -92,9 +92,11 @@ async function pointsRecord(c: Context<AppEnv>, wallet: string) {
         SELECT referee, total_points FROM derived.points_referral WHERE referrer = ${wallet}
         UNION ALL
         SELECT lower(u.address), 0 FROM registry.points_user u
-        WHERE lower(u.referrer) = ${wallet} AND lower(u.address) NOT IN (SELECT referee FROM derived.points_referral WHERE referrer = ${wallet})
+        WHERE lower(u.referrer) = ${wallet} AND lower(u.address) NOT IN
+          (SELECT referee FROM derived.points_referral WHERE referrer = ${wallet})
       )
-      SELECT refs.referee, refs.total_points, coalesce(sum(p.usd_value), 0) AS usd, coalesce(sum(p.native_amount), 0) AS native
+      SELECT refs.referee, refs.total_points, coalesce(sum(p.usd_value), 0) AS usd,
+        coalesce(sum(p.native_amount), 0) AS native
       FROM refs LEFT JOIN derived.points_pool p ON p.wallet = refs.referee
       GROUP BY refs.referee, refs.total_points ORDER BY refs.referee`
       .execute(db)
@@ -263,9 +265,8 @@ export const streakStatusHandler: RouteHandler<typeof streakStatus, AppEnv> = as
              l.day AS last_day, l.streak_days AS last_streak, l.claimed_at AS last_at,
              (SELECT sum(points) FROM registry.streak_claim WHERE address = ${wallet}) AS claimed
       FROM (SELECT 1) one
-      LEFT JOIN LATERAL (SELECT day, streak_days, claimed_at FROM registry.streak_claim WHERE address = ${wallet} ORDER BY day DESC LIMIT 1) l ON true`.execute(
-      db,
-    )
+      LEFT JOIN LATERAL (SELECT day, streak_days, claimed_at FROM registry.streak_claim WHERE address = ${wallet}
+        ORDER BY day DESC LIMIT 1) l ON true`.execute(db)
   ).rows[0]!;
   const claimedToday = r.last_day === today;
   // why a claim would be refused now: the claim route's rules, in its order

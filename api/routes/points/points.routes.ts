@@ -42,7 +42,8 @@ export const PointsRecordSchema = z
   .object({
     totalPoints: z.number().openapi({
       description:
-        "Every source's points. Today's holding points are provisional: the whole UTC day at its latest snapshot (docs/metrics.md), so the total can move either way until the day ends",
+        "Every source's points. Today's holding points are provisional: the whole UTC day at its latest snapshot " +
+        "(docs/metrics.md), so the total can move either way until the day ends",
     }),
     referralEarnings: z.number(),
     streak: z.number().int(),
@@ -55,7 +56,8 @@ export const PointsRecordSchema = z
       .openapi({ description: "Leaderboard rank by total points; null for a wallet that is not on the leaderboard" }),
     pools: z.record(z.string(), PoolSchema).openapi({
       description:
-        "Keyed by vault address (lower case); when the wallet holds the same address on several chains, those entries are keyed `<address>:<chainId>`",
+        "Keyed by vault address (lower case); when the wallet holds the same address on several chains, those " +
+        "entries are keyed `<address>:<chainId>`",
     }),
     external: z.record(z.string(), ExternalSchema),
     referrals: z.record(z.string(), ReferralSchema).openapi({ description: "Keyed by referee address" }),
@@ -64,7 +66,8 @@ export const PointsRecordSchema = z
       .nullable()
       .openapi({
         description:
-          "Vault with the largest lifetime deposit valued in USD (at its asset's latest points-index price); `lifetimeDeposit` in that vault's asset units; null when none",
+          "Vault with the largest lifetime deposit valued in USD (at its asset's latest points-index price); " +
+          "`lifetimeDeposit` in that vault's asset units; null when none",
       }),
   })
   .openapi("PointsRecord");
@@ -78,7 +81,9 @@ const UserParams = z.object({
 });
 
 const recordDescription =
-  "Points of a wallet, live from the derived points views (derived.points_total, points_pool, points_referral); `rank` comes from the points standings (derived.points_balance, ranks computed on read, never POINTS_STANDINGS_MS old, default 10 s). A wallet with no points gets a zero record (rank null), not a 404.";
+  "Points of a wallet, live from the derived points views (derived.points_total, points_pool, points_referral); " +
+  "`rank` comes from the points standings (derived.points_balance, ranks computed on read, never " +
+  "POINTS_STANDINGS_MS old, default 10 s). A wallet with no points gets a zero record (rank null), not a 404.";
 
 export const publicPoints = createRoute({
   method: "get",
@@ -148,7 +153,14 @@ export const leaderboard = createRoute({
   tags: TAG,
   summary: "Points leaderboard",
   description:
-    "Paginated by rank (`sortBy` totalPoints: derived.points_balance.rank_total; streakDays: rank_streak), from the points standings: ranks computed on read, never POINTS_STANDINGS_MS old (default 10 s). With `wallet_address` or `ens_name`, only that wallet, with its rank, regardless of `page` (answered as page 1; no items when it is not ranked). `ens_name` is an ENS name resolved on the chain `chain` (default 1) through that chain's ENS Universal Resolver (`ENS_UNIVERSAL_RESOLVER_<chainId>`, else the one viem knows for the chain) and the service's RPC endpoint for it; answers are cached for a minute. A name that does not resolve (not registered, not a valid ENS name, no RPC endpoint or resolver for the chain, RPC unavailable) gives no items, not an error; a 0x address given as `ens_name` is used as is. `wallet_address` wins over `ens_name`.",
+    "Paginated by rank (`sortBy` totalPoints: derived.points_balance.rank_total; streakDays: rank_streak), from " +
+    "the points standings: ranks computed on read, never POINTS_STANDINGS_MS old (default 10 s). With " +
+    "`wallet_address` or `ens_name`, only that wallet, with its rank, regardless of `page` (answered as page 1; no " +
+    "items when it is not ranked). `ens_name` is an ENS name resolved on the chain `chain` (default 1) through " +
+    "that chain's ENS Universal Resolver (`ENS_UNIVERSAL_RESOLVER_<chainId>`, else the one viem knows for the " +
+    "chain) and the service's RPC endpoint for it; answers are cached for a minute. A name that does not resolve " +
+    "(not registered, not a valid ENS name, no RPC endpoint or resolver for the chain, RPC unavailable) gives no " +
+    "items, not an error; a 0x address given as `ens_name` is used as is. `wallet_address` wins over `ens_name`.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: {
@@ -162,11 +174,17 @@ export const leaderboard = createRoute({
       }),
       sortBy: z.enum(["totalPoints", "streakDays"]).default("totalPoints"),
       wallet_address: EvmAddress.optional(),
-      ens_name: z.string().min(1).max(255).optional().openapi({
-        description:
-          "ENS name (e.g. `vitalik.eth`, normalised per ENSIP-15) or a 0x address; empty or longer than 255 characters is a 422",
-        example: "wallet0.eth",
-      }),
+      ens_name: z
+        .string()
+        .min(1)
+        .max(255)
+        .optional()
+        .openapi({
+          description:
+            "ENS name (e.g. `vitalik.eth`, normalised per ENSIP-15) or a 0x address; empty or longer than 255 " +
+            "characters is a 422",
+          example: "wallet0.eth",
+        }),
       chain: EvmChainIdParam.default(1).openapi({
         type: "integer",
         default: 1,
@@ -186,10 +204,14 @@ export const StreakStatusSchema = z
     canClaim: z
       .boolean()
       .openapi({ description: "Registered, has an active position, and has not claimed today (UTC)" }),
-    reason: z.enum(["user_not_found", "no_active_positions", "already_claimed"]).nullable().openapi({
-      description:
-        "Why `canClaim` is false (null when it is true): the wallet is not registered, holds no vault shares, or claimed today (UTC); the claim route refuses with the same code",
-    }),
+    reason: z
+      .enum(["user_not_found", "no_active_positions", "already_claimed"])
+      .nullable()
+      .openapi({
+        description:
+          "Why `canClaim` is false (null when it is true): the wallet is not registered, holds no vault shares, or " +
+          "claimed today (UTC); the claim route refuses with the same code",
+      }),
     currentPoints: z
       .number()
       .openapi({ description: "Daily-streak points earned so far (sum of the wallet's claims)" }),

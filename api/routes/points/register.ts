@@ -29,10 +29,13 @@ const TAG = ["points"];
 const RegisterBody = z
   .object({
     user_address: EvmAddress.openapi({ description: "The wallet registering (EOA or smart-contract wallet)" }),
-    referrer_address: EvmAddress.nullable().optional().openapi({
-      description:
-        "A registered wallet that referred this one; null, absent or the zero address (as the signed message encodes none) for no referrer",
-    }),
+    referrer_address: EvmAddress.nullable()
+      .optional()
+      .openapi({
+        description:
+          "A registered wallet that referred this one; null, absent or the zero address (as the signed message " +
+          "encodes none) for no referrer",
+      }),
     chain_id: laxInt(ChainIdBody).openapi({
       description: "Chain of the EIP-712 domain; a smart-contract wallet's signature is checked on it",
     }),
@@ -42,7 +45,8 @@ const RegisterBody = z
       .max(20_000),
     nonce: PgText().min(8).max(128),
     expiry: laxUint256(
-      "Unix time (seconds) after which the signature is refused: the message's uint256, a JSON integer or, past 2^53 - 1 (2^256 - 1 for never), a string of digits",
+      "Unix time (seconds) after which the signature is refused: the message's uint256, a JSON integer or, past " +
+        "2^53 - 1 (2^256 - 1 for never), a string of digits",
     ),
   })
   .openapi("PointsRegister", {
@@ -71,17 +75,25 @@ export const register = createRoute({
   tags: TAG,
   summary: "Register a wallet for points (signed by the wallet)",
   description: [
-    "Requires an API key with the scope `points:write`, and the wallet's signature of this EIP-712 typed data (viem's `signTypedData`; EOAs are checked by ecrecover, smart-contract wallets by EIP-1271 / ERC-6492 on `chain_id`):",
+    "Requires an API key with the scope `points:write`, and the wallet's signature of this EIP-712 typed data " +
+      "(viem's `signTypedData`; EOAs are checked by ecrecover, smart-contract wallets by EIP-1271 / ERC-6492 on " +
+      "`chain_id`):",
     "",
     "```",
     `domain: { name: "${REGISTER_DOMAIN_NAME}", version: "${REGISTER_DOMAIN_VERSION}", chainId: <chain_id> }`,
-    'types:  { Register: [ { name: "user", type: "address" }, { name: "referrer", type: "address" }, { name: "nonce", type: "string" }, { name: "expiry", type: "uint256" } ] }',
-    "message: { user: <user_address>, referrer: <referrer_address or 0x0000000000000000000000000000000000000000>, nonce: <nonce>, expiry: <expiry> }",
+    'types:  { Register: [ { name: "user", type: "address" }, { name: "referrer", type: "address" }, { name: ' +
+      '"nonce", type: "string" }, { name: "expiry", type: "uint256" } ] }',
+    "message: { user: <user_address>, referrer: <referrer_address or 0x0000000000000000000000000000000000000000>, " +
+      "nonce: <nonce>, expiry: <expiry> }",
     "```",
     "",
-    "Creates the user, the referral and (with a referrer) the signup bonus ledger entry (POINTS_SIGNUP_BONUS) in one transaction, exactly once: of concurrent identical requests one succeeds and the others are refused.",
+    "Creates the user, the referral and (with a referrer) the signup bonus ledger entry (POINTS_SIGNUP_BONUS) in " +
+      "one transaction, exactly once: of concurrent identical requests one succeeds and the others are refused.",
     "",
-    "Refusals (`code`): 400 `signature_expired` (expiry in the past), 400 `self_referral`, 400 `referrer_not_registered`, 403 `invalid_signature` (not signed by `user_address` for this message), 409 `nonce_used` (the nonce was spent: a replay), 409 `already_registered`, 503 `signature_unverifiable` (a contract wallet's signature and no reachable RPC for `chain_id`).",
+    "Refusals (`code`): 400 `signature_expired` (expiry in the past), 400 `self_referral`, 400 " +
+      "`referrer_not_registered`, 403 `invalid_signature` (not signed by `user_address` for this message), 409 " +
+      "`nonce_used` (the nonce was spent: a replay), 409 `already_registered`, 503 `signature_unverifiable` (a " +
+      "contract wallet's signature and no reachable RPC for `chain_id`).",
   ].join("\n"),
   middleware: [requireScope("points:write")] as const,
   security: keySecurity,
@@ -132,7 +144,8 @@ export const registerHandler: RouteHandler<typeof register, AppEnv> = async (c) 
       throw new Refusal(
         503,
         "signature_unverifiable",
-        `The signature is not user_address's ECDSA signature, and no RPC of chain ${b.chain_id} answered to check it as a contract wallet's`,
+        `The signature is not user_address's ECDSA signature, and no RPC of chain ${b.chain_id} answered to check ` +
+          `it as a contract wallet's`,
       );
     }
     if (verdict === "invalid")

@@ -57,7 +57,11 @@ export const revertReason = createRoute({
   tags: ["subaccounts"],
   summary: "Why a transaction reverted, every reverted call decoded",
   description:
-    "Decodes every reverted call frame of a mined transaction: `Error(string)` reasons (with the meaning of Aave v3's numeric codes, Safe's `GSxxx` codes and Uniswap's short codes), panics, and custom errors (SubaccountModule's, listed again in `universal_subaccount_errors`). A successful transaction answers `status: success` with empty lists. 404: no such transaction on that chain (or not mined yet); 503: no RPC for the chain.",
+    "Decodes every reverted call frame of a mined transaction: `Error(string)` reasons (with the meaning of Aave " +
+    "v3's numeric codes, Safe's `GSxxx` codes and Uniswap's short codes), panics, and custom errors " +
+    "(SubaccountModule's, listed again in `universal_subaccount_errors`). A successful transaction answers " +
+    "`status: success` with empty lists. 404: no such transaction on that chain (or not mined yet); 503: no RPC " +
+    "for the chain.",
   ...openRoute,
   request: {
     query: z.object({

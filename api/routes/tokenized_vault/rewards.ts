@@ -86,7 +86,10 @@ export const upsertReward = createRoute({
   tags: TAG,
   summary: "Create or update a vault reward",
   description:
-    "Requires an API key with the scope `rewards:write`. Creates a reward (or updates the one with `reward_id`). The workers recompute the points of the days the change covers in their next fan-out (queued at once).\n\nRefusals (`code`): 404 `vault_not_found`; 409 `reward_vault_mismatch` (the reward belongs to another vault); 400 `invalid_window` (end before start).",
+    "Requires an API key with the scope `rewards:write`. Creates a reward (or updates the one with `reward_id`). " +
+    "The workers recompute the points of the days the change covers in their next fan-out (queued at " +
+    "once).\n\nRefusals (`code`): 404 `vault_not_found`; 409 `reward_vault_mismatch` (the reward belongs to " +
+    "another vault); 400 `invalid_window` (end before start).",
   middleware: [requireScope("rewards:write")] as const,
   security: keyOrScope,
   request: {
@@ -105,7 +108,8 @@ export const deleteReward = createRoute({
   tags: TAG,
   summary: "Delete a vault reward",
   description:
-    "Requires an API key with the scope `rewards:write`. The reward stops counting for every day (the workers recompute the days it covered).\n\nRefusals (`code`): 404 `reward_not_found`.",
+    "Requires an API key with the scope `rewards:write`. The reward stops counting for every day (the workers " +
+    "recompute the days it covered).\n\nRefusals (`code`): 404 `reward_not_found`.",
   middleware: [requireScope("rewards:write")] as const,
   security: keyOrScope,
   request: {
@@ -183,9 +187,8 @@ export const upsertRewardHandler: RouteHandler<typeof upsertReward, AppEnv> = as
     // Writes naming the same reward_id run one after the other: FOR UPDATE alone locks nothing
     // while the reward does not exist yet, and concurrent creations of one id then collided (500).
     if (b.reward_id)
-      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`registry.reward:${b.reward_id.toLowerCase()}`}, 0))`.execute(
-        trx,
-      );
+      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`registry.reward:${b.reward_id.toLowerCase()}`},
+        0))`.execute(trx);
     const prev = b.reward_id
       ? await trx.selectFrom("registry.reward").selectAll().where("id", "=", b.reward_id).forUpdate().executeTakeFirst()
       : undefined;

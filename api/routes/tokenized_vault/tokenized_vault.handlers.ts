@@ -139,7 +139,9 @@ function annualizedApy(v: VaultBaseRow) {
 
 const isSupported = (kind: string | null) => kind != null && (SUPPORTED_APY_KINDS as readonly string[]).includes(kind);
 const unsupported = (v: VaultBaseRow) => ({
-  detail: `Annualized APY is not supported for vault ${v.address} (kind: ${v.kind ?? "none"}, family: ${v.family}); supported kinds: ${SUPPORTED_APY_KINDS.join(", ")}`,
+  detail:
+    `Annualized APY is not supported for vault ${v.address} (kind: ${v.kind ?? "none"}, family: ${v.family}); ` +
+    `supported kinds: ${SUPPORTED_APY_KINDS.join(", ")}`,
   kind: v.kind,
   supported_kinds: [...SUPPORTED_APY_KINDS],
 });

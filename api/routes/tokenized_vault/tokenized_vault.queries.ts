@@ -44,7 +44,10 @@ export interface SubaccountJson {
   s_logo: string | null;
   s_web: string | null;
 }
-/** [snapshot_id, snapshot_timestamp, block_number, total_assets, total_shares, asset_share_ratio, asset_usd_price, tvl], numerics as text */
+/**
+ * [snapshot_id, snapshot_timestamp, block_number, total_assets, total_shares, asset_share_ratio, asset_usd_price, tvl],
+ * numerics as text
+ */
 export type SnapshotJson = [
   string,
   string,
@@ -77,23 +80,28 @@ export async function loadVaults(
     ? sql`(SELECT coalesce(json_agg(json_build_object(
           'id', sa.id, 'chain_id', sa.chain_id, 'address', sa.address, 'internal_name', sa.internal_name,
           'friendly_name', sa.friendly_name, 'status', sa.status, 'subaccount_type', sa.subaccount_type,
-          'min_health_factor', sa.min_health_factor::text, 's_id', ss.id, 's_name', ss.name, 's_logo', ss.logo_url, 's_web', ss.website_url) ORDER BY sa.address), '[]'::json)
+          'min_health_factor', sa.min_health_factor::text, 's_id', ss.id, 's_name', ss.name, 's_logo', ss.logo_url,
+          's_web', ss.website_url) ORDER BY sa.address), '[]'::json)
         FROM registry.subaccount sa LEFT JOIN registry.strategist ss ON ss.id = sa.strategist_id
         WHERE sa.chain_id = rv.chain_id AND sa.vault = rv.address)`
     : sql`NULL::json`;
   const snapshots = f.loadSnapshots
     ? sql`(SELECT coalesce(json_agg(json_build_array(d.snapshot_id, d.snapshot_timestamp::text, d.block_number::text,
-          d.total_assets::text, d.total_shares::text, d.asset_share_ratio::text, d.asset_usd_price::text, d.tvl::text) ORDER BY d.day), '[]'::json)
+          d.total_assets::text, d.total_shares::text, d.asset_share_ratio::text, d.asset_usd_price::text, d.tvl::text)
+          ORDER BY d.day), '[]'::json)
         FROM derived.vault_day d
         WHERE d.chain_id = rv.chain_id AND d.vault = rv.address AND NOT d.missing AND d.snapshot_id IS NOT NULL)`
     : sql`NULL::json`;
   const q = (from: RawBuilder<unknown>) => sql<VaultRow>`
     SELECT ${BASE_COLUMNS},
       s.id AS s_id, s.name AS s_name, s.logo_url AS s_logo, s.website_url AS s_web,
-      (SELECT coalesce(json_agg(json_build_object('id', r.id, 'text', r.text, 'img_url', r.img_url, 'multiplier', r.multiplier::text,
-          'start_datetime', r.start_datetime, 'updated_at', r.updated_at, 'created_at', r.created_at) ORDER BY r.start_datetime, r.id), '[]'::json)
+      (SELECT coalesce(json_agg(json_build_object('id', r.id, 'text', r.text, 'img_url', r.img_url, 'multiplier',
+          r.multiplier::text,
+          'start_datetime', r.start_datetime, 'updated_at', r.updated_at, 'created_at', r.created_at)
+          ORDER BY r.start_datetime, r.id), '[]'::json)
         FROM registry.reward r WHERE r.chain_id = rv.chain_id AND r.vault = rv.address) AS rewards,
-      (SELECT coalesce(json_agg(json_build_object('id', o.id, 'address', o.address, 'operator_type', o.operator_type, 'name', o.name)
+      (SELECT coalesce(json_agg(json_build_object('id', o.id, 'address', o.address, 'operator_type', o.operator_type,
+      'name', o.name)
           ORDER BY o.operator_type, o.address), '[]'::json)
         FROM registry.operator o WHERE o.chain_id = rv.chain_id AND o.vault = rv.address) AS operators,
       ${subaccounts} AS subaccounts,
@@ -165,8 +173,10 @@ export async function latestSnapshot(
   vault: string,
 ): Promise<LatestSnapshotRow | undefined> {
   const q = sql<LatestSnapshotRow>`
-    SELECT s.id, s.timestamp::text AS timestamp, s.block_number::text AS block_number, s.total_assets::text AS total_assets,
-      s.total_supply::text AS total_supply, s.asset_share_ratio::text AS asset_share_ratio, s.asset_usd_price::text AS asset_usd_price
+    SELECT s.id, s.timestamp::text AS timestamp, s.block_number::text AS block_number,
+      s.total_assets::text AS total_assets,
+      s.total_supply::text AS total_supply, s.asset_share_ratio::text AS asset_share_ratio,
+      s.asset_usd_price::text AS asset_usd_price
     FROM ${sql.table(`${schema}.share_ratio_snapshot`)} s
     WHERE s.chain_id = ${chainId} AND s.vault = ${vault}
     ORDER BY s.timestamp DESC, s.block_number DESC, s.id DESC

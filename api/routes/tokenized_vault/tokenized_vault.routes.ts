@@ -29,12 +29,19 @@ const inst = { middleware: [readKey], security: openReadSecurity };
 const TAGS = ["vaults"];
 
 const LIST_DESCRIPTION =
-  "Every vault of the registry, EVM and non-EVM, ordered by chain id then address. Non-EVM vaults carry registry data only (no indexed figures).";
+  "Every vault of the registry, EVM and non-EVM, ordered by chain id then address. Non-EVM vaults carry registry " +
+  "data only (no indexed figures).";
 const READ_DESCRIPTION =
-  "One vault by address: EVM addresses match case-insensitively, other chains' addresses exactly. When the address exists on several chains, `chain` selects one (default: the lowest chain id). Unknown address: 404.";
+  "One vault by address: EVM addresses match case-insensitively, other chains' addresses exactly. When the address " +
+  "exists on several chains, `chain` selects one (default: the lowest chain id). Unknown address: 404.";
 const APY_DESCRIPTION =
-  "Annualized APY of a vault of one of the four supported kinds (`stablecoin`, `tokenized_eth`, `wrapped_staked_eth`, `restaked_eth`): liquid APY over 7 and 30 days (`liquidAPY7Day`, `liquidAPY30Day`, and the deprecated `liquid_apy_7_day`, `liquid_apy_30_day` with the same values), simple and compound historical APY and gross APY per horizon. " +
-  "A known vault of another kind (e.g. a non-EVM vault) answers 404 with `detail`, its `kind` and the `supported_kinds`; an unknown address answers 404 with `detail`. A supported vault whose figures are not computed yet answers 200 with nulls and empty maps.";
+  "Annualized APY of a vault of one of the four supported kinds (`stablecoin`, `tokenized_eth`, " +
+  "`wrapped_staked_eth`, `restaked_eth`): liquid APY over 7 and 30 days (`liquidAPY7Day`, `liquidAPY30Day`, and " +
+  "the deprecated `liquid_apy_7_day`, `liquid_apy_30_day` with the same values), simple and compound historical " +
+  "APY and gross APY per horizon. " +
+  "A known vault of another kind (e.g. a non-EVM vault) answers 404 with `detail`, its `kind` and the " +
+  "`supported_kinds`; an unknown address answers 404 with `detail`. A supported vault whose figures are not " +
+  "computed yet answers 200 with nulls and empty maps.";
 
 // (the router's shared `notFoundResponse` is declared `as const`, whose readonly content the
 // handler typing does not see; this one is the same response, typed mutable)
@@ -152,7 +159,8 @@ export const summaryInst = createRoute({
   tags: TAGS,
   summary: "Vault summary: name, type, chain, latest snapshot, 1/7/30-day returns",
   description:
-    "Returns are `sp(D)/sp(D-h) - 1` on the vault's latest computed day D (null when the history is shorter than h). The latest snapshot is the newest indexed share-ratio snapshot.",
+    "Returns are `sp(D)/sp(D-h) - 1` on the vault's latest computed day D (null when the history is shorter than " +
+    "h). The latest snapshot is the newest indexed share-ratio snapshot.",
   ...inst,
   request: { params: VaultPathParams, query: ChainOnlyQuery },
   responses: {
@@ -169,7 +177,10 @@ export const timeseriesInst = createRoute({
   tags: TAGS,
   summary: "Daily time series of a vault",
   description:
-    "One point per UTC day for the last `n_days` days up to today: TVL (USD), daily APY, daily PnL (asset units), share price, totals (human units) and the share ratio. A day without a snapshot (or outside the vault's computed history) has null figures and `missing: true`. `trailing_apy` is the vault's latest simple APY per horizon.",
+    "One point per UTC day for the last `n_days` days up to today: TVL (USD), daily APY, daily PnL (asset units), " +
+    "share price, totals (human units) and the share ratio. A day without a snapshot (or outside the vault's " +
+    "computed history) has null figures and `missing: true`. `trailing_apy` is the vault's latest simple APY per " +
+    "horizon.",
   ...inst,
   request: { params: VaultPathParams, query: TimeseriesQuery },
   responses: {
@@ -186,7 +197,8 @@ export const portfolioInst = createRoute({
   tags: TAGS,
   summary: "Cached portfolio data of the vault's subaccounts",
   description:
-    "Map from subaccount address to its cached portfolio data object (`positions`, `app_positions`, `tokens`); `{}` when nothing is cached.",
+    "Map from subaccount address to its cached portfolio data object (`positions`, `app_positions`, `tokens`); " +
+    "`{}` when nothing is cached.",
   ...inst,
   request: { params: VaultPathParams, query: ChainOnlyQuery },
   responses: {

@@ -28,7 +28,8 @@ const LoadSubaccounts = (deprecated: boolean) =>
   });
 const LoadSnapshots = QueryBool(true).openapi({
   description:
-    "Fill `historical_snapshots` (one per day with a snapshot; heavy). Deprecated: use `/api/v1/tokenized_vault/{vault_address}/historical-timeseries`.",
+    "Fill `historical_snapshots` (one per day with a snapshot; heavy). Deprecated: use " +
+    "`/api/v1/tokenized_vault/{vault_address}/historical-timeseries`.",
   param: { deprecated: true },
 });
 
@@ -60,7 +61,8 @@ export const TimeseriesQuery = vaultChainQuery({
     minimum: 1,
     maximum: 3650,
     description:
-      "Number of days up to today (UTC), one key per day. At most 3650: the spec sets no maximum, but every day is a key, so the bound keeps one answer's size finite (ten years is more than any vault's history).",
+      "Number of days up to today (UTC), one key per day. At most 3650: the spec sets no maximum, but every day is " +
+      "a key, so the bound keeps one answer's size finite (ten years is more than any vault's history).",
   }),
 });
 
@@ -77,7 +79,9 @@ const HorizonMap = z.record(z.string(), z.number()).openapi({
 /** A horizon map of APYs or returns. */
 const FractionMap = (what: string) =>
   HorizonMap.openapi({
-    description: `${what}, per horizon. ${FRACTION} Keyed by horizon in days (\`1\`, \`7\`, \`30\`, \`90\`, \`180\`, \`365\`) or \`inception\`; absent horizons are absent keys.`,
+    description:
+      `${what}, per horizon. ${FRACTION} Keyed by horizon in days (\`1\`, \`7\`, \`30\`, \`90\`, \`180\`, \`365\`) ` +
+      `or \`inception\`; absent horizons are absent keys.`,
   });
 const DateTime = z.string().openapi({ format: "date-time" });
 const Uuid = z.string().openapi({ format: "uuid" });
@@ -233,10 +237,14 @@ export const SubaccountSchema = z
       .number()
       .nullable()
       .openapi({ description: "The health factor its operator keeps it above (registry); null: none" }),
-    estimated_apr: z.number().nullable().openapi({
-      description:
-        "Its realized APR over 30 days (its lifetime APR while younger), as GET /subaccounts lists it; null before its series has a day",
-    }),
+    estimated_apr: z
+      .number()
+      .nullable()
+      .openapi({
+        description:
+          "Its realized APR over 30 days (its lifetime APR while younger), as GET /subaccounts lists it; null before " +
+          "its series has a day",
+      }),
     id: Uuid,
     strategist: nullableRef(StrategistSchema),
   })
@@ -317,17 +325,24 @@ const publicFields = {
   eoa_operators: z
     .array(EoaOperatorSchema)
     .openapi({ description: "Filled with `load_subaccounts=true`, else empty." }),
-  lagDuration: z.number().int().nullable().openapi({
-    description:
-      "Redemption lag in seconds: the vault's `lagDuration()` as the indexer read it (lendingPool, tokenizedVaultV2), else the registry metadata's; null when not known.",
-  }),
+  lagDuration: z
+    .number()
+    .int()
+    .nullable()
+    .openapi({
+      description:
+        "Redemption lag in seconds: the vault's `lagDuration()` as the indexer read it (lendingPool, " +
+        "tokenizedVaultV2), else the registry metadata's; null when not known.",
+    }),
   asset: nullableRef(TokenSchema).openapi({
     description:
-      "The vault's base asset: the unit of its total assets, share price and `amount_raw` figures (null for a vault the registry gives none)",
+      "The vault's base asset: the unit of its total assets, share price and `amount_raw` figures (null for a " +
+      "vault the registry gives none)",
   }),
   deposit_assets: z.array(TokenSchema).openapi({
     description:
-      "Every token the vault takes deposits in: the base asset, and for a tokenizedVaultV2 its second deposit asset (`Deposit.assetIn`)",
+      "Every token the vault takes deposits in: the base asset, and for a tokenizedVaultV2 its second deposit " +
+      "asset (`Deposit.assetIn`)",
   }),
 };
 
@@ -376,7 +391,9 @@ export const AnnualizedApySchema = z
       .number()
       .nullable()
       .openapi({
-        description: `Compound APY over the last 7 days (what a holder who bought 7 days ago and redeemed today earned, annualized). ${FRACTION}`,
+        description:
+          `Compound APY over the last 7 days (what a holder who bought 7 days ago and redeemed today earned, ` +
+          `annualized). ${FRACTION}`,
       }),
     liquidAPY30Day: z
       .number()
@@ -435,7 +452,9 @@ export const VaultSummarySchema = z
       description: "The newest indexed share-ratio snapshot; null for a vault without one (e.g. non-EVM).",
     }),
     returns: z.object({ "1": z.number().nullable(), "7": z.number().nullable(), "30": z.number().nullable() }).openapi({
-      description: `Keyed by horizon in days, as every horizon map: sp(today)/sp(today - h) - 1, not annualized; null when the history is shorter than h. ${FRACTION}`,
+      description:
+        `Keyed by horizon in days, as every horizon map: sp(today)/sp(today - h) - 1, not annualized; null when the ` +
+        `history is shorter than h. ${FRACTION}`,
     }),
     as_of_day: z.string().nullable().openapi({ format: "date" }),
   })
@@ -554,15 +573,27 @@ export const PortfolioDataSchema = z
     z.string(),
     z
       .looseObject({
-        positions: z.array(PortfolioPosition).optional().openapi({
-          description:
-            "Per protocol, its portfolio items. An item's `pool.controller` is the protocol's contract (the Aave pool, the Morpho contract, the lending vault, the Uniswap pool) and `pool.id` the pool (a Morpho market's id, else the controller); `pool.time_at` is when the controller was deployed (unix seconds; null where the node keeps no old state)",
-        }),
+        positions: z
+          .array(PortfolioPosition)
+          .optional()
+          .openapi({
+            description:
+              "Per protocol, its portfolio items. An item's `pool.controller` is the protocol's contract (the Aave " +
+              "pool, the Morpho contract, the lending vault, the Uniswap pool) and `pool.id` the pool (a Morpho " +
+              "market's id, else the controller); `pool.time_at` is when the controller was deployed (unix seconds; " +
+              "null where the node keeps no old state)",
+          }),
         app_positions: z.array(PortfolioPosition).optional(),
-        tokens: z.array(PortfolioWalletToken).optional().openapi({
-          description:
-            "Wallet tokens in the tracker's token shape. `price_24h_change`: the feed's price now over its price at the chain's last block a day before (a fraction: 0.01 is +1 %); `time_at`: when the token's contract was deployed (unix seconds; null where the node keeps no old state); `credit_score` and `logo_url` are null (the chain does not give them)",
-        }),
+        tokens: z
+          .array(PortfolioWalletToken)
+          .optional()
+          .openapi({
+            description:
+              "Wallet tokens in the tracker's token shape. `price_24h_change`: the feed's price now over its price " +
+              "at the chain's last block a day before (a fraction: 0.01 is +1 %); `time_at`: when the token's " +
+              "contract was deployed (unix seconds; null where the node keeps no old state); `credit_score` and " +
+              "`logo_url` are null (the chain does not give them)",
+          }),
       })
       .openapi("PortfolioData"),
   )

@@ -240,7 +240,10 @@ function token(o: Record<string, unknown> | null): { address: string; symbol: st
   return { address: o.address, symbol: o.symbol, decimals: o.decimals as number };
 }
 
-/** Fields of the institutional shape that the public one omits (fee waivers, nav, alerts, freshness, chain metadata, operators). */
+/**
+ * Fields of the institutional shape that the public one omits (fee waivers, nav, alerts, freshness, chain metadata,
+ * operators).
+ */
 const INSTITUTIONAL_ONLY = [
   "withdrawal_alert_threshold",
   "withdrawal_alert_channels",

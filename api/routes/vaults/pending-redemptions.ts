@@ -36,8 +36,11 @@ export const pendingRedemptions = createRoute({
   tags: ["redemptions"],
   summary: "Pending redemptions of a vault: totals, overdue, due, per claimable date, liquidity",
   description:
-    "Days are UTC. Overdue: claimable on a day of the look-back `[today - past_days, today)`; due: claimable from today to `today + future_days` included. " +
-    "An address deployed on several chains: `chain_id` (or `chain`) picks one, else the lowest chain id is served (`vault.chain_id` and header `X-Vault-Chain` say which). 404 for an unknown vault (or one that is not indexed, e.g. a non-EVM vault).",
+    "Days are UTC. Overdue: claimable on a day of the look-back `[today - past_days, today)`; due: claimable from " +
+    "today to `today + future_days` included. " +
+    "An address deployed on several chains: `chain_id` (or `chain`) picks one, else the lowest chain id is served " +
+    "(`vault.chain_id` and header `X-Vault-Chain` say which). 404 for an unknown vault (or one that is not " +
+    "indexed, e.g. a non-EVM vault).",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: {
@@ -74,8 +77,11 @@ export const pendingRedemptionsBatch = createRoute({
   tags: ["redemptions"],
   summary: "Pending redemption summaries of several vaults",
   description:
-    "Selects vaults by address (`vault_addresses`), by strategist (`strategist_name`), both (the listed vaults of that strategist) or neither (every indexed vault), with the default window (past_days 7, future_days 14). " +
-    "Each vault is processed on its own: an unknown, malformed or non-EVM address, or one not managed by the strategist, goes to `errors` and never fails the request. 404 when `strategist_name` names no strategist; 422 when the body is not a JSON object of these types.",
+    "Selects vaults by address (`vault_addresses`), by strategist (`strategist_name`), both (the listed vaults of " +
+    "that strategist) or neither (every indexed vault), with the default window (past_days 7, future_days 14). " +
+    "Each vault is processed on its own: an unknown, malformed or non-EVM address, or one not managed by the " +
+    "strategist, goes to `errors` and never fails the request. 404 when `strategist_name` names no strategist; 422 " +
+    "when the body is not a JSON object of these types.",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: { body: { content: { "application/json": { schema: PendingRedemptionsBatchBodySchema } }, required: true } },

@@ -75,30 +75,39 @@ export async function loadSummaryInputs(
   if (f.chainId != null) where.push(sql`v.chain_id = ${f.chainId}`);
   const r = await sql<SummaryInputs>`
     WITH sel AS (
-      SELECT v.chain_id, v.address, v.family, v.name, v.symbol, v.decimals, v.asset, v.asset_symbol, v.asset_decimals, v.asset_share_ratio, v.lag_duration, s.name AS strategist_name
+      SELECT v.chain_id, v.address, v.family, v.name, v.symbol, v.decimals, v.asset, v.asset_symbol, v.asset_decimals,
+        v.asset_share_ratio, v.lag_duration, s.name AS strategist_name
       FROM ${sql.id(schema, "vault")} v
       LEFT JOIN registry.vault rv ON rv.chain_id = v.chain_id AND rv.address = v.address
       LEFT JOIN registry.strategist s ON s.id = rv.strategist_id
       WHERE ${sql.join(where, sql` AND `)}
     ), grp AS (
-      SELECT r.chain_id, r.vault, ${dueDateSql("r", "v")} AS claimable_date, count(*)::int AS n, sum(r.shares)::text AS shares,
-             sum(CASE WHEN r.assets IS NULL THEN coalesce(trunc(r.shares * v.asset_share_ratio), 0) ELSE r.assets - coalesce(r.fee, 0) END)::text AS assets,
+      SELECT r.chain_id, r.vault, ${dueDateSql("r", "v")} AS claimable_date, count(*)::int AS n,
+             sum(r.shares)::text AS shares,
+             sum(CASE WHEN r.assets IS NULL THEN coalesce(trunc(r.shares * v.asset_share_ratio), 0)
+             ELSE r.assets - coalesce(r.fee, 0) END)::text AS assets,
              bool_or(r.assets IS NULL) AS estimated
-      FROM sel v JOIN ${sql.id(schema, "withdrawal_request")} r ON r.chain_id = v.chain_id AND r.vault = v.address AND r.status = 'requested'
+      FROM sel v JOIN ${sql.id(schema, "withdrawal_request")} r ON r.chain_id = v.chain_id AND r.vault = v.address
+        AND r.status = 'requested'
       GROUP BY 1, 2, 3
     ), liq AS (
-      SELECT v.chain_id, v.address AS vault, x.idle_assets::text AS idle_assets, x.subaccount_assets::text AS subaccount_assets,
+      SELECT v.chain_id, v.address AS vault, x.idle_assets::text AS idle_assets,
+             x.subaccount_assets::text AS subaccount_assets,
              x.reserved_assets::text AS reserved_assets, x.timestamp::text AS timestamp
       FROM sel v CROSS JOIN LATERAL (
-        SELECT s.idle_assets, s.subaccount_assets, s.reserved_assets, s.timestamp FROM ${sql.id(schema, "share_ratio_snapshot")} s
+        SELECT s.idle_assets, s.subaccount_assets, s.reserved_assets, s.timestamp
+          FROM ${sql.id(schema, "share_ratio_snapshot")} s
         WHERE s.chain_id = v.chain_id AND s.vault = v.address
         ORDER BY s.timestamp DESC, s.block_number DESC, s.id DESC LIMIT 1
       ) x
     ), subs AS (
-      SELECT sa.chain_id, sa.vault, sa.address FROM registry.subaccount sa JOIN sel v ON v.chain_id = sa.chain_id AND v.address = sa.vault
+      SELECT sa.chain_id, sa.vault, sa.address FROM registry.subaccount sa JOIN sel v ON v.chain_id = sa.chain_id
+        AND v.address = sa.vault
     )
-    SELECT (SELECT coalesce(json_agg(json_build_object('chain_id', chain_id, 'address', address, 'family', family, 'name', name, 'symbol', symbol, 'decimals', decimals,
-                   'asset', asset, 'asset_symbol', asset_symbol, 'asset_decimals', asset_decimals, 'strategist_name', strategist_name) ORDER BY chain_id, address), '[]') FROM sel) AS vaults,
+    SELECT (SELECT coalesce(json_agg(json_build_object('chain_id', chain_id, 'address', address, 'family', family,
+                   'name', name, 'symbol', symbol, 'decimals', decimals,
+                   'asset', asset, 'asset_symbol', asset_symbol, 'asset_decimals', asset_decimals, 'strategist_name',
+                   strategist_name) ORDER BY chain_id, address), '[]') FROM sel) AS vaults,
            (SELECT coalesce(json_agg(grp), '[]') FROM grp) AS groups,
            (SELECT coalesce(json_agg(liq), '[]') FROM liq) AS liquidity,
            (SELECT coalesce(json_agg(subs ORDER BY address), '[]') FROM subs) AS subaccounts`.execute(db);

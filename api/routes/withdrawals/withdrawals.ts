@@ -36,7 +36,8 @@ export const withdrawalQueue = createRoute({
   tags: ["redemptions"],
   summary: "Withdrawal queue of a vault: pending requests and the latest processed ones",
   description:
-    "`chain` is a chain id of the catalogue (else 422). 404 when the vault is not indexed on that chain (its detail says when the registry has it there, as for a non-EVM vault).",
+    "`chain` is a chain id of the catalogue (else 422). 404 when the vault is not indexed on that chain (its " +
+    "detail says when the registry has it there, as for a non-EVM vault).",
   middleware: [readKey] as const,
   security: openReadSecurity,
   request: {
@@ -85,20 +86,22 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
         total_assets: string | null;
         withdrawal_queue_head: number;
         withdrawal_queue_tail: number;
-      }>`SELECT family, asset, asset_symbol, asset_decimals, total_assets::text AS total_assets, withdrawal_queue_head, withdrawal_queue_tail
+      }>`SELECT family, asset, asset_symbol, asset_decimals, total_assets::text AS total_assets, withdrawal_queue_head,
+        withdrawal_queue_tail
          FROM ${sql.id(s, "vault")} WHERE chain_id = ${chain} AND address = ${address}`.execute(db)
     ).rows[0];
     if (!v) return null;
-    const amount = sql`CASE WHEN r.assets IS NULL THEN coalesce(trunc(r.shares * v.asset_share_ratio), 0) ELSE r.assets - coalesce(r.fee, 0) END`;
-    const from = sql`${sql.id(s, "withdrawal_request")} r JOIN ${sql.id(s, "vault")} v ON v.chain_id = r.chain_id AND v.address = r.vault`;
+    const amount = sql`CASE WHEN r.assets IS NULL THEN coalesce(trunc(r.shares * v.asset_share_ratio), 0)
+      ELSE r.assets - coalesce(r.fee, 0) END`;
+    const from = sql`${sql.id(s, "withdrawal_request")} r JOIN ${sql.id(s, "vault")} v ON v.chain_id = r.chain_id
+      AND v.address = r.vault`;
     const where = sql`r.chain_id = ${chain} AND r.vault = ${address}`;
     const [tot, pend, done] = await Promise.all([
       sql<{
         n: number;
         amount: string;
-      }>`SELECT count(*)::int AS n, coalesce(sum(${amount}), 0)::text AS amount FROM ${from} WHERE ${where} AND r.status = 'requested'`.execute(
-        db,
-      ),
+      }>`SELECT count(*)::int AS n, coalesce(sum(${amount}), 0)::text AS amount FROM ${from} WHERE ${where}
+        AND r.status = 'requested'`.execute(db),
       sql<{
         id: string;
         owner: string;
@@ -111,7 +114,8 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
         timestamp: string;
         tx_hash: string;
       }>`
-        SELECT r.id, r.owner, r.receiver, r.shares::text AS shares, (${amount})::text AS amount, (r.assets IS NULL) AS estimated, r.claimable_date,
+        SELECT r.id, r.owner, r.receiver, r.shares::text AS shares, (${amount})::text AS amount,
+               (r.assets IS NULL) AS estimated, r.claimable_date,
                ${dueDateSql("r", "v")} AS due_date, r.timestamp::text AS timestamp, r.tx_hash
         FROM ${from} WHERE ${where} AND r.status = 'requested'
         ORDER BY due_date ASC NULLS LAST, r.id ASC`.execute(db),
@@ -127,12 +131,12 @@ export const withdrawalQueueHandler: RouteHandler<typeof withdrawalQueue, AppEnv
         processed_timestamp: string | null;
         processed_tx_hash: string | null;
       }>`
-        SELECT r.id, r.owner, r.receiver, r.shares::text AS shares, r.processed_assets::text AS amount, r.claimable_date, r.timestamp::text AS timestamp, r.tx_hash,
+        SELECT r.id, r.owner, r.receiver, r.shares::text AS shares, r.processed_assets::text AS amount,
+               r.claimable_date, r.timestamp::text AS timestamp, r.tx_hash,
                r.processed_timestamp::text AS processed_timestamp, r.processed_tx_hash
         FROM ${from} WHERE ${where} AND r.status = 'processed'
-        ORDER BY r.processed_timestamp DESC NULLS LAST, r.processed_block_number DESC NULLS LAST, r.id DESC LIMIT ${limit}`.execute(
-        db,
-      ),
+        ORDER BY r.processed_timestamp DESC NULLS LAST, r.processed_block_number DESC NULLS LAST, r.id DESC
+          LIMIT ${limit}`.execute(db),
     ]);
     const d = v.asset_decimals;
     const totalAssets = v.total_assets == null ? null : BigInt(v.total_assets);
