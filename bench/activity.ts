@@ -126,7 +126,8 @@ export async function bulkActivity(opts: BulkOptions): Promise<BulkResult> {
         reason = (err as Error).message;
       }
       throw new Error(
-        `chain ${chain.chainId}: transaction ${receipts[failed]!.transactionHash} (block ${head}, from ${tx.from} to ${tx.to}) reverted: ${reason}`,
+        `chain ${chain.chainId}: transaction ${receipts[failed]!.transactionHash} (block ${head}, from ${tx.from} ` +
+          `to ${tx.to}) reverted: ${reason}`,
       );
     }
     txs += list.length;
@@ -224,7 +225,8 @@ export async function bulkActivity(opts: BulkOptions): Promise<BulkResult> {
       await mineBlock(list);
       if ((b + 1) % 200 === 0 || b + 1 === opts.blocks) {
         opts.log(
-          `chain ${chain.chainId}: bulk block ${b + 1}/${opts.blocks} (head ${head}), ${deposits} deposits, ${transfers} share transfers, ` +
+          `chain ${chain.chainId}: bulk block ${b + 1}/${opts.blocks} (head ${head}), ${deposits} deposits, ` +
+            `${transfers} share transfers, ` +
             `${indexedLogs} indexed events, ${((performance.now() - t0) / 1000).toFixed(1)} s`,
         );
       }

@@ -43,34 +43,51 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
   const S = `"${s.schema}"`;
   await client.query(`DROP SCHEMA IF EXISTS ${S} CASCADE; CREATE SCHEMA ${S}`);
   await client.query(`
-    CREATE TABLE ${S}.vault (chain_id integer, address text, family text, kind text, name text, symbol text, decimals integer,
-      asset text, asset_symbol text, asset_decimals integer, alt_asset text, alt_asset_symbol text, alt_asset_decimals integer,
-      share_token text, price_feed text, timelock text, start_block numeric(78),
-      owner text, pending_owner text, operator text, fee_collector text, management_fee_percent numeric(78), max_change_percent numeric(78),
-      max_supply numeric(78), lag_duration numeric(78), deposits_paused boolean, withdrawals_paused boolean, total_assets numeric(78), total_supply numeric(78),
+    CREATE TABLE ${S}.vault (chain_id integer, address text, family text, kind text, name text, symbol text,
+      decimals integer,
+      asset text, asset_symbol text, asset_decimals integer, alt_asset text, alt_asset_symbol text,
+      alt_asset_decimals integer, share_token text, price_feed text, timelock text, start_block numeric(78),
+      owner text, pending_owner text, operator text, fee_collector text, management_fee_percent numeric(78),
+      max_change_percent numeric(78),
+      max_supply numeric(78), lag_duration numeric(78), deposits_paused boolean, withdrawals_paused boolean,
+      total_assets numeric(78), total_supply numeric(78),
       asset_share_ratio numeric(78,18), last_snapshot_block numeric(78), last_snapshot_timestamp numeric(78),
       withdrawal_queue_head integer, withdrawal_queue_tail integer, PRIMARY KEY (chain_id, address));
-    CREATE TABLE ${S}.vault_event (id text PRIMARY KEY, chain_id integer, vault text, kind text, sender text, owner text, receiver text,
-      assets numeric(78), shares numeric(78), asset text, snapshot_id text, block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
-    CREATE TABLE ${S}.share_ratio_snapshot (id text PRIMARY KEY, chain_id integer, vault text, source text, total_assets numeric(78),
-      total_supply numeric(78), asset_share_ratio numeric(78,18), idle_assets numeric(78), subaccount_assets numeric(78),
-      reserved_assets numeric(78), asset_usd_price numeric(78,18), block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
-    CREATE TABLE ${S}.withdrawal_request (id text PRIMARY KEY, chain_id integer, vault text, owner text, receiver text, shares numeric(78),
-      assets numeric(78), fee numeric(78), claimable_date text, status text, processed_assets numeric(78), processed_block_number numeric(78),
-      processed_timestamp numeric(78), processed_tx_hash text, block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
-    CREATE TABLE ${S}.share_transfer (id text PRIMARY KEY, chain_id integer, vault text, token text, from_address text, to_address text,
+    CREATE TABLE ${S}.vault_event (id text PRIMARY KEY, chain_id integer, vault text, kind text, sender text,
+      owner text, receiver text,
+      assets numeric(78), shares numeric(78), asset text, snapshot_id text, block_number numeric(78),
+      timestamp numeric(78), tx_hash text, log_index integer);
+    CREATE TABLE ${S}.share_ratio_snapshot (id text PRIMARY KEY, chain_id integer, vault text, source text,
+      total_assets numeric(78),
+      total_supply numeric(78), asset_share_ratio numeric(78,18), idle_assets numeric(78),
+      subaccount_assets numeric(78),
+      reserved_assets numeric(78), asset_usd_price numeric(78,18), block_number numeric(78), timestamp numeric(78),
+      tx_hash text, log_index integer);
+    CREATE TABLE ${S}.withdrawal_request (id text PRIMARY KEY, chain_id integer, vault text, owner text, receiver text,
+      shares numeric(78),
+      assets numeric(78), fee numeric(78), claimable_date text, status text, processed_assets numeric(78),
+      processed_block_number numeric(78),
+      processed_timestamp numeric(78), processed_tx_hash text, block_number numeric(78), timestamp numeric(78),
+      tx_hash text, log_index integer);
+    CREATE TABLE ${S}.share_transfer (id text PRIMARY KEY, chain_id integer, vault text, token text, from_address text,
+      to_address text,
       shares numeric(78), block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
-    CREATE TABLE ${S}.timelock_operation (id text PRIMARY KEY, chain_id integer, vault text, timelock text, operation_hash text, call_index integer,
-      target text, value numeric(78), data text, predecessor text, salt text, delay numeric(78), ready_at numeric(78), status text,
-      executed_at numeric(78), executed_tx_hash text, cancelled_at numeric(78), cancelled_tx_hash text, block_number numeric(78),
-      timestamp numeric(78), tx_hash text, log_index integer);
-    CREATE TABLE ${S}.governance_event (id text PRIMARY KEY, chain_id integer, vault text, contract text, category text, event text, args jsonb,
+    CREATE TABLE ${S}.timelock_operation (id text PRIMARY KEY, chain_id integer, vault text, timelock text,
+      operation_hash text, call_index integer,
+      target text, value numeric(78), data text, predecessor text, salt text, delay numeric(78), ready_at numeric(78),
+      status text,
+      executed_at numeric(78), executed_tx_hash text, cancelled_at numeric(78), cancelled_tx_hash text,
       block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
-    CREATE TABLE ${S}.fee_event (id text PRIMARY KEY, chain_id integer, vault text, kind text, amount numeric(78), block_number numeric(78),
-      timestamp numeric(78), tx_hash text, log_index integer);
-    CREATE TABLE ${S}.loan (chain_id integer, address text, vault text, borrower text, principal_token text, initial_principal numeric(78),
-      principal_outstanding numeric(78), interest_repaid numeric(78), total_repaid numeric(78), apr_bps numeric(78), term_days numeric(78),
-      state text, block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer, updated_at numeric(78), PRIMARY KEY (chain_id, address));
+    CREATE TABLE ${S}.governance_event (id text PRIMARY KEY, chain_id integer, vault text, contract text, category text,
+      event text, args jsonb, block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
+    CREATE TABLE ${S}.fee_event (id text PRIMARY KEY, chain_id integer, vault text, kind text, amount numeric(78),
+      block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
+    CREATE TABLE ${S}.loan (chain_id integer, address text, vault text, borrower text, principal_token text,
+      initial_principal numeric(78),
+      principal_outstanding numeric(78), interest_repaid numeric(78), total_repaid numeric(78), apr_bps numeric(78),
+      term_days numeric(78),
+      state text, block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer,
+      updated_at numeric(78), PRIMARY KEY (chain_id, address));
   `);
   const now = Math.floor(Date.now() / 1000);
   const today = Math.floor(now / 86400);
@@ -295,11 +312,13 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
   t0 = Date.now();
   // the indexes Ponder declares for these tables (ponder.schema.ts)
   await client.query(`
-    CREATE INDEX ON ${S}.vault_event (chain_id, vault, block_number); CREATE INDEX ON ${S}.vault_event (owner); CREATE INDEX ON ${S}.vault_event (receiver);
+    CREATE INDEX ON ${S}.vault_event (chain_id, vault, block_number); CREATE INDEX ON ${S}.vault_event (owner);
+      CREATE INDEX ON ${S}.vault_event (receiver);
     CREATE INDEX ON ${S}.share_ratio_snapshot (chain_id, vault, timestamp);
     CREATE INDEX ON ${S}.withdrawal_request (chain_id, vault, status); CREATE INDEX ON ${S}.withdrawal_request (owner);
     CREATE INDEX ON ${S}.share_transfer (chain_id, vault, block_number);
-    CREATE INDEX ON ${S}.timelock_operation (chain_id, timelock, operation_hash); CREATE INDEX ON ${S}.timelock_operation (chain_id, vault, status);
+    CREATE INDEX ON ${S}.timelock_operation (chain_id, timelock, operation_hash);
+      CREATE INDEX ON ${S}.timelock_operation (chain_id, vault, status);
     CREATE INDEX ON ${S}.governance_event (chain_id, vault, block_number);
     CREATE INDEX ON ${S}.fee_event (chain_id, vault, timestamp);
     ANALYZE ${S}.vault_event; ANALYZE ${S}.share_ratio_snapshot; ANALYZE ${S}.withdrawal_request;`);
@@ -308,28 +327,39 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
   // derived tables, as the jobs would leave them (the series from the snapshots, in SQL)
   t0 = Date.now();
   await client.query(`
-    INSERT INTO derived.vault_day (chain_id, vault, day, missing, snapshot_id, snapshot_timestamp, block_number, share_price, total_assets, total_shares,
-      asset_share_ratio, asset_usd_price, tvl, daily_apy, daily_pnl, fees_charged, gross_daily_apy, fingerprint, computed_at)
-    SELECT chain_id, vault, date '1970-01-01' + d, false, id, timestamp, block_number, asset_share_ratio, total_assets, total_supply, asset_share_ratio,
-      asset_usd_price, trunc(total_assets * asset_usd_price / 1e12, 18),
+    INSERT INTO derived.vault_day (chain_id, vault, day, missing, snapshot_id, snapshot_timestamp, block_number,
+      share_price, total_assets, total_shares,
+      asset_share_ratio, asset_usd_price, tvl, daily_apy, daily_pnl, fees_charged, gross_daily_apy, fingerprint,
+      computed_at)
+    SELECT chain_id, vault, date '1970-01-01' + d, false, id, timestamp, block_number, asset_share_ratio, total_assets,
+      total_supply, asset_share_ratio, asset_usd_price, trunc(total_assets * asset_usd_price / 1e12, 18),
       power(asset_share_ratio / nullif(lag(asset_share_ratio) OVER w, 0), 365)::float8 - 1,
       trunc((asset_share_ratio - lag(asset_share_ratio) OVER w) * total_supply / 1e12, 18), 0, null, md5(id), now()
-    FROM (SELECT DISTINCT ON (chain_id, vault, floor(timestamp / 86400)) *, floor(timestamp / 86400)::int AS d FROM ${S}.share_ratio_snapshot
+    FROM (SELECT DISTINCT ON (chain_id, vault, floor(timestamp / 86400)) *, floor(timestamp / 86400)::int AS d
+      FROM ${S}.share_ratio_snapshot
           ORDER BY chain_id, vault, floor(timestamp / 86400), timestamp DESC) x
     WINDOW w AS (PARTITION BY chain_id, vault ORDER BY d)`);
   await client.query(`
-    INSERT INTO derived.vault_apy (chain_id, vault, day, horizon, span_days, simple_apy, compound_apy, gross_simple_apy, gross_compound_apy, pnl_per_share, daily_pnl_per_share, computed_at)
+    INSERT INTO derived.vault_apy (chain_id, vault, day, horizon, span_days, simple_apy, compound_apy, gross_simple_apy,
+      gross_compound_apy, pnl_per_share, daily_pnl_per_share, computed_at)
     SELECT a.chain_id, a.vault, a.day, h::text, h, (a.asset_share_ratio / b.asset_share_ratio - 1)::float8 * 365 / h,
-      power((a.asset_share_ratio / b.asset_share_ratio)::float8, 365.0 / h) - 1, (a.asset_share_ratio / b.asset_share_ratio - 1)::float8 * 365 / h,
-      power((a.asset_share_ratio / b.asset_share_ratio)::float8, 365.0 / h) - 1, (a.asset_share_ratio - b.asset_share_ratio)::float8, (a.asset_share_ratio - b.asset_share_ratio)::float8 / h, now()
+      power((a.asset_share_ratio / b.asset_share_ratio)::float8, 365.0 / h) - 1,
+      (a.asset_share_ratio / b.asset_share_ratio - 1)::float8 * 365 / h,
+      power((a.asset_share_ratio / b.asset_share_ratio)::float8, 365.0 / h) - 1,
+      (a.asset_share_ratio - b.asset_share_ratio)::float8,
+      (a.asset_share_ratio - b.asset_share_ratio)::float8 / h, now()
     FROM derived.vault_day a CROSS JOIN unnest(ARRAY[1, 7, 30, 90, 180, 365]) h
     JOIN derived.vault_day b ON b.chain_id = a.chain_id AND b.vault = a.vault AND b.day = a.day - h`);
   await client.query(`
-    INSERT INTO derived.vault_metrics (chain_id, vault, as_of_day, first_day, tvl, share_price, historical_apy, historical_compound_apy, gross_apy, gross_compound_apy,
-      pnl_per_share, daily_pnl_per_share, returns, liquid_apy_7d, liquid_apy_30d, max_drawdown, max_daily_drawdown, apy_computed_at, share_ratio_snapshot_at, cached_at)
+    INSERT INTO derived.vault_metrics (chain_id, vault, as_of_day, first_day, tvl, share_price, historical_apy,
+      historical_compound_apy, gross_apy, gross_compound_apy,
+      pnl_per_share, daily_pnl_per_share, returns, liquid_apy_7d, liquid_apy_30d, max_drawdown, max_daily_drawdown,
+      apy_computed_at, share_ratio_snapshot_at, cached_at)
     SELECT v.chain_id, v.address, current_date, current_date - ${s.days - 1}, 1000000, 1.05,
-      coalesce((SELECT jsonb_object_agg(horizon, simple_apy) FROM derived.vault_apy a WHERE a.chain_id = v.chain_id AND a.vault = v.address AND a.day = current_date), '{}'),
-      coalesce((SELECT jsonb_object_agg(horizon, compound_apy) FROM derived.vault_apy a WHERE a.chain_id = v.chain_id AND a.vault = v.address AND a.day = current_date), '{}'),
+      coalesce((SELECT jsonb_object_agg(horizon, simple_apy) FROM derived.vault_apy a WHERE a.chain_id = v.chain_id
+      AND a.vault = v.address AND a.day = current_date), '{}'),
+      coalesce((SELECT jsonb_object_agg(horizon, compound_apy) FROM derived.vault_apy a WHERE a.chain_id = v.chain_id
+      AND a.vault = v.address AND a.day = current_date), '{}'),
       '{}', '{}', '{}', '{}', '{"1": 0.0001, "7": 0.001, "30": 0.004}', 0.05, 0.05, 0.01, 0.002, now(), now(), now()
     FROM ${S}.vault v`);
   // points: 100k registered users with balances, ranks and one pool each
@@ -423,7 +453,8 @@ export async function buildApiBenchData(client: pg.Client, s: BenchShape, log: (
   );
   await client.query(`
     INSERT INTO registry.streak_claim (address, day, streak_days, points, claimed_at)
-    SELECT address, current_date, 1 + (hashtext(address) & 31), 10, now() FROM registry.points_user WHERE hashtext(address) & 7 <> 0`);
+    SELECT address, current_date, 1 + (hashtext(address) & 31), 10, now() FROM registry.points_user
+      WHERE hashtext(address) & 7 <> 0`);
   await client.query("ANALYZE");
   log(`derived and registry rows in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
 }
@@ -499,9 +530,12 @@ export async function buildInstitutionalBenchData(
     ]),
   );
   await client.query(`
-    CREATE TABLE ${S}.perp_deposit (id text PRIMARY KEY, chain_id integer, bridge text, core_hash text, depositor text, token text,
-      amount numeric(78), destination integer, nonce numeric(78), block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);
-    CREATE TABLE ${S}.perp_core_event (id text PRIMARY KEY, chain_id integer, ledger text, core_hash text, kind text, depositor text,
+    CREATE TABLE ${S}.perp_deposit (id text PRIMARY KEY, chain_id integer, bridge text, core_hash text,
+      depositor text, token text,
+      amount numeric(78), destination integer, nonce numeric(78), block_number numeric(78), timestamp numeric(78),
+      tx_hash text, log_index integer);
+    CREATE TABLE ${S}.perp_core_event (id text PRIMARY KEY, chain_id integer, ledger text, core_hash text, kind text,
+      depositor text,
       bridge text, source_chain_id numeric(78), token text, amount numeric(78), destination integer, reason text,
       block_number numeric(78), timestamp numeric(78), tx_hash text, log_index integer);`);
   const r = rng(7);

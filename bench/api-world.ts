@@ -161,7 +161,8 @@ export async function buildApiBenchWorld(o: ApiBenchWorldOptions, log: (m: strin
   await w.s.mineAt([Math.floor(Date.now() / 1000)]);
   const head = await w.s.rpc<{ number: Hex; timestamp: Hex }>("eth_getBlockByNumber", ["latest", false]);
   log(
-    `world: ${o.loans} pool loans, head ${Number(head.number)} at ${new Date(Number(head.timestamp) * 1000).toISOString()}`,
+    `world: ${o.loans} pool loans, head ${Number(head.number)} at ` +
+      `${new Date(Number(head.timestamp) * 1000).toISOString()}`,
   );
   // from now on a block every blockSeconds, timestamped by the clock
   let mining = false;

@@ -15,7 +15,8 @@ const SCHEMAS = ["derived", "registry", "ops"];
 const CMD: Command = {
   name: "analyst-role",
   usage: "usage: npm run analyst-role -- [--role <name>] [--owner <role>] [--statement-timeout <duration>]",
-  help: `
+  help:
+    `
 Creates the login role analysts connect with, or brings it up to date (its password, its grants):
 SELECT on the indexer views and on ${SCHEMAS.join(", ")}, including what the service creates
 there later; no other schema (auth stays closed), nothing it can write, no temporary tables; its
@@ -31,7 +32,8 @@ dumps: docs/operations.md, section 5), and to change the password. Idempotent.
   --statement-timeout <duration>  a Postgres duration (default 60s), e.g. 5min
 
 Environment: DATABASE_URL (required: the database's owner or a superuser; a role with CREATEROLE
-that owns the schemas and is a member of the owner role also does), ANALYST_PASSWORD (required, at least 12 characters; read from
+that owns the schemas and is a member of the owner role also does), ANALYST_PASSWORD (required, ` +
+    `at least 12 characters; read from
 the environment so that it stays out of the shell history and the process list).`,
 };
 

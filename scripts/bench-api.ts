@@ -222,7 +222,8 @@ async function main(): Promise<void> {
   }
   await replaceLendingVaultDays(admin, SCHEMA);
   say(
-    `institutional: ${world.poolLoans.length} pool loans, ${PERP_DEPOSITS} perp deposits, ${portfolio.subaccounts} portfolios, ${seriesRows} subaccount days`,
+    `institutional: ${world.poolLoans.length} pool loans, ${PERP_DEPOSITS} perp deposits, ${portfolio.subaccounts} ` +
+      `portfolios, ${seriesRows} subaccount days`,
   );
   // a key per route: at this machine's rates a few routes in a row would otherwise spend one
   // key's RATE_LIMIT_PER_MINUTE (at most 1,000,000) and be answered 429
@@ -304,13 +305,15 @@ async function main(): Promise<void> {
   const bareResult = await drive("bare hono", "http://127.0.0.1:8098/", {}, SECONDS);
   const cores = (r: Result) => `cores: bench ${r.oursCores.toFixed(2)}, other processes ${r.othersCores.toFixed(2)}`;
   say(
-    `bare hono: ${bareResult.rps.toFixed(0)} req/s, p50 ${bareResult.p50} ms, p99 ${bareResult.p99} ms, ${cores(bareResult)}`,
+    `bare hono: ${bareResult.rps.toFixed(0)} req/s, p50 ${bareResult.p50} ms, p99 ${bareResult.p99} ms, ` +
+      `${cores(bareResult)}`,
   );
   for (const [name, url] of routes) {
     const r = await drive(name, url, { "x-api-key": keyOf(name), "accept-encoding": ACCEPT_ENCODING }, SECONDS);
     results.push(r);
     say(
-      `${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${(r.bytes / 1024).toFixed(1)} KiB per answer (${ACCEPT_ENCODING}), errors ${r.errors}, non-2xx ${r.non2xx}, ${cores(r)}`,
+      `${name}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${(r.bytes / 1024).toFixed(1)} KiB ` +
+        `per answer (${ACCEPT_ENCODING}), errors ${r.errors}, non-2xx ${r.non2xx}, ${cores(r)}`,
     );
   }
   const worst = Math.max(...results.map((r) => r.p99));

@@ -120,7 +120,10 @@ const say = (m: string) => console.log(`[bench:builders ${((Date.now() - t0) / 1
 /** CPU milliseconds per timed request of the processes that do work, from a `cpuDelta`. */
 function cpuLine(d: Record<CpuClass, number>): string {
   const per = (s: number) => ((s * 1000) / REQUESTS).toFixed(1);
-  return `api ${per(d.api)}, anvil ${per(d.anvil)}, postgres ${per(d.postgres)}, redis ${per(d.redis)}, bench ${per(d.bench)}`;
+  return (
+    `api ${per(d.api)}, anvil ${per(d.anvil)}, postgres ${per(d.postgres)}, redis ${per(d.redis)}, bench ` +
+    `${per(d.bench)}`
+  );
 }
 
 /** p-th percentile of `xs` (nearest rank). */
@@ -330,7 +333,8 @@ async function main(): Promise<void> {
     lines.push({ name: b.name, p99, floor: fp99, lean: percentile(lean, 99) });
     const pct = (xs: number[]) => [50, 90, 99, 100].map((p) => percentile(xs, p).toFixed(1)).join("/");
     say(
-      `${b.name}: p50/p90/p99/max ${pct(builder)} ms; floor ${pct(floor)} ms; ${calls.length} RPC calls in ${stages.length} stages (${[...new Set(calls.map((c) => c.method))].join(", ")})`,
+      `${b.name}: p50/p90/p99/max ${pct(builder)} ms; floor ${pct(floor)} ms; ${calls.length} RPC calls in ` +
+        `${stages.length} stages (${[...new Set(calls.map((c) => c.method))].join(", ")})`,
     );
     say(`  CPU ms per request: builder ${cpuLine(cpuDelta(c0, c1))}; floor ${cpuLine(cpuDelta(c2, c3))}`);
     say(`  the builds' Server-Timing, mean ms: ${inApi}`);
@@ -342,10 +346,12 @@ async function main(): Promise<void> {
   await stopAll();
   const worst = lines.reduce((a, b) => (b.p99 > a.p99 ? b : a));
   console.log(
-    `for comparison, ${worst.name} against a floor over the API's own transport: ${worst.lean.toFixed(2)} ms, ratio ${(worst.p99 / worst.lean).toFixed(3)}`,
+    `for comparison, ${worst.name} against a floor over the API's own transport: ${worst.lean.toFixed(2)} ms, ` +
+      `ratio ${(worst.p99 / worst.lean).toFixed(3)}`,
   );
   console.log(
-    `builders-bench: p99_ms=${worst.p99.toFixed(2)} floor_p99_ms=${worst.floor.toFixed(2)} ratio=${(worst.p99 / worst.floor).toFixed(3)}`,
+    `builders-bench: p99_ms=${worst.p99.toFixed(2)} floor_p99_ms=${worst.floor.toFixed(2)} ` +
+      `ratio=${(worst.p99 / worst.floor).toFixed(3)}`,
   );
 }
 

@@ -215,8 +215,10 @@ async function main(): Promise<void> {
   }
 
   say(
-    `bulk activity: ${cfg.BENCH_BLOCKS} blocks x ${cfg.BENCH_TXS_PER_BLOCK} txs per chain, ${cfg.BENCH_WALLETS} wallets, ` +
-      `${Math.round(cfg.BENCH_DEPOSIT_SHARE * 100)}% deposits / rest share transfers, then ${PADDING_BLOCKS} padding blocks`,
+    `bulk activity: ${cfg.BENCH_BLOCKS} blocks x ${cfg.BENCH_TXS_PER_BLOCK} txs per chain, ${cfg.BENCH_WALLETS} ` +
+      `wallets, ` +
+      `${Math.round(cfg.BENCH_DEPOSIT_SHARE * 100)}% deposits / rest share transfers, then ${PADDING_BLOCKS} ` +
+      `padding blocks`,
   );
   const bulk: BulkResult[] = await Promise.all(
     manifest.chains.map((c) =>
@@ -238,14 +240,16 @@ async function main(): Promise<void> {
   const events = historyEvents + bulk.reduce((a, b) => a + b.indexedLogs, 0);
   for (const b of bulk) {
     say(
-      `chain ${b.chainId}: head ${b.headBlock}; bulk ${b.txs} txs (${b.deposits} deposits, ${b.transfers} share transfers) ` +
+      `chain ${b.chainId}: head ${b.headBlock}; bulk ${b.txs} txs (${b.deposits} deposits, ${b.transfers} share ` +
+        `transfers) ` +
         `in ${b.blocks} blocks, ${b.indexedLogs} indexed events, ${b.seconds.toFixed(1)} s`,
     );
   }
   say(`${events} indexed events in total (history ${historyEvents})`);
   if (events < cfg.BENCH_MIN_EVENTS) {
     throw new Error(
-      `only ${events} indexed events generated, fewer than BENCH_MIN_EVENTS=${cfg.BENCH_MIN_EVENTS} (raise BENCH_BLOCKS or BENCH_TXS_PER_BLOCK)`,
+      `only ${events} indexed events generated, fewer than BENCH_MIN_EVENTS=${cfg.BENCH_MIN_EVENTS} (raise ` +
+        `BENCH_BLOCKS or BENCH_TXS_PER_BLOCK)`,
     );
   }
   const chains: BenchChain[] = anvils.map((a) => ({
@@ -255,7 +259,8 @@ async function main(): Promise<void> {
     head: bulk.find((b) => b.chainId === a.chainId)!.headBlock,
   }));
   say(
-    `snapshot block interval: ${chains.map((c) => `chain ${c.chainId} ${c.snapshotInterval ?? "indexer default"}`).join(", ")}`,
+    `snapshot block interval: ` +
+      `${chains.map((c) => `chain ${c.chainId} ${c.snapshotInterval ?? "indexer default"}`).join(", ")}`,
   );
 
   // ---- the two runs ----------------------------------------------------------------------------
@@ -264,12 +269,14 @@ async function main(): Promise<void> {
   const results = new Map<App, RunResult>();
   for (const app of order) {
     say(
-      `indexing with ${app === "ours" ? "our indexer" : "the bare app (no-op handlers)"}, cold cache (fresh database bench_${app})`,
+      `indexing with ${app === "ours" ? "our indexer" : "the bare app (no-op handlers)"}, cold cache (fresh ` +
+        `database bench_${app})`,
     );
     const r = await runIndexer(app, pgi.adminUrl, chains);
     results.set(app, r);
     say(
-      `${app}: head reached after ${r.seconds.toFixed(1)} s (server up ${r.startupSeconds.toFixed(1)} s, backfill done ${r.readySeconds.toFixed(1)} s); ` +
+      `${app}: head reached after ${r.seconds.toFixed(1)} s (server up ${r.startupSeconds.toFixed(1)} s, backfill ` +
+        `done ${r.readySeconds.toFixed(1)} s); ` +
         `${Math.round(events / r.seconds)} events/s`,
     );
   }
@@ -308,7 +315,8 @@ async function main(): Promise<void> {
   const bareRate = events / bare.seconds;
   const ratio = oursRate / bareRate;
   say(
-    `targets: ratio >= 0.8 ${ratio >= 0.8 ? "MET" : "NOT MET"} (${ratio.toFixed(2)}); ours >= 4000 events/s ${oursRate >= 4000 ? "MET" : "NOT MET"} (${Math.round(oursRate)})`,
+    `targets: ratio >= 0.8 ${ratio >= 0.8 ? "MET" : "NOT MET"} (${ratio.toFixed(2)}); ours >= 4000 events/s ` +
+      `${oursRate >= 4000 ? "MET" : "NOT MET"} (${Math.round(oursRate)})`,
   );
   say(`details: .data/bench/results.json, logs and /metrics snapshots in .data/bench/logs`);
   say("stopping everything");
@@ -347,7 +355,8 @@ async function runIndexer(app: App, adminUrl: string, chains: BenchChain[]): Pro
     for (;;) {
       if (exit !== undefined) {
         throw new Error(
-          `the ${app} indexer exited (${exit}) before reaching the chain heads; last output:\n${handle.process.recentOutput()}\n(log: ${logFile})`,
+          `the ${app} indexer exited (${exit}) before reaching the chain heads; last ` +
+            `output:\n${handle.process.recentOutput()}\n(log: ${logFile})`,
         );
       }
       const now = (performance.now() - start) / 1000;
@@ -357,14 +366,16 @@ async function runIndexer(app: App, adminUrl: string, chains: BenchChain[]): Pro
       if (ready !== undefined && indexed && chains.every((c) => (indexed.get(c.chainId) ?? -1) >= c.head)) break;
       if (Date.now() > deadline) {
         throw new Error(
-          `the ${app} indexer did not reach the chain heads within ${cfg.BENCH_INDEX_TIMEOUT_S} s (BENCH_INDEX_TIMEOUT_S); log: ${logFile}`,
+          `the ${app} indexer did not reach the chain heads within ${cfg.BENCH_INDEX_TIMEOUT_S} s ` +
+            `(BENCH_INDEX_TIMEOUT_S); log: ${logFile}`,
         );
       }
       if (now - lastNote >= 30) {
         lastNote = now;
         const progress = (await indexedBlocks(client, schema)) ?? new Map<number, number>();
         say(
-          `${app}: ${now.toFixed(0)} s, indexed ${chains.map((c) => `${c.chainId}: ${progress.get(c.chainId) ?? 0}/${c.head}`).join(", ")}`,
+          `${app}: ${now.toFixed(0)} s, indexed ` +
+            `${chains.map((c) => `${c.chainId}: ${progress.get(c.chainId) ?? 0}/${c.head}`).join(", ")}`,
         );
       }
       await new Promise((r) => setTimeout(r, 100));
@@ -427,21 +438,25 @@ function report(events: number, chains: BenchChain[], ours: RunResult, bare: Run
     const m = r.metrics;
     r.logLines = readLog(join(LOG_DIR, `indexer-${r.app}.log`));
     say(
-      `${r.app}: ${r.seconds.toFixed(1)} s = startup ${r.startupSeconds.toFixed(1)} + backfill ${(r.readySeconds - r.startupSeconds).toFixed(1)} + live tail ${(r.seconds - r.readySeconds).toFixed(1)}; ` +
+      `${r.app}: ${r.seconds.toFixed(1)} s = startup ${r.startupSeconds.toFixed(1)} + backfill ` +
+        `${(r.readySeconds - r.startupSeconds).toFixed(1)} + live tail ${(r.seconds - r.readySeconds).toFixed(1)}; ` +
         `${m.logEvents} log + ${m.blockEvents} block events; handlers ${ms(m.handlerMs)}`,
     );
     const mc = m.rpcActions.get("multicall");
     const c = r.cpu;
     say(
-      `  ${r.app}: CPU seconds: indexer ${c.indexer.toFixed(1)}, postgres ${c.postgres.toFixed(1)}, anvil ${c.anvil.toFixed(1)}, other ${(c.other + c.bench + c.api + c.redis).toFixed(1)} ` +
+      `  ${r.app}: CPU seconds: indexer ${c.indexer.toFixed(1)}, postgres ${c.postgres.toFixed(1)}, anvil ` +
+        `${c.anvil.toFixed(1)}, other ${(c.other + c.bench + c.api + c.redis).toFixed(1)} ` +
         `(machine capacity ${(r.seconds * cpus).toFixed(0)} = ${r.seconds.toFixed(1)} s x ${cpus} cores)`,
     );
     say(
-      `  ${r.app}: files under the app root watched by Ponder's Vite watcher: ${r.watched.files} (${r.watched.top.map(([d, n]) => `${d} ${n}`).join(", ")})`,
+      `  ${r.app}: files under the app root watched by Ponder's Vite watcher: ${r.watched.files} ` +
+        `(${r.watched.top.map(([d, n]) => `${d} ${n}`).join(", ")})`,
     );
     if (mc)
       say(
-        `  ${r.app}: context.client.multicall ${mc.count} calls, ${ms(mc.ms)} (${(mc.ms / Math.max(1, mc.count)).toFixed(2)} ms each)`,
+        `  ${r.app}: context.client.multicall ${mc.count} calls, ${ms(mc.ms)} ` +
+          `(${(mc.ms / Math.max(1, mc.count)).toFixed(2)} ms each)`,
       );
     const req = [...m.rpcRequestsByType].map(([k, v]) => `${k} ${v}`).join(", ");
     if (req) say(`  ${r.app}: eth_call sub-requests by source: ${req}`);

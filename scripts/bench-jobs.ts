@@ -29,9 +29,9 @@
  * holding period before a withdrawal, 75), BENCH_JOBS_TRANSFER_SHARE (0.1), BENCH_JOBS_REFERRERS
  * (50), BENCH_JOBS_REFEREES (950), BENCH_JOBS_CONCURRENCY (vault-days worker concurrency, 2 as
  * WORKER_CONCURRENCY), BENCH_JOBS_CPU_PROFILE (a file: write a V8 CPU profile of this process, which
- * runs the workers, over the incremental day; open it in Chrome DevTools), BENCH_JOBS_PG_STATS (1: load pg_stat_statements and print the top
- * statements per phase; default 0), BENCH_JOBS_PG_PORT (54350), BENCH_JOBS_REDIS_PORT (63799),
- * BENCH_JOBS_SEED ("bench-jobs"), BENCH_JOBS_TIMEOUT_S (3600, per phase).
+ * runs the workers, over the incremental day; open it in Chrome DevTools), BENCH_JOBS_PG_STATS (1: load
+ * pg_stat_statements and print the top statements per phase; default 0), BENCH_JOBS_PG_PORT (54350),
+ * BENCH_JOBS_REDIS_PORT (63799), BENCH_JOBS_SEED ("bench-jobs"), BENCH_JOBS_TIMEOUT_S (3600, per phase).
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -468,7 +468,8 @@ function generate(lastDay: number): History {
   const last = emptyTables();
   let txSeq = 0;
   const checkpoint = (ts: number, chain: Chain, block: number, eventType: number, logIndex: number) =>
-    `${String(ts).padStart(10, "0")}${String(chain.id).padStart(16, "0")}${String(block).padStart(16, "0")}${String(txSeq++).padStart(16, "0")}${eventType}${String(logIndex).padStart(16, "0")}`;
+    `${String(ts).padStart(10, "0")}${String(chain.id).padStart(16, "0")}${String(block).padStart(16, "0")}` +
+    `${String(txSeq++).padStart(16, "0")}${eventType}${String(logIndex).padStart(16, "0")}`;
   const blockOf = (chain: Chain, ts: number) => chain.baseBlock + Math.floor((ts - t0s) / chain.blockSeconds);
   for (const v of vaults) {
     const vr = rng(`${cfg.BENCH_JOBS_SEED}:rows:${v.idx}`);
@@ -684,7 +685,8 @@ async function insertRegistry(client: pg.Client, h: History): Promise<void> {
   for (const [vault, m, a, b] of rewards) {
     if (!vault) continue;
     await client.query(
-      "INSERT INTO registry.reward (chain_id, vault, text, multiplier, start_datetime, end_datetime) VALUES ($1, $2, $3, $4, $5, $6)",
+      "INSERT INTO registry.reward (chain_id, vault, text, multiplier, start_datetime, end_datetime) VALUES ($1, " +
+        "$2, $3, $4, $5, $6)",
       [vault.chain.id, vault.address, `x${m} points`, m, ts(a, 0), b == null ? null : ts(b, 0)],
     );
   }
@@ -787,10 +789,13 @@ function reportTimings(phase: string, timings: JobTiming[], phaseStart: number, 
     let extra = "";
     if (key === "vaultDays") {
       const sum = (f: string) => ts.reduce((s, t) => s + Number((t.result as Record<string, unknown>)?.[f] ?? 0), 0);
-      extra = `, wrote ${fmt(sum("days"))} days, ${fmt(sum("apyRows"))} apy, ${fmt(sum("pnlRows"))} pnl, ${fmt(sum("indexRows"))} index, ${fmt(sum("positionRows"))} position rows`;
+      extra =
+        `, wrote ${fmt(sum("days"))} days, ${fmt(sum("apyRows"))} apy, ${fmt(sum("pnlRows"))} pnl, ` +
+        `${fmt(sum("indexRows"))} index, ${fmt(sum("positionRows"))} position rows`;
     }
     lines.push(
-      `${phase}: ${QUEUES[key].name.padEnd(13)} ${String(ts.length).padStart(4)} jobs, busy ${secs(busy).padStart(7)}s (mean ${secs(busy / ts.length)}s, max ${secs(max)}s), ` +
+      `${phase}: ${QUEUES[key].name.padEnd(13)} ${String(ts.length).padStart(4)} jobs, busy ` +
+        `${secs(busy).padStart(7)}s (mean ${secs(busy / ts.length)}s, max ${secs(max)}s), ` +
         `from +${secs(first - phaseStart)}s to +${secs(last - phaseStart)}s${extra}`,
     );
   }
@@ -855,7 +860,8 @@ async function walSince(client: pg.Client, m: WalMark): Promise<string> {
 async function topStatements(client: pg.Client, phase: string): Promise<void> {
   if (cfg.BENCH_JOBS_PG_STATS !== "1") return;
   const { rows } = await client.query<{ q: string; calls: string; ms: string; rows: string }>(
-    `SELECT regexp_replace(left(query, 150), '\\s+', ' ', 'g') AS q, calls::text, round(total_exec_time)::text AS ms, rows::text
+    `SELECT regexp_replace(left(query, 150), '\\s+', ' ', 'g') AS q, calls::text,
+      round(total_exec_time)::text AS ms, rows::text
      FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
      ORDER BY total_exec_time DESC LIMIT 10`,
   );
@@ -916,15 +922,18 @@ async function main(): Promise<void> {
   const today = Math.floor(Date.now() / 1000 / DAY);
   const yesterday = today - 1;
   say(
-    `data: ${cfg.BENCH_JOBS_VAULTS} vaults x ${cfg.BENCH_JOBS_DAYS} days (${dayToDate(today - cfg.BENCH_JOBS_DAYS + 1)}..${dayToDate(today)}), ` +
-      `${fmt(cfg.BENCH_JOBS_WALLETS)} wallets, deposit age mean ${cfg.BENCH_JOBS_DEPOSIT_AGE_DAYS} d, ${cfg.BENCH_JOBS_WITHDRAW_SHARE * 100}% withdraw after mean ${cfg.BENCH_JOBS_HOLD_DAYS} d, ` +
+    `data: ${cfg.BENCH_JOBS_VAULTS} vaults x ${cfg.BENCH_JOBS_DAYS} days ` +
+      `(${dayToDate(today - cfg.BENCH_JOBS_DAYS + 1)}..${dayToDate(today)}), ` +
+      `${fmt(cfg.BENCH_JOBS_WALLETS)} wallets, deposit age mean ${cfg.BENCH_JOBS_DEPOSIT_AGE_DAYS} d, ` +
+      `${cfg.BENCH_JOBS_WITHDRAW_SHARE * 100}% withdraw after mean ${cfg.BENCH_JOBS_HOLD_DAYS} d, ` +
       `${cfg.BENCH_JOBS_TRANSFER_SHARE * 100}% transfer half; worker concurrency ${cfg.BENCH_JOBS_CONCURRENCY}`,
   );
 
   // ---- processes ----
   const pgDataDir = join(BENCH_DIR, "postgres");
   say(
-    `starting embedded Postgres on 127.0.0.1:${cfg.BENCH_JOBS_PG_PORT} (data dir .data/bench-jobs/postgres) and Redis on 127.0.0.1:${cfg.BENCH_JOBS_REDIS_PORT}`,
+    `starting embedded Postgres on 127.0.0.1:${cfg.BENCH_JOBS_PG_PORT} (data dir .data/bench-jobs/postgres) and ` +
+      `Redis on 127.0.0.1:${cfg.BENCH_JOBS_REDIS_PORT}`,
   );
   const pgi = await startEmbeddedPostgres({
     port: cfg.BENCH_JOBS_PG_PORT,
@@ -952,12 +961,16 @@ async function main(): Promise<void> {
   const h = generate(today);
   const count = (k: keyof Tables) => h.past[k].length + h.last[k].length;
   say(
-    `generated in ${secs(Date.now() - t)}s: ${fmt(h.vaults.length)} vaults, ${fmt(count("share_ratio_snapshot"))} snapshots, ${fmt(count("share_transfer"))} share transfers ` +
-      `(${fmt(h.deposits)} deposits, ${fmt(h.transfers)} wallet-to-wallet, ${fmt(h.withdrawals)} withdrawals), ${fmt(count("vault_event"))} vault events, ` +
-      `${fmt(count("fee_event"))} fee events; today (${dayToDate(today)}): ${fmt(h.last.share_ratio_snapshot.length)} snapshots, ${fmt(h.last.share_transfer.length)} transfers`,
+    `generated in ${secs(Date.now() - t)}s: ${fmt(h.vaults.length)} vaults, ${fmt(count("share_ratio_snapshot"))} ` +
+      `snapshots, ${fmt(count("share_transfer"))} share transfers ` +
+      `(${fmt(h.deposits)} deposits, ${fmt(h.transfers)} wallet-to-wallet, ${fmt(h.withdrawals)} withdrawals), ` +
+      `${fmt(count("vault_event"))} vault events, ` +
+      `${fmt(count("fee_event"))} fee events; today (${dayToDate(today)}): ` +
+      `${fmt(h.last.share_ratio_snapshot.length)} snapshots, ${fmt(h.last.share_transfer.length)} transfers`,
   );
   say(
-    `expected holding entries in the points ledger: ${fmt(h.holdingDaysPast)} up to yesterday, +${fmt(h.holdingDaysLast)} today; ` +
+    `expected holding entries in the points ledger: ${fmt(h.holdingDaysPast)} up to yesterday, ` +
+      `+${fmt(h.holdingDaysLast)} today; ` +
       `${h.referrers.length} referrers, ${h.referees.length} referees`,
   );
   t = Date.now();
@@ -1044,18 +1057,21 @@ async function main(): Promise<void> {
   const fullTimings = timer.take();
   for (const line of reportTimings("full", fullTimings, fullStart, fullStart + fullMs)) say(line);
   say(
-    `full: CPU node ${(c1.node - c0.node).toFixed(1)}s, postgres ${(c1.pg - c0.pg).toFixed(1)}s over ${secs(fullMs)}s wall; ${await walSince(client, wal)}`,
+    `full: CPU node ${(c1.node - c0.node).toFixed(1)}s, postgres ${(c1.pg - c0.pg).toFixed(1)}s over ` +
+      `${secs(fullMs)}s wall; ${await walSince(client, wal)}`,
   );
   await topStatements(client, "full");
   const failedFull = (await q.queues.vaultDays.getJobs(["failed"])).filter((j) => j.id?.endsWith(plan.runId));
   if (failedFull.length > 0)
     throw new Error(
-      `full recompute: ${failedFull.length} vault-days jobs failed, e.g. ${failedFull[0]!.id}: ${failedFull[0]!.failedReason}`,
+      `full recompute: ${failedFull.length} vault-days jobs failed, e.g. ${failedFull[0]!.id}: ` +
+        `${failedFull[0]!.failedReason}`,
     );
   const counts = await countDerived(client);
   const rows = Object.values(counts).reduce((s, n) => s + n, 0);
   say(
-    `full recompute: ${plan.days} vault-days in ${secs(fullMs)}s; rows: ${DERIVED_TABLES.map((n) => `${n} ${fmt(counts[n]!)}`).join(", ")}; total ${fmt(rows)}`,
+    `full recompute: ${plan.days} vault-days in ${secs(fullMs)}s; rows: ` +
+      `${DERIVED_TABLES.map((n) => `${n} ${fmt(counts[n]!)}`).join(", ")}; total ${fmt(rows)}`,
   );
 
   // ---- incremental day: today's data arrives, one fan-out run ----
@@ -1093,12 +1109,14 @@ async function main(): Promise<void> {
   );
   if (failedInc.length > 0)
     throw new Error(
-      `incremental: ${failedInc.length} vault-days jobs failed, e.g. ${failedInc[0]!.id}: ${failedInc[0]!.failedReason}`,
+      `incremental: ${failedInc.length} vault-days jobs failed, e.g. ${failedInc[0]!.id}: ` +
+        `${failedInc[0]!.failedReason}`,
     );
   say(`incremental: fan-out planned ${out.vaults} vaults, ${out.days} vault-days`);
   for (const line of reportTimings("incremental", timer.take(), incStart, incStart + incMs)) say(line);
   say(
-    `incremental: CPU node ${(c1.node - c0.node).toFixed(1)}s, postgres ${(c1.pg - c0.pg).toFixed(1)}s over ${secs(incMs)}s wall; ${await walSince(client, wal)}`,
+    `incremental: CPU node ${(c1.node - c0.node).toFixed(1)}s, postgres ${(c1.pg - c0.pg).toFixed(1)}s over ` +
+      `${secs(incMs)}s wall; ${await walSince(client, wal)}`,
   );
   await topStatements(client, "incremental");
 
@@ -1127,7 +1145,8 @@ async function main(): Promise<void> {
       await client.query("SELECT * FROM derived.points_pool WHERE wallet = $1", [probe]);
     }
     say(
-      `read (run ${k + 1}): derived.points_balance, ${fmt(all.rows.length)} wallets with ranks, in ${secs(allMs)}s; one wallet's points_total and points_pool in ${Date.now() - r0} ms`,
+      `read (run ${k + 1}): derived.points_balance, ${fmt(all.rows.length)} wallets with ranks, in ` +
+        `${secs(allMs)}s; one wallet's points_total and points_pool in ${Date.now() - r0} ms`,
     );
   }
   {
@@ -1141,7 +1160,8 @@ async function main(): Promise<void> {
     );
     const expected = h.holdingDaysPast + h.holdingDaysLast;
     say(
-      `read: derived.points_ledger generates ${fmt(n)} holding entries (the history has ${fmt(expected)} wallet-days with shares held) in ${secs(Date.now() - r0)}s`,
+      `read: derived.points_ledger generates ${fmt(n)} holding entries (the history has ${fmt(expected)} ` +
+        `wallet-days with shares held) in ${secs(Date.now() - r0)}s`,
     );
     if (n !== expected) throw new Error(`the ledger view has ${n} holding entries, the generated history ${expected}`);
   }
@@ -1153,8 +1173,8 @@ async function main(): Promise<void> {
   await client.query("DROP SCHEMA IF EXISTS bench_copy CASCADE");
   await client.query("CREATE SCHEMA bench_copy");
   await client.query(`CREATE TABLE bench_copy.points_ledger (
-    wallet text NOT NULL, day date NOT NULL, source text NOT NULL, chain_id integer NOT NULL, vault text NOT NULL, ref text NOT NULL,
-    points numeric(78,18) NOT NULL, shares numeric(78,0), usd_value numeric(78,18),
+    wallet text NOT NULL, day date NOT NULL, source text NOT NULL, chain_id integer NOT NULL, vault text NOT NULL,
+    ref text NOT NULL, points numeric(78,18) NOT NULL, shares numeric(78,0), usd_value numeric(78,18),
     PRIMARY KEY (chain_id, vault, day, source, wallet, ref))`);
   await client.query("CREATE INDEX ON bench_copy.points_ledger (wallet, day)");
   await client.query("CHECKPOINT");
@@ -1173,19 +1193,23 @@ async function main(): Promise<void> {
   c1 = cpu(pgDataDir);
   if (copied !== rows) throw new Error(`copy baseline wrote ${copied} rows, expected ${rows}`);
   say(
-    `copy: ${fmt(copied)} rows into bench_copy.points_ledger (PK + wallet index, logged) in ${secs(copyMs)}s; CPU node ${(c1.node - c0.node).toFixed(1)}s, postgres ${(c1.pg - c0.pg).toFixed(1)}s; ${await walSince(client, wal)}`,
+    `copy: ${fmt(copied)} rows into bench_copy.points_ledger (PK + wallet index, logged) in ${secs(copyMs)}s; CPU ` +
+      `node ${(c1.node - c0.node).toFixed(1)}s, postgres ${(c1.pg - c0.pg).toFixed(1)}s; ` +
+      `${await walSince(client, wal)}`,
   );
   await client.query("DROP SCHEMA bench_copy CASCADE");
 
   const ratio = fullMs / copyMs;
   say(
-    `targets: full <= 10 x copy: ${ratio <= 10 ? "met" : "NOT met"} (${ratio.toFixed(2)}); incremental < 2 s: ${incMs < 2000 ? "met" : "NOT met"} (${secs(incMs)}s)`,
+    `targets: full <= 10 x copy: ${ratio <= 10 ? "met" : "NOT met"} (${ratio.toFixed(2)}); incremental < 2 s: ` +
+      `${incMs < 2000 ? "met" : "NOT met"} (${secs(incMs)}s)`,
   );
   await closeClients();
   await stopAll();
   say(`done in ${secs(Date.now() - t0)}s`);
   console.log(
-    `jobs-bench: full=${secs(fullMs)} incremental=${secs(incMs)} rows=${rows} copy=${secs(copyMs)} ratio=${ratio.toFixed(2)}`,
+    `jobs-bench: full=${secs(fullMs)} incremental=${secs(incMs)} rows=${rows} copy=${secs(copyMs)} ` +
+      `ratio=${ratio.toFixed(2)}`,
   );
 }
 

@@ -38,14 +38,16 @@ import {
 const CMD: Command = {
   name: "bench:scale",
   usage: "usage: npm run bench:scale -- <vaults>x<days>   (e.g. 8x60)\n       npm run bench:scale -- --report",
-  help: `
+  help:
+    `
 Simulates <vaults> vaults (two per anvil chain, up to 16 on 8 chains) over <days> days (7 to 365),
 then times the indexer's backfill to the chain heads and the workers' first full computation of
 the derived tables, and measures the database (bytes per schema and per vault-day, rows per
 table). Everything runs on fresh processes under .data/bench-scale/run (wiped first); the result
 is kept in .data/bench-scale/results/<size>.json, and the table printed at the end lists every
 kept result with the straight-line fit of each measure against vault-days, and apart per chain
-and per vault-day when the sizes allow it. --report prints that table only. Run one size at a time on an otherwise idle machine (flock /tmp/bench.lock ...).
+and per vault-day when the sizes allow it. --report prints that table only. ` +
+    `Run one size at a time on an otherwise idle machine (flock /tmp/bench.lock ...).
 
 Environment (optional): BENCH_SCALE_PG_PORT (54390), BENCH_SCALE_ANVIL_PORT (18900; chain i takes
 this + i), BENCH_SCALE_REDIS_PORT (63797), BENCH_SCALE_INDEXER_PORT (42195), BENCH_SCALE_SEED
@@ -150,7 +152,8 @@ async function main(): Promise<void> {
   const load0 = loadavg()[0]!;
   const code = gitDescribe();
   say(
-    `size ${size.vaults}x${size.days}: ${size.vaults} vaults x ${size.days} days; code ${code}; load ${load0.toFixed(2)}`,
+    `size ${size.vaults}x${size.days}: ${size.vaults} vaults x ${size.days} days; code ${code}; load ` +
+      `${load0.toFixed(2)}`,
   );
 
   const plan = chainsFor(size);
@@ -208,7 +211,8 @@ async function main(): Promise<void> {
   const evmVaults = loadRegistry(registryFile).evm.length;
   if (evmVaults !== size.vaults) throw new Error(`the simulator deployed ${evmVaults} vaults, not ${size.vaults}`);
   say(
-    `simulated in ${simulateSeconds.toFixed(0)} s: ${manifest.chains.map((c) => `chain ${c.chainId} ${c.headBlock} blocks, ${c.txCount} txs`).join("; ")}`,
+    `simulated in ${simulateSeconds.toFixed(0)} s: ` +
+      `${manifest.chains.map((c) => `chain ${c.chainId} ${c.headBlock} blocks, ${c.txCount} txs`).join("; ")}`,
   );
 
   // ---- 1. backfill ----------------------------------------------------------------------------
@@ -233,7 +237,8 @@ async function main(): Promise<void> {
       if (now - lastNote < 15_000) return;
       lastNote = now;
       say(
-        `indexing: ${p.map((c) => `${c.chainId} ${c.indexed}/${c.head ?? "?"}`).join(", ")}${ready ? " (backfill done)" : ""}`,
+        `indexing: ` +
+          `${p.map((c) => `${c.chainId} ${c.indexed}/${c.head ?? "?"}`).join(", ")}${ready ? " (backfill done)" : ""}`,
       );
     },
   });
@@ -242,7 +247,8 @@ async function main(): Promise<void> {
   writeFileSync(join(LOG_DIR, "indexer-metrics.txt"), metricsText);
   const m = summarise(parseMetrics(metricsText));
   say(
-    `indexed to the heads in ${backfillSeconds.toFixed(1)} s: ${m.logEvents} log events, ${m.blockEvents} block events ` +
+    `indexed to the heads in ${backfillSeconds.toFixed(1)} s: ${m.logEvents} log events, ${m.blockEvents} block ` +
+      `events ` +
       `(${Math.round(m.logEvents / backfillSeconds)} log events/s); views "${VIEWS_SCHEMA}" show ${indexer.schema}`,
   );
   await indexer.stop();
@@ -422,7 +428,8 @@ function printTable(results: ScaleResult[]): void {
       results.map((r) => ({ chains: r.size.vaults / VAULTS_PER_CHAIN, vaultDays: r.vaultDays, y: y(r) })),
     );
     console.log(
-      `fit ${label}: ${unit(f.fixed)} + ${unit(f.perUnit)} per vault-day (r² ${f.r2.toFixed(3)}, ${results.length} sizes)` +
+      `fit ${label}: ${unit(f.fixed)} + ${unit(f.perUnit)} per vault-day (r² ${f.r2.toFixed(3)}, ` +
+        `${results.length} sizes)` +
         (two
           ? `; ${unit(two.fixed)} + ${unit(two.perChain)} per chain + ${unit(two.perVaultDay)} per vault-day` +
             (two.points === 3 ? " (exact through 3 sizes)" : ` (least squares, ${two.points} sizes)`)

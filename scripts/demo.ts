@@ -183,7 +183,8 @@ async function main(): Promise<void> {
   const { key } = await createKey(admin, "demo", [...SCOPE_NAMES]);
   await admin.destroy();
   say(
-    `registry loaded: ${loaded.vaults} vaults, ${loaded.strategists} strategists, ${loaded.subaccounts} subaccounts; API key created (all scopes: ${SCOPE_NAMES.join(", ")})`,
+    `registry loaded: ${loaded.vaults} vaults, ${loaded.strategists} strategists, ${loaded.subaccounts} ` +
+      `subaccounts; API key created (all scopes: ${SCOPE_NAMES.join(", ")})`,
   );
   say("starting the workers (BullMQ); log .data/logs/workers.log");
   const workers = startWorkerProcess({

@@ -43,7 +43,8 @@ async function main(): Promise<void> {
   if (cmd === "remove") {
     const shown = await removeGroup(url, { group: group!, viewsSchema: views });
     console.log(
-      `group ${group} removed; views "${views}" now show ${shown.map((d) => `${d.schema} (group ${d.group})`).join(", ")}`,
+      `group ${group} removed; views "${views}" now show ` +
+        `${shown.map((d) => `${d.schema} (group ${d.group})`).join(", ")}`,
     );
     return;
   }
@@ -52,7 +53,8 @@ async function main(): Promise<void> {
   if (rows.length === 0) console.log(`(no indexer groups behind "${views}": each indexer runs on its own)`);
   for (const r of rows)
     console.log(
-      `${r.group}\t${r.chainIds.join(",")}\t${r.schema}\t${r.readyAt.toISOString()}\t${r.publishedAt ? "shown" : "pending"}`,
+      `${r.group}\t${r.chainIds.join(",")}\t${r.schema}\t` +
+        `${r.readyAt.toISOString()}\t${r.publishedAt ? "shown" : "pending"}`,
     );
 }
 

@@ -59,7 +59,8 @@ async function main(): Promise<void> {
     // the dashboard shows the queues of a running service: it never starts a Redis of its own
     if ((await probeRedis("127.0.0.1", 63790)) !== "pong") {
       console.error(
-        `queues-dashboard: no Redis answers at ${LOCAL_REDIS}; start the service (npm run demo, or npm run workers) or set REDIS_URL`,
+        `queues-dashboard: no Redis answers at ${LOCAL_REDIS}; start the service (npm run demo, or npm run ` +
+          `workers) or set REDIS_URL`,
       );
       process.exit(1);
     }

@@ -120,7 +120,8 @@ export function findAnvilBinary(): string {
   const found = candidates.find((c) => existsSync(c));
   if (!found) {
     throw new Error(
-      `anvil binary not found (platform ${process.platform}-${process.arch}). Looked at:\n  ${candidates.join("\n  ")}\n` +
+      `anvil binary not found (platform ${process.platform}-${process.arch}). Looked at:\n  ` +
+        `${candidates.join("\n  ")}\n` +
         "Run `npm install` (with install scripts allowed for @foundry-rs/anvil) or set ANVIL_BIN.",
     );
   }
@@ -316,7 +317,8 @@ export async function startAnvil(opts: StartAnvilOptions): Promise<AnvilInstance
     }
     if (BigInt(outcome.chainIdHex) !== BigInt(chainId)) {
       throw new Error(
-        `anvil at ${rpcUrl} reports chain id ${BigInt(outcome.chainIdHex)}, expected ${chainId} (state file from another chain?)`,
+        `anvil at ${rpcUrl} reports chain id ${BigInt(outcome.chainIdHex)}, expected ${chainId} (state file from ` +
+          `another chain?)`,
       );
     }
   } catch (err) {

@@ -69,7 +69,8 @@ export async function aptInstall(
     throw new Error(`${pkg} is not installed and cannot be installed automatically (${why}). ${o.howTo}`);
   }
   o.log(
-    `${pkg} not found: installing the Debian package with \`apt-get install -y ${pkg}\` (one time, may take minutes)...`,
+    `${pkg} not found: installing the Debian package with \`apt-get install -y ${pkg}\` (one time, may take ` +
+      `minutes)...`,
   );
   const install = ["install", "-y", "--no-install-recommends", pkg];
   try {

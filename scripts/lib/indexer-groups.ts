@@ -111,7 +111,8 @@ export function chooseDeployments(
       const diff = newest ? shapeDiff(targetShape, shapes.get(newest.schema)!) : ["no deployment left"];
       reasons.push(
         `group ${g} has no deployment with the tables of ${target.schema} ` +
-          `(${newest ? `its newest, ${newest.schema}, has ` : ""}${diff.slice(0, 3).join("; ")}${diff.length > 3 ? "; ..." : ""})`,
+          `(${newest ? `its newest, ${newest.schema}, has ` : ""}${diff.slice(0, 3).join("; ")}` +
+          `${diff.length > 3 ? "; ..." : ""})`,
       );
     }
   }
@@ -298,7 +299,8 @@ export async function removeGroup(
       throw new Error(`no group "${opts.group}" behind the views "${opts.viewsSchema}"`);
     if (all.every((r) => r.group === opts.group))
       throw new Error(
-        `group "${opts.group}" is the only group behind "${opts.viewsSchema}": start another group (or a single indexer) first`,
+        `group "${opts.group}" is the only group behind "${opts.viewsSchema}": start another group (or a single ` +
+          `indexer) first`,
       );
     await client.query(`DELETE FROM ops.indexer_group WHERE views_schema = $1 AND group_name = $2`, [
       opts.viewsSchema,

@@ -322,7 +322,8 @@ export async function waitForHead(
       if (ready && last.every(atHead)) break;
       if (Date.now() > deadline) {
         throw new Error(
-          `timed out after ${opts.timeoutMs} ms waiting for the indexer to reach every chain head: ${JSON.stringify(last)}`,
+          `timed out after ${opts.timeoutMs} ms waiting for the indexer to reach every chain head: ` +
+            `${JSON.stringify(last)}`,
         );
       }
       await new Promise((r) => setTimeout(r, 1000));

@@ -263,14 +263,16 @@ export class LiveIndexer {
     } catch (err) {
       this.refused.add(hash);
       this.opts.log(
-        `registry ${this.opts.registryFile} changed but is not usable; still serving ${serving.schema}: ${errMessage(err)}`,
+        `registry ${this.opts.registryFile} changed but is not usable; still serving ${serving.schema}: ` +
+          `${errMessage(err)}`,
       );
       return;
     }
     this.candidate = dep;
     const chains = dep.options.chains.map((c) => c.chainId).join(", ");
     this.opts.log(
-      `registry changed: deployment ${dep.schema} started (chains ${chains}, port ${port}); ${serving.schema} serves until it is at the heads`,
+      `registry changed: deployment ${dep.schema} started (chains ${chains}, port ${port}); ${serving.schema} ` +
+        `serves until it is at the heads`,
     );
     void this.publish(dep);
   }

@@ -138,7 +138,8 @@ export async function startEmbeddedPostgres(opts: StartPostgresOptions = {}): Pr
   const initialised = existsSync(join(dataDir, "PG_VERSION"));
   if (!initialised && existsSync(dataDir) && readdirSync(dataDir).length > 0) {
     throw new Error(
-      `Postgres data dir ${dataDir} exists, is not empty and is not a cluster (no PG_VERSION). Remove it or choose another.`,
+      `Postgres data dir ${dataDir} exists, is not empty and is not a cluster (no PG_VERSION). Remove it or choose ` +
+        `another.`,
     );
   }
   mkdirSync(dirname(dataDir), { recursive: true });
@@ -395,7 +396,8 @@ export async function ensureAnalystRole(adminUrl: string, opts: AnalystRoleOptio
         await client.query(`GRANT SELECT ON ALL TABLES IN SCHEMA ${id(schema)} TO ${id(role)}`);
         for (const creator of creators(schema))
           await client.query(
-            `ALTER DEFAULT PRIVILEGES FOR ROLE ${id(creator)} IN SCHEMA ${id(schema)} GRANT SELECT ON TABLES TO ${id(role)}`,
+            `ALTER DEFAULT PRIVILEGES FOR ROLE ${id(creator)} IN SCHEMA ${id(schema)} GRANT SELECT ON TABLES TO ` +
+              `${id(role)}`,
           );
       }
 
@@ -423,7 +425,8 @@ export async function ensureAnalystRole(adminUrl: string, opts: AnalystRoleOptio
       ]);
       if (left.rows[0]!.temp) {
         throw new Error(
-          `role "${role}" can still create temporary tables in "${db}": run this as the database's owner or a superuser`,
+          `role "${role}" can still create temporary tables in "${db}": run this as the database's owner or a ` +
+            `superuser`,
         );
       }
 

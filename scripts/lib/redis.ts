@@ -152,8 +152,10 @@ async function installIfMissing(log: RedisLog): Promise<string> {
     // The package's postinst started its system service. Stopping a system
     // service is not ours to do; we simply never use it.
     log(
-      `note: the package started its system service on 127.0.0.1:${SYSTEM_SERVICE_PORT}; it is left running and NOT used ` +
-        "(this project starts its own redis-server on a separate port). Disable it with `systemctl disable --now redis-server` if unwanted.",
+      `note: the package started its system service on 127.0.0.1:${SYSTEM_SERVICE_PORT}; it is left running and ` +
+        `NOT used ` +
+        "(this project starts its own redis-server on a separate port). Disable it with `systemctl disable --now " +
+        "redis-server` if unwanted.",
     );
   }
   return installed;
@@ -279,7 +281,8 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisIns
   const timeoutMs = opts.startTimeoutMs ?? 20_000;
   const failure = (what: string) =>
     new Error(
-      `redis-server at ${url} ${what}. Last output:\n${proc.recentOutput()}${opts.logFile ? `\n(full log: ${opts.logFile})` : ""}`,
+      `redis-server at ${url} ${what}. Last ` +
+        `output:\n${proc.recentOutput()}${opts.logFile ? `\n(full log: ${opts.logFile})` : ""}`,
     );
   try {
     const outcome = await waitFor<"ready" | "exited" | { otherPid: number }>(
@@ -355,7 +358,8 @@ export function parseRedisUrl(raw: string): URL {
   }
   if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
     throw new Error(
-      `REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379 (got ${JSON.stringify(redactUrl(url))})`,
+      `REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379 (got ` +
+        `${JSON.stringify(redactUrl(url))})`,
     );
   }
   if (!url.hostname) throw new Error(`REDIS_URL has no host (got ${JSON.stringify(redactUrl(url))})`);
@@ -473,12 +477,14 @@ export async function resolveRedis(
     const { maxmemoryPolicy } = await checkRedis(url.toString(), opts.connectTimeoutMs);
     if (maxmemoryPolicy === undefined) {
       log(
-        `warning: cannot read maxmemory-policy of ${redactUrl(url)} (CONFIG disabled?); BullMQ needs it to be "noeviction"`,
+        `warning: cannot read maxmemory-policy of ${redactUrl(url)} (CONFIG disabled?); BullMQ needs it to be ` +
+          `"noeviction"`,
       );
     } else if (maxmemoryPolicy !== "noeviction") {
       log(
         `warning: ${redactUrl(url)} has maxmemory-policy "${maxmemoryPolicy}"; BullMQ needs "noeviction" ` +
-          "(Redis may otherwise evict job keys under memory pressure). Set it with `CONFIG SET maxmemory-policy noeviction`.",
+          "(Redis may otherwise evict job keys under memory pressure). Set it with `CONFIG SET maxmemory-policy " +
+          "noeviction`.",
       );
     }
     return { url: raw, external: true };

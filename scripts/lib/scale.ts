@@ -30,7 +30,10 @@ export function parseSize(text: string): ScaleSize | string {
   const vaults = Number(m[1]);
   const days = Number(m[2]);
   if (vaults < VAULTS_PER_CHAIN || vaults > MAX_VAULTS || vaults % VAULTS_PER_CHAIN !== 0)
-    return `"${text}": vaults must be an even number from ${VAULTS_PER_CHAIN} to ${MAX_VAULTS} (${VAULTS_PER_CHAIN} per simulated chain)`;
+    return (
+      `"${text}": vaults must be an even number from ${VAULTS_PER_CHAIN} to ${MAX_VAULTS} (${VAULTS_PER_CHAIN} per ` +
+      `simulated chain)`
+    );
   if (days < MIN_DAYS || days > MAX_DAYS) return `"${text}": days must be from ${MIN_DAYS} to ${MAX_DAYS}`;
   return { vaults, days };
 }
