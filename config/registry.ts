@@ -298,6 +298,9 @@ function unnamedLedgers(items: unknown[], protocols: Map<number, ChainProtocols>
     .filter((p) => p.perp && !p.perp.core)
     .map((p) => {
       const i = items.findIndex((x) => (x as { chainId?: unknown })?.chainId === p.chainId);
-      return `protocols[${i}].perp.core: chain ${p.chainId}'s bridges name no core ledger and the registry names ${ledgers.size} (${named}): name the one its deposits are credited to`;
+      return (
+        `protocols[${i}].perp.core: chain ${p.chainId}'s bridges name no core ledger and the registry names ` +
+        `${ledgers.size} (${named}): name the one its deposits are credited to`
+      );
     });
 }

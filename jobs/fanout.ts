@@ -110,8 +110,10 @@ export async function planChanges(
 export async function extrasHash(db: Db): Promise<string> {
   const { rows } = await sql<{ h: string }>`
     SELECT md5(
-      coalesce((SELECT string_agg(address || ':' || day || ':' || points, ',' ORDER BY address, day) FROM registry.streak_claim), '') || '|' ||
-      coalesce((SELECT string_agg(id || ':' || points || ':' || wallet, ',' ORDER BY id) FROM registry.manual_points), '') || '|' ||
+      coalesce((SELECT string_agg(address || ':' || day || ':' || points, ',' ORDER BY address, day)
+        FROM registry.streak_claim), '') || '|' ||
+      coalesce((SELECT string_agg(id || ':' || points || ':' || wallet, ',' ORDER BY id) FROM registry.manual_points),
+        '') || '|' ||
       coalesce((SELECT string_agg(address || ':' || signup_bonus, ',' ORDER BY address) FROM registry.points_user), '')
     ) AS h`.execute(db);
   return rows[0]!.h;

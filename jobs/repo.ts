@@ -124,14 +124,17 @@ export async function loadSnapshotsFrom(
   const t = sql.id(schema, "share_ratio_snapshot");
   const hist = items.filter((i) => i.history);
   // numeric columns arrive as strings (pg's default)
-  const cols = sql`s.chain_id, s.vault, s.id, s.timestamp, s.block_number, s.total_assets, s.total_supply, s.asset_share_ratio, s.asset_usd_price, s.idle_assets, s.subaccount_assets,
+  const cols = sql`s.chain_id, s.vault, s.id, s.timestamp, s.block_number, s.total_assets, s.total_supply,
+    s.asset_share_ratio, s.asset_usd_price, s.idle_assets, s.subaccount_assets,
     s.alt_assets, s.alt_asset_usd_price`;
   const { rows } = await sql<SnapshotRow>`
     SELECT * FROM (
       (SELECT DISTINCT ON (s.chain_id, s.vault, floor(s.timestamp / ${sql.lit(DAY_SECONDS)})) ${cols}
         FROM ${vaultBatch(hist, (i) => i.v, { before_ts: ["bigint", (i) => Math.min(i.fromTs, i.beforeTs)] })}
-        CROSS JOIN LATERAL (SELECT * FROM ${t} s WHERE s.chain_id = r.chain_id AND s.vault = r.vault AND s.timestamp < r.before_ts OFFSET 0) s
-        ORDER BY s.chain_id, s.vault, floor(s.timestamp / ${sql.lit(DAY_SECONDS)}), s.timestamp DESC, s.block_number DESC, s.id DESC)
+        CROSS JOIN LATERAL (SELECT * FROM ${t} s WHERE s.chain_id = r.chain_id AND s.vault = r.vault
+          AND s.timestamp < r.before_ts OFFSET 0) s
+        ORDER BY s.chain_id, s.vault, floor(s.timestamp / ${sql.lit(DAY_SECONDS)}), s.timestamp DESC,
+          s.block_number DESC, s.id DESC)
       UNION ALL
       (SELECT ${cols}
         FROM ${vaultBatch(items, (i) => i.v, {
@@ -139,7 +142,8 @@ export async function loadSnapshotsFrom(
           before_ts: ["bigint", (i) => i.beforeTs],
         })}
         CROSS JOIN LATERAL (
-          SELECT * FROM ${t} s WHERE s.chain_id = r.chain_id AND s.vault = r.vault AND s.timestamp >= r.from_ts AND s.timestamp < r.before_ts OFFSET 0) s)
+          SELECT * FROM ${t} s WHERE s.chain_id = r.chain_id AND s.vault = r.vault AND s.timestamp >= r.from_ts
+            AND s.timestamp < r.before_ts OFFSET 0) s)
     ) x ORDER BY chain_id, vault, timestamp, block_number, id`.execute(db);
   return groupByVault(rows, snapshotIn);
 }
@@ -170,11 +174,12 @@ export async function loadStoredDays(
     FROM ${vaultBatch(items, (i) => i.v, { before_day: ["int", (i) => i.beforeDay] })}
     CROSS JOIN LATERAL (
       SELECT count(*)::int AS n, min(x.day) - date '1970-01-01' AS first,
-        string_agg(CASE WHEN x.missing THEN '' ELSE concat(x.snapshot_timestamp, ',', x.block_number, ',', x.total_assets, ',', x.total_shares, ',',
-          x.asset_share_ratio, ',', x.asset_usd_price, ',', (x.snapshot_id IS NULL)::int) END, ';' ORDER BY x.day) AS packed
-      FROM derived.vault_day x WHERE x.chain_id = r.chain_id AND x.vault = r.vault AND x.day < date '1970-01-01' + r.before_day) d`.execute(
-    db,
-  );
+        string_agg(CASE WHEN x.missing THEN '' ELSE
+          concat(x.snapshot_timestamp, ',', x.block_number, ',', x.total_assets, ',', x.total_shares, ',',
+          x.asset_share_ratio, ',', x.asset_usd_price, ',', (x.snapshot_id IS NULL)::int) END, ';'
+          ORDER BY x.day) AS packed
+      FROM derived.vault_day x WHERE x.chain_id = r.chain_id AND x.vault = r.vault
+        AND x.day < date '1970-01-01' + r.before_day) d`.execute(db);
   const byVault = new Map(rows.map((r) => [rowKey(r), r]));
   return new Map(
     items.map(({ v, firstDay, beforeDay }) => {
@@ -230,7 +235,8 @@ export async function loadPositionBalances(
     FROM ${vaultBatch(flat, (f) => f.v, { wallet: ["text", (f) => f.w], before_day: ["int", (f) => f.beforeDay] })}
     CROSS JOIN LATERAL (
       SELECT p.shares FROM derived.points_position p
-      WHERE p.chain_id = r.chain_id AND p.vault = r.vault AND p.wallet = r.wallet AND p.day < date '1970-01-01' + r.before_day
+      WHERE p.chain_id = r.chain_id AND p.vault = r.vault AND p.wallet = r.wallet
+        AND p.day < date '1970-01-01' + r.before_day
       ORDER BY p.day DESC LIMIT 1) p`.execute(db);
   const out = new Map<string, Map<string, bigint>>();
   for (const [key, list] of groupByVault(rows, (r) => [r.wallet, BigInt(r.shares)] as const))
@@ -249,7 +255,8 @@ export async function loadFees(
     FROM ${vaultBatch(items, (i) => i.v, { before_ts: ["bigint", (i) => i.beforeTs] })}
     CROSS JOIN LATERAL (
       SELECT * FROM ${sql.id(schema, "fee_event")} f
-      WHERE f.chain_id = r.chain_id AND f.vault = r.vault AND f.kind = 'management_fee_charged' AND f.timestamp < r.before_ts OFFSET 0) f
+      WHERE f.chain_id = r.chain_id AND f.vault = r.vault AND f.kind = 'management_fee_charged'
+        AND f.timestamp < r.before_ts OFFSET 0) f
     ORDER BY f.chain_id, f.vault, f.timestamp`.execute(db);
   return groupByVault(rows, (r) => ({ timestamp: Number(r.timestamp), amount: BigInt(r.amount ?? "0") }));
 }
@@ -280,7 +287,8 @@ export async function loadTransfers(
     })}
     CROSS JOIN LATERAL (
       SELECT * FROM ${sql.id(schema, "share_transfer")} t
-      WHERE t.chain_id = r.chain_id AND t.vault = r.vault AND t.block_number >= r.from_block AND t.timestamp >= r.from_ts AND t.timestamp < r.to_ts OFFSET 0) t
+      WHERE t.chain_id = r.chain_id AND t.vault = r.vault AND t.block_number >= r.from_block
+        AND t.timestamp >= r.from_ts AND t.timestamp < r.to_ts OFFSET 0) t
     ORDER BY t.chain_id, t.vault, t.block_number, t.log_index`.execute(db);
   return groupByVault(rows, (r) => ({
     day: dayOf(Number(r.timestamp)),
@@ -294,9 +302,8 @@ export async function loadTransfers(
 /** Every vault with a stored row for `day`, with the block of that day's last snapshot (0 on a day without one). */
 export async function loadBlocksOn(db: AnyDb, day: number): Promise<{ v: VaultRef; block: number }[]> {
   const { rows } = await sql<{ chain_id: number; vault: string; block: string }>`
-    SELECT chain_id, vault, coalesce(block_number, 0)::text AS block FROM derived.vault_day WHERE day = ${dayToDate(day)}::date`.execute(
-    db,
-  );
+    SELECT chain_id, vault, coalesce(block_number, 0)::text AS block FROM derived.vault_day
+      WHERE day = ${dayToDate(day)}::date`.execute(db);
   return rows.map((r) => ({ v: { chainId: r.chain_id, address: r.vault }, block: Number(r.block) }));
 }
 
@@ -309,9 +316,8 @@ export async function loadFingerprintsOn(
     SELECT d.chain_id, d.vault, d.fingerprint
     FROM ${vaultBatch(items, (i) => i.v, { day: ["int", (i) => i.day] })}
     CROSS JOIN LATERAL (
-      SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault AND d.day = date '1970-01-01' + r.day OFFSET 0) d`.execute(
-    db,
-  );
+      SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault
+        AND d.day = date '1970-01-01' + r.day OFFSET 0) d`.execute(db);
   return new Map(rows.map((r) => [rowKey(r), r.fingerprint]));
 }
 
@@ -381,22 +387,31 @@ export async function loadDayHashes(
         from_block: ["bigint", (i) => i.fromBlock ?? 0],
       })}
         CROSS JOIN LATERAL (
-          SELECT * FROM ${t} x WHERE x.chain_id = r.chain_id AND x.vault = r.vault AND x.timestamp >= r.from_ts ${byBlock ? sql`AND x.block_number >= r.from_block` : sql``} ${extra}
+          SELECT * FROM ${t} x WHERE x.chain_id = r.chain_id AND x.vault = r.vault
+            AND x.timestamp >= r.from_ts ${byBlock ? sql`AND x.block_number >= r.from_block` : sql``} ${extra}
           OFFSET 0) x`;
     }
-    return sql`${t} x WHERE ${scope.fromDay != null ? sql`x.timestamp >= ${scope.fromDay * DAY_SECONDS}` : sql`true`} ${extra}`;
+    return sql`${t} x WHERE ${
+      scope.fromDay != null
+        ? sql`x.timestamp >=
+      ${scope.fromDay * DAY_SECONDS}`
+        : sql`true`
+    }
+      ${extra}`;
   };
   const { rows } = await sql<{ chain_id: number; vault: string; d: number; h: string }>`
     SELECT chain_id, vault, d, string_agg(part, '|' ORDER BY part) AS h FROM (
       SELECT x.chain_id, x.vault, floor(x.timestamp / ${DAY_SECONDS})::int AS d,
-        's' || md5(string_agg(x.id || ':' || x.total_assets || ':' || x.total_supply || ':' || coalesce(x.asset_share_ratio::text, '-')
+        's' || md5(string_agg(x.id || ':' || x.total_assets || ':' || x.total_supply || ':' ||
+          coalesce(x.asset_share_ratio::text, '-')
           || ':' || coalesce(x.asset_usd_price::text, '-') || ':' || x.idle_assets || ':' || x.subaccount_assets
           || ':' || coalesce(x.alt_assets::text, '-') || ':' || coalesce(x.alt_asset_usd_price::text, '-'),
           ',' ORDER BY x.id)) AS part
       FROM ${rowsOf("share_ratio_snapshot", false)} GROUP BY 1, 2, 3
       UNION ALL
       SELECT x.chain_id, x.vault, floor(x.timestamp / ${DAY_SECONDS})::int,
-        't' || md5(string_agg(x.id || ':' || x.from_address || ':' || x.to_address || ':' || x.shares, ',' ORDER BY x.id))
+        't' || md5(string_agg(x.id || ':' || x.from_address || ':' || x.to_address || ':' || x.shares, ','
+        ORDER BY x.id))
       FROM ${rowsOf("share_transfer", true)} GROUP BY 1, 2, 3
       UNION ALL
       SELECT x.chain_id, x.vault, floor(x.timestamp / ${DAY_SECONDS})::int,
@@ -459,7 +474,8 @@ export async function loadFirstDays(
   // one index probe per vault on (chain_id, vault, timestamp)
   const { rows } = await sql<{ chain_id: number; vault: string; ts: string | null }>`
     SELECT r.chain_id, r.vault,
-      (SELECT s.timestamp FROM ${sql.id(schema, "share_ratio_snapshot")} s WHERE s.chain_id = r.chain_id AND s.vault = r.vault ORDER BY s.timestamp LIMIT 1)::text AS ts
+      (SELECT s.timestamp FROM ${sql.id(schema, "share_ratio_snapshot")} s WHERE s.chain_id = r.chain_id
+      AND s.vault = r.vault ORDER BY s.timestamp LIMIT 1)::text AS ts
     FROM ${list}`.execute(db);
   return new Map(rows.filter((r) => r.ts != null).map((r) => [rowKey(r), dayOf(Number(r.ts))]));
 }

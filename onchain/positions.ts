@@ -167,7 +167,9 @@ export interface VenueFigures {
   liquidation: number;
 }
 
-/** The lowest health factor of the venues with debt (each its collateral at its threshold over its debt); null without. */
+/**
+ * The lowest health factor of the venues with debt (each its collateral at its threshold over its debt); null without.
+ */
 export function venuesHealthFactor(venues: readonly VenueFigures[]): number | null {
   const factors = venues.filter((v) => v.debt > 0).map((v) => v.liquidation / v.debt);
   return factors.length > 0 ? Math.min(...factors) : null;

@@ -178,7 +178,9 @@ export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultStat
       ? [{ address: v.address, abi: Erc4626Abi, functionName: "convertToAssets" as const, args: [SHARE_PROBE] }]
       : []),
   ];
-  const what = `snapshot of ${v.chainId}:${v.address} at ${JSON.stringify(at, (_k, x) => (typeof x === "bigint" ? String(x) : x))}`;
+  const what =
+    `snapshot of ${v.chainId}:${v.address} at ` +
+    `${JSON.stringify(at, (_k, x) => (typeof x === "bigint" ? String(x) : x))}`;
   const answers = (await readAtBlock(
     (atBlock) =>
       directClient(v.chainId).multicall({

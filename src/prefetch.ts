@@ -128,7 +128,9 @@ export interface FlowPrefetchOptions<T> {
   warn?: (message: string) => void;
   /** Where the one-line summary goes once no flow read was asked for a while (default console.info). */
   info?: (message: string) => void;
-  /** How long without flow reads before that summary, if anything was prefetched since the last one (default 5000 ms). */
+  /**
+   * How long without flow reads before that summary, if anything was prefetched since the last one (default 5000 ms).
+   */
   summaryIdleMs?: number;
 }
 

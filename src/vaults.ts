@@ -42,7 +42,8 @@ async function shareDecimals(v: EvmVault): Promise<number> {
     return Number(d);
   } catch (err) {
     throw new Error(
-      `erc4626 vault ${v.chainId}:${v.address}: decimals() unreadable (${(err as Error).message.split("\n")[0]}); is it deployed and an ERC-4626?`,
+      `erc4626 vault ${v.chainId}:${v.address}: decimals() unreadable (${(err as Error).message.split("\n")[0]}); ` +
+        `is it deployed and an ERC-4626?`,
     );
   }
 }

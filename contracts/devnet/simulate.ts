@@ -757,7 +757,9 @@ async function simulate(
     if (empty.length) await s.mineAt(empty);
     if (d % 10 === 0 || isToday)
       log(
-        `chain ${opts.chainId}: day ${d + 1}/${opts.days} (${new Date(dayStart * 1000).toISOString().slice(0, 10)}), ${s.txCount} txs, ${s.events.length} events, ms send/mine/read ${Math.round(s.timing.send)}/${Math.round(s.timing.mine)}/${Math.round(s.timing.read)}`,
+        `chain ${opts.chainId}: day ${d + 1}/${opts.days} ` +
+          `(${new Date(dayStart * 1000).toISOString().slice(0, 10)}), ${s.txCount} txs, ${s.events.length} events, ` +
+          `ms send/mine/read ${Math.round(s.timing.send)}/${Math.round(s.timing.mine)}/${Math.round(s.timing.read)}`,
       );
   }
 

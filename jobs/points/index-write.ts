@@ -73,7 +73,8 @@ export async function replaceIndex(client: pg.PoolClient, ranges: readonly Point
   );
   const last = ranges.flatMap((r) => (r.index.length > 0 ? [{ r, i: r.index.at(-1)! }] : []));
   await sql`
-    INSERT INTO derived.points_vault (chain_id, vault, day, asset_decimals, ratio, price, cum_points_per_share, computed_at)
+    INSERT INTO derived.points_vault (chain_id, vault, day, asset_decimals, ratio, price, cum_points_per_share,
+      computed_at)
     SELECT chain_id, vault, day, asset_decimals, ratio, price, cum, ${now}::timestamptz
     FROM ${vaultBatch(last, (x) => x.r.vault, {
       day: ["date", (x) => dayToDate(x.i.day)],
@@ -229,9 +230,12 @@ export async function replacePositions(
       LEFT JOIN ${snapshots} s ON s.id = e.snapshot_id
       WHERE e.receiver = w.wallet AND e.chain_id = w.chain_id AND e.vault = w.vault AND e.kind = 'deposit'
     ) t`.execute(db);
+  const written = vaultBatch(deposits.rows, (r) => ({ chainId: r.chain_id, address: r.vault }), {
+    wallet: ["text", (r) => r.wallet],
+  });
   await sql`
     DELETE FROM derived.points_deposit d
-    USING ${vaultBatch(deposits.rows, (r) => ({ chainId: r.chain_id, address: r.vault }), { wallet: ["text", (r) => r.wallet] })}
+    USING ${written}
     WHERE d.chain_id = r.chain_id AND d.vault = r.vault AND d.wallet = r.wallet`.execute(db);
   await copyInto(
     client,

@@ -146,9 +146,12 @@ async function readInputs(ctx: VaultDaysContext, ranges: readonly DaysRange[]): 
         last_stored: number | null;
       }>`
         SELECT r.chain_id, r.vault,
-          (SELECT p.day - date '1970-01-01' FROM derived.points_vault p WHERE p.chain_id = r.chain_id AND p.vault = r.vault) AS indexed_to,
-          (SELECT d.day - date '1970-01-01' FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault ORDER BY d.day LIMIT 1) AS first_stored,
-          (SELECT d.day - date '1970-01-01' FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault ORDER BY d.day DESC LIMIT 1) AS last_stored
+          (SELECT p.day - date '1970-01-01' FROM derived.points_vault p WHERE p.chain_id = r.chain_id
+          AND p.vault = r.vault) AS indexed_to,
+          (SELECT d.day - date '1970-01-01' FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault
+          ORDER BY d.day LIMIT 1) AS first_stored,
+          (SELECT d.day - date '1970-01-01' FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault
+          ORDER BY d.day DESC LIMIT 1) AS last_stored
         FROM ${vaultBatch(known, (r) => r.vault)}`.execute(trx);
       const boundsOf = new Map(bounds.map((r) => [rowKey(r), r]));
       const items = known.flatMap((r) => {
@@ -384,7 +387,8 @@ export async function runVaultDays(ctx: VaultDaysContext, ranges: readonly DaysR
     // turns, and each sees the other's committed rows. Locks are taken in key order, so two
     // batches sharing vaults cannot deadlock.
     await client.query(
-      "SELECT count(pg_advisory_xact_lock(hashtext('derived.vault_days'), hashtext(k))) FROM (SELECT k FROM unnest($1::text[]) AS k ORDER BY k) s",
+      "SELECT count(pg_advisory_xact_lock(hashtext('derived.vault_days'), hashtext(k))) FROM (SELECT k FROM " +
+        "unnest($1::text[]) AS k ORDER BY k) s",
       [computed.map((c) => vaultKey(c.input.vault))],
     );
     const now = new Date().toISOString();

@@ -1,7 +1,7 @@
 /**
  * Writes derived.vault_metrics (its only writer): vault summaries (latest APY, returns,
- * drawdowns and freshness), called by the vault-days job inside its write transaction for every vault of its batch. A vault whose
- * whole daily series the job holds in memory (its stored days were complete, or it computed them
+ * drawdowns and freshness), called by the vault-days job inside its write transaction for every vault of its batch. A
+ * vault whose whole daily series the job holds in memory (its stored days were complete, or it computed them
  * all, and nothing is stored after its range) is summarized from memory; the others from their
  * rows as the transaction now sees them: both give the same row.
  */
@@ -52,7 +52,8 @@ export async function loadSummaryInputs(
   }>`
     SELECT d.chain_id, d.vault, (d.day - date '1970-01-01') AS d, d.asset_share_ratio::text AS ratio, d.missing
     FROM ${vaultBatch(vaults, (v) => v)}
-    CROSS JOIN LATERAL (SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id AND d.vault = r.vault OFFSET 0) d
+    CROSS JOIN LATERAL (SELECT * FROM derived.vault_day d WHERE d.chain_id = r.chain_id
+      AND d.vault = r.vault OFFSET 0) d
     ORDER BY d.chain_id, d.vault, d.day`.execute(db);
   const daysOf = groupByVault(
     rows,
@@ -77,9 +78,8 @@ export async function loadSummaryInputs(
   const { rows: apyRows } = await sql<Selectable<VaultApyTable>>`
     SELECT a.* FROM ${vaultBatch(withDays, (v) => v, { day: ["date", (v) => dayToDate(lastDayOf(v))] })}
     CROSS JOIN LATERAL (
-      SELECT * FROM derived.vault_apy a WHERE a.chain_id = r.chain_id AND a.vault = r.vault AND a.day = r.day OFFSET 0) a`.execute(
-    db,
-  );
+      SELECT * FROM derived.vault_apy a WHERE a.chain_id = r.chain_id AND a.vault = r.vault AND a.day = r.day
+        OFFSET 0) a`.execute(db);
   const dataOf = new Map(withData.map((r) => [rowKey(r), r]));
   const apyOf = groupByVault(apyRows, (a) => a);
   const inputs = withDays.map((v): SummaryInput => {
