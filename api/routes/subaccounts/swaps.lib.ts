@@ -96,6 +96,20 @@ const priceRead = (venue: Venue, pool: Address): Read =>
   venue === "uniswap_v2"
     ? { address: pool, abi: V2_PAIR as Abi, functionName: "getReserves" }
     : { address: pool, abi: V3_POOL as Abi, functionName: "slot0" };
+/** The pools of `routes` whose price `read` does not hold yet, each once, by `priceKey`. */
+function unreadPools(
+  routes: readonly { venue: Venue; pools: readonly Address[] }[],
+  read: { has(key: string): boolean },
+): Map<string, { venue: Venue; pool: Address }> {
+  const out = new Map<string, { venue: Venue; pool: Address }>();
+  for (const r of routes) {
+    for (const pool of r.pools) {
+      const k = priceKey(r.venue, pool);
+      if (!read.has(k) && !out.has(k)) out.set(k, { venue: r.venue, pool });
+    }
+  }
+  return out;
+}
 export function toPrice(venue: Venue, r: ReadResult): PoolPrice | null {
   const v = readValue<readonly bigint[]>(r);
   if (!v) return null;
@@ -215,15 +229,9 @@ export async function discover(
         );
   // without a feed for both tokens the price impact is measured against the pools' prices
   const unpriced = [tokenIn, tokenOut].some((t) => !entry.get(lc(t))?.priceFeed);
-  const earlyPrices = new Map<string, { venue: Venue; at: number }>();
-  if (unpriced) {
-    for (const q of early) {
-      for (const p of q.pools) {
-        const k = priceKey(q.venue, p);
-        if (!earlyPrices.has(k)) earlyPrices.set(k, { venue: q.venue, at: at(priceRead(q.venue, p)) });
-      }
-    }
-  }
+  const earlyPrices = [...unreadPools(unpriced ? early : [], new Set())].map(
+    ([k, p]) => [k, { venue: p.venue, at: at(priceRead(p.venue, p.pool)) }] as const,
+  );
 
   const { head, results: res } = await readAtHead(sub, reads);
   const token = (t: Address, i: 0 | 1): SwapToken => {
@@ -283,7 +291,7 @@ export async function discover(
     routes,
     head,
     quoted: new Map(early.map((q) => [q.key, toQuote(q.venue, res[q.at]!)])),
-    prices: new Map([...earlyPrices].map(([k, p]) => [k, toPrice(p.venue, res[p.at]!)])),
+    prices: new Map(earlyPrices.map(([k, p]) => [k, toPrice(p.venue, res[p.at]!)])),
     keepPools: () => {
       for (const p of pools.values()) {
         const v = poolRead(p.at);
@@ -381,15 +389,7 @@ export async function quoteAll(
   prices: boolean,
 ): Promise<Quote[]> {
   const missing = d.routes.filter((r) => !d.quoted.has(routeKey(r)));
-  const unread = new Map<string, { venue: Venue; pool: Address }>();
-  if (prices) {
-    for (const r of d.routes) {
-      for (const pool of r.pools) {
-        const k = priceKey(r.venue, pool);
-        if (!d.prices.has(k)) unread.set(k, { venue: r.venue, pool });
-      }
-    }
-  }
+  const unread = unreadPools(prices ? d.routes : [], d.prices);
   if (missing.length > 0 || unread.size > 0) {
     const venues = new Map(venuesOf(sub).map((v) => [v.venue, v]));
     const reads = [
