@@ -29,7 +29,8 @@ export function requireAllowed(
   const names = refused.map((t) => `${t.symbol} (${t.address})`).join(", ");
   throw BuildRefusal.field(
     loc,
-    `TokenNotAllowed: the subaccount's module does not allow ${names}: its governance must add it to the token list first`,
+    `TokenNotAllowed: the subaccount's module does not allow ${names}: its governance must add it to the token list ` +
+      "first",
     "token_not_allowed",
   );
 }

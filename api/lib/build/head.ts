@@ -51,7 +51,8 @@ export async function readAtHead(
     throw new BuildRefusal(
       409,
       "stale_subaccount",
-      `${sub.safe} no longer has its SubaccountModule ${sub.module} enabled on chain ${sub.chainId}: it cannot act through the module`,
+      `${sub.safe} no longer has its SubaccountModule ${sub.module} enabled on chain ${sub.chainId}: it cannot act ` +
+        "through the module",
     );
   }
   return { head: { number, timestamp }, results: res.slice(3) };

@@ -26,11 +26,15 @@ export interface AccountHealth {
 }
 
 /** The request field that builds it anyway. */
-export const allowBelowField = z.boolean().optional().openapi({
-  description:
-    "true: build it even if it takes the subaccount's health factor below its min_health_factor (the answer still reports it)",
-  example: false,
-});
+export const allowBelowField = z
+  .boolean()
+  .optional()
+  .openapi({
+    description:
+      "true: build it even if it takes the subaccount's health factor below its min_health_factor (the answer still " +
+      "reports it)",
+    example: false,
+  });
 
 /** The answer's `subaccount_health_factor`; `after` says where this builder's figure comes from. */
 export const accountHealthSchema = (after: string, unchecked: string) =>
@@ -42,7 +46,12 @@ export const accountHealthSchema = (after: string, unchecked: string) =>
     })
     .nullable()
     .openapi({
-      description: `The subaccount's account-wide health factor (as GET /subaccounts/health_factor computes it: every chain, venue and loan it borrows) before and after, against its min_health_factor. After: ${after}. Checked on the chain's state at the build's head: builds handed out and not yet mined are not counted (two borrows built together may each pass and together go below), and the chain does not enforce it. null: ${unchecked}no minimum in the registry`,
+      description:
+        "The subaccount's account-wide health factor (as GET /subaccounts/health_factor computes it: every chain, " +
+        `venue and loan it borrows) before and after, against its min_health_factor. After: ${after}. Checked on the ` +
+        "chain's state at the build's head: builds handed out and not yet mined are not counted (two borrows built " +
+        `together may each pass and together go below), and the chain does not enforce it. null: ${unchecked}no ` +
+        "minimum in the registry",
     });
 
 /** The answer's field from a check's result. */
@@ -101,6 +110,7 @@ export function belowMinimum(what: string, h: AccountHealth): BuildRefusal {
     409,
     "below_min_health_factor",
     `${what} would take the subaccount's health factor from ${f(h.before)} to ${f(h.after)}, ` +
-      `below its min_health_factor ${h.minimum} (registry): send allow_below_min_health_factor: true to build it anyway`,
+      `below its min_health_factor ${h.minimum} (registry): send allow_below_min_health_factor: true to build it ` +
+      "anyway",
   );
 }

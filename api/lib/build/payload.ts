@@ -25,7 +25,8 @@ export const buildFields = {
   ).openapi({ description: "Chain id the transaction is for", enum: [...EVM_CHAIN_IDS], example: 8453 }),
   from: EvmAddress.optional().openapi({
     description:
-      "The trader who will send it (a TRADER of the subaccount's module; its RELAYER may send it too); default: the indexed trader",
+      "The trader who will send it (a TRADER of the subaccount's module; its RELAYER may send it too); default: the " +
+      "indexed trader",
   }),
 };
 

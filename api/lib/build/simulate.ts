@@ -119,7 +119,8 @@ export async function simulate(
         503,
         "simulation_unsupported",
         `The RPC node of chain ${sub.chainId} does not offer eth_simulateV1, which every build is simulated with: ` +
-          `point PONDER_RPC_URL_${sub.chainId} at a node that does (geth 1.14.9 or later, Nethermind 1.28 or later, anvil)`,
+          `point PONDER_RPC_URL_${sub.chainId} at a node that does (geth 1.14.9 or later, Nethermind 1.28 or later, ` +
+          "anvil)",
       );
     }
     throw BuildRefusal.chain(sub.chainId, err);

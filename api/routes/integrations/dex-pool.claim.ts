@@ -67,7 +67,8 @@ export async function buildClaim(ctx: DexCtx, b: Body) {
     throw new BuildRefusal(
       409,
       "nothing_to_claim",
-      `Position ${tokenId} is not staked, the staker owes the Safe no reward of this pool's incentives, and collect_fees is false`,
+      `Position ${tokenId} is not staked, the staker owes the Safe no reward of this pool's incentives, and ` +
+        "collect_fees is false",
     );
   }
   const tx = moduleTransaction(sub.module, calls);
@@ -104,7 +105,8 @@ export async function buildClaim(ctx: DexCtx, b: Body) {
     throw new BuildRefusal(
       409,
       "nothing_to_claim",
-      `Position ${tokenId} owes no fees and the staker owes the Safe no reward of this pool's incentives: the transaction would move nothing`,
+      `Position ${tokenId} owes no fees and the staker owes the Safe no reward of this pool's incentives: the ` +
+        "transaction would move nothing",
     );
   }
   const meta = new Map([pool.token0, pool.token1, ...claimTokens].map((t) => [t.address, t]));

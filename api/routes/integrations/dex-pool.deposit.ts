@@ -116,7 +116,8 @@ export async function buildDeposit(ctx: DexCtx, b: Body) {
     if (!asked) {
       throw BuildRefusal.field(
         ["body", "tick_lower"],
-        "Field required: the new position's range (tick_lower/tick_upper, price_lower/price_upper, width_bps or full_range)",
+        "Field required: the new position's range (tick_lower/tick_upper, price_lower/price_upper, width_bps or " +
+          "full_range)",
         "missing",
       );
     }
@@ -160,7 +161,8 @@ export async function buildDeposit(ctx: DexCtx, b: Body) {
       .filter((x) => x.want > x.have)
       .map(
         (x) =>
-          `The Safe holds ${wholeText(x.have, x.t.decimals)} ${x.t.symbol}, the deposit may take up to ${wholeText(x.want, x.t.decimals)}`,
+          `The Safe holds ${wholeText(x.have, x.t.decimals)} ${x.t.symbol}, the deposit may take up to ` +
+          `${wholeText(x.want, x.t.decimals)}`,
       );
     return short.length ? short.join("; ") : null;
   };

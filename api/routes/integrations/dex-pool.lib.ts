@@ -359,7 +359,8 @@ export function loadPosition(ctx: DexCtx): Position {
     throw new BuildRefusal(
       409,
       "position_not_owned",
-      `Position ${tokenId} is deposited in the v3 staker by ${depositor ? getAddress(depositor) : "an unknown owner"}, not by the subaccount ${safe}`,
+      `Position ${tokenId} is deposited in the v3 staker by ` +
+        `${depositor ? getAddress(depositor) : "an unknown owner"}, not by the subaccount ${safe}`,
     );
   }
   throw new BuildRefusal(

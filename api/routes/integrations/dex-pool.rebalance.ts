@@ -95,7 +95,9 @@ export async function buildRebalance(ctx: DexCtx, b: Body) {
       { t: pool.token0, l: l0, c: c0 },
       { t: pool.token1, l: l1, c: c1 },
     ].filter((x) => x.l === 0n);
-    const yields = `the position yields ${wholeText(c0, pool.token0.decimals)} ${pool.token0.symbol} and ${wholeText(c1, pool.token1.decimals)} ${pool.token1.symbol}`;
+    const yields =
+      `the position yields ${wholeText(c0, pool.token0.decimals)} ${pool.token0.symbol} and ` +
+      `${wholeText(c1, pool.token1.decimals)} ${pool.token1.symbol}`;
     const needs = l0 != null && l1 != null ? "both tokens (it spans the price)" : `only ${short[0]!.t.symbol}`;
     throw new BuildRefusal(
       409,

@@ -33,14 +33,18 @@ const Tick = strictInt(z.number().int().min(MIN_TICK).max(MAX_TICK));
 export const rangeFields = {
   tick_lower: Tick.optional().openapi({
     description:
-      "With tick_upper: the range in ticks, each within the tick scale (±887272), widened outwards to the pool's tick spacing",
+      "With tick_upper: the range in ticks, each within the tick scale (±887272), widened outwards to the pool's " +
+      "tick spacing",
   }),
   tick_upper: Tick.optional(),
-  price_lower: strictNumber(z.number().positive()).optional().openapi({
-    description:
-      "With price_upper: the range in whole token1 per whole token0 (token0 is the token of the lower address: in a USDC/WETH pool USDC, so WETH per USDC, about 0.0003 at 3,300 USD per WETH)",
-    example: 0.00028,
-  }),
+  price_lower: strictNumber(z.number().positive())
+    .optional()
+    .openapi({
+      description:
+        "With price_upper: the range in whole token1 per whole token0 (token0 is the token of the lower address: in " +
+        "a USDC/WETH pool USDC, so WETH per USDC, about 0.0003 at 3,300 USD per WETH)",
+      example: 0.00028,
+    }),
   price_upper: strictNumber(z.number().positive()).optional().openapi({ example: 0.00036 }),
   width_bps: strictInt(z.number().int().min(1).max(9_999)).optional().openapi({
     description: "The range [price × (1 − w), price × (1 + w)] around the current price, w = width_bps / 10 000",
@@ -105,10 +109,15 @@ export const RebalanceBody = z
     ...common,
     token_id: TokenId,
     ...rangeFields,
-    restake: z.boolean().default(false).openapi({
-      description:
-        "Stake the new position in the old one's incentives (its id is the simulated one: a mint on the chain before this transaction, this Safe's own included, makes it fail, with the module's UnexpectedPosition(minted, moved) when the Safe holds the simulated id)",
-    }),
+    restake: z
+      .boolean()
+      .default(false)
+      .openapi({
+        description:
+          "Stake the new position in the old one's incentives (its id is the simulated one: a mint on the chain " +
+          "before this transaction, this Safe's own included, makes it fail, with the module's " +
+          "UnexpectedPosition(minted, moved) when the Safe holds the simulated id)",
+      }),
     ...mins,
   })
   .openapi("DexPoolRebalanceRequest", { example: { chain: 8453, token_id: "42", width_bps: 500 } });

@@ -34,7 +34,13 @@ const params = z.object({
 });
 
 const REFUSALS =
-  "Refusals: 404 `unknown_subaccount`, `unknown_pool` (not a pool of the chain's factory), `unknown_position`; 409 `position_not_owned` (neither held by the Safe nor its deposit in the v3 staker), `stale_subaccount`, `empty_position` (no liquidity to take out or move), `range_unfundable` (a rebalance whose range takes a token the position yields none of), `nothing_to_claim`, `simulation_failed` (each decoded revert in `reasons`: `NotTrader`, slippage, balances); 422 a bad body, `token_not_allowed` (the module's allow-list, checked before simulating), `insufficient_balance` (a deposit taking more of a token than the Safe holds, before simulating); 503 the chain did not answer, or its node has no eth_simulateV1 (`simulation_unsupported`).";
+  "Refusals: 404 `unknown_subaccount`, `unknown_pool` (not a pool of the chain's factory), `unknown_position`; 409 " +
+  "`position_not_owned` (neither held by the Safe nor its deposit in the v3 staker), `stale_subaccount`, " +
+  "`empty_position` (no liquidity to take out or move), `range_unfundable` (a rebalance whose range takes a token " +
+  "the position yields none of), `nothing_to_claim`, `simulation_failed` (each decoded revert in `reasons`: " +
+  "`NotTrader`, slippage, balances); 422 a bad body, `token_not_allowed` (the module's allow-list, checked before " +
+  "simulating), `insufficient_balance` (a deposit taking more of a token than the Safe holds, before simulating); " +
+  "503 the chain did not answer, or its node has no eth_simulateV1 (`simulation_unsupported`).";
 
 const refusalResponses = {
   ...writeResponses({}),
@@ -53,7 +59,9 @@ function route<B extends z.ZodType, A extends z.ZodType>(
   return {
     tags: ["integrations"],
     summary,
-    description: `${text}\n\nRequires an API key with the scope \`transactions:build\`. The service builds and simulates (eth_simulateV1 from the trader); it never sends. ${REFUSALS}`,
+    description:
+      `${text}\n\nRequires an API key with the scope \`transactions:build\`. The service builds and simulates ` +
+      `(eth_simulateV1 from the trader); it never sends. ${REFUSALS}`,
     middleware: [requireScope("transactions:build")],
     security: keySecurity,
     request: {
@@ -70,7 +78,13 @@ export const dexDeposit = createRoute({
   ...route(
     "deposit",
     "Build a deposit in a Uniswap v3 pool: a new position or more liquidity in one",
-    "Mints a position for the Safe (NonfungiblePositionManager.mint) over the range given (ticks, prices in whole token1 per token0, a width around the current price or the full range, widened to the pool's tick spacing), or adds to `token_id` (increaseLiquidity; a position staked in the v3 staker is unstaked first and staked again after in its incentives still running, so the staker counts the added liquidity), with exact approvals of both tokens reset to 0 after. Give both amounts, or one and the other is what the range needs at the current price. Minimums `max_slippage_bps` below the simulated amounts. The answer has the position after it (a mint's simulated token id).",
+    "Mints a position for the Safe (NonfungiblePositionManager.mint) over the range given (ticks, prices in whole " +
+      "token1 per token0, a width around the current price or the full range, widened to the pool's tick spacing), " +
+      "or adds to `token_id` (increaseLiquidity; a position staked in the v3 staker is unstaked first and staked " +
+      "again after in its incentives still running, so the staker counts the added liquidity), with exact approvals " +
+      "of both tokens reset to 0 after. Give both amounts, or one and the other is what the range needs at the " +
+      "current price. Minimums `max_slippage_bps` below the simulated amounts. The answer has the position after it " +
+      "(a mint's simulated token id).",
     DepositBody,
     DepositAnswer,
   ),
@@ -82,7 +96,10 @@ export const dexWithdraw = createRoute({
   ...route(
     "withdraw",
     "Build a withdrawal from a Uniswap v3 position",
-    "decreaseLiquidity by a `fraction` of the position's liquidity or a `liquidity` amount, then collect everything owed (the tokens and the fees) to the Safe, in one executeBatch. A position deposited in the v3 staker is unstaked and taken out first (unstakeToken, withdrawToken) and, with `restake` and liquidity left, put back staked.",
+    "decreaseLiquidity by a `fraction` of the position's liquidity or a `liquidity` amount, then collect everything " +
+      "owed (the tokens and the fees) to the Safe, in one executeBatch. A position deposited in the v3 staker is " +
+      "unstaked and taken out first (unstakeToken, withdrawToken) and, with `restake` and liquidity left, put back " +
+      "staked.",
     WithdrawBody,
     WithdrawAnswer,
   ),
@@ -94,7 +111,9 @@ export const dexRebalance = createRoute({
   ...route(
     "rebalance",
     "Build a range move of a Uniswap v3 position",
-    "Takes all of `token_id`'s liquidity out and collects it (out of the v3 staker first if it is there), then mints a position of the new range with what came out; what the new range does not take stays in the Safe. One executeBatch with exact approvals.",
+    "Takes all of `token_id`'s liquidity out and collects it (out of the v3 staker first if it is there), then mints " +
+      "a position of the new range with what came out; what the new range does not take stays in the Safe. One " +
+      "executeBatch with exact approvals.",
     RebalanceBody,
     RebalanceAnswer,
   ),
@@ -106,7 +125,9 @@ export const dexClaimRewards = createRoute({
   ...route(
     "claim_rewards",
     "Build a claim of a Uniswap v3 position's fees and staker rewards",
-    "Collects the position's fees to the Safe and, where it is staked in the v3 staker, unstakes it from each incentive (its reward accrues), claims every reward token in full and stakes it again in the incentives still running. Incentive keys come from the staker's IncentiveCreated logs.",
+    "Collects the position's fees to the Safe and, where it is staked in the v3 staker, unstakes it from each " +
+      "incentive (its reward accrues), claims every reward token in full and stakes it again in the incentives still " +
+      "running. Incentive keys come from the staker's IncentiveCreated logs.",
     ClaimBody,
     ClaimAnswer,
   ),

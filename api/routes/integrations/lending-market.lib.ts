@@ -241,7 +241,8 @@ export function planOperation(
           all
             ? `repay all of the ${rateMode} ${t.symbol} debt on Aave`
             : over
-              ? `repay all of the ${rateMode} ${t.symbol} debt on Aave (${whole(debt)} at the head; ${whole(amount!)} asked, the rest stays in the Safe)`
+              ? `repay all of the ${rateMode} ${t.symbol} debt on Aave (${whole(debt)} at the head; ` +
+                `${whole(amount!)} asked, the rest stays in the Safe)`
               : `repay ${whole(amount!)} on Aave`,
           enc("repay", [t.address, repaid, mode, safe]),
         ),

@@ -39,11 +39,15 @@ const rateMode = z.enum(["variable", "stable"]).optional().openapi({
   description: "Aave's interest rate mode of the debt (variable = 2, stable = 1); default variable",
   example: "variable",
 });
-const all = z.boolean().optional().openapi({
-  description:
-    "true: the whole position (Aave's type(uint256).max): all of the debt, or all that is supplied; give no amount then",
-  example: true,
-});
+const all = z
+  .boolean()
+  .optional()
+  .openapi({
+    description:
+      "true: the whole position (Aave's type(uint256).max): all of the debt, or all that is supplied; give no amount " +
+      "then",
+    example: true,
+  });
 
 const base = { ...buildFields, ...amountFields };
 const whole = { ...buildFields, ...amountOrAllFields, all };
@@ -113,23 +117,40 @@ const LendingTransaction = TransactionPayloadSchema.extend({
 
 const describeOp: Record<Operation, string> = {
   supply:
-    "Supplies the underlying of `market_token_address` (an aToken of the chain's Aave v3 pool) from the Safe: `executeWithApprovals` with an exact approval of the pool, reset to 0 by the module. The amount must be within the Safe's balance.",
+    "Supplies the underlying of `market_token_address` (an aToken of the chain's Aave v3 pool) from the Safe: " +
+    "`executeWithApprovals` with an exact approval of the pool, reset to 0 by the module. The amount must be within " +
+    "the Safe's balance.",
   borrow:
-    "Borrows the underlying against the Safe's Aave collateral: `execute(pool, borrow(…, onBehalfOf = Safe))`. Beyond what the collateral covers, Aave's '36' (COLLATERAL_CANNOT_COVER_NEW_BORROW) is the 409's reason.",
+    "Borrows the underlying against the Safe's Aave collateral: `execute(pool, borrow(…, onBehalfOf = Safe))`. " +
+    "Beyond what the collateral covers, Aave's '36' (COLLATERAL_CANNOT_COVER_NEW_BORROW) is the 409's reason.",
   repay:
-    "Repays the Safe's debt in the underlying, with an exact approval reset to 0 after (an amount above the debt repays the debt: Aave caps it). `all: true` repays the whole debt as of the block the transaction lands in (Aave's type(uint256).max); its approval is the debt at simulation plus 0.1 % for the interest accrued until then, and the Safe must hold the debt.",
+    "Repays the Safe's debt in the underlying, with an exact approval reset to 0 after (an amount above the debt " +
+    "repays the debt: Aave caps it). `all: true` repays the whole debt as of the block the transaction lands in " +
+    "(Aave's type(uint256).max); its approval is the debt at simulation plus 0.1 % for the interest accrued until " +
+    "then, and the Safe must hold the debt.",
   withdraw:
-    "Withdraws the underlying to the Safe. `all: true` withdraws the whole aToken balance (Aave's type(uint256).max). One that would drop the health factor below 1 is refused with Aave's '35' (HEALTH_FACTOR_LOWER_THAN_LIQUIDATION_THRESHOLD).",
+    "Withdraws the underlying to the Safe. `all: true` withdraws the whole aToken balance (Aave's " +
+    "type(uint256).max). One that would drop the health factor below 1 is refused with Aave's '35' " +
+    "(HEALTH_FACTOR_LOWER_THAN_LIQUIDATION_THRESHOLD).",
 };
 
 const floorText =
-  "\n\nWhen the registry sets the subaccount a `min_health_factor`, its account-wide health factor (every chain, venue and loan it borrows) is read beside the simulation and reported before and after (`subaccount_health_factor`); one the transaction would take below the minimum, and lower than it was, is a 409 `below_min_health_factor` unless `allow_below_min_health_factor` is true.";
+  "\n\nWhen the registry sets the subaccount a `min_health_factor`, its account-wide health factor (every chain, " +
+  "venue and loan it borrows) is read beside the simulation and reported before and after " +
+  "(`subaccount_health_factor`); one the transaction would take below the minimum, and lower than it was, is a 409 " +
+  "`below_min_health_factor` unless `allow_below_min_health_factor` is true.";
 
 function route(op: Operation) {
   return {
     tags: ["integrations"],
     summary: `Build an Aave v3 ${op} of a subaccount`,
-    description: `${describeOp[op]}${lowersHealth(op) ? floorText : ""}\n\nThe answer is a transaction of the subaccount's SubaccountModule for its trader (\`from\`) to sign and send with \`gas_limit\`; the service never sends it. It was simulated (eth_simulateV1) on top of the head, and the figures before and after (health factor, collateral and debt in USD, the Safe's underlying, aToken and debt-token balances) are read in that simulated block. Needs an API key with the scope \`transactions:build\`; every build and refusal is recorded (registry.build_audit, \`build_id\`).`,
+    description:
+      `${describeOp[op]}${lowersHealth(op) ? floorText : ""}\n\nThe answer is a transaction of the subaccount's ` +
+      "SubaccountModule for its trader (`from`) to sign and send with `gas_limit`; the service never sends it. It " +
+      "was simulated (eth_simulateV1) on top of the head, and the figures before and after (health factor, " +
+      "collateral and debt in USD, the Safe's underlying, aToken and debt-token balances) are read in that " +
+      "simulated block. Needs an API key with the scope `transactions:build`; every build and refusal is recorded " +
+      "(registry.build_audit, `build_id`).",
     middleware: [requireScope("transactions:build")],
     security: keySecurity,
     request: {
@@ -154,8 +175,12 @@ function route(op: Operation) {
       200: builtResponse("The transaction, simulated, with the account before and after", LendingTransaction),
       ...buildResponses({
         404: "`unknown_subaccount`, or `unknown_market` (not an aToken of the chain's Aave pool)",
-        409: "`simulation_failed` (each decoded revert in `reasons`: Aave's numbered errors by name, the module's NotTrader, …), `stale_subaccount`, or for borrow and withdraw `below_min_health_factor`",
-        422: "Validation error; also a token the module does not allow (`token_not_allowed`) or an amount above the Safe's balance (`insufficient_balance`), before any simulation",
+        409:
+          "`simulation_failed` (each decoded revert in `reasons`: Aave's numbered errors by name, the module's " +
+          "NotTrader, …), `stale_subaccount`, or for borrow and withdraw `below_min_health_factor`",
+        422:
+          "Validation error; also a token the module does not allow (`token_not_allowed`) or an amount above the " +
+          "Safe's balance (`insufficient_balance`), before any simulation",
       }),
     },
   };

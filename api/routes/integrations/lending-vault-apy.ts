@@ -32,7 +32,9 @@ const LendingVaultApy = z
       .number()
       .nullable()
       .openapi({
-        description: `Compound APY of the share price over the ${WINDOW_DAYS} days to the newest day of the job's series (derived.lending_vault_day), a fraction; null under ${WINDOW_DAYS} days of history`,
+        description:
+          `Compound APY of the share price over the ${WINDOW_DAYS} days to the newest day of the job's series ` +
+          `(derived.lending_vault_day), a fraction; null under ${WINDOW_DAYS} days of history`,
       }),
     window_days: z.number().nullable(),
     apy_as_of: z.string().nullable().openapi({

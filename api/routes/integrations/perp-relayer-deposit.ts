@@ -63,7 +63,8 @@ const Body = z
     ...amountFields,
     token: EvmAddress.optional().openapi({
       description:
-        "The token deposited: one the bridge supports (minimumDepositOf > 0). Default: the chain's USDC (bridge A's `usdc()`), the only token bridge A takes",
+        "The token deposited: one the bridge supports (minimumDepositOf > 0). Default: the chain's USDC (bridge A's " +
+        "`usdc()`), the only token bridge A takes",
     }),
     destination: z.enum(["perp", "spot"]).default("perp").openapi({
       description: "The core account credited. Bridge A credits the perp account only",
@@ -80,7 +81,8 @@ const Body = z
   });
 
 const NOTE =
-  "core_hash is keccak256(chainId, bridge, depositor, nonce) with the bridge's deposit count of the Safe at mining: it holds only if no other deposit of this Safe on this bridge lands first.";
+  "core_hash is keccak256(chainId, bridge, depositor, nonce) with the bridge's deposit count of the Safe at mining: " +
+  "it holds only if no other deposit of this Safe on this bridge lands first.";
 
 const PerpDeposit = TransactionPayloadSchema.extend({
   relayer: z.enum(["perp_relayer_a", "perp_relayer_b"]),
@@ -102,16 +104,27 @@ const PerpDeposit = TransactionPayloadSchema.extend({
 const describe = (relayer: Relayer) =>
   `${
     relayer === "perp_relayer_a"
-      ? "Bridge A (like Hyperliquid's Bridge2): USDC only, to the perp account: `deposit(amount)`. Another `token` is refused (422 `token_not_supported`), as is `destination` `spot` (422 `destination_not_supported`)."
-      : "Bridge B (a deposit wallet): any token it supports (the chain's USDC unless `token` names another), to the perp or the spot account: `deposit(token, amount, destination)`."
-  } Both bridges take the same body. Built as \`executeWithApprovals\` of the subaccount's module, with an exact approval of the bridge reset to 0 after; simulated on top of the head.\n\nThe answer carries the \`core_hash\` the deposit will have (${NOTE}) and the bridge's minimum. A deposit below the minimum is refused (422 \`below_minimum\`): the core side would reject it and the tokens would stay in the bridge, lost. Follow the deposit with \`GET /integrations/${relayer}/check_status?core_hash=\`. Needs an API key with the scope \`transactions:build\`; every build and refusal is recorded (registry.build_audit).`;
+      ? "Bridge A (like Hyperliquid's Bridge2): USDC only, to the perp account: `deposit(amount)`. Another " +
+        "`token` is refused (422 `token_not_supported`), as is `destination` `spot` (422 " +
+        "`destination_not_supported`)."
+      : "Bridge B (a deposit wallet): any token it supports (the chain's USDC unless `token` names another), to " +
+        "the perp or the spot account: `deposit(token, amount, destination)`."
+  } ` +
+  "Both bridges take the same body. Built as `executeWithApprovals` of the subaccount's module, with an exact " +
+  "approval of the bridge reset to 0 after; simulated on top of the head.\n\nThe answer carries the `core_hash` " +
+  `the deposit will have (${NOTE}) and the bridge's minimum. A deposit below the minimum is refused (422 ` +
+  "`below_minimum`): the core side would reject it and the tokens would stay in the bridge, lost. Follow the " +
+  `deposit with \`GET /integrations/${relayer}/check_status?core_hash=\`. Needs an API key with the scope ` +
+  "`transactions:build`; every build and refusal is recorded (registry.build_audit).";
 
 const responses = {
   200: builtResponse("The deposit transaction, simulated, with its core hash", PerpDeposit),
   ...buildResponses({
     404: "`unknown_subaccount`, or `unknown_bridge` (the chain's registry entry has no perp bridges)",
     409: "`simulation_failed` (each decoded revert in `reasons`, e.g. the module's NotTrader) or `stale_subaccount`",
-    422: "Validation error; also `below_minimum`, `token_not_supported` (by the bridge), `destination_not_supported` (bridge A and `spot`), `token_not_allowed` (by the module) or `insufficient_balance`, before any simulation",
+    422:
+      "Validation error; also `below_minimum`, `token_not_supported` (by the bridge), `destination_not_supported` " +
+      "(bridge A and `spot`), `token_not_allowed` (by the module) or `insufficient_balance`, before any simulation",
   }),
 };
 
@@ -205,7 +218,8 @@ async function build(sub: BuildSubaccount, relayer: Relayer, body: DepositBody) 
   if (amount < minimum) {
     throw BuildRefusal.field(
       field,
-      `Below the bridge's minimum of ${minimum} raw units of ${token.symbol}: the core side would reject the deposit and the tokens would be lost in the bridge`,
+      `Below the bridge's minimum of ${minimum} raw units of ${token.symbol}: the core side would reject the deposit ` +
+        "and the tokens would be lost in the bridge",
       "below_minimum",
     );
   }
@@ -225,7 +239,9 @@ async function build(sub: BuildSubaccount, relayer: Relayer, body: DepositBody) 
     target: bridge,
     value: 0n,
     data,
-    description: `deposit ${wholeText(amount, token.decimals)} ${token.symbol} to the core ${destination} account through ${relayer}`,
+    description:
+      `deposit ${wholeText(amount, token.decimals)} ${token.symbol} to the core ${destination} account through ` +
+      `${relayer}`,
   };
   const tx = moduleTransaction(sub.module, [call], [{ token: token.address, spender: bridge, amount }]);
   const reads = [

@@ -109,7 +109,8 @@ function handler(relayer: "perp_relayer_a" | "perp_relayer_b"): RouteHandler<typ
         block_number: string;
         timestamp: string;
         tx_hash: string;
-      }>`SELECT chain_id, bridge, depositor, token, amount::text, destination, block_number::text, timestamp::text, tx_hash
+      }>`SELECT chain_id, bridge, depositor, token, amount::text, destination, block_number::text, timestamp::text,
+         tx_hash
          FROM ${sql.id(s, "perp_deposit")} WHERE core_hash = ${hash} ORDER BY block_number LIMIT 1`.execute(db),
     );
     const [core] = await read(
@@ -123,9 +124,8 @@ function handler(relayer: "perp_relayer_a" | "perp_relayer_b"): RouteHandler<typ
         tx_hash: string;
       }>`
         SELECT chain_id, kind, bridge, reason, block_number::text, timestamp::text, tx_hash
-        FROM ${sql.id(s, "perp_core_event")} WHERE core_hash = ${hash} ORDER BY block_number, log_index LIMIT 1`.execute(
-        db,
-      ),
+        FROM ${sql.id(s, "perp_core_event")} WHERE core_hash = ${hash}
+        ORDER BY block_number, log_index LIMIT 1`.execute(db),
     );
     // a deposit through the other relayer's bridge is not this relayer's to report
     const mine = (b: string) => bridges.length === 0 || bridges.includes(b.toLowerCase() as never);

@@ -15,7 +15,10 @@ const notFound = {
 };
 /** Who the health factor and summary answer for, beyond the registry's subaccounts. */
 const ACCOUNTS =
-  "Besides the registry's subaccounts it answers for a vault's EOA operators (the registry's `operator`) and for the parties to the loans indexed on the chains (a lending pool's borrowers, a loan registry's lenders and borrowers): the original's client reads the health factor of each borrower of a vault's loan book. An account's debt counts the lending pools' loans it borrows as well as the loan registries'. Any other address is a 404.";
+  "Besides the registry's subaccounts it answers for a vault's EOA operators (the registry's `operator`) and for the " +
+  "parties to the loans indexed on the chains (a lending pool's borrowers, a loan registry's lenders and borrowers): " +
+  "the original's client reads the health factor of each borrower of a vault's loan book. An account's debt counts " +
+  "the lending pools' loans it borrows as well as the loan registries'. Any other address is a 404.";
 const unavailable = { 503: jsonResponse("No RPC for a chain of the subaccount, or it did not answer", ErrorSchema) };
 
 export const PublicSubaccountRead = z
@@ -26,15 +29,20 @@ export const PublicSubaccountRead = z
     friendly_name: z.string().nullable(),
     chains: z.array(z.object({ chain_id: z.number().int(), name: z.string(), id: z.string() })).openapi({
       description:
-        "The chains the registry lists it on, each with that row's id; the summary's `chains` adds every chain where it holds, lends or owes something",
+        "The chains the registry lists it on, each with that row's id; the summary's `chains` adds every chain where " +
+        "it holds, lends or owes something",
     }),
     status: z.string(),
     subaccount_type: z.string(),
     min_health_factor: z.number().nullable().openapi({ description: "The health factor its operator keeps it above" }),
-    estimated_apr: z.number().nullable().openapi({
-      description:
-        "Realized APR over the last 30 days of the subaccount's valuation series (its lifetime APR when younger; modified Dietz, as realized_apr_30d), a fraction; null before the series has two days or without capital",
-    }),
+    estimated_apr: z
+      .number()
+      .nullable()
+      .openapi({
+        description:
+          "Realized APR over the last 30 days of the subaccount's valuation series (its lifetime APR when younger; " +
+          "modified Dietz, as realized_apr_30d), a fraction; null before the series has two days or without capital",
+      }),
   })
   .openapi("PublicSubaccountRead");
 
@@ -47,10 +55,17 @@ export const HealthFactor = z
       example: `0x${"12".repeat(20)}`,
     }),
     datetime: z.string().openapi({ format: "date-time", description: "Block time of the newest read" }),
-    health_factor: z.number().nullable().openapi({
-      description:
-        "The lowest of each lending venue's (an Aave account or a Morpho market: its collateral at its liquidation threshold, Aave's account threshold or the market's LLTV, over its debt; collateral at one venue secures no other's debt) and the loans' (total_account_value less the venues' debts, over what it owes on the loans it borrows: the account is their lenders' recourse); below 1, a venue can liquidate or the account cannot repay its loans; null without debt",
-    }),
+    health_factor: z
+      .number()
+      .nullable()
+      .openapi({
+        description:
+          "The lowest of each lending venue's (an Aave account or a Morpho market: its collateral at its liquidation " +
+          "threshold, Aave's account threshold or the market's LLTV, over its debt; collateral at one venue secures " +
+          "no other's debt) and the loans' (total_account_value less the venues' debts, over what it owes on the " +
+          "loans it borrows: the account is their lenders' recourse); below 1, a venue can liquidate or the account " +
+          "cannot repay its loans; null without debt",
+      }),
     total_collateral_value: Usd("Collateral posted (Aave, Morpho)"),
     total_loan_value: Usd("Debt: Aave and Morpho borrows, loans it borrows (principal and interest owed)"),
     total_account_value: Usd(
@@ -61,10 +76,16 @@ export const HealthFactor = z
     total_equity_value: Usd("The same as net_account_value"),
     total_loan_interest_amount: Usd("Interest owed on the loans it borrows"),
     margin_fraction: z.number().nullable().openapi({ description: "net_account_value / total_account_value" }),
-    maintenance_margin_fraction: z.number().nullable().openapi({
-      description:
-        "The margin fraction at which the health factor reaches 1: for the venues' debts, 1 − (their debts × the lowest venue's health factor + loans it borrows) / total_account_value (the debts risen alike until the lowest venue's reaches 1); for the loans it borrows, 0 (no net value left); the higher of those that apply; null without debt",
-    }),
+    maintenance_margin_fraction: z
+      .number()
+      .nullable()
+      .openapi({
+        description:
+          "The margin fraction at which the health factor reaches 1: for the venues' debts, 1 − (their debts × " +
+          "the lowest venue's health factor + loans it borrows) / total_account_value (the debts risen alike until " +
+          "the lowest venue's reaches 1); for the loans it borrows, 0 (no net value left); the higher of those that " +
+          "apply; null without debt",
+      }),
     series_as_of: z
       .string()
       .nullable()
@@ -81,10 +102,15 @@ export const HealthFactor = z
     total_pnl_3d: z.number().nullable(),
     total_pnl_7d: z.number().nullable(),
     total_pnl_30d: z.number().nullable(),
-    realized_apr_3d: z.number().nullable().openapi({
-      description:
-        "PnL over 3 days / the window's capital (the net account value 3 days ago plus each day's net deposits weighted by the part of the window left after it: modified Dietz), annualized; null without a row 3 days ago or without capital",
-    }),
+    realized_apr_3d: z
+      .number()
+      .nullable()
+      .openapi({
+        description:
+          "PnL over 3 days / the window's capital (the net account value 3 days ago plus each day's net deposits " +
+          "weighted by the part of the window left after it: modified Dietz), annualized; null without a row 3 days " +
+          "ago or without capital",
+      }),
     realized_apr_7d: z.number().nullable(),
     realized_apr_30d: z.number().nullable(),
     chains: z
@@ -92,14 +118,20 @@ export const HealthFactor = z
         z.object({
           chain_id: z.number().int(),
           block_number: z.number().int().openapi({ description: "The block the chain was read at" }),
-          health_factor: z.number().nullable().openapi({
-            description:
-              "The lowest of this chain's lending venues' (Aave's own health factor; each Morpho market's collateral at its LLTV over its debt); null without venue debt. The loans it borrows are secured by the whole account, so only the top-level `health_factor` holds them",
-          }),
+          health_factor: z
+            .number()
+            .nullable()
+            .openapi({
+              description:
+                "The lowest of this chain's lending venues' (Aave's own health factor; each Morpho market's " +
+                "collateral at its LLTV over its debt); null without venue debt. The loans it borrows are secured by " +
+                "the whole account, so only the top-level `health_factor` holds them",
+            }),
           total_collateral_value: z.number().openapi({ description: "The venues' collateral on this chain, USD" }),
           total_loan_value: z.number().openapi({
             description:
-              "What it owes on this chain, USD: `venue_loan_value` + `borrowed_loan_value` (the chains sum to the top level's)",
+              "What it owes on this chain, USD: `venue_loan_value` + `borrowed_loan_value` (the chains sum to the " +
+              "top level's)",
           }),
           venue_loan_value: z.number().openapi({ description: "Its Aave and Morpho debts on this chain, USD" }),
           borrowed_loan_value: z.number().openapi({
@@ -138,7 +170,10 @@ export const healthFactor = createRoute({
   path: "/subaccounts/health_factor",
   tags: TAGS,
   summary: "A subaccount's health factor, read live on every chain it is on",
-  description: `Reads the account's positions at each chain's head (Aave v3, Morpho Blue, ERC-4626 lending vaults, Uniswap v3, tokens, loans of the chain's loan registry and of its lending pools) and values them through the registry's price feeds.\n\n${ACCOUNTS}`,
+  description:
+    "Reads the account's positions at each chain's head (Aave v3, Morpho Blue, ERC-4626 lending vaults, Uniswap v3, " +
+    "tokens, loans of the chain's loan registry and of its lending pools) and values them through the registry's " +
+    `price feeds.\n\n${ACCOUNTS}`,
   middleware: [requireKey] as const,
   security: keySecurity,
   request: { query: AddressQuery },
@@ -188,11 +223,13 @@ export const SubaccountSummary = z
     name: z.string().nullable(),
     type: z.enum(["subaccount", "eoa"]).openapi({
       description:
-        "`subaccount`: registered; `eoa`: a vault's EOA operator, or a loan's party without code (one with code, a smart account, is `subaccount`)",
+        "`subaccount`: registered; `eoa`: a vault's EOA operator, or a loan's party without code (one with code, a " +
+        "smart account, is `subaccount`)",
     }),
     chains: z.array(z.object({ name: z.string(), chain_id: z.number().int() })).openapi({
       description:
-        "The chains it is registered on (an operator's, a loan's) and every chain where it holds, lends or owes something: one address on every chain",
+        "The chains it is registered on (an operator's, a loan's) and every chain where it holds, lends or owes " +
+        "something: one address on every chain",
     }),
     denomination: z.object({
       symbol: z.string(),
@@ -211,7 +248,8 @@ export const SubaccountSummary = z
             token: z.object({ address: z.string(), symbol: z.string().nullable(), decimals: z.number().int() }),
             status: z.enum(["credited", "in_transit"]).openapi({
               description:
-                "`credited`: a balance on the ledger; `in_transit`: a deposit that left the subaccount on a bridge, not yet credited (nor rejected) on the ledger",
+                "`credited`: a balance on the ledger; `in_transit`: a deposit that left the subaccount on a bridge, " +
+                "not yet credited (nor rejected) on the ledger",
             }),
             core_hash: z.string().nullable().openapi({ description: "The deposit's core hash, when in transit" }),
             raw_balance: z.string(),
@@ -221,7 +259,8 @@ export const SubaccountSummary = z
         )
         .openapi({
           description:
-            "Its balances on the perp core ledger (bridge deposits the relayer credited), read at the core chain's head, and its bridge deposits still in transit to it; part of total_value",
+            "Its balances on the perp core ledger (bridge deposits the relayer credited), read at the core chain's " +
+            "head, and its bridge deposits still in transit to it; part of total_value",
         }),
       collateral_balances: z
         .array(
@@ -245,7 +284,14 @@ export const SubaccountSummary = z
             })
             .openapi({
               description:
-                "Besides the fields listed, by protocol (amounts in whole tokens): aave_v3 `token`, `supplied`, `borrowed`; morpho_blue `market_id`, `loan_token`, `collateral_token`, `supplied`, `borrowed`, `collateral`; lending_vault `vault`, `asset`, `shares` (raw), `assets`; uniswap_v3 liquidity `token_id`, `pool`, `token0`, `token1`, `fee`, `tick_lower`, `tick_upper`, `in_range`, `staked`, `amount0`, `amount1` (with the fees it would collect), `incentive_rewards` (a staked position's reward in each incentive it is staked in, `{incentive, token, raw, amount, value}`, counted in its value); uniswap_v3 rewards (what the staker holds for it, credited by unstakes and not claimed) `token`, `raw`, `amount`",
+                "Besides the fields listed, by protocol (amounts in whole tokens): aave_v3 `token`, `supplied`, " +
+                "`borrowed`; morpho_blue `market_id`, `loan_token`, `collateral_token`, `supplied`, `borrowed`, " +
+                "`collateral`; lending_vault `vault`, `asset`, `shares` (raw), `assets`; uniswap_v3 liquidity " +
+                "`token_id`, `pool`, `token0`, `token1`, `fee`, `tick_lower`, `tick_upper`, `in_range`, `staked`, " +
+                "`amount0`, `amount1` (with the fees it would collect), `incentive_rewards` (a staked position's " +
+                "reward in each incentive it is staked in, `{incentive, token, raw, amount, value}`, counted in its " +
+                "value); uniswap_v3 rewards (what the staker holds for it, credited by unstakes and not claimed) " +
+                "`token`, `raw`, `amount`",
             }),
         )
         .openapi({ description: "Its positions at each venue, one per reserve, market, vault or LP position" }),
@@ -255,11 +301,14 @@ export const SubaccountSummary = z
       otc_positions: z.array(z.unknown()),
       total_value: z.number().openapi({
         description:
-          "What it holds before any debt: total_account_value. The defi positions' `value`s are net of what is owed at each venue, so the lists above sum to its net value less what the loan book owes it and the principal it may still draw, plus what it owes there; not to this",
+          "What it holds before any debt: total_account_value. The defi positions' `value`s are net of what is owed " +
+          "at each venue, so the lists above sum to its net value less what the loan book owes it and the principal " +
+          "it may still draw, plus what it owes there; not to this",
       }),
       discounted_value: z.number().openapi({
         description:
-          "total_value with its collateral at the liquidation thresholds (Aave's, each Morpho market's LLTV), before any debt",
+          "total_value with its collateral at the liquidation thresholds (Aave's, each Morpho market's LLTV), before " +
+          "any debt",
       }),
     }),
     loanbook: z.object({
@@ -300,7 +349,9 @@ export const summary = createRoute({
   path: "/subaccounts/summary",
   tags: TAGS,
   summary: "A subaccount's portfolio, loan book and totals, read live",
-  description: `Values are USD unless \`denomination_address\` names a token of \`denomination_chain\`'s catalogue: then every value is in that token (USD value over its price). \`USD\` or nothing: USD.\n\n${ACCOUNTS}`,
+  description:
+    "Values are USD unless `denomination_address` names a token of `denomination_chain`'s catalogue: then every " +
+    `value is in that token (USD value over its price). \`USD\` or nothing: USD.\n\n${ACCOUNTS}`,
   middleware: [requireKey] as const,
   security: keySecurity,
   request: {

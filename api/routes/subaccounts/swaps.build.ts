@@ -204,7 +204,8 @@ export async function buildSwap(
     throw new BuildRefusal(
       409,
       "no_route",
-      `No Uniswap pool route from ${d.tokenIn.symbol} to ${d.tokenOut.symbol} on chain ${sub.chainId} (direct on either venue at any fee tier, or through WETH or a stablecoin)`,
+      `No Uniswap pool route from ${d.tokenIn.symbol} to ${d.tokenOut.symbol} on chain ${sub.chainId} (direct on ` +
+        "either venue at any fee tier, or through WETH or a stablecoin)",
     );
   }
   const fedFair = fairOut(amountIn, d.tokenIn, d.tokenOut);
@@ -252,7 +253,10 @@ export async function buildSwap(
             target: router,
             value: 0n,
             data: swapCall(route, sub.safe, deadline, amountIn, min),
-            description: `Swap ${wholeText(amountIn, d.tokenIn.decimals!)} ${d.tokenIn.symbol} for at least ${wholeText(min, d.tokenOut.decimals!)} ${d.tokenOut.symbol} on ${VENUE_NAME[route.venue]} (${route.id}), paid to the Safe`,
+            description:
+              `Swap ${wholeText(amountIn, d.tokenIn.decimals!)} ${d.tokenIn.symbol} for at least ` +
+              `${wholeText(min, d.tokenOut.decimals!)} ${d.tokenOut.symbol} on ${VENUE_NAME[route.venue]} ` +
+              `(${route.id}), paid to the Safe`,
           },
         ],
         [{ token: d.tokenIn.address, spender: router, amount: amountIn }],
@@ -294,7 +298,8 @@ export async function buildSwap(
     throw new BuildRefusal(
       409,
       "simulation_failed",
-      `None of the ${candidates.length} route(s) from ${d.tokenIn.symbol} to ${d.tokenOut.symbol} passed its simulation from ${sub.from}: see each candidate's reason`,
+      `None of the ${candidates.length} route(s) from ${d.tokenIn.symbol} to ${d.tokenOut.symbol} passed its ` +
+        `simulation from ${sub.from}: see each candidate's reason`,
       { reasons },
     );
   }
@@ -382,7 +387,10 @@ function impactNote(c: Candidate, d: Discovery): string {
   const q = c.quote;
   if (!q.ok || c.minimumOut === null || c.minimumOut <= q.amountOut) return "";
   const u = (raw: bigint) => `${wholeText(raw, d.tokenOut.decimals!)} ${d.tokenOut.symbol}`;
-  return ` (max_price_impact_bps sets the minimum out at ${u(c.minimumOut)}, above the ${u(q.amountOut)} the route quotes)`;
+  return (
+    ` (max_price_impact_bps sets the minimum out at ${u(c.minimumOut)}, ` +
+    `above the ${u(q.amountOut)} the route quotes)`
+  );
 }
 
 /**

@@ -43,7 +43,8 @@ export const SwapQuoteRequest = z
     amount_raw: amountFields.amount_raw.openapi({ description: "Exact input, in token_in's smallest unit" }),
     max_slippage_bps: strictInt(z.number().int().min(0).max(5_000).default(50)).openapi({
       description:
-        "How far below the route's quote the swap may return (the transaction's minimum out is the quote less this), in basis points",
+        "How far below the route's quote the swap may return (the transaction's minimum out is the quote less this), " +
+        "in basis points",
     }),
     max_price_impact_bps: strictInt(z.number().int().min(0).max(10_000))
       .optional()
@@ -95,10 +96,15 @@ const RouteFields = {
   pools: z.array(z.string()).openapi({ description: "Each hop's pool (v3) or pair (v2)" }),
 };
 
-const ImpactBps = z.number().nullable().openapi({
-  description:
-    "How far the expected out is below the input's fair value (`fair_out_basis`: at the feeds, amount_in × price_in / price_out; or at the route's own pools' price before the trade), in basis points, fees included; negative when above; null when neither answered",
-});
+const ImpactBps = z
+  .number()
+  .nullable()
+  .openapi({
+    description:
+      "How far the expected out is below the input's fair value (`fair_out_basis`: at the feeds, amount_in × " +
+      "price_in / price_out; or at the route's own pools' price before the trade), in basis points, fees included; " +
+      "negative when above; null when neither answered",
+  });
 
 const SwapQuote = z
   .object({
@@ -109,10 +115,15 @@ const SwapQuote = z
     fair_out: nullableRef(Units).openapi({
       description: "The input's fair value in token_out, the reference of `price_impact_bps` (see `fair_out_basis`)",
     }),
-    fair_out_basis: z.enum(["feeds", "pools"]).nullable().openapi({
-      description:
-        "`feeds`: both tokens' price feeds value the input; `pools`: one token has no feed (or answer), so each route is measured against its own pools' price before the trade (Uniswap's mid price: slot0 on v3, the reserves on v2; no fee, no impact); null when neither answered",
-    }),
+    fair_out_basis: z
+      .enum(["feeds", "pools"])
+      .nullable()
+      .openapi({
+        description:
+          "`feeds`: both tokens' price feeds value the input; `pools`: one token has no feed (or answer), so each " +
+          "route is measured against its own pools' price before the trade (Uniswap's mid price: slot0 on v3, the " +
+          "reserves on v2; no fee, no impact); null when neither answered",
+      }),
     price_impact_bps: ImpactBps,
     max_slippage_bps: z.number().int(),
     max_price_impact_bps: z.number().int().nullable().openapi({
@@ -166,7 +177,8 @@ export const SwapTransactionPayload = TransactionPayloadSchema.extend({
   simulation: SwapSimulation,
   candidates: z.array(SwapCandidate).openapi({ description: "Every other route, with why it lost" }),
   subaccount_health_factor: accountHealthSchema(
-    "what the Safe holds changes by the simulation's amounts in and out, valued at the feeds the account is valued at (a swap's fees and price impact lower it)",
+    "what the Safe holds changes by the simulation's amounts in and out, valued at the feeds the account is valued " +
+      "at (a swap's fees and price impact lower it)",
     "",
   ),
 }).openapi("SwapTransactionPayload");
@@ -178,9 +190,29 @@ export const swapRoute = createRoute({
   tags: ["subaccounts"],
   summary: "Build the best swap for a subaccount",
   description: [
-    "Requires an API key with the scope `transactions:build`. Quotes every route from `token_in` to `token_out` on the venues of the chain's protocols entry (Uniswap v3 at each fee tier with a pool, with QuoterV2; Uniswap v2 pairs, with Router02's `getAmountsOut`; direct or two hops through WETH or a stablecoin of the chain, one venue a route), builds each as the subaccount module's `executeWithApprovals` (an exact approval of the input to the venue's router, reset to 0 after; the swap pays the Safe, with its minimum out = the quote less `max_slippage_bps`), simulates each from the sender in one `eth_simulateV1` per route, and returns the route whose simulation passes with the most out, as `target`, `data` and `value` for the sender to sign. The service never sends it.",
-    "Refusals: 422 a token the module does not allow (before any quote or simulation; `loc` names the field), `insufficient_balance` (an amount above the Safe's token_in balance, before any simulation), the same token in and out, a malformed body; 404 `unknown_subaccount`; 409 `no_route` (no pool route), `simulation_failed` (no route passes: each route's decoded reason in `reasons`, e.g. `NotTrader`, `Too little received`), `price_impact_too_high` (the best route quotes further below its fair value than `max_price_impact_bps` without both feeds, or than 15 % when none is given), `below_min_health_factor` (below), `stale_subaccount`; 503 `no_rpc`, `chain_unavailable` (also for any chain of the account when its minimum is checked), `simulation_unsupported` (the node has no eth_simulateV1). Every build and refusal is recorded in the build audit.",
-    "When the registry sets the subaccount a `min_health_factor`, its account-wide health factor (every chain, venue and loan it borrows) is read beside the simulations and reported before and after the chosen route (`subaccount_health_factor`): what the swap gives up to fees and price impact lowers what secures the loans it borrows (the venues' factors count only their own collateral, which a swap does not touch). One the swap would take below the minimum, and lower than it was, is a 409 `below_min_health_factor` unless `allow_below_min_health_factor` is true (no other route does better: the chosen one gives the most out).",
+    "Requires an API key with the scope `transactions:build`. Quotes every route from `token_in` to `token_out` on " +
+      "the venues of the chain's protocols entry (Uniswap v3 at each fee tier with a pool, with QuoterV2; Uniswap v2 " +
+      "pairs, with Router02's `getAmountsOut`; direct or two hops through WETH or a stablecoin of the chain, one " +
+      "venue a route), builds each as the subaccount module's `executeWithApprovals` (an exact approval of the input " +
+      "to the venue's router, reset to 0 after; the swap pays the Safe, with its minimum out = the quote less " +
+      "`max_slippage_bps`), simulates each from the sender in one `eth_simulateV1` per route, and returns the route " +
+      "whose simulation passes with the most out, as `target`, `data` and `value` for the sender to sign. The " +
+      "service never sends it.",
+    "Refusals: 422 a token the module does not allow (before any quote or simulation; `loc` names the field), " +
+      "`insufficient_balance` (an amount above the Safe's token_in balance, before any simulation), the same token " +
+      "in and out, a malformed body; 404 `unknown_subaccount`; 409 `no_route` (no pool route), `simulation_failed` " +
+      "(no route passes: each route's decoded reason in `reasons`, e.g. `NotTrader`, `Too little received`), " +
+      "`price_impact_too_high` (the best route quotes further below its fair value than `max_price_impact_bps` " +
+      "without both feeds, or than 15 % when none is given), `below_min_health_factor` (below), `stale_subaccount`; " +
+      "503 `no_rpc`, `chain_unavailable` (also for any chain of the account when its minimum is checked), " +
+      "`simulation_unsupported` (the node has no eth_simulateV1). Every build and refusal is recorded in the build " +
+      "audit.",
+    "When the registry sets the subaccount a `min_health_factor`, its account-wide health factor (every chain, venue " +
+      "and loan it borrows) is read beside the simulations and reported before and after the chosen route " +
+      "(`subaccount_health_factor`): what the swap gives up to fees and price impact lowers what secures the loans " +
+      "it borrows (the venues' factors count only their own collateral, which a swap does not touch). One the swap " +
+      "would take below the minimum, and lower than it was, is a 409 `below_min_health_factor` unless " +
+      "`allow_below_min_health_factor` is true (no other route does better: the chosen one gives the most out).",
   ].join("\n\n"),
   middleware: [requireScope("transactions:build")] as const,
   security: keySecurity,
@@ -198,7 +230,8 @@ export const swapRoute = createRoute({
     ...writeResponses({}),
     404: jsonResponse("`unknown_subaccount`", BuildRefusalSchema),
     409: jsonResponse(
-      "`no_route`, `simulation_failed` (with `reasons`), `price_impact_too_high`, `below_min_health_factor`, `stale_subaccount`",
+      "`no_route`, `simulation_failed` (with `reasons`), `price_impact_too_high`, `below_min_health_factor`, " +
+        "`stale_subaccount`",
       BuildRefusalSchema,
     ),
     422: jsonResponse("Validation error, or a token the module does not allow", ValidationErrorSchema),
