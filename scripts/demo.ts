@@ -46,7 +46,7 @@ const [
   { createDb, createPool, migrateToLatest },
   { loadRegistryData },
   { settle },
-  { startAnvil },
+  { rpc, startAnvil },
   { httpOk, REPO_ROOT },
   { LiveIndexer },
   { ensureAnalystRole, recreateDatabase, startEmbeddedPostgres },
@@ -67,6 +67,8 @@ const [
   import("./lib/redis.js"),
   import("./lib/workers.js"),
 ]);
+/** 100 ETH, in wei as anvil_setBalance takes it */
+const GAS_ETHER = `0x${(100n * 10n ** 18n).toString(16)}`;
 const dataDir = join(REPO_ROOT, ".data");
 const demoDir = join(dataDir, "demo");
 const logDir = join(dataDir, "logs");
@@ -132,6 +134,13 @@ async function main(): Promise<void> {
   for (const c of manifest.chains) {
     say(`chain ${c.chainId}: ${c.headBlock} blocks, ${c.txCount} transactions, ${c.events.length} vault events`);
   }
+  // The simulator sends at gas price 0; a transaction sent by hand (cast send, a wallet) pays for
+  // gas, so the manifest's wallets and the subaccounts' traders get ether of their own.
+  for (const c of manifest.chains) {
+    const payers = new Set([...c.wallets, ...c.world.subaccounts.map((s) => s.trader.toLowerCase())]);
+    for (const who of payers) await rpc(c.rpcUrl, "anvil_setBalance", [who, GAS_ETHER]);
+  }
+  say(`each chain's wallets and subaccount traders hold ${Number(BigInt(GAS_ETHER) / 10n ** 18n)} ETH for gas`);
 
   const analystUrl = await ensureAnalystRole(dbUrl, {
     viewsSchema: "indexer",

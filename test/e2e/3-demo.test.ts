@@ -183,8 +183,12 @@ describe("npm run demo", () => {
       const amount = 1234n * 10n ** BigInt(pool.asset.decimals);
       const data = encodeFunctionData({ abi: LendingPoolAbi, functionName: "deposit", args: [amount, wallet] });
       const sentAt = Date.now();
-      const tx = { from: wallet, to: pool.address, data, gas: "0x1c9c380", gasPrice: "0x0" };
+      // sent as by hand: the node prices the gas and the wallet pays it from the ether the demo gave
+      const tx = { from: wallet, to: pool.address, data };
       const hash = await rpcCall<Hex>(pairs.chain1!, "eth_sendTransaction", [tx]);
+      const trader = chain1.world.subaccounts[0]!.trader;
+      const traderEth = await rpcCall<Hex>(pairs.chain1!, "eth_getBalance", [trader, "latest"]);
+      expect(BigInt(traderEth), "the trader's ether for gas").toBe(100n * 10n ** 18n);
       type Receipt = { status: Hex; blockNumber: Hex };
       const receipt = await until(
         "deposit receipt",
