@@ -34,6 +34,8 @@ Environment (every setting with its default: .env.example, and the README's Conf
   INDEXER_PORT                     Ponder's HTTP port (default 42069; a new deployment of a
                                    changed registry takes the next port while it catches up;
                                    Ponder takes the port after one in use, and says so)
+  INDEXER_HOST                     the address Ponder's HTTP server listens on (default 127.0.0.1;
+                                   0.0.0.0 for every interface, e.g. to scrape it from elsewhere)
   INDEXER_SCHEMA                   deployment schema override (the registry is then not followed)
   REGISTRY_POLL_S                  how often the registry file is read for changes (default 2)
   INDEXER_GROUP                    this process indexes one group of chains ([a-z][a-z0-9_]{0,15}):
@@ -54,6 +56,7 @@ async function main(): Promise<void> {
   const envSchema = z.object({
     DATABASE_URL: envPostgresUrl("the database to index into"),
     INDEXER_PORT: envNum((n) => n.int().min(1).max(65535)).default(42069),
+    INDEXER_HOST: z.string().min(1).default("127.0.0.1"),
     INDEXER_SCHEMA: z
       .string()
       .regex(/^[a-z_][a-z0-9_]{0,44}$/)
@@ -109,6 +112,7 @@ async function main(): Promise<void> {
     ports: [port, port === 65535 ? port - 1 : port + 1],
     base: {
       rpcLanes: "inherit",
+      hostname: env.INDEXER_HOST,
       logFile: join(logDir, logName),
       echo: true,
       ...(group ? { group: { name: group } } : {}),

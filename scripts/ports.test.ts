@@ -5,7 +5,7 @@
 import { connect, createServer, type Server } from "node:net";
 import { describe, expect, it } from "vitest";
 import { assertPortFree } from "./lib/anvil.js";
-import { listeningPort } from "./lib/indexer.js";
+import { listeningPort, reachableHost } from "./lib/indexer.js";
 
 const listen = (port: number) =>
   new Promise<Server>((resolve, reject) => {
@@ -57,5 +57,15 @@ describe("listeningPort: the port Ponder reports it took", () => {
     expect(listeningPort(json)).toBe(42070);
     expect(listeningPort("18:45:33.700 WARN  Port in use port=42069")).toBeUndefined();
     expect(listeningPort("Created HTTP server")).toBeUndefined();
+  });
+});
+
+describe("reachableHost: where this host reaches a server listening on an address", () => {
+  it("is loopback for every interface, the address itself otherwise", () => {
+    expect(reachableHost("0.0.0.0")).toBe("127.0.0.1");
+    expect(reachableHost("::")).toBe("127.0.0.1");
+    expect(reachableHost("127.0.0.1")).toBe("127.0.0.1");
+    expect(reachableHost("10.1.2.3")).toBe("10.1.2.3");
+    expect(reachableHost("::1")).toBe("[::1]");
   });
 });

@@ -81,6 +81,8 @@ export interface IndexerOptions {
    */
   rpcLanes?: number | "inherit";
   port: number;
+  /** the address Ponder's HTTP server listens on (default 127.0.0.1, as the API's and the workers') */
+  hostname?: string;
   schema?: string;
   logFile: string;
   echo?: boolean;
@@ -159,7 +161,9 @@ export function startIndexer(opts: IndexerOptions): IndexerHandle {
   const bin = join(REPO_ROOT, "node_modules", ".bin", "ponder");
   let port = opts.port;
   const recovery = new RecoveryProgress();
-  const proc = spawnManaged(opts.name ?? "indexer", bin, ["start", "--root", root, "--log-format", "pretty"], {
+  const hostname = opts.hostname ?? "127.0.0.1";
+  const args = ["start", "--root", root, "--log-format", "pretty", "--hostname", hostname];
+  const proc = spawnManaged(opts.name ?? "indexer", bin, args, {
     cwd: root,
     env: indexerEnv(opts, schema),
     logFile: opts.logFile,
@@ -179,7 +183,7 @@ export function startIndexer(opts: IndexerOptions): IndexerHandle {
     schema,
     caughtUp: (chainId, head) => recovery.caughtUp(getChain(chainId)?.slug ?? String(chainId), head),
     get url() {
-      return `http://127.0.0.1:${port}`;
+      return `http://${reachableHost(hostname)}:${port}`;
     },
     process: proc,
     stop: () => proc.stop(),
@@ -217,6 +221,12 @@ export class RecoveryProgress {
 }
 
 /** The port in Ponder's "Created HTTP server port=N" line (pretty or JSON log format). */
+/** Where to reach a server listening on `hostname` from this host (any address: loopback). */
+export function reachableHost(hostname: string): string {
+  if (hostname === "0.0.0.0" || hostname === "::" || hostname === "") return "127.0.0.1";
+  return hostname.includes(":") ? `[${hostname}]` : hostname;
+}
+
 export function listeningPort(line: string): number | undefined {
   if (!line.includes("Created HTTP server")) return undefined;
   const m = /"?port"?[=:](\d{1,5})\b/.exec(line);

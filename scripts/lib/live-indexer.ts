@@ -46,8 +46,8 @@ export interface LiveIndexerOptions {
   databaseUrl: string;
   /** the two Ponder HTTP ports deployments take in turn (the serving one and the next) */
   ports: readonly [number, number];
-  /** what every deployment shares: RPC lanes, log file, echo, project root */
-  base: Pick<IndexerOptions, "rpcLanes" | "logFile" | "echo" | "root" | "group">;
+  /** what every deployment shares: RPC lanes, log file, echo, project root, listening address */
+  base: Pick<IndexerOptions, "rpcLanes" | "logFile" | "echo" | "root" | "group" | "hostname">;
   /** the environment a registry is planned with (its PONDER_RPC_URL_* decide the chains) */
   planEnv: NodeJS.ProcessEnv;
   /** snapshot intervals of chains whose interval the caller sets (the demo's, the tests') */
