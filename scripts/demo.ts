@@ -225,7 +225,9 @@ async function main(): Promise<void> {
     throw new Error(`the workers exited:\n${workers.recentOutput()}`);
   })();
   await Promise.race([settled, died]);
-  died.catch((err: Error) => say(err.message));
+  died.catch((err: Error) => {
+    if (!stopping) say(err.message); // on Ctrl-C the workers' exit is the shutdown, not a failure
+  });
   say("derived tables computed");
 
   say(`starting the API on 127.0.0.1:${cfg.apiPort}; log .data/logs/api.log`);

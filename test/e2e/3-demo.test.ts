@@ -11,6 +11,7 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { encodeFunctionData, type Hex } from "viem";
 import { describe, expect, it } from "vitest";
@@ -74,6 +75,13 @@ describe("npm run demo", () => {
       const ping = await fetch(`${pairs.api}/api/v1/ping`);
       expect(ping.status).toBe(200);
       expect(((await ping.json()) as { status: string }).status).toBe("ok");
+      // every server of the demo listens on loopback only: this host's other address is refused
+      const outside = Object.values(networkInterfaces())
+        .flat()
+        .find((i) => i && !i.internal && i.family === "IPv4")?.address;
+      for (const p of outside ? PORTS : []) {
+        expect(await isPortOpen(outside!, p), `port ${p} answers on ${outside}`).toBe(false);
+      }
       expect(pairs.db).toBe(`postgresql://postgres:postgres@127.0.0.1:${PG_PORT}/vaults`);
       expect(pairs.chain1).toBe(`http://127.0.0.1:${ANVIL_PORT}`);
       expect(pairs.chain8453).toBe(`http://127.0.0.1:${ANVIL_PORT + 1}`);
@@ -256,7 +264,7 @@ describe("npm run demo", () => {
     ).toBe(true);
     const interrupted = output.indexOf("SIGINT");
     expect(interrupted).toBeGreaterThan(-1);
-    expect(output.slice(interrupted)).not.toMatch(/live: .* failed|demo failed/);
+    expect(output.slice(interrupted)).not.toMatch(/live: .* failed|demo failed|the workers exited/);
     // one Ctrl-C is one orderly shutdown (a repeated signal would SIGKILL everything at once)
     expect(output).not.toMatch(/SIGINT again/);
   }, 420_000);
