@@ -67,8 +67,8 @@ const [
   import("./lib/redis.js"),
   import("./lib/workers.js"),
 ]);
-/** 100 ETH, in wei as anvil_setBalance takes it */
-const GAS_ETHER = `0x${(100n * 10n ** 18n).toString(16)}`;
+/** what each wallet and trader of the demo holds for gas, in ETH */
+const GAS_ETH = 100n;
 const dataDir = join(REPO_ROOT, ".data");
 const demoDir = join(dataDir, "demo");
 const logDir = join(dataDir, "logs");
@@ -136,11 +136,12 @@ async function main(): Promise<void> {
   }
   // The simulator sends at gas price 0; a transaction sent by hand (cast send, a wallet) pays for
   // gas, so the manifest's wallets and the subaccounts' traders get ether of their own.
+  const wei = `0x${(GAS_ETH * 10n ** 18n).toString(16)}`;
   for (const c of manifest.chains) {
     const payers = new Set([...c.wallets, ...c.world.subaccounts.map((s) => s.trader.toLowerCase())]);
-    for (const who of payers) await rpc(c.rpcUrl, "anvil_setBalance", [who, GAS_ETHER]);
+    await Promise.all([...payers].map((who) => rpc(c.rpcUrl, "anvil_setBalance", [who, wei])));
   }
-  say(`each chain's wallets and subaccount traders hold ${Number(BigInt(GAS_ETHER) / 10n ** 18n)} ETH for gas`);
+  say(`each chain's wallets and subaccount traders hold ${GAS_ETH} ETH for gas`);
 
   const analystUrl = await ensureAnalystRole(dbUrl, {
     viewsSchema: "indexer",

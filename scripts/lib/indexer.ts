@@ -220,13 +220,13 @@ export class RecoveryProgress {
   }
 }
 
-/** The port in Ponder's "Created HTTP server port=N" line (pretty or JSON log format). */
 /** Where to reach a server listening on `hostname` from this host (any address: loopback). */
 export function reachableHost(hostname: string): string {
   if (hostname === "0.0.0.0" || hostname === "::" || hostname === "") return "127.0.0.1";
   return hostname.includes(":") ? `[${hostname}]` : hostname;
 }
 
+/** The port in Ponder's "Created HTTP server port=N" line (pretty or JSON log format). */
 export function listeningPort(line: string): number | undefined {
   if (!line.includes("Created HTTP server")) return undefined;
   const m = /"?port"?[=:](\d{1,5})\b/.exec(line);
