@@ -78,7 +78,7 @@ async function main(): Promise<void> {
   await migrateToLatest(admin);
   const tokenSecret = await ensureTokenSecret(admin, cfg.tokenSecret);
   await admin.destroy();
-  const redisInfo = await resolveRedis(process.env);
+  const redisInfo = await resolveRedis(process.env, { keepRunning: true });
   const redis = rateLimitRedis(redisInfo.url);
   if (!(await redisReady(redis, 3000))) {
     logger.warn(`Redis (${redisInfo.url}) does not answer: rate limits are counted in this process until it does`);

@@ -182,6 +182,9 @@ async function main(): Promise<void> {
     logFile: join(logDir, "redis.log"),
     // a Redis left running holds another run's queues: the demo's is its own
     reuseExisting: false,
+    // one killed or crashed is started again (its queues empty: the workers declare them anew)
+    keepRunning: true,
+    log: (m) => say(`redis: ${m}`),
   });
   // Registry data (vault metadata, strategists, subaccounts, operators) and a key, before the
   // workers start: their first portfolio run reads the subaccounts from it (else it finds none
@@ -247,6 +250,9 @@ async function main(): Promise<void> {
     if (i > 600) throw new Error(`the API did not answer on ${apiUrl} within 60 s:\n${api.recentOutput()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+  api.exited.then(() => {
+    if (!stopping) say(`the API exited:\n${api.recentOutput()}`);
+  });
 
   const pairs = [
     `db=${dbUrl}`,

@@ -6,7 +6,14 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isPortOpen, stopAll } from "./lib/procs.js";
-import { ensureRedisServer, type RedisInstance, resolveRedis, startRedis } from "./lib/redis.js";
+import {
+  ensureRedisServer,
+  keepRedisRunning,
+  type RedisInstance,
+  resolveRedis,
+  restartDelayMs,
+  startRedis,
+} from "./lib/redis.js";
 
 const PORT = 63795;
 const PORT_LOCAL = 63796;
@@ -159,4 +166,65 @@ describe("resolveRedis", () => {
     }
     expect(await isPortOpen("127.0.0.1", PORT_LOCAL)).toBe(false);
   }, 30_000);
+});
+
+describe("keepRunning", () => {
+  const pid = async (url: string) => Number(/process_id:(\d+)/.exec(String(await query(url, "INFO", "server")))![1]);
+
+  it("starts a killed redis-server again on its port; stop() ends it for good", async () => {
+    lines.length = 0;
+    const r = await resolveRedis({}, { port: PORT_LOCAL, dataDir: join(dir, "kept"), log, keepRunning: true });
+    if (r.external) throw new Error("expected a local Redis");
+    try {
+      const first = await pid(r.url);
+      await query(r.url, "SET", "k", "v");
+      process.kill(first, "SIGKILL");
+      const started = Date.now();
+      while (!lines.some((l) => l.includes("is back")) && Date.now() - started < 15_000) {
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      expect(lines.join("\n")).toMatch(/exited \(signal SIGKILL\); starting it again/);
+      expect(lines.join("\n")).toMatch(/is back \(pid \d+; restart 1\)/);
+      expect(await pid(r.url)).not.toBe(first);
+      // a fresh server: persistence is off, so what the killed one held is gone
+      expect(await query(r.url, "GET", "k")).toBeNull();
+    } finally {
+      await r.stop();
+    }
+    // stopped on purpose: closed, and nothing comes back
+    await new Promise((res) => setTimeout(res, 1500));
+    expect(await isPortOpen("127.0.0.1", PORT_LOCAL)).toBe(false);
+    expect(lines.filter((l) => l.includes("starting it again"))).toHaveLength(1);
+  }, 30_000);
+
+  it("leaves one stopped through its process, as stopAll and a shutdown stop it, stopped", async () => {
+    lines.length = 0;
+    const opts = { port: PORT_LOCAL, dataDir: join(dir, "kept"), log };
+    const r = await startRedis(opts);
+    const kept = keepRedisRunning(r, opts);
+    await r.process!.stop();
+    await new Promise((res) => setTimeout(res, 1500));
+    expect(await isPortOpen("127.0.0.1", PORT_LOCAL)).toBe(false);
+    expect(kept.restarts()).toBe(0);
+    expect(lines.join("\n")).not.toMatch(/starting it again/);
+    await kept.stop();
+  }, 30_000);
+
+  it("stopped while it waits to start again, it stops at once", async () => {
+    lines.length = 0;
+    const r = await resolveRedis({}, { port: PORT_LOCAL, dataDir: join(dir, "kept"), log, keepRunning: true });
+    if (r.external) throw new Error("expected a local Redis");
+    process.kill(await pid(r.url), "SIGKILL");
+    while (!lines.some((l) => l.includes("starting it again"))) await new Promise((res) => setTimeout(res, 20));
+    const asked = Date.now();
+    await r.stop();
+    expect(Date.now() - asked).toBeLessThan(500);
+    await new Promise((res) => setTimeout(res, 1500));
+    expect(await isPortOpen("127.0.0.1", PORT_LOCAL)).toBe(false);
+    expect(lines.join("\n")).not.toMatch(/is back/);
+  }, 30_000);
+
+  it("waits longer after each start that lived under a minute, at most 30 s", () => {
+    expect([0, 1, 2, 3, 5, 6, 20].map(restartDelayMs)).toEqual([1000, 1000, 2000, 4000, 16_000, 30_000, 30_000]);
+  });
 });

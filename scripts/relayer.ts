@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   useRpcUrlLists(cfg.rpcUrlLists);
   logRpcUrlFailures((line) => console.warn(line));
   installSignalHandlers();
-  const redis = await resolveRedis(process.env);
+  const redis = await resolveRedis(process.env, { keepRunning: true });
   const handle = await startRelayer({ ...cfg, redisUrl: redis.url }, (line) => console.log(line));
   registerCleanup("relayer", () => handle.close());
   if (cfg.metrics.port !== 0) {

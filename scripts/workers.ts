@@ -49,7 +49,7 @@ async function main(): Promise<void> {
   useRpcUrlLists(cfg.rpcUrlLists);
   logRpcUrlFailures((line) => console.warn(`[jobs] ${line}`));
   installSignalHandlers();
-  const redis = await resolveRedis(process.env);
+  const redis = await resolveRedis(process.env, { keepRunning: true });
   const handle = await startWorkers({ ...cfg, redisUrl: redis.url });
   registerCleanup("workers", () => handle.close());
   if (cfg.metrics.port !== 0) {

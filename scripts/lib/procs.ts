@@ -129,6 +129,8 @@ export interface ManagedProcess {
   readonly exited: Promise<ExitInfo>;
   /** Exit info once exited, else undefined. */
   exitInfo(): ExitInfo | undefined;
+  /** Whether `stop` was called (by us, `stopAll` or a shutdown): an exit after it was asked for. */
+  stopRequested(): boolean;
   /** Last lines of output, for error messages. */
   recentOutput(): string;
   /** Kill the whole process group: the stop signal (SIGTERM), then SIGKILL after the timeout. */
@@ -233,6 +235,7 @@ export function spawnManaged(
     logFile: opts.logFile,
     exited,
     exitInfo: () => info,
+    stopRequested: () => stopping !== undefined,
     recentOutput: () => log.recent().join("\n"),
     stop(timeoutMs = killTimeout) {
       stopping ??= (async () => {

@@ -13,6 +13,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
+import { Redis } from "ioredis";
 import { encodeFunctionData, type Hex } from "viem";
 import { describe, expect, it } from "vitest";
 import { LendingPoolAbi } from "../../abis/LendingPoolAbi.js";
@@ -170,6 +171,30 @@ describe("npm run demo", () => {
       });
       expect(token.status).toBe(401);
 
+      // A Redis killed under the demo is started again on its port; the deposit below is
+      // recomputed by the workers on the new one, and no process of the demo gave up.
+      const redisPid = async () => {
+        const client = new Redis(pairs.redis!, {
+          lazyConnect: true,
+          maxRetriesPerRequest: 0,
+          retryStrategy: () => null,
+        });
+        client.on("error", () => {});
+        try {
+          await client.connect();
+          return Number(/process_id:(\d+)/.exec(await client.info("server"))![1]);
+        } finally {
+          client.disconnect();
+        }
+      };
+      const killed = await redisPid();
+      process.kill(killed, "SIGKILL");
+      await until("the demo's Redis started again", 30_000, async () =>
+        /redis: redis-server at \S+ is back \(pid \d+; restart 1\)/.test(output) ? true : undefined,
+      );
+      expect(await redisPid()).not.toBe(killed);
+      expect(output).toMatch(/redis: redis-server at \S+ exited \(signal SIGKILL\); starting it again/);
+
       // After READY the chains live on: blocks keep coming, timestamped by the wall clock.
       const rpcs = [pairs.chain1!, pairs.chain8453!];
       const head = async (url: string) => Number(BigInt(await rpcCall<Hex>(url, "eth_blockNumber")));
@@ -234,6 +259,7 @@ describe("npm run demo", () => {
         return day && Number(day.block_number) >= depositBlock ? true : undefined;
       });
       const took = ((Date.now() - sentAt) / 1000).toFixed(1);
+      expect(output).not.toMatch(/the (workers|relayer|API|indexer) exited/);
       console.log(`deposit seen in vault_history and recomputed by the jobs ${took} s after it was sent`);
 
       // the simulated wallets and operators act too, on both chains, recorded beside the manifest
