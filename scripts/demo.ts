@@ -100,6 +100,9 @@ async function main(): Promise<void> {
     port: cfg.pgPort,
     database: "postgres",
     logFile: join(logDir, "postgres.log"),
+    // a postmaster killed or crashed is started again on its data (the service reconnects)
+    keepRunning: true,
+    log: (m) => say(`postgres: ${m}`),
   });
   // The demo's chains are new on every run, so everything indexed from older ones is dropped.
   const dbUrl = await recreateDatabase(pgi.adminUrl, cfg.database);

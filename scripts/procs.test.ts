@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "./lib/paths.js";
-import { spawnManaged } from "./lib/procs.js";
+import { restartDelayMs, spawnManaged } from "./lib/procs.js";
 
 const PROCS_TS = JSON.stringify(join(REPO_ROOT, "scripts", "lib", "procs.ts"));
 const dir = mkdtempSync(join(tmpdir(), "procs-"));
@@ -88,4 +88,10 @@ console.log("ready"); setInterval(() => {}, 1000);`;
       expect(p.exitInfo()).toEqual({ code: 0, signal: null });
     }
   }, 30_000);
+});
+
+describe("restartDelayMs", () => {
+  it("waits longer after each start that lived under a minute, at most 30 s", () => {
+    expect([0, 1, 2, 3, 5, 6, 20].map(restartDelayMs)).toEqual([1000, 1000, 2000, 4000, 16_000, 30_000, 30_000]);
+  });
 });

@@ -6,14 +6,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isPortOpen, stopAll } from "./lib/procs.js";
-import {
-  ensureRedisServer,
-  keepRedisRunning,
-  type RedisInstance,
-  resolveRedis,
-  restartDelayMs,
-  startRedis,
-} from "./lib/redis.js";
+import { ensureRedisServer, keepRedisRunning, type RedisInstance, resolveRedis, startRedis } from "./lib/redis.js";
 
 const PORT = 63795;
 const PORT_LOCAL = 63796;
@@ -223,8 +216,4 @@ describe("keepRunning", () => {
     expect(await isPortOpen("127.0.0.1", PORT_LOCAL)).toBe(false);
     expect(lines.join("\n")).not.toMatch(/is back/);
   }, 30_000);
-
-  it("waits longer after each start that lived under a minute, at most 30 s", () => {
-    expect([0, 1, 2, 3, 5, 6, 20].map(restartDelayMs)).toEqual([1000, 1000, 2000, 4000, 16_000, 30_000, 30_000]);
-  });
 });

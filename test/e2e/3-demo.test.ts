@@ -172,7 +172,7 @@ describe("npm run demo", () => {
       expect(token.status).toBe(401);
 
       // A Redis killed under the demo is started again on its port; the deposit below is
-      // recomputed by the workers on the new one, and no process of the demo gave up.
+      // indexed, served and recomputed after it, and no process of the demo gave up.
       const redisPid = async () => {
         const client = new Redis(pairs.redis!, {
           lazyConnect: true,
@@ -194,6 +194,15 @@ describe("npm run demo", () => {
       );
       expect(await redisPid()).not.toBe(killed);
       expect(output).toMatch(/redis: redis-server at \S+ exited \(signal SIGKILL\); starting it again/);
+      // so is its Postgres (on its data: the indexer, the workers and the API reconnect)
+      const pidFile = join(REPO_ROOT, ".data", "postgres", "postmaster.pid");
+      const postmaster = () => Number(readFileSync(pidFile, "utf8").split("\n")[0]);
+      const pgKilled = postmaster();
+      process.kill(pgKilled, "SIGKILL");
+      await until("the demo's Postgres started again", 60_000, async () =>
+        /postgres: postgres on \S+ is back \(pid \d+; restart 1\)/.test(output) ? true : undefined,
+      );
+      expect(postmaster()).not.toBe(pgKilled);
 
       // After READY the chains live on: blocks keep coming, timestamped by the wall clock.
       const rpcs = [pairs.chain1!, pairs.chain8453!];
