@@ -118,6 +118,15 @@ async function main(): Promise<void> {
         genesisTimestamp: genesisTimestamp(endTime, cfg.days),
         logFile: join(logDir, `anvil-${c.chainId}.log`),
       });
+      // a chain's state lives in its node only: one that died cannot be started again as it was
+      void a.process.exited.then((e) => {
+        if (stopping || a.process.stopRequested()) return;
+        say(
+          `anvil of chain ${c.chainId} exited (${e.signal ? `signal ${e.signal}` : `code ${e.code}`}): that chain ` +
+            "and its history are gone; the rest goes on without it (ping reports it down). Run `npm run demo` again " +
+            `for new chains; see .data/logs/anvil-${c.chainId}.log`,
+        );
+      });
       return { chainId: c.chainId, rpcUrl: a.rpcUrl, blockTime: c.blockTime, snapshotInterval: c.snapshotInterval };
     }),
   );

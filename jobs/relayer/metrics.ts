@@ -11,6 +11,8 @@ export interface RelayerMetrics {
   deposit(chainId: number, outcome: "credited" | "rejected"): void;
   passFailed(): void;
   passDone(pending: number, at: Date): void;
+  /** whether a bridge chain answered the last pass */
+  sourceUp(chainId: number, up: boolean): void;
 }
 
 export function relayerMetrics(): RelayerMetrics {
@@ -36,6 +38,12 @@ export function relayerMetrics(): RelayerMetrics {
     help: "When the last successful pass finished (unix seconds)",
     registers: [registry],
   });
+  const sources = new Gauge({
+    name: "vaults_relayer_source_up",
+    help: "1 when the bridge chain answered the last pass, 0 when it was left out (its deposits wait)",
+    labelNames: ["chain_id"],
+    registers: [registry],
+  });
   return {
     registry: Registry.merge([processMetrics(), registry]),
     deposit: (chainId, outcome) => deposits.inc({ chain_id: String(chainId), outcome }),
@@ -44,5 +52,6 @@ export function relayerMetrics(): RelayerMetrics {
       pending.set(n);
       last.set(at.getTime() / 1000);
     },
+    sourceUp: (chainId, up) => sources.set({ chain_id: String(chainId) }, up ? 1 : 0),
   };
 }

@@ -41,6 +41,8 @@ export const RELAYER_QUEUE = {
     pending: z.number().int(),
     processed: z.number().int(),
     cursors: z.record(z.string(), z.string()),
+    /** bridge chains left out of the pass: they did not answer */
+    unreachable: z.array(z.number().int()),
   }),
 } as const;
 export type RelayerJobOutput = z.infer<typeof RELAYER_QUEUE.output>;
@@ -68,6 +70,13 @@ function chainOf(id: number, rpcUrl: string): Chain {
     nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
     rpcUrls: { default: { http: [rpcUrl] } },
   });
+}
+
+/** A viem error's first line and its `Details:` line (its URL, body and version lines left out). */
+export function briefly(message: string): string {
+  const lines = message.split("\n").map((l) => l.trim());
+  const details = lines.find((l) => l.startsWith("Details:"));
+  return details && details !== lines[0] ? `${lines[0]} ${details}` : (lines[0] ?? "");
 }
 
 /** Redis key of a chain's cursor: the first block the next pass reads. */
@@ -109,16 +118,36 @@ export async function startRelayer(
     return cursorKey(cfg.ledger, chainId, g);
   };
 
+  // A bridge chain that does not answer is left out of a pass; the others are relayed. Said once
+  // when it stops answering and once when it answers again; `vaults_relayer_source_up` shows it.
+  const down = new Set<number>();
+  const sourceState = (chainId: number, error: string | undefined) => {
+    metrics.sourceUp(chainId, error === undefined);
+    if (error === undefined) {
+      if (down.delete(chainId)) log(`chain ${chainId} answers again: relaying its deposits`);
+      return;
+    }
+    if (!down.has(chainId)) log(`chain ${chainId} does not answer; relaying the other chains: ${briefly(error)}`);
+    down.add(chainId);
+  };
+
   // one pass at a time in this process (the queue's worker has concurrency 1; runOnce shares it)
   let running: Promise<RelayerJobOutput> | null = null;
   const pass = async (): Promise<RelayerJobOutput> => {
-    const keys = await Promise.all(bridgeChains.map((c) => keyOf(c.chainId)));
+    const reachable: { chain: (typeof bridgeChains)[number]; key: string }[] = [];
+    for (const chain of bridgeChains) {
+      try {
+        reachable.push({ chain, key: await keyOf(chain.chainId) });
+      } catch (err) {
+        sourceState(chain.chainId, err instanceof Error ? err.message : String(err));
+      }
+    }
     const sources: RelaySource[] = [];
-    for (const [i, c] of bridgeChains.entries()) {
-      const stored = await connection.get(keys[i] as string);
+    for (const { chain, key } of reachable) {
+      const stored = await connection.get(key);
       sources.push({
-        client: clients.get(c.chainId) as PublicClient,
-        bridges: c.bridges,
+        client: clients.get(chain.chainId) as PublicClient,
+        bridges: chain.bridges,
         fromBlock: stored ? BigInt(stored) : 0n,
       });
     }
@@ -126,12 +155,16 @@ export async function startRelayer(
       sources,
       core: { client: coreClient, wallet, ledger: cfg.ledger },
       delaySeconds: cfg.delaySeconds,
+      skipFailedSources: true,
     });
+    const failed = new Map(r.failed.map((f) => [f.source, f.error]));
     const cursors: Record<string, string> = {};
-    for (const [i, c] of bridgeChains.entries()) {
+    for (const [i, { chain, key }] of reachable.entries()) {
+      sourceState(chain.chainId, failed.get(i));
+      if (failed.has(i)) continue;
       const next = (r.nextFromBlock[i] ?? 0n).toString();
-      await connection.set(keys[i] as string, next);
-      cursors[String(c.chainId)] = next;
+      await connection.set(key, next);
+      cursors[String(chain.chainId)] = next;
     }
     for (const a of r.credited) {
       const d = a.deposit;
@@ -152,6 +185,7 @@ export async function startRelayer(
       pending: r.pending.length,
       processed: r.processed.length,
       cursors,
+      unreachable: [...down].sort((a, b) => a - b),
     };
   };
   const runOnce = async (): Promise<RelayerJobOutput> => {
@@ -177,15 +211,15 @@ export async function startRelayer(
   );
   // a Redis or node outage repeats the same error at every retry: said once until it changes
   let lastError = "";
-  const logError = (line: string) => {
-    if (line !== lastError) log(line);
-    lastError = line;
+  const logError = (error: string, line: string) => {
+    if (error !== lastError) log(line);
+    lastError = error;
   };
   worker.on("failed", (job, err) => {
     metrics.passFailed();
-    logError(`pass failed (attempt ${job?.attemptsMade ?? "?"}): ${err.message}`);
+    logError(err.message, `pass failed (attempt ${job?.attemptsMade ?? "?"}): ${err.message}`);
   });
-  worker.on("error", (err) => logError(`worker error: ${err.message}`));
+  worker.on("error", (err) => logError(err.message, `worker error: ${err.message}`));
   worker.on("completed", () => (lastError = ""));
   // declared at start, and whenever Redis comes back (it may have lost its data): the same
   // template both times, so the retries and the retention of finished passes stay

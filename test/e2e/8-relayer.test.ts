@@ -3,9 +3,12 @@
  * running chain is credited once it is RELAYER_DELAY_S old on the core chain's clock (not before),
  * one below the bridge's minimum is rejected with its reason, and a restarted worker, even with
  * its cursor lost, credits nothing twice; a Redis back without its data gets the same schedule
- * again. The chains' clocks are moved with evm_mine, so the
+ * again, and a bridge chain that stops answering holds back only its own deposits. The chains'
+ * clocks are moved with evm_mine, so the
  * delay is a minute of chain time and no wall-clock waiting.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Queue } from "bullmq";
 import {
@@ -292,5 +295,64 @@ describe("the perp relayer worker", () => {
       await queue.close();
       conn.disconnect();
     }
+  });
+
+  it("leaves out a bridge chain that does not answer, relays the others, and takes it back", async () => {
+    await relayer?.close();
+    // chain 8453 reached through a pass-through that drops every connection until `up`
+    let up = false;
+    const proxy = createServer((req, res) => {
+      if (!up) return void req.socket.destroy();
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", async () => {
+        const body = Buffer.concat(chunks).toString("utf8");
+        const headers = { "content-type": "application/json" };
+        const r = await fetch(rpcUrl(8453), { method: "POST", headers, body });
+        res.writeHead(r.status, headers).end(await r.text());
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    const viaProxy = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    lines.length = 0;
+    const cfg = relayerConfig({
+      PONDER_RPC_URL_1: rpcUrl(1),
+      PONDER_RPC_URL_8453: viaProxy,
+      DEVNET_MANIFEST: devnet.manifestFile,
+      RELAYER_DELAY_S: String(DELAY),
+      RELAYER_POLL_MS: "300",
+      REDIS_URL: redis.url,
+    });
+    relayer = await startRelayer({ ...cfg, redisUrl: redis.url }, (l) => lines.push(l));
+    try {
+      const onCore = await deposit(1, "A", 75n * 10n ** 6n);
+      const onBase = await deposit(8453, "B", 80n * 10n ** 6n);
+      await mineCore(Math.max(onCore.at, onBase.at) + DELAY + 1);
+      await until("chain 1's credit", 20_000, async () => ((await status(onCore.hash)) === 1 ? true : undefined));
+      const pass = await relayer.runOnce();
+      expect(pass.unreachable).toEqual([8453]);
+      expect(await status(onBase.hash)).toBe(0); // waits for its chain
+      const metrics = await relayer.metrics.metrics();
+      expect(metrics).toContain('vaults_relayer_source_up{chain_id="8453"} 0');
+      expect(metrics).toContain('vaults_relayer_source_up{chain_id="1"} 1');
+      // said once, however many passes left it out, and not as a failed pass
+      const said = lines.filter((l) => l.startsWith("chain 8453 does not answer; relaying the other chains:"));
+      expect(said, lines.join("\n")).toHaveLength(1);
+      expect(said[0]!.split("\n")).toHaveLength(1);
+      expect(lines.filter((l) => l.startsWith("pass failed"))).toEqual([]);
+
+      up = true;
+      await until("chain 8453's credit", 20_000, async () => ((await status(onBase.hash)) === 1 ? true : undefined));
+      expect(lines).toContain("chain 8453 answers again: relaying its deposits");
+      const after = await relayer.runOnce();
+      expect(after.unreachable).toEqual([]);
+      expect(await relayer.metrics.metrics()).toContain('vaults_relayer_source_up{chain_id="8453"} 1');
+    } finally {
+      await relayer.close();
+      relayer = undefined;
+      proxy.closeAllConnections();
+      await new Promise((r) => proxy.close(r));
+    }
+    relayer = await start();
   });
 });

@@ -166,6 +166,12 @@ export interface RelayOptions {
   delaySeconds: number;
   /** the clock deposits are aged against (default: the core chain's latest block timestamp) */
   now?: number;
+  /**
+   * A source whose chain does not answer is left out of this call (its next block stays its
+   * `fromBlock`) and named in `failed`, instead of failing the call: one bridge chain down does not
+   * hold back the others' credits. The core chain failing still fails the call. Default false.
+   */
+  skipFailedSources?: boolean;
 }
 
 export interface RelayAction {
@@ -187,6 +193,8 @@ export interface RelayPlan {
   processed: { deposit: BridgeDeposit; status: LedgerStatus }[];
   /** where the next call should start reading, per source (the oldest pending deposit's block) */
   nextFromBlock: bigint[];
+  /** the sources left out because their chain failed (`skipFailedSources`), by index */
+  failed: { source: number; error: string }[];
 }
 
 export interface RelayResult extends RelayPlan {
@@ -265,9 +273,18 @@ export function decide(d: BridgeDeposit): { kind: "credit" } | { kind: "reject";
 /** Reads deposits and the ledger, sends nothing: what relayOnce would do now. */
 export async function planRelay(opts: RelayOptions): Promise<RelayPlan> {
   const now = opts.now ?? Number((await opts.core.client.getBlock()).timestamp);
-  const plan: RelayPlan = { now, actions: [], pending: [], processed: [], nextFromBlock: [] };
-  for (const source of opts.sources) {
-    const { deposits, toBlock } = await readDeposits(source);
+  const plan: RelayPlan = { now, actions: [], pending: [], processed: [], nextFromBlock: [], failed: [] };
+  for (const [i, source] of opts.sources.entries()) {
+    let read: Awaited<ReturnType<typeof readDeposits>>;
+    try {
+      read = await readDeposits(source);
+    } catch (err) {
+      if (!opts.skipFailedSources) throw err;
+      plan.failed.push({ source: i, error: err instanceof Error ? err.message : String(err) });
+      plan.nextFromBlock.push(source.fromBlock);
+      continue;
+    }
+    const { deposits, toBlock } = read;
     let next = toBlock + 1n;
     for (const d of deposits) {
       const status = await ledgerStatus(opts.core.client, opts.core.ledger, d.coreHash);
