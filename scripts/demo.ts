@@ -171,9 +171,11 @@ async function main(): Promise<void> {
     snapshotIntervals: new Map(chains.map((c) => [c.chainId, c.snapshotInterval])),
     timeoutMs: cfg.indexTimeoutMs,
     log: (m) => say(`indexer: ${m}`),
-    onServingExit: (code) => {
-      if (!stopping) say(`the indexer exited (${code}); see .data/logs/indexer.log`);
+    onServingExit: (code, signal) => {
+      if (!stopping) say(`the indexer exited (${signal ?? `code ${code}`}); see .data/logs/indexer.log`);
     },
+    // Ponder resumes its schema from its checkpoint; the views keep showing it meanwhile
+    restartServing: true,
     onProgress: (p: ChainProgress[], ready) => {
       const line =
         p.map((c) => `chain ${c.chainId} ${c.indexed}/${c.head ?? "?"}`).join(", ") + (ready ? " (backfill done)" : "");

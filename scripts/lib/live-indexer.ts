@@ -37,7 +37,7 @@ import {
   waitForHead,
 } from "./indexer.js";
 import { groupDeploymentSchema, type PublishResult } from "./indexer-groups.js";
-import { errMessage } from "./procs.js";
+import { errMessage, isShuttingDown, restartDelayMs } from "./procs.js";
 import { checkSafeVersions } from "./safe-versions.js";
 
 export interface LiveIndexerOptions {
@@ -62,6 +62,12 @@ export interface LiveIndexerOptions {
   onProgress?: (p: ChainProgress[], ready: boolean) => void;
   /** the serving deployment exited by itself (not stopped by a switch) */
   onServingExit: (code: number | null, signal: NodeJS.Signals | null) => void;
+  /**
+   * Start the serving deployment's Ponder again when it exits by itself (after `restartDelayMs`,
+   * never while shutting down): it resumes its schema from its checkpoint (crash recovery), which
+   * the views keep showing. Default false: `npm run indexer` exits instead, for its supervisor.
+   */
+  restartServing?: boolean;
 }
 
 interface Deployment {
@@ -75,6 +81,9 @@ interface Deployment {
   handle: IndexerHandle;
   stopping: boolean;
   exited: boolean;
+  /** its Ponder's exits within a minute of their start, in a row (for the restart's wait) */
+  quickExits: number;
+  startedAt: number;
 }
 
 const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
@@ -180,6 +189,8 @@ export class LiveIndexer {
       snapshot,
       stopping: false,
       exited: false,
+      quickExits: 0,
+      startedAt: Date.now(),
       options: undefined as unknown as IndexerOptions,
       handle: undefined as unknown as IndexerHandle,
     };
@@ -193,11 +204,26 @@ export class LiveIndexer {
       name: this.serving ? `indexer ${schema}` : "indexer",
       onExit: (code, signal) => {
         dep.exited = true;
-        if (dep === this.serving && !dep.stopping) this.opts.onServingExit(code, signal);
+        if (dep !== this.serving || dep.stopping || this.stopped || dep.handle.process.stopRequested()) return;
+        this.opts.onServingExit(code, signal);
+        if (this.opts.restartServing) void this.restart(dep);
       },
     };
     dep.handle = startIndexer(dep.options);
     return dep;
+  }
+
+  /** Starts the serving deployment's Ponder again on its schema, once it has waited its turn. */
+  private async restart(dep: Deployment): Promise<void> {
+    dep.quickExits = Date.now() - dep.startedAt < 60_000 ? dep.quickExits + 1 : 1;
+    const wait = restartDelayMs(dep.quickExits);
+    this.opts.log(`starting ${dep.schema} again in ${wait / 1000} s (Ponder resumes it from its checkpoint)`);
+    await sleep(wait);
+    if (dep !== this.serving || dep.stopping || this.stopped || isShuttingDown()) return;
+    dep.exited = false;
+    dep.startedAt = Date.now();
+    dep.handle = startIndexer(dep.options);
+    this.opts.log(`${dep.schema} started again (pid ${dep.handle.process.pid})`);
   }
 
   private async retire(dep: Deployment): Promise<void> {

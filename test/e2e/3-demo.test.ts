@@ -10,7 +10,7 @@
  * kernel.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -26,7 +26,21 @@ const REDIS_PORT = 63790 + PORT_OFFSET;
 const API_PORT = 8000 + PORT_OFFSET;
 const LIVE_EVERY_S = 5;
 
-/** Polls `fn` until it gives a value, for at most `ms`; the error says what did not arrive. */
+/** The pid of the Ponder process serving on `port` (its environment's PORT), from /proc. */
+function ponderPid(port: number): number {
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (!cmd.includes("ponder\0start")) continue;
+      const env = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+      if (env.includes(`PORT=${port}`)) return Number(pid);
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  throw new Error(`no ponder process with PORT=${port}`);
+}
+
 describe("npm run demo", () => {
   it("prints READY within 5 minutes and Ctrl-C stops everything", async () => {
     const PG_PORT = await freePorts(3);
@@ -203,6 +217,13 @@ describe("npm run demo", () => {
         /postgres: postgres on \S+ is back \(pid \d+; restart 1\)/.test(output) ? true : undefined,
       );
       expect(postmaster()).not.toBe(pgKilled);
+      // and its indexer (Ponder resumes its schema from the checkpoint: the deposit below shows)
+      const ponder = ponderPid(INDEXER_PORT);
+      process.kill(-ponder, "SIGKILL");
+      await until("the demo's indexer started again", 90_000, async () =>
+        /indexer: \S+ started again \(pid \d+\)/.test(output) ? true : undefined,
+      );
+      expect(output).toMatch(/the indexer exited \(SIGKILL\)/);
 
       // After READY the chains live on: blocks keep coming, timestamped by the wall clock.
       const rpcs = [pairs.chain1!, pairs.chain8453!];
@@ -247,7 +268,8 @@ describe("npm run demo", () => {
         block_number: number;
       };
       const historyUrl = `${pairs.api}/api/v1/platform/vault_history/${pool.address}?chain_id=1&limit=50`;
-      const record = await until("the deposit in vault_history", 60_000, async () => {
+      // (the indexer restarted just before: Ponder waits out its schema's lock, then re-indexes)
+      const record = await until("the deposit in vault_history", 150_000, async () => {
         const res = await fetch(historyUrl, { headers: { "x-api-key": pairs.key! } });
         expect(res.status).toBe(200);
         const records = (await res.json()) as HistoryRecord[];
@@ -268,7 +290,7 @@ describe("npm run demo", () => {
         return day && Number(day.block_number) >= depositBlock ? true : undefined;
       });
       const took = ((Date.now() - sentAt) / 1000).toFixed(1);
-      expect(output).not.toMatch(/the (workers|relayer|API|indexer) exited/);
+      expect(output).not.toMatch(/the (workers|relayer|API) exited/);
       console.log(`deposit seen in vault_history and recomputed by the jobs ${took} s after it was sent`);
 
       // the simulated wallets and operators act too, on both chains, recorded beside the manifest
