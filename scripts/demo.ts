@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { Live } from "../contracts/devnet/index.js";
 import { HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import type { ChainProgress } from "./lib/indexer.js";
-import { errMessage, installSignalHandlers } from "./lib/procs.js";
+import { errMessage, installSignalHandlers, keepProcessRunning, type ManagedProcess } from "./lib/procs.js";
 
 parseCommandLine(
   {
@@ -213,60 +213,66 @@ async function main(): Promise<void> {
     `registry loaded: ${loaded.vaults} vaults, ${loaded.strategists} strategists, ${loaded.subaccounts} ` +
       `subaccounts; API key created (all scopes: ${SCOPE_NAMES.join(", ")})`,
   );
+  // The workers, the relayer and the API are kept running: one that dies is started again (said,
+  // with its log's name); the workers dying before the first computation fails the demo.
+  const keep = (name: string, start: () => ManagedProcess) =>
+    keepProcessRunning(start(), start, {
+      what: `the ${name} process`,
+      log: (m) => say(`${m} (log .data/logs/${name}.log)`),
+    }).current()!;
   say("starting the workers (BullMQ); log .data/logs/workers.log");
-  const workers = startWorkerProcess({
-    databaseUrl: dbUrl,
-    redisUrl: redis.url,
-    registryFile,
-    logFile: join(logDir, "workers.log"),
-    // the chains: the portfolio job reads the subaccounts there, the metrics report indexer lag
-    env: Object.fromEntries(chains.map((c) => [`PONDER_RPC_URL_${c.chainId}`, c.rpcUrl])),
-  });
+  const workers = keep("workers", () =>
+    startWorkerProcess({
+      databaseUrl: dbUrl,
+      redisUrl: redis.url,
+      registryFile,
+      logFile: join(logDir, "workers.log"),
+      // the chains: the portfolio job reads the subaccounts there, the metrics report indexer lag
+      env: Object.fromEntries(chains.map((c) => [`PONDER_RPC_URL_${c.chainId}`, c.rpcUrl])),
+    }),
+  );
   // The perp relayer credits the bridges' deposits on chain 1's core ledger (its lines echo here).
   const manifestFile = join(demoDir, "manifest.json");
-  const relayer = startRelayerProcess({
-    redisUrl: redis.url,
-    chains,
-    manifestFile,
-    delaySeconds: cfg.relayerDelayS,
-    logFile: join(logDir, "relayer.log"),
-    echo: true,
-  });
+  keep("relayer", () =>
+    startRelayerProcess({
+      redisUrl: redis.url,
+      chains,
+      manifestFile,
+      delaySeconds: cfg.relayerDelayS,
+      logFile: join(logDir, "relayer.log"),
+      echo: true,
+    }),
+  );
   say(`starting the perp relayer (delay ${cfg.relayerDelayS} s); log .data/logs/relayer.log`);
-  relayer.exited.then(() => {
-    if (!stopping) say(`the relayer exited:\n${relayer.recentOutput()}`);
-  });
   say("computing the derived tables: daily series, APY, PnL, points");
   const settled = settle(redis.url, cfg.indexTimeoutMs, (m) => say(`jobs: ${m}`));
   const died = (async () => {
-    await workers.exited;
-    throw new Error(`the workers exited:\n${workers.recentOutput()}`);
+    const exit = await workers.exited;
+    if (workers.stopRequested()) return new Promise<never>(() => {}); // Ctrl-C: the shutdown's
+    throw new Error(`the workers exited (${exit.signal ?? `code ${exit.code}`}):\n${workers.recentOutput()}`);
   })();
   await Promise.race([settled, died]);
-  died.catch((err: Error) => {
-    if (!stopping) say(err.message); // on Ctrl-C the workers' exit is the shutdown, not a failure
-  });
+  died.catch(() => {}); // after the first computation the keeper starts them again
   say("derived tables computed");
 
   say(`starting the API on 127.0.0.1:${cfg.apiPort}; log .data/logs/api.log`);
   // ENS names on the simulated chains resolve through the resolver the simulator deployed on each
-  const api = startApiProcess({
-    databaseUrl: dbUrl,
-    redisUrl: redis.url,
-    port: cfg.apiPort,
-    chains,
-    env: ensResolverEnv(manifest.chains),
-    logFile: join(logDir, "api.log"),
-  });
+  const api = keep("api", () =>
+    startApiProcess({
+      databaseUrl: dbUrl,
+      redisUrl: redis.url,
+      port: cfg.apiPort,
+      chains,
+      env: ensResolverEnv(manifest.chains),
+      logFile: join(logDir, "api.log"),
+    }),
+  );
   const apiUrl = `http://127.0.0.1:${cfg.apiPort}`;
   for (let i = 0; !(await httpOk(`${apiUrl}/v1/`)); i++) {
     if (api.exitInfo()) throw new Error(`the API exited:\n${api.recentOutput()}`);
     if (i > 600) throw new Error(`the API did not answer on ${apiUrl} within 60 s:\n${api.recentOutput()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  api.exited.then(() => {
-    if (!stopping) say(`the API exited:\n${api.recentOutput()}`);
-  });
 
   const pairs = [
     `db=${dbUrl}`,

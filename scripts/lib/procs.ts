@@ -476,6 +476,25 @@ export function keepRunning<T>(first: T, o: KeepRunningOptions<T>): Kept<T> {
   return { current: () => current, restarts: () => restarts, stop };
 }
 
+/** `keepRunning` for a process of `spawnManaged`: `start` spawns the next one. */
+export function keepProcessRunning(
+  first: ManagedProcess,
+  start: () => ManagedProcess,
+  o: { what: string; log(line: string): void },
+): Kept<ManagedProcess> {
+  return keepRunning(first, {
+    what: o.what,
+    exited: async (p) => {
+      const exit = await p.exited;
+      return p.stopRequested() ? "asked" : exit;
+    },
+    start: async () => start(),
+    stop: (p) => p.stop(),
+    pid: (p) => p.pid,
+    log: o.log,
+  });
+}
+
 // ---------------------------------------------------------------------------
 // Waiting helpers
 // ---------------------------------------------------------------------------

@@ -26,19 +26,18 @@ const REDIS_PORT = 63790 + PORT_OFFSET;
 const API_PORT = 8000 + PORT_OFFSET;
 const LIVE_EVERY_S = 5;
 
-/** The pid of the Ponder process serving on `port` (its environment's PORT), from /proc. */
-function ponderPid(port: number): number {
+/** The pid of the process whose command line holds `command` and environment `variable`, from /proc. */
+function pidOf(command: string, variable: string): number {
   for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-      if (!cmd.includes("ponder\0start")) continue;
+      if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(command)) continue;
       const env = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
-      if (env.includes(`PORT=${port}`)) return Number(pid);
+      if (env.includes(variable)) return Number(pid);
     } catch {
       // gone meanwhile, or not ours to read
     }
   }
-  throw new Error(`no ponder process with PORT=${port}`);
+  throw new Error(`no process of ${JSON.stringify(command)} with ${variable}`);
 }
 
 describe("npm run demo", () => {
@@ -218,12 +217,24 @@ describe("npm run demo", () => {
       );
       expect(postmaster()).not.toBe(pgKilled);
       // and its indexer (Ponder resumes its schema from the checkpoint: the deposit below shows)
-      const ponder = ponderPid(INDEXER_PORT);
+      const ponder = pidOf("ponder\0start", `PORT=${INDEXER_PORT}`);
       process.kill(-ponder, "SIGKILL");
       await until("the demo's indexer started again", 90_000, async () =>
         /indexer: \S+ started again \(pid \d+\)/.test(output) ? true : undefined,
       );
       expect(output).toMatch(/the indexer exited \(SIGKILL\)/);
+      // and its API and workers (the deposit below is served by the one and recomputed by the other)
+      for (const script of ["scripts/api.ts", "scripts/workers.ts"]) {
+        process.kill(-pidOf(script, `REDIS_URL=${pairs.redis}`), "SIGKILL");
+      }
+      for (const name of ["api", "workers"]) {
+        const back = new RegExp(`the ${name} process exited \\(signal SIGKILL\\); starting it again`);
+        await until(`the demo's ${name} started again`, 30_000, async () => (back.test(output) ? true : undefined));
+      }
+      await until("the API answering again", 60_000, async () => {
+        const res = await fetch(`${pairs.api}/api/v1/ping`).catch(() => undefined);
+        return res?.status === 200 ? true : undefined;
+      });
 
       // After READY the chains live on: blocks keep coming, timestamped by the wall clock.
       const rpcs = [pairs.chain1!, pairs.chain8453!];
@@ -290,7 +301,8 @@ describe("npm run demo", () => {
         return day && Number(day.block_number) >= depositBlock ? true : undefined;
       });
       const took = ((Date.now() - sentAt) / 1000).toFixed(1);
-      expect(output).not.toMatch(/the (workers|relayer|API) exited/);
+      // only the two processes killed above exited, once each
+      expect(output.match(/the \w+ process exited/g)).toEqual(["the api process exited", "the workers process exited"]);
       console.log(`deposit seen in vault_history and recomputed by the jobs ${took} s after it was sent`);
 
       // the simulated wallets and operators act too, on both chains, recorded beside the manifest
@@ -321,7 +333,9 @@ describe("npm run demo", () => {
     ).toBe(true);
     const interrupted = output.indexOf("SIGINT");
     expect(interrupted).toBeGreaterThan(-1);
-    expect(output.slice(interrupted)).not.toMatch(/live: .* failed|demo failed|the workers exited/);
+    expect(output.slice(interrupted)).not.toMatch(
+      /live: .* failed|demo failed|the indexer exited|process exited \(|starting it again/,
+    );
     // one Ctrl-C is one orderly shutdown (a repeated signal would SIGKILL everything at once)
     expect(output).not.toMatch(/SIGINT again/);
   }, 420_000);
