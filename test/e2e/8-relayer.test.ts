@@ -343,7 +343,10 @@ describe("the perp relayer worker", () => {
 
       up = true;
       await until("chain 8453's credit", 20_000, async () => ((await status(onBase.hash)) === 1 ? true : undefined));
-      expect(lines).toContain("chain 8453 answers again: relaying its deposits");
+      // said by the pass once its credits are in (after the ledger shows them)
+      await until("the line saying chain 8453 answers again", 10_000, async () =>
+        lines.includes("chain 8453 answers again: relaying its deposits") ? true : undefined,
+      );
       const after = await relayer.runOnce();
       expect(after.unreachable).toEqual([]);
       expect(await relayer.metrics.metrics()).toContain('vaults_relayer_source_up{chain_id="8453"} 1');
