@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { Live } from "../contracts/devnet/index.js";
 import { HELP_OPTION, parseCommandLine } from "./lib/cli.js";
 import type { ChainProgress } from "./lib/indexer.js";
-import { errMessage, installSignalHandlers, keepProcessRunning, type ManagedProcess } from "./lib/procs.js";
+import { errMessage, exitText, installSignalHandlers, keepProcessRunning, type ManagedProcess } from "./lib/procs.js";
 
 parseCommandLine(
   {
@@ -122,7 +122,7 @@ async function main(): Promise<void> {
       void a.process.exited.then((e) => {
         if (stopping || a.process.stopRequested()) return;
         say(
-          `anvil of chain ${c.chainId} exited (${e.signal ? `signal ${e.signal}` : `code ${e.code}`}): that chain ` +
+          `anvil of chain ${c.chainId} exited (${exitText(e)}): that chain ` +
             "and its history are gone; the rest goes on without it (ping reports it down). Run `npm run demo` again " +
             `for new chains; see .data/logs/anvil-${c.chainId}.log`,
         );

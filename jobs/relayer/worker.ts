@@ -15,6 +15,7 @@ import { Redis } from "ioredis";
 import type { Registry } from "prom-client";
 import {
   type Address,
+  BaseError,
   type Chain,
   createPublicClient,
   createWalletClient,
@@ -72,11 +73,10 @@ function chainOf(id: number, rpcUrl: string): Chain {
   });
 }
 
-/** A viem error's first line and its `Details:` line (its URL, body and version lines left out). */
-export function briefly(message: string): string {
-  const lines = message.split("\n").map((l) => l.trim());
-  const details = lines.find((l) => l.startsWith("Details:"));
-  return details && details !== lines[0] ? `${lines[0]} ${details}` : (lines[0] ?? "");
+/** An RPC failure in one line: viem's short message and details (its URL, body, version left out). */
+export function briefly(err: unknown): string {
+  if (err instanceof BaseError) return err.details ? `${err.shortMessage} Details: ${err.details}` : err.shortMessage;
+  return (err instanceof Error ? err.message : String(err)).split("\n")[0] ?? "";
 }
 
 /** Redis key of a chain's cursor: the first block the next pass reads. */
@@ -121,9 +121,9 @@ export async function startRelayer(
   // A bridge chain that does not answer is left out of a pass; the others are relayed. Said once
   // when it stops answering and once when it answers again; `vaults_relayer_source_up` shows it.
   const down = new Set<number>();
-  const sourceState = (chainId: number, error: string | undefined) => {
-    metrics.sourceUp(chainId, error === undefined);
-    if (error === undefined) {
+  const sourceState = (chainId: number, up: boolean, error?: unknown) => {
+    metrics.sourceUp(chainId, up);
+    if (up) {
       if (down.delete(chainId)) log(`chain ${chainId} answers again: relaying its deposits`);
       return;
     }
@@ -139,7 +139,7 @@ export async function startRelayer(
       try {
         reachable.push({ chain, key: await keyOf(chain.chainId) });
       } catch (err) {
-        sourceState(chain.chainId, err instanceof Error ? err.message : String(err));
+        sourceState(chain.chainId, false, err);
       }
     }
     const sources: RelaySource[] = [];
@@ -160,7 +160,7 @@ export async function startRelayer(
     const failed = new Map(r.failed.map((f) => [f.source, f.error]));
     const cursors: Record<string, string> = {};
     for (const [i, { chain, key }] of reachable.entries()) {
-      sourceState(chain.chainId, failed.get(i));
+      sourceState(chain.chainId, !failed.has(i), failed.get(i));
       if (failed.has(i)) continue;
       const next = (r.nextFromBlock[i] ?? 0n).toString();
       await connection.set(key, next);

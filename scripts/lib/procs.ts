@@ -119,6 +119,17 @@ export interface ExitInfo {
   signal: NodeJS.Signals | null;
 }
 
+/** An exit as the logs say it: `signal SIGKILL` or `code 1`. */
+export function exitText(exit: ExitInfo): string {
+  return exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
+}
+
+/** How `p` exits, or "asked" when it was stopped (`stop`, `stopAll`, a shutdown). */
+export async function exitUnlessAsked(p: ManagedProcess): Promise<ExitInfo | "asked"> {
+  const exit = await p.exited;
+  return p.stopRequested() ? "asked" : exit;
+}
+
 export interface ManagedProcess {
   readonly name: string;
   /** Pid of the child, which is also its process-group id. */
@@ -195,7 +206,7 @@ export function spawnManaged(
     if (info) return;
     info = { code, signal };
     log.flush();
-    log.write(`(process exited: ${signal ? `signal ${signal}` : `code ${code}`})\n`);
+    log.write(`(process exited: ${exitText(info)})\n`);
     void log.close();
     // Keep the entry while other members of the group are still alive, so
     // stopAll() still kills them.
@@ -460,8 +471,7 @@ export function keepRunning<T>(first: T, o: KeepRunningOptions<T>): Kept<T> {
       if (exit === "asked" || over()) return;
       current = undefined;
       quickExits = Date.now() - startedAt < 60_000 ? quickExits + 1 : 1;
-      const how = exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`;
-      o.log(`${o.what} exited (${how}); starting it again`);
+      o.log(`${o.what} exited (${exitText(exit)}); starting it again`);
       restarting = restart().finally(() => (restarting = undefined));
     });
   };
@@ -484,10 +494,7 @@ export function keepProcessRunning(
 ): Kept<ManagedProcess> {
   return keepRunning(first, {
     what: o.what,
-    exited: async (p) => {
-      const exit = await p.exited;
-      return p.stopRequested() ? "asked" : exit;
-    },
+    exited: exitUnlessAsked,
     start: async () => start(),
     stop: (p) => p.stop(),
     pid: (p) => p.pid,

@@ -18,7 +18,15 @@ import { Redis } from "ioredis";
 import { assertPortFree } from "./anvil.js";
 import { aptInstall, isExecutable, whichInPath } from "./apt.js";
 import { REPO_ROOT } from "./paths.js";
-import { errMessage, type Kept, keepRunning, type ManagedProcess, spawnManaged, waitFor } from "./procs.js";
+import {
+  errMessage,
+  exitUnlessAsked,
+  type Kept,
+  keepRunning,
+  type ManagedProcess,
+  spawnManaged,
+  waitFor,
+} from "./procs.js";
 
 /** Progress/warning sink; default writes `[redis] <line>` to stdout. */
 export type RedisLog = (line: string) => void;
@@ -341,11 +349,8 @@ export function keepRedisRunning(first: RedisInstance, opts: StartRedisOptions):
   const log = opts.log ?? defaultLog;
   return keepRunning(first, {
     what: `redis-server at ${first.url}`,
-    exited: async (r) => {
-      if (!r.process) return new Promise<never>(() => {}); // reused: not ours to watch
-      const exit = await r.process.exited;
-      return r.process.stopRequested() ? "asked" : exit;
-    },
+    // a reused one (not ours) is not watched
+    exited: (r) => (r.process ? exitUnlessAsked(r.process) : new Promise<never>(() => {})),
     start: () => startRedis({ ...opts, log, reuseExisting: false, replaceLeftover: false }),
     stop: (r) => r.stop(),
     pid: (r) => r.process?.pid,

@@ -193,8 +193,8 @@ export interface RelayPlan {
   processed: { deposit: BridgeDeposit; status: LedgerStatus }[];
   /** where the next call should start reading, per source (the oldest pending deposit's block) */
   nextFromBlock: bigint[];
-  /** the sources left out because their chain failed (`skipFailedSources`), by index */
-  failed: { source: number; error: string }[];
+  /** the sources left out because their chain failed (`skipFailedSources`), by index, with what it threw */
+  failed: { source: number; error: unknown }[];
 }
 
 export interface RelayResult extends RelayPlan {
@@ -280,7 +280,7 @@ export async function planRelay(opts: RelayOptions): Promise<RelayPlan> {
       read = await readDeposits(source);
     } catch (err) {
       if (!opts.skipFailedSources) throw err;
-      plan.failed.push({ source: i, error: err instanceof Error ? err.message : String(err) });
+      plan.failed.push({ source: i, error: err });
       plan.nextFromBlock.push(source.fromBlock);
       continue;
     }
