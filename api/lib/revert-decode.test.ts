@@ -16,6 +16,7 @@ const ABI = parseAbi([
   "error ReentrancyGuardReentrantCall()",
   "error Error(string)",
   "error Panic(uint256)",
+  "error UnexpectedResult(bytes returned, bytes expected)",
 ]);
 const enc = (errorName: string, args: readonly unknown[] = []) =>
   encodeErrorResult({ abi: ABI, errorName, args } as never) as Hex;
@@ -32,6 +33,15 @@ describe("decodeRevert", () => {
     expect(owner).toMatchObject({ kind: "custom", message: `OwnableUnauthorizedAccount(${ACCOUNT})` });
     const role = decodeRevert(enc("AccessControlUnauthorizedAccount", [ACCOUNT, ROLE]));
     expect(role).toMatchObject({ kind: "custom", args: [ACCOUNT, ROLE] });
+  });
+
+  it("says what the module's UnexpectedResult means", () => {
+    const [got, want] = [`0x${"02".repeat(32)}`, `0x${"01".repeat(32)}`];
+    const r = decodeRevert(enc("UnexpectedResult", [got, want]));
+    expect(r).toMatchObject({ kind: "subaccount", name: "UnexpectedResult", args: [got, want] });
+    expect(r.message).toMatch(
+      /^UnexpectedResult\(0x0202.*, 0x0101.*\): the call returned another result .* build it again$/,
+    );
   });
 
   it("names OpenZeppelin's common errors", () => {

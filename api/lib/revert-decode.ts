@@ -227,6 +227,14 @@ const CUSTOM: { abi: Abi; kind: RevertKind }[] = [
   { abi: SHIPPED, kind: "custom" },
 ];
 
+/** What a subaccount error means beyond its name and arguments, where that is not plain. */
+const MEANING: Record<string, string> = {
+  UnexpectedResult:
+    ": the call returned another result than the one the transaction was built for (e.g. another deposit of the " +
+    "Safe on the same bridge was mined first, so this one would get the next core hash): nothing was done; " +
+    "build it again",
+};
+
 const str = (v: unknown): string =>
   typeof v === "bigint" ? v.toString() : Array.isArray(v) ? `[${v.map(str).join(", ")}]` : String(v);
 
@@ -279,7 +287,8 @@ export function decodeRevert(data: Hex | undefined | null): DecodedRevert {
     try {
       const r = decodeErrorResult({ abi, data: d });
       const args = (r.args ?? []).map(str);
-      return { kind, name: r.errorName, args, message: `${r.errorName}(${args.join(", ")})`, data: d };
+      const message = `${r.errorName}(${args.join(", ")})${MEANING[r.errorName] ?? ""}`;
+      return { kind, name: r.errorName, args, message, data: d };
     } catch {
       // not this ABI's
     }

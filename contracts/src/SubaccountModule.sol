@@ -157,6 +157,8 @@ contract SubaccountModule {
     error InvalidPath();
     /// A batch that mints a position moved another position NFT after the mint (see executeBatch)
     error UnexpectedPosition(uint256 minted, uint256 moved);
+    /// An `executeExpecting` call returned another result than the one it was built for
+    error UnexpectedResult(bytes returned, bytes expected);
     error ZeroAddress();
 
     modifier onlyOwner() {
@@ -233,15 +235,23 @@ contract SubaccountModule {
         onlyTrader
         returns (bytes memory result)
     {
-        for (uint256 i = 0; i < approvals.length; i++) {
-            _approve(approvals[i].token, approvals[i].spender, approvals[i].amount);
-        }
-        result = _execute(target, value, data);
-        for (uint256 i = 0; i < approvals.length; i++) {
-            if (_allowance(approvals[i].token, approvals[i].spender) != 0) {
-                _approve(approvals[i].token, approvals[i].spender, 0);
-            }
-        }
+        return _executeWithApprovals(approvals, target, value, data);
+    }
+
+    /**
+     * @notice `executeWithApprovals`, and the call must return exactly `expected`, else the whole
+     * transaction reverts (`UnexpectedResult`). It pins what a builder promised from the state it
+     * read: a bridge deposit's core hash depends on the deposits of the Safe mined before it.
+     */
+    function executeExpecting(
+        Approval[] calldata approvals,
+        address target,
+        uint256 value,
+        bytes calldata data,
+        bytes calldata expected
+    ) external onlyTrader returns (bytes memory result) {
+        result = _executeWithApprovals(approvals, target, value, data);
+        if (keccak256(result) != keccak256(expected)) revert UnexpectedResult(result, expected);
     }
 
     /**
@@ -307,6 +317,23 @@ contract SubaccountModule {
         if (!hasRole[role][account]) {
             hasRole[role][account] = true;
             emit RoleGranted(role, account, msg.sender);
+        }
+    }
+
+    function _executeWithApprovals(
+        Approval[] calldata approvals,
+        address target,
+        uint256 value,
+        bytes calldata data
+    ) internal returns (bytes memory result) {
+        for (uint256 i = 0; i < approvals.length; i++) {
+            _approve(approvals[i].token, approvals[i].spender, approvals[i].amount);
+        }
+        result = _execute(target, value, data);
+        for (uint256 i = 0; i < approvals.length; i++) {
+            if (_allowance(approvals[i].token, approvals[i].spender) != 0) {
+                _approve(approvals[i].token, approvals[i].spender, 0);
+            }
         }
     }
 

@@ -840,6 +840,46 @@ describe("perp deposit builders", () => {
     expect(next.body.core_hash).toBe(coreHash(8453, w.p.perp.bridgeA, w.sub.safe, 1n));
   });
 
+  it("two deposits built before either is sent: the second is pinned to the same core_hash and reverts", async () => {
+    const first = (await perp("a", { amount: "20" })).body;
+    const second = (await perp("a", { amount: "30" })).body;
+    expect([second.nonce, second.core_hash]).toEqual([first.nonce, first.core_hash]);
+    await deposited(first);
+    const held = await balance(usdc);
+    // the second, sent as built: the bridge would give it the next nonce's hash, so it reverts
+    const hash = await rpc<Hex>(w.anvil.rpcUrl, "eth_sendTransaction", [
+      {
+        from: second.from,
+        to: second.target,
+        data: second.data,
+        gas: toHex(BigInt(second.gas_limit)),
+        gasPrice: "0x0",
+      },
+    ]);
+    const client = createPublicClient({ transport: http(w.anvil.rpcUrl) });
+    const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 20 });
+    await w.s.syncClock();
+    expect(receipt.status).toBe("reverted");
+    expect(parseEventLogs({ abi: PerpBridgeAAbi, eventName: "Deposited", logs: receipt.logs })).toEqual([]);
+    expect(await balance(usdc)).toBe(held);
+    expect(await read<bigint>(usdc, ERC20, "allowance", [w.sub.safe, w.p.perp.bridgeA])).toBe(0n);
+    const next = BigInt(first.nonce) + 1n;
+    expect(await read<bigint>(w.p.perp.bridgeA, PerpBridgeAAbi as Abi, "nonces", [w.sub.safe])).toBe(next);
+    // the revert names the hash it would have had and the one it was built for
+    const why = await readAnswer<{ universal_subaccount_errors: { name: string; args: string[]; message: string }[] }>(
+      await app.request(`/api/v1/revert_reason?tx_hash=${hash}&chain=8453`),
+    );
+    expect(why.status, JSON.stringify(why.body)).toBe(200);
+    const [err] = why.body.universal_subaccount_errors;
+    expect(err).toMatchObject({ name: "UnexpectedResult" });
+    expect(err!.args).toEqual([coreHash(8453, w.p.perp.bridgeA, w.sub.safe, next), first.core_hash]);
+    expect(err!.message).toMatch(/build it again$/);
+    // built again, it gets the next hash and lands under it
+    const again = (await perp("a", { amount: "30" })).body;
+    expect([again.nonce, again.core_hash]).toEqual([next.toString(), err!.args[0]]);
+    expect((await deposited(again)).amount).toBe(30n * E6);
+  });
+
   it("refuses, recorded and with nothing sent: below the minimum, a token the bridge does not take, not the trader", async () => {
     // a token bridge B does not take
     const dai = await w.s.deploy(w.deployer, "MockERC20", ["Dai", "DAI", 18]);

@@ -2,7 +2,9 @@
  * The transaction every builder returns: a call of the subaccount's SubaccountModule, which makes
  * the inner protocol calls as the Safe. One inner call without approvals is `execute`; with
  * approvals `executeWithApprovals`; several calls `executeBatch`. Approvals are exact and the
- * module resets them to 0 after the calls, so nothing lingers.
+ * module resets them to 0 after the calls, so nothing lingers. One call whose result the builder
+ * promises (`expect`: a bridge deposit's core hash) is `executeExpecting`: the transaction
+ * reverts (`UnexpectedResult`) rather than return anything else.
  */
 import { type Abi, type Address, encodeFunctionData, type Hex } from "viem";
 import { SubaccountModuleAbi } from "../../../abis/SubaccountModuleAbi.js";
@@ -35,11 +37,20 @@ export function moduleTransaction(
   module: Address,
   calls: readonly InnerCall[],
   approvals: readonly Approval[] = [],
+  options: { expect?: Hex } = {},
 ): ModuleTransaction {
   if (calls.length === 0) throw new Error("a module transaction needs at least one call");
   const approvalArgs = approvals.map((a) => ({ token: a.token, spender: a.spender, amount: a.amount }));
   let data: Hex;
-  if (calls.length === 1) {
+  if (options.expect !== undefined) {
+    if (calls.length !== 1) throw new Error("an expected result pins one call");
+    const c = calls[0]!;
+    data = encodeFunctionData({
+      abi,
+      functionName: "executeExpecting",
+      args: [approvalArgs, c.target, c.value, c.data, options.expect],
+    });
+  } else if (calls.length === 1) {
     const c = calls[0]!;
     data =
       approvals.length === 0

@@ -2,8 +2,10 @@
  * POST /api/v1/integrations/perp_relayer_a/deposit and /perp_relayer_b/deposit: builds and
  * simulates a subaccount's deposit on a perp bridge of its chain (the registry's `perp` entry)
  * through its SubaccountModule, and answers the transaction with the `core_hash` the core ledger
- * will know the deposit by (the bridge's `nextCoreHash(Safe)`, checked against the simulated
- * deposit's own return), the bridge's minimum, and where to follow it (check_status).
+ * will know the deposit by (the bridge's `nextCoreHash(Safe)` at the head, checked against the
+ * simulated deposit's own return), the bridge's minimum, and where to follow it (check_status).
+ * The transaction is pinned to that hash (the module's `executeExpecting`): mined after another
+ * deposit of the Safe on the same bridge, it reverts instead of landing under another hash.
  *
  * Below the minimum the core side rejects a deposit and the tokens stay locked in the bridge
  * (lost, as with Hyperliquid's Bridge2): such a deposit is always refused (422 `below_minimum`),
@@ -14,6 +16,7 @@ import {
   type Address,
   decodeAbiParameters,
   decodeFunctionResult,
+  encodeAbiParameters,
   encodeFunctionData,
   getAddress,
   type Hex,
@@ -81,8 +84,9 @@ const Body = z
   });
 
 const NOTE =
-  "core_hash is keccak256(chainId, bridge, depositor, nonce) with the bridge's deposit count of the Safe at mining: " +
-  "it holds only if no other deposit of this Safe on this bridge lands first.";
+  "core_hash is keccak256(chainId, bridge, depositor, nonce), nonce the Safe's deposit count on the bridge. The " +
+  "transaction is pinned to it (the module's executeExpecting): if another deposit of this Safe on this bridge " +
+  "lands first, this one reverts with UnexpectedResult and deposits nothing; build it again.";
 
 const PerpDeposit = TransactionPayloadSchema.extend({
   relayer: z.enum(["perp_relayer_a", "perp_relayer_b"]),
@@ -110,9 +114,9 @@ const describe = (relayer: Relayer) =>
       : "Bridge B (a deposit wallet): any token it supports (the chain's USDC unless `token` names another), to " +
         "the perp or the spot account: `deposit(token, amount, destination)`."
   } ` +
-  "Both bridges take the same body. Built as `executeWithApprovals` of the subaccount's module, with an exact " +
-  "approval of the bridge reset to 0 after; simulated on top of the head.\n\nThe answer carries the `core_hash` " +
-  `the deposit will have (${NOTE}) and the bridge's minimum. A deposit below the minimum is refused (422 ` +
+  "Both bridges take the same body. Built as `executeExpecting` of the subaccount's module (an exact approval " +
+  "of the bridge, reset to 0 after, and the deposit's return pinned to the core hash); simulated on top of the " +
+  `head.\n\nThe answer carries the \`core_hash\` the deposit will have (${NOTE}) and the bridge's minimum. A deposit below the minimum is refused (422 ` +
   "`below_minimum`): the core side would reject it and the tokens would stay in the bridge, lost. Follow the " +
   `deposit with \`GET /integrations/${relayer}/check_status?core_hash=\`. Needs an API key with the scope ` +
   "`transactions:build`; every build and refusal is recorded (registry.build_audit).";
@@ -155,8 +159,8 @@ export const perpRelayerBDeposit = createRoute({
 type DepositBody = z.infer<typeof Body>;
 
 /** The core hash the simulated deposit returned (module → bytes → bytes32). */
-function returnedHash(fn: "executeWithApprovals", data: Hex): Hex {
-  const inner = decodeFunctionResult({ abi: SubaccountModuleAbi, functionName: fn, data }) as Hex;
+function returnedHash(data: Hex): Hex {
+  const inner = decodeFunctionResult({ abi: SubaccountModuleAbi, functionName: "executeExpecting", data }) as Hex;
   return decodeAbiParameters([{ type: "bytes32" }], inner)[0];
 }
 
@@ -203,6 +207,8 @@ async function build(sub: BuildSubaccount, relayer: Relayer, body: DepositBody) 
     { address: bridge, abi: BRIDGE, functionName: "minimumDepositOf", args: [token.address] },
     allowedRead(sub, token.address),
     { address: token.address, abi: ERC20, functionName: "balanceOf", args: [sub.safe] },
+    { address: bridge, abi: BRIDGE, functionName: "nextCoreHash", args: [sub.safe] },
+    { address: bridge, abi: BRIDGE, functionName: "nonces", args: [sub.safe] },
   ]);
   const minimum = readValue<bigint>(results[0]) ?? 0n;
   if (minimum === 0n) {
@@ -243,15 +249,19 @@ async function build(sub: BuildSubaccount, relayer: Relayer, body: DepositBody) 
       `deposit ${wholeText(amount, token.decimals)} ${token.symbol} to the core ${destination} account through ` +
       `${relayer}`,
   };
-  const tx = moduleTransaction(sub.module, [call], [{ token: token.address, spender: bridge, amount }]);
-  const reads = [
-    { to: bridge, abi: BRIDGE, functionName: "nextCoreHash", args: [sub.safe] },
-    { to: bridge, abi: BRIDGE, functionName: "nonces", args: [sub.safe] },
-  ];
-  const sim = await simulate(sub, tx, { before: reads }, head);
+  const expected = readValue<Hex>(results[3]);
+  const nonce = readValue<bigint>(results[4]);
+  if (expected == null || nonce == null) {
+    throw new BuildRefusal(404, "unknown_bridge", `${bridge} answers no nextCoreHash or nonces: not a perp bridge`);
+  }
+  // pinned: the deposit returns this hash or the transaction reverts (another deposit of the Safe
+  // on this bridge mined first would give it the next nonce's hash)
+  const pin = encodeAbiParameters([{ type: "bytes32" }], [expected]);
+  const approval = { token: token.address, spender: bridge, amount };
+  const tx = moduleTransaction(sub.module, [call], [approval], { expect: pin });
+  const sim = await simulate(sub, tx, {}, head);
   requireSimulated(sim, `${relayer}.deposit`);
-  const [expected, nonce] = sim.before as [Hex, bigint];
-  const coreHash = returnedHash("executeWithApprovals", sim.returnData);
+  const coreHash = returnedHash(sim.returnData);
   if (coreHash !== expected) throw new Error(`the simulated deposit returned ${coreHash}, nextCoreHash ${expected}`);
   return { bridge, token: token, amount, minimum, destination, tx, sim, coreHash, nonce };
 }
