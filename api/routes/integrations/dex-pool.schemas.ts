@@ -165,7 +165,12 @@ export const IncentiveSchema = z
 
 export const PositionSchema = z
   .object({
-    token_id: z.string(),
+    token_id: z.string().openapi({
+      description:
+        "The position NFT's id. After a mint: the id the simulated mint got. The position manager numbers every " +
+        "mint in turn, so a mint by anyone mined first gives this one a later id: read it from the receipt's " +
+        "Transfer event",
+    }),
     owner: z
       .string()
       .openapi({ description: "The NFT's holder: the Safe, or the v3 staker holding the Safe's deposit" }),
