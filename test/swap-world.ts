@@ -237,6 +237,11 @@ export interface RpcProxy {
   bodies: string[];
   /** methods answered with JSON-RPC's "method not found", as a node without them answers */
   refuse: Set<string>;
+  /**
+   * methods refused with more parameters than this, as geth answers a parameter it does not know
+   * ("too many arguments"): eth_call → 2 is a node without state overrides, → 3 without block overrides
+   */
+  maxParams: Map<string, number>;
   close(): Promise<void>;
 }
 
@@ -244,24 +249,34 @@ export interface RpcProxy {
 export async function rpcProxy(target: string): Promise<RpcProxy> {
   const p = { methods: [] as string[], requests: 0, bodies: [] as string[] };
   const refuse = new Set<string>();
+  const maxParams = new Map<string, number>();
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString();
     p.requests++;
     p.bodies.push(body);
-    let calls: { id: unknown; method: string }[] = [];
+    let calls: { id: unknown; method: string; params?: unknown[] }[] = [];
     try {
-      calls = [JSON.parse(body)].flat() as { id: unknown; method: string }[];
+      calls = [JSON.parse(body)].flat() as typeof calls;
       for (const m of calls) p.methods.push(m.method);
     } catch {
       p.methods.push("<unparsable>");
     }
     const [single] = calls;
-    if (calls.length === 1 && single && refuse.has(single.method)) {
+    const refusal = (c: (typeof calls)[number]) => {
+      if (refuse.has(c.method))
+        return { code: -32601, message: `the method ${c.method} does not exist/is not available` };
+      const max = maxParams.get(c.method);
+      if (max !== undefined && (c.params?.length ?? 0) > max) {
+        return { code: -32602, message: `too many arguments, want at most ${max}` };
+      }
+      return null;
+    };
+    const error = calls.length === 1 && single ? refusal(single) : null;
+    if (error) {
       res.writeHead(200, { "content-type": "application/json" });
-      const error = { code: -32601, message: `the method ${single.method} does not exist/is not available` };
-      res.end(JSON.stringify({ jsonrpc: "2.0", id: single.id, error }));
+      res.end(JSON.stringify({ jsonrpc: "2.0", id: single!.id, error }));
       return;
     }
     const r = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body });
@@ -282,6 +297,7 @@ export async function rpcProxy(target: string): Promise<RpcProxy> {
       return p.bodies;
     },
     refuse,
+    maxParams,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -201,13 +201,14 @@ type Refusal = { detail: string; code: string; reasons?: { kind: string; name: s
 async function build<T = Payload>(
   op: string,
   body: Record<string, unknown>,
-  opts: { pool?: string; key?: string | null; from?: Address | null } = {},
+  opts: { pool?: string; key?: string | null; from?: Address | null; via?: ReturnType<typeof app> } = {},
 ) {
   const from = opts.from === undefined ? w.trader : opts.from;
   const headers: Record<string, string> = { "content-type": "application/json" };
   const k = opts.key === undefined ? key : opts.key;
   if (k) headers["x-api-key"] = k;
-  const res = await app().request(`/api/v1/integrations/dex_pool/${opts.pool ?? pool.address}/${op}/${w.sub.safe}`, {
+  const to = opts.via ?? app();
+  const res = await to.request(`/api/v1/integrations/dex_pool/${opts.pool ?? pool.address}/${op}/${w.sub.safe}`, {
     method: "POST",
     headers,
     body: JSON.stringify({ chain: 8453, ...(from ? { from } : {}), ...body }),
@@ -577,6 +578,32 @@ describe("a deposit into a staked position", () => {
 });
 
 describe("POST /integrations/dex_pool/{pool}/rebalance/{address}", () => {
+  it("a node without eth_simulateV1: a restaking rebalance through eth_call answers what eth_simulateV1 does", async () => {
+    const noSim = await rpcProxy(w.anvil.rpcUrl);
+    noSim.refuse.add("eth_simulateV1");
+    const devnet = h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const);
+    const via = h.appWith({ rpcUrls: new Map([...devnet, [w.s.chainId, noSim.url]]) });
+    try {
+      const body = { token_id: minted, width_bps: 500, restake: true };
+      // the same head for both: nothing is sent between them
+      const [a, b] = [await build("rebalance", body), await build("rebalance", body, { via })];
+      expect(b.status, JSON.stringify(b.body)).toBe(200);
+      const sim = (p: Payload) => p.simulation as { method: string; gas_used: string };
+      expect([sim(a.body).method, sim(b.body).method]).toEqual(["eth_simulateV1", "eth_call"]);
+      expect(BigInt(sim(b.body).gas_used)).toBeGreaterThanOrEqual(BigInt(sim(a.body).gas_used));
+      const same = (p: Payload) => ({
+        ...p,
+        build_id: null,
+        gas_limit: null,
+        simulation: { ...(p.simulation as object), method: null, gas_used: null },
+      });
+      expect(same(b.body)).toEqual(same(a.body));
+      expect(noSim.methods).toContain("eth_call");
+    } finally {
+      await noSim.close();
+    }
+  });
+
   it("moves a staked position's range: the old one emptied, the new one minted and staked", async () => {
     const before = await balances();
     const r = await build<

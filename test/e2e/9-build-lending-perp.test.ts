@@ -90,7 +90,7 @@ interface Payload {
   gas_limit: string;
   approvals: { token: string; spender: string; amount_raw: string }[];
   calls: { target: string; description: string }[];
-  simulation: { block_number: number; timestamp: number; gas_used: string };
+  simulation: { method: string; block_number: number; timestamp: number; gas_used: string };
 }
 interface Account {
   total_collateral_base: string;
@@ -132,10 +132,10 @@ interface Refused {
   reasons?: { candidate: string; kind: string; name: string; message: string }[];
 }
 
-async function post<T>(path: string, body: unknown, k: string | null = key) {
+async function post<T>(path: string, body: unknown, k: string | null = key, to: App = app) {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (k) headers["x-api-key"] = k;
-  return readAnswer<T>(await app.request(`/api/v1${path}`, { method: "POST", headers, body: JSON.stringify(body) }));
+  return readAnswer<T>(await to.request(`/api/v1${path}`, { method: "POST", headers, body: JSON.stringify(body) }));
 }
 const lending = (op: string, market: Address, body: Record<string, unknown>, sub: string = w.sub.safe) =>
   post<Lending & Refused>(`/integrations/lending_market/${market}/${op}/${sub}`, {
@@ -604,18 +604,73 @@ describe("lending market builders (Aave v3)", () => {
     expect(dur.read! + dur.simulate!).toBeLessThanOrEqual(dur.build! + 0.1);
   });
 
-  it("a node without eth_simulateV1: 503 simulation_unsupported naming what to change, recorded", async () => {
-    const aUsdc = reserve(usdc).aToken;
-    proxy.refuse.add("eth_simulateV1");
+  it("a node without eth_simulateV1: simulated by eth_call with a state override, the same answer, as sent", async () => {
+    // a node of its own (another URL): what a node lacks is kept per URL
+    const noSim = await rpcProxy(w.anvil.rpcUrl);
+    noSim.refuse.add("eth_simulateV1");
+    const devnet = h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const);
+    const viaCall = h.appWith({ rpcUrls: new Map([...devnet, [8453, noSim.url]]) });
+    const asked = () => noSim.methods.filter((m) => m === "eth_simulateV1").length;
     try {
-      const r = await lending("supply", aUsdc, { amount: "1" });
-      const body = await refused(r, 503, "simulation_unsupported", await head());
-      expect(body.detail).toMatch(/chain 8453 does not offer eth_simulateV1/);
-      expect(body.detail).toMatch(/PONDER_RPC_URL_8453/);
+      const aUsdc = reserve(usdc).aToken;
+      const path = `/integrations/lending_market/${aUsdc}/supply/${w.sub.safe}`;
+      const body = { chain: 8453, from: w.trader, amount: "5" };
+      // the same build at the same head through both nodes: the same transaction and figures
+      const a = await post<Lending>(path, body);
+      const b = await post<Lending>(path, body, key, viaCall);
+      expect(b.status, JSON.stringify(b.body)).toBe(200);
+      expect([a.body.simulation.method, b.body.simulation.method]).toEqual(["eth_simulateV1", "eth_call"]);
+      expect(b.body.data).toBe(a.body.data);
+      expect(b.body.simulation.timestamp).toBe(a.body.simulation.timestamp);
+      expect(b.body.balances).toEqual(a.body.balances);
+      expect(b.body.account).toEqual(a.body.account);
+      expect(b.body.health_factor).toEqual(a.body.health_factor);
+      // measured before refunds, so never below what the node's own simulation says
+      expect(BigInt(b.body.simulation.gas_used)).toBeGreaterThanOrEqual(BigInt(a.body.simulation.gas_used));
+      expect(await audit(b.res)).toMatchObject({ outcome: "built", action: "lending_market.supply" });
+      const receipt = await send(b.body);
+      expect(receipt.gasUsed).toBeLessThanOrEqual(BigInt(b.body.gas_limit));
+      await expectAfter(b.body, usdc);
+      expect(asked()).toBe(1);
+      // kept for the URL: a refusal decoded through the probe, without asking for eth_simulateV1 again
+      const before = await head();
+      const b36 = await refused(
+        await post<Refused>(
+          `/integrations/lending_market/${aUsdc}/borrow/${w.sub.safe}`,
+          {
+            ...body,
+            amount: "1000000",
+          },
+          key,
+          viaCall,
+        ),
+        409,
+        "simulation_failed",
+        before,
+      );
+      expect(b36.reasons![0]).toMatchObject({ kind: "aave", name: "COLLATERAL_CANNOT_COVER_NEW_BORROW" });
+      expect(asked()).toBe(1);
+      // a node without block overrides either: in the head's own block
+      noSim.maxParams.set("eth_call", 3);
+      const own = await post<Lending>(path, body, key, viaCall);
+      expect(own.status, JSON.stringify(own.body)).toBe(200);
+      const { timestamp } = await createPublicClient({ transport: http(w.anvil.rpcUrl) }).getBlock({
+        blockNumber: before,
+      });
+      expect(own.body.simulation).toMatchObject({ method: "eth_call", block_number: Number(before) });
+      expect(own.body.simulation.timestamp).toBe(Number(timestamp));
+      expect(own.body.balances.a_token.change.raw).toBe((5n * E6).toString());
+      // nor state overrides: 503 naming what to change, recorded, nothing sent
+      noSim.maxParams.set("eth_call", 2);
+      const none = await refused(await post<Refused>(path, body, key, viaCall), 503, "simulation_unsupported", before);
+      expect(none.detail).toMatch(/chain 8453 offers neither eth_simulateV1 nor eth_call with a state override/);
+      expect(none.detail).toMatch(/PONDER_RPC_URL_8453/);
+      const metrics = await (await viaCall.request("/metrics")).text();
+      const code = 'action="lending_market.supply",chain="8453",outcome="refused",code="simulation_unsupported"';
+      expect(metrics).toContain(`builder_builds_total{${code}} 1`);
     } finally {
-      proxy.refuse.clear();
+      await noSim.close();
     }
-    expect((await lending("supply", aUsdc, { amount: "1" })).status).toBe(200);
   });
 
   it("GET /metrics counts the builds by action, chain, outcome and code, and times their phases", async () => {
@@ -627,7 +682,6 @@ describe("lending market builders (Aave v3)", () => {
     const built = 'action="lending_market.supply",chain="8453",outcome="built",code=""';
     const unsupported = 'action="lending_market.supply",chain="8453",outcome="refused",code="simulation_unsupported"';
     const [b0, u0] = [await metric("builder_builds_total", built), await metric("builder_builds_total", unsupported)];
-    expect(u0).toBeGreaterThanOrEqual(1); // the test above
     const aUsdc = reserve(usdc).aToken;
     expect((await lending("supply", aUsdc, { amount: "1" })).status).toBe(200);
     expect(await lending("supply", aUsdc, { amount: "1", chain: 10 })).toMatchObject({ status: 422 });

@@ -420,6 +420,39 @@ describe("POST /api/v1/subaccounts/{address}/swaps: the best route, sent by the 
     await sendAndCheck(p);
   });
 
+  it("a node without eth_simulateV1: every route simulated through eth_call, the same answer and reasons", async () => {
+    const noSim = await rpcProxy(w.anvil.rpcUrl);
+    noSim.refuse.add("eth_simulateV1");
+    const via = h.appWith({ rpcUrls: new Map([...rpcUrls, [w.s.chainId, noSim.url]]) });
+    try {
+      // the case above: the routes but one fail their simulation, each with its decoded reason
+      const body = { ...base(), token_in: wbtc, token_out: usdc, amount: "0.1", max_price_impact_bps: 0 };
+      const [a, b] = [await swap(body), await swap(body, { via })];
+      expect(b.status, JSON.stringify(b.body).slice(0, 400)).toBe(200);
+      expect(b.body.simulation).toMatchObject({ method: "eth_call" });
+      expect(b.body.candidates.some((c) => c.outcome === "simulation_failed")).toBe(true);
+      // all but what the method changes: its name, the gas (measured before refunds), the build's
+      // id; and the quoter's gas estimate, which depends on what its multicall read first (a new
+      // app reads the pools in the same multicall, a warm one knows them)
+      const unlike = new Set(["method", "gas_used", "gas_limit", "build_id", "quoter_gas_estimate"]);
+      const same = (v: unknown): unknown =>
+        Array.isArray(v)
+          ? v.map(same)
+          : v && typeof v === "object"
+            ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, unlike.has(k) ? null : same(x)]))
+            : v;
+      expect(same(b.body)).toEqual(same(a.body));
+      // the routes simulated at once each asked; the node's answer is kept: the next build asks none
+      const asked = () => noSim.methods.filter((m) => m === "eth_simulateV1").length;
+      const n = asked();
+      expect(n).toBe(b.body.candidates.length + 1);
+      expect((await swap(body, { via })).body.simulation).toMatchObject({ method: "eth_call" });
+      expect(asked()).toBe(n);
+    } finally {
+      await noSim.close();
+    }
+  });
+
   it("a v2 pair the market prices better wins over every v3 route; sent, it does what it quoted", async () => {
     // WBTC/USDC on v2 where WBTC is worth 4 % more: above the v3 direct pool's 3 %, less its 1 % fee
     await addPair(w, wbtc, usdc, PRICES, 4_000_000, 1.04);

@@ -146,10 +146,22 @@ export const Units = z
 export const SimulationSchema = z
   .object({
     success: z.literal(true),
-    block_number: z.number().int().openapi({ description: "The head block it was simulated on top of" }),
-    timestamp: z.number().int().openapi({
-      description: "The simulated block's time (the head's + 1 s): what accrues (interest) is as of then",
+    method: z.enum(["eth_simulateV1", "eth_call"]).openapi({
+      description:
+        "`eth_simulateV1`, in a block after the head. `eth_call`: the node has no eth_simulateV1, so the build ran " +
+        "in an eth_call at the head with a state override putting a probe contract at `from`, which makes the " +
+        "module call as the trader: in the same block after the head when the node takes block overrides, else " +
+        "in the head's own (see `timestamp`); its `gas_used` is measured before refunds (a receipt shows less)",
     }),
+    block_number: z.number().int().openapi({ description: "The head block it was simulated on top of" }),
+    timestamp: z
+      .number()
+      .int()
+      .openapi({
+        description:
+          "The simulated block's time (eth_simulateV1: the head's + 1 s; eth_call: the head's): what accrues " +
+          "(interest) is as of then",
+      }),
     gas_used: z.string(),
   })
   .openapi("BuildSimulation");
@@ -203,6 +215,7 @@ export function transactionPayload(
     approvals: tx.approvals.map((a) => ({ token: a.token, spender: a.spender, amount_raw: a.amount.toString() })),
     simulation: {
       success: true,
+      method: sim.method,
       block_number: Number(sim.blockNumber),
       timestamp: Number(sim.timestamp),
       gas_used: sim.gasUsed.toString(),

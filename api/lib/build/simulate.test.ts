@@ -1,10 +1,11 @@
 /**
  * What counts as a node without eth_simulateV1: the JSON-RPC codes for a missing or unsupported
  * method, and the words providers use for it; a revert, a timeout or a node that is down does not.
+ * What counts as a node refusing eth_call's overrides, and a transaction's intrinsic gas.
  */
 import { HttpRequestError, RpcRequestError, TimeoutError } from "viem";
 import { describe, expect, it } from "vitest";
-import { methodMissing } from "./simulate.js";
+import { intrinsicGas, methodMissing, overridesRefused } from "./simulate.js";
 
 const rpcError = (code: number, message: string) =>
   new RpcRequestError({ body: { method: "eth_simulateV1" }, error: { code, message }, url: "http://node" });
@@ -33,5 +34,26 @@ describe("methodMissing", () => {
       false,
     );
     expect(methodMissing(new Error("connect ECONNREFUSED 127.0.0.1:8545"))).toBe(false);
+  });
+});
+
+describe("overridesRefused", () => {
+  it("a parameter the node does not know, in geth's words or by code, or a missing method", () => {
+    expect(overridesRefused(rpcError(-32602, "too many arguments, want at most 2"))).toBe(true);
+    expect(overridesRefused(rpcError(-32000, "state override is not supported"))).toBe(true);
+    expect(overridesRefused(rpcError(-32601, "Method not found"))).toBe(true);
+  });
+
+  it("not a node that is down or a block it does not have", () => {
+    expect(overridesRefused(rpcError(-32000, "header not found"))).toBe(false);
+    expect(overridesRefused(new TimeoutError({ body: {}, url: "http://node" }))).toBe(false);
+    expect(overridesRefused(new Error("connect ECONNREFUSED 127.0.0.1:8545"))).toBe(false);
+  });
+});
+
+describe("intrinsicGas", () => {
+  it("21,000 and 4 a zero byte, 16 any other", () => {
+    expect(intrinsicGas("0x")).toBe(21_000n);
+    expect(intrinsicGas("0x00ff0001")).toBe(21_000n + 4n + 16n + 4n + 16n);
   });
 });

@@ -1,15 +1,24 @@
 /**
- * Simulation of a built transaction against the chain's head, in one `eth_simulateV1` request:
- * reads before it, the transaction sent by the trader, reads after it, all in one simulated block
- * right after the head (its number + 1, its time + 1 s), each call seeing the state the previous
- * ones left. So the figures "before" and "after" (balances, a health factor) are the chain's own,
- * at the same state the transaction was simulated on. A failed transaction gives its revert data
- * decoded. The head is the one the build's read stage saw (`readAtHead`), so the simulation runs on
- * the state the checks were made on. A node without `eth_simulateV1` (before geth 1.14.9 and
- * Nethermind 1.28, and some providers and L2 clients still) is a 503 `simulation_unsupported`
- * that says so, rather than a chain that did not answer.
+ * Simulation of a built transaction against the chain's head, in one request: reads before it, the
+ * transaction sent by the trader, reads after it, each seeing the state the previous ones left.
+ * So the figures "before" and "after" (balances, a health factor) are the chain's own, at the
+ * same state the transaction was simulated on. A failed transaction gives its revert data
+ * decoded. The head is the one the build's read stage saw (`readAtHead`), so the simulation runs
+ * on the state the checks were made on.
+ *
+ * With `eth_simulateV1`, all in one simulated block right after the head (its number + 1, its time
+ * + 1 s). A node without it (before geth 1.14.9 and Nethermind 1.28, and some providers and L2
+ * clients still) is simulated with `eth_call` at the head instead, with a state override that
+ * puts SimulationProbe's code at the trader's address: the probe makes the module call as the
+ * trader between the reads (contracts/src/SimulationProbe.sol). Its block overrides place it in
+ * the same block after the head; a node that refuses those runs it in the head's own block
+ * context (its number and time). The probe measures the gas inside the call, before refunds, to
+ * which the transaction's intrinsic gas is added. What a node lacks is kept for ASK_AGAIN_MS
+ * per RPC URL. A node with neither method is a 503 `simulation_unsupported` that says so, rather
+ * than a chain that did not answer.
  */
-import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, type Hex, toHex } from "viem";
+import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, type Hex, hexToBytes, toHex } from "viem";
+import { SimulationProbeAbi, SimulationProbeRuntimeCode } from "../../../abis/SimulationProbeAbi.js";
 import { rpcCall } from "../../../onchain/rpc-fetch.js";
 import { type DecodedRevert, decodeRevert } from "../revert-decode.js";
 import type { Head } from "./head.js";
@@ -25,11 +34,15 @@ export interface SimRead {
   args?: readonly unknown[];
 }
 
+/** How a build was simulated: `eth_simulateV1`, or `eth_call` with SimulationProbe's override. */
+export type SimulationMethod = "eth_simulateV1" | "eth_call";
+
 export interface Simulation {
+  method: SimulationMethod;
   success: boolean;
   /** the head block the simulation ran on top of */
   blockNumber: bigint;
-  /** the simulated block's timestamp (the head's plus the node's block time) */
+  /** the simulated block's timestamp (eth_simulateV1: the head's + 1 s; eth_call: the head's) */
   timestamp: bigint;
   gasUsed: bigint;
   /** the gas limit to send it with: the simulated use and a margin for the 63/64 rule */
@@ -57,9 +70,13 @@ interface RpcSimCall {
 
 /** A read's result: decoded when it succeeded with data, else null. */
 function readResult(r: SimRead, c: RpcSimCall | undefined): unknown {
-  if (c?.status !== "0x1" || c.returnData === "0x") return null;
+  return c?.status === "0x1" ? decodedRead(r, c.returnData) : null;
+}
+
+function decodedRead(r: SimRead, data: Hex | undefined): unknown {
+  if (data === undefined || data === "0x") return null;
   try {
-    return decodeFunctionResult({ abi: r.abi, functionName: r.functionName, data: c.returnData });
+    return decodeFunctionResult({ abi: r.abi, functionName: r.functionName, data });
   } catch {
     return null;
   }
@@ -79,18 +96,43 @@ export function methodMissing(err: unknown): boolean {
   );
 }
 
+/** RPC URLs whose node answered that it has no eth_simulateV1, and until when to believe it. */
+const noSimulateV1 = new Map<string, number>();
+/** ...and those whose eth_call refused block overrides (its fourth parameter) */
+const noBlockOverrides = new Map<string, number>();
+/** how long a node's missing eth_simulateV1 is kept before it is asked again */
+const ASK_AGAIN_MS = 10 * 60_000;
+
 export async function simulate(
   sub: BuildSubaccount,
   tx: ModuleTransaction,
   reads: { before?: readonly SimRead[]; after?: readonly SimRead[] },
   head: Head,
 ): Promise<Simulation> {
+  const until = noSimulateV1.get(sub.rpcUrl);
+  if (until !== undefined && Date.now() < until) return probe(sub, tx, reads, head);
+  const sim = await simulateV1(sub, tx, reads, head);
+  if (sim) return sim;
+  noSimulateV1.set(sub.rpcUrl, Date.now() + ASK_AGAIN_MS);
+  return probe(sub, tx, reads, head);
+}
+
+const asCall = (r: SimRead) => ({
+  to: r.to,
+  data: encodeFunctionData({ abi: r.abi, functionName: r.functionName, args: (r.args ?? []) as unknown[] }),
+});
+
+const gasLimitFor = (gasUsed: bigint) => (gasUsed * GAS_MARGIN_NUM) / GAS_MARGIN_DEN + GAS_MARGIN_ADD;
+
+/** eth_simulateV1; null when the node does not offer it. */
+async function simulateV1(
+  sub: BuildSubaccount,
+  tx: ModuleTransaction,
+  reads: { before?: readonly SimRead[]; after?: readonly SimRead[] },
+  head: Head,
+): Promise<Simulation | null> {
   const before = reads.before ?? [];
   const after = reads.after ?? [];
-  const asCall = (r: SimRead) => ({
-    to: r.to,
-    data: encodeFunctionData({ abi: r.abi, functionName: r.functionName, args: (r.args ?? []) as unknown[] }),
-  });
   let block: { timestamp: Hex; calls: RpcSimCall[] } | undefined;
   try {
     // eth_simulateV1 itself (rpcCall), not viem's simulateBlocks, which formats every log and the block:
@@ -114,15 +156,7 @@ export async function simulate(
       ]),
     );
   } catch (err) {
-    if (methodMissing(err)) {
-      throw new BuildRefusal(
-        503,
-        "simulation_unsupported",
-        `The RPC node of chain ${sub.chainId} does not offer eth_simulateV1, which every build is simulated with: ` +
-          `point PONDER_RPC_URL_${sub.chainId} at a node that does (geth 1.14.9 or later, Nethermind 1.28 or later, ` +
-          "anvil)",
-      );
-    }
+    if (methodMissing(err)) return null;
     throw BuildRefusal.chain(sub.chainId, err);
   }
   const calls = block?.calls;
@@ -134,14 +168,109 @@ export async function simulate(
   const data = main.error?.data ?? main.returnData;
   const gasUsed = BigInt(main.gasUsed);
   return {
+    method: "eth_simulateV1",
     success: ok,
     blockNumber: head.number,
     timestamp: BigInt(block.timestamp),
     gasUsed,
-    gasLimit: (gasUsed * GAS_MARGIN_NUM) / GAS_MARGIN_DEN + GAS_MARGIN_ADD,
+    gasLimit: gasLimitFor(gasUsed),
     revert: ok ? null : decodeRevert(data),
     returnData: data,
     before: before.map((r, i) => readResult(r, calls[i])),
     after: ok ? after.map((r, i) => readResult(r, calls[before.length + 1 + i])) : after.map(() => null),
+  };
+}
+
+/** A transaction's intrinsic gas: 21,000 and its calldata (4 a zero byte, 16 any other). */
+export function intrinsicGas(data: Hex): bigint {
+  let gas = 21_000n;
+  for (const b of hexToBytes(data)) gas += b === 0 ? 4n : 16n;
+  return gas;
+}
+
+/** A node refusing eth_call's third parameter, the state override set. */
+export function overridesRefused(err: unknown): boolean {
+  if (methodMissing(err)) return true;
+  const code = (err as { code?: unknown })?.code;
+  const text = `${(err as { details?: unknown })?.details ?? ""} ${(err as Error)?.message ?? ""}`.slice(0, 2_000);
+  return code === -32602 || /too many arguments|override/i.test(text);
+}
+
+/** eth_call at the head with SimulationProbe's code at the trader's address. */
+async function probe(
+  sub: BuildSubaccount,
+  tx: ModuleTransaction,
+  reads: { before?: readonly SimRead[]; after?: readonly SimRead[] },
+  head: Head,
+): Promise<Simulation> {
+  const before = reads.before ?? [];
+  const after = reads.after ?? [];
+  const run = encodeFunctionData({
+    abi: SimulationProbeAbi,
+    functionName: "run",
+    args: [before.map(asCall), tx.target, tx.value, tx.data, after.map(asCall)],
+  });
+  const call = (blockOverrides: boolean) =>
+    rpcCall<Hex>(sub.rpcUrl, "eth_call", [
+      { to: sub.from, data: run },
+      toHex(head.number),
+      { [sub.from]: { code: SimulationProbeRuntimeCode } },
+      ...(blockOverrides ? [{ number: toHex(head.number + 1n), time: toHex(head.timestamp + 1n) }] : []),
+    ]);
+  let out: Hex;
+  try {
+    out = await phase("simulate", async () => {
+      const until = noBlockOverrides.get(sub.rpcUrl);
+      if (until !== undefined && Date.now() < until) return call(false);
+      try {
+        return await call(true);
+      } catch (err) {
+        if (!overridesRefused(err)) throw err;
+        // perhaps only the block overrides (the fourth parameter, newer than state overrides)
+        const out = await call(false);
+        noBlockOverrides.set(sub.rpcUrl, Date.now() + ASK_AGAIN_MS);
+        return out;
+      }
+    });
+  } catch (err) {
+    if (overridesRefused(err)) {
+      throw new BuildRefusal(
+        503,
+        "simulation_unsupported",
+        `The RPC node of chain ${sub.chainId} offers neither eth_simulateV1 nor eth_call with a state override, ` +
+          `one of which every build is simulated with: point PONDER_RPC_URL_${sub.chainId} at a node that does ` +
+          "(geth 1.9 or later has state overrides, 1.14.9 or later eth_simulateV1; Nethermind, Erigon, reth, anvil)",
+      );
+    }
+    throw BuildRefusal.chain(sub.chainId, err);
+  }
+  let o: {
+    timestamp: bigint;
+    before: readonly Hex[];
+    success: boolean;
+    result: Hex;
+    gasUsed: bigint;
+    afterwards: readonly Hex[];
+  };
+  try {
+    o = decodeFunctionResult({ abi: SimulationProbeAbi, functionName: "run", data: out });
+  } catch {
+    throw BuildRefusal.chain(
+      sub.chainId,
+      new Error(`eth_call with the simulation probe answered ${out.slice(0, 66)}…`),
+    );
+  }
+  const gasUsed = o.gasUsed + intrinsicGas(tx.data);
+  return {
+    method: "eth_call",
+    success: o.success,
+    blockNumber: head.number,
+    timestamp: o.timestamp,
+    gasUsed,
+    gasLimit: gasLimitFor(gasUsed),
+    revert: o.success ? null : decodeRevert(o.result),
+    returnData: o.result,
+    before: before.map((r, i) => decodedRead(r, o.before[i])),
+    after: o.success ? after.map((r, i) => decodedRead(r, o.afterwards[i])) : after.map(() => null),
   };
 }

@@ -27,7 +27,7 @@ export function buildResponses(refusals: { 404: string; 409: string; 422: string
     422: jsonResponse(refusals[422], ValidationErrorSchema),
     429: jsonResponse("Rate limit exceeded", ErrorSchema),
     503: jsonResponse(
-      "`no_rpc`, `chain_unavailable` (it did not answer), `simulation_unsupported` (its node has no eth_simulateV1), " +
+      "`no_rpc`, `chain_unavailable` (it did not answer), `simulation_unsupported` (its node has neither eth_simulateV1 nor eth_call state overrides), " +
         "`read_only` (this process cannot write the audit)",
       BuildRefusalSchema,
     ),

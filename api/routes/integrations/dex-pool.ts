@@ -40,7 +40,7 @@ const REFUSALS =
   "the position yields none of), `nothing_to_claim`, `simulation_failed` (each decoded revert in `reasons`: " +
   "`NotTrader`, slippage, balances); 422 a bad body, `token_not_allowed` (the module's allow-list, checked before " +
   "simulating), `insufficient_balance` (a deposit taking more of a token than the Safe holds, before simulating); " +
-  "503 the chain did not answer, or its node has no eth_simulateV1 (`simulation_unsupported`).";
+  "503 the chain did not answer, or its node has neither eth_simulateV1 nor eth_call state overrides (`simulation_unsupported`).";
 
 const refusalResponses = {
   ...writeResponses({}),

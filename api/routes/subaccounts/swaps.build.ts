@@ -353,6 +353,7 @@ export async function buildSwap(
       },
       simulation: {
         success: true as const,
+        method: sim.method,
         block_number: Number(sim.blockNumber),
         timestamp: Number(sim.timestamp),
         gas_used: sim.gasUsed.toString(),

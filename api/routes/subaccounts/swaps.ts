@@ -205,7 +205,7 @@ export const swapRoute = createRoute({
       "`price_impact_too_high` (the best route quotes further below its fair value than `max_price_impact_bps` " +
       "without both feeds, or than 15 % when none is given), `below_min_health_factor` (below), `stale_subaccount`; " +
       "503 `no_rpc`, `chain_unavailable` (also for any chain of the account when its minimum is checked), " +
-      "`simulation_unsupported` (the node has no eth_simulateV1). Every build and refusal is recorded in the build " +
+      "`simulation_unsupported` (the node has neither eth_simulateV1 nor eth_call state overrides). Every build and refusal is recorded in the build " +
       "audit.",
     "When the registry sets the subaccount a `min_health_factor`, its account-wide health factor (every chain, venue " +
       "and loan it borrows) is read beside the simulations and reported before and after the chosen route " +
