@@ -242,6 +242,8 @@ export interface RpcProxy {
    * ("too many arguments"): eth_call → 2 is a node without state overrides, → 3 without block overrides
    */
   maxParams: Map<string, number>;
+  /** methods forwarded with only this many parameters, as a node ignoring the others answers */
+  dropParams: Map<string, number>;
   close(): Promise<void>;
 }
 
@@ -250,6 +252,7 @@ export async function rpcProxy(target: string): Promise<RpcProxy> {
   const p = { methods: [] as string[], requests: 0, bodies: [] as string[] };
   const refuse = new Set<string>();
   const maxParams = new Map<string, number>();
+  const dropParams = new Map<string, number>();
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -279,7 +282,13 @@ export async function rpcProxy(target: string): Promise<RpcProxy> {
       res.end(JSON.stringify({ jsonrpc: "2.0", id: single!.id, error }));
       return;
     }
-    const r = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body });
+    const keep = calls.length === 1 && single ? dropParams.get(single.method) : undefined;
+    const forward = keep === undefined ? body : JSON.stringify({ ...single, params: single!.params?.slice(0, keep) });
+    const r = await fetch(target, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: forward,
+    });
     res.writeHead(r.status, { "content-type": "application/json" });
     res.end(await r.text());
   });
@@ -298,6 +307,7 @@ export async function rpcProxy(target: string): Promise<RpcProxy> {
     },
     refuse,
     maxParams,
+    dropParams,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -668,6 +668,10 @@ describe("lending market builders (Aave v3)", () => {
       const metrics = await (await viaCall.request("/metrics")).text();
       const code = 'action="lending_market.supply",chain="8453",outcome="refused",code="simulation_unsupported"';
       expect(metrics).toContain(`builder_builds_total{${code}} 1`);
+      // one that ignores them: its eth_call runs the trader's own (empty) code, and says so
+      noSim.maxParams.clear();
+      noSim.dropParams.set("eth_call", 2);
+      await refused(await post<Refused>(path, body, key, viaCall), 503, "simulation_unsupported", before);
     } finally {
       await noSim.close();
     }

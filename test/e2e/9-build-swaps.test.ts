@@ -442,12 +442,12 @@ describe("POST /api/v1/subaccounts/{address}/swaps: the best route, sent by the 
             ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, unlike.has(k) ? null : same(x)]))
             : v;
       expect(same(b.body)).toEqual(same(a.body));
-      // the routes simulated at once each asked; the node's answer is kept: the next build asks none
+      // the routes simulated at once waited for the first one's answer, which is kept: asked once
       const asked = () => noSim.methods.filter((m) => m === "eth_simulateV1").length;
-      const n = asked();
-      expect(n).toBe(b.body.candidates.length + 1);
+      expect(b.body.candidates.length).toBeGreaterThan(1);
+      expect(asked()).toBe(1);
       expect((await swap(body, { via })).body.simulation).toMatchObject({ method: "eth_call" });
-      expect(asked()).toBe(n);
+      expect(asked()).toBe(1);
     } finally {
       await noSim.close();
     }

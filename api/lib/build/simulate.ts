@@ -13,9 +13,10 @@
  * trader between the reads (contracts/src/SimulationProbe.sol). Its block overrides place it in
  * the same block after the head; a node that refuses those runs it in the head's own block
  * context (its number and time). The probe measures the gas inside the call, before refunds, to
- * which the transaction's intrinsic gas is added. What a node lacks is kept for ASK_AGAIN_MS
- * per RPC URL. A node with neither method is a 503 `simulation_unsupported` that says so, rather
- * than a chain that did not answer.
+ * which the transaction's intrinsic gas is added. What a node has or lacks is kept for
+ * ASK_AGAIN_MS per RPC URL; builds arriving while a URL's first one asks wait for its answer. A
+ * node with neither method is a 503 `simulation_unsupported` that says so, rather than a chain
+ * that did not answer.
  */
 import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, type Hex, hexToBytes, toHex } from "viem";
 import { SimulationProbeAbi, SimulationProbeRuntimeCode } from "../../../abis/SimulationProbeAbi.js";
@@ -96,12 +97,20 @@ export function methodMissing(err: unknown): boolean {
   );
 }
 
-/** RPC URLs whose node answered that it has no eth_simulateV1, and until when to believe it. */
-const noSimulateV1 = new Map<string, number>();
-/** ...and those whose eth_call refused block overrides (its fourth parameter) */
+/** What each RPC URL's node answered of eth_simulateV1, and until when to believe it. */
+const hasSimulateV1 = new Map<string, { yes: boolean; until: number }>();
+/** the first simulation of a URL whose answer is not known: the others wait for it */
+const asking = new Map<string, Promise<void>>();
+/** RPC URLs whose eth_call refused block overrides (its fourth parameter), and until when */
 const noBlockOverrides = new Map<string, number>();
-/** how long a node's missing eth_simulateV1 is kept before it is asked again */
+/** how long what a node lacks (or has) is kept before it is asked again */
 const ASK_AGAIN_MS = 10 * 60_000;
+
+const known = (url: string) => {
+  const k = hasSimulateV1.get(url);
+  return k !== undefined && Date.now() < k.until ? k : undefined;
+};
+const remember = (url: string, yes: boolean) => hasSimulateV1.set(url, { yes, until: Date.now() + ASK_AGAIN_MS });
 
 export async function simulate(
   sub: BuildSubaccount,
@@ -109,12 +118,36 @@ export async function simulate(
   reads: { before?: readonly SimRead[]; after?: readonly SimRead[] },
   head: Head,
 ): Promise<Simulation> {
-  const until = noSimulateV1.get(sub.rpcUrl);
-  if (until !== undefined && Date.now() < until) return probe(sub, tx, reads, head);
+  if (!known(sub.rpcUrl)) {
+    const pending = asking.get(sub.rpcUrl);
+    if (!pending) return firstAsk(sub, tx, reads, head);
+    await pending;
+  }
+  if (known(sub.rpcUrl)?.yes === false) return probe(sub, tx, reads, head);
   const sim = await simulateV1(sub, tx, reads, head);
   if (sim) return sim;
-  noSimulateV1.set(sub.rpcUrl, Date.now() + ASK_AGAIN_MS);
+  remember(sub.rpcUrl, false);
   return probe(sub, tx, reads, head);
+}
+
+/** Asks the node for eth_simulateV1 while the builds arriving meanwhile wait for its answer. */
+async function firstAsk(
+  sub: BuildSubaccount,
+  tx: ModuleTransaction,
+  reads: { before?: readonly SimRead[]; after?: readonly SimRead[] },
+  head: Head,
+): Promise<Simulation> {
+  let done = () => {};
+  asking.set(sub.rpcUrl, new Promise<void>((resolve) => (done = resolve)));
+  let sim: Simulation | null;
+  try {
+    sim = await simulateV1(sub, tx, reads, head);
+    remember(sub.rpcUrl, sim !== null);
+  } finally {
+    asking.delete(sub.rpcUrl);
+    done();
+  }
+  return sim ?? probe(sub, tx, reads, head);
 }
 
 const asCall = (r: SimRead) => ({
@@ -196,6 +229,15 @@ export function overridesRefused(err: unknown): boolean {
   return code === -32602 || /too many arguments|override/i.test(text);
 }
 
+const unsupported = (chainId: number) =>
+  new BuildRefusal(
+    503,
+    "simulation_unsupported",
+    `The RPC node of chain ${chainId} offers neither eth_simulateV1 nor eth_call with a state override, one of ` +
+      `which every build is simulated with: point PONDER_RPC_URL_${chainId} at a node that does (geth 1.9 or ` +
+      "later has state overrides, 1.14.9 or later eth_simulateV1; Nethermind, Erigon, reth, anvil)",
+  );
+
 /** eth_call at the head with SimulationProbe's code at the trader's address. */
 async function probe(
   sub: BuildSubaccount,
@@ -233,17 +275,11 @@ async function probe(
       }
     });
   } catch (err) {
-    if (overridesRefused(err)) {
-      throw new BuildRefusal(
-        503,
-        "simulation_unsupported",
-        `The RPC node of chain ${sub.chainId} offers neither eth_simulateV1 nor eth_call with a state override, ` +
-          `one of which every build is simulated with: point PONDER_RPC_URL_${sub.chainId} at a node that does ` +
-          "(geth 1.9 or later has state overrides, 1.14.9 or later eth_simulateV1; Nethermind, Erigon, reth, anvil)",
-      );
-    }
+    if (overridesRefused(err)) throw unsupported(sub.chainId);
     throw BuildRefusal.chain(sub.chainId, err);
   }
+  // a node that ignores the override calls the trader's own (empty) code
+  if (out === "0x") throw unsupported(sub.chainId);
   let o: {
     timestamp: bigint;
     before: readonly Hex[];
