@@ -176,7 +176,11 @@ export const TransactionPayloadSchema = z
     target: z.string(),
     data: z.string(),
     value: z.string().openapi({ description: "Wei, as an integer string", example: "0" }),
-    gas_limit: z.string().openapi({ description: "The simulated gas use and a margin" }),
+    gas_limit: z.string().openapi({
+      description:
+        "The simulated gas use and a margin: execution only. A chain that charges its L1 data in L2 gas " +
+        "(Arbitrum) needs more: estimate it again there (eth_estimateGas) before sending",
+    }),
     calls: z
       .array(z.object({ target: z.string(), value: z.string(), data: z.string(), description: z.string() }))
       .openapi({ description: "The calls the module makes as the Safe, in order" }),
