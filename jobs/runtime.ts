@@ -13,9 +13,8 @@ import { dateToDay, today as wallToday } from "../db/days.js";
 import { type ChainCheckpoint, fromJson, readCheckpoints, toJson } from "../db/progress.js";
 import type { JobsConfig } from "./config.js";
 import { addFlow, buildFlow, extrasHash, planChanges } from "./fanout.js";
-import { replaceLendingVaultDays } from "./lending/lending-vault-day-write.js";
 import { writePointsRules } from "./points/rules-write.js";
-import { runPortfolio } from "./portfolio/job.js";
+import { passError, portfolioPass } from "./portfolio/pass.js";
 import { recordProgress } from "./progress-write.js";
 import {
   type JobInput,
@@ -28,7 +27,6 @@ import {
   SCHEDULED_KEEP_COMPLETED,
 } from "./queues.js";
 import type { Db } from "./repo.js";
-import { runSubaccountDays } from "./subaccounts/valuation.js";
 import { runVaultDays } from "./vault/job.js";
 import { closeWorker } from "./worker-close.js";
 
@@ -196,13 +194,14 @@ export async function startWorkers(
   // the fan-out's full check (a reindexed history is then caught)
   let lendingFullAt: number | null = null;
   const portfolio = processor("portfolio", async () => {
-    const out = await runPortfolio(db, cfg.rpcUrls, cfg.indexerSchema);
-    const series = await runSubaccountDays(db, cfg.indexerSchema, cfg.rpcUrls);
     const at = now();
     const whole = lendingFullAt == null || at - lendingFullAt >= cfg.fullCheckEveryMs;
-    const lendingVaultDays = await replaceLendingVaultDays(db, cfg.indexerSchema, whole);
-    if (whole) lendingFullAt = at;
-    return { ...out, days: series.days, lendingVaultDays };
+    // each step whatever the others do: a chain that does not answer holds back only the steps
+    // that read it (portfolio/pass.ts); the job then fails and is retried
+    const pass = await portfolioPass(db, cfg, whole);
+    if (whole && pass.lendingVaultDays !== null) lendingFullAt = at;
+    if (pass.failed.length > 0) throw passError(pass.failed);
+    return { ...pass.portfolio!, days: pass.series!.days, lendingVaultDays: pass.lendingVaultDays! };
   });
 
   const workerOpts = (concurrency: number) => ({

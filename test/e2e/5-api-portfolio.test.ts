@@ -38,6 +38,7 @@ import { readCheckpoints } from "../../db/progress.js";
 import { firstSnapshotDays, snapshotDayBlocks } from "../../db/snapshot-days.js";
 import { replaceLendingVaultDays } from "../../jobs/lending/lending-vault-day-write.js";
 import { runPortfolio } from "../../jobs/portfolio/job.js";
+import { passError, portfolioPass } from "../../jobs/portfolio/pass.js";
 import { runSubaccountDays, VALUATION_METHOD } from "../../jobs/subaccounts/valuation.js";
 import { blockAtOrBefore } from "../../onchain/blocks.js";
 import { readDeposits, readInTransit, readMargin } from "../../onchain/margin.js";
@@ -96,6 +97,33 @@ describe("the portfolio job", () => {
       expect(
         await h.q("SELECT subaccount, data FROM registry.portfolio_cache WHERE chain_id = 8453 ORDER BY 1"),
       ).toEqual(before);
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it("a chain that does not answer fails the steps that read it; the lending vaults' days are still made", async () => {
+    const db = writer();
+    try {
+      await runPortfolio(db, rpcUrls());
+      const cached = "SELECT chain_id, subaccount, data, cached_at FROM registry.portfolio_cache ORDER BY 1, 2";
+      const before = await h.q(cached);
+      await h.q("DELETE FROM derived.lending_vault_day");
+      // chain 8453 at a port nothing listens on (freePorts' block starts at it)
+      const dead = new Map([...rpcUrls(), [8453, `http://127.0.0.1:${await freePorts(1)}`]]);
+      const pass = await portfolioPass(db, { rpcUrls: dead, indexerSchema: "indexer" }, true);
+      expect(pass.failed.map((f) => f.step)).toContain("portfolio");
+      expect(pass.failed.map((f) => f.step)).not.toContain("lending vault days");
+      expect(pass.lendingVaultDays).toBeGreaterThan(0);
+      const [{ n }] = (await h.q<{ n: number }>("SELECT count(*)::int AS n FROM derived.lending_vault_day")) as [
+        { n: number },
+      ];
+      expect(n).toBe(pass.lendingVaultDays);
+      // the portfolios stay as the last pass that read every chain left them
+      expect(await h.q(cached)).toEqual(before);
+      expect(passError(pass.failed).message).toMatch(/^portfolio pass: portfolio: /);
+      // every chain answering again: nothing fails
+      expect((await portfolioPass(db, { rpcUrls: rpcUrls(), indexerSchema: "indexer" }, true)).failed).toEqual([]);
     } finally {
       await db.destroy();
     }
