@@ -668,6 +668,17 @@ describe("lending market builders (Aave v3)", () => {
       const metrics = await (await viaCall.request("/metrics")).text();
       const code = 'action="lending_market.supply",chain="8453",outcome="refused",code="simulation_unsupported"';
       expect(metrics).toContain(`builder_builds_total{${code}} 1`);
+      // the simulations by method: this node's through eth_call (a supply, a borrow, a supply)
+      const simulations = (method: string) =>
+        Number(
+          metrics
+            .split("\n")
+            .find((l) => l.startsWith(`builder_simulations_total{chain="8453",method="${method}"}`))
+            ?.split(" ")
+            .pop() ?? 0,
+        );
+      expect(simulations("eth_call")).toBeGreaterThanOrEqual(3);
+      expect(simulations("eth_simulateV1")).toBeGreaterThanOrEqual(1);
       // one that ignores them: its eth_call runs the trader's own (empty) code, and says so
       noSim.maxParams.clear();
       noSim.dropParams.set("eth_call", 2);

@@ -2,8 +2,9 @@
  * The builders' Prometheus metrics, served with the API's at GET /metrics: every build by action,
  * chain, outcome and refusal code (`builder_builds_total`: which chain's node refuses or fails
  * builds, how often a slippage bound is missed), and the time of each phase of `timing.ts`
- * (`builder_phase_seconds`: read, simulate, build, audit; which node is slow). Recorded by
- * `runBuild` (audit.ts) as each build answers.
+ * (`builder_phase_seconds`: read, simulate, build, audit; which node is slow), recorded by
+ * `runBuild` (audit.ts) as each build answers; and every simulation by chain and method
+ * (`builder_simulations_total`: which chain's node lacks eth_simulateV1), by simulate.ts.
  */
 import { Counter, Histogram, Registry } from "prom-client";
 
@@ -23,6 +24,18 @@ const phases = new Histogram({
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
   registers: [buildMetrics],
 });
+
+const simulations = new Counter({
+  name: "builder_simulations_total",
+  help: "Builds' simulations by chain and method: eth_simulateV1, or eth_call with a state override where the node lacks it",
+  labelNames: ["chain", "method"] as const,
+  registers: [buildMetrics],
+});
+
+/** One simulation made (simulate.ts): a chain whose node has no eth_simulateV1 counts `eth_call`. */
+export function recordSimulation(chainId: number, method: "eth_simulateV1" | "eth_call"): void {
+  simulations.inc({ chain: String(chainId), method });
+}
 
 /**
  * One build answered: its outcome and its phases' milliseconds. `chain` is a label the caller

@@ -23,6 +23,7 @@ import { SimulationProbeAbi, SimulationProbeRuntimeCode } from "../../../abis/Si
 import { rpcCall } from "../../../onchain/rpc-fetch.js";
 import { type DecodedRevert, decodeRevert } from "../revert-decode.js";
 import type { Head } from "./head.js";
+import { recordSimulation } from "./metrics.js";
 import type { ModuleTransaction } from "./module-call.js";
 import { BuildRefusal } from "./refusal.js";
 import type { BuildSubaccount } from "./subaccount.js";
@@ -200,6 +201,7 @@ async function simulateV1(
   const ok = main.status === "0x1";
   const data = main.error?.data ?? main.returnData;
   const gasUsed = BigInt(main.gasUsed);
+  recordSimulation(sub.chainId, "eth_simulateV1");
   return {
     method: "eth_simulateV1",
     success: ok,
@@ -297,6 +299,7 @@ async function probe(
     );
   }
   const gasUsed = o.gasUsed + intrinsicGas(tx.data);
+  recordSimulation(sub.chainId, "eth_call");
   return {
     method: "eth_call",
     success: o.success,
