@@ -7,6 +7,7 @@
  * (`builder_simulations_total`: which chain's node lacks eth_simulateV1), by simulate.ts.
  */
 import { Counter, Histogram, Registry } from "prom-client";
+import type { SimulationMethod } from "./simulate.js";
 
 export const buildMetrics = new Registry();
 
@@ -33,7 +34,7 @@ const simulations = new Counter({
 });
 
 /** One simulation made (simulate.ts): a chain whose node has no eth_simulateV1 counts `eth_call`. */
-export function recordSimulation(chainId: number, method: "eth_simulateV1" | "eth_call"): void {
+export function recordSimulation(chainId: number, method: SimulationMethod): void {
   simulations.inc({ chain: String(chainId), method });
 }
 

@@ -10,7 +10,7 @@ import { EVM_CHAIN_IDS, isEvmChain } from "../../../config/chains.js";
 import { EvmAddress, jsonResponse, strictInt } from "../router.js";
 import type { ModuleTransaction } from "./module-call.js";
 import { BuildRefusal } from "./refusal.js";
-import type { Simulation } from "./simulate.js";
+import { SIMULATION_METHODS, type Simulation } from "./simulate.js";
 import type { BuildSubaccount } from "./subaccount.js";
 
 const EVM_CHAIN_MESSAGE = "Input should be an EVM chain id of the catalogue (a transaction is built for an EVM chain)";
@@ -146,7 +146,7 @@ export const Units = z
 export const SimulationSchema = z
   .object({
     success: z.literal(true),
-    method: z.enum(["eth_simulateV1", "eth_call"]).openapi({
+    method: z.enum(SIMULATION_METHODS).openapi({
       description:
         "`eth_simulateV1`, in a block after the head. `eth_call`: the node has no eth_simulateV1, so the build ran " +
         "in an eth_call at the head with a state override putting a probe contract at `from`, which makes the " +

@@ -36,8 +36,15 @@ export interface SimRead {
   args?: readonly unknown[];
 }
 
+/** The reads a simulation makes before and after the transaction. */
+export interface SimReads {
+  before?: readonly SimRead[];
+  after?: readonly SimRead[];
+}
+
 /** How a build was simulated: `eth_simulateV1`, or `eth_call` with SimulationProbe's override. */
-export type SimulationMethod = "eth_simulateV1" | "eth_call";
+export const SIMULATION_METHODS = ["eth_simulateV1", "eth_call"] as const;
+export type SimulationMethod = (typeof SIMULATION_METHODS)[number];
 
 export interface Simulation {
   method: SimulationMethod;
@@ -84,66 +91,67 @@ function decodedRead(r: SimRead, data: Hex | undefined): unknown {
   }
 }
 
+/** An RPC error's code, and its details and message as one text (bounded: the patterns matched
+ * against it backtrack quadratically over a long one). */
+function rpcErrorOf(err: unknown): { code: unknown; text: string } {
+  const e = err as { code?: unknown; details?: unknown; message?: unknown } | undefined;
+  return { code: e?.code, text: `${e?.details ?? ""} ${e?.message ?? ""}`.slice(0, 2_000) };
+}
+
 /**
  * A node refusing the method itself: JSON-RPC's "method not found" (-32601) or EIP-1474's "method
  * not supported" (-32004), or a provider's words for either.
  */
 export function methodMissing(err: unknown): boolean {
-  const code = (err as { code?: unknown })?.code;
+  const { code, text } = rpcErrorOf(err);
   if (code === -32601 || code === -32004) return true;
-  // bounded: the pattern backtracks quadratically over a long text
-  const text = `${(err as { details?: unknown })?.details ?? ""} ${(err as Error)?.message ?? ""}`.slice(0, 2_000);
   return /method\b.*\b(not found|does not exist|not available|not supported|unsupported)|unsupported method/i.test(
     text,
   );
 }
 
-/** What each RPC URL's node answered of eth_simulateV1, and until when to believe it. */
-const hasSimulateV1 = new Map<string, { yes: boolean; until: number }>();
-/** the first simulation of a URL whose answer is not known: the others wait for it */
-const asking = new Map<string, Promise<void>>();
-/** RPC URLs whose eth_call refused block overrides (its fourth parameter), and until when */
-const noBlockOverrides = new Map<string, number>();
-/** how long what a node lacks (or has) is kept before it is asked again */
+/** What a node answered it has, by RPC URL, and until when to believe it (then ask again). */
+type Kept = Map<string, { yes: boolean; until: number }>;
+/** how long what a node has or lacks is kept */
 const ASK_AGAIN_MS = 10 * 60_000;
-
-const known = (url: string) => {
-  const k = hasSimulateV1.get(url);
-  return k !== undefined && Date.now() < k.until ? k : undefined;
+const known = (kept: Kept, url: string) => {
+  const k = kept.get(url);
+  return k !== undefined && Date.now() < k.until ? k.yes : undefined;
 };
-const remember = (url: string, yes: boolean) => hasSimulateV1.set(url, { yes, until: Date.now() + ASK_AGAIN_MS });
+const remember = (kept: Kept, url: string, yes: boolean) => kept.set(url, { yes, until: Date.now() + ASK_AGAIN_MS });
+
+/** eth_simulateV1, and eth_call's block overrides (its fourth parameter) */
+const hasSimulateV1: Kept = new Map();
+const hasBlockOverrides: Kept = new Map();
+/** the first simulation of a URL whose eth_simulateV1 is not known: the others wait for it */
+const asking = new Map<string, Promise<void>>();
 
 export async function simulate(
   sub: BuildSubaccount,
   tx: ModuleTransaction,
-  reads: { before?: readonly SimRead[]; after?: readonly SimRead[] },
+  reads: SimReads,
   head: Head,
 ): Promise<Simulation> {
-  if (!known(sub.rpcUrl)) {
+  if (known(hasSimulateV1, sub.rpcUrl) === undefined) {
     const pending = asking.get(sub.rpcUrl);
     if (!pending) return firstAsk(sub, tx, reads, head);
     await pending;
   }
-  if (known(sub.rpcUrl)?.yes === false) return probe(sub, tx, reads, head);
+  if (known(hasSimulateV1, sub.rpcUrl) === false) return probe(sub, tx, reads, head);
   const sim = await simulateV1(sub, tx, reads, head);
   if (sim) return sim;
-  remember(sub.rpcUrl, false);
+  remember(hasSimulateV1, sub.rpcUrl, false);
   return probe(sub, tx, reads, head);
 }
 
 /** Asks the node for eth_simulateV1 while the builds arriving meanwhile wait for its answer. */
-async function firstAsk(
-  sub: BuildSubaccount,
-  tx: ModuleTransaction,
-  reads: { before?: readonly SimRead[]; after?: readonly SimRead[] },
-  head: Head,
-): Promise<Simulation> {
+async function firstAsk(sub: BuildSubaccount, tx: ModuleTransaction, reads: SimReads, head: Head): Promise<Simulation> {
   let done = () => {};
   asking.set(sub.rpcUrl, new Promise<void>((resolve) => (done = resolve)));
   let sim: Simulation | null;
   try {
     sim = await simulateV1(sub, tx, reads, head);
-    remember(sub.rpcUrl, sim !== null);
+    remember(hasSimulateV1, sub.rpcUrl, sim !== null);
   } finally {
     asking.delete(sub.rpcUrl);
     done();
@@ -162,7 +170,7 @@ const gasLimitFor = (gasUsed: bigint) => (gasUsed * GAS_MARGIN_NUM) / GAS_MARGIN
 async function simulateV1(
   sub: BuildSubaccount,
   tx: ModuleTransaction,
-  reads: { before?: readonly SimRead[]; after?: readonly SimRead[] },
+  reads: SimReads,
   head: Head,
 ): Promise<Simulation | null> {
   const before = reads.before ?? [];
@@ -226,8 +234,7 @@ export function intrinsicGas(data: Hex): bigint {
 /** A node refusing eth_call's third parameter, the state override set. */
 export function overridesRefused(err: unknown): boolean {
   if (methodMissing(err)) return true;
-  const code = (err as { code?: unknown })?.code;
-  const text = `${(err as { details?: unknown })?.details ?? ""} ${(err as Error)?.message ?? ""}`.slice(0, 2_000);
+  const { code, text } = rpcErrorOf(err);
   return code === -32602 || /too many arguments|override/i.test(text);
 }
 
@@ -241,12 +248,7 @@ const unsupported = (chainId: number) =>
   );
 
 /** eth_call at the head with SimulationProbe's code at the trader's address. */
-async function probe(
-  sub: BuildSubaccount,
-  tx: ModuleTransaction,
-  reads: { before?: readonly SimRead[]; after?: readonly SimRead[] },
-  head: Head,
-): Promise<Simulation> {
+async function probe(sub: BuildSubaccount, tx: ModuleTransaction, reads: SimReads, head: Head): Promise<Simulation> {
   const before = reads.before ?? [];
   const after = reads.after ?? [];
   const run = encodeFunctionData({
@@ -264,16 +266,15 @@ async function probe(
   let out: Hex;
   try {
     out = await phase("simulate", async () => {
-      const until = noBlockOverrides.get(sub.rpcUrl);
-      if (until !== undefined && Date.now() < until) return call(false);
+      if (known(hasBlockOverrides, sub.rpcUrl) === false) return call(false);
       try {
         return await call(true);
       } catch (err) {
         if (!overridesRefused(err)) throw err;
         // perhaps only the block overrides (the fourth parameter, newer than state overrides)
-        const out = await call(false);
-        noBlockOverrides.set(sub.rpcUrl, Date.now() + ASK_AGAIN_MS);
-        return out;
+        const withoutThem = await call(false);
+        remember(hasBlockOverrides, sub.rpcUrl, false);
+        return withoutThem;
       }
     });
   } catch (err) {

@@ -17,7 +17,7 @@ import type { ModuleTransaction } from "../../lib/build/module-call.js";
 import { aggregate, type Read, type ReadResult, readValue } from "../../lib/build/multicall.js";
 import { units } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
-import { type SimRead, type Simulation, simulate } from "../../lib/build/simulate.js";
+import { type SimRead, type SimReads, type Simulation, simulate } from "../../lib/build/simulate.js";
 import type { BuildSubaccount } from "../../lib/build/subaccount.js";
 import { phase } from "../../lib/build/timing.js";
 
@@ -375,7 +375,7 @@ export async function simulateOrRefuse(
   ctx: DexCtx,
   tx: ModuleTransaction,
   operation: string,
-  reads: { before?: readonly SimRead[]; after?: readonly SimRead[] } = {},
+  reads: SimReads = {},
   hint?: (sim: Simulation) => string | null,
 ): Promise<Simulation> {
   const sim = await simulate(ctx.sub, tx, reads, ctx.head);
