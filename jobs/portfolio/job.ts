@@ -4,6 +4,12 @@
  * spec's portfolio-data shape (onchain/portfolio.ts), one row per chain, vault and subaccount,
  * through its writer. A chain without an RPC or a protocols entry keeps its earlier rows and is
  * reported as skipped.
+ *
+ * Each chain is read on its own: a chain that does not answer (an RPC error) holds back only its
+ * own part. Every subaccount's data then keeps that chain's positions and tokens as the last read
+ * left them (their items' `update_at` says when) beside the other chains' fresh ones; a subaccount
+ * with no stored data yet gets no row until the chain answers. The chain is reported as unread
+ * (the pass then fails the job, which BullMQ retries).
  */
 import type { Address } from "viem";
 import { getChain } from "../../config/chains.js";
@@ -17,14 +23,27 @@ import { readPositions, readPrices } from "../../onchain/positions.js";
 import type { Db } from "../repo.js";
 import { type PortfolioRow, replacePortfolios } from "./portfolio-write.js";
 
+type Part = Pick<ReturnType<typeof portfolioData>, "positions" | "tokens">;
+
 /** One portfolio of several chains' parts: their positions and tokens side by side. */
-function merge(parts: ReturnType<typeof portfolioData>[]) {
+function merge(parts: Part[]) {
   return {
     positions: parts.flatMap((p) => p.positions),
     app_positions: [],
     tokens: parts.flatMap((p) => p.tokens),
   };
 }
+
+/** The stored data's part of one chain (its positions and tokens name it), to keep it as it was. */
+function storedPart(data: unknown, slug: string): Part {
+  const d = (data ?? {}) as { positions?: { chain?: string }[]; tokens?: { chain?: string }[] };
+  return {
+    positions: (d.positions ?? []).filter((p) => p.chain === slug) as Part["positions"],
+    tokens: (d.tokens ?? []).filter((t) => t.chain === slug) as Part["tokens"],
+  };
+}
+
+const errText = (err: unknown) => (err instanceof Error ? err.message : String(err)).split("\n")[0]!;
 
 export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>, indexerSchema = "indexer") {
   const subs = await db
@@ -40,12 +59,20 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>,
   const skipped = [...new Set(subs.map((s) => s.chain_id))]
     .filter((c) => !readable.includes(c))
     .map((c) => `${c}: ${rpcUrls.has(c) ? "no protocols entry" : "no RPC"}`);
+  // a chain whose reads fail is left out of this run, with why
+  const unread = new Map<number, string>();
   const heads = new Map<number, { number: bigint; timestamp: bigint }>();
   // each chain's catalogue prices a day before its head, for the tokens' 24 h change
   const dayAgo = new Map<number, Map<string, number | null>>();
   for (const c of readable) {
     const client = rpcClient(rpcUrls.get(c)!);
-    const head = await client.getBlock();
+    let head: { number: bigint; timestamp: bigint };
+    try {
+      head = await client.getBlock();
+    } catch (err) {
+      unread.set(c, errText(err));
+      continue;
+    }
     heads.set(c, head);
     try {
       const then = await blockAtOrBefore(client, head.timestamp - 86_400n, head);
@@ -58,13 +85,25 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>,
   }
   // each chain's positions of every subaccount, then the deployment times of what they show
   const addresses = [...new Set(subs.map((s) => s.address))];
-  const parts = new Map<string, ReturnType<typeof portfolioData>[]>(addresses.map((a) => [a, []]));
+  const parts = new Map<string, Part[]>(addresses.map((a) => [a, []]));
   // each subaccount's indexed Uniswap positions on every chain read, once
   const uniswapIds = new Map<string, Map<number, bigint[]>>();
   for (const a of addresses) uniswapIds.set(a, await indexedPositionIds(db, indexerSchema, a, readable));
+  // what the last run stored, for the part of a chain that does not answer now
+  const stored = new Map<string, unknown>();
+  for (const r of await db.selectFrom("registry.portfolio_cache").select(["subaccount", "data"]).execute()) {
+    stored.set(r.subaccount, r.data);
+  }
   for (const c of readable) {
+    const slug = getChain(c)?.slug ?? String(c);
+    const head = heads.get(c);
+    const read = head && (await readChain(c, head).catch((err: unknown) => void unread.set(c, errText(err))));
+    for (const [i, address] of addresses.entries()) {
+      parts.get(address)!.push(read ? read[i]! : storedPart(stored.get(address), slug));
+    }
+  }
+  async function readChain(c: number, head: { number: bigint; timestamp: bigint }) {
     const client = rpcClient(rpcUrls.get(c)!);
-    const head = heads.get(c)!;
     const chainProtocols = protocols.get(c)!;
     const ctx: PortfolioContext = {
       dayAgo: dayAgo.get(c),
@@ -83,15 +122,15 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>,
     const contracts = read.flatMap((positions) => portfolioContracts(positions, ctx));
     ctx.createdAt = await deploymentTimes(client, c, contracts, head.number);
     const slug = getChain(c)?.slug ?? String(c);
-    read.forEach((positions, i) => {
-      parts.get(addresses[i]!)!.push(portfolioData(positions, slug, Number(head.timestamp), ctx));
-    });
+    return read.map((positions) => portfolioData(positions, slug, Number(head.timestamp), ctx));
   }
   const dataOf = new Map(addresses.map((a) => [a, merge(parts.get(a)!)]));
   const done = [...new Set(subs.map((s) => s.chain_id))].filter((c) => readable.includes(c));
+  // with a chain unread, a subaccount never stored would show nothing there: it waits for it
   const rows: PortfolioRow[] = subs
-    .filter((s) => done.includes(s.chain_id))
+    .filter((s) => done.includes(s.chain_id) && (unread.size === 0 || stored.has(s.address)))
     .map((s) => ({ chain_id: s.chain_id, vault: s.vault, subaccount: s.address, data: dataOf.get(s.address) }));
   await replacePortfolios(db, done, rows);
-  return { subaccounts: dataOf.size, chains: readable.length, skipped };
+  const failed = [...unread].map(([c, why]) => `${c}: ${why}`);
+  return { subaccounts: dataOf.size, chains: readable.length, skipped, unread: failed };
 }

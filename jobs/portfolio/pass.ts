@@ -2,8 +2,9 @@
  * One run of the portfolio queue: the subaccounts' portfolio data (job.ts), their valuation
  * series (subaccounts/valuation.ts) and the lending vaults' days (lending/). Each step runs
  * whatever the others did: a chain that does not answer fails the two steps that read the
- * chains, not the lending vaults' days, which come from the indexed tables. The worker fails the
- * job after the pass when a step failed (BullMQ retries it), naming each failure.
+ * chains, not the lending vaults' days, which come from the indexed tables. The portfolio step
+ * still writes the other chains' parts (job.ts) and fails after. The worker fails the job after
+ * the pass when a step failed (BullMQ retries it), naming each failure.
  */
 import { replaceLendingVaultDays } from "../lending/lending-vault-day-write.js";
 import type { Db } from "../repo.js";
@@ -29,7 +30,12 @@ export async function portfolioPass(
       return null;
     }
   };
-  const portfolio = await step("portfolio", () => runPortfolio(db, cfg.rpcUrls, cfg.indexerSchema));
+  const portfolio = await step("portfolio", async () => {
+    const out = await runPortfolio(db, cfg.rpcUrls, cfg.indexerSchema);
+    // written without the chains that failed: the step fails, the job is retried
+    if (out.unread.length > 0) failed.push({ step: "portfolio", error: new Error(`unread ${out.unread.join("; ")}`) });
+    return out;
+  });
   const series = await step("subaccount days", () => runSubaccountDays(db, cfg.indexerSchema, cfg.rpcUrls));
   const lendingVaultDays = await step("lending vault days", () =>
     replaceLendingVaultDays(db, cfg.indexerSchema, wholeLendingDays),

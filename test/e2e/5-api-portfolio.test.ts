@@ -102,28 +102,51 @@ describe("the portfolio job", () => {
     }
   });
 
-  it("a chain that does not answer fails the steps that read it; the lending vaults' days are still made", async () => {
+  it("a chain that does not answer keeps its part; the other chains' and the lending vaults' days are made", async () => {
     const db = writer();
+    type Row = { chain_id: number; subaccount: string; data: Portfolio; cached_at: Date };
+    const cached = "SELECT chain_id, subaccount, data, cached_at FROM registry.portfolio_cache ORDER BY 1, 2";
+    const base = getChain(8453)!.slug;
+    const part = (d: Portfolio, chain: string, on: boolean) => ({
+      positions: d.positions.filter((p) => ((p as { chain?: string }).chain === chain) === on),
+      tokens: d.tokens.filter((t) => (t.chain === chain) === on),
+    });
     try {
       await runPortfolio(db, rpcUrls());
-      const cached = "SELECT chain_id, subaccount, data, cached_at FROM registry.portfolio_cache ORDER BY 1, 2";
-      const before = await h.q(cached);
+      // one subaccount never stored: it gets no row while a chain is unread
+      const [{ subaccount: fresh }] = (await h.q<{ subaccount: string }>(
+        "SELECT subaccount FROM registry.portfolio_cache ORDER BY subaccount LIMIT 1",
+      )) as [{ subaccount: string }];
+      await h.q("DELETE FROM registry.portfolio_cache WHERE subaccount = $1", [fresh]);
+      const before = await h.q<Row>(cached);
+      expect(before.some((r) => part(r.data, base, true).positions.length > 0)).toBe(true);
       await h.q("DELETE FROM derived.lending_vault_day");
       // chain 8453 at a port nothing listens on (freePorts' block starts at it)
       const dead = new Map([...rpcUrls(), [8453, `http://127.0.0.1:${await freePorts(1)}`]]);
       const pass = await portfolioPass(db, { rpcUrls: dead, indexerSchema: "indexer" }, true);
       expect(pass.failed.map((f) => f.step)).toContain("portfolio");
       expect(pass.failed.map((f) => f.step)).not.toContain("lending vault days");
+      expect(pass.portfolio!.unread).toEqual([expect.stringMatching(/^8453: /)]);
       expect(pass.lendingVaultDays).toBeGreaterThan(0);
       const [{ n }] = (await h.q<{ n: number }>("SELECT count(*)::int AS n FROM derived.lending_vault_day")) as [
         { n: number },
       ];
       expect(n).toBe(pass.lendingVaultDays);
-      // the portfolios stay as the last pass that read every chain left them
-      expect(await h.q(cached)).toEqual(before);
-      expect(passError(pass.failed).message).toMatch(/^portfolio pass: portfolio: /);
-      // every chain answering again: nothing fails
+      // every stored row written again: chain 8453's part as it was, chain 1's read now
+      const during = await h.q<Row>(cached);
+      expect(during.map((r) => [r.chain_id, r.subaccount])).toEqual(before.map((r) => [r.chain_id, r.subaccount]));
+      for (const [i, r] of during.entries()) {
+        expect(r.cached_at.getTime()).toBeGreaterThan(before[i]!.cached_at.getTime());
+        expect(part(r.data, base, true)).toEqual(part(before[i]!.data, base, true));
+      }
+      expect(passError(pass.failed).message).toMatch(/^portfolio pass: portfolio: unread 8453: /);
+      // every chain answering again: nothing fails, the subaccount has its rows, chain 1's parts
+      // are those the pass without 8453 wrote (its state has not moved)
       expect((await portfolioPass(db, { rpcUrls: rpcUrls(), indexerSchema: "indexer" }, true)).failed).toEqual([]);
+      const after = await h.q<Row>(cached);
+      expect(after.filter((r) => r.subaccount === fresh).length).toBeGreaterThan(0);
+      const rest = after.filter((r) => r.subaccount !== fresh);
+      expect(rest.map((r) => part(r.data, base, false))).toEqual(during.map((r) => part(r.data, base, false)));
     } finally {
       await db.destroy();
     }
