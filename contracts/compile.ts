@@ -50,8 +50,12 @@ export const CONTRACTS = {
   SimulationProbe: "SimulationProbe.sol",
 } as const;
 
-/** Never deployed: the builders put their runtime code at an address in an eth_call override. */
-const RUNTIME_CODE = new Set<string>(["SimulationProbe"]);
+/**
+ * Runtime code committed beside the ABI, for an eth_call state override: SimulationProbe is never
+ * deployed (the builders put it at the trader's address); Multicall3 is put at its canonical
+ * address on a chain that lacks it (config/multicall3.ts).
+ */
+const RUNTIME_CODE = new Set<string>(["SimulationProbe", "Multicall3"]);
 
 function findImport(path: string): { contents: string } | { error: string } {
   const candidates = [join(srcDir, path), join(root, "node_modules", path)];

@@ -6,7 +6,7 @@
 import { type Abi, type Address, type PublicClient, parseAbi } from "viem";
 import { LoanAbi } from "../abis/LoanAbi.js";
 import { LoanRegistryAbi } from "../abis/LoanRegistryAbi.js";
-import { MULTICALL3 } from "./positions.js";
+import { multicallVia } from "../config/multicall3.js";
 
 /** The original's state names, by `loanState()` number. */
 export const LOAN_STATES = [
@@ -87,7 +87,7 @@ export async function readLoans(client: PublicClient, loans: readonly Address[],
   const drawable = views.filter((l) => l.state === "active" && !l.called);
   if (drawable.length === 0) return views;
   const held = (await client.multicall({
-    multicallAddress: MULTICALL3,
+    ...(await multicallVia(client)),
     blockNumber,
     allowFailure: false,
     contracts: drawable.map((l) => ({
@@ -106,7 +106,7 @@ export async function readLoans(client: PublicClient, loans: readonly Address[],
 async function readLoanViews(client: PublicClient, loans: readonly Address[], blockNumber: bigint) {
   if (loans.length === 0) return [];
   const res = (await client.multicall({
-    multicallAddress: MULTICALL3,
+    ...(await multicallVia(client)),
     blockNumber,
     allowFailure: true,
     contracts: loans.flatMap((address) =>

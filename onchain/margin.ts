@@ -13,9 +13,9 @@
  * at the block read when the indexer has not caught up.
  */
 import { type Address, type Hex, type PublicClient, parseAbi, parseAbiItem } from "viem";
+import { multicallVia } from "../config/multicall3.js";
 import type { PerpDeposit, PerpKey } from "../db/perp-deposits.js";
 import { logsInRange } from "./logs.js";
-import { MULTICALL3 } from "./positions.js";
 
 export type { PerpDeposit, PerpKey };
 
@@ -67,7 +67,7 @@ export async function readMargin(
   if (keys.length === 0) return [];
   // a call that fails (the ledger not yet deployed at that block) is no balance
   const res = await client.multicall({
-    multicallAddress: MULTICALL3,
+    ...(await multicallVia(client)),
     blockNumber,
     allowFailure: true,
     contracts: keys.map((k) => ({
@@ -109,7 +109,7 @@ export async function readDeposits(
   );
   // a bridge not deployed at that block has had no deposit
   const nonces = await client.multicall({
-    multicallAddress: MULTICALL3,
+    ...(await multicallVia(client)),
     blockNumber,
     allowFailure: true,
     contracts: lower.map((b) => ({ address: b, abi: BRIDGE, functionName: "nonces", args: [account] })),
@@ -163,7 +163,7 @@ export async function readInTransit(
   if (open.length === 0) return [];
   // a failed call (the ledger not yet deployed at that block) is no answer
   const res = await client.multicall({
-    multicallAddress: MULTICALL3,
+    ...(await multicallVia(client)),
     blockNumber,
     allowFailure: true,
     contracts: open.map((d) => ({ address: ledger, abi: LEDGER, functionName: "status", args: [d.coreHash] })),

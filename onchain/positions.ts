@@ -13,12 +13,11 @@
  * position's fees with what it earned since the position manager last counted them.
  */
 import { type Address, type PublicClient, parseAbi } from "viem";
+import { multicallVia } from "../config/multicall3.js";
 import type { ChainProtocols } from "../config/registry.js";
 import { type IncentiveSeed, incentiveId, incentivesThrough, STAKER_ABI } from "./staker.js";
 import { feeGrowthOf, feeGrowthReads, uncountedFees } from "./uniswap-fees.js";
 import { amountsFor, sqrtAtTick } from "./uniswap-math.js";
-
-export const MULTICALL3: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
 
 const ERC20 = parseAbi([
   "function balanceOf(address) view returns (uint256)",
@@ -224,16 +223,6 @@ function catalogue(p: ChainProtocols): Map<string, TokenRef & { feed: Address | 
 
 type Call = { address: Address; abi: readonly unknown[]; functionName: string; args?: readonly unknown[] };
 
-const multicallChecked = new WeakSet<object>();
-
-/** Throws unless the chain has Multicall3 at its canonical address (every read batches through it). */
-export async function assertMulticall(client: PublicClient): Promise<void> {
-  if (multicallChecked.has(client)) return;
-  const code = await client.getCode({ address: MULTICALL3 });
-  if (!code || code === "0x") throw new Error(`no Multicall3 at ${MULTICALL3} on this chain`);
-  multicallChecked.add(client);
-}
-
 /** Reads one subaccount's positions on one chain at `blockNumber` (default: the head). */
 /**
  * The USD price (per whole token) of each catalogue token of `protocols` at `block`, from its
@@ -250,7 +239,7 @@ export async function readPrices(
     priced.length === 0
       ? []
       : ((await client.multicall({
-          multicallAddress: MULTICALL3,
+          ...(await multicallVia(client)),
           blockNumber: block,
           allowFailure: true,
           contracts: priced.map((t) => ({ address: t.feed!, abi: FEED, functionName: "latestAnswer" })) as never,
@@ -286,12 +275,12 @@ export async function readPositions(
   blockNumber?: bigint,
   hints: PositionHints = {},
 ): Promise<SubaccountPositions> {
-  await assertMulticall(client);
+  const mc = await multicallVia(client);
   const block = blockNumber ?? (await client.getBlockNumber());
   const many = async <T>(calls: Call[]): Promise<(T | undefined)[]> => {
     if (calls.length === 0) return [];
     const res = (await client.multicall({
-      multicallAddress: MULTICALL3,
+      ...mc,
       blockNumber: block,
       allowFailure: true,
       contracts: calls as never,

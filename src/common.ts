@@ -6,12 +6,14 @@ import { Erc4626Abi } from "../abis/Erc4626Abi";
 import { LendingPoolAbi } from "../abis/LendingPoolAbi";
 import { PriceFeedAbi } from "../abis/PriceFeedAbi";
 import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi";
+import { multicallVia } from "../config/multicall3";
 import type { EvmVault } from "../config/registry";
 import { FlowPrefetcher, type ReadAt } from "./prefetch";
 import { readAtBlock } from "./read-at-block";
-import { chainOf, rpcUrlOf, vaultsOnChain } from "./registry";
 
-export const MULTICALL3: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
+export { multicallVia };
+
+import { chainOf, rpcUrlOf, vaultsOnChain } from "./registry";
 
 interface LogEvent {
   id: string;
@@ -182,10 +184,10 @@ export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultStat
     `snapshot of ${v.chainId}:${v.address} at ` +
     `${JSON.stringify(at, (_k, x) => (typeof x === "bigint" ? String(x) : x))}`;
   const answers = (await readAtBlock(
-    (atBlock) =>
+    async (atBlock) =>
       directClient(v.chainId).multicall({
         contracts: contracts as never,
-        multicallAddress: MULTICALL3,
+        ...(await multicallVia(directClient(v.chainId))),
         allowFailure: true,
         ...(atBlock ? at : {}),
       }),

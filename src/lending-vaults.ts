@@ -6,7 +6,7 @@
 import { type Context, ponder } from "ponder:registry";
 import { lending_vault_event, lending_vault_snapshot } from "ponder:schema";
 import { MorphoLendingVaultAbi } from "../abis/MorphoLendingVaultAbi";
-import { directClient, eventColumns, MULTICALL3, ratio18 } from "./common";
+import { directClient, eventColumns, multicallVia, ratio18 } from "./common";
 import { readAtBlock } from "./read-at-block";
 import { protocolsOf } from "./registry";
 
@@ -15,9 +15,9 @@ const lc = (a: string) => a.toLowerCase() as `0x${string}`;
 
 async function readTotals(chainId: number, vault: `0x${string}`, blockNumber: bigint) {
   const [assets, supply] = await readAtBlock(
-    (atBlock) =>
+    async (atBlock) =>
       directClient(chainId).multicall({
-        multicallAddress: MULTICALL3,
+        ...(await multicallVia(directClient(chainId))),
         allowFailure: true,
         ...(atBlock ? { blockNumber } : {}),
         contracts: [

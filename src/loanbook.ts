@@ -6,7 +6,7 @@
 import { type Context, ponder } from "ponder:registry";
 import { loanbook_event, loanbook_loan } from "ponder:schema";
 import { LoanAbi } from "../abis/LoanAbi";
-import { directClient, eventColumns, jsonArgs, MULTICALL3 } from "./common";
+import { directClient, eventColumns, jsonArgs, multicallVia } from "./common";
 import { afterCommitment, afterFunded } from "./loan-states";
 import { readAtBlock } from "./read-at-block";
 import { findVault } from "./registry";
@@ -22,9 +22,9 @@ ponder.on("LoanRegistry:LoanRegistered", async ({ event, context }) => {
   const address = lc(event.args.loan);
   const c = (functionName: string) => ({ address, abi: LoanAbi, functionName }) as const;
   const r = (await readAtBlock(
-    (atBlock) =>
+    async (atBlock) =>
       directClient(context.chain.id).multicall({
-        multicallAddress: MULTICALL3,
+        ...(await multicallVia(directClient(context.chain.id))),
         allowFailure: false,
         ...(atBlock ? { blockNumber: event.block.number } : {}),
         contracts: [

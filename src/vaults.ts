@@ -18,7 +18,7 @@ import { LendingPoolAbi } from "../abis/LendingPoolAbi";
 import { LoanAbi } from "../abis/LoanAbi";
 import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi";
 import type { EvmVault } from "../config/registry";
-import { directClient, eventColumns, flowSnapshotId, governance, MULTICALL3, snapshot } from "./common";
+import { directClient, eventColumns, flowSnapshotId, governance, multicallVia, snapshot } from "./common";
 import { readAtBlock } from "./read-at-block";
 import { vaultAt, vaultOfShareToken, vaultsOnChain } from "./registry";
 import { followOwner } from "./timelock";
@@ -509,9 +509,9 @@ ponder.on("LendingPool:NewLoanDeployedByPool", async ({ event, context }) => {
   // sync's block and log requests, and waiting behind them held indexing still for up to half a
   // minute in bench:index (docs/performance.md).
   const [borrower, principalToken, initial, termDays] = await readAtBlock(
-    (atBlock) =>
+    async (atBlock) =>
       directClient(v.chainId).multicall({
-        multicallAddress: MULTICALL3,
+        ...(await multicallVia(directClient(v.chainId))),
         allowFailure: false,
         ...(atBlock ? { blockNumber: event.block.number } : {}),
         contracts: [

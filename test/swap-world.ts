@@ -244,6 +244,12 @@ export interface RpcProxy {
   maxParams: Map<string, number>;
   /** methods forwarded with only this many parameters, as a node ignoring the others answers */
   dropParams: Map<string, number>;
+  /**
+   * addresses (lowercase) whose code the node behind seems not to have, as on a chain where they
+   * were never deployed: eth_getCode answers "0x", and eth_call runs with their code overridden to
+   * none, unless the call's own state override puts code there
+   */
+  hideCode: Set<string>;
   close(): Promise<void>;
 }
 
@@ -253,6 +259,18 @@ export async function rpcProxy(target: string): Promise<RpcProxy> {
   const refuse = new Set<string>();
   const maxParams = new Map<string, number>();
   const dropParams = new Map<string, number>();
+  const hideCode = new Set<string>();
+  type Call = { id: unknown; method: string; params?: unknown[] };
+  /** the call as the node without `hideCode`'s contracts would run it, or its answer */
+  const hiding = (c: Call): { call: Call } | { result: unknown } => {
+    const p = c.params ?? [];
+    if (c.method === "eth_getCode" && hideCode.has(String(p[0]).toLowerCase())) return { result: "0x" };
+    if (c.method !== "eth_call") return { call: c };
+    const own = (p[2] ?? {}) as Record<string, unknown>;
+    const mine = new Set(Object.keys(own).map((a) => a.toLowerCase()));
+    const hidden = Object.fromEntries([...hideCode].filter((a) => !mine.has(a)).map((a) => [a, { code: "0x" }]));
+    return { call: { ...c, params: [p[0], p[1] ?? "latest", { ...own, ...hidden }, ...p.slice(3)] } };
+  };
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
@@ -282,6 +300,23 @@ export async function rpcProxy(target: string): Promise<RpcProxy> {
       res.end(JSON.stringify({ jsonrpc: "2.0", id: single!.id, error }));
       return;
     }
+    if (hideCode.size > 0 && calls.length > 0) {
+      const answers = await Promise.all(
+        calls.map(async (c) => {
+          const h = hiding(c);
+          if ("result" in h) return { jsonrpc: "2.0", id: c.id, result: h.result };
+          const r = await fetch(target, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(h.call),
+          });
+          return (await r.json()) as unknown;
+        }),
+      );
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(Array.isArray(JSON.parse(body)) ? answers : answers[0]));
+      return;
+    }
     const keep = calls.length === 1 && single ? dropParams.get(single.method) : undefined;
     const forward = keep === undefined ? body : JSON.stringify({ ...single, params: single!.params?.slice(0, keep) });
     const r = await fetch(target, {
@@ -308,6 +343,7 @@ export async function rpcProxy(target: string): Promise<RpcProxy> {
     refuse,
     maxParams,
     dropParams,
+    hideCode,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

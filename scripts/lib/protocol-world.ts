@@ -19,6 +19,7 @@ import {
 } from "viem";
 import { LoanAbi } from "../../abis/LoanAbi.js";
 import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
+import { MULTICALL3 } from "../../config/multicall3.js";
 import type { ChainProtocols } from "../../config/registry.js";
 import { aave as aaveArt, uniswap as uniArt } from "../../contracts/devnet/protocols/artifacts.js";
 import {
@@ -32,7 +33,6 @@ import {
 import { createLoan, loanSubaccountCalls } from "../../contracts/devnet/protocols/loans.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { ChainSession } from "../../contracts/devnet/session.js";
-import { MULTICALL3 } from "../../onchain/positions.js";
 import { type AnvilInstance, rpc, startAnvil } from "./anvil.js";
 import { REPO_ROOT } from "./indexer.js";
 

@@ -32,6 +32,7 @@ import {
 } from "../../api/routes/subaccounts/subaccounts.returns.js";
 import { startRpcProxy } from "../../bench/rpc-proxy.js";
 import { getChain } from "../../config/chains.js";
+import { MULTICALL3 } from "../../config/multicall3.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { createDb, createPool } from "../../db/client.js";
 import { readCheckpoints } from "../../db/progress.js";
@@ -45,6 +46,7 @@ import { readDeposits, readInTransit, readMargin } from "../../onchain/margin.js
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
 import { freePorts, loadManifest, rpcCall, until } from "../helpers.js";
 import { limitedRpc, prunedRpc } from "../limited-rpc.js";
+import { rpcProxy } from "../swap-world.js";
 
 let h: ApiHarness;
 const writer = () => createDb(createPool(h.devnet.dbUrl, 2, "portfolio-test"));
@@ -149,6 +151,34 @@ describe("the portfolio job", () => {
       expect(rest.map((r) => part(r.data, base, false))).toEqual(during.map((r) => part(r.data, base, false)));
     } finally {
       await db.destroy();
+    }
+  });
+
+  it("on chains without Multicall3 the reads put its code there in a state override: the same portfolios", async () => {
+    const proxies = await Promise.all(h.devnet.chains.map((c) => rpcProxy(c.rpcUrl)));
+    for (const p of proxies) p.hideCode.add(MULTICALL3.toLowerCase());
+    const db = writer();
+    const cached = "SELECT chain_id, subaccount, data FROM registry.portfolio_cache ORDER BY 1, 2";
+    try {
+      await runPortfolio(db, rpcUrls());
+      const direct = await h.q(cached);
+      const urls = new Map(h.devnet.chains.map((c, i) => [c.chainId, proxies[i]!.url]));
+      const out = await runPortfolio(db, urls);
+      expect(out.unread).toEqual([]);
+      expect(await h.q(cached)).toEqual(direct);
+      // every multicall went with the override: none found the chain's own
+      for (const p of proxies) {
+        const calls = p.bodies.flatMap((b) => [JSON.parse(b)].flat() as { method: string; params: unknown[] }[]);
+        const multicalls = calls.filter(
+          (c) =>
+            c.method === "eth_call" && (c.params[0] as { to?: string }).to?.toLowerCase() === MULTICALL3.toLowerCase(),
+        );
+        expect(multicalls.length).toBeGreaterThan(0);
+        for (const c of multicalls) expect(Object.keys((c.params[2] ?? {}) as object)).toContain(MULTICALL3);
+      }
+    } finally {
+      await db.destroy();
+      await Promise.all(proxies.map((p) => p.close()));
     }
   });
 

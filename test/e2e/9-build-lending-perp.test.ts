@@ -26,11 +26,13 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CoreLedgerAbi } from "../../abis/CoreLedgerAbi.js";
+import { Multicall3RuntimeCode } from "../../abis/Multicall3Abi.js";
 import { PerpBridgeAAbi } from "../../abis/PerpBridgeAAbi.js";
 import type { App } from "../../api/app.js";
 import { createKey } from "../../api/keys.js";
 import { AuditWriter, runBuild } from "../../api/lib/build/audit.js";
 import type { AppDeps, AppEnv } from "../../api/lib/router.js";
+import { MULTICALL3 } from "../../config/multicall3.js";
 import { coreHash, deployCoreLedger } from "../../contracts/devnet/protocols/index.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { relayerConfig } from "../../jobs/relayer/config.js";
@@ -685,6 +687,60 @@ describe("lending market builders (Aave v3)", () => {
       await refused(await post<Refused>(path, body, key, viaCall), 503, "simulation_unsupported", before);
     } finally {
       await noSim.close();
+    }
+  });
+
+  it("a chain without Multicall3: the reads put its code there in a state override; the same answer, as sent", async () => {
+    // a node of its own (another URL): what a node's chain lacks is kept per URL
+    const noMc = await rpcProxy(w.anvil.rpcUrl);
+    const mc = MULTICALL3.toLowerCase();
+    noMc.hideCode.add(mc);
+    const devnet = h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const);
+    const viaOverride = h.appWith({ rpcUrls: new Map([...devnet, [8453, noMc.url]]) });
+    // the multicalls the node was asked: with Multicall3's code in the override, or without
+    const multicalls = () =>
+      noMc.bodies
+        .flatMap((b) => [JSON.parse(b)].flat() as { method: string; params: unknown[] }[])
+        .filter((c) => c.method === "eth_call" && (c.params[0] as { to?: string }).to?.toLowerCase() === mc)
+        .map((c) => Object.keys((c.params[2] ?? {}) as object).some((a) => a.toLowerCase() === mc));
+    try {
+      // the code put there is the devnet's own Multicall3
+      expect((await rpc<Hex>(w.anvil.rpcUrl, "eth_getCode", [MULTICALL3, "latest"])).toLowerCase()).toBe(
+        Multicall3RuntimeCode.toLowerCase(),
+      );
+      const aUsdc = reserve(usdc).aToken;
+      const path = `/integrations/lending_market/${aUsdc}/supply/${w.sub.safe}`;
+      const body = { chain: 8453, from: w.trader, amount: "3" };
+      // the same build at the same head through both nodes: the same transaction and figures
+      const a = await post<Lending>(path, body);
+      const b = await post<Lending>(path, body, key, viaOverride);
+      expect(b.status, JSON.stringify(b.body)).toBe(200);
+      expect(b.body.data).toBe(a.body.data);
+      expect(b.body.simulation).toEqual(a.body.simulation);
+      expect(b.body.balances).toEqual(a.body.balances);
+      expect(b.body.account).toEqual(a.body.account);
+      expect(b.body.health_factor).toEqual(a.body.health_factor);
+      // the first multicall found no code and was made again with it; the next ones carry it at once
+      const first = multicalls();
+      expect(first.slice(0, 2)).toEqual([false, true]);
+      expect(first.slice(2).every((x) => x)).toBe(true);
+      const receipt = await send(b.body);
+      expect(receipt.status).toBe("success");
+      await expectAfter(b.body, usdc);
+      const again = await post<Lending>(path, body, key, viaOverride);
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+      expect(
+        multicalls()
+          .slice(first.length)
+          .every((x) => x),
+      ).toBe(true);
+      // a node that refuses state overrides: a 503 that says what the chain lacks, nothing sent
+      noMc.maxParams.set("eth_call", 2);
+      const before = await head();
+      const none = await refused(await post<Refused>(path, body, key, viaOverride), 503, "chain_unavailable", before);
+      expect(none.detail).toMatch(/no Multicall3 at 0xcA11bde05977b3631167028862bE2a173976CA11 on this chain/);
+    } finally {
+      await noMc.close();
     }
   });
 

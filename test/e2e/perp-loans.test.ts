@@ -31,6 +31,7 @@ import { LoanRegistryAbi } from "../../abis/LoanRegistryAbi.js";
 import { PerpBridgeAAbi } from "../../abis/PerpBridgeAAbi.js";
 import { PerpBridgeBAbi } from "../../abis/PerpBridgeBAbi.js";
 import { SubaccountModuleAbi } from "../../abis/SubaccountModuleAbi.js";
+import { MULTICALL3 } from "../../config/multicall3.js";
 import {
   type CoreLedgerDeployment,
   coreHash,
@@ -57,7 +58,6 @@ import {
 } from "../../contracts/devnet/protocols/index.js";
 import { type Ctx, ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { ChainSession } from "../../contracts/devnet/session.js";
-import { MULTICALL3 } from "../../onchain/positions.js";
 import { type AnvilInstance, RpcError, rpc, startAnvil } from "../../scripts/lib/anvil.js";
 import { REPO_ROOT } from "../../scripts/lib/indexer.js";
 import { PORT_OFFSET } from "../helpers.js";

@@ -6,7 +6,7 @@
  * Safe that dropped its module is a 409 `stale_subaccount` without a round trip of its own.
  */
 import { type Abi, parseAbi } from "viem";
-import { MULTICALL3 } from "../../../onchain/positions.js";
+import { MULTICALL3 } from "../../../config/multicall3.js";
 import { aggregate, type Read, type ReadResult, readValue } from "./multicall.js";
 import { BuildRefusal } from "./refusal.js";
 import { type BuildSubaccount, forgetModule } from "./subaccount.js";

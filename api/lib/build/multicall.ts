@@ -2,10 +2,12 @@
  * Many reads in one `eth_call`: Multicall3's `aggregate3` with every call allowed to fail, each
  * result decoded with its own ABI, or its raw revert data kept (for decodeRevert). Unlike viem's
  * `multicall`, a failed call hands back the bytes it reverted with, and calls need not be views
- * (QuoterV2's quotes are non-view functions meant for eth_call).
+ * (QuoterV2's quotes are non-view functions meant for eth_call). On a chain without Multicall3
+ * (its call answers no data), the call is made again with Multicall3's code put at its address in
+ * a state override (config/multicall3.ts), and the node's URL is kept as lacking it for 10 min.
  */
 import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, type Hex, toHex } from "viem";
-import { MULTICALL3 } from "../../../onchain/positions.js";
+import { MULTICALL3, MULTICALL3_RPC_OVERRIDE } from "../../../config/multicall3.js";
 import { rpcCall } from "../../../onchain/rpc-fetch.js";
 
 export interface Read {
@@ -65,6 +67,38 @@ export function decodeAggregate3(data: Hex): { success: boolean; returnData: Hex
   return out;
 }
 
+/** until when each node URL is believed to lack Multicall3 (then asked again) */
+const lacking = new Map<string, number>();
+const LACKING_MS = 10 * 60_000;
+const empty = (d: Hex | null) => d == null || d === "0x";
+
+/** aggregate3's answer, through the override where the chain lacks Multicall3. */
+async function aggregate3(rpcUrl: string, data: Hex, block: string): Promise<Hex> {
+  const call = (override: boolean) =>
+    rpcCall<Hex | null>(rpcUrl, "eth_call", [
+      { to: MULTICALL3, data },
+      block,
+      ...(override ? [MULTICALL3_RPC_OVERRIDE] : []),
+    ]);
+  const lacks = (lacking.get(rpcUrl) ?? 0) > Date.now();
+  if (!lacks) {
+    const plain = await call(false);
+    if (!empty(plain)) return plain!;
+  }
+  const why = `no Multicall3 at ${MULTICALL3} on this chain`;
+  let put: Hex | null;
+  try {
+    put = await call(true);
+  } catch (err) {
+    throw new Error(`${why}, and the call with its code in a state override failed: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  if (empty(put)) throw new Error(`${why}, and the node ignored its code in a state override`);
+  lacking.set(rpcUrl, Date.now() + LACKING_MS);
+  return put!;
+}
+
 /**
  * The reads' results in order, from the node at `rpcUrl` (`rpcCall`: this is every build's read
  * stage); throws only when the RPC itself fails.
@@ -75,11 +109,12 @@ export async function aggregate(rpcUrl: string, reads: readonly Read[], blockNum
     target: r.address,
     callData: encodeFunctionData({ abi: r.abi, functionName: r.functionName, args: (r.args ?? []) as unknown[] }),
   }));
-  const data = await rpcCall<Hex | null>(rpcUrl, "eth_call", [
-    { to: MULTICALL3, data: encodeAggregate3(calls) },
+  const data = await aggregate3(
+    rpcUrl,
+    encodeAggregate3(calls),
     blockNumber !== undefined ? toHex(blockNumber) : "latest",
-  ]);
-  const results = decodeAggregate3(data ?? "0x");
+  );
+  const results = decodeAggregate3(data);
   if (results.length !== reads.length)
     throw new Error(`aggregate3 answered ${results.length} of ${reads.length} calls`);
   return results.map((res, i): ReadResult => {

@@ -8,8 +8,8 @@
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { sql } from "kysely";
 import { type Abi, type Address, type PublicClient, parseAbi } from "viem";
+import { multicallVia } from "../../../config/multicall3.js";
 import { LOAN_STATES, type LoanView, loansOf, readLoans } from "../../../onchain/loans.js";
-import { MULTICALL3 } from "../../../onchain/positions.js";
 import { serviceFault } from "../../lib/build/refusal.js";
 import { ChainIdParam } from "../../lib/chain.js";
 import { objectKey } from "../../lib/chain-reads.js";
@@ -122,7 +122,7 @@ async function tokenInfo(
 ) {
   const uniq = [...new Set(tokens)];
   const res = (await client.multicall({
-    multicallAddress: MULTICALL3,
+    ...(await multicallVia(client)),
     blockNumber: block,
     allowFailure: true,
     contracts: uniq.flatMap((t) => {

@@ -1,0 +1,46 @@
+/**
+ * Multicall3, through which every batched read goes (viem's `multicall`, the builders' own
+ * `aggregate3`). Most chains have it at its canonical address; on one that lacks it (a new chain,
+ * one that refuses the keyless deployment), the reads put its runtime code there in the call's
+ * state override, so they work the same on any node that takes state overrides in `eth_call`
+ * (geth since 1.9, Erigon, Nethermind, Reth, Besu, anvil). Whether a node's chain has it is read
+ * once per client (its code at the head) and kept.
+ */
+import type { Address, PublicClient, StateOverride } from "viem";
+import { Multicall3RuntimeCode } from "../abis/Multicall3Abi.js";
+
+export const MULTICALL3: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
+
+/** The state override that puts Multicall3 at its canonical address. */
+export const MULTICALL3_OVERRIDE: StateOverride = [{ address: MULTICALL3, code: Multicall3RuntimeCode }];
+
+/** The same override as a JSON-RPC `eth_call` parameter (address to account fields). */
+export const MULTICALL3_RPC_OVERRIDE = { [MULTICALL3]: { code: Multicall3RuntimeCode } } as const;
+
+export interface MulticallVia {
+  multicallAddress: Address;
+  /** set when the chain lacks Multicall3: its code put there for the call */
+  stateOverride?: StateOverride;
+}
+
+const via = new WeakMap<object, Promise<MulticallVia>>();
+
+/**
+ * What to add to a `client.multicall` call: Multicall3's address, and the override where the
+ * chain has no code there. A failed look (an RPC error) is not kept: the next call asks again.
+ */
+export function multicallVia(client: PublicClient): Promise<MulticallVia> {
+  let p = via.get(client);
+  if (!p) {
+    p = client
+      .getCode({ address: MULTICALL3 })
+      .then((code) =>
+        code && code !== "0x"
+          ? { multicallAddress: MULTICALL3 }
+          : { multicallAddress: MULTICALL3, stateOverride: MULTICALL3_OVERRIDE },
+      );
+    via.set(client, p);
+    p.catch(() => via.delete(client));
+  }
+  return p;
+}
