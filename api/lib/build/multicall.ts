@@ -9,6 +9,7 @@
 import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, type Hex, toHex } from "viem";
 import { MULTICALL3, MULTICALL3_RPC_OVERRIDE } from "../../../config/multicall3.js";
 import { rpcCall } from "../../../onchain/rpc-fetch.js";
+import { type Kept, known, remember } from "./node-kept.js";
 
 export interface Read {
   address: Address;
@@ -67,9 +68,8 @@ export function decodeAggregate3(data: Hex): { success: boolean; returnData: Hex
   return out;
 }
 
-/** until when each node URL is believed to lack Multicall3 (then asked again) */
-const lacking = new Map<string, number>();
-const LACKING_MS = 10 * 60_000;
+/** whether each node URL's chain has Multicall3, once one of its answers said it lacks it */
+const hasMulticall3: Kept = new Map();
 const empty = (d: Hex | null) => d == null || d === "0x";
 
 /** aggregate3's answer, through the override where the chain lacks Multicall3. */
@@ -80,7 +80,7 @@ async function aggregate3(rpcUrl: string, data: Hex, block: string): Promise<Hex
       block,
       ...(override ? [MULTICALL3_RPC_OVERRIDE] : []),
     ]);
-  const lacks = (lacking.get(rpcUrl) ?? 0) > Date.now();
+  const lacks = known(hasMulticall3, rpcUrl) === false;
   if (!lacks) {
     const plain = await call(false);
     if (!empty(plain)) return plain!;
@@ -95,7 +95,7 @@ async function aggregate3(rpcUrl: string, data: Hex, block: string): Promise<Hex
     });
   }
   if (empty(put)) throw new Error(`${why}, and the node ignored its code in a state override`);
-  lacking.set(rpcUrl, Date.now() + LACKING_MS);
+  remember(hasMulticall3, rpcUrl, false);
   return put!;
 }
 

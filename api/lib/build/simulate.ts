@@ -25,6 +25,7 @@ import { type DecodedRevert, decodeRevert } from "../revert-decode.js";
 import type { Head } from "./head.js";
 import { recordSimulation } from "./metrics.js";
 import type { ModuleTransaction } from "./module-call.js";
+import { type Kept, known, remember } from "./node-kept.js";
 import { BuildRefusal } from "./refusal.js";
 import type { BuildSubaccount } from "./subaccount.js";
 import { phase } from "./timing.js";
@@ -109,16 +110,6 @@ export function methodMissing(err: unknown): boolean {
     text,
   );
 }
-
-/** What a node answered it has, by RPC URL, and until when to believe it (then ask again). */
-type Kept = Map<string, { yes: boolean; until: number }>;
-/** how long what a node has or lacks is kept */
-const ASK_AGAIN_MS = 10 * 60_000;
-const known = (kept: Kept, url: string) => {
-  const k = kept.get(url);
-  return k !== undefined && Date.now() < k.until ? k.yes : undefined;
-};
-const remember = (kept: Kept, url: string, yes: boolean) => kept.set(url, { yes, until: Date.now() + ASK_AGAIN_MS });
 
 /** eth_simulateV1, and eth_call's block overrides (its fourth parameter) */
 const hasSimulateV1: Kept = new Map();
