@@ -6,7 +6,7 @@
  * (geth since 1.9, Erigon, Nethermind, Reth, Besu, anvil). Whether a node's chain has it is read
  * once per client (its code at the head) and kept.
  */
-import type { Address, PublicClient, StateOverride } from "viem";
+import { type Address, BaseError, type PublicClient, parseAbi, type StateOverride } from "viem";
 import { Multicall3RuntimeCode } from "../abis/Multicall3Abi.js";
 
 export const MULTICALL3: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
@@ -27,20 +27,37 @@ const via = new WeakMap<object, Promise<MulticallVia>>();
 
 /**
  * What to add to a `client.multicall` call: Multicall3's address, and the override where the
- * chain has no code there. A failed look (an RPC error) is not kept: the next call asks again.
+ * chain has no code there. Where it is needed, the override is tried once first: a node that does
+ * not take it makes this throw, saying so, rather than every read fail one by one. A failed look
+ * (an RPC error) is not kept: the next call asks again.
  */
 export function multicallVia(client: PublicClient): Promise<MulticallVia> {
   let p = via.get(client);
   if (!p) {
-    p = client
-      .getCode({ address: MULTICALL3 })
-      .then((code) =>
-        code && code !== "0x"
-          ? { multicallAddress: MULTICALL3 }
-          : { multicallAddress: MULTICALL3, stateOverride: MULTICALL3_OVERRIDE },
-      );
+    p = look(client);
     via.set(client, p);
     p.catch(() => via.delete(client));
   }
   return p;
+}
+
+const BLOCK_NUMBER = parseAbi(["function getBlockNumber() view returns (uint256)"]);
+
+async function look(client: PublicClient): Promise<MulticallVia> {
+  const code = await client.getCode({ address: MULTICALL3 });
+  if (code && code !== "0x") return { multicallAddress: MULTICALL3 };
+  const why = `no Multicall3 at ${MULTICALL3} on this chain`;
+  const n = await client
+    .readContract({
+      address: MULTICALL3,
+      abi: BLOCK_NUMBER,
+      functionName: "getBlockNumber",
+      stateOverride: MULTICALL3_OVERRIDE,
+    })
+    .catch((err: unknown) => {
+      const text = err instanceof BaseError ? err.shortMessage : String(err);
+      throw new Error(`${why}, and the call with its code in a state override failed: ${text}`, { cause: err });
+    });
+  if (typeof n !== "bigint") throw new Error(`${why}, and the node ignored its code in a state override`);
+  return { multicallAddress: MULTICALL3, stateOverride: MULTICALL3_OVERRIDE };
 }

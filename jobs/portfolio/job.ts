@@ -9,7 +9,8 @@
  * own part. Every subaccount's data then keeps that chain's positions and tokens as the last read
  * left them (their items' `update_at` says when) beside the other chains' fresh ones; a subaccount
  * with no stored data yet gets no row until the chain answers. The chain is reported as unread
- * (the pass then fails the job, which BullMQ retries).
+ * (the pass then fails the job, which BullMQ retries). With no chain answering, nothing is
+ * written.
  */
 import type { Address } from "viem";
 import { getChain } from "../../config/chains.js";
@@ -94,14 +95,7 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>,
   for (const r of await db.selectFrom("registry.portfolio_cache").select(["subaccount", "data"]).execute()) {
     stored.set(r.subaccount, r.data);
   }
-  for (const c of readable) {
-    const slug = getChain(c)?.slug ?? String(c);
-    const head = heads.get(c);
-    const read = head && (await readChain(c, head).catch((err: unknown) => void unread.set(c, errText(err))));
-    for (const [i, address] of addresses.entries()) {
-      parts.get(address)!.push(read ? read[i]! : storedPart(stored.get(address), slug));
-    }
-  }
+  /** every subaccount's part of chain `c`, read at its head */
   async function readChain(c: number, head: { number: bigint; timestamp: bigint }) {
     const client = rpcClient(rpcUrls.get(c)!);
     const chainProtocols = protocols.get(c)!;
@@ -124,6 +118,26 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>,
     const slug = getChain(c)?.slug ?? String(c);
     return read.map((positions) => portfolioData(positions, slug, Number(head.timestamp), ctx));
   }
+  for (const c of readable) {
+    const head = heads.get(c);
+    let read: Part[] | null = null;
+    if (head) {
+      try {
+        read = await readChain(c, head);
+      } catch (err) {
+        unread.set(c, errText(err));
+      }
+    }
+    const slug = getChain(c)?.slug ?? String(c);
+    for (const [i, address] of addresses.entries()) {
+      parts.get(address)!.push(read ? read[i]! : storedPart(stored.get(address), slug));
+    }
+  }
+  const failed = [...unread].map(([c, why]) => `${c}: ${why}`);
+  // nothing read: the rows stay as they are (their cached_at the last write with news)
+  if (readable.length > 0 && unread.size === readable.length) {
+    return { subaccounts: 0, chains: readable.length, skipped, unread: failed };
+  }
   const dataOf = new Map(addresses.map((a) => [a, merge(parts.get(a)!)]));
   const done = [...new Set(subs.map((s) => s.chain_id))].filter((c) => readable.includes(c));
   // with a chain unread, a subaccount never stored would show nothing there: it waits for it
@@ -131,6 +145,5 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>,
     .filter((s) => done.includes(s.chain_id) && (unread.size === 0 || stored.has(s.address)))
     .map((s) => ({ chain_id: s.chain_id, vault: s.vault, subaccount: s.address, data: dataOf.get(s.address) }));
   await replacePortfolios(db, done, rows);
-  const failed = [...unread].map(([c, why]) => `${c}: ${why}`);
   return { subaccounts: dataOf.size, chains: readable.length, skipped, unread: failed };
 }

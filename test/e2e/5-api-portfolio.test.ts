@@ -176,6 +176,25 @@ describe("the portfolio job", () => {
         expect(multicalls.length).toBeGreaterThan(0);
         for (const c of multicalls) expect(Object.keys((c.params[2] ?? {}) as object)).toContain(MULTICALL3);
       }
+      // nodes (other URLs) that take no state override: each chain unread, saying why
+      const refusing = await Promise.all(h.devnet.chains.map((c) => rpcProxy(c.rpcUrl)));
+      proxies.push(...refusing);
+      for (const p of refusing) {
+        p.hideCode.add(MULTICALL3.toLowerCase());
+        p.maxParams.set("eth_call", 2);
+      }
+      const at = "SELECT chain_id, subaccount, cached_at FROM registry.portfolio_cache ORDER BY 1, 2";
+      const stamped = await h.q(at);
+      const none = await runPortfolio(db, new Map(h.devnet.chains.map((c, i) => [c.chainId, refusing[i]!.url])));
+      expect(none.unread).toEqual(
+        h.devnet.chains.map((c) =>
+          expect.stringMatching(
+            new RegExp(`^${c.chainId}: no Multicall3 at ${MULTICALL3} on this chain, and the call with its code`),
+          ),
+        ),
+      );
+      // no chain read: nothing written
+      expect(await h.q(at)).toEqual(stamped);
     } finally {
       await db.destroy();
       await Promise.all(proxies.map((p) => p.close()));
