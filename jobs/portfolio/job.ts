@@ -5,6 +5,8 @@
  * through its writer. A chain without an RPC or a protocols entry keeps its earlier rows and is
  * reported as skipped.
  *
+ * The chains are read side by side, each PER_CHAIN subaccounts at a time (a node far away costs
+ * its round trips once per lane, not once per subaccount in a row).
  * Each chain is read on its own: a chain that does not answer (an RPC error) holds back only its
  * own part. Every subaccount's data then keeps that chain's positions and tokens as the last read
  * left them (their items' `update_at` says when) beside the other chains' fresh ones; a subaccount
@@ -44,6 +46,23 @@ function storedPart(data: unknown, slug: string): Part {
   };
 }
 
+/** subaccounts read at once on one chain */
+const PER_CHAIN = 4;
+
+/** `fn` over `items`, at most `width` at a time; the results in the items' order. */
+async function inTurn<T, R>(items: readonly T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
+  return out;
+}
+
 const errText = (err: unknown) => (err instanceof Error ? err.message : String(err)).split("\n")[0]!;
 
 export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>, indexerSchema = "indexer") {
@@ -65,14 +84,16 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>,
   const heads = new Map<number, { number: bigint; timestamp: bigint }>();
   // each chain's catalogue prices a day before its head, for the tokens' 24 h change
   const dayAgo = new Map<number, Map<string, number | null>>();
-  for (const c of readable) {
+  // the chains side by side: a slow node delays only its own chain's reads
+  const eachChain = (f: (c: number) => Promise<void>) => Promise.all(readable.map(f));
+  await eachChain(async (c) => {
     const client = rpcClient(rpcUrls.get(c)!);
     let head: { number: bigint; timestamp: bigint };
     try {
       head = await client.getBlock();
     } catch (err) {
       unread.set(c, errText(err));
-      continue;
+      return;
     }
     heads.set(c, head);
     try {
@@ -83,7 +104,7 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>,
       // state of a day ago (not an archive node) fails the price reads, which readPrices gives
       // as null prices: the same outcome.
     }
-  }
+  });
   // each chain's positions of every subaccount, then the deployment times of what they show
   const addresses = [...new Set(subs.map((s) => s.address))];
   const parts = new Map<string, Part[]>(addresses.map((a) => [a, []]));
@@ -105,29 +126,29 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>,
       morpho: chainProtocols.morpho?.address ?? null,
       staker: chainProtocols.uniswap?.staker ?? null,
     };
-    const read = [];
-    for (const address of addresses) {
+    const read = await inTurn(addresses, PER_CHAIN, (address) => {
       const ids = uniswapIds.get(address)!.get(c) ?? [];
       const incentives = incentiveSeed(db, indexerSchema, c, ctx.staker);
-      read.push(
-        await readPositions(client, chainProtocols, address as Address, head.number, { uniswapIds: ids, incentives }),
-      );
-    }
+      return readPositions(client, chainProtocols, address as Address, head.number, { uniswapIds: ids, incentives });
+    });
     const contracts = read.flatMap((positions) => portfolioContracts(positions, ctx));
     ctx.createdAt = await deploymentTimes(client, c, contracts, head.number);
     const slug = getChain(c)?.slug ?? String(c);
     return read.map((positions) => portfolioData(positions, slug, Number(head.timestamp), ctx));
   }
-  for (const c of readable) {
+  const chainParts = new Map<number, Part[]>();
+  await eachChain(async (c) => {
     const head = heads.get(c);
-    let read: Part[] | null = null;
-    if (head) {
-      try {
-        read = await readChain(c, head);
-      } catch (err) {
-        unread.set(c, errText(err));
-      }
+    if (!head) return;
+    try {
+      chainParts.set(c, await readChain(c, head));
+    } catch (err) {
+      unread.set(c, errText(err));
     }
+  });
+  // in the chains' order, whichever answered first
+  for (const c of readable) {
+    const read = chainParts.get(c);
     const slug = getChain(c)?.slug ?? String(c);
     for (const [i, address] of addresses.entries()) {
       parts.get(address)!.push(read ? read[i]! : storedPart(stored.get(address), slug));
