@@ -23,6 +23,7 @@ import { blockAtOrBefore, deploymentTimes } from "../../onchain/blocks.js";
 import { rpcClient } from "../../onchain/client.js";
 import { type PortfolioContext, portfolioContracts, portfolioData } from "../../onchain/portfolio.js";
 import { readPositions, readPrices } from "../../onchain/positions.js";
+import { inTurn } from "../in-turn.js";
 import type { Db } from "../repo.js";
 import { type PortfolioRow, replacePortfolios } from "./portfolio-write.js";
 
@@ -48,20 +49,6 @@ function storedPart(data: unknown, slug: string): Part {
 
 /** subaccounts read at once on one chain */
 const PER_CHAIN = 4;
-
-/** `fn` over `items`, at most `width` at a time; the results in the items' order. */
-async function inTurn<T, R>(items: readonly T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
-  return out;
-}
 
 const errText = (err: unknown) => (err instanceof Error ? err.message : String(err)).split("\n")[0]!;
 

@@ -8,7 +8,8 @@
  * prices of the day that counts it) and its PnL (net account value less net deposits). Past days
  * are computed once; the last stored day and today are recomputed on every run (a reorg or a late
  * snapshot moves them), and every day when its funding list has changed or its rows were computed
- * with an older method (VALUATION_METHOD).
+ * with an older method (VALUATION_METHOD). A subaccount's days are read DAY_LANES at a time, each
+ * day's chains side by side, and counted in day order.
  */
 import { sql } from "kysely";
 import { type Address, type PublicClient, parseAbiItem } from "viem";
@@ -28,8 +29,13 @@ import {
   transitFrom,
   withInTransit,
 } from "../../onchain/valuation.js";
+import { inTurn } from "../in-turn.js";
 import type { Db } from "../repo.js";
 import { replaceSubaccountDays, type SubaccountDayRow } from "./subaccount-day-write.js";
+
+/** days of one subaccount read at once, and how many days' states are held before counting them */
+const DAY_LANES = 4;
+const DAY_STRETCH = 32;
 
 const TRANSFER = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)");
 const DAY = 86_400;
@@ -198,65 +204,86 @@ export async function runSubaccountDays(
     const uniswapIds = await indexedPositionIds(db, indexerSchema, address, chains);
     // per chain, how many of its flows (in block order) are in `deposits`
     const counted = new Map<number, number>();
-    for (let d = from; d <= today; d++) {
-      let states: ChainState[] = [];
+    /** the day's state of every chain that has one (read at its blocks), or null: none yet */
+    const readDay = async (d: number) => {
+      const perChain = await Promise.all(
+        chains.map(async (chainId) => {
+          const client = rpcClient(rpcUrls.get(chainId)!);
+          const head = heads.get(chainId)!;
+          // the day's last snapshot block; today (or a day without one) the head, else the last before
+          let number = d === today ? head.number : blocksOf.get(chainId)?.get(d);
+          if (number == null) {
+            const earlier = [...(blocksOf.get(chainId)?.entries() ?? [])]
+              .filter(([k]) => k < d)
+              .sort((x, y) => y[0] - x[0]);
+            if (earlier.length === 0) return null;
+            number = earlier[0]![1];
+          }
+          const block = number === head.number ? head : await client.getBlock({ blockNumber: number });
+          const pool = poolBorrowed.get(chainId) ?? [];
+          const staker = protocols.get(chainId)!.uniswap?.staker;
+          const hints = {
+            uniswapIds: uniswapIds.get(chainId) ?? [],
+            incentives: incentiveSeed(db, indexerSchema, chainId, staker),
+          };
+          const state = await readChainState(
+            client,
+            protocols.get(chainId)!,
+            address as Address,
+            block,
+            perp,
+            pool,
+            hints,
+          );
+          return { chainId, state, number };
+        }),
+      );
+      const read = perChain.filter((x) => x !== null);
+      if (read.length === 0) return null;
       const blocks: Record<string, number> = {};
-      for (const chainId of chains) {
-        const client = rpcClient(rpcUrls.get(chainId)!);
-        const head = heads.get(chainId)!;
-        // the day's last snapshot block; today (or a day without one) the head, else the last before
-        let number = d === today ? head.number : blocksOf.get(chainId)?.get(d);
-        if (number == null) {
-          const earlier = [...(blocksOf.get(chainId)?.entries() ?? [])]
-            .filter(([k]) => k < d)
-            .sort((x, y) => y[0] - x[0]);
-          if (earlier.length === 0) continue;
-          number = earlier[0]![1];
-        }
-        const block = number === head.number ? head : await client.getBlock({ blockNumber: number });
-        const pool = poolBorrowed.get(chainId) ?? [];
-        const staker = protocols.get(chainId)!.uniswap?.staker;
-        const hints = {
-          uniswapIds: uniswapIds.get(chainId) ?? [],
-          incentives: incentiveSeed(db, indexerSchema, chainId, staker),
-        };
-        states.push(
-          await readChainState(client, protocols.get(chainId)!, address as Address, block, perp, pool, hints),
-        );
-        blocks[String(chainId)] = Number(number);
-      }
-      if (states.length === 0) continue;
-      states = await withInTransit(
-        states,
+      for (const r of read) blocks[String(r.chainId)] = Number(r.number);
+      const states = await withInTransit(
+        read.map((r) => r.state),
         transitFrom((chainId) => rpcClient(rpcUrls.get(chainId)!)),
       );
-      // the flows up to the block each chain's figures are read at, not yet counted (on the first
-      // day, every earlier one too: capital that arrived before the chain's first snapshot), at
-      // this day's prices; a transfer after the day's last snapshot block counts the next day,
-      // with the state that holds it
-      for (const m of moved) {
-        const s = states.find((x) => x.chainId === m.chainId);
-        if (!s) continue; // no state of that chain yet: counted on the first day that has one
-        const upTo = BigInt(blocks[String(m.chainId)]!);
-        let i = counted.get(m.chainId) ?? 0;
-        for (; i < m.flows.length && m.flows[i]!.block <= upTo; i++) {
-          const { token, units } = m.flows[i]!;
-          const t = s.positions.prices.get(token);
-          if (t?.price != null) deposits += (Number(units) / 10 ** t.decimals) * t.price;
+      return { states, blocks };
+    };
+    // the days read DAY_LANES at a time, a stretch of DAY_STRETCH held at once; counted in order
+    for (let start = from; start <= today; start += DAY_STRETCH) {
+      const days = Array.from({ length: Math.min(DAY_STRETCH, today - start + 1) }, (_, i) => start + i);
+      const read = await inTurn(days, DAY_LANES, readDay);
+      for (const [k, d] of days.entries()) {
+        const day = read[k];
+        if (!day) continue;
+        const { states, blocks } = day;
+        // the flows up to the block each chain's figures are read at, not yet counted (on the
+        // first day, every earlier one too: capital that arrived before the chain's first
+        // snapshot), at this day's prices; a transfer after the day's last snapshot block counts
+        // the next day, with the state that holds it
+        for (const m of moved) {
+          const s = states.find((x) => x.chainId === m.chainId);
+          if (!s) continue; // no state of that chain yet: counted on the first day that has one
+          const upTo = BigInt(blocks[String(m.chainId)]!);
+          let i = counted.get(m.chainId) ?? 0;
+          for (; i < m.flows.length && m.flows[i]!.block <= upTo; i++) {
+            const { token, units } = m.flows[i]!;
+            const t = s.positions.prices.get(token);
+            if (t?.price != null) deposits += (Number(units) / 10 ** t.decimals) * t.price;
+          }
+          counted.set(m.chainId, i);
         }
-        counted.set(m.chainId, i);
+        const { maintenance_margin_fraction: _, ...f } = accountFigures(states, address);
+        rows.push({
+          address,
+          day: dayToDate(d),
+          ...f,
+          total_net_deposits: deposits,
+          total_pnl: f.net_account_value - deposits,
+          blocks,
+          funding,
+          method: VALUATION_METHOD,
+        });
       }
-      const { maintenance_margin_fraction: _, ...f } = accountFigures(states, address);
-      rows.push({
-        address,
-        day: dayToDate(d),
-        ...f,
-        total_net_deposits: deposits,
-        total_pnl: f.net_account_value - deposits,
-        blocks,
-        funding,
-        method: VALUATION_METHOD,
-      });
     }
   }
   await replaceSubaccountDays(db, rows);
