@@ -4,7 +4,7 @@
  * one that refuses the keyless deployment), the reads put its runtime code there in the call's
  * state override, so they work the same on any node that takes state overrides in `eth_call`
  * (geth since 1.9, Erigon, Nethermind, Reth, Besu, anvil). Whether a node's chain has it is read
- * once per client (its code at the head) and kept.
+ * once per client (its code at the head) and kept LOOK_AGAIN_MS.
  */
 import { type Address, BaseError, type PublicClient, parseAbi, type StateOverride } from "viem";
 import { Multicall3RuntimeCode } from "../abis/Multicall3Abi.js";
@@ -23,21 +23,23 @@ export interface MulticallVia {
   stateOverride?: StateOverride;
 }
 
-const via = new WeakMap<object, Promise<MulticallVia>>();
+/** each client's look, and until when it holds (then it is looked at again) */
+const via = new WeakMap<object, { look: Promise<MulticallVia>; until: number }>();
+/** how long a look holds: a node upgraded, or a chain given Multicall3, is seen within it */
+export const LOOK_AGAIN_MS = 10 * 60_000;
 
 /**
  * What to add to a `client.multicall` call: Multicall3's address, and the override where the
  * chain has no code there. Where it is needed, the override is tried once first: a node that does
  * not take it makes this throw, saying so, rather than every read fail one by one. A failed look
- * (an RPC error) is not kept: the next call asks again.
+ * (an RPC error) is not kept: the next call asks again; a good one is kept LOOK_AGAIN_MS.
  */
 export function multicallVia(client: PublicClient): Promise<MulticallVia> {
-  let p = via.get(client);
-  if (!p) {
-    p = look(client);
-    via.set(client, p);
-    p.catch(() => via.delete(client));
-  }
+  const kept = via.get(client);
+  if (kept && Date.now() < kept.until) return kept.look;
+  const p = look(client);
+  via.set(client, { look: p, until: Date.now() + LOOK_AGAIN_MS });
+  p.catch(() => via.delete(client));
   return p;
 }
 
