@@ -6,7 +6,7 @@
  * (geth since 1.9, Erigon, Nethermind, Reth, Besu, anvil). Whether a node's chain has it is read
  * once per client (its code at the head) and kept LOOK_AGAIN_MS.
  */
-import { type Address, BaseError, type PublicClient, parseAbi, type StateOverride } from "viem";
+import { type Address, BaseError, encodeFunctionData, type PublicClient, parseAbi, type StateOverride } from "viem";
 import { Multicall3RuntimeCode } from "../abis/Multicall3Abi.js";
 
 export const MULTICALL3: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
@@ -43,23 +43,32 @@ export function multicallVia(client: PublicClient): Promise<MulticallVia> {
   return p;
 }
 
-const BLOCK_NUMBER = parseAbi(["function getBlockNumber() view returns (uint256)"]);
+/**
+ * The error of a chain without Multicall3 whose node did not run its code from the override:
+ * the call failed (`err`, a node that refuses the parameter), or it answered no data (none: a
+ * node that ignores it). The builders' own aggregate3 (api/lib/build/multicall.ts) throws it too.
+ */
+export function noMulticall3(err?: unknown): Error {
+  const why = `no Multicall3 at ${MULTICALL3} on this chain`;
+  if (err === undefined) return new Error(`${why}, and the node ignored its code in a state override`);
+  const text = err instanceof BaseError ? err.shortMessage : err instanceof Error ? err.message : String(err);
+  return new Error(`${why}, and the call with its code in a state override failed: ${text}`, { cause: err });
+}
+
+/** getBlockNumber(), the call that tries the override */
+const BLOCK_NUMBER = encodeFunctionData({
+  abi: parseAbi(["function getBlockNumber() view returns (uint256)"]),
+  functionName: "getBlockNumber",
+});
 
 async function look(client: PublicClient): Promise<MulticallVia> {
   const code = await client.getCode({ address: MULTICALL3 });
   if (code && code !== "0x") return { multicallAddress: MULTICALL3 };
-  const why = `no Multicall3 at ${MULTICALL3} on this chain`;
-  const n = await client
-    .readContract({
-      address: MULTICALL3,
-      abi: BLOCK_NUMBER,
-      functionName: "getBlockNumber",
-      stateOverride: MULTICALL3_OVERRIDE,
-    })
+  const { data } = await client
+    .call({ to: MULTICALL3, data: BLOCK_NUMBER, stateOverride: MULTICALL3_OVERRIDE })
     .catch((err: unknown) => {
-      const text = err instanceof BaseError ? err.shortMessage : String(err);
-      throw new Error(`${why}, and the call with its code in a state override failed: ${text}`, { cause: err });
+      throw noMulticall3(err);
     });
-  if (typeof n !== "bigint") throw new Error(`${why}, and the node ignored its code in a state override`);
+  if (!data || data === "0x") throw noMulticall3();
   return { multicallAddress: MULTICALL3, stateOverride: MULTICALL3_OVERRIDE };
 }

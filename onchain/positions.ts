@@ -223,7 +223,6 @@ function catalogue(p: ChainProtocols): Map<string, TokenRef & { feed: Address | 
 
 type Call = { address: Address; abi: readonly unknown[]; functionName: string; args?: readonly unknown[] };
 
-/** Reads one subaccount's positions on one chain at `blockNumber` (default: the head). */
 /**
  * The USD price (per whole token) of each catalogue token of `protocols` at `block`, from its
  * feed's latestAnswer, by address; null without a feed or without a positive answer.
@@ -268,6 +267,7 @@ export interface PositionHints {
 /** Above this many NFTs in the staker, its staked positions come from the indexed ids. */
 export const STAKER_LIST_UP_TO = 256;
 
+/** Reads one subaccount's positions on one chain at `blockNumber` (default: the head). */
 export async function readPositions(
   client: PublicClient,
   protocols: ChainProtocols,

@@ -10,9 +10,6 @@ import { multicallVia } from "../config/multicall3";
 import type { EvmVault } from "../config/registry";
 import { FlowPrefetcher, type ReadAt } from "./prefetch";
 import { readAtBlock } from "./read-at-block";
-
-export { multicallVia };
-
 import { chainOf, rpcUrlOf, vaultsOnChain } from "./registry";
 
 interface LogEvent {

@@ -6,7 +6,8 @@
 import { type Context, ponder } from "ponder:registry";
 import { lending_vault_event, lending_vault_snapshot } from "ponder:schema";
 import { MorphoLendingVaultAbi } from "../abis/MorphoLendingVaultAbi";
-import { directClient, eventColumns, multicallVia, ratio18 } from "./common";
+import { multicallVia } from "../config/multicall3";
+import { directClient, eventColumns, ratio18 } from "./common";
 import { readAtBlock } from "./read-at-block";
 import { protocolsOf } from "./registry";
 

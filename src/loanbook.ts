@@ -6,7 +6,8 @@
 import { type Context, ponder } from "ponder:registry";
 import { loanbook_event, loanbook_loan } from "ponder:schema";
 import { LoanAbi } from "../abis/LoanAbi";
-import { directClient, eventColumns, jsonArgs, multicallVia } from "./common";
+import { multicallVia } from "../config/multicall3";
+import { directClient, eventColumns, jsonArgs } from "./common";
 import { afterCommitment, afterFunded } from "./loan-states";
 import { readAtBlock } from "./read-at-block";
 import { findVault } from "./registry";

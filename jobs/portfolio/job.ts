@@ -98,11 +98,6 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>,
   // each subaccount's indexed Uniswap positions on every chain read, once
   const uniswapIds = new Map<string, Map<number, bigint[]>>();
   for (const a of addresses) uniswapIds.set(a, await indexedPositionIds(db, indexerSchema, a, readable));
-  // what the last run stored, for the part of a chain that does not answer now
-  const stored = new Map<string, unknown>();
-  for (const r of await db.selectFrom("registry.portfolio_cache").select(["subaccount", "data"]).execute()) {
-    stored.set(r.subaccount, r.data);
-  }
   /** every subaccount's part of chain `c`, read at its head */
   async function readChain(c: number, head: { number: bigint; timestamp: bigint }) {
     const client = rpcClient(rpcUrls.get(c)!);
@@ -133,6 +128,18 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>,
       unread.set(c, errText(err));
     }
   });
+  const failed = [...unread].map(([c, why]) => `${c}: ${why}`);
+  // nothing read: the rows stay as they are (their cached_at the last write with news)
+  if (readable.length > 0 && unread.size === readable.length) {
+    return { subaccounts: 0, chains: readable.length, skipped, unread: failed };
+  }
+  // what the last run stored, for the part of a chain that did not answer now
+  const stored = new Map<string, unknown>();
+  if (unread.size > 0) {
+    for (const r of await db.selectFrom("registry.portfolio_cache").select(["subaccount", "data"]).execute()) {
+      stored.set(r.subaccount, r.data);
+    }
+  }
   // in the chains' order, whichever answered first
   for (const c of readable) {
     const read = chainParts.get(c);
@@ -140,11 +147,6 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>,
     for (const [i, address] of addresses.entries()) {
       parts.get(address)!.push(read ? read[i]! : storedPart(stored.get(address), slug));
     }
-  }
-  const failed = [...unread].map(([c, why]) => `${c}: ${why}`);
-  // nothing read: the rows stay as they are (their cached_at the last write with news)
-  if (readable.length > 0 && unread.size === readable.length) {
-    return { subaccounts: 0, chains: readable.length, skipped, unread: failed };
   }
   const dataOf = new Map(addresses.map((a) => [a, merge(parts.get(a)!)]));
   const done = [...new Set(subs.map((s) => s.chain_id))].filter((c) => readable.includes(c));

@@ -77,6 +77,12 @@ const read = async <T>(to: Address, abi: Abi, fn: string, args: readonly unknown
   })) as T;
 const balance = (token: Address, holder: Address = w.sub.safe) => read<bigint>(token, ERC20, "balanceOf", [holder]);
 const head = async () => BigInt(await rpc<Hex>(w.anvil.rpcUrl, "eth_blockNumber", []));
+/**
+ * An app reaching this file's chain (8453) through `url`, a pass-through, and the devnet's chains
+ * directly: a borrow's floor check reads the subaccount on every catalogue chain.
+ */
+const appVia = (url: string) =>
+  h.appWith({ rpcUrls: new Map([...h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const), [8453, url]]) });
 
 interface Units {
   raw: string;
@@ -245,9 +251,7 @@ beforeAll(async () => {
     }),
   ]);
   proxy = await rpcProxy(w.anvil.rpcUrl);
-  // the devnet's chains too: a borrow's floor check reads the subaccount on every catalogue chain
-  const devnet = h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const);
-  app = h.appWith({ rpcUrls: new Map([...devnet, [8453, proxy.url]]) });
+  app = appVia(proxy.url);
   key = (await createKey(h.db, "build-lend", ["transactions:build"])).key;
 }, 600_000);
 
@@ -610,8 +614,7 @@ describe("lending market builders (Aave v3)", () => {
     // a node of its own (another URL): what a node lacks is kept per URL
     const noSim = await rpcProxy(w.anvil.rpcUrl);
     noSim.refuse.add("eth_simulateV1");
-    const devnet = h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const);
-    const viaCall = h.appWith({ rpcUrls: new Map([...devnet, [8453, noSim.url]]) });
+    const viaCall = appVia(noSim.url);
     const asked = () => noSim.methods.filter((m) => m === "eth_simulateV1").length;
     try {
       const aUsdc = reserve(usdc).aToken;
@@ -695,8 +698,7 @@ describe("lending market builders (Aave v3)", () => {
     const noMc = await rpcProxy(w.anvil.rpcUrl);
     const mc = MULTICALL3.toLowerCase();
     noMc.hideCode.add(mc);
-    const devnet = h.devnet.chains.map((c) => [c.chainId, c.rpcUrl] as const);
-    const viaOverride = h.appWith({ rpcUrls: new Map([...devnet, [8453, noMc.url]]) });
+    const viaOverride = appVia(noMc.url);
     // the multicalls the node was asked: with Multicall3's code in the override, or without
     const multicalls = () =>
       noMc.bodies

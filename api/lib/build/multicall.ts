@@ -7,7 +7,7 @@
  * a state override (config/multicall3.ts), and the node's URL is kept as lacking it for 10 min.
  */
 import { type Abi, type Address, decodeFunctionResult, encodeFunctionData, type Hex, toHex } from "viem";
-import { MULTICALL3, MULTICALL3_RPC_OVERRIDE } from "../../../config/multicall3.js";
+import { MULTICALL3, MULTICALL3_RPC_OVERRIDE, noMulticall3 } from "../../../config/multicall3.js";
 import { rpcCall } from "../../../onchain/rpc-fetch.js";
 import { type Kept, known, remember } from "./node-kept.js";
 
@@ -85,16 +85,13 @@ async function aggregate3(rpcUrl: string, data: Hex, block: string): Promise<Hex
     const plain = await call(false);
     if (!empty(plain)) return plain!;
   }
-  const why = `no Multicall3 at ${MULTICALL3} on this chain`;
   let put: Hex | null;
   try {
     put = await call(true);
   } catch (err) {
-    throw new Error(`${why}, and the call with its code in a state override failed: ${(err as Error).message}`, {
-      cause: err,
-    });
+    throw noMulticall3(err);
   }
-  if (empty(put)) throw new Error(`${why}, and the node ignored its code in a state override`);
+  if (empty(put)) throw noMulticall3();
   remember(hasMulticall3, rpcUrl, false);
   return put!;
 }
