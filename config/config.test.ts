@@ -435,6 +435,11 @@ describe("settings", () => {
     );
     expect(() => jobsConfig({ ...DB, FANOUT_FULL_EVERY_S: "1e3" })).toThrow(/FANOUT_FULL_EVERY_S: must be a decimal/);
     expect(jobsConfig({ ...DB, FANOUT_FULL_EVERY_S: "" }).fullCheckEveryMs).toBe(3_600_000);
+    // the portfolio queue's lanes: 1 to 64, 4 unset
+    expect(jobsConfig(DB).readLanes).toBe(4);
+    expect(jobsConfig({ ...DB, PORTFOLIO_READ_LANES: "1" }).readLanes).toBe(1);
+    expect(() => jobsConfig({ ...DB, PORTFOLIO_READ_LANES: "0" })).toThrow(/PORTFOLIO_READ_LANES: Too small/);
+    expect(() => jobsConfig({ ...DB, PORTFOLIO_READ_LANES: "65" })).toThrow(/PORTFOLIO_READ_LANES: Too big/);
     expect(() => relayerConfig({ ...DB, RELAYER_DELAY_S: "0x1e" })).toThrow(/RELAYER_DELAY_S: must be a decimal/);
     const relayer = {
       ...DB,

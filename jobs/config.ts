@@ -3,6 +3,7 @@ import { z } from "zod";
 import { decimal, envNum, envPostgresUrl, envRedisUrl, parseEnv } from "../config/env.js";
 import { primaryUrls, rpcUrlsFromEnv } from "../config/rpc-urls.js";
 import { parseFixed } from "../db/fixed.js";
+import { DEFAULT_READ_LANES } from "./in-turn.js";
 import { DEFAULT_ATTEMPTS } from "./queues.js";
 
 const schema = z.object({
@@ -26,6 +27,8 @@ const schema = z.object({
   JOB_ATTEMPTS: envNum((n) => n.int().min(1).max(100)).default(DEFAULT_ATTEMPTS),
   // how often the subaccounts' portfolio data is read from the chains (registry.portfolio_cache)
   PORTFOLIO_EVERY_S: envNum((n) => n.int().min(5).max(86_400)).default(300),
+  // the portfolio queue's reads at once per chain (subaccounts, or one subaccount's days)
+  PORTFOLIO_READ_LANES: envNum((n) => n.int().min(1).max(64)).default(DEFAULT_READ_LANES),
   WORKER_LOCK_MS: envNum((n) => n.int().min(1000).max(600_000)).default(30_000),
   JOBS_FAULT_HOLD_MS: envNum((n) => n.int().min(0).max(600_000)).default(0),
   POINTS_PER_USD_PER_DAY: decimal("1"),
@@ -50,6 +53,8 @@ export interface JobsConfig {
   attempts: number;
   /** the portfolio job's period (PORTFOLIO_EVERY_S) */
   portfolioEveryMs: number;
+  /** the portfolio queue's reads at once per chain (PORTFOLIO_READ_LANES) */
+  readLanes: number;
   /** a job whose worker stops renewing its lock for this long is retried by another worker */
   lockMs: number;
   /** fault injection for tests: hold each vault-days write transaction open this long */
@@ -80,6 +85,7 @@ export function jobsConfig(env: NodeJS.ProcessEnv = process.env): JobsConfig {
     fullCheckEveryMs: e.FANOUT_FULL_EVERY_S * 1000,
     attempts: e.JOB_ATTEMPTS,
     portfolioEveryMs: e.PORTFOLIO_EVERY_S * 1000,
+    readLanes: e.PORTFOLIO_READ_LANES,
     lockMs: e.WORKER_LOCK_MS,
     faultHoldMs: e.JOBS_FAULT_HOLD_MS,
     points: {

@@ -1,3 +1,6 @@
+/** the jobs' chain reads at once per chain by default (PORTFOLIO_READ_LANES) */
+export const DEFAULT_READ_LANES = 4;
+
 /**
  * `fn` over `items`, at most `width` at a time, the results in the items' order: the jobs' chain
  * reads in lanes, so a node a round trip away costs that round trip once per lane and step, not

@@ -5,8 +5,8 @@
  * through its writer. A chain without an RPC or a protocols entry keeps its earlier rows and is
  * reported as skipped.
  *
- * The chains are read side by side, each PER_CHAIN subaccounts at a time (a node far away costs
- * its round trips once per lane, not once per subaccount in a row).
+ * The chains are read side by side, each `lanes` subaccounts at a time (PORTFOLIO_READ_LANES; a
+ * node far away costs its round trips once per lane, not once per subaccount in a row).
  * Each chain is read on its own: a chain that does not answer (an RPC error) holds back only its
  * own part. Every subaccount's data then keeps that chain's positions and tokens as the last read
  * left them (their items' `update_at` says when) beside the other chains' fresh ones; a subaccount
@@ -23,7 +23,7 @@ import { blockAtOrBefore, deploymentTimes } from "../../onchain/blocks.js";
 import { rpcClient } from "../../onchain/client.js";
 import { type PortfolioContext, portfolioContracts, portfolioData } from "../../onchain/portfolio.js";
 import { readPositions, readPrices } from "../../onchain/positions.js";
-import { inTurn } from "../in-turn.js";
+import { DEFAULT_READ_LANES, inTurn } from "../in-turn.js";
 import type { Db } from "../repo.js";
 import { type PortfolioRow, replacePortfolios } from "./portfolio-write.js";
 
@@ -47,12 +47,15 @@ function storedPart(data: unknown, slug: string): Part {
   };
 }
 
-/** subaccounts read at once on one chain */
-const PER_CHAIN = 4;
-
 const errText = (err: unknown) => (err instanceof Error ? err.message : String(err)).split("\n")[0]!;
 
-export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>, indexerSchema = "indexer") {
+export async function runPortfolio(
+  db: Db,
+  rpcUrls: ReadonlyMap<number, string>,
+  indexerSchema = "indexer",
+  /** subaccounts read at once on one chain */
+  lanes = DEFAULT_READ_LANES,
+) {
   const subs = await db
     .selectFrom("registry.subaccount")
     .select(["chain_id", "vault", "address"])
@@ -108,7 +111,7 @@ export async function runPortfolio(db: Db, rpcUrls: ReadonlyMap<number, string>,
       morpho: chainProtocols.morpho?.address ?? null,
       staker: chainProtocols.uniswap?.staker ?? null,
     };
-    const read = await inTurn(addresses, PER_CHAIN, (address) => {
+    const read = await inTurn(addresses, lanes, (address) => {
       const ids = uniswapIds.get(address)!.get(c) ?? [];
       const incentives = incentiveSeed(db, indexerSchema, c, ctx.staker);
       return readPositions(client, chainProtocols, address as Address, head.number, { uniswapIds: ids, incentives });

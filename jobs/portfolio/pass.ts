@@ -18,7 +18,7 @@ export interface PassFailure {
 
 export async function portfolioPass(
   db: Db,
-  cfg: { rpcUrls: ReadonlyMap<number, string>; indexerSchema: string },
+  cfg: { rpcUrls: ReadonlyMap<number, string>; indexerSchema: string; readLanes?: number },
   wholeLendingDays: boolean,
 ) {
   const failed: PassFailure[] = [];
@@ -31,12 +31,14 @@ export async function portfolioPass(
     }
   };
   const portfolio = await step("portfolio", async () => {
-    const out = await runPortfolio(db, cfg.rpcUrls, cfg.indexerSchema);
+    const out = await runPortfolio(db, cfg.rpcUrls, cfg.indexerSchema, cfg.readLanes);
     // written without the chains that failed: the step fails, the job is retried
     if (out.unread.length > 0) failed.push({ step: "portfolio", error: new Error(`unread ${out.unread.join("; ")}`) });
     return out;
   });
-  const series = await step("subaccount days", () => runSubaccountDays(db, cfg.indexerSchema, cfg.rpcUrls));
+  const series = await step("subaccount days", () =>
+    runSubaccountDays(db, cfg.indexerSchema, cfg.rpcUrls, cfg.readLanes),
+  );
   const lendingVaultDays = await step("lending vault days", () =>
     replaceLendingVaultDays(db, cfg.indexerSchema, wholeLendingDays),
   );

@@ -8,7 +8,7 @@
  * prices of the day that counts it) and its PnL (net account value less net deposits). Past days
  * are computed once; the last stored day and today are recomputed on every run (a reorg or a late
  * snapshot moves them), and every day when its funding list has changed or its rows were computed
- * with an older method (VALUATION_METHOD). A subaccount's days are read DAY_LANES at a time, each
+ * with an older method (VALUATION_METHOD). A subaccount's days are read `lanes` at a time, each
  * day's chains side by side, and counted in day order.
  */
 import { sql } from "kysely";
@@ -22,19 +22,12 @@ import { incentiveSeed } from "../../db/staker-incentives.js";
 import { indexedPositionIds } from "../../db/uniswap-positions.js";
 import { rpcClient } from "../../onchain/client.js";
 import { logsInRange } from "../../onchain/logs.js";
-import {
-  accountFigures,
-  type ChainState,
-  readChainState,
-  transitFrom,
-  withInTransit,
-} from "../../onchain/valuation.js";
-import { inTurn } from "../in-turn.js";
+import { accountFigures, readChainState, transitFrom, withInTransit } from "../../onchain/valuation.js";
+import { DEFAULT_READ_LANES, inTurn } from "../in-turn.js";
 import type { Db } from "../repo.js";
 import { replaceSubaccountDays, type SubaccountDayRow } from "./subaccount-day-write.js";
 
-/** days of one subaccount read at once, and how many days' states are held before counting them */
-const DAY_LANES = 4;
+/** how many days' states are held before counting them (at least the lanes) */
 const DAY_STRETCH = 32;
 
 const TRANSFER = parseAbiItem("event Transfer(address indexed from, address indexed to, uint256 value)");
@@ -113,6 +106,8 @@ export async function runSubaccountDays(
   db: Db,
   indexerSchema: string,
   rpcUrls: ReadonlyMap<number, string>,
+  /** days of one subaccount read at once (PORTFOLIO_READ_LANES) */
+  lanes = DEFAULT_READ_LANES,
 ): Promise<{ subaccounts: number; days: number }> {
   const subs = (await db
     .selectFrom("registry.subaccount")
@@ -248,10 +243,11 @@ export async function runSubaccountDays(
       );
       return { states, blocks };
     };
-    // the days read DAY_LANES at a time, a stretch of DAY_STRETCH held at once; counted in order
-    for (let start = from; start <= today; start += DAY_STRETCH) {
-      const days = Array.from({ length: Math.min(DAY_STRETCH, today - start + 1) }, (_, i) => start + i);
-      const read = await inTurn(days, DAY_LANES, readDay);
+    // the days read `lanes` at a time, a stretch held at once; counted in order
+    const stretch = Math.max(DAY_STRETCH, lanes);
+    for (let start = from; start <= today; start += stretch) {
+      const days = Array.from({ length: Math.min(stretch, today - start + 1) }, (_, i) => start + i);
+      const read = await inTurn(days, lanes, readDay);
       for (const [k, d] of days.entries()) {
         const day = read[k];
         if (!day) continue;

@@ -201,6 +201,62 @@ describe("the portfolio job", () => {
     }
   });
 
+  it("PORTFOLIO_READ_LANES: that many subaccounts read at once per chain, the same rows", async () => {
+    // each answer held 20 ms, as from a node a round trip away: the lanes' requests overlap
+    const base = await freePorts(2 * h.devnet.chains.length);
+    const proxies = await Promise.all(
+      [1, 4].flatMap((_, k) =>
+        h.devnet.chains.map((c, i) => startRpcProxy(c.rpcUrl, base + k * h.devnet.chains.length + i, 20)),
+      ),
+    );
+    const db = writer();
+    const cached = "SELECT chain_id, subaccount, data FROM registry.portfolio_cache ORDER BY 1, 2";
+    /** the most requests a proxy had in flight at one moment */
+    const mostAtOnce = (calls: { start: number; end: number }[]) => {
+      const edges = calls.flatMap((c) => [
+        { t: c.start, d: 1 },
+        { t: c.end, d: -1 },
+      ]);
+      edges.sort((a, b) => a.t - b.t || a.d - b.d);
+      let now = 0;
+      let most = 0;
+      for (const e of edges) {
+        now += e.d;
+        most = Math.max(most, now);
+      }
+      return most;
+    };
+    try {
+      await runPortfolio(db, rpcUrls());
+      const direct = await h.q(cached);
+      const atOnce: number[][] = [];
+      for (const [k, lanes] of [1, 4].entries()) {
+        const mine = proxies.slice(k * h.devnet.chains.length, (k + 1) * h.devnet.chains.length);
+        for (const p of mine) p.record();
+        const urls = new Map(h.devnet.chains.map((c, i) => [c.chainId, mine[i]!.url]));
+        const out = await runPortfolio(db, urls, "indexer", lanes);
+        expect(out.unread).toEqual([]);
+        expect(await h.q(cached)).toEqual(direct);
+        atOnce.push(mine.map((p) => mostAtOnce(p.stop())));
+      }
+      const subaccounts = Number(
+        (await h.q<{ n: string }>("SELECT count(DISTINCT address) n FROM registry.subaccount"))[0]!.n,
+      );
+      expect(subaccounts).toBeGreaterThanOrEqual(4);
+      // one lane: one subaccount's reads at once (5 here: those a read makes side by side);
+      // four: up to four subaccounts' (16 here), more than two lanes could make
+      for (const [i] of h.devnet.chains.entries()) {
+        const [one, four] = [atOnce[0]![i]!, atOnce[1]![i]!];
+        expect(one).toBeGreaterThan(0);
+        expect(four).toBeGreaterThan(2 * one);
+        expect(four).toBeLessThanOrEqual(4 * one);
+      }
+    } finally {
+      await db.destroy();
+      await Promise.all(proxies.map((p) => p.close()));
+    }
+  });
+
   it("the figures are the chain's: wallet balances, Aave supplies and debts", async () => {
     const rows = await h.q<{ chain_id: number; vault: string; subaccount: string; data: Portfolio }>(
       "SELECT chain_id, vault, subaccount, data FROM registry.portfolio_cache ORDER BY chain_id, subaccount",
@@ -406,7 +462,8 @@ describe("the subaccount valuation series", () => {
         FROM derived.subaccount_day ORDER BY address, day`;
       const viaLimited = await h.q(figures);
       await h.q("DELETE FROM derived.subaccount_day");
-      const first = await runSubaccountDays(db, "indexer", rpcUrls());
+      // one day at a time (PORTFOLIO_READ_LANES=1), the same rows as four at a time
+      const first = await runSubaccountDays(db, "indexer", rpcUrls(), 1);
       expect(await h.q(figures)).toEqual(viaLimited);
       expect(first.subaccounts).toBeGreaterThan(0);
       const gaps = await h.q<{ address: string; n: string; span: string }>(
