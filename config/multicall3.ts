@@ -6,7 +6,18 @@
  * (geth since 1.9, Erigon, Nethermind, Reth, Besu, anvil). Whether a node's chain has it is read
  * once per client (its code at the head) and kept LOOK_AGAIN_MS.
  */
-import { type Address, BaseError, encodeFunctionData, type PublicClient, parseAbi, type StateOverride } from "viem";
+import {
+  type Address,
+  BaseError,
+  type BlockTag,
+  ContractFunctionExecutionError,
+  type ContractFunctionParameters,
+  encodeFunctionData,
+  type Hex,
+  type PublicClient,
+  parseAbi,
+  type StateOverride,
+} from "viem";
 import { Multicall3RuntimeCode } from "../abis/Multicall3Abi.js";
 
 export const MULTICALL3: Address = "0xcA11bde05977b3631167028862bE2a173976CA11";
@@ -71,4 +82,50 @@ async function look(client: PublicClient): Promise<MulticallVia> {
     });
   if (!data || data === "0x") throw noMulticall3();
   return { multicallAddress: MULTICALL3, stateOverride: MULTICALL3_OVERRIDE };
+}
+
+/** One call's outcome in `multicallEach`'s answer. */
+export type CallOutcome =
+  | { status: "success"; result: unknown; error?: undefined }
+  | { status: "failure"; error: Error; result?: undefined };
+
+/** viem's error of the aggregate3 call itself (every call of the batch carries it) */
+const batchFailed = (err: unknown): err is ContractFunctionExecutionError =>
+  err instanceof ContractFunctionExecutionError &&
+  err.functionName === "aggregate3" &&
+  err.contractAddress?.toLowerCase() === MULTICALL3.toLowerCase();
+
+/**
+ * `client.multicall` of `contracts` through Multicall3 (`multicallVia`), each call allowed to
+ * fail. viem gives an eth_call that failed as a whole (an RPC error or timeout, a block the node
+ * does not have or keep, an override it stopped taking) as a failure of every call in it, the
+ * same as if each had reverted: read as "no balance", that would store zeros. Here that error is
+ * thrown, and a look that put the override is made again at the next call. A failure in the
+ * answer is the call's own: it reverted, or its address answered nothing.
+ */
+export async function multicallEach(
+  client: PublicClient,
+  params: {
+    contracts: readonly ContractFunctionParameters[];
+    blockNumber?: bigint;
+    blockHash?: Hex;
+    blockTag?: BlockTag;
+  },
+): Promise<CallOutcome[]> {
+  const mc = await multicallVia(client);
+  const res = (await client.multicall({
+    ...mc,
+    ...params,
+    contracts: params.contracts as never,
+    allowFailure: true,
+  })) as CallOutcome[];
+  const failed = res.find((r) => r.status === "failure" && batchFailed(r.error));
+  if (failed?.status === "failure" && batchFailed(failed.error)) {
+    if (mc.stateOverride) via.delete(client);
+    const { shortMessage, details } = failed.error;
+    const short = shortMessage.split("\n")[0]!;
+    const why = details && !short.includes(details) ? `${short} (${details})` : short;
+    throw new Error(`multicall of ${res.length} calls failed: ${why}`, { cause: failed.error });
+  }
+  return res;
 }

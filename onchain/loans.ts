@@ -6,7 +6,7 @@
 import { type Abi, type Address, type PublicClient, parseAbi } from "viem";
 import { LoanAbi } from "../abis/LoanAbi.js";
 import { LoanRegistryAbi } from "../abis/LoanRegistryAbi.js";
-import { multicallVia } from "../config/multicall3.js";
+import { multicallEach, multicallVia } from "../config/multicall3.js";
 
 /** The original's state names, by `loanState()` number. */
 export const LOAN_STATES = [
@@ -105,14 +105,12 @@ export async function readLoans(client: PublicClient, loans: readonly Address[],
 
 async function readLoanViews(client: PublicClient, loans: readonly Address[], blockNumber: bigint) {
   if (loans.length === 0) return [];
-  const res = (await client.multicall({
-    ...(await multicallVia(client)),
+  const res = await multicallEach(client, {
     blockNumber,
-    allowFailure: true,
     contracts: loans.flatMap((address) =>
       VIEWS.map((functionName) => ({ address, abi: LoanAbi as Abi, functionName })),
-    ) as never,
-  })) as { status: "success" | "failure"; result?: unknown }[];
+    ),
+  });
   return loans.flatMap((address, i): LoanView[] => {
     const part = res.slice(i * VIEWS.length, (i + 1) * VIEWS.length);
     if (part.some((r) => r.status !== "success")) return [];

@@ -13,7 +13,7 @@
  * at the block read when the indexer has not caught up.
  */
 import { type Address, type Hex, type PublicClient, parseAbi, parseAbiItem } from "viem";
-import { multicallVia } from "../config/multicall3.js";
+import { multicallEach } from "../config/multicall3.js";
 import type { PerpDeposit, PerpKey } from "../db/perp-deposits.js";
 import { logsInRange } from "./logs.js";
 
@@ -66,10 +66,8 @@ export async function readMargin(
 ): Promise<MarginBalance[]> {
   if (keys.length === 0) return [];
   // a call that fails (the ledger not yet deployed at that block) is no balance
-  const res = await client.multicall({
-    ...(await multicallVia(client)),
+  const res = await multicallEach(client, {
     blockNumber,
-    allowFailure: true,
     contracts: keys.map((k) => ({
       address: ledger,
       abi: LEDGER,
@@ -108,10 +106,8 @@ export async function readDeposits(
     (d) => d.chainId === chainId && d.blockNumber <= blockNumber && lower.includes(d.bridge),
   );
   // a bridge not deployed at that block has had no deposit
-  const nonces = await client.multicall({
-    ...(await multicallVia(client)),
+  const nonces = await multicallEach(client, {
     blockNumber,
-    allowFailure: true,
     contracts: lower.map((b) => ({ address: b, abi: BRIDGE, functionName: "nonces", args: [account] })),
   });
   const out = [...known];
@@ -162,10 +158,8 @@ export async function readInTransit(
   const open = unansweredAt(deposits, blockNumber);
   if (open.length === 0) return [];
   // a failed call (the ledger not yet deployed at that block) is no answer
-  const res = await client.multicall({
-    ...(await multicallVia(client)),
+  const res = await multicallEach(client, {
     blockNumber,
-    allowFailure: true,
     contracts: open.map((d) => ({ address: ledger, abi: LEDGER, functionName: "status", args: [d.coreHash] })),
   });
   return open.filter((_, i) => res[i]?.status !== "success" || Number(res[i]!.result) === 0);

@@ -13,7 +13,7 @@
  * position's fees with what it earned since the position manager last counted them.
  */
 import { type Address, type PublicClient, parseAbi } from "viem";
-import { multicallVia } from "../config/multicall3.js";
+import { multicallEach } from "../config/multicall3.js";
 import type { ChainProtocols } from "../config/registry.js";
 import { type IncentiveSeed, incentiveId, incentivesThrough, STAKER_ABI } from "./staker.js";
 import { feeGrowthOf, feeGrowthReads, uncountedFees } from "./uniswap-fees.js";
@@ -237,12 +237,10 @@ export async function readPrices(
   const res =
     priced.length === 0
       ? []
-      : ((await client.multicall({
-          ...(await multicallVia(client)),
+      : await multicallEach(client, {
           blockNumber: block,
-          allowFailure: true,
-          contracts: priced.map((t) => ({ address: t.feed!, abi: FEED, functionName: "latestAnswer" })) as never,
-        })) as { status: "success" | "failure"; result?: unknown }[]);
+          contracts: priced.map((t) => ({ address: t.feed!, abi: FEED, functionName: "latestAnswer" })),
+        });
   const out = new Map<string, number | null>(list.map((t) => [t.address, null]));
   priced.forEach((t, i) => {
     const p = res[i]?.status === "success" ? (res[i]!.result as bigint) : undefined;
@@ -275,16 +273,12 @@ export async function readPositions(
   blockNumber?: bigint,
   hints: PositionHints = {},
 ): Promise<SubaccountPositions> {
-  const mc = await multicallVia(client);
   const block = blockNumber ?? (await client.getBlockNumber());
+  // a call that reverts (no such position, a contract not there yet) answers undefined; the
+  // node's failure throws (multicallEach)
   const many = async <T>(calls: Call[]): Promise<(T | undefined)[]> => {
     if (calls.length === 0) return [];
-    const res = (await client.multicall({
-      ...mc,
-      blockNumber: block,
-      allowFailure: true,
-      contracts: calls as never,
-    })) as { status: "success" | "failure"; result?: unknown }[];
+    const res = await multicallEach(client, { blockNumber: block, contracts: calls as never });
     return res.map((r) => (r.status === "success" ? (r.result as T) : undefined));
   };
   const tokens = catalogue(protocols);

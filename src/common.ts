@@ -6,7 +6,7 @@ import { Erc4626Abi } from "../abis/Erc4626Abi";
 import { LendingPoolAbi } from "../abis/LendingPoolAbi";
 import { PriceFeedAbi } from "../abis/PriceFeedAbi";
 import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi";
-import { multicallVia } from "../config/multicall3";
+import { multicallEach } from "../config/multicall3";
 import type { EvmVault } from "../config/registry";
 import { FlowPrefetcher, type ReadAt } from "./prefetch";
 import { readAtBlock } from "./read-at-block";
@@ -180,16 +180,11 @@ export async function readVaultState(v: EvmVault, at: ReadAt): Promise<VaultStat
   const what =
     `snapshot of ${v.chainId}:${v.address} at ` +
     `${JSON.stringify(at, (_k, x) => (typeof x === "bigint" ? String(x) : x))}`;
-  const answers = (await readAtBlock(
+  const answers = await readAtBlock(
     async (atBlock) =>
-      directClient(v.chainId).multicall({
-        contracts: contracts as never,
-        ...(await multicallVia(directClient(v.chainId))),
-        allowFailure: true,
-        ...(atBlock ? at : {}),
-      }),
+      multicallEach(directClient(v.chainId), { contracts: contracts as never, ...(atBlock ? at : {}) }),
     what,
-  )) as ({ status: "success"; result: unknown } | { status: "failure"; error: Error })[];
+  );
   const firstSub = 3;
   const feedAt = firstSub + subaccounts.length;
   const altAt = feedAt + (v.priceFeed ? 1 : 0);

@@ -6,7 +6,7 @@
 import { type Context, ponder } from "ponder:registry";
 import { lending_vault_event, lending_vault_snapshot } from "ponder:schema";
 import { MorphoLendingVaultAbi } from "../abis/MorphoLendingVaultAbi";
-import { multicallVia } from "../config/multicall3";
+import { multicallEach } from "../config/multicall3";
 import { directClient, eventColumns, ratio18 } from "./common";
 import { readAtBlock } from "./read-at-block";
 import { protocolsOf } from "./registry";
@@ -17,9 +17,7 @@ const lc = (a: string) => a.toLowerCase() as `0x${string}`;
 async function readTotals(chainId: number, vault: `0x${string}`, blockNumber: bigint) {
   const [assets, supply] = await readAtBlock(
     async (atBlock) =>
-      directClient(chainId).multicall({
-        ...(await multicallVia(directClient(chainId))),
-        allowFailure: true,
+      multicallEach(directClient(chainId), {
         ...(atBlock ? { blockNumber } : {}),
         contracts: [
           { address: vault, abi: MorphoLendingVaultAbi, functionName: "totalAssets" },
@@ -29,8 +27,8 @@ async function readTotals(chainId: number, vault: `0x${string}`, blockNumber: bi
     `lending vault ${vault} at block ${blockNumber}`,
   );
   // a failed call: no vault at that address yet (an interval block before its deployment)
-  if (assets.status !== "success" || supply.status !== "success") return null;
-  return { totalAssets: assets.result, totalSupply: supply.result };
+  if (assets?.status !== "success" || supply?.status !== "success") return null;
+  return { totalAssets: assets.result as bigint, totalSupply: supply.result as bigint };
 }
 
 async function snapshot(

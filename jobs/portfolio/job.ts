@@ -90,9 +90,8 @@ export async function runPortfolio(
       const then = await blockAtOrBefore(client, head.timestamp - 86_400n, head);
       if (then) dayAgo.set(c, await readPrices(client, protocols.get(c)!, then.number));
     } catch {
-      // the block search failed (an RPC error): the 24 h changes stay null. A node without the
-      // state of a day ago (not an archive node) fails the price reads, which readPrices gives
-      // as null prices: the same outcome.
+      // the block search or the price reads failed (an RPC error, or a node without the state
+      // of a day ago: not an archive node): the 24 h changes stay null
     }
   });
   // each chain's positions of every subaccount, then the deployment times of what they show

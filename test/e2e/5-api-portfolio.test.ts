@@ -154,6 +154,34 @@ describe("the portfolio job", () => {
     }
   });
 
+  it("a node whose multicalls fail after its head answered: the chain unread, no zeros stored", async () => {
+    // blocks and code are answered, every eth_call refused: a node that fails in the middle of
+    // a run. viem gives such a multicall as each call failing, which read as no balance.
+    const proxies = await Promise.all(h.devnet.chains.map((c) => rpcProxy(c.rpcUrl)));
+    for (const p of proxies) p.refuse.add("eth_call");
+    const db = writer();
+    const cached = "SELECT chain_id, subaccount, data, cached_at FROM registry.portfolio_cache ORDER BY 1, 2";
+    const days = "SELECT address, day::text, total_account_value, blocks FROM derived.subaccount_day ORDER BY 1, 2";
+    try {
+      await runPortfolio(db, rpcUrls());
+      await runSubaccountDays(db, "indexer", rpcUrls());
+      const [rows, series] = [await h.q(cached), await h.q(days)];
+      const urls = new Map(h.devnet.chains.map((c, i) => [c.chainId, proxies[i]!.url]));
+      const out = await runPortfolio(db, urls);
+      expect(out.unread).toEqual(
+        h.devnet.chains.map((c) => expect.stringMatching(new RegExp(`^${c.chainId}: multicall of \\d+ calls failed`))),
+      );
+      expect(await h.q(cached)).toEqual(rows);
+      // (its first failing read is not always a multicall)
+      await expect(runSubaccountDays(db, "indexer", urls)).rejects.toThrow(/eth_call/);
+      expect(await h.q(days)).toEqual(series);
+      for (const p of proxies) expect(p.methods).toContain("eth_call");
+    } finally {
+      await db.destroy();
+      await Promise.all(proxies.map((p) => p.close()));
+    }
+  });
+
   it("on chains without Multicall3 the reads put its code there in a state override: the same portfolios", async () => {
     const proxies = await Promise.all(h.devnet.chains.map((c) => rpcProxy(c.rpcUrl)));
     for (const p of proxies) p.hideCode.add(MULTICALL3.toLowerCase());

@@ -8,7 +8,7 @@
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { sql } from "kysely";
 import { type Abi, type Address, type PublicClient, parseAbi } from "viem";
-import { multicallVia } from "../../../config/multicall3.js";
+import { multicallEach } from "../../../config/multicall3.js";
 import { LOAN_STATES, type LoanView, loansOf, readLoans } from "../../../onchain/loans.js";
 import { serviceFault } from "../../lib/build/refusal.js";
 import { ChainIdParam } from "../../lib/chain.js";
@@ -121,10 +121,8 @@ async function tokenInfo(
   block: bigint,
 ) {
   const uniq = [...new Set(tokens)];
-  const res = (await client.multicall({
-    ...(await multicallVia(client)),
+  const res = await multicallEach(client, {
     blockNumber: block,
-    allowFailure: true,
     contracts: uniq.flatMap((t) => {
       const feed = feeds.get(t);
       return [
@@ -132,8 +130,8 @@ async function tokenInfo(
         { address: t, abi: ERC20 as Abi, functionName: "decimals" },
         { address: feed?.address ?? t, abi: FEED as Abi, functionName: "latestAnswer" },
       ];
-    }) as never,
-  })) as { status: string; result?: unknown }[];
+    }),
+  });
   return new Map(
     uniq.map((t, i) => {
       const ok = (k: number) => (res[3 * i + k]?.status === "success" ? res[3 * i + k]!.result : undefined);
