@@ -14,6 +14,7 @@ import { sql } from "kysely";
 import { type Address, getAddress, type PublicClient, parseAbi } from "viem";
 import type { ChainProtocols } from "../../../config/registry.js";
 import { incentiveSeed } from "../../../db/staker-incentives.js";
+import { isTransportError } from "../../../onchain/errors.js";
 import type { IncentiveSeed } from "../../../onchain/staker.js";
 import { kept, recent } from "../kept.js";
 import { chainClient, chainProtocols } from "../protocols.js";
@@ -66,7 +67,12 @@ async function moduleOf(client: PublicClient, chainId: number, safe: Address): P
   return module;
 }
 
-async function lookupModule(client: PublicClient, safe: Address): Promise<{ module: Address | null }> {
+/**
+ * The first of the Safe's enabled modules whose `safe()` is this Safe. A module without `safe()`
+ * (it reverts, or answers nothing) is another kind, skipped; a node that fails to answer throws,
+ * so a flaky node is the chain's 503, not a 409 `stale_subaccount`. Exported for its test.
+ */
+export async function lookupModule(client: PublicClient, safe: Address): Promise<{ module: Address | null }> {
   const [enabled] = await client.readContract({
     address: safe,
     abi: SAFE,
@@ -74,7 +80,10 @@ async function lookupModule(client: PublicClient, safe: Address): Promise<{ modu
     args: [SENTINEL, 10n],
   });
   for (const m of enabled) {
-    const owner = await client.readContract({ address: m, abi: MODULE, functionName: "safe" }).catch(() => null);
+    const owner = await client.readContract({ address: m, abi: MODULE, functionName: "safe" }).catch((err) => {
+      if (isTransportError(err)) throw err;
+      return null;
+    });
     if (owner && owner.toLowerCase() === safe.toLowerCase()) return { module: getAddress(m) };
   }
   return { module: null };
