@@ -10,6 +10,7 @@ import { subaccount, subaccount_event, subaccount_module } from "ponder:schema";
 import { type Address, decodeEventLog, type Hex, keccak256, type Log, parseAbi, toHex } from "viem";
 import { SubaccountModuleAbi } from "../abis/SubaccountModuleAbi";
 import { subaccountsStart } from "../config/indexer";
+import { isTransportError } from "../config/rpc-errors";
 import { directClient, eventColumns, jsonArgs } from "./common";
 import { logsSinceDeployment } from "./module-logs";
 import { readAtBlock } from "./read-at-block";
@@ -30,7 +31,8 @@ const SAFE_READS = parseAbi([
 
 /**
  * A Safe's owners and threshold at the end of `block`; "absent" when it had no code then (it is
- * being created: its SafeSetup follows in this block); null when they cannot be read.
+ * being created: its SafeSetup follows in this block); null when its views revert. A node that
+ * fails to answer throws: the row would keep the null.
  */
 async function safeAt(chainId: number, safe: Address, block: bigint) {
   const client = directClient(chainId);
@@ -47,7 +49,8 @@ async function safeAt(chainId: number, safe: Address, block: bigint) {
     if (got === "absent") return got;
     const [owners, threshold] = got;
     return { owners: owners.map(lc), threshold: Number(threshold) };
-  } catch {
+  } catch (err) {
+    if (isTransportError(err)) throw err;
     return null;
   }
 }

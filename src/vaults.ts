@@ -19,6 +19,7 @@ import { LoanAbi } from "../abis/LoanAbi";
 import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi";
 import { multicallVia } from "../config/multicall3";
 import type { EvmVault } from "../config/registry";
+import { isTransportError } from "../config/rpc-errors";
 import { directClient, eventColumns, flowSnapshotId, governance, snapshot } from "./common";
 import { readAtBlock } from "./read-at-block";
 import { vaultAt, vaultOfShareToken, vaultsOnChain } from "./registry";
@@ -51,7 +52,8 @@ async function shareDecimals(v: EvmVault): Promise<number> {
 
 /**
  * The redemption lag of a lendingPool or tokenizedVaultV2 (`lagDuration()`, seconds: set at
- * deployment, with no setter); null for erc4626, or where the view does not answer.
+ * deployment, with no setter); null for erc4626, or where the view does not answer (it reverts).
+ * A node that fails to answer throws: the row is written once, so a null would stay.
  */
 async function lagDuration(v: EvmVault): Promise<bigint | null> {
   if (v.family === "erc4626") return null;
@@ -61,7 +63,8 @@ async function lagDuration(v: EvmVault): Promise<bigint | null> {
       abi: v.family === "lendingPool" ? LendingPoolAbi : TokenizedVaultV2Abi,
       functionName: "lagDuration",
     });
-  } catch {
+  } catch (err) {
+    if (isTransportError(err)) throw err;
     return null;
   }
 }

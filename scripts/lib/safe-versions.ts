@@ -11,8 +11,8 @@
 import { type Address, BaseError, createPublicClient, fallback, http, type PublicClient, parseAbi } from "viem";
 import { type IndexerPlan, subaccountsStart } from "../../config/indexer.js";
 import { compareVersions, isSafeV130 } from "../../config/registry.js";
+import { isTransportError } from "../../config/rpc-errors.js";
 import { deploymentBlock } from "../../onchain/blocks.js";
-import { isTransportError } from "../../onchain/errors.js";
 import { errMessage } from "./procs.js";
 
 const VERSION_ABI = parseAbi(["function VERSION() view returns (string)"]);
@@ -26,7 +26,7 @@ export interface SafeVersionCheck {
 
 /**
  * Whether a failed VERSION() call failed on the way (the node unreachable, or erring), not
- * answered by the contract (onchain/errors.ts): a revert, no data or data that is not a string
+ * answered by the contract (config/rpc-errors.ts): a revert, no data or data that is not a string
  * all say it is a contract but not a Safe. An error that is not viem's is not an answer either.
  */
 export function transportFailure(err: unknown): boolean {

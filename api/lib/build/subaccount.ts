@@ -13,8 +13,8 @@
 import { sql } from "kysely";
 import { type Address, getAddress, type PublicClient, parseAbi } from "viem";
 import type { ChainProtocols } from "../../../config/registry.js";
+import { isTransportError } from "../../../config/rpc-errors.js";
 import { incentiveSeed } from "../../../db/staker-incentives.js";
-import { isTransportError } from "../../../onchain/errors.js";
 import type { IncentiveSeed } from "../../../onchain/staker.js";
 import { kept, recent } from "../kept.js";
 import { chainClient, chainProtocols } from "../protocols.js";

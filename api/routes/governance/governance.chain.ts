@@ -15,7 +15,7 @@ import {
   parseAbi,
 } from "viem";
 import { TimelockControllerAbi } from "../../../abis/TimelockControllerAbi.js";
-import { isTransportError } from "../../../onchain/errors.js";
+import { isTransportError } from "../../../config/rpc-errors.js";
 import { rpcFetch } from "../../../onchain/rpc-fetch.js";
 import { publicMessage } from "../../lib/public-error.js";
 
