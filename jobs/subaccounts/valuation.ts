@@ -45,8 +45,10 @@ const DAY = 86_400;
  * 6: a Morpho market's supply and debt with the interest accrued up to the block read, a Uniswap
  * position with the fees earned since its manager last counted them. 7: the Uniswap v3 staker's
  * rewards, a staked position's accrued ones and those credited to the account, not yet claimed.
+ * 8: a batched read whose eth_call failed as a whole (config/multicall3.ts `multicallEach`) fails
+ * the run, where before it read as every call failing: no balances, a day valued short for good.
  */
-export const VALUATION_METHOD = 7;
+export const VALUATION_METHOD = 8;
 
 interface Sub {
   chain_id: number;
