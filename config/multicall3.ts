@@ -119,13 +119,14 @@ export async function multicallEach(
     contracts: params.contracts as never,
     allowFailure: true,
   })) as CallOutcome[];
-  const failed = res.find((r) => r.status === "failure" && batchFailed(r.error));
-  if (failed?.status === "failure" && batchFailed(failed.error)) {
+  for (const r of res) {
+    if (r.status !== "failure" || !batchFailed(r.error)) continue;
     if (mc.stateOverride) via.delete(client);
-    const { shortMessage, details } = failed.error;
+    const { shortMessage, details } = r.error;
     const short = shortMessage.split("\n")[0]!;
     const why = details && !short.includes(details) ? `${short} (${details})` : short;
-    throw new Error(`multicall of ${res.length} calls failed: ${why}`, { cause: failed.error });
+    const calls = `${res.length} call${res.length === 1 ? "" : "s"}`;
+    throw new Error(`multicall of ${calls} failed: ${why}`, { cause: r.error });
   }
   return res;
 }
