@@ -8,6 +8,7 @@ import { type Context, ponder } from "ponder:registry";
 import { timelock_operation, timelock_source } from "ponder:schema";
 import { type Address, decodeEventLog, type Hex, type Log } from "viem";
 import { TimelockControllerAbi } from "../abis/TimelockControllerAbi";
+import { isTransportError } from "../config/rpc-errors";
 import { directClient, eventColumns, governance } from "./common";
 import { logsSinceDeployment } from "./module-logs";
 import { readAtBlock } from "./read-at-block";
@@ -168,7 +169,12 @@ export async function followOwner(
     `getMinDelay of ${owner} at block ${at}`,
   ).then(
     () => true,
-    () => false,
+    // it reverts (an EOA, a Safe, another contract): not a timelock. A node that failed to answer
+    // throws: taken for "not a timelock", the owner's events would never be followed.
+    (err: unknown) => {
+      if (isTransportError(err)) throw err;
+      return false;
+    },
   );
   if (!isTimelock) return false;
   if (vaultsOfTimelock(chainId, owner).length > 0) return true; // the registry's: followed all along
