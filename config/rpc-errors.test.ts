@@ -1,6 +1,6 @@
 import { createPublicClient, custom, http, parseAbi } from "viem";
 import { describe, expect, it } from "vitest";
-import { isTransportError } from "./rpc-errors.js";
+import { isMissingState, isTransportError } from "./rpc-errors.js";
 
 const ABI = parseAbi(["function lagDuration() view returns (uint256)"]);
 const VAULT = "0x00000000000000000000000000000000000000aa";
@@ -41,5 +41,36 @@ describe("isTransportError", () => {
       .readContract({ address: VAULT, abi: ABI, functionName: "lagDuration" })
       .catch((err: unknown) => err);
     expect(isTransportError(unreachable)).toBe(true);
+  });
+});
+
+describe("isMissingState", () => {
+  it("a node without the old state says so: a lasting answer", async () => {
+    for (const message of [
+      "missing trie node 0x6a1b… (path ) state 0x… is not available",
+      "historical state 0xabc is not available",
+      "header not found",
+      "project ID does not have access to archive state",
+    ]) {
+      const err = await failure(() => {
+        throw Object.assign(new Error(message), { code: -32000 });
+      });
+      expect(isMissingState(err), message).toBe(true);
+    }
+  });
+
+  it("a timeout, a rate limit or a revert is not", async () => {
+    const limited = await failure(() => {
+      throw Object.assign(new Error("rate limited"), { code: -32005 });
+    });
+    const reverted = await failure(() => {
+      throw Object.assign(new Error("execution reverted"), { code: 3, data: "0x" });
+    });
+    const slow = createPublicClient({ transport: http("http://10.255.255.1:9", { retryCount: 0, timeout: 50 }) });
+    const timedOut = await slow
+      .readContract({ address: VAULT, abi: ABI, functionName: "lagDuration" })
+      .catch((err: unknown) => err);
+    expect(isTransportError(timedOut)).toBe(true);
+    for (const err of [limited, reverted, timedOut]) expect(isMissingState(err)).toBe(false);
   });
 });

@@ -32,3 +32,22 @@ export function isTransportError(e: unknown): boolean {
   }
   return false;
 }
+
+/** What nodes answer for state they do not keep (geth, Erigon, Nethermind, Reth, hosted providers). */
+const NO_STATE =
+  /missing trie node|historical state|state (history )?(is )?(not available|unavailable)|pruned|archive|header not found/i;
+
+/**
+ * True when the node answered that it does not keep the state asked for (a full node asked for
+ * an old block): a lasting answer about the node, unlike a timeout or a rate limit, which the
+ * same call would get past later.
+ */
+export function isMissingState(e: unknown): boolean {
+  let cur: unknown = e;
+  for (let i = 0; i < 8 && cur; i++) {
+    const { message, details } = cur as { message?: unknown; details?: unknown };
+    if (NO_STATE.test(`${String(message ?? "")} ${String(details ?? "")}`)) return true;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return false;
+}

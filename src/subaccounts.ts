@@ -10,7 +10,7 @@ import { subaccount, subaccount_event, subaccount_module } from "ponder:schema";
 import { type Address, decodeEventLog, type Hex, keccak256, type Log, parseAbi, toHex } from "viem";
 import { SubaccountModuleAbi } from "../abis/SubaccountModuleAbi";
 import { subaccountsStart } from "../config/indexer";
-import { isTransportError } from "../config/rpc-errors";
+import { isMissingState, isTransportError } from "../config/rpc-errors";
 import { directClient, eventColumns, jsonArgs } from "./common";
 import { logsSinceDeployment } from "./module-logs";
 import { readAtBlock } from "./read-at-block";
@@ -31,8 +31,8 @@ const SAFE_READS = parseAbi([
 
 /**
  * A Safe's owners and threshold at the end of `block`; "absent" when it had no code then (it is
- * being created: its SafeSetup follows in this block); null when its views revert. A node that
- * fails to answer throws: the row would keep the null.
+ * being created: its SafeSetup follows in this block); null when its views revert or the node
+ * keeps no state of that block. A node that fails to answer throws: the row would keep the null.
  */
 async function safeAt(chainId: number, safe: Address, block: bigint) {
   const client = directClient(chainId);
@@ -50,7 +50,7 @@ async function safeAt(chainId: number, safe: Address, block: bigint) {
     const [owners, threshold] = got;
     return { owners: owners.map(lc), threshold: Number(threshold) };
   } catch (err) {
-    if (isTransportError(err)) throw err;
+    if (isTransportError(err) && !isMissingState(err)) throw err;
     return null;
   }
 }

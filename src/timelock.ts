@@ -8,7 +8,7 @@ import { type Context, ponder } from "ponder:registry";
 import { timelock_operation, timelock_source } from "ponder:schema";
 import { type Address, decodeEventLog, type Hex, type Log } from "viem";
 import { TimelockControllerAbi } from "../abis/TimelockControllerAbi";
-import { isTransportError } from "../config/rpc-errors";
+import { isMissingState, isTransportError } from "../config/rpc-errors";
 import { directClient, eventColumns, governance } from "./common";
 import { logsSinceDeployment } from "./module-logs";
 import { readAtBlock } from "./read-at-block";
@@ -169,10 +169,11 @@ export async function followOwner(
     `getMinDelay of ${owner} at block ${at}`,
   ).then(
     () => true,
-    // it reverts (an EOA, a Safe, another contract): not a timelock. A node that failed to answer
-    // throws: taken for "not a timelock", the owner's events would never be followed.
+    // it reverts (an EOA, a Safe, another contract): not a timelock; so too where the node keeps
+    // no state of that block. A node that failed to answer throws: taken for "not a timelock",
+    // the owner's events would never be followed.
     (err: unknown) => {
-      if (isTransportError(err)) throw err;
+      if (isTransportError(err) && !isMissingState(err)) throw err;
       return false;
     },
   );
