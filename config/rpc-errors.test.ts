@@ -1,6 +1,6 @@
 import { createPublicClient, custom, http, parseAbi } from "viem";
 import { describe, expect, it } from "vitest";
-import { isMissingState, isTransportError } from "./rpc-errors.js";
+import { failsForNow, isMissingState, isTransportError } from "./rpc-errors.js";
 
 const ABI = parseAbi(["function lagDuration() view returns (uint256)"]);
 const VAULT = "0x00000000000000000000000000000000000000aa";
@@ -72,5 +72,7 @@ describe("isMissingState", () => {
       .catch((err: unknown) => err);
     expect(isTransportError(timedOut)).toBe(true);
     for (const err of [limited, reverted, timedOut]) expect(isMissingState(err)).toBe(false);
+    // what a read stored once throws on: the node's passing failures, not the contract's answer
+    expect([limited, reverted, timedOut].map(failsForNow)).toEqual([true, false, true]);
   });
 });

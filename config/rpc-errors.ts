@@ -6,10 +6,18 @@
 /** Errors that say the call ran and reverted: viem wraps them around an RpcRequestError. */
 const REVERTS = ["ContractFunctionRevertedError", "ExecutionRevertedError", "ContractFunctionZeroDataError"];
 
-/** True when the failure is the transport's (unreachable, timeout, HTTP or RPC error), not a revert. */
-export function isTransportError(e: unknown): boolean {
+/** `e` and its causes, outermost first (at most 8: viem nests a few levels). */
+function* causes(e: unknown): Generator<unknown> {
   let cur: unknown = e;
   for (let i = 0; i < 8 && cur; i++) {
+    yield cur;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+}
+
+/** True when the failure is the transport's (unreachable, timeout, HTTP or RPC error), not a revert. */
+export function isTransportError(e: unknown): boolean {
+  for (const cur of causes(e)) {
     const name = (cur as { name?: string }).name ?? "";
     if (REVERTS.includes(name)) return false;
     if (
@@ -28,7 +36,6 @@ export function isTransportError(e: unknown): boolean {
       return true;
     const msg = (cur as { message?: string }).message ?? "";
     if (/fetch failed|ECONNREFUSED|ECONNRESET|timed out|took too long/i.test(msg)) return true;
-    cur = (cur as { cause?: unknown }).cause;
   }
   return false;
 }
@@ -43,11 +50,16 @@ const NO_STATE =
  * same call would get past later.
  */
 export function isMissingState(e: unknown): boolean {
-  let cur: unknown = e;
-  for (let i = 0; i < 8 && cur; i++) {
+  for (const cur of causes(e)) {
     const { message, details } = cur as { message?: unknown; details?: unknown };
     if (NO_STATE.test(`${String(message ?? "")} ${String(details ?? "")}`)) return true;
-    cur = (cur as { cause?: unknown }).cause;
   }
   return false;
 }
+
+/**
+ * A failure the same read may get past later (a timeout, a rate limit, an unreachable node), not
+ * the contract's answer nor the node's lasting one that it keeps no such state. A read whose
+ * answer is stored once throws on it rather than store a fallback.
+ */
+export const failsForNow = (e: unknown): boolean => isTransportError(e) && !isMissingState(e);

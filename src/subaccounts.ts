@@ -10,7 +10,7 @@ import { subaccount, subaccount_event, subaccount_module } from "ponder:schema";
 import { type Address, decodeEventLog, type Hex, keccak256, type Log, parseAbi, toHex } from "viem";
 import { SubaccountModuleAbi } from "../abis/SubaccountModuleAbi";
 import { subaccountsStart } from "../config/indexer";
-import { isMissingState, isTransportError } from "../config/rpc-errors";
+import { failsForNow } from "../config/rpc-errors";
 import { directClient, eventColumns, jsonArgs } from "./common";
 import { logsSinceDeployment } from "./module-logs";
 import { readAtBlock } from "./read-at-block";
@@ -50,7 +50,7 @@ async function safeAt(chainId: number, safe: Address, block: bigint) {
     const [owners, threshold] = got;
     return { owners: owners.map(lc), threshold: Number(threshold) };
   } catch (err) {
-    if (isTransportError(err) && !isMissingState(err)) throw err;
+    if (failsForNow(err)) throw err;
     return null;
   }
 }

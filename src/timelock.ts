@@ -8,7 +8,7 @@ import { type Context, ponder } from "ponder:registry";
 import { timelock_operation, timelock_source } from "ponder:schema";
 import { type Address, decodeEventLog, type Hex, type Log } from "viem";
 import { TimelockControllerAbi } from "../abis/TimelockControllerAbi";
-import { isMissingState, isTransportError } from "../config/rpc-errors";
+import { failsForNow } from "../config/rpc-errors";
 import { directClient, eventColumns, governance } from "./common";
 import { logsSinceDeployment } from "./module-logs";
 import { readAtBlock } from "./read-at-block";
@@ -173,7 +173,7 @@ export async function followOwner(
     // no state of that block. A node that failed to answer throws: taken for "not a timelock",
     // the owner's events would never be followed.
     (err: unknown) => {
-      if (isTransportError(err) && !isMissingState(err)) throw err;
+      if (failsForNow(err)) throw err;
       return false;
     },
   );

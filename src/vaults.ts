@@ -19,7 +19,7 @@ import { LoanAbi } from "../abis/LoanAbi";
 import { TokenizedVaultV2Abi } from "../abis/TokenizedVaultV2Abi";
 import { multicallVia } from "../config/multicall3";
 import type { EvmVault } from "../config/registry";
-import { isMissingState, isTransportError } from "../config/rpc-errors";
+import { failsForNow, isTransportError } from "../config/rpc-errors";
 import { directClient, eventColumns, flowSnapshotId, governance, snapshot } from "./common";
 import { readAtBlock } from "./read-at-block";
 import { vaultAt, vaultOfShareToken, vaultsOnChain } from "./registry";
@@ -95,7 +95,7 @@ async function pendingAtStart(v: EvmVault, chainId: number): Promise<number> {
   } catch (err) {
     // a node that failed to answer (a timeout, a rate limit): the counters are written once, so
     // it throws (Ponder starts again) rather than start them from a queue it did not read
-    if (isTransportError(err) && !isMissingState(err)) throw err;
+    if (failsForNow(err)) throw err;
     // a node without that block's state, or a vault without the view: matched from an empty queue
     console.warn(
       `tokenizedVaultV2 ${chainId}:${v.address}: pendingRequests() unreadable at block ${before} ` +
