@@ -65,3 +65,59 @@ describe("lookupModule", () => {
     await expect(lookupModule(client, SAFE)).rejects.toThrow(/rate limited|limit/i);
   });
 });
+
+/** A node of a Safe with `count` modules, MODULE last (the Safe's own unless `own` is false). */
+function manyModules(count: number, { code = true, own = true } = {}) {
+  const all = Array.from(
+    { length: count },
+    (_, i): Hex => (i === count - 1 ? MODULE : `0x${(0xc00 + i).toString(16).padStart(40, "0")}`),
+  );
+  const pages: string[] = [];
+  return {
+    pages,
+    client: createPublicClient({
+      transport: custom(
+        {
+          async request({ method, params }: { method: string; params: unknown[] }) {
+            if (method !== "eth_call") throw new Error(`unexpected ${method}`);
+            const { to, data } = params[0] as { to: string; data: Hex };
+            if (to.toLowerCase() === SAFE) {
+              if (!code) return "0x"; // no contract at the address
+              const { args } = decodeFunctionData({ abi: SAFE_ABI, data });
+              const [start, size] = args as [string, bigint];
+              pages.push(start.toLowerCase());
+              const from = start.toLowerCase() === SENTINEL_ADDRESS ? 0 : all.indexOf(start.toLowerCase() as Hex);
+              const page = all.slice(from, from + Number(size));
+              const next = all[from + Number(size)] ?? SENTINEL_ADDRESS;
+              return encodeFunctionResult({ abi: SAFE_ABI, functionName: "getModulesPaginated", result: [page, next] });
+            }
+            const owner = own && to.toLowerCase() === MODULE ? SAFE : OTHER;
+            return encodeFunctionResult({ abi: MODULE_ABI, functionName: "safe", result: owner });
+          },
+        },
+        { retryCount: 0 },
+      ),
+    }),
+  };
+}
+const SENTINEL_ADDRESS = "0x0000000000000000000000000000000000000001";
+
+describe("lookupModule's pages and a missing Safe", () => {
+  it("finds a module past the first page of ten", async () => {
+    const { client, pages } = manyModules(23);
+    expect(await lookupModule(client, SAFE)).toEqual({ module: getAddress(MODULE) });
+    expect(pages.length).toBe(3);
+    expect(pages[0]).toBe(SENTINEL_ADDRESS);
+  });
+
+  it("reads every page, then finds none, when no module is the Safe's", async () => {
+    const { client, pages } = manyModules(12, { own: false });
+    expect(await lookupModule(client, SAFE)).toEqual({ module: null });
+    expect(pages.length).toBe(2);
+  });
+
+  it("an address with no contract on the chain is no Safe, not a node failure", async () => {
+    const { client } = manyModules(1, { code: false });
+    expect(await lookupModule(client, SAFE)).toEqual({ module: null, noSafe: true });
+  });
+});

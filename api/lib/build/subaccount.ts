@@ -8,7 +8,8 @@
  *
  * Refusals: a subaccount the registry does not list is a 404; a chain without a protocols entry,
  * or no `from` where no trader is indexed, a 422; a chain without an RPC a 503; a Safe whose
- * SubaccountModule is no longer enabled a 409 `stale_subaccount`.
+ * SubaccountModule is no longer enabled, or an address with no Safe on the chain named, a 409
+ * `stale_subaccount`.
  */
 import { sql } from "kysely";
 import { type Address, getAddress, type PublicClient, parseAbi } from "viem";
@@ -39,7 +40,7 @@ export interface BuildSubaccount {
   incentives?: IncentiveSeed;
 }
 
-const SENTINEL = "0x0000000000000000000000000000000000000001";
+const SENTINEL: Address = "0x0000000000000000000000000000000000000001";
 const SAFE = parseAbi([
   "function getModulesPaginated(address start, uint256 pageSize) view returns (address[] array, address next)",
 ]);
@@ -51,7 +52,7 @@ const MODULE = parseAbi(["function safe() view returns (address)"]);
  * again on every build, so one that enables it builds at once.
  */
 const MODULE_TTL_MS = 600_000;
-const modules = recent<{ module: Address | null }>(MODULE_TTL_MS);
+const modules = recent<{ module: Address | null; noSafe?: true }>(MODULE_TTL_MS);
 const moduleKey = (chainId: number, safe: string) => `${chainId}:${safe.toLowerCase()}`;
 
 /** Drops the kept module of a Safe (it was found disabled): the next build looks again. */
@@ -60,31 +61,51 @@ export function forgetModule(chainId: number, safe: string): void {
 }
 
 /** The Safe's enabled SubaccountModule (the one whose `safe()` is this Safe), or null. */
-async function moduleOf(client: PublicClient, chainId: number, safe: Address): Promise<Address | null> {
+async function moduleOf(client: PublicClient, chainId: number, safe: Address) {
   const key = moduleKey(chainId, safe);
-  const { module } = await modules.get(key, () => lookupModule(client, safe));
-  if (!module) modules.forget(key);
-  return module;
+  const found = await modules.get(key, () => lookupModule(client, safe));
+  if (!found.module) modules.forget(key);
+  return found;
 }
+
+/** A Safe's modules are read this many at a time (`getModulesPaginated`), every page in turn. */
+const MODULE_PAGE = 10n;
 
 /**
  * The first of the Safe's enabled modules whose `safe()` is this Safe. A module without `safe()`
- * (it reverts, or answers nothing) is another kind, skipped; a node that fails to answer throws,
- * so a flaky node is the chain's 503, not a 409 `stale_subaccount`. Exported for its test.
+ * (it reverts, or answers nothing) is another kind, skipped. An address whose module list does
+ * not answer (no contract there on this chain: the subaccount's Safe was not deployed on it, or a
+ * contract that is no Safe) has none, `noSafe`. A node that fails to answer throws, so a flaky
+ * node is the chain's 503, not a 409 `stale_subaccount`. Exported for its test.
  */
-export async function lookupModule(client: PublicClient, safe: Address): Promise<{ module: Address | null }> {
-  const [enabled] = await client.readContract({
-    address: safe,
-    abi: SAFE,
-    functionName: "getModulesPaginated",
-    args: [SENTINEL, 10n],
-  });
-  for (const m of enabled) {
-    const owner = await client.readContract({ address: m, abi: MODULE, functionName: "safe" }).catch((err) => {
+export async function lookupModule(
+  client: PublicClient,
+  safe: Address,
+): Promise<{ module: Address | null; noSafe?: true }> {
+  for (let start: Address = SENTINEL, page = 0; page < 100; page++) {
+    let list: readonly Address[];
+    let next: Address;
+    try {
+      [list, next] = await client.readContract({
+        address: safe,
+        abi: SAFE,
+        functionName: "getModulesPaginated",
+        args: [start, MODULE_PAGE],
+      });
+    } catch (err) {
       if (isTransportError(err)) throw err;
-      return null;
-    });
-    if (owner && owner.toLowerCase() === safe.toLowerCase()) return { module: getAddress(m) };
+      return { module: null, noSafe: true };
+    }
+    for (const m of list) {
+      const owner = await client.readContract({ address: m, abi: MODULE, functionName: "safe" }).catch((err) => {
+        if (isTransportError(err)) throw err;
+        return null;
+      });
+      if (owner && owner.toLowerCase() === safe.toLowerCase()) return { module: getAddress(m) };
+    }
+    // the last page ends at the sentinel (or, in Safes before 1.4, at the zero address)
+    if (list.length === 0 || next.toLowerCase() === SENTINEL || BigInt(next) === 0n) break;
+    start = next;
   }
   return { module: null };
 }
@@ -161,16 +182,15 @@ export async function buildSubaccount(
   if (!protocols) {
     throw BuildRefusal.field(["body", "chain"], `Chain ${chainId} has no protocols entry in the registry`);
   }
-  if (!url || !client) {
+  if (!url || !client || !module) {
     throw new BuildRefusal(503, "no_rpc", `No RPC is configured for chain ${chainId} (PONDER_RPC_URL_${chainId})`);
   }
   if (module instanceof Error) throw BuildRefusal.chain(chainId, module);
-  if (!module) {
-    throw new BuildRefusal(
-      409,
-      "stale_subaccount",
-      `${safe} has no SubaccountModule enabled on chain ${chainId}: it cannot act through the module`,
-    );
+  if (!module.module) {
+    const why = module.noSafe
+      ? `${safe} is no Safe on chain ${chainId} (its module list does not answer: not deployed there?)`
+      : `${safe} has no SubaccountModule enabled on chain ${chainId}`;
+    throw new BuildRefusal(409, "stale_subaccount", `${why}: it cannot act through the module`);
   }
   if (!trader) {
     throw BuildRefusal.field(
@@ -180,5 +200,5 @@ export async function buildSubaccount(
     );
   }
   const incentives = incentiveSeed(deps.db, deps.config.indexerSchema, chainId, protocols.uniswap?.staker);
-  return { chainId, safe, module, from: trader, protocols, client, rpcUrl: url, incentives, ...entry };
+  return { chainId, safe, module: module.module, from: trader, protocols, client, rpcUrl: url, incentives, ...entry };
 }
