@@ -451,5 +451,11 @@ describe("settings", () => {
     };
     expect(relayerConfig({ ...relayer, RELAYER_DELAY_S: "" }).delaySeconds).toBe(30);
     expect(relayerConfig({ ...relayer, RELAYER_DELAY_S: "45" }).delaySeconds).toBe(45);
+    // bridges named in the environment: a real chain, 12 blocks on top of a deposit's by default
+    expect(relayerConfig(relayer).confirmations).toBe(12);
+    expect(relayerConfig({ ...relayer, RELAYER_CONFIRMATIONS: "0" }).confirmations).toBe(0);
+    expect(relayerConfig({ ...relayer, RELAYER_CONFIRMATIONS: "64" }).confirmations).toBe(64);
+    expect(() => relayerConfig({ ...relayer, RELAYER_CONFIRMATIONS: "-1" })).toThrow(/RELAYER_CONFIRMATIONS/);
+    expect(() => relayerConfig({ ...relayer, RELAYER_CONFIRMATIONS: "2.5" })).toThrow(/RELAYER_CONFIRMATIONS/);
   });
 });

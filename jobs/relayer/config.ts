@@ -5,6 +5,8 @@
  * `PERP_BRIDGES_<chainId>` when set, else from the devnet's manifest (`DEVNET_MANIFEST`, default
  * `.data/demo/manifest.json`), which also gives the devnet's relayer key when `RELAYER_PRIVATE_KEY`
  * is unset. Every chain needs `PONDER_RPC_URL_<chainId>` (the first URL of the list is used).
+ * `RELAYER_CONFIRMATIONS` (blocks on top of a deposit's before it is relayed) defaults to 12, or
+ * to 0 when the devnet's manifest is read.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -16,6 +18,8 @@ import { primaryUrls, rpcUrlsFromEnv } from "../../config/rpc-urls.js";
 import { actorKey } from "../../contracts/devnet/random.js";
 
 export const DEFAULT_DEVNET_MANIFEST = ".data/demo/manifest.json";
+/** RELAYER_CONFIRMATIONS when the bridges come from the environment (0 from a devnet manifest) */
+export const DEFAULT_CONFIRMATIONS = 12;
 
 const hexKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "must be a 0x-prefixed 32-byte hex private key");
 const address = z.string().refine((a) => isAddress(a, { strict: false }), "must be a 0x address");
@@ -30,6 +34,7 @@ const schema = z.object({
       .min(0)
       .max(7 * 86_400),
   ).default(30),
+  RELAYER_CONFIRMATIONS: envNum((n) => n.int().min(0).max(10_000)).optional(),
   RELAYER_POLL_MS: envNum((n) => n.int().min(200).max(600_000)).default(2000),
   RELAYER_ATTEMPTS: envNum((n) => n.int().min(1).max(100)).default(5),
   RELAYER_METRICS_PORT: envNum((n) => n.int().min(0).max(65535)).default(9465),
@@ -52,6 +57,8 @@ export interface RelayerConfig {
   /** the core chain and every bridge chain */
   chains: RelayerChain[];
   delaySeconds: number;
+  /** blocks on top of a deposit's before it is relayed (RELAYER_CONFIRMATIONS) */
+  confirmations: number;
   pollMs: number;
   attempts: number;
   /** where `npm run relayer` serves its Prometheus metrics; port 0: nowhere */
@@ -185,6 +192,9 @@ export function relayerConfig(env: NodeJS.ProcessEnv = process.env, cwd = proces
       bridges: bridges.get(chainId) ?? [],
     })),
     delaySeconds: e.RELAYER_DELAY_S,
+    // a real chain may reorg its last blocks; a devnet's anvil mines only on a transaction, so a
+    // wait for blocks would hold its deposits until the next one
+    confirmations: e.RELAYER_CONFIRMATIONS ?? (source === "environment" ? DEFAULT_CONFIRMATIONS : 0),
     pollMs: e.RELAYER_POLL_MS,
     attempts: e.RELAYER_ATTEMPTS,
     metrics: { port: e.RELAYER_METRICS_PORT, host: e.RELAYER_METRICS_HOST },

@@ -7,8 +7,13 @@
  * Never twice: the ledger refuses a core hash it processed (`AlreadyProcessed`) and relayOnce reads
  * its status before sending, so a pass that crashed after a credit and before saving its cursor,
  * a restarted worker or a second relayer process only find the deposit processed. The cursor is
- * keyed by the ledger and the chain's genesis hash: a new devnet with the same chain ids starts
- * from block 0 again.
+ * keyed by the ledger, the chain's genesis hash and its bridges: a new devnet with the same chain
+ * ids, or a bridge added, starts from block 0 again.
+ *
+ * Reorgs: a deposit is read once RELAYER_CONFIRMATIONS blocks are on top of its own, so one a
+ * shallower reorg drops is never credited, and the cursor never passes a block that may change.
+ * The cursor keeps the hash of the block before it; a pass that finds that block changed (a
+ * deeper reorg) reads the last REORG_REWIND_BLOCKS again, where the new branch may hold deposits.
  */
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
@@ -20,12 +25,17 @@ import {
   createPublicClient,
   createWalletClient,
   defineChain,
+  type Hex,
   http,
+  isHex,
+  keccak256,
   type PublicClient,
+  toHex,
   type WalletClient,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod";
+import { isTransportError } from "../../config/rpc-errors.js";
 import { type RelayResult, type RelaySource, relayOnce } from "../../contracts/devnet/protocols/perp.js";
 import { rpcFetch } from "../../onchain/rpc-fetch.js";
 import { PREFIX } from "../queues.js";
@@ -79,9 +89,34 @@ export function briefly(err: unknown): string {
   return (err instanceof Error ? err.message : String(err)).split("\n")[0] ?? "";
 }
 
-/** Redis key of a chain's cursor: the first block the next pass reads. */
-export function cursorKey(ledger: Address, chainId: number, genesisHash: string): string {
-  return `${PREFIX}:${RELAYER_QUEUE.name}:cursor:${ledger.toLowerCase()}:${chainId}:${genesisHash}`;
+/**
+ * Redis key of a chain's cursor: the first block the next pass reads. Keyed by the bridges read
+ * too: a bridge added to a chain's list is read from block 0, not from where the others got to.
+ */
+export function cursorKey(ledger: Address, chainId: number, genesisHash: string, bridges: readonly Address[]): string {
+  const set = keccak256(
+    toHex(
+      [...bridges]
+        .map((b) => b.toLowerCase())
+        .sort()
+        .join(","),
+    ),
+  ).slice(2, 18);
+  return `${PREFIX}:${RELAYER_QUEUE.name}:cursor:${ledger.toLowerCase()}:${chainId}:${genesisHash}:${set}`;
+}
+
+/** How far back a pass reads again when the block under its cursor changed (a deep reorg). */
+export const REORG_REWIND_BLOCKS = 128n;
+
+/**
+ * A stored cursor: `<next block>:<hash of the block before it>` (the hash is what tells a reorg
+ * under the cursor), or a bare block number as relayers before the hash stored it.
+ */
+export function parseCursor(stored: string | null): { next: bigint; hash?: Hex } {
+  const [next, hash] = (stored ?? "").split(":");
+  // anything else (a value written by hand): read from block 0 again, which only costs time
+  if (!next || !/^\d+$/.test(next)) return { next: 0n };
+  return { next: BigInt(next), ...(hash && isHex(hash) ? { hash } : {}) };
 }
 
 export async function startRelayer(
@@ -115,7 +150,35 @@ export async function startRelayer(
       g = block.hash;
       genesis.set(chainId, g);
     }
-    return cursorKey(cfg.ledger, chainId, g);
+    return cursorKey(cfg.ledger, chainId, g, bridgeChains.find((c) => c.chainId === chainId)?.bridges ?? []);
+  };
+  /**
+   * Where a chain's pass starts: its cursor, or, where the block under the cursor is no longer
+   * the one it was (a reorg deeper than the confirmations), REORG_REWIND_BLOCKS before it, so a
+   * deposit the new branch holds under the cursor is read. What was processed is only found
+   * processed again. Throws where the node fails to answer.
+   */
+  const startOf = async (chainId: number, stored: string | null): Promise<bigint> => {
+    const { next, hash } = parseCursor(stored);
+    if (!hash || next === 0n) return next;
+    const client = clients.get(chainId) as PublicClient;
+    const now = await client.getBlock({ blockNumber: next - 1n }).catch((err: unknown) => {
+      if (isTransportError(err)) throw err;
+      return null; // no such block any more: the chain is shorter than it was
+    });
+    if (now?.hash === hash) return next;
+    const from = next > REORG_REWIND_BLOCKS ? next - REORG_REWIND_BLOCKS : 0n;
+    log(`chain ${chainId}: block ${next - 1n} is not the one the last pass read (a reorg): reading from ${from}`);
+    return from;
+  };
+  /**
+   * The cursor to store: `next` with the hash of the block before it, as the pass read it (read
+   * before the logs). Without one (the cursor held at a deposit still too young, or nothing new
+   * to read), the cursor as it was when it did not move, else the bare block number.
+   */
+  const cursorOf = (next: bigint, hash: Hex | undefined, stored: string | null): string => {
+    if (hash) return `${next}:${hash}`;
+    return stored && parseCursor(stored).next === next ? stored : String(next);
   };
 
   // A bridge chain that does not answer is left out of a pass; the others are relayed. Said once
@@ -143,12 +206,22 @@ export async function startRelayer(
       }
     }
     const sources: RelaySource[] = [];
-    for (const { chain, key } of reachable) {
-      const stored = await connection.get(key);
+    const read: ((typeof reachable)[number] & { stored: string | null })[] = [];
+    for (const r of reachable) {
+      let fromBlock: bigint;
+      const stored = await connection.get(r.key);
+      try {
+        fromBlock = await startOf(r.chain.chainId, stored);
+      } catch (err) {
+        sourceState(r.chain.chainId, false, err);
+        continue;
+      }
+      read.push({ ...r, stored });
       sources.push({
-        client: clients.get(chain.chainId) as PublicClient,
-        bridges: chain.bridges,
-        fromBlock: stored ? BigInt(stored) : 0n,
+        client: clients.get(r.chain.chainId) as PublicClient,
+        bridges: r.chain.bridges,
+        fromBlock,
+        confirmations: cfg.confirmations,
       });
     }
     const r: RelayResult = await relayOnce({
@@ -159,12 +232,12 @@ export async function startRelayer(
     });
     const failed = new Map(r.failed.map((f) => [f.source, f.error]));
     const cursors: Record<string, string> = {};
-    for (const [i, { chain, key }] of reachable.entries()) {
+    for (const [i, { chain, key, stored }] of read.entries()) {
       sourceState(chain.chainId, !failed.has(i), failed.get(i));
       if (failed.has(i)) continue;
-      const next = (r.nextFromBlock[i] ?? 0n).toString();
-      await connection.set(key, next);
-      cursors[String(chain.chainId)] = next;
+      const next = r.nextFromBlock[i] ?? 0n;
+      await connection.set(key, cursorOf(next, r.nextHash[i], stored));
+      cursors[String(chain.chainId)] = next.toString();
     }
     for (const a of r.credited) {
       const d = a.deposit;
@@ -252,6 +325,7 @@ export async function startRelayer(
   log(
     `relaying ${bridgeChains.map((c) => `chain ${c.chainId} (${c.bridges.length} bridges)`).join(", ")} to ledger ` +
       `${cfg.ledger} on chain ${cfg.coreChainId} as ${account.address}, delay ${cfg.delaySeconds} s, ` +
+      `${cfg.confirmations} confirmations, ` +
       `every ${cfg.pollMs} ms`,
   );
   return {

@@ -3,9 +3,11 @@
  * running chain is credited once it is RELAYER_DELAY_S old on the core chain's clock (not before),
  * one below the bridge's minimum is rejected with its reason, and a restarted worker, even with
  * its cursor lost, credits nothing twice; a Redis back without its data gets the same schedule
- * again, and a bridge chain that stops answering holds back only its own deposits. The chains'
- * clocks are moved with evm_mine, so the
- * delay is a minute of chain time and no wall-clock waiting.
+ * again, and a bridge chain that stops answering holds back only its own deposits. With
+ * RELAYER_CONFIRMATIONS a deposit waits for that many blocks on top of its own; a reorg that
+ * replaces the blocks under the cursor (evm_snapshot, evm_revert) is seen, and the new branch's
+ * deposit credited. The chains' clocks are moved with evm_mine, so the delay is a minute of chain
+ * time and no wall-clock waiting.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -33,6 +35,7 @@ import { PREFIX } from "../../jobs/queues.js";
 import { relayerConfig } from "../../jobs/relayer/config.js";
 import {
   cursorKey,
+  parseCursor,
   RELAYER_QUEUE,
   RELAYER_SCHEDULER_ID,
   type RelayerHandle,
@@ -57,7 +60,7 @@ const chain = (id: number) => manifest.chains.find((c) => c.chainId === id) as C
 const client = (id: number) => createPublicClient({ transport: http(rpcUrl(id)) });
 const ledger = () => chain(1).world.protocols.core!.ledger;
 
-function config() {
+function config(extra: Record<string, string> = {}) {
   return relayerConfig({
     PONDER_RPC_URL_1: rpcUrl(1),
     PONDER_RPC_URL_8453: rpcUrl(8453),
@@ -65,11 +68,19 @@ function config() {
     RELAYER_DELAY_S: String(DELAY),
     RELAYER_POLL_MS: "300",
     REDIS_URL: redis.url,
+    ...extra,
   });
 }
 
-async function start(): Promise<RelayerHandle> {
-  return startRelayer({ ...config(), redisUrl: redis.url }, (l) => lines.push(l));
+async function start(extra: Record<string, string> = {}): Promise<RelayerHandle> {
+  return startRelayer({ ...config(extra), redisUrl: redis.url }, (l) => lines.push(l));
+}
+
+/** Chain 8453's cursor key (its two bridges). */
+async function baseCursorKey(): Promise<string> {
+  const p = chain(8453).world.protocols.perp;
+  const genesis = (await client(8453).getBlock({ blockNumber: 0n })).hash;
+  return cursorKey(ledger(), 8453, genesis, [p.bridgeA, p.bridgeB]);
 }
 
 async function latest(chainId: number): Promise<number> {
@@ -97,7 +108,11 @@ async function send(chainId: number, from: Address, to: Address, data: Hex, at?:
  * A deposit on a bridge of `chainId`, mined at a timestamp ahead of both chains' clocks; its
  * core hash and timestamp.
  */
-async function deposit(chainId: number, bridge: "A" | "B", amount: bigint): Promise<{ hash: Hex; at: number }> {
+async function deposit(
+  chainId: number,
+  bridge: "A" | "B",
+  amount: bigint,
+): Promise<{ hash: Hex; at: number; block: bigint }> {
   const p = chain(chainId).world.protocols.perp;
   const address = bridge === "A" ? p.bridgeA : p.bridgeB;
   const usdc = p.usdc;
@@ -124,8 +139,8 @@ async function deposit(chainId: number, bridge: "A" | "B", amount: bigint): Prom
     bridge === "A"
       ? encodeFunctionData({ abi: PerpBridgeAAbi as Abi, functionName: "deposit", args: [amount] })
       : encodeFunctionData({ abi: PerpBridgeBAbi as Abi, functionName: "deposit", args: [usdc, amount, 0] });
-  await send(chainId, DEPOSITOR, address, data, at);
-  return { hash: coreHash(chainId, address, DEPOSITOR, nonce), at };
+  const r = await send(chainId, DEPOSITOR, address, data, at);
+  return { hash: coreHash(chainId, address, DEPOSITOR, nonce), at, block: BigInt(r.blockNumber) };
 }
 
 async function status(hash: Hex): Promise<number> {
@@ -247,8 +262,8 @@ describe("the perp relayer worker", () => {
     expect(await status(hash)).toBe(0);
     // the cursors it saved, then lost (as if it crashed after its credits, before saving them)
     const conn = redisConnection(redis.url);
-    const key = cursorKey(ledger(), 8453, (await client(8453).getBlock({ blockNumber: 0n })).hash);
-    expect(Number(await conn.get(key))).toBeGreaterThan(0);
+    const key = await baseCursorKey();
+    expect(parseCursor(await conn.get(key)).next).toBeGreaterThan(0n);
     await conn.del(key);
     conn.disconnect();
     relayer = await start();
@@ -357,5 +372,58 @@ describe("the perp relayer worker", () => {
       await new Promise((r) => proxy.close(r));
     }
     relayer = await start();
+  });
+  it("relays a deposit only once RELAYER_CONFIRMATIONS blocks are on top of its own", async () => {
+    await relayer?.close();
+    relayer = await start({ RELAYER_CONFIRMATIONS: "3" });
+    try {
+      const { hash, at, block } = await deposit(8453, "A", 60n * 10n ** 6n);
+      await mineCore(at + DELAY + 1);
+      await relayer.runOnce();
+      expect(await status(hash)).toBe(0); // old enough, but in the head block
+      await rpcCall(rpcUrl(8453), "evm_mine", []);
+      await rpcCall(rpcUrl(8453), "evm_mine", []);
+      await relayer.runOnce();
+      expect(await status(hash)).toBe(0); // two blocks on top of it
+      // nor has the cursor passed it: it is still to be read
+      const conn = redisConnection(redis.url);
+      expect(parseCursor(await conn.get(await baseCursorKey())).next).toBeLessThanOrEqual(block);
+      conn.disconnect();
+      await rpcCall(rpcUrl(8453), "evm_mine", []);
+      await until("the credit at three confirmations", 20_000, async () =>
+        (await status(hash)) === 1 ? true : undefined,
+      );
+    } finally {
+      await relayer.close();
+      relayer = await start();
+    }
+  });
+
+  it("reads again under its cursor when a reorg changed the block there, and credits the new branch's deposit", async () => {
+    const url = rpcUrl(8453);
+    const snapshot = await rpcCall<string>(url, "evm_snapshot");
+    for (let i = 0; i < 3; i++) await rpcCall(url, "evm_mine", []);
+    await relayer!.runOnce(); // its cursor past the three blocks, with the hash of the last
+    const conn = redisConnection(redis.url);
+    const before = parseCursor(await conn.get(await baseCursorKey()));
+    expect(before.hash).toMatch(/^0x[0-9a-f]{64}$/);
+    // the three blocks replaced by three others, the last holding a deposit: under the cursor
+    lines.length = 0;
+    expect(await rpcCall<boolean>(url, "evm_revert", [snapshot])).toBe(true);
+    const { hash, at } = await deposit(8453, "B", 90n * 10n ** 6n);
+    expect(await client(8453).getBlockNumber({ cacheTime: 0 })).toBeLessThan(before.next);
+    await mineCore(at + DELAY + 1);
+    await until("the credit of the deposit under the cursor", 20_000, async () =>
+      (await status(hash)) === 1 ? true : undefined,
+    );
+    expect(lines.some((l) => /^chain 8453: block \d+ is not the one the last pass read \(a reorg\)/.test(l))).toBe(
+      true,
+    );
+    // once the pass that credited it is done (it awaits the receipt), the cursor holds the new branch
+    await relayer!.runOnce();
+    const after = parseCursor(await conn.get(await baseCursorKey()));
+    const block = await client(8453).getBlock({ blockNumber: after.next - 1n });
+    expect(after.hash).toBe(block.hash);
+    conn.disconnect();
   });
 });

@@ -910,6 +910,8 @@ describe("perp deposit builders", () => {
           PERP_BRIDGES_8453: `${w.p.perp.bridgeA},${w.p.perp.bridgeB}`,
           PONDER_RPC_URL_8453: w.anvil.rpcUrl,
           RELAYER_DELAY_S: "0",
+          // this test's own anvil mines only on its transactions
+          RELAYER_CONFIRMATIONS: "0",
           RELAYER_POLL_MS: "600000",
         }),
         redisUrl: h.redisUrl,

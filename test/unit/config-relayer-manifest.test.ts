@@ -48,7 +48,8 @@ describe("DEVNET_MANIFEST", () => {
       PONDER_RPC_URL_1: "http://a:1",
       PONDER_RPC_URL_8453: "http://a:2",
     });
-    expect(c).toMatchObject({ coreChainId: 1, source: `devnet manifest ${file}` });
+    // a devnet's anvil mines only on a transaction: no blocks to wait for by default
+    expect(c).toMatchObject({ coreChainId: 1, source: `devnet manifest ${file}`, confirmations: 0 });
     expect(c.ledger.toLowerCase()).toBe(LEDGER);
     expect(c.chains.map((x) => [x.chainId, x.bridges.map((b) => b.toLowerCase())])).toEqual([
       [1, [A, B]],

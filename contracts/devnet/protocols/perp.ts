@@ -150,8 +150,13 @@ export interface RelaySource {
   bridges: Address[];
   /** first block to read (inclusive) */
   fromBlock: bigint;
-  /** last block to read (default: latest) */
+  /** last block to read (default: latest, less `confirmations`) */
   toBlock?: bigint;
+  /**
+   * Blocks a deposit's block must have on top of it before it is read (default 0): a deposit in
+   * a block a reorg may still drop is neither credited nor passed by the cursor.
+   */
+  confirmations?: number;
 }
 
 export interface RelayOptions {
@@ -193,6 +198,8 @@ export interface RelayPlan {
   processed: { deposit: BridgeDeposit; status: LedgerStatus }[];
   /** where the next call should start reading, per source (the oldest pending deposit's block) */
   nextFromBlock: bigint[];
+  /** per source, the hash of the block before `nextFromBlock` as read, when it was read */
+  nextHash: (Hex | undefined)[];
   /** the sources left out because their chain failed (`skipFailedSources`), by index, with what it threw */
   failed: { source: number; error: unknown }[];
 }
@@ -205,10 +212,14 @@ export interface RelayResult extends RelayPlan {
 const DEPOSITED_EVENT = PerpBridgeAAbi.filter((x) => x.type === "event" && x.name === "Deposited");
 
 /** Every Deposited event of the source's bridges in its block range, with timestamps and minimums. */
-export async function readDeposits(source: RelaySource): Promise<{ deposits: BridgeDeposit[]; toBlock: bigint }> {
+export async function readDeposits(
+  source: RelaySource,
+): Promise<{ deposits: BridgeDeposit[]; toBlock: bigint; toHash?: Hex }> {
   const { client } = source;
-  const toBlock = source.toBlock ?? (await client.getBlockNumber({ cacheTime: 0 }));
+  const toBlock = source.toBlock ?? (await client.getBlockNumber({ cacheTime: 0 })) - BigInt(source.confirmations ?? 0);
   if (source.bridges.length === 0 || toBlock < source.fromBlock) return { deposits: [], toBlock };
+  // the last block's hash before its logs: a reorg between the two reads is seen by the next call
+  const toHash = (await client.getBlock({ blockNumber: toBlock })).hash;
   const chainId = await client.getChainId();
   // a first pass reads from block 0: a range a hosted provider refuses is read in halves
   const logs = await logsInRange(
@@ -252,7 +263,7 @@ export async function readDeposits(source: RelaySource): Promise<{ deposits: Bri
       timestamp: times.get(l.blockNumber) as number,
     });
   }
-  return { deposits, toBlock };
+  return { deposits, toBlock, toHash };
 }
 
 /** What the ledger has done with a core hash. */
@@ -273,7 +284,15 @@ export function decide(d: BridgeDeposit): { kind: "credit" } | { kind: "reject";
 /** Reads deposits and the ledger, sends nothing: what relayOnce would do now. */
 export async function planRelay(opts: RelayOptions): Promise<RelayPlan> {
   const now = opts.now ?? Number((await opts.core.client.getBlock()).timestamp);
-  const plan: RelayPlan = { now, actions: [], pending: [], processed: [], nextFromBlock: [], failed: [] };
+  const plan: RelayPlan = {
+    now,
+    actions: [],
+    pending: [],
+    processed: [],
+    nextFromBlock: [],
+    nextHash: [],
+    failed: [],
+  };
   for (const [i, source] of opts.sources.entries()) {
     let read: Awaited<ReturnType<typeof readDeposits>>;
     try {
@@ -282,10 +301,12 @@ export async function planRelay(opts: RelayOptions): Promise<RelayPlan> {
       if (!opts.skipFailedSources) throw err;
       plan.failed.push({ source: i, error: err });
       plan.nextFromBlock.push(source.fromBlock);
+      plan.nextHash.push(undefined);
       continue;
     }
-    const { deposits, toBlock } = read;
-    let next = toBlock + 1n;
+    const { deposits, toBlock, toHash } = read;
+    // past what was read; never back before where this call started (a head not yet confirmed)
+    let next = toBlock + 1n > source.fromBlock ? toBlock + 1n : source.fromBlock;
     for (const d of deposits) {
       const status = await ledgerStatus(opts.core.client, opts.core.ledger, d.coreHash);
       if (status !== "none") {
@@ -303,6 +324,7 @@ export async function planRelay(opts: RelayOptions): Promise<RelayPlan> {
       }
     }
     plan.nextFromBlock.push(next);
+    plan.nextHash.push(next === toBlock + 1n ? toHash : undefined);
   }
   return plan;
 }
