@@ -643,6 +643,7 @@ export async function readPositions(
       netValue: totalValue - loanValue,
     },
     venues,
-    healthFactor: venuesHealthFactor(venues),
+    // a Morpho borrow no price values leaves the chain's venues' figure unknown, not its debt 0
+    healthFactor: morpho.some((m) => m.borrowed > 0n && m.borrowedValue == null) ? null : venuesHealthFactor(venues),
   };
 }

@@ -5,6 +5,7 @@
 import type { Address } from "viem";
 import { describe, expect, it } from "vitest";
 import type { LoanView } from "./loans.js";
+import type { TokenRef } from "./positions.js";
 import { accountFigures, type ChainState, withVenueChange } from "./valuation.js";
 
 const ACCOUNT = `0x${"aa".repeat(20)}` as Address;
@@ -55,7 +56,9 @@ function state(o: {
       chainId: 1,
       account: ACCOUNT,
       blockNumber: 1n,
-      prices: new Map([[USDC, { address: USDC, symbol: "USDC", decimals: 6, price: 1 }]]),
+      prices: new Map<string, TokenRef & { price: number | null }>([
+        [USDC, { address: USDC, symbol: "USDC", decimals: 6, price: 1 }],
+      ]),
       tokens: [],
       aave: null,
       morpho: [],
@@ -210,5 +213,65 @@ describe("withVenueChange: the figures once a simulated venue change lands", () 
     expect(out[1]!.positions.venues).toEqual([{ venue: "aave", debt: 1, liquidation: 1 }]);
     expect(out[1]!.positions.healthFactor).toBe(1);
     expect(states[1]!.positions.totals.loanValue).toBe(0);
+  });
+});
+
+describe("accountFigures: a debt no price values", () => {
+  const USDX = `0x${"dd".repeat(20)}` as Address;
+  /** `state` with its loans in USDX, a catalogue token without a feed (6 decimals) */
+  const unpricedLoans = (o: Parameters<typeof state>[0]) => {
+    const s = state(o);
+    s.positions.prices.set(USDX, { address: USDX, symbol: "USDX", decimals: 6, price: null });
+    return { ...s, loans: s.loans.map((l) => ({ ...l, principalToken: USDX })) } satisfies ChainState;
+  };
+
+  it("a loan it borrows in a token without a feed: listed, and the health factor unknown, not as if no debt", () => {
+    const f = accountFigures([unpricedLoans({ held: 1000, loans: [100_000] })], ACCOUNT);
+    expect(f.unpriced_debts).toEqual([{ chain_id: 1, token: USDX, symbol: "USDX", amount: 100_000 }]);
+    expect(f.health_factor).toBeNull();
+    expect(f.maintenance_margin_fraction).toBeNull();
+    expect(f.total_loan_value).toBe(0); // left out of the USD totals, as the list says
+  });
+
+  it("hides a priced venue's figure too: the lowest of the factors is unknown", () => {
+    const f = accountFigures([unpricedLoans({ held: 0, collateral: 1000, venueDebt: 500, loans: [10] })], ACCOUNT);
+    expect(f.unpriced_debts).toHaveLength(1);
+    expect(f.health_factor).toBeNull();
+  });
+
+  it("a loan it lends in such a token is no debt of its own; a repaid one is none", () => {
+    const lent = unpricedLoans({ held: 1000, loans: [100] });
+    const f = accountFigures([{ ...lent, loans: lent.loans.map((l) => ({ ...l, borrower: LENDER })) }], ACCOUNT);
+    expect(f.unpriced_debts).toEqual([]);
+    const repaid = unpricedLoans({ held: 1000, loans: [100] });
+    const g = accountFigures(
+      [{ ...repaid, loans: repaid.loans.map((l) => ({ ...l, principalDebtOwed: 0n, interestOwed: 0n })) }],
+      ACCOUNT,
+    );
+    expect(g.unpriced_debts).toEqual([]);
+  });
+
+  it("a Morpho borrow without a price: listed, the chain's and the account's factors unknown", () => {
+    const s = state({ held: 1000, collateral: 1000, venueDebt: 100 });
+    const usdx = { address: USDX, symbol: "USDX", decimals: 6 };
+    const morpho = {
+      marketId: `0x${"01".repeat(32)}` as const,
+      loanToken: usdx,
+      collateralToken: { address: USDC, symbol: "USDC", decimals: 6 },
+      lltv: 0.86,
+      supplied: 0n,
+      borrowed: 250n * 10n ** 6n,
+      collateral: 1000n * 10n ** 6n,
+      suppliedValue: null,
+      borrowedValue: null,
+      collateralValue: 1000,
+    };
+    const withMorpho = { ...s, positions: { ...s.positions, morpho: [morpho] } } satisfies ChainState;
+    const f = accountFigures([withMorpho], ACCOUNT);
+    expect(f.unpriced_debts).toEqual([{ chain_id: 1, token: USDX, symbol: "USDX", amount: 250 }]);
+    expect(f.health_factor).toBeNull();
+    // a change simulated on the chain keeps its venues' figure unknown
+    const change = { chainId: 1, collateral: 0, debt: 10, liquidation: 0, value: 10 };
+    expect(withVenueChange([withMorpho], change)[0]!.positions.healthFactor).toBeNull();
   });
 });

@@ -168,6 +168,43 @@ export function marginValue(
   return { decimals, balance, value: price == null ? null : balance * price };
 }
 
+/**
+ * An open debt no USD price values: a Morpho borrow or a loan it borrows in a token without a
+ * feed (or whose feed did not answer at the block). Its amount is in whole tokens.
+ */
+export interface UnpricedDebt {
+  chain_id: number;
+  token: string;
+  symbol: string | null;
+  amount: number;
+}
+
+/** Every open debt of `account` that no price values, on every chain read. */
+export function unpricedDebts(states: readonly ChainState[], account: string): UnpricedDebt[] {
+  const a = account.toLowerCase();
+  const out: UnpricedDebt[] = [];
+  for (const s of states) {
+    for (const m of s.positions.morpho) {
+      if (m.borrowed === 0n || m.borrowedValue != null) continue;
+      const amount = Number(m.borrowed) / 10 ** m.loanToken.decimals;
+      out.push({ chain_id: s.chainId, token: m.loanToken.address.toLowerCase(), symbol: m.loanToken.symbol, amount });
+    }
+    for (const l of s.loans.filter(OPEN)) {
+      if (l.borrower !== a) continue;
+      const v = loanDebtValue(l, s);
+      if (v.value != null || v.debt === 0) continue;
+      const symbol = s.positions.prices.get(l.principalToken.toLowerCase())?.symbol ?? null;
+      out.push({ chain_id: s.chainId, token: l.principalToken.toLowerCase(), symbol, amount: v.debt });
+    }
+  }
+  return out;
+}
+
+/** One line naming the debts no price values: "1,000 USDX on chain 1 (0x…)". */
+export function unpricedText(debts: readonly UnpricedDebt[]): string {
+  return debts.map((d) => `${d.amount} ${d.symbol ?? "of"} ${d.token} on chain ${d.chain_id}`).join(", ");
+}
+
 export interface AccountFigures {
   total_account_value: number;
   total_collateral_value: number;
@@ -179,6 +216,11 @@ export interface AccountFigures {
   health_factor: number | null;
   /** the margin fraction (net / account value) at which the health factor is 1; null without debt */
   maintenance_margin_fraction: number | null;
+  /**
+   * Debts no price values: left out of the USD totals, and the health factor and the maintenance
+   * margin fraction are null while there is one (unknown: counting it as 0 would overstate them)
+   */
+  unpriced_debts: UnpricedDebt[];
 }
 
 /**
@@ -236,6 +278,8 @@ export function accountFigures(states: readonly ChainState[], account: string): 
     factors.push((accountValue - venueDebt) / borrowed);
     margins.push(0);
   }
+  const unpriced = unpricedDebts(states, account);
+  const known = unpriced.length === 0;
   return {
     total_account_value: accountValue,
     total_collateral_value: sum((s) => s.positions.totals.collateralValue),
@@ -243,8 +287,9 @@ export function accountFigures(states: readonly ChainState[], account: string): 
     total_loan_interest_amount: interest,
     liquidation_collateral: liquidation,
     net_account_value: accountValue - loanValue,
-    health_factor: factors.length > 0 ? Math.min(...factors) : null,
-    maintenance_margin_fraction: margins.length > 0 && accountValue > 0 ? Math.max(...margins) : null,
+    health_factor: known && factors.length > 0 ? Math.min(...factors) : null,
+    maintenance_margin_fraction: known && margins.length > 0 && accountValue > 0 ? Math.max(...margins) : null,
+    unpriced_debts: unpriced,
   };
 }
 
@@ -282,7 +327,8 @@ export function withVenueChange(states: readonly ChainState[], c: VenueChange): 
       totalValue: t.totalValue + c.value,
       netValue: t.netValue + c.value - c.debt,
     };
-    const positions = { ...s.positions, totals, venues, healthFactor: venuesHealthFactor(venues) };
+    const unknown = s.positions.morpho.some((m) => m.borrowed > 0n && m.borrowedValue == null);
+    const positions = { ...s.positions, totals, venues, healthFactor: unknown ? null : venuesHealthFactor(venues) };
     return { ...s, positions };
   });
 }

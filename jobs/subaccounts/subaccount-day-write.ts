@@ -8,9 +8,9 @@ import type { Db } from "../repo.js";
 
 /**
  * One subaccount's day: its account-wide figures (onchain/valuation.ts; not the maintenance margin
- * fraction, which the live routes serve) and its deposits and PnL.
+ * fraction nor the debts no price values, which the live routes serve) and its deposits and PnL.
  */
-export interface SubaccountDayRow extends Omit<AccountFigures, "maintenance_margin_fraction"> {
+export interface SubaccountDayRow extends Omit<AccountFigures, "maintenance_margin_fraction" | "unpriced_debts"> {
   address: string;
   day: string;
   total_net_deposits: number;

@@ -47,8 +47,10 @@ const DAY = 86_400;
  * rewards, a staked position's accrued ones and those credited to the account, not yet claimed.
  * 8: a batched read whose eth_call failed as a whole (config/multicall3.ts `multicallEach`) fails
  * the run, where before it read as every call failing: no balances, a day valued short for good.
+ * 9: a debt no price values (a Morpho borrow, a loan it borrows, in a token without a feed)
+ * leaves the health factor null (unknown), where before it counted as no debt.
  */
-export const VALUATION_METHOD = 8;
+export const VALUATION_METHOD = 9;
 
 interface Sub {
   chain_id: number;
@@ -270,7 +272,7 @@ export async function runSubaccountDays(
           }
           counted.set(m.chainId, i);
         }
-        const { maintenance_margin_fraction: _, ...f } = accountFigures(states, address);
+        const { maintenance_margin_fraction: _, unpriced_debts: _u, ...f } = accountFigures(states, address);
         rows.push({
           address,
           day: dayToDate(d),

@@ -3,14 +3,22 @@
  * account-wide health factor, as GET /subaccounts/health_factor computes it (every chain, venue
  * and loan it borrows), before and after the transaction. The builder says what the transaction
  * changes (a `VenueChange` on its chain, from what its simulation read); below the minimum and
- * lower than before, the build is a 409 `below_min_health_factor` unless the request allows it.
+ * lower than before, the build is a 409 `below_min_health_factor` unless the request allows it; with
+ * a debt no price values the health factor is unknown, and the build a 409 `health_factor_unknown`.
  * The minimum is the one the builders' registry list holds (kept 10 s, `buildSubaccount`), so a
  * change to it applies within 10 s. Used by the lending-market borrow and withdraw and the swaps
  * (what a swap gives up to fees and price impact lowers what secures the loans it borrows).
  */
 import { z } from "@hono/zod-openapi";
 import { indexedLoans } from "../../../db/loan-parties.js";
-import { accountFigures, type ChainState, type VenueChange, withVenueChange } from "../../../onchain/valuation.js";
+import {
+  accountFigures,
+  type ChainState,
+  type UnpricedDebt,
+  unpricedText,
+  type VenueChange,
+  withVenueChange,
+} from "../../../onchain/valuation.js";
 import { readChains } from "../account-chains.js";
 import type { ChainReads } from "../chain-reads.js";
 import { NoRpc } from "../protocols.js";
@@ -22,7 +30,10 @@ export interface AccountHealth {
   minimum: number;
   before: number | null;
   after: number | null;
+  /** below the minimum, or not known to be above it (a debt no price values) */
   below: boolean;
+  /** the debts no price values: with one, the health factor is unknown and `below` is true */
+  unpriced: UnpricedDebt[];
 }
 
 /** The request field that builds it anyway. */
@@ -90,9 +101,10 @@ export function healthFloor(deps: AppDeps, reads: ChainReads, sub: BuildSubaccou
       if ("error" in s) throw unavailable(s.error);
       const after = withVenueChange(s.value, { chainId: sub.chainId, ...change(s.value) });
       const hfBefore = accountFigures(s.value, address).health_factor;
-      const hfAfter = accountFigures(after, address).health_factor;
-      const below = hfAfter != null && hfAfter < minimum && (hfBefore == null || hfAfter < hfBefore);
-      return { minimum, before: hfBefore, after: hfAfter, below };
+      const { health_factor: hfAfter, unpriced_debts: unpriced } = accountFigures(after, address);
+      const below =
+        unpriced.length > 0 || (hfAfter != null && hfAfter < minimum && (hfBefore == null || hfAfter < hfBefore));
+      return { minimum, before: hfBefore, after: hfAfter, below, unpriced };
     },
   };
 }
@@ -105,6 +117,15 @@ function unavailable(err: unknown): BuildRefusal {
 
 /** The 409 of a build that would take the account below its minimum; `what`: "The borrow". */
 export function belowMinimum(what: string, h: AccountHealth): BuildRefusal {
+  if (h.unpriced.length > 0) {
+    return new BuildRefusal(
+      409,
+      "health_factor_unknown",
+      `${what} may lower the subaccount's health factor, which is unknown: no price values its debt of ` +
+        `${unpricedText(h.unpriced)}, so its min_health_factor ${h.minimum} (registry) cannot be checked: send ` +
+        "allow_below_min_health_factor: true to build it anyway",
+    );
+  }
   const f = (x: number | null) => (x == null ? "none (no debt)" : x.toFixed(4));
   return new BuildRefusal(
     409,

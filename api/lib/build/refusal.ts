@@ -114,8 +114,8 @@ export const BuildRefusalSchema = z
       description:
         "404: unknown_subaccount, unknown_pool, unknown_position, unknown_market, unknown_bridge; 409: " +
         "stale_subaccount, simulation_failed, no_route, position_not_owned, empty_position, range_unfundable, " +
-        "nothing_to_claim, below_min_health_factor, price_impact_too_high; 503: no_rpc, chain_unavailable, " +
-        "simulation_unsupported, read_only",
+        "nothing_to_claim, below_min_health_factor, health_factor_unknown, price_impact_too_high; 503: no_rpc, " +
+        "chain_unavailable, simulation_unsupported, read_only",
     }),
     reasons: z.array(RefusedReasonSchema).optional().openapi({ description: "Each decoded revert reason (409)" }),
   })

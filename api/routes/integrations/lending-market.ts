@@ -138,7 +138,9 @@ const floorText =
   "\n\nWhen the registry sets the subaccount a `min_health_factor`, its account-wide health factor (every chain, " +
   "venue and loan it borrows) is read beside the simulation and reported before and after " +
   "(`subaccount_health_factor`); one the transaction would take below the minimum, and lower than it was, is a 409 " +
-  "`below_min_health_factor` unless `allow_below_min_health_factor` is true.";
+  "`below_min_health_factor` unless `allow_below_min_health_factor` is true. With a debt no price values (a " +
+  "Morpho borrow or a loan it borrows in a token without a feed) the health factor is unknown: a 409 " +
+  "`health_factor_unknown`, naming the debt, unless `allow_below_min_health_factor` is true.";
 
 function route(op: Operation) {
   return {
@@ -177,7 +179,8 @@ function route(op: Operation) {
         404: "`unknown_subaccount`, or `unknown_market` (not an aToken of the chain's Aave pool)",
         409:
           "`simulation_failed` (each decoded revert in `reasons`: Aave's numbered errors by name, the module's " +
-          "NotTrader, …), `stale_subaccount`, or for borrow and withdraw `below_min_health_factor`",
+          "NotTrader, …), `stale_subaccount`, or for borrow and withdraw `below_min_health_factor` or " +
+          "`health_factor_unknown`",
         422:
           "Validation error; also a token the module does not allow (`token_not_allowed`) or an amount above the " +
           "Safe's balance (`insufficient_balance`), before any simulation",

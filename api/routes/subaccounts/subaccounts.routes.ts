@@ -48,6 +48,23 @@ export const PublicSubaccountRead = z
 
 const Usd = (what: string) => z.number().openapi({ description: `${what}, USD (or the denomination asset)` });
 
+/** The debts no price values, on both the health factor and the summary. */
+const UnpricedDebts = z
+  .array(
+    z.object({
+      chain_id: z.number().int(),
+      token: z.string().openapi({ description: "The debt's token, lower case" }),
+      symbol: z.string().nullable().openapi({ description: "Its symbol in the chain's catalogue (null outside it)" }),
+      amount: z.number().openapi({ description: "What is owed, whole tokens" }),
+    }),
+  )
+  .openapi({
+    description:
+      "Open debts no price values: a Morpho borrow or a loan it borrows in a token without a feed, or whose feed " +
+      "did not answer at the block. They are left out of total_loan_value, and while there is one, health_factor " +
+      "and maintenance_margin_fraction are null: unknown, rather than computed as if the debt were not there",
+  });
+
 export const HealthFactor = z
   .object({
     id: z.string().openapi({
@@ -64,8 +81,9 @@ export const HealthFactor = z
           "threshold, Aave's account threshold or the market's LLTV, over its debt; collateral at one venue secures " +
           "no other's debt) and the loans' (total_account_value less the venues' debts, over what it owes on the " +
           "loans it borrows: the account is their lenders' recourse); below 1, a venue can liquidate or the account " +
-          "cannot repay its loans; null without debt",
+          "cannot repay its loans; null without debt, or while a debt no price values (`unpriced_debts`)",
       }),
+    unpriced_debts: UnpricedDebts,
     total_collateral_value: Usd("Collateral posted (Aave, Morpho)"),
     total_loan_value: Usd("Debt: Aave and Morpho borrows, loans it borrows (principal and interest owed)"),
     total_account_value: Usd(
@@ -84,7 +102,7 @@ export const HealthFactor = z
           "The margin fraction at which the health factor reaches 1: for the venues' debts, 1 − (their debts × " +
           "the lowest venue's health factor + loans it borrows) / total_account_value (the debts risen alike until " +
           "the lowest venue's reaches 1); for the loans it borrows, 0 (no net value left); the higher of those that " +
-          "apply; null without debt",
+          "apply; null without debt, or while a debt no price values",
       }),
     series_as_of: z
       .string()
@@ -124,7 +142,8 @@ export const HealthFactor = z
             .openapi({
               description:
                 "The lowest of this chain's lending venues' (Aave's own health factor; each Morpho market's " +
-                "collateral at its LLTV over its debt); null without venue debt. The loans it borrows are secured by " +
+                "collateral at its LLTV over its debt); null without venue debt, or with a Morpho borrow no price " +
+                "values. The loans it borrows are secured by " +
                 "the whole account, so only the top-level `health_factor` holds them",
             }),
           total_collateral_value: z.number().openapi({ description: "The venues' collateral on this chain, USD" }),
@@ -339,6 +358,7 @@ export const SubaccountSummary = z
     total_collateral_value: z.number(),
     total_loan_value: z.number(),
     health_factor: z.number().nullable(),
+    unpriced_debts: UnpricedDebts,
     net_account_value: z.number(),
     total_equity_value: z.number(),
   })

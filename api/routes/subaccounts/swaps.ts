@@ -212,7 +212,8 @@ export const swapRoute = createRoute({
       "(`subaccount_health_factor`): what the swap gives up to fees and price impact lowers what secures the loans " +
       "it borrows (the venues' factors count only their own collateral, which a swap does not touch). One the swap " +
       "would take below the minimum, and lower than it was, is a 409 `below_min_health_factor` unless " +
-      "`allow_below_min_health_factor` is true (no other route does better: the chosen one gives the most out).",
+      "`allow_below_min_health_factor` is true (no other route does better: the chosen one gives the most out); " +
+      "with a debt no price values, the health factor is unknown: a 409 `health_factor_unknown` unless allowed.",
   ].join("\n\n"),
   middleware: [requireScope("transactions:build")] as const,
   security: keySecurity,
@@ -231,7 +232,7 @@ export const swapRoute = createRoute({
     404: jsonResponse("`unknown_subaccount`", BuildRefusalSchema),
     409: jsonResponse(
       "`no_route`, `simulation_failed` (with `reasons`), `price_impact_too_high`, `below_min_health_factor`, " +
-        "`stale_subaccount`",
+        "`health_factor_unknown`, `stale_subaccount`",
       BuildRefusalSchema,
     ),
     422: jsonResponse("Validation error, or a token the module does not allow", ValidationErrorSchema),
