@@ -13,7 +13,7 @@ import { createKey } from "../../api/keys.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
 import { PORT_OFFSET } from "../helpers.js";
-import { actor, borrowLoan, buildWorld, call, registerWorld, type World } from "../protocol-world.js";
+import { actor, borrowLoan, buildWorld, call, moduleCall, registerWorld, type World } from "../protocol-world.js";
 import {
   addPair,
   addPool,
@@ -398,6 +398,33 @@ describe("POST /api/v1/subaccounts/{address}/swaps: the best route, sent by the 
     expect(large.quote.path).toEqual([wbtc, weth, usdc]);
     expect(large.quote.pools).toHaveLength(2);
     await sendAndCheck(large);
+  });
+
+  it("leaves out the routes through a hub the module does not allow (it checks every token of a path)", async () => {
+    const setTokens = (t: Address, allowed: boolean) =>
+      w.s.send(w.governance, w.sub.module, moduleCall("setTokens", [[t], allowed]), "setTokens");
+    await setTokens(weth, false);
+    try {
+      // a large WBTC trade goes through WETH when it may (above); without WETH, the direct pool
+      const r = await swap({ ...base(), token_in: wbtc, token_out: usdc, amount: "5", max_price_impact_bps: 10_000 });
+      expect(r.status, JSON.stringify(r.body).slice(0, 400)).toBe(200);
+      expect(r.body.quote.route).toBe("WBTC/10000/USDC");
+      for (const c of r.body.candidates) expect(c.path).not.toContain(weth);
+    } finally {
+      await setTokens(weth, true);
+    }
+    // LINK meets WETH only through USDC: without USDC allowed, no route, and the answer says why
+    await setTokens(usdc, false);
+    try {
+      const seen = proxy.methods.length;
+      const r = await swap<Refusal>({ ...base(), token_in: link, token_out: weth, amount: "10" });
+      expect(r.status, JSON.stringify(r.body).slice(0, 400)).toBe(409);
+      expect(r.body.code).toBe("no_route");
+      expect(r.body.detail).toMatch(/the routes through USDC are left out, as the module does not allow that token/);
+      expect(proxy.methods.slice(seen)).not.toContain("eth_simulateV1");
+    } finally {
+      await setTokens(usdc, true);
+    }
   });
 
   it("routes failing their simulation lose with the decoded reason; the one that passes is chosen", async () => {

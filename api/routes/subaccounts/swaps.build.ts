@@ -205,7 +205,10 @@ export async function buildSwap(
       409,
       "no_route",
       `No Uniswap pool route from ${d.tokenIn.symbol} to ${d.tokenOut.symbol} on chain ${sub.chainId} (direct on ` +
-        "either venue at any fee tier, or through WETH or a stablecoin)",
+        "either venue at any fee tier, or through WETH or a stablecoin the module allows)" +
+        (d.closedHubs.length > 0
+          ? `: the routes through ${d.closedHubs.join(", ")} are left out, as the module does not allow that token`
+          : ""),
     );
   }
   const fedFair = fairOut(amountIn, d.tokenIn, d.tokenOut);

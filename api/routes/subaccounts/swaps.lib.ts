@@ -75,7 +75,10 @@ export interface Discovery {
   allowed: { in: boolean; out: boolean };
   /** what the Safe holds of token_in at the head; null when the token did not answer */
   balanceIn: bigint | null;
+  /** the routes through hubs the module allows (it checks every token of a path) */
   routes: SwapRoute[];
+  /** the hubs with pools for a two-hop route that the module does not allow, by symbol */
+  closedHubs: string[];
   /** the head the reads saw */
   head: Head;
   /** the quotes made with the reads, by route key (`routeKey`) */
@@ -193,6 +196,8 @@ export async function discover(
   const reads: Read[] = [];
   const at = (r: Read) => reads.push(r) - 1;
   const allowed = [tokenIn, tokenOut].map((t) => at(allowedRead(sub, t)));
+  // the module checks every token of a path: a route through a hub it does not allow only reverts
+  const hubAllowed = hubs.map((h) => at(allowedRead(sub, h)));
   const heldIn = at({ address: tokenIn, abi: ERC20 as Abi, functionName: "balanceOf", args: [sub.safe] });
   const meta = [tokenIn, tokenOut].map((t) => {
     const known = entry.get(lc(t));
@@ -277,18 +282,31 @@ export async function discover(
       tokens: r.tokens.map((t) => getAddress(t)),
     };
   };
+  const bool = (i: number) => readValue<boolean>(res[i]) === true;
+  const open = hubs.filter((_, i) => bool(hubAllowed[i]!));
   const routes = venues.flatMap((v) =>
-    candidateRoutes(v.venue, tokenIn, tokenOut, hubs, (a, b, fee) =>
+    candidateRoutes(v.venue, tokenIn, tokenOut, open, (a, b, fee) =>
       poolRead(pools.get(pairKey(v.venue, a, b, fee))!.at),
     ).map(route),
   );
-  const bool = (i: number) => readValue<boolean>(res[i]) === true;
+  // the hubs left out that a route would have gone through, for a no_route's reason
+  const closedHubs = hubs
+    .filter((h) => !open.includes(h))
+    .filter((h) =>
+      venues.some((v) =>
+        candidateRoutes(v.venue, tokenIn, tokenOut, [h], (a, b, fee) =>
+          poolRead(pools.get(pairKey(v.venue, a, b, fee))!.at),
+        ).some((r) => r.tokens.length === 3),
+      ),
+    )
+    .map((h) => symbols.get(lc(h)) ?? h);
   return {
     tokenIn: tIn,
     tokenOut: tOut,
     allowed: { in: bool(allowed[0]!), out: bool(allowed[1]!) },
     balanceIn: readValue<bigint>(res[heldIn]) ?? null,
     routes,
+    closedHubs,
     head,
     quoted: new Map(early.map((q) => [q.key, toQuote(q.venue, res[q.at]!)])),
     prices: new Map(earlyPrices.map(([k, p]) => [k, toPrice(p.venue, res[p.at]!)])),
