@@ -263,6 +263,42 @@ afterAll(async () => {
   await h?.close();
 });
 
+describe("a request wrong on its face", () => {
+  it("is a 422 before any chain read: the same with the chain's node down", async () => {
+    // chain 8453 reached at a port nothing listens on: any read would be a 503
+    const down = appVia("http://127.0.0.1:9");
+    const aUsdc = reserve(usdc).aToken;
+    const base = { chain: 8453, from: w.trader };
+    const cases: [string, unknown, (string | number)[]][] = [
+      [`/integrations/lending_market/${aUsdc}/supply/${w.sub.safe}`, base, ["body", "amount"]],
+      [
+        `/integrations/lending_market/${aUsdc}/repay/${w.sub.safe}`,
+        { ...base, all: true, amount: "1" },
+        ["body", "all"],
+      ],
+      ["/integrations/perp_relayer_a/deposit", { ...base, subaccount: w.sub.safe }, ["body", "amount"]],
+      [`/subaccounts/${w.sub.safe}/swaps`, { ...base, token_in: usdc, token_out: weth }, ["body", "amount"]],
+      [
+        `/integrations/dex_pool/${usdc}/deposit/${w.sub.safe}`,
+        { ...base, amount0: "1", tick_lower: -600, tick_upper: 600, width_bps: 100 },
+        ["body", "width_bps"],
+      ],
+      [
+        `/integrations/dex_pool/${usdc}/deposit/${w.sub.safe}`,
+        { ...base, amount0: "1", token_id: "1", full_range: true },
+        ["body", "token_id"],
+      ],
+      [`/integrations/dex_pool/${usdc}/deposit/${w.sub.safe}`, { ...base, full_range: true }, ["body", "amount0"]],
+      [`/integrations/dex_pool/${usdc}/rebalance/${w.sub.safe}`, { ...base, token_id: "1" }, ["body", "tick_lower"]],
+    ];
+    for (const [path, body, loc] of cases) {
+      const r = await post<Refused>(path, body, key, down);
+      expect([r.status, path], JSON.stringify(r.body)).toEqual([422, path]);
+      expect((r.body.detail as { loc: unknown[] }[])[0]!.loc).toEqual(loc);
+    }
+  });
+});
+
 describe("lending market builders (Aave v3)", () => {
   it("needs a key with transactions:build: 401 without a key, 403 without the scope", async () => {
     const aWeth = reserve(weth).aToken;

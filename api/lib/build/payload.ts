@@ -108,16 +108,28 @@ export const amountOrAllFields = {
  * The raw amount of `{amount, amount_raw}` in a token of `decimals`; a 422 unless exactly one is
  * given (`orAll`: the operation also takes `all: true`, which the refusal then names).
  */
+/**
+ * Exactly one of `amount` and `amount_raw`: what needs no token's decimals, checked by each builder
+ * before it reads the chain (a request wrong on its face is a 422 whatever the chain's state).
+ */
+export function requireOneAmount(
+  body: { amount?: string | undefined; amount_raw?: string | undefined },
+  loc: (string | number)[] = ["body"],
+  orAll = false,
+): void {
+  if ((body.amount == null) === (body.amount_raw == null)) {
+    const or = orAll ? ' (or "all": true for the whole position)' : "";
+    throw BuildRefusal.field([...loc, "amount"], `Give exactly one of amount and amount_raw${or}`);
+  }
+}
+
 export function rawAmount(
   body: { amount?: string | undefined; amount_raw?: string | undefined },
   decimals: number,
   loc: (string | number)[] = ["body"],
   orAll = false,
 ): bigint {
-  if ((body.amount == null) === (body.amount_raw == null)) {
-    const or = orAll ? ' (or "all": true for the whole position)' : "";
-    throw BuildRefusal.field([...loc, "amount"], `Give exactly one of amount and amount_raw${or}`);
-  }
+  requireOneAmount(body, loc, orAll);
   let raw: bigint;
   // a refusal names the field the caller sent
   const field = body.amount_raw != null ? "amount_raw" : "amount";

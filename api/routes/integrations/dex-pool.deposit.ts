@@ -31,7 +31,7 @@ import {
   requireTokens,
   simulateOrRefuse,
 } from "./dex-pool.lib.js";
-import { explicitMins, resolveRange, sideAmount } from "./dex-pool.request.js";
+import { checkDepositForm, explicitMins, requireDepositAmounts, resolveRange, sideAmount } from "./dex-pool.request.js";
 import { type DepositBody, incentiveOut, pair, poolOut, positionFromRead, positionOut } from "./dex-pool.schemas.js";
 
 type Body = z.infer<typeof DepositBody>;
@@ -41,13 +41,7 @@ function desiredAmounts(ctx: DexCtx, b: Body, range: { lower: number; upper: num
   const { token0, token1, sqrtPriceX96: sp } = ctx.pool;
   const a0 = sideAmount(b, "amount0", token0.decimals);
   const a1 = sideAmount(b, "amount1", token1.decimals);
-  if (a0 == null && a1 == null) {
-    throw BuildRefusal.field(
-      ["body", "amount0"],
-      "Field required: give amount0, amount1 (or their _raw forms) or both",
-      "missing",
-    );
-  }
+  if (a0 == null && a1 == null) requireDepositAmounts(b); // throws: checked before the read
   if (a0 != null && a1 != null) return { d0: a0, d1: a1 };
   const [sa, sb] = [sqrtAtTick(range.lower), sqrtAtTick(range.upper)];
   const pad = (x: bigint) => (x > 0n ? x + x / 100_000n + 1n : 0n);
@@ -101,28 +95,9 @@ export async function buildDeposit(ctx: DexCtx, b: Body) {
   const { pool, sub, uni } = ctx;
   const npm = uni.positionManager;
   const tokenId = b.token_id != null ? BigInt(b.token_id) : null;
-  const asked = resolveRange(pool, b);
-  let range: { lower: number; upper: number };
-  let existing = null;
-  if (tokenId != null) {
-    if (asked)
-      throw BuildRefusal.field(
-        ["body", "token_id"],
-        "An increase keeps the position's range: give no range with token_id",
-      );
-    existing = loadPosition(ctx);
-    range = { lower: existing.tickLower, upper: existing.tickUpper };
-  } else {
-    if (!asked) {
-      throw BuildRefusal.field(
-        ["body", "tick_lower"],
-        "Field required: the new position's range (tick_lower/tick_upper, price_lower/price_upper, width_bps or " +
-          "full_range)",
-        "missing",
-      );
-    }
-    range = asked;
-  }
+  checkDepositForm(b); // as the route did before the read: a range for a mint, none for an increase
+  const existing = tokenId != null ? loadPosition(ctx) : null;
+  const range = existing ? { lower: existing.tickLower, upper: existing.tickUpper } : resolveRange(pool, b)!;
   const { d0, d1 } = desiredAmounts(ctx, b, range);
   const spent = [pool.token0, pool.token1].filter((_, i) => (i === 0 ? d0 : d1) > 0n);
   requireTokens(ctx, tokenId == null ? [pool.token0, pool.token1] : spent, ["path", "pool_address"]);

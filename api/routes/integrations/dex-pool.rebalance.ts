@@ -38,7 +38,7 @@ import {
   requireTokens,
   simulateOrRefuse,
 } from "./dex-pool.lib.js";
-import { explicitMins, resolveRange } from "./dex-pool.request.js";
+import { explicitMins, requireRange, resolveRange } from "./dex-pool.request.js";
 import { incentiveOut, pair, poolOut, positionFromRead, positionOut, type RebalanceBody } from "./dex-pool.schemas.js";
 
 type Body = z.infer<typeof RebalanceBody>;
@@ -47,14 +47,8 @@ export async function buildRebalance(ctx: DexCtx, b: Body) {
   const { pool, sub, uni } = ctx;
   const npm = uni.positionManager;
   const tokenId = BigInt(b.token_id);
-  const range = resolveRange(pool, b);
-  if (!range) {
-    throw BuildRefusal.field(
-      ["body", "tick_lower"],
-      "Field required: the new range (tick_lower/tick_upper, price_lower/price_upper, width_bps or full_range)",
-      "missing",
-    );
-  }
+  requireRange(b, "the new range"); // as the route did before the read
+  const range = resolveRange(pool, b)!;
   const pos = loadPosition(ctx);
   if (range.lower === pos.tickLower && range.upper === pos.tickUpper) {
     throw BuildRefusal.field(

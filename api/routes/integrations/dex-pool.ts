@@ -17,6 +17,7 @@ import { buildClaim } from "./dex-pool.claim.js";
 import { buildDeposit } from "./dex-pool.deposit.js";
 import { loadDexCtx } from "./dex-pool.lib.js";
 import { buildRebalance } from "./dex-pool.rebalance.js";
+import { checkDepositForm, requireRange } from "./dex-pool.request.js";
 import { ClaimBody, DepositBody, RebalanceBody, WithdrawBody } from "./dex-pool.schemas.js";
 import { buildWithdraw } from "./dex-pool.withdraw.js";
 
@@ -147,8 +148,11 @@ function serve<B extends { chain: number; from?: string | undefined; token_id?: 
   path: { pool_address: string; address: string },
   body: B,
   build: (ctx: Ctx, body: B) => Promise<Built>,
+  /** what is wrong with the request on its face: a 422 before any read */
+  precheck: (body: B) => void = () => {},
 ) {
   return runBuild(c, action, { ...body, ...path }, async () => {
+    precheck(body);
     const sub = await buildSubaccount(c.var.deps, path.address, body.chain, body.from);
     const ctx = await loadDexCtx(sub, path.pool_address, body.token_id != null ? BigInt(body.token_id) : null);
     const r = await build(ctx, body);
@@ -161,10 +165,12 @@ function serve<B extends { chain: number; from?: string | undefined; token_id?: 
 }
 
 export const dexDepositHandler: RouteHandler<typeof dexDeposit, AppEnv> = async (c) =>
-  serve(c, "dex_pool.deposit", c.req.valid("param"), c.req.valid("json"), buildDeposit) as never;
+  serve(c, "dex_pool.deposit", c.req.valid("param"), c.req.valid("json"), buildDeposit, checkDepositForm) as never;
 export const dexWithdrawHandler: RouteHandler<typeof dexWithdraw, AppEnv> = async (c) =>
   serve(c, "dex_pool.withdraw", c.req.valid("param"), c.req.valid("json"), buildWithdraw) as never;
 export const dexRebalanceHandler: RouteHandler<typeof dexRebalance, AppEnv> = async (c) =>
-  serve(c, "dex_pool.rebalance", c.req.valid("param"), c.req.valid("json"), buildRebalance) as never;
+  serve(c, "dex_pool.rebalance", c.req.valid("param"), c.req.valid("json"), buildRebalance, (b) =>
+    requireRange(b, "the new range"),
+  ) as never;
 export const dexClaimRewardsHandler: RouteHandler<typeof dexClaimRewards, AppEnv> = async (c) =>
   serve(c, "dex_pool.claim_rewards", c.req.valid("param"), c.req.valid("json"), buildClaim) as never;

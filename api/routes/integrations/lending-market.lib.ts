@@ -10,7 +10,7 @@ import { remember, type TokenFacts, tokenFacts } from "../../lib/build/facts.js"
 import { readAtHead } from "../../lib/build/head.js";
 import type { Approval, InnerCall } from "../../lib/build/module-call.js";
 import { aggregate, type Read, readValue } from "../../lib/build/multicall.js";
-import { rawAmount, wholeText } from "../../lib/build/payload.js";
+import { rawAmount, requireOneAmount, wholeText } from "../../lib/build/payload.js";
 import { BuildRefusal } from "../../lib/build/refusal.js";
 import type { SimRead } from "../../lib/build/simulate.js";
 import type { BuildSubaccount } from "../../lib/build/subaccount.js";
@@ -149,6 +149,19 @@ function wholeDebtApproval(debt: bigint, cap: bigint): bigint {
 }
 
 /**
+ * The request's amount as given: `all: true` (repay and withdraw) or exactly one amount, not both;
+ * true for all. Needs no chain read: the route checks it before reading.
+ */
+export function checkAmountForm(op: Operation, body: LendingRequest): boolean {
+  const all = body.all === true;
+  if (all && (body.amount != null || body.amount_raw != null)) {
+    throw BuildRefusal.field(["body", "all"], "Give either all: true or an amount, not both");
+  }
+  if (!all) requireOneAmount(body, ["body"], op === "repay" || op === "withdraw");
+  return all;
+}
+
+/**
  * The call of `op`, after the checks a simulation would only report less clearly: the token on
  * the module's list, the amount within the Safe's balance (of the underlying for supply and
  * repay, of the aToken for withdraw), all as read at the head. 422s, before anything is simulated.
@@ -166,10 +179,7 @@ export function planOperation(
   const debtFacts = rateMode === "stable" ? m.stableDebtToken : m.variableDebtToken;
   const debtToken = debtFacts.address;
   const debtSymbol = debtFacts.symbol;
-  const all = body.all === true;
-  if (all && (body.amount != null || body.amount_raw != null)) {
-    throw BuildRefusal.field(["body", "all"], "Give either all: true or an amount, not both");
-  }
+  const all = checkAmountForm(op, body);
   const amount = all ? null : rawAmount(body, t.decimals, ["body"], op === "repay" || op === "withdraw");
   // amounts in whole tokens in what people read (descriptions, refusals), raw units in the calls
   const whole = (x: bigint) => `${wholeText(x, t.decimals)} ${t.symbol}`;

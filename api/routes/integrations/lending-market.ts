@@ -32,7 +32,14 @@ import { buildSubaccount } from "../../lib/build/subaccount.js";
 import { type AppEnv, EvmAddress, keySecurity, nullableRef } from "../../lib/router.js";
 import { requireScope } from "../../middleware/auth.js";
 import { buildResponses, requireSimulated } from "./builder.lib.js";
-import { accountReads, type Operation, planOperation, readAccount, resolveMarket } from "./lending-market.lib.js";
+import {
+  accountReads,
+  checkAmountForm,
+  type Operation,
+  planOperation,
+  readAccount,
+  resolveMarket,
+} from "./lending-market.lib.js";
 import { type AccountData, aaveChange, lowersHealth } from "./lending-market.minimum.js";
 
 const rateMode = z.enum(["variable", "stable"]).optional().openapi({
@@ -245,6 +252,7 @@ function handler(op: Operation): RouteHandler<typeof lendingMarketSupply, AppEnv
     const { market_token_address: market, address } = c.req.valid("param");
     const body = c.req.valid("json") as z.infer<(typeof bodies)["repay"]> & { allow_below_min_health_factor?: boolean };
     return runBuild(c, `lending_market.${op}`, { ...body, address, market }, async () => {
+      checkAmountForm(op, body);
       const sub = await buildSubaccount(c.var.deps, address, body.chain, body.from);
       const floor = healthFloor(c.var.deps, c.var.chainReads, sub, lowersHealth(op));
       const m = await resolveMarket(sub, market);

@@ -34,6 +34,7 @@ import {
   buildFields,
   builtResponse,
   rawAmount,
+  requireOneAmount,
   TransactionPayloadSchema,
   transactionPayload,
   Units,
@@ -274,6 +275,7 @@ function handler(relayer: Relayer): RouteHandler<typeof perpRelayerADeposit, App
   return async (c) => {
     const body = c.req.valid("json");
     return runBuild(c, `${relayer}.deposit`, { ...body, address: body.subaccount }, async () => {
+      requireOneAmount(body);
       const sub = await buildSubaccount(c.var.deps, body.subaccount, body.chain, body.from);
       const b = await build(sub, relayer, body);
       const core = sub.protocols.perp?.core ?? null;

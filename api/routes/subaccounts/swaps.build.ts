@@ -17,7 +17,7 @@ import type { BuildAnswer } from "../../lib/build/audit.js";
 import { knownToken } from "../../lib/build/facts.js";
 import { belowMinimum, type Change, healthField, healthFloor } from "../../lib/build/health-floor.js";
 import { type ModuleTransaction, moduleTransaction } from "../../lib/build/module-call.js";
-import { rawAmount, transactionPayload, units, wholeText } from "../../lib/build/payload.js";
+import { rawAmount, requireOneAmount, transactionPayload, units, wholeText } from "../../lib/build/payload.js";
 import { BuildRefusal, type RefusedReason } from "../../lib/build/refusal.js";
 import { type Simulation, simulate } from "../../lib/build/simulate.js";
 import { buildSubaccount } from "../../lib/build/subaccount.js";
@@ -160,6 +160,7 @@ export async function buildSwap(
   if (body.token_in.toLowerCase() === body.token_out.toLowerCase()) {
     throw BuildRefusal.field(["body", "token_out"], "token_out must differ from token_in");
   }
+  requireOneAmount(body);
   const sub = await buildSubaccount(deps, address, body.chain, body.from);
   // a swap gives up fees and price impact: that lowers what secures the loans it borrows
   const floor = healthFloor(deps, chainReads, sub, true);
