@@ -458,14 +458,14 @@ describe("lending market builders (Aave v3)", () => {
       await w.s.send(w.governance, w.sub.module, moduleCall("setTokens", [[weth], true]), "allow WETH");
     }
     const now = await head();
-    // above the Safe's balance: of WETH to supply, of aWETH to withdraw, of USDC to repay
+    // above the Safe's balance: of WETH to supply, of aWETH to withdraw (a repay above it repays the
+    // debt when the Safe holds that much: "repay more than the debt", below)
     const many = await refused(await lending("supply", aWeth, { amount: "1000" }), 422, "insufficient_balance", now);
     expect((many.detail as { msg: string }[])[0]!.msg).toMatch(/it holds [\d.]+ WETH, \d+ raw units$/);
     const out = await refused(await lending("withdraw", aWeth, { amount: "10.5" }), 422, "insufficient_balance", now);
     expect((out.detail as { msg: string }[])[0]!.msg).toMatch(
       /it holds [\d.]+ WETH supplied \(its aToken balance\), \d+ raw units$/,
     );
-    await refused(await lending("repay", aUsdc, { amount: "100000" }), 422, "insufficient_balance", now);
     // more than a uint256 holds: raw, a 422 of the schema; in whole units, once the decimals are known
     const over = await lending("borrow", aUsdc, { amount_raw: (1n << 256n).toString() });
     expect(over.status, JSON.stringify(over.body)).toBe(422);
@@ -579,6 +579,12 @@ describe("lending market builders (Aave v3)", () => {
     expect(approved).toBeLessThan(held);
     expect(a.balances.debt_token.after.raw).toBe("0");
     expect(a.balances.underlying.change.raw).toBe((-BigInt(a.balances.debt_token.before.raw)).toString());
+    // more than the Safe holds, too: it need hold only the debt
+    const twice = await lending("repay", reserve(usdc).aToken, { amount_raw: (held * 2n).toString() });
+    expect(twice.status, JSON.stringify(twice.body)).toBe(200);
+    expect(BigInt(twice.body.approvals[0]!.amount_raw)).toBeGreaterThanOrEqual(approved);
+    expect(BigInt(twice.body.approvals[0]!.amount_raw)).toBeLessThan(held);
+    expect(twice.body.balances.debt_token.after.raw).toBe("0");
   });
 
   it("repay all: no debt left, the health factor after is null, the margin's approval reset", async () => {

@@ -228,20 +228,24 @@ export function planOperation(
     case "repay": {
       const held = state.underlying;
       const debt = rateMode === "stable" ? state.stableDebt : state.variableDebt;
-      let approval: bigint;
+      let approval = 0n;
       if (all) {
         // Aave takes the whole debt as of the block it lands in: approve it with a margin for the
         // interest accrued meanwhile (the module resets what is left to 0)
         if (debt > held) throw short(held, `${t.symbol} (the ${rateMode} debt is ${whole(debt)})`);
         approval = wholeDebtApproval(debt, held);
-      } else {
+      }
+      // Aave takes at most the debt: more than it repays it all, the rest stays in the Safe, so
+      // the Safe need hold only the debt (approved with the margin, up to what it holds)
+      const over = !all && debt > 0n && amount! > debt;
+      if (over) {
+        if (debt > held) throw short(held, `${t.symbol} (the ${rateMode} debt is ${whole(debt)})`);
+        approval = wholeDebtApproval(debt, amount! < held ? amount! : held);
+      } else if (!all) {
         if (amount! > held) throw short(held, t.symbol);
         approval = amount!;
       }
       const repaid = all ? maxUint256 : amount!;
-      // Aave takes at most the debt: more than it repays it all, the rest stays in the Safe
-      const over = !all && debt > 0n && amount! > debt;
-      if (over) approval = wholeDebtApproval(debt, amount!);
       return {
         amount,
         rateMode,
