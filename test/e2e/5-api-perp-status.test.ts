@@ -25,8 +25,8 @@ type Status = {
   core: { chain_id: number; tx_hash: string } | null;
 };
 
-const ask = async (relayer: string, hash: string) => {
-  const res = await h.app.request(`/api/v1/integrations/${relayer}/check_status?core_hash=${hash}`);
+const ask = async (relayer: string, hash: string, app = h.app) => {
+  const res = await app.request(`/api/v1/integrations/${relayer}/check_status?core_hash=${hash}`);
   return { status: res.status, body: (await res.json()) as Status };
 };
 
@@ -59,6 +59,27 @@ describe("perp deposit status", () => {
     }
     expect(seen).toContain("credited");
     expect(seen).toContain("rejected");
+  });
+
+  it("a rejection whose deposit is not indexed yet (its chain's indexer behind) is unknown to both", async () => {
+    // the ledger's Rejected names no bridge: without the deposit, neither relayer can say it is its own
+    const [rejected] = await h.q<{ core_hash: string }>(
+      "SELECT core_hash FROM indexer.perp_core_event WHERE kind = 'rejected' LIMIT 1",
+    );
+    expect(rejected).toBeDefined();
+    await h.q("DROP SCHEMA IF EXISTS perp_lag CASCADE");
+    await h.q("CREATE SCHEMA perp_lag");
+    try {
+      await h.q("CREATE TABLE perp_lag.perp_deposit AS SELECT * FROM indexer.perp_deposit WHERE false");
+      await h.q("CREATE TABLE perp_lag.perp_core_event AS SELECT * FROM indexer.perp_core_event");
+      const lagging = h.appWith({ indexerSchema: "perp_lag" });
+      for (const relayer of ["perp_relayer_a", "perp_relayer_b"]) {
+        const r = await ask(relayer, rejected!.core_hash, lagging);
+        expect(r.body, relayer).toMatchObject({ status: "unknown", reason: null, deposit: null, core: null });
+      }
+    } finally {
+      await h.q("DROP SCHEMA IF EXISTS perp_lag CASCADE");
+    }
   });
 
   it("a hash nobody deposited is unknown; a malformed one 422", async () => {

@@ -129,7 +129,11 @@ function handler(relayer: "perp_relayer_a" | "perp_relayer_b"): RouteHandler<typ
     );
     // a deposit through the other relayer's bridge is not this relayer's to report
     const mine = (b: string) => bridges.length === 0 || bridges.includes(b.toLowerCase() as never);
-    const other = (deposit != null && !mine(deposit.bridge)) || (core?.bridge != null && !mine(core.bridge));
+    // a rejection names no bridge: before its deposit is indexed (the bridge chain's indexer behind
+    // the core chain's) it is no relayer's to report yet, rather than both relayers'
+    const unattributed = core != null && core.bridge == null && deposit == null && bridges.length > 0;
+    const other =
+      unattributed || (deposit != null && !mine(deposit.bridge)) || (core?.bridge != null && !mine(core.bridge));
     const dep = other ? undefined : deposit;
     const answer = other ? undefined : core;
     const status = answer ? (answer.kind === "credited" ? "credited" : "rejected") : dep ? "pending" : "unknown";
