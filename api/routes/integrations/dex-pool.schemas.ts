@@ -41,11 +41,13 @@ export const rangeFields = {
     .optional()
     .openapi({
       description:
-        "With price_upper: the range in whole token1 per whole token0 (token0 is the token of the lower address: in " +
-        "a USDC/WETH pool USDC, so WETH per USDC, about 0.0003 at 3,300 USD per WETH)",
-      example: 0.00028,
+        "With price_upper: the range in whole token1 per whole token0. token0 is the pool's token of the lower " +
+        "address, so it depends on the chain: on Base WETH (0x4200…0006) in a WETH/USDC pool, so USDC per WETH, " +
+        "about 3,300; on Ethereum USDC (0xA0b8…), so WETH per USDC, about 0.0003. The answer's `pool.token0` says " +
+        "which; the example is Base's",
+      example: 3000,
     }),
-  price_upper: strictNumber(z.number().positive()).optional().openapi({ example: 0.00036 }),
+  price_upper: strictNumber(z.number().positive()).optional().openapi({ example: 3600 }),
   width_bps: strictInt(z.number().int().min(1).max(9_999)).optional().openapi({
     description: "The range [price × (1 − w), price × (1 + w)] around the current price, w = width_bps / 10 000",
     example: 1_000,
@@ -79,7 +81,8 @@ export const DepositBody = z
     ...mins,
   })
   .openapi("DexPoolDepositRequest", {
-    example: { chain: 8453, amount0: "3200", width_bps: 1000, max_slippage_bps: 50 },
+    // Base's WETH/USDC pool: token1 is USDC
+    example: { chain: 8453, amount1: "3200", width_bps: 1000, max_slippage_bps: 50 },
   });
 
 export const WithdrawBody = z
