@@ -13,7 +13,8 @@
  *   what it owes on the loans it borrows: their lenders' recourse is the account, as a
  *   cross-margin account's), null without debt.
  */
-import type { Address, PublicClient } from "viem";
+import { type Abi, type Address, type PublicClient, parseAbi } from "viem";
+import { multicallEach } from "../config/multicall3.js";
 import type { ChainProtocols } from "../config/registry.js";
 import type { IndexedPerp } from "../db/perp-deposits.js";
 import { type LoanView, loansOf, readLoans } from "./loans.js";
@@ -43,6 +44,31 @@ export interface ChainState {
   blockNumber: bigint;
   /** block time of the read, unix seconds */
   timestamp: number;
+  /** the loans' principal tokens outside the chain's catalogue, as they describe themselves */
+  loanTokens?: Map<string, { symbol: string; decimals: number }>;
+}
+
+const ERC20_META = parseAbi(["function decimals() view returns (uint8)", "function symbol() view returns (string)"]);
+
+/**
+ * The decimals and symbol of loan principal tokens the catalogue does not list (a loan registry
+ * takes any token), read at the block; a token that does not answer both is left out.
+ */
+async function readLoanTokens(client: PublicClient, tokens: readonly Address[], blockNumber: bigint) {
+  const res = await multicallEach(client, {
+    blockNumber,
+    contracts: tokens.flatMap((address) =>
+      (["decimals", "symbol"] as const).map((functionName) => ({ address, abi: ERC20_META as Abi, functionName })),
+    ),
+  });
+  const out = new Map<string, { symbol: string; decimals: number }>();
+  tokens.forEach((t, i) => {
+    const [d, sym] = [res[2 * i]!, res[2 * i + 1]!];
+    if (d.status === "success" && sym.status === "success") {
+      out.set(t.toLowerCase(), { decimals: Number(d.result), symbol: String(sym.result) });
+    }
+  });
+  return out;
 }
 
 /**
@@ -79,6 +105,8 @@ export async function readChainState(
       : Promise.resolve([]),
   ]);
   const loans = [...registered, ...pooled.filter((l) => !registered.some((r) => r.address === l.address))];
+  const offCatalogue = [...new Set(loans.map((l) => l.principalToken))].filter((t) => !positions.prices.has(t));
+  const loanTokens = offCatalogue.length > 0 ? await readLoanTokens(client, offCatalogue, block.number) : undefined;
   return {
     chainId: protocols.chainId,
     positions,
@@ -90,6 +118,7 @@ export async function readChainState(
     inTransit: [],
     blockNumber: block.number,
     timestamp: Number(block.timestamp),
+    ...(loanTokens ? { loanTokens } : {}),
   };
 }
 
@@ -125,9 +154,16 @@ export async function withInTransit(states: readonly ChainState[], read: Transit
   );
 }
 
-/** The chain catalogue's decimals of `token` (18 when unknown). */
+/** The decimals of `token`: the chain catalogue's, a loan token's own, else 18. */
 export function tokenDecimals(s: ChainState, token: string): number {
-  return s.positions.prices.get(token.toLowerCase())?.decimals ?? 18;
+  const t = token.toLowerCase();
+  return s.positions.prices.get(t)?.decimals ?? s.loanTokens?.get(t)?.decimals ?? 18;
+}
+
+/** The symbol of `token`: the chain catalogue's, a loan token's own, else null. */
+export function tokenSymbol(s: ChainState, token: string): string | null {
+  const t = token.toLowerCase();
+  return s.positions.prices.get(t)?.symbol ?? s.loanTokens?.get(t)?.symbol ?? null;
 }
 
 /** USD per whole `token` on the chain (null without a feed). */
@@ -193,7 +229,7 @@ export function unpricedDebts(states: readonly ChainState[], account: string): U
       if (l.borrower !== a) continue;
       const v = loanDebtValue(l, s);
       if (v.value != null || v.debt === 0) continue;
-      const symbol = s.positions.prices.get(l.principalToken.toLowerCase())?.symbol ?? null;
+      const symbol = tokenSymbol(s, l.principalToken);
       out.push({ chain_id: s.chainId, token: l.principalToken.toLowerCase(), symbol, amount: v.debt });
     }
   }

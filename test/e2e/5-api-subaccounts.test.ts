@@ -438,3 +438,47 @@ describe("a loan the subaccount borrows and has not drawn", () => {
 });
 
 type Debt = { principal_debt_owed: number; principal_undrawn: number };
+
+describe("a loan in a token outside the catalogue, with no feed", () => {
+  it("is read in the token's own decimals; its debt listed unpriced, the health factor unknown", async () => {
+    const offc = await w.s.deploy(w.deployer, "MockERC20", ["Off Catalogue", "OFFC", 6]);
+    const principal = 5_000n * 10n ** 6n;
+    const loan = await createLoan({ s: w.s, from: w.deployer }, w.p.loans.registry, {
+      lender: LENDER,
+      borrower: w.sub.safe,
+      principalToken: offc,
+      principal,
+      aprWithTwoDecimals: 600n,
+      termDays: 30n,
+    });
+    const selectors = loanSubaccountCalls(loan, "borrower").signatures.map((sig) => toFunctionSelector(sig));
+    await w.s.send(w.governance, w.sub.module, moduleCall("setCalls", [loan, selectors, true]), "setCalls");
+    const commit = moduleCall("execute", [loan, 0n, call(LoanAbi as Abi, "borrowerCommitment")]);
+    await w.s.send(w.trader, w.sub.module, commit, "module call");
+    await w.s.send(w.deployer, offc, call(ERC20_ABI as Abi, "mint", [LENDER, principal]), "mint");
+    await w.s.send(LENDER, offc, call(ERC20_ABI as Abi, "approve", [loan, principal]), "approve");
+    await w.s.send(LENDER, loan, call(LoanAbi as Abi, "fund"), "fund");
+
+    type Unpriced = { chain_id: number; token: string; symbol: string | null; amount: number }[];
+    const health = await get<Health & { unpriced_debts: Unpriced }>(`/subaccounts/health_factor?address=${w.sub.safe}`);
+    expect(health.status).toBe(200);
+    // 5,000 OFFC owed, no price for it: not as if there were no debt
+    expect(health.body.health_factor).toBeNull();
+    expect(health.body.unpriced_debts).toEqual([
+      { chain_id: w.s.chainId, token: offc.toLowerCase(), symbol: "OFFC", amount: expect.closeTo(5_000, 0) },
+    ]);
+    const summary = await get<{
+      health_factor: number | null;
+      unpriced_debts: Unpriced;
+      loanbook: {
+        loans: { book: { address: string; principal_token: { symbol: string; decimals: number } }; debt_info: Debt }[];
+      };
+    }>(`/subaccounts/summary?address=${w.sub.safe}`);
+    const entry = summary.body.loanbook.loans.find((l) => l.book.address === loan.toLowerCase())!;
+    // the token's own 6 decimals, not 18 (which read 5,000 as 0.000000005)
+    expect(entry.book.principal_token).toMatchObject({ symbol: "OFFC", decimals: 6 });
+    expect(entry.debt_info.principal_debt_owed).toBe(5_000);
+    expect(summary.body.health_factor).toBeNull();
+    expect(summary.body.unpriced_debts).toHaveLength(1);
+  });
+});

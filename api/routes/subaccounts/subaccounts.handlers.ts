@@ -10,6 +10,7 @@ import {
   marginValue,
   tokenDecimals,
   tokenPrice,
+  tokenSymbol,
 } from "../../../onchain/valuation.js";
 import { readChains } from "../../lib/account-chains.js";
 import { serviceFault } from "../../lib/build/refusal.js";
@@ -165,7 +166,7 @@ const bookOf = (l: LoanView, s: ChainState, price: (usd: number | null) => numbe
   loanJson(
     l,
     {
-      symbol: s.positions.prices.get(l.principalToken)?.symbol ?? "?",
+      symbol: tokenSymbol(s, l.principalToken) ?? "?",
       decimals: tokenDecimals(s, l.principalToken),
       price: price(tokenPrice(s, l.principalToken)),
     },
