@@ -20,6 +20,7 @@ import type { IndexedPerp } from "../db/perp-deposits.js";
 import { type LoanView, loansOf, readLoans } from "./loans.js";
 import {
   type MarginBalance,
+  type MarginKey,
   marginKeysOf,
   type PerpDeposit,
   readDeposits,
@@ -44,6 +45,8 @@ export interface ChainState {
   blockNumber: bigint;
   /** block time of the read, unix seconds */
   timestamp: number;
+  /** on the ledger's chain: the ledger keys `margin` was read for (`keyText`) */
+  marginKeys?: string[];
   /** the loans' principal tokens outside the chain's catalogue, as they describe themselves */
   loanTokens?: Map<string, { symbol: string; decimals: number }>;
 }
@@ -92,14 +95,13 @@ export async function readChainState(
   const ledger = core && core.chainId === protocols.chainId ? core.ledger : null;
   // deposits whose ledger the catalogue does not name cannot be followed: none is read
   const bridges = protocols.perp && core ? [protocols.perp.bridgeA, protocols.perp.bridgeB] : [];
+  const keys = marginKeysOf([...perp.deposits, ...perp.credits]);
   const [positions, registered, pooled, margin, deposits] = await Promise.all([
     readPositions(client, protocols, account, block.number, hints),
     protocols.loanRegistry ? loansOf(client, protocols.loanRegistry, account, block.number) : Promise.resolve([]),
     // a loan not deployed yet at the block reads as no loan (readLoans leaves it out)
     readLoans(client, poolLoans, block.number),
-    ledger
-      ? readMargin(client, ledger, account, block.number, marginKeysOf([...perp.deposits, ...perp.credits]))
-      : Promise.resolve([]),
+    ledger ? readMargin(client, ledger, account, block.number, keys) : Promise.resolve([]),
     bridges.length > 0
       ? readDeposits(client, protocols.chainId, bridges, account, block.number, perp.deposits)
       : Promise.resolve([]),
@@ -119,8 +121,27 @@ export async function readChainState(
     blockNumber: block.number,
     timestamp: Number(block.timestamp),
     ...(loanTokens ? { loanTokens } : {}),
+    ...(ledger ? { marginKeys: keys.map(keyText) } : {}),
   };
 }
+
+/** A ledger key as text, to compare keys. */
+const keyText = (k: MarginKey) => `${k.chainId}:${k.token.toLowerCase()}:${k.destination}`;
+
+/** Reads `account`'s balances on the ledger on `chainId` at `blockNumber`, of `keys`. */
+export type MarginReader = (
+  chainId: number,
+  ledger: Address,
+  account: Address,
+  keys: readonly MarginKey[],
+  blockNumber: bigint,
+) => Promise<MarginBalance[]>;
+
+/** The margin reader straight from each chain's client. */
+export const marginFrom =
+  (clientOf: (chainId: number) => PublicClient): MarginReader =>
+  (chainId, ledger, account, keys, blockNumber) =>
+    readMargin(clientOf(chainId), ledger, account, blockNumber, keys);
 
 /** Reads which of `deposits` the ledger on `chainId` had not answered at `blockNumber`. */
 export type TransitReader = (
@@ -139,9 +160,16 @@ export const transitFrom =
 /**
  * `states` with each ledger's chain's `inTransit` filled: the deposits read on the chains whose
  * bridges go to that ledger, not answered by it at its block. Without the ledger's chain in
- * `states` none of them is counted.
+ * `states` none of them is counted. A deposit the bridges' logs found and the indexer has not
+ * (it is behind) may be credited already, under a ledger key no indexed row names: `margin`
+ * reads those keys' balances too, so a credited deposit is in neither list only once it is in
+ * the balances.
  */
-export async function withInTransit(states: readonly ChainState[], read: TransitReader): Promise<ChainState[]> {
+export async function withInTransit(
+  states: readonly ChainState[],
+  read: TransitReader,
+  margin?: MarginReader,
+): Promise<ChainState[]> {
   return Promise.all(
     states.map(async (s) => {
       const ledger = s.ledger?.toLowerCase();
@@ -149,7 +177,18 @@ export async function withInTransit(states: readonly ChainState[], read: Transit
         .filter((x) => x.depositsTo?.chainId === s.chainId && x.depositsTo.ledger === ledger)
         .flatMap((x) => x.deposits);
       if (s.ledger == null || deposits.length === 0) return s;
-      return { ...s, inTransit: await read(s.chainId, s.ledger, deposits, s.blockNumber) };
+      const unread = marginKeysOf(deposits).filter((k) => !(s.marginKeys ?? []).includes(keyText(k)));
+      const [inTransit, more] = await Promise.all([
+        read(s.chainId, s.ledger, deposits, s.blockNumber),
+        margin && unread.length > 0
+          ? margin(s.chainId, s.ledger, s.positions.account, unread, s.blockNumber)
+          : Promise.resolve([]),
+      ]);
+      if (more.length === 0) return { ...s, inTransit };
+      const balances = [...s.margin, ...more].sort(
+        (a, b) => a.chainId - b.chainId || a.token.localeCompare(b.token) || a.destination.localeCompare(b.destination),
+      );
+      return { ...s, inTransit, margin: balances, marginKeys: [...(s.marginKeys ?? []), ...unread.map(keyText)] };
     }),
   );
 }

@@ -9,8 +9,14 @@ import type { IndexedLoans } from "../../db/loan-parties.js";
 import { indexedPerp } from "../../db/perp-deposits.js";
 import { incentiveSeed } from "../../db/staker-incentives.js";
 import { indexedPositionIds } from "../../db/uniswap-positions.js";
-import { readInTransit, unansweredAt } from "../../onchain/margin.js";
-import { type ChainState, readChainState, type TransitReader, withInTransit } from "../../onchain/valuation.js";
+import { readInTransit, readMargin, unansweredAt } from "../../onchain/margin.js";
+import {
+  type ChainState,
+  type MarginReader,
+  readChainState,
+  type TransitReader,
+  withInTransit,
+} from "../../onchain/valuation.js";
 import { type ChainReads, objectKey } from "./chain-reads.js";
 import type { ReadDb } from "./db.js";
 import { chainClient, chainProtocols, NoRpc } from "./protocols.js";
@@ -61,8 +67,15 @@ export async function readChains(
     const key = `transit:${ledger}:${open.map((d) => d.coreHash).join(",")}`;
     return reads.at(r.url, r.head, key, () => readInTransit(client(chainId), ledger, open, blockNumber));
   };
+  // the balances of ledger keys only the bridges' logs named (the indexer behind): once per head
+  const margin: MarginReader = (chainId, ledger, owner, keys, blockNumber) => {
+    const r = read.find((x) => x.chainId === chainId)!;
+    const key = `margin:${ledger}:${owner}:${keys.map((k) => `${k.chainId}/${k.token}/${k.destination}`).join(",")}`;
+    return reads.at(r.url, r.head, key, () => readMargin(client(chainId), ledger, owner, blockNumber, keys));
+  };
   return withInTransit(
     read.map((x) => x.value),
     transit,
+    margin,
   );
 }

@@ -22,7 +22,7 @@ import { incentiveSeed } from "../../db/staker-incentives.js";
 import { indexedPositionIds } from "../../db/uniswap-positions.js";
 import { rpcClient } from "../../onchain/client.js";
 import { logsInRange } from "../../onchain/logs.js";
-import { accountFigures, readChainState, transitFrom, withInTransit } from "../../onchain/valuation.js";
+import { accountFigures, marginFrom, readChainState, transitFrom, withInTransit } from "../../onchain/valuation.js";
 import { DEFAULT_READ_LANES, inTurn } from "../in-turn.js";
 import type { Db } from "../repo.js";
 import { replaceSubaccountDays, type SubaccountDayRow } from "./subaccount-day-write.js";
@@ -241,9 +241,11 @@ export async function runSubaccountDays(
       if (read.length === 0) return null;
       const blocks: Record<string, number> = {};
       for (const r of read) blocks[String(r.chainId)] = Number(r.number);
+      const clientOf = (chainId: number) => rpcClient(rpcUrls.get(chainId)!);
       const states = await withInTransit(
         read.map((r) => r.state),
-        transitFrom((chainId) => rpcClient(rpcUrls.get(chainId)!)),
+        transitFrom(clientOf),
+        marginFrom(clientOf),
       );
       return { states, blocks };
     };

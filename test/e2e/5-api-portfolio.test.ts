@@ -34,6 +34,7 @@ import { startRpcProxy } from "../../bench/rpc-proxy.js";
 import { getChain } from "../../config/chains.js";
 import { MULTICALL3 } from "../../config/multicall3.js";
 import { ERC20_ABI } from "../../contracts/devnet/protocols/tx.js";
+import { readChainProtocols } from "../../db/chain-protocols.js";
 import { createDb, createPool } from "../../db/client.js";
 import { readCheckpoints } from "../../db/progress.js";
 import { firstSnapshotDays, snapshotDayBlocks } from "../../db/snapshot-days.js";
@@ -43,6 +44,7 @@ import { passError, portfolioPass } from "../../jobs/portfolio/pass.js";
 import { runSubaccountDays, VALUATION_METHOD } from "../../jobs/subaccounts/valuation.js";
 import { blockAtOrBefore } from "../../onchain/blocks.js";
 import { readDeposits, readInTransit, readMargin } from "../../onchain/margin.js";
+import { marginFrom, readChainState, transitFrom, withInTransit } from "../../onchain/valuation.js";
 import { type ApiHarness, readAnswer, setupApi } from "../api-harness.js";
 import { freePorts, loadManifest, rpcCall, until } from "../helpers.js";
 import { limitedRpc, prunedRpc } from "../limited-rpc.js";
@@ -1825,6 +1827,26 @@ describe("a perp deposit on its way to the core ledger", () => {
       );
     expect(perpUsdc(landed) - perpUsdc(onWay)).toBe(AMOUNT);
     expect(landed.total_account_value).toBeCloseTo(held.total_account_value, 1);
+    // with nothing indexed (the indexer behind): the credited deposit the bridge's logs found is
+    // no longer in transit, and its ledger key, named by no indexed row, is read with it
+    const entry = (await readChainProtocols(h.db)).get(1)!;
+    const top = await client.getBlock();
+    const unindexed = [await readChainState(client, entry, safe, top, { deposits: [], credits: [] })];
+    const [followed] = await withInTransit(
+      unindexed,
+      transitFrom(() => client),
+      marginFrom(() => client),
+    );
+    const [unfollowed] = await withInTransit(
+      unindexed,
+      transitFrom(() => client),
+    );
+    const perpKey = (m: { chainId: number; token: string; destination: string }) =>
+      m.chainId === 1 && m.token === usdc && m.destination === "perp";
+    expect(followed!.inTransit.map((d) => d.coreHash)).not.toContain(p.core_hash);
+    expect(followed!.margin.find(perpKey)?.raw).toBe(perpUsdc(landed));
+    // before: in neither list, so out of the value until the indexer caught up
+    expect(unfollowed!.margin.find(perpKey)).toBeUndefined();
     // a credit of no indexed deposit (not through the catalogue's bridges): its balance is read
     // under the key of the ledger's indexed credit, and counts in the value
     const accepted = [usdc, ...chain1.world.protocols.perp.tokensB.map((t) => t.address.toLowerCase())];
