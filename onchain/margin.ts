@@ -83,10 +83,15 @@ export async function readMargin(
       raw: res[i]?.status === "success" ? (res[i]!.result as bigint) : 0n,
     }))
     .filter((m) => m.raw > 0n)
-    .sort(
-      (a, b) => a.chainId - b.chainId || a.token.localeCompare(b.token) || a.destination.localeCompare(b.destination),
-    );
+    .sort(byLedgerKey);
 }
+
+/** Balances in their keys' order: source chain, token, destination. */
+export const byLedgerKey = (a: MarginBalance, b: MarginBalance) =>
+  a.chainId - b.chainId || a.token.localeCompare(b.token) || a.destination.localeCompare(b.destination);
+
+/** A ledger key as text, to compare or name keys. */
+export const keyText = (k: MarginKey) => `${k.chainId}:${k.token.toLowerCase()}:${k.destination}`;
 
 /**
  * Every deposit of `account` through `bridges` (on chain `chainId`) up to `blockNumber`: the

@@ -174,6 +174,17 @@ export function venuesHealthFactor(venues: readonly VenueFigures[]): number | nu
   return factors.length > 0 ? Math.min(...factors) : null;
 }
 
+/**
+ * A chain's venues' health factor: `venuesHealthFactor`, or null (unknown) while a Morpho borrow
+ * there has no price, rather than computed as if that debt were not there.
+ */
+export function chainVenuesFactor(morpho: readonly MorphoPosition[], venues: readonly VenueFigures[]) {
+  return morpho.some(unpricedBorrow) ? null : venuesHealthFactor(venues);
+}
+
+/** A Morpho position owing what no price values (its loan token has no feed, or it did not answer). */
+export const unpricedBorrow = (m: MorphoPosition) => m.borrowed > 0n && m.borrowedValue == null;
+
 export interface SubaccountPositions {
   chainId: number;
   account: Address;
@@ -643,7 +654,6 @@ export async function readPositions(
       netValue: totalValue - loanValue,
     },
     venues,
-    // a Morpho borrow no price values leaves the chain's venues' figure unknown, not its debt 0
-    healthFactor: morpho.some((m) => m.borrowed > 0n && m.borrowedValue == null) ? null : venuesHealthFactor(venues),
+    healthFactor: chainVenuesFactor(morpho, venues),
   };
 }

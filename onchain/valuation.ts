@@ -19,6 +19,8 @@ import type { ChainProtocols } from "../config/registry.js";
 import type { IndexedPerp } from "../db/perp-deposits.js";
 import { type LoanView, loansOf, readLoans } from "./loans.js";
 import {
+  byLedgerKey,
+  keyText,
   type MarginBalance,
   type MarginKey,
   marginKeysOf,
@@ -27,7 +29,14 @@ import {
   readInTransit,
   readMargin,
 } from "./margin.js";
-import { type PositionHints, readPositions, type SubaccountPositions, venuesHealthFactor } from "./positions.js";
+import {
+  chainVenuesFactor,
+  type PositionHints,
+  readPositions,
+  type SubaccountPositions,
+  unpricedBorrow,
+  venuesHealthFactor,
+} from "./positions.js";
 
 export interface ChainState {
   chainId: number;
@@ -125,9 +134,6 @@ export async function readChainState(
   };
 }
 
-/** A ledger key as text, to compare keys. */
-const keyText = (k: MarginKey) => `${k.chainId}:${k.token.toLowerCase()}:${k.destination}`;
-
 /** Reads `account`'s balances on the ledger on `chainId` at `blockNumber`, of `keys`. */
 export type MarginReader = (
   chainId: number,
@@ -185,9 +191,7 @@ export async function withInTransit(
           : Promise.resolve([]),
       ]);
       if (more.length === 0) return { ...s, inTransit };
-      const balances = [...s.margin, ...more].sort(
-        (a, b) => a.chainId - b.chainId || a.token.localeCompare(b.token) || a.destination.localeCompare(b.destination),
-      );
+      const balances = [...s.margin, ...more].sort(byLedgerKey);
       return { ...s, inTransit, margin: balances, marginKeys: [...(s.marginKeys ?? []), ...unread.map(keyText)] };
     }),
   );
@@ -259,8 +263,7 @@ export function unpricedDebts(states: readonly ChainState[], account: string): U
   const a = account.toLowerCase();
   const out: UnpricedDebt[] = [];
   for (const s of states) {
-    for (const m of s.positions.morpho) {
-      if (m.borrowed === 0n || m.borrowedValue != null) continue;
+    for (const m of s.positions.morpho.filter(unpricedBorrow)) {
       const amount = Number(m.borrowed) / 10 ** m.loanToken.decimals;
       out.push({ chain_id: s.chainId, token: m.loanToken.address.toLowerCase(), symbol: m.loanToken.symbol, amount });
     }
@@ -275,7 +278,7 @@ export function unpricedDebts(states: readonly ChainState[], account: string): U
   return out;
 }
 
-/** One line naming the debts no price values: "1,000 USDX on chain 1 (0x…)". */
+/** One line naming the debts no price values: "250 USDX 0xdd… on chain 8453, …". */
 export function unpricedText(debts: readonly UnpricedDebt[]): string {
   return debts.map((d) => `${d.amount} ${d.symbol ?? "of"} ${d.token} on chain ${d.chain_id}`).join(", ");
 }
@@ -402,8 +405,7 @@ export function withVenueChange(states: readonly ChainState[], c: VenueChange): 
       totalValue: t.totalValue + c.value,
       netValue: t.netValue + c.value - c.debt,
     };
-    const unknown = s.positions.morpho.some((m) => m.borrowed > 0n && m.borrowedValue == null);
-    const positions = { ...s.positions, totals, venues, healthFactor: unknown ? null : venuesHealthFactor(venues) };
+    const positions = { ...s.positions, totals, venues, healthFactor: chainVenuesFactor(s.positions.morpho, venues) };
     return { ...s, positions };
   });
 }

@@ -9,7 +9,7 @@ import type { IndexedLoans } from "../../db/loan-parties.js";
 import { indexedPerp } from "../../db/perp-deposits.js";
 import { incentiveSeed } from "../../db/staker-incentives.js";
 import { indexedPositionIds } from "../../db/uniswap-positions.js";
-import { readInTransit, readMargin, unansweredAt } from "../../onchain/margin.js";
+import { keyText, readInTransit, readMargin, unansweredAt } from "../../onchain/margin.js";
 import {
   type ChainState,
   type MarginReader,
@@ -70,7 +70,7 @@ export async function readChains(
   // the balances of ledger keys only the bridges' logs named (the indexer behind): once per head
   const margin: MarginReader = (chainId, ledger, owner, keys, blockNumber) => {
     const r = read.find((x) => x.chainId === chainId)!;
-    const key = `margin:${ledger}:${owner}:${keys.map((k) => `${k.chainId}/${k.token}/${k.destination}`).join(",")}`;
+    const key = `margin:${ledger}:${owner}:${keys.map(keyText).join(",")}`;
     return reads.at(r.url, r.head, key, () => readMargin(client(chainId), ledger, owner, blockNumber, keys));
   };
   return withInTransit(

@@ -31,7 +31,7 @@ import {
   requireTokens,
   simulateOrRefuse,
 } from "./dex-pool.lib.js";
-import { checkDepositForm, explicitMins, requireDepositAmounts, resolveRange, sideAmount } from "./dex-pool.request.js";
+import { explicitMins, resolveRange, sideAmount } from "./dex-pool.request.js";
 import { type DepositBody, incentiveOut, pair, poolOut, positionFromRead, positionOut } from "./dex-pool.schemas.js";
 
 type Body = z.infer<typeof DepositBody>;
@@ -41,7 +41,7 @@ function desiredAmounts(ctx: DexCtx, b: Body, range: { lower: number; upper: num
   const { token0, token1, sqrtPriceX96: sp } = ctx.pool;
   const a0 = sideAmount(b, "amount0", token0.decimals);
   const a1 = sideAmount(b, "amount1", token1.decimals);
-  if (a0 == null && a1 == null) requireDepositAmounts(b); // throws: checked before the read
+  // one of them at least: checkDepositForm, before the read (dex-pool.ts)
   if (a0 != null && a1 != null) return { d0: a0, d1: a1 };
   const [sa, sb] = [sqrtAtTick(range.lower), sqrtAtTick(range.upper)];
   const pad = (x: bigint) => (x > 0n ? x + x / 100_000n + 1n : 0n);
@@ -95,7 +95,7 @@ export async function buildDeposit(ctx: DexCtx, b: Body) {
   const { pool, sub, uni } = ctx;
   const npm = uni.positionManager;
   const tokenId = b.token_id != null ? BigInt(b.token_id) : null;
-  checkDepositForm(b); // as the route did before the read: a range for a mint, none for an increase
+  // a range for a mint, none for an increase: checkDepositForm, before the read (dex-pool.ts)
   const existing = tokenId != null ? loadPosition(ctx) : null;
   const range = existing ? { lower: existing.tickLower, upper: existing.tickUpper } : resolveRange(pool, b)!;
   const { d0, d1 } = desiredAmounts(ctx, b, range);

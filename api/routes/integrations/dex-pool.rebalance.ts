@@ -38,7 +38,7 @@ import {
   requireTokens,
   simulateOrRefuse,
 } from "./dex-pool.lib.js";
-import { explicitMins, requireRange, resolveRange } from "./dex-pool.request.js";
+import { explicitMins, resolveRange } from "./dex-pool.request.js";
 import { incentiveOut, pair, poolOut, positionFromRead, positionOut, type RebalanceBody } from "./dex-pool.schemas.js";
 
 type Body = z.infer<typeof RebalanceBody>;
@@ -47,7 +47,7 @@ export async function buildRebalance(ctx: DexCtx, b: Body) {
   const { pool, sub, uni } = ctx;
   const npm = uni.positionManager;
   const tokenId = BigInt(b.token_id);
-  requireRange(b, "the new range"); // as the route did before the read
+  // named: requireRange, before the read (dex-pool.ts)
   const range = resolveRange(pool, b)!;
   const pos = loadPosition(ctx);
   if (range.lower === pos.tickLower && range.upper === pos.tickUpper) {

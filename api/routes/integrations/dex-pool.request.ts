@@ -95,13 +95,12 @@ export function checkDepositForm(b: RangeInput & { token_id?: unknown } & Record
 export function resolveRange(pool: Pool, b: RangeInput): { lower: number; upper: number } | null {
   const form = rangeForm(b);
   if (!form) return null;
-  const forms = [form];
   const { decimals: d0 } = pool.token0;
   const { decimals: d1 } = pool.token1;
   const s = pool.tickSpacing;
   let lower: number;
   let upper: number;
-  switch (forms[0]) {
+  switch (form) {
     case "tick_lower":
       [lower, upper] = [b.tick_lower!, b.tick_upper!];
       break;
@@ -129,11 +128,11 @@ export function resolveRange(pool: Pool, b: RangeInput): { lower: number; upper:
       [lower, upper] = [u.min, u.max];
     }
   }
-  const loc = forms[0] === "tick_lower" ? "tick_upper" : forms[0] === "price_lower" ? "price_upper" : forms[0]!;
+  const loc = form === "tick_lower" ? "tick_upper" : form === "price_lower" ? "price_upper" : form;
   const ordered =
-    forms[0] === "tick_lower"
+    form === "tick_lower"
       ? b.tick_lower! < b.tick_upper!
-      : forms[0] === "price_lower"
+      : form === "price_lower"
         ? b.price_lower! < b.price_upper!
         : true;
   if (!ordered) throw field(loc, "The range's lower end must be below its upper end");

@@ -179,7 +179,8 @@ export function planOperation(
   const debtFacts = rateMode === "stable" ? m.stableDebtToken : m.variableDebtToken;
   const debtToken = debtFacts.address;
   const debtSymbol = debtFacts.symbol;
-  const all = checkAmountForm(op, body);
+  // the form (all, or one amount) was checked by the route before the read: checkAmountForm
+  const all = body.all === true;
   const amount = all ? null : rawAmount(body, t.decimals, ["body"], op === "repay" || op === "withdraw");
   // amounts in whole tokens in what people read (descriptions, refusals), raw units in the calls
   const whole = (x: bigint) => `${wholeText(x, t.decimals)} ${t.symbol}`;

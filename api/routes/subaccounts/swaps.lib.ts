@@ -283,23 +283,18 @@ export async function discover(
     };
   };
   const bool = (i: number) => readValue<boolean>(res[i]) === true;
-  const open = hubs.filter((_, i) => bool(hubAllowed[i]!));
-  const routes = venues.flatMap((v) =>
-    candidateRoutes(v.venue, tokenIn, tokenOut, open, (a, b, fee) =>
+  const closed = new Set(hubs.filter((_, i) => !bool(hubAllowed[i]!)).map(lc));
+  const through = (r: RouteShape) => (r.tokens.length === 3 ? lc(r.tokens[1]!) : null);
+  const found = venues.flatMap((v) =>
+    candidateRoutes(v.venue, tokenIn, tokenOut, hubs, (a, b, fee) =>
       poolRead(pools.get(pairKey(v.venue, a, b, fee))!.at),
-    ).map(route),
+    ),
   );
+  const routes = found.filter((r) => !closed.has(through(r) ?? "")).map(route);
   // the hubs left out that a route would have gone through, for a no_route's reason
-  const closedHubs = hubs
-    .filter((h) => !open.includes(h))
-    .filter((h) =>
-      venues.some((v) =>
-        candidateRoutes(v.venue, tokenIn, tokenOut, [h], (a, b, fee) =>
-          poolRead(pools.get(pairKey(v.venue, a, b, fee))!.at),
-        ).some((r) => r.tokens.length === 3),
-      ),
-    )
-    .map((h) => symbols.get(lc(h)) ?? h);
+  const closedHubs = [...new Set(found.map(through).filter((h) => h != null && closed.has(h)))].map(
+    (h) => symbols.get(h!) ?? h!,
+  );
   return {
     tokenIn: tIn,
     tokenOut: tOut,
